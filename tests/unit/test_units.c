@@ -1,0 +1,82 @@
+/* Unit tests for util/units: decimal/binary prefixes, bits vs bytes, refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "util/units.h"
+
+static void bandwidth_units(void **state) {
+    (void)state;
+    double v = 0;
+    assert_int_equal(mt_parse_bandwidth("300GB/s", &v, NULL), MT_OK);
+    assert_true(v == 300e9);
+    assert_int_equal(mt_parse_bandwidth("400Gbps", &v, NULL), MT_OK);
+    assert_true(v == 50e9);
+    assert_int_equal(mt_parse_bandwidth("25Gb/s", &v, NULL), MT_OK);
+    assert_true(v == 25e9 / 8);
+    assert_int_equal(mt_parse_bandwidth("1.5TB/s", &v, NULL), MT_OK);
+    assert_true(v == 1.5e12);
+    assert_int_equal(mt_parse_bandwidth("1e9", &v, NULL), MT_OK);
+    assert_true(v == 1e9);
+}
+
+static void bandwidth_refusals(void **state) {
+    (void)state;
+    double v = 0;
+    mt_error e = {0};
+    assert_int_equal(mt_parse_bandwidth("fast", &v, &e), MT_EINVAL);
+    assert_non_null(strstr(e.msg, "fast"));
+    assert_int_equal(mt_parse_bandwidth("0GB/s", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bandwidth("-3GB/s", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bandwidth("3GX/s", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bandwidth("", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bandwidth(NULL, &v, NULL), MT_EINVAL);
+}
+
+static void times(void **state) {
+    (void)state;
+    double v = 0;
+    assert_int_equal(mt_parse_time_ns("20ms", &v, NULL), MT_OK);
+    assert_true(v == 20e6);
+    assert_int_equal(mt_parse_time_ns("1.5us", &v, NULL), MT_OK);
+    assert_true(v == 1500);
+    assert_int_equal(mt_parse_time_ns("700", &v, NULL), MT_OK);
+    assert_true(v == 700);
+    assert_int_equal(mt_parse_time_ns("2s", &v, NULL), MT_OK);
+    assert_true(v == 2e9);
+    assert_int_equal(mt_parse_time_ns("2 hours", &v, NULL), MT_EINVAL);
+}
+
+static void sizes(void **state) {
+    (void)state;
+    double v = 0;
+    assert_int_equal(mt_parse_bytes("1G", &v, NULL), MT_OK);
+    assert_true(v == 1e9);
+    assert_int_equal(mt_parse_bytes("25MB", &v, NULL), MT_OK);
+    assert_true(v == 25e6);
+    assert_int_equal(mt_parse_bytes("4KiB", &v, NULL), MT_OK);
+    assert_true(v == 4096);
+    assert_int_equal(mt_parse_bytes("1GiB", &v, NULL), MT_OK);
+    assert_true(v == 1073741824.0);
+    assert_int_equal(mt_parse_bytes("12 apples", &v, NULL), MT_EINVAL);
+}
+
+static void formatting(void **state) {
+    (void)state;
+    char buf[32];
+    assert_string_equal(mt_fmt_bytes(1e9, buf, sizeof buf), "1.00 GB");
+    assert_string_equal(mt_fmt_bandwidth(300e9, buf, sizeof buf), "300.00 GB/s");
+    assert_string_equal(mt_fmt_time_ns(12345678, buf, sizeof buf), "12.346 ms");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bandwidth_units), cmocka_unit_test(bandwidth_refusals),
+        cmocka_unit_test(times), cmocka_unit_test(sizes), cmocka_unit_test(formatting),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+/* util/fileio.c — see fileio.h. */
+#include "util/fileio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+int mt_is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static mt_status read_raw(const char *path, unsigned char **out, size_t *out_len, mt_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mt_fail(err, MT_EIO, "%s: cannot open: %s (check the path)", path,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return mt_fail(err, MT_EIO, "%s: not a regular file", path);
+    }
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, len = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory reading file", path);
+    }
+    for (;;) {
+        if (len + 1 >= cap) {
+            unsigned char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return mt_fail(err, MT_ENOMEM, "%s: out of memory reading file", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return mt_fail(err, MT_EIO, "%s: read error", path);
+    }
+    buf[len] = 0;
+    *out = buf;
+    *out_len = len;
+    return MT_OK;
+}
+
+static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t in_len,
+                              char **out, size_t *out_len, mt_error *err) {
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 15 + 32) != Z_OK)
+        return mt_fail(err, MT_EIO, "%s: cannot initialise gzip decoder", path);
+    size_t cap = in_len * 8 + 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        inflateEnd(&zs);
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory inflating", path);
+    }
+    zs.next_in = (Bytef *)in;
+    size_t in_left = in_len;
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+        if (cap - len < 2) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                inflateEnd(&zs);
+                return mt_fail(err, MT_ENOMEM, "%s: out of memory inflating", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        if (zs.avail_in == 0) {
+            uInt chunk = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+            zs.avail_in = chunk;
+            in_left -= chunk;
+        }
+        size_t room = cap - len - 1;
+        zs.avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        zs.next_out = (Bytef *)(buf + len);
+        uInt before = zs.avail_out;
+        rc = inflate(&zs, Z_NO_FLUSH);
+        len += before - zs.avail_out;
+        if (rc == Z_STREAM_END) {
+            /* Concatenated gzip members: continue with the next one. */
+            if (zs.avail_in > 0 || in_left > 0) {
+                if (inflateReset(&zs) != Z_OK) break;
+                rc = Z_OK;
+            }
+            continue;
+        }
+        if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) {
+            free(buf);
+            inflateEnd(&zs);
+            return mt_fail(err, MT_EIO, "%s: truncated gzip data (re-copy the file)", path);
+        }
+        if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            free(buf);
+            inflateEnd(&zs);
+            return mt_fail(err, MT_EIO, "%s: unreadable gzip data: %s", path,
+                           zs.msg ? zs.msg : "corrupt stream");
+        }
+    }
+    inflateEnd(&zs);
+    buf[len] = 0;
+    *out = buf;
+    *out_len = len;
+    return MT_OK;
+}
+
+mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err) {
+    unsigned char *raw = NULL;
+    size_t raw_len = 0;
+    MT_CHECK(read_raw(path, &raw, &raw_len, err));
+    if (raw_len >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
+        mt_status rc = inflate_gzip(path, raw, raw_len, out, out_len, err);
+        free(raw);
+        return rc;
+    }
+    *out = (char *)raw;
+    *out_len = raw_len;
+    return MT_OK;
+}
+
+mt_status mt_json_parse(const char *path, const char *buf, size_t len, json_t **out,
+                        mt_error *err) {
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
+    if (!root)
+        return mt_fail(err, MT_EFORMAT, "%s:%d:%d: invalid JSON: %s", path, je.line, je.column,
+                       je.text);
+    *out = root;
+    return MT_OK;
+}
+
+mt_status mt_json_load(const char *path, json_t **out, mt_error *err) {
+    char *buf = NULL;
+    size_t len = 0;
+    MT_CHECK(mt_read_file(path, &buf, &len, err));
+    mt_status rc = mt_json_parse(path, buf, len, out, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,30 @@
+/* util/fileio.h — whole-file reading with transparent gzip, and JSON loading with jansson.
+ *
+ * Formats are detected by content: a file starting with the gzip magic (1f 8b) is inflated
+ * whatever its name. Errors name the file and, for JSON, the line and column jansson reports.
+ */
+#ifndef MT_UTIL_FILEIO_H
+#define MT_UTIL_FILEIO_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+/* Reads the whole file (inflating gzip) into a malloc'd, NUL-terminated buffer.
+ * Cost: O(file size); one realloc-doubling pass when inflating. Caller frees *out. */
+mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err);
+
+/* Parses a buffer as JSON (strict, no duplicate-key check). *out is a new reference.
+ * `path` is only used in messages. */
+mt_status mt_json_parse(const char *path, const char *buf, size_t len, json_t **out,
+                        mt_error *err);
+
+/* mt_read_file + mt_json_parse. */
+mt_status mt_json_load(const char *path, json_t **out, mt_error *err);
+
+/* True when `path` names an existing directory. */
+int mt_is_dir(const char *path);
+
+#endif

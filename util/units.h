@@ -1,0 +1,28 @@
+/* util/units.h — parsing and printing of quantities with units, as the CLI accepts them.
+ *
+ * All prefixes are decimal (1 GB/s = 1e9 B/s, 1 MB = 1e6 B) unless the binary form is written
+ * (KiB, MiB, GiB, TiB). Bits are lower-case b ("Gbps", "Gb/s"); bytes are upper-case B.
+ * A bare number means the base unit: bytes, bytes per second, nanoseconds.
+ * Every parser returns MT_EINVAL with a message quoting the text on failure; NaN, negatives
+ * and trailing garbage are refused.
+ */
+#ifndef MT_UTIL_UNITS_H
+#define MT_UTIL_UNITS_H
+
+#include <stdint.h>
+
+#include "util/err.h"
+
+/* "300GB/s", "400Gbps", "25Gb/s", "1.5TB/s", "100e9" -> bytes per second (> 0). */
+mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err);
+/* "20ms", "500ns", "1.5us", "2s", "700" (ns) -> nanoseconds (>= 0). */
+mt_status mt_parse_time_ns(const char *text, double *out_ns, mt_error *err);
+/* "1G", "8M", "25MB", "4KiB", "1.5GB", "1024" -> bytes (>= 0). */
+mt_status mt_parse_bytes(const char *text, double *out_bytes, mt_error *err);
+
+/* Human forms into buf (returns buf): "1.00 GB", "300.0 GB/s", "12.345 ms". */
+char *mt_fmt_bytes(double bytes, char *buf, int len);
+char *mt_fmt_bandwidth(double Bps, char *buf, int len);
+char *mt_fmt_time_ns(double ns, char *buf, int len);
+
+#endif
