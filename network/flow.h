@@ -1,0 +1,58 @@
+/* network/flow.h — the flow-level (packet-switched) network model.
+ *
+ * A transfer of S bytes from src to dst occupies every link of its route from the moment it
+ * starts until S bytes have been drained at its current rate, then is delivered one path
+ * latency later: T = sum(lat) + integral of S over the rate. Rates are max-min fair over all
+ * flows sharing links (progressive filling: the link with the smallest fair share fixes the
+ * rate of its flows, whose bandwidth is removed from their other links; repeat).
+ *
+ * Incremental, after SimGrid's lmm: a flow start or drain marks the links it touches as
+ * modified and arms one "solve" event at the current time, so a burst of changes at one
+ * instant costs one solve. The solve re-computes only the connected component of flows and
+ * links reachable from the modified links (other flows cannot change rate), and moves the
+ * drain events of only the flows whose rate changed. Nothing is polled.
+ * Costs: a start or drain O(hops); a solve O(C log C) for a component with C (flow, link)
+ * pairs. A flow with a rate of 0 has no pending event until a solve gives it bandwidth.
+ */
+#ifndef MT_NETWORK_FLOW_H
+#define MT_NETWORK_FLOW_H
+
+#include <stdint.h>
+
+#include "network/netmodel.h"
+#include "network/sched.h"
+#include "network/topology.h"
+#include "util/err.h"
+
+typedef struct mt_flownet mt_flownet;
+
+typedef struct mt_link_stats {
+    double bytes;      /* bytes of drained flows that crossed the link */
+    mt_time_ps busy_ps; /* time with at least one flow (up to the last change) */
+    int32_t peak_flows; /* most flows at once */
+    int32_t flows_now;
+} mt_link_stats;
+
+/* The topology (frozen on first route) and scheduler must outlive the model. */
+mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_error *err);
+void mt_flownet_free(mt_flownet *net);
+
+/* Starts a flow; *flow_id (may be NULL) identifies it until delivery, for mt_flownet_rate.
+ * MT_ENOROUTE / MT_EINVAL with a message naming the endpoints. src == dst delivers at once
+ * (after an event at the current time). */
+mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double bytes,
+                           mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
+                           int32_t *flow_id, mt_error *err);
+/* Current rate of an active flow in bytes/s (after the pending solve ran), or -1 when the
+ * flow has drained. */
+double mt_flownet_rate(const mt_flownet *net, int32_t flow_id);
+
+void mt_flownet_link_stats(const mt_flownet *net, int32_t link, mt_link_stats *out);
+/* Number of solves and of flows whose rate a solve changed (for benchmarks). */
+void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes);
+
+/* The model behind the netmodel interface (endpoints = the topology's GPUs). mt_net_free on
+ * it frees the flownet. */
+mt_netmodel mt_flownet_netmodel(mt_flownet *net);
+
+#endif

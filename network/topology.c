@@ -1,0 +1,377 @@
+/* network/topology.c — see topology.h.
+ *
+ * Invariant: before freeze, nodes/links grow freely and `graph` is not initialised; after
+ * freeze (first route, bisection or dot query), `graph` mirrors links[] (edge id == link id),
+ * in_off/in_link is the CSR of incoming links per node, and dist[src] (when non-NULL) holds the
+ * shortest distances from src under the routing metric.
+ */
+#include "network/topology.h"
+
+#include <igraph.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/u64map.h"
+
+struct mt_topo {
+    char *label;
+    int32_t nnodes, ncap;
+    mt_node_kind *kind;
+    char **name;
+    mt_u64map by_name; /* hash(name) -> node id */
+    mt_link *links;
+    int32_t nlinks, lcap;
+    int32_t *gpus;
+    int32_t ngpus, gcap;
+    int32_t counters[4]; /* per kind, for made-up names */
+
+    mt_route_metric metric;
+    int ecmp;
+    int frozen;
+    igraph_t graph;
+    int32_t *in_off, *in_link;
+    double **dist;
+    mt_u64map routes; /* src * nnodes + dst -> offset << 20 | len */
+    int32_t *arena;
+    size_t alen, acap;
+    int32_t *scratch;
+};
+
+static const char *kind_prefix[] = {"gpu", "nic", "host", "sw"};
+
+const char *mt_node_kind_name(mt_node_kind k) {
+    static const char *names[] = {"gpu", "nic", "host", "switch"};
+    return (unsigned)k < 4 ? names[k] : "?";
+}
+
+mt_topo *mt_topo_new(const char *label) {
+    mt_topo *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->label = strdup(label ? label : "topology");
+    if (!t->label) {
+        free(t);
+        return NULL;
+    }
+    mt_u64map_init(&t->by_name);
+    mt_u64map_init(&t->routes);
+    return t;
+}
+
+void mt_topo_free(mt_topo *t) {
+    if (!t) return;
+    for (int32_t i = 0; i < t->nnodes; i++) {
+        free(t->name[i]);
+        if (t->dist) free(t->dist[i]);
+    }
+    if (t->frozen) igraph_destroy(&t->graph);
+    free(t->dist);
+    free(t->name);
+    free(t->kind);
+    free(t->links);
+    free(t->gpus);
+    free(t->in_off);
+    free(t->in_link);
+    free(t->arena);
+    free(t->scratch);
+    free(t->label);
+    mt_u64map_destroy(&t->by_name);
+    mt_u64map_destroy(&t->routes);
+    free(t);
+}
+
+static int grow(void **p, int32_t *cap, size_t elem, int32_t need) {
+    if (need <= *cap) return 1;
+    int32_t ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need) ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elem);
+    if (!np) return 0;
+    *p = np;
+    *cap = ncap;
+    return 1;
+}
+
+int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_error *err) {
+    if (t->frozen) {
+        mt_fail(err, MT_EINTERNAL, "%s: nodes added after routing started", t->label);
+        return -1;
+    }
+    if ((unsigned)kind > MT_NODE_SWITCH) {
+        mt_fail(err, MT_EINVAL, "%s: bad node kind %d", t->label, (int)kind);
+        return -1;
+    }
+    char made[32];
+    if (!name) {
+        snprintf(made, sizeof made, "%s%d", kind_prefix[kind], (int)t->counters[kind]);
+        name = made;
+    }
+    if (mt_topo_find(t, name) >= 0) {
+        mt_fail(err, MT_EFORMAT, "%s: node '%s' defined twice (node names must be unique)",
+                t->label, name);
+        return -1;
+    }
+    int32_t cap = t->ncap;
+    if (!grow((void **)&t->kind, &cap, sizeof *t->kind, t->nnodes + 1) ||
+        !grow((void **)&t->name, &t->ncap, sizeof *t->name, t->nnodes + 1) ||
+        (kind == MT_NODE_GPU && !grow((void **)&t->gpus, &t->gcap, sizeof *t->gpus, t->ngpus + 1))) {
+        mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
+        return -1;
+    }
+    int32_t id = t->nnodes;
+    t->name[id] = strdup(name);
+    if (!t->name[id] || mt_u64map_put(&t->by_name, mt_hash_str(name), id, err) != MT_OK) {
+        free(t->name[id]);
+        mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
+        return -1;
+    }
+    t->kind[id] = kind;
+    t->nnodes++;
+    t->counters[kind]++;
+    if (kind == MT_NODE_GPU) t->gpus[t->ngpus++] = id;
+    return id;
+}
+
+int32_t mt_topo_find(const mt_topo *t, const char *name) {
+    int64_t id;
+    if (!name || !mt_u64map_get(&t->by_name, mt_hash_str(name), &id)) return -1;
+    /* a 64-bit hash collision would map two names to one id: confirm by name */
+    return strcmp(t->name[id], name) == 0 ? (int32_t)id : -1;
+}
+
+int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
+                         mt_error *err) {
+    if (t->frozen) {
+        mt_fail(err, MT_EINTERNAL, "%s: links added after routing started", t->label);
+        return -1;
+    }
+    if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes || src == dst) {
+        mt_fail(err, MT_EINVAL, "%s: link %d -> %d joins no two distinct nodes", t->label,
+                (int)src, (int)dst);
+        return -1;
+    }
+    if (!(bw_Bps > 0) || bw_Bps > 1e18 || lat_ps < 0) {
+        mt_fail(err, MT_EINVAL,
+                "%s: link %s -> %s needs bandwidth > 0 and latency >= 0 (got %g B/s, %lld ps)",
+                t->label, t->name[src], t->name[dst], bw_Bps, (long long)lat_ps);
+        return -1;
+    }
+    if (!grow((void **)&t->links, &t->lcap, sizeof *t->links, t->nlinks + 1)) {
+        mt_fail(err, MT_ENOMEM, "%s: out of memory adding a link", t->label);
+        return -1;
+    }
+    t->links[t->nlinks] = (mt_link){src, dst, bw_Bps, lat_ps};
+    return t->nlinks++;
+}
+
+mt_status mt_topo_add_duplex(mt_topo *t, int32_t a, int32_t b, double bw_Bps, mt_time_ps lat_ps,
+                             mt_error *err) {
+    if (mt_topo_add_link(t, a, b, bw_Bps, lat_ps, err) < 0) return err ? err->code : MT_EINVAL;
+    if (mt_topo_add_link(t, b, a, bw_Bps, lat_ps, err) < 0) return err ? err->code : MT_EINVAL;
+    return MT_OK;
+}
+
+int32_t mt_topo_nnodes(const mt_topo *t) { return t->nnodes; }
+int32_t mt_topo_nlinks(const mt_topo *t) { return t->nlinks; }
+const mt_link *mt_topo_link(const mt_topo *t, int32_t id) { return &t->links[id]; }
+mt_link *mt_topo_link_mut(mt_topo *t, int32_t id) { return t->frozen ? NULL : &t->links[id]; }
+mt_node_kind mt_topo_kind(const mt_topo *t, int32_t node) { return t->kind[node]; }
+const char *mt_topo_name(const mt_topo *t, int32_t node) { return t->name[node]; }
+const char *mt_topo_label(const mt_topo *t) { return t->label; }
+const int32_t *mt_topo_gpus(const mt_topo *t, int32_t *n) {
+    *n = t->ngpus;
+    return t->gpus;
+}
+
+void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp) {
+    if (t->frozen) return;
+    t->metric = metric;
+    t->ecmp = ecmp;
+}
+
+/* Builds the igraph mirror and the incoming-link CSR. O(V + E). */
+static mt_status freeze(mt_topo *t, mt_error *err) {
+    if (t->frozen) return MT_OK;
+    if (t->nnodes == 0) return mt_fail(err, MT_EINVAL, "%s: the topology has no nodes", t->label);
+    igraph_vector_int_t edges;
+    if (igraph_vector_int_init(&edges, 2 * (igraph_integer_t)t->nlinks) != IGRAPH_SUCCESS)
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory building the graph", t->label);
+    for (int32_t i = 0; i < t->nlinks; i++) {
+        VECTOR(edges)[2 * i] = t->links[i].src;
+        VECTOR(edges)[2 * i + 1] = t->links[i].dst;
+    }
+    igraph_error_t rc = igraph_create(&t->graph, &edges, t->nnodes, IGRAPH_DIRECTED);
+    igraph_vector_int_destroy(&edges);
+    if (rc != IGRAPH_SUCCESS)
+        return mt_fail(err, MT_ENOMEM, "%s: igraph could not build the graph (%s)", t->label,
+                       igraph_strerror(rc));
+    t->in_off = calloc((size_t)t->nnodes + 1, sizeof *t->in_off);
+    t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link);
+    t->dist = calloc((size_t)t->nnodes, sizeof *t->dist);
+    t->scratch = malloc(((size_t)t->nnodes + 1) * sizeof *t->scratch);
+    if (!t->in_off || !t->in_link || !t->dist || !t->scratch) {
+        igraph_destroy(&t->graph);
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
+    }
+    for (int32_t i = 0; i < t->nlinks; i++) t->in_off[t->links[i].dst + 1]++;
+    for (int32_t v = 0; v < t->nnodes; v++) t->in_off[v + 1] += t->in_off[v];
+    int32_t *fill = t->scratch;
+    memcpy(fill, t->in_off, (size_t)t->nnodes * sizeof *fill);
+    for (int32_t i = 0; i < t->nlinks; i++) t->in_link[fill[t->links[i].dst]++] = i;
+    t->frozen = 1;
+    return MT_OK;
+}
+
+/* Link weight under the metric: hop = 1; latency = lat * 1024 + 1 (integers, exact in double;
+ * the +1 keeps zero-latency links from forming zero-weight cycles and prefers fewer hops). */
+static double weight(const mt_topo *t, int32_t link) {
+    return t->metric == MT_ROUTE_HOPS ? 1.0 : (double)t->links[link].lat_ps * 1024.0 + 1.0;
+}
+
+static mt_status distances_from(mt_topo *t, int32_t src, mt_error *err) {
+    if (t->dist[src]) return MT_OK;
+    double *d = malloc((size_t)t->nnodes * sizeof *d);
+    if (!d) return mt_fail(err, MT_ENOMEM, "%s: out of memory computing routes", t->label);
+    igraph_matrix_t res;
+    igraph_vector_t w;
+    igraph_error_t rc = igraph_matrix_init(&res, 0, 0);
+    if (rc == IGRAPH_SUCCESS) {
+        if (t->metric == MT_ROUTE_HOPS) {
+            rc = igraph_distances(&t->graph, &res, igraph_vss_1(src), igraph_vss_all(), IGRAPH_OUT);
+        } else {
+            rc = igraph_vector_init(&w, t->nlinks);
+            if (rc == IGRAPH_SUCCESS) {
+                for (int32_t i = 0; i < t->nlinks; i++) VECTOR(w)[i] = weight(t, i);
+                rc = igraph_distances_dijkstra(&t->graph, &res, igraph_vss_1(src),
+                                               igraph_vss_all(), &w, IGRAPH_OUT);
+                igraph_vector_destroy(&w);
+            }
+        }
+        if (rc == IGRAPH_SUCCESS)
+            for (int32_t v = 0; v < t->nnodes; v++) d[v] = MATRIX(res, 0, v);
+        igraph_matrix_destroy(&res);
+    }
+    if (rc != IGRAPH_SUCCESS) {
+        free(d);
+        return mt_fail(err, MT_ENOMEM, "%s: igraph shortest paths failed (%s)", t->label,
+                       igraph_strerror(rc));
+    }
+    t->dist[src] = d;
+    return MT_OK;
+}
+
+mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
+                        int32_t *nlinks, mt_error *err) {
+    MT_CHECK(freeze(t, err));
+    if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
+        return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
+                       (int)src, (int)dst);
+    uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
+    int64_t v;
+    if (mt_u64map_get(&t->routes, key, &v)) {
+        *links = t->arena + (v >> 20);
+        *nlinks = (int32_t)(v & 0xfffff);
+        return MT_OK;
+    }
+    MT_CHECK(distances_from(t, src, err));
+    const double *d = t->dist[src];
+    if (d[dst] == IGRAPH_INFINITY)
+        return mt_fail(err, MT_ENOROUTE,
+                       "%s: no route from %s to %s (check that the links connect them in this "
+                       "direction)", t->label, t->name[src], t->name[dst]);
+    int32_t n = 0, at = dst;
+    uint64_t pairhash = mt_hash64(key);
+    while (at != src) {
+        int32_t ncand = 0, pick = -1;
+        for (int32_t k = t->in_off[at]; k < t->in_off[at + 1]; k++) {
+            int32_t l = t->in_link[k];
+            if (d[t->links[l].src] + weight(t, l) == d[at]) ncand++;
+        }
+        int32_t want = t->ecmp && ncand > 1 ? (int32_t)(mt_hash64(pairhash ^ (uint64_t)at) % (uint64_t)ncand) : 0;
+        for (int32_t k = t->in_off[at]; k < t->in_off[at + 1] && pick < 0; k++) {
+            int32_t l = t->in_link[k];
+            if (d[t->links[l].src] + weight(t, l) == d[at] && want-- == 0) pick = l;
+        }
+        if (pick < 0 || n >= t->nnodes)
+            return mt_fail(err, MT_EINTERNAL, "%s: route reconstruction failed at %s", t->label,
+                           t->name[at]);
+        t->scratch[n++] = pick;
+        at = t->links[pick].src;
+    }
+    if (t->alen + (size_t)n > t->acap) {
+        size_t ncap = t->acap ? t->acap * 2 : 4096;
+        while (ncap < t->alen + (size_t)n) ncap *= 2;
+        int32_t *na = realloc(t->arena, ncap * sizeof *na);
+        if (!na) return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
+        t->arena = na;
+        t->acap = ncap;
+    }
+    int32_t *out = t->arena + t->alen;
+    for (int32_t i = 0; i < n; i++) out[i] = t->scratch[n - 1 - i];
+    MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
+    t->alen += (size_t)n;
+    *links = out;
+    *nlinks = n;
+    return MT_OK;
+}
+
+mt_time_ps mt_topo_path_latency(const mt_topo *t, const int32_t *links, int32_t nlinks) {
+    mt_time_ps s = 0;
+    for (int32_t i = 0; i < nlinks; i++) s += t->links[links[i]].lat_ps;
+    return s;
+}
+
+mt_status mt_topo_bisection_Bps(mt_topo *t, double *out_Bps, mt_error *err) {
+    MT_CHECK(freeze(t, err));
+    *out_Bps = 0;
+    if (t->ngpus < 2) return MT_OK;
+    igraph_integer_t n = t->nnodes, s = n, sink = n + 1;
+    igraph_integer_t ne = t->nlinks + t->ngpus;
+    igraph_vector_int_t edges;
+    igraph_vector_t cap;
+    igraph_t g;
+    if (igraph_vector_int_init(&edges, 2 * ne) != IGRAPH_SUCCESS)
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory for the bisection", t->label);
+    if (igraph_vector_init(&cap, ne) != IGRAPH_SUCCESS) {
+        igraph_vector_int_destroy(&edges);
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory for the bisection", t->label);
+    }
+    double total = 0;
+    for (int32_t i = 0; i < t->nlinks; i++) {
+        VECTOR(edges)[2 * i] = t->links[i].src;
+        VECTOR(edges)[2 * i + 1] = t->links[i].dst;
+        VECTOR(cap)[i] = t->links[i].bw_Bps;
+        total += t->links[i].bw_Bps;
+    }
+    for (int32_t r = 0; r < t->ngpus; r++) {
+        igraph_integer_t e = t->nlinks + r;
+        int first = r < t->ngpus / 2;
+        VECTOR(edges)[2 * e] = first ? s : t->gpus[r];
+        VECTOR(edges)[2 * e + 1] = first ? t->gpus[r] : sink;
+        VECTOR(cap)[e] = total + 1;
+    }
+    igraph_error_t rc = igraph_create(&g, &edges, n + 2, IGRAPH_DIRECTED);
+    if (rc == IGRAPH_SUCCESS) {
+        igraph_real_t v = 0;
+        rc = igraph_maxflow_value(&g, &v, s, sink, &cap, NULL);
+        *out_Bps = v;
+        igraph_destroy(&g);
+    }
+    igraph_vector_int_destroy(&edges);
+    igraph_vector_destroy(&cap);
+    if (rc != IGRAPH_SUCCESS)
+        return mt_fail(err, MT_ENOMEM, "%s: igraph max-flow failed (%s)", t->label,
+                       igraph_strerror(rc));
+    return MT_OK;
+}
+
+mt_status mt_topo_write_dot(const mt_topo *t, FILE *out, mt_error *err) {
+    static const char *shape[] = {"box", "ellipse", "hexagon", "diamond"};
+    fprintf(out, "digraph \"%s\" {\n", t->label);
+    for (int32_t i = 0; i < t->nnodes; i++)
+        fprintf(out, "  n%d [label=\"%s\", shape=%s];\n", (int)i, t->name[i], shape[t->kind[i]]);
+    for (int32_t i = 0; i < t->nlinks; i++)
+        fprintf(out, "  n%d -> n%d [label=\"%.4g GB/s\"];\n", (int)t->links[i].src,
+                (int)t->links[i].dst, t->links[i].bw_Bps / 1e9);
+    fprintf(out, "}\n");
+    if (ferror(out)) return mt_fail(err, MT_EIO, "%s: could not write the dot output", t->label);
+    return MT_OK;
+}

@@ -1,0 +1,85 @@
+/* network/topology.h — the interconnect as a directed graph of endpoints and switches.
+ *
+ * Nodes are GPUs, NICs, hosts (CPU memory) and switches; links are DIRECTED, each with its own
+ * bandwidth (bytes/s) and latency (ps), so asymmetric fabrics (one slow direction) are
+ * expressible; mt_topo_add_duplex adds both directions. GPUs are numbered in creation order:
+ * GPU rank r is mt_topo_gpus(t)[r].
+ *
+ * Routing uses igraph: unweighted BFS (MT_ROUTE_HOPS) or Dijkstra on link latency
+ * (MT_ROUTE_LATENCY) from a source gives distances to every node (computed once per source
+ * and kept); a route is then read backwards from the destination along links that lie on a
+ * shortest path. Without ECMP the lowest-numbered such link is taken; with ECMP the choice
+ * among equal-cost links is a hash of (src, dst), so one pair always uses one path (flow
+ * hashing) while different pairs spread. Routes are cached per (src, dst).
+ * Costs: first route from a source O(E log V); cached routes O(1); memory O(V) per source
+ * used plus O(hops) per pair used.
+ *
+ * The builder calls may be made until the first route/bisection/dot query ("freeze").
+ */
+#ifndef MT_NETWORK_TOPOLOGY_H
+#define MT_NETWORK_TOPOLOGY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "network/sched.h"
+#include "util/err.h"
+
+typedef enum { MT_NODE_GPU, MT_NODE_NIC, MT_NODE_HOST, MT_NODE_SWITCH } mt_node_kind;
+typedef enum { MT_ROUTE_HOPS, MT_ROUTE_LATENCY } mt_route_metric;
+
+typedef struct mt_link {
+    int32_t src, dst;
+    double bw_Bps;
+    mt_time_ps lat_ps;
+} mt_link;
+
+typedef struct mt_topo mt_topo;
+
+/* An empty topology; NULL when out of memory. `label` (may be NULL) names it in messages. */
+mt_topo *mt_topo_new(const char *label);
+void mt_topo_free(mt_topo *t);
+
+/* Adds a node; returns its id (>= 0) or -1 when out of memory or frozen (message in err).
+ * `name` may be NULL: a name like "gpu3"/"sw0" is made up. */
+int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_error *err);
+/* Adds one directed link; returns its id or -1 (bad node, bandwidth <= 0, latency < 0). */
+int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
+                         mt_error *err);
+/* Both directions, same bandwidth and latency. MT_OK or the error of add_link. */
+mt_status mt_topo_add_duplex(mt_topo *t, int32_t a, int32_t b, double bw_Bps, mt_time_ps lat_ps,
+                             mt_error *err);
+/* Node id for a name, or -1. O(1) expected. */
+int32_t mt_topo_find(const mt_topo *t, const char *name);
+
+int32_t mt_topo_nnodes(const mt_topo *t);
+int32_t mt_topo_nlinks(const mt_topo *t);
+const mt_link *mt_topo_link(const mt_topo *t, int32_t id);
+mt_link *mt_topo_link_mut(mt_topo *t, int32_t id); /* for per-link overrides before freeze */
+mt_node_kind mt_topo_kind(const mt_topo *t, int32_t node);
+const char *mt_topo_name(const mt_topo *t, int32_t node);
+const char *mt_topo_label(const mt_topo *t);
+const char *mt_node_kind_name(mt_node_kind k);
+/* GPU node ids in rank order; *n gets their count. */
+const int32_t *mt_topo_gpus(const mt_topo *t, int32_t *n);
+
+/* Routing options; call before the first route. Default: hops, no ECMP. */
+void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp);
+
+/* The route src -> dst as link ids. *links points into the topology's route store and is valid
+ * until the next mt_topo_route call. src == dst gives an empty route. MT_ENOROUTE with a message
+ * naming both nodes when dst is unreachable. */
+mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
+                        int32_t *nlinks, mt_error *err);
+
+/* Sum of link latencies along a route. */
+mt_time_ps mt_topo_path_latency(const mt_topo *t, const int32_t *links, int32_t nlinks);
+
+/* Max-flow (igraph) from GPUs with rank < n/2 to the others, in bytes/s, one direction: the
+ * bisection bandwidth of the rank-order cut (what a collective between halves sees). */
+mt_status mt_topo_bisection_Bps(mt_topo *t, double *out_Bps, mt_error *err);
+
+/* Graphviz: nodes by name and kind, one edge per directed link labelled with bandwidth. */
+mt_status mt_topo_write_dot(const mt_topo *t, FILE *out, mt_error *err);
+
+#endif

@@ -1,0 +1,146 @@
+/* Unit tests for sim/engine: ordering by (time, seq), cancel, move, failures from handlers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine.h"
+
+typedef struct log {
+    mt_engine *e;
+    uint64_t order[64];
+    mt_time_ps when[64];
+    int n;
+} log_t;
+
+static void record(void *ctx, uint64_t arg) {
+    log_t *l = ctx;
+    l->order[l->n] = arg;
+    l->when[l->n++] = mt_engine_now(l->e);
+}
+
+static void order_and_ties(void **state) {
+    (void)state;
+    log_t l = {.e = mt_engine_new()};
+    assert_non_null(l.e);
+    mt_engine_at(l.e, 30, record, &l, 3);
+    mt_engine_at(l.e, 10, record, &l, 1);
+    mt_engine_at(l.e, 20, record, &l, 2);
+    mt_engine_at(l.e, 10, record, &l, 11); /* same time: after 1 (scheduled later) */
+    assert_int_equal(mt_engine_pending(l.e), 4);
+    assert_int_equal(mt_engine_run(l.e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(l.n, 4);
+    uint64_t want[] = {1, 11, 2, 3};
+    mt_time_ps wt[] = {10, 10, 20, 30};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(l.order[i], want[i]);
+        assert_int_equal(l.when[i], wt[i]);
+    }
+    assert_int_equal(mt_engine_events(l.e), 4);
+    assert_int_equal(mt_engine_now(l.e), 30);
+    /* scheduling in the past is refused */
+    assert_int_equal(mt_engine_at(l.e, 29, record, &l, 0), 0);
+    mt_engine_free(l.e);
+}
+
+static void cancel_and_move(void **state) {
+    (void)state;
+    log_t l = {.e = mt_engine_new()};
+    mt_event_id a = mt_engine_at(l.e, 10, record, &l, 1);
+    mt_event_id b = mt_engine_at(l.e, 20, record, &l, 2);
+    mt_event_id c = mt_engine_at(l.e, 30, record, &l, 3);
+    assert_int_equal(mt_engine_cancel(l.e, b), 1);
+    assert_int_equal(mt_engine_cancel(l.e, b), 0); /* twice: no-op */
+    assert_int_equal(mt_engine_move(l.e, c, 5), 1);
+    assert_int_equal(mt_engine_move(l.e, a, 40), 1);
+    assert_int_equal(mt_engine_run(l.e, 35, NULL), MT_OK); /* stops before 40 */
+    assert_int_equal(l.n, 1);
+    assert_int_equal(l.order[0], 3);
+    assert_int_equal(l.when[0], 5);
+    assert_int_equal(mt_engine_run(l.e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(l.n, 2);
+    assert_int_equal(l.order[1], 1);
+    assert_int_equal(l.when[1], 40);
+    /* a handle whose event ran is stale even after its slot is reused */
+    mt_event_id d = mt_engine_at(l.e, 50, record, &l, 4);
+    assert_int_equal(mt_engine_cancel(l.e, a), 0);
+    assert_int_equal(mt_engine_move(l.e, a, 60), 0);
+    assert_int_equal(mt_engine_cancel(l.e, d), 1);
+    assert_int_equal(mt_engine_pending(l.e), 0);
+    mt_engine_free(l.e);
+}
+
+struct chk {
+    mt_engine *e;
+    mt_time_ps last;
+    int n, bad;
+};
+
+static void check(void *ctx, uint64_t arg) {
+    (void)arg;
+    struct chk *c = ctx;
+    if (mt_engine_now(c->e) < c->last) c->bad++;
+    c->last = mt_engine_now(c->e);
+    c->n++;
+}
+
+/* Many random events come out sorted; random cancels never disturb the rest. */
+static void heap_stress(void **state) {
+    (void)state;
+    mt_engine *e = mt_engine_new();
+    enum { N = 20000 };
+    mt_event_id *ids = malloc(N * sizeof *ids);
+    mt_time_ps *t = malloc(N * sizeof *t);
+    srand(7);
+    struct chk c = {e, 0, 0, 0};
+    for (int i = 0; i < N; i++) {
+        t[i] = rand() % 100000;
+        ids[i] = mt_engine_at(e, t[i], check, &c, (uint64_t)i);
+    }
+    int cancelled = 0;
+    for (int i = 0; i < N; i += 3) cancelled += mt_engine_cancel(e, ids[i]);
+    for (int i = 1; i < N; i += 7) mt_engine_move(e, ids[i], t[i] / 2);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(c.n, N - cancelled);
+    assert_int_equal(c.bad, 0);
+    free(ids);
+    free(t);
+    mt_engine_free(e);
+}
+
+static void failing(void *ctx, uint64_t arg) {
+    (void)arg;
+    mt_sched s = mt_engine_sched(ctx);
+    mt_sched_fail(s, MT_EINVAL, "handler says no");
+}
+
+static void handler_failure_stops_run(void **state) {
+    (void)state;
+    mt_engine *e = mt_engine_new();
+    log_t l = {.e = e};
+    mt_sched s = mt_engine_sched(e);
+    mt_sched_at(s, 5, failing, e, 0);
+    mt_sched_at(s, 6, record, &l, 1);
+    mt_error err = {0};
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, &err), MT_EINVAL);
+    assert_string_equal(err.msg, "handler says no");
+    assert_int_equal(l.n, 0);
+    assert_int_equal(mt_sched_now(s), 5);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, &err), MT_OK); /* resumes */
+    assert_int_equal(l.n, 1);
+    mt_engine_free(e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(order_and_ties),
+        cmocka_unit_test(cancel_and_move),
+        cmocka_unit_test(heap_stress),
+        cmocka_unit_test(handler_failure_stops_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

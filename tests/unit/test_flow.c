@@ -1,0 +1,288 @@
+/* Unit tests for network/topology + network/flow: routes, max-min fair sharing solved by
+ * hand, slow links, latency + size / rate delivery times, per-link statistics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <igraph.h>
+#include <math.h>
+#include <string.h>
+
+#include "network/flow.h"
+#include "network/topology.h"
+#include "sim/engine.h"
+
+#define GB 1e9
+
+typedef struct done {
+    mt_engine *e;
+    mt_time_ps at[16];
+    int n;
+} done_t;
+
+static void on_done(void *ctx, uint64_t tag) {
+    done_t *d = ctx;
+    d->at[tag] = mt_engine_now(d->e);
+    d->n++;
+}
+
+static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
+
+/* A chain of n nodes with duplex links of the given bandwidth (GB/s) and latency (ps). */
+static mt_topo *chain(int n, double bw_GBps, mt_time_ps lat_ps) {
+    mt_topo *t = mt_topo_new("chain");
+    for (int i = 0; i < n; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    for (int i = 0; i + 1 < n; i++) mt_topo_add_duplex(t, i, i + 1, bw_GBps * GB, lat_ps, NULL);
+    return t;
+}
+
+static void one_flow_latency_plus_size_over_bw(void **state) {
+    (void)state;
+    mt_topo *t = chain(3, 10, 1000000); /* 10 GB/s, 1 us per link */
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    assert_int_equal(mt_flownet_new(t, mt_engine_sched(e), &net, NULL), MT_OK);
+    done_t d = {.e = e};
+    assert_int_equal(mt_flownet_start(net, 0, 2, 1e9, on_done, &d, 0, NULL, NULL), MT_OK);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(d.n, 1);
+    /* 1 GB at 10 GB/s = 0.1 s, plus 2 us of latency */
+    assert_int_equal(d.at[0], 100000000000LL + 2000000);
+    mt_link_stats st;
+    mt_flownet_link_stats(net, 0, &st);
+    assert_true(st.bytes == 1e9);
+    assert_int_equal(st.busy_ps, 100000000000LL);
+    assert_int_equal(st.peak_flows, 1);
+    mt_flownet_link_stats(net, 1, &st); /* reverse direction: unused */
+    assert_true(st.bytes == 0);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+static void two_flows_share_a_link_equally(void **state) {
+    (void)state;
+    mt_topo *t = chain(2, 100, 0);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    done_t d = {.e = e};
+    int32_t a, b;
+    mt_flownet_start(net, 0, 1, 1e9, on_done, &d, 0, &a, NULL);
+    mt_flownet_start(net, 0, 1, 3e9, on_done, &d, 1, &b, NULL);
+    mt_engine_run(e, 0, NULL); /* the solve at t = 0 */
+    assert_true(mt_flownet_rate(net, a) == 50 * GB);
+    assert_true(mt_flownet_rate(net, b) == 50 * GB);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    /* a: 1 GB at 50 GB/s = 20 ms; b then runs alone: 2 GB left at 100 GB/s = +20 ms */
+    assert_int_equal(d.at[0], 20000000000LL);
+    assert_int_equal(d.at[1], 40000000000LL);
+    mt_link_stats st;
+    mt_flownet_link_stats(net, 0, &st);
+    assert_int_equal(st.peak_flows, 2);
+    assert_true(st.bytes == 4e9);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+/* Textbook max-min: nodes 0-1-2 in a line; link 0->1 has 10 GB/s, link 1->2 has 4 GB/s.
+ * f0: 0->2 (both links), f1: 1->2, f2: 0->1. Link 1->2 is the bottleneck: f0 = f1 = 2 GB/s;
+ * f2 takes what f0 leaves on 0->1: 10 - 2 = 8 GB/s (not 5, the naive equal split). */
+static void maxmin_textbook(void **state) {
+    (void)state;
+    mt_topo *t = mt_topo_new("line");
+    for (int i = 0; i < 3; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    mt_topo_add_link(t, 0, 1, 10 * GB, 0, NULL);
+    mt_topo_add_link(t, 1, 2, 4 * GB, 0, NULL);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    done_t d = {.e = e};
+    int32_t f[3];
+    mt_flownet_start(net, 0, 2, 2e9, on_done, &d, 0, &f[0], NULL);
+    mt_flownet_start(net, 1, 2, 4e9, on_done, &d, 1, &f[1], NULL);
+    mt_flownet_start(net, 0, 1, 8e9, on_done, &d, 2, &f[2], NULL);
+    mt_engine_run(e, 0, NULL);
+    assert_true(close_rel(mt_flownet_rate(net, f[0]), 2 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, f[1]), 2 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, f[2]), 8 * GB, 1e-12));
+    /* f0 and f2 both end at 1 s; f1 has 2 GB left and then gets all 4 GB/s: 1.5 s */
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_true(llabs(d.at[0] - 1000000000000LL) <= 1);
+    assert_true(llabs(d.at[2] - 1000000000000LL) <= 1);
+    assert_true(llabs(d.at[1] - 1500000000000LL) <= 2);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+/* Parking lot: links A (0->1), B (1->2), C (2->3), each 12 GB/s. A long flow crosses all
+ * three; one short flow on each of A and B, two short flows on C. C's share is 4, so the long
+ * flow gets 4, and the short flows on A and B get 8 each; C's short flows get 4. */
+static void maxmin_parking_lot(void **state) {
+    (void)state;
+    mt_topo *t = mt_topo_new("lot");
+    for (int i = 0; i < 4; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    for (int i = 0; i < 3; i++) mt_topo_add_link(t, i, i + 1, 12 * GB, 0, NULL);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    int32_t lng, a, b, c1, c2;
+    mt_flownet_start(net, 0, 3, 1e9, NULL, NULL, 0, &lng, NULL);
+    mt_flownet_start(net, 0, 1, 1e9, NULL, NULL, 0, &a, NULL);
+    mt_flownet_start(net, 1, 2, 1e9, NULL, NULL, 0, &b, NULL);
+    mt_flownet_start(net, 2, 3, 1e9, NULL, NULL, 0, &c1, NULL);
+    mt_flownet_start(net, 2, 3, 1e9, NULL, NULL, 0, &c2, NULL);
+    mt_engine_run(e, 0, NULL);
+    assert_true(close_rel(mt_flownet_rate(net, lng), 4 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, a), 8 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, b), 8 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, c1), 4 * GB, 1e-12));
+    assert_true(close_rel(mt_flownet_rate(net, c2), 4 * GB, 1e-12));
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+/* Ring of 4 with one slow direction 1->2 (1 GB/s instead of 10): a flow through it is slowed,
+ * a flow on other links is not, and the reverse direction 2->1 is full speed. */
+static void slow_link_slows_only_its_flows(void **state) {
+    (void)state;
+    mt_topo *t = mt_topo_new("ring4");
+    for (int i = 0; i < 4; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        mt_topo_add_link(t, i, (i + 1) % 4, i == 1 ? 1 * GB : 10 * GB, 0, NULL);
+        mt_topo_add_link(t, (i + 1) % 4, i, 10 * GB, 0, NULL);
+    }
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    done_t d = {.e = e};
+    mt_flownet_start(net, 1, 2, 1e9, on_done, &d, 0, NULL, NULL); /* slow link */
+    mt_flownet_start(net, 3, 0, 1e9, on_done, &d, 1, NULL, NULL); /* fast link */
+    mt_flownet_start(net, 2, 1, 1e9, on_done, &d, 2, NULL, NULL); /* reverse of slow */
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(d.at[0], 1000000000000LL);
+    assert_int_equal(d.at[1], 100000000000LL);
+    assert_int_equal(d.at[2], 100000000000LL);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+struct pair {
+    mt_flownet *net;
+    done_t *d;
+};
+
+static void start_second(void *ctx, uint64_t arg) {
+    (void)arg;
+    struct pair *s = ctx;
+    mt_flownet_start(s->net, 0, 1, 1e9, on_done, s->d, 1, NULL, NULL);
+}
+
+static void late_arrival_reshares(void **state) {
+    (void)state;
+    mt_topo *t = chain(2, 10, 0);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    done_t d = {.e = e};
+    mt_flownet_start(net, 0, 1, 2e9, on_done, &d, 0, NULL, NULL);
+    /* a second flow at 0.1 s: the first has 1 GB left, both now get 5 GB/s */
+    struct pair s = {net, &d};
+    mt_engine_at(e, 100000000000LL, start_second, &s, 0);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(d.at[0], 300000000000LL); /* 0.1 + 1 GB / 5 GB/s */
+    assert_int_equal(d.at[1], 300000000000LL);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+static void routes_and_no_route(void **state) {
+    (void)state;
+    mt_topo *t = mt_topo_new("oneway");
+    for (int i = 0; i < 3; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    mt_topo_add_link(t, 0, 1, GB, 5, NULL);
+    mt_topo_add_link(t, 1, 2, GB, 7, NULL);
+    const int32_t *r;
+    int32_t n;
+    assert_int_equal(mt_topo_route(t, 0, 2, &r, &n, NULL), MT_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0], 0);
+    assert_int_equal(r[1], 1);
+    assert_int_equal(mt_topo_path_latency(t, r, n), 12);
+    mt_error err = {0};
+    assert_int_equal(mt_topo_route(t, 2, 0, &r, &n, &err), MT_ENOROUTE);
+    assert_non_null(strstr(err.msg, "no route from gpu2 to gpu0"));
+    /* the flow model reports it too, and nothing is scheduled */
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    assert_int_equal(mt_flownet_start(net, 2, 0, 1, NULL, NULL, 0, NULL, &err), MT_ENOROUTE);
+    assert_int_equal(mt_engine_pending(e), 0);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+/* Latency routing prefers two fast hops over one slow hop; hop routing the reverse. ECMP
+ * spreads pairs over the two equal middle switches. */
+static void routing_metrics_and_ecmp(void **state) {
+    (void)state;
+    for (int metric = 0; metric < 2; metric++) {
+        mt_topo *t = mt_topo_new("tri");
+        for (int i = 0; i < 3; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+        mt_topo_add_link(t, 0, 2, GB, 1000, NULL); /* slow direct */
+        mt_topo_add_link(t, 0, 1, GB, 10, NULL);
+        mt_topo_add_link(t, 1, 2, GB, 10, NULL);
+        mt_topo_set_routing(t, metric ? MT_ROUTE_LATENCY : MT_ROUTE_HOPS, 0);
+        const int32_t *r;
+        int32_t n;
+        assert_int_equal(mt_topo_route(t, 0, 2, &r, &n, NULL), MT_OK);
+        assert_int_equal(n, metric ? 2 : 1);
+        mt_topo_free(t);
+    }
+    mt_topo *t = mt_topo_new("twoswitch");
+    int gpus = 16;
+    for (int i = 0; i < gpus; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    int32_t s0 = mt_topo_add_node(t, MT_NODE_SWITCH, NULL, NULL);
+    int32_t s1 = mt_topo_add_node(t, MT_NODE_SWITCH, NULL, NULL);
+    for (int i = 0; i < gpus; i++) {
+        mt_topo_add_duplex(t, i, s0, GB, 0, NULL);
+        mt_topo_add_duplex(t, i, s1, GB, 0, NULL);
+    }
+    mt_topo_set_routing(t, MT_ROUTE_HOPS, 1);
+    int via[2] = {0, 0};
+    for (int a = 0; a < gpus; a++)
+        for (int b = 0; b < gpus; b++) {
+            if (a == b) continue;
+            const int32_t *r;
+            int32_t n;
+            assert_int_equal(mt_topo_route(t, a, b, &r, &n, NULL), MT_OK);
+            assert_int_equal(n, 2);
+            via[mt_topo_link(t, r[0])->dst == s1]++;
+        }
+    assert_true(via[0] > 60 && via[1] > 60); /* 240 pairs spread over both */
+    mt_topo_free(t);
+}
+
+int main(void) {
+    igraph_set_error_handler(igraph_error_handler_printignore);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_flow_latency_plus_size_over_bw),
+        cmocka_unit_test(two_flows_share_a_link_equally),
+        cmocka_unit_test(maxmin_textbook),
+        cmocka_unit_test(maxmin_parking_lot),
+        cmocka_unit_test(slow_link_slows_only_its_flows),
+        cmocka_unit_test(late_arrival_reshares),
+        cmocka_unit_test(routes_and_no_route),
+        cmocka_unit_test(routing_metrics_and_ecmp),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
