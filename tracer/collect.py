@@ -1,0 +1,793 @@
+#!/usr/bin/python3
+"""Record one training step of a PyTorch model as mitosis input.
+
+Runs warm-up steps, then ONE step under both the PyTorch profiler and the
+Execution Trace (ET) observer, then N timed steps.  Writes into the output
+folder:
+
+  kineto.json.gz  profiler trace in Kineto's Chrome-trace JSON (cpu_op events
+                  with "External id", "Input Dims", "Input type", ...; GPU
+                  kernels when recorded on a GPU with a Kineto-enabled PyTorch)
+  et.json.gz      Execution Trace of the same step (operator graph with tensor
+                  ids, shapes and types), schema as written by the installed
+                  PyTorch
+  meta.json       model, batch, dtype, device, versions, parameter count,
+                  measured step time (median/min/max/all, ms), file names
+
+With a Kineto-enabled PyTorch (2.x wheels) the profiler's own
+export_chrome_trace() writes kineto.json.gz unchanged.  PyTorch builds without
+Kineto (Debian's CPU build of 1.13) export a Chrome trace without operator
+args; there this script writes the Kineto-format JSON itself from
+prof.profiler.kineto_results, with the same keys real Kineto uses.
+
+The profiled step is wrapped in record_function("ProfilerStep#N"), N being the
+0-based index of the step in this run (warm-up steps come first).
+
+Models: torchvision classifiers by name (random weights, no downloads), the
+built-in transformers gpt-tiny (causal LM) and bert-tiny (masked-LM encoder),
+mlp (a tiny 2-layer MLP, for tests), HuggingFace gpt2*/bert-* configs when the
+`transformers` package is importable (random init, offline), or a user's
+`module:function`.  See --help.
+"""
+
+import argparse
+import gzip
+import importlib
+import inspect
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+# Never touch the network: HuggingFace configs are built locally.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+PROG = "collect.py"
+
+
+class CollectError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def fail(msg):
+    raise CollectError(msg)
+
+
+# --------------------------------------------------------------------------
+# Built-in models (plain torch, no downloads)
+# --------------------------------------------------------------------------
+
+def _builtin_modules():
+    """Defines the built-in model classes lazily so --help works without torch."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class SelfAttention(nn.Module):
+        """Multi-head attention with separate q/k/v/o nn.Linear projections
+        (HuggingFace BERT layout), explicit softmax(QK^T/sqrt(d))V."""
+
+        def __init__(self, hidden, heads, causal, max_len):
+            super().__init__()
+            if hidden % heads:
+                raise ValueError("hidden size %d is not a multiple of %d heads" % (hidden, heads))
+            self.heads = heads
+            self.head_dim = hidden // heads
+            self.q_proj = nn.Linear(hidden, hidden)
+            self.k_proj = nn.Linear(hidden, hidden)
+            self.v_proj = nn.Linear(hidden, hidden)
+            self.o_proj = nn.Linear(hidden, hidden)
+            self.causal = causal
+            if causal:
+                mask = torch.ones(max_len, max_len, dtype=torch.bool).triu(1)
+                self.register_buffer("mask", mask, persistent=False)
+
+        def forward(self, x):
+            b, s, h = x.shape
+
+            def split(t):
+                return t.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+
+            q = split(self.q_proj(x))
+            k = split(self.k_proj(x))
+            v = split(self.v_proj(x))
+            scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+            if self.causal:
+                scores = scores.masked_fill(self.mask[:s, :s], float("-inf"))
+            probs = F.softmax(scores, dim=-1)
+            ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, h)
+            return self.o_proj(ctx)
+
+    class Block(nn.Module):
+        def __init__(self, hidden, heads, ffn, causal, max_len, pre_ln):
+            super().__init__()
+            self.pre_ln = pre_ln
+            self.ln1 = nn.LayerNorm(hidden)
+            self.attn = SelfAttention(hidden, heads, causal, max_len)
+            self.ln2 = nn.LayerNorm(hidden)
+            self.fc1 = nn.Linear(hidden, ffn)
+            self.fc2 = nn.Linear(ffn, hidden)
+
+        def mlp(self, x):
+            return self.fc2(F.gelu(self.fc1(x)))
+
+        def forward(self, x):
+            if self.pre_ln:  # GPT-2
+                x = x + self.attn(self.ln1(x))
+                return x + self.mlp(self.ln2(x))
+            x = self.ln1(x + self.attn(x))  # BERT (post-LN)
+            return self.ln2(x + self.mlp(x))
+
+    class TinyTransformer(nn.Module):
+        """gpt-tiny: causal LM (token+position embedding, pre-LN blocks, final
+        LayerNorm, LM head tied to the embedding).  bert-tiny: encoder
+        (embeddings + LayerNorm, post-LN blocks, MLM head)."""
+
+        def __init__(self, causal, vocab, hidden, layers, heads, max_len):
+            super().__init__()
+            self.causal = causal
+            self.tok = nn.Embedding(vocab, hidden)
+            self.pos = nn.Embedding(max_len, hidden)
+            self.emb_ln = None if causal else nn.LayerNorm(hidden)
+            self.blocks = nn.ModuleList(
+                Block(hidden, heads, 4 * hidden, causal, max_len, pre_ln=causal)
+                for _ in range(layers))
+            self.ln_f = nn.LayerNorm(hidden) if causal else None
+            self.head = nn.Linear(hidden, vocab, bias=not causal)
+            if causal:
+                self.head.weight = self.tok.weight
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[1], device=ids.device)
+            x = self.tok(ids) + self.pos(pos)
+            if self.emb_ln is not None:
+                x = self.emb_ln(x)
+            for blk in self.blocks:
+                x = blk(x)
+            if self.ln_f is not None:
+                x = self.ln_f(x)
+            return self.head(x)
+
+    class MLP(nn.Module):
+        def __init__(self, inp, hidden, classes):
+            super().__init__()
+            self.fc1 = nn.Linear(inp, hidden)
+            self.fc2 = nn.Linear(hidden, classes)
+
+        def forward(self, x):
+            return self.fc2(F.relu(self.fc1(x)))
+
+    return TinyTransformer, MLP
+
+
+BUILTIN = {
+    "gpt-tiny": "built-in causal transformer LM (plain torch)",
+    "bert-tiny": "built-in encoder transformer, masked-LM loss (plain torch)",
+    "mlp": "built-in 2-layer MLP on random vectors (for tests)",
+}
+
+# HuggingFace configs (random init) usable when `transformers` imports.
+HF_CONFIGS = {
+    "gpt2": ("GPT2Config", "GPT2LMHeadModel", {}),
+    "gpt2-medium": ("GPT2Config", "GPT2LMHeadModel", dict(n_embd=1024, n_layer=24, n_head=16)),
+    "gpt2-large": ("GPT2Config", "GPT2LMHeadModel", dict(n_embd=1280, n_layer=36, n_head=20)),
+    "bert-base": ("BertConfig", "BertForMaskedLM", {}),
+    "bert-large": ("BertConfig", "BertForMaskedLM",
+                   dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                        intermediate_size=4096)),
+}
+
+# torchvision models whose input is not 224x224.
+TV_INPUT_SIZE = {"inception_v3": 299}
+
+
+def torchvision_models():
+    """Names of the torchvision classification models (empty if absent)."""
+    try:
+        import torchvision.models as tvm
+    except Exception:
+        return []
+    if hasattr(tvm, "list_models"):  # torchvision >= 0.14
+        try:
+            import torchvision.models as m
+            return sorted(tvm.list_models(module=m))
+        except TypeError:
+            pass
+    return sorted(n for n, f in vars(tvm).items()
+                  if callable(f) and n[:1].islower() and not n.startswith("_")
+                  and n not in ("get_model", "get_weight", "get_model_weights", "list_models",
+                                "get_model_builder"))
+
+
+def transformers_available():
+    try:
+        import transformers  # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
+def _seq_len(args):
+    return args.seq_len if args.seq_len else 128
+
+
+def build_workload(args, device, dtype):
+    """Returns (model, inputs, loss_fn, optimizer_or_None, info).
+
+    inputs is a tensor, tuple (positional args) or dict (keyword args) passed to
+    the model; loss_fn(output) returns the scalar loss."""
+    import torch
+    import torch.nn.functional as F
+
+    name = args.model
+    info = {}
+    gen = torch.Generator().manual_seed(args.seed)
+
+    if ":" in name:
+        return build_user_workload(name, args, device, dtype)
+
+    if name in ("gpt-tiny", "bert-tiny"):
+        TinyTransformer, _ = _builtin_modules()
+        s = _seq_len(args)
+        causal = name == "gpt-tiny"
+        model = TinyTransformer(causal, args.vocab, args.hidden, args.layers, args.heads,
+                                max(s, 2))
+        ids = torch.randint(0, args.vocab, (args.batch, s), generator=gen)
+        if causal:
+            labels = ids.roll(-1, dims=1)
+        else:
+            labels = torch.randint(0, args.vocab, (args.batch, s), generator=gen)
+        ids, labels = ids.to(device), labels.to(device)
+        vocab = args.vocab
+
+        def loss_fn(out):
+            return F.cross_entropy(out.reshape(-1, vocab).float(), labels.reshape(-1))
+
+        info.update(seq_len=s, layers=args.layers, hidden=args.hidden, heads=args.heads,
+                    vocab=args.vocab)
+        return model.to(device=device, dtype=dtype), ids, loss_fn, None, info
+
+    if name == "mlp":
+        _, MLP = _builtin_modules()
+        model = MLP(args.hidden, 4 * args.hidden, 10)
+        x = torch.randn(args.batch, args.hidden, generator=gen).to(device=device, dtype=dtype)
+        y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+        info.update(hidden=args.hidden)
+        return (model.to(device=device, dtype=dtype), x,
+                lambda out: F.cross_entropy(out.float(), y), None, info)
+
+    if name in HF_CONFIGS:
+        if not transformers_available():
+            fail("model '%s' needs the `transformers` package, which is not importable here "
+                 "(use gpt-tiny or bert-tiny instead)" % name)
+        import transformers
+        cfg_name, model_name, kw = HF_CONFIGS[name]
+        s = _seq_len(args)
+        cfg = getattr(transformers, cfg_name)(**kw)
+        max_pos = getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings")
+        if s > max_pos:
+            fail("--seq-len %d exceeds %s's %d positions" % (s, name, max_pos))
+        model = getattr(transformers, model_name)(cfg)
+        vocab = cfg.vocab_size
+        ids = torch.randint(0, vocab, (args.batch, s), generator=gen).to(device)
+        labels = ids.clone()
+        info.update(seq_len=s, transformers_version=transformers.__version__,
+                    hf_config={k: v for k, v in cfg.to_dict().items()
+                               if isinstance(v, (int, float, str, bool)) and not k.startswith("_")})
+        return (model.to(device=device, dtype=dtype), {"input_ids": ids, "labels": labels},
+                lambda out: out.loss, None, info)
+
+    tv = torchvision_models()
+    if name in tv:
+        import torchvision.models as tvm
+        builder = getattr(tvm, name)
+        try:
+            model = builder(weights=None)
+        except TypeError:  # torchvision < 0.13
+            model = builder(pretrained=False)
+        size = TV_INPUT_SIZE.get(name, 224)
+        x = torch.randn(args.batch, 3, size, size, generator=gen).to(device=device, dtype=dtype)
+        classes = 1000
+        y = torch.randint(0, classes, (args.batch,), generator=gen).to(device)
+
+        def loss_fn(out):
+            if isinstance(out, tuple):  # inception/googlenet aux outputs
+                out = out[0]
+            if hasattr(out, "logits"):
+                out = out.logits
+            return F.cross_entropy(out.float(), y)
+
+        info.update(input_size=[3, size, size])
+        return model.to(device=device, dtype=dtype), x, loss_fn, None, info
+
+    known = sorted(BUILTIN) + sorted(HF_CONFIGS) + ["<torchvision model>", "module:function"]
+    fail("unknown model '%s' (known: %s; torchvision: %s)" % (
+        name, ", ".join(known), ", ".join(tv[:12]) + (", ..." if len(tv) > 12 else "")))
+
+
+def build_user_workload(spec, args, device, dtype):
+    """`module:function` -> function(**kw) returning (model, inputs, loss_fn, optimizer).
+
+    The function receives those of batch, seq_len, device, dtype that its
+    signature names (or all of them if it takes **kwargs)."""
+    mod_name, _, fn_name = spec.partition(":")
+    if not mod_name or not fn_name:
+        fail("bad module:function '%s' (expected e.g. mypkg.models:make)" % spec)
+    sys.path.insert(0, os.getcwd())
+    try:
+        mod = importlib.import_module(mod_name)
+    except Exception as e:
+        fail("cannot import module '%s' for '%s': %s: %s" % (mod_name, spec, type(e).__name__, e))
+    fn = getattr(mod, fn_name, None)
+    if not callable(fn):
+        fail("module '%s' has no callable '%s'" % (mod_name, fn_name))
+    offered = dict(batch=args.batch, seq_len=args.seq_len, device=device, dtype=dtype)
+    try:
+        params = inspect.signature(fn).parameters
+        if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            kw = offered
+        else:
+            kw = {k: v for k, v in offered.items() if k in params}
+    except (TypeError, ValueError):
+        kw = {}
+    try:
+        res = fn(**kw)
+    except Exception as e:
+        fail("%s(...) raised %s: %s" % (spec, type(e).__name__, e))
+    if not isinstance(res, (tuple, list)) or len(res) != 4:
+        fail("%s must return (model, inputs, loss_fn, optimizer), got %s" % (spec, type(res).__name__))
+    model, inputs, loss_fn, opt = res
+    if not callable(model) or not callable(loss_fn):
+        fail("%s returned a non-callable model or loss_fn" % spec)
+    info = {"seq_len": args.seq_len} if args.seq_len else {}
+    return model, inputs, loss_fn, opt, info
+
+
+def make_optimizer(name, model):
+    import torch
+    params = [p for p in model.parameters() if p.requires_grad]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    return torch.optim.Adam(params, lr=1e-4)
+
+
+# --------------------------------------------------------------------------
+# Kineto-format JSON from a PyTorch build without Kineto (1.13 CPU)
+# --------------------------------------------------------------------------
+
+def _concrete(v):
+    """Kineto 2.x "Concrete Inputs" cell: scalar value as text, else ""."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return v
+    return ""
+
+
+def _rel_us(ns, base_ns):
+    """µs since base_ns with ns precision (absolute epoch µs do not fit a double's
+    53 bits at ns precision; newer Kineto writes baseTimeNanoseconds likewise)."""
+    return round((ns - base_ns) / 1000.0, 3)
+
+
+def kineto_json_from_results(prof, trace_name, et_rf_by_id=None):
+    """Builds the Kineto trace dict from prof.profiler.kineto_results.
+
+    Per event the KinetoEvent gives name, correlation id (Kineto's "External
+    id"), sequence number, forward thread id, scope, shapes, dtypes and whole-µs
+    times; the experimental event tree (same correlation ids) adds ns times,
+    strides and scalar argument values.  et_rf_by_id maps ET rf_id -> op name;
+    when every event's External id names the same op there, the event also gets
+    "Record function id" (as PyTorch >= 2.2 writes)."""
+    import threading
+
+    res = prof.profiler.kineto_results
+    events = list(res.events())
+    tree = {}
+    try:
+        stack = list(res.experimental_event_tree())
+        while stack:
+            n = stack.pop()
+            stack.extend(n.children)
+            tree[n.correlation_id] = n
+    except Exception:
+        tree = {}
+
+    pid = os.getpid()
+    # KinetoEvent thread ids are small profiler-assigned numbers; the main
+    # (profiling) thread is the one that started the step.  Map it to the OS
+    # thread id, as real Kineto writes tids.
+    main_small = None
+    for e in events:
+        if e.name().startswith("ProfilerStep#"):
+            main_small = e.start_thread_id()
+            break
+    native = threading.get_native_id()
+
+    def tid_of(small):
+        return native if small == main_small else small
+
+    # Base time: the earliest start, rounded down to a whole second.
+    starts = [n.start_time_ns for n in tree.values()] or [e.start_us() * 1000 for e in events]
+    base_ns = (min(starts) // 1_000_000_000) * 1_000_000_000 if starts else 0
+
+    link_ok = False
+    if et_rf_by_id:
+        link_ok = all(et_rf_by_id.get(e.correlation_id()) == e.name() for e in events)
+
+    ops = []
+    for e in events:
+        node = tree.get(e.correlation_id())
+        if node is not None and getattr(node, "name", None) == e.name():
+            ts = _rel_us(node.start_time_ns, base_ns)
+            dur = round(node.duration_time_ns / 1000.0, 3)
+            inp = getattr(node.extra_fields, "inputs", None)
+        else:
+            ts = _rel_us(e.start_us() * 1000, base_ns)
+            dur, inp = float(e.duration_us()), None
+        args = {"External id": e.correlation_id()}
+        if link_ok:
+            args["Record function id"] = e.correlation_id()
+        dims = list(e.shapes())
+        types = list(e.dtypes())
+        # Like Kineto, list-valued args are written only when non-empty.
+        if inp is not None and dims:
+            try:
+                args["Concrete Inputs"] = [_concrete(v) for v in inp.ivalues]
+            except Exception:
+                pass
+        if types:
+            args["Input type"] = types
+        if dims:
+            args["Input Dims"] = dims
+        if inp is not None and dims:
+            try:
+                args["Input Strides"] = [list(s) for s in inp.strides]
+            except Exception:
+                pass
+        if e.sequence_nr() >= 0:
+            args["Fwd thread id"] = e.fwd_thread_id()
+            args["Sequence number"] = e.sequence_nr()
+        cat = "user_annotation" if int(e.scope()) == 7 else "cpu_op"  # RecordScope.USER_SCOPE
+        ops.append({"ph": "X", "cat": cat, "name": e.name(), "pid": pid,
+                    "tid": tid_of(e.start_thread_id()), "ts": ts, "dur": dur, "args": args,
+                    "_corr": e.correlation_id()})
+
+    ops.sort(key=lambda o: (o["ts"], o["_corr"]))
+    for i, o in enumerate(ops):
+        del o["_corr"]
+        o["args"]["Ev Idx"] = i
+
+    t0 = min((o["ts"] for o in ops), default=0.0)
+    t1 = max((o["ts"] + o["dur"] for o in ops), default=0.0)
+    pname = os.path.basename(sys.executable) or "python"
+    meta = [
+        {"name": "process_name", "ph": "M", "ts": t0, "pid": pid, "tid": 0,
+         "args": {"name": pname}},
+        {"name": "process_labels", "ph": "M", "ts": t0, "pid": pid, "tid": 0,
+         "args": {"labels": "CPU"}},
+        {"name": "process_sort_index", "ph": "M", "ts": t0, "pid": pid, "tid": 0,
+         "args": {"sort_index": pid}},
+    ]
+    for tid in sorted({o["tid"] for o in ops}):
+        meta.append({"name": "thread_name", "ph": "M", "ts": t0, "pid": pid, "tid": tid,
+                     "args": {"name": "thread %d (%s)" % (tid, pname)}})
+        meta.append({"name": "thread_sort_index", "ph": "M", "ts": t0, "pid": pid, "tid": tid,
+                     "args": {"sort_index": tid}})
+    span = {"ph": "X", "cat": "Trace", "ts": t0, "dur": round(t1 - t0, 3), "pid": "Spans",
+            "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
+    return {
+        "schemaVersion": 1,
+        "deviceProperties": [],
+        "record_shapes": 1,
+        "with_stack": 0,
+        "profile_memory": 0,
+        "traceEvents": ops + meta + [span],
+        "traceName": trace_name,
+        "displayTimeUnit": "ms",
+        "baseTimeNanoseconds": base_ns,
+        # Not a Kineto key: says this file was written by collect.py, not by libkineto.
+        "traceWriter": "mitosis tracer/collect.py from kineto_results (PyTorch %s, no Kineto)"
+                       % _torch_version(),
+    }, link_ok
+
+
+def _torch_version():
+    import torch
+    return torch.__version__
+
+
+# --------------------------------------------------------------------------
+# Recording
+# --------------------------------------------------------------------------
+
+def et_observer_class():
+    import torch.profiler as tp
+    for n in ("ExecutionTraceObserver", "ExecutionGraphObserver"):
+        if hasattr(tp, n):
+            return n, getattr(tp, n)
+    return None, None
+
+
+def device_name(device):
+    import torch
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s (%d cores, %d torch threads)" % (model, os.cpu_count() or 0, torch.get_num_threads())
+
+
+def gzip_file(src, dst):
+    with open(src, "rb") as fi, gzip.open(dst, "wb", compresslevel=9) as fo:
+        shutil.copyfileobj(fi, fo)
+
+
+def write_json_gz(obj, dst):
+    with gzip.open(dst, "wt", encoding="utf-8", compresslevel=9) as f:
+        json.dump(obj, f, separators=(",", ":"))
+
+
+def run(args):
+    try:
+        import torch
+    except Exception as e:
+        fail("cannot import torch (%s); install PyTorch (Debian: apt-get install "
+             "python3-torch python3-torchvision)" % e)
+    from torch.profiler import profile, record_function, ProfilerActivity
+
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    try:
+        import numpy
+        numpy.random.seed(args.seed)
+    except Exception:
+        pass
+
+    if args.device is None:
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda requested but torch.cuda.is_available() is False")
+    device = torch.device(args.device)
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = False
+        torch.cuda.manual_seed_all(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+
+    model, inputs, loss_fn, opt, info = build_workload(args, device, dtype)
+    model.train()
+    opt_name = args.optimizer
+    if opt is None:
+        opt = make_optimizer(args.optimizer, model)
+    else:
+        opt_name = type(opt).__name__
+    n_params = sum(p.numel() for p in model.parameters())
+
+    def call_model():
+        if isinstance(inputs, dict):
+            return model(**inputs)
+        if isinstance(inputs, (tuple, list)):
+            return model(*inputs)
+        return model(inputs)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(call_model())
+        loss.backward()
+        opt.step()
+        return loss
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    os.makedirs(args.out, exist_ok=True)
+    step_idx = 0
+    for _ in range(args.warmup):
+        step()
+        step_idx += 1
+    sync()
+
+    # ---- the profiled step: profiler + ET observer on the same step ----
+    et_name, ETObserver = et_observer_class()
+    if ETObserver is None:
+        fail("this PyTorch (%s) has neither ExecutionTraceObserver nor ExecutionGraphObserver"
+             % torch.__version__)
+    kineto = torch.autograd.kineto_available()
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        if not kineto:
+            fail("this PyTorch build has no Kineto, so it cannot record GPU kernels")
+        activities.append(ProfilerActivity.CUDA)
+    prof_kw = dict(activities=activities, record_shapes=True, with_stack=False)
+    if "with_modules" in inspect.signature(profile.__init__).parameters:
+        prof_kw["with_modules"] = True
+
+    tmp = tempfile.mkdtemp(prefix="mitosis-collect-")
+    try:
+        et_raw = os.path.join(tmp, "et.json")
+        observer = ETObserver()
+        observer.register_callback(et_raw)
+        t_prof = time.perf_counter()
+        with profile(**prof_kw) as prof:
+            observer.start()
+            with record_function("ProfilerStep#%d" % step_idx):
+                step()
+                sync()
+            observer.stop()
+        profiled_ms = (time.perf_counter() - t_prof) * 1e3
+        observer.unregister_callback()
+        step_idx += 1
+
+        with open(et_raw) as f:
+            et = json.load(f)
+        et_nodes = et.get("nodes", [])
+        gzip_file(et_raw, os.path.join(args.out, "et.json.gz"))
+
+        kin_path = os.path.join(args.out, "kineto.json.gz")
+        if kineto:
+            raw = os.path.join(tmp, "kineto.json")
+            prof.export_chrome_trace(raw)
+            gzip_file(raw, kin_path)
+            writer = "torch.profiler export_chrome_trace (Kineto)"
+            with open(raw) as f:
+                kj = json.load(f)
+            link = "Record function id" if any(
+                "Record function id" in e.get("args", {}) for e in kj.get("traceEvents", [])
+            ) else "unknown (match External id / order)"
+        else:
+            rf_names = {n.get("rf_id"): n.get("name") for n in et_nodes
+                        if n.get("rf_id", 0) > 0}
+            kj, link_ok = kineto_json_from_results(prof, "kineto.json.gz", rf_names)
+            write_json_gz(kj, kin_path)
+            writer = "collect.py from prof.profiler.kineto_results (no Kineto in this build)"
+            link = ("ET rf_id == Kineto External id == Record function id (checked for every op)"
+                    if link_ok else "by order only (External id did not match ET rf_id)")
+        n_ops = sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "cpu_op")
+        n_kernels = sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "kernel")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # ---- timed steps ----
+    times = []
+    for _ in range(args.steps):
+        if device.type == "cuda":
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            step()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        else:
+            t = time.perf_counter()
+            step()
+            times.append((time.perf_counter() - t) * 1e3)
+
+    meta = {
+        "model": args.model,
+        "batch": args.batch,
+        "dtype": args.dtype,
+        "device": device.type,
+        "device_name": device_name(device),
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "torch_threads": torch.get_num_threads(),
+        "parameters": n_params,
+        "optimizer": opt_name,
+        "seed": args.seed,
+        "warmup_steps": args.warmup,
+        "profiled_step": "ProfilerStep#%d" % (args.warmup),
+        "profiled_step_wall_ms": round(profiled_ms, 3),
+        "step_time_ms": {
+            "median": round(statistics.median(times), 3) if times else None,
+            "min": round(min(times), 3) if times else None,
+            "max": round(max(times), 3) if times else None,
+            "all": [round(t, 3) for t in times],
+            "timer": "cuda events" if device.type == "cuda" else "time.perf_counter",
+        },
+        "files": {"kineto": "kineto.json.gz", "et": "et.json.gz"},
+        "kineto_writer": writer,
+        "kineto_cpu_ops": n_ops,
+        "kineto_kernels": n_kernels,
+        "et_observer": "torch.profiler." + et_name,
+        "et_schema": et.get("schema"),
+        "et_nodes": len(et_nodes),
+        "link": link,
+        "command": " ".join([PROG] + sys.argv[1:]),
+    }
+    try:
+        import torchvision
+        meta["torchvision_version"] = torchvision.__version__
+    except Exception:
+        pass
+    meta.update(info)
+    with open(os.path.join(args.out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    med = meta["step_time_ms"]["median"]
+    print("%s: %s batch %d %s on %s: %d cpu ops, %d kernels, %d ET nodes; step %s ms (median of %d) -> %s"
+          % (PROG, args.model, args.batch, args.dtype, device.type, n_ops, n_kernels,
+             len(et_nodes), "n/a" if med is None else "%.3f" % med, len(times), args.out))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Record one training step (PyTorch profiler + Execution Trace of the same "
+                    "step) and time N more steps, for mitosis.",
+        epilog="Models: torchvision names (resnet18, resnet50, vgg16, ...; random weights), "
+               "built-ins gpt-tiny, bert-tiny, mlp; with `transformers` installed also "
+               + ", ".join(sorted(HF_CONFIGS)) + " (random init, offline); or "
+               "MODULE:FUNCTION returning (model, inputs, loss_fn, optimizer) where inputs is a "
+               "tensor, tuple or dict passed to model, loss_fn(output) returns the loss, and "
+               "optimizer may be None (then --optimizer builds one). FUNCTION gets those of "
+               "batch, seq_len, device, dtype that it names. Writes DIR/kineto.json.gz, "
+               "DIR/et.json.gz and DIR/meta.json. Example: "
+               "python3 tracer/collect.py --model resnet18 --batch 8 -o out/")
+    p.add_argument("--model", required=True, help="model name or module:function")
+    p.add_argument("--batch", type=int, default=8, help="batch size (default 8)")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
+                   help="parameter/activation dtype (default fp32)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="default: cuda if available, else cpu")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps before the profiled one (default 3)")
+    p.add_argument("--steps", type=int, default=10, help="timed steps after it (default 10)")
+    p.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
+                   help="optimizer (default sgd, momentum 0.9)")
+    p.add_argument("--seq-len", type=int, default=None,
+                   help="sequence length for transformers (default 128)")
+    p.add_argument("--layers", type=int, default=4, help="built-in transformer layers (default 4)")
+    p.add_argument("--hidden", type=int, default=256,
+                   help="built-in transformer hidden size / mlp input width (default 256)")
+    p.add_argument("--heads", type=int, default=4, help="built-in transformer heads (default 4)")
+    p.add_argument("--vocab", type=int, default=8192, help="built-in transformer vocabulary (default 8192)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch intra-op CPU threads (default: leave PyTorch's default)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created)")
+    a = p.parse_args(argv)
+    for flag in ("batch", "layers", "hidden", "heads", "vocab"):
+        if getattr(a, flag) < 1:
+            p.error("--%s must be >= 1" % flag)
+    if a.warmup < 0 or a.steps < 0:
+        p.error("--warmup and --steps must be >= 0")
+    if a.threads is not None and a.threads < 1:
+        p.error("--threads must be >= 1")
+    if a.seq_len is not None and a.seq_len < 1:
+        p.error("--seq-len must be >= 1")
+    return a
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        run(args)
+    except CollectError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
