@@ -1,0 +1,321 @@
+/* extrapolate/collective.c — see collective.h.
+ *
+ * Builder invariant: frontier[lane * N + r] is the send whose delivery rank r's next send in
+ * that lane must wait for (-1: none); recv lists gather what r received in the current step
+ * and become the frontier at the next step_begin (through a join when more than one).
+ * Templates are built for one chunk, then replicated with the chunk-order dependency.
+ */
+#include "extrapolate/collective.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NOSEND UINT32_MAX
+
+typedef struct builder {
+    mt_coll_schedule *s;
+    int32_t n, lanes;
+    uint32_t *frontier;          /* lanes * n */
+    uint32_t **recv;             /* lanes * n lists */
+    uint32_t *nrecv, *crecv;
+    int oom;
+} builder;
+
+static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                 "reduce", "alltoall", "sendrecv"};
+static const char *algo_names[] = {"ring", "tree", "direct", "hier"};
+
+const char *mt_coll_op_name(mt_coll_op op) { return (unsigned)op < 7 ? op_names[op] : "?"; }
+const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 4 ? algo_names[a] : "?"; }
+
+mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
+    for (int i = 0; s && i < 7; i++)
+        if (!strcmp(s, op_names[i])) {
+            *out = (mt_coll_op)i;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "unknown collective '%s' (use allreduce, reducescatter, "
+                   "allgather, broadcast, reduce, alltoall or sendrecv)", s ? s : "");
+}
+
+mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
+    for (int i = 0; s && i < 4; i++)
+        if (!strcmp(s, algo_names[i])) {
+            *out = (mt_coll_algo)i;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct or hier)",
+                   s ? s : "");
+}
+
+double mt_coll_busbw_factor(mt_coll_op op, int32_t n) {
+    switch (op) {
+    case MT_COLL_ALLREDUCE: return n > 1 ? 2.0 * (n - 1) / n : 1;
+    case MT_COLL_REDUCESCATTER:
+    case MT_COLL_ALLGATHER:
+    case MT_COLL_ALLTOALL: return n > 1 ? (double)(n - 1) / n : 1;
+    default: return 1;
+    }
+}
+
+void mt_coll_params_init(mt_coll_params *p) {
+    memset(p, 0, sizeof *p);
+    p->op = MT_COLL_ALLREDUCE;
+    p->algo = MT_ALGO_RING;
+    p->peer = 1;
+}
+
+void mt_coll_free(mt_coll_schedule *s) {
+    if (!s) return;
+    free(s->sends);
+    free(s->deps);
+    free(s);
+}
+
+static int grow_u32(uint32_t **p, uint32_t *cap, size_t elem, uint32_t need) {
+    if (need <= *cap) return 1;
+    uint32_t ncap = *cap ? *cap : 64;
+    while (ncap < need) ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elem);
+    if (!np) return 0;
+    *p = np;
+    *cap = ncap;
+    return 1;
+}
+
+/* Appends a send with up to two dependencies (NOSEND = none); returns its index. */
+static uint32_t add_raw(builder *b, int32_t src, int32_t dst, double bytes, uint32_t d0, uint32_t d1) {
+    mt_coll_schedule *s = b->s;
+    if (b->oom || !grow_u32((uint32_t **)&s->sends, &s->scap, sizeof *s->sends, s->nsends + 1) ||
+        !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, s->ndeps + 2)) {
+        b->oom = 1;
+        return NOSEND;
+    }
+    mt_coll_send *x = &s->sends[s->nsends];
+    *x = (mt_coll_send){src, dst, bytes, s->ndeps, 0};
+    if (d0 != NOSEND) s->deps[s->ndeps++] = d0, x->ndeps++;
+    if (d1 != NOSEND) s->deps[s->ndeps++] = d1, x->ndeps++;
+    return s->nsends++;
+}
+
+/* A send in `lane` after src's frontier; recorded as received by dst. */
+static uint32_t add(builder *b, int lane, int32_t src, int32_t dst, double bytes) {
+    uint32_t id = add_raw(b, src, dst, bytes, b->frontier[lane * b->n + src], NOSEND);
+    size_t k = (size_t)lane * b->n + dst;
+    if (id == NOSEND || !grow_u32(&b->recv[k], &b->crecv[k], sizeof(uint32_t), b->nrecv[k] + 1)) {
+        b->oom = 1;
+        return NOSEND;
+    }
+    b->recv[k][b->nrecv[k]++] = id;
+    return id;
+}
+
+/* Turns each rank's receives of the last step into its frontier (a join when several). */
+static void step_begin(builder *b) {
+    for (size_t k = 0; k < (size_t)b->lanes * b->n && !b->oom; k++) {
+        uint32_t nr = b->nrecv[k];
+        if (nr == 0) continue;
+        if (nr == 1) {
+            b->frontier[k] = b->recv[k][0];
+        } else {
+            int32_t r = (int32_t)(k % b->n);
+            uint32_t j = add_raw(b, r, r, 0, b->recv[k][0], b->recv[k][1]);
+            for (uint32_t i = 2; i < nr && !b->oom; i++) {
+                if (!grow_u32(&b->s->deps, &b->s->dcap, sizeof(uint32_t), b->s->ndeps + 1)) {
+                    b->oom = 1;
+                    break;
+                }
+                /* the join is the last send, so its deps are the tail of deps[] */
+                b->s->deps[b->s->ndeps++] = b->recv[k][i];
+                b->s->sends[j].ndeps++;
+            }
+            b->frontier[k] = j;
+        }
+        b->nrecv[k] = 0;
+    }
+}
+
+/* `steps` ring steps over each of `ng` groups of m ranks (groups[g * m + i]). */
+static void ring_steps(builder *b, const int32_t *groups, int32_t ng, int32_t m, int32_t steps,
+                       double bytes) {
+    for (int32_t k = 0; k < steps; k++) {
+        step_begin(b);
+        for (int32_t g = 0; g < ng; g++)
+            for (int32_t i = 0; i < m; i++)
+                add(b, 0, groups[g * m + i], groups[g * m + (i + 1) % m], bytes);
+    }
+}
+
+/* Heap-ordered binary tree over positions; position -> rank through map. */
+static int32_t depth_of(int32_t pos) {
+    int32_t d = 0;
+    for (pos++; pos > 1; pos >>= 1) d++;
+    return d;
+}
+
+static void tree_phase(builder *b, int lane, const int32_t *map, int up, double bytes) {
+    int32_t n = b->n, maxd = depth_of(n - 1);
+    for (int32_t s = 0; s < maxd; s++) {
+        int32_t d = up ? maxd - s : s + 1; /* depth of the child end */
+        step_begin(b);
+        for (int32_t pos = 1; pos < n; pos++) {
+            if (depth_of(pos) != d) continue;
+            int32_t child = map[pos], parent = map[(pos - 1) / 2];
+            if (up)
+                add(b, lane, child, parent, bytes);
+            else
+                add(b, lane, parent, child, bytes);
+        }
+    }
+}
+
+static void chain(builder *b, int32_t root, int up, double bytes) {
+    int32_t n = b->n;
+    /* broadcast: root -> root+1 -> ...; reduce: root+1 -> root+2 -> ... -> root */
+    for (int32_t k = 0; k < n - 1; k++) {
+        step_begin(b);
+        int32_t src = up ? (root + 1 + k) % n : (root + k) % n;
+        add(b, 0, src, (src + 1) % n, bytes);
+    }
+}
+
+static mt_status build_template(builder *b, const mt_coll_params *p, double S, mt_error *err) {
+    int32_t n = p->nranks;
+    int32_t *all = malloc((size_t)n * sizeof *all), *map = malloc((size_t)n * sizeof *map);
+    if (!all || !map) {
+        free(all);
+        free(map);
+        return mt_fail(err, MT_ENOMEM, "out of memory building a collective");
+    }
+    for (int32_t i = 0; i < n; i++) all[i] = i;
+    mt_status rc = MT_OK;
+    mt_coll_op op = p->op;
+    if (op == MT_COLL_SENDRECV) {
+        add(b, 0, p->root, p->peer, S);
+    } else if (p->algo == MT_ALGO_RING) {
+        if (op == MT_COLL_ALLREDUCE) ring_steps(b, all, 1, n, 2 * (n - 1), S / n);
+        else if (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ring_steps(b, all, 1, n, n - 1, S / n);
+        else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) chain(b, p->root, op == MT_COLL_REDUCE, S);
+        else
+            for (int32_t k = 1; k < n; k++) {
+                step_begin(b);
+                for (int32_t i = 0; i < n; i++) add(b, 0, i, (i + k) % n, S / n);
+            }
+    } else if (p->algo == MT_ALGO_DIRECT) {
+        int phases = op == MT_COLL_ALLREDUCE ? 2 : 1;
+        for (int ph = 0; ph < phases; ph++) {
+            step_begin(b);
+            for (int32_t i = 0; i < n; i++)
+                for (int32_t j = 0; j < n; j++) {
+                    if (i == j) continue;
+                    if (op == MT_COLL_BROADCAST && i == p->root) add(b, 0, i, j, S);
+                    else if (op == MT_COLL_REDUCE && j == p->root) add(b, 0, i, j, S);
+                    else if (op != MT_COLL_BROADCAST && op != MT_COLL_REDUCE) add(b, 0, i, j, S / n);
+                }
+        }
+    } else if (p->algo == MT_ALGO_TREE) {
+        if (op == MT_COLL_ALLREDUCE) {
+            for (int32_t i = 0; i < n; i++) map[i] = n - 1 - i; /* mirrored: leaves <-> inner */
+            tree_phase(b, 0, all, 1, S / 2);
+            /* run the second tree in lane 1 over the same steps: build it after, its
+             * dependencies only involve lane 1 so the two trees proceed concurrently */
+            tree_phase(b, 1, map, 1, S / 2);
+            tree_phase(b, 0, all, 0, S / 2);
+            tree_phase(b, 1, map, 0, S / 2);
+        } else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) {
+            for (int32_t i = 0; i < n; i++) map[i] = (i + p->root) % n;
+            tree_phase(b, 0, map, op == MT_COLL_REDUCE, S);
+        } else {
+            rc = mt_fail(err, MT_EINVAL, "tree %s is not supported (use ring or direct)",
+                         mt_coll_op_name(op));
+        }
+    } else { /* hier */
+        int32_t g = p->ranks_per_node;
+        if (op != MT_COLL_ALLREDUCE)
+            rc = mt_fail(err, MT_EINVAL, "hier %s is not supported (hier is all-reduce only; use "
+                         "ring or direct)", mt_coll_op_name(op));
+        else if (g < 1 || n % g)
+            rc = mt_fail(err, MT_EINVAL, "hier needs the rank count (%d) to be a multiple of the "
+                         "GPUs per node (%d)", (int)n, (int)g);
+        else {
+            int32_t m = n / g;
+            for (int32_t node = 0; node < m; node++)
+                for (int32_t l = 0; l < g; l++) map[l * m + node] = node * g + l; /* by local rank */
+            ring_steps(b, all, m, g, g - 1, S / g);
+            ring_steps(b, map, g, m, 2 * (m - 1), S / g / m);
+            ring_steps(b, all, m, g, g - 1, S / g);
+        }
+    }
+    free(all);
+    free(map);
+    if (rc == MT_OK && b->oom) rc = mt_fail(err, MT_ENOMEM, "out of memory building a collective");
+    return rc;
+}
+
+static int32_t default_chunks(const mt_coll_params *p) {
+    int pipelined = p->algo == MT_ALGO_TREE ||
+                    (p->algo == MT_ALGO_RING && (p->op == MT_COLL_BROADCAST || p->op == MT_COLL_REDUCE));
+    if (!pipelined) return 1;
+    double c = p->bytes / 1048576.0;
+    return c < 1 ? 1 : c > 32 ? 32 : (int32_t)(c + 0.999);
+}
+
+mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_error *err) {
+    *out = NULL;
+    if (p->nranks < 1 || p->nranks > (1 << 20))
+        return mt_fail(err, MT_EINVAL, "a collective needs 1..1048576 ranks (got %d)", (int)p->nranks);
+    if (!(p->bytes >= 0) || p->bytes > 1e18)
+        return mt_fail(err, MT_EINVAL, "collective size must be >= 0 bytes (got %g)", p->bytes);
+    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_HIER)
+        return mt_fail(err, MT_EINVAL, "bad collective op or algorithm");
+    if (p->root < 0 || p->root >= p->nranks || (p->op == MT_COLL_SENDRECV &&
+                                                (p->peer < 0 || p->peer >= p->nranks)))
+        return mt_fail(err, MT_EINVAL, "root %d / peer %d outside ranks 0..%d", (int)p->root,
+                       (int)p->peer, (int)p->nranks - 1);
+    int32_t chunks = p->chunks > 0 ? p->chunks : default_chunks(p);
+    mt_coll_schedule *s = calloc(1, sizeof *s);
+    builder b = {.s = s, .n = p->nranks, .lanes = 2};
+    size_t slots = (size_t)b.lanes * b.n;
+    b.frontier = malloc(slots * sizeof *b.frontier);
+    b.recv = calloc(slots, sizeof *b.recv);
+    b.nrecv = calloc(slots, sizeof *b.nrecv);
+    b.crecv = calloc(slots, sizeof *b.crecv);
+    mt_status rc = MT_OK;
+    if (!s || !b.frontier || !b.recv || !b.nrecv || !b.crecv)
+        rc = mt_fail(err, MT_ENOMEM, "out of memory building a collective");
+    if (rc == MT_OK) {
+        s->p = *p;
+        s->p.chunks = chunks;
+        memset(b.frontier, 0xff, slots * sizeof *b.frontier);
+        if (p->nranks > 1 || p->op == MT_COLL_SENDRECV) rc = build_template(&b, p, p->bytes / chunks, err);
+    }
+    for (size_t k = 0; b.recv && k < slots; k++) free(b.recv[k]);
+    free(b.recv);
+    free(b.nrecv);
+    free(b.crecv);
+    free(b.frontier);
+    /* replicate the one-chunk template: piece c of send i waits for its template deps in
+     * piece c and for piece c-1 of send i */
+    uint32_t t = s ? s->nsends : 0, td = s ? s->ndeps : 0;
+    if (rc == MT_OK && chunks > 1) {
+        if ((uint64_t)t * chunks > UINT32_MAX / 2 || (uint64_t)(td + t) * chunks > UINT32_MAX / 2 ||
+            !grow_u32((uint32_t **)&s->sends, &s->scap, sizeof *s->sends, t * chunks) ||
+            !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, (td + t) * chunks))
+            rc = mt_fail(err, MT_ENOMEM, "collective too large: %u sends x %d chunks", t, (int)chunks);
+        for (int32_t c = 1; rc == MT_OK && c < chunks; c++)
+            for (uint32_t i = 0; i < t; i++) {
+                mt_coll_send x = s->sends[i];
+                mt_coll_send *y = &s->sends[s->nsends++];
+                *y = (mt_coll_send){x.src, x.dst, x.bytes, s->ndeps, x.ndeps + 1};
+                for (uint32_t k = 0; k < x.ndeps; k++)
+                    s->deps[s->ndeps++] = s->deps[x.dep_begin + k] + (uint32_t)c * t;
+                s->deps[s->ndeps++] = (uint32_t)(c - 1) * t + i;
+            }
+    }
+    if (rc != MT_OK) {
+        mt_coll_free(s);
+        return rc;
+    }
+    *out = s;
+    return MT_OK;
+}

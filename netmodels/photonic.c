@@ -1,0 +1,401 @@
+/* netmodels/photonic.c — see photonic.h.
+ *
+ * Invariants: an endpoint's `circ` list holds the circuits holding one of its ports
+ * (state SETUP or UP), nports <= P. A circuit direction is `busy` while a chunk is being
+ * transmitted, `waiting` while it sits in the receiver's buffer-wait FIFO. A message stays at
+ * the head of its direction queue until its last chunk has left; it is delivered when
+ * its last chunk arrives (chunks of one direction arrive in order: same latency, FIFO).
+ */
+#include "netmodels/photonic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/u64map.h"
+
+enum { C_DOWN, C_PENDING, C_SETUP, C_UP };
+
+typedef struct msg {
+    int32_t src, dst, next;
+    double bytes, sent, arrived, chunk;
+    mt_delivered_fn fn;
+    void *ctx;
+    uint64_t tag;
+} msg;
+
+typedef struct cdir {
+    int32_t head, tail; /* message queue */
+    int busy, waiting;
+    double cur_chunk;
+} cdir;
+
+typedef struct circ {
+    int32_t a, b, state, inflight;
+    mt_time_ps last_used;
+    cdir d[2];
+} circ;
+
+typedef struct endpoint {
+    int32_t *circ;
+    int32_t nports;
+    double buf_free;
+    int32_t *wait; /* FIFO of circuit*2+dir waiting for buffer space here */
+    int32_t whead, wlen, wcap;
+} endpoint;
+
+struct mt_photonic {
+    mt_photonic_params p;
+    double circ_bw;
+    mt_sched sched;
+    endpoint *ep;
+    int32_t *ids;
+    circ *c;
+    int32_t nc, ccap;
+    mt_u64map by_pair;
+    msg *m;
+    int32_t nm, mcap, mfree;
+    int32_t *pending;
+    int32_t npending, pcap;
+    mt_netstats st;
+    mt_photonic_counters ctr;
+    char errmsg[MT_ERRMSG_MAX];
+};
+
+void mt_photonic_params_init(mt_photonic_params *p) {
+    p->endpoints = 84;
+    p->ports = 8;
+    p->total_bw_Bps = 484e9;
+    p->setup_ps = 20 * INT64_C(1000000000);
+    p->latency_ps = 100 * MT_PS_PER_NS;
+    p->buffer_bytes = 64.0 * 1048576;
+}
+
+static int grow(void **p, int32_t *cap, size_t elem, int32_t need) {
+    if (need <= *cap) return 1;
+    int32_t ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need) ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elem);
+    if (!np) return 0;
+    *p = np;
+    *cap = ncap;
+    return 1;
+}
+
+static void oom(mt_photonic *ph, const char *what) {
+    snprintf(ph->errmsg, sizeof ph->errmsg, "photonic model: out of memory %s", what);
+    mt_sched_fail(ph->sched, MT_ENOMEM, ph->errmsg);
+}
+
+mt_status mt_photonic_new(const mt_photonic_params *p, mt_sched sched, mt_photonic **out,
+                          mt_error *err) {
+    *out = NULL;
+    if (p->endpoints < 1 || p->endpoints > (1 << 20) || p->ports < 1 || p->ports > 4096 ||
+        !(p->total_bw_Bps > 0) || p->setup_ps < 0 || p->latency_ps < 0 || !(p->buffer_bytes > 0))
+        return mt_fail(err, MT_EINVAL, "photonic model: need endpoints >= 1, ports >= 1, bandwidth "
+                       "> 0, buffer > 0 and times >= 0");
+    mt_photonic *ph = calloc(1, sizeof *ph);
+    if (!ph) return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    ph->p = *p;
+    ph->circ_bw = p->total_bw_Bps / p->ports;
+    ph->sched = sched;
+    ph->mfree = -1;
+    mt_u64map_init(&ph->by_pair);
+    ph->ep = calloc((size_t)p->endpoints, sizeof *ph->ep);
+    ph->ids = malloc((size_t)p->endpoints * sizeof *ph->ids);
+    if (!ph->ep || !ph->ids) {
+        mt_photonic_free(ph);
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    }
+    for (int32_t i = 0; i < p->endpoints; i++) {
+        ph->ids[i] = i;
+        ph->ep[i].buf_free = p->buffer_bytes;
+        ph->ep[i].circ = malloc((size_t)p->ports * sizeof(int32_t));
+        if (!ph->ep[i].circ) {
+            mt_photonic_free(ph);
+            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+        }
+    }
+    *out = ph;
+    return MT_OK;
+}
+
+void mt_photonic_free(mt_photonic *ph) {
+    if (!ph) return;
+    for (int32_t i = 0; ph->ep && i < ph->p.endpoints; i++) {
+        free(ph->ep[i].circ);
+        free(ph->ep[i].wait);
+    }
+    free(ph->ep);
+    free(ph->ids);
+    free(ph->c);
+    free(ph->m);
+    free(ph->pending);
+    mt_u64map_destroy(&ph->by_pair);
+    free(ph);
+}
+
+void mt_photonic_counters_get(const mt_photonic *ph, mt_photonic_counters *out) { *out = ph->ctr; }
+
+static int64_t pair_key(const mt_photonic *ph, int32_t a, int32_t b) {
+    return (int64_t)(a < b ? a : b) * ph->p.endpoints + (a < b ? b : a);
+}
+
+int mt_photonic_has_circuit(const mt_photonic *ph, int32_t a, int32_t b) {
+    int64_t id;
+    return mt_u64map_get(&ph->by_pair, (uint64_t)pair_key(ph, a, b), &id) && ph->c[id].state == C_UP;
+}
+
+static int idle(const circ *c) {
+    return c->state == C_UP && c->inflight == 0 && c->d[0].head < 0 && c->d[1].head < 0 &&
+           !c->d[0].busy && !c->d[1].busy;
+}
+
+/* LRU idle circuit at endpoint e, or -1. O(P). */
+static int32_t lru_idle(const mt_photonic *ph, int32_t e) {
+    const endpoint *E = &ph->ep[e];
+    int32_t best = -1;
+    for (int32_t i = 0; i < E->nports; i++) {
+        const circ *c = &ph->c[E->circ[i]];
+        if (idle(c) && (best < 0 || c->last_used < ph->c[best].last_used)) best = E->circ[i];
+    }
+    return best;
+}
+
+static void drop_port(endpoint *E, int32_t cid) {
+    for (int32_t i = 0; i < E->nports; i++)
+        if (E->circ[i] == cid) {
+            E->circ[i] = E->circ[--E->nports];
+            return;
+        }
+}
+
+static void teardown(mt_photonic *ph, int32_t cid) {
+    circ *c = &ph->c[cid];
+    drop_port(&ph->ep[c->a], cid);
+    drop_port(&ph->ep[c->b], cid);
+    c->state = C_DOWN;
+    ph->ctr.teardowns++;
+}
+
+static void on_setup(void *ctx, uint64_t arg);
+
+/* Takes ports at both ends (evicting LRU idle circuits) and starts setup; 0 if it must wait. */
+static int try_acquire(mt_photonic *ph, int32_t cid) {
+    int32_t a = ph->c[cid].a, b = ph->c[cid].b;
+    if ((ph->ep[a].nports >= ph->p.ports && lru_idle(ph, a) < 0) ||
+        (ph->ep[b].nports >= ph->p.ports && lru_idle(ph, b) < 0))
+        return 0;
+    if (ph->ep[a].nports >= ph->p.ports) teardown(ph, lru_idle(ph, a));
+    if (ph->ep[b].nports >= ph->p.ports) teardown(ph, lru_idle(ph, b));
+    circ *c = &ph->c[cid];
+    ph->ep[a].circ[ph->ep[a].nports++] = cid;
+    ph->ep[b].circ[ph->ep[b].nports++] = cid;
+    c->state = C_SETUP;
+    ph->ctr.setups++;
+    ph->st.flow_events++;
+    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->p.setup_ps, on_setup, ph, (uint64_t)cid))
+        oom(ph, "scheduling a circuit setup");
+    return 1;
+}
+
+static void retry_pending(mt_photonic *ph) {
+    int32_t k = 0;
+    for (int32_t i = 0; i < ph->npending; i++)
+        if (!try_acquire(ph, ph->pending[i])) ph->pending[k++] = ph->pending[i];
+    ph->npending = k;
+}
+
+static void release_msg(mt_photonic *ph, int32_t mid);
+static void on_tx_end(void *ctx, uint64_t arg);
+static void on_arrive(void *ctx, uint64_t arg);
+
+/* Starts the next chunk on circuit direction (cid, d) if possible. */
+static void try_tx(mt_photonic *ph, int32_t cid, int d) {
+    circ *c = &ph->c[cid];
+    cdir *D = &c->d[d];
+    if (c->state != C_UP || D->busy || D->waiting || D->head < 0) return;
+    msg *m = &ph->m[D->head];
+    endpoint *R = &ph->ep[m->dst];
+    double chunk = fmin(m->chunk, m->bytes - m->sent);
+    if (R->wlen > 0 || R->buf_free < chunk) {
+        if (!grow((void **)&R->wait, &R->wcap, sizeof(int32_t), R->whead + R->wlen + 1)) {
+            oom(ph, "queueing for a buffer");
+            return;
+        }
+        R->wait[R->whead + R->wlen++] = cid * 2 + d;
+        D->waiting = 1;
+        ph->ctr.buffer_waits++;
+        return;
+    }
+    R->buf_free -= chunk;
+    D->busy = 1;
+    D->cur_chunk = chunk;
+    c->inflight++;
+    ph->st.flow_events++;
+    mt_time_ps t = mt_sched_now(ph->sched) + mt_ps_ceil(chunk / ph->circ_bw);
+    if (!mt_sched_at(ph->sched, t, on_tx_end, ph, (uint64_t)(cid * 2 + d))) oom(ph, "scheduling a chunk");
+}
+
+static void on_setup(void *ctx, uint64_t arg) {
+    mt_photonic *ph = ctx;
+    int32_t cid = (int32_t)arg;
+    ph->c[cid].state = C_UP;
+    ph->c[cid].last_used = mt_sched_now(ph->sched);
+    try_tx(ph, cid, 0);
+    try_tx(ph, cid, 1);
+}
+
+static void on_tx_end(void *ctx, uint64_t arg) {
+    mt_photonic *ph = ctx;
+    int32_t cid = (int32_t)(arg / 2);
+    int d = (int)(arg % 2);
+    cdir *D = &ph->c[cid].d[d];
+    int32_t mid = D->head;
+    msg *m = &ph->m[mid];
+    D->busy = 0;
+    m->sent += D->cur_chunk;
+    if (m->sent >= m->bytes) { /* last chunk left: next message may start */
+        D->head = m->next;
+        if (D->head < 0) D->tail = -1;
+    }
+    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->p.latency_ps, on_arrive, ph,
+                     (uint64_t)mid))
+        oom(ph, "scheduling an arrival");
+    try_tx(ph, cid, d);
+}
+
+static void on_arrive(void *ctx, uint64_t arg) {
+    mt_photonic *ph = ctx;
+    int32_t mid = (int32_t)arg;
+    msg *m = &ph->m[mid];
+    double chunk = fmin(m->chunk, m->bytes - m->arrived);
+    m->arrived += chunk;
+    endpoint *R = &ph->ep[m->dst];
+    R->buf_free += chunk;
+    int64_t v = 0;
+    mt_u64map_get(&ph->by_pair, (uint64_t)pair_key(ph, m->src, m->dst), &v);
+    int32_t cid = (int32_t)v;
+    circ *c = &ph->c[cid];
+    c->inflight--;
+    c->last_used = mt_sched_now(ph->sched);
+    /* wake buffer waiters at this receiver in FIFO order */
+    while (R->wlen > 0) {
+        int32_t w = R->wait[R->whead];
+        circ *wc = &ph->c[w / 2];
+        msg *wm = &ph->m[wc->d[w % 2].head];
+        if (R->buf_free < fmin(wm->chunk, wm->bytes - wm->sent)) break;
+        R->whead++;
+        R->wlen--;
+        wc->d[w % 2].waiting = 0;
+        if (R->wlen == 0) R->whead = 0;
+        try_tx(ph, w / 2, w % 2);
+    }
+    int done = m->arrived >= m->bytes;
+    mt_delivered_fn fn = m->fn;
+    void *fctx = m->ctx;
+    uint64_t tag = m->tag;
+    if (done) {
+        ph->st.delivered++;
+        ph->st.bytes += m->bytes;
+        release_msg(ph, mid);
+    }
+    if (idle(&ph->c[cid]) && ph->npending > 0) retry_pending(ph);
+    if (done && fn) fn(fctx, tag);
+}
+
+static void release_msg(mt_photonic *ph, int32_t mid) {
+    ph->m[mid].next = ph->mfree;
+    ph->mfree = mid;
+}
+
+static void on_local(void *ctx, uint64_t arg) {
+    mt_photonic *ph = ctx;
+    msg m = ph->m[arg];
+    release_msg(ph, (int32_t)arg);
+    ph->st.delivered++;
+    if (m.fn) m.fn(m.ctx, m.tag);
+}
+
+static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
+                         void *ctx, uint64_t tag, mt_error *err) {
+    mt_photonic *ph = self;
+    if (src < 0 || src >= ph->p.endpoints || dst < 0 || dst >= ph->p.endpoints)
+        return mt_fail(err, MT_EINVAL, "photonic model: endpoint %d or %d outside 0..%d", (int)src,
+                       (int)dst, (int)ph->p.endpoints - 1);
+    if (!(bytes >= 0) || !isfinite(bytes))
+        return mt_fail(err, MT_EINVAL, "photonic model: a send needs bytes >= 0 (got %g)", bytes);
+    int32_t mid = ph->mfree;
+    if (mid >= 0) {
+        ph->mfree = ph->m[mid].next;
+    } else {
+        if (!grow((void **)&ph->m, &ph->mcap, sizeof(msg), ph->nm + 1))
+            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+        mid = ph->nm++;
+    }
+    double chunk = bytes < ph->p.buffer_bytes ? bytes : ph->p.buffer_bytes;
+    ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, fn, ctx, tag};
+    ph->st.sends++;
+    if (src == dst || bytes == 0) { /* nothing crosses the fabric: latency only */
+        mt_time_ps t = mt_sched_now(ph->sched) + (src == dst ? 0 : ph->p.latency_ps);
+        if (!mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
+            release_msg(ph, mid);
+            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+        }
+        return MT_OK;
+    }
+    int64_t key = pair_key(ph, src, dst), v;
+    int32_t cid;
+    if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
+        cid = (int32_t)v;
+    } else {
+        if (!grow((void **)&ph->c, &ph->ccap, sizeof(circ), ph->nc + 1) ||
+            mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
+            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+        cid = ph->nc++;
+        circ *c = &ph->c[cid];
+        memset(c, 0, sizeof *c);
+        c->a = src < dst ? src : dst;
+        c->b = src < dst ? dst : src;
+        c->state = C_DOWN;
+        c->d[0].head = c->d[0].tail = c->d[1].head = c->d[1].tail = -1;
+    }
+    circ *c = &ph->c[cid];
+    int d = src < dst ? 0 : 1;
+    if (c->d[d].tail >= 0)
+        ph->m[c->d[d].tail].next = mid;
+    else
+        c->d[d].head = mid;
+    c->d[d].tail = mid;
+    if (c->state == C_DOWN) {
+        c->state = C_PENDING;
+        if (!try_acquire(ph, cid)) {
+            if (!grow((void **)&ph->pending, &ph->pcap, sizeof(int32_t), ph->npending + 1))
+                return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+            ph->pending[ph->npending++] = cid;
+            ph->ctr.port_waits++;
+        }
+    } else {
+        try_tx(ph, cid, d);
+    }
+    return MT_OK;
+}
+
+static int32_t ph_endpoints(void *self, const int32_t **ids) {
+    mt_photonic *ph = self;
+    *ids = ph->ids;
+    return ph->p.endpoints;
+}
+static void ph_stats(void *self, mt_netstats *out) { *out = ((mt_photonic *)self)->st; }
+static void ph_destroy(void *self) { mt_photonic_free(self); }
+
+static const mt_netmodel_ops photonic_ops = {
+    .name = "photonic",
+    .send = ph_send,
+    .endpoints = ph_endpoints,
+    .stats = ph_stats,
+    .destroy = ph_destroy,
+};
+
+mt_netmodel mt_photonic_netmodel(mt_photonic *ph) { return (mt_netmodel){&photonic_ops, ph}; }
