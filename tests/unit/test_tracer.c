@@ -1,0 +1,280 @@
+/* Unit tests for the trace readers and linker on small hand-written fixtures
+ * (tests/fixtures/small: a Kineto + ET 1.0.1 pair whose numbers are worked out by hand;
+ * small-chakra-et.json: the same ET in the chakra layout; triosim/: a TrioSim CSV pair).
+ *
+ * Hand computation for the small pair (step ProfilerStep#5):
+ *   ops: aten::linear (kernel 100 us), aten::relu (20 us), AddmmBackward0 evaluate_function
+ *   (two overlapping kernels [210,310) and [250,350): union 140 us), AccumulateGrad (no kernel),
+ *   aten::_foreach_add_ (memset 10 us) -> device total 270 us.
+ *   parameters: weight [16,8] + bias [16] updated by _foreach_add_ and read by linear = 144.
+ *   batch: first input of the linear, [4,8] -> 4.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <zlib.h>
+
+#include "tracer/trace.h"
+
+static char fixture_buf[4][1024];
+
+static const char *fixture(int slot, const char *rel) {
+    const char *root = getenv("MT_FIXTURES");
+    snprintf(fixture_buf[slot], sizeof fixture_buf[slot], "%s/%s", root ? root : "tests/fixtures", rel);
+    return fixture_buf[slot];
+}
+
+static trace *load1(const char *a, const char *b, int step, mt_status want, mt_error *err) {
+    const char *paths[2] = {a, b};
+    trace_load_opts o;
+    trace_load_opts_init(&o);
+    o.step = step;
+    trace *t = NULL;
+    mt_error e = {0};
+    mt_status rc = trace_load(paths, b ? 2 : 1, &o, &t, &e);
+    if (rc != want) fprintf(stderr, "load: %s\n", e.msg);
+    assert_int_equal(rc, want);
+    if (err) *err = e;
+    return t;
+}
+
+static const trace_op *find_op(const trace *t, const char *name) {
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (strstr(t->ops[i].name, name)) return &t->ops[i];
+    return NULL;
+}
+
+static void check_small(const trace *t) {
+    assert_int_equal(t->step, 5);
+    assert_int_equal(t->n_ops, 5);
+    assert_string_equal(t->device_name, "Test GPU 80GB");
+    assert_int_equal(t->batch_size, 4);
+    assert_int_equal(t->param_count, 144);
+    assert_true(t->param_bytes == 576.0);
+    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(t->dev_union_ns, 270000);
+    assert_int_equal(t->n_kernels, 5);
+    const trace_op *lin = find_op(t, "aten::linear");
+    assert_non_null(lin);
+    assert_int_equal(lin->phase, TRACE_PHASE_FORWARD);
+    assert_int_equal(lin->dev_ns, 100000); /* kernel launched by the nested aten::addmm */
+    assert_int_equal(lin->in_count, 3);
+    const trace_op *bw = find_op(t, "AddmmBackward0");
+    assert_non_null(bw);
+    assert_int_equal(bw->phase, TRACE_PHASE_BACKWARD);
+    assert_int_equal(bw->dev_ns, 140000); /* union of overlapping kernels */
+    assert_int_equal(bw->layer, lin->layer); /* same sequence number */
+    const trace_op *opt = find_op(t, "_foreach_add_");
+    assert_non_null(opt);
+    assert_int_equal(opt->phase, TRACE_PHASE_OPTIMIZER);
+    assert_int_equal(t->phase_ns[TRACE_PHASE_FORWARD], 120000);
+    assert_int_equal(t->phase_ns[TRACE_PHASE_BACKWARD], 140000);
+    assert_int_equal(t->phase_ns[TRACE_PHASE_OPTIMIZER], 10000);
+    assert_int_equal(t->n_layers, 1);
+    assert_true(t->grad_bytes == 512.0); /* AccumulateGrad input [16,8] */
+}
+
+static void pair_external_id(void **state) {
+    (void)state;
+    trace *t = load1(fixture(0, "small"), NULL, -1, MT_OK, NULL);
+    assert_int_equal(t->format, TRACE_FORMAT_KINETO_ET);
+    assert_int_equal(t->link.method, TRACE_LINK_EXTERNAL);
+    assert_int_equal(t->link.matched, 8);
+    assert_int_equal(t->link.unmatched, 2);
+    check_small(t);
+    trace_free(t);
+}
+
+static void chakra_layout(void **state) {
+    (void)state;
+    trace *t = load1(fixture(0, "small/kineto.json"), fixture(1, "small-chakra-et.json"), -1,
+                     MT_OK, NULL);
+    assert_int_equal(t->link.method, TRACE_LINK_EXTERNAL);
+    check_small(t);
+    trace_free(t);
+}
+
+/* Writes `root` (or raw text) to a temp file; returns its path in buf. */
+static const char *write_tmp(char *buf, size_t len, json_t *root, const char *text, int gz) {
+    snprintf(buf, len, "/tmp/mt_test_XXXXXX");
+    int fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+    char *s = root ? json_dumps(root, 0) : NULL;
+    const char *body = s ? s : text;
+    if (gz) {
+        gzFile g = gzopen(buf, "wb");
+        assert_non_null(g);
+        gzwrite(g, body, (unsigned)strlen(body));
+        gzclose(g);
+    } else {
+        FILE *f = fopen(buf, "w");
+        assert_non_null(f);
+        fputs(body, f);
+        fclose(f);
+    }
+    free(s);
+    return buf;
+}
+
+static json_t *load_json(const char *path) {
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    assert_non_null(j);
+    return j;
+}
+
+static void order_linking(void **state) {
+    (void)state;
+    json_t *et = load_json(fixture(0, "small/et.json"));
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(et, "nodes"), i, n) {
+        json_int_t rf = json_integer_value(json_object_get(n, "rf_id"));
+        if (rf > 0) json_object_set_new(n, "rf_id", json_integer(rf + 1000));
+    }
+    char p[64];
+    write_tmp(p, sizeof p, et, NULL, 0);
+    trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_OK, NULL);
+    assert_int_equal(t->link.method, TRACE_LINK_ORDER);
+    assert_int_equal(t->link.matched, 8);
+    check_small(t);
+    trace_free(t);
+    unlink(p);
+    json_decref(et);
+}
+
+static void mismatched_pair_refused(void **state) {
+    (void)state;
+    json_t *et = load_json(fixture(0, "small/et.json"));
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(et, "nodes"), i, n) {
+        if (json_integer_value(json_object_get(n, "rf_id")) > 0)
+            json_object_set_new(n, "name", json_sprintf("other::op_%zu", i));
+    }
+    char p[64];
+    write_tmp(p, sizeof p, et, NULL, 0);
+    mt_error e;
+    trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_EFORMAT, &e);
+    assert_null(t);
+    assert_non_null(strstr(e.msg, "do not describe the same run"));
+    assert_non_null(strstr(e.msg, p));
+    unlink(p);
+    json_decref(et);
+}
+
+static void kineto_only_and_steps(void **state) {
+    (void)state;
+    trace *t = load1(fixture(0, "small/kineto.json"), NULL, -1, MT_OK, NULL);
+    assert_int_equal(t->format, TRACE_FORMAT_KINETO);
+    assert_int_equal(t->step, 6); /* no ET: the last step */
+    assert_int_equal(t->n_steps, 2);
+    assert_int_equal(t->n_ops, 1);
+    assert_int_equal(t->ops[0].dev_ns, 7000);
+    trace_free(t);
+    t = load1(fixture(0, "small/kineto.json"), NULL, 5, MT_OK, NULL);
+    assert_int_equal(t->n_ops, 5);
+    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(t->batch_size, 4); /* from Input Dims */
+    trace_free(t);
+    mt_error e;
+    t = load1(fixture(0, "small/kineto.json"), NULL, 9, MT_EINVAL, &e);
+    assert_non_null(strstr(e.msg, "no step 9"));
+}
+
+static void gzip_and_bare_array(void **state) {
+    (void)state;
+    json_t *k = load_json(fixture(0, "small/kineto.json"));
+    char p[64], q[64];
+    write_tmp(p, sizeof p, k, NULL, 1);
+    trace *t = load1(p, fixture(1, "small/et.json"), -1, MT_OK, NULL);
+    check_small(t);
+    trace_free(t);
+    write_tmp(q, sizeof q, json_object_get(k, "traceEvents"), NULL, 0);
+    t = load1(q, NULL, 5, MT_OK, NULL);
+    assert_int_equal(t->n_ops, 5);
+    assert_null(t->device_name); /* the bare form has no deviceProperties */
+    trace_free(t);
+    unlink(p);
+    unlink(q);
+    json_decref(k);
+}
+
+static void bad_inputs(void **state) {
+    (void)state;
+    mt_error e;
+    load1("/nonexistent/trace.json", NULL, -1, MT_EIO, &e);
+    assert_non_null(strstr(e.msg, "/nonexistent/trace.json"));
+
+    char p[64];
+    write_tmp(p, sizeof p, NULL, "{\"traceEvents\": [\n {\"ph\": \"X\",,}]}", 0);
+    load1(p, NULL, -1, MT_EFORMAT, &e);
+    assert_non_null(strstr(e.msg, ":2:")); /* line from jansson */
+    assert_non_null(strstr(e.msg, "invalid JSON"));
+    unlink(p);
+
+    write_tmp(p, sizeof p, NULL, "\x1f\x8b\x08\x00garbage-not-deflate", 0);
+    load1(p, NULL, -1, MT_EIO, &e);
+    assert_non_null(strstr(e.msg, "gzip"));
+    unlink(p);
+
+    write_tmp(p, sizeof p, NULL,
+              "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", "
+              "\"ts\": \"soon\", \"dur\": 3}]}", 0);
+    load1(p, NULL, -1, MT_EFORMAT, &e);
+    assert_non_null(strstr(e.msg, "traceEvents[0]"));
+    unlink(p);
+
+    write_tmp(p, sizeof p, NULL,
+              "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+              "\"ProfilerStep#1\", \"ts\": 10, \"dur\": 3, \"tid\": 1}]}", 0);
+    load1(p, NULL, -1, MT_EFORMAT, &e);
+    assert_non_null(strstr(e.msg, "empty step"));
+    unlink(p);
+
+    write_tmp(p, sizeof p, NULL, "{\"hello\": 1}", 0);
+    load1(p, NULL, -1, MT_EFORMAT, &e);
+    assert_non_null(strstr(e.msg, "neither"));
+    unlink(p);
+
+    write_tmp(p, sizeof p, NULL, "{\"schema\": \"1.0.1\", \"nodes\": [{\"id\": \"x\"}]}", 0);
+    load1(p, NULL, -1, MT_EFORMAT, &e);
+    assert_non_null(strstr(e.msg, "nodes[0]"));
+    unlink(p);
+
+    load1(fixture(0, "triosim/trace.csv"), NULL, -1, MT_EINVAL, &e);
+    assert_non_null(strstr(e.msg, "tensor.csv"));
+}
+
+static void triosim_csv(void **state) {
+    (void)state;
+    trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
+    assert_int_equal(t->format, TRACE_FORMAT_TRIOSIM_CSV);
+    assert_int_equal(t->n_ops, 4);
+    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(t->param_count, 144); /* _foreach_add_ list split by its size period */
+    assert_int_equal(t->batch_size, 4);
+    assert_int_equal(t->ops[2].phase, TRACE_PHASE_BACKWARD);
+    assert_int_equal(t->ops[2].layer, t->ops[0].layer); /* shares the weight */
+    trace_free(t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pair_external_id),     cmocka_unit_test(chakra_layout),
+        cmocka_unit_test(order_linking),        cmocka_unit_test(mismatched_pair_refused),
+        cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
+        cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

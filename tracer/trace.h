@@ -1,0 +1,195 @@
+/* tracer/trace.h — the trace model: what one training step on one GPU did.
+ *
+ * A `trace` is built by trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
+ * or a TrioSim CSV pair, and is read-only afterwards. Everything is stored in flat arrays
+ * indexed by int32 ids; strings are interned in one pool owned by the trace.
+ *
+ * Invariants after a successful load:
+ *  - ops[] are the outermost operators of the selected step, sorted by host start time
+ *    (ties by thread then id). ops[i].id == i.
+ *  - An op's device time is the length of the union of its kernels' intervals (kernels found
+ *    through cuda_runtime correlation, including launches from nested ops). Without kernels
+ *    (CPU-only traces) it is the op's CPU duration and trace.has_device_time is 0.
+ *  - kernels[] are sorted by (op, start); op->kernel_first/count index into it.
+ *  - trefs[] hold the tensor uses of ops: op->in_first/in_count and out_first/out_count.
+ *  - tensors[] are keyed by (ET tensor id, storage id, offset, numel, itemsize), i.e. a
+ *    reused tensor id with a new storage is a new tensor.
+ *  - param_count is the sum of the numel of distinct parameter tensors.
+ * Times are int64 nanoseconds relative to the trace's first event.
+ */
+#ifndef MT_TRACER_TRACE_H
+#define MT_TRACER_TRACE_H
+
+#include <stdint.h>
+
+#include "util/err.h"
+
+typedef enum {
+    TRACE_PHASE_FORWARD = 0,
+    TRACE_PHASE_BACKWARD,
+    TRACE_PHASE_OPTIMIZER,
+    TRACE_PHASE_OTHER,
+    TRACE_PHASE_COUNT
+} trace_phase;
+
+typedef enum {
+    TRACE_ROLE_ACTIVATION = 0,
+    TRACE_ROLE_WEIGHT,
+    TRACE_ROLE_GRADIENT,
+    TRACE_ROLE_OPTSTATE,
+    TRACE_ROLE_INPUT,
+    TRACE_ROLE_OTHER,
+    TRACE_ROLE_COUNT
+} trace_role;
+
+typedef enum {
+    TRACE_COMM_NONE = 0,
+    TRACE_COMM_ALLREDUCE,
+    TRACE_COMM_ALLGATHER,
+    TRACE_COMM_REDUCESCATTER,
+    TRACE_COMM_BROADCAST,
+    TRACE_COMM_REDUCE,
+    TRACE_COMM_ALLTOALL,
+    TRACE_COMM_SEND,
+    TRACE_COMM_RECV,
+    TRACE_COMM_BARRIER,
+    TRACE_COMM_OTHER
+} trace_comm;
+
+typedef enum {
+    TRACE_FORMAT_KINETO_ET = 0, /* Kineto JSON + Execution Trace */
+    TRACE_FORMAT_KINETO,        /* Kineto JSON alone */
+    TRACE_FORMAT_ET,            /* Execution Trace alone (no timings) */
+    TRACE_FORMAT_TRIOSIM_CSV    /* TrioSim trace.csv + tensor.csv */
+} trace_format;
+
+typedef enum {
+    TRACE_LINK_NONE = 0,  /* nothing to link (single file) */
+    TRACE_LINK_RF_ID,     /* Kineto "Record function id" == ET rf_id */
+    TRACE_LINK_EXTERNAL,  /* Kineto "External id" == ET rf_id */
+    TRACE_LINK_ORDER      /* per thread, ET nodes by id against Kineto ops by ts */
+} trace_link_method;
+
+typedef enum { TRACE_KERNEL = 0, TRACE_MEMCPY, TRACE_MEMSET } trace_kernel_kind;
+
+typedef struct trace_kernel {
+    int64_t start_ns, dur_ns;
+    int32_t op;     /* owning outermost op */
+    int32_t stream; /* device stream, -1 unknown */
+    const char *name;
+    trace_kernel_kind kind;
+} trace_kernel;
+
+typedef struct trace_tensor {
+    int64_t et_id, storage_id, offset, numel;
+    int32_t itemsize;     /* bytes per element */
+    int32_t first_op;     /* first op (outermost) that uses it, -1 unknown */
+    double bytes;         /* numel * itemsize */
+    trace_role role;
+    const char *dtype;    /* "float", "c10::BFloat16", ... or NULL */
+    const char *device;   /* "cuda:0", "cpu", or NULL */
+} trace_tensor;
+
+/* One use of a tensor by an op, with the shape it had there. */
+typedef struct trace_tref {
+    int32_t tensor;     /* index into tensors[] */
+    int32_t shape_off;  /* index into dims[] */
+    int32_t ndim;
+    int32_t arg;        /* argument position in the op's inputs/outputs (lists share one) */
+} trace_tref;
+
+typedef struct trace_op {
+    int32_t id;
+    const char *name;      /* outermost name, e.g. "aten::conv2d" */
+    const char *kind;      /* representative aten op for modelling, e.g. "aten::convolution_backward"; equals name when none */
+    trace_phase phase;
+    int32_t layer;         /* index into layers[], -1 when none */
+    int64_t tid;           /* host thread id as in the trace */
+    int64_t cpu_start_ns, cpu_dur_ns;
+    int64_t dev_start_ns;  /* first kernel start, or cpu_start_ns when no kernels */
+    int64_t dev_end_ns;    /* last kernel end, or cpu end */
+    int64_t dev_ns;        /* union of kernel intervals, or cpu_dur_ns when no kernels */
+    int32_t kernel_first, kernel_count;
+    int32_t in_first, in_count, out_first, out_count; /* into trefs[] */
+    int64_t seq;           /* autograd sequence number, -1 when none */
+    int64_t et_node;       /* linked ET node id, -1 when none */
+    trace_comm comm;       /* communication op kind, TRACE_COMM_NONE for compute */
+    double comm_bytes;     /* bytes of the collective's buffer on this rank */
+    int32_t comm_group;    /* group size, 0 unknown */
+} trace_op;
+
+typedef struct trace_layer {
+    const char *name;      /* nn.Module path, or "seq:<n>" when grouped by sequence number */
+    int32_t n_ops;
+    int64_t dev_ns[TRACE_PHASE_COUNT];
+    double param_bytes;
+} trace_layer;
+
+typedef struct trace_link_stats {
+    trace_link_method method;
+    int64_t matched, unmatched;      /* ET nodes (or Kineto ops) matched / not */
+    int64_t names_equal;             /* of the matched, how many had equal names */
+} trace_link_stats;
+
+typedef struct trace {
+    trace_format format;
+    char *kineto_path, *et_path;     /* or trace.csv / tensor.csv for TrioSim */
+    const char *device_name;         /* GPU name from deviceProperties, or "cpu"/NULL */
+    int64_t device_mem_bytes;
+    int64_t batch_size;              /* inferred from the model input, 0 unknown */
+    int step;                        /* selected step number (ProfilerStep#N or index), -1 none */
+    int n_steps;                     /* complete steps seen in the Kineto trace */
+    int has_device_time;             /* kernels were found */
+    int has_et;
+
+    trace_op *ops;           int32_t n_ops;
+    trace_kernel *kernels;   int32_t n_kernels;
+    trace_tensor *tensors;   int32_t n_tensors;
+    trace_tref *trefs;       int32_t n_trefs;
+    int64_t *dims;           int32_t n_dims;
+    trace_layer *layers;     int32_t n_layers;
+
+    int64_t step_start_ns, step_end_ns;   /* host wall span of the step */
+    int64_t dev_union_ns;                 /* union of all kernel intervals of the step */
+    int64_t phase_ns[TRACE_PHASE_COUNT];  /* sum of op dev_ns per phase */
+    int64_t comm_ns;                      /* device time of communication ops */
+    int64_t param_count;
+    double param_bytes, grad_bytes, optstate_bytes, activation_bytes, input_bytes;
+    trace_link_stats link;
+
+    struct trace_strpool *pool;      /* interned strings (private) */
+} trace;
+
+typedef struct trace_load_opts {
+    int step;             /* -1: the step the ET covers, else the last complete one */
+    double min_link_ratio;/* refuse a pair with fewer matched ET nodes than this (default 0.5) */
+} trace_load_opts;
+
+void trace_load_opts_init(trace_load_opts *o);
+
+/* Loads a trace from `paths` (n_paths >= 1): a directory holding a Kineto+ET pair or a TrioSim
+ * CSV pair, or explicit files (formats detected by content, not name). On failure returns a
+ * non-OK status with a one-line message naming the file and what to do; *out is untouched.
+ * Cost: O(total input size + events log events). */
+mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
+                     trace **out, mt_error *err);
+
+void trace_free(trace *t);
+
+const char *trace_phase_name(trace_phase p);
+const char *trace_role_name(trace_role r);
+const char *trace_comm_name(trace_comm c);
+const char *trace_format_name(trace_format f);
+const char *trace_link_method_name(trace_link_method m);
+
+/* Convenience accessors. */
+static inline const trace_tref *trace_op_inputs(const trace *t, const trace_op *op) {
+    return t->trefs + op->in_first;
+}
+static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op *op) {
+    return t->trefs + op->out_first;
+}
+/* Total device time of the step: sum over ops of dev_ns. */
+int64_t trace_total_dev_ns(const trace *t);
+
+#endif
