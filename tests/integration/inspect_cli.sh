@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Integration: `mitosis inspect` on the project's own traces (traces/) and its bad-input paths:
+# each must be one line on stderr and exit code 2, never a crash.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for d in "$root"/traces/*/; do
+  [ -f "$d/meta.json" ] || continue
+  "$bin" inspect "$d" --json > "$tmp/o.json"
+  check "inspect traces/$(basename "$d") matches meta.json" 'python3 -c "
+import json; d=json.load(open(\"$tmp/o.json\")); m=json.load(open(\"$d/meta.json\"))
+assert d[\"batch_size\"]==m[\"batch\"], (d[\"batch_size\"], m[\"batch\"])
+assert d[\"param_count\"]==m[\"parameters\"], (d[\"param_count\"], m[\"parameters\"])
+assert d[\"link\"][\"unmatched\"]==0"'
+done
+
+bad() { # name, expected substring, args...
+  local name=$1 want=$2; shift 2
+  "$bin" "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  check "$name: exit 2" '[ $rc -eq 2 ]'
+  check "$name: one line naming the problem" '[ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "$want" "$tmp/err"'
+}
+bad "missing file" "/no/such/file.json" inspect /no/such/file.json
+printf '{"traceEvents": [\n{"ph": "X",,}]}' > "$tmp/broken.json"
+bad "invalid JSON with line" "broken.json:2:" inspect "$tmp/broken.json"
+printf '\x1f\x8bnot really gzip' > "$tmp/bad.json.gz"
+bad "unreadable gzip" "gzip" inspect "$tmp/bad.json.gz"
+mkdir "$tmp/empty"
+bad "directory without a trace" "no Kineto" inspect "$tmp/empty"
+bad "unknown option" "unknown option" inspect --frobnicate x
+bad "bad step" "step" inspect "$root/tests/fixtures/small" --step 42
+bad "unknown command" "unknown command" frobnicate
+exit $fail
