@@ -9,7 +9,10 @@
 #define GBPS 1e9
 #define MAX_SIZE 1000000
 
-void mt_topo_params_init(mt_topo_params *p) { memset(p, 0, sizeof *p); }
+void mt_topo_params_init(mt_topo_params *p) {
+    memset(p, 0, sizeof *p);
+    p->link_lat_ns = p->nic_lat_ns = -1;
+}
 
 const char *mt_topo_presets_help(void) {
     return "topologies (--topology SPEC):\n"
@@ -94,7 +97,7 @@ typedef struct tier {
 } tier;
 
 static tier pick(double bw, double lat_ns, double def_bw, double def_lat_ns) {
-    tier t = {bw > 0 ? bw : def_bw, (mt_time_ps)((lat_ns > 0 ? lat_ns : def_lat_ns) * 1000.0 + 0.5)};
+    tier t = {bw > 0 ? bw : def_bw, (mt_time_ps)((lat_ns >= 0 ? lat_ns : def_lat_ns) * 1000.0 + 0.5)};
     return t;
 }
 

@@ -51,7 +51,7 @@ static mt_status load_json_into(mt_topo *t, const char *path, json_t *root, cons
                                 mt_error *err) {
     char where[96];
     double def_bw = p->link_bw_Bps > 0 ? p->link_bw_Bps : 100e9;
-    double def_lat = p->link_lat_ns > 0 ? p->link_lat_ns : 500;
+    double def_lat = p->link_lat_ns >= 0 ? p->link_lat_ns : 500;
     if (!json_is_object(root))
         return mt_fail(err, MT_EFORMAT, "%s: the top level must be an object with \"nodes\" and "
                        "\"links\"", path);
@@ -60,7 +60,7 @@ static mt_status load_json_into(mt_topo *t, const char *path, json_t *root, cons
         json_t *v;
         if ((v = json_object_get(defs, "bandwidth")) && p->link_bw_Bps <= 0)
             MT_CHECK(json_qty(path, "defaults.bandwidth", v, 1, &def_bw, err));
-        if ((v = json_object_get(defs, "latency")) && p->link_lat_ns <= 0)
+        if ((v = json_object_get(defs, "latency")) && p->link_lat_ns < 0)
             MT_CHECK(json_qty(path, "defaults.latency", v, 0, &def_lat, err));
     }
     json_t *nodes = json_object_get(root, "nodes"), *links = json_object_get(root, "links");

@@ -12,7 +12,8 @@
  *   multinode:nodes=M,gpus=G[,fabric=rail|switch]   M nodes of G GPUs on an NVSwitch, one NIC
  *                   per GPU; NICs on G rail switches (rail) or one switch (switch)
  * Tiers: `link` is the GPU tier (NVLink or the preset's only links), `nic` the GPU-NIC and
- * NIC-fabric tier. A parameter left at 0 takes the preset's default (printed by --help).
+ * NIC-fabric tier. A bandwidth left at 0 or a latency left < 0 (mt_topo_params_init) takes
+ * the preset's default (printed by --help).
  *
  * JSON file: {"defaults": {"bandwidth": "100GB/s", "latency": "500ns"},
  *             "nodes": ["gpu0", {"name": "sw0", "kind": "switch"}, ...],
@@ -35,8 +36,8 @@
 #include "util/err.h"
 
 typedef struct mt_topo_params {
-    double link_bw_Bps, link_lat_ns; /* GPU tier; 0 = preset default */
-    double nic_bw_Bps, nic_lat_ns;   /* NIC / inter-node tier; 0 = preset default */
+    double link_bw_Bps, link_lat_ns; /* GPU tier; bw 0 / lat < 0 = preset default */
+    double nic_bw_Bps, nic_lat_ns;   /* NIC / inter-node tier, same convention */
     mt_route_metric metric;
     int ecmp;
 } mt_topo_params;

@@ -1,0 +1,194 @@
+/* Unit tests for extrapolate/collective + sim/collexec on the flow model: the closed forms
+ * of ring all-reduce (N = 2..64, within 0.1%), reduce-scatter/all-gather, direct exchange on a
+ * switch, hier = intra + inter, schedule shapes and refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <igraph.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extrapolate/collective.h"
+#include "netmodels/registry.h"
+#include "netmodels/topologies.h"
+#include "sim/collexec.h"
+#include "sim/engine.h"
+
+/* Time (s) of a collective on a preset with GPU-tier bandwidth bw and latency lat_ns. */
+static double run(const char *spec, double bw, double lat_ns, mt_coll_op op, mt_coll_algo algo,
+                  double bytes, int32_t chunks, int32_t per_node) {
+    mt_topo_params tp;
+    mt_topo_params_init(&tp);
+    tp.link_bw_Bps = bw;
+    tp.link_lat_ns = lat_ns;
+    tp.nic_bw_Bps = bw;
+    tp.nic_lat_ns = lat_ns;
+    mt_topo *t;
+    mt_error err = {0};
+    assert_int_equal(mt_topo_build(spec, &tp, &t, &err), MT_OK);
+    int32_t n;
+    mt_topo_gpus(t, &n);
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.op = op;
+    p.algo = algo;
+    p.nranks = n;
+    p.bytes = bytes;
+    p.chunks = chunks;
+    p.ranks_per_node = per_node;
+    mt_coll_schedule *s;
+    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
+    mt_engine *e = mt_engine_new();
+    mt_netmodel net;
+    assert_int_equal(mt_netmodel_create("flow", t, NULL, mt_engine_sched(e), &net, &err), MT_OK);
+    mt_time_ps ps = -1;
+    assert_int_equal(mt_collexec_time(s, &net, e, NULL, &ps, &err), MT_OK);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_coll_free(s);
+    mt_topo_free(t);
+    return (double)ps / 1e12;
+}
+
+static void ring_allreduce_closed_form(void **state) {
+    (void)state;
+    const double S = 1e9, B = 100e9, alpha = 2e-6;
+    double worst = 0;
+    for (int n = 2; n <= 64; n++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "ring:%d", n);
+        double got = run(spec, B, alpha * 1e9, MT_COLL_ALLREDUCE, MT_ALGO_RING, S, 1, 1);
+        double want = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * alpha;
+        double rel = fabs(got - want) / want;
+        if (rel > worst) worst = rel;
+        assert_true(rel < 1e-3);
+    }
+    /* integer picoseconds: the error is rounding only */
+    assert_true(worst < 1e-8);
+}
+
+static void ring_allgather_and_reducescatter(void **state) {
+    (void)state;
+    const double S = 64e6, B = 50e9, alpha = 1e-6;
+    for (int n = 2; n <= 16; n *= 2) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "ring:%d,uni", n);
+        double want = (n - 1.0) / n * S / B + (n - 1) * alpha;
+        for (int op = MT_COLL_REDUCESCATTER; op <= MT_COLL_ALLGATHER; op++) {
+            double got = run(spec, B, alpha * 1e9, (mt_coll_op)op, MT_ALGO_RING, S, 1, 1);
+            assert_true(fabs(got - want) / want < 1e-6);
+        }
+    }
+}
+
+/* On one non-blocking switch each GPU has one uplink and one downlink of bandwidth B: the
+ * direct reduce-scatter sends (N-1) S/N through each uplink, sharing it fairly: the phase
+ * takes (N-1)/N S/B plus two hops of latency; all-reduce is two such phases. */
+static void direct_on_switch(void **state) {
+    (void)state;
+    const double S = 8e8, B = 100e9, alpha = 1e-6;
+    for (int n = 2; n <= 32; n *= 2) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "switch:%d", n);
+        double phase = (n - 1.0) / n * S / B + 2 * alpha;
+        double got = run(spec, B, alpha * 1e9, MT_COLL_ALLREDUCE, MT_ALGO_DIRECT, S, 1, 1);
+        assert_true(fabs(got - 2 * phase) / (2 * phase) < 1e-6);
+        got = run(spec, B, alpha * 1e9, MT_COLL_ALLTOALL, MT_ALGO_DIRECT, S, 1, 1);
+        assert_true(fabs(got - phase) / phase < 1e-6);
+        /* ring on the switch: same bandwidth term, two hops per step */
+        got = run(spec, B, alpha * 1e9, MT_COLL_ALLREDUCE, MT_ALGO_RING, S, 1, 1);
+        double want = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * 2 * alpha;
+        assert_true(fabs(got - want) / want < 1e-6);
+    }
+}
+
+/* Pipelined chain broadcast on a uni ring: (C + N - 2) chunk times plus the latency of
+ * N - 1 + C - 1 hops... each chunk step costs S/C/B + alpha, and the last chunk leaves the
+ * root after C steps and needs N - 2 more. */
+static void pipelined_broadcast(void **state) {
+    (void)state;
+    const double S = 32e6, B = 10e9, alpha = 1e-6;
+    const int n = 8, c = 16;
+    double got = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, c, 1);
+    double want = (c + n - 2) * (S / c / B + alpha);
+    assert_true(fabs(got - want) / want < 1e-6);
+    double unpiped = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, 1, 1);
+    assert_true(fabs(unpiped - (n - 1) * (S / B + alpha)) / unpiped < 1e-6);
+}
+
+/* hier on multinode with every tier at B: intra ring reduce-scatter over G, inter-node ring
+ * all-reduce of S/G over M nodes, intra all-gather: each at its closed form. */
+static void hier_allreduce(void **state) {
+    (void)state;
+    const double S = 1e9, B = 100e9;
+    const int m = 4, g = 4;
+    double got = run("multinode:nodes=4,gpus=4,fabric=rail", B, 0, MT_COLL_ALLREDUCE,
+                     MT_ALGO_HIER, S, 1, g);
+    double intra = (g - 1.0) / g * S / B;
+    /* inter-node: GPU -> NIC -> rail switch -> NIC -> GPU, every link at B, one flow each */
+    double inter = 2.0 * (m - 1) / m * (S / g) / B;
+    double want = 2 * intra + inter;
+    assert_true(fabs(got - want) / want < 1e-6);
+}
+
+static void tree_allreduce_is_sane(void **state) {
+    (void)state;
+    const double S = 256e6, B = 100e9;
+    double tree = run("switch:16", B, 1000, MT_COLL_ALLREDUCE, MT_ALGO_TREE, S, 0, 1);
+    double ring = run("switch:16", B, 1000, MT_COLL_ALLREDUCE, MT_ALGO_RING, S, 0, 1);
+    /* bandwidth-optimal ring is the lower bound on a switch; a pipelined double tree moves S
+     * up and S down per GPU link: about S/B, so between 2(N-1)/N S/B and ~1.5x that */
+    double bound = 2.0 * 15 / 16 * S / B;
+    assert_true(ring >= bound);
+    assert_true(tree >= bound * 0.99 && tree < bound * 1.6);
+}
+
+static void schedule_shapes_and_refusals(void **state) {
+    (void)state;
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.nranks = 8;
+    p.bytes = 8e6;
+    mt_coll_schedule *s;
+    assert_int_equal(mt_coll_build(&p, &s, NULL), MT_OK);
+    assert_int_equal(s->nsends, 2 * 7 * 8);
+    for (uint32_t i = 0; i < s->nsends; i++) {
+        assert_true(s->sends[i].bytes == 1e6);
+        assert_int_equal(s->sends[i].dst, (s->sends[i].src + 1) % 8);
+        assert_int_equal(s->sends[i].ndeps, i < 8 ? 0 : 1);
+    }
+    mt_coll_free(s);
+    mt_error err = {0};
+    p.algo = MT_ALGO_TREE;
+    p.op = MT_COLL_ALLTOALL;
+    assert_int_equal(mt_coll_build(&p, &s, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "ring or direct"));
+    p.algo = MT_ALGO_HIER;
+    p.op = MT_COLL_ALLREDUCE;
+    p.ranks_per_node = 3;
+    assert_int_equal(mt_coll_build(&p, &s, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "multiple"));
+    mt_coll_op op;
+    assert_int_equal(mt_coll_op_parse("allgather", &op, NULL), MT_OK);
+    assert_int_equal(op, MT_COLL_ALLGATHER);
+    assert_int_equal(mt_coll_op_parse("allsum", &op, &err), MT_EINVAL);
+    assert_true(fabs(mt_coll_busbw_factor(MT_COLL_ALLREDUCE, 8) - 1.75) < 1e-12);
+}
+
+int main(void) {
+    igraph_set_error_handler(igraph_error_handler_printignore);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ring_allreduce_closed_form),
+        cmocka_unit_test(ring_allgather_and_reducescatter),
+        cmocka_unit_test(direct_on_switch),
+        cmocka_unit_test(pipelined_broadcast),
+        cmocka_unit_test(hier_allreduce),
+        cmocka_unit_test(tree_allreduce_is_sane),
+        cmocka_unit_test(schedule_shapes_and_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
