@@ -275,7 +275,7 @@ static int64_t union_len(const int64_t *iv, int64_t n) {
 }
 
 static void device_times(trace *t, int64_t *scratch) {
-    qsort(t->kernels, (size_t)t->n_kernels, sizeof *t->kernels, cmp_kernel);
+    if (t->n_kernels > 0) qsort(t->kernels, (size_t)t->n_kernels, sizeof *t->kernels, cmp_kernel);
     t->has_device_time = t->n_kernels > 0;
     int32_t k = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -309,7 +309,7 @@ static void device_times(trace *t, int64_t *scratch) {
         scratch[2 * j] = t->kernels[j].start_ns;
         scratch[2 * j + 1] = t->kernels[j].start_ns + t->kernels[j].dur_ns;
     }
-    qsort(scratch, (size_t)t->n_kernels, 2 * sizeof *scratch, cmp_i64);
+    if (t->n_kernels > 0) qsort(scratch, (size_t)t->n_kernels, 2 * sizeof *scratch, cmp_i64);
     t->dev_union_ns = t->has_device_time ? union_len(scratch, t->n_kernels) : 0;
 }
 

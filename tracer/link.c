@@ -318,7 +318,7 @@ static mt_status find_steps(const kineto_data *k, window **out, int64_t *n_out) 
             w[n].end = x->ts_ns + x->dur_ns;
             n++;
         }
-        qsort(w, (size_t)n, sizeof *w, cmp_window);
+        if (n > 0) qsort(w, (size_t)n, sizeof *w, cmp_window);
         for (int64_t i = 0; i < n; i++) {
             w[i].start = i == 0 ? INT64_MIN : w[i - 1].end;
             w[i].number = (int)i;

@@ -186,7 +186,7 @@ static mt_status scan_dir(found *f, const char *dir, mt_error *err) {
         snprintf(names[n], pl, "%.*s/%s", (int)dl, dir, de->d_name);
         n++;
     }
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 0) qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n && rc == MT_OK; i++) {
         if (mt_is_dir(names[i])) continue;
         rc = add_file(f, names[i], 0, err);
