@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# mitosis topo: presets, files, routes, --dot, and bad input -> exit 2 with one stderr line.
+set -u
+BIN="$1"
+ROOT="${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$BIN" topo ring:8 --link-bw 100GB/s) || fail "ring:8 exit $?"
+echo "$out" | grep -q "nodes: 8 (8 gpu" || fail "ring:8 node count: $out"
+echo "$out" | grep -q "links: 16 directed" || fail "ring:8 links: $out"
+echo "$out" | grep -q "bisection bandwidth: 200.00 GB/s" || fail "ring:8 bisection: $out"
+echo "$out" | grep -q "route gpu0 -> gpu7: gpu0 -> gpu7 (1 hops" || fail "ring:8 route: $out"
+
+out=$("$BIN" topo --topology dgx-h100 --route gpu0 nic3) || fail "dgx-h100 exit"
+echo "$out" | grep -q "gpu0 -> sw0 -> gpu3 -> nic3" || fail "dgx-h100 route: $out"
+
+out=$("$BIN" topo "$ROOT/tests/fixtures/topo/slowlink.json" --route gpu0 gpu2) || fail "json exit"
+echo "$out" | grep -q "bottleneck 1.00 GB/s" || fail "json override: $out"
+
+"$BIN" topo fattree:k=4 --dot "$TMP/ft.dot" >/dev/null || fail "dot exit"
+grep -q "^digraph" "$TMP/ft.dot" || fail "dot content"
+[ "$(grep -c -- '->' "$TMP/ft.dot")" -eq 96 ] || fail "dot edges"
+
+check_bad() { # expected-substring args...
+    local want="$1"; shift
+    "$BIN" "$@" >"$TMP/o" 2>"$TMP/e"
+    local rc=$?
+    [ $rc -eq 2 ] || fail "'$*' exit $rc, want 2"
+    [ "$(wc -l <"$TMP/e")" -eq 1 ] || fail "'$*' stderr not one line: $(cat "$TMP/e")"
+    grep -q -- "$want" "$TMP/e" || fail "'$*' stderr lacks '$want': $(cat "$TMP/e")"
+}
+check_bad "bad topology 'ring:x'" topo ring:x
+check_bad "bad topology 'torus:3'" topo torus:3
+check_bad "badnode.json: links\[0\].dst" topo "$ROOT/tests/fixtures/topo/badnode.json"
+check_bad "badrow.csv:2:" topo "$ROOT/tests/fixtures/topo/badrow.csv"
+check_bad "no-such.json" topo "$TMP/no-such.json"
+check_bad "fast" topo ring:4 --link-bw fast
+check_bad "unknown node 'gpu99'" topo ring:4 --route gpu0 gpu99
+check_bad "no route from gpu1 to gpu0" topo "$ROOT/tests/fixtures/topo/oneway.csv" --route gpu1 gpu0
+echo "topo: ok"
