@@ -163,6 +163,7 @@ int32_t builder_add_op(trace_builder *b, const trace_op *op) {
     trace_op *o = &t->ops[t->n_ops];
     *o = *op;
     o->id = t->n_ops;
+    o->fwd_op = -1;
     o->in_first = o->out_first = t->n_trefs;
     o->in_count = o->out_count = 0;
     o->kernel_first = o->kernel_count = 0;
@@ -474,6 +475,10 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
         trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD) continue;
         int64_t l;
+        if (o->fwd_op >= 0 && t->ops[o->fwd_op].layer >= 0) {
+            o->layer = t->ops[o->fwd_op].layer;
+            continue;
+        }
         if (o->seq >= 0 && mt_imap_get(&seq_layer, o->seq, &l)) {
             o->layer = (int32_t)l;
             continue;

@@ -797,6 +797,31 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             hints[c].module = t->ops[c].phase == TRACE_PHASE_FORWARD
                                   ? module_for(k, &k->ev[cands[c].kev]) : NULL;
     }
+    /* Backward op -> forward op: autograd sequence numbers of every op nested in a forward op
+     * (aten::linear's seq sits on its inner addmm) point at the outermost forward op. */
+    {
+        mt_imap fwd_by_seq;
+        mt_imap_init(&fwd_by_seq);
+        int64_t dummy;
+        for (int64_t i = 0; i < k->n_ev; i++) {
+            const kev *x = &k->ev[i];
+            if (x->seq < 0 || x->outer < 0 || op_of_kev[x->outer] < 0) continue;
+            int32_t oi = op_of_kev[x->outer];
+            if (t->ops[oi].phase != TRACE_PHASE_FORWARD || mt_imap_get(&fwd_by_seq, x->seq, &dummy))
+                continue;
+            if (mt_imap_put(&fwd_by_seq, x->seq, oi) != MT_OK) {
+                mt_imap_destroy(&fwd_by_seq);
+                goto nomem;
+            }
+        }
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            trace_op *o = &t->ops[i];
+            int64_t f;
+            if (o->phase == TRACE_PHASE_BACKWARD && o->seq >= 0 && mt_imap_get(&fwd_by_seq, o->seq, &f))
+                o->fwd_op = (int32_t)f;
+        }
+        mt_imap_destroy(&fwd_by_seq);
+    }
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
     rc = builder_finish(&b, hints, err);
