@@ -17,7 +17,7 @@ static void usage(FILE *out) {
             "  --op allreduce|reducescatter|allgather|broadcast|reduce|alltoall|sendrecv\n"
             "  --bytes SIZE        message size per rank (1G, 8MiB, ...)\n"
             "  --sweep MIN:MAX     sizes MIN, 2*MIN, ... up to MAX instead of --bytes\n"
-            "  --algo ring|tree|direct|hier   (default ring)\n"
+            "  --algo ring|tree|direct|hier|ringflow   (default ring)\n"
             "  --chunks N          pipeline chunks (default: 1, or by size for chains/trees)\n"
             "  --ranks N           ranks (default: every GPU of the topology)\n"
             "  --gpus-per-node G   hier: ranks per node (default 8)\n"

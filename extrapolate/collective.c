@@ -23,10 +23,10 @@ typedef struct builder {
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
                                  "reduce", "alltoall", "sendrecv"};
-static const char *algo_names[] = {"ring", "tree", "direct", "hier"};
+static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow"};
 
 const char *mt_coll_op_name(mt_coll_op op) { return (unsigned)op < 7 ? op_names[op] : "?"; }
-const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 4 ? algo_names[a] : "?"; }
+const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 5 ? algo_names[a] : "?"; }
 
 mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
     for (int i = 0; s && i < 7; i++)
@@ -39,12 +39,12 @@ mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
 }
 
 mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
-    for (int i = 0; s && i < 4; i++)
+    for (int i = 0; s && i < 5; i++)
         if (!strcmp(s, algo_names[i])) {
             *out = (mt_coll_algo)i;
             return MT_OK;
         }
-    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct or hier)",
+    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier or ringflow)",
                    s ? s : "");
 }
 
@@ -190,9 +190,25 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
     for (int32_t i = 0; i < n; i++) all[i] = i;
     mt_status rc = MT_OK;
     mt_coll_op op = p->op;
+    int32_t flow_steps = op == MT_COLL_ALLREDUCE ? 2 * (n - 1)
+                         : (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ? n - 1 : 0;
     if (op == MT_COLL_SENDRECV) {
         add(b, 0, p->root, p->peer, S);
-    } else if (p->algo == MT_ALGO_RING) {
+    } else if (p->algo == MT_ALGO_RINGFLOW && flow_steps > 0) {
+        /* bulk flows i -> i+1 are sends 0..n-1; a join waits for all of them */
+        for (int32_t i = 0; i < n; i++) add_raw(b, i, (i + 1) % n, S * flow_steps / n, NOSEND, NOSEND);
+        uint32_t prev = add_raw(b, 0, 0, 0, 0, n > 1 ? 1 : NOSEND);
+        for (int32_t i = 2; i < n && !b->oom; i++) {
+            if (!grow_u32(&b->s->deps, &b->s->dcap, sizeof(uint32_t), b->s->ndeps + 1)) {
+                b->oom = 1;
+                break;
+            }
+            b->s->deps[b->s->ndeps++] = (uint32_t)i; /* the join is the last send: its deps are the tail */
+            b->s->sends[prev].ndeps++;
+        }
+        for (int32_t k = 0; k < flow_steps - 1 && !b->oom; k++)
+            prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
+    } else if (p->algo == MT_ALGO_RING || p->algo == MT_ALGO_RINGFLOW) {
         if (op == MT_COLL_ALLREDUCE) ring_steps(b, all, 1, n, 2 * (n - 1), S / n);
         else if (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ring_steps(b, all, 1, n, n - 1, S / n);
         else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) chain(b, p->root, op == MT_COLL_REDUCE, S);
@@ -266,13 +282,14 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
         return mt_fail(err, MT_EINVAL, "a collective needs 1..1048576 ranks (got %d)", (int)p->nranks);
     if (!(p->bytes >= 0) || p->bytes > 1e18)
         return mt_fail(err, MT_EINVAL, "collective size must be >= 0 bytes (got %g)", p->bytes);
-    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_HIER)
+    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_RINGFLOW)
         return mt_fail(err, MT_EINVAL, "bad collective op or algorithm");
     if (p->root < 0 || p->root >= p->nranks || (p->op == MT_COLL_SENDRECV &&
                                                 (p->peer < 0 || p->peer >= p->nranks)))
         return mt_fail(err, MT_EINVAL, "root %d / peer %d outside ranks 0..%d", (int)p->root,
                        (int)p->peer, (int)p->nranks - 1);
     int32_t chunks = p->chunks > 0 ? p->chunks : default_chunks(p);
+    if (p->algo == MT_ALGO_RINGFLOW) chunks = 1;
     mt_coll_schedule *s = calloc(1, sizeof *s);
     builder b = {.s = s, .n = p->nranks, .lanes = 2};
     size_t slots = (size_t)b.lanes * b.n;

@@ -18,6 +18,13 @@
  *   direct all pairs at once: all-reduce = direct reduce-scatter + direct all-gather.
  *   hier   all-reduce only: ring reduce-scatter inside each node of G ranks, ring all-reduce
  *          of S/G across nodes per local rank, ring all-gather inside nodes.
+ *   ringflow  all-reduce, reduce-scatter, all-gather as the steady state of a finely chunked
+ *          ring: N concurrent neighbour flows of k/N x S bytes (k = 2(N-1) steps for
+ *          all-reduce, N-1 otherwise), then, once all have arrived, a chain of k-1 zero-byte
+ *          neighbour hops for the remaining per-step latencies. On a uniform ring or a
+ *          non-blocking switch it takes exactly k/N x S/B + k x alpha, as ring does, with O(N)
+ *          sends instead of O(N^2); under contention it is the fluid limit of a pipelined ring.
+ *          Other ops fall back to ring. Chunks do not apply.
  * Chunking (chunks = C > 1) splits S into C pipelined pieces: piece c of a send also waits
  * for piece c-1 of the same send. chunks = 0 picks a default: 1 for ring/direct
  * all-reduce-like ops, ceil(S / 1 MiB) capped at 32 for chains and trees.
@@ -41,7 +48,7 @@ typedef enum {
     MT_COLL_SENDRECV
 } mt_coll_op;
 
-typedef enum { MT_ALGO_RING, MT_ALGO_TREE, MT_ALGO_DIRECT, MT_ALGO_HIER } mt_coll_algo;
+typedef enum { MT_ALGO_RING, MT_ALGO_TREE, MT_ALGO_DIRECT, MT_ALGO_HIER, MT_ALGO_RINGFLOW } mt_coll_algo;
 
 typedef struct mt_coll_params {
     mt_coll_op op;
