@@ -11,5 +11,6 @@
 int cmd_inspect(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static const struct command {
     const char *summary;
 } commands[] = {
     {"inspect", cmd_inspect, "read a trace (Kineto+ET, TrioSim CSV) and summarise the step"},
+    {"simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it"},
     {"topo", cmd_topo, "describe a topology: nodes, links, bisection bandwidth, routes"},
     {"collective", cmd_collective, "time a collective on a topology (nccl-tests style table)"},
 };

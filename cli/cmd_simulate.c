@@ -1,0 +1,389 @@
+/* cli/cmd_simulate.c — `mitosis simulate`: one GPU's traced step extrapolated onto N GPUs
+ * under a data / tensor / pipeline / hybrid plan, simulated on a network model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/commands.h"
+#include "cli/netopts.h"
+#include "extrapolate/plan.h"
+#include "extrapolate/program.h"
+#include "sim/engine.h"
+#include "sim/simulate.h"
+#include "tracer/trace.h"
+#include "util/units.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: mitosis simulate TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]\n\n"
+            "Plan (D x T x P must equal N; an unset size takes the GPUs left over, dp first):\n"
+            "  --gpus N              virtual GPUs\n"
+            "  --dp D --tp T --pp P  data-, tensor- and pipeline-parallel sizes\n"
+            "  --strategy S          dp (all-reduce after backward, as DataParallel), ddp (bucketed,\n"
+            "                        overlapping backward; the default data-parallel mode), tp, pp:\n"
+            "                        with no sizes given, all N GPUs go to that strategy\n"
+            "  --batch GLOBAL        global batch (default: the traced batch per replica)\n"
+            "  --micro-batches M     pipeline micro-batches (default P)\n"
+            "  --schedule gpipe|1f1b pipeline schedule (default 1f1b)\n"
+            "  --bucket SIZE         DDP bucket size (default 25MiB)\n"
+            "  --placement ORDER     rank order of t, p, d, innermost first (default tpd: TP ranks\n"
+            "                        adjacent, then stages, then replicas)\n"
+            "  --algo ring|tree|direct|hier|ringflow   collective algorithm (default ring)\n"
+            "  --ring-model auto|steps|flow   ring all-reduce/reduce-scatter/all-gather as every\n"
+            "                        step's sends (steps, O(N^2) sends) or as N pipelined flows\n"
+            "                        plus the per-step latencies (flow, O(N)); both give\n"
+            "                        2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps\n"
+            "                        up to 64 ranks, flow above (default)\n"
+            "  --chunks C            collective pipeline chunks (default by algorithm)\n"
+            "  --gpus-per-node G     hier: ranks per node (default 8)\n"
+            "  --gpu-mem SIZE        warn when a GPU's estimated peak memory exceeds SIZE\n"
+            "                        (default: the traced GPU's memory when known)\n"
+            "Trace:\n"
+            "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n"
+            "Output:\n"
+            "  --json                everything as JSON on stdout\n"
+            "  --per-gpu             one row per GPU (default when N <= 16)\n"
+            "  --layers              per-layer compute and communication\n"
+            "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
+    mt_netopts_help(out);
+}
+
+static int fail_with(const mt_error *e) {
+    fprintf(stderr, "mitosis simulate: %s\n", e->msg);
+    return mt_exit_code(e->code);
+}
+
+static int parse_i32(const char *flag, const char *v, long lo, long hi, int32_t *out, mt_error *err) {
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || *end || !*v || n < lo || n > hi) {
+        mt_fail(err, MT_EINVAL, "%s needs an integer in %ld..%ld (got '%s')", flag, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = (int32_t)n;
+    return 1;
+}
+
+static double ms(mt_time_ps t) { return (double)t / 1e9; }
+
+typedef struct sim_cli {
+    const char *paths[8];
+    int n_paths;
+    trace_load_opts topts;
+    mt_plan plan;
+    const char *strategy;
+    int dp_mode_set;
+    mt_netopts net;
+    int32_t gpus_per_node;
+    double gpu_mem;
+    int as_json, per_gpu, layers;
+} sim_cli;
+
+static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
+    for (int i = 1; i < argc;) {
+        int t = mt_netopts_take(&c->net, argc, argv, &i, err);
+        if (t < 0) return -1;
+        if (t) continue;
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int used = 2;
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(f, "--json")) {
+            c->as_json = 1, used = 1;
+        } else if (!strcmp(f, "--per-gpu")) {
+            c->per_gpu = 1, used = 1;
+        } else if (!strcmp(f, "--layers")) {
+            c->layers = 1, used = 1;
+        } else if (!strcmp(f, "--gpus")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.gpus, err)) return -1;
+        } else if (!strcmp(f, "--dp")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.dp, err)) return -1;
+        } else if (!strcmp(f, "--tp")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.tp, err)) return -1;
+        } else if (!strcmp(f, "--pp")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.pp, err)) return -1;
+        } else if (!strcmp(f, "--micro-batches")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.micro_batches, err)) return -1;
+        } else if (!strcmp(f, "--chunks")) {
+            if (!parse_i32(f, v, 0, 4096, &c->plan.chunks, err)) return -1;
+        } else if (!strcmp(f, "--gpus-per-node")) {
+            if (!parse_i32(f, v, 1, 1 << 20, &c->gpus_per_node, err)) return -1;
+        } else if (!strcmp(f, "--step")) {
+            int32_t s;
+            if (!parse_i32(f, v, 0, 1 << 30, &s, err)) return -1;
+            c->topts.step = s;
+        } else if (!strcmp(f, "--batch")) {
+            int32_t b;
+            if (!parse_i32(f, v, 1, 1 << 30, &b, err)) return -1;
+            c->plan.global_batch = b;
+        } else if (!strcmp(f, "--strategy")) {
+            if (!v) return mt_fail(err, MT_EINVAL, "--strategy needs dp, ddp, tp or pp"), -1;
+            if (strcmp(v, "dp") && strcmp(v, "ddp") && strcmp(v, "tp") && strcmp(v, "pp"))
+                return mt_fail(err, MT_EINVAL, "unknown --strategy '%s' (use dp, ddp, tp or pp)", v), -1;
+            c->strategy = v;
+            if (!strcmp(v, "dp")) c->plan.dp_mode = MT_DP_SYNC, c->dp_mode_set = 1;
+            if (!strcmp(v, "ddp")) c->plan.dp_mode = MT_DP_DDP, c->dp_mode_set = 1;
+        } else if (!strcmp(f, "--schedule")) {
+            if (!v || mt_pp_schedule_parse(v, &c->plan.schedule, err) != MT_OK) {
+                if (!v) mt_fail(err, MT_EINVAL, "--schedule needs gpipe or 1f1b");
+                return -1;
+            }
+        } else if (!strcmp(f, "--placement")) {
+            if (!v || mt_placement_parse(v, c->plan.placement, err) != MT_OK) {
+                if (!v) mt_fail(err, MT_EINVAL, "--placement needs an order such as tpd");
+                return -1;
+            }
+        } else if (!strcmp(f, "--algo")) {
+            if (!v || mt_coll_algo_parse(v, &c->plan.algo, err) != MT_OK) {
+                if (!v) mt_fail(err, MT_EINVAL, "--algo needs ring, tree, direct or hier");
+                return -1;
+            }
+        } else if (!strcmp(f, "--ring-model")) {
+            if (v && !strcmp(v, "auto")) c->plan.ringflow_above = 64;
+            else if (v && !strcmp(v, "steps")) c->plan.ringflow_above = -1;
+            else if (v && !strcmp(v, "flow")) c->plan.ringflow_above = 0;
+            else return mt_fail(err, MT_EINVAL, "--ring-model needs auto, steps or flow"), -1;
+        } else if (!strcmp(f, "--bucket") || !strcmp(f, "--gpu-mem")) {
+            double b;
+            if (!v || mt_parse_bytes(v, &b, err) != MT_OK || b <= 0)
+                return mt_fail(err, MT_EINVAL, "%s needs a size such as 25MiB or 80GB (got '%s')", f,
+                               v ? v : ""), -1;
+            if (!strcmp(f, "--bucket")) c->plan.bucket_bytes = b;
+            else c->gpu_mem = b;
+        } else if (f[0] == '-' && f[1]) {
+            return mt_fail(err, MT_EINVAL, "unknown option '%s' (see mitosis simulate --help)", f), -1;
+        } else {
+            if (c->n_paths >= 8) return mt_fail(err, MT_EINVAL, "too many trace paths"), -1;
+            c->paths[c->n_paths++] = f;
+            used = 1;
+        }
+        i += used;
+    }
+    if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)"), -1;
+    if (c->plan.gpus == 0 && !c->plan.dp && !c->plan.tp && !c->plan.pp)
+        return mt_fail(err, MT_EINVAL, "--gpus is required (or give --dp/--tp/--pp)"), -1;
+    if (c->strategy && !c->plan.dp && !c->plan.tp && !c->plan.pp) {
+        int32_t n = c->plan.gpus;
+        if (!strcmp(c->strategy, "tp")) c->plan.tp = n;
+        else if (!strcmp(c->strategy, "pp")) c->plan.pp = n;
+        else c->plan.dp = n;
+    }
+    return 0;
+}
+
+static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p, const mt_sim_result *r,
+                           const char *topology) {
+    const mt_plan *pl = &p->plan;
+    json_t *o = json_object();
+    json_t *plan = json_object();
+    json_object_set_new(plan, "gpus", json_integer(pl->gpus));
+    json_object_set_new(plan, "dp", json_integer(pl->dp));
+    json_object_set_new(plan, "tp", json_integer(pl->tp));
+    json_object_set_new(plan, "pp", json_integer(pl->pp));
+    json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
+    json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
+    json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
+    json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
+    json_object_set_new(plan, "placement", json_string(pl->placement));
+    json_object_set_new(plan, "algo", json_string(mt_coll_algo_name(pl->algo)));
+    json_object_set_new(plan, "global_batch", json_integer(pl->global_batch));
+    json_object_set_new(plan, "replica_batch", json_integer(pl->replica_batch));
+    json_object_set_new(plan, "micro_batch", json_integer(pl->micro_batch));
+    json_object_set_new(plan, "batch_factor", json_real(pl->batch_factor));
+    json_object_set_new(o, "plan", plan);
+    json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
+    json_object_set_new(o, "topology", json_string(topology));
+    json_object_set_new(o, "network", json_string(c->net.network));
+    json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
+    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps)));
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch / (ms(r->step_ps) / 1e3)));
+    json_t *gs = json_array();
+    for (int32_t i = 0; i < r->n_gpus; i++) {
+        const mt_gpu_stats *g = &r->gpus[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "rank", json_integer(g->rank));
+        json_object_set_new(x, "dp", json_integer(g->dp));
+        json_object_set_new(x, "stage", json_integer(g->stage));
+        json_object_set_new(x, "tp", json_integer(g->tp));
+        json_object_set_new(x, "compute_ms", json_real(ms(g->compute_ps)));
+        json_object_set_new(x, "comm_ms", json_real(ms(g->comm_ps)));
+        json_object_set_new(x, "exposed_comm_ms", json_real(ms(g->exposed_ps)));
+        json_object_set_new(x, "bubble_ms", json_real(ms(g->bubble_ps)));
+        json_object_set_new(x, "idle_ms", json_real(ms(g->idle_ps)));
+        json_object_set_new(x, "finish_ms", json_real(ms(g->finish_ps)));
+        json_object_set_new(x, "peak_live_micro_batches", json_integer(g->peak_live_mb));
+        json_object_set_new(x, "peak_mem_bytes", json_real(g->peak_mem_bytes));
+        json_array_append_new(gs, x);
+    }
+    json_object_set_new(o, "gpus", gs);
+    json_t *ls = json_array();
+    for (int32_t l = 0; l < r->n_layers; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", json_string(t->layers[l].name));
+        json_object_set_new(x, "compute_ms", json_real(r->layer_compute_ps[l] / 1e9));
+        json_object_set_new(x, "comm_ms", json_real(r->layer_comm_ps[l] / 1e9));
+        json_array_append_new(ls, x);
+    }
+    json_object_set_new(o, "layers", ls);
+    json_t *st = json_array();
+    for (int32_t s = 0; s < p->n_stages; s++) {
+        const mt_stage_program *sp = &p->stages[s];
+        json_t *x = json_object();
+        json_object_set_new(x, "layer_first", json_integer(sp->layer_first));
+        json_object_set_new(x, "layer_last", json_integer(sp->layer_last));
+        json_object_set_new(x, "compute_ms", json_real(ms(sp->compute_ps)));
+        json_object_set_new(x, "param_bytes", json_real(sp->param_bytes));
+        json_object_set_new(x, "activation_bytes_per_micro_batch", json_real(sp->act_bytes_per_mb));
+        json_object_set_new(x, "boundary_bytes", json_real(sp->boundary_bytes * pl->batch_factor));
+        json_array_append_new(st, x);
+    }
+    json_object_set_new(o, "stages", st);
+    json_t *sim = json_object();
+    json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(sim, "collectives", json_integer((json_int_t)r->collectives));
+    json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
+    json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
+    json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
+    json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
+    json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
+    json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
+    json_object_set_new(o, "simulation", sim);
+    json_object_set_new(o, "warning", json_string(p->warning));
+    return o;
+}
+
+static void print_gpu_row(const mt_gpu_stats *g, const char *label) {
+    char name[32];
+    if (label) snprintf(name, sizeof name, "%s", label);
+    else snprintf(name, sizeof name, "%d", g->rank);
+    printf("%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage, g->tp,
+           ms(g->compute_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->bubble_ps), ms(g->idle_ps),
+           g->peak_mem_bytes / 1e9);
+}
+
+static void print_text(const sim_cli *c, const trace *t, const mt_program *p, const mt_sim_result *r,
+                       const char *topology) {
+    const mt_plan *pl = &p->plan;
+    char bucket[32];
+    mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
+    printf("plan       %d GPUs = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus, pl->dp,
+           pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    if (pl->dp > 1)
+        printf("           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
+               pl->dp_mode == MT_DP_DDP ? ", bucket " : "", pl->dp_mode == MT_DP_DDP ? bucket : "");
+    if (pl->pp > 1)
+        printf("           pipeline: %s, %d micro-batches\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches);
+    if (pl->global_batch > 0)
+        printf("batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",
+               (long long)pl->global_batch, (long long)pl->replica_batch, (long long)pl->micro_batch,
+               (long long)t->batch_size);
+    else
+        printf("batch      unknown in the trace: each replica runs the traced batch\n");
+    printf("network    %s on %s\n", c->net.network, topology);
+    printf("traced     %.3f ms (one GPU: sum of operator device time)\n", (double)trace_total_dev_ns(t) / 1e6);
+    printf("step time  %.3f ms", ms(r->step_ps));
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        printf("   (%.1f samples/s)", (double)pl->global_batch / (ms(r->step_ps) / 1e3));
+    printf("\n");
+    if (p->warning[0]) printf("warning    %s\n", p->warning);
+    printf("\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
+           "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
+    int all = c->per_gpu || r->n_gpus <= 16;
+    if (all) {
+        for (int32_t i = 0; i < r->n_gpus; i++) print_gpu_row(&r->gpus[i], NULL);
+    } else { /* the GPU that finished last, and the one with the most exposed communication */
+        int32_t last = 0, worst = 0;
+        for (int32_t i = 0; i < r->n_gpus; i++) {
+            if (r->gpus[i].finish_ps > r->gpus[last].finish_ps) last = i;
+            if (r->gpus[i].exposed_ps > r->gpus[worst].exposed_ps) worst = i;
+        }
+        char lab[32];
+        snprintf(lab, sizeof lab, "%d*", r->gpus[last].rank);
+        print_gpu_row(&r->gpus[last], lab);
+        if (worst != last) print_gpu_row(&r->gpus[worst], NULL);
+        printf("(%d GPUs; * finished last; --per-gpu lists all)\n", r->n_gpus);
+    }
+    if (c->layers && r->n_layers > 0) {
+        printf("\n%-32s %12s %12s\n", "layer", "compute ms", "comm ms");
+        for (int32_t l = 0; l < r->n_layers; l++)
+            printf("%-32.32s %12.3f %12.3f\n", t->layers[l].name, r->layer_compute_ps[l] / 1e9,
+                   r->layer_comm_ps[l] / 1e9);
+    }
+    printf("\nsimulated  %llu events, %llu collectives, %llu pipeline sends in %.3f s\n",
+           (unsigned long long)r->events, (unsigned long long)r->collectives, (unsigned long long)r->sends,
+           r->sim_wall_s);
+}
+
+int cmd_simulate(int argc, char **argv) {
+    sim_cli c;
+    memset(&c, 0, sizeof c);
+    trace_load_opts_init(&c.topts);
+    mt_plan_init(&c.plan);
+    mt_netopts_init(&c.net);
+    c.gpus_per_node = 8;
+    mt_error err = {0};
+    int pr = parse_args(&c, argc, argv, &err);
+    if (pr > 0) return 0;
+    if (pr < 0) return fail_with(&err);
+
+    trace *t = NULL;
+    mt_program *prog = NULL;
+    mt_topo *topo = NULL;
+    mt_engine *e = NULL;
+    mt_netmodel net = {0};
+    mt_sim_result *res = NULL;
+    char topo_spec[64];
+    int code = 0;
+    mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
+    if (rc == MT_OK) rc = mt_plan_resolve(&c.plan, t, &err);
+    if (rc == MT_OK) {
+        if (!c.net.topology) {
+            snprintf(topo_spec, sizeof topo_spec, "switch:%d", c.plan.gpus);
+            c.net.topology = topo_spec;
+        }
+        rc = mt_program_build(t, &c.plan, NULL, &prog, &err);
+    }
+    if (rc == MT_OK) rc = mt_netopts_topology(&c.net, &topo, &err);
+    if (rc == MT_OK && !(e = mt_engine_new())) rc = mt_fail(&err, MT_ENOMEM, "out of memory");
+    if (rc == MT_OK) rc = mt_netopts_model(&c.net, topo, mt_engine_sched(e), &net, &err);
+    if (rc == MT_OK) {
+        mt_sim_opts so;
+        mt_sim_opts_init(&so);
+        so.ranks_per_node = c.gpus_per_node;
+        rc = mt_simulate(prog, &net, e, &so, &res, &err);
+    }
+    if (rc != MT_OK) {
+        code = fail_with(&err);
+        goto out;
+    }
+    if (c.as_json) {
+        json_t *o = result_json(&c, t, prog, res, c.net.topology);
+        char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        if (s) puts(s);
+        free(s);
+        json_decref(o);
+    } else {
+        print_text(&c, t, prog, res, c.net.topology);
+    }
+    double limit = c.gpu_mem > 0 ? c.gpu_mem : (double)t->device_mem_bytes;
+    if (limit > 0) {
+        int32_t worst = 0;
+        for (int32_t i = 0; i < res->n_gpus; i++)
+            if (res->gpus[i].peak_mem_bytes > res->gpus[worst].peak_mem_bytes) worst = i;
+        if (res->gpus[worst].peak_mem_bytes > limit)
+            fprintf(stderr, "mitosis simulate: warning: GPU %d needs an estimated %.2f GB, more than the "
+                            "%.2f GB limit (--gpu-mem)\n", worst, res->gpus[worst].peak_mem_bytes / 1e9, limit / 1e9);
+    }
+out:
+    mt_sim_result_free(res);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_topo_free(topo);
+    mt_program_free(prog);
+    trace_free(t);
+    return code;
+}

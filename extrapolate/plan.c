@@ -1,0 +1,136 @@
+/* extrapolate/plan.c — resolving and checking a parallelism plan against a trace. */
+#include "extrapolate/plan.h"
+
+#include <string.h>
+
+void mt_plan_init(mt_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->dp_mode = MT_DP_DDP;
+    p->schedule = MT_PP_1F1B;
+    p->bucket_bytes = 25.0 * 1024 * 1024;
+    memcpy(p->placement, "tpd", 4);
+    p->algo = MT_ALGO_RING;
+    p->ringflow_above = 64;
+}
+
+const char *mt_dp_mode_name(mt_dp_mode m) { return m == MT_DP_DDP ? "ddp" : "dp"; }
+const char *mt_pp_schedule_name(mt_pp_schedule s) { return s == MT_PP_1F1B ? "1f1b" : "gpipe"; }
+
+mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err) {
+    if (!strcmp(s, "dp") || !strcmp(s, "sync")) *out = MT_DP_SYNC;
+    else if (!strcmp(s, "ddp")) *out = MT_DP_DDP;
+    else return mt_fail(err, MT_EINVAL, "unknown data-parallel mode '%s' (use dp or ddp)", s);
+    return MT_OK;
+}
+
+mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err) {
+    if (!strcmp(s, "gpipe")) *out = MT_PP_GPIPE;
+    else if (!strcmp(s, "1f1b")) *out = MT_PP_1F1B;
+    else return mt_fail(err, MT_EINVAL, "unknown pipeline schedule '%s' (use gpipe or 1f1b)", s);
+    return MT_OK;
+}
+
+mt_status mt_placement_parse(const char *s, char out[4], mt_error *err) {
+    if (strlen(s) != 3 || !strchr(s, 't') || !strchr(s, 'p') || !strchr(s, 'd'))
+        return mt_fail(err, MT_EINVAL,
+                       "placement '%s' must be a permutation of t, p, d, innermost first "
+                       "(default tpd: TP ranks adjacent, then stages, then replicas)", s);
+    memcpy(out, s, 4);
+    return MT_OK;
+}
+
+/* Units a pipeline can cut between: layers, or forward ops when the trace has no layers. */
+static int32_t pipeline_units(const trace *t) {
+    if (t->n_layers > 0) return t->n_layers;
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) n += t->ops[i].phase == TRACE_PHASE_FORWARD;
+    return n;
+}
+
+mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
+    if (p->gpus < 0 || p->dp < 0 || p->tp < 0 || p->pp < 0 || p->micro_batches < 0)
+        return mt_fail(err, MT_EINVAL, "GPU counts and micro-batches must be positive");
+    int unset = (p->dp == 0) + (p->tp == 0) + (p->pp == 0);
+    int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+    if (p->gpus == 0) {
+        p->gpus = (int32_t)known;
+    } else if (unset > 0) {
+        if (p->gpus % known)
+            return mt_fail(err, MT_EINVAL,
+                           "%d GPUs cannot hold dp=%d x tp=%d x pp=%d: %d is not a multiple of %lld "
+                           "(change --gpus or the parallel sizes)", p->gpus, p->dp, p->tp, p->pp,
+                           p->gpus, (long long)known);
+        int32_t rest = (int32_t)(p->gpus / known);
+        /* The remaining GPUs go to data parallelism unless dp was given. */
+        if (p->dp == 0) p->dp = rest;
+        else if (p->tp == 0) p->tp = rest;
+        else p->pp = rest;
+    }
+    if (p->dp == 0) p->dp = 1;
+    if (p->tp == 0) p->tp = 1;
+    if (p->pp == 0) p->pp = 1;
+    if ((int64_t)p->dp * p->tp * p->pp != p->gpus)
+        return mt_fail(err, MT_EINVAL,
+                       "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPUs, but --gpus is %d "
+                       "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
+                       (long long)p->dp * p->tp * p->pp, p->gpus);
+    if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
+    if (p->micro_batches == 0) p->micro_batches = p->pp > 1 ? p->pp : 1;
+    if (p->bucket_bytes <= 0) return mt_fail(err, MT_EINVAL, "--bucket must be > 0");
+    int32_t units = pipeline_units(t);
+    if (p->pp > units)
+        return mt_fail(err, MT_EINVAL,
+                       "a pipeline of %d stages needs at least %d layers; the trace has %d "
+                       "(use fewer stages)", p->pp, p->pp, units);
+    int64_t tb = t->batch_size;
+    if (tb <= 0) {
+        if (p->global_batch > 0)
+            return mt_fail(err, MT_EINVAL,
+                           "the trace's batch size is unknown, so --batch cannot rescale it "
+                           "(drop --batch; each replica then runs the traced batch)");
+        p->replica_batch = p->micro_batch = 0;
+        p->batch_factor = 1.0 / p->micro_batches;
+        return MT_OK;
+    }
+    if (p->global_batch == 0) p->global_batch = tb * p->dp;
+    if (p->global_batch % p->dp)
+        return mt_fail(err, MT_EINVAL,
+                       "global batch %lld does not divide over %d data-parallel replicas "
+                       "(use a multiple of %d)", (long long)p->global_batch, p->dp, p->dp);
+    p->replica_batch = p->global_batch / p->dp;
+    if (p->micro_batches > p->replica_batch || p->replica_batch % p->micro_batches)
+        return mt_fail(err, MT_EINVAL,
+                       "replica batch %lld does not split into %d equal micro-batches "
+                       "(choose --micro-batches dividing %lld)", (long long)p->replica_batch,
+                       p->micro_batches, (long long)p->replica_batch);
+    p->micro_batch = p->replica_batch / p->micro_batches;
+    p->batch_factor = (double)p->micro_batch / (double)tb;
+    return MT_OK;
+}
+
+/* Position of each coordinate in the placement order: stride of the innermost is 1. */
+static void strides(const mt_plan *p, int64_t *sd, int64_t *ss, int64_t *st) {
+    int64_t stride = 1;
+    for (int i = 0; i < 3; i++) {
+        char c = p->placement[i];
+        int32_t size = c == 't' ? p->tp : c == 'p' ? p->pp : p->dp;
+        if (c == 't') *st = stride;
+        else if (c == 'p') *ss = stride;
+        else *sd = stride;
+        stride *= size;
+    }
+}
+
+int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
+    int64_t sd, ss, st;
+    strides(p, &sd, &ss, &st);
+    return (int32_t)(d * sd + s * ss + t * st);
+}
+
+void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t) {
+    int64_t sd, ss, st;
+    strides(p, &sd, &ss, &st);
+    *d = (int32_t)(rank / sd % p->dp);
+    *s = (int32_t)(rank / ss % p->pp);
+    *t = (int32_t)(rank / st % p->tp);
+}

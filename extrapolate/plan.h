@@ -1,0 +1,64 @@
+/* extrapolate/plan.h — a parallelism plan: D x T x P GPUs, strategy, micro-batches, placement.
+ *
+ * A plan says how one GPU's step is spread over N = D x T x P virtual GPUs:
+ *   D data-parallel replicas (gradients all-reduced: `sync` after backward as DataParallel, or
+ *     `ddp` buckets that overlap backward), T tensor-parallel ranks (Megatron-style splits),
+ *     P pipeline stages (GPipe or 1F1B over M micro-batches).
+ * Placement maps (d, s, t) to a rank 0..N-1 (rank r talks through the topology's r-th GPU).
+ * The default order, innermost first, is "tpd": TP ranks adjacent (same node), then stages,
+ * then replicas: rank = (d x P + s) x T + t. Any permutation of the three letters is allowed.
+ * Invariant after mt_plan_resolve: dp*tp*pp == gpus, micro_batches >= 1, global_batch and
+ * per-replica batch consistent with the trace (see mt_plan_resolve).
+ */
+#ifndef MT_EXTRAPOLATE_PLAN_H
+#define MT_EXTRAPOLATE_PLAN_H
+
+#include <stdint.h>
+
+#include "extrapolate/collective.h"
+#include "tracer/trace.h"
+#include "util/err.h"
+
+typedef enum { MT_DP_SYNC = 0, MT_DP_DDP } mt_dp_mode;
+typedef enum { MT_PP_GPIPE = 0, MT_PP_1F1B } mt_pp_schedule;
+
+typedef struct mt_plan {
+    int32_t gpus;            /* N; 0 = D*T*P */
+    int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
+    mt_dp_mode dp_mode;      /* default ddp */
+    mt_pp_schedule schedule; /* default 1f1b */
+    int32_t micro_batches;   /* 0 = P when pp > 1, else 1 */
+    double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
+    int64_t global_batch;    /* 0 = trace batch x D (each replica runs the traced batch) */
+    char placement[4];       /* innermost first, a permutation of "tpd"; default "tpd" */
+    mt_coll_algo algo;       /* collective algorithm for every group (default ring) */
+    int32_t chunks;          /* collective chunks, 0 = default */
+    int32_t ringflow_above;  /* ring all-reduce/reduce-scatter/all-gather over more ranks than
+                                this run as ringflow (collective.h): O(N) instead of O(N^2)
+                                sends. Default 64; 0 = always ringflow; -1 = never */
+    /* Filled by mt_plan_resolve: */
+    int64_t replica_batch;   /* global_batch / D */
+    int64_t micro_batch;     /* replica_batch / M */
+    double batch_factor;     /* micro_batch / trace batch (1 when the trace batch is unknown) */
+} mt_plan;
+
+void mt_plan_init(mt_plan *p);
+
+/* Fills the unset sizes and checks the plan against the trace: D*T*P must equal N (an unset
+ * one of dp/tp/pp becomes N / product of the others when that divides), the global batch must
+ * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
+ * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
+ * messages say what to change. */
+mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err);
+
+int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t);
+void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t);
+
+/* "dp" / "ddp", "gpipe" / "1f1b". Parsers return MT_EINVAL with a message. */
+const char *mt_dp_mode_name(mt_dp_mode m);
+const char *mt_pp_schedule_name(mt_pp_schedule s);
+mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err);
+mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err);
+mt_status mt_placement_parse(const char *s, char out[4], mt_error *err);
+
+#endif

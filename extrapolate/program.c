@@ -1,0 +1,797 @@
+/* extrapolate/program.c — builds the per-stage task programs (see program.h).
+ *
+ * Steps, each O(ops + trefs) unless noted:
+ *  1. units: every forward/backward op gets the layer it belongs to (backward ops through
+ *     fwd_op, else their own layer, else the previous backward op's); a trace without layers
+ *     uses one unit per forward op;
+ *  2. stages: units cut into P contiguous ranges minimising the largest forward+backward time
+ *     (binary search on the bound + greedy fill, O(units log time));
+ *  3. tensor parallelism: a walk over forward ops marks split ops and the collectives splits
+ *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary);
+ *  4. gradients: each weight's gradient is ready after the last backward op of the forward op
+ *     that first read it; its stage and split follow that op;
+ *  5. pipeline boundary bytes from tensor producers and consumers (O(tensors x P));
+ *  6. emission of each stage's tasks in schedule order (GPipe or 1F1B) with TP collectives,
+ *     DDP buckets or the sync all-reduce, and the optimizer share of the stage.
+ */
+#include "extrapolate/program.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/vec.h"
+
+/* ---- operator classification ---------------------------------------------------------- */
+
+static int has(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
+
+static int tensor_role(const trace *t, const trace_tref *r) {
+    return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
+}
+
+static int op_reads_role(const trace *t, const trace_op *o, trace_role role) {
+    for (int32_t j = 0; j < o->in_count; j++)
+        if (tensor_role(t, &t->trefs[o->in_first + j]) == (int)role) return 1;
+    return 0;
+}
+
+int mt_op_batch_dependent(const trace *t, int32_t op) {
+    const trace_op *o = &t->ops[op];
+    if (o->comm != TRACE_COMM_NONE) return 0;
+    if (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) return 0;
+    if (has(o->name, "AccumulateGrad") || has(o->name, "zero_")) return 0;
+    if (o->in_count + o->out_count == 0) return 1; /* no tensor information: assume it does */
+    if (o->phase == TRACE_PHASE_FORWARD) {
+        /* forward work on parameters alone (a weight transpose or cast) does not grow */
+        int only_weights = o->in_count > 0;
+        for (int32_t j = 0; j < o->in_count; j++)
+            if (tensor_role(t, &t->trefs[o->in_first + j]) != TRACE_ROLE_WEIGHT) only_weights = 0;
+        return !only_weights;
+    }
+    /* backward: anything but parameter-sized tensors is an activation or its gradient */
+    for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
+        int r = tensor_role(t, &t->trefs[o->in_first + j]);
+        if (r != TRACE_ROLE_WEIGHT && r != TRACE_ROLE_GRADIENT && r != TRACE_ROLE_OPTSTATE) return 1;
+    }
+    return 0;
+}
+
+double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batch_factor,
+                              int32_t tp_split) {
+    (void)ctx;
+    double ns = (double)t->ops[op].dev_ns;
+    if (mt_op_batch_dependent(t, op)) ns *= batch_factor;
+    if (tp_split > 1) ns /= tp_split;
+    return ns;
+}
+
+static int is_linear(const trace *t, const trace_op *o) {
+    const char *k = o->kind ? o->kind : o->name;
+    int lin = has(o->name, "aten::linear") || has(k, "aten::linear") || has(k, "aten::addmm") ||
+              has(o->name, "aten::addmm");
+    int mm = has(k, "aten::mm") || has(k, "aten::matmul") || has(o->name, "aten::matmul") ||
+             has(k, "aten::baddbmm");
+    if (o->in_count == 0) return lin; /* no tensors: trust the name */
+    return (lin || mm) && op_reads_role(t, o, TRACE_ROLE_WEIGHT);
+}
+
+static int is_conv(const trace_op *o) {
+    const char *k = o->kind ? o->kind : o->name;
+    return has(o->name, "conv") || has(k, "aten::conv") || has(k, "aten::_conv") ||
+           has(k, "cudnn_convolution");
+}
+
+static int is_embedding(const trace_op *o) { return has(o->name, "embedding"); }
+
+/* Ops that need the whole hidden dimension: a column region must be gathered before them. */
+static int is_region_closer(const trace_op *o) {
+    const char *k = o->kind ? o->kind : o->name;
+    return has(o->name, "norm") || has(k, "norm") || has(o->name, "loss") || has(k, "loss") ||
+           has(o->name, "log_softmax") || has(o->name, "cross_entropy");
+}
+
+static int32_t first_activation_input(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count; j++) {
+        const trace_tref *r = &t->trefs[o->in_first + j];
+        int role = tensor_role(t, r);
+        if (role == TRACE_ROLE_ACTIVATION || role == TRACE_ROLE_INPUT) return r->tensor;
+    }
+    return -1;
+}
+
+static double tensor_bytes(const trace *t, int32_t tensor) {
+    return tensor >= 0 && tensor < t->n_tensors ? t->tensors[tensor].bytes : 0;
+}
+
+static double first_output_bytes(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->out_count; j++) {
+        double b = tensor_bytes(t, t->trefs[o->out_first + j].tensor);
+        if (b > 0) return b;
+    }
+    /* No outputs recorded: an elementwise-sized guess from the first activation input. */
+    return tensor_bytes(t, first_activation_input(t, o));
+}
+
+/* ---- builder state --------------------------------------------------------------------- */
+
+typedef struct pcoll {      /* a collective attached after an op */
+    int32_t op;             /* forward op (fwd list) or forward op whose backward carries it */
+    mt_coll_op coll;
+    double bytes;           /* at the traced batch; scaled by the batch factor when emitted */
+    int32_t next;           /* next collective attached to the same op, -1 */
+} pcoll;
+
+typedef struct builder {
+    const trace *t;
+    const mt_plan *plan;
+    mt_optime_fn optime;
+    void *optime_ctx;
+    mt_program *p;
+    int32_t n_units;
+    int32_t *unit;          /* per op, -1 */
+    int32_t *stage_of_unit;
+    int32_t *split;         /* per op: 1 or T */
+    int32_t *fwd_coll;      /* per op: first pcoll emitted after it in forward, -1 */
+    int32_t *bwd_coll;      /* per op: first pcoll emitted after its last backward op, -1 */
+    int32_t *last_bwd;      /* per forward op: its last backward op, -1 */
+    int32_t *bwd_anchor;    /* per backward op: first pcoll to emit after it, -1 */
+    double *grad_ready;     /* per backward op: gradient bytes (per rank) ready after it */
+    double *tail_grad;      /* per stage: gradients with no backward op (ready at the end) */
+    double *w_stage_bytes;  /* per stage: weight bytes per rank */
+    double total_w_bytes;   /* unsplit, all stages */
+    int32_t *w_stage;       /* per tensor: stage of a weight, -1 */
+    int32_t *w_split;       /* per tensor: split of a weight */
+    pcoll *colls;
+    int64_t n_colls, cap_colls;
+} builder;
+
+static int32_t op_stage(const builder *b, int32_t op) {
+    int32_t u = b->unit[op];
+    if (u < 0) return b->t->ops[op].phase == TRACE_PHASE_BACKWARD ? b->plan->pp - 1 : 0;
+    return b->stage_of_unit[u];
+}
+
+static mt_status add_pcoll(builder *b, int32_t *head, int32_t op, mt_coll_op c, double bytes) {
+    if (mt_vec_reserve(&b->colls, &b->cap_colls, b->n_colls + 1)) return MT_ENOMEM;
+    pcoll *pc = &b->colls[b->n_colls];
+    pc->op = op;
+    pc->coll = c;
+    pc->bytes = bytes;
+    pc->next = -1;
+    /* append at the tail so collectives run in the order they were attached */
+    if (*head < 0) {
+        *head = (int32_t)b->n_colls;
+    } else {
+        int32_t q = *head;
+        while (b->colls[q].next >= 0) q = b->colls[q].next;
+        b->colls[q].next = (int32_t)b->n_colls;
+    }
+    b->n_colls++;
+    return MT_OK;
+}
+
+/* 1. units */
+static void assign_units(builder *b) {
+    const trace *t = b->t;
+    int32_t fwd_ord = 0, cur = -1, first_fwd_unit = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        b->unit[i] = -1;
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        int32_t u = t->n_layers > 0 ? o->layer : fwd_ord;
+        fwd_ord++;
+        if (u < 0) u = cur;
+        b->unit[i] = u;
+        if (u >= 0) cur = u;
+        if (first_fwd_unit < 0 && u >= 0) first_fwd_unit = u;
+    }
+    /* leading forward ops before any layer take the first layer */
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (t->ops[i].phase == TRACE_PHASE_FORWARD && b->unit[i] < 0)
+            b->unit[i] = first_fwd_unit >= 0 ? first_fwd_unit : 0;
+    cur = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_BACKWARD) continue;
+        int32_t u = -1;
+        if (o->fwd_op >= 0 && o->fwd_op < t->n_ops) u = b->unit[o->fwd_op];
+        if (u < 0 && t->n_layers > 0) u = o->layer;
+        if (u < 0) u = cur;
+        b->unit[i] = u;
+        if (u >= 0) cur = u;
+    }
+    b->n_units = t->n_layers > 0 ? t->n_layers : fwd_ord;
+}
+
+/* 2. stages: smallest bound C such that a greedy fill uses <= P stages, then cut. */
+static mt_status assign_stages(builder *b) {
+    const trace *t = b->t;
+    int32_t U = b->n_units, P = b->plan->pp;
+    double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
+    if (!cost) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (b->unit[i] >= 0 && b->unit[i] < U && t->ops[i].comm == TRACE_COMM_NONE)
+            cost[b->unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
+    double lo = 0, hi = 0;
+    for (int32_t u = 0; u < U; u++) {
+        hi += cost[u];
+        if (cost[u] > lo) lo = cost[u];
+    }
+    for (int it = 0; it < 100 && hi - lo > 0.5; it++) {
+        double mid = (lo + hi) / 2, acc = 0;
+        int32_t used = 1;
+        for (int32_t u = 0; u < U; u++) {
+            if (acc + cost[u] > mid && acc > 0) {
+                used++;
+                acc = 0;
+            }
+            acc += cost[u];
+        }
+        if (used <= P) hi = mid;
+        else lo = mid;
+    }
+    /* Cut with bound hi, keeping at least one unit for every remaining stage. */
+    int32_t s = 0;
+    double acc = 0;
+    for (int32_t u = 0; u < U; u++) {
+        /* move on when the bound is reached, or when every later stage needs one of the
+         * remaining units (cost >= 1 per unit, so acc > 0 means the stage is not empty) */
+        int32_t left_units = U - u, later_stages = P - 1 - s;
+        if (acc > 0 && s < P - 1 && (acc + cost[u] > hi || left_units <= later_stages)) {
+            s++;
+            acc = 0;
+        }
+        b->stage_of_unit[u] = s;
+        acc += cost[u];
+    }
+    free(cost);
+    for (int32_t st = 0; st < P; st++) {
+        b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
+    }
+    for (int32_t u = 0; u < U; u++) {
+        mt_stage_program *sp = &b->p->stages[b->stage_of_unit[u]];
+        if (sp->layer_first < 0) sp->layer_first = u;
+        sp->layer_last = u;
+    }
+    return MT_OK;
+}
+
+/* 3. tensor parallelism */
+typedef struct region {
+    int open;
+    int32_t in_tensor;      /* activation the column ops read */
+    double in_bytes;
+    int32_t first_col;      /* carries the backward all-reduce of the input gradient */
+    int32_t last_op;        /* the all-gather goes after it when the region is closed */
+    double last_out_bytes;
+} region;
+
+static mt_status close_region(builder *b, region *r) {
+    if (!r->open) return MT_OK;
+    r->open = 0;
+    mt_status rc = add_pcoll(b, &b->fwd_coll[r->last_op], r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes);
+    if (rc == MT_OK) rc = add_pcoll(b, &b->bwd_coll[r->first_col], r->first_col, MT_COLL_ALLREDUCE, r->in_bytes);
+    b->p->tp_colls_fwd++;
+    b->p->tp_colls_bwd++;
+    return rc;
+}
+
+static mt_status classify_tp(builder *b) {
+    const trace *t = b->t;
+    int32_t T = b->plan->tp;
+    region r = {0};
+    mt_status rc = MT_OK;
+    for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
+    if (T <= 1) return MT_OK;
+    for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (is_linear(t, o)) {
+            int32_t in = first_activation_input(t, o);
+            double out_b = first_output_bytes(t, o);
+            b->split[i] = T;
+            if (r.open && in >= 0 && in == r.in_tensor) { /* another column op on the same input (Q, K, V) */
+                r.last_op = i;
+                r.last_out_bytes = out_b;
+            } else if (r.open) { /* row-parallel: closes the pair with an all-reduce */
+                r.open = 0;
+                rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, out_b);
+                if (rc == MT_OK)
+                    rc = add_pcoll(b, &b->bwd_coll[r.first_col], r.first_col, MT_COLL_ALLREDUCE, r.in_bytes);
+                b->p->tp_colls_fwd++;
+                b->p->tp_colls_bwd++;
+            } else { /* column-parallel: opens a region */
+                r.open = 1;
+                r.in_tensor = in;
+                r.in_bytes = tensor_bytes(t, in);
+                r.first_col = r.last_op = i;
+                r.last_out_bytes = out_b;
+            }
+        } else if (is_conv(o)) {
+            rc = close_region(b, &r);
+            b->split[i] = T;
+            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
+            if (rc == MT_OK)
+                rc = add_pcoll(b, &b->bwd_coll[i], i, MT_COLL_ALLREDUCE,
+                               tensor_bytes(t, first_activation_input(t, o)));
+            b->p->tp_colls_fwd++;
+            b->p->tp_colls_bwd++;
+        } else if (is_embedding(o)) {
+            rc = close_region(b, &r);
+            b->split[i] = T;
+            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
+            b->p->tp_colls_fwd++;
+        } else if (is_region_closer(o)) {
+            rc = close_region(b, &r);
+        } else if (r.open) {
+            b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
+            r.last_op = i;
+            r.last_out_bytes = first_output_bytes(t, o);
+        }
+    }
+    if (rc == MT_OK) rc = close_region(b, &r);
+    if (rc != MT_OK) return rc;
+    /* Backward ops inherit the split of their forward op (or the majority of their layer). */
+    double *unit_split = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_split);
+    double *unit_all = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_all);
+    if (!unit_split || !unit_all) {
+        free(unit_split);
+        free(unit_all);
+        return MT_ENOMEM;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        if (t->ops[i].phase != TRACE_PHASE_FORWARD || b->unit[i] < 0) continue;
+        unit_all[b->unit[i]] += (double)t->ops[i].dev_ns + 1;
+        if (b->split[i] > 1) unit_split[b->unit[i]] += (double)t->ops[i].dev_ns + 1;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (has(o->name, "AccumulateGrad")) continue; /* gradient-sized: follows the weight split below */
+        if (o->fwd_op >= 0) b->split[i] = b->split[o->fwd_op];
+        else if (b->unit[i] >= 0 && unit_split[b->unit[i]] > 0.5 * unit_all[b->unit[i]]) b->split[i] = T;
+    }
+    free(unit_split);
+    free(unit_all);
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (b->split[i] > 1 && t->ops[i].phase == TRACE_PHASE_FORWARD) b->p->tp_split_ops++;
+    return MT_OK;
+}
+
+/* Places backward collectives after the last backward op of their forward op (or, when the
+ * trace does not link them, after the last backward op of the same unit). */
+static mt_status place_bwd_colls(builder *b) {
+    const trace *t = b->t;
+    int32_t *last_unit_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *last_unit_bwd);
+    if (!last_unit_bwd) return MT_ENOMEM;
+    for (int32_t u = 0; u < b->n_units; u++) last_unit_bwd[u] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        b->last_bwd[i] = -1;
+        b->bwd_anchor[i] = -1;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (o->fwd_op >= 0) b->last_bwd[o->fwd_op] = i;
+        if (b->unit[i] >= 0) last_unit_bwd[b->unit[i]] = i;
+    }
+    for (int32_t f = 0; f < t->n_ops; f++) {
+        if (b->bwd_coll[f] < 0) continue;
+        int32_t at = b->last_bwd[f];
+        if (at < 0 && b->unit[f] >= 0) at = last_unit_bwd[b->unit[f]];
+        if (at < 0) {
+            for (int32_t q = b->bwd_coll[f]; q >= 0; q = b->colls[q].next) b->p->tp_unplaced_bwd++;
+            continue;
+        }
+        /* chain f's list onto the anchor's list */
+        if (b->bwd_anchor[at] < 0) {
+            b->bwd_anchor[at] = b->bwd_coll[f];
+        } else {
+            int32_t q = b->bwd_anchor[at];
+            while (b->colls[q].next >= 0) q = b->colls[q].next;
+            b->colls[q].next = b->bwd_coll[f];
+        }
+    }
+    /* gradients: readiness of weights after the last backward op of their first reader */
+    for (int32_t i = 0; i < t->n_tensors; i++) {
+        b->w_stage[i] = -1;
+        b->w_split[i] = 1;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] >= 0)
+                continue;
+            b->w_stage[w] = op_stage(b, i);
+            b->w_split[w] = b->split[i];
+            double bytes = t->tensors[w].bytes / b->split[i];
+            b->total_w_bytes += t->tensors[w].bytes;
+            b->w_stage_bytes[b->w_stage[w]] += bytes;
+            int32_t at = b->last_bwd[i];
+            if (at < 0 && b->unit[i] >= 0) at = last_unit_bwd[b->unit[i]];
+            if (at >= 0) b->grad_ready[at] += bytes;
+            else b->tail_grad[b->w_stage[w]] += bytes;
+        }
+    }
+    /* Weights never read in forward (or traces without tensors): by stage compute share. */
+    double rest = t->param_bytes - b->total_w_bytes;
+    if (rest > 1) {
+        double *share = calloc((size_t)b->plan->pp, sizeof *share), all = 0;
+        if (!share) {
+            free(last_unit_bwd);
+            return MT_ENOMEM;
+        }
+        for (int32_t i = 0; i < t->n_ops; i++)
+            if (t->ops[i].phase == TRACE_PHASE_FORWARD) {
+                share[op_stage(b, i)] += (double)t->ops[i].dev_ns + 1;
+                all += (double)t->ops[i].dev_ns + 1;
+            }
+        for (int32_t s = 0; s < b->plan->pp; s++) {
+            double add = all > 0 ? rest * share[s] / all : rest / b->plan->pp;
+            b->w_stage_bytes[s] += add;
+            b->tail_grad[s] += add;
+        }
+        b->total_w_bytes = t->param_bytes;
+        free(share);
+    }
+    free(last_unit_bwd);
+    return MT_OK;
+}
+
+/* ---- emission -------------------------------------------------------------------------- */
+
+typedef struct emitter {
+    mt_stage_program *sp;
+    int64_t cap_tasks, cap_items;
+} emitter;
+
+static mt_task *new_task(emitter *em, mt_task_kind kind) {
+    mt_stage_program *sp = em->sp;
+    if (mt_vec_reserve(&sp->tasks, &em->cap_tasks, (int64_t)sp->n_tasks + 1)) return NULL;
+    mt_task *k = &sp->tasks[sp->n_tasks++];
+    memset(k, 0, sizeof *k);
+    k->kind = kind;
+    k->mb = -1;
+    k->layer = -1;
+    return k;
+}
+
+static mt_status emit_item(builder *b, emitter *em, int32_t op, double ns, int32_t split, int32_t mb) {
+    mt_stage_program *sp = em->sp;
+    int64_t ps = (int64_t)llround(ns * 1000.0);
+    if (ps < 0) ps = 0;
+    if (mt_vec_reserve(&sp->items, &em->cap_items, (int64_t)sp->n_items + 1)) return MT_ENOMEM;
+    mt_item *it = &sp->items[sp->n_items];
+    it->op = op;
+    it->layer = b->t->n_layers > 0 ? b->unit[op] : -1;
+    it->dur_ps = ps;
+    it->split = split;
+    mt_task *last = sp->n_tasks ? &sp->tasks[sp->n_tasks - 1] : NULL;
+    if (!last || last->kind != MT_TASK_COMPUTE || last->mb != mb) {
+        last = new_task(em, MT_TASK_COMPUTE);
+        if (!last) return MT_ENOMEM;
+        last->item_first = sp->n_items;
+        last->mb = mb;
+        last->phase = (int8_t)b->t->ops[op].phase;
+    }
+    last->item_count++;
+    last->dur_ps += ps;
+    sp->compute_ps += ps;
+    sp->n_items++;
+    return MT_OK;
+}
+
+static mt_status emit_coll(emitter *em, mt_group_kind g, mt_coll_op c, mt_coll_why why, int blocking,
+                           double bytes, int32_t layer, int32_t mb, trace_phase phase) {
+    mt_task *k = new_task(em, MT_TASK_COLL);
+    if (!k) return MT_ENOMEM;
+    k->group = g;
+    k->coll = c;
+    k->why = why;
+    k->blocking = (int8_t)blocking;
+    k->bytes = bytes;
+    k->layer = layer;
+    k->mb = mb;
+    k->phase = (int8_t)phase;
+    return MT_OK;
+}
+
+static mt_status emit_simple(emitter *em, mt_task_kind kind, int dir, int32_t mb, double bytes) {
+    mt_task *k = new_task(em, kind);
+    if (!k) return MT_ENOMEM;
+    k->dir = (int8_t)dir;
+    k->mb = mb;
+    k->bytes = bytes;
+    return MT_OK;
+}
+
+static mt_status emit_tp_colls(builder *b, emitter *em, int32_t head, int32_t mb, trace_phase ph) {
+    for (int32_t q = head; q >= 0; q = b->colls[q].next) {
+        const pcoll *pc = &b->colls[q];
+        int32_t layer = b->t->n_layers > 0 ? b->unit[pc->op] : -1;
+        MT_CHECK(emit_coll(em, MT_GROUP_TP, pc->coll,
+                           ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
+                           pc->bytes * b->plan->batch_factor, layer, mb, ph));
+    }
+    return MT_OK;
+}
+
+static mt_status emit_forward(builder *b, emitter *em, int32_t s, int32_t mb) {
+    const trace *t = b->t;
+    const mt_plan *pl = b->plan;
+    MT_CHECK(emit_simple(em, MT_TASK_MB_BEGIN, +1, mb, 0));
+    if (s > 0) MT_CHECK(emit_simple(em, MT_TASK_RECV, +1, mb, 0));
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
+        double ns = b->optime(b->optime_ctx, t, i, pl->batch_factor, b->split[i]);
+        MT_CHECK(emit_item(b, em, i, ns, b->split[i], mb));
+        if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->fwd_coll[i], mb, TRACE_PHASE_FORWARD));
+    }
+    if (s < pl->pp - 1)
+        MT_CHECK(emit_simple(em, MT_TASK_SEND, +1, mb, em->sp->boundary_bytes * pl->batch_factor));
+    return MT_OK;
+}
+
+static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, int last_block,
+                               const double *boundary) {
+    const trace *t = b->t;
+    const mt_plan *pl = b->plan;
+    int ddp = pl->dp > 1 && pl->dp_mode == MT_DP_DDP && last_block;
+    double bucket = 0;
+    int32_t bucket_layer = -1;
+    if (s < pl->pp - 1) MT_CHECK(emit_simple(em, MT_TASK_RECV, -1, mb, 0));
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
+        int32_t split = b->split[i];
+        double ns = b->optime(b->optime_ctx, t, i, pl->batch_factor, split);
+        MT_CHECK(emit_item(b, em, i, ns, split, mb));
+        if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->bwd_anchor[i], mb, TRACE_PHASE_BACKWARD));
+        if (ddp && b->grad_ready[i] > 0) {
+            bucket += b->grad_ready[i];
+            if (t->n_layers > 0 && b->unit[i] >= 0) bucket_layer = b->unit[i];
+            if (bucket >= pl->bucket_bytes) {
+                MT_CHECK(emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, bucket,
+                                   bucket_layer, mb, TRACE_PHASE_BACKWARD));
+                b->p->ddp_buckets++;
+                bucket = 0;
+            }
+        }
+    }
+    if (ddp) {
+        bucket += b->tail_grad[s];
+        if (bucket > 0) {
+            MT_CHECK(emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, bucket,
+                               bucket_layer, mb, TRACE_PHASE_BACKWARD));
+            b->p->ddp_buckets++;
+        }
+    }
+    if (s > 0) MT_CHECK(emit_simple(em, MT_TASK_SEND, -1, mb, boundary[s - 1] * pl->batch_factor));
+    MT_CHECK(emit_simple(em, MT_TASK_MB_END, -1, mb, 0));
+    return MT_OK;
+}
+
+/* Share of an optimizer (or parameter-sized OTHER) op that stage s runs: its weights in s
+ * (per rank), over all its weights; without weight inputs, the stage's parameter share. */
+static double param_share(const builder *b, int32_t op, int32_t s) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[op];
+    double mine = 0, all = 0;
+    for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
+        int32_t w = t->trefs[o->in_first + j].tensor;
+        if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] < 0) continue;
+        all += t->tensors[w].bytes;
+        if (b->w_stage[w] == s) mine += t->tensors[w].bytes / b->w_split[w];
+    }
+    if (all > 0) return mine / all;
+    if (b->total_w_bytes > 0) return b->w_stage_bytes[s] / b->total_w_bytes;
+    return 1.0 / b->plan->pp;
+}
+
+static int touches_params(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
+        int r = tensor_role(t, &t->trefs[o->in_first + j]);
+        if (r == TRACE_ROLE_WEIGHT || r == TRACE_ROLE_GRADIENT || r == TRACE_ROLE_OPTSTATE) return 1;
+    }
+    return 0;
+}
+
+/* OTHER ops before the first forward op ("pre") run on stage 0 at the start; later OTHER ops
+ * and the optimizer run at the end: parameter-sized ones on every stage by share, the rest on
+ * stage 0. */
+static mt_status emit_other(builder *b, emitter *em, int32_t s, int pre) {
+    const trace *t = b->t;
+    int32_t first_fwd = t->n_ops;
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (t->ops[i].phase == TRACE_PHASE_FORWARD) {
+            first_fwd = i;
+            break;
+        }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->comm != TRACE_COMM_NONE) continue;
+        int is_opt = o->phase == TRACE_PHASE_OPTIMIZER;
+        if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
+        if (pre != (!is_opt && i < first_fwd)) continue;
+        double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
+        if (share <= 0) continue;
+        double ns = b->optime(b->optime_ctx, t, i, b->plan->batch_factor, 1) * share;
+        MT_CHECK(emit_item(b, em, i, ns, 1, -1));
+    }
+    return MT_OK;
+}
+
+static mt_status boundaries(builder *b, double *boundary, double *act_mb) {
+    const trace *t = b->t;
+    int32_t P = b->plan->pp;
+    int32_t *maxcons = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *maxcons);
+    if (!maxcons) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_tensors; i++) maxcons[i] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        int32_t s = op_stage(b, i);
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t x = t->trefs[o->in_first + j].tensor;
+            if (x >= 0 && x < t->n_tensors && s > maxcons[x]) maxcons[x] = s;
+        }
+    }
+    for (int32_t x = 0; x < t->n_tensors; x++) {
+        const trace_tensor *tt = &t->tensors[x];
+        if (tt->role != TRACE_ROLE_ACTIVATION || tt->first_op < 0 || tt->first_op >= t->n_ops) continue;
+        int32_t f = tt->first_op;
+        if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
+        int32_t ps = op_stage(b, f);
+        act_mb[ps] += tt->bytes / b->split[f];
+        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) boundary[s] += tt->bytes;
+    }
+    free(maxcons);
+    return MT_OK;
+}
+
+static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
+    const mt_plan *pl = b->plan;
+    mt_stage_program *sp = &b->p->stages[s];
+    emitter em = {sp, 0, 0};
+    int32_t P = pl->pp, M = pl->micro_batches;
+    if (s == 0) MT_CHECK(emit_other(b, &em, s, 1));
+    if (pl->schedule == MT_PP_GPIPE || P == 1) {
+        for (int32_t m = 0; m < M; m++) MT_CHECK(emit_forward(b, &em, s, m));
+        for (int32_t m = 0; m < M; m++) MT_CHECK(emit_backward(b, &em, s, m, m == M - 1, boundary));
+    } else { /* 1F1B: warm-up forwards, steady one-forward-one-backward, cool-down backwards */
+        int32_t warm = P - s - 1 < M ? P - s - 1 : M;
+        int32_t f = 0, bk = 0;
+        for (; f < warm; f++) MT_CHECK(emit_forward(b, &em, s, f));
+        while (bk < M) {
+            if (f < M) MT_CHECK(emit_forward(b, &em, s, f++));
+            MT_CHECK(emit_backward(b, &em, s, bk, bk == M - 1, boundary));
+            bk++;
+        }
+    }
+    if (pl->dp > 1) {
+        double grads = b->w_stage_bytes[s];
+        if (pl->dp_mode == MT_DP_SYNC) {
+            if (grads > 0)
+                MT_CHECK(emit_coll(&em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1,
+                                   -1, TRACE_PHASE_BACKWARD));
+        } else {
+            MT_CHECK(emit_simple(&em, MT_TASK_WAIT_COMM, 0, -1, 0));
+        }
+    }
+    MT_CHECK(emit_other(b, &em, s, 0));
+    sp->param_bytes = sp->grad_bytes = b->w_stage_bytes[s];
+    sp->optstate_bytes = b->total_w_bytes > 0 ? b->t->optstate_bytes * b->w_stage_bytes[s] / b->total_w_bytes
+                                              : b->t->optstate_bytes / P;
+    return MT_OK;
+}
+
+mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
+                           mt_program **out, mt_error *err) {
+    mt_program *p = calloc(1, sizeof *p);
+    builder b = {0};
+    double *boundary = NULL, *act_mb = NULL;
+    mt_status rc = MT_ENOMEM;
+    if (!p) goto fail;
+    p->plan = *plan;
+    p->trace = t;
+    p->n_stages = plan->pp;
+    p->n_layers = t->n_layers;
+    p->stages = calloc((size_t)plan->pp, sizeof *p->stages);
+    b.t = t;
+    b.plan = &p->plan;
+    b.p = p;
+    b.optime = o && o->optime ? o->optime : mt_optime_proportional;
+    b.optime_ctx = o ? o->optime_ctx : NULL;
+    size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1), nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1);
+    size_t nu = (size_t)(t->n_layers > t->n_ops ? t->n_layers : t->n_ops) + 1;
+    b.unit = malloc(nops * sizeof *b.unit);
+    b.stage_of_unit = calloc(nu, sizeof *b.stage_of_unit);
+    b.split = malloc(nops * sizeof *b.split);
+    b.fwd_coll = malloc(nops * sizeof *b.fwd_coll);
+    b.bwd_coll = malloc(nops * sizeof *b.bwd_coll);
+    b.last_bwd = malloc(nops * sizeof *b.last_bwd);
+    b.bwd_anchor = malloc(nops * sizeof *b.bwd_anchor);
+    b.grad_ready = calloc(nops, sizeof *b.grad_ready);
+    b.tail_grad = calloc((size_t)plan->pp, sizeof *b.tail_grad);
+    b.w_stage_bytes = calloc((size_t)plan->pp, sizeof *b.w_stage_bytes);
+    b.w_stage = malloc(nt * sizeof *b.w_stage);
+    b.w_split = malloc(nt * sizeof *b.w_split);
+    boundary = calloc((size_t)plan->pp, sizeof *boundary);
+    act_mb = calloc((size_t)plan->pp, sizeof *act_mb);
+    if (!p->stages || !b.unit || !b.stage_of_unit || !b.split || !b.fwd_coll || !b.bwd_coll ||
+        !b.last_bwd || !b.bwd_anchor || !b.grad_ready || !b.tail_grad || !b.w_stage_bytes ||
+        !b.w_stage || !b.w_split || !boundary || !act_mb)
+        goto fail;
+    for (int32_t i = 0; i < t->n_ops; i++) b.fwd_coll[i] = b.bwd_coll[i] = -1;
+    assign_units(&b);
+    if (plan->pp > b.n_units) {
+        rc = mt_fail(err, MT_EINVAL, "a pipeline of %d stages needs at least %d layers; the trace has %d",
+                     plan->pp, plan->pp, b.n_units);
+        goto fail_msg;
+    }
+    if ((rc = assign_stages(&b)) != MT_OK) goto fail;
+    if ((rc = classify_tp(&b)) != MT_OK) goto fail;
+    if ((rc = place_bwd_colls(&b)) != MT_OK) goto fail;
+    if ((rc = boundaries(&b, boundary, act_mb)) != MT_OK) goto fail;
+    for (int32_t s = 0; s < plan->pp; s++) {
+        p->stages[s].boundary_bytes = s < plan->pp - 1 ? boundary[s] : 0;
+        p->stages[s].act_bytes_per_mb = act_mb[s] * p->plan.batch_factor;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += t->ops[i].comm != TRACE_COMM_NONE;
+    for (int32_t s = 0; s < plan->pp; s++)
+        if ((rc = build_stage(&b, s, boundary)) != MT_OK) goto fail;
+    /* warnings, most important first */
+    if (plan->dp > 1 && t->param_bytes <= 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
+    else if (plan->pp > 1 && t->n_trefs == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no tensor shapes: pipeline stages send 0-byte activations");
+    else if (p->tp_unplaced_bwd > 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "%d tensor-parallel backward collectives could not be placed (backward ops not "
+                 "linked to forward ops)", p->tp_unplaced_bwd);
+    else if (plan->tp > 1 && p->tp_split_ops == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
+    rc = MT_OK;
+    *out = p;
+    p = NULL;
+    goto done;
+fail:
+    if (rc == MT_ENOMEM) mt_fail(err, MT_ENOMEM, "out of memory building the task programs");
+fail_msg:
+done:
+    mt_program_free(p);
+    free(b.unit);
+    free(b.stage_of_unit);
+    free(b.split);
+    free(b.fwd_coll);
+    free(b.bwd_coll);
+    free(b.last_bwd);
+    free(b.bwd_anchor);
+    free(b.grad_ready);
+    free(b.tail_grad);
+    free(b.w_stage_bytes);
+    free(b.w_stage);
+    free(b.w_split);
+    free(b.colls);
+    free(boundary);
+    free(act_mb);
+    return rc;
+}
+
+void mt_program_free(mt_program *p) {
+    if (!p) return;
+    for (int32_t s = 0; p->stages && s < p->n_stages; s++) {
+        free(p->stages[s].tasks);
+        free(p->stages[s].items);
+    }
+    free(p->stages);
+    free(p);
+}

@@ -1,0 +1,129 @@
+/* extrapolate/program.h — the extrapolator: one GPU's trace + a plan -> the task program each
+ * virtual GPU runs.
+ *
+ * GPUs that play the same part run the same program: every data-parallel replica and every
+ * tensor-parallel rank of pipeline stage s runs stage s's program (they differ only in which
+ * group members they talk to, resolved by sim/ at run time). So the program is built once per
+ * stage, O(P x M x ops) tasks whatever N is, and each virtual GPU walks it with a cursor: the
+ * simulator generates work on the fly and its memory is O(trace + GPUs + tasks in flight),
+ * never O(N x trace).
+ *
+ * A stage program is a list of tasks in issue order on the GPU's compute stream:
+ *   COMPUTE    a run of consecutive operators (items[item_first ..]) with their durations;
+ *   COLL       a collective on the GPU's TP or DP group; `blocking` ones stop the compute
+ *              stream until they finish (TP splits, DataParallel's all-reduce); non-blocking
+ *              ones (DDP buckets) go to the communication stream, one at a time per group;
+ *   SEND/RECV  pipeline activations (dir +1, to the next stage) or their gradients (dir -1);
+ *              RECV blocks until the matching micro-batch has arrived;
+ *   WAIT_COMM  blocks until every non-blocking collective issued so far has finished
+ *              (the optimizer waits for the last DDP bucket).
+ * Micro-batch boundaries are marked by MB_BEGIN/MB_END tasks (forward begin increments the
+ * live-activation count, backward end decrements it) so the simulator can measure peak memory.
+ *
+ * Operator times come from an mt_optime_fn: the trace's own time rescaled for the micro-batch
+ * (batch_factor) and the tensor split (tp_split). The default is proportional scaling of
+ * batch-dependent operators; perfmodel/ provides fitted and cross-GPU models with the same
+ * signature.
+ */
+#ifndef MT_EXTRAPOLATE_PROGRAM_H
+#define MT_EXTRAPOLATE_PROGRAM_H
+
+#include <stdint.h>
+
+#include "extrapolate/collective.h"
+#include "extrapolate/plan.h"
+#include "tracer/trace.h"
+#include "util/err.h"
+
+/* Time in ns of trace op `op` when it runs on batch_factor x its traced batch with its work
+ * split tp_split ways (1 = not split). Must return >= 0. */
+typedef double (*mt_optime_fn)(void *ctx, const trace *t, int32_t op, double batch_factor,
+                               int32_t tp_split);
+
+/* 1 when the op's work grows with the batch: forward/backward compute that touches an
+ * activation or the model input. Parameter-sized work (optimizer, AccumulateGrad, weight
+ * transposes, zero_grad) is 0. Communication ops are 0. */
+int mt_op_batch_dependent(const trace *t, int32_t op);
+
+/* The default model: dev_ns x batch_factor for batch-dependent ops, / tp_split when split. */
+double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batch_factor,
+                              int32_t tp_split);
+
+typedef enum {
+    MT_TASK_COMPUTE = 0,
+    MT_TASK_COLL,
+    MT_TASK_SEND,
+    MT_TASK_RECV,
+    MT_TASK_WAIT_COMM,
+    MT_TASK_MB_BEGIN,
+    MT_TASK_MB_END
+} mt_task_kind;
+
+typedef enum { MT_GROUP_TP = 0, MT_GROUP_DP } mt_group_kind;
+
+/* Why a collective is there (for reports). */
+typedef enum {
+    MT_COLL_WHY_TP_FWD = 0, /* tensor-parallel forward (row all-reduce, column all-gather, ...) */
+    MT_COLL_WHY_TP_BWD,     /* tensor-parallel backward (input-gradient all-reduce) */
+    MT_COLL_WHY_DP_GRAD     /* data-parallel gradient all-reduce (sync or a DDP bucket) */
+} mt_coll_why;
+
+typedef struct mt_item {     /* one operator inside a COMPUTE task */
+    int32_t op;              /* trace op id */
+    int32_t layer;           /* layer used for reports (inherited when the op has none), -1 */
+    int64_t dur_ps;
+    int32_t split;           /* tensor split applied (1 = replicated) */
+} mt_item;
+
+typedef struct mt_task {
+    mt_task_kind kind;
+    mt_group_kind group;     /* COLL */
+    mt_coll_op coll;         /* COLL */
+    mt_coll_why why;         /* COLL */
+    int8_t blocking;         /* COLL */
+    int8_t dir;              /* SEND/RECV: +1 activations forward, -1 gradients backward;
+                                MB_BEGIN/MB_END: +1 forward, -1 backward */
+    int8_t phase;            /* trace_phase of the work (COMPUTE, COLL) */
+    int32_t mb;              /* micro-batch, -1 none */
+    int32_t layer;           /* COLL: the layer that caused it, -1 */
+    int32_t item_first, item_count; /* COMPUTE */
+    int64_t dur_ps;          /* COMPUTE: sum of its items */
+    double bytes;            /* COLL: per-rank buffer (all-gather: output); SEND: payload */
+} mt_task;
+
+typedef struct mt_stage_program {
+    mt_task *tasks;  int32_t n_tasks;
+    mt_item *items;  int32_t n_items;
+    int32_t layer_first, layer_last;   /* layers [first, last] of this stage, -1 when none */
+    int64_t compute_ps;                /* sum of COMPUTE durations */
+    double param_bytes;                /* parameters held per GPU (split ones / T) */
+    double grad_bytes, optstate_bytes; /* per GPU */
+    double act_bytes_per_mb;           /* activations kept for backward, per micro-batch */
+    double boundary_bytes;             /* activations sent to the next stage per micro-batch */
+} mt_stage_program;
+
+typedef struct mt_program {
+    mt_plan plan;                      /* resolved */
+    const trace *trace;
+    int32_t n_stages;
+    mt_stage_program *stages;
+    int32_t n_layers;                  /* trace layers (reports index per-layer arrays by it) */
+    /* TP classification, for reports and tests: */
+    int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
+    int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    int32_t skipped_comm_ops;          /* communication ops of the trace itself (replaced) */
+    char warning[256];                 /* first warning, "" when none */
+} mt_program;
+
+typedef struct mt_program_opts {
+    mt_optime_fn optime;     /* NULL: mt_optime_proportional */
+    void *optime_ctx;
+} mt_program_opts;
+
+/* Builds the stage programs for a resolved plan (mt_plan_resolve). Cost O(M x ops + tensors x P).
+ * MT_EINVAL for a plan the trace cannot support (e.g. more stages than layers). */
+mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
+                           mt_program **out, mt_error *err);
+void mt_program_free(mt_program *p);
+
+#endif

@@ -1,0 +1,603 @@
+/* sim/simulate.c — virtual GPUs walking their stage programs on the engine (see simulate.h).
+ *
+ * State: one vgpu per rank (cursor into its stage program, what it waits for, counters), one
+ * group per TP and per DP communicator (members, endpoints, a queue of collective instances),
+ * a cache of collective schedules keyed by (op, ranks, bytes, algorithm, chunks) so 1024
+ * identical bucket all-reduces share one schedule, and arrival flags per (rank, micro-batch,
+ * direction) for pipeline transfers.
+ * Re-entrancy: a collective's completion (which may be reported synchronously by
+ * mt_collexec_start for empty schedules) is turned into an engine event, so a GPU's advance()
+ * never runs inside another GPU's advance().
+ */
+#include "sim/simulate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/collexec.h"
+#include "util/u64map.h"
+#include "util/vec.h"
+
+enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_DONE };
+
+typedef struct inst {
+    int32_t arrived;
+    int8_t started, done, blocking;
+    const mt_task *task;     /* the first issuer's task (all members issue the same one) */
+    mt_time_ps start_ps;
+    mt_collexec *x;
+} inst;
+
+typedef struct group {
+    int32_t n;
+    const int32_t *ranks;    /* members' global ranks, in group-rank order */
+    const int32_t *ep;       /* members' network endpoints */
+    inst *q;
+    int64_t qcap;
+    int32_t base, len;       /* instances base .. base+len-1 are in q[0 .. len) */
+    int32_t next;            /* next instance to start */
+    int busy;
+} group;
+
+typedef struct vgpu {
+    int32_t rank, d, s, t;
+    int32_t pc;
+    int8_t state, wait_dir;
+    int32_t wait_mb;
+    int32_t issued[2];       /* collectives issued on the TP / DP group */
+    int32_t pending_async;
+    int32_t live, peak_live;
+    int32_t comm_active;     /* collectives and sends in flight */
+    mt_time_ps comm_since;
+    mt_time_ps wait_since, finish_ps, comp_start;
+    mt_time_ps compute, comm, exposed, bubble;
+    const mt_task *comp_task;
+} vgpu;
+
+typedef struct cached_sched {
+    mt_coll_params p;
+    mt_coll_schedule *s;
+} cached_sched;
+
+typedef struct runner runner;
+
+typedef struct collref { /* ctx of one running collective */
+    runner *r;
+    int kind;
+    int32_t gid, k;
+} collref;
+
+typedef struct sendrec { /* ctx of one pipeline send */
+    runner *r;
+    int32_t src, dst, mb;
+    int8_t dir;
+    const mt_task *task;
+    mt_time_ps start;
+} sendrec;
+
+struct runner {
+    const mt_program *p;
+    const mt_plan *pl;
+    mt_netmodel *net;
+    mt_engine *e;
+    mt_sched sched;
+    mt_sim_opts o;
+    int32_t N, D, T, P, M;
+    vgpu *g;
+    group *groups[2];        /* [MT_GROUP_TP]: D*P groups, [MT_GROUP_DP]: P*T groups */
+    int32_t *members[2], *member_ep[2];
+    uint8_t *arrived;        /* (rank * M + mb) * 2 + (dir < 0) */
+    cached_sched *cache;
+    int64_t n_cache, cap_cache;
+    mt_u64map cache_idx;
+    mt_sim_result *res;
+    double *layer_comm;
+    char msg[1024];
+    int failed;
+};
+
+static void fail(runner *r, mt_status code, const char *fmt_msg) {
+    if (r->failed) return;
+    r->failed = 1;
+    snprintf(r->msg, sizeof r->msg, "%s", fmt_msg);
+    mt_sched_fail(r->sched, code, r->msg);
+}
+
+static int32_t gid_of(const runner *r, const vgpu *g, int kind) {
+    return kind == MT_GROUP_TP ? g->d * r->P + g->s : g->s * r->T + g->t;
+}
+
+static int32_t peer_rank(const runner *r, const vgpu *g, int dir) {
+    return mt_plan_rank(r->pl, g->d, g->s + (dir > 0 ? 1 : -1), g->t);
+}
+
+static void advance(runner *r, vgpu *g);
+
+/* comm_ps is the union of the intervals in which the GPU had communication in flight. */
+static void comm_begin(vgpu *g, mt_time_ps now) {
+    if (g->comm_active++ == 0) g->comm_since = now;
+}
+static void comm_end(vgpu *g, mt_time_ps now) {
+    if (--g->comm_active == 0) g->comm += now - g->comm_since;
+}
+
+static void ev_advance(void *ctx, uint64_t arg) {
+    runner *r = ctx;
+    vgpu *g = &r->g[arg];
+    if (g->comp_task) {
+        if (r->o.on_span)
+            r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COMPUTE, g->comp_task, g->comp_start,
+                         mt_sched_now(r->sched));
+        g->comp_task = NULL;
+    }
+    advance(r, g);
+}
+
+static void resume(runner *r, vgpu *g) {
+    mt_time_ps now = mt_sched_now(r->sched);
+    mt_time_ps dt = now - g->wait_since;
+    if (g->state == ST_WAIT_RECV) g->bubble += dt;
+    else g->exposed += dt;
+    if (r->o.on_span && dt > 0) {
+        const mt_program *p = r->p;
+        const mt_task *k = &p->stages[g->s].tasks[g->pc > 0 ? g->pc - 1 : 0];
+        if (g->state == ST_WAIT_RECV || g->state == ST_WAIT_COMM) k = &p->stages[g->s].tasks[g->pc];
+        r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_WAIT, k, g->wait_since, now);
+    }
+    if (g->state != ST_WAIT_COLL) g->pc++; /* RECV / WAIT_COMM stayed on their task */
+    g->state = ST_RUN;
+    advance(r, g);
+}
+
+/* ---- collectives ------------------------------------------------------------------------ */
+
+static const mt_coll_schedule *get_schedule(runner *r, mt_coll_op op, int32_t n, double bytes,
+                                            mt_error *err) {
+    mt_coll_params cp;
+    mt_coll_params_init(&cp);
+    cp.op = op;
+    cp.algo = r->pl->algo;
+    cp.nranks = n;
+    cp.bytes = bytes;
+    cp.chunks = r->pl->chunks;
+    cp.ranks_per_node = r->o.ranks_per_node;
+    if (cp.algo == MT_ALGO_HIER && (op != MT_COLL_ALLREDUCE || n % cp.ranks_per_node || n <= cp.ranks_per_node))
+        cp.algo = MT_ALGO_RING; /* hier is an all-reduce over whole nodes; smaller groups use rings */
+    if (cp.algo == MT_ALGO_TREE && op == MT_COLL_ALLGATHER) cp.algo = MT_ALGO_RING;
+    if (cp.algo == MT_ALGO_RING && r->pl->ringflow_above >= 0 && n > r->pl->ringflow_above &&
+        (op == MT_COLL_ALLREDUCE || op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER))
+        cp.algo = MT_ALGO_RINGFLOW;
+    uint64_t bb;
+    memcpy(&bb, &bytes, sizeof bb);
+    uint64_t key = mt_hash64(((uint64_t)op) | ((uint64_t)cp.algo << 8) | ((uint64_t)(uint32_t)n << 16) |
+                             ((uint64_t)(uint32_t)cp.chunks << 48)) ^ mt_hash64(bb);
+    int64_t idx;
+    if (mt_u64map_get(&r->cache_idx, key, &idx)) {
+        const mt_coll_params *q = &r->cache[idx].p;
+        if (q->op == op && q->algo == cp.algo && q->nranks == n && q->bytes == bytes && q->chunks == cp.chunks)
+            return r->cache[idx].s;
+    }
+    mt_coll_schedule *s;
+    if (mt_coll_build(&cp, &s, err) != MT_OK) return NULL;
+    if (mt_vec_reserve(&r->cache, &r->cap_cache, r->n_cache + 1) ||
+        mt_u64map_put(&r->cache_idx, key, r->n_cache, err) != MT_OK) {
+        mt_coll_free(s);
+        mt_fail(err, MT_ENOMEM, "out of memory caching collective schedules");
+        return NULL;
+    }
+    r->cache[r->n_cache].p = cp;
+    r->cache[r->n_cache].s = s;
+    r->n_cache++;
+    return s;
+}
+
+static void coll_done(void *ctx);
+
+static void try_start(runner *r, int kind, int32_t gid) {
+    group *G = &r->groups[kind][gid];
+    while (!G->busy && G->next < G->base + G->len) {
+        inst *I = &G->q[G->next - G->base];
+        if (I->arrived < G->n) return;
+        mt_error err = {0};
+        const mt_coll_schedule *s = get_schedule(r, I->task->coll, G->n, I->task->bytes, &err);
+        collref *c = s ? malloc(sizeof *c) : NULL;
+        if (!c) {
+            if (s) mt_fail(&err, MT_ENOMEM, "out of memory starting a collective");
+            fail(r, err.code, err.msg);
+            return;
+        }
+        int32_t k = G->next;
+        *c = (collref){r, kind, gid, k};
+        G->busy = 1;
+        I->started = 1;
+        I->start_ps = mt_sched_now(r->sched);
+        G->next++;
+        r->res->collectives++;
+        r->res->coll_bytes += I->task->bytes;
+        for (int32_t m = 0; m < G->n; m++) comm_begin(&r->g[G->ranks[m]], I->start_ps);
+        mt_collexec *x = NULL;
+        if (mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err) != MT_OK) {
+            fail(r, err.code, err.msg);
+            return;
+        }
+        /* c may already be freed (an empty schedule completes inside start); G->q is stable
+         * here since only issue_coll grows it */
+        G->q[k - G->base].x = x;
+    }
+}
+
+static void ev_coll_finish(void *ctx, uint64_t arg);
+
+static void coll_done(void *ctx) {
+    collref *c = ctx;
+    runner *r = c->r;
+    uint64_t arg = ((uint64_t)c->kind << 62) | ((uint64_t)(uint32_t)c->gid << 31) | (uint64_t)(uint32_t)c->k;
+    free(c);
+    if (!mt_sched_at(r->sched, mt_sched_now(r->sched), ev_coll_finish, r, arg))
+        fail(r, MT_ENOMEM, "out of memory scheduling a collective completion");
+}
+
+static void ev_coll_finish(void *ctx, uint64_t arg) {
+    runner *r = ctx;
+    int kind = (int)(arg >> 62);
+    int32_t gid = (int32_t)((arg >> 31) & 0x7fffffff);
+    int32_t k = (int32_t)(arg & 0x7fffffff);
+    group *G = &r->groups[kind][gid];
+    inst *I = &G->q[k - G->base];
+    mt_time_ps now = mt_sched_now(r->sched);
+    mt_time_ps dur = now - I->start_ps;
+    const mt_task *task = I->task;
+    I->done = 1;
+    G->busy = 0;
+    mt_collexec_free(I->x);
+    I->x = NULL;
+    if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
+    int blocking = I->blocking;
+    /* drop finished instances from the front */
+    int32_t drop = 0;
+    while (drop < G->len && G->q[drop].done) drop++;
+    if (drop > 0) {
+        memmove(G->q, G->q + drop, (size_t)(G->len - drop) * sizeof *G->q);
+        G->len -= drop;
+        G->base += drop;
+    }
+    for (int32_t m = 0; m < G->n; m++) {
+        vgpu *g = &r->g[G->ranks[m]];
+        comm_end(g, now);
+        if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COLL, task, now - dur, now);
+        if (blocking) {
+            if (g->state == ST_WAIT_COLL) resume(r, g);
+        } else {
+            g->pending_async--;
+            if (g->state == ST_WAIT_COMM && g->pending_async == 0) resume(r, g);
+        }
+        if (r->failed) return;
+    }
+    try_start(r, kind, gid);
+}
+
+static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
+    int kind = k->group;
+    int32_t gid = gid_of(r, g, kind);
+    group *G = &r->groups[kind][gid];
+    int32_t idx = g->issued[kind]++;
+    while (idx >= G->base + G->len) {
+        if (mt_vec_reserve(&G->q, &G->qcap, (int64_t)G->len + 1)) {
+            fail(r, MT_ENOMEM, "out of memory queueing a collective");
+            return 0;
+        }
+        memset(&G->q[G->len], 0, sizeof *G->q);
+        G->len++;
+    }
+    inst *I = &G->q[idx - G->base];
+    if (I->arrived == 0) {
+        I->task = k;
+        I->blocking = k->blocking;
+    }
+    I->arrived++;
+    if (!k->blocking) g->pending_async++;
+    try_start(r, kind, gid);
+    return !r->failed;
+}
+
+/* ---- pipeline transfers ----------------------------------------------------------------- */
+
+static uint8_t *arrival(runner *r, int32_t rank, int32_t mb, int dir) {
+    return &r->arrived[((size_t)rank * r->M + (size_t)mb) * 2 + (dir < 0)];
+}
+
+static void on_send_delivered(void *ctx, uint64_t tag) {
+    (void)tag;
+    sendrec *sr = ctx;
+    runner *r = sr->r;
+    mt_time_ps now = mt_sched_now(r->sched);
+    vgpu *src = &r->g[sr->src], *dst = &r->g[sr->dst];
+    comm_end(src, now);
+    if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
+    *arrival(r, sr->dst, sr->mb, sr->dir) = 1;
+    int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir;
+    free(sr);
+    if (wake) resume(r, dst);
+}
+
+static int do_send(runner *r, vgpu *g, const mt_task *k) {
+    int32_t peer = peer_rank(r, g, k->dir);
+    sendrec *sr = malloc(sizeof *sr);
+    if (!sr) {
+        fail(r, MT_ENOMEM, "out of memory sending pipeline data");
+        return 0;
+    }
+    *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, k, mt_sched_now(r->sched)};
+    const int32_t *eps;
+    mt_net_endpoints(r->net, &eps);
+    mt_error err = {0};
+    r->res->sends++;
+    comm_begin(g, sr->start);
+    if (mt_net_send(r->net, eps[g->rank], eps[peer], k->bytes, on_send_delivered, sr, 0, &err) != MT_OK) {
+        free(sr);
+        fail(r, err.code, err.msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- the cursor ------------------------------------------------------------------------- */
+
+static void advance(runner *r, vgpu *g) {
+    const mt_stage_program *sp = &r->p->stages[g->s];
+    double speed = r->o.gpu_speed ? r->o.gpu_speed[g->rank] : 1.0;
+    while (!r->failed) {
+        mt_time_ps now = mt_sched_now(r->sched);
+        if (g->pc >= sp->n_tasks) {
+            g->state = ST_DONE;
+            g->finish_ps = now;
+            return;
+        }
+        const mt_task *k = &sp->tasks[g->pc];
+        switch (k->kind) {
+        case MT_TASK_COMPUTE: {
+            mt_time_ps d = speed == 1.0 ? k->dur_ps : (mt_time_ps)llround((double)k->dur_ps / speed);
+            g->pc++;
+            if (d <= 0) break;
+            g->compute += d;
+            g->comp_task = k;
+            g->comp_start = now;
+            if (!mt_engine_at(r->e, now + d, ev_advance, r, (uint64_t)g->rank))
+                fail(r, MT_ENOMEM, "out of memory scheduling compute");
+            return;
+        }
+        case MT_TASK_COLL:
+            if (!issue_coll(r, g, k)) return;
+            if (k->blocking) {
+                g->pc++;
+                /* the completion event resumes it; if it already completed it cannot have: the
+                 * completion is always a later event */
+                g->state = ST_WAIT_COLL;
+                g->wait_since = now;
+                return;
+            }
+            g->pc++;
+            break;
+        case MT_TASK_SEND:
+            if (!do_send(r, g, k)) return;
+            g->pc++;
+            break;
+        case MT_TASK_RECV:
+            if (*arrival(r, g->rank, k->mb, k->dir)) {
+                g->pc++;
+                break;
+            }
+            g->state = ST_WAIT_RECV;
+            g->wait_dir = k->dir;
+            g->wait_mb = k->mb;
+            g->wait_since = now;
+            return;
+        case MT_TASK_WAIT_COMM:
+            if (g->pending_async == 0) {
+                g->pc++;
+                break;
+            }
+            g->state = ST_WAIT_COMM;
+            g->wait_since = now;
+            return;
+        case MT_TASK_MB_BEGIN:
+            if (++g->live > g->peak_live) g->peak_live = g->live;
+            g->pc++;
+            break;
+        case MT_TASK_MB_END:
+            g->live--;
+            g->pc++;
+            break;
+        }
+    }
+}
+
+/* ---- set-up, run, results --------------------------------------------------------------- */
+
+void mt_sim_opts_init(mt_sim_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->ranks_per_node = 8;
+}
+
+void mt_sim_result_free(mt_sim_result *r) {
+    if (!r) return;
+    free(r->gpus);
+    free(r->layer_compute_ps);
+    free(r->layer_comm_ps);
+    free(r);
+}
+
+static const char *task_name(mt_task_kind k) {
+    switch (k) {
+    case MT_TASK_COMPUTE: return "compute";
+    case MT_TASK_COLL: return "a collective";
+    case MT_TASK_SEND: return "a send";
+    case MT_TASK_RECV: return "pipeline data";
+    case MT_TASK_WAIT_COMM: return "its data-parallel buckets";
+    default: return "a micro-batch mark";
+    }
+}
+
+static void stuck_message(runner *r, mt_error *err) {
+    for (int32_t i = 0; i < r->N; i++) {
+        vgpu *g = &r->g[i];
+        if (g->state == ST_DONE) continue;
+        const mt_stage_program *sp = &r->p->stages[g->s];
+        const char *what = g->state == ST_WAIT_RECV ? (g->wait_dir > 0 ? "activations" : "gradients")
+                           : g->state == ST_WAIT_COLL ? "a collective whose members never all arrived"
+                           : g->state == ST_WAIT_COMM ? "non-blocking collectives that never finished"
+                                                      : task_name(sp->tasks[g->pc].kind);
+        mt_fail(err, MT_ESTUCK,
+                "simulation stuck: GPU %d (dp %d, stage %d, tp %d) waits for %s at task %d of %d "
+                "(micro-batch %d); this is a bug in the plan or the network model",
+                g->rank, g->d, g->s, g->t, what, g->pc, sp->n_tasks, g->state == ST_WAIT_RECV ? g->wait_mb : -1);
+        return;
+    }
+}
+
+static void free_runner(runner *r) {
+    if (r->groups[0] || r->groups[1])
+        for (int kind = 0; kind < 2; kind++) {
+            int32_t ng = kind == MT_GROUP_TP ? r->D * r->P : r->P * r->T;
+            for (int32_t i = 0; r->groups[kind] && i < ng; i++) {
+                group *G = &r->groups[kind][i];
+                for (int32_t j = 0; j < G->len; j++) mt_collexec_free(G->q[j].x);
+                free(G->q);
+            }
+            free(r->groups[kind]);
+            free(r->members[kind]);
+            free(r->member_ep[kind]);
+        }
+    for (int64_t i = 0; i < r->n_cache; i++) mt_coll_free(r->cache[i].s);
+    free(r->cache);
+    mt_u64map_destroy(&r->cache_idx);
+    free(r->g);
+    free(r->arrived);
+    free(r->layer_comm);
+}
+
+mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
+                      mt_sim_result **out, mt_error *err) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    runner r;
+    memset(&r, 0, sizeof r);
+    mt_u64map_init(&r.cache_idx);
+    r.p = p;
+    r.pl = &p->plan;
+    r.net = net;
+    r.e = e;
+    r.sched = mt_engine_sched(e);
+    if (o) r.o = *o;
+    else mt_sim_opts_init(&r.o);
+    if (r.o.ranks_per_node <= 0) r.o.ranks_per_node = 8;
+    r.N = r.pl->gpus;
+    r.D = r.pl->dp;
+    r.T = r.pl->tp;
+    r.P = r.pl->pp;
+    r.M = r.pl->micro_batches;
+    mt_status rc = MT_OK;
+    const int32_t *eps;
+    int32_t nep = mt_net_endpoints(net, &eps);
+    if (nep < r.N) {
+        free_runner(&r);
+        return mt_fail(err, MT_EINVAL,
+                       "the plan needs %d GPUs but the topology has %d (pick a larger topology or "
+                       "fewer --gpus)", r.N, nep);
+    }
+    r.res = calloc(1, sizeof *r.res);
+    r.g = calloc((size_t)r.N, sizeof *r.g);
+    r.arrived = calloc((size_t)r.N * r.M * 2, 1);
+    r.layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r.layer_comm);
+    int32_t ngrp[2] = {r.D * r.P, r.P * r.T}, gsize[2] = {r.T, r.D};
+    for (int kind = 0; kind < 2; kind++) {
+        r.groups[kind] = calloc((size_t)ngrp[kind], sizeof *r.groups[kind]);
+        r.members[kind] = malloc((size_t)r.N * sizeof *r.members[kind]);
+        r.member_ep[kind] = malloc((size_t)r.N * sizeof *r.member_ep[kind]);
+    }
+    if (!r.res || !r.g || !r.arrived || !r.layer_comm || !r.groups[0] || !r.groups[1] || !r.members[0] ||
+        !r.members[1] || !r.member_ep[0] || !r.member_ep[1]) {
+        rc = mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r.N);
+        goto done;
+    }
+    for (int32_t i = 0; i < r.N; i++) {
+        vgpu *g = &r.g[i];
+        g->rank = i;
+        mt_plan_coords(r.pl, i, &g->d, &g->s, &g->t);
+        /* TP group (d, s) holds t in order; DP group (s, t) holds d in order */
+        int32_t tg = g->d * r.P + g->s, dg = g->s * r.T + g->t;
+        r.members[MT_GROUP_TP][tg * r.T + g->t] = i;
+        r.members[MT_GROUP_DP][dg * r.D + g->d] = i;
+        r.member_ep[MT_GROUP_TP][tg * r.T + g->t] = eps[i];
+        r.member_ep[MT_GROUP_DP][dg * r.D + g->d] = eps[i];
+    }
+    for (int kind = 0; kind < 2; kind++)
+        for (int32_t i = 0; i < ngrp[kind]; i++) {
+            group *G = &r.groups[kind][i];
+            G->n = gsize[kind];
+            G->ranks = r.members[kind] + (size_t)i * gsize[kind];
+            G->ep = r.member_ep[kind] + (size_t)i * gsize[kind];
+        }
+    for (int32_t i = 0; i < r.N; i++)
+        if (!mt_engine_at(e, 0, ev_advance, &r, (uint64_t)i)) {
+            rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r.N);
+            goto done;
+        }
+    rc = mt_engine_run(e, MT_TIME_NEVER, err);
+    if (rc != MT_OK) goto done;
+    for (int32_t i = 0; i < r.N; i++)
+        if (r.g[i].state != ST_DONE) {
+            stuck_message(&r, err);
+            rc = MT_ESTUCK;
+            goto done;
+        }
+    mt_sim_result *res = r.res;
+    res->n_gpus = r.N;
+    res->gpus = calloc((size_t)(r.N > 0 ? r.N : 1), sizeof *res->gpus);
+    res->n_layers = p->n_layers;
+    res->layer_compute_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
+    res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
+    if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps) {
+        rc = mt_fail(err, MT_ENOMEM, "out of memory collecting results");
+        goto done;
+    }
+    for (int32_t i = 0; i < r.N; i++)
+        if (r.g[i].finish_ps > res->step_ps) res->step_ps = r.g[i].finish_ps;
+    for (int32_t i = 0; i < r.N; i++) {
+        const vgpu *g = &r.g[i];
+        const mt_stage_program *sp = &p->stages[g->s];
+        mt_gpu_stats *st = &res->gpus[i];
+        st->rank = i;
+        st->dp = g->d;
+        st->stage = g->s;
+        st->tp = g->t;
+        st->finish_ps = g->finish_ps;
+        st->compute_ps = g->compute;
+        st->comm_ps = g->comm;
+        st->exposed_ps = g->exposed;
+        st->bubble_ps = g->bubble;
+        st->idle_ps = res->step_ps - g->finish_ps;
+        st->peak_live_mb = g->peak_live;
+        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes +
+                             g->peak_live * sp->act_bytes_per_mb;
+    }
+    for (int32_t s = 0; s < r.P; s++) {
+        const mt_stage_program *sp = &p->stages[s];
+        for (int32_t j = 0; j < sp->n_items; j++)
+            if (sp->items[j].layer >= 0 && sp->items[j].layer < p->n_layers)
+                res->layer_compute_ps[sp->items[j].layer] += (double)sp->items[j].dur_ps;
+    }
+    for (int32_t l = 0; l < p->n_layers; l++) res->layer_comm_ps[l] = r.layer_comm[l] / ((double)r.D * r.T);
+    res->events = mt_engine_events(e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    *out = res;
+    r.res = NULL;
+done:
+    mt_sim_result_free(r.res);
+    free_runner(&r);
+    return rc;
+}

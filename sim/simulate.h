@@ -1,0 +1,87 @@
+/* sim/simulate.h — runs the extrapolated step: N virtual GPUs walking their stage programs
+ * (extrapolate/program.h) on the event engine, with every collective and pipeline transfer
+ * simulated on a network model.
+ *
+ * Each virtual GPU has a compute stream (its program cursor), one communication stream per
+ * group (TP and DP: a group runs its collectives one at a time, in issue order, as NCCL does
+ * on one communicator) and asynchronous point-to-point sends. A collective starts when every
+ * member has issued it and the group's previous collective has finished; blocking collectives
+ * hold the members' compute streams until they finish. A pipeline RECV waits for the matching
+ * micro-batch's delivery.
+ *
+ * Per GPU the step time splits exactly into
+ *   compute + exposed communication + bubble + idle = step time
+ * where exposed communication is compute-stream time spent waiting on collectives (blocking
+ * ones, or the optimizer's wait for DDP buckets), bubble is time waiting for another stage's
+ * activations or gradients, and idle is the tail after the GPU finished while others ran.
+ * Communication (comm_ps) is the time the GPU's collectives and sends were in flight, overlapped
+ * or not.
+ *
+ * A run whose event queue empties while a GPU has not finished is MT_ESTUCK, with a message
+ * naming the GPU and what it waits for. Costs: memory O(program + N x micro-batches + in-flight
+ * collectives); time O(N x tasks + network events).
+ */
+#ifndef MT_SIM_SIMULATE_H
+#define MT_SIM_SIMULATE_H
+
+#include <stdint.h>
+
+#include "extrapolate/program.h"
+#include "network/netmodel.h"
+#include "sim/engine.h"
+#include "util/err.h"
+
+typedef enum {
+    MT_SPAN_COMPUTE = 0,  /* a COMPUTE task (its items ran back to back from start) */
+    MT_SPAN_COLL,         /* a collective this GPU took part in: start -> finish */
+    MT_SPAN_SEND,         /* a pipeline send: issue -> delivery */
+    MT_SPAN_WAIT          /* compute stream blocked (on communication or a pipeline recv) */
+} mt_span_kind;
+
+/* Optional observer (timelines): called once per span when it ends. */
+typedef void (*mt_span_fn)(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task,
+                           mt_time_ps start, mt_time_ps end);
+
+typedef struct mt_sim_opts {
+    int32_t ranks_per_node;   /* for the hier algorithm (default 8) */
+    const double *gpu_speed;  /* per rank: compute durations are divided by it; NULL = 1 */
+    mt_span_fn on_span;
+    void *span_ctx;
+} mt_sim_opts;
+
+void mt_sim_opts_init(mt_sim_opts *o);
+
+typedef struct mt_gpu_stats {
+    int32_t rank, dp, stage, tp;
+    mt_time_ps finish_ps;    /* when its last task ended */
+    mt_time_ps compute_ps;
+    mt_time_ps comm_ps;      /* collectives and sends in flight (may overlap compute) */
+    mt_time_ps exposed_ps;   /* compute stream waiting on communication */
+    mt_time_ps bubble_ps;    /* compute stream waiting on pipeline data */
+    mt_time_ps idle_ps;      /* step_ps - finish_ps */
+    int32_t peak_live_mb;    /* most micro-batches whose activations were held at once */
+    double peak_mem_bytes;   /* parameters + gradients + optimizer state + peak activations */
+} mt_gpu_stats;
+
+typedef struct mt_sim_result {
+    mt_time_ps step_ps;      /* the last GPU's finish */
+    int32_t n_gpus;
+    mt_gpu_stats *gpus;
+    int32_t n_layers;
+    double *layer_compute_ps; /* per layer: compute on one GPU of its stage (all micro-batches) */
+    double *layer_comm_ps;    /* per layer: mean time of the collectives it caused, per GPU */
+    uint64_t events;          /* engine events processed */
+    uint64_t collectives;     /* collective instances run (each counted once per group) */
+    uint64_t sends;           /* pipeline sends */
+    double coll_bytes;        /* sum over collective instances of the per-rank buffer */
+    double sim_wall_s;        /* host seconds the simulation took */
+} mt_sim_result;
+
+/* Simulates program p on net (whose endpoints, in rank order, are the GPUs; it needs at
+ * least N) using engine e (which must be fresh, at time 0, and the engine net was created
+ * on). On success *out holds the result (free with mt_sim_result_free). */
+mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
+                      mt_sim_result **out, mt_error *err);
+void mt_sim_result_free(mt_sim_result *r);
+
+#endif
