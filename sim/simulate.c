@@ -441,21 +441,29 @@ static const char *task_name(mt_task_kind k) {
     }
 }
 
+/* Names the unfinished GPUs (the first three) and what each waits for. */
 static void stuck_message(runner *r, mt_error *err) {
+    char buf[900];
+    int len = 0, shown = 0, stuck = 0;
     for (int32_t i = 0; i < r->N; i++) {
         vgpu *g = &r->g[i];
         if (g->state == ST_DONE) continue;
+        stuck++;
+        if (shown >= 3 || len >= (int)sizeof buf - 200) continue;
         const mt_stage_program *sp = &r->p->stages[g->s];
         const char *what = g->state == ST_WAIT_RECV ? (g->wait_dir > 0 ? "activations" : "gradients")
                            : g->state == ST_WAIT_COLL ? "a collective whose members never all arrived"
                            : g->state == ST_WAIT_COMM ? "non-blocking collectives that never finished"
                                                       : task_name(sp->tasks[g->pc].kind);
-        mt_fail(err, MT_ESTUCK,
-                "simulation stuck: GPU %d (dp %d, stage %d, tp %d) waits for %s at task %d of %d "
-                "(micro-batch %d); this is a bug in the plan or the network model",
-                g->rank, g->d, g->s, g->t, what, g->pc, sp->n_tasks, g->state == ST_WAIT_RECV ? g->wait_mb : -1);
-        return;
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%sGPU %d (dp %d, stage %d, tp %d) waits for %s",
+                        shown ? "; " : "", g->rank, g->d, g->s, g->t, what);
+        if (g->state == ST_WAIT_RECV)
+            len += snprintf(buf + len, sizeof buf - (size_t)len, " of micro-batch %d", g->wait_mb);
+        len += snprintf(buf + len, sizeof buf - (size_t)len, " at task %d of %d", g->pc, sp->n_tasks);
+        shown++;
     }
+    mt_fail(err, MT_ESTUCK, "simulation stuck with %d of %d GPUs unfinished: %s%s (a bug in the plan "
+            "or the network model; please report it)", stuck, r->N, buf, stuck > shown ? "; ..." : "");
 }
 
 static void free_runner(runner *r) {

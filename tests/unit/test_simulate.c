@@ -1,0 +1,581 @@
+/* Unit tests for extrapolate/plan, extrapolate/program and sim/simulate on synthetic traces
+ * built in memory, small enough to solve by hand:
+ *  - plan resolution and its refusals, rank placement round trips;
+ *  - N = 1 reproduces the trace; dp (sync) = compute + one all-reduce of the parameters;
+ *    ddp lies between max(compute, comm) and dp; DDP bucket count and gradient bytes;
+ *  - GPipe's bubble is (P-1)/(M+P-1) of the step on uniform stages; 1F1B holds at most P - s
+ *    micro-batches on stage s and takes the same time without communication;
+ *  - a Megatron MLP (column linear, gelu, row linear) splits its compute by T and inserts one
+ *    forward and one backward all-reduce of the activation bytes;
+ *  - batch rescaling touches only batch-dependent ops;
+ *  - a program that can never finish is MT_ESTUCK with a message naming the GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <igraph.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extrapolate/plan.h"
+#include "extrapolate/program.h"
+#include "netmodels/registry.h"
+#include "netmodels/topologies.h"
+#include "sim/collexec.h"
+#include "sim/engine.h"
+#include "sim/simulate.h"
+
+/* ---- a synthetic trace: L layers of [linear fwd, act fwd] + their backward ops ----------- */
+
+typedef struct syn {
+    int32_t layers;
+    int64_t fwd_ns, bwd_ns, opt_ns;
+    double w_bytes, act_bytes;
+    int64_t batch;
+    int mlp; /* 1: layers alternate column linear, gelu, row linear, layer_norm */
+} syn;
+
+static void add_tensor(trace *t, double bytes, trace_role role, int32_t first_op) {
+    trace_tensor *x = &t->tensors[t->n_tensors++];
+    memset(x, 0, sizeof *x);
+    x->et_id = t->n_tensors;
+    x->numel = (int64_t)(bytes / 4);
+    x->itemsize = 4;
+    x->bytes = bytes;
+    x->role = role;
+    x->first_op = first_op;
+}
+
+static void add_ref(trace *t, int32_t tensor) {
+    trace_tref *r = &t->trefs[t->n_trefs++];
+    memset(r, 0, sizeof *r);
+    r->tensor = tensor;
+}
+
+static int32_t add_op(trace *t, const char *name, trace_phase ph, int32_t layer, int64_t ns,
+                      const int32_t *in, int nin, const int32_t *out, int nout) {
+    trace_op *o = &t->ops[t->n_ops];
+    memset(o, 0, sizeof *o);
+    o->id = t->n_ops;
+    o->name = o->kind = name;
+    o->phase = ph;
+    o->layer = layer;
+    o->dev_ns = ns;
+    o->seq = -1;
+    o->fwd_op = -1;
+    o->et_node = -1;
+    o->in_first = t->n_trefs;
+    for (int i = 0; i < nin; i++) add_ref(t, in[i]);
+    o->in_count = nin;
+    o->out_first = t->n_trefs;
+    for (int i = 0; i < nout; i++) add_ref(t, out[i]);
+    o->out_count = nout;
+    return t->n_ops++;
+}
+
+/* Layer l: forward "aten::linear"(act_l, W_l) -> act_{l+1}; backward AddmmBackward0 linked to
+ * it; one optimizer op per weight at the end. With mlp, layer kinds cycle through column
+ * linear, gelu, row linear, layer_norm (weights only on the linears). */
+static trace *make_trace(const syn *s) {
+    trace *t = calloc(1, sizeof *t);
+    int32_t L = s->layers;
+    t->ops = calloc((size_t)(3 * L + 2), sizeof *t->ops);
+    t->tensors = calloc((size_t)(2 * L + 2), sizeof *t->tensors);
+    t->trefs = calloc((size_t)(10 * L + 4), sizeof *t->trefs);
+    t->layers = calloc((size_t)L, sizeof *t->layers);
+    t->n_layers = L;
+    t->batch_size = s->batch;
+    t->format = TRACE_FORMAT_KINETO_ET;
+    t->has_device_time = 1;
+    /* tensors: act_0 (input) .. act_L, then W_0 .. W_{L-1} */
+    add_tensor(t, s->act_bytes, TRACE_ROLE_INPUT, 0);
+    for (int32_t l = 0; l < L; l++) add_tensor(t, s->act_bytes, TRACE_ROLE_ACTIVATION, l);
+    int32_t w0 = t->n_tensors;
+    for (int32_t l = 0; l < L; l++) add_tensor(t, s->w_bytes, TRACE_ROLE_WEIGHT, l);
+    int32_t fwd[256];
+    for (int32_t l = 0; l < L; l++) {
+        int kind = s->mlp ? l % 4 : 0; /* 0 col linear, 1 gelu, 2 row linear, 3 layer_norm */
+        int32_t in[2] = {l, w0 + l}, out[1] = {l + 1};
+        const char *name = kind == 1 ? "aten::gelu" : kind == 3 ? "aten::layer_norm" : "aten::linear";
+        int has_w = kind == 0 || kind == 2;
+        fwd[l] = add_op(t, name, TRACE_PHASE_FORWARD, l, s->fwd_ns, in, has_w ? 2 : 1, out, 1);
+        t->layers[l].name = "layer";
+        t->layers[l].param_bytes = has_w ? s->w_bytes : 0;
+        if (has_w) {
+            t->param_bytes += s->w_bytes;
+            t->param_count += (int64_t)(s->w_bytes / 4);
+        }
+    }
+    for (int32_t l = L - 1; l >= 0; l--) {
+        int32_t in[1] = {l + 1};
+        int32_t b = add_op(t, "autograd::engine::evaluate_function: AddmmBackward0", TRACE_PHASE_BACKWARD, l,
+                           s->bwd_ns, in, 1, NULL, 0);
+        t->ops[b].fwd_op = fwd[l];
+    }
+    if (s->opt_ns > 0) {
+        int32_t in[256];
+        int n = 0;
+        for (int32_t l = 0; l < L; l++)
+            if (t->layers[l].param_bytes > 0) in[n++] = w0 + l;
+        add_op(t, "aten::_foreach_add_", TRACE_PHASE_OPTIMIZER, -1, s->opt_ns, in, n, NULL, 0);
+    }
+    return t;
+}
+
+static syn syn_default(void) {
+    syn s = {8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0};
+    return s;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+typedef struct run_out {
+    mt_status rc;
+    mt_sim_result *res;
+    mt_program *prog;
+    char msg[1024];
+} run_out;
+
+static mt_topo *topo_for(const char *spec, double bw, double lat_ns) {
+    mt_topo_params tp;
+    mt_topo_params_init(&tp);
+    tp.link_bw_Bps = tp.nic_bw_Bps = bw;
+    tp.link_lat_ns = tp.nic_lat_ns = lat_ns;
+    mt_topo *topo = NULL;
+    mt_error err = {0};
+    assert_int_equal(mt_topo_build(spec, &tp, &topo, &err), MT_OK);
+    return topo;
+}
+
+/* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
+ * program before the run. */
+static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+                        void (*tamper)(mt_program *)) {
+    run_out o = {0};
+    mt_error err = {0};
+    assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
+    assert_int_equal(mt_program_build(t, &pl, NULL, &o.prog, &err), MT_OK);
+    if (tamper) tamper(o.prog);
+    mt_topo *topo = topo_for(spec, bw, lat_ns);
+    mt_engine *e = mt_engine_new();
+    mt_netmodel net = {0};
+    assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
+    o.rc = mt_simulate(o.prog, &net, e, NULL, &o.res, &err);
+    snprintf(o.msg, sizeof o.msg, "%s", err.msg);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_topo_free(topo);
+    return o;
+}
+
+static void run_free(run_out *o) {
+    mt_sim_result_free(o->res);
+    mt_program_free(o->prog);
+}
+
+static double coll_time_s(const char *spec, double bw, double lat_ns, mt_coll_op op, int32_t n, double bytes) {
+    mt_topo *topo = topo_for(spec, bw, lat_ns);
+    mt_engine *e = mt_engine_new();
+    mt_netmodel net = {0};
+    mt_error err = {0};
+    assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.op = op;
+    p.nranks = n;
+    p.bytes = bytes;
+    mt_coll_schedule *s;
+    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
+    mt_time_ps ps = 0;
+    assert_int_equal(mt_collexec_time(s, &net, e, NULL, &ps, &err), MT_OK);
+    mt_coll_free(s);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_topo_free(topo);
+    return (double)ps / 1e12;
+}
+
+static double sec(mt_time_ps ps) { return (double)ps / 1e12; }
+
+/* per GPU: compute + exposed + bubble + idle == step */
+static void assert_breakdown(const mt_sim_result *r) {
+    for (int32_t i = 0; i < r->n_gpus; i++) {
+        const mt_gpu_stats *g = &r->gpus[i];
+        assert_int_equal(g->compute_ps + g->exposed_ps + g->bubble_ps + g->idle_ps, r->step_ps);
+    }
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_plan_resolve(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_error err = {0};
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 8;
+    p.tp = 2;
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
+    assert_int_equal(p.dp, 4);
+    assert_int_equal(p.pp, 1);
+    assert_int_equal(p.global_batch, 4 * 32);
+    assert_int_equal(p.replica_batch, 32);
+    mt_plan_init(&p);
+    p.gpus = 3;
+    p.tp = 2;
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "3 GPUs"));
+    mt_plan_init(&p);
+    p.gpus = 16;
+    p.dp = 2;
+    p.tp = 2;
+    p.pp = 4;
+    p.micro_batches = 3; /* 32 does not split into 3 */
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "micro-batches"));
+    mt_plan_init(&p);
+    p.gpus = 16;
+    p.pp = 16; /* 8 layers */
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "layers"));
+    mt_plan_init(&p);
+    p.gpus = 4;
+    p.global_batch = 30; /* not a multiple of dp 4 */
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    mt_plan_init(&p);
+    p.gpus = 4;
+    p.dp = 2;
+    p.tp = 3;
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    t->batch_size = 0; /* unknown batch: no --batch */
+    mt_plan_init(&p);
+    p.gpus = 2;
+    p.global_batch = 64;
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown"));
+    trace_free(t);
+}
+
+static void test_placement(void **state) {
+    (void)state;
+    const char *orders[] = {"tpd", "tdp", "ptd", "pdt", "dtp", "dpt"};
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    for (int k = 0; k < 6; k++) {
+        mt_plan p;
+        mt_plan_init(&p);
+        p.dp = 3;
+        p.tp = 2;
+        p.pp = 4;
+        mt_error err = {0};
+        assert_int_equal(mt_placement_parse(orders[k], p.placement, &err), MT_OK);
+        assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
+        int seen[24] = {0};
+        for (int32_t r = 0; r < 24; r++) {
+            int32_t d, st, tt;
+            mt_plan_coords(&p, r, &d, &st, &tt);
+            assert_int_equal(mt_plan_rank(&p, d, st, tt), r);
+            seen[r]++;
+        }
+        for (int32_t r = 0; r < 24; r++) assert_int_equal(seen[r], 1);
+    }
+    mt_plan p;
+    mt_plan_init(&p);
+    p.dp = 2;
+    p.tp = 4;
+    p.pp = 1;
+    mt_error err = {0};
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
+    assert_int_equal(mt_plan_rank(&p, 1, 0, 3), 7); /* default tpd: TP ranks adjacent */
+    assert_int_equal(mt_placement_parse("tpx", p.placement, &err), MT_EINVAL);
+    trace_free(t);
+}
+
+static void test_single_gpu(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 500000;
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 1;
+    run_out o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    assert_int_equal(o.res->step_ps, trace_total_dev_ns(t) * 1000);
+    assert_breakdown(o.res);
+    run_free(&o);
+    /* tp = 1 and pp = 1 given explicitly: the same */
+    mt_plan_init(&p);
+    p.gpus = 1;
+    p.tp = 1;
+    p.pp = 1;
+    p.schedule = MT_PP_GPIPE;
+    o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
+    assert_int_equal(o.res->step_ps, trace_total_dev_ns(t) * 1000);
+    run_free(&o);
+    trace_free(t);
+}
+
+static void test_dp_equals_compute_plus_allreduce(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 500000;
+    trace *t = make_trace(&s);
+    for (int32_t n = 2; n <= 16; n *= 2) {
+        mt_plan p;
+        mt_plan_init(&p);
+        p.gpus = n;
+        p.dp_mode = MT_DP_SYNC;
+        char spec[32];
+        snprintf(spec, sizeof spec, "switch:%d", n);
+        run_out o = run_plan(t, p, spec, 50e9, 1000, NULL);
+        assert_int_equal(o.rc, MT_OK);
+        double ar = coll_time_s(spec, 50e9, 1000, MT_COLL_ALLREDUCE, n, t->param_bytes);
+        double want = (double)trace_total_dev_ns(t) / 1e9 + ar;
+        assert_true(fabs(sec(o.res->step_ps) - want) <= 1e-3 * want);
+        /* and the closed form: 2(N-1)/N S/B plus 2(N-1) steps of latency */
+        double closed = 2.0 * (n - 1) / n * t->param_bytes / 50e9;
+        assert_true(ar >= closed && ar <= closed + 2.0 * (n - 1) * 4e-6);
+        assert_breakdown(o.res);
+        /* ddp: between max(compute, comm) and dp */
+        p.dp_mode = MT_DP_DDP;
+        p.bucket_bytes = 8e6;
+        run_out q = run_plan(t, p, spec, 50e9, 1000, NULL);
+        assert_int_equal(q.rc, MT_OK);
+        double comp = (double)trace_total_dev_ns(t) / 1e9;
+        double lo = comp > ar ? comp : ar;
+        assert_true(sec(q.res->step_ps) >= lo * (1 - 1e-9));
+        assert_true(sec(q.res->step_ps) <= sec(o.res->step_ps) * (1 + 1e-9));
+        assert_true(sec(q.res->step_ps) < sec(o.res->step_ps)); /* buckets overlap backward */
+        /* 8 weights of 4 MB in 8 MB buckets -> 4 buckets carrying all parameter bytes */
+        assert_int_equal(q.prog->ddp_buckets, 4);
+        assert_int_equal(q.res->collectives, 4);
+        assert_true(fabs(q.res->coll_bytes - t->param_bytes) < 1);
+        assert_breakdown(q.res);
+        run_free(&q);
+        run_free(&o);
+    }
+    trace_free(t);
+}
+
+static void test_gpipe_bubble_and_1f1b(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.act_bytes = 0; /* nothing crosses stages but latency, which is 0 */
+    s.layers = 8;
+    trace *t = make_trace(&s);
+    const int32_t P = 4, Ms[] = {1, 2, 4, 8, 16};
+    for (int k = 0; k < 5; k++) {
+        int32_t M = Ms[k];
+        mt_plan p;
+        mt_plan_init(&p);
+        p.gpus = P;
+        p.pp = P;
+        p.micro_batches = M;
+        p.schedule = MT_PP_GPIPE;
+        run_out g = run_plan(t, p, "switch:4", 100e9, 0, NULL);
+        assert_int_equal(g.rc, MT_OK);
+        /* uniform stages: 2 layers each; per micro-batch F = 2 fwd / M, B = 2 bwd / M */
+        double FB = 2.0 * (double)(s.fwd_ns + s.bwd_ns) / M * 1e-9;
+        double want = (M + P - 1) * FB;
+        assert_true(fabs(sec(g.res->step_ps) - want) < 1e-9 * want + 1e-12);
+        for (int32_t r = 0; r < P; r++) {
+            double bubble = sec(g.res->gpus[r].bubble_ps + g.res->gpus[r].idle_ps);
+            double frac = bubble / sec(g.res->step_ps);
+            assert_true(fabs(frac - (double)(P - 1) / (M + P - 1)) < 1e-6);
+            assert_int_equal(g.res->gpus[r].peak_live_mb, M); /* GPipe holds every micro-batch */
+        }
+        assert_breakdown(g.res);
+        p.schedule = MT_PP_1F1B;
+        run_out f = run_plan(t, p, "switch:4", 100e9, 0, NULL);
+        assert_int_equal(f.rc, MT_OK);
+        assert_true(fabs(sec(f.res->step_ps) - want) < 1e-9 * want + 1e-12);
+        for (int32_t r = 0; r < P; r++) {
+            int32_t st = f.res->gpus[r].stage;
+            int32_t bound = P - st < M ? P - st : M;
+            assert_true(f.res->gpus[r].peak_live_mb <= P);
+            assert_int_equal(f.res->gpus[r].peak_live_mb, bound);
+        }
+        assert_breakdown(f.res);
+        run_free(&g);
+        run_free(&f);
+    }
+    trace_free(t);
+}
+
+static void test_pipeline_sends_activation_bytes(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 2;
+    p.pp = 2;
+    p.micro_batches = 4;
+    run_out o = run_plan(t, p, "switch:2", 10e9, 0, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    /* the boundary carries the one activation between layer 3 and 4, a quarter per micro-batch */
+    assert_true(fabs(o.prog->stages[0].boundary_bytes - s.act_bytes) < 1);
+    assert_int_equal(o.res->sends, 2 * 4);
+    /* slower than the no-communication bound (M + P - 1) x (F + B per stage and micro-batch)
+     * by at least one activation and one gradient transfer, which nothing can overlap */
+    double xfer = s.act_bytes / 4 / 10e9;
+    double nocomm = (4 + 1) * (double)(4 * (s.fwd_ns + s.bwd_ns)) / 4 * 1e-9;
+    assert_true(sec(o.res->step_ps) >= nocomm + 2 * xfer * (1 - 1e-6));
+    assert_breakdown(o.res);
+    run_free(&o);
+    trace_free(t);
+}
+
+static void test_tp_megatron_mlp(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.mlp = 1;
+    s.layers = 8; /* two blocks of col linear, gelu, row linear, layer_norm */
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 2;
+    p.tp = 2;
+    run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    assert_int_equal(o.prog->tp_split_ops, 6); /* col, gelu, row per block */
+    assert_int_equal(o.prog->tp_colls_fwd, 2);
+    assert_int_equal(o.prog->tp_colls_bwd, 2);
+    assert_int_equal(o.prog->tp_unplaced_bwd, 0);
+    /* the task list: a forward all-reduce right after each row linear, a backward one right
+     * after each column linear's backward op, all blocking on the TP group */
+    const mt_stage_program *sp = &o.prog->stages[0];
+    int fwd = 0, bwd = 0;
+    for (int32_t i = 0; i < sp->n_tasks; i++) {
+        const mt_task *k = &sp->tasks[i];
+        if (k->kind != MT_TASK_COLL) continue;
+        assert_int_equal(k->group, MT_GROUP_TP);
+        assert_int_equal(k->coll, MT_COLL_ALLREDUCE);
+        assert_true(k->blocking);
+        assert_true(fabs(k->bytes - s.act_bytes) < 1);
+        const mt_task *prev = &sp->tasks[i - 1];
+        assert_int_equal(prev->kind, MT_TASK_COMPUTE);
+        const mt_item *last = &sp->items[prev->item_first + prev->item_count - 1];
+        const trace_op *op = &t->ops[last->op];
+        if (k->why == MT_COLL_WHY_TP_FWD) {
+            fwd++;
+            assert_int_equal(op->layer % 4, 2); /* after the row linear */
+        } else {
+            bwd++;
+            assert_int_equal(op->phase, TRACE_PHASE_BACKWARD);
+            assert_int_equal(op->layer % 4, 0); /* after the column linear's backward */
+        }
+    }
+    assert_int_equal(fwd, 2);
+    assert_int_equal(bwd, 2);
+    /* compute: the 6 split layers run at half time, the 2 norms in full */
+    int64_t full = (s.fwd_ns + s.bwd_ns) * 1000;
+    assert_int_equal(o.res->gpus[0].compute_ps, 6 * full / 2 + 2 * full);
+    double ar = coll_time_s("switch:2", 100e9, 0, MT_COLL_ALLREDUCE, 2, s.act_bytes);
+    double want = sec(o.res->gpus[0].compute_ps) + 4 * ar;
+    assert_true(fabs(sec(o.res->step_ps) - want) < 1e-6 * want);
+    assert_breakdown(o.res);
+    run_free(&o);
+    trace_free(t);
+}
+
+static void test_batch_rescaling(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 700000;
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 1;
+    p.global_batch = 64; /* twice the traced 32 */
+    run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    int64_t fb = (int64_t)s.layers * (s.fwd_ns + s.bwd_ns);
+    assert_int_equal(o.res->step_ps, (2 * fb + s.opt_ns) * 1000); /* optimizer unchanged */
+    run_free(&o);
+    trace_free(t);
+}
+
+static void drop_sends(mt_program *p) {
+    for (int32_t s = 0; s < p->n_stages; s++)
+        for (int32_t i = 0; i < p->stages[s].n_tasks; i++)
+            if (p->stages[s].tasks[i].kind == MT_TASK_SEND) p->stages[s].tasks[i].kind = MT_TASK_MB_BEGIN;
+}
+
+static void test_stuck_is_an_error(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 2;
+    p.pp = 2;
+    run_out o = run_plan(t, p, "switch:2", 100e9, 0, drop_sends);
+    assert_int_equal(o.rc, MT_ESTUCK);
+    assert_null(o.res);
+    assert_non_null(strstr(o.msg, "stuck"));
+    assert_non_null(strstr(o.msg, "2 of 2 GPUs"));
+    assert_non_null(strstr(o.msg, "GPU 1 (dp 0, stage 1, tp 0) waits for activations"));
+    run_free(&o);
+    trace_free(t);
+}
+
+static void test_too_few_endpoints(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 8;
+    run_out o = run_plan(t, p, "switch:4", 100e9, 0, NULL);
+    assert_int_equal(o.rc, MT_EINVAL);
+    assert_non_null(strstr(o.msg, "topology has 4"));
+    run_free(&o);
+    trace_free(t);
+}
+
+static void test_ringflow_matches_ring_on_switch(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 100000;
+    trace *t = make_trace(&s);
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = 16;
+    p.dp_mode = MT_DP_SYNC;
+    p.ringflow_above = -1;
+    run_out a = run_plan(t, p, "switch:16", 25e9, 700, NULL);
+    p.ringflow_above = 0;
+    run_out b = run_plan(t, p, "switch:16", 25e9, 700, NULL);
+    assert_int_equal(a.rc, MT_OK);
+    assert_int_equal(b.rc, MT_OK);
+    assert_true(llabs(a.res->step_ps - b.res->step_ps) <= 16); /* rounding of a few ps */
+    assert_true(b.res->events < a.res->events);
+    run_free(&a);
+    run_free(&b);
+    trace_free(t);
+}
+
+int main(void) {
+    igraph_set_error_handler(igraph_error_handler_printignore);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_resolve),
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_single_gpu),
+        cmocka_unit_test(test_dp_equals_compute_plus_allreduce),
+        cmocka_unit_test(test_gpipe_bubble_and_1f1b),
+        cmocka_unit_test(test_pipeline_sends_activation_bytes),
+        cmocka_unit_test(test_tp_megatron_mlp),
+        cmocka_unit_test(test_batch_rescaling),
+        cmocka_unit_test(test_stuck_is_an_error),
+        cmocka_unit_test(test_too_few_endpoints),
+        cmocka_unit_test(test_ringflow_matches_ring_on_switch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
