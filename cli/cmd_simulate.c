@@ -195,7 +195,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(plan, "batch_factor", json_real(pl->batch_factor));
     json_object_set_new(o, "plan", plan);
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
-    json_object_set_new(o, "topology", json_string(topology));
+    json_object_set_new(o, "topology", topology ? json_string(topology) : json_null());
     json_object_set_new(o, "network", json_string(c->net.network));
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps)));
@@ -283,7 +283,7 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
                (long long)t->batch_size);
     else
         printf("batch      unknown in the trace: each replica runs the traced batch\n");
-    printf("network    %s on %s\n", c->net.network, topology);
+    printf("network    %s on %s\n", c->net.network, topology ? topology : "its own endpoints");
     printf("traced     %.3f ms (one GPU: sum of operator device time)\n", (double)trace_total_dev_ns(t) / 1e6);
     printf("step time  %.3f ms", ms(r->step_ps));
     if (pl->global_batch > 0 && r->step_ps > 0)
@@ -341,7 +341,7 @@ int cmd_simulate(int argc, char **argv) {
     mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
     if (rc == MT_OK) rc = mt_plan_resolve(&c.plan, t, &err);
     if (rc == MT_OK) {
-        if (!c.net.topology) {
+        if (!c.net.topology && strcmp(c.net.network, "photonic")) {
             snprintf(topo_spec, sizeof topo_spec, "switch:%d", c.plan.gpus);
             c.net.topology = topo_spec;
         }
