@@ -1,0 +1,84 @@
+"""Helpers for the `mitosis simulate` integration scripts (simulate_shared.sh, simulate_own.sh).
+
+Each script runs `python3 - BIN ...` with its checks inline and imports this module from the
+script's folder. A check that fails prints "FAIL: name: detail" and the run goes on; finish()
+exits 1 when any failed.
+"""
+import json
+import math
+import subprocess
+import sys
+
+
+class Checker:
+    def __init__(self, binary):
+        self.bin = binary
+        self.failed = 0
+        self.runs = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            print(f"ok: {name}")
+        else:
+            print(f"FAIL: {name}: {detail}")
+            self.failed += 1
+        return ok
+
+    def run(self, *args):
+        """(exit code, stdout, stderr) of `mitosis ARGS`."""
+        self.runs += 1
+        p = subprocess.run([self.bin, *map(str, args)], capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def sim(self, trace, *args):
+        """`mitosis simulate TRACE ARGS --json` parsed; None (and a failed check) on error."""
+        rc, out, err = self.run("simulate", trace, *args, "--json")
+        if not self.check(f"simulate {' '.join(map(str, args))} exits 0", rc == 0,
+                          f"exit {rc}: {err.strip()}"):
+            return None
+        return json.loads(out)
+
+    def param_bytes(self, trace):
+        rc, out, err = self.run("inspect", trace, "--json")
+        assert rc == 0, err
+        return json.loads(out)["param_bytes"]
+
+    def allreduce_ms(self, nbytes, topology, *extra):
+        """Time of one all-reduce of nbytes per rank from `mitosis collective` (ms)."""
+        rc, out, err = self.run("collective", "--op", "allreduce", "--bytes", int(nbytes),
+                                "--topology", topology, *extra)
+        assert rc == 0, err
+        rows = [l.split() for l in out.splitlines() if l.startswith(" ")]
+        assert len(rows) == 1, out
+        return float(rows[0][1]) / 1e3
+
+    def check_breakdown(self, name, d):
+        """Positive finite step, and per GPU compute + exposed + bubble + idle == step
+        (sim/simulate.h), to 1e-6 relative."""
+        step = d["step_ms"]
+        if not self.check(f"{name}: positive finite step", math.isfinite(step) and step > 0, step):
+            return
+        bad = []
+        for g in d["gpus"]:
+            s = g["compute_ms"] + g["exposed_comm_ms"] + g["bubble_ms"] + g["idle_ms"]
+            if abs(s - step) > 1e-6 * step or min(g["compute_ms"], g["exposed_comm_ms"],
+                                                   g["bubble_ms"], g["idle_ms"]) < 0:
+                bad.append((g["rank"], s))
+        self.check(f"{name}: compute+exposed+bubble+idle == step on every GPU", not bad,
+                   f"step {step}, (rank, sum) {bad[:4]}")
+
+    def check_bad(self, want, *args):
+        """Exit 2 and exactly one stderr line containing `want`."""
+        rc, _, err = self.run(*args)
+        lines = err.splitlines()
+        self.check(f"bad input {' '.join(map(str, args[1:]))} -> exit 2, one line naming '{want}'",
+                   rc == 2 and len(lines) == 1 and want in err, f"exit {rc}, stderr {err!r}")
+
+    def finish(self):
+        print(f"{self.runs} mitosis runs, {self.failed} failed checks")
+        sys.exit(1 if self.failed else 0)
+
+
+def rel(a, b):
+    """|a - b| relative to |b| (0 when both are 0)."""
+    return abs(a - b) / abs(b) if b else abs(a)

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Integration: `mitosis simulate` on this project's CPU traces (traces/, always present):
+# N=1 equals the trace, tensor parallelism on the gpt-tiny transformer, pipeline parallelism
+# on resnet18 with 4 micro-batches, --batch rescaling, the per-GPU time identity.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from simcheck import Checker, rel
+
+bin_, traces = sys.argv[1:3]
+c = Checker(bin_)
+rn, gpt = f"{traces}/cpu-resnet18-b8", f"{traces}/cpu-gpt-tiny-b8"
+
+single = {}
+for name, tr in (("resnet18", rn), ("gpt-tiny", gpt)):
+    rc, out, err = c.run("inspect", tr, "--json")
+    total = json.loads(out)["time_ms"]["total"]
+    d = c.sim(tr, "--gpus", 1)
+    if d:
+        single[name] = d
+        c.check(f"{name} N=1: step within 1% of the traced device time",
+                rel(d["step_ms"], total) < 0.01 and rel(d["step_ms"], d["traced_step_ms"]) < 0.01,
+                (d["step_ms"], total, d["traced_step_ms"]))
+    for n in (2,):
+        for args in (["--strategy", "dp"], ["--strategy", "ddp"]):
+            d = c.sim(tr, "--gpus", n, *args)
+            if d:
+                c.check_breakdown(f"{name} N={n} {args[-1]}", d)
+
+# Tensor parallelism on a transformer: Megatron splits, collectives, less compute per GPU
+base = single.get("gpt-tiny")
+prev = base["gpus"][0]["compute_ms"] if base else None
+for t in (2, 4):
+    d = c.sim(gpt, "--gpus", t, "--tp", t)
+    if not d:
+        continue
+    sim = d["simulation"]
+    c.check(f"gpt-tiny tp={t}: forward and backward TP collectives", sim["tp_collectives_fwd"] > 0
+            and sim["tp_collectives_bwd"] > 0 and sim["tp_split_ops"] > 0, sim)
+    comp = [g["compute_ms"] for g in d["gpus"]]
+    c.check(f"gpt-tiny tp={t}: every rank computes the same", max(comp) == min(comp), comp)
+    c.check(f"gpt-tiny tp={t}: compute per GPU drops below tp={t // 2}'s",
+            prev is not None and comp[0] < prev, (comp[0], prev))
+    # replicated work (layer norms, softmax, optimizer of replicated tensors) stays whole
+    c.check(f"gpt-tiny tp={t}: compute per GPU stays above 1/{t} of one GPU's",
+            base is not None and comp[0] > base["gpus"][0]["compute_ms"] / t)
+    c.check(f"gpt-tiny tp={t}: layers report TP communication",
+            any(l["comm_ms"] > 0 for l in d["layers"]))
+    c.check_breakdown(f"gpt-tiny tp={t}", d)
+    prev = comp[0]
+
+# Pipeline parallelism on resnet18, 4 micro-batches
+for p in (2, 4):
+    for sched in ("1f1b", "gpipe"):
+        d = c.sim(rn, "--gpus", p, "--pp", p, "--micro-batches", 4, "--schedule", sched)
+        if not d:
+            continue
+        tag = f"resnet18 pp={p} {sched} M=4"
+        c.check_breakdown(tag, d)
+        c.check(f"{tag}: micro-batch 2 (batch 8 / 4)", d["plan"]["micro_batch"] == 2, d["plan"])
+        c.check(f"{tag}: activations and their gradients cross each boundary once per micro-batch",
+                d["simulation"]["sends"] == 2 * (p - 1) * 4, d["simulation"])
+        st = d["stages"]
+        c.check(f"{tag}: stages cover the layers in order",
+                st[0]["layer_first"] == 0 and all(st[i + 1]["layer_first"] == st[i]["layer_last"] + 1
+                                                  for i in range(p - 1)), st)
+        peaks = [g["peak_live_micro_batches"] for g in d["gpus"]]
+        if sched == "1f1b":
+            c.check(f"{tag}: at most {p} micro-batches live per GPU", max(peaks) <= p, peaks)
+        else:
+            c.check(f"{tag}: stage 0 holds all 4 micro-batches", peaks[0] == 4, peaks)
+        if single.get("resnet18"):
+            c.check(f"{tag}: faster than one GPU, slower than a perfect 1/{p} split",
+                    single["resnet18"]["step_ms"] / p < d["step_ms"] < single["resnet18"]["step_ms"],
+                    (d["step_ms"], single["resnet18"]["step_ms"]))
+
+# --batch rescales batch-dependent work only
+dflt = c.sim(rn, "--gpus", 2, "--dp", 2)
+comp = {}
+for b in (8, 16, 32):
+    d = c.sim(rn, "--gpus", 2, "--dp", 2, "--batch", b)
+    if d:
+        comp[b] = d["gpus"][0]["compute_ms"]
+        c.check(f"resnet18 dp=2 --batch {b}: per-replica batch {b // 2}",
+                d["plan"]["replica_batch"] == b // 2 and d["plan"]["global_batch"] == b, d["plan"])
+if dflt and 16 in comp:
+    c.check("resnet18 dp=2: --batch 16 (8 per replica, as traced) computes as the default",
+            comp[16] == dflt["gpus"][0]["compute_ms"], (comp[16], dflt["gpus"][0]["compute_ms"]))
+if len(comp) == 3:
+    c.check("resnet18 dp=2: compute grows with the batch, parameter work does not shrink",
+            comp[8] < comp[16] < comp[32] and comp[8] > comp[16] / 2, comp)
+
+# The b8 traces rescaled to another traced batch land near that trace's own time
+for name, src, batch, other in (("gpt-tiny", gpt, 32, "cpu-gpt-tiny-b16"),
+                                ("resnet18", rn, 8, "cpu-resnet18-b4")):
+    d = c.sim(src, "--gpus", 2, "--dp", 2, "--batch", batch)
+    o = c.sim(f"{traces}/{other}", "--gpus", 1)
+    if d and o:
+        c.check(f"{name} b8 rescaled to {batch // 2} per replica: within 3% of {other}'s own time",
+                rel(d["gpus"][0]["compute_ms"], o["step_ms"]) < 0.03,
+                (d["gpus"][0]["compute_ms"], o["step_ms"]))
+
+c.check_bad("does not divide over 2", "simulate", rn, "--gpus", 2, "--batch", 17)
+c.check_bad("equal micro-batches", "simulate", rn, "--gpus", 2, "--pp", 2, "--micro-batches", 3)
+c.finish()
+EOF
