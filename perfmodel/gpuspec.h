@@ -1,0 +1,70 @@
+/* perfmodel/gpuspec.h — a table of GPU specs and the roofline that compares two GPUs.
+ *
+ * Built in (dense peaks from the vendors' datasheets, no structured sparsity):
+ * V100, A40, A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, L40S, RTX-2080Ti, MI250 (one GCD,
+ * which is what PyTorch calls a device; the OAM module holds two). A JSON file adds or replaces
+ * entries (`--gpu-specs FILE`):
+ *
+ *   {"gpus": [{"name": "B200", "match": ["b200"], "mem_GBps": 8000, "mem_GB": 192,
+ *              "tflops": {"fp64": 40, "fp32": 80, "tf32": 1100, "bf16": 2250,
+ *                         "fp16": 2250, "fp8": 4500}, "note": "..."}]}
+ *
+ * `match` patterns are lower-case substrings joined by '+' ("h100+pcie" matches
+ * "NVIDIA H100 PCIe"); file entries are tried before the built-in ones. A missing or zero peak
+ * falls back (tf32 -> fp32, bf16 <-> fp16 -> fp32, fp8 -> fp16, fp64 -> fp32).
+ *
+ * Roofline: time(w) = max(flops / peak(dtype), bytes / bandwidth). An op is compute-bound when
+ * its arithmetic intensity flops/bytes is above the ridge point peak/bandwidth; moving it to
+ * another GPU scales its time by the ratio of the matching roof (mt_roofline_ratio).
+ */
+#ifndef MT_PERFMODEL_GPUSPEC_H
+#define MT_PERFMODEL_GPUSPEC_H
+
+#include "perfmodel/work.h"
+#include "util/err.h"
+
+#define MT_GPU_NAME_MAX 48
+#define MT_GPU_MATCH_MAX 4
+
+typedef struct mt_gpu_spec {
+    char name[MT_GPU_NAME_MAX];
+    char match[MT_GPU_MATCH_MAX][MT_GPU_NAME_MAX];
+    double peak_flops[MT_DT_COUNT]; /* FLOP/s, 0 = not supported (falls back) */
+    double mem_Bps;                 /* bytes per second */
+    double mem_bytes;
+    char note[96];
+} mt_gpu_spec;
+
+typedef struct mt_gpu_table {
+    mt_gpu_spec *gpus;
+    int n;
+} mt_gpu_table;
+
+/* The built-in table plus the entries of extra_json (NULL: none). Errors name the file and the
+ * JSON path. */
+mt_status mt_gpu_table_new(const char *extra_json, mt_gpu_table **out, mt_error *err);
+void mt_gpu_table_free(mt_gpu_table *tab);
+
+/* Entry for a device name as traces spell it ("NVIDIA H100 80GB HBM3") or a short name
+ * ("H100", "a100-80gb"); NULL when none matches. O(entries). */
+const mt_gpu_spec *mt_gpu_find(const mt_gpu_table *tab, const char *name);
+
+/* Comma-separated names of the table into buf (for error messages). */
+char *mt_gpu_names(const mt_gpu_table *tab, char *buf, int len);
+
+const char *mt_dtype_name(mt_dtype d);
+
+/* Peak FLOP/s for a dtype column with the fallbacks above. */
+double mt_gpu_peak(const mt_gpu_spec *g, mt_dtype d);
+/* Ridge point in FLOP/byte. */
+double mt_gpu_ridge(const mt_gpu_spec *g, mt_dtype d);
+/* Roofline time in ns of (flops, bytes) on g. */
+double mt_roofline_ns(const mt_gpu_spec *g, mt_dtype d, double flops, double bytes);
+/* 1 when the work is compute-bound on g (intensity >= ridge). */
+int mt_roofline_compute_bound(const mt_gpu_spec *g, mt_dtype d, double flops, double bytes);
+/* time on dst / time on src for the same work; work with no FLOPs and no bytes scales by the
+ * bandwidth ratio. */
+double mt_roofline_ratio(const mt_gpu_spec *src, const mt_gpu_spec *dst, mt_dtype d, double flops,
+                         double bytes);
+
+#endif

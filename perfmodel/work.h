@@ -1,0 +1,130 @@
+/* perfmodel/work.h — what an operator does: its class and its work (FLOPs, bytes moved) from
+ * the shapes and dtypes of its tensors.
+ *
+ * The work of an op is split into what grows with the batch and what does not:
+ *   flops        arithmetic (multiply-add = 2 FLOPs); grows with the batch for batch-dependent ops
+ *   bytes_act    bytes of batch-sized tensors (activations, their gradients, the model input)
+ *   bytes_fixed  bytes of parameter-sized tensors (weights, weight gradients, optimizer state,
+ *                scalars)
+ * so the work at batch_factor f and tensor split T is (flops·f/T, (bytes_act·f + bytes_fixed)/T)
+ * (mt_work_scale). Sequence length is assumed fixed, so FLOPs are linear in the batch.
+ *
+ * Backward ops (`autograd::engine::evaluate_function: XxxBackward0`) see only their incoming
+ * gradient in the trace; their work is derived from the forward op they differentiate
+ * (trace_op.fwd_op) when it is known, else from their own tensors (TrioSim CSV rows list
+ * grad_output, input, weight like aten::convolution_backward does), else from the gradient's
+ * bytes. An op whose name is in no table is UNKNOWN: its work is the bytes of its tensors
+ * (`mitosis inspect --unknown-ops` lists them). An op with no tensor shapes at all (Kineto-only
+ * traces without "Input Dims") has has_shapes == 0 and is scaled proportionally by callers.
+ *
+ * Formulas (N = numel):
+ *   conv          2·N(out)·N(w)/w[0]  (+ N(out) with a bias); transposed: 2·N(in)·N(w)/w[0]
+ *   conv bwd      2 × forward (input and weight gradients), 1 × when the input is the model input
+ *   matmul family 2·N(out)·K, K = last dim of the left operand (linear, mm, bmm, matmul, addmm,
+ *                 baddbmm, addbmm, mv, dot); matmul bwd 2 × forward
+ *   attention     2·B·H·Lq·Lk·(D + Dv) from q [.., Lq, D], k [.., Lk, D], v [.., Lk, Dv];
+ *                 backward 2.5 × forward (flash attention recomputes the scores); a causal mask is
+ *                 a scalar argument the trace does not carry, so it is not halved
+ *   norm 5·N, softmax 5·N, loss 4·N, pool N(in), elementwise N(largest), optimizer N/2 of its
+ *   tensors; backward of memory-bound classes moves 1.5-2 × the forward bytes.
+ * Cost: O(tensors of the op) per op, no allocation.
+ */
+#ifndef MT_PERFMODEL_WORK_H
+#define MT_PERFMODEL_WORK_H
+
+#include <stdint.h>
+
+#include "tracer/trace.h"
+
+typedef enum {
+    MT_OPC_NONE = 0,     /* views, metadata, allocation, host-only ops: no device work */
+    MT_OPC_CONV,
+    MT_OPC_CONV_BWD,
+    MT_OPC_MATMUL,
+    MT_OPC_MATMUL_BWD,
+    MT_OPC_ATTN,
+    MT_OPC_ATTN_BWD,
+    MT_OPC_ELEMWISE,     /* elementwise, activations, dropout, reductions */
+    MT_OPC_ELEMWISE_BWD,
+    MT_OPC_NORM,         /* batch/layer/group/RMS norm */
+    MT_OPC_NORM_BWD,
+    MT_OPC_SOFTMAX,
+    MT_OPC_SOFTMAX_BWD,
+    MT_OPC_POOL,
+    MT_OPC_POOL_BWD,
+    MT_OPC_EMBEDDING,
+    MT_OPC_EMBEDDING_BWD,
+    MT_OPC_LOSS,
+    MT_OPC_LOSS_BWD,
+    MT_OPC_OPTIMIZER,    /* _foreach_*, fused optimizers, elementwise ops of the optimizer phase */
+    MT_OPC_COPY,         /* copies, casts, cat, fills, gathers/scatters */
+    MT_OPC_COMM,         /* communication: not modelled here */
+    MT_OPC_UNKNOWN,      /* no formula: bytes of its tensors */
+    MT_OPC_COUNT
+} mt_opclass;
+
+/* Peak-FLOPS column an op runs at (see gpuspec.h). */
+typedef enum { MT_DT_FP64 = 0, MT_DT_FP32, MT_DT_TF32, MT_DT_BF16, MT_DT_FP16, MT_DT_FP8, MT_DT_COUNT } mt_dtype;
+
+typedef struct mt_work {
+    double flops;
+    double bytes_act;
+    double bytes_fixed;
+    mt_opclass cls;
+    mt_dtype dtype;      /* peak column: fp32 conv runs on TF32 tensor cores (cuDNN's default),
+                          * fp32 matmul on FP32 (PyTorch's default), 16-bit on BF16/FP16 */
+    int has_shapes;      /* 1 when at least one tensor use (a scalar included) was seen */
+    int from_fwd;        /* 1 when derived from the forward op (backward ops) */
+} mt_work;
+
+/* One tensor use as the work formulas see it. */
+typedef struct mt_tshape {
+    const int64_t *dims;
+    int32_t ndim;
+    int32_t itemsize;    /* bytes per element (0: unknown, 4 is assumed) */
+    double numel;        /* used when ndim == 0 (a scalar has 1) */
+    trace_role role;
+    const char *dtype;   /* "float", "c10::BFloat16", ... or NULL */
+} mt_tshape;
+
+#define MT_OPDESC_MAXT 16
+
+/* An operator as the work formulas see it: the first MT_OPDESC_MAXT inputs and outputs in
+ * order, plus the bytes of the rest (long _foreach_ lists). */
+typedef struct mt_opdesc {
+    const char *name;            /* outermost name */
+    const char *kind;            /* representative aten op (trace_op.kind) or NULL */
+    trace_phase phase;
+    int comm;                    /* 1: a communication op */
+    mt_tshape in[MT_OPDESC_MAXT];
+    mt_tshape out[MT_OPDESC_MAXT];
+    int32_t n_in, n_out;         /* kept in in[]/out[] */
+    double extra_bytes_act, extra_bytes_fixed; /* tensors beyond the kept ones */
+    const struct mt_opdesc *fwd; /* backward ops: the forward op, or NULL */
+} mt_opdesc;
+
+/* Class of an op from its names and phase (no shapes needed). */
+mt_opclass mt_opclass_of(const char *name, const char *kind, trace_phase phase, int comm);
+/* "conv", "conv_bwd", ..., "unknown"; mt_opclass_parse returns MT_OPC_COUNT for an unknown name. */
+const char *mt_opclass_name(mt_opclass c);
+mt_opclass mt_opclass_parse(const char *name);
+/* 1 for classes whose time is compute-bound in practice (conv, matmul, attention and their
+ * backward): their linear model uses FLOPs; the others use bytes only. */
+int mt_opclass_is_compute(mt_opclass c);
+/* 1 when the class is a backward class. */
+int mt_opclass_is_backward(mt_opclass c);
+
+/* Work of an op described by d. */
+void mt_work_of(const mt_opdesc *d, mt_work *w);
+
+/* Fills d from trace op `op` (d->fwd stays NULL; see mt_work_of_trace_op). */
+void mt_opdesc_from_trace(const trace *t, int32_t op, mt_opdesc *d);
+/* Work of trace op `op`, using its forward op (op->fwd_op) for backward ops. */
+void mt_work_of_trace_op(const trace *t, int32_t op, mt_work *w);
+
+/* Work at batch_factor x the traced batch (when batch_dependent) split tp_split ways. */
+mt_work mt_work_scale(const mt_work *w, int batch_dependent, double batch_factor, int32_t tp_split);
+
+static inline double mt_work_bytes(const mt_work *w) { return w->bytes_act + w->bytes_fixed; }
+
+#endif
