@@ -10,7 +10,7 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--ops]\n\n"
+            "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--ops] [--unknown-ops]\n\n"
             "TRACE is a directory holding a Kineto + Execution Trace pair (or a TrioSim\n"
             "trace.csv + tensor.csv pair), or the files themselves (.json or .json.gz; formats\n"
             "are detected by content).\n\n"
@@ -19,7 +19,9 @@ static void usage(FILE *out) {
             "             param_bytes, link{method,matched,unmatched}, ...)\n"
             "  --step N   with a Kineto trace of several steps, use ProfilerStep#N (default: the\n"
             "             step the Execution Trace covers, else the last one)\n"
-            "  --ops      also list every operator (phase, layer, device time, kernels)\n");
+            "  --ops      also list every operator (phase, layer, device time, kernels)\n"
+            "  --unknown-ops  also list ops the performance model has no formula for (their time\n"
+            "             scales with the bytes of their tensors); JSON key unknown_ops\n");
 }
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
@@ -136,7 +138,7 @@ static void print_human(const trace *t, int list_ops) {
 
 int cmd_inspect(int argc, char **argv) {
     const char *paths[8];
-    int n_paths = 0, as_json = 0, list_ops = 0;
+    int n_paths = 0, as_json = 0, list_ops = 0, unknown_ops = 0;
     trace_load_opts opts;
     trace_load_opts_init(&opts);
     for (int i = 1; i < argc; i++) {
@@ -148,6 +150,8 @@ int cmd_inspect(int argc, char **argv) {
             as_json = 1;
         } else if (!strcmp(a, "--ops")) {
             list_ops = 1;
+        } else if (!strcmp(a, "--unknown-ops")) {
+            unknown_ops = 1;
         } else if (!strcmp(a, "--step")) {
             char *end;
             if (i + 1 >= argc || (opts.step = (int)strtol(argv[i + 1], &end, 10), *end) ||
@@ -179,12 +183,14 @@ int cmd_inspect(int argc, char **argv) {
     }
     if (as_json) {
         json_t *o = summary_json(t);
+        if (unknown_ops) perfmodel_add_unknown_ops_json(t, o);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         if (s) puts(s);
         free(s);
         json_decref(o);
     } else {
         print_human(t, list_ops);
+        if (unknown_ops) perfmodel_print_unknown_ops(t);
     }
     trace_free(t);
     return 0;

@@ -12,5 +12,12 @@ int cmd_inspect(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_perfmodel(int argc, char **argv);
+
+struct trace;
+/* `inspect --unknown-ops` (cli/cmd_perfmodel.c): ops with no FLOP formula; the JSON form adds
+ * key "unknown_ops" to a jansson object. */
+void perfmodel_print_unknown_ops(const struct trace *t);
+void perfmodel_add_unknown_ops_json(const struct trace *t, void *json_object_ptr);
 
 #endif

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Integration: `mitosis perfmodel fit` on the project's own traces, then `show` and `predict`;
+# `inspect --unknown-ops`; bad input exits 2 with one line on stderr naming the problem.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+shared=${MT_SHARED_TRACES:-$root/../shared/traces}
+fail=0
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$bin" perfmodel fit "$root"/traces/cpu-resnet18-b4 "$root"/traces/cpu-resnet18-b8 \
+  --csv "$root"/tests/fixtures/perfmodel/ops.csv -o "$tmp/model.json" > "$tmp/fit.out" 2> "$tmp/fit.err"
+rc=$?
+check "fit exits 0" '[ $rc -eq 0 ]'
+check "fit writes a model with conv and matmul classes" \
+  'python3 -c "import json; m=json.load(open(\"$tmp/model.json\")); assert m[\"format\"]==\"mitosis-perfmodel\"; c=m[\"classes\"]; assert c[\"conv\"][\"n\"]>=40 and \"matmul\" in c; assert m[\"sources\"]==dict(traces=2, csv_rows=6), m[\"sources\"]"'
+check "fit warnings are one line each, prefixed" '! grep -v "^mitosis perfmodel: warning: " "$tmp/fit.err"'
+"$bin" perfmodel show "$tmp/model.json" > "$tmp/show.out"; rc=$?
+check "show exits 0 and prints the classes" '[ $rc -eq 0 ] && grep -q "^conv " "$tmp/show.out" && grep -q "^conv_bwd " "$tmp/show.out"'
+"$bin" perfmodel predict "$root"/traces/cpu-resnet18-b8 --model "$tmp/model.json" --batch 16 --json > "$tmp/pred.json" 2>/dev/null; rc=$?
+check "predict with the fitted model: b8 -> b16 grows the step, optimizer kept" \
+  '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/pred.json\")); t=p[\"traced_ms\"]; q=p[\"predicted_ms\"]; assert p[\"batch\"]==16; assert 1.5*t[\"total\"] < q[\"total\"] < 2.5*t[\"total\"], (t, q); assert abs(q[\"optimizer\"]-t[\"optimizer\"]) < 1e-9"'
+"$bin" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model trace --batch-factor 1 --json > "$tmp/same.json"; rc=$?
+check "predict at the traced batch gives the traced time back" \
+  '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/same.json\")); assert abs(p[\"predicted_ms\"][\"total\"]-p[\"traced_ms\"][\"total\"]) < 1e-6"'
+"$bin" perfmodel gpus > "$tmp/gpus.out"; rc=$?
+check "gpus lists the table" '[ $rc -eq 0 ] && [ $(grep -cE "^(V100|A40|A100-40GB|A100-80GB|H100-SXM|H100-PCIe|H200|L40S|RTX-2080Ti|MI250) " "$tmp/gpus.out") -eq 10 ]'
+"$bin" inspect "$root"/traces/cpu-gpt-tiny-b4 --unknown-ops --json > "$tmp/unk.json"; rc=$?
+check "inspect --unknown-ops --json has the key" \
+  '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/unk.json\")); assert isinstance(d[\"unknown_ops\"], list)"'
+
+bad() { # name, expected substring, args...
+  local name=$1 want=$2; shift 2
+  "$bin" "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  check "$name: exit 2" '[ $rc -eq 2 ]'
+  check "$name: one line naming the problem" '[ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "$want" "$tmp/err"'
+}
+printf '{"format": "mitosis-perfmodel", "version": 1, "classes": {"conv": {"ns": -3}}}' > "$tmp/neg.json"
+bad "show: negative coefficient" "neg.json: classes.conv.ns" perfmodel show "$tmp/neg.json"
+printf '{"format": "mitosis-perfmodel",\n "version": 1,, }' > "$tmp/broken.json"
+bad "show: invalid JSON with line" "broken.json:2" perfmodel show "$tmp/broken.json"
+bad "show: missing file" "/no/such/model.json" perfmodel show /no/such/model.json
+bad "predict: bad model" "neg.json" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --model "$tmp/neg.json"
+bad "fit: bad CSV line" "bad_ops.csv:3" perfmodel fit --csv "$root"/tests/fixtures/perfmodel/bad_ops.csv -o "$tmp/x.json"
+bad "fit: no output" "-o MODEL.json" perfmodel fit "$root"/traces/cpu-gpt-tiny-b4
+bad "fit: missing trace" "/no/such/trace" perfmodel fit /no/such/trace -o "$tmp/x.json"
+bad "predict: unknown GPU" "unknown GPU 'Z9000'" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --target-gpu Z9000
+bad "predict: CPU trace to a GPU" "not in the GPU table" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --target-gpu H100
+bad "predict: bad kind" "trace, linear or roofline" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model magic
+bad "predict: bad batch" "--batch needs a positive number" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --batch -3
+bad "unknown subcommand" "unknown subcommand" perfmodel frobnicate
+
+if [ -d "$shared/triosim-vgg13-h100-bs512" ]; then
+  "$bin" perfmodel predict "$shared/triosim-vgg13-h100-bs512" --perf-model linear --batch 128 --json > "$tmp/vgg.json" 2>/dev/null; rc=$?
+  check "VGG13 H100 b512 -> b128 (linear) within 3% of the 94.0 ms measured" \
+    '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/vgg.json\"))[\"predicted_ms\"][\"total\"]; assert abs(p/94.0-1) < 0.03, p"'
+  "$bin" perfmodel predict "$shared/triosim-vgg13-h100-bs512" --target-gpu A100-80GB --json > "$tmp/a100.json"; rc=$?
+  check "VGG13 H100 -> A100 is slower, by less than the TF32 peak ratio" \
+    '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/a100.json\")); t=d[\"traced_ms\"][\"total\"]; p=d[\"predicted_ms\"][\"total\"]; assert d[\"target_gpu\"]==\"A100-80GB\"; assert 1.5*t < p < 3.2*t, (t, p)"'
+else
+  echo "note: $shared absent, shared-trace checks skipped"
+fi
+exit $fail
