@@ -10,6 +10,7 @@
 #include "cli/netopts.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
+#include "perfmodel/perfmodel.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 #include "tracer/trace.h"
@@ -27,7 +28,8 @@ static void usage(FILE *out) {
             "  --batch GLOBAL        global batch (default: the traced batch per replica)\n"
             "  --micro-batches M     pipeline micro-batches (default P)\n"
             "  --schedule gpipe|1f1b pipeline schedule (default 1f1b)\n"
-            "  --bucket SIZE         DDP bucket size (default 25MiB)\n"
+            "  --bucket SIZE         DDP bucket size (default 25MiB; the first bucket filled in\n"
+            "                        backward is capped at --first-bucket, default 1MiB, as PyTorch)\n"
             "  --placement ORDER     rank order of t, p, d, innermost first (default tpd: TP ranks\n"
             "                        adjacent, then stages, then replicas)\n"
             "  --algo ring|tree|direct|hier|ringflow   collective algorithm (default ring)\n"
@@ -40,6 +42,16 @@ static void usage(FILE *out) {
             "  --gpus-per-node G     hier: ranks per node (default 8)\n"
             "  --gpu-mem SIZE        warn when a GPU's estimated peak memory exceeds SIZE\n"
             "                        (default: the traced GPU's memory when known)\n"
+            "Operator times (perfmodel/, see mitosis perfmodel --help):\n"
+            "  --perf-model trace|linear|roofline  how a resized or moved op's time is predicted:\n"
+            "                        trace scales batch-dependent ops proportionally (default),\n"
+            "                        linear uses a fitted a*FLOPs + b*bytes + c per op class,\n"
+            "                        roofline scales by FLOPs or bytes against the GPU's peaks;\n"
+            "                        every op keeps its measured residual\n"
+            "  --model FILE          fitted model.json (mitosis perfmodel fit); linear without it\n"
+            "                        fits on the trace itself\n"
+            "  --target-gpu NAME     predict for another GPU (mitosis perfmodel gpus lists them)\n"
+            "  --gpu-specs FILE      extra GPU table (JSON)\n"
             "Trace:\n"
             "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n"
             "Output:\n"
@@ -79,6 +91,7 @@ typedef struct sim_cli {
     int32_t gpus_per_node;
     double gpu_mem;
     int as_json, per_gpu, layers;
+    mt_pm_opts pm;
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
@@ -141,17 +154,27 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
                 if (!v) mt_fail(err, MT_EINVAL, "--algo needs ring, tree, direct or hier");
                 return -1;
             }
+        } else if (!strcmp(f, "--perf-model")) {
+            if (!v || mt_pm_kind_parse(v, &c->pm.kind) != 0)
+                return mt_fail(err, MT_EINVAL, "--perf-model needs trace, linear or roofline (got '%s')",
+                               v ? v : ""), -1;
+        } else if (!strcmp(f, "--model") || !strcmp(f, "--target-gpu") || !strcmp(f, "--gpu-specs")) {
+            if (!v) return mt_fail(err, MT_EINVAL, "%s needs a value", f), -1;
+            if (!strcmp(f, "--model")) c->pm.model_path = v;
+            else if (!strcmp(f, "--target-gpu")) c->pm.target_gpu = v;
+            else c->pm.gpu_specs_path = v;
         } else if (!strcmp(f, "--ring-model")) {
             if (v && !strcmp(v, "auto")) c->plan.ringflow_above = 64;
             else if (v && !strcmp(v, "steps")) c->plan.ringflow_above = -1;
             else if (v && !strcmp(v, "flow")) c->plan.ringflow_above = 0;
             else return mt_fail(err, MT_EINVAL, "--ring-model needs auto, steps or flow"), -1;
-        } else if (!strcmp(f, "--bucket") || !strcmp(f, "--gpu-mem")) {
+        } else if (!strcmp(f, "--bucket") || !strcmp(f, "--gpu-mem") || !strcmp(f, "--first-bucket")) {
             double b;
             if (!v || mt_parse_bytes(v, &b, err) != MT_OK || b <= 0)
                 return mt_fail(err, MT_EINVAL, "%s needs a size such as 25MiB or 80GB (got '%s')", f,
                                v ? v : ""), -1;
             if (!strcmp(f, "--bucket")) c->plan.bucket_bytes = b;
+            else if (!strcmp(f, "--first-bucket")) c->plan.first_bucket_bytes = b;
             else c->gpu_mem = b;
         } else if (f[0] == '-' && f[1]) {
             return mt_fail(err, MT_EINVAL, "unknown option '%s' (see mitosis simulate --help)", f), -1;
@@ -187,6 +210,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
+    json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));
     json_object_set_new(plan, "placement", json_string(pl->placement));
     json_object_set_new(plan, "algo", json_string(mt_coll_algo_name(pl->algo)));
     json_object_set_new(plan, "global_batch", json_integer(pl->global_batch));
@@ -197,6 +221,8 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", topology ? json_string(topology) : json_null());
     json_object_set_new(o, "network", json_string(c->net.network));
+    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->pm.kind)));
+    json_object_set_new(o, "target_gpu", c->pm.target_gpu ? json_string(c->pm.target_gpu) : json_null());
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps)));
     if (pl->global_batch > 0 && r->step_ps > 0)
@@ -284,6 +310,8 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
     else
         printf("batch      unknown in the trace: each replica runs the traced batch\n");
     printf("network    %s on %s\n", c->net.network, topology ? topology : "its own endpoints");
+    printf("op times   %s model%s%s\n", mt_pm_kind_name(c->pm.kind), c->pm.target_gpu ? ", target GPU " : "",
+           c->pm.target_gpu ? c->pm.target_gpu : "");
     printf("traced     %.3f ms (one GPU: sum of operator device time)\n", (double)trace_total_dev_ns(t) / 1e6);
     printf("step time  %.3f ms", ms(r->step_ps));
     if (pl->global_batch > 0 && r->step_ps > 0)
@@ -324,6 +352,7 @@ int cmd_simulate(int argc, char **argv) {
     trace_load_opts_init(&c.topts);
     mt_plan_init(&c.plan);
     mt_netopts_init(&c.net);
+    mt_pm_opts_init(&c.pm);
     c.gpus_per_node = 8;
     mt_error err = {0};
     int pr = parse_args(&c, argc, argv, &err);
@@ -336,6 +365,7 @@ int cmd_simulate(int argc, char **argv) {
     mt_engine *e = NULL;
     mt_netmodel net = {0};
     mt_sim_result *res = NULL;
+    mt_perfmodel *pm = NULL;
     char topo_spec[64];
     int code = 0;
     mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
@@ -345,7 +375,13 @@ int cmd_simulate(int argc, char **argv) {
             snprintf(topo_spec, sizeof topo_spec, "switch:%d", c.plan.gpus);
             c.net.topology = topo_spec;
         }
-        rc = mt_program_build(t, &c.plan, NULL, &prog, &err);
+        rc = mt_perfmodel_new(t, &c.pm, &pm, &err);
+    }
+    if (rc == MT_OK) {
+        mt_program_opts po = {mt_perfmodel_op_time_ns, pm};
+        const char *w = mt_perfmodel_warning(pm);
+        if (w && *w) fprintf(stderr, "mitosis simulate: warning: %s\n", w);
+        rc = mt_program_build(t, &c.plan, &po, &prog, &err);
     }
     if (rc == MT_OK) rc = mt_netopts_topology(&c.net, &topo, &err);
     if (rc == MT_OK && !(e = mt_engine_new())) rc = mt_fail(&err, MT_ENOMEM, "out of memory");
@@ -384,6 +420,7 @@ out:
     mt_engine_free(e);
     mt_topo_free(topo);
     mt_program_free(prog);
+    mt_perfmodel_free(pm);
     trace_free(t);
     return code;
 }

@@ -8,6 +8,7 @@ void mt_plan_init(mt_plan *p) {
     p->dp_mode = MT_DP_DDP;
     p->schedule = MT_PP_1F1B;
     p->bucket_bytes = 25.0 * 1024 * 1024;
+    p->first_bucket_bytes = 1024.0 * 1024;
     memcpy(p->placement, "tpd", 4);
     p->algo = MT_ALGO_RING;
     p->ringflow_above = 64;
@@ -75,8 +76,10 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
                        (long long)p->dp * p->tp * p->pp, p->gpus);
     if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
-    if (p->micro_batches == 0) p->micro_batches = p->pp > 1 ? p->pp : 1;
+    int micro_default = p->micro_batches == 0;
+    if (micro_default) p->micro_batches = p->pp > 1 ? p->pp : 1;
     if (p->bucket_bytes <= 0) return mt_fail(err, MT_EINVAL, "--bucket must be > 0");
+    if (p->first_bucket_bytes <= 0) p->first_bucket_bytes = p->bucket_bytes;
     int32_t units = pipeline_units(t);
     if (p->pp > units)
         return mt_fail(err, MT_EINVAL,
@@ -98,6 +101,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "global batch %lld does not divide over %d data-parallel replicas "
                        "(use a multiple of %d)", (long long)p->global_batch, p->dp, p->dp);
     p->replica_batch = p->global_batch / p->dp;
+    /* default M: the smallest divisor of the replica batch that is >= P */
+    while (micro_default && p->micro_batches < p->replica_batch && p->replica_batch % p->micro_batches)
+        p->micro_batches++;
     if (p->micro_batches > p->replica_batch || p->replica_batch % p->micro_batches)
         return mt_fail(err, MT_EINVAL,
                        "replica batch %lld does not split into %d equal micro-batches "

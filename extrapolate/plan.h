@@ -27,8 +27,10 @@ typedef struct mt_plan {
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
     mt_dp_mode dp_mode;      /* default ddp */
     mt_pp_schedule schedule; /* default 1f1b */
-    int32_t micro_batches;   /* 0 = P when pp > 1, else 1 */
+    int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
+                                else 1 */
     double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
+    double first_bucket_bytes; /* the first bucket to fill in backward; PyTorch: 1 MiB */
     int64_t global_batch;    /* 0 = trace batch x D (each replica runs the traced batch) */
     char placement[4];       /* innermost first, a permutation of "tpd"; default "tpd" */
     mt_coll_algo algo;       /* collective algorithm for every group (default ring) */

@@ -544,6 +544,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
     int ddp = pl->dp > 1 && pl->dp_mode == MT_DP_DDP && last_block;
     double bucket = 0;
     int32_t bucket_layer = -1;
+    int32_t first_bucket_index = b->p->ddp_buckets; /* PyTorch caps the first bucket lower */
     if (s < pl->pp - 1) MT_CHECK(emit_simple(em, MT_TASK_RECV, -1, mb, 0));
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
@@ -555,7 +556,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
         if (ddp && b->grad_ready[i] > 0) {
             bucket += b->grad_ready[i];
             if (t->n_layers > 0 && b->unit[i] >= 0) bucket_layer = b->unit[i];
-            if (bucket >= pl->bucket_bytes) {
+            if (bucket >= (b->p->ddp_buckets == first_bucket_index ? pl->first_bucket_bytes : pl->bucket_bytes)) {
                 MT_CHECK(emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, bucket,
                                    bucket_layer, mb, TRACE_PHASE_BACKWARD));
                 b->p->ddp_buckets++;

@@ -344,7 +344,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         assert_breakdown(o.res);
         /* ddp: between max(compute, comm) and dp */
         p.dp_mode = MT_DP_DDP;
-        p.bucket_bytes = 8e6;
+        p.bucket_bytes = p.first_bucket_bytes = 8e6;
         run_out q = run_plan(t, p, spec, 50e9, 1000, NULL);
         assert_int_equal(q.rc, MT_OK);
         double comp = (double)trace_total_dev_ns(t) / 1e9;
@@ -357,6 +357,12 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         assert_int_equal(q.res->collectives, 4);
         assert_true(fabs(q.res->coll_bytes - t->param_bytes) < 1);
         assert_breakdown(q.res);
+        /* PyTorch's small first bucket: 1 weight, then pairs, then the last one */
+        p.first_bucket_bytes = 1 << 20;
+        run_out f = run_plan(t, p, spec, 50e9, 1000, NULL);
+        assert_int_equal(f.prog->ddp_buckets, 5);
+        assert_true(fabs(f.res->coll_bytes - t->param_bytes) < 1);
+        run_free(&f);
         run_free(&q);
         run_free(&o);
     }
