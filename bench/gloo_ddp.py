@@ -56,6 +56,9 @@ def worker(rank, world, args, port, out_path):
     cargs = collect.parse_args(collect_argv(args) + ["-o", "/nonexistent"])
     torch.manual_seed(0)
     model, inputs, loss_fn, opt, _ = collect.build_workload(cargs, torch.device("cpu"), torch.float32)
+    # gloo cannot broadcast bool buffers (e.g. a causal mask): they are constants, skip them
+    skip = [n for n, b in model.named_buffers() if not b.is_floating_point()]
+    torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, skip)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = opt or collect.make_optimizer(cargs.optimizer, ddp)
 

@@ -7,14 +7,15 @@
 # usage: bash bench/gloo_vs_sim.sh [MITOSIS] [TRACE_DIR...]
 #   MITOSIS    the binary (default build/mitosis)
 #   TRACE_DIR  traces recorded by tracer/collect.py with --threads 1 (default
-#              traces/cpu-resnet18-b8 traces/cpu-gpt-tiny-b8)
+#              traces/cpu-resnet18-b8; gpt-tiny hangs in its second DDP step under
+#              torch 1.13 + gloo here, see the issue notes)
 # Needs python3-torch. Run it on a quiet machine: both processes need a core each.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MT="${1:-$ROOT/build/mitosis}"
 shift || true
 DIRS=("$@")
-[ ${#DIRS[@]} -gt 0 ] || DIRS=("$ROOT/traces/cpu-resnet18-b8" "$ROOT/traces/cpu-gpt-tiny-b8")
+[ ${#DIRS[@]} -gt 0 ] || DIRS=("$ROOT/traces/cpu-resnet18-b8")
 PY=/usr/bin/python3
 if ! "$PY" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
     echo "gloo_vs_sim.sh: needs PyTorch with gloo (apt install python3-torch)" >&2
