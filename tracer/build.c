@@ -147,12 +147,12 @@ trace_comm trace_comm_from_name(const char *name) {
 mt_status builder_init(trace_builder *b, trace *t) {
     memset(b, 0, sizeof *b);
     b->t = t;
-    mt_imap_init(&b->tensor_by_key);
+    mt_u64map_init(&b->tensor_by_key);
     return MT_OK;
 }
 
 void builder_destroy(trace_builder *b) {
-    mt_imap_destroy(&b->tensor_by_key);
+    mt_u64map_destroy(&b->tensor_by_key);
     free(b->tensor_next);
     b->tensor_next = NULL;
 }
@@ -204,7 +204,7 @@ int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t
                  mt_hash64((uint64_t)offset * 131 + (uint64_t)numel * 8191 + (uint64_t)itemsize);
     int64_t key = (int64_t)(h & 0x3fffffffffffffffULL);
     int64_t head;
-    if (mt_imap_get(&b->tensor_by_key, key, &head)) {
+    if (mt_u64map_get(&b->tensor_by_key, key, &head)) {
         for (int32_t i = (int32_t)head; i >= 0; i = b->tensor_next[i]) {
             const trace_tensor *x = &b->t->tensors[i];
             if (x->et_id == et_id && x->storage_id == storage && x->offset == offset &&
@@ -214,8 +214,8 @@ int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t
     }
     int32_t idx = push_tensor(b, et_id, storage, offset, numel, itemsize, dtype, device);
     if (idx < 0) return -1;
-    if (mt_imap_get(&b->tensor_by_key, key, &head)) b->tensor_next[idx] = (int32_t)head;
-    if (mt_imap_put(&b->tensor_by_key, key, idx) != MT_OK) return -1;
+    if (mt_u64map_get(&b->tensor_by_key, key, &head)) b->tensor_next[idx] = (int32_t)head;
+    if (mt_u64map_put(&b->tensor_by_key, key, idx, NULL) != MT_OK) return -1;
     return idx;
 }
 
@@ -429,8 +429,8 @@ static int op_reads_weight(const trace *t, const trace_op *o, double *bytes) {
 static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
     trace *t = b->t;
     trace_strpool *pool = t->pool;
-    mt_imap seq_layer;
-    mt_imap_init(&seq_layer);
+    mt_u64map seq_layer;
+    mt_u64map_init(&seq_layer);
     mt_status rc = MT_OK;
     int32_t cur = -1;
     const char *cur_mod = NULL;
@@ -466,7 +466,7 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
         }
         o->layer = cur;
         t->layers[cur].param_bytes += wbytes;
-        if (o->seq >= 0 && mt_imap_put(&seq_layer, o->seq, cur) != MT_OK) {
+        if (o->seq >= 0 && mt_u64map_put(&seq_layer, o->seq, cur, NULL) != MT_OK) {
             rc = MT_ENOMEM;
             goto out;
         }
@@ -479,7 +479,7 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             o->layer = t->ops[o->fwd_op].layer;
             continue;
         }
-        if (o->seq >= 0 && mt_imap_get(&seq_layer, o->seq, &l)) {
+        if (o->seq >= 0 && mt_u64map_get(&seq_layer, o->seq, &l)) {
             o->layer = (int32_t)l;
             continue;
         }
@@ -498,7 +498,7 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
         t->layers[o->layer].dev_ns[o->phase] += o->dev_ns;
     }
 out:
-    mt_imap_destroy(&seq_layer);
+    mt_u64map_destroy(&seq_layer);
     return rc;
 }
 

@@ -24,7 +24,7 @@ void et_data_free(et_data *e) {
     free(e->nodes);
     free(e->vals);
     free(e->dims);
-    mt_imap_destroy(&e->by_id);
+    mt_u64map_destroy(&e->by_id);
     memset(e, 0, sizeof *e);
 }
 
@@ -155,7 +155,7 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
 
 mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
     memset(e, 0, sizeof *e);
-    mt_imap_init(&e->by_id);
+    mt_u64map_init(&e->by_id);
     e->root = root;
     json_t *nodes = json_object_get(root, "nodes");
     if (!json_is_array(nodes))
@@ -239,18 +239,16 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
         return mt_fail(err, MT_EFORMAT, "%s: Execution Trace has no nodes", path);
     qsort(e->nodes, (size_t)e->n_nodes, sizeof *e->nodes, cmp_node_id);
     for (int64_t k = 0; k < e->n_nodes; k++) {
-        int64_t prev;
-        int r = mt_imap_put_new(&e->by_id, e->nodes[k].id, k, &prev);
-        if (r < 0) goto nomem;
-        if (r == 0)
+        if (mt_u64map_get(&e->by_id, (uint64_t)e->nodes[k].id, NULL))
             return mt_fail(err, MT_EFORMAT, "%s: node id %ld appears twice", path,
                            (long)e->nodes[k].id);
+        if (mt_u64map_put(&e->by_id, (uint64_t)e->nodes[k].id, k, NULL) != MT_OK) goto nomem;
     }
     /* Children in id order: walk backwards, pushing to the front of each parent's list. */
     for (int64_t k = e->n_nodes - 1; k >= 0; k--) {
         int64_t p;
         if (e->nodes[k].parent >= 0 && e->nodes[k].parent != e->nodes[k].id &&
-            mt_imap_get(&e->by_id, e->nodes[k].parent, &p)) {
+            mt_u64map_get(&e->by_id, e->nodes[k].parent, &p)) {
             e->nodes[k].next_sibling = e->nodes[p].first_child;
             e->nodes[p].first_child = (int32_t)k;
         }

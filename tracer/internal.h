@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "tracer/trace.h"
-#include "util/imap.h"
+#include "util/u64map.h"
 
 /* ---- string pool ---------------------------------------------------------------------- */
 typedef struct trace_strpool trace_strpool;
@@ -93,7 +93,7 @@ typedef struct et_data {
     et_node *nodes;  int64_t n_nodes, cap_nodes;   /* sorted by id */
     et_val *vals;    int64_t n_vals, cap_vals;
     int64_t *dims;   int64_t n_dims, cap_dims;
-    mt_imap by_id;                                 /* node id -> index */
+    mt_u64map by_id;                                 /* node id -> index */
 } et_data;
 
 mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err);
@@ -104,7 +104,7 @@ int et_detect(json_t *root);
 typedef struct trace_builder {
     trace *t;
     int64_t cap_ops, cap_kernels, cap_tensors, cap_trefs, cap_dims, cap_layers;
-    mt_imap tensor_by_key;        /* hash of tensor key -> first index in chain */
+    mt_u64map tensor_by_key;        /* hash of tensor key -> first index in chain */
     int32_t *tensor_next;         /* collision chain */
     int64_t cap_tensor_next;
 } trace_builder;

@@ -106,12 +106,12 @@ static void clear_links(kineto_data *k) {
 
 /* Links ET nodes to Kineto events through an id map (rf_id or External id). */
 static mt_status link_by_id(kineto_data *k, et_data *e, int use_rf, link_try *res) {
-    mt_imap m;
-    mt_imap_init(&m);
+    mt_u64map m;
+    mt_u64map_init(&m);
     for (int64_t i = 0; i < k->n_ev; i++) {
         int64_t key = use_rf ? k->ev[i].rf_id : k->ev[i].ext_id;
-        if (key >= 0 && mt_imap_put(&m, key, i) != MT_OK) {
-            mt_imap_destroy(&m);
+        if (key >= 0 && mt_u64map_put(&m, key, i, NULL) != MT_OK) {
+            mt_u64map_destroy(&m);
             return MT_ENOMEM;
         }
     }
@@ -120,12 +120,12 @@ static mt_status link_by_id(kineto_data *k, et_data *e, int use_rf, link_try *re
     for (int64_t j = 0; j < e->n_nodes; j++) {
         const et_node *n = &e->nodes[j];
         int64_t ki;
-        if (n->is_meta || n->rf_id < 0 || !mt_imap_get(&m, n->rf_id, &ki)) continue;
+        if (n->is_meta || n->rf_id < 0 || !mt_u64map_get(&m, n->rf_id, &ki)) continue;
         res->matched++;
         if (k->ev[ki].name == n->name) res->equal++; /* interned: pointer equality */
         k->ev[ki].et_node = j;
     }
-    mt_imap_destroy(&m);
+    mt_u64map_destroy(&m);
     return MT_OK;
 }
 
@@ -544,16 +544,16 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     int64_t *kev_pos = NULL;
     trace_builder b;
     builder_init(&b, t);
-    mt_imap rt_by_corr, kev_by_ext;
-    mt_imap_init(&rt_by_corr);
-    mt_imap_init(&kev_by_ext);
+    mt_u64map rt_by_corr, kev_by_ext;
+    mt_u64map_init(&rt_by_corr);
+    mt_u64map_init(&kev_by_ext);
 
     if (!k) { /* Execution Trace alone: no timings */
         t->format = TRACE_FORMAT_ET;
         for (int64_t j = 0; j < e->n_nodes; j++) {
             const et_node *n = &e->nodes[j];
             int64_t p;
-            if (n->is_meta || !mt_imap_get(&e->by_id, n->parent, &p)) continue;
+            if (n->is_meta || !mt_u64map_get(&e->by_id, n->parent, &p)) continue;
             const et_node *pn = &e->nodes[p];
             /* Regions (record_function annotations such as Optimizer.step#..., ProfilerStep#N,
              * DistributedDataParallel.forward) hold the ops; ops are their top-level children. */
@@ -562,7 +562,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             if (region_child) { /* a region's parent chain must reach the thread root */
                 int64_t gp = -1;
                 const et_node *q = pn;
-                while (!q->is_meta && et_is_region(e, q) && mt_imap_get(&e->by_id, q->parent, &gp))
+                while (!q->is_meta && et_is_region(e, q) && mt_u64map_get(&e->by_id, q->parent, &gp))
                     q = &e->nodes[gp];
                 if (!q->is_meta) continue;
             }
@@ -747,17 +747,17 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
 
     /* Kernels: correlation -> runtime launch -> enclosing outermost op. */
     for (int64_t i = 0; i < k->n_rt; i++)
-        if (k->rt[i].correlation >= 0 && mt_imap_put(&rt_by_corr, k->rt[i].correlation, i) != MT_OK)
+        if (k->rt[i].correlation >= 0 && mt_u64map_put(&rt_by_corr, k->rt[i].correlation, i, NULL) != MT_OK)
             goto nomem;
     for (int64_t i = 0; i < k->n_ev; i++)
-        if (k->ev[i].ext_id >= 0 && mt_imap_put(&kev_by_ext, k->ev[i].ext_id, i) != MT_OK)
+        if (k->ev[i].ext_id >= 0 && mt_u64map_put(&kev_by_ext, k->ev[i].ext_id, i, NULL) != MT_OK)
             goto nomem;
     /* Per-thread outermost ops sorted by ts, for the enclosing-op search. */
     for (int64_t g = 0; g < k->n_gpu; g++) {
         const kgpu *kg = &k->gpu[g];
         int32_t owner_kev = -1;
         int64_t ri;
-        if (kg->correlation >= 0 && mt_imap_get(&rt_by_corr, kg->correlation, &ri)) {
+        if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri)) {
             const krt *r = &k->rt[ri];
             /* binary search the last event in `ord` on r->tid with ts <= r->ts_ns */
             int64_t lo = 0, hi = k->n_ev - 1, pos = -1;
@@ -784,7 +784,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
         }
         if (owner_kev < 0 && kg->ext_id >= 0) {
             int64_t ki;
-            if (mt_imap_get(&kev_by_ext, kg->ext_id, &ki)) owner_kev = k->ev[ki].outer;
+            if (mt_u64map_get(&kev_by_ext, kg->ext_id, &ki)) owner_kev = k->ev[ki].outer;
         }
         if (owner_kev < 0 || op_of_kev[owner_kev] < 0) continue;
         trace_kernel kk = {kg->ts_ns, kg->dur_ns, op_of_kev[owner_kev], kg->stream, kg->name, kg->kind};
@@ -800,27 +800,27 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     /* Backward op -> forward op: autograd sequence numbers of every op nested in a forward op
      * (aten::linear's seq sits on its inner addmm) point at the outermost forward op. */
     {
-        mt_imap fwd_by_seq;
-        mt_imap_init(&fwd_by_seq);
+        mt_u64map fwd_by_seq;
+        mt_u64map_init(&fwd_by_seq);
         int64_t dummy;
         for (int64_t i = 0; i < k->n_ev; i++) {
             const kev *x = &k->ev[i];
             if (x->seq < 0 || x->outer < 0 || op_of_kev[x->outer] < 0) continue;
             int32_t oi = op_of_kev[x->outer];
-            if (t->ops[oi].phase != TRACE_PHASE_FORWARD || mt_imap_get(&fwd_by_seq, x->seq, &dummy))
+            if (t->ops[oi].phase != TRACE_PHASE_FORWARD || mt_u64map_get(&fwd_by_seq, x->seq, &dummy))
                 continue;
-            if (mt_imap_put(&fwd_by_seq, x->seq, oi) != MT_OK) {
-                mt_imap_destroy(&fwd_by_seq);
+            if (mt_u64map_put(&fwd_by_seq, x->seq, oi, NULL) != MT_OK) {
+                mt_u64map_destroy(&fwd_by_seq);
                 goto nomem;
             }
         }
         for (int32_t i = 0; i < t->n_ops; i++) {
             trace_op *o = &t->ops[i];
             int64_t f;
-            if (o->phase == TRACE_PHASE_BACKWARD && o->seq >= 0 && mt_imap_get(&fwd_by_seq, o->seq, &f))
+            if (o->phase == TRACE_PHASE_BACKWARD && o->seq >= 0 && mt_u64map_get(&fwd_by_seq, o->seq, &f))
                 o->fwd_op = (int32_t)f;
         }
-        mt_imap_destroy(&fwd_by_seq);
+        mt_u64map_destroy(&fwd_by_seq);
     }
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
@@ -835,8 +835,8 @@ out:
     free(hints);
     free(kev_pos);
     free(op_of_kev);
-    mt_imap_destroy(&rt_by_corr);
-    mt_imap_destroy(&kev_by_ext);
+    mt_u64map_destroy(&rt_by_corr);
+    mt_u64map_destroy(&kev_by_ext);
     builder_destroy(&b);
     return rc;
 }

@@ -148,8 +148,8 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
     }
     trace_builder b;
     builder_init(&b, t);
-    mt_imap meta_by_id;
-    mt_imap_init(&meta_by_id);
+    mt_u64map meta_by_id;
+    mt_u64map_init(&meta_by_id);
     tmeta *metas = NULL;
     int64_t n_meta = 0, cap_meta = 0;
     int64_t *shapes = NULL, n_shapes = 0, cap_shapes = 0;
@@ -173,7 +173,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
                          (long)r + 1, cell(&tens, r, c_tid));
             goto out;
         }
-        if (mt_imap_get(&meta_by_id, id, NULL)) continue;
+        if (mt_u64map_get(&meta_by_id, id, NULL)) continue;
         if (mt_vec_reserve(&metas, &cap_meta, n_meta + 1) ||
             mt_vec_reserve(&shapes, &cap_shapes, n_shapes + 16))
             goto nomem;
@@ -190,7 +190,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         }
         m->ndim = (int32_t)(nd > 16 ? 16 : nd);
         n_shapes += m->ndim;
-        if (mt_imap_put(&meta_by_id, id, n_meta) != MT_OK) goto nomem;
+        if (mt_u64map_put(&meta_by_id, id, n_meta, NULL) != MT_OK) goto nomem;
         n_meta++;
     }
 
@@ -257,7 +257,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
                 period = period_of(sizes, n);
             for (int64_t i = 0; i < n; i++) {
                 int64_t mi;
-                if (!mt_imap_get(&meta_by_id, ids[i], &mi)) {
+                if (!mt_u64map_get(&meta_by_id, ids[i], &mi)) {
                     rc = mt_fail(err, MT_EFORMAT, "%s:%ld: tensor %ld is not in %s", trace_csv,
                                  (long)r + 1, (long)ids[i], tensor_csv);
                     goto out;
@@ -288,7 +288,7 @@ out:
     free(sizes);
     free(metas);
     free(shapes);
-    mt_imap_destroy(&meta_by_id);
+    mt_u64map_destroy(&meta_by_id);
     builder_destroy(&b);
     table_free(&ops);
     table_free(&tens);

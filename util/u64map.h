@@ -1,6 +1,7 @@
 /* util/u64map.h — open-addressing hash map from uint64 keys to int64 values.
  *
- * Used for route caches (key = src * n + dst), circuit tables and name lookups. Linear probing
+ * Used for route caches (key = src * n + dst), circuit tables, name lookups and the tracer's
+ * indexes (ET node ids, correlations, sequence numbers, tensor keys; negative ids cast). Linear probing
  * over a power-of-two table kept at most half full; keys are stored with an occupancy flag so
  * every uint64 is a valid key. No deletion (callers only add). Get/put: O(1) expected.
  */
