@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "util/u64map.h"
+#include "util/vec.h"
 
 enum { C_DOWN, C_PENDING, C_SETUP, C_UP };
 
@@ -42,7 +43,8 @@ typedef struct endpoint {
     int32_t nports;
     double buf_free;
     int32_t *wait; /* FIFO of circuit*2+dir waiting for buffer space here */
-    int32_t whead, wlen, wcap;
+    int32_t whead, wlen;
+    int64_t wcap;
 } endpoint;
 
 struct mt_photonic {
@@ -52,12 +54,15 @@ struct mt_photonic {
     endpoint *ep;
     int32_t *ids;
     circ *c;
-    int32_t nc, ccap;
+    int32_t nc;
+    int64_t ccap;
     mt_u64map by_pair;
     msg *m;
-    int32_t nm, mcap, mfree;
+    int32_t nm, mfree;
+    int64_t mcap;
     int32_t *pending;
-    int32_t npending, pcap;
+    int32_t npending;
+    int64_t pcap;
     mt_netstats st;
     mt_photonic_counters ctr;
     char errmsg[MT_ERRMSG_MAX];
@@ -70,17 +75,6 @@ void mt_photonic_params_init(mt_photonic_params *p) {
     p->setup_ps = 20 * INT64_C(1000000000);
     p->latency_ps = 100 * MT_PS_PER_NS;
     p->buffer_bytes = 64.0 * 1048576;
-}
-
-static int grow(void **p, int32_t *cap, size_t elem, int32_t need) {
-    if (need <= *cap) return 1;
-    int32_t ncap = *cap ? *cap * 2 : 16;
-    while (ncap < need) ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elem);
-    if (!np) return 0;
-    *p = np;
-    *cap = ncap;
-    return 1;
 }
 
 static void oom(mt_photonic *ph, const char *what) {
@@ -220,7 +214,7 @@ static void try_tx(mt_photonic *ph, int32_t cid, int d) {
     endpoint *R = &ph->ep[m->dst];
     double chunk = fmin(m->chunk, m->bytes - m->sent);
     if (R->wlen > 0 || R->buf_free < chunk) {
-        if (!grow((void **)&R->wait, &R->wcap, sizeof(int32_t), R->whead + R->wlen + 1)) {
+        if (mt_vec_reserve(&R->wait, &R->wcap, R->whead + R->wlen + 1)) {
             oom(ph, "queueing for a buffer");
             return;
         }
@@ -330,7 +324,7 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
     if (mid >= 0) {
         ph->mfree = ph->m[mid].next;
     } else {
-        if (!grow((void **)&ph->m, &ph->mcap, sizeof(msg), ph->nm + 1))
+        if (mt_vec_reserve(&ph->m, &ph->mcap, ph->nm + 1))
             return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
         mid = ph->nm++;
     }
@@ -350,7 +344,7 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
     if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
         cid = (int32_t)v;
     } else {
-        if (!grow((void **)&ph->c, &ph->ccap, sizeof(circ), ph->nc + 1) ||
+        if (mt_vec_reserve(&ph->c, &ph->ccap, ph->nc + 1) ||
             mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
             return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
         cid = ph->nc++;
@@ -371,7 +365,7 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
     if (c->state == C_DOWN) {
         c->state = C_PENDING;
         if (!try_acquire(ph, cid)) {
-            if (!grow((void **)&ph->pending, &ph->pcap, sizeof(int32_t), ph->npending + 1))
+            if (mt_vec_reserve(&ph->pending, &ph->pcap, ph->npending + 1))
                 return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
             ph->pending[ph->npending++] = cid;
             ph->ctr.port_waits++;

@@ -12,17 +12,21 @@
 #include <string.h>
 
 #include "util/u64map.h"
+#include "util/vec.h"
 
 struct mt_topo {
     char *label;
-    int32_t nnodes, ncap;
+    int32_t nnodes;
+    int64_t ncap;
     mt_node_kind *kind;
     char **name;
     mt_u64map by_name; /* hash(name) -> node id */
     mt_link *links;
-    int32_t nlinks, lcap;
+    int32_t nlinks;
+    int64_t lcap;
     int32_t *gpus;
-    int32_t ngpus, gcap;
+    int32_t ngpus;
+    int64_t gcap;
     int32_t counters[4]; /* per kind, for made-up names */
 
     mt_route_metric metric;
@@ -79,17 +83,6 @@ void mt_topo_free(mt_topo *t) {
     free(t);
 }
 
-static int grow(void **p, int32_t *cap, size_t elem, int32_t need) {
-    if (need <= *cap) return 1;
-    int32_t ncap = *cap ? *cap * 2 : 16;
-    while (ncap < need) ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elem);
-    if (!np) return 0;
-    *p = np;
-    *cap = ncap;
-    return 1;
-}
-
 int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_error *err) {
     if (t->frozen) {
         mt_fail(err, MT_EINTERNAL, "%s: nodes added after routing started", t->label);
@@ -109,10 +102,10 @@ int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_err
                 t->label, name);
         return -1;
     }
-    int32_t cap = t->ncap;
-    if (!grow((void **)&t->kind, &cap, sizeof *t->kind, t->nnodes + 1) ||
-        !grow((void **)&t->name, &t->ncap, sizeof *t->name, t->nnodes + 1) ||
-        (kind == MT_NODE_GPU && !grow((void **)&t->gpus, &t->gcap, sizeof *t->gpus, t->ngpus + 1))) {
+    int64_t cap = t->ncap;
+    if (mt_vec_reserve(&t->kind, &cap, t->nnodes + 1) ||
+        mt_vec_reserve(&t->name, &t->ncap, t->nnodes + 1) ||
+        (kind == MT_NODE_GPU && mt_vec_reserve(&t->gpus, &t->gcap, t->ngpus + 1))) {
         mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
         return -1;
     }
@@ -154,7 +147,7 @@ int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt
                 t->label, t->name[src], t->name[dst], bw_Bps, (long long)lat_ps);
         return -1;
     }
-    if (!grow((void **)&t->links, &t->lcap, sizeof *t->links, t->nlinks + 1)) {
+    if (mt_vec_reserve(&t->links, &t->lcap, t->nlinks + 1)) {
         mt_fail(err, MT_ENOMEM, "%s: out of memory adding a link", t->label);
         return -1;
     }
