@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/netopts.h"
 #include "extrapolate/collective.h"
@@ -32,16 +33,6 @@ static int fail_with(const mt_error *e) {
     return mt_exit_code(e->code);
 }
 
-static int parse_int(const char *flag, const char *v, long lo, long hi, int32_t *out, mt_error *err) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || !*v || n < lo || n > hi) {
-        mt_fail(err, MT_EINVAL, "%s needs an integer in %ld..%ld (got '%s')", flag, lo, hi, v);
-        return 0;
-    }
-    *out = (int32_t)n;
-    return 1;
-}
 
 /* Times one size on a fresh engine and model (the topology's routes stay cached). */
 static mt_status time_one(const mt_netopts *o, mt_topo *topo, const mt_coll_params *cp,
@@ -101,11 +92,11 @@ int cmd_collective(int argc, char **argv) {
                 if (rc == MT_OK && (lo <= 0 || hi < lo))
                     rc = mt_fail(&err, MT_EINVAL, "--sweep needs 0 < MIN <= MAX (got '%s')", v);
             }
-        } else if (!strcmp(f, "--chunks")) rc = parse_int(f, v, 1, 4096, &cp.chunks, &err) ? MT_OK : MT_EINVAL;
-        else if (!strcmp(f, "--ranks")) rc = parse_int(f, v, 1, 1 << 20, &ranks, &err) ? MT_OK : MT_EINVAL;
-        else if (!strcmp(f, "--gpus-per-node")) rc = parse_int(f, v, 1, 1 << 20, &cp.ranks_per_node, &err) ? MT_OK : MT_EINVAL;
-        else if (!strcmp(f, "--root")) rc = parse_int(f, v, 0, 1 << 20, &cp.root, &err) ? MT_OK : MT_EINVAL;
-        else if (!strcmp(f, "--peer")) rc = parse_int(f, v, 0, 1 << 20, &cp.peer, &err) ? MT_OK : MT_EINVAL, have_peer = 1;
+        } else if (!strcmp(f, "--chunks")) rc = mt_cli_int(f, v, 1, 4096, &cp.chunks, &err) ? MT_OK : MT_EINVAL;
+        else if (!strcmp(f, "--ranks")) rc = mt_cli_int(f, v, 1, 1 << 20, &ranks, &err) ? MT_OK : MT_EINVAL;
+        else if (!strcmp(f, "--gpus-per-node")) rc = mt_cli_int(f, v, 1, 1 << 20, &cp.ranks_per_node, &err) ? MT_OK : MT_EINVAL;
+        else if (!strcmp(f, "--root")) rc = mt_cli_int(f, v, 0, 1 << 20, &cp.root, &err) ? MT_OK : MT_EINVAL;
+        else if (!strcmp(f, "--peer")) rc = mt_cli_int(f, v, 0, 1 << 20, &cp.peer, &err) ? MT_OK : MT_EINVAL, have_peer = 1;
         else {
             fprintf(stderr, "mitosis collective: unknown option '%s' (see --help)\n", f);
             return 2;

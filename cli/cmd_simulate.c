@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/netopts.h"
 #include "extrapolate/plan.h"
@@ -67,16 +68,6 @@ static int fail_with(const mt_error *e) {
     return mt_exit_code(e->code);
 }
 
-static int parse_i32(const char *flag, const char *v, long lo, long hi, int32_t *out, mt_error *err) {
-    char *end;
-    long n = v ? strtol(v, &end, 10) : 0;
-    if (!v || *end || !*v || n < lo || n > hi) {
-        mt_fail(err, MT_EINVAL, "%s needs an integer in %ld..%ld (got '%s')", flag, lo, hi, v ? v : "");
-        return 0;
-    }
-    *out = (int32_t)n;
-    return 1;
-}
 
 static double ms(mt_time_ps t) { return (double)t / 1e9; }
 
@@ -111,26 +102,26 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
         } else if (!strcmp(f, "--layers")) {
             c->layers = 1, used = 1;
         } else if (!strcmp(f, "--gpus")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.gpus, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.gpus, err)) return -1;
         } else if (!strcmp(f, "--dp")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.dp, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.dp, err)) return -1;
         } else if (!strcmp(f, "--tp")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.tp, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.tp, err)) return -1;
         } else if (!strcmp(f, "--pp")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.pp, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.pp, err)) return -1;
         } else if (!strcmp(f, "--micro-batches")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->plan.micro_batches, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.micro_batches, err)) return -1;
         } else if (!strcmp(f, "--chunks")) {
-            if (!parse_i32(f, v, 0, 4096, &c->plan.chunks, err)) return -1;
+            if (!mt_cli_int(f, v, 0, 4096, &c->plan.chunks, err)) return -1;
         } else if (!strcmp(f, "--gpus-per-node")) {
-            if (!parse_i32(f, v, 1, 1 << 20, &c->gpus_per_node, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 20, &c->gpus_per_node, err)) return -1;
         } else if (!strcmp(f, "--step")) {
             int32_t s;
-            if (!parse_i32(f, v, 0, 1 << 30, &s, err)) return -1;
+            if (!mt_cli_int(f, v, 0, 1 << 30, &s, err)) return -1;
             c->topts.step = s;
         } else if (!strcmp(f, "--batch")) {
             int32_t b;
-            if (!parse_i32(f, v, 1, 1 << 30, &b, err)) return -1;
+            if (!mt_cli_int(f, v, 1, 1 << 30, &b, err)) return -1;
             c->plan.global_batch = b;
         } else if (!strcmp(f, "--strategy")) {
             if (!v) return mt_fail(err, MT_EINVAL, "--strategy needs dp, ddp, tp or pp"), -1;
