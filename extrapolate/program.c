@@ -135,7 +135,7 @@ typedef struct builder {
     int32_t *split;         /* per op: 1 or T */
     int32_t *fwd_coll;      /* per op: first pcoll emitted after it in forward, -1 */
     int32_t *bwd_coll;      /* per op: first pcoll emitted after its last backward op, -1 */
-    int32_t *last_bwd;      /* per forward op: its last backward op, -1 */
+    int32_t *anchor;        /* per forward op: see find_anchors */
     int32_t *bwd_anchor;    /* per backward op: first pcoll to emit after it, -1 */
     double *grad_ready;     /* per backward op: gradient bytes (per rank) ready after it */
     double *tail_grad;      /* per stage: gradients with no backward op (ready at the end) */
@@ -143,6 +143,8 @@ typedef struct builder {
     double total_w_bytes;   /* unsplit, all stages */
     int32_t *w_stage;       /* per tensor: stage of a weight, -1 */
     int32_t *w_split;       /* per tensor: split of a weight */
+    double *op_ns;          /* per op: its time at the plan's micro-batch and its split */
+    int32_t first_fwd;      /* first forward op, n_ops when none */
     pcoll *colls;
     int64_t n_colls, cap_colls;
 } builder;
@@ -360,32 +362,39 @@ static mt_status classify_tp(builder *b) {
     return MT_OK;
 }
 
-/* Places backward collectives after the last backward op of their forward op (or, when the
- * trace does not link them, after the last backward op of the same unit). */
-static mt_status place_bwd_colls(builder *b) {
+/* anchor[f] for a forward op f: the backward op after which f's backward-side work (its TP
+ * collectives, its weights' gradients) goes: f's last backward op, or, when the trace does not
+ * link them, the last backward op of f's unit; -1 when there is none. */
+static mt_status find_anchors(builder *b) {
     const trace *t = b->t;
     int32_t *last_unit_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *last_unit_bwd);
     if (!last_unit_bwd) return MT_ENOMEM;
     for (int32_t u = 0; u < b->n_units; u++) last_unit_bwd[u] = -1;
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        b->last_bwd[i] = -1;
-        b->bwd_anchor[i] = -1;
-    }
+    for (int32_t i = 0; i < t->n_ops; i++) b->anchor[i] = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
-        if (o->fwd_op >= 0) b->last_bwd[o->fwd_op] = i;
+        if (o->fwd_op >= 0) b->anchor[o->fwd_op] = i;
         if (b->unit[i] >= 0) last_unit_bwd[b->unit[i]] = i;
     }
+    for (int32_t f = 0; f < t->n_ops; f++)
+        if (t->ops[f].phase == TRACE_PHASE_FORWARD && b->anchor[f] < 0 && b->unit[f] >= 0)
+            b->anchor[f] = last_unit_bwd[b->unit[f]];
+    free(last_unit_bwd);
+    return MT_OK;
+}
+
+/* Moves each forward op's backward collectives to its anchor's list. */
+static void place_bwd_colls(builder *b) {
+    const trace *t = b->t;
+    for (int32_t i = 0; i < t->n_ops; i++) b->bwd_anchor[i] = -1;
     for (int32_t f = 0; f < t->n_ops; f++) {
         if (b->bwd_coll[f] < 0) continue;
-        int32_t at = b->last_bwd[f];
-        if (at < 0 && b->unit[f] >= 0) at = last_unit_bwd[b->unit[f]];
+        int32_t at = b->anchor[f];
         if (at < 0) {
             for (int32_t q = b->bwd_coll[f]; q >= 0; q = b->colls[q].next) b->p->tp_unplaced_bwd++;
             continue;
         }
-        /* chain f's list onto the anchor's list */
         if (b->bwd_anchor[at] < 0) {
             b->bwd_anchor[at] = b->bwd_coll[f];
         } else {
@@ -394,7 +403,12 @@ static mt_status place_bwd_colls(builder *b) {
             b->colls[q].next = b->bwd_coll[f];
         }
     }
-    /* gradients: readiness of weights after the last backward op of their first reader */
+}
+
+/* Each weight belongs to the stage and split of the forward op that first reads it; its
+ * gradient is ready after that op's anchor (or at the end of its stage's backward). */
+static mt_status assign_gradients(builder *b) {
+    const trace *t = b->t;
     for (int32_t i = 0; i < t->n_tensors; i++) {
         b->w_stage[i] = -1;
         b->w_split[i] = 1;
@@ -411,8 +425,7 @@ static mt_status place_bwd_colls(builder *b) {
             double bytes = t->tensors[w].bytes / b->split[i];
             b->total_w_bytes += t->tensors[w].bytes;
             b->w_stage_bytes[b->w_stage[w]] += bytes;
-            int32_t at = b->last_bwd[i];
-            if (at < 0 && b->unit[i] >= 0) at = last_unit_bwd[b->unit[i]];
+            int32_t at = b->anchor[i];
             if (at >= 0) b->grad_ready[at] += bytes;
             else b->tail_grad[b->w_stage[w]] += bytes;
         }
@@ -421,10 +434,7 @@ static mt_status place_bwd_colls(builder *b) {
     double rest = t->param_bytes - b->total_w_bytes;
     if (rest > 1) {
         double *share = calloc((size_t)b->plan->pp, sizeof *share), all = 0;
-        if (!share) {
-            free(last_unit_bwd);
-            return MT_ENOMEM;
-        }
+        if (!share) return MT_ENOMEM;
         for (int32_t i = 0; i < t->n_ops; i++)
             if (t->ops[i].phase == TRACE_PHASE_FORWARD) {
                 share[op_stage(b, i)] += (double)t->ops[i].dev_ns + 1;
@@ -438,7 +448,6 @@ static mt_status place_bwd_colls(builder *b) {
         b->total_w_bytes = t->param_bytes;
         free(share);
     }
-    free(last_unit_bwd);
     return MT_OK;
 }
 
@@ -528,8 +537,7 @@ static mt_status emit_forward(builder *b, emitter *em, int32_t s, int32_t mb) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
-        double ns = b->optime(b->optime_ctx, t, i, pl->batch_factor, b->split[i]);
-        MT_CHECK(emit_item(b, em, i, ns, b->split[i], mb));
+        MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->fwd_coll[i], mb, TRACE_PHASE_FORWARD));
     }
     if (s < pl->pp - 1)
@@ -549,9 +557,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
-        int32_t split = b->split[i];
-        double ns = b->optime(b->optime_ctx, t, i, pl->batch_factor, split);
-        MT_CHECK(emit_item(b, em, i, ns, split, mb));
+        MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->bwd_anchor[i], mb, TRACE_PHASE_BACKWARD));
         if (ddp && b->grad_ready[i] > 0) {
             bucket += b->grad_ready[i];
@@ -607,22 +613,15 @@ static int touches_params(const trace *t, const trace_op *o) {
  * stage 0. */
 static mt_status emit_other(builder *b, emitter *em, int32_t s, int pre) {
     const trace *t = b->t;
-    int32_t first_fwd = t->n_ops;
-    for (int32_t i = 0; i < t->n_ops; i++)
-        if (t->ops[i].phase == TRACE_PHASE_FORWARD) {
-            first_fwd = i;
-            break;
-        }
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->comm != TRACE_COMM_NONE) continue;
         int is_opt = o->phase == TRACE_PHASE_OPTIMIZER;
         if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
-        if (pre != (!is_opt && i < first_fwd)) continue;
+        if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
         if (share <= 0) continue;
-        double ns = b->optime(b->optime_ctx, t, i, b->plan->batch_factor, 1) * share;
-        MT_CHECK(emit_item(b, em, i, ns, 1, -1));
+        MT_CHECK(emit_item(b, em, i, b->op_ns[i] * share, 1, -1));
     }
     return MT_OK;
 }
@@ -715,7 +714,8 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     b.split = malloc(nops * sizeof *b.split);
     b.fwd_coll = malloc(nops * sizeof *b.fwd_coll);
     b.bwd_coll = malloc(nops * sizeof *b.bwd_coll);
-    b.last_bwd = malloc(nops * sizeof *b.last_bwd);
+    b.anchor = malloc(nops * sizeof *b.anchor);
+    b.op_ns = malloc(nops * sizeof *b.op_ns);
     b.bwd_anchor = malloc(nops * sizeof *b.bwd_anchor);
     b.grad_ready = calloc(nops, sizeof *b.grad_ready);
     b.tail_grad = calloc((size_t)plan->pp, sizeof *b.tail_grad);
@@ -725,7 +725,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     boundary = calloc((size_t)plan->pp, sizeof *boundary);
     act_mb = calloc((size_t)plan->pp, sizeof *act_mb);
     if (!p->stages || !b.unit || !b.stage_of_unit || !b.split || !b.fwd_coll || !b.bwd_coll ||
-        !b.last_bwd || !b.bwd_anchor || !b.grad_ready || !b.tail_grad || !b.w_stage_bytes ||
+        !b.anchor || !b.op_ns || !b.bwd_anchor || !b.grad_ready || !b.tail_grad || !b.w_stage_bytes ||
         !b.w_stage || !b.w_split || !boundary || !act_mb)
         goto fail;
     for (int32_t i = 0; i < t->n_ops; i++) b.fwd_coll[i] = b.bwd_coll[i] = -1;
@@ -737,7 +737,15 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     }
     if ((rc = assign_stages(&b)) != MT_OK) goto fail;
     if ((rc = classify_tp(&b)) != MT_OK) goto fail;
-    if ((rc = place_bwd_colls(&b)) != MT_OK) goto fail;
+    if ((rc = find_anchors(&b)) != MT_OK) goto fail;
+    place_bwd_colls(&b);
+    if ((rc = assign_gradients(&b)) != MT_OK) goto fail;
+    b.first_fwd = t->n_ops;
+    for (int32_t i = t->n_ops - 1; i >= 0; i--) {
+        if (t->ops[i].phase == TRACE_PHASE_FORWARD) b.first_fwd = i;
+        /* once per op: the model may be costly and every micro-batch reuses it */
+        b.op_ns[i] = b.optime(b.optime_ctx, t, i, p->plan.batch_factor, b.split[i]);
+    }
     if ((rc = boundaries(&b, boundary, act_mb)) != MT_OK) goto fail;
     for (int32_t s = 0; s < plan->pp; s++) {
         p->stages[s].boundary_bytes = s < plan->pp - 1 ? boundary[s] : 0;
@@ -774,7 +782,8 @@ done:
     free(b.split);
     free(b.fwd_coll);
     free(b.bwd_coll);
-    free(b.last_bwd);
+    free(b.anchor);
+    free(b.op_ns);
     free(b.bwd_anchor);
     free(b.grad_ready);
     free(b.tail_grad);
