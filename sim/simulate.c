@@ -82,6 +82,7 @@ struct runner {
     const mt_program *p;
     const mt_plan *pl;
     mt_netmodel *net;
+    const int32_t *eps;      /* the model's endpoints in rank order */
     mt_engine *e;
     mt_sched sched;
     mt_sim_opts o;
@@ -141,10 +142,8 @@ static void resume(runner *r, vgpu *g) {
     mt_time_ps dt = now - g->wait_since;
     if (g->state == ST_WAIT_RECV) g->bubble += dt;
     else g->exposed += dt;
-    if (r->o.on_span && dt > 0) {
-        const mt_program *p = r->p;
-        const mt_task *k = &p->stages[g->s].tasks[g->pc > 0 ? g->pc - 1 : 0];
-        if (g->state == ST_WAIT_RECV || g->state == ST_WAIT_COMM) k = &p->stages[g->s].tasks[g->pc];
+    if (r->o.on_span && dt > 0) { /* a blocking collective has already moved the cursor past it */
+        const mt_task *k = &r->p->stages[g->s].tasks[g->state == ST_WAIT_COLL ? g->pc - 1 : g->pc];
         r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_WAIT, k, g->wait_since, now);
     }
     if (g->state != ST_WAIT_COLL) g->pc++; /* RECV / WAIT_COMM stayed on their task */
@@ -331,12 +330,10 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
         return 0;
     }
     *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, k, mt_sched_now(r->sched)};
-    const int32_t *eps;
-    mt_net_endpoints(r->net, &eps);
     mt_error err = {0};
     r->res->sends++;
     comm_begin(g, sr->start);
-    if (mt_net_send(r->net, eps[g->rank], eps[peer], k->bytes, on_send_delivered, sr, 0, &err) != MT_OK) {
+    if (mt_net_send(r->net, r->eps[g->rank], r->eps[peer], k->bytes, on_send_delivered, sr, 0, &err) != MT_OK) {
         free(sr);
         fail(r, err.code, err.msg);
         return 0;
@@ -371,15 +368,12 @@ static void advance(runner *r, vgpu *g) {
         }
         case MT_TASK_COLL:
             if (!issue_coll(r, g, k)) return;
-            if (k->blocking) {
-                g->pc++;
-                /* the completion event resumes it; if it already completed it cannot have: the
-                 * completion is always a later event */
+            g->pc++;
+            if (k->blocking) { /* resumed by the completion, always a later event */
                 g->state = ST_WAIT_COLL;
                 g->wait_since = now;
                 return;
             }
-            g->pc++;
             break;
         case MT_TASK_SEND:
             if (!do_send(r, g, k)) return;
@@ -510,6 +504,7 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     mt_status rc = MT_OK;
     const int32_t *eps;
     int32_t nep = mt_net_endpoints(net, &eps);
+    r.eps = eps;
     if (nep < r.N) {
         free_runner(&r);
         return mt_fail(err, MT_EINVAL,
