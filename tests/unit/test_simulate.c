@@ -131,6 +131,14 @@ static syn syn_default(void) {
     return s;
 }
 
+/* A default plan (ddp, 1f1b, ring) for `gpus` GPUs, sizes left to mt_plan_resolve. */
+static mt_plan plan_for(int32_t gpus) {
+    mt_plan p;
+    mt_plan_init(&p);
+    p.gpus = gpus;
+    return p;
+}
+
 /* ---- running ------------------------------------------------------------------------------ */
 
 typedef struct run_out {
@@ -216,45 +224,37 @@ static void test_plan_resolve(void **state) {
     syn s = syn_default();
     trace *t = make_trace(&s);
     mt_error err = {0};
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 8;
+    mt_plan p = plan_for(8);
     p.tp = 2;
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
     assert_int_equal(p.dp, 4);
     assert_int_equal(p.pp, 1);
     assert_int_equal(p.global_batch, 4 * 32);
     assert_int_equal(p.replica_batch, 32);
-    mt_plan_init(&p);
-    p.gpus = 3;
+    p = plan_for(3);
     p.tp = 2;
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "3 GPUs"));
-    mt_plan_init(&p);
-    p.gpus = 16;
+    p = plan_for(16);
     p.dp = 2;
     p.tp = 2;
     p.pp = 4;
     p.micro_batches = 3; /* 32 does not split into 3 */
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "micro-batches"));
-    mt_plan_init(&p);
-    p.gpus = 16;
+    p = plan_for(16);
     p.pp = 16; /* 8 layers */
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "layers"));
-    mt_plan_init(&p);
-    p.gpus = 4;
+    p = plan_for(4);
     p.global_batch = 30; /* not a multiple of dp 4 */
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
-    mt_plan_init(&p);
-    p.gpus = 4;
+    p = plan_for(4);
     p.dp = 2;
     p.tp = 3;
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     t->batch_size = 0; /* unknown batch: no --batch */
-    mt_plan_init(&p);
-    p.gpus = 2;
+    p = plan_for(2);
     p.global_batch = 64;
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "unknown"));
@@ -301,17 +301,14 @@ static void test_single_gpu(void **state) {
     syn s = syn_default();
     s.opt_ns = 500000;
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 1;
+    mt_plan p = plan_for(1);
     run_out o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
     assert_int_equal(o.rc, MT_OK);
     assert_int_equal(o.res->step_ps, trace_total_dev_ns(t) * 1000);
     assert_breakdown(o.res);
     run_free(&o);
     /* tp = 1 and pp = 1 given explicitly: the same */
-    mt_plan_init(&p);
-    p.gpus = 1;
+    p = plan_for(1);
     p.tp = 1;
     p.pp = 1;
     p.schedule = MT_PP_GPIPE;
@@ -327,9 +324,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
     s.opt_ns = 500000;
     trace *t = make_trace(&s);
     for (int32_t n = 2; n <= 16; n *= 2) {
-        mt_plan p;
-        mt_plan_init(&p);
-        p.gpus = n;
+        mt_plan p = plan_for(n);
         p.dp_mode = MT_DP_SYNC;
         char spec[32];
         snprintf(spec, sizeof spec, "switch:%d", n);
@@ -378,9 +373,7 @@ static void test_gpipe_bubble_and_1f1b(void **state) {
     const int32_t P = 4, Ms[] = {1, 2, 4, 8, 16};
     for (int k = 0; k < 5; k++) {
         int32_t M = Ms[k];
-        mt_plan p;
-        mt_plan_init(&p);
-        p.gpus = P;
+        mt_plan p = plan_for(P);
         p.pp = P;
         p.micro_batches = M;
         p.schedule = MT_PP_GPIPE;
@@ -418,9 +411,7 @@ static void test_pipeline_sends_activation_bytes(void **state) {
     (void)state;
     syn s = syn_default();
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 2;
+    mt_plan p = plan_for(2);
     p.pp = 2;
     p.micro_batches = 4;
     run_out o = run_plan(t, p, "switch:2", 10e9, 0, NULL);
@@ -444,9 +435,7 @@ static void test_tp_megatron_mlp(void **state) {
     s.mlp = 1;
     s.layers = 8; /* two blocks of col linear, gelu, row linear, layer_norm */
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 2;
+    mt_plan p = plan_for(2);
     p.tp = 2;
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
     assert_int_equal(o.rc, MT_OK);
@@ -496,9 +485,7 @@ static void test_batch_rescaling(void **state) {
     syn s = syn_default();
     s.opt_ns = 700000;
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 1;
+    mt_plan p = plan_for(1);
     p.global_batch = 64; /* twice the traced 32 */
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
     assert_int_equal(o.rc, MT_OK);
@@ -518,9 +505,7 @@ static void test_stuck_is_an_error(void **state) {
     (void)state;
     syn s = syn_default();
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 2;
+    mt_plan p = plan_for(2);
     p.pp = 2;
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, drop_sends);
     assert_int_equal(o.rc, MT_ESTUCK);
@@ -536,9 +521,7 @@ static void test_too_few_endpoints(void **state) {
     (void)state;
     syn s = syn_default();
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 8;
+    mt_plan p = plan_for(8);
     run_out o = run_plan(t, p, "switch:4", 100e9, 0, NULL);
     assert_int_equal(o.rc, MT_EINVAL);
     assert_non_null(strstr(o.msg, "topology has 4"));
@@ -551,9 +534,7 @@ static void test_ringflow_matches_ring_on_switch(void **state) {
     syn s = syn_default();
     s.opt_ns = 100000;
     trace *t = make_trace(&s);
-    mt_plan p;
-    mt_plan_init(&p);
-    p.gpus = 16;
+    mt_plan p = plan_for(16);
     p.dp_mode = MT_DP_SYNC;
     p.ringflow_above = -1;
     run_out a = run_plan(t, p, "switch:16", 25e9, 700, NULL);
