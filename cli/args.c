@@ -1,6 +1,7 @@
-/* cli/args.c — flag-value parsers shared by the subcommands. */
+/* cli/args.c — flag-value parsers and the error line shared by the subcommands. */
 #include "cli/args.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 int mt_cli_int(const char *flag, const char *v, long lo, long hi, int32_t *out, mt_error *err) {
@@ -12,4 +13,9 @@ int mt_cli_int(const char *flag, const char *v, long lo, long hi, int32_t *out, 
     }
     *out = (int32_t)n;
     return 1;
+}
+
+int mt_cli_fail(const char *cmd, const mt_error *e) {
+    fprintf(stderr, "mitosis %s: %s\n", cmd, e->msg);
+    return mt_exit_code(e->code);
 }

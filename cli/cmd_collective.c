@@ -28,11 +28,6 @@ static void usage(FILE *out) {
     mt_netopts_help(out);
 }
 
-static int fail_with(const mt_error *e) {
-    fprintf(stderr, "mitosis collective: %s\n", e->msg);
-    return mt_exit_code(e->code);
-}
-
 
 /* Times one size on a fresh engine and model (the topology's routes stay cached). */
 static mt_status time_one(const mt_netopts *o, mt_topo *topo, const mt_coll_params *cp,
@@ -64,7 +59,7 @@ int cmd_collective(int argc, char **argv) {
     int have_peer = 0;
     for (int i = 1; i < argc;) {
         int t = mt_netopts_take(&o, argc, argv, &i, &err);
-        if (t < 0) return fail_with(&err);
+        if (t < 0) return mt_cli_fail("collective", &err);
         if (t) continue;
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -101,7 +96,7 @@ int cmd_collective(int argc, char **argv) {
             fprintf(stderr, "mitosis collective: unknown option '%s' (see --help)\n", f);
             return 2;
         }
-        if (rc != MT_OK) return fail_with(&err);
+        if (rc != MT_OK) return mt_cli_fail("collective", &err);
         i += 2;
     }
     (void)have_peer;
@@ -110,7 +105,7 @@ int cmd_collective(int argc, char **argv) {
         return 2;
     }
     mt_topo *topo = NULL;
-    if (mt_netopts_topology(&o, &topo, &err) != MT_OK) return fail_with(&err);
+    if (mt_netopts_topology(&o, &topo, &err) != MT_OK) return mt_cli_fail("collective", &err);
     int32_t nep = o.ph.endpoints;
     if (topo) mt_topo_gpus(topo, &nep);
     cp.nranks = ranks ? ranks : nep;
@@ -130,7 +125,7 @@ int cmd_collective(int argc, char **argv) {
         cp.bytes = size;
         double us;
         if (time_one(&o, topo, &cp, &us, &err) != MT_OK) {
-            rc = fail_with(&err);
+            rc = mt_cli_fail("collective", &err);
             goto out;
         }
         double algbw = us > 0 ? size / (us * 1e-6) / 1e9 : 0;

@@ -63,11 +63,6 @@ static void usage(FILE *out) {
     mt_netopts_help(out);
 }
 
-static int fail_with(const mt_error *e) {
-    fprintf(stderr, "mitosis simulate: %s\n", e->msg);
-    return mt_exit_code(e->code);
-}
-
 
 static double ms(mt_time_ps t) { return (double)t / 1e9; }
 
@@ -348,7 +343,7 @@ int cmd_simulate(int argc, char **argv) {
     mt_error err = {0};
     int pr = parse_args(&c, argc, argv, &err);
     if (pr > 0) return 0;
-    if (pr < 0) return fail_with(&err);
+    if (pr < 0) return mt_cli_fail("simulate", &err);
 
     trace *t = NULL;
     mt_program *prog = NULL;
@@ -384,7 +379,7 @@ int cmd_simulate(int argc, char **argv) {
         rc = mt_simulate(prog, &net, e, &so, &res, &err);
     }
     if (rc != MT_OK) {
-        code = fail_with(&err);
+        code = mt_cli_fail("simulate", &err);
         goto out;
     }
     if (c.as_json) {

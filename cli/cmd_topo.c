@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/netopts.h"
 #include "util/units.h"
@@ -13,11 +14,6 @@ static void usage(FILE *out) {
     mt_netopts_help(out);
 }
 
-static int fail_with(const mt_error *e) {
-    fprintf(stderr, "mitosis topo: %s\n", e->msg);
-    return mt_exit_code(e->code);
-}
-
 int cmd_topo(int argc, char **argv) {
     mt_netopts o;
     mt_netopts_init(&o);
@@ -25,7 +21,7 @@ int cmd_topo(int argc, char **argv) {
     const char *dot = NULL, *ra = NULL, *rb = NULL;
     for (int i = 1; i < argc;) {
         int t = mt_netopts_take(&o, argc, argv, &i, &err);
-        if (t < 0) return fail_with(&err);
+        if (t < 0) return mt_cli_fail("topo", &err);
         if (t) continue;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -50,7 +46,7 @@ int cmd_topo(int argc, char **argv) {
         return 2;
     }
     mt_topo *t;
-    if (mt_netopts_topology(&o, &t, &err) != MT_OK) return fail_with(&err);
+    if (mt_netopts_topology(&o, &t, &err) != MT_OK) return mt_cli_fail("topo", &err);
     int rc = 0;
     int32_t counts[4] = {0}, ngpu;
     const int32_t *gpus = mt_topo_gpus(t, &ngpu);
@@ -69,7 +65,7 @@ int cmd_topo(int argc, char **argv) {
            mt_fmt_bandwidth(lo, b1, sizeof b1), mt_fmt_bandwidth(hi, b2, sizeof b2));
     double bis;
     if (mt_topo_bisection_Bps(t, &bis, &err) != MT_OK) {
-        rc = fail_with(&err);
+        rc = mt_cli_fail("topo", &err);
         goto out;
     }
     if (ngpu >= 2)
@@ -87,7 +83,7 @@ int cmd_topo(int argc, char **argv) {
         const int32_t *r;
         int32_t n;
         if (mt_topo_route(t, a, b, &r, &n, &err) != MT_OK) {
-            rc = fail_with(&err);
+            rc = mt_cli_fail("topo", &err);
             goto out;
         }
         double bott = 0;
@@ -108,7 +104,7 @@ int cmd_topo(int argc, char **argv) {
             rc = 2;
             goto out;
         }
-        if (mt_topo_write_dot(t, f, &err) != MT_OK) rc = fail_with(&err);
+        if (mt_topo_write_dot(t, f, &err) != MT_OK) rc = mt_cli_fail("topo", &err);
         if (f != stdout) fclose(f);
     }
 out:
