@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/netopts.h"
+#include "cli/simrun.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "perfmodel/perfmodel.h"
@@ -336,8 +337,10 @@ int cmd_simulate(int argc, char **argv) {
     sim_cli c;
     memset(&c, 0, sizeof c);
     trace_load_opts_init(&c.topts);
-    mt_plan_init(&c.plan);
-    mt_netopts_init(&c.net);
+    mt_simrun_cfg cfg;
+    mt_simrun_cfg_init(&cfg);
+    c.plan = cfg.plan;
+    c.net = cfg.net;
     mt_pm_opts_init(&c.pm);
     c.gpus_per_node = 8;
     mt_error err = {0};
@@ -346,50 +349,34 @@ int cmd_simulate(int argc, char **argv) {
     if (pr < 0) return mt_cli_fail("simulate", &err);
 
     trace *t = NULL;
-    mt_program *prog = NULL;
-    mt_topo *topo = NULL;
-    mt_engine *e = NULL;
-    mt_netmodel net = {0};
-    mt_sim_result *res = NULL;
     mt_perfmodel *pm = NULL;
-    char topo_spec[64];
+    mt_simrun run;
+    memset(&run, 0, sizeof run);
     int code = 0;
     mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
-    if (rc == MT_OK) rc = mt_plan_resolve(&c.plan, t, &err);
+    if (rc == MT_OK) rc = mt_perfmodel_new(t, &c.pm, &pm, &err);
     if (rc == MT_OK) {
-        if (!c.net.topology && strcmp(c.net.network, "photonic")) {
-            snprintf(topo_spec, sizeof topo_spec, "switch:%d", c.plan.gpus);
-            c.net.topology = topo_spec;
-        }
-        rc = mt_perfmodel_new(t, &c.pm, &pm, &err);
-    }
-    if (rc == MT_OK) {
-        mt_program_opts po = {mt_perfmodel_op_time_ns, pm};
         const char *w = mt_perfmodel_warning(pm);
         if (w && *w) fprintf(stderr, "mitosis simulate: warning: %s\n", w);
-        rc = mt_program_build(t, &c.plan, &po, &prog, &err);
-    }
-    if (rc == MT_OK) rc = mt_netopts_topology(&c.net, &topo, &err);
-    if (rc == MT_OK && !(e = mt_engine_new())) rc = mt_fail(&err, MT_ENOMEM, "out of memory");
-    if (rc == MT_OK) rc = mt_netopts_model(&c.net, topo, mt_engine_sched(e), &net, &err);
-    if (rc == MT_OK) {
-        mt_sim_opts so;
-        mt_sim_opts_init(&so);
-        so.ranks_per_node = c.gpus_per_node;
-        rc = mt_simulate(prog, &net, e, &so, &res, &err);
+        cfg.plan = c.plan;
+        cfg.net = c.net;
+        cfg.sim.ranks_per_node = c.gpus_per_node;
+        rc = mt_simrun_run(t, pm, &cfg, &run, &err);
     }
     if (rc != MT_OK) {
         code = mt_cli_fail("simulate", &err);
         goto out;
     }
+    const char *topology = run.topology[0] ? run.topology : NULL;
+    mt_sim_result *res = run.res;
     if (c.as_json) {
-        json_t *o = result_json(&c, t, prog, res, c.net.topology);
+        json_t *o = result_json(&c, t, run.prog, res, topology);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         if (s) puts(s);
         free(s);
         json_decref(o);
     } else {
-        print_text(&c, t, prog, res, c.net.topology);
+        print_text(&c, t, run.prog, res, topology);
     }
     double limit = c.gpu_mem > 0 ? c.gpu_mem : (double)t->device_mem_bytes;
     if (limit > 0) {
@@ -401,11 +388,7 @@ int cmd_simulate(int argc, char **argv) {
                             "%.2f GB limit (--gpu-mem)\n", worst, res->gpus[worst].peak_mem_bytes / 1e9, limit / 1e9);
     }
 out:
-    mt_sim_result_free(res);
-    mt_net_free(&net);
-    mt_engine_free(e);
-    mt_topo_free(topo);
-    mt_program_free(prog);
+    mt_simrun_free(&run);
     mt_perfmodel_free(pm);
     trace_free(t);
     return code;

@@ -45,6 +45,7 @@ typedef struct lstate {
     double bytes;
     mt_time_ps busy_ps, busy_since;
     int32_t peak;
+    double reported_Bps; /* last rate given to the link observer */
 } lstate;
 
 typedef struct hitem {
@@ -70,6 +71,8 @@ struct mt_flownet {
     size_t nheap, hcap;
     mt_netstats st;
     uint64_t solves, rate_changes;
+    mt_link_rate_fn on_link;
+    void *link_ctx;
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -264,6 +267,15 @@ static void on_solve(void *ctx, uint64_t arg) {
     net->solves++;
     if (net->ncf == 0) return;
     progressive_fill(net);
+    if (net->on_link)
+        for (int32_t i = 0; i < net->ncl; i++) {
+            lstate *L = &net->lk[net->clinks[i]];
+            double used = L->cap - (L->rem > 0 ? L->rem : 0);
+            if (used != L->reported_Bps) {
+                L->reported_Bps = used;
+                net->on_link(net->link_ctx, net->clinks[i], now, used);
+            }
+        }
     for (int32_t i = 0; i < net->ncf; i++) {
         int32_t id = net->cflows[i];
         flow *f = &net->fl[id];
@@ -328,9 +340,13 @@ static void on_drain(void *ctx, uint64_t arg) {
         L->fl[s] = last;
         hop_slot(&net->fl[last.flow])[last.hop] = s;
         L->bytes += f->bytes;
-        if (L->n == 0)
+        if (L->n == 0) {
             L->busy_ps += now - L->busy_since;
-        else
+            if (net->on_link && L->reported_Bps != 0) {
+                L->reported_Bps = 0;
+                net->on_link(net->link_ctx, hl[h], now, 0);
+            }
+        } else
             mark_modified(net, hl[h]);
     }
     if (f->lat_ps == 0) {
@@ -435,6 +451,11 @@ void mt_flownet_link_stats(const mt_flownet *net, int32_t link, mt_link_stats *o
     if (L->n > 0) out->busy_ps += mt_sched_now(net->sched) - L->busy_since;
     out->peak_flows = L->peak;
     out->flows_now = L->n;
+}
+
+void mt_flownet_set_link_observer(mt_flownet *net, mt_link_rate_fn fn, void *ctx) {
+    net->on_link = fn;
+    net->link_ctx = ctx;
 }
 
 void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes) {

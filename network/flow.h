@@ -48,6 +48,12 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
 double mt_flownet_rate(const mt_flownet *net, int32_t flow_id);
 
 void mt_flownet_link_stats(const mt_flownet *net, int32_t link, mt_link_stats *out);
+
+/* Optional observer of link load (timelines, utilisation counters): called with the total rate
+ * allocated on a link (bytes/s, 0 when its last flow drains) whenever a solve or a drain changes
+ * it, in event order. NULL switches it off. Cost: O(links in the solved component) per solve. */
+typedef void (*mt_link_rate_fn)(void *ctx, int32_t link, mt_time_ps t, double used_Bps);
+void mt_flownet_set_link_observer(mt_flownet *net, mt_link_rate_fn fn, void *ctx);
 /* Number of solves and of flows whose rate a solve changed (for benchmarks). */
 void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes);
 

@@ -204,6 +204,45 @@ static void late_arrival_reshares(void **state) {
     mt_topo_free(t);
 }
 
+typedef struct linklog {
+    int n;
+    int32_t link[16];
+    mt_time_ps t[16];
+    double used[16];
+} linklog;
+
+static void log_link(void *ctx, int32_t link, mt_time_ps t, double used) {
+    linklog *g = ctx;
+    if (g->n < 16) g->link[g->n] = link, g->t[g->n] = t, g->used[g->n] = used;
+    g->n++;
+}
+
+/* The observer sees the link's load change: a flow at 10 GB/s from 0, still 10 GB/s when a
+ * second flow shares it at 0.1 s (no report: nothing changed), then 0 when both drain. */
+static void link_observer_reports_load_changes(void **state) {
+    (void)state;
+    mt_topo *t = chain(2, 10, 0);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    linklog g = {0};
+    mt_flownet_set_link_observer(net, log_link, &g);
+    done_t d = {.e = e};
+    mt_flownet_start(net, 0, 1, 2e9, on_done, &d, 0, NULL, NULL);
+    struct pair s = {net, &d};
+    mt_engine_at(e, 100000000000LL, start_second, &s, 0);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.link[0], 0);
+    assert_int_equal(g.t[0], 0);
+    assert_true(g.used[0] == 10 * GB);
+    assert_int_equal(g.t[1], 300000000000LL);
+    assert_true(g.used[1] == 0);
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
 static void routes_and_no_route(void **state) {
     (void)state;
     mt_topo *t = mt_topo_new("oneway");
@@ -281,6 +320,7 @@ int main(void) {
         cmocka_unit_test(maxmin_parking_lot),
         cmocka_unit_test(slow_link_slows_only_its_flows),
         cmocka_unit_test(late_arrival_reshares),
+        cmocka_unit_test(link_observer_reports_load_changes),
         cmocka_unit_test(routes_and_no_route),
         cmocka_unit_test(routing_metrics_and_ecmp),
     };

@@ -1,0 +1,47 @@
+/* cli/simrun.c — see simrun.h. */
+#include "cli/simrun.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void mt_simrun_cfg_init(mt_simrun_cfg *c) {
+    memset(c, 0, sizeof *c);
+    mt_plan_init(&c->plan);
+    mt_netopts_init(&c->net);
+    mt_sim_opts_init(&c->sim);
+}
+
+void mt_simrun_free(mt_simrun *r) {
+    if (!r) return;
+    mt_sim_result_free(r->res);
+    mt_net_free(&r->net);
+    mt_engine_free(r->e);
+    mt_topo_free(r->topo);
+    mt_program_free(r->prog);
+    memset(r, 0, sizeof *r);
+}
+
+mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                        mt_error *err) {
+    memset(out, 0, sizeof *out);
+    out->plan = cfg->plan;
+    mt_netopts net = cfg->net;
+    mt_status rc = mt_plan_resolve(&out->plan, t, err);
+    if (rc == MT_OK) {
+        if (net.topology) snprintf(out->topology, sizeof out->topology, "%s", net.topology);
+        else if (strcmp(net.network, "photonic")) snprintf(out->topology, sizeof out->topology, "switch:%d", out->plan.gpus);
+        if (out->topology[0]) net.topology = out->topology;
+        mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm};
+        rc = mt_program_build(t, &out->plan, pm ? &po : NULL, &out->prog, err);
+    }
+    if (rc == MT_OK) rc = mt_netopts_topology(&net, &out->topo, err);
+    if (rc == MT_OK && !(out->e = mt_engine_new())) rc = mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
+    if (rc == MT_OK) rc = mt_netopts_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
+    if (rc == MT_OK && !strcmp(out->net.ops->name, "flow")) {
+        out->flow = out->net.self;
+        if (cfg->on_link) mt_flownet_set_link_observer(out->flow, cfg->on_link, cfg->link_ctx);
+    }
+    if (rc == MT_OK) rc = mt_simulate(out->prog, &out->net, out->e, &cfg->sim, &out->res, err);
+    if (rc != MT_OK) mt_simrun_free(out);
+    return rc;
+}

@@ -1,0 +1,49 @@
+/* cli/simrun.h — one simulation from an already loaded trace: resolve the plan, build the
+ * stage programs (with the caller's performance model), the topology, the engine and the
+ * network model, run mt_simulate. Shared by `simulate` and `compare` so that every command
+ * answers the same question the same way.
+ *
+ * Everything built is kept in the mt_simrun (the program for stage data, the topology and the
+ * flow model for per-link statistics) until mt_simrun_free.
+ */
+#ifndef MT_CLI_SIMRUN_H
+#define MT_CLI_SIMRUN_H
+
+#include "cli/netopts.h"
+#include "extrapolate/plan.h"
+#include "extrapolate/program.h"
+#include "network/flow.h"
+#include "perfmodel/perfmodel.h"
+#include "sim/engine.h"
+#include "sim/simulate.h"
+#include "tracer/trace.h"
+
+typedef struct mt_simrun_cfg {
+    mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
+    mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
+    mt_sim_opts sim;         /* observers, per-rank speeds */
+    mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
+    void *link_ctx;
+} mt_simrun_cfg;
+
+/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init. */
+void mt_simrun_cfg_init(mt_simrun_cfg *c);
+
+typedef struct mt_simrun {
+    mt_plan plan;            /* as resolved */
+    char topology[64];       /* the spec used ("" for photonic on its own endpoints) */
+    mt_program *prog;
+    mt_topo *topo;           /* NULL for photonic without --topology */
+    mt_engine *e;
+    mt_netmodel net;
+    mt_flownet *flow;        /* net's flow model, or NULL (photonic) */
+    mt_sim_result *res;
+} mt_simrun;
+
+/* Runs one simulation of t under cfg with op times from pm (NULL: the trace's own times).
+ * On failure everything built so far is freed and err says why. */
+mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                        mt_error *err);
+void mt_simrun_free(mt_simrun *r);
+
+#endif
