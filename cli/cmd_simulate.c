@@ -54,6 +54,11 @@ static void usage(FILE *out) {
             "                        fits on the trace itself\n"
             "  --target-gpu NAME     predict for another GPU (mitosis perfmodel gpus lists them)\n"
             "  --gpu-specs FILE      extra GPU table (JSON)\n"
+            "Host (CPU) side (extrapolate/hostmodel.h):\n"
+            "  --host-model none|trace  trace: each GPU's host thread replays the trace's CPU time per\n"
+            "                        op, launches kernels (they cannot start before launch + launch\n"
+            "                        latency) and blocks at synchronising calls; none: GPU work only.\n"
+            "                        Default trace when the trace has kernel launches, else none\n"
             "Trace:\n"
             "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n"
             "Output:\n"
@@ -79,6 +84,7 @@ typedef struct sim_cli {
     double gpu_mem;
     int as_json, per_gpu, layers;
     mt_pm_opts pm;
+    int host_model;
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
@@ -150,6 +156,10 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
             if (!strcmp(f, "--model")) c->pm.model_path = v;
             else if (!strcmp(f, "--target-gpu")) c->pm.target_gpu = v;
             else c->pm.gpu_specs_path = v;
+        } else if (!strcmp(f, "--host-model")) {
+            if (v && !strcmp(v, "none")) c->host_model = MT_HOST_NONE;
+            else if (v && !strcmp(v, "trace")) c->host_model = MT_HOST_TRACE;
+            else return mt_fail(err, MT_EINVAL, "--host-model needs none or trace (got '%s')", v ? v : ""), -1;
         } else if (!strcmp(f, "--ring-model")) {
             if (v && !strcmp(v, "auto")) c->plan.ringflow_above = 64;
             else if (v && !strcmp(v, "steps")) c->plan.ringflow_above = -1;
@@ -184,8 +194,17 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
     return 0;
 }
 
+/* Host-model summary: the GPU that waited longest for its host, and whether the step is
+ * launch-bound (the host thread's work exceeds the device's). */
+static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
+    const mt_gpu_stats *w = &r->gpus[0];
+    for (int32_t i = 1; i < r->n_gpus; i++)
+        if (r->gpus[i].host_wait_ps > w->host_wait_ps) w = &r->gpus[i];
+    return w;
+}
+
 static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p, const mt_sim_result *r,
-                           const char *topology) {
+                           const char *topology, const mt_hostmodel *host) {
     const mt_plan *pl = &p->plan;
     json_t *o = json_object();
     json_t *plan = json_object();
@@ -212,6 +231,18 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "target_gpu", c->pm.target_gpu ? json_string(c->pm.target_gpu) : json_null());
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps)));
+    json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
+    if (host) {
+        json_t *h = json_object();
+        json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
+        json_object_set_new(h, "traced_host_ms", json_real(ms(host->host_total_ps)));
+        json_object_set_new(h, "launch_latency_us", json_real(host->launch_lat_ps / 1e6));
+        json_object_set_new(h, "coll_host_us", json_real(host->coll_host_ps / 1e6));
+        json_object_set_new(h, "syncs", json_integer(host->n_syncs));
+        const mt_gpu_stats *w = most_host_wait(r);
+        json_object_set_new(h, "launch_bound", json_boolean(w->host_busy_ps > w->compute_ps));
+        json_object_set_new(o, "host", h);
+    }
     if (pl->global_batch > 0 && r->step_ps > 0)
         json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch / (ms(r->step_ps) / 1e3)));
     json_t *gs = json_array();
@@ -225,6 +256,9 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
         json_object_set_new(x, "compute_ms", json_real(ms(g->compute_ps)));
         json_object_set_new(x, "comm_ms", json_real(ms(g->comm_ps)));
         json_object_set_new(x, "exposed_comm_ms", json_real(ms(g->exposed_ps)));
+        json_object_set_new(x, "host_wait_ms", json_real(ms(g->host_wait_ps)));
+        json_object_set_new(x, "host_busy_ms", json_real(ms(g->host_busy_ps)));
+        json_object_set_new(x, "host_sync_ms", json_real(ms(g->host_sync_ps)));
         json_object_set_new(x, "bubble_ms", json_real(ms(g->bubble_ps)));
         json_object_set_new(x, "idle_ms", json_real(ms(g->idle_ps)));
         json_object_set_new(x, "finish_ms", json_real(ms(g->finish_ps)));
@@ -273,13 +307,13 @@ static void print_gpu_row(const mt_gpu_stats *g, const char *label) {
     char name[32];
     if (label) snprintf(name, sizeof name, "%s", label);
     else snprintf(name, sizeof name, "%d", g->rank);
-    printf("%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage, g->tp,
-           ms(g->compute_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->bubble_ps), ms(g->idle_ps),
-           g->peak_mem_bytes / 1e9);
+    printf("%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage, g->tp,
+           ms(g->compute_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->bubble_ps),
+           ms(g->idle_ps), g->peak_mem_bytes / 1e9);
 }
 
 static void print_text(const sim_cli *c, const trace *t, const mt_program *p, const mt_sim_result *r,
-                       const char *topology) {
+                       const char *topology, const mt_hostmodel *host) {
     const mt_plan *pl = &p->plan;
     char bucket[32];
     mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
@@ -299,14 +333,26 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
     printf("network    %s on %s\n", c->net.network, topology ? topology : "its own endpoints");
     printf("op times   %s model%s%s\n", mt_pm_kind_name(c->pm.kind), c->pm.target_gpu ? ", target GPU " : "",
            c->pm.target_gpu ? c->pm.target_gpu : "");
-    printf("traced     %.3f ms (one GPU: sum of operator device time)\n", (double)trace_total_dev_ns(t) / 1e6);
+    printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
+    if (host) printf(", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
+    printf("\n");
+    if (host) {
+        const mt_gpu_stats *w = most_host_wait(r);
+        printf("host model trace: launch latency %.1f us, %d synchronising calls, %.1f us per added "
+               "collective\n", host->launch_lat_ps / 1e6, host->n_syncs, host->coll_host_ps / 1e6);
+        printf("           GPU %d waits %.3f ms (%.0f%% of the step) for its host to launch work%s\n", w->rank,
+               ms(w->host_wait_ps), r->step_ps > 0 ? 100.0 * (double)w->host_wait_ps / (double)r->step_ps : 0.0,
+               w->host_busy_ps > w->compute_ps ? ": the step is launch-bound (host work exceeds GPU work)" : "");
+    } else {
+        printf("host model none: GPU time only (--host-model trace adds CPU dispatch and launches)\n");
+    }
     printf("step time  %.3f ms", ms(r->step_ps));
     if (pl->global_batch > 0 && r->step_ps > 0)
         printf("   (%.1f samples/s)", (double)pl->global_batch / (ms(r->step_ps) / 1e3));
     printf("\n");
     if (p->warning[0]) printf("warning    %s\n", p->warning);
-    printf("\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
-           "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
+    printf("\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
+           "hostwait ms", "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
     int all = c->per_gpu || r->n_gpus <= 16;
     if (all) {
         for (int32_t i = 0; i < r->n_gpus; i++) print_gpu_row(&r->gpus[i], NULL);
@@ -343,6 +389,7 @@ int cmd_simulate(int argc, char **argv) {
     c.net = cfg.net;
     mt_pm_opts_init(&c.pm);
     c.gpus_per_node = 8;
+    c.host_model = MT_HOST_AUTO;
     mt_error err = {0};
     int pr = parse_args(&c, argc, argv, &err);
     if (pr > 0) return 0;
@@ -361,6 +408,7 @@ int cmd_simulate(int argc, char **argv) {
         cfg.plan = c.plan;
         cfg.net = c.net;
         cfg.sim.ranks_per_node = c.gpus_per_node;
+        cfg.host_model = c.host_model;
         rc = mt_simrun_run(t, pm, &cfg, &run, &err);
     }
     if (rc != MT_OK) {
@@ -370,13 +418,13 @@ int cmd_simulate(int argc, char **argv) {
     const char *topology = run.topology[0] ? run.topology : NULL;
     mt_sim_result *res = run.res;
     if (c.as_json) {
-        json_t *o = result_json(&c, t, run.prog, res, topology);
+        json_t *o = result_json(&c, t, run.prog, res, topology, run.host);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         if (s) puts(s);
         free(s);
         json_decref(o);
     } else {
-        print_text(&c, t, run.prog, res, topology);
+        print_text(&c, t, run.prog, res, topology, run.host);
     }
     double limit = c.gpu_mem > 0 ? c.gpu_mem : (double)t->device_mem_bytes;
     if (limit > 0) {

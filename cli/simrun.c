@@ -9,6 +9,7 @@ void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     mt_plan_init(&c->plan);
     mt_netopts_init(&c->net);
     mt_sim_opts_init(&c->sim);
+    c->host_model = MT_HOST_AUTO;
 }
 
 void mt_simrun_free(mt_simrun *r) {
@@ -18,6 +19,7 @@ void mt_simrun_free(mt_simrun *r) {
     mt_engine_free(r->e);
     mt_topo_free(r->topo);
     mt_program_free(r->prog);
+    mt_hostmodel_free(r->host);
     memset(r, 0, sizeof *r);
 }
 
@@ -31,8 +33,10 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         if (net.topology) snprintf(out->topology, sizeof out->topology, "%s", net.topology);
         else if (strcmp(net.network, "photonic")) snprintf(out->topology, sizeof out->topology, "switch:%d", out->plan.gpus);
         if (out->topology[0]) net.topology = out->topology;
-        mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm};
-        rc = mt_program_build(t, &out->plan, pm ? &po : NULL, &out->prog, err);
+        int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
+        if (host) rc = mt_hostmodel_build(t, &out->host, err);
+        mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, host};
+        if (rc == MT_OK) rc = mt_program_build(t, &out->plan, &po, &out->prog, err);
     }
     if (rc == MT_OK) rc = mt_netopts_topology(&net, &out->topo, err);
     if (rc == MT_OK && !(out->e = mt_engine_new())) rc = mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
@@ -41,7 +45,11 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         out->flow = out->net.self;
         if (cfg->on_link) mt_flownet_set_link_observer(out->flow, cfg->on_link, cfg->link_ctx);
     }
-    if (rc == MT_OK) rc = mt_simulate(out->prog, &out->net, out->e, &cfg->sim, &out->res, err);
+    if (rc == MT_OK) {
+        mt_sim_opts so = cfg->sim;
+        so.host = out->host;
+        rc = mt_simulate(out->prog, &out->net, out->e, &so, &out->res, err);
+    }
     if (rc != MT_OK) mt_simrun_free(out);
     return rc;
 }

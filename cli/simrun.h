@@ -18,15 +18,18 @@
 #include "sim/simulate.h"
 #include "tracer/trace.h"
 
+enum { MT_HOST_AUTO = -1, MT_HOST_NONE = 0, MT_HOST_TRACE = 1 };
+
 typedef struct mt_simrun_cfg {
     mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
     mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
     mt_sim_opts sim;         /* observers, per-rank speeds */
+    int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
     void *link_ctx;
 } mt_simrun_cfg;
 
-/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init. */
+/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init, host model auto. */
 void mt_simrun_cfg_init(mt_simrun_cfg *c);
 
 typedef struct mt_simrun {
@@ -37,6 +40,7 @@ typedef struct mt_simrun {
     mt_engine *e;
     mt_netmodel net;
     mt_flownet *flow;        /* net's flow model, or NULL (photonic) */
+    mt_hostmodel *host;      /* the host model used, or NULL */
     mt_sim_result *res;
 } mt_simrun;
 

@@ -127,6 +127,7 @@ typedef struct builder {
     const trace *t;
     const mt_plan *plan;
     mt_optime_fn optime;
+    int one_op_per_task;
     void *optime_ctx;
     mt_program *p;
     int32_t n_units;
@@ -480,7 +481,7 @@ static mt_status emit_item(builder *b, emitter *em, int32_t op, double ns, int32
     it->dur_ps = ps;
     it->split = split;
     mt_task *last = sp->n_tasks ? &sp->tasks[sp->n_tasks - 1] : NULL;
-    if (!last || last->kind != MT_TASK_COMPUTE || last->mb != mb) {
+    if (!last || last->kind != MT_TASK_COMPUTE || last->mb != mb || b->one_op_per_task) {
         last = new_task(em, MT_TASK_COMPUTE);
         if (!last) return MT_ENOMEM;
         last->item_first = sp->n_items;
@@ -707,6 +708,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     b.p = p;
     b.optime = o && o->optime ? o->optime : mt_optime_proportional;
     b.optime_ctx = o ? o->optime_ctx : NULL;
+    b.one_op_per_task = o ? o->one_op_per_task : 0;
     size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1), nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1);
     size_t nu = (size_t)(t->n_layers > t->n_ops ? t->n_layers : t->n_ops) + 1;
     b.unit = malloc(nops * sizeof *b.unit);

@@ -118,6 +118,7 @@ typedef struct mt_program {
 typedef struct mt_program_opts {
     mt_optime_fn optime;     /* NULL: mt_optime_proportional */
     void *optime_ctx;
+    int one_op_per_task;     /* every op its own COMPUTE task (host modelling times each op) */
 } mt_program_opts;
 
 /* Builds the stage programs for a resolved plan (mt_plan_resolve). Cost O(M x ops + tensors x P).

@@ -21,7 +21,7 @@
 #include "util/u64map.h"
 #include "util/vec.h"
 
-enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_DONE };
+enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_WAIT_HOST, ST_DONE };
 
 typedef struct inst {
     int32_t arrived;
@@ -55,6 +55,9 @@ typedef struct vgpu {
     mt_time_ps wait_since, finish_ps, comp_start;
     mt_time_ps compute, comm, exposed, bubble;
     const mt_task *comp_task;
+    /* host model: the host thread's clock, and the task (pc) whose issue it already paid */
+    mt_time_ps host, host_wait, host_sync;
+    int32_t host_issued;
 } vgpu;
 
 typedef struct cached_sched {
@@ -135,6 +138,31 @@ static void ev_advance(void *ctx, uint64_t arg) {
         g->comp_task = NULL;
     }
     advance(r, g);
+}
+
+/* Host model: the device waits until time `until` for the host to issue task pc. */
+static void ev_host_ready(void *ctx, uint64_t arg) {
+    runner *r = ctx;
+    vgpu *g = &r->g[arg];
+    mt_time_ps now = mt_sched_now(r->sched);
+    g->host_wait += now - g->wait_since;
+    if (r->o.on_span)
+        r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &r->p->stages[g->s].tasks[g->pc], g->wait_since, now);
+    g->state = ST_RUN;
+    advance(r, g);
+}
+
+/* Host model: pays the host's cost of issuing task pc (a collective or a send) once; returns 1
+ * when the device must wait for the host first (an event resumes it). */
+static int wait_for_host_issue(runner *r, vgpu *g, mt_time_ps now) {
+    if (!r->o.host || g->host_issued == g->pc) return 0;
+    g->host_issued = g->pc;
+    g->host += r->o.host->coll_host_ps; /* NCCL calls are asynchronous: a host ahead goes on */
+    if (g->host <= now) return 0;
+    g->state = ST_WAIT_HOST;
+    g->wait_since = now;
+    if (!mt_engine_at(r->e, g->host, ev_host_ready, r, (uint64_t)g->rank)) fail(r, MT_ENOMEM, "out of memory");
+    return 1;
 }
 
 static void resume(runner *r, vgpu *g) {
@@ -351,22 +379,39 @@ static void advance(runner *r, vgpu *g) {
         if (g->pc >= sp->n_tasks) {
             g->state = ST_DONE;
             g->finish_ps = now;
+            if (r->o.host && g->host > now) { /* the device is done; the host thread is not */
+                g->host_wait += g->host - now;
+                g->finish_ps = g->host;
+            }
             return;
         }
         const mt_task *k = &sp->tasks[g->pc];
         switch (k->kind) {
         case MT_TASK_COMPUTE: {
             mt_time_ps d = speed == 1.0 ? k->dur_ps : (mt_time_ps)llround((double)k->dur_ps / speed);
+            mt_time_ps end = now + d;
             g->pc++;
-            if (d <= 0) break;
+            if (r->o.host) { /* one op per task: the host launches it, the device runs it */
+                mt_time_ps sync = 0;
+                end = mt_hostmodel_run_op(r->o.host, sp->items[k->item_first].op, d, now, &g->host, &sync);
+                g->host_sync += sync;
+                if (end - d > now) {
+                    g->host_wait += end - d - now;
+                    if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, k, now, end - d);
+                }
+                if (end <= now) break;
+            } else if (d <= 0) {
+                break;
+            }
             g->compute += d;
-            g->comp_task = k;
-            g->comp_start = now;
-            if (!mt_engine_at(r->e, now + d, ev_advance, r, (uint64_t)g->rank))
+            g->comp_task = d > 0 ? k : NULL;
+            g->comp_start = end - d;
+            if (!mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank))
                 fail(r, MT_ENOMEM, "out of memory scheduling compute");
             return;
         }
         case MT_TASK_COLL:
+            if (wait_for_host_issue(r, g, now)) return;
             if (!issue_coll(r, g, k)) return;
             g->pc++;
             if (k->blocking) { /* resumed by the completion, always a later event */
@@ -376,6 +421,7 @@ static void advance(runner *r, vgpu *g) {
             }
             break;
         case MT_TASK_SEND:
+            if (wait_for_host_issue(r, g, now)) return;
             if (!do_send(r, g, k)) return;
             g->pc++;
             break;
@@ -529,6 +575,8 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     for (int32_t i = 0; i < r.N; i++) {
         vgpu *g = &r.g[i];
         g->rank = i;
+        g->host_issued = -1;
+        if (r.o.host) g->host = r.o.host->head_ps;
         mt_plan_coords(r.pl, i, &g->d, &g->s, &g->t);
         /* TP group (d, s) holds t in order; DP group (s, t) holds d in order */
         int32_t tg = g->d * r.P + g->s, dg = g->s * r.T + g->t;
@@ -583,6 +631,9 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         st->exposed_ps = g->exposed;
         st->bubble_ps = g->bubble;
         st->idle_ps = res->step_ps - g->finish_ps;
+        st->host_wait_ps = g->host_wait;
+        st->host_sync_ps = g->host_sync;
+        st->host_busy_ps = r.o.host ? g->host - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
         st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes +
                              g->peak_live * sp->act_bytes_per_mb;

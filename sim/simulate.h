@@ -10,8 +10,9 @@
  * micro-batch's delivery.
  *
  * Per GPU the step time splits exactly into
- *   compute + exposed communication + bubble + idle = step time
- * where exposed communication is compute-stream time spent waiting on collectives (blocking
+ *   compute + host wait + exposed communication + bubble + idle = step time
+ * where host wait is device time waiting for the host to launch work (host model only),
+ * exposed communication is compute-stream time spent waiting on collectives (blocking
  * ones, or the optimizer's wait for DDP buckets), bubble is time waiting for another stage's
  * activations or gradients, and idle is the tail after the GPU finished while others ran.
  * Communication (comm_ps) is the time the GPU's collectives and sends were in flight, overlapped
@@ -26,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "extrapolate/hostmodel.h"
 #include "extrapolate/program.h"
 #include "network/netmodel.h"
 #include "sim/engine.h"
@@ -35,7 +37,9 @@ typedef enum {
     MT_SPAN_COMPUTE = 0,  /* a COMPUTE task (its items ran back to back from start) */
     MT_SPAN_COLL,         /* a collective this GPU took part in: start -> finish */
     MT_SPAN_SEND,         /* a pipeline send: issue -> delivery */
-    MT_SPAN_WAIT          /* compute stream blocked (on communication or a pipeline recv) */
+    MT_SPAN_WAIT,         /* compute stream blocked (on communication or a pipeline recv) */
+    MT_SPAN_HOST          /* device idle waiting for the host to launch its next work (host
+                           * model only; task = the task it waits to start) */
 } mt_span_kind;
 
 /* Optional observer (timelines): called once per span when it ends. */
@@ -47,6 +51,10 @@ typedef struct mt_sim_opts {
     const double *gpu_speed;  /* per rank: compute durations are divided by it; NULL = 1 */
     mt_span_fn on_span;
     void *span_ctx;
+    /* Host model (NULL: GPU only, every task starts as soon as the device is free). With it,
+     * each GPU has a host thread that must launch an op before the device runs it (see
+     * extrapolate/hostmodel.h); build the program with one_op_per_task. */
+    const mt_hostmodel *host;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);
@@ -59,6 +67,9 @@ typedef struct mt_gpu_stats {
     mt_time_ps exposed_ps;   /* compute stream waiting on communication */
     mt_time_ps bubble_ps;    /* compute stream waiting on pipeline data */
     mt_time_ps idle_ps;      /* step_ps - finish_ps */
+    mt_time_ps host_wait_ps; /* device idle waiting for the host to launch work (host model) */
+    mt_time_ps host_busy_ps; /* host thread working (host model) */
+    mt_time_ps host_sync_ps; /* host thread blocked in synchronising calls (host model) */
     int32_t peak_live_mb;    /* most micro-batches whose activations were held at once */
     double peak_mem_bytes;   /* parameters + gradients + optimizer state + peak activations */
 } mt_gpu_stats;

@@ -296,6 +296,41 @@ static int cmp_window(const void *a, const void *b) {
     return (x->start > y->start) - (x->start < y->start);
 }
 
+static int is_sync_call(const char *name) {
+    static const char *const calls[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+                                        "cudaMemcpy", "cudaMemcpy2D", "cuStreamSynchronize", "cuCtxSynchronize",
+                                        "cuEventSynchronize", "hipStreamSynchronize", "hipDeviceSynchronize",
+                                        "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream"};
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+        if (!strcmp(name, calls[i])) return 1;
+    return 0;
+}
+
+/* The step's blocking host calls, each given to the op whose host interval holds it (ops are
+ * sorted by cpu_start). Runs after builder_finish. */
+static mt_status collect_syncs(const kineto_data *k, trace *t) {
+    int64_t cap = 0;
+    for (int64_t i = 0; i < k->n_rt; i++) {
+        const krt *r = &k->rt[i];
+        if (!r->name || !is_sync_call(r->name) || r->ts_ns < t->step_start_ns || r->ts_ns > t->host_end_ns) continue;
+        if (mt_vec_reserve(&t->syncs, &cap, (int64_t)t->n_syncs + 1)) return MT_ENOMEM;
+        int32_t lo = 0, hi = t->n_ops - 1, op = -1;
+        while (lo <= hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (t->ops[mid].cpu_start_ns <= r->ts_ns) op = mid, lo = mid + 1;
+            else hi = mid - 1;
+        }
+        t->syncs[t->n_syncs++] = (trace_sync){r->ts_ns, r->dur_ns, op, r->name};
+    }
+    for (int32_t i = 1; i < t->n_syncs; i++) /* insertion sort: runtime events are nearly sorted */
+        for (int32_t j = i; j > 0 && t->syncs[j].ts_ns < t->syncs[j - 1].ts_ns; j--) {
+            trace_sync x = t->syncs[j];
+            t->syncs[j] = t->syncs[j - 1];
+            t->syncs[j - 1] = x;
+        }
+    return MT_OK;
+}
+
 /* Step windows: ProfilerStep#N annotations; else Optimizer.step ends; else the whole trace. */
 static mt_status find_steps(const kineto_data *k, window **out, int64_t *n_out) {
     window *w = NULL;
@@ -744,6 +779,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
         t->step_start_ns = ws;
         if (we != INT64_MAX) t->step_end_ns = we;
     }
+    t->host_end_ns = t->step_end_ns; /* before kernel ends extend step_end_ns */
 
     /* Kernels: correlation -> runtime launch -> enclosing outermost op. */
     for (int64_t i = 0; i < k->n_rt; i++)
@@ -787,7 +823,9 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             if (mt_u64map_get(&kev_by_ext, kg->ext_id, &ki)) owner_kev = k->ev[ki].outer;
         }
         if (owner_kev < 0 || op_of_kev[owner_kev] < 0) continue;
-        trace_kernel kk = {kg->ts_ns, kg->dur_ns, op_of_kev[owner_kev], kg->stream, kg->name, kg->kind};
+        int64_t launch = -1;
+        if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri)) launch = k->rt[ri].ts_ns;
+        trace_kernel kk = {kg->ts_ns, kg->dur_ns, op_of_kev[owner_kev], kg->stream, kg->name, kg->kind, launch};
         if (builder_add_kernel(&b, &kk) < 0) goto nomem;
     }
 
@@ -825,6 +863,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
     rc = builder_finish(&b, hints, err);
+    if (rc == MT_OK && collect_syncs(k, t) != MT_OK) goto nomem;
     goto out;
 nomem:
     rc = mt_fail(err, MT_ENOMEM, "%s: out of memory building operators", kpath);

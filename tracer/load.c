@@ -60,6 +60,7 @@ void trace_free(trace *t) {
     free(t->trefs);
     free(t->dims);
     free(t->layers);
+    free(t->syncs);
     strpool_free(t->pool);
     free(t);
 }

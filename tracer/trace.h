@@ -78,7 +78,17 @@ typedef struct trace_kernel {
     int32_t stream; /* device stream, -1 unknown */
     const char *name;
     trace_kernel_kind kind;
+    int64_t launch_ns;  /* host time of the launching runtime call (cudaLaunchKernel, ...), -1 unknown */
 } trace_kernel;
+
+/* A host call that blocks until the device has caught up: cudaStreamSynchronize,
+ * cudaDeviceSynchronize, cudaEventSynchronize, a synchronous cudaMemcpy (and the hip ones). */
+typedef struct trace_sync {
+    int64_t ts_ns, dur_ns;
+    int32_t op;         /* the op whose host interval [cpu_start, next op's cpu_start) holds it,
+                         * -1 when it comes before the first op */
+    const char *name;
+} trace_sync;
 
 typedef struct trace_tensor {
     int64_t et_id, storage_id, offset, numel;
@@ -150,8 +160,13 @@ typedef struct trace {
     trace_tref *trefs;       int32_t n_trefs;
     int64_t *dims;           int32_t n_dims;
     trace_layer *layers;     int32_t n_layers;
+    trace_sync *syncs;       int32_t n_syncs;   /* sorted by ts_ns */
 
-    int64_t step_start_ns, step_end_ns;   /* host wall span of the step */
+    int64_t step_start_ns, step_end_ns;   /* wall span of the step: from its start (step window
+                                           * or first op) to the later of its host end and its
+                                           * last kernel's end */
+    int64_t host_end_ns;                  /* the step's host end: the step window's end, else the
+                                           * last op's CPU end */
     int64_t dev_union_ns;                 /* union of all kernel intervals of the step */
     int64_t phase_ns[TRACE_PHASE_COUNT];  /* sum of op dev_ns per phase */
     int64_t comm_ns;                      /* device time of communication ops */

@@ -241,7 +241,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         op.comm = trace_comm_from_name(name);
         int32_t oi = builder_add_op(&b, &op);
         if (oi < 0) goto nomem;
-        trace_kernel kk = {clock_ns, op.cpu_dur_ns, oi, -1, name, TRACE_KERNEL};
+        trace_kernel kk = {clock_ns, op.cpu_dur_ns, oi, -1, name, TRACE_KERNEL, -1};
         if (builder_add_kernel(&b, &kk) < 0) goto nomem;
         clock_ns += op.cpu_dur_ns;
         for (int pass = 0; pass < 2; pass++) {
@@ -276,6 +276,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
     t->n_steps = 1;
     t->step_start_ns = 0;
     t->step_end_ns = clock_ns;
+    t->host_end_ns = clock_ns;
     t->link.method = TRACE_LINK_NONE;
     t->link.matched = t->n_ops;
     rc = builder_finish(&b, NULL, err);

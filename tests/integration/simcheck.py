@@ -53,18 +53,18 @@ class Checker:
         return float(rows[0][1]) / 1e3
 
     def check_breakdown(self, name, d):
-        """Positive finite step, and per GPU compute + exposed + bubble + idle == step
+        """Positive finite step, and per GPU compute + host wait + exposed + bubble + idle == step
         (sim/simulate.h), to 1e-6 relative."""
         step = d["step_ms"]
         if not self.check(f"{name}: positive finite step", math.isfinite(step) and step > 0, step):
             return
         bad = []
         for g in d["gpus"]:
-            s = g["compute_ms"] + g["exposed_comm_ms"] + g["bubble_ms"] + g["idle_ms"]
-            if abs(s - step) > 1e-6 * step or min(g["compute_ms"], g["exposed_comm_ms"],
+            s = g["compute_ms"] + g["host_wait_ms"] + g["exposed_comm_ms"] + g["bubble_ms"] + g["idle_ms"]
+            if abs(s - step) > 1e-6 * step or min(g["compute_ms"], g["host_wait_ms"], g["exposed_comm_ms"],
                                                    g["bubble_ms"], g["idle_ms"]) < 0:
                 bad.append((g["rank"], s))
-        self.check(f"{name}: compute+exposed+bubble+idle == step on every GPU", not bad,
+        self.check(f"{name}: compute+host wait+exposed+bubble+idle == step on every GPU", not bad,
                    f"step {step}, (rank, sum) {bad[:4]}")
 
     def check_bad(self, want, *args):

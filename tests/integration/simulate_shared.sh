@@ -52,7 +52,7 @@ for name, tr in traces.items():
                 rel(dp["step_ms"], want) < 1e-3, (dp["step_ms"], want))
         if one:
             c.check(f"{name} dp: per-GPU compute equals the traced step (same per-replica batch)",
-                    rel(dp["gpus"][0]["compute_ms"], one["step_ms"]) < 1e-6)
+                    rel(dp["gpus"][0]["compute_ms"], one["gpus"][0]["compute_ms"]) < 1e-6)
 
     # c. DDP overlaps: max(compute, comm) <= ddp <= dp
     ddp = c.sim(tr, "--gpus", 8, "--strategy", "ddp", "--topology", "switch:8")
