@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Integration: the host model (issue 8) on the shared GPU traces whose step is marked. One GPU
+# with --host-model trace (the default for Kineto traces) reproduces the step's wall time
+# within 3 %, GPU-only is worse on launch-bound steps, launch-bound steps are called so, the
+# per-GPU identity holds with host wait, multi-GPU plans keep it, and traces without kernel
+# launches refuse --host-model trace. Skipped when ../shared/traces is absent.
+set -u
+bin=$1
+shared=${MT_SHARED_TRACES:-$(dirname "$0")/../../../shared/traces}
+root=${MT_ROOT:-$(dirname "$0")/../..}
+if [ ! -d "$shared/triosim-vgg13-h100-bs512" ]; then echo "SKIP: $shared is absent"; exit 77; fi
+exec python3 - "$bin" "$shared" "$root" "$(dirname "$0")" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[4])
+from simcheck import Checker, rel
+
+bin_, shared, root = sys.argv[1:4]
+c = Checker(bin_)
+cases = [("vgg13", f"{shared}/triosim-vgg13-h100-bs512", [], False),
+         ("linear step 39", f"{shared}/param-linear-rtx2080ti", [], True),
+         ("linear step 10", f"{shared}/param-linear-rtx2080ti", ["--step", 10], True),
+         ("resnet step 29", f"{shared}/param-resnet", [], True),
+         ("resnet step 5", f"{shared}/param-resnet", ["--step", 5], None),
+         ("mi250 toy", f"{shared}/kineto-only/minitoy-mi250-rocm.json.gz", [], True)]
+for name, tr, extra, bound in cases:
+    d = c.sim(tr, "--gpus", 1, *extra)
+    g = c.sim(tr, "--gpus", 1, "--host-model", "none", *extra)
+    if not d or not g:
+        continue
+    c.check(f"{name}: host model on by default for a Kineto trace", d["host_model"] == "trace", d["host_model"])
+    wall = d["host"]["traced_wall_ms"]
+    eh, eg = rel(d["step_ms"], wall), rel(g["step_ms"], wall)
+    c.check(f"{name}: host-aware step within 3% of the traced wall time", eh < 0.03,
+            (d["step_ms"], wall))
+    c.check(f"{name}: GPU-only step is the op device time", rel(g["step_ms"], g["traced_step_ms"]) < 1e-6,
+            (g["step_ms"], g["traced_step_ms"]))
+    if bound is not None:
+        c.check(f"{name}: launch-bound is {bound}", d["host"]["launch_bound"] == bound, d["host"])
+    if bound:
+        c.check(f"{name}: GPU-only is off by more than 10% (host-aware {eh:.2%}, GPU-only {eg:.2%})",
+                eg > 0.10 and eg > 5 * eh, (eh, eg))
+    c.check_breakdown(f"{name} N=1", d)
+
+# multi-GPU plans with the host model: identity, and host time adds to a launch-bound step
+lin = f"{shared}/param-linear-rtx2080ti"
+vgg = f"{shared}/triosim-vgg13-h100-bs512"
+for name, tr, plan in [("linear ddp 8", lin, ["--gpus", 8]),
+                       ("vgg13 ddp 8", vgg, ["--gpus", 8]),
+                       ("vgg13 tp 2 x pp 2", vgg, ["--gpus", 4, "--tp", 2, "--pp", 2]),
+                       ("vgg13 pp 4 gpipe", vgg, ["--gpus", 4, "--pp", 4, "--schedule", "gpipe"])]:
+    d = c.sim(tr, *plan)
+    g = c.sim(tr, *plan, "--host-model", "none")
+    if d and g:
+        c.check_breakdown(name, d)
+        c.check(f"{name}: host-aware step >= GPU-only step", d["step_ms"] >= g["step_ms"] * (1 - 1e-9),
+                (d["step_ms"], g["step_ms"]))
+        c.check(f"{name}: compute unchanged by the host model",
+                rel(d["gpus"][0]["compute_ms"], g["gpus"][0]["compute_ms"]) < 1e-9)
+d = c.sim(lin, "--gpus", 8)
+if d:
+    c.check("linear ddp 8: launch-bound GPUs wait for the host most of the step",
+            all(x["host_wait_ms"] > 0.5 * d["step_ms"] for x in d["gpus"]), [x["host_wait_ms"] for x in d["gpus"]])
+
+# traces without kernel launches: default none; trace refused with one line
+csv = f"{shared}/triosim-csv-resnet50-h100-bs128"
+d = c.sim(csv, "--gpus", 1)
+if d:
+    c.check("TrioSim CSV: host model none by default", d["host_model"] == "none" and "host" not in d, d.get("host_model"))
+c.check_bad("--host-model none", "simulate", csv, "--gpus", 1, "--host-model", "trace")
+c.check_bad("--host-model none", "simulate", f"{root}/traces/cpu-resnet18-b4", "--gpus", 1, "--host-model", "trace")
+c.check_bad("--host-model needs none or trace", "simulate", vgg, "--gpus", 1, "--host-model", "gpu")
+c.finish()
+EOF2
