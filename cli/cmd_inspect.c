@@ -15,8 +15,8 @@ static void usage(FILE *out) {
             "trace.csv + tensor.csv pair), or the files themselves (.json or .json.gz; formats\n"
             "are detected by content).\n\n"
             "  --json     machine-readable summary (format, device, batch_size, ops, kernels,\n"
-            "             layers, time_ms{forward,backward,optimizer,other,total}, param_count,\n"
-            "             param_bytes, link{method,matched,unmatched}, ...)\n"
+            "             layers, time_ms{forward,backward,optimizer,other,total,step_wall,host_wall},\n"
+            "             syncs, param_count, param_bytes, link{method,matched,unmatched}, ...)\n"
             "  --step N   with a Kineto trace of several steps, use ProfilerStep#N (default: the\n"
             "             step the Execution Trace covers, else the last one)\n"
             "  --ops      also list every operator (phase, layer, device time, kernels)\n"
@@ -46,6 +46,8 @@ static json_t *summary_json(const trace *t) {
     json_object_set_new(tm, "device_busy", json_real(ms(t->dev_union_ns)));
     json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
     json_object_set_new(tm, "step_wall", json_real(ms(t->step_end_ns - t->step_start_ns)));
+    json_object_set_new(tm, "host_wall", json_real(ms(t->host_end_ns - t->step_start_ns)));
+    json_object_set_new(o, "syncs", json_integer(t->n_syncs));
     json_object_set_new(o, "time_ms", tm);
     json_object_set_new(o, "device_time_source",
                         json_string(t->has_device_time ? "kernels" : "cpu_duration"));
@@ -97,7 +99,12 @@ static void print_human(const trace *t, int list_ops) {
     printf("%-12s %12.3f\n", "total", ms(total));
     printf("%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
            t->has_device_time ? "" : ": no kernels, CPU durations used");
-    printf("%-12s %12.3f\n", "step wall", ms(t->step_end_ns - t->step_start_ns));
+    int64_t wall = t->step_end_ns - t->step_start_ns;
+    printf("%-12s %12.3f", "step wall", ms(wall));
+    if (t->has_device_time && wall > 0)
+        printf("   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls)", 100.0 * (double)t->dev_union_ns / (double)wall,
+               ms(t->host_end_ns - t->step_start_ns), t->n_syncs);
+    printf("\n");
     printf("\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
            mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),
