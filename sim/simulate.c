@@ -99,6 +99,8 @@ struct runner {
     mt_u64map cache_idx;
     mt_sim_result *res;
     double *layer_comm;
+    int64_t total_tasks;     /* for on_progress: every GPU's program length */
+    uint32_t ticks;          /* compute tasks finished since the last progress report */
     char msg[1024];
     int failed;
 };
@@ -138,6 +140,12 @@ static void ev_advance(void *ctx, uint64_t arg) {
         g->comp_task = NULL;
     }
     advance(r, g);
+    if (r->o.on_progress && ++r->ticks == 256) {
+        r->ticks = 0;
+        int64_t done = 0;
+        for (int32_t i = 0; i < r->N; i++) done += r->g[i].pc;
+        r->o.on_progress(r->o.progress_ctx, done, r->total_tasks);
+    }
 }
 
 /* Host model: the device waits until time `until` for the host to issue task pc. */
@@ -181,22 +189,28 @@ static void resume(runner *r, vgpu *g) {
 
 /* ---- collectives ------------------------------------------------------------------------ */
 
+mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node) {
+    mt_coll_algo a = pl->algo;
+    if (ranks_per_node <= 0) ranks_per_node = 8;
+    if (a == MT_ALGO_HIER && (op != MT_COLL_ALLREDUCE || n % ranks_per_node || n <= ranks_per_node))
+        a = MT_ALGO_RING; /* hier is an all-reduce over whole nodes; smaller groups use rings */
+    if (a == MT_ALGO_TREE && op == MT_COLL_ALLGATHER) a = MT_ALGO_RING;
+    if (a == MT_ALGO_RING && pl->ringflow_above >= 0 && n > pl->ringflow_above &&
+        (op == MT_COLL_ALLREDUCE || op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER))
+        a = MT_ALGO_RINGFLOW;
+    return a;
+}
+
 static const mt_coll_schedule *get_schedule(runner *r, mt_coll_op op, int32_t n, double bytes,
                                             mt_error *err) {
     mt_coll_params cp;
     mt_coll_params_init(&cp);
     cp.op = op;
-    cp.algo = r->pl->algo;
     cp.nranks = n;
     cp.bytes = bytes;
     cp.chunks = r->pl->chunks;
     cp.ranks_per_node = r->o.ranks_per_node;
-    if (cp.algo == MT_ALGO_HIER && (op != MT_COLL_ALLREDUCE || n % cp.ranks_per_node || n <= cp.ranks_per_node))
-        cp.algo = MT_ALGO_RING; /* hier is an all-reduce over whole nodes; smaller groups use rings */
-    if (cp.algo == MT_ALGO_TREE && op == MT_COLL_ALLGATHER) cp.algo = MT_ALGO_RING;
-    if (cp.algo == MT_ALGO_RING && r->pl->ringflow_above >= 0 && n > r->pl->ringflow_above &&
-        (op == MT_COLL_ALLREDUCE || op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER))
-        cp.algo = MT_ALGO_RINGFLOW;
+    cp.algo = mt_sim_coll_algo(r->pl, op, n, cp.ranks_per_node);
     uint64_t bb;
     memcpy(&bb, &bytes, sizeof bb);
     uint64_t key = mt_hash64(((uint64_t)op) | ((uint64_t)cp.algo << 8) | ((uint64_t)(uint32_t)n << 16) |
@@ -584,6 +598,7 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.members[MT_GROUP_DP][dg * r.D + g->d] = i;
         r.member_ep[MT_GROUP_TP][tg * r.T + g->t] = eps[i];
         r.member_ep[MT_GROUP_DP][dg * r.D + g->d] = eps[i];
+        r.total_tasks += p->stages[g->s].n_tasks;
     }
     for (int kind = 0; kind < 2; kind++)
         for (int32_t i = 0; i < ngrp[kind]; i++) {

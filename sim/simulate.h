@@ -46,6 +46,11 @@ typedef enum {
 typedef void (*mt_span_fn)(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task,
                            mt_time_ps start, mt_time_ps end);
 
+/* Optional progress report (a progress line): called from inside the run every 256 finished
+ * compute tasks with the tasks done so far over all GPUs and their total (every GPU's program
+ * length). It must be cheap; each call costs the run O(N) to count. */
+typedef void (*mt_progress_fn)(void *ctx, int64_t done, int64_t total);
+
 typedef struct mt_sim_opts {
     int32_t ranks_per_node;   /* for the hier algorithm (default 8) */
     const double *gpu_speed;  /* per rank: compute durations are divided by it; NULL = 1 */
@@ -55,6 +60,8 @@ typedef struct mt_sim_opts {
      * each GPU has a host thread that must launch an op before the device runs it (see
      * extrapolate/hostmodel.h); build the program with one_op_per_task. */
     const mt_hostmodel *host;
+    mt_progress_fn on_progress;
+    void *progress_ctx;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);
@@ -94,5 +101,10 @@ typedef struct mt_sim_result {
 mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                       mt_sim_result **out, mt_error *err);
 void mt_sim_result_free(mt_sim_result *r);
+
+/* The algorithm a collective of `op` over n ranks actually runs under plan pl: the plan's, except
+ * that hier is for all-reduces over several whole nodes of ranks_per_node (<= 0: 8) ranks, tree
+ * all-gathers run as rings, and rings over more than pl->ringflow_above ranks run as ringflow. */
+mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node);
 
 #endif
