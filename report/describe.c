@@ -1,0 +1,141 @@
+/* report/describe.c — see describe.h. */
+#include "report/describe.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "util/units.h"
+
+mt_stream mt_span_stream(const mt_span *s) {
+    switch ((mt_span_kind)s->kind) {
+    case MT_SPAN_COMPUTE: return MT_STREAM_COMPUTE;
+    case MT_SPAN_COLL: return s->task->group == MT_GROUP_TP ? MT_STREAM_TP : MT_STREAM_DP;
+    case MT_SPAN_SEND: return MT_STREAM_SEND;
+    default: return MT_STREAM_WAIT;
+    }
+}
+
+const char *mt_stream_name(mt_stream st) {
+    static const char *const n[] = {"compute", "wait", "tp", "dp", "recv", "send"};
+    return (unsigned)st < MT_STREAM_COUNT ? n[st] : "?";
+}
+
+const mt_stage_program *mt_rank_stage(const mt_program *p, int32_t rank) {
+    int32_t d, s, t;
+    mt_plan_coords(&p->plan, rank, &d, &s, &t);
+    return &p->stages[s];
+}
+
+const char *mt_layer_name(const mt_program *p, int32_t layer) {
+    if (layer < 0 || layer >= p->n_layers || !p->trace || !p->trace->layers[layer].name) return "";
+    return p->trace->layers[layer].name;
+}
+
+const char *mt_span_phase(const mt_span *s) {
+    const mt_task *k = s->task;
+    if (k->kind == MT_TASK_SEND || k->kind == MT_TASK_RECV) return k->dir > 0 ? "forward" : "backward";
+    if (k->kind == MT_TASK_COLL || k->kind == MT_TASK_COMPUTE) return trace_phase_name((trace_phase)k->phase);
+    return k->kind == MT_TASK_WAIT_COMM ? "backward" : "";
+}
+
+int32_t mt_send_peer(const mt_program *p, const mt_span *s) {
+    int32_t d, st, t;
+    mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
+    return mt_plan_rank(&p->plan, d, st + (s->task->dir > 0 ? 1 : -1), t);
+}
+
+int32_t mt_coll_group(const mt_program *p, const mt_span *s, int32_t *first_rank, char *buf, size_t len) {
+    int32_t d, st, t;
+    mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
+    if (s->task->group == MT_GROUP_TP) {
+        if (first_rank) *first_rank = mt_plan_rank(&p->plan, d, st, 0);
+        if (buf) snprintf(buf, len, "dp %d, stage %d", d, st);
+        return p->plan.tp;
+    }
+    if (first_rank) *first_rank = mt_plan_rank(&p->plan, 0, st, t);
+    if (buf) snprintf(buf, len, "stage %d, tp %d", st, t);
+    return p->plan.dp;
+}
+
+mt_coll_algo mt_coll_span_algo(const mt_report_src *src, const mt_span *s) {
+    int32_t n = mt_coll_group(src->prog, s, NULL, NULL, 0);
+    return mt_sim_coll_algo(&src->prog->plan, s->task->coll, n, src->ranks_per_node);
+}
+
+const char *mt_coll_why_name(mt_coll_why w) {
+    switch (w) {
+    case MT_COLL_WHY_TP_FWD: return "tp-forward";
+    case MT_COLL_WHY_TP_BWD: return "tp-backward";
+    default: return "dp-gradients";
+    }
+}
+
+/* "allreduce 26.21 MB (dp)" */
+static void coll_name(const mt_task *k, char *buf, size_t len) {
+    char b[32];
+    snprintf(buf, len, "%s %s (%s)", mt_coll_op_name(k->coll), mt_fmt_bytes(k->bytes, b, sizeof b),
+             k->group == MT_GROUP_TP ? "tp" : "dp");
+}
+
+char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *buf, size_t len) {
+    const mt_task *k = s->task;
+    const char *what = k->dir > 0 ? "activations" : "gradients";
+    switch ((mt_span_kind)s->kind) {
+    case MT_SPAN_COMPUTE:
+        snprintf(buf, len, "compute");
+        break;
+    case MT_SPAN_COLL:
+        coll_name(k, buf, len);
+        break;
+    case MT_SPAN_SEND:
+        if (receiving) snprintf(buf, len, "recv %s mb %d from GPU %d", what, k->mb, s->rank);
+        else snprintf(buf, len, "send %s mb %d to GPU %d", what, k->mb, mt_send_peer(p, s));
+        break;
+    default:
+        if (k->kind == MT_TASK_RECV) {
+            /* the sender is the neighbour on the side the data comes from */
+            int32_t d, st, t;
+            mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
+            snprintf(buf, len, "wait for %s mb %d from GPU %d", what, k->mb,
+                     mt_plan_rank(&p->plan, d, st - (k->dir > 0 ? 1 : -1), t));
+        } else if (k->kind == MT_TASK_COLL) {
+            char c[96];
+            coll_name(k, c, sizeof c);
+            snprintf(buf, len, "wait for %s", c);
+        } else {
+            snprintf(buf, len, "wait for data-parallel gradient buckets");
+        }
+    }
+    return buf;
+}
+
+void mt_item_walk_init(mt_item_walk *w, const mt_program *p, const mt_span *s) {
+    const mt_stage_program *sp = mt_rank_stage(p, s->rank);
+    w->items = sp->items + s->task->item_first;
+    w->n = s->task->item_count;
+    w->i = 0;
+    w->total_ps = 0;
+    for (int32_t i = 0; i < w->n; i++) w->total_ps += w->items[i].dur_ps;
+    w->done_ps = 0;
+    w->start = s->start;
+    w->len = s->end - s->start;
+}
+
+/* Offset into the span of the point `done` of `total` item time: exact when the span has the
+ * items' own length, else scaled and rounded (the same point always maps to the same time, so
+ * consecutive operators meet). */
+static mt_time_ps walk_at(const mt_item_walk *w, int64_t done) {
+    if (w->len == w->total_ps || w->total_ps <= 0) return done < w->len ? done : w->len;
+    if (done >= w->total_ps) return w->len;
+    return (mt_time_ps)llround((double)done / (double)w->total_ps * (double)w->len);
+}
+
+int mt_item_walk_next(mt_item_walk *w, const mt_item **item, mt_time_ps *start, mt_time_ps *end) {
+    if (w->i >= w->n) return 0;
+    const mt_item *it = &w->items[w->i++];
+    *item = it;
+    *start = w->start + walk_at(w, w->done_ps);
+    w->done_ps += it->dur_ps;
+    *end = w->start + walk_at(w, w->done_ps);
+    return 1;
+}
