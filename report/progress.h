@@ -1,0 +1,28 @@
+/* report/progress.h — a one-line progress report on a terminal for long simulations:
+ * "simulating: 35% of 1024 GPUs' tasks, 1.2 s", redrawn in place at most 4 times a second,
+ * first after a quarter of a second (short runs print nothing), erased by mt_progress_end.
+ * Silent when the stream is not a terminal (piped or redirected), so scripts see nothing.
+ *
+ * mt_progress_update has the mt_progress_fn signature (sim/simulate.h): pass it as
+ * mt_sim_opts.on_progress with the mt_progress as progress_ctx. Each call costs one clock read.
+ */
+#ifndef MT_REPORT_PROGRESS_H
+#define MT_REPORT_PROGRESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct mt_progress {
+    FILE *out;
+    int on;                  /* out is a terminal */
+    int shown;               /* a line is on screen */
+    int32_t gpus;
+    double t0, last;         /* monotonic seconds: start, last redraw */
+} mt_progress;
+
+void mt_progress_init(mt_progress *p, FILE *out, int32_t gpus);
+void mt_progress_update(void *ctx, int64_t done, int64_t total);
+/* Erases the line when one was drawn. */
+void mt_progress_end(mt_progress *p);
+
+#endif
