@@ -1,5 +1,6 @@
 /* cli/cmd_simulate.c — `mitosis simulate`: one GPU's traced step extrapolated onto N GPUs
  * under a data / tensor / pipeline / hybrid plan, simulated on a network model. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "perfmodel/perfmodel.h"
+#include "report/csvout.h"
+#include "report/progress.h"
+#include "report/record.h"
+#include "report/timeline.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 #include "tracer/trace.h"
@@ -65,6 +70,12 @@ static void usage(FILE *out) {
             "  --json                everything as JSON on stdout\n"
             "  --per-gpu             one row per GPU (default when N <= 16)\n"
             "  --layers              per-layer compute and communication\n"
+            "  --timeline FILE       the step as Perfetto / chrome://tracing JSON: per GPU its ops,\n"
+            "                        waits, TP/DP collectives and pipeline sends; link load counters\n"
+            "  --timeline-gpus LIST  only these GPUs in the timeline, e.g. 0-7,12\n"
+            "  --timeline-window A:B only simulated time A to B in the timeline, e.g. 10ms:20ms\n"
+            "  --csv DIR             ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv in DIR\n"
+            "                        (created when missing; columns in the README)\n"
             "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
     mt_netopts_help(out);
 }
@@ -85,6 +96,8 @@ typedef struct sim_cli {
     int as_json, per_gpu, layers;
     mt_pm_opts pm;
     int host_model;
+    const char *timeline, *timeline_gpus, *csv_dir;
+    mt_span_filter tl_filter; /* --timeline-window now, --timeline-gpus once N is known */
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
@@ -103,6 +116,15 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
             c->per_gpu = 1, used = 1;
         } else if (!strcmp(f, "--layers")) {
             c->layers = 1, used = 1;
+        } else if (!strcmp(f, "--timeline") || !strcmp(f, "--timeline-gpus") || !strcmp(f, "--csv")) {
+            if (!v || !*v) return mt_fail(err, MT_EINVAL, "%s needs a %s", f, !strcmp(f, "--csv") ? "directory"
+                                          : !strcmp(f, "--timeline") ? "file name" : "GPU list such as 0-7,12"), -1;
+            if (!strcmp(f, "--timeline")) c->timeline = v;
+            else if (!strcmp(f, "--csv")) c->csv_dir = v;
+            else c->timeline_gpus = v;
+        } else if (!strcmp(f, "--timeline-window")) {
+            if (!v) return mt_fail(err, MT_EINVAL, "--timeline-window needs FROM:TO such as 10ms:20ms"), -1;
+            if (mt_span_filter_window(&c->tl_filter, v, err) != MT_OK) return mt_error_prefix(err, "--timeline-window"), -1;
         } else if (!strcmp(f, "--gpus")) {
             if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.gpus, err)) return -1;
         } else if (!strcmp(f, "--dp")) {
@@ -183,6 +205,8 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
         i += used;
     }
     if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)"), -1;
+    if (!c->timeline && (c->timeline_gpus || c->tl_filter.from > 0 || c->tl_filter.to != MT_TIME_NEVER))
+        return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE"), -1;
     if (c->plan.gpus == 0 && !c->plan.dp && !c->plan.tp && !c->plan.pp)
         return mt_fail(err, MT_EINVAL, "--gpus is required (or give --dp/--tp/--pp)"), -1;
     if (c->strategy && !c->plan.dp && !c->plan.tp && !c->plan.pp) {
@@ -379,10 +403,75 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
            r->sim_wall_s);
 }
 
+/* The recorder, the timeline file and the progress line of one run (what --timeline, --csv and
+ * a terminal ask for); everything here is released by outputs_free. */
+typedef struct outputs {
+    mt_recorder rec;
+    const mt_span_filter *tl_filter; /* the recorder's, or the CLI's when --csv wants every span */
+    FILE *tf;
+    mt_progress progress;
+} outputs;
+
+/* Opens what the run will write (so a bad path fails before the simulation) and hooks the
+ * recorder and the progress line into cfg. */
+static mt_status outputs_open(outputs *o, sim_cli *c, const trace *t, mt_simrun_cfg *cfg, mt_error *err) {
+    mt_plan pl = c->plan; /* resolved here only to know N */
+    MT_CHECK(mt_plan_resolve(&pl, t, err));
+    if (c->timeline_gpus && mt_span_filter_ranks(&c->tl_filter, c->timeline_gpus, pl.gpus, err) != MT_OK)
+        return mt_error_prefix(err, "--timeline-gpus");
+    if (c->csv_dir) MT_CHECK(mt_csv_prepare_dir(c->csv_dir, err));
+    if (c->timeline && !(o->tf = fopen(c->timeline, "w")))
+        return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", c->timeline,
+                       strerror(errno));
+    if (c->timeline || c->csv_dir) {
+        cfg->sim.on_span = mt_recorder_span;
+        cfg->sim.span_ctx = &o->rec;
+    }
+    if (c->timeline) {
+        cfg->on_link = mt_recorder_link;
+        cfg->link_ctx = &o->rec;
+        if (c->csv_dir) {
+            o->tl_filter = &c->tl_filter; /* the CSV files want every span: filter when drawing */
+        } else { /* record only what the timeline shows */
+            o->rec.filter = c->tl_filter;
+            mt_span_filter_init(&c->tl_filter);
+            o->tl_filter = &o->rec.filter;
+        }
+    }
+    mt_progress_init(&o->progress, stderr, pl.gpus);
+    cfg->sim.on_progress = mt_progress_update;
+    cfg->sim.progress_ctx = &o->progress;
+    return MT_OK;
+}
+
+static mt_status outputs_write(outputs *o, const sim_cli *c, const mt_simrun *run, mt_error *err) {
+    mt_report_src src = {run->prog, run->res, &o->rec, run->topo, run->flow, c->gpus_per_node};
+    if (c->timeline) {
+        MT_CHECK(mt_timeline_write(&src, o->tl_filter, o->tf, c->timeline, err));
+        FILE *f = o->tf;
+        o->tf = NULL;
+        if (fclose(f) != 0)
+            return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (check the disk space or choose "
+                           "another path)", c->timeline, strerror(errno));
+    }
+    if (c->csv_dir) MT_CHECK(mt_csv_write_dir(&src, c->csv_dir, err));
+    return MT_OK;
+}
+
+/* A timeline still open here was not written: it goes. */
+static void outputs_free(outputs *o, const sim_cli *c) {
+    if (o->tf) {
+        fclose(o->tf);
+        remove(c->timeline);
+    }
+    mt_recorder_destroy(&o->rec);
+}
+
 int cmd_simulate(int argc, char **argv) {
     sim_cli c;
     memset(&c, 0, sizeof c);
     trace_load_opts_init(&c.topts);
+    mt_span_filter_init(&c.tl_filter);
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
     c.plan = cfg.plan;
@@ -392,13 +481,18 @@ int cmd_simulate(int argc, char **argv) {
     c.host_model = MT_HOST_AUTO;
     mt_error err = {0};
     int pr = parse_args(&c, argc, argv, &err);
-    if (pr > 0) return 0;
-    if (pr < 0) return mt_cli_fail("simulate", &err);
+    if (pr != 0) {
+        mt_span_filter_destroy(&c.tl_filter);
+        return pr > 0 ? 0 : mt_cli_fail("simulate", &err);
+    }
 
     trace *t = NULL;
     mt_perfmodel *pm = NULL;
     mt_simrun run;
     memset(&run, 0, sizeof run);
+    outputs outs;
+    memset(&outs, 0, sizeof outs);
+    mt_recorder_init(&outs.rec);
     int code = 0;
     mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
     if (rc == MT_OK) rc = mt_perfmodel_new(t, &c.pm, &pm, &err);
@@ -409,7 +503,11 @@ int cmd_simulate(int argc, char **argv) {
         cfg.net = c.net;
         cfg.sim.ranks_per_node = c.gpus_per_node;
         cfg.host_model = c.host_model;
+        rc = outputs_open(&outs, &c, t, &cfg, &err);
+    }
+    if (rc == MT_OK) {
         rc = mt_simrun_run(t, pm, &cfg, &run, &err);
+        mt_progress_end(&outs.progress);
     }
     if (rc != MT_OK) {
         code = mt_cli_fail("simulate", &err);
@@ -435,7 +533,10 @@ int cmd_simulate(int argc, char **argv) {
             fprintf(stderr, "mitosis simulate: warning: GPU %d needs an estimated %.2f GB, more than the "
                             "%.2f GB limit (--gpu-mem)\n", worst, res->gpus[worst].peak_mem_bytes / 1e9, limit / 1e9);
     }
+    if (outputs_write(&outs, &c, &run, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
 out:
+    outputs_free(&outs, &c);
+    mt_span_filter_destroy(&c.tl_filter);
     mt_simrun_free(&run);
     mt_perfmodel_free(pm);
     trace_free(t);
