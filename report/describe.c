@@ -11,12 +11,13 @@ mt_stream mt_span_stream(const mt_span *s) {
     case MT_SPAN_COMPUTE: return MT_STREAM_COMPUTE;
     case MT_SPAN_COLL: return s->task->group == MT_GROUP_TP ? MT_STREAM_TP : MT_STREAM_DP;
     case MT_SPAN_SEND: return MT_STREAM_SEND;
+    case MT_SPAN_HOST: return MT_STREAM_HOST;
     default: return MT_STREAM_WAIT;
     }
 }
 
 const char *mt_stream_name(mt_stream st) {
-    static const char *const n[] = {"compute", "wait", "tp", "dp", "recv", "send"};
+    static const char *const n[] = {"compute", "host", "wait", "tp", "dp", "recv", "send"};
     return (unsigned)st < MT_STREAM_COUNT ? n[st] : "?";
 }
 
@@ -86,6 +87,19 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
         break;
     case MT_SPAN_COLL:
         coll_name(k, buf, len);
+        break;
+    case MT_SPAN_HOST: /* the task the device waits to start: one op, a collective or a send */
+        if (k->kind == MT_TASK_COMPUTE && k->item_count > 0) {
+            const mt_item *it = &mt_rank_stage(p, s->rank)->items[k->item_first];
+            const char *op = p->trace ? p->trace->ops[it->op].name : NULL;
+            snprintf(buf, len, "host launches %s", op ? op : "an op");
+        } else if (k->kind == MT_TASK_COLL) {
+            char c[96];
+            coll_name(k, c, sizeof c);
+            snprintf(buf, len, "host issues %s", c);
+        } else {
+            snprintf(buf, len, "host issues %s", k->kind == MT_TASK_SEND ? "a pipeline send" : "work");
+        }
         break;
     case MT_SPAN_SEND:
         if (receiving) snprintf(buf, len, "recv %s mb %d from GPU %d", what, k->mb, s->rank);

@@ -30,9 +30,11 @@ typedef struct mt_report_src {
 } mt_report_src;
 
 /* The stream (timeline track, ops.csv `stream`) of a span. A pipeline send is drawn on its
- * sender's `send` stream and its arrival on the receiver's `recv` stream. */
+ * sender's `send` stream and its arrival on the receiver's `recv` stream; `host` is the device
+ * waiting for its host thread to launch work (host model). */
 typedef enum {
     MT_STREAM_COMPUTE = 0,
+    MT_STREAM_HOST,
     MT_STREAM_WAIT,
     MT_STREAM_TP,
     MT_STREAM_DP,
@@ -42,7 +44,7 @@ typedef enum {
 } mt_stream;
 
 mt_stream mt_span_stream(const mt_span *s);
-/* "compute", "wait", "tp", "dp", "recv", "send". */
+/* "compute", "host", "wait", "tp", "dp", "recv", "send". */
 const char *mt_stream_name(mt_stream st);
 
 /* The stage program rank runs. */
@@ -66,7 +68,8 @@ mt_coll_algo mt_coll_span_algo(const mt_report_src *src, const mt_span *s);
 const char *mt_coll_why_name(mt_coll_why w);
 
 /* A readable name into buf: "allreduce 26.21 MB (dp)", "send activations mb 3 to GPU 5",
- * "wait for activations mb 3 from GPU 4", "compute". receiving != 0 names a send's arrival
+ * "wait for activations mb 3 from GPU 4", "host launches aten::mm", "compute". receiving != 0
+ * names a send's arrival
  * instead ("recv activations mb 3 from GPU 4"). Returns buf. */
 char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *buf, size_t len);
 

@@ -1,8 +1,8 @@
 /* report/timeline.c — see timeline.h.
  *
  * Events are written in span order (per GPU, by start), each built as a small jansson object
- * and dumped at once. Thread ids per GPU: 1 compute, 2 waiting, 3 TP, 4 DP, 5 recv, 6 + k the
- * k-th send lane (a send goes to the first lane free at its start, so sends in flight at once
+ * and dumped at once. Thread ids per GPU: 1 compute, 2 host wait, 3 waiting, 4 TP, 5 DP, 6 recv,
+ * 7 + k the k-th send lane (a send goes to the first lane free at its start, so sends in flight at once
  * never overlap on one thread, which viewers require).
  */
 #include "report/timeline.h"
@@ -16,7 +16,7 @@
 #include "util/u64map.h"
 #include "util/vec.h"
 
-enum { TID_COMPUTE = 1, TID_WAIT, TID_TP, TID_DP, TID_RECV, TID_SEND };
+enum { TID_COMPUTE = 1, TID_HOST, TID_WAIT, TID_TP, TID_DP, TID_RECV, TID_SEND };
 
 typedef struct tl {
     FILE *f;
@@ -84,6 +84,7 @@ static void gpu_processes(tl *w) {
         meta(w, "process_name", pid, 0, "name", json_string(name));
         meta(w, "process_sort_index", pid, 0, "sort_index", json_integer(r));
         name_thread(w, pid, TID_COMPUTE, "compute");
+        name_thread(w, pid, TID_HOST, "host wait");
         name_thread(w, pid, TID_WAIT, "waiting");
         if (pl->tp > 1) name_thread(w, pid, TID_TP, "TP collectives");
         if (pl->dp > 1) name_thread(w, pid, TID_DP, "DP collectives");
@@ -201,6 +202,9 @@ static void gpu_events(tl *w) {
         if (!mt_span_filter_rank(w->flt, sp->rank) || !clip(w, &s, &e)) continue;
         if (st == MT_STREAM_COMPUTE) {
             compute_slices(w, sp);
+        } else if (st == MT_STREAM_HOST) {
+            slice(w, gpu_pid(sp->rank), TID_HOST, mt_span_name(p, sp, 0, name, sizeof name), "host", s, e,
+                  json_pack("{s:s}", "phase", mt_span_phase(sp)));
         } else if (st == MT_STREAM_WAIT) {
             json_t *a = json_pack("{s:s, s:s}", "phase", mt_span_phase(sp), "on",
                                   sp->task->kind == MT_TASK_RECV ? "pipeline data" : "communication");

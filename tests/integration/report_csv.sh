@@ -3,7 +3,7 @@
 # (traces/, always present): resnet18 on dp 2 x pp 2 (pipeline sends, DP buckets) and gpt-tiny on
 # dp 2 x tp 2 (TP collectives). Checks that the timeline is trace-event JSON whose per-GPU compute
 # slices add up to gpus.csv's compute_ms, that gpus.csv keeps compute + exposed + bubble + idle =
-# step, that ops.csv's compute rows add up to compute_ms, that collectives.csv's busbw is algbw
+# step (+ host wait), that ops.csv's compute rows add up to compute_ms, that collectives.csv's busbw is algbw
 # times the nccl-tests factor, that flow arrows pair up, that --timeline-gpus/--timeline-window
 # filter, and that bad outputs and selections are one-line errors with exit 2.
 set -u
@@ -11,12 +11,13 @@ bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 - "$bin" "$root/traces" "$(dirname "$0")" "$tmp" <<'EOF'
+shared=${MT_SHARED_TRACES:-$root/../shared/traces}
+python3 - "$bin" "$root/traces" "$(dirname "$0")" "$tmp" "$shared" <<'EOF'
 import csv, json, os, sys
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, rel
 
-bin_, traces, _, tmp = sys.argv[1:5]
+bin_, traces, _, tmp, shared = sys.argv[1:6]
 c = Checker(bin_)
 rn, gpt = f"{traces}/cpu-resnet18-b8", f"{traces}/cpu-gpt-tiny-b8"
 
@@ -44,6 +45,14 @@ def run_case(tag, tr, *plan):
     ev = doc["traceEvents"]
     c.check(f"{tag}: timeline loads, every event has ph, ts and pid",
             ev and all("ph" in e and "ts" in e and "pid" in e for e in ev), ev[:2])
+    tracks = {}  # slices per thread, in ns as viewers read them: none may partly overlap the next
+    for e in ev:
+        if e["ph"] == "X":
+            a = round(e["ts"] * 1000)
+            tracks.setdefault((e["pid"], e["tid"]), []).append((a, a + round(e["dur"] * 1000)))
+    bad = [(k, x, y) for k, xs in tracks.items() for x, y in zip(sorted(xs), sorted(xs)[1:])
+           if y[0] < x[1] < y[1]]
+    c.check(f"{tag}: slices on one thread nest or follow each other", not bad, bad[:2])
     gpus = rows(f"{out}/gpus.csv")
     names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
     c.check(f"{tag}: one process per GPU named 'GPU r (dp d, stage s, tp t)' and a network process",
@@ -58,10 +67,10 @@ def run_case(tag, tr, *plan):
     c.check(f"{tag}: per-GPU compute slices add up to gpus.csv compute_ms (1e-6)", not bad, bad[:3])
     bad = []
     for g in gpus:
-        s = sum(float(g[k]) for k in ("compute_ms", "exposed_comm_ms", "bubble_ms", "idle_ms"))
+        s = sum(float(g[k]) for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "bubble_ms", "idle_ms"))
         if rel(s, float(g["step_ms"])) > 1e-9:
             bad.append((g["rank"], s, g["step_ms"]))
-    c.check(f"{tag}: gpus.csv compute + exposed + bubble + idle == step", gpus and not bad, bad[:3])
+    c.check(f"{tag}: gpus.csv compute + host wait + exposed + bubble + idle == step", gpus and not bad, bad[:3])
     ops = rows(f"{out}/ops.csv")
     comp = {}
     for o in ops:
@@ -101,7 +110,21 @@ if ev:
 ev = run_case("gpt-tiny-dp2-tp2", gpt, "--gpus", 4, "--dp", 2, "--tp", 2)
 if ev:
     c.check("gpt-tiny tp=2: TP and DP collective tracks",
-            any(e["ph"] == "X" and e.get("tid") == 3 for e in ev) and any(e["ph"] == "X" and e.get("tid") == 4 for e in ev))
+            any(e["ph"] == "X" and e.get("tid") == 4 for e in ev) and any(e["ph"] == "X" and e.get("tid") == 5 for e in ev))
+
+# Host model (a GPU trace with launches, from ../shared/traces when present): host-wait slices
+vgg = f"{shared}/triosim-vgg13-h100-bs512"
+if os.path.isdir(vgg):
+    ev = run_case("vgg13-dp2-host", vgg, "--gpus", 2)
+    if ev:
+        gpus = rows(f"{tmp}/vgg13-dp2-host-csv/sub/gpus.csv")
+        host = {int(g["rank"]): float(g["host_wait_ms"]) for g in gpus}
+        drawn = {r: sum(e["dur"] for e in ev if e["ph"] == "X" and e["pid"] == r + 1 and e["tid"] == 2) / 1e3
+                 for r in host}
+        c.check("vgg13 host model: host-wait slices add up to gpus.csv host_wait_ms",
+                any(host.values()) and all(rel(drawn[r], host[r]) < 1e-6 for r in host), (drawn, host))
+else:
+    print(f"skip: {vgg} absent, no host-model timeline check")
 
 # Filters: GPUs 1 and 3 only, 100 ms to 200 ms
 tl = f"{tmp}/filtered.json"

@@ -10,7 +10,7 @@
  *    compute inside it equal to the clipped spans; filtering while recording gives the same file
  *    as filtering while writing;
  *  - a slowed GPU's operators still tile its compute spans exactly;
- *  - the CSV tables: compute + exposed + bubble + idle = step, ops.csv compute rows add up to
+ *  - the CSV tables: compute + host wait + exposed + bubble + idle = step, ops.csv compute rows add up to
  *    compute_ps, one collectives.csv row per instance with busbw = algbw x factor; an unwritable
  *    directory is MT_EIO naming it;
  *  - rank list and window parsing, the collective algorithm actually run, the progress hook. */
@@ -298,13 +298,13 @@ static void test_timeline_full(void **state) {
                 assert_string_equal(n, "network");
             }
         }
-        if (!strcmp(ph, "X") && num(e, "tid") == 3) {
+        if (!strcmp(ph, "X") && num(e, "tid") == 4) {
             tp++;
             assert_non_null(strstr(str(e, "name"), "(tp)"));
             assert_non_null(json_object_get(json_object_get(e, "args"), "algorithm"));
         }
-        if (!strcmp(ph, "X") && num(e, "tid") == 4) dp++;
-        if (!strcmp(ph, "X") && num(e, "tid") == 2) wait++;
+        if (!strcmp(ph, "X") && num(e, "tid") == 5) dp++;
+        if (!strcmp(ph, "X") && num(e, "tid") == 3) wait++;
         if (!strcmp(ph, "C")) {
             counters++;
             assert_non_null(strstr(str(e, "name"), "->"));
@@ -379,7 +379,7 @@ static void test_timeline_filters(void **state) {
     json_t *doc3 = timeline(fx, &all, &one, "one.json", NULL);
     int sends = 0, arrows = 0;
     json_array_foreach(json_object_get(doc3, "traceEvents"), i, e) {
-        if (!strcmp(str(e, "ph"), "X") && num(e, "tid") >= 6) sends++;
+        if (!strcmp(str(e, "ph"), "X") && num(e, "tid") >= 7) sends++;
         if (!strcmp(str(e, "ph"), "s") || !strcmp(str(e, "ph"), "f")) arrows++;
     }
     assert_true(sends > 0);
@@ -493,8 +493,8 @@ static void test_csv(void **state) {
     read_table(dir, "gpus.csv", t);
     assert_int_equal(t->nrows, 9);
     for (int r = 1; r < t->nrows; r++) {
-        double sum = cell(t, r, "compute_ms") + cell(t, r, "exposed_comm_ms") + cell(t, r, "bubble_ms") +
-                     cell(t, r, "idle_ms");
+        double sum = cell(t, r, "compute_ms") + cell(t, r, "host_wait_ms") + cell(t, r, "exposed_comm_ms") +
+                     cell(t, r, "bubble_ms") + cell(t, r, "idle_ms");
         assert_true(fabs(sum - cell(t, r, "step_ms")) < 1e-9);
         assert_true(fabs(cell(t, r, "compute_ms") - (double)s.res->gpus[r - 1].compute_ps / 1e9) < 1e-12);
     }
