@@ -167,7 +167,7 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
             }
         } else if (!strcmp(f, "--algo")) {
             if (!v || mt_coll_algo_parse(v, &c->plan.algo, err) != MT_OK) {
-                if (!v) mt_fail(err, MT_EINVAL, "--algo needs ring, tree, direct or hier");
+                if (!v) mt_fail(err, MT_EINVAL, "--algo needs ring, tree, direct, hier or ringflow");
                 return -1;
             }
         } else if (!strcmp(f, "--perf-model")) {

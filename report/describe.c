@@ -89,7 +89,9 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
         coll_name(k, buf, len);
         break;
     case MT_SPAN_HOST: /* the task the device waits to start: one op, a collective or a send */
-        if (k->kind == MT_TASK_COMPUTE && k->item_count > 0) {
+        if (k == &mt_host_tail_task) {
+            snprintf(buf, len, "host finishes the step");
+        } else if (k->kind == MT_TASK_COMPUTE && k->item_count > 0) {
             const mt_item *it = &mt_rank_stage(p, s->rank)->items[k->item_first];
             const char *op = p->trace ? p->trace->ops[it->op].name : NULL;
             snprintf(buf, len, "host launches %s", op ? op : "an op");

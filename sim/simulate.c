@@ -21,6 +21,8 @@
 #include "util/u64map.h"
 #include "util/vec.h"
 
+const mt_task mt_host_tail_task = {.kind = MT_TASK_MB_END, .mb = -1, .layer = -1};
+
 enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_WAIT_HOST, ST_DONE };
 
 typedef struct inst {
@@ -396,6 +398,7 @@ static void advance(runner *r, vgpu *g) {
             if (r->o.host && g->host > now) { /* the device is done; the host thread is not */
                 g->host_wait += g->host - now;
                 g->finish_ps = g->host;
+                if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &mt_host_tail_task, now, g->host);
             }
             return;
         }

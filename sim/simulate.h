@@ -39,8 +39,13 @@ typedef enum {
     MT_SPAN_SEND,         /* a pipeline send: issue -> delivery */
     MT_SPAN_WAIT,         /* compute stream blocked (on communication or a pipeline recv) */
     MT_SPAN_HOST          /* device idle waiting for the host to launch its next work (host
-                           * model only; task = the task it waits to start) */
+                           * model only; task = the task it waits to start, or
+                           * &mt_host_tail_task when the device has finished and the host
+                           * thread has not) */
 } mt_span_kind;
+
+/* The task an MT_SPAN_HOST span names when the device waits for its host to end the step. */
+extern const mt_task mt_host_tail_task;
 
 /* Optional observer (timelines): called once per span when it ends. */
 typedef void (*mt_span_fn)(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task,

@@ -112,19 +112,21 @@ if ev:
     c.check("gpt-tiny tp=2: TP and DP collective tracks",
             any(e["ph"] == "X" and e.get("tid") == 4 for e in ev) and any(e["ph"] == "X" and e.get("tid") == 5 for e in ev))
 
-# Host model (a GPU trace with launches, from ../shared/traces when present): host-wait slices
-vgg = f"{shared}/triosim-vgg13-h100-bs512"
-if os.path.isdir(vgg):
-    ev = run_case("vgg13-dp2-host", vgg, "--gpus", 2)
+# Host model (GPU traces with launches, from ../shared/traces when present): host-wait slices
+# (launch waits and, on the launch-bound linear trace, the host's tail after the device is done)
+for name, rel_path in (("vgg13", "triosim-vgg13-h100-bs512"), ("linear", "param-linear-rtx2080ti")):
+    tr = f"{shared}/{rel_path}"
+    if not os.path.isdir(tr):
+        print(f"skip: {tr} absent, no host-model timeline check")
+        continue
+    ev = run_case(f"{name}-dp2-host", tr, "--gpus", 2)
     if ev:
-        gpus = rows(f"{tmp}/vgg13-dp2-host-csv/sub/gpus.csv")
+        gpus = rows(f"{tmp}/{name}-dp2-host-csv/sub/gpus.csv")
         host = {int(g["rank"]): float(g["host_wait_ms"]) for g in gpus}
         drawn = {r: sum(e["dur"] for e in ev if e["ph"] == "X" and e["pid"] == r + 1 and e["tid"] == 2) / 1e3
                  for r in host}
-        c.check("vgg13 host model: host-wait slices add up to gpus.csv host_wait_ms",
+        c.check(f"{name} host model: host-wait slices add up to gpus.csv host_wait_ms",
                 any(host.values()) and all(rel(drawn[r], host[r]) < 1e-6 for r in host), (drawn, host))
-else:
-    print(f"skip: {vgg} absent, no host-model timeline check")
 
 # Filters: GPUs 1 and 3 only, 100 ms to 200 ms
 tl = f"{tmp}/filtered.json"
