@@ -4,6 +4,11 @@
  * index hop_slot(f)[h] of link hop_link(f)[h]; lk[l].n counts them. f->remaining is exact as of
  * f->last_ps at rate f->rate; f->ev is its pending drain (or delivery) event, or 0.
  * Between a change and the solve event at the same instant rates are stale, but no time passes.
+ * Perturbations keep these invariants: a bandwidth change sets lk[l].cap and marks l modified
+ * (the next solve re-rates its component, mid-flow); a periodic link's cap is cap_at(now)
+ * whenever it carries flows (its boundary event `pev` is pending exactly then, lazily re-armed
+ * by the flow starts); a failure removes each draining flow crossing the link from all its
+ * links (remaining advanced to now) and inserts it on its new route, marking both modified.
  */
 #include "network/flow.h"
 
@@ -11,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/vec.h"
 
 #define INLINE_HOPS 6
 
@@ -24,6 +31,7 @@ typedef struct flow {
     void *ctx;
     uint64_t tag;
     int32_t nhops, next_free;
+    int32_t src, dst;
     uint32_t mark;
     int32_t state;
     union {
@@ -46,7 +54,18 @@ typedef struct lstate {
     mt_time_ps busy_ps, busy_since;
     int32_t peak;
     double reported_Bps; /* last rate given to the link observer */
+    double base, factor;   /* topology bandwidth; factor set by mt_flownet_set_link_factor */
+    mt_time_ps extra_lat_ps;
+    mt_time_ps p_start, p_period, p_dur; /* periodic degradation (p_period 0: none) */
+    double p_factor;
+    mt_event_id pev;       /* pending periodic boundary */
 } lstate;
+
+typedef struct change { /* a scheduled perturbation */
+    int kind;
+    int32_t link;
+    double value;
+} change;
 
 typedef struct hitem {
     double share;
@@ -73,6 +92,8 @@ struct mt_flownet {
     uint64_t solves, rate_changes;
     mt_link_rate_fn on_link;
     void *link_ctx;
+    change *chg;
+    int64_t nchg, chgcap;
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -93,7 +114,10 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
         mt_flownet_free(n);
         return mt_fail(err, MT_ENOMEM, "out of memory creating the flow model");
     }
-    for (int32_t l = 0; l < n->nlinks; l++) n->lk[l].cap = mt_topo_link(topo, l)->bw_Bps;
+    for (int32_t l = 0; l < n->nlinks; l++) {
+        n->lk[l].cap = n->lk[l].base = mt_topo_link(topo, l)->bw_Bps;
+        n->lk[l].factor = 1;
+    }
     *out = n;
     return MT_OK;
 }
@@ -109,6 +133,7 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->clinks);
     free(net->cflows);
     free(net->heap);
+    free(net->chg);
     free(net);
 }
 
@@ -358,6 +383,207 @@ static void on_drain(void *ctx, uint64_t arg) {
     if (!f->ev) fail(net, "scheduling a delivery");
 }
 
+/* ---- perturbations ---- */
+
+static mt_time_ps route_latency(const mt_flownet *net, const int32_t *route, int32_t nhops) {
+    mt_time_ps lat = mt_topo_path_latency(net->topo, route, nhops);
+    for (int32_t h = 0; h < nhops; h++) lat += net->lk[route[h]].extra_lat_ps;
+    return lat;
+}
+
+static int in_window(const lstate *L, mt_time_ps now) {
+    return now >= L->p_start && (now - L->p_start) % L->p_period < L->p_dur;
+}
+
+/* The next time after `now` at which a periodic link's window opens or closes. */
+static mt_time_ps next_boundary(const lstate *L, mt_time_ps now) {
+    if (now < L->p_start) return L->p_start;
+    mt_time_ps ws = L->p_start + (now - L->p_start) / L->p_period * L->p_period;
+    return now - ws < L->p_dur ? ws + L->p_dur : ws + L->p_period;
+}
+
+static void refresh_cap(mt_flownet *net, int32_t l) {
+    lstate *L = &net->lk[l];
+    L->cap = L->base * L->factor;
+    if (L->p_period > 0 && in_window(L, mt_sched_now(net->sched))) L->cap *= L->p_factor;
+}
+
+static void on_boundary(void *ctx, uint64_t arg);
+
+/* Sets the periodic link's capacity for now and schedules its next boundary. */
+static void arm_periodic(mt_flownet *net, int32_t l) {
+    lstate *L = &net->lk[l];
+    mt_time_ps now = mt_sched_now(net->sched);
+    refresh_cap(net, l);
+    L->pev = mt_sched_at(net->sched, next_boundary(L, now), on_boundary, net, (uint64_t)l);
+    if (!L->pev) fail(net, "scheduling a periodic degradation");
+}
+
+static void on_boundary(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    int32_t l = (int32_t)arg;
+    net->lk[l].pev = 0;
+    if (net->lk[l].n == 0) return; /* idle: re-armed by the next flow start */
+    arm_periodic(net, l);
+    mark_modified(net, l);
+}
+
+static mt_status check_link(const mt_flownet *net, int32_t link, const char *what, mt_error *err) {
+    if (link < 0 || link >= net->nlinks)
+        return mt_fail(err, MT_EINVAL, "flow model: %s on link %d, which %s does not have", what,
+                       (int)link, mt_topo_label(net->topo));
+    return MT_OK;
+}
+
+mt_status mt_flownet_set_link_factor(mt_flownet *net, int32_t link, double factor, mt_error *err) {
+    MT_CHECK(check_link(net, link, "a bandwidth factor", err));
+    if (!(factor > 0) || !isfinite(factor))
+        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 (got %g; fail "
+                       "the link instead)", factor);
+    net->lk[link].factor = factor;
+    refresh_cap(net, link);
+    mark_modified(net, link);
+    return MT_OK;
+}
+
+mt_status mt_flownet_set_link_extra_latency(mt_flownet *net, int32_t link, mt_time_ps extra_ps,
+                                            mt_error *err) {
+    MT_CHECK(check_link(net, link, "an extra latency", err));
+    if (extra_ps < 0)
+        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be >= 0 (got %lld ps)",
+                       (long long)extra_ps);
+    net->lk[link].extra_lat_ps = extra_ps;
+    return MT_OK;
+}
+
+mt_status mt_flownet_set_link_periodic(mt_flownet *net, int32_t link, mt_time_ps start,
+                                       mt_time_ps period, mt_time_ps duration, double factor,
+                                       mt_error *err) {
+    MT_CHECK(check_link(net, link, "a periodic degradation", err));
+    if (start < 0 || period <= 0 || duration <= 0 || duration > period || !(factor > 0) ||
+        !isfinite(factor))
+        return mt_fail(err, MT_EINVAL, "flow model: periodic degradation needs start >= 0, "
+                       "0 < duration <= period and factor > 0");
+    lstate *L = &net->lk[link];
+    if (L->pev) mt_sched_cancel(net->sched, L->pev);
+    L->pev = 0;
+    L->p_start = start;
+    L->p_period = period;
+    L->p_dur = duration;
+    L->p_factor = factor;
+    if (L->n > 0) {
+        arm_periodic(net, link);
+        mark_modified(net, link);
+    }
+    return MT_OK;
+}
+
+/* Takes draining flow id off all its links (remaining advanced to now). */
+static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now) {
+    flow *f = &net->fl[id];
+    advance(f, now);
+    int32_t *hl = hop_link(f), *hs = hop_slot(f);
+    for (int32_t h = 0; h < f->nhops; h++) {
+        lstate *L = &net->lk[hl[h]];
+        int32_t s = hs[h];
+        lref last = L->fl[--L->n];
+        L->fl[s] = last;
+        hop_slot(&net->fl[last.flow])[last.hop] = s;
+        if (L->n == 0) {
+            L->busy_ps += now - L->busy_since;
+            if (net->on_link && L->reported_Bps != 0) {
+                L->reported_Bps = 0;
+                net->on_link(net->link_ctx, hl[h], now, 0);
+            }
+        } else
+            mark_modified(net, hl[h]);
+    }
+}
+
+/* Puts a flow taken off its links onto the current route from its source to its destination. */
+static mt_status reroute(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
+    const int32_t *route;
+    int32_t nhops;
+    flow *f = &net->fl[id];
+    MT_CHECK(mt_topo_route(net->topo, f->src, f->dst, &route, &nhops, err));
+    for (int32_t h = 0; h < nhops; h++) {
+        lstate *L = &net->lk[route[h]];
+        if (!reserve((void **)&L->fl, &L->fcap, sizeof(lref), L->n + 1))
+            return mt_fail(err, MT_ENOMEM, "flow model: out of memory re-routing a flow");
+    }
+    f = &net->fl[id];
+    if (nhops != f->nhops) {
+        int32_t *heap = nhops > INLINE_HOPS ? malloc(2 * (size_t)nhops * sizeof(int32_t)) : NULL;
+        if (nhops > INLINE_HOPS && !heap)
+            return mt_fail(err, MT_ENOMEM, "flow model: out of memory re-routing a flow");
+        if (f->nhops > INLINE_HOPS) free(f->h.heap);
+        f->nhops = nhops;
+        if (heap) f->h.heap = heap;
+    }
+    f->lat_ps = route_latency(net, route, nhops);
+    int32_t *hl = hop_link(f), *hs = hop_slot(f);
+    for (int32_t h = 0; h < nhops; h++) {
+        lstate *L = &net->lk[route[h]];
+        hl[h] = route[h];
+        hs[h] = L->n;
+        L->fl[L->n++] = (lref){id, h};
+        if (L->n == 1) L->busy_since = now;
+        if (L->n > L->peak) L->peak = L->n;
+        if (L->p_period > 0 && !L->pev) arm_periodic(net, route[h]);
+        mark_modified(net, route[h]);
+    }
+    return MT_OK;
+}
+
+mt_status mt_flownet_fail_link(mt_flownet *net, int32_t link, mt_error *err) {
+    MT_CHECK(check_link(net, link, "a failure", err));
+    MT_CHECK(mt_topo_set_link_failed(net->topo, link, 1, err));
+    mt_time_ps now = mt_sched_now(net->sched);
+    lstate *L = &net->lk[link];
+    while (L->n > 0) { /* every draining flow on the link moves; each pass removes one */
+        int32_t id = L->fl[0].flow;
+        unlink_flow(net, id, now);
+        mt_status rc = reroute(net, id, now, err);
+        if (rc != MT_OK) {
+            if (net->fl[id].ev) mt_sched_cancel(net->sched, net->fl[id].ev);
+            release(net, id);
+            return rc;
+        }
+    }
+    return MT_OK;
+}
+
+static void on_change(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    const change *c = &net->chg[arg];
+    mt_error err = {0};
+    mt_status rc = c->kind == MT_LINK_FACTOR   ? mt_flownet_set_link_factor(net, c->link, c->value, &err)
+                   : c->kind == MT_LINK_LATENCY ? mt_flownet_set_link_extra_latency(net, c->link, (mt_time_ps)c->value, &err)
+                                                : mt_flownet_fail_link(net, c->link, &err);
+    if (rc != MT_OK) {
+        snprintf(net->msg, sizeof net->msg, "%s", err.msg);
+        mt_sched_fail(net->sched, rc, net->msg);
+    }
+}
+
+mt_status mt_flownet_schedule_change(mt_flownet *net, mt_time_ps t, mt_link_change_kind kind,
+                                     int32_t link, double value, mt_error *err) {
+    MT_CHECK(check_link(net, link, "a scheduled change", err));
+    if (t < mt_sched_now(net->sched))
+        return mt_fail(err, MT_EINVAL, "flow model: a link change cannot be scheduled in the past");
+    if (kind == MT_LINK_FACTOR && (!(value > 0) || !isfinite(value)))
+        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 (got %g)", value);
+    if (kind == MT_LINK_LATENCY && !(value >= 0))
+        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be >= 0");
+    if (mt_vec_reserve(&net->chg, &net->chgcap, net->nchg + 1))
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling a link change");
+    net->chg[net->nchg] = (change){(int)kind, link, value};
+    if (!mt_sched_at(net->sched, t, on_change, net, (uint64_t)net->nchg))
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling a link change");
+    net->nchg++;
+    return MT_OK;
+}
+
 static int32_t alloc_flow(mt_flownet *net) {
     if (net->free_head >= 0) {
         int32_t id = net->free_head;
@@ -406,7 +632,9 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
     mt_time_ps now = mt_sched_now(net->sched);
     f->bytes = f->remaining = bytes;
     f->last_ps = now;
-    f->lat_ps = mt_topo_path_latency(net->topo, route, nhops);
+    f->lat_ps = route_latency(net, route, nhops);
+    f->src = src;
+    f->dst = dst;
     f->fn = on_delivered;
     f->ctx = ctx;
     f->tag = tag;
@@ -432,6 +660,7 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
         L->fl[L->n++] = (lref){id, h};
         if (L->n == 1) L->busy_since = now;
         if (L->n > L->peak) L->peak = L->n;
+        if (L->p_period > 0 && !L->pev) arm_periodic(net, route[h]);
         mark_modified(net, route[h]);
     }
     if (!net->solve_ev)

@@ -57,6 +57,35 @@ void mt_flownet_set_link_observer(mt_flownet *net, mt_link_rate_fn fn, void *ctx
 /* Number of solves and of flows whose rate a solve changed (for benchmarks). */
 void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes);
 
+/* ---- perturbations (what-if scenarios) ----------------------------------------------------
+ * All take effect at the scheduler's current time; mt_flownet_schedule_change runs one later
+ * through an engine event. Bandwidth changes re-solve the affected component at once, so the
+ * rates of flows already under way change mid-flow (a flow with half its bytes left when its
+ * only link halves takes twice as long for the rest). */
+
+/* Bandwidth of `link` = topology bandwidth x factor (> 0) from now on (1 restores it). */
+mt_status mt_flownet_set_link_factor(mt_flownet *net, int32_t link, double factor, mt_error *err);
+/* Extra latency on `link` for flows that start from now on (in-flight ones keep theirs). */
+mt_status mt_flownet_set_link_extra_latency(mt_flownet *net, int32_t link, mt_time_ps extra_ps,
+                                            mt_error *err);
+/* Periodic degradation: bandwidth x factor during [start + k period, start + k period + duration)
+ * for every k >= 0, on top of the link factor. Lazy: a boundary event is pending only while the
+ * link carries flows, so an idle degraded link costs nothing and runs still end. */
+mt_status mt_flownet_set_link_periodic(mt_flownet *net, int32_t link, mt_time_ps start,
+                                       mt_time_ps period, mt_time_ps duration, double factor,
+                                       mt_error *err);
+/* Fails `link` now (mt_topo_set_link_failed): later flows route around it and every flow
+ * draining across it moves, with its remaining bytes, to its new shortest route (its latency
+ * becomes the new route's). When no route remains: MT_ENOROUTE naming the two endpoints and the
+ * failed links (the stranded flow is dropped; the caller's run should stop). */
+mt_status mt_flownet_fail_link(mt_flownet *net, int32_t link, mt_error *err);
+
+typedef enum { MT_LINK_FACTOR = 0, MT_LINK_LATENCY, MT_LINK_FAIL } mt_link_change_kind;
+/* Schedules one of the above at time t >= now: value is the factor, the extra latency in ps, or
+ * unused (fail). An error at that time stops the run (mt_sched_fail) with its message. */
+mt_status mt_flownet_schedule_change(mt_flownet *net, mt_time_ps t, mt_link_change_kind kind,
+                                     int32_t link, double value, mt_error *err);
+
 /* The model behind the netmodel interface (endpoints = the topology's GPUs). mt_net_free on
  * it frees the flownet. */
 mt_netmodel mt_flownet_netmodel(mt_flownet *net);

@@ -39,6 +39,8 @@ struct mt_topo {
     int32_t *arena;
     size_t alen, acap;
     int32_t *scratch;
+    uint8_t *failed;   /* per link, NULL until the first failure */
+    int32_t nfailed;
 };
 
 static const char *kind_prefix[] = {"gpu", "nic", "host", "sw"};
@@ -77,6 +79,7 @@ void mt_topo_free(mt_topo *t) {
     free(t->in_link);
     free(t->arena);
     free(t->scratch);
+    free(t->failed);
     free(t->label);
     mt_u64map_destroy(&t->by_name);
     mt_u64map_destroy(&t->routes);
@@ -216,6 +219,7 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
 /* Link weight under the metric: hop = 1; latency = lat * 1024 + 1 (integers, exact in double;
  * the +1 keeps zero-latency links from forming zero-weight cycles and prefers fewer hops). */
 static double weight(const mt_topo *t, int32_t link) {
+    if (t->failed && t->failed[link]) return IGRAPH_INFINITY;
     return t->metric == MT_ROUTE_HOPS ? 1.0 : (double)t->links[link].lat_ps * 1024.0 + 1.0;
 }
 
@@ -227,7 +231,7 @@ static mt_status distances_from(mt_topo *t, int32_t src, mt_error *err) {
     igraph_vector_t w;
     igraph_error_t rc = igraph_matrix_init(&res, 0, 0);
     if (rc == IGRAPH_SUCCESS) {
-        if (t->metric == MT_ROUTE_HOPS) {
+        if (t->metric == MT_ROUTE_HOPS && t->nfailed == 0) {
             rc = igraph_distances(&t->graph, &res, igraph_vss_1(src), igraph_vss_all(), IGRAPH_OUT);
         } else {
             rc = igraph_vector_init(&w, t->nlinks);
@@ -251,6 +255,110 @@ static mt_status distances_from(mt_topo *t, int32_t src, mt_error *err) {
     return MT_OK;
 }
 
+const char *mt_topo_link_name(const mt_topo *t, int32_t link, char *buf, size_t len) {
+    if (link < 0 || link >= t->nlinks) snprintf(buf, len, "link %d", (int)link);
+    else snprintf(buf, len, "%s->%s", t->name[t->links[link].src], t->name[t->links[link].dst]);
+    return buf;
+}
+
+/* Comma-separated names of the failed links (the first few) into buf. */
+static void failed_names(const mt_topo *t, char *buf, size_t len) {
+    size_t at = 0;
+    int shown = 0;
+    buf[0] = 0;
+    for (int32_t l = 0; l < t->nlinks && at + 80 < len; l++) {
+        if (!t->failed[l]) continue;
+        if (shown == 4) {
+            snprintf(buf + at, len - at, ", ...");
+            return;
+        }
+        char one[160];
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", shown++ ? ", " : "",
+                               mt_topo_link_name(t, l, one, sizeof one));
+    }
+}
+
+/* Forgets every cached route and distance (after a failure or repair). O(V). */
+static void drop_routes(mt_topo *t) {
+    for (int32_t v = 0; t->dist && v < t->nnodes; v++) {
+        free(t->dist[v]);
+        t->dist[v] = NULL;
+    }
+    mt_u64map_destroy(&t->routes);
+    mt_u64map_init(&t->routes);
+    t->alen = 0;
+}
+
+mt_status mt_topo_set_link_failed(mt_topo *t, int32_t link, int failed, mt_error *err) {
+    if (link < 0 || link >= t->nlinks)
+        return mt_fail(err, MT_EINVAL, "%s: no link %d to fail", t->label, (int)link);
+    MT_CHECK(freeze(t, err));
+    if (!t->failed && !(t->failed = calloc((size_t)t->nlinks + 1, 1)))
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory failing a link", t->label);
+    failed = failed != 0;
+    if (t->failed[link] == failed) return MT_OK;
+    t->failed[link] = (uint8_t)failed;
+    t->nfailed += failed ? 1 : -1;
+    drop_routes(t);
+    return MT_OK;
+}
+
+int mt_topo_link_failed(const mt_topo *t, int32_t link) {
+    return t->failed && link >= 0 && link < t->nlinks && t->failed[link];
+}
+
+/* Looks up a node name for a selector; message names the selector. */
+static int32_t sel_node(const mt_topo *t, const char *sel, const char *name, size_t len, mt_error *err) {
+    char buf[128];
+    if (len == 0 || len >= sizeof buf) {
+        mt_fail(err, MT_EINVAL, "%s: bad link selector '%s' (use A->B, A<->B or a node name)", t->label, sel);
+        return -1;
+    }
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    int32_t id = mt_topo_find(t, buf);
+    if (id < 0)
+        mt_fail(err, MT_EINVAL, "%s: link selector '%s' names no node '%s' (mitosis topo SPEC lists "
+                "the nodes)", t->label, sel, buf);
+    return id;
+}
+
+mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out, int32_t *n,
+                               mt_error *err) {
+    *out = NULL;
+    *n = 0;
+    const char *arrow = strstr(sel, "->");
+    int both = 0;
+    int32_t a, b = -1;
+    if (arrow && arrow > sel && arrow[-1] == '<') {
+        both = 1;
+        a = sel_node(t, sel, sel, (size_t)(arrow - 1 - sel), err);
+    } else if (arrow) {
+        a = sel_node(t, sel, sel, (size_t)(arrow - sel), err);
+    } else {
+        a = sel_node(t, sel, sel, strlen(sel), err);
+    }
+    if (a < 0) return err ? err->code : MT_EINVAL;
+    if (arrow && (b = sel_node(t, sel, arrow + 2, strlen(arrow + 2), err)) < 0) return err ? err->code : MT_EINVAL;
+    int32_t *ids = malloc(((size_t)t->nlinks + 1) * sizeof *ids);
+    if (!ids) return mt_fail(err, MT_ENOMEM, "%s: out of memory selecting links", t->label);
+    int32_t k = 0;
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        const mt_link *L = &t->links[l];
+        int hit = b < 0 ? (L->src == a || L->dst == a)
+                        : ((L->src == a && L->dst == b) || (both && L->src == b && L->dst == a));
+        if (hit) ids[k++] = l;
+    }
+    if (k == 0) {
+        free(ids);
+        return mt_fail(err, MT_EINVAL, "%s: link selector '%s' matches no link (mitosis topo SPEC "
+                       "--links lists them)", t->label, sel);
+    }
+    *out = ids;
+    *n = k;
+    return MT_OK;
+}
+
 mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
                         int32_t *nlinks, mt_error *err) {
     MT_CHECK(freeze(t, err));
@@ -266,10 +374,19 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
     }
     MT_CHECK(distances_from(t, src, err));
     const double *d = t->dist[src];
-    if (d[dst] == IGRAPH_INFINITY)
+    if (d[dst] == IGRAPH_INFINITY) {
+        if (t->nfailed > 0) {
+            char names[400];
+            failed_names(t, names, sizeof names);
+            return mt_fail(err, MT_ENOROUTE, "%s: no route from %s to %s once link%s %s failed (the "
+                           "failure cuts them apart: fail fewer links or pick a topology with "
+                           "another path)", t->label, t->name[src], t->name[dst],
+                           t->nfailed > 1 ? "s" : "", names);
+        }
         return mt_fail(err, MT_ENOROUTE,
                        "%s: no route from %s to %s (check that the links connect them in this "
                        "direction)", t->label, t->name[src], t->name[dst]);
+    }
     int32_t n = 0, at = dst;
     uint64_t pairhash = mt_hash64(key);
     while (at != src) {

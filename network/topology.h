@@ -15,6 +15,7 @@
  * used plus O(hops) per pair used.
  *
  * The builder calls may be made until the first route/bisection/dot query ("freeze").
+ * Links may fail (and be repaired) after freeze: routes then avoid them (mt_topo_set_link_failed).
  */
 #ifndef MT_NETWORK_TOPOLOGY_H
 #define MT_NETWORK_TOPOLOGY_H
@@ -71,6 +72,23 @@ void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp);
  * naming both nodes when dst is unreachable. */
 mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
                         int32_t *nlinks, mt_error *err);
+
+/* Failure: marks link `link` failed (failed = 1) or repaired (0); later routes avoid failed links
+ * (Dijkstra with failed links at infinite weight) and the route cache and distances are dropped,
+ * so every route is recomputed on demand. A route that no longer exists is MT_ENOROUTE naming both
+ * nodes and the failed links. Freezes the topology. O(V) plus the recomputed routes. */
+mt_status mt_topo_set_link_failed(mt_topo *t, int32_t link, int failed, mt_error *err);
+int mt_topo_link_failed(const mt_topo *t, int32_t link);
+
+/* "src->dst" by node names into buf (returned). */
+const char *mt_topo_link_name(const mt_topo *t, int32_t link, char *buf, size_t len);
+
+/* Link selectors: "A->B" every directed link from node A to node B, "A<->B" both directions,
+ * "A" every link into or out of node A (a GPU's or NIC's whole attachment). *out (malloc'd,
+ * caller frees) gets the link ids, *n their count (>= 1). MT_EINVAL naming the selector when a
+ * node is unknown or nothing matches. O(links). */
+mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out, int32_t *n,
+                               mt_error *err);
 
 /* Sum of link latencies along a route. */
 mt_time_ps mt_topo_path_latency(const mt_topo *t, const int32_t *links, int32_t nlinks);
