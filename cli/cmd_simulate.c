@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/netopts.h"
 #include "cli/simrun.h"
+#include "cli/whatif.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "perfmodel/perfmodel.h"
@@ -77,7 +78,9 @@ static void usage(FILE *out) {
             "  --timeline-window A:B only simulated time A to B in the timeline, e.g. 10ms:20ms\n"
             "  --csv DIR             ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv in DIR\n"
             "                        (created when missing; columns in the README)\n"
-            "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
+            "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n");
+    mt_whatif_help(out);
+    fprintf(out, "\n");
     mt_netopts_help(out);
 }
 
@@ -99,12 +102,15 @@ typedef struct sim_cli {
     int host_model;
     const char *timeline, *timeline_gpus, *csv_dir;
     mt_span_filter tl_filter; /* --timeline-window now, --timeline-gpus once N is known */
+    mt_whatif wi;
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
     for (int i = 1; i < argc;) {
         int t = mt_netopts_take(&c->net, argc, argv, &i, err);
         if (t < 0) return -1;
+        if (t) continue;
+        if ((t = mt_whatif_take(&c->wi, argc, argv, &i, err)) < 0) return -1;
         if (t) continue;
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int used = 2;
@@ -255,7 +261,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->pm.kind)));
     json_object_set_new(o, "target_gpu", c->pm.target_gpu ? json_string(c->pm.target_gpu) : json_null());
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
-    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps)));
+    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
     if (host) {
         json_t *h = json_object();
@@ -269,7 +275,8 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
         json_object_set_new(o, "host", h);
     }
     if (pl->global_batch > 0 && r->step_ps > 0)
-        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch / (ms(r->step_ps) / 1e3)));
+        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
+    mt_whatif_json(&c->wi, r, o);
     json_t *gs = json_array();
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
@@ -371,10 +378,11 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
     } else {
         printf("host model none: GPU time only (--host-model trace adds CPU dispatch and launches)\n");
     }
-    printf("step time  %.3f ms", ms(r->step_ps));
+    printf("step time  %.3f ms", ms(r->step_ps) / r->n_steps);
     if (pl->global_batch > 0 && r->step_ps > 0)
-        printf("   (%.1f samples/s)", (double)pl->global_batch / (ms(r->step_ps) / 1e3));
+        printf("   (%.1f samples/s)", (double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3));
     printf("\n");
+    mt_whatif_print(&c->wi, r);
     if (p->warning[0]) printf("warning    %s\n", p->warning);
     printf("\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
            "hostwait ms", "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
@@ -481,9 +489,11 @@ int cmd_simulate(int argc, char **argv) {
     c.gpus_per_node = 8;
     c.host_model = MT_HOST_AUTO;
     mt_error err = {0};
+    if (mt_whatif_init(&c.wi, &err) != MT_OK) return mt_cli_fail("simulate", &err);
     int pr = parse_args(&c, argc, argv, &err);
     if (pr != 0) {
         mt_span_filter_destroy(&c.tl_filter);
+        mt_whatif_free(&c.wi);
         return pr > 0 ? 0 : mt_cli_fail("simulate", &err);
     }
 
@@ -507,7 +517,9 @@ int cmd_simulate(int argc, char **argv) {
         rc = outputs_open(&outs, &c, t, &cfg, &err);
     }
     if (rc == MT_OK) {
-        rc = mt_simrun_run(t, pm, &cfg, &run, &err);
+        mt_whatif_configure(&c.wi, t, &c.pm, &cfg);
+        rc = mt_whatif_baseline(&c.wi, t, pm, &cfg, &err);
+        if (rc == MT_OK) rc = mt_simrun_run(t, pm, &cfg, &run, &err);
         mt_progress_end(&outs.progress);
     }
     if (rc != MT_OK) {
@@ -538,6 +550,7 @@ int cmd_simulate(int argc, char **argv) {
 out:
     outputs_free(&outs, &c);
     mt_span_filter_destroy(&c.tl_filter);
+    mt_whatif_free(&c.wi);
     mt_simrun_free(&run);
     mt_perfmodel_free(pm);
     trace_free(t);

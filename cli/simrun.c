@@ -45,6 +45,7 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         out->flow = out->net.self;
         if (cfg->on_link) mt_flownet_set_link_observer(out->flow, cfg->on_link, cfg->link_ctx);
     }
+    if (rc == MT_OK && cfg->prepare) rc = cfg->prepare(cfg->prepare_ctx, out, err);
     if (rc == MT_OK) {
         mt_sim_opts so = cfg->sim;
         so.host = out->host;

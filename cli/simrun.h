@@ -20,6 +20,11 @@
 
 enum { MT_HOST_AUTO = -1, MT_HOST_NONE = 0, MT_HOST_TRACE = 1 };
 
+struct mt_simrun;
+/* Called once the program, topology, engine and model exist and before the simulation runs
+ * (what-if scenarios bind to the program and perturb the network here). */
+typedef mt_status (*mt_simrun_prepare_fn)(void *ctx, struct mt_simrun *run, mt_error *err);
+
 typedef struct mt_simrun_cfg {
     mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
     mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
@@ -27,6 +32,8 @@ typedef struct mt_simrun_cfg {
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
     void *link_ctx;
+    mt_simrun_prepare_fn prepare; /* optional */
+    void *prepare_ctx;
 } mt_simrun_cfg;
 
 /* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init, host model auto. */

@@ -46,7 +46,7 @@ typedef struct group {
 
 typedef struct vgpu {
     int32_t rank, d, s, t;
-    int32_t pc;
+    int32_t pc, step;
     int8_t state, wait_dir;
     int32_t wait_mb;
     int32_t issued[2];       /* collectives issued on the TP / DP group */
@@ -95,7 +95,9 @@ struct runner {
     vgpu *g;
     group *groups[2];        /* [MT_GROUP_TP]: D*P groups, [MT_GROUP_DP]: P*T groups */
     int32_t *members[2], *member_ep[2];
-    uint8_t *arrived;        /* (rank * M + mb) * 2 + (dir < 0) */
+    int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
+    int32_t steps;
+    mt_time_ps *step_end;    /* per step: latest GPU finish */
     cached_sched *cache;
     int64_t n_cache, cap_cache;
     mt_u64map cache_idx;
@@ -145,7 +147,8 @@ static void ev_advance(void *ctx, uint64_t arg) {
     if (r->o.on_progress && ++r->ticks == 256) {
         r->ticks = 0;
         int64_t done = 0;
-        for (int32_t i = 0; i < r->N; i++) done += r->g[i].pc;
+        for (int32_t i = 0; i < r->N; i++) /* earlier steps count too (--steps) */
+            done += (int64_t)r->g[i].step * r->p->stages[r->g[i].s].n_tasks + r->g[i].pc;
         r->o.on_progress(r->o.progress_ctx, done, r->total_tasks);
     }
 }
@@ -348,7 +351,7 @@ static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
 
 /* ---- pipeline transfers ----------------------------------------------------------------- */
 
-static uint8_t *arrival(runner *r, int32_t rank, int32_t mb, int dir) {
+static int32_t *arrival(runner *r, int32_t rank, int32_t mb, int dir) {
     return &r->arrived[((size_t)rank * r->M + (size_t)mb) * 2 + (dir < 0)];
 }
 
@@ -360,8 +363,9 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     vgpu *src = &r->g[sr->src], *dst = &r->g[sr->dst];
     comm_end(src, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
-    *arrival(r, sr->dst, sr->mb, sr->dir) = 1;
-    int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir;
+    int32_t got = ++*arrival(r, sr->dst, sr->mb, sr->dir);
+    int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
+               got > dst->step;
     free(sr);
     if (wake) resume(r, dst);
 }
@@ -387,12 +391,30 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
 
 /* ---- the cursor ------------------------------------------------------------------------- */
 
+/* How long COMPUTE task k takes on GPU g in its current step: the program's time divided by the
+ * GPU's speed and, with a what-if hook, each item times its factor. */
+static mt_time_ps compute_ps(const runner *r, const vgpu *g, const mt_stage_program *sp, const mt_task *k) {
+    double speed = r->o.gpu_speed ? r->o.gpu_speed[g->rank] : 1.0;
+    if (!r->o.compute_factor) return speed == 1.0 ? k->dur_ps : (mt_time_ps)llround((double)k->dur_ps / speed);
+    double d = 0;
+    for (int32_t i = k->item_first; i < k->item_first + k->item_count; i++)
+        d += (double)sp->items[i].dur_ps * r->o.compute_factor(r->o.factor_ctx, g->rank, g->step, k, &sp->items[i]);
+    return (mt_time_ps)llround(d / speed);
+}
+
 static void advance(runner *r, vgpu *g) {
     const mt_stage_program *sp = &r->p->stages[g->s];
-    double speed = r->o.gpu_speed ? r->o.gpu_speed[g->rank] : 1.0;
     while (!r->failed) {
         mt_time_ps now = mt_sched_now(r->sched);
         if (g->pc >= sp->n_tasks) {
+            mt_time_ps step_end = r->o.host && g->host > now ? g->host : now;
+            if (step_end > r->step_end[g->step]) r->step_end[g->step] = step_end;
+            if (g->step + 1 < r->steps) { /* the next step: the same program again */
+                g->step++;
+                g->pc = 0;
+                g->host_issued = -1; /* the host model's "task pc already issued" is per step */
+                continue;
+            }
             g->state = ST_DONE;
             g->finish_ps = now;
             if (r->o.host && g->host > now) { /* the device is done; the host thread is not */
@@ -405,7 +427,7 @@ static void advance(runner *r, vgpu *g) {
         const mt_task *k = &sp->tasks[g->pc];
         switch (k->kind) {
         case MT_TASK_COMPUTE: {
-            mt_time_ps d = speed == 1.0 ? k->dur_ps : (mt_time_ps)llround((double)k->dur_ps / speed);
+            mt_time_ps d = compute_ps(r, g, sp, k);
             mt_time_ps end = now + d;
             g->pc++;
             if (r->o.host) { /* one op per task: the host launches it, the device runs it */
@@ -443,7 +465,7 @@ static void advance(runner *r, vgpu *g) {
             g->pc++;
             break;
         case MT_TASK_RECV:
-            if (*arrival(r, g->rank, k->mb, k->dir)) {
+            if (*arrival(r, g->rank, k->mb, k->dir) > g->step) {
                 g->pc++;
                 break;
             }
@@ -482,6 +504,7 @@ void mt_sim_opts_init(mt_sim_opts *o) {
 void mt_sim_result_free(mt_sim_result *r) {
     if (!r) return;
     free(r->gpus);
+    free(r->step_end_ps);
     free(r->layer_compute_ps);
     free(r->layer_comm_ps);
     free(r);
@@ -541,6 +564,7 @@ static void free_runner(runner *r) {
     mt_u64map_destroy(&r->cache_idx);
     free(r->g);
     free(r->arrived);
+    free(r->step_end);
     free(r->layer_comm);
 }
 
@@ -576,7 +600,9 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     }
     r.res = calloc(1, sizeof *r.res);
     r.g = calloc((size_t)r.N, sizeof *r.g);
-    r.arrived = calloc((size_t)r.N * r.M * 2, 1);
+    r.steps = r.o.steps > 1 ? r.o.steps : 1;
+    r.arrived = calloc((size_t)r.N * r.M * 2, sizeof *r.arrived);
+    r.step_end = calloc((size_t)r.steps, sizeof *r.step_end);
     r.layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r.layer_comm);
     int32_t ngrp[2] = {r.D * r.P, r.P * r.T}, gsize[2] = {r.T, r.D};
     for (int kind = 0; kind < 2; kind++) {
@@ -584,7 +610,7 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.members[kind] = malloc((size_t)r.N * sizeof *r.members[kind]);
         r.member_ep[kind] = malloc((size_t)r.N * sizeof *r.member_ep[kind]);
     }
-    if (!r.res || !r.g || !r.arrived || !r.layer_comm || !r.groups[0] || !r.groups[1] || !r.members[0] ||
+    if (!r.res || !r.g || !r.arrived || !r.step_end || !r.layer_comm || !r.groups[0] || !r.groups[1] || !r.members[0] ||
         !r.members[1] || !r.member_ep[0] || !r.member_ep[1]) {
         rc = mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r.N);
         goto done;
@@ -601,7 +627,7 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.members[MT_GROUP_DP][dg * r.D + g->d] = i;
         r.member_ep[MT_GROUP_TP][tg * r.T + g->t] = eps[i];
         r.member_ep[MT_GROUP_DP][dg * r.D + g->d] = eps[i];
-        r.total_tasks += p->stages[g->s].n_tasks;
+        r.total_tasks += (int64_t)p->stages[g->s].n_tasks * r.steps;
     }
     for (int kind = 0; kind < 2; kind++)
         for (int32_t i = 0; i < ngrp[kind]; i++) {
@@ -635,6 +661,9 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     }
     for (int32_t i = 0; i < r.N; i++)
         if (r.g[i].finish_ps > res->step_ps) res->step_ps = r.g[i].finish_ps;
+    res->n_steps = r.steps;
+    res->step_end_ps = r.step_end;
+    r.step_end = NULL;
     for (int32_t i = 0; i < r.N; i++) {
         const vgpu *g = &r.g[i];
         const mt_stage_program *sp = &p->stages[g->s];

@@ -18,6 +18,11 @@
  * Communication (comm_ps) is the time the GPU's collectives and sends were in flight, overlapped
  * or not.
  *
+ * With opts.steps = K > 1 every GPU walks its program K times (step k + 1 starts on a GPU as
+ * soon as it has finished step k); collectives are matched by issue order across steps and
+ * pipeline receives count arrivals per (micro-batch, direction), so step k's RECV takes step
+ * k's data. The per-GPU times then cover all K steps.
+ *
  * A run whose event queue empties while a GPU has not finished is MT_ESTUCK, with a message
  * naming the GPU and what it waits for. Costs: memory O(program + N x micro-batches + in-flight
  * collectives); time O(N x tasks + network events).
@@ -56,6 +61,12 @@ typedef void (*mt_span_fn)(void *ctx, int32_t rank, mt_span_kind kind, const mt_
  * length). It must be cheap; each call costs the run O(N) to count. */
 typedef void (*mt_progress_fn)(void *ctx, int64_t done, int64_t total);
 
+/* Optional what-if hook (sim/scenario.h provides one): the factor by which item `item` of
+ * COMPUTE task `task` takes longer on GPU `rank` in step `step` (1 = as traced, 2 = twice as
+ * long). Must return > 0 and depend only on its arguments (runs are deterministic). */
+typedef double (*mt_compute_factor_fn)(void *ctx, int32_t rank, int32_t step, const mt_task *task,
+                                       const mt_item *item);
+
 typedef struct mt_sim_opts {
     int32_t ranks_per_node;   /* for the hier algorithm (default 8) */
     const double *gpu_speed;  /* per rank: compute durations are divided by it; NULL = 1 */
@@ -67,6 +78,9 @@ typedef struct mt_sim_opts {
     const mt_hostmodel *host;
     mt_progress_fn on_progress;
     void *progress_ctx;
+    int32_t steps;            /* training steps run back to back (<= 1: one) */
+    mt_compute_factor_fn compute_factor; /* NULL: none */
+    void *factor_ctx;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);
@@ -87,7 +101,9 @@ typedef struct mt_gpu_stats {
 } mt_gpu_stats;
 
 typedef struct mt_sim_result {
-    mt_time_ps step_ps;      /* the last GPU's finish */
+    mt_time_ps step_ps;      /* the last GPU's finish (of the last step when steps > 1) */
+    int32_t n_steps;
+    mt_time_ps *step_end_ps; /* per step: when its last GPU finished it (step_end_ps[n-1] = step_ps) */
     int32_t n_gpus;
     mt_gpu_stats *gpus;
     int32_t n_layers;
