@@ -65,6 +65,7 @@ struct mt_scenario {
     int64_t nty, tycap;
     /* bound */
     const mt_program *prog;
+    const trace *t;
     int32_t N;
     int32_t *rank_stage, *rank_type;
     double **type_fac; /* [type * P + stage][item] */
@@ -599,6 +600,7 @@ mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const trace *t,
                            mt_error *err) {
     if (sc->prog) unbind(sc);
     sc->prog = p;
+    sc->t = t;
     sc->N = p->plan.gpus;
     for (int64_t i = 0; i < sc->nc; i++) {
         crule *c = &sc->c[i];
@@ -690,7 +692,7 @@ double mt_scenario_compute_factor(void *ctx, int32_t rank, int32_t step, const m
         const crule *c = &sc->c[i];
         if (!iset_has(&c->gpus, rank) || !iset_has(&c->steps, step)) continue;
         if (!c->mbs.all && (task->mb < 0 || !iset_has(&c->mbs, task->mb))) continue;
-        if (c->phase_mask && !(c->phase_mask & (1u << task->phase))) continue;
+        if (c->phase_mask && !(c->phase_mask & (1u << sc->t->ops[item->op].phase))) continue; /* a task may span phases */
         if (c->layers_given && (item->layer < 0 || !iset_has(&c->layers, item->layer))) continue;
         f *= draw(sc, i, rank, step, task - sp->tasks);
     }

@@ -27,6 +27,7 @@
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
+#include "sim/scenario.h"
 #include "sim/simulate.h"
 
 /* ---- a synthetic trace: L layers of [linear fwd, act fwd] + their backward ops ----------- */
@@ -160,9 +161,9 @@ static mt_topo *topo_for(const char *spec, double bw, double lat_ns) {
 }
 
 /* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
- * program before the run. */
-static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
-                        void (*tamper)(mt_program *)) {
+ * program before the run; sc (optional) is a what-if scenario bound to the program. */
+static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+                           void (*tamper)(mt_program *), mt_scenario *sc) {
     run_out o = {0};
     mt_error err = {0};
     assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
@@ -172,12 +173,24 @@ static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw,
     mt_engine *e = mt_engine_new();
     mt_netmodel net = {0};
     assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
-    o.rc = mt_simulate(o.prog, &net, e, NULL, &o.res, &err);
+    mt_sim_opts so;
+    mt_sim_opts_init(&so);
+    if (sc) {
+        assert_int_equal(mt_scenario_bind(sc, o.prog, t, NULL, &err), MT_OK);
+        assert_int_equal(mt_scenario_apply_network(sc, net.self, topo, &err), MT_OK);
+        mt_scenario_sim_opts(sc, &so);
+    }
+    o.rc = mt_simulate(o.prog, &net, e, &so, &o.res, &err);
     snprintf(o.msg, sizeof o.msg, "%s", err.msg);
     mt_net_free(&net);
     mt_engine_free(e);
     mt_topo_free(topo);
     return o;
+}
+
+static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+                        void (*tamper)(mt_program *)) {
+    return run_plan_sc(t, pl, spec, bw, lat_ns, tamper, NULL);
 }
 
 static void run_free(run_out *o) {
@@ -549,6 +562,238 @@ static void test_ringflow_matches_ring_on_switch(void **state) {
     trace_free(t);
 }
 
+/* ---- what-if scenarios (sim/scenario.h) --------------------------------------------------- */
+
+static mt_scenario *scenario_of_json(const char *json, mt_error *err, mt_status *rc) {
+    char path[] = "/tmp/mt_scenario_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(json, f);
+    fclose(f);
+    mt_scenario *sc = mt_scenario_new();
+    *rc = mt_scenario_load(sc, path, err);
+    remove(path);
+    return sc;
+}
+
+static void test_whatif_uniform_slowdown_doubles_compute(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 500000;
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    p.dp_mode = MT_DP_SYNC;
+    run_out b = run_plan(t, p, "switch:4", 100e9, 500, NULL);
+    mt_scenario *sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_slow_gpu(sc, "0-3:2", NULL), MT_OK);
+    run_out o = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, sc);
+    assert_int_equal(o.rc, MT_OK);
+    for (int32_t i = 0; i < 4; i++) {
+        assert_int_equal(o.res->gpus[i].compute_ps, 2 * b.res->gpus[i].compute_ps);
+        assert_int_equal(o.res->gpus[i].comm_ps, b.res->gpus[i].comm_ps);
+        assert_int_equal(o.res->gpus[i].exposed_ps, b.res->gpus[i].exposed_ps);
+        assert_int_equal(o.res->gpus[i].idle_ps, b.res->gpus[i].idle_ps);
+    }
+    assert_int_equal(o.res->step_ps, b.res->step_ps + b.res->gpus[0].compute_ps);
+    assert_breakdown(o.res);
+    run_free(&o);
+    run_free(&b);
+    mt_scenario_free(sc);
+    trace_free(t);
+}
+
+static void test_whatif_straggler_delays_sync_step(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 500000;
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    p.dp_mode = MT_DP_SYNC;
+    run_out b = run_plan(t, p, "switch:4", 100e9, 500, NULL);
+    mt_scenario *sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_slow_gpu(sc, "2:1.5", NULL), MT_OK);
+    run_out o = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, sc);
+    assert_int_equal(o.rc, MT_OK);
+    mt_time_ps extra = o.res->gpus[2].compute_ps - b.res->gpus[2].compute_ps;
+    assert_int_equal(extra, b.res->gpus[2].compute_ps / 2); /* 1.5x: +half its compute */
+    assert_int_equal(o.res->step_ps, b.res->step_ps + extra); /* the step waits for it exactly */
+    for (int32_t i = 0; i < 4; i++)
+        if (i != 2) assert_int_equal(o.res->gpus[i].compute_ps, b.res->gpus[i].compute_ps);
+    mt_whatif_cost c;
+    mt_whatif_cost_of(b.res, o.res, &c);
+    assert_int_equal(c.run_change_ps, extra);
+    assert_true(c.extra_compute_ps == (double)extra);
+    assert_true(c.extra_wait_ps == 3.0 * (double)extra); /* every other GPU waits for it */
+    assert_true(c.gpu_time_ps == 4.0 * (double)extra);
+    assert_breakdown(o.res);
+    run_free(&o);
+    run_free(&b);
+    mt_scenario_free(sc);
+    trace_free(t);
+}
+
+static void test_whatif_seed_repeats(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    const char *js = "{\"seed\": 5, \"steps\": 2, \"compute\": [{\"gpus\": \"all\", \"per\": \"step\","
+                     " \"slowdown\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 2}}]}";
+    mt_error err = {0};
+    mt_status rc;
+    mt_scenario *a = scenario_of_json(js, &err, &rc), *b = scenario_of_json(js, &err, &rc);
+    assert_int_equal(rc, MT_OK);
+    run_out x = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, a);
+    run_out y = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, b);
+    assert_int_equal(x.res->n_steps, 2);
+    assert_int_equal(x.res->step_ps, y.res->step_ps);
+    for (int32_t i = 0; i < 4; i++) assert_int_equal(x.res->gpus[i].compute_ps, y.res->gpus[i].compute_ps);
+    assert_true(x.res->gpus[0].compute_ps != x.res->gpus[1].compute_ps); /* drawn per GPU and step */
+    mt_scenario_set_seed(b, 6);
+    run_out z = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, b);
+    assert_true(z.res->step_ps != x.res->step_ps);
+    run_free(&x);
+    run_free(&y);
+    run_free(&z);
+    mt_scenario_free(a);
+    mt_scenario_free(b);
+    trace_free(t);
+}
+
+static void test_whatif_steps_and_layers(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.opt_ns = 500000;
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    p.dp_mode = MT_DP_SYNC;
+    run_out one = run_plan(t, p, "switch:4", 100e9, 500, NULL);
+    mt_scenario *sc = mt_scenario_new();
+    mt_scenario_set_steps(sc, 3);
+    run_out three = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, sc);
+    assert_int_equal(three.res->step_ps, 3 * one.res->step_ps); /* synchronous steps repeat exactly */
+    for (int k = 0; k < 3; k++) assert_int_equal(three.res->step_end_ps[k], (k + 1) * one.res->step_ps);
+    run_free(&three);
+    /* a pipeline over 3 steps: arrivals and collectives matched per step, never stuck; step k+1
+     * may start on stage 0 while stage 1 finishes step k, so the run is at most 3 steps long */
+    mt_plan pp = plan_for(4);
+    pp.dp = 2;
+    pp.pp = 2;
+    pp.micro_batches = 4;
+    run_out p1 = run_plan(t, pp, "switch:4", 100e9, 500, NULL);
+    run_out p3 = run_plan_sc(t, pp, "switch:4", 100e9, 500, NULL, sc);
+    assert_int_equal(p3.rc, MT_OK);
+    assert_int_equal(p3.res->step_end_ps[0], p1.res->step_ps);
+    assert_true(p3.res->step_ps <= 3 * p1.res->step_ps && p3.res->step_ps > 2 * p1.res->step_ps);
+    assert_int_equal(p3.res->gpus[0].compute_ps, 3 * p1.res->gpus[0].compute_ps);
+    assert_breakdown(p3.res);
+    run_free(&p1);
+    run_free(&p3);
+    mt_scenario_free(sc);
+    /* layer 0 three times slower on one GPU: + 2 x (1 ms forward + 2 ms backward) */
+    mt_error err = {0};
+    mt_status rc;
+    sc = scenario_of_json("{\"compute\": [{\"layers\": [0], \"slowdown\": 3}]}", &err, &rc);
+    assert_int_equal(rc, MT_OK);
+    mt_plan p0 = plan_for(1);
+    run_out a = run_plan(t, p0, "switch:2", 100e9, 500, NULL);
+    run_out l = run_plan_sc(t, p0, "switch:2", 100e9, 500, NULL, sc);
+    assert_int_equal(l.res->step_ps - a.res->step_ps, 2 * (1000000 + 2000000) * INT64_C(1000));
+    run_free(&a);
+    run_free(&l);
+    mt_scenario_free(sc);
+    /* only the backward phase of micro-batch 1 of 2 on a 2-stage pipeline: stage 1's backward of
+     * mb 1 is 4 layers x 2 ms x (1/2 batch) = 4 ms, doubled: compute + 4 ms on GPU 1 */
+    sc = scenario_of_json("{\"compute\": [{\"gpus\": [1], \"micro_batches\": [1], \"phases\": [\"backward\"],"
+                          " \"slowdown\": 2}]}", &err, &rc);
+    assert_int_equal(rc, MT_OK);
+    mt_plan p2 = plan_for(2);
+    p2.pp = 2;
+    p2.micro_batches = 2;
+    run_out q1 = run_plan(t, p2, "switch:2", 100e9, 500, NULL);
+    run_out q2 = run_plan_sc(t, p2, "switch:2", 100e9, 500, NULL, sc);
+    assert_int_equal(q2.res->gpus[1].compute_ps - q1.res->gpus[1].compute_ps, 4000000 * INT64_C(1000));
+    assert_int_equal(q2.res->gpus[0].compute_ps, q1.res->gpus[0].compute_ps);
+    run_free(&q1);
+    run_free(&q2);
+    mt_scenario_free(sc);
+    run_free(&one);
+    trace_free(t);
+}
+
+static void test_whatif_errors_name_the_path(void **state) {
+    (void)state;
+    static const char *cases[][2] = {
+        {"{\"compute\": [{\"gpus\": [0], \"slowdown\": 2}, {\"gpus\": [0], \"slowdown\": -1}]}", "compute[1].slowdown"},
+        {"{\"compute\": [{\"gpus\": \"0-x\", \"slowdown\": 2}]}", "compute[0].gpus"},
+        {"{\"compute\": [{\"slowdown\": {\"dist\": \"cauchy\"}}]}", "compute[0].slowdown.dist"},
+        {"{\"compute\": [{\"gpu\": 1, \"slowdown\": 2}]}", "unknown key 'gpu'"},
+        {"{\"network\": [{\"link\": \"gpu0->sw0\"}]}", "network[0]: nothing to change"},
+        {"{\"network\": [{\"link\": \"gpu0\", \"bandwidth_factor\": 0.5, \"period\": \"1ms\"}]}", "network[0]: periodic"},
+        {"{\"network\": [{\"gpu\": 0, \"fail_at\": \"soon\"}]}", "network[0].fail_at"},
+        {"{\"steps\": 0}", "steps"},
+        {"[1, 2]", "a scenario is a JSON object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mt_error err = {0};
+        mt_status rc;
+        mt_scenario *sc = scenario_of_json(cases[i][0], &err, &rc);
+        if (rc == MT_OK || !strstr(err.msg, cases[i][1]) || !strstr(err.msg, "/tmp/mt_scenario_"))
+            fail_msg("case %zu: rc %d, message '%s' lacks '%s'", i, (int)rc, err.msg, cases[i][1]);
+        mt_scenario_free(sc);
+    }
+    /* rank out of the plan, and a flag error, named */
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(2);
+    mt_error err = {0};
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
+    mt_program *prog;
+    assert_int_equal(mt_program_build(t, &p, NULL, &prog, &err), MT_OK);
+    mt_scenario *sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_slow_gpu(sc, "5:2", &err), MT_OK);
+    assert_int_equal(mt_scenario_bind(sc, prog, t, NULL, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--slow-gpu 5:2: GPU 5, but the plan has 2"));
+    assert_int_equal(mt_scenario_add_slow_link(sc, "gpu0->sw0", &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--slow-link"));
+    assert_int_equal(mt_scenario_add_fail_link(sc, "gpu0->sw0@later", &err), MT_EINVAL);
+    mt_scenario_free(sc);
+    /* network perturbations on the photonic model: refused with a clear message */
+    sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_slow_link(sc, "gpu0:10", &err), MT_OK);
+    assert_int_equal(mt_scenario_apply_network(sc, NULL, NULL, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "photonic"));
+    mt_scenario_free(sc);
+    mt_program_free(prog);
+    trace_free(t);
+}
+
+static void test_whatif_cut_link_stops_the_run(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    p.dp_mode = MT_DP_SYNC;
+    mt_scenario *sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_fail_link(sc, "gpu1->gpu2@1ms", NULL), MT_OK);
+    run_out o = run_plan_sc(t, p, "ring:4,uni", 100e9, 500, NULL, sc); /* one direction: no detour */
+    assert_int_equal(o.rc, MT_ENOROUTE);
+    assert_non_null(strstr(o.msg, "no route from gpu1 to gpu2"));
+    assert_non_null(strstr(o.msg, "gpu1->gpu2"));
+    run_free(&o);
+    /* both directions: the ring all-reduce detours the long way round and still finishes */
+    run_out b = run_plan(t, p, "ring:4", 100e9, 500, NULL);
+    o = run_plan_sc(t, p, "ring:4", 100e9, 500, NULL, sc);
+    assert_int_equal(o.rc, MT_OK);
+    assert_true(o.res->step_ps >= b.res->step_ps);
+    assert_int_equal(o.res->gpus[0].compute_ps, b.res->gpus[0].compute_ps);
+    run_free(&o);
+    run_free(&b);
+    mt_scenario_free(sc);
+    trace_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -563,6 +808,12 @@ int main(void) {
         cmocka_unit_test(test_stuck_is_an_error),
         cmocka_unit_test(test_too_few_endpoints),
         cmocka_unit_test(test_ringflow_matches_ring_on_switch),
+        cmocka_unit_test(test_whatif_uniform_slowdown_doubles_compute),
+        cmocka_unit_test(test_whatif_straggler_delays_sync_step),
+        cmocka_unit_test(test_whatif_seed_repeats),
+        cmocka_unit_test(test_whatif_steps_and_layers),
+        cmocka_unit_test(test_whatif_errors_name_the_path),
+        cmocka_unit_test(test_whatif_cut_link_stops_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
