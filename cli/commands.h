@@ -13,6 +13,7 @@ int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_perfmodel(int argc, char **argv);
+int cmd_hop(int argc, char **argv);
 
 struct trace;
 /* `inspect --unknown-ops` (cli/cmd_perfmodel.c): ops with no FLOP formula; the JSON form adds

@@ -19,6 +19,7 @@ static const struct command {
     {"simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it"},
     {"topo", cmd_topo, "describe a topology: nodes, links, bisection bandwidth, routes"},
     {"collective", cmd_collective, "time a collective on a topology (nccl-tests style table)"},
+    {"hop", cmd_hop, "decentralized training with stragglers (Hop): backup workers, staleness, gossip graphs"},
     {"perfmodel", cmd_perfmodel, "fit/show operator time models, predict a step at another batch or GPU"},
 };
 

@@ -333,20 +333,28 @@ mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out,
     if (arrow && arrow > sel && arrow[-1] == '<') {
         both = 1;
         a = sel_node(t, sel, sel, (size_t)(arrow - 1 - sel), err);
+    } else if (arrow && arrow - sel == 1 && sel[0] == '*') {
+        a = -2;
     } else if (arrow) {
         a = sel_node(t, sel, sel, (size_t)(arrow - sel), err);
     } else {
         a = sel_node(t, sel, sel, strlen(sel), err);
     }
-    if (a < 0) return err ? err->code : MT_EINVAL;
-    if (arrow && (b = sel_node(t, sel, arrow + 2, strlen(arrow + 2), err)) < 0) return err ? err->code : MT_EINVAL;
+    int any_src = arrow && !both && arrow - sel == 1 && sel[0] == '*', any_dst = arrow && !both && !strcmp(arrow + 2, "*");
+    if (any_src) a = -2;
+    else if (a < 0) return err ? err->code : MT_EINVAL;
+    if (any_dst) b = -2;
+    else if (arrow && (b = sel_node(t, sel, arrow + 2, strlen(arrow + 2), err)) < 0) return err ? err->code : MT_EINVAL;
+    if (any_src && any_dst) return mt_fail(err, MT_EINVAL, "%s: link selector '%s' names no node", t->label, sel);
     int32_t *ids = malloc(((size_t)t->nlinks + 1) * sizeof *ids);
     if (!ids) return mt_fail(err, MT_ENOMEM, "%s: out of memory selecting links", t->label);
     int32_t k = 0;
     for (int32_t l = 0; l < t->nlinks; l++) {
         const mt_link *L = &t->links[l];
-        int hit = b < 0 ? (L->src == a || L->dst == a)
-                        : ((L->src == a && L->dst == b) || (both && L->src == b && L->dst == a));
+        int hit = any_src ? L->dst == b
+                  : any_dst ? L->src == a
+                  : b < 0 ? (L->src == a || L->dst == a)
+                          : ((L->src == a && L->dst == b) || (both && L->src == b && L->dst == a));
         if (hit) ids[k++] = l;
     }
     if (k == 0) {

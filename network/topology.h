@@ -84,7 +84,8 @@ int mt_topo_link_failed(const mt_topo *t, int32_t link);
 const char *mt_topo_link_name(const mt_topo *t, int32_t link, char *buf, size_t len);
 
 /* Link selectors: "A->B" every directed link from node A to node B, "A<->B" both directions,
- * "A" every link into or out of node A (a GPU's or NIC's whole attachment). *out (malloc'd,
+ * "A->*" every link out of A (its uplink), "*->A" every link into A, "A" every link into or out
+ * of node A (a GPU's or NIC's whole attachment). *out (malloc'd,
  * caller frees) gets the link ids, *n their count (>= 1). MT_EINVAL naming the selector when a
  * node is unknown or nothing matches. O(links). */
 mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out, int32_t *n,

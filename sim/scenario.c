@@ -656,8 +656,7 @@ void mt_scenario_sim_opts(mt_scenario *sc, mt_sim_opts *o) {
     }
 }
 
-/* A uniform draw in (0, 1) keyed by its coordinates (counter-based: no state, any order). */
-static double unit(uint64_t seed, int64_t rule, int64_t rank, int64_t step, int64_t task, int k) {
+double mt_draw01(uint64_t seed, int64_t rule, int64_t rank, int64_t step, int64_t task, int k) {
     uint64_t h = mt_hash64(seed ^ 0x6a09e667f3bcc909ULL);
     h = mt_hash64(h ^ (uint64_t)rule);
     h = mt_hash64(h ^ (uint64_t)rank);
@@ -672,9 +671,9 @@ static double draw(const mt_scenario *sc, int64_t i, int32_t rank, int32_t step,
     if (c->dist == D_CONST) return c->a;
     if (c->per == PER_GPU) step = -1;
     if (c->per != PER_TASK) task = -1;
-    double u = unit(sc->seed, i, rank, step, task, 0);
+    double u = mt_draw01(sc->seed, i, rank, step, task, 0);
     if (c->dist == D_UNIFORM) return c->a + (c->b - c->a) * u;
-    double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * unit(sc->seed, i, rank, step, task, 1));
+    double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * mt_draw01(sc->seed, i, rank, step, task, 1));
     if (c->dist == D_LOGNORMAL) return exp(c->a + c->b * z);
     double v = c->a + c->b * z;
     return v > 0.01 ? v : 0.01;

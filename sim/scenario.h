@@ -81,6 +81,10 @@ void mt_scenario_sim_opts(mt_scenario *sc, mt_sim_opts *o);
 double mt_scenario_compute_factor(void *ctx, int32_t rank, int32_t step, const mt_task *task,
                                   const mt_item *item);
 
+/* The scenario's random source: a uniform number in (0, 1) that depends only on its arguments
+ * (hashes of the seed and the coordinates; no state), so draws repeat whatever the order. */
+double mt_draw01(uint64_t seed, int64_t rule, int64_t rank, int64_t step, int64_t task, int k);
+
 /* Applies the network perturbations to a flow model on topo, at time 0 (changes with a time are
  * scheduled). flow == NULL (another model) with network perturbations: MT_EINVAL saying so. */
 mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_flownet *flow, mt_topo *topo,

@@ -207,6 +207,14 @@ static void link_selectors(void **state) {
     char buf[64];
     assert_string_equal(mt_topo_link_name(t, ids[0], buf, sizeof buf), "gpu0->sw0");
     free(ids);
+    assert_int_equal(mt_topo_select_links(t, "gpu1->*", &ids, &n, &err), MT_OK);
+    assert_int_equal(n, 2); /* gpu1->gpu0, gpu1->sw0 */
+    assert_string_equal(mt_topo_link_name(t, ids[1], buf, sizeof buf), "gpu1->sw0");
+    free(ids);
+    assert_int_equal(mt_topo_select_links(t, "*->gpu1", &ids, &n, &err), MT_OK);
+    assert_int_equal(n, 2);
+    free(ids);
+    assert_int_equal(mt_topo_select_links(t, "*->*", &ids, &n, &err), MT_EINVAL);
     assert_int_equal(mt_topo_select_links(t, "gpu7", &ids, &n, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "gpu7"));
     assert_int_equal(mt_topo_select_links(t, "gpu1->sw9", &ids, &n, &err), MT_EINVAL);
