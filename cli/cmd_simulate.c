@@ -60,6 +60,7 @@ static void usage(FILE *out) {
             "                        fits on the trace itself\n"
             "  --target-gpu NAME     predict for another GPU (mitosis perfmodel gpus lists them)\n"
             "  --gpu-specs FILE      extra GPU table (JSON)\n"
+            "  --trace-gpu NAME      the GPU the trace ran on, when the trace does not say (TrioSim CSV)\n"
             "Host (CPU) side (extrapolate/hostmodel.h):\n"
             "  --host-model none|trace  trace: each GPU's host thread replays the trace's CPU time per\n"
             "                        op, launches kernels (they cannot start before launch + launch\n"
@@ -180,9 +181,11 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
             if (!v || mt_pm_kind_parse(v, &c->pm.kind) != 0)
                 return mt_fail(err, MT_EINVAL, "--perf-model needs trace, linear or roofline (got '%s')",
                                v ? v : ""), -1;
-        } else if (!strcmp(f, "--model") || !strcmp(f, "--target-gpu") || !strcmp(f, "--gpu-specs")) {
+        } else if (!strcmp(f, "--model") || !strcmp(f, "--target-gpu") || !strcmp(f, "--gpu-specs") ||
+                   !strcmp(f, "--trace-gpu")) {
             if (!v) return mt_fail(err, MT_EINVAL, "%s needs a value", f), -1;
             if (!strcmp(f, "--model")) c->pm.model_path = v;
+            else if (!strcmp(f, "--trace-gpu")) c->pm.trace_gpu = v;
             else if (!strcmp(f, "--target-gpu")) c->pm.target_gpu = v;
             else c->pm.gpu_specs_path = v;
         } else if (!strcmp(f, "--host-model")) {

@@ -219,7 +219,14 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
                     t->has_et ? "" : " (no Execution Trace)");
     }
     if ((rc = mt_gpu_table_new(o->gpu_specs_path, &pm->gpus, err)) != MT_OK) goto fail;
-    pm->src = mt_gpu_find(pm->gpus, t->device_name);
+    const char *src_name = t->device_name && *t->device_name ? t->device_name : o->trace_gpu;
+    pm->src = mt_gpu_find(pm->gpus, src_name);
+    if (!pm->src && o->trace_gpu && src_name == o->trace_gpu) {
+        char names[512];
+        rc = mt_fail(err, MT_EINVAL, "unknown --trace-gpu '%s' (known: %s)", o->trace_gpu,
+                     mt_gpu_names(pm->gpus, names, sizeof names));
+        goto fail;
+    }
     if (o->target_gpu) {
         const mt_gpu_spec *dst = mt_gpu_find(pm->gpus, o->target_gpu);
         char names[512];
@@ -230,7 +237,8 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
         }
         if (!pm->src) {
             rc = mt_fail(err, MT_EINVAL, "%s: the trace's device '%s' is not in the GPU table, so "
-                         "it cannot be scaled to %s (add it with --gpu-specs FILE)",
+                         "it cannot be scaled to %s (name it with --trace-gpu, or add it with "
+                         "--gpu-specs FILE)",
                          t->kineto_path ? t->kineto_path : "trace",
                          t->device_name ? t->device_name : "(unknown)", dst->name);
             goto fail;

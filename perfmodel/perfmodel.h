@@ -39,6 +39,8 @@ typedef struct mt_pm_opts {
     const char *model_path;     /* fitted model.json; NULL: fit on the trace itself (linear) */
     const char *target_gpu;     /* NULL: the trace's own GPU */
     const char *gpu_specs_path; /* extra GPU table JSON, NULL */
+    const char *trace_gpu;      /* the traced GPU when the trace does not name it (TrioSim CSV
+                                   has no device); NULL: the trace's own device */
 } mt_pm_opts;
 
 void mt_pm_opts_init(mt_pm_opts *o);
