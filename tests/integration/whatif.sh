@@ -85,6 +85,26 @@ c.check("hop runs", rc == 0 and "mean speed-up of 1 backup worker on double-ring
 c.check_bad("--backups 3", "hop", "--compute", "80ms", "--model-bytes", "1MB", "--graph", "ring", "--backups", 3)
 c.check_bad("--slowdown", "hop", "--compute", "80ms", "--model-bytes", "1MB", "--slowdown", "0:3")
 
+# heterogeneous GPUs: ranks typed A100 compute what --target-gpu A100-80GB predicts for the
+# H100 trace, per operator (needs ../shared/traces; skipped with a message otherwise)
+vgg = os.path.join(os.environ.get("MT_SHARED_TRACES", f"{root}/../shared/traces"), "triosim-vgg13-h100-bs512")
+if os.path.isdir(vgg):
+    with tempfile.TemporaryDirectory() as d:
+        sc = os.path.join(d, "types.json")
+        with open(sc, "w") as f:
+            json.dump({"gpu_types": {"0-1": "H100-SXM", "2-3": "A100-80GB"}}, f)
+        het = c.sim(vgg, "--gpus", 4, "--scenario", sc)
+        a100 = c.sim(vgg, "--gpus", 1, "--target-gpu", "A100-80GB")
+        one = c.sim(vgg, "--gpus", 1)
+        if het and a100 and one:
+            g = het["gpus"]
+            c.check("gpu_types: A100 ranks compute as --target-gpu A100-80GB, H100 ranks as traced",
+                    rel(g[2]["compute_ms"], a100["gpus"][0]["compute_ms"]) < 1e-6 and
+                    rel(g[0]["compute_ms"], one["gpus"][0]["compute_ms"]) < 1e-6,
+                    (g[0]["compute_ms"], g[2]["compute_ms"], a100["gpus"][0]["compute_ms"]))
+else:
+    print(f"skip: gpu_types check ({vgg} absent)")
+
 env = dict(os.environ, MITOSIS=bin_)
 for ex in ("hop.sh", "wafer_scale.sh"):
     p = subprocess.run(["bash", f"{root}/examples/{ex}"], capture_output=True, text=True, env=env)
