@@ -349,14 +349,29 @@ static void deliver(mt_flownet *net, int32_t id) {
 
 static void on_deliver(void *ctx, uint64_t arg) { deliver(ctx, (int32_t)arg); }
 
-static void on_drain(void *ctx, uint64_t arg) {
-    mt_flownet *net = ctx;
-    int32_t id = (int32_t)arg;
+static void arm_periodic(mt_flownet *net, int32_t l);
+
+/* Puts flow id on every link of route (room reserved by the caller) and marks them modified. */
+static void link_flow(mt_flownet *net, int32_t id, const int32_t *route, int32_t nhops, mt_time_ps now) {
     flow *f = &net->fl[id];
-    mt_time_ps now = mt_sched_now(net->sched);
-    net->st.flow_events++;
-    f->ev = 0;
-    f->remaining = 0;
+    int32_t *hl = hop_link(f), *hs = hop_slot(f);
+    for (int32_t h = 0; h < nhops; h++) {
+        lstate *L = &net->lk[route[h]];
+        hl[h] = route[h];
+        hs[h] = L->n;
+        L->fl[L->n++] = (lref){id, h};
+        if (L->n == 1) L->busy_since = now;
+        if (L->n > L->peak) L->peak = L->n;
+        if (L->p_period > 0 && !L->pev) arm_periodic(net, route[h]);
+        mark_modified(net, route[h]);
+    }
+}
+
+/* Takes draining flow id off all its links (remaining advanced to now); `drained`: its bytes
+ * count in the links' statistics. */
+static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained) {
+    flow *f = &net->fl[id];
+    advance(f, now);
     int32_t *hl = hop_link(f), *hs = hop_slot(f);
     for (int32_t h = 0; h < f->nhops; h++) {
         lstate *L = &net->lk[hl[h]];
@@ -364,7 +379,7 @@ static void on_drain(void *ctx, uint64_t arg) {
         lref last = L->fl[--L->n];
         L->fl[s] = last;
         hop_slot(&net->fl[last.flow])[last.hop] = s;
-        L->bytes += f->bytes;
+        if (drained) L->bytes += f->bytes;
         if (L->n == 0) {
             L->busy_ps += now - L->busy_since;
             if (net->on_link && L->reported_Bps != 0) {
@@ -374,6 +389,17 @@ static void on_drain(void *ctx, uint64_t arg) {
         } else
             mark_modified(net, hl[h]);
     }
+}
+
+static void on_drain(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    int32_t id = (int32_t)arg;
+    flow *f = &net->fl[id];
+    mt_time_ps now = mt_sched_now(net->sched);
+    net->st.flow_events++;
+    f->ev = 0;
+    f->remaining = 0;
+    unlink_flow(net, id, now, 1);
     if (f->lat_ps == 0) {
         deliver(net, id);
         return;
@@ -478,27 +504,6 @@ mt_status mt_flownet_set_link_periodic(mt_flownet *net, int32_t link, mt_time_ps
     return MT_OK;
 }
 
-/* Takes draining flow id off all its links (remaining advanced to now). */
-static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now) {
-    flow *f = &net->fl[id];
-    advance(f, now);
-    int32_t *hl = hop_link(f), *hs = hop_slot(f);
-    for (int32_t h = 0; h < f->nhops; h++) {
-        lstate *L = &net->lk[hl[h]];
-        int32_t s = hs[h];
-        lref last = L->fl[--L->n];
-        L->fl[s] = last;
-        hop_slot(&net->fl[last.flow])[last.hop] = s;
-        if (L->n == 0) {
-            L->busy_ps += now - L->busy_since;
-            if (net->on_link && L->reported_Bps != 0) {
-                L->reported_Bps = 0;
-                net->on_link(net->link_ctx, hl[h], now, 0);
-            }
-        } else
-            mark_modified(net, hl[h]);
-    }
-}
 
 /* Puts a flow taken off its links onto the current route from its source to its destination. */
 static mt_status reroute(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
@@ -521,17 +526,7 @@ static mt_status reroute(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *
         if (heap) f->h.heap = heap;
     }
     f->lat_ps = route_latency(net, route, nhops);
-    int32_t *hl = hop_link(f), *hs = hop_slot(f);
-    for (int32_t h = 0; h < nhops; h++) {
-        lstate *L = &net->lk[route[h]];
-        hl[h] = route[h];
-        hs[h] = L->n;
-        L->fl[L->n++] = (lref){id, h};
-        if (L->n == 1) L->busy_since = now;
-        if (L->n > L->peak) L->peak = L->n;
-        if (L->p_period > 0 && !L->pev) arm_periodic(net, route[h]);
-        mark_modified(net, route[h]);
-    }
+    link_flow(net, id, route, nhops, now);
     return MT_OK;
 }
 
@@ -542,7 +537,7 @@ mt_status mt_flownet_fail_link(mt_flownet *net, int32_t link, mt_error *err) {
     lstate *L = &net->lk[link];
     while (L->n > 0) { /* every draining flow on the link moves; each pass removes one */
         int32_t id = L->fl[0].flow;
-        unlink_flow(net, id, now);
+        unlink_flow(net, id, now, 0);
         mt_status rc = reroute(net, id, now, err);
         if (rc != MT_OK) {
             if (net->fl[id].ev) mt_sched_cancel(net->sched, net->fl[id].ev);
@@ -652,17 +647,7 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
     }
     f->state = F_DRAINING;
     net->st.flow_events++;
-    int32_t *hl = hop_link(f), *hs = hop_slot(f);
-    for (int32_t h = 0; h < nhops; h++) {
-        lstate *L = &net->lk[route[h]];
-        hl[h] = route[h];
-        hs[h] = L->n;
-        L->fl[L->n++] = (lref){id, h};
-        if (L->n == 1) L->busy_since = now;
-        if (L->n > L->peak) L->peak = L->n;
-        if (L->p_period > 0 && !L->pev) arm_periodic(net, route[h]);
-        mark_modified(net, route[h]);
-    }
+    link_flow(net, id, route, nhops, now);
     if (!net->solve_ev)
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling a solve");
     return MT_OK;

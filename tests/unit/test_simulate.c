@@ -577,18 +577,40 @@ static mt_scenario *scenario_of_json(const char *json, mt_error *err, mt_status 
     return sc;
 }
 
-static void test_whatif_uniform_slowdown_doubles_compute(void **state) {
-    (void)state;
+/* Synchronous dp on switch:4 (with an optimizer): the unperturbed run and the one under
+ * --slow-gpu `spec`. */
+typedef struct dp4_pair {
+    trace *t;
+    mt_scenario *sc;
+    run_out b, o;
+} dp4_pair;
+
+static dp4_pair dp4_runs(const char *spec) {
+    dp4_pair x;
     syn s = syn_default();
     s.opt_ns = 500000;
-    trace *t = make_trace(&s);
+    x.t = make_trace(&s);
     mt_plan p = plan_for(4);
     p.dp_mode = MT_DP_SYNC;
-    run_out b = run_plan(t, p, "switch:4", 100e9, 500, NULL);
-    mt_scenario *sc = mt_scenario_new();
-    assert_int_equal(mt_scenario_add_slow_gpu(sc, "0-3:2", NULL), MT_OK);
-    run_out o = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, sc);
-    assert_int_equal(o.rc, MT_OK);
+    x.b = run_plan(x.t, p, "switch:4", 100e9, 500, NULL);
+    x.sc = mt_scenario_new();
+    assert_int_equal(mt_scenario_add_slow_gpu(x.sc, spec, NULL), MT_OK);
+    x.o = run_plan_sc(x.t, p, "switch:4", 100e9, 500, NULL, x.sc);
+    assert_int_equal(x.o.rc, MT_OK);
+    return x;
+}
+
+static void dp4_free(dp4_pair *x) {
+    run_free(&x->o);
+    run_free(&x->b);
+    mt_scenario_free(x->sc);
+    trace_free(x->t);
+}
+
+static void test_whatif_uniform_slowdown_doubles_compute(void **state) {
+    (void)state;
+    dp4_pair x = dp4_runs("0-3:2");
+    run_out b = x.b, o = x.o;
     for (int32_t i = 0; i < 4; i++) {
         assert_int_equal(o.res->gpus[i].compute_ps, 2 * b.res->gpus[i].compute_ps);
         assert_int_equal(o.res->gpus[i].comm_ps, b.res->gpus[i].comm_ps);
@@ -597,24 +619,13 @@ static void test_whatif_uniform_slowdown_doubles_compute(void **state) {
     }
     assert_int_equal(o.res->step_ps, b.res->step_ps + b.res->gpus[0].compute_ps);
     assert_breakdown(o.res);
-    run_free(&o);
-    run_free(&b);
-    mt_scenario_free(sc);
-    trace_free(t);
+    dp4_free(&x);
 }
 
 static void test_whatif_straggler_delays_sync_step(void **state) {
     (void)state;
-    syn s = syn_default();
-    s.opt_ns = 500000;
-    trace *t = make_trace(&s);
-    mt_plan p = plan_for(4);
-    p.dp_mode = MT_DP_SYNC;
-    run_out b = run_plan(t, p, "switch:4", 100e9, 500, NULL);
-    mt_scenario *sc = mt_scenario_new();
-    assert_int_equal(mt_scenario_add_slow_gpu(sc, "2:1.5", NULL), MT_OK);
-    run_out o = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, sc);
-    assert_int_equal(o.rc, MT_OK);
+    dp4_pair x = dp4_runs("2:1.5");
+    run_out b = x.b, o = x.o;
     mt_time_ps extra = o.res->gpus[2].compute_ps - b.res->gpus[2].compute_ps;
     assert_int_equal(extra, b.res->gpus[2].compute_ps / 2); /* 1.5x: +half its compute */
     assert_int_equal(o.res->step_ps, b.res->step_ps + extra); /* the step waits for it exactly */
@@ -627,10 +638,7 @@ static void test_whatif_straggler_delays_sync_step(void **state) {
     assert_true(c.extra_wait_ps == 3.0 * (double)extra); /* every other GPU waits for it */
     assert_true(c.gpu_time_ps == 4.0 * (double)extra);
     assert_breakdown(o.res);
-    run_free(&o);
-    run_free(&b);
-    mt_scenario_free(sc);
-    trace_free(t);
+    dp4_free(&x);
 }
 
 static void test_whatif_seed_repeats(void **state) {
