@@ -196,12 +196,13 @@ int cmd_hop(int argc, char **argv) {
                 rc = mt_fail(&err, MT_EINVAL, "--backups %d: a %s worker has only %d in-neighbours (use fewer backups)",
                              (int)c.backups, mt_graph_kind_name(kinds[k]), (int)(g[k].off[i + 1] - g[k].off[i]));
     if (rc != MT_OK) goto out;
-    char bw[32], mb[32];
+    char bw[32], mb[32], topo[32];
+    snprintf(topo, sizeof topo, "switch:%d", (int)c.workers);
     printf("hop        %d workers, %d iterations, staleness %d, backups 0 vs %d%s, uplink slowdown U[%g, %g]\n",
            (int)c.workers, (int)c.iterations, (int)c.staleness, (int)c.backups,
            c.max_gap >= 0 ? ", iteration-gap bound" : "", c.smin, c.smax);
     printf("iteration  compute %.3f ms, update %s to each out-neighbour, links %s (%s)\n", compute_ns / 1e6,
-           mt_fmt_bytes(bytes, mb, sizeof mb), c.net.topology ? c.net.topology : "switch",
+           mt_fmt_bytes(bytes, mb, sizeof mb), c.net.topology ? c.net.topology : topo,
            mt_fmt_bandwidth(c.net.tp.link_bw_Bps, bw, sizeof bw));
     printf("\n%5s %-12s %-44s %12s %12s %8s %8s\n", "group", "graph", "slowdowns", "b=0 ms", "b=B ms", "speedup",
            "mean");
