@@ -18,7 +18,7 @@ fi
 if [ ! -x "$MITOSIS" ]; then
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j2 >/dev/null
 fi
-printf '%-10s %-30s %10s %10s %10s %8s %14s\n' model network "step ms" "compute ms" "comm ms" "comm %" "samples/s"
+printf '%-10s %-30s %10s %10s %10s %9s %8s %12s\n' model network "step ms" "compute ms" "comm ms" "host ms" "comm %" "samples/s"
 for model in VGG13:triosim-vgg13-h100-bs512 ResNet-50:triosim-csv-resnet50-h100-bs128; do
     # the TrioSim CSV does not name its GPU: it is an H100 80GB (traces/README.md)
     src=; [ "$model" != "${model#ResNet}" ] && src="--trace-gpu H100-SXM"
@@ -29,10 +29,11 @@ for model in VGG13:triosim-vgg13-h100-bs512 ResNet-50:triosim-csv-resnet50-h100-
         # shellcheck disable=SC2086
         "$MITOSIS" simulate "$dir" --gpus 84 --strategy dp --target-gpu A100-80GB $src $flags --json |
             jq -r --arg m "$name" --arg n "$label" \
-               '[$m, $n, .step_ms, .gpus[0].compute_ms, .gpus[0].exposed_comm_ms,
+               '[$m, $n, .step_ms, .gpus[0].compute_ms, .gpus[0].exposed_comm_ms, (.gpus[0].host_wait_ms // 0),
                  100 * .gpus[0].exposed_comm_ms / .step_ms, .samples_per_s] |
-                "\(.[0])\t\(.[1])\t\(.[2])\t\(.[3])\t\(.[4])\t\(.[5])\t\(.[6])"' |
-            awk -F'\t' '{printf "%-10s %-30s %10.2f %10.2f %10.2f %7.1f%% %14.0f\n", $1, $2, $3, $4, $5, $6, $7}'
+                "\(.[0])\t\(.[1])\t\(.[2])\t\(.[3])\t\(.[4])\t\(.[5])\t\(.[6])\t\(.[7])"' |
+            awk -F'\t' '{printf "%-10s %-30s %10.2f %10.2f %10.2f %9.2f %7.1f%% %12.0f\n", $1, $2, $3, $4, $5, $6, $7, $8}'
     done
 done
-echo "(dp: one all-reduce of all gradients after backward, so compute + comm = step on every GPU)"
+echo "(dp: one all-reduce of all gradients after backward, so compute + comm + host = step on every GPU;"
+echo " host: the GPU waiting for its CPU thread to launch work, from the trace's host times where it has them)"

@@ -143,6 +143,7 @@ mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sche
 }
 
 int mt_collexec_done(const mt_collexec *x) { return x->finish_ps != MT_TIME_NEVER; }
+void *mt_collexec_ctx(const mt_collexec *x) { return x->ctx; }
 mt_time_ps mt_collexec_start_ps(const mt_collexec *x) { return x->start_ps; }
 mt_time_ps mt_collexec_finish_ps(const mt_collexec *x) { return x->finish_ps; }
 mt_time_ps mt_collexec_rank_done_ps(const mt_collexec *x, int32_t rank) {

@@ -33,6 +33,8 @@ mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sche
                             mt_collexec **out, mt_error *err);
 void mt_collexec_free(mt_collexec *x);
 int mt_collexec_done(const mt_collexec *x);
+/* The ctx given to mt_collexec_start (for freeing it when a run stops before `done`). */
+void *mt_collexec_ctx(const mt_collexec *x);
 mt_time_ps mt_collexec_start_ps(const mt_collexec *x);
 mt_time_ps mt_collexec_finish_ps(const mt_collexec *x); /* MT_TIME_NEVER until done */
 /* Time the last send into or out of rank r was delivered (its part is over then). */

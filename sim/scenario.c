@@ -69,7 +69,7 @@ struct mt_scenario {
     int32_t N;
     int32_t *rank_stage, *rank_type;
     double **type_fac; /* [type * P + stage][item] */
-    int32_t ntypes;
+    int32_t ntypes, n_type_fac;
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -183,13 +183,13 @@ mt_scenario *mt_scenario_new(void) {
 }
 
 static void unbind(mt_scenario *sc) {
-    for (int32_t i = 0; sc->type_fac && i < sc->ntypes * sc->prog->n_stages; i++) free(sc->type_fac[i]);
+    for (int32_t i = 0; i < sc->n_type_fac; i++) free(sc->type_fac[i]); /* the program may be gone */
     free(sc->type_fac);
     free(sc->rank_stage);
     free(sc->rank_type);
     sc->type_fac = NULL;
     sc->rank_stage = sc->rank_type = NULL;
-    sc->ntypes = 0;
+    sc->ntypes = sc->n_type_fac = 0;
     sc->prog = NULL;
 }
 
@@ -635,6 +635,7 @@ mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const trace *t,
     sc->type_fac = calloc((size_t)sc->nty * (size_t)p->n_stages, sizeof *sc->type_fac);
     if (!sc->type_fac) return mt_fail(err, MT_ENOMEM, "out of memory binding GPU types");
     sc->ntypes = (int32_t)sc->nty;
+    sc->n_type_fac = sc->ntypes * p->n_stages;
     mt_perfmodel *base = NULL;
     if (base_pm && mt_perfmodel_new(t, base_pm, &base, err) != MT_OK) return err ? err->code : MT_EINVAL;
     mt_status rc = MT_OK;

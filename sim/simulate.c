@@ -266,6 +266,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         for (int32_t m = 0; m < G->n; m++) comm_begin(&r->g[G->ranks[m]], I->start_ps);
         mt_collexec *x = NULL;
         if (mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err) != MT_OK) {
+            free(c); /* a failed start never calls coll_done (e.g. a send with no route) */
             fail(r, err.code, err.msg);
             return;
         }
@@ -552,7 +553,11 @@ static void free_runner(runner *r) {
             int32_t ng = kind == MT_GROUP_TP ? r->D * r->P : r->P * r->T;
             for (int32_t i = 0; r->groups[kind] && i < ng; i++) {
                 group *G = &r->groups[kind][i];
-                for (int32_t j = 0; j < G->len; j++) mt_collexec_free(G->q[j].x);
+                for (int32_t j = 0; j < G->len; j++) {
+                    /* a run that failed mid-collective (a link cut): its collref was never freed */
+                    if (G->q[j].x && !mt_collexec_done(G->q[j].x)) free(mt_collexec_ctx(G->q[j].x));
+                    mt_collexec_free(G->q[j].x);
+                }
                 free(G->q);
             }
             free(r->groups[kind]);
