@@ -414,6 +414,7 @@ static void advance(runner *r, vgpu *g) {
                 g->step++;
                 g->pc = 0;
                 g->host_issued = -1; /* the host model's "task pc already issued" is per step */
+                if (r->o.host) g->host += r->o.host->head_ps; /* each step's host work before its first op */
                 continue;
             }
             g->state = ST_DONE;

@@ -89,8 +89,8 @@ typedef struct outcome {
     mt_hostmodel *hm;
 } outcome;
 
-/* Simulates t on one GPU with (host = 1) or without the host model. */
-static outcome run(const trace *t, int host) {
+/* Simulates t on one GPU with (host = 1) or without the host model, for `steps` steps. */
+static outcome run_steps(const trace *t, int host, int32_t steps) {
     outcome o = {0};
     mt_plan pl;
     mt_plan_init(&pl);
@@ -111,6 +111,7 @@ static outcome run(const trace *t, int host) {
     mt_sim_opts so;
     mt_sim_opts_init(&so);
     so.host = o.hm;
+    so.steps = steps;
     assert_int_equal(mt_simulate(p, &net, e, &so, &o.res, &err), MT_OK);
     mt_net_free(&net);
     mt_topo_free(topo);
@@ -118,6 +119,8 @@ static outcome run(const trace *t, int host) {
     mt_program_free(p);
     return o;
 }
+
+static outcome run(const trace *t, int host) { return run_steps(t, host, 1); }
 
 static void done(outcome *o) {
     mt_sim_result_free(o->res);
@@ -146,6 +149,13 @@ static void tiny_kernels_are_host_bound(void **state) {
     assert_int_equal(o.res->gpus[0].compute_ps, PS(100));
     assert_int_equal(o.res->gpus[0].host_wait_ps, PS(904));
     assert_true(o.res->gpus[0].host_busy_ps > o.res->gpus[0].compute_ps); /* launch-bound */
+    done(&o);
+    /* three steps: the host's 1000 us per step sets the pace, each step ends 1000 us later */
+    o = run_steps(t, 1, 3);
+    assert_int_equal(o.res->n_steps, 3);
+    assert_int_equal(o.res->step_end_ps[0], PS(1004));
+    assert_int_equal(o.res->step_end_ps[1], PS(2004));
+    assert_int_equal(o.res->step_end_ps[2], PS(3004));
     done(&o);
     /* GPU-only prediction: 100 us, an order of magnitude off */
     o = run(t, 0);
