@@ -257,9 +257,9 @@ static mt_status parse_slowdown(crule *c, json_t *v, const char *where, mt_error
     char w[160];
     if (d && !strcmp(d, "uniform")) {
         c->dist = D_UNIFORM;
-        snprintf(w, sizeof w, "%s.min", where);
+        snprintf(w, sizeof w, "%.150s.min", where);
         MT_CHECK(positive(json_object_get(v, "min"), w, &c->a, err));
-        snprintf(w, sizeof w, "%s.max", where);
+        snprintf(w, sizeof w, "%.150s.max", where);
         MT_CHECK(positive(json_object_get(v, "max"), w, &c->b, err));
         if (c->b < c->a) return mt_fail(err, MT_EFORMAT, "%s: max must be >= min", where);
     } else if (d && (!strcmp(d, "normal") || !strcmp(d, "lognormal"))) {
@@ -289,17 +289,17 @@ static mt_status parse_compute(mt_scenario *sc, json_t *v, const char *file, siz
     json_t *x;
     if ((x = json_object_get(v, "gpus"))) {
         c->gpus.all = 0;
-        snprintf(w, sizeof w, "%s.gpus", c->path);
+        snprintf(w, sizeof w, "%.150s.gpus", c->path);
         MT_CHECK(iset_parse(&c->gpus, x, w, err));
     }
     if ((x = json_object_get(v, "micro_batches"))) {
         c->mbs.all = 0;
-        snprintf(w, sizeof w, "%s.micro_batches", c->path);
+        snprintf(w, sizeof w, "%.150s.micro_batches", c->path);
         MT_CHECK(iset_parse(&c->mbs, x, w, err));
     }
     if ((x = json_object_get(v, "steps"))) {
         c->steps.all = 0;
-        snprintf(w, sizeof w, "%s.steps", c->path);
+        snprintf(w, sizeof w, "%.150s.steps", c->path);
         MT_CHECK(iset_parse(&c->steps, x, w, err));
     }
     if ((x = json_object_get(v, "layers"))) {
@@ -353,7 +353,7 @@ static mt_status parse_compute(mt_scenario *sc, json_t *v, const char *file, siz
     if (!(x = json_object_get(v, "slowdown")))
         return mt_fail(err, MT_EFORMAT, "%s: missing \"slowdown\" (a number, 2 = twice as long, or a distribution)",
                        c->path);
-    snprintf(w, sizeof w, "%s.slowdown", c->path);
+    snprintf(w, sizeof w, "%.150s.slowdown", c->path);
     return parse_slowdown(c, x, w, err);
 }
 
@@ -377,17 +377,17 @@ static mt_status parse_network(mt_scenario *sc, json_t *v, const char *file, siz
     }
     int what = 0;
     if ((x = json_object_get(v, "bandwidth_factor"))) {
-        snprintf(w, sizeof w, "%s.bandwidth_factor", n->path);
+        snprintf(w, sizeof w, "%.150s.bandwidth_factor", n->path);
         MT_CHECK(positive(x, w, &n->bw_factor, err));
         what++;
     }
     if ((x = json_object_get(v, "extra_latency"))) {
-        snprintf(w, sizeof w, "%s.extra_latency", n->path);
+        snprintf(w, sizeof w, "%.150s.extra_latency", n->path);
         MT_CHECK(time_of(x, w, &n->extra_lat_ns, err));
         what++;
     }
     if ((x = json_object_get(v, "fail_at"))) {
-        snprintf(w, sizeof w, "%s.fail_at", n->path);
+        snprintf(w, sizeof w, "%.150s.fail_at", n->path);
         MT_CHECK(time_of(x, w, &n->fail_at_ns, err));
         if (what) return mt_fail(err, MT_EFORMAT, "%s: a failing link takes no other change (use two entries)", n->path);
         what++;
@@ -396,7 +396,7 @@ static mt_status parse_network(mt_scenario *sc, json_t *v, const char *file, siz
         return mt_fail(err, MT_EFORMAT, "%s: nothing to change (give bandwidth_factor, extra_latency or fail_at)",
                        n->path);
     if ((x = json_object_get(v, "at"))) {
-        snprintf(w, sizeof w, "%s.at", n->path);
+        snprintf(w, sizeof w, "%.150s.at", n->path);
         MT_CHECK(time_of(x, w, &n->at_ns, err));
     }
     json_t *per = json_object_get(v, "period"), *dur = json_object_get(v, "duration");
@@ -404,12 +404,12 @@ static mt_status parse_network(mt_scenario *sc, json_t *v, const char *file, siz
         if (!per || !dur || n->bw_factor <= 0 || n->extra_lat_ns >= 0 || json_object_get(v, "at"))
             return mt_fail(err, MT_EFORMAT, "%s: periodic degradation needs period, duration and "
                            "bandwidth_factor (and optional start), nothing else", n->path);
-        snprintf(w, sizeof w, "%s.period", n->path);
+        snprintf(w, sizeof w, "%.150s.period", n->path);
         MT_CHECK(time_of(per, w, &n->period_ns, err));
-        snprintf(w, sizeof w, "%s.duration", n->path);
+        snprintf(w, sizeof w, "%.150s.duration", n->path);
         MT_CHECK(time_of(dur, w, &n->duration_ns, err));
         if ((x = json_object_get(v, "start"))) {
-            snprintf(w, sizeof w, "%s.start", n->path);
+            snprintf(w, sizeof w, "%.150s.start", n->path);
             MT_CHECK(time_of(x, w, &n->start_ns, err));
         }
         if (!(n->duration_ns > 0) || n->duration_ns > n->period_ns)
