@@ -9,7 +9,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/netopts.h"
+#include "cli/htmlout.h"
+#include "cli/planlist.h"
+#include "cli/planopts.h"
 #include "cli/simrun.h"
 #include "cli/whatif.h"
 #include "extrapolate/plan.h"
@@ -28,46 +30,9 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: mitosis simulate TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]\n\n"
             "Plan (D x T x P must equal N; an unset size takes the GPUs left over, dp first):\n"
-            "  --gpus N              virtual GPUs\n"
-            "  --dp D --tp T --pp P  data-, tensor- and pipeline-parallel sizes\n"
-            "  --strategy S          dp (all-reduce after backward, as DataParallel), ddp (bucketed,\n"
-            "                        overlapping backward; the default data-parallel mode), tp, pp:\n"
-            "                        with no sizes given, all N GPUs go to that strategy\n"
-            "  --batch GLOBAL        global batch (default: the traced batch per replica)\n"
-            "  --micro-batches M     pipeline micro-batches (default P)\n"
-            "  --schedule gpipe|1f1b pipeline schedule (default 1f1b)\n"
-            "  --bucket SIZE         DDP bucket size (default 25MiB; the first bucket filled in\n"
-            "                        backward is capped at --first-bucket, default 1MiB, as PyTorch)\n"
-            "  --placement ORDER     rank order of t, p, d, innermost first (default tpd: TP ranks\n"
-            "                        adjacent, then stages, then replicas)\n"
-            "  --algo ring|tree|direct|hier|ringflow   collective algorithm (default ring)\n"
-            "  --ring-model auto|steps|flow   ring all-reduce/reduce-scatter/all-gather as every\n"
-            "                        step's sends (steps, O(N^2) sends) or as N pipelined flows\n"
-            "                        plus the per-step latencies (flow, O(N)); both give\n"
-            "                        2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps\n"
-            "                        up to 64 ranks, flow above (default)\n"
-            "  --chunks C            collective pipeline chunks (default by algorithm)\n"
-            "  --gpus-per-node G     hier: ranks per node (default 8)\n"
-            "  --gpu-mem SIZE        warn when a GPU's estimated peak memory exceeds SIZE\n"
-            "                        (default: the traced GPU's memory when known)\n"
-            "Operator times (perfmodel/, see mitosis perfmodel --help):\n"
-            "  --perf-model trace|linear|roofline  how a resized or moved op's time is predicted:\n"
-            "                        trace scales batch-dependent ops proportionally (default),\n"
-            "                        linear uses a fitted a*FLOPs + b*bytes + c per op class,\n"
-            "                        roofline scales by FLOPs or bytes against the GPU's peaks;\n"
-            "                        every op keeps its measured residual\n"
-            "  --model FILE          fitted model.json (mitosis perfmodel fit); linear without it\n"
-            "                        fits on the trace itself\n"
-            "  --target-gpu NAME     predict for another GPU (mitosis perfmodel gpus lists them)\n"
-            "  --gpu-specs FILE      extra GPU table (JSON)\n"
-            "  --trace-gpu NAME      the GPU the trace ran on, when the trace does not say (TrioSim CSV)\n"
-            "Host (CPU) side (extrapolate/hostmodel.h):\n"
-            "  --host-model none|trace  trace: each GPU's host thread replays the trace's CPU time per\n"
-            "                        op, launches kernels (they cannot start before launch + launch\n"
-            "                        latency) and blocks at synchronising calls; none: GPU work only.\n"
-            "                        Default trace when the trace has kernel launches, else none\n"
-            "Trace:\n"
-            "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n"
+            "  --gpus N              virtual GPUs\n");
+    mt_planopts_help(out);
+    fprintf(out,
             "Output:\n"
             "  --json                everything as JSON on stdout\n"
             "  --per-gpu             one row per GPU (default when N <= 16)\n"
@@ -79,6 +44,8 @@ static void usage(FILE *out) {
             "  --timeline-window A:B only simulated time A to B in the timeline, e.g. 10ms:20ms\n"
             "  --csv DIR             ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv in DIR\n"
             "                        (created when missing; columns in the README)\n"
+            "  --html FILE           a self-contained HTML report: summary, per-GPU and per-layer\n"
+            "                        bars, zoomable timeline of GPUs 0-15\n"
             "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n");
     mt_whatif_help(out);
     fprintf(out, "\n");
@@ -89,142 +56,50 @@ static void usage(FILE *out) {
 static double ms(mt_time_ps t) { return (double)t / 1e9; }
 
 typedef struct sim_cli {
-    const char *paths[8];
-    int n_paths;
-    trace_load_opts topts;
-    mt_plan plan;
-    const char *strategy;
-    int dp_mode_set;
-    mt_netopts net;
-    int32_t gpus_per_node;
-    double gpu_mem;
+    mt_planopts po;
     int as_json, per_gpu, layers;
-    mt_pm_opts pm;
-    int host_model;
-    const char *timeline, *timeline_gpus, *csv_dir;
+    const char *timeline, *timeline_gpus, *csv_dir, *html;
     mt_span_filter tl_filter; /* --timeline-window now, --timeline-gpus once N is known */
     mt_whatif wi;
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
     for (int i = 1; i < argc;) {
-        int t = mt_netopts_take(&c->net, argc, argv, &i, err);
+        int t = mt_planopts_take(&c->po, argc, argv, &i, err);
+        if (t == 2) return usage(stdout), 1;
         if (t < 0) return -1;
         if (t) continue;
         if ((t = mt_whatif_take(&c->wi, argc, argv, &i, err)) < 0) return -1;
         if (t) continue;
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int used = 2;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(f, "--json")) {
+        if (!strcmp(f, "--json")) {
             c->as_json = 1, used = 1;
         } else if (!strcmp(f, "--per-gpu")) {
             c->per_gpu = 1, used = 1;
         } else if (!strcmp(f, "--layers")) {
             c->layers = 1, used = 1;
-        } else if (!strcmp(f, "--timeline") || !strcmp(f, "--timeline-gpus") || !strcmp(f, "--csv")) {
+        } else if (!strcmp(f, "--timeline") || !strcmp(f, "--timeline-gpus") || !strcmp(f, "--csv") ||
+                   !strcmp(f, "--html")) {
             if (!v || !*v) return mt_fail(err, MT_EINVAL, "%s needs a %s", f, !strcmp(f, "--csv") ? "directory"
-                                          : !strcmp(f, "--timeline") ? "file name" : "GPU list such as 0-7,12"), -1;
+                                          : strcmp(f, "--timeline-gpus") ? "file name" : "GPU list such as 0-7,12"), -1;
             if (!strcmp(f, "--timeline")) c->timeline = v;
             else if (!strcmp(f, "--csv")) c->csv_dir = v;
+            else if (!strcmp(f, "--html")) c->html = v;
             else c->timeline_gpus = v;
         } else if (!strcmp(f, "--timeline-window")) {
             if (!v) return mt_fail(err, MT_EINVAL, "--timeline-window needs FROM:TO such as 10ms:20ms"), -1;
             if (mt_span_filter_window(&c->tl_filter, v, err) != MT_OK) return mt_error_prefix(err, "--timeline-window"), -1;
-        } else if (!strcmp(f, "--gpus")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.gpus, err)) return -1;
-        } else if (!strcmp(f, "--dp")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.dp, err)) return -1;
-        } else if (!strcmp(f, "--tp")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.tp, err)) return -1;
-        } else if (!strcmp(f, "--pp")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.pp, err)) return -1;
-        } else if (!strcmp(f, "--micro-batches")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->plan.micro_batches, err)) return -1;
-        } else if (!strcmp(f, "--chunks")) {
-            if (!mt_cli_int(f, v, 0, 4096, &c->plan.chunks, err)) return -1;
-        } else if (!strcmp(f, "--gpus-per-node")) {
-            if (!mt_cli_int(f, v, 1, 1 << 20, &c->gpus_per_node, err)) return -1;
-        } else if (!strcmp(f, "--step")) {
-            int32_t s;
-            if (!mt_cli_int(f, v, 0, 1 << 30, &s, err)) return -1;
-            c->topts.step = s;
-        } else if (!strcmp(f, "--batch")) {
-            int32_t b;
-            if (!mt_cli_int(f, v, 1, 1 << 30, &b, err)) return -1;
-            c->plan.global_batch = b;
-        } else if (!strcmp(f, "--strategy")) {
-            if (!v) return mt_fail(err, MT_EINVAL, "--strategy needs dp, ddp, tp or pp"), -1;
-            if (strcmp(v, "dp") && strcmp(v, "ddp") && strcmp(v, "tp") && strcmp(v, "pp"))
-                return mt_fail(err, MT_EINVAL, "unknown --strategy '%s' (use dp, ddp, tp or pp)", v), -1;
-            c->strategy = v;
-            if (!strcmp(v, "dp")) c->plan.dp_mode = MT_DP_SYNC, c->dp_mode_set = 1;
-            if (!strcmp(v, "ddp")) c->plan.dp_mode = MT_DP_DDP, c->dp_mode_set = 1;
-        } else if (!strcmp(f, "--schedule")) {
-            if (!v || mt_pp_schedule_parse(v, &c->plan.schedule, err) != MT_OK) {
-                if (!v) mt_fail(err, MT_EINVAL, "--schedule needs gpipe or 1f1b");
-                return -1;
-            }
-        } else if (!strcmp(f, "--placement")) {
-            if (!v || mt_placement_parse(v, c->plan.placement, err) != MT_OK) {
-                if (!v) mt_fail(err, MT_EINVAL, "--placement needs an order such as tpd");
-                return -1;
-            }
-        } else if (!strcmp(f, "--algo")) {
-            if (!v || mt_coll_algo_parse(v, &c->plan.algo, err) != MT_OK) {
-                if (!v) mt_fail(err, MT_EINVAL, "--algo needs ring, tree, direct, hier or ringflow");
-                return -1;
-            }
-        } else if (!strcmp(f, "--perf-model")) {
-            if (!v || mt_pm_kind_parse(v, &c->pm.kind) != 0)
-                return mt_fail(err, MT_EINVAL, "--perf-model needs trace, linear or roofline (got '%s')",
-                               v ? v : ""), -1;
-        } else if (!strcmp(f, "--model") || !strcmp(f, "--target-gpu") || !strcmp(f, "--gpu-specs") ||
-                   !strcmp(f, "--trace-gpu")) {
-            if (!v) return mt_fail(err, MT_EINVAL, "%s needs a value", f), -1;
-            if (!strcmp(f, "--model")) c->pm.model_path = v;
-            else if (!strcmp(f, "--trace-gpu")) c->pm.trace_gpu = v;
-            else if (!strcmp(f, "--target-gpu")) c->pm.target_gpu = v;
-            else c->pm.gpu_specs_path = v;
-        } else if (!strcmp(f, "--host-model")) {
-            if (v && !strcmp(v, "none")) c->host_model = MT_HOST_NONE;
-            else if (v && !strcmp(v, "trace")) c->host_model = MT_HOST_TRACE;
-            else return mt_fail(err, MT_EINVAL, "--host-model needs none or trace (got '%s')", v ? v : ""), -1;
-        } else if (!strcmp(f, "--ring-model")) {
-            if (v && !strcmp(v, "auto")) c->plan.ringflow_above = 64;
-            else if (v && !strcmp(v, "steps")) c->plan.ringflow_above = -1;
-            else if (v && !strcmp(v, "flow")) c->plan.ringflow_above = 0;
-            else return mt_fail(err, MT_EINVAL, "--ring-model needs auto, steps or flow"), -1;
-        } else if (!strcmp(f, "--bucket") || !strcmp(f, "--gpu-mem") || !strcmp(f, "--first-bucket")) {
-            double b;
-            if (!v || mt_parse_bytes(v, &b, err) != MT_OK || b <= 0)
-                return mt_fail(err, MT_EINVAL, "%s needs a size such as 25MiB or 80GB (got '%s')", f,
-                               v ? v : ""), -1;
-            if (!strcmp(f, "--bucket")) c->plan.bucket_bytes = b;
-            else if (!strcmp(f, "--first-bucket")) c->plan.first_bucket_bytes = b;
-            else c->gpu_mem = b;
-        } else if (f[0] == '-' && f[1]) {
-            return mt_fail(err, MT_EINVAL, "unknown option '%s' (see mitosis simulate --help)", f), -1;
         } else {
-            if (c->n_paths >= 8) return mt_fail(err, MT_EINVAL, "too many trace paths"), -1;
-            c->paths[c->n_paths++] = f;
-            used = 1;
+            return mt_fail(err, MT_EINVAL, "unknown option '%s' (see mitosis simulate --help)", f), -1;
         }
         i += used;
     }
-    if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)"), -1;
+    if (c->po.n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)"), -1;
     if (!c->timeline && (c->timeline_gpus || c->tl_filter.from > 0 || c->tl_filter.to != MT_TIME_NEVER))
         return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE"), -1;
-    if (c->plan.gpus == 0 && !c->plan.dp && !c->plan.tp && !c->plan.pp)
+    if (c->po.plan.gpus == 0 && !c->po.plan.dp && !c->po.plan.tp && !c->po.plan.pp)
         return mt_fail(err, MT_EINVAL, "--gpus is required (or give --dp/--tp/--pp)"), -1;
-    if (c->strategy && !c->plan.dp && !c->plan.tp && !c->plan.pp) {
-        int32_t n = c->plan.gpus;
-        if (!strcmp(c->strategy, "tp")) c->plan.tp = n;
-        else if (!strcmp(c->strategy, "pp")) c->plan.pp = n;
-        else c->plan.dp = n;
-    }
     return 0;
 }
 
@@ -241,28 +116,13 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
                            const char *topology, const mt_hostmodel *host) {
     const mt_plan *pl = &p->plan;
     json_t *o = json_object();
-    json_t *plan = json_object();
-    json_object_set_new(plan, "gpus", json_integer(pl->gpus));
-    json_object_set_new(plan, "dp", json_integer(pl->dp));
-    json_object_set_new(plan, "tp", json_integer(pl->tp));
-    json_object_set_new(plan, "pp", json_integer(pl->pp));
-    json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
-    json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
-    json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
-    json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
-    json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));
-    json_object_set_new(plan, "placement", json_string(pl->placement));
-    json_object_set_new(plan, "algo", json_string(mt_coll_algo_name(pl->algo)));
-    json_object_set_new(plan, "global_batch", json_integer(pl->global_batch));
-    json_object_set_new(plan, "replica_batch", json_integer(pl->replica_batch));
-    json_object_set_new(plan, "micro_batch", json_integer(pl->micro_batch));
-    json_object_set_new(plan, "batch_factor", json_real(pl->batch_factor));
+    json_t *plan = mt_planlist_json(pl);
     json_object_set_new(o, "plan", plan);
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", topology ? json_string(topology) : json_null());
-    json_object_set_new(o, "network", json_string(c->net.network));
-    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->pm.kind)));
-    json_object_set_new(o, "target_gpu", c->pm.target_gpu ? json_string(c->pm.target_gpu) : json_null());
+    json_object_set_new(o, "network", json_string(c->po.net.network));
+    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->po.pm.kind)));
+    json_object_set_new(o, "target_gpu", c->po.pm.target_gpu ? json_string(c->po.pm.target_gpu) : json_null());
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
@@ -365,9 +225,9 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
                (long long)t->batch_size);
     else
         printf("batch      unknown in the trace: each replica runs the traced batch\n");
-    printf("network    %s on %s\n", c->net.network, topology ? topology : "its own endpoints");
-    printf("op times   %s model%s%s\n", mt_pm_kind_name(c->pm.kind), c->pm.target_gpu ? ", target GPU " : "",
-           c->pm.target_gpu ? c->pm.target_gpu : "");
+    printf("network    %s on %s\n", c->po.net.network, topology ? topology : "its own endpoints");
+    printf("op times   %s model%s%s\n", mt_pm_kind_name(c->po.pm.kind), c->po.pm.target_gpu ? ", target GPU " : "",
+           c->po.pm.target_gpu ? c->po.pm.target_gpu : "");
     printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
     if (host) printf(", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     printf("\n");
@@ -415,19 +275,22 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
            r->sim_wall_s);
 }
 
-/* The recorder, the timeline file and the progress line of one run (what --timeline, --csv and
- * a terminal ask for); everything here is released by outputs_free. */
+/* The recorder, the timeline file and the progress line of one run (what --timeline, --csv,
+ * --html and a terminal ask for); everything here is released by outputs_free. */
 typedef struct outputs {
     mt_recorder rec;
     const mt_span_filter *tl_filter; /* the recorder's, or the CLI's when --csv wants every span */
     FILE *tf;
     mt_progress progress;
+    mt_span_filter html_gpus;        /* the GPUs the HTML timeline draws */
+    const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
+    int html_pending;                /* created empty before the run, not written yet */
 } outputs;
 
 /* Opens what the run will write (so a bad path fails before the simulation) and hooks the
  * recorder and the progress line into cfg. */
 static mt_status outputs_open(outputs *o, sim_cli *c, const trace *t, mt_simrun_cfg *cfg, mt_error *err) {
-    mt_plan pl = c->plan; /* resolved here only to know N */
+    mt_plan pl = mt_planopts_plan(&c->po, 0); /* resolved here only to know N */
     MT_CHECK(mt_plan_resolve(&pl, t, err));
     if (c->timeline_gpus && mt_span_filter_ranks(&c->tl_filter, c->timeline_gpus, pl.gpus, err) != MT_OK)
         return mt_error_prefix(err, "--timeline-gpus");
@@ -435,15 +298,30 @@ static mt_status outputs_open(outputs *o, sim_cli *c, const trace *t, mt_simrun_
     if (c->timeline && !(o->tf = fopen(c->timeline, "w")))
         return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", c->timeline,
                        strerror(errno));
-    if (c->timeline || c->csv_dir) {
+    if (c->html) {
+        FILE *hf = fopen(c->html, "w");
+        if (!hf)
+            return mt_fail(err, MT_EIO, "cannot write the HTML report '%s': %s (choose a writable path)", c->html,
+                           strerror(errno));
+        fclose(hf);
+        o->html_pending = 1;
+        MT_CHECK(mt_cli_html_gpus(&o->html_gpus, t, &pl, err));
+        o->html_draw = &o->html_gpus;
+        if (!c->timeline && !c->csv_dir) { /* record only what the HTML timeline shows */
+            o->rec.filter = o->html_gpus;
+            mt_span_filter_init(&o->html_gpus);
+            o->html_draw = &o->rec.filter;
+        }
+    }
+    if (c->timeline || c->csv_dir || c->html) {
         cfg->sim.on_span = mt_recorder_span;
         cfg->sim.span_ctx = &o->rec;
     }
     if (c->timeline) {
         cfg->on_link = mt_recorder_link;
         cfg->link_ctx = &o->rec;
-        if (c->csv_dir) {
-            o->tl_filter = &c->tl_filter; /* the CSV files want every span: filter when drawing */
+        if (c->csv_dir || c->html) {
+            o->tl_filter = &c->tl_filter; /* others want every span: filter when drawing */
         } else { /* record only what the timeline shows */
             o->rec.filter = c->tl_filter;
             mt_span_filter_init(&c->tl_filter);
@@ -457,7 +335,7 @@ static mt_status outputs_open(outputs *o, sim_cli *c, const trace *t, mt_simrun_
 }
 
 static mt_status outputs_write(outputs *o, const sim_cli *c, const mt_simrun *run, mt_error *err) {
-    mt_report_src src = {run->prog, run->res, &o->rec, run->topo, run->flow, c->gpus_per_node};
+    mt_report_src src = {run->prog, run->res, &o->rec, run->topo, run->flow, c->po.gpus_per_node};
     if (c->timeline) {
         MT_CHECK(mt_timeline_write(&src, o->tl_filter, o->tf, c->timeline, err));
         FILE *f = o->tf;
@@ -467,30 +345,32 @@ static mt_status outputs_write(outputs *o, const sim_cli *c, const mt_simrun *ru
                            "another path)", c->timeline, strerror(errno));
     }
     if (c->csv_dir) MT_CHECK(mt_csv_write_dir(&src, c->csv_dir, err));
+    if (c->html) {
+        mt_html_report rep = {.title = "mitosis simulate"};
+        MT_CHECK(mt_cli_html_write(c->html, &rep, &c->po, run->prog->trace, run, &o->rec, o->html_draw, err));
+        o->html_pending = 0;
+    }
     return MT_OK;
 }
 
-/* A timeline still open here was not written: it goes. */
+/* A timeline still open here, or an HTML report not written, goes. */
 static void outputs_free(outputs *o, const sim_cli *c) {
     if (o->tf) {
         fclose(o->tf);
         remove(c->timeline);
     }
+    if (o->html_pending) remove(c->html);
+    mt_span_filter_destroy(&o->html_gpus);
     mt_recorder_destroy(&o->rec);
 }
 
 int cmd_simulate(int argc, char **argv) {
     sim_cli c;
     memset(&c, 0, sizeof c);
-    trace_load_opts_init(&c.topts);
+    mt_planopts_init(&c.po);
     mt_span_filter_init(&c.tl_filter);
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
-    c.plan = cfg.plan;
-    c.net = cfg.net;
-    mt_pm_opts_init(&c.pm);
-    c.gpus_per_node = 8;
-    c.host_model = MT_HOST_AUTO;
     mt_error err = {0};
     if (mt_whatif_init(&c.wi, &err) != MT_OK) return mt_cli_fail("simulate", &err);
     int pr = parse_args(&c, argc, argv, &err);
@@ -507,20 +387,18 @@ int cmd_simulate(int argc, char **argv) {
     outputs outs;
     memset(&outs, 0, sizeof outs);
     mt_recorder_init(&outs.rec);
+    mt_span_filter_init(&outs.html_gpus);
     int code = 0;
-    mt_status rc = trace_load(c.paths, c.n_paths, &c.topts, &t, &err);
-    if (rc == MT_OK) rc = mt_perfmodel_new(t, &c.pm, &pm, &err);
+    mt_status rc = mt_planopts_load(&c.po, "simulate", &t, &pm, &err);
     if (rc == MT_OK) {
-        const char *w = mt_perfmodel_warning(pm);
-        if (w && *w) fprintf(stderr, "mitosis simulate: warning: %s\n", w);
-        cfg.plan = c.plan;
-        cfg.net = c.net;
-        cfg.sim.ranks_per_node = c.gpus_per_node;
-        cfg.host_model = c.host_model;
+        cfg.plan = mt_planopts_plan(&c.po, 0);
+        cfg.net = c.po.net;
+        cfg.sim.ranks_per_node = c.po.gpus_per_node;
+        cfg.host_model = c.po.host_model;
         rc = outputs_open(&outs, &c, t, &cfg, &err);
     }
     if (rc == MT_OK) {
-        mt_whatif_configure(&c.wi, t, &c.pm, &cfg);
+        mt_whatif_configure(&c.wi, t, &c.po.pm, &cfg);
         rc = mt_whatif_baseline(&c.wi, t, pm, &cfg, &err);
         if (rc == MT_OK) rc = mt_simrun_run(t, pm, &cfg, &run, &err);
         mt_progress_end(&outs.progress);
@@ -540,7 +418,7 @@ int cmd_simulate(int argc, char **argv) {
     } else {
         print_text(&c, t, run.prog, res, topology, run.host);
     }
-    double limit = c.gpu_mem > 0 ? c.gpu_mem : (double)t->device_mem_bytes;
+    double limit = mt_planopts_mem_limit(&c.po, t);
     if (limit > 0) {
         int32_t worst = 0;
         for (int32_t i = 0; i < res->n_gpus; i++)

@@ -1,0 +1,197 @@
+/* cli/planlist.c — see planlist.h. */
+#include "cli/planlist.h"
+
+#include <jansson.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "util/units.h"
+#include "util/vec.h"
+
+/* One field of a plan ("tp=2", "gpipe") into p. */
+static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_error *err) {
+    char *v = strchr(field, '=');
+    if (v) *v++ = '\0';
+    if (!v) {
+        if (!strcmp(field, "gpipe") || !strcmp(field, "1f1b")) return mt_pp_schedule_parse(field, &p->schedule, err);
+        if (!strcmp(field, "single")) {
+            p->gpus = p->dp = p->tp = p->pp = 1;
+            return MT_OK;
+        }
+        if (!strcmp(field, "default")) return MT_OK;
+        return mt_fail(err, MT_EINVAL,
+                       "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
+                       "schedule=, placement=, bucket=, algo=, single or default)", field, plan_text);
+    }
+    char flag[32];
+    snprintf(flag, sizeof flag, "--plans %s=", field);
+    if (!strcmp(field, "dp") || !strcmp(field, "ddp")) {
+        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->dp, err)) return MT_EINVAL;
+        p->dp_mode = field[1] == 'd' ? MT_DP_DDP : MT_DP_SYNC;
+    } else if (!strcmp(field, "tp")) {
+        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->tp, err)) return MT_EINVAL;
+    } else if (!strcmp(field, "pp")) {
+        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->pp, err)) return MT_EINVAL;
+    } else if (!strcmp(field, "mb")) {
+        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->micro_batches, err)) return MT_EINVAL;
+    } else if (!strcmp(field, "schedule")) {
+        return mt_pp_schedule_parse(v, &p->schedule, err);
+    } else if (!strcmp(field, "placement")) {
+        return mt_placement_parse(v, p->placement, err);
+    } else if (!strcmp(field, "algo")) {
+        return mt_coll_algo_parse(v, &p->algo, err);
+    } else if (!strcmp(field, "bucket")) {
+        if (mt_parse_bytes(v, &p->bucket_bytes, err) != MT_OK || p->bucket_bytes <= 0)
+            return mt_fail(err, MT_EINVAL, "--plans: bucket=%s in plan '%s' needs a size such as 25MiB", v,
+                           plan_text);
+    } else {
+        return mt_fail(err, MT_EINVAL,
+                       "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
+                       "placement, bucket or algo)", field, plan_text);
+    }
+    return MT_OK;
+}
+
+mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
+    *out = NULL;
+    *n = 0;
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1), *plan_text = malloc(len + 1);
+    mt_plan *v = NULL;
+    int64_t cap = 0, count = 0;
+    mt_status rc = MT_OK;
+    if (!buf || !plan_text) {
+        rc = mt_fail(err, MT_ENOMEM, "out of memory reading --plans");
+        goto done;
+    }
+    memcpy(buf, text, len + 1);
+    char *save_plan = NULL;
+    for (char *pl = strtok_r(buf, ",", &save_plan); pl && rc == MT_OK; pl = strtok_r(NULL, ",", &save_plan)) {
+        snprintf(plan_text, len + 1, "%s", pl);
+        if (mt_vec_reserve(&v, &cap, count + 1)) {
+            rc = mt_fail(err, MT_ENOMEM, "out of memory reading --plans");
+            break;
+        }
+        mt_plan p = *base;
+        p.dp = p.tp = p.pp = p.micro_batches = 0;
+        char *save_field = NULL;
+        for (char *fl = strtok_r(pl, ":", &save_field); fl && rc == MT_OK; fl = strtok_r(NULL, ":", &save_field))
+            rc = parse_field(fl, &p, plan_text, err);
+        v[count++] = p;
+    }
+    if (rc == MT_OK && count == 0)
+        rc = mt_fail(err, MT_EINVAL, "--plans is empty (give auto or a list such as ddp=8,tp=2:ddp=4)");
+done:
+    free(buf);
+    free(plan_text);
+    if (rc != MT_OK) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = (int32_t)count;
+    return MT_OK;
+}
+
+mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, mt_plan **out, int32_t *n,
+                           mt_error *err) {
+    *out = NULL;
+    *n = 0;
+    int32_t N = base->gpus;
+    mt_plan *v = NULL;
+    int64_t cap = 0, count = 0;
+    for (int32_t d = 1; d <= N; d++) {
+        if (N % d || (base->dp && base->dp != d)) continue;
+        for (int32_t t = 1; t <= N / d; t++) {
+            if ((N / d) % t || (base->tp && base->tp != t)) continue;
+            int32_t pp = N / d / t;
+            if (base->pp && base->pp != pp) continue;
+            int64_t replica = base->global_batch > 0 ? base->global_batch / d : 0;
+            int32_t mbs[3] = {0}, n_mb = 0;
+            if (pp == 1) {
+                mbs[n_mb++] = 1;
+            } else if (base->micro_batches) {
+                mbs[n_mb++] = base->micro_batches;
+            } else {
+                for (int32_t k = 1; k <= 4; k *= 2)
+                    if (!replica || (pp * k <= replica && replica % (pp * k) == 0)) mbs[n_mb++] = pp * k;
+                if (n_mb == 0) mbs[n_mb++] = 0; /* none divides: simulate's default count */
+            }
+            for (int mode = 0; mode < 2; mode++) {
+                if (mode && (d == 1 || fixed_mode)) break;
+                for (int sch = 0; sch < 2; sch++) {
+                    if (sch && (pp == 1 || fixed_schedule)) break;
+                    for (int32_t m = 0; m < n_mb; m++) {
+                        if (mt_vec_reserve(&v, &cap, count + 1)) {
+                            free(v);
+                            return mt_fail(err, MT_ENOMEM, "out of memory listing plans");
+                        }
+                        mt_plan p = *base;
+                        p.dp = d, p.tp = t, p.pp = pp, p.micro_batches = mbs[m];
+                        if (!fixed_mode) p.dp_mode = mode ? MT_DP_SYNC : MT_DP_DDP;
+                        if (!fixed_schedule) p.schedule = sch ? MT_PP_GPIPE : MT_PP_1F1B;
+                        v[count++] = p;
+                    }
+                }
+            }
+        }
+    }
+    if (count == 0)
+        return mt_fail(err, MT_EINVAL, "no plan of %d GPUs has the sizes given (dp=%d tp=%d pp=%d); drop "
+                                       "--dp/--tp/--pp or change --gpus", N, base->dp, base->tp, base->pp);
+    *out = v;
+    *n = (int32_t)count;
+    return MT_OK;
+}
+
+void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
+    mt_plan def;
+    mt_plan_init(&def);
+    size_t at = 0;
+    buf[0] = '\0';
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (at < len) at += (size_t)snprintf(buf + at, len - at, "%s", at ? ":" : "");            \
+        if (at < len) at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                     \
+    } while (0)
+    if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
+    if (p->tp > 1) ADD("tp=%d", p->tp);
+    if (p->pp > 1) {
+        ADD("pp=%d", p->pp);
+        if (p->micro_batches > 0) ADD("mb=%d", p->micro_batches);
+        ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
+    }
+    if (at == 0) ADD(p->dp || p->tp || p->pp ? "single" : "default");
+    if (strcmp(p->placement, def.placement)) ADD("placement=%s", p->placement);
+    if (p->algo != def.algo) ADD("algo=%s", mt_coll_algo_name(p->algo));
+    if (p->bucket_bytes != def.bucket_bytes) {
+        double mib = p->bucket_bytes / (1024.0 * 1024.0);
+        if (mib == floor(mib)) ADD("bucket=%.0fMiB", mib);
+        else ADD("bucket=%.0f", p->bucket_bytes);
+    }
+#undef ADD
+}
+
+void *mt_planlist_json(const mt_plan *pl) {
+    json_t *plan = json_object();
+    json_object_set_new(plan, "gpus", json_integer(pl->gpus));
+    json_object_set_new(plan, "dp", json_integer(pl->dp));
+    json_object_set_new(plan, "tp", json_integer(pl->tp));
+    json_object_set_new(plan, "pp", json_integer(pl->pp));
+    json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
+    json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
+    json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
+    json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
+    json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));
+    json_object_set_new(plan, "placement", json_string(pl->placement));
+    json_object_set_new(plan, "algo", json_string(mt_coll_algo_name(pl->algo)));
+    json_object_set_new(plan, "global_batch", json_integer(pl->global_batch));
+    json_object_set_new(plan, "replica_batch", json_integer(pl->replica_batch));
+    json_object_set_new(plan, "micro_batch", json_integer(pl->micro_batch));
+    json_object_set_new(plan, "batch_factor", json_real(pl->batch_factor));
+    return plan;
+}

@@ -1,0 +1,48 @@
+/* cli/planlist.h — the plans `mitosis compare` runs: parsed from a --plans list, or every
+ * feasible-looking plan for N GPUs; and the one-line label of a plan in the same syntax.
+ *
+ * Syntax of a list: plans separated by ',', each a ':'-separated list of fields
+ *   dp=D          data-parallel size, one all-reduce after backward (DataParallel)
+ *   ddp=D         data-parallel size, bucketed all-reduce overlapping backward (DDP)
+ *   tp=T  pp=P    tensor- and pipeline-parallel sizes
+ *   mb=M          pipeline micro-batches
+ *   schedule=gpipe|1f1b (or just gpipe / 1f1b)
+ *   placement=ORDER  bucket=SIZE  algo=ring|tree|direct|hier|ringflow
+ *   single        one GPU (all sizes 1)
+ *   default       no field: everything from the command's flags
+ * e.g. "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe". A size left out takes the GPUs left
+ * over as in `simulate` (dp first); a plan without dp= or ddp= uses the command's data-parallel
+ * mode (ddp unless --strategy dp). Every other setting comes from the command's flags (the base
+ * plan).
+ */
+#ifndef MT_CLI_PLANLIST_H
+#define MT_CLI_PLANLIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extrapolate/plan.h"
+#include "util/err.h"
+
+/* Parses text into *out (malloc'd, *n plans), each starting from base. MT_EINVAL with a
+ * message quoting the bad field. */
+mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err);
+
+/* Every plan for base->gpus GPUs: each ordered D x T x P = N (sizes set in base are kept
+ * fixed), ddp and dp when D > 1 (only base's mode when fixed_mode), 1f1b and gpipe when P > 1
+ * (only base's schedule when fixed_schedule), and P, 2P, 4P micro-batches that divide the
+ * replica batch base->global_batch / D (any when the batch is 0, unknown; base's count when it
+ * is set). Plans the trace may still refuse (too many stages) are included. O(N^(2/3)) plans. */
+mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, mt_plan **out, int32_t *n,
+                           mt_error *err);
+
+/* The plan's label in list syntax (sizes of 1 and default settings left out; "single" for one
+ * GPU). Sizes still 0 (unresolved) are left out too ("default" when none is set). */
+void mt_planlist_label(const mt_plan *p, char *buf, size_t len);
+
+/* The plan as a jansson object (json_t *): gpus, dp, tp, pp, dp_mode, schedule, micro_batches,
+ * bucket_bytes, first_bucket_bytes, placement, algo, global_batch, replica_batch, micro_batch,
+ * batch_factor. NULL when out of memory. */
+void *mt_planlist_json(const mt_plan *p);
+
+#endif
