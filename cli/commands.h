@@ -12,6 +12,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_collective(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_perfmodel(int argc, char **argv);
 int cmd_hop(int argc, char **argv);
 

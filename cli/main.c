@@ -17,6 +17,7 @@ static const struct command {
 } commands[] = {
     {"inspect", cmd_inspect, "read a trace (Kineto+ET, TrioSim CSV) and summarise the step"},
     {"simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it"},
+    {"compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan"},
     {"topo", cmd_topo, "describe a topology: nodes, links, bisection bandwidth, routes"},
     {"collective", cmd_collective, "time a collective on a topology (nccl-tests style table)"},
     {"hop", cmd_hop, "decentralized training with stragglers (Hop): backup workers, staleness, gossip graphs"},
