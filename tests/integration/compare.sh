@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Integration: `mitosis compare` against `mitosis simulate`. On this project's CPU traces
+# (traces/, always there) and the shared VGG13 H100 trace (skipped when ../shared is absent):
+# every ranked plan of `compare --gpus 8 --json` gives the same step time as `simulate` with
+# that plan, so the ranking is simulate's; speed-up is throughput over the 1-GPU baseline;
+# infeasible plans are listed as skipped with their reason; a link-bandwidth sweep never gets
+# slower as bandwidth grows and each row equals simulate at that bandwidth; gpus= and nic-bw=
+# sweeps (with {nodes} in --topology) match simulate; bad input is one line and exit 2.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+shared=${MT_SHARED_TRACES:-$root/../shared/traces}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+exec "$py" - "$bin" "$root/traces" "$shared" "$(dirname "$0")" <<'EOF'
+import json, os, sys
+sys.path.insert(0, sys.argv[4])
+from simcheck import Checker, rel
+
+bin_, own, shared = sys.argv[1:4]
+c = Checker(bin_)
+
+
+def compare(*args):
+    rc, out, err = c.run("compare", *args, "--json")
+    if not c.check(f"compare {' '.join(map(str, args[1:]))} exits 0", rc == 0, f"exit {rc}: {err.strip()}"):
+        return None
+    return json.loads(out)
+
+
+def sim_args(p):
+    """simulate flags for a plan object of compare's JSON."""
+    return ["--gpus", p["gpus"], "--dp", p["dp"], "--tp", p["tp"], "--pp", p["pp"],
+            "--strategy", p["dp_mode"], "--micro-batches", p["micro_batches"],
+            "--schedule", p["schedule"], "--batch", p["global_batch"]]
+
+
+def check_against_simulate(name, trace, d, extra):
+    """Every row's step time equals simulate's; the order is simulate's (fastest first)."""
+    rows = d["rows"]
+    c.check(f"{name}: plans ran", len(rows) > 0, d)
+    bad, steps = [], []
+    for r in rows:
+        s = c.sim(trace, *sim_args(r["plan"]), *extra)
+        if not s:
+            continue
+        steps.append(s["step_ms"])
+        if rel(r["step_ms"], s["step_ms"]) > 1e-9:
+            bad.append((r["label"], r["step_ms"], s["step_ms"]))
+    c.check(f"{name}: each of {len(rows)} plans has simulate's step time", not bad, bad[:4])
+    c.check(f"{name}: ranked fastest first by simulate's step times (same global batch)",
+            all(a <= b * (1 + 1e-12) for a, b in zip(steps, steps[1:])), steps[:8])
+    gb = {r["plan"]["global_batch"] for r in rows}
+    c.check(f"{name}: one global batch for every plan", len(gb) == 1, gb)
+    base = d["baseline"]
+    if base["global_batch"] > 0:
+        want = [(r["plan"]["global_batch"] / r["step_ms"]) / (base["global_batch"] / base["step_ms"]) for r in rows]
+        c.check(f"{name}: speed-up = throughput over the 1-GPU baseline",
+                all(rel(r["speedup"], w) < 1e-9 for r, w in zip(rows, want)), [(r["speedup"], w) for r, w in zip(rows, want)][:3])
+    labels = [r["label"] for r in rows] + [s["label"] for s in d["skipped"]]
+    c.check(f"{name}: labels are unique", len(labels) == len(set(labels)), labels)
+
+
+def monotone(name, d):
+    steps = [r["step_ms"] for r in d["rows"]]
+    c.check(f"{name}: {len(steps)} values, step time never grows with bandwidth",
+            len(steps) >= 3 and all(b <= a * (1 + 1e-12) for a, b in zip(steps, steps[1:])), steps)
+    c.check(f"{name}: and it does shrink", steps and steps[-1] < steps[0], steps)
+
+
+# (name, trace, GPUs, extra flags); gpt-tiny loads slowest, so it gets the smaller plan set
+traces = [("resnet18", f"{own}/cpu-resnet18-b8", 8, []), ("gpt-tiny", f"{own}/cpu-gpt-tiny-b8", 4, [])]
+vgg = f"{shared}/triosim-vgg13-h100-bs512"
+if os.path.isdir(vgg):
+    traces.append(("vgg13", vgg, 8, ["--topology", "dgx-h100"]))
+else:
+    print(f"note: {vgg} absent, the shared-trace checks are skipped")
+
+for name, tr, n, extra in traces:
+    d = compare(tr, "--gpus", n, *extra)
+    if d:
+        check_against_simulate(f"{name} auto", tr, d, extra)
+        kinds = {(r["plan"]["dp"] > 1, r["plan"]["tp"] > 1, r["plan"]["pp"] > 1) for r in d["rows"]}
+        c.check(f"{name} auto: pure and hybrid dp/tp/pp plans all listed", len(kinds) == (7 if n == 8 else 6), kinds)
+        modes = {(r["plan"]["dp_mode"], r["plan"]["schedule"]) for r in d["rows"] if r["plan"]["dp"] > 1 and r["plan"]["pp"] > 1}
+        c.check(f"{name} auto: dp and ddp, gpipe and 1f1b", len(modes) == 4, modes)
+
+    # infeasible plans are skipped with their reason, feasible ones still ranked
+    d = compare(tr, "--gpus", 8, "--plans", "ddp=8,tp=3,pp=4:mb=7,dp=4:tp=2,pp=64", *extra)
+    if d:
+        sk = {s["label"]: s["reason"] for s in d["skipped"]}
+        c.check(f"{name} --plans: tp=3, mb=7 and pp=64 skipped, 2 ran",
+                len(d["rows"]) == 2 and {"tp=3", "pp=4:mb=7:schedule=1f1b", "pp=64:schedule=1f1b"} <= set(sk), (d["rows"], sk))
+        c.check(f"{name} --plans: reasons say why", "multiple of 3" in sk.get("tp=3", "")
+                and "micro-batches" in sk.get("pp=4:mb=7:schedule=1f1b", "")
+                and "64" in sk.get("pp=64:schedule=1f1b", ""), sk)
+        check_against_simulate(f"{name} --plans", tr, d, extra)
+
+# sweeps: link bandwidth (data parallel and tensor parallel), NIC bandwidth on two nodes, GPUs
+for name, tr, extra, plan in (("resnet18 dp", f"{own}/cpu-resnet18-b8", [], ["--gpus", 8, "--strategy", "dp"]),
+                              ("gpt-tiny tp", f"{own}/cpu-gpt-tiny-b8", [], ["--gpus", 4, "--tp", 4])):
+    d = compare(tr, *plan, "--sweep", "link-bw=5GB/s:500GB/s:x3", *extra)
+    if d:
+        c.check(f"{name} link-bw sweep: 5, 15, 45, 135, 405, 500 GB/s",
+                [round(r["value"] / 1e9) for r in d["rows"]] == [5, 15, 45, 135, 405, 500], [r["value"] for r in d["rows"]])
+        monotone(f"{name} link-bw sweep", d)
+        for r in d["rows"][::2]:
+            s = c.sim(tr, *plan, "--link-bw", repr(r["value"]), *extra)
+            c.check(f"{name} link-bw {r['label']}: simulate agrees", s and rel(s["step_ms"], r["step_ms"]) < 1e-9,
+                    (r["step_ms"], s and s["step_ms"]))
+
+if os.path.isdir(vgg):
+    topo = "multinode:nodes={nodes},gpus=8"
+    d = compare(vgg, "--gpus", 16, "--tp", 8, "--strategy", "dp", "--topology", topo, "--sweep", "nic-bw=10GB/s:80GB/s")
+    if d:
+        monotone("vgg13 dp2 x tp8 nic-bw sweep on 2 nodes", d)
+        r = d["rows"][0]
+        s = c.sim(vgg, "--gpus", 16, "--tp", 8, "--strategy", "dp", "--topology", "multinode:nodes=2,gpus=8",
+                  "--nic-bw", repr(r["value"]))
+        c.check("vgg13 nic-bw 10 GB/s: simulate agrees", s and rel(s["step_ms"], r["step_ms"]) < 1e-9, (r, s and s["step_ms"]))
+    d = compare(vgg, "--tp", 2, "--topology", topo, "--sweep", "gpus=8:64")
+    if d:
+        c.check("vgg13 gpus sweep: 8, 16, 32, 64 on 1..8 nodes",
+                [r["plan"]["gpus"] for r in d["rows"]] == [8, 16, 32, 64]
+                and [r["topology"] for r in d["rows"]][-1] == "multinode:nodes=8,gpus=8", d["rows"])
+        for r in d["rows"]:
+            s = c.sim(vgg, "--gpus", r["plan"]["gpus"], "--tp", 2, "--topology", r["topology"])
+            c.check(f"vgg13 gpus={r['label']}: simulate agrees", s and rel(s["step_ms"], r["step_ms"]) < 1e-9,
+                    (r["step_ms"], s and s["step_ms"]))
+        sp = [r["speedup"] for r in d["rows"]]
+        c.check("vgg13 gpus sweep: throughput grows with GPUs", all(b > a for a, b in zip(sp, sp[1:])), sp)
+
+# the text table: ranked rows, the skipped section, the fastest line
+rn = f"{own}/cpu-resnet18-b8"
+rc, out, err = c.run("compare", rn, "--gpus", 4, "--plans", "ddp=4,tp=3")
+c.check("text: header, ranked row, skipped section, fastest line",
+        rc == 0 and "speed-up" in out and "   1  ddp=4" in out and "skipped (infeasible):" in out
+        and "\n  tp=3 " in out and "fastest    ddp=4" in out, out)
+c.check("text: no progress line when stderr is not a terminal", err == "", err)
+
+c.check_bad("--plans: unknown field 'foo='", "compare", rn, "--gpus", 8, "--plans", "foo=2")
+c.check_bad("--plans tp= needs an integer", "compare", rn, "--gpus", 8, "--plans", "tp=x")
+c.check_bad("--sweep 'foo=1:2'", "compare", rn, "--gpus", 8, "--sweep", "foo=1:2")
+c.check_bad("FROM <= TO", "compare", rn, "--gpus", 8, "--sweep", "link-bw=9GB/s:1GB/s")
+c.check_bad("--gpus is required", "compare", rn)
+c.check_bad("do not go together", "compare", rn, "--gpus", 8, "--plans", "ddp=8", "--sweep", "link-bw=1GB/s,2GB/s")
+c.check_bad("no plan could run", "compare", rn, "--gpus", 8, "--plans", "tp=3")
+c.check_bad("fewer", "compare", rn, "--gpus", 8, "--topology", "ring:4")
+c.finish()
+EOF

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Integration: the HTML reports of `simulate --html`, `compare --html` and `compare --sweep
+# --html` on this project's traces. Static checks always: one file, no http(s):// reference,
+# no src=/href= (nothing external), the sections' ids, text escaped (a trace folder named
+# with <, >, & and quotes). Then, when Debian's Chromium is installed, the pages are rendered
+# headless: the DOM (after the script ran) has the summary table, a per-GPU bar per GPU and
+# part, a Gantt with span rects and a drawn time axis; a screenshot is written. Without
+# Chromium it exits 77 (skipped) after the static checks.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+browser=""
+for b in chromium chromium-browser headless_shell; do
+    if command -v "$b" >/dev/null 2>&1; then browser=$(command -v "$b"); break; fi
+done
+"$py" - "$bin" "$root/traces" "$tmp" "$browser" <<'EOF'
+import html.parser, os, re, shutil, subprocess, sys
+
+bin_, own, tmp, browser = sys.argv[1:5]
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global failed
+    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else f": {detail}"))
+    failed += not ok
+    return ok
+
+
+def run(*args):
+    p = subprocess.run([bin_, *map(str, args)], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+# A trace folder whose name needs escaping: it is shown in the summary.
+odd = os.path.join(tmp, "gpt <b>&\"x'")
+shutil.copytree(os.path.join(own, "cpu-gpt-tiny-b8"), odd)
+pages = {
+    "simulate": ["simulate", odd, "--gpus", 8, "--dp", 2, "--tp", 2, "--pp", 2],
+    "simulate-32": ["simulate", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 32, "--dp", 16, "--pp", 2],
+    "compare": ["compare", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 4],
+    "sweep": ["compare", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 4, "--strategy", "dp",
+              "--sweep", "link-bw=1GB/s:100GB/s:4"],
+}
+ids = {
+    "simulate": ["summary", "gpu-bars", "layer-bars", "gantt"],
+    "simulate-32": ["summary", "gpu-bars", "gantt"],
+    "compare": ["summary", "plans", "compare-chart", "gpu-bars", "layer-bars", "gantt"],
+    "sweep": ["summary", "sweep", "sweep-chart", "gpu-bars", "gantt"],
+}
+files = {}
+for name, args in pages.items():
+    path = os.path.join(tmp, f"{name}.html")
+    rc, out, err = run(*args, "--html", path)
+    if not check(f"{name}: --html exits 0 and writes the file", rc == 0 and os.path.getsize(path) > 1000,
+                 f"exit {rc}: {err.strip()}"):
+        continue
+    files[name] = path
+    text = open(path, encoding="utf-8").read()
+    check(f"{name}: no http:// or https:// anywhere", not re.search(r"https?://", text, re.I),
+          re.findall(r".{20}https?://.{20}", text)[:3])
+    check(f"{name}: no src= or href= (nothing loaded from outside)", not re.search(r"\s(src|href)\s*=", text, re.I))
+    check(f"{name}: one document with its own style and script",
+          text.count("<html") == 1 and "<style>" in text and "<script>" in text)
+    missing = [i for i in ids[name] if f'id="{i}"' not in text]
+    check(f"{name}: sections {ids[name]}", not missing, missing)
+    if name == "simulate":
+        check("simulate: the folder name is escaped in the summary",
+              "gpt &lt;b&gt;&amp;&quot;x&#39;" in text and "<b>&" not in text, re.findall(r"gpt .{0,40}", text)[:2])
+    if name == "simulate-32":
+        check("simulate-32: the page says only 16 of 32 GPUs are drawn in the timeline",
+              "Only 16 of the run's 32 GPUs are drawn" in text, re.findall(r"Only.{0,80}", text))
+
+rc, out, err = run("simulate", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 2, "--html", os.path.join(tmp, "no/such/dir.html"))
+check("unwritable --html: exit 2, one line naming the file",
+      rc == 2 and len(err.splitlines()) == 1 and "no/such/dir.html" in err, (rc, err))
+
+if failed:
+    print(f"{failed} failed checks")
+    sys.exit(1)
+if not browser:
+    print("SKIP: no chromium, chromium-browser or headless_shell installed (apt-get install chromium); "
+          "the static checks passed, the rendering checks did not run")
+    sys.exit(77)
+
+
+class Dom(html.parser.HTMLParser):
+    """Counts of tags inside each element with an id (e.g. rects inside #gantt-plot), and text."""
+    VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.ids, self.inside, self.text = [], set(), {}, {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        for _, i in self.stack + [(tag, a.get("id"))]:
+            if i:
+                self.inside[(i, tag)] = self.inside.get((i, tag), 0) + 1
+        if tag not in self.VOID:
+            self.stack.append((tag, a.get("id")))
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        for _, i in self.stack:
+            if i:
+                self.text[i] = self.text.get(i, "") + data
+
+
+flags = ["--headless", "--disable-gpu", "--no-sandbox", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp}/profile"]
+for name, path in files.items():
+    url = "file://" + path
+    p = subprocess.run([browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    if not check(f"{name}: chromium --dump-dom", p.returncode == 0 and "<body" in p.stdout, p.stderr[-400:]):
+        continue
+    d = Dom()
+    d.feed(p.stdout)
+    missing = [i for i in ids[name] if i not in d.ids]
+    check(f"{name}: rendered DOM has {ids[name]}", not missing, missing)
+    check(f"{name}: summary table has rows", d.inside.get(("summary", "tr"), 0) >= 5, d.inside.get(("summary", "tr")))
+    gantt = d.inside.get(("gantt-plot", "rect"), 0)
+    check(f"{name}: gantt has span rects", gantt > 0, gantt)
+    check(f"{name}: the script drew the time axis (ticks in #gantt-axis) and the range line",
+          d.inside.get(("gantt-axis", "text"), 0) >= 3 and "showing 0.000 to" in d.text.get("gantt-range", ""),
+          (d.inside.get(("gantt-axis", "text")), d.text.get("gantt-range")))
+    bars = d.inside.get(("gpu-bars", "rect"), 0)
+    ngpu = {"simulate": 8, "simulate-32": 32, "compare": 4, "sweep": 4}[name]
+    check(f"{name}: 5 bars per GPU: compute, host wait, exposed, bubble, idle (+5 legend)", bars == 5 * ngpu + 5, bars)
+    if name == "compare":
+        check("compare: one bar per ranked plan", d.inside.get(("compare-chart", "rect"), 0) - 2
+              == d.inside.get(("plans", "tr"), 0) - 1, (d.inside.get(("compare-chart", "rect")), d.inside.get(("plans", "tr"))))
+    if name == "sweep":
+        check("sweep: 4 points on the line", d.inside.get(("sweep-chart", "circle"), 0) == 4,
+              d.inside.get(("sweep-chart", "circle")))
+    png = os.path.join(tmp, f"{name}.png")
+    p = subprocess.run([browser, *flags, "--window-size=1400,2000", f"--screenshot={png}", url],
+                       capture_output=True, text=True, timeout=120)
+    check(f"{name}: screenshot", p.returncode == 0 and os.path.exists(png) and os.path.getsize(png) > 10000,
+          p.stderr[-400:])
+print(f"{failed} failed checks")
+sys.exit(1 if failed else 0)
+EOF
