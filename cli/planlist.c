@@ -160,11 +160,9 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     } while (0)
     if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
     if (p->tp > 1) ADD("tp=%d", p->tp);
-    if (p->pp > 1) {
-        ADD("pp=%d", p->pp);
-        if (p->micro_batches > 0) ADD("mb=%d", p->micro_batches);
-        ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
-    }
+    if (p->pp > 1) ADD("pp=%d", p->pp);
+    if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
+    if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
     if (at == 0) ADD(p->dp || p->tp || p->pp ? "single" : "default");
     if (strcmp(p->placement, def.placement)) ADD("placement=%s", p->placement);
     if (p->algo != def.algo) ADD("algo=%s", mt_coll_algo_name(p->algo));

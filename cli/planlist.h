@@ -36,8 +36,9 @@ mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out
 mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, mt_plan **out, int32_t *n,
                            mt_error *err);
 
-/* The plan's label in list syntax (sizes of 1 and default settings left out; "single" for one
- * GPU). Sizes still 0 (unresolved) are left out too ("default" when none is set). */
+/* The plan's label in list syntax (sizes of 1, one micro-batch and default settings left out;
+ * "single" for one GPU). Sizes still 0 (unresolved) are left out too ("default" when none is
+ * set). */
 void mt_planlist_label(const mt_plan *p, char *buf, size_t len);
 
 /* The plan as a jansson object (json_t *): gpus, dp, tp, pp, dp_mode, schedule, micro_batches,

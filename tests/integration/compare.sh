@@ -84,6 +84,9 @@ for name, tr, n, extra in traces:
         c.check(f"{name} auto: pure and hybrid dp/tp/pp plans all listed", len(kinds) == (7 if n == 8 else 6), kinds)
         modes = {(r["plan"]["dp_mode"], r["plan"]["schedule"]) for r in d["rows"] if r["plan"]["dp"] > 1 and r["plan"]["pp"] > 1}
         c.check(f"{name} auto: dp and ddp, gpipe and 1f1b", len(modes) == 4, modes)
+        if name == "vgg13":
+            c.check("vgg13 auto: 61 plans for 8 GPUs (README)", len(d["rows"]) + len(d["skipped"]) == 61,
+                    (len(d["rows"]), len(d["skipped"])))
 
     # infeasible plans are skipped with their reason, feasible ones still ranked
     d = compare(tr, "--gpus", 8, "--plans", "ddp=8,tp=3,pp=4:mb=7,dp=4:tp=2,pp=64", *extra)
