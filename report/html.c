@@ -33,9 +33,9 @@ static void esc_short(FILE *f, const char *s, size_t max) {
         esc(f, s);
         return;
     }
-    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
     char buf[NAME_SHOWN + 8];
     if (max > NAME_SHOWN) max = NAME_SHOWN;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
     memcpy(buf, s, max);
     buf[max] = '\0';
     esc(f, buf);
