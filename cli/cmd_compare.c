@@ -29,8 +29,8 @@ static void usage(FILE *out) {
             "       mitosis compare TRACE [TRACE2] [plan flags] --sweep NAME=VALUES [options]\n\n"
             "Simulates the traced step under every plan for N GPUs (or the --plans LIST) and prints\n"
             "them ranked, fastest first: step time, speed-up over one GPU (throughput over the\n"
-            "traced batch on one GPU), samples/s, exposed communication and bubble (max over\n"
-            "GPUs), estimated peak memory per GPU, '!' over --gpu-mem. Plans the trace or the\n"
+            "traced batch on one GPU), samples/s, exposed communication, host wait and bubble\n"
+            "(max over GPUs), estimated peak memory per GPU, '!' over --gpu-mem. Plans the trace or the\n"
             "topology cannot run are listed as skipped, with the reason.\n\n"
             "  --gpus N              GPUs to compare plans for\n"
             "  --plans auto|LIST     auto (default): every D x T x P = N; ddp and dp when D > 1;\n"
@@ -87,7 +87,7 @@ typedef struct cmp_row {
     int ran;
     mt_plan resolved;
     char ran_topology[64];
-    double step_ms, speedup, sps, exposed_ms, bubble_ms, mem_bytes;
+    double step_ms, speedup, sps, exposed_ms, host_wait_ms, bubble_ms, mem_bytes; /* max over GPUs */
     int over_mem;
     char *reason;            /* skipped: why (malloc'd) */
 } cmp_row;
@@ -283,10 +283,11 @@ static mt_status run_row(const cmp_cli *c, cmp_row *w, const trace *t, mt_perfmo
     w->step_ms = (double)r->step_ps / 1e9;
     w->sps = run.plan.global_batch > 0 && r->step_ps > 0 ? (double)run.plan.global_batch / (w->step_ms / 1e3) : -1;
     w->speedup = w->step_ms > 0 ? (units_of(&run.plan) / w->step_ms) / (b->units / b->step_ms) : 0;
-    w->exposed_ms = w->bubble_ms = w->mem_bytes = 0;
+    w->exposed_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
         if ((double)g->exposed_ps / 1e9 > w->exposed_ms) w->exposed_ms = (double)g->exposed_ps / 1e9;
+        if ((double)g->host_wait_ps / 1e9 > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / 1e9;
         if ((double)g->bubble_ps / 1e9 > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / 1e9;
         if (g->peak_mem_bytes > w->mem_bytes) w->mem_bytes = g->peak_mem_bytes;
     }
@@ -396,7 +397,8 @@ static void print_text(const cmp_out *o) {
         if ((int)strlen(o->rows[i].label) > wl) wl = (int)strlen(o->rows[i].label);
     if (c->sw == SW_NONE) printf("%4s  %-*s", "#", wl, "plan");
     else printf("%-*s", wl, SWEEP_NAMES[c->sw]);
-    printf(" %11s %9s %11s %11s %10s %8s\n", "step ms", "speed-up", "samples/s", "exposed ms", "bubble ms", "mem GB");
+    printf(" %11s %9s %11s %11s %10s %10s %8s\n", "step ms", "speed-up", "samples/s", "exposed ms", "host ms",
+           "bubble ms", "mem GB");
     int marks = 0, rank = 0;
     for (int32_t i = 0; i < o->n; i++) {
         const cmp_row *w = &o->rows[i];
@@ -406,8 +408,8 @@ static void print_text(const cmp_out *o) {
         else snprintf(sps, sizeof sps, "-");
         if (c->sw == SW_NONE) printf("%4d  %-*s", ++rank, wl, w->label);
         else printf("%-*s", wl, w->label);
-        printf(" %11.3f %9.2f %11s %11.3f %10.3f %8.2f%s\n", w->step_ms, w->speedup, sps, w->exposed_ms, w->bubble_ms,
-               w->mem_bytes / 1e9, w->over_mem ? " !" : "");
+        printf(" %11.3f %9.2f %11s %11.3f %10.3f %10.3f %8.2f%s\n", w->step_ms, w->speedup, sps, w->exposed_ms,
+               w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? " !" : "");
         marks += w->over_mem;
     }
     int skipped = 0;
@@ -463,6 +465,7 @@ static void print_json(const cmp_out *o) {
         json_object_set_new(x, "speedup", json_real(w->speedup));
         json_object_set_new(x, "samples_per_s", w->sps >= 0 ? json_real(w->sps) : json_null());
         json_object_set_new(x, "exposed_comm_ms", json_real(w->exposed_ms));
+        json_object_set_new(x, "host_wait_ms", json_real(w->host_wait_ms));
         json_object_set_new(x, "bubble_ms", json_real(w->bubble_ms));
         json_object_set_new(x, "peak_mem_bytes", json_real(w->mem_bytes));
         json_object_set_new(x, "over_mem", json_boolean(w->over_mem));
@@ -483,8 +486,10 @@ static mt_status write_html(const cmp_out *o, mt_perfmodel *pm, mt_error *err) {
     if (!hr) return mt_fail(err, MT_ENOMEM, "out of memory writing the HTML report");
     for (int32_t i = 0; i < o->n; i++) {
         const cmp_row *w = &o->rows[i];
-        hr[i] = (mt_html_row){w->label, w->ran ? NULL : w->reason, w->step_ms, w->speedup, w->sps,
-                              w->exposed_ms, w->bubble_ms, w->mem_bytes, w->over_mem};
+        hr[i] = (mt_html_row){.label = w->label, .skipped = w->ran ? NULL : w->reason, .step_ms = w->step_ms,
+                              .speedup = w->speedup, .samples_per_s = w->sps, .exposed_ms = w->exposed_ms,
+                              .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
+                              .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
     }
     char lines[3][256];
     mt_html_kv kv[3];

@@ -102,7 +102,7 @@ static void rows_table(FILE *f, const mt_html_report *r) {
     fprintf(f, "<table id=\"%s\"><tr>%s<th class=\"l\">", plans ? "plans" : "sweep", plans ? "<th>#</th>" : "");
     esc(f, plans ? "plan" : r->sweep_name);
     fprintf(f, "</th><th>step ms</th><th>speed-up</th><th>samples/s</th><th>exposed comm ms</th>"
-               "<th>bubble ms</th><th>peak mem GB</th><th class=\"l\">memory</th></tr>\n");
+               "<th>host wait ms</th><th>bubble ms</th><th>peak mem GB</th><th class=\"l\">memory</th></tr>\n");
     int rank = 0;
     for (int32_t i = 0; i < r->n_rows; i++) {
         const mt_html_row *w = &r->rows[i];
@@ -114,15 +114,15 @@ static void rows_table(FILE *f, const mt_html_report *r) {
         fprintf(f, "</td><td>%.3f</td><td>%.2f</td>", w->step_ms, w->speedup);
         if (w->samples_per_s >= 0) fprintf(f, "<td>%.1f</td>", w->samples_per_s);
         else fprintf(f, "<td>-</td>");
-        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td></tr>\n", w->exposed_ms,
-                w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? "over the limit" : "");
+        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td></tr>\n",
+                w->exposed_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? "over the limit" : "");
     }
     for (int32_t i = 0; i < r->n_rows; i++) {
         const mt_html_row *w = &r->rows[i];
         if (!w->skipped) continue;
         fprintf(f, "<tr class=\"skip\">%s<td class=\"l\">", plans ? "<td>-</td>" : "");
         esc(f, w->label);
-        fprintf(f, "</td><td class=\"l\" colspan=\"7\">skipped: ");
+        fprintf(f, "</td><td class=\"l\" colspan=\"8\">skipped: ");
         esc(f, w->skipped);
         fprintf(f, "</td></tr>\n");
     }
