@@ -113,13 +113,20 @@ static void write_report(fixture *f, int64_t max_spans, const mt_span_filter *gp
     assert_int_equal(mt_html_write(path, &r, &err), MT_OK);
 }
 
+/* The report of f as text (written to a scratch file, read back, deleted). */
+static char *report_text(fixture *f, int64_t max_spans, const mt_span_filter *gpus) {
+    const char *path = "test_html_scratch.html";
+    write_report(f, max_spans, gpus, path);
+    char *s = slurp(path);
+    remove(path);
+    return s;
+}
+
 static void test_sections_and_escaping(void **state) {
     (void)state;
     fixture f;
     fixture_init(&f);
-    const char *path = "test_html_1.html";
-    write_report(&f, 0, NULL, path);
-    char *s = slurp(path);
+    char *s = report_text(&f, 0, NULL);
     const char *ids[] = {"summary", "plans", "compare-chart", "gpu-bars", "layer-bars", "gantt", "gantt-plot"};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         char want[64];
@@ -149,7 +156,6 @@ static void test_sections_and_escaping(void **state) {
     assert_non_null(strstr(s, "GPU 0 compute forward, 2 ops from aten::linear (enc&lt;1&gt;), micro-batch 0"));
     assert_non_null(strstr(s, "GPU 1 allreduce 4.00 MB (dp) for b&amp;c"));
     free(s);
-    remove(path);
     mt_recorder_destroy(&f.rec);
 }
 
@@ -157,9 +163,7 @@ static void test_span_cap_keeps_the_longest(void **state) {
     (void)state;
     fixture f;
     fixture_init(&f);
-    const char *path = "test_html_2.html";
-    write_report(&f, 10, NULL, path);
-    char *s = slurp(path);
+    char *s = report_text(&f, 10, NULL);
     const char *end, *g = gantt_plot(s, &end);
     assert_int_equal(count(g, end, "<rect"), 10);
     /* the 10 longest of 201: 96..100 ns on both GPUs */
@@ -169,7 +173,6 @@ static void test_span_cap_keeps_the_longest(void **state) {
     assert_int_equal(count(g, end, "width=\"0.095000\""), 0);
     assert_non_null(strstr(s, "191 spans shorter than 0.096 us are not drawn"));
     free(s);
-    remove(path);
     mt_recorder_destroy(&f.rec);
 }
 
@@ -183,9 +186,7 @@ static void test_kept_gpus_are_said(void **state) {
     assert_int_equal(mt_span_filter_ranks(&f.rec.filter, "0", 2, &err), MT_OK);
     for (int g = 0; g < 2; g++)
         mt_recorder_span(&f.rec, g, MT_SPAN_COMPUTE, &f.tasks[0], 0, 1000000);
-    const char *path = "test_html_3.html";
-    write_report(&f, 0, NULL, path);
-    char *s = slurp(path);
+    char *s = report_text(&f, 0, NULL);
     const char *end, *g = gantt_plot(s, &end);
     assert_int_equal(count(g, end, "<rect"), 1);
     assert_non_null(strstr(s, "Only 1 of the run's 2 GPUs are drawn (ranks 0 to 0)"));
@@ -198,14 +199,12 @@ static void test_kept_gpus_are_said(void **state) {
     mt_span_filter only1;
     mt_span_filter_init(&only1);
     assert_int_equal(mt_span_filter_ranks(&only1, "1", 2, &err), MT_OK);
-    write_report(&f, 0, &only1, path);
-    s = slurp(path);
+    s = report_text(&f, 0, &only1);
     g = gantt_plot(s, &end);
     assert_int_equal(count(g, end, "<rect"), 1);
     assert_non_null(strstr(g, "GPU 1 compute"));
     assert_non_null(strstr(s, "Only 1 of the run's 2 GPUs are drawn (ranks 1 to 1)"));
     free(s);
-    remove(path);
     mt_span_filter_destroy(&only1);
     mt_recorder_destroy(&f.rec);
 }
