@@ -433,7 +433,8 @@ static const char SCRIPT[] =
     "+(t1/1000).toFixed(3)+' ms of '+(T/1000).toFixed(3)+' ms (wheel: zoom, drag: pan, double-click: reset)';}\n"
     "function zoom(f,at){var s=Math.min(T,Math.max((t1-t0)*f,T*1e-7));t0=at-(at-t0)*s/(t1-t0);\n"
     " if(t0<0)t0=0;t1=t0+s;if(t1>T){t1=T;t0=T-s;}draw();}\n"
-    "function at(e){var r=svg.getBoundingClientRect(),x=e.clientX-r.left;return t0+Math.min(1,Math.max(0,(x-L)/W))*(t1-t0);}\n"
+    "function at(e){var r=svg.getBoundingClientRect(),x=e.clientX-r.left;\n"
+    " return t0+Math.min(1,Math.max(0,(x-L)/W))*(t1-t0);}\n"
     "svg.addEventListener('wheel',function(e){e.preventDefault();zoom(e.deltaY<0?0.8:1.25,at(e));},{passive:false});\n"
     "svg.addEventListener('mousedown',function(e){drag={x:e.clientX,t0:t0,t1:t1};svg.style.cursor='grabbing';});\n"
     "window.addEventListener('mousemove',function(e){if(!drag)return;var d=(drag.x-e.clientX)/W*(drag.t1-drag.t0);\n"
@@ -473,8 +474,8 @@ mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err
         const char *d = r->detail_label ? r->detail_label : "";
         fprintf(f, "<h2>Per GPU: ");
         esc(f, d);
-        fprintf(f, "</h2>\n<p class=\"note\">compute + exposed communication + bubble + idle = step time on "
-                   "every GPU.</p>\n");
+        fprintf(f, "</h2>\n<p class=\"note\">compute + host wait + exposed communication + bubble + idle = step "
+                   "time on every GPU.</p>\n");
         gpu_bars(f, r->res);
         fprintf(f, "<h2>Per layer: ");
         esc(f, d);
