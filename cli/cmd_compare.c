@@ -250,6 +250,7 @@ static mt_status row_cfg(const cmp_cli *c, cmp_row *w, const trace *t, mt_record
     cfg->net.topology = w->topology[0] ? w->topology : NULL;
     cfg->sim.ranks_per_node = c->po.gpus_per_node;
     cfg->host_model = c->po.host_model;
+    cfg->host_scale = c->po.host_scale;
     if (!rec) return MT_OK;
     cfg->sim.on_span = mt_recorder_span;
     cfg->sim.span_ctx = rec;
@@ -538,6 +539,7 @@ static mt_status run_baseline(const cmp_cli *c, const trace *t, mt_perfmodel *pm
     cfg.net = c->po.net;
     cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
     cfg.host_model = c->po.host_model;
+    cfg.host_scale = c->po.host_scale;
     mt_simrun run;
     MT_CHECK(mt_simrun_run(t, pm, &cfg, &run, err));
     b->step_ms = (double)run.res->step_ps / 1e9;

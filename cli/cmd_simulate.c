@@ -395,6 +395,7 @@ int cmd_simulate(int argc, char **argv) {
         cfg.net = c.po.net;
         cfg.sim.ranks_per_node = c.po.gpus_per_node;
         cfg.host_model = c.po.host_model;
+        cfg.host_scale = c.po.host_scale;
         rc = outputs_open(&outs, &c, t, &cfg, &err);
     }
     if (rc == MT_OK) {

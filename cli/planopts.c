@@ -1,6 +1,7 @@
 /* cli/planopts.c — see planopts.h. */
 #include "cli/planopts.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -14,6 +15,7 @@ void mt_planopts_init(mt_planopts *o) {
     mt_pm_opts_init(&o->pm);
     o->gpus_per_node = 8;
     o->host_model = MT_HOST_AUTO;
+    o->host_scale = 1;
 }
 
 void mt_planopts_help(FILE *out) {
@@ -55,6 +57,8 @@ void mt_planopts_help(FILE *out) {
             "                        op, launches kernels (they cannot start before launch + launch\n"
             "                        latency) and blocks at synchronising calls; none: GPU work only.\n"
             "                        Default trace when the trace has kernel launches, else none\n"
+            "  --host-scale F        multiply the traced host (CPU) times by F: a faster (F < 1) or\n"
+            "                        slower CPU, or the profiler's own overhead taken out (default 1)\n"
             "Trace:\n"
             "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n");
 }
@@ -89,6 +93,12 @@ static int take_named(mt_planopts *o, const char *f, const char *v, mt_error *er
         else if (!strcmp(f, "--trace-gpu")) o->pm.trace_gpu = v;
         else if (!strcmp(f, "--target-gpu")) o->pm.target_gpu = v;
         else o->pm.gpu_specs_path = v;
+    } else if (!strcmp(f, "--host-scale")) {
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : 0;
+        if (!v || *end || !(x > 0) || x > 1e6)
+            return mt_fail(err, MT_EINVAL, "--host-scale needs a factor > 0 such as 0.5 (got '%s')", v ? v : ""), -1;
+        o->host_scale = x;
     } else if (!strcmp(f, "--host-model")) {
         if (v && !strcmp(v, "none")) o->host_model = MT_HOST_NONE;
         else if (v && !strcmp(v, "trace")) o->host_model = MT_HOST_TRACE;

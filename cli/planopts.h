@@ -35,6 +35,7 @@ typedef struct mt_planopts {
     int32_t gpus_per_node;    /* default 8 */
     double gpu_mem;           /* --gpu-mem bytes, 0 = not given */
     int host_model;           /* MT_HOST_AUTO (default), MT_HOST_NONE, MT_HOST_TRACE */
+    double host_scale;        /* --host-scale (default 1) */
 } mt_planopts;
 
 void mt_planopts_init(mt_planopts *o);

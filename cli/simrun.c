@@ -10,6 +10,7 @@ void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     mt_netopts_init(&c->net);
     mt_sim_opts_init(&c->sim);
     c->host_model = MT_HOST_AUTO;
+    c->host_scale = 1;
 }
 
 void mt_simrun_free(mt_simrun *r) {
@@ -35,6 +36,8 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         if (out->topology[0]) net.topology = out->topology;
         int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
         if (host) rc = mt_hostmodel_build(t, &out->host, err);
+        if (rc == MT_OK && out->host && cfg->host_scale > 0 && cfg->host_scale != 1)
+            mt_hostmodel_scale(out->host, cfg->host_scale);
         mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, host};
         if (rc == MT_OK) rc = mt_program_build(t, &out->plan, &po, &out->prog, err);
     }

@@ -1,6 +1,7 @@
 /* extrapolate/hostmodel.c — see hostmodel.h. */
 #include "extrapolate/hostmodel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,16 @@ mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err) 
     }
     *out = m;
     return MT_OK;
+}
+
+void mt_hostmodel_scale(mt_hostmodel *m, double f) {
+    m->head_ps = llround((double)m->head_ps * f);
+    m->host_total_ps = m->head_ps;
+    for (int32_t i = 0; i < m->n_ops; i++) {
+        m->ops[i].host_ps = llround((double)m->ops[i].host_ps * f);
+        m->host_total_ps += m->ops[i].host_ps;
+    }
+    for (int32_t i = 0; i < m->n_ev; i++) m->ev[i].off_ps = llround((double)m->ev[i].off_ps * f);
 }
 
 int64_t mt_hostmodel_run_op(const mt_hostmodel *m, int32_t op, int64_t dev_ps, int64_t dev_free, int64_t *host,

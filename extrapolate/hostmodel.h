@@ -67,6 +67,11 @@ int mt_hostmodel_available(const trace *t);
 mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err);
 void mt_hostmodel_free(mt_hostmodel *m);
 
+/* Multiplies every host work time (head, per-op work, launch and sync offsets) by f > 0: a
+ * faster (f < 1) or slower host, or the profiler's own overhead removed from the trace's CPU
+ * times. Launch latency and the added collectives' host cost are kept. */
+void mt_hostmodel_scale(mt_hostmodel *m, double f);
+
 /* Runs trace op `op` with dev_ps of device work: the host starts it at *host, the device is
  * free from dev_free. Returns when its device work ends (its busy block is [end - dev_ps,
  * end]); *host becomes the time the host is done with it; *sync_wait_ps (may be NULL) gets

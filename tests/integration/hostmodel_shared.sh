@@ -61,6 +61,15 @@ if d:
     c.check("linear ddp 8: launch-bound GPUs wait for the host most of the step",
             all(x["host_wait_ms"] > 0.5 * d["step_ms"] for x in d["gpus"]), [x["host_wait_ms"] for x in d["gpus"]])
 
+# --host-scale: a host twice as fast halves a launch-bound step's host time
+d1 = c.sim(lin, "--gpus", 1)
+d2 = c.sim(lin, "--gpus", 1, "--host-scale", 0.5)
+if d1 and d2:
+    c.check("linear --host-scale 0.5: traced host time halves, launch-bound step shrinks by 35-50%",
+            rel(d2["host"]["traced_host_ms"], d1["host"]["traced_host_ms"] / 2) < 1e-6
+            and 0.5 <= d2["step_ms"] / d1["step_ms"] <= 0.65, (d1["step_ms"], d2["step_ms"]))
+c.check_bad("--host-scale needs a factor > 0", "simulate", lin, "--gpus", 1, "--host-scale", "-1")
+
 # traces without kernel launches: default none; trace refused with one line
 csv = f"{shared}/triosim-csv-resnet50-h100-bs128"
 d = c.sim(csv, "--gpus", 1)

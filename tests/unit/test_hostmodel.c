@@ -150,6 +150,15 @@ static void tiny_kernels_are_host_bound(void **state) {
     assert_int_equal(o.res->gpus[0].host_wait_ps, PS(904));
     assert_true(o.res->gpus[0].host_busy_ps > o.res->gpus[0].compute_ps); /* launch-bound */
     done(&o);
+    /* a host twice as fast (--host-scale 0.5): op 99 at 495, launch 499, start 504, end 505 */
+    mt_hostmodel *hm;
+    assert_int_equal(mt_hostmodel_build(t, &hm, NULL), MT_OK);
+    mt_hostmodel_scale(hm, 0.5);
+    assert_int_equal(hm->host_total_ps, PS(500));
+    int64_t host = PS(495), dev = 0;
+    assert_int_equal(mt_hostmodel_run_op(hm, 99, PS(1), PS(490), &host, &dev), PS(505));
+    assert_int_equal(host, PS(500));
+    mt_hostmodel_free(hm);
     /* three steps: the host's 1000 us per step sets the pace, each step ends 1000 us later */
     o = run_steps(t, 1, 3);
     assert_int_equal(o.res->n_steps, 3);
