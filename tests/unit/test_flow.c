@@ -13,30 +13,10 @@
 #include "network/flow.h"
 #include "network/topology.h"
 #include "sim/engine.h"
+#include "tests/unit/flowfix.h"
 
-#define GB 1e9
-
-typedef struct done {
-    mt_engine *e;
-    mt_time_ps at[16];
-    int n;
-} done_t;
-
-static void on_done(void *ctx, uint64_t tag) {
-    done_t *d = ctx;
-    d->at[tag] = mt_engine_now(d->e);
-    d->n++;
-}
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
-
-/* A chain of n nodes with duplex links of the given bandwidth (GB/s) and latency (ps). */
-static mt_topo *chain(int n, double bw_GBps, mt_time_ps lat_ps) {
-    mt_topo *t = mt_topo_new("chain");
-    for (int i = 0; i < n; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
-    for (int i = 0; i + 1 < n; i++) mt_topo_add_duplex(t, i, i + 1, bw_GBps * GB, lat_ps, NULL);
-    return t;
-}
 
 static void one_flow_latency_plus_size_over_bw(void **state) {
     (void)state;

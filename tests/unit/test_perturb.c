@@ -19,29 +19,9 @@
 #include "network/flow.h"
 #include "network/topology.h"
 #include "sim/engine.h"
+#include "tests/unit/flowfix.h"
 
-#define GB 1e9
 #define MS INT64_C(1000000000) /* picoseconds per millisecond */
-
-typedef struct done {
-    mt_engine *e;
-    mt_time_ps at[8];
-    int n;
-} done_t;
-
-static void on_done(void *ctx, uint64_t tag) {
-    done_t *d = ctx;
-    d->at[tag] = mt_engine_now(d->e);
-    d->n++;
-}
-
-/* n GPUs in a chain with duplex links of bw GB/s and no latency. */
-static mt_topo *chain(int n, double bw_GBps) {
-    mt_topo *t = mt_topo_new("chain");
-    for (int i = 0; i < n; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
-    for (int i = 0; i + 1 < n; i++) mt_topo_add_duplex(t, i, i + 1, bw_GBps * GB, 0, NULL);
-    return t;
-}
 
 typedef struct fixture {
     mt_topo *t;
@@ -67,7 +47,7 @@ static void fx_close(fixture *f) {
 static void factor_mid_flow_halves_the_remaining_rate(void **state) {
     (void)state;
     fixture f;
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     /* 1 GB at 10 GB/s; at 50 ms (0.5 GB sent) the link drops to half: 0.5 GB at 5 GB/s = 100 ms */
     assert_int_equal(mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL), MT_OK);
     assert_int_equal(mt_flownet_schedule_change(f.net, 50 * MS, MT_LINK_FACTOR, 0, 0.5, NULL), MT_OK);
@@ -76,7 +56,7 @@ static void factor_mid_flow_halves_the_remaining_rate(void **state) {
     assert_int_equal(f.d.at[0], 150 * MS);
     fx_close(&f);
     /* without the change: 100 ms (the test can fail) */
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[0], 100 * MS);
@@ -91,7 +71,7 @@ static void nop(void *ctx, uint64_t arg) {
 static void periodic_degradation_by_hand(void **state) {
     (void)state;
     fixture f;
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     /* half bandwidth during [40k, 40k + 10) ms. 1 GB: 0-10 ms 0.05 GB, 10-40 0.30, 40-50 0.05,
      * 50-80 0.30, 80-90 0.05 (0.75 so far), then 0.25 GB at 10 GB/s = 25 ms: done at 115 ms */
     assert_int_equal(mt_flownet_set_link_periodic(f.net, 0, 0, 40 * MS, 10 * MS, 0.5, NULL), MT_OK);
@@ -102,7 +82,7 @@ static void periodic_degradation_by_hand(void **state) {
      * the window 120-130) runs at 5 GB/s for 5 ms (25 MB) then 10 GB/s: 50 MB in 7.5 ms */
     assert_int_equal(mt_engine_pending(f.e), 0);
     fx_close(&f);
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     mt_flownet_set_link_periodic(f.net, 0, 0, 40 * MS, 10 * MS, 0.5, NULL);
     mt_engine_at(f.e, 125 * MS, nop, NULL, 0);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
@@ -116,7 +96,7 @@ static void periodic_degradation_by_hand(void **state) {
 static void extra_latency_for_later_flows(void **state) {
     (void)state;
     fixture f;
-    fx_open(&f, chain(3, 10));
+    fx_open(&f, chain(3, 10, 0));
     assert_int_equal(mt_flownet_set_link_extra_latency(f.net, 2, 5000000, NULL), MT_OK); /* 5 us on 1->2 */
     mt_flownet_start(f.net, 0, 2, 1e6, on_done, &f.d, 0, NULL, NULL); /* 0->1->2: +5 us */
     mt_flownet_start(f.net, 2, 0, 1e6, on_done, &f.d, 1, NULL, NULL); /* other direction: none */
@@ -175,7 +155,7 @@ static void failed_link_reroutes_what_crossed_it(void **state) {
 static void failure_without_path_names_the_cut(void **state) {
     (void)state;
     fixture f;
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
     mt_flownet_schedule_change(f.net, 50 * MS, MT_LINK_FAIL, 0, 0, NULL);
     mt_error err = {0};
@@ -185,7 +165,7 @@ static void failure_without_path_names_the_cut(void **state) {
     assert_int_equal(f.d.n, 0);
     fx_close(&f);
     /* a new flow after the cut: the same error from mt_flownet_start */
-    fx_open(&f, chain(2, 10));
+    fx_open(&f, chain(2, 10, 0));
     assert_int_equal(mt_flownet_fail_link(f.net, 0, NULL), MT_OK); /* nothing crossed it */
     assert_int_equal(mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, &err), MT_ENOROUTE);
     assert_non_null(strstr(err.msg, "gpu0->gpu1"));
@@ -219,7 +199,7 @@ static void link_selectors(void **state) {
     assert_non_null(strstr(err.msg, "gpu7"));
     assert_int_equal(mt_topo_select_links(t, "gpu1->sw9", &ids, &n, &err), MT_EINVAL);
     assert_int_equal(mt_topo_select_links(t, "->gpu1", &ids, &n, &err), MT_EINVAL);
-    mt_topo *c = chain(3, 1);
+    mt_topo *c = chain(3, 1, 0);
     assert_int_equal(mt_topo_select_links(c, "gpu0->gpu2", &ids, &n, &err), MT_EINVAL); /* no such link */
     assert_non_null(strstr(err.msg, "matches no link"));
     mt_topo_free(c);
