@@ -100,34 +100,31 @@ mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err) 
         if (next < o->cpu_start_ns + o->cpu_dur_ns && i + 1 == t->n_ops) next = o->cpu_start_ns + o->cpu_dur_ns;
         mt_hostop *h = &m->ops[i];
         h->ev_first = m->n_ev;
-        int64_t blocked = 0; /* sync time inside this op's interval */
+        /* events at their raw host offsets (ns; a sync's duration parked in frac), in time order */
         while (sy < t->n_syncs && t->syncs[sy].op < i) sy++;
-        for (int32_t q = sy; q < t->n_syncs && t->syncs[q].op == i; q++) {
-            int64_t before = 0;
-            for (int32_t r = sy; r < q; r++) before += t->syncs[r].dur_ns;
-            mt_hev *e = &m->ev[m->n_ev++];
-            e->kind = MT_HEV_SYNC;
-            e->frac = 0;
-            e->off_ps = (t->syncs[q].ts_ns - o->cpu_start_ns - before) * 1000;
-            if (e->off_ps < 0) e->off_ps = 0;
-            blocked += t->syncs[q].dur_ns;
-        }
+        for (int32_t q = sy; q < t->n_syncs && t->syncs[q].op == i; q++)
+            m->ev[m->n_ev++] = (mt_hev){t->syncs[q].ts_ns - o->cpu_start_ns, (double)t->syncs[q].dur_ns, MT_HEV_SYNC};
         double sum = 0;
         while (ks < t->n_kernels && t->kernels[ks].op < i) ks++;
         for (int32_t q = ks; q < t->n_kernels && t->kernels[q].op == i; q++) sum += (double)t->kernels[q].dur_ns;
         for (int32_t q = ks; q < t->n_kernels && t->kernels[q].op == i; q++) {
             const trace_kernel *k = &t->kernels[q];
-            int64_t at = k->launch_ns >= 0 ? k->launch_ns : o->cpu_start_ns, before = 0;
-            for (int32_t r = sy; r < t->n_syncs && t->syncs[r].op == i; r++)
-                if (t->syncs[r].ts_ns < at) before += t->syncs[r].dur_ns;
-            mt_hev *e = &m->ev[m->n_ev++];
-            e->kind = MT_HEV_LAUNCH;
-            e->frac = sum > 0 ? (double)k->dur_ns / sum : 0;
-            e->off_ps = (at - o->cpu_start_ns - before) * 1000;
-            if (e->off_ps < 0) e->off_ps = 0;
+            int64_t at = k->launch_ns >= 0 ? k->launch_ns : o->cpu_start_ns;
+            m->ev[m->n_ev++] = (mt_hev){at - o->cpu_start_ns, sum > 0 ? (double)k->dur_ns / sum : 0, MT_HEV_LAUNCH};
         }
         h->ev_count = m->n_ev - h->ev_first;
         qsort(m->ev + h->ev_first, (size_t)h->ev_count, sizeof *m->ev, cmp_hev);
+        /* offsets in host work time: minus the blocking time of earlier syncs */
+        int64_t blocked = 0;
+        for (int32_t q = h->ev_first; q < m->n_ev; q++) {
+            mt_hev *e = &m->ev[q];
+            int64_t work = e->off_ps - blocked;
+            e->off_ps = work > 0 ? work * 1000 : 0;
+            if (e->kind == MT_HEV_SYNC) {
+                blocked += (int64_t)e->frac;
+                e->frac = 0;
+            }
+        }
         int64_t work = next - o->cpu_start_ns - blocked;
         h->host_ps = work > 0 ? work * 1000 : 0;
         m->host_total_ps += h->host_ps;

@@ -306,6 +306,11 @@ static int is_sync_call(const char *name) {
     return 0;
 }
 
+static int cmp_sync(const void *a, const void *b) {
+    const trace_sync *x = a, *y = b;
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
 /* The step's blocking host calls, each given to the op whose host interval holds it (ops are
  * sorted by cpu_start). Runs after builder_finish. */
 static mt_status collect_syncs(const kineto_data *k, trace *t) {
@@ -322,12 +327,7 @@ static mt_status collect_syncs(const kineto_data *k, trace *t) {
         }
         t->syncs[t->n_syncs++] = (trace_sync){r->ts_ns, r->dur_ns, op, r->name};
     }
-    for (int32_t i = 1; i < t->n_syncs; i++) /* insertion sort: runtime events are nearly sorted */
-        for (int32_t j = i; j > 0 && t->syncs[j].ts_ns < t->syncs[j - 1].ts_ns; j--) {
-            trace_sync x = t->syncs[j];
-            t->syncs[j] = t->syncs[j - 1];
-            t->syncs[j - 1] = x;
-        }
+    if (t->n_syncs > 1) qsort(t->syncs, (size_t)t->n_syncs, sizeof *t->syncs, cmp_sync);
     return MT_OK;
 }
 
@@ -792,9 +792,10 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     for (int64_t g = 0; g < k->n_gpu; g++) {
         const kgpu *kg = &k->gpu[g];
         int32_t owner_kev = -1;
-        int64_t ri;
+        int64_t ri, launch = -1; /* the launching runtime call's host time */
         if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri)) {
             const krt *r = &k->rt[ri];
+            launch = r->ts_ns;
             /* binary search the last event in `ord` on r->tid with ts <= r->ts_ns */
             int64_t lo = 0, hi = k->n_ev - 1, pos = -1;
             while (lo <= hi) {
@@ -823,8 +824,6 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             if (mt_u64map_get(&kev_by_ext, kg->ext_id, &ki)) owner_kev = k->ev[ki].outer;
         }
         if (owner_kev < 0 || op_of_kev[owner_kev] < 0) continue;
-        int64_t launch = -1;
-        if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri)) launch = k->rt[ri].ts_ns;
         trace_kernel kk = {kg->ts_ns, kg->dur_ns, op_of_kev[owner_kev], kg->stream, kg->name, kg->kind, launch};
         if (builder_add_kernel(&b, &kk) < 0) goto nomem;
     }
