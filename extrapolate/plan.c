@@ -1,6 +1,7 @@
 /* extrapolate/plan.c — resolving and checking a parallelism plan against a trace. */
 #include "extrapolate/plan.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void mt_plan_init(mt_plan *p) {
@@ -56,11 +57,19 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus == 0) {
         p->gpus = (int32_t)known;
     } else if (unset > 0) {
-        if (p->gpus % known)
+        if (p->gpus % known) {
+            /* Name the sizes as given: an unset one is the "?" that would take the rest. */
+            char sz[3][16];
+            const int32_t v[3] = {p->dp, p->tp, p->pp};
+            for (int i = 0; i < 3; i++) {
+                if (v[i]) snprintf(sz[i], sizeof sz[i], "%d", v[i]);
+                else snprintf(sz[i], sizeof sz[i], "?");
+            }
             return mt_fail(err, MT_EINVAL,
-                           "%d GPUs cannot hold dp=%d x tp=%d x pp=%d: %d is not a multiple of %lld "
-                           "(change --gpus or the parallel sizes)", p->gpus, p->dp, p->tp, p->pp,
+                           "%d GPUs cannot hold dp=%s x tp=%s x pp=%s: %d is not a multiple of %lld "
+                           "(change --gpus or the parallel sizes)", p->gpus, sz[0], sz[1], sz[2],
                            p->gpus, (long long)known);
+        }
         int32_t rest = (int32_t)(p->gpus / known);
         /* The remaining GPUs go to data parallelism unless dp was given. */
         if (p->dp == 0) p->dp = rest;
