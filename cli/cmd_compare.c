@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cli/args.h"
+#include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/htmlout.h"
 #include "cli/planlist.h"
@@ -76,6 +77,7 @@ typedef struct cmp_cli {
     int32_t n_values;
     int as_json;
     const char *html;
+    mt_calibration cal;
 } cmp_cli;
 
 typedef struct cmp_row {
@@ -251,6 +253,7 @@ static mt_status row_cfg(const cmp_cli *c, cmp_row *w, const trace *t, mt_record
     cfg->sim.ranks_per_node = c->po.gpus_per_node;
     cfg->host_model = c->po.host_model;
     cfg->host_scale = c->po.host_scale;
+    cfg->op_scale = c->po.op_scale;
     if (!rec) return MT_OK;
     cfg->sim.on_span = mt_recorder_span;
     cfg->sim.span_ctx = rec;
@@ -388,6 +391,7 @@ static void print_text(const cmp_out *o) {
     printf("baseline   1 GPU, traced batch: %.3f ms", o->b->step_ms);
     if (o->b->batch > 0) printf(" (%.1f samples/s)", (double)o->b->batch / (o->b->step_ms / 1e3));
     printf("\n");
+    mt_calibration_print(&c->cal, stdout);
     if (o->mem_limit > 0)
         printf("memory     limit %.2f GB per GPU (%s)\n", o->mem_limit / 1e9,
                c->po.gpu_mem > 0 ? "--gpu-mem" : "the traced GPU's; --gpu-mem changes it");
@@ -444,6 +448,7 @@ static void print_json(const cmp_out *o) {
     json_object_set_new(j, "network", json_string(c->po.net.network));
     json_object_set_new(j, "perf_model", json_string(mt_pm_kind_name(c->po.pm.kind)));
     json_object_set_new(j, "host_model", json_string(o->b->host ? "trace" : "none"));
+    json_object_set_new(j, "calibration", mt_calibration_json(&c->cal));
     json_object_set_new(j, "mem_limit_bytes", o->mem_limit > 0 ? json_real(o->mem_limit) : json_null());
     json_t *b = json_object();
     json_object_set_new(b, "step_ms", json_real(o->b->step_ms));
@@ -540,6 +545,7 @@ static mt_status run_baseline(const cmp_cli *c, const trace *t, mt_perfmodel *pm
     cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
     cfg.host_model = c->po.host_model;
     cfg.host_scale = c->po.host_scale;
+    cfg.op_scale = c->po.op_scale;
     mt_simrun run;
     MT_CHECK(mt_simrun_run(t, pm, &cfg, &run, err));
     b->step_ms = (double)run.res->step_ps / 1e9;
@@ -581,6 +587,7 @@ int cmd_compare(int argc, char **argv) {
         else fclose(hf), html_pending = 1;
     }
     if (rc == MT_OK) rc = mt_planopts_load(&c.po, "compare", &t, &pm, &err);
+    if (rc == MT_OK) rc = mt_calibrate(&c.po, t, pm, &c.cal, &err);
     if (rc == MT_OK) rc = run_baseline(&c, t, pm, &b, &err);
     if (rc == MT_OK) rc = make_rows(&c, t, &rows, &n, &err);
     double mem_limit = rc == MT_OK ? mt_planopts_mem_limit(&c.po, t) : 0;

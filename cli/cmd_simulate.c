@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "cli/args.h"
+#include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "cli/htmlout.h"
 #include "cli/planlist.h"
@@ -61,6 +62,7 @@ typedef struct sim_cli {
     const char *timeline, *timeline_gpus, *csv_dir, *html;
     mt_span_filter tl_filter; /* --timeline-window now, --timeline-gpus once N is known */
     mt_whatif wi;
+    mt_calibration cal;
 } sim_cli;
 
 static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
@@ -126,6 +128,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
+    json_object_set_new(o, "calibration", mt_calibration_json(&c->cal));
     if (host) {
         json_t *h = json_object();
         json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
@@ -231,6 +234,7 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
     printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
     if (host) printf(", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     printf("\n");
+    mt_calibration_print(&c->cal, stdout);
     if (host) {
         const mt_gpu_stats *w = most_host_wait(r);
         printf("host model trace: launch latency %.1f us, %d synchronising calls, %.1f us per added "
@@ -390,12 +394,14 @@ int cmd_simulate(int argc, char **argv) {
     mt_span_filter_init(&outs.html_gpus);
     int code = 0;
     mt_status rc = mt_planopts_load(&c.po, "simulate", &t, &pm, &err);
+    if (rc == MT_OK) rc = mt_calibrate(&c.po, t, pm, &c.cal, &err);
     if (rc == MT_OK) {
         cfg.plan = mt_planopts_plan(&c.po, 0);
         cfg.net = c.po.net;
         cfg.sim.ranks_per_node = c.po.gpus_per_node;
         cfg.host_model = c.po.host_model;
         cfg.host_scale = c.po.host_scale;
+        cfg.op_scale = c.po.op_scale;
         rc = outputs_open(&outs, &c, t, &cfg, &err);
     }
     if (rc == MT_OK) {

@@ -16,6 +16,7 @@ void mt_planopts_init(mt_planopts *o) {
     o->gpus_per_node = 8;
     o->host_model = MT_HOST_AUTO;
     o->host_scale = 1;
+    o->op_scale = 1;
 }
 
 void mt_planopts_help(FILE *out) {
@@ -59,6 +60,12 @@ void mt_planopts_help(FILE *out) {
             "                        Default trace when the trace has kernel launches, else none\n"
             "  --host-scale F        multiply the traced host (CPU) times by F: a faster (F < 1) or\n"
             "                        slower CPU, or the profiler's own overhead taken out (default 1)\n"
+            "Calibration (the profiler slows the step it records; see cli/calibrate.h):\n"
+            "  --calibrate           scale the traced times so that one GPU at the traced batch takes\n"
+            "                        the step time measured without the profiler, read from the\n"
+            "                        meta.json beside the trace (tracer/collect.py writes it): host\n"
+            "                        times under the host model, else operator times\n"
+            "  --measured-ms MS      the same, to a step time you measured yourself\n"
             "Trace:\n"
             "  --step N              which ProfilerStep of the trace (see mitosis inspect)\n");
 }
@@ -99,6 +106,13 @@ static int take_named(mt_planopts *o, const char *f, const char *v, mt_error *er
         if (!v || *end || !(x > 0) || x > 1e6)
             return mt_fail(err, MT_EINVAL, "--host-scale needs a factor > 0 such as 0.5 (got '%s')", v ? v : ""), -1;
         o->host_scale = x;
+    } else if (!strcmp(f, "--measured-ms")) {
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : 0;
+        if (!v || *end || !(x > 0) || x > 1e9)
+            return mt_fail(err, MT_EINVAL, "--measured-ms needs the measured step time in ms, > 0 (got '%s')",
+                           v ? v : ""), -1;
+        o->measured_ms = x;
     } else if (!strcmp(f, "--host-model")) {
         if (v && !strcmp(v, "none")) o->host_model = MT_HOST_NONE;
         else if (v && !strcmp(v, "trace")) o->host_model = MT_HOST_TRACE;
@@ -127,6 +141,11 @@ int mt_planopts_take(mt_planopts *o, int argc, char **argv, int *i, mt_error *er
     if (t) return t;
     const char *f = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 2;
+    if (!strcmp(f, "--calibrate")) {
+        o->calibrate = 1;
+        (*i)++;
+        return 1;
+    }
     if (f[0] != '-' || !f[1]) {
         if (o->n_paths >= MT_PLANOPTS_MAX_PATHS) return mt_fail(err, MT_EINVAL, "too many trace paths"), -1;
         o->paths[o->n_paths++] = f;

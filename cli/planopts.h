@@ -2,7 +2,7 @@
  * the plan (--gpus, --dp, --tp, --pp, --strategy, --batch, --micro-batches, --schedule,
  * --bucket, --first-bucket, --placement, --algo, --ring-model, --chunks, --gpus-per-node),
  * the operator-time model (--perf-model, --model, --target-gpu, --gpu-specs, --trace-gpu),
- * the host model (--host-model), the trace step (--step), the memory limit (--gpu-mem) and
+ * the host model (--host-model, --host-scale), calibration (--calibrate, --measured-ms), the trace step (--step), the memory limit (--gpu-mem) and
  * every network flag (cli/netopts.h).
  *
  * A command walks its argv, offers each argument to mt_planopts_take first (which also takes
@@ -35,7 +35,11 @@ typedef struct mt_planopts {
     int32_t gpus_per_node;    /* default 8 */
     double gpu_mem;           /* --gpu-mem bytes, 0 = not given */
     int host_model;           /* MT_HOST_AUTO (default), MT_HOST_NONE, MT_HOST_TRACE */
-    double host_scale;        /* --host-scale (default 1) */
+    double host_scale;        /* --host-scale (default 1); --calibrate may set it */
+    double op_scale;          /* operator device times multiplied by this (default 1; set by
+                                 calibration, cli/calibrate.h) */
+    int calibrate;            /* --calibrate: to the measured step in the trace's meta.json */
+    double measured_ms;       /* --measured-ms: to this measured step (0 = not given) */
 } mt_planopts;
 
 void mt_planopts_init(mt_planopts *o);

@@ -11,6 +11,20 @@ void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     mt_sim_opts_init(&c->sim);
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;
+    c->op_scale = 1;
+}
+
+/* The caller's operator times (pm's, or the trace's rescaled) times a factor. */
+typedef struct scaled_optime {
+    mt_perfmodel *pm;
+    double scale;
+} scaled_optime;
+
+static double optime_scaled(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+    const scaled_optime *s = ctx;
+    double ns = s->pm ? mt_perfmodel_op_time_ns(s->pm, t, op, batch_factor, tp_split)
+                      : mt_optime_proportional(NULL, t, op, batch_factor, tp_split);
+    return ns * s->scale;
 }
 
 void mt_simrun_free(mt_simrun *r) {
@@ -38,7 +52,12 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         if (host) rc = mt_hostmodel_build(t, &out->host, err);
         if (rc == MT_OK && out->host && cfg->host_scale > 0 && cfg->host_scale != 1)
             mt_hostmodel_scale(out->host, cfg->host_scale);
+        scaled_optime so = {pm, cfg->op_scale};
         mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, host};
+        if (cfg->op_scale > 0 && cfg->op_scale != 1) {
+            po.optime = optime_scaled;
+            po.optime_ctx = &so;
+        }
         if (rc == MT_OK) rc = mt_program_build(t, &out->plan, &po, &out->prog, err);
     }
     if (rc == MT_OK) rc = mt_netopts_topology(&net, &out->topo, err);

@@ -31,6 +31,7 @@ typedef struct mt_simrun_cfg {
     mt_sim_opts sim;         /* observers, per-rank speeds */
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     double host_scale;       /* host work times multiplied by this (default 1) */
+    double op_scale;         /* operator device times multiplied by this (default 1) */
     mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
     void *link_ctx;
     mt_simrun_prepare_fn prepare; /* optional */

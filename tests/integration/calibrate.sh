@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Integration: calibration to a measured step (`--calibrate` from meta.json, `--measured-ms`),
+# cli/calibrate.h. On the project's CPU traces (operator times scaled, always run) and, when
+# ../shared is present, on the VGG13 H100 Kineto trace (host times solved under the host model).
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+shared=${MT_SHARED_TRACES:-$root/../shared/traces}
+exec python3 - "$bin" "$root/traces" "$shared" "$(dirname "$0")" <<'EOF'
+import json, os, shutil, sys, tempfile
+sys.path.insert(0, sys.argv[4])
+from simcheck import Checker, rel
+
+bin_, traces, shared = sys.argv[1:4]
+c = Checker(bin_)
+tiny = f"{traces}/cpu-gpt-tiny-b4"
+meta = json.load(open(f"{tiny}/meta.json"))
+X = meta["step_time_ms"]["median"]
+
+# a. CPU trace (no host model): operator times x measured / traced, exactly.
+raw = c.sim(tiny, "--gpus", 1)
+cal = c.sim(tiny, "--gpus", 1, "--calibrate")
+if raw and cal:
+    k = cal["calibration"]
+    c.check("cpu: one GPU takes the measured median of meta.json", rel(cal["step_ms"], X) < 1e-9,
+            (cal["step_ms"], X))
+    c.check("cpu: operator factor = measured / uncalibrated, host untouched",
+            rel(k["op_scale"], X / raw["step_ms"]) < 1e-9 and k["host_scale"] == 1
+            and rel(k["uncalibrated_ms"], raw["step_ms"]) < 1e-9, k)
+    c.check("cpu: source names the meta.json", k["source"].endswith("cpu-gpt-tiny-b4/meta.json"), k["source"])
+    c.check("uncalibrated runs report calibration null", raw["calibration"] is None, raw["calibration"])
+    # The factor carries over to every run: another batch, and 2 GPUs (compute scales, comm not).
+    for args in (["--gpus", 1, "--batch", 16], ["--gpus", 2, "--strategy", "ddp"],
+                 ["--gpus", 4, "--tp", 2, "--strategy", "ddp"]):
+        a = c.sim(tiny, *args)
+        b = c.sim(tiny, *args, "--calibrate")
+        if a and b:
+            ga, gb = a["gpus"][0], b["gpus"][0]
+            c.check(f"cpu {args}: compute x the factor", rel(gb["compute_ms"], ga["compute_ms"] * k["op_scale"]) < 1e-6,
+                    (ga["compute_ms"], gb["compute_ms"], k["op_scale"]))
+            c.check(f"cpu {args}: communication unchanged", abs(gb["comm_ms"] - ga["comm_ms"]) < 1e-6 * max(1, ga["comm_ms"]),
+                    (ga["comm_ms"], gb["comm_ms"]))
+            c.check_breakdown(f"cpu calibrated {args}", b)
+    d = c.sim(tiny, "--gpus", 1, "--measured-ms", 100)
+    if d:
+        c.check("--measured-ms 100: one GPU takes 100 ms", rel(d["step_ms"], 100) < 1e-9, d["step_ms"])
+        c.check("--measured-ms: source", d["calibration"]["source"] == "--measured-ms", d["calibration"])
+
+# b. compare: the baseline is the measured step.
+rc, out, err = c.run("compare", tiny, "--gpus", 2, "--plans", "ddp=2", "--calibrate", "--json")
+if c.check("compare --calibrate exits 0", rc == 0, err.strip()):
+    j = json.loads(out)
+    c.check("compare --calibrate: baseline = measured", rel(j["baseline"]["step_ms"], X) < 1e-9, j["baseline"])
+    s = c.sim(tiny, "--gpus", 2, "--strategy", "ddp", "--calibrate")
+    if s:
+        c.check("compare --calibrate: the row equals simulate --calibrate",
+                rel(j["rows"][0]["step_ms"], s["step_ms"]) < 1e-9, (j["rows"][0]["step_ms"], s["step_ms"]))
+
+# c. Errors: one line, exit 2.
+tmp = tempfile.mkdtemp()
+try:
+    for f in ("kineto.json.gz", "et.json.gz"):
+        shutil.copy(f"{tiny}/{f}", tmp)
+    c.check_bad("does not exist", "simulate", tmp, "--gpus", 1, "--calibrate")
+    open(f"{tmp}/meta.json", "w").write('{"batch": 8, "step_time_ms": {"median": 50}}')
+    c.check_bad("measured at batch 8 but the trace's batch is 4", "simulate", tmp, "--gpus", 1, "--calibrate")
+    open(f"{tmp}/meta.json", "w").write('{"batch": 4, "step_time_ms": {}}')
+    c.check_bad("step_time_ms.median is missing", "simulate", tmp, "--gpus", 1, "--calibrate")
+    open(f"{tmp}/meta.json", "w").write('{"batch": 4, ')
+    c.check_bad("meta.json", "simulate", tmp, "--gpus", 1, "--calibrate")
+finally:
+    shutil.rmtree(tmp)
+c.check_bad("give one of them", "simulate", tiny, "--gpus", 1, "--calibrate", "--host-scale", 0.5)
+c.check_bad("--measured-ms needs", "simulate", tiny, "--gpus", 1, "--measured-ms", "fast")
+c.check_bad("--measured-ms needs", "simulate", tiny, "--gpus", 1, "--measured-ms", 0)
+
+# d. GPU trace under the host model: host times solved by bisection.
+vgg = f"{shared}/triosim-vgg13-h100-bs512"
+if os.path.isdir(vgg):
+    raw = c.sim(vgg, "--gpus", 1)
+    if raw:
+        gpu_only = c.sim(vgg, "--gpus", 1, "--host-model", "none")["step_ms"]
+        wall = raw["step_ms"]
+        # Between the GPU-only and the traced step: host times shrink, operator times kept.
+        target = gpu_only + 0.5 * (wall - gpu_only)
+        d = c.sim(vgg, "--gpus", 1, "--measured-ms", target)
+        if d:
+            k = d["calibration"]
+            c.check("gpu: one GPU takes the measured time (1e-6)", rel(d["step_ms"], target) < 1e-6, (d["step_ms"], target))
+            c.check("gpu: host times scaled down, operator times kept", 0 < k["host_scale"] < 1 and k["op_scale"] == 1, k)
+            c.check_breakdown("gpu calibrated", d)
+        # Slower than traced: host times grow until the host binds.
+        d = c.sim(vgg, "--gpus", 1, "--measured-ms", wall * 1.2)
+        if d:
+            k = d["calibration"]
+            c.check("gpu slower: measured reached, host times x > 1", rel(d["step_ms"], wall * 1.2) < 1e-6
+                    and k["host_scale"] > 1 and k["op_scale"] == 1, (d["step_ms"], k))
+            c.check("gpu slower: the step is launch-bound now", d["host"]["launch_bound"], d["host"])
+        # Faster than the GPU work alone: host removed, operators scaled.
+        d = c.sim(vgg, "--gpus", 1, "--measured-ms", gpu_only * 0.8)
+        if d:
+            k = d["calibration"]
+            c.check("gpu faster than its kernels: host removed, operators x < 1",
+                    rel(d["step_ms"], gpu_only * 0.8) < 1e-6 and k["host_scale"] < 1e-3 and k["op_scale"] < 1, (d["step_ms"], k))
+        # Multi-GPU runs keep the factor: DDP on 8 GPUs calibrated to the traced wall itself
+        # changes nothing.
+        a = c.sim(vgg, "--gpus", 8, "--strategy", "ddp")
+        b = c.sim(vgg, "--gpus", 8, "--strategy", "ddp", "--measured-ms", wall)
+        if a and b:
+            c.check("gpu: calibrating to the simulated wall is the identity (1e-5)",
+                    rel(a["step_ms"], b["step_ms"]) < 1e-5, (a["step_ms"], b["step_ms"], b["calibration"]))
+else:
+    print(f"skip: {vgg} absent (GPU-trace checks)")
+c.finish()
+EOF
