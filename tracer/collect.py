@@ -546,12 +546,40 @@ def write_json_gz(obj, dst):
         json.dump(obj, f, separators=(",", ":"))
 
 
+def _out_of_memory(e):
+    """True when e is PyTorch running out of GPU or host memory."""
+    import torch
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom is not None and isinstance(e, oom):
+        return True
+    msg = str(e)
+    return isinstance(e, RuntimeError) and ("out of memory" in msg or "can't allocate memory" in msg)
+
+
 def run(args):
+    """Records one step into args.out; raises CollectError (one line) on any expected failure,
+    out of memory included."""
     try:
         import torch
     except Exception as e:
         fail("cannot import torch (%s); install PyTorch (Debian: apt-get install "
              "python3-torch python3-torchvision)" % e)
+    try:
+        _record(args)
+    except CollectError:
+        raise
+    except Exception as e:
+        if not _out_of_memory(e):
+            raise
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        fail("out of %s memory for %s at batch %d %s (use a smaller --batch%s)" % (
+            "GPU" if args.device == "cuda" else "host", args.model, args.batch, args.dtype,
+            " or --dtype bf16" if args.dtype == "fp32" else ""))
+
+
+def _record(args):
+    import torch
     from torch.profiler import profile, record_function, ProfilerActivity
 
     random.seed(args.seed)
@@ -669,8 +697,9 @@ def run(args):
         shutil.rmtree(tmp, ignore_errors=True)
 
     # ---- timed steps ----
-    times = []
+    times, walls = [], []
     for _ in range(args.steps):
+        t = time.perf_counter()
         if device.type == "cuda":
             a = torch.cuda.Event(enable_timing=True)
             b = torch.cuda.Event(enable_timing=True)
@@ -680,9 +709,10 @@ def run(args):
             b.synchronize()
             times.append(a.elapsed_time(b))
         else:
-            t = time.perf_counter()
             step()
-            times.append((time.perf_counter() - t) * 1e3)
+        walls.append((time.perf_counter() - t) * 1e3)
+    if device.type != "cuda":
+        times = walls
 
     meta = {
         "model": args.model,
@@ -705,6 +735,12 @@ def run(args):
             "max": round(max(times), 3) if times else None,
             "all": [round(t, 3) for t in times],
             "timer": "cuda events" if device.type == "cuda" else "time.perf_counter",
+        },
+        # Host wall clock of the same steps, each from its start to the device's end.
+        "step_wall_ms": {
+            "median": round(statistics.median(walls), 3) if walls else None,
+            "min": round(min(walls), 3) if walls else None,
+            "max": round(max(walls), 3) if walls else None,
         },
         "files": {"kineto": "kineto.json.gz", "et": "et.json.gz"},
         "kineto_writer": writer,
