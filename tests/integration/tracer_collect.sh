@@ -65,4 +65,70 @@ if "$MITOSIS" inspect --help >/dev/null 2>&1; then
 else
   echo "note: '$MITOSIS inspect' not available yet; skipped that check"
 fi
+# Running out of memory is a one-line error (exit 2) that says to lower --batch. The user
+# workload below raises PyTorch's out-of-memory error at batch >= 4.
+mkdir -p "$tmpdir/mod"
+cat >"$tmpdir/mod/oomwork.py" <<'PY'
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self, batch):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 2)
+        self.batch = batch
+
+    def forward(self, x):
+        if self.batch >= 4:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 20.00 GiB")
+        return self.fc(x)
+
+def build(batch):
+    m = Net(batch)
+    x = torch.randn(batch, 8)
+    return m, x, lambda out: out.sum(), None
+PY
+err=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/collect.py" --model oomwork:build --batch 4 --device cpu \
+      --warmup 1 --steps 1 -o "$tmpdir/oom" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] || fail "out of memory: expected exit 2, got $rc: $err"
+[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "out of memory: expected one line, got: $err"
+case "$err" in *"out of host memory for oomwork:build at batch 4"*"smaller --batch"*) ;;
+  *) fail "out of memory message: $err" ;; esac
+echo "ok: out of memory is one line, exit 2"
+
+# record_suite.py: a grid in one process; an out-of-memory batch skips the larger ones; a second
+# run records nothing new; --pack parts unpack into the same folders.
+suite="$tmpdir/suite"
+out=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/record_suite.py" --models mlp,oomwork:build \
+      --batches 2,4,8 --dtypes fp32 --device cpu --warmup 1 --steps 2 --root "$suite" \
+      --pack "$tmpdir/pack" -- --hidden 16 2>&1) || fail "record_suite.py: $out"
+for f in cpu-mlp-b2-fp32 cpu-mlp-b4-fp32 cpu-mlp-b8-fp32 cpu-oomwork-build-b2-fp32; do
+  [ -s "$suite/$f/meta.json" ] || fail "record_suite.py: no $f/meta.json: $out"
+done
+[ ! -e "$suite/cpu-oomwork-build-b8-fp32" ] || fail "record_suite.py recorded past an out-of-memory batch"
+"$PY" - "$suite/suite.json" <<'PY' || fail "suite.json"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]
+assert r["cpu-oomwork-build-b4-fp32"]["result"] == "oom", r
+assert "cpu-oomwork-build-b8-fp32" not in r, r
+assert sum(v["result"] == "ok" for v in r.values()) == 4, r
+PY
+again=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/record_suite.py" --models mlp,oomwork:build \
+        --batches 2,4,8 --dtypes fp32 --device cpu --root "$suite" -- --hidden 16 2>&1) \
+  || fail "record_suite.py again: $again"
+case "$again" in *"0 recorded in this run"*) ;; *) fail "second run recorded again: $again" ;; esac
+mkdir -p "$tmpdir/unpacked"
+cat "$tmpdir/pack"/traces.tar.part* | tar -x -C "$tmpdir/unpacked" || fail "unpacking the parts"
+cmp "$suite/cpu-mlp-b4-fp32/kineto.json.gz" "$tmpdir/unpacked/cpu-mlp-b4-fp32/kineto.json.gz" \
+  || fail "packed kineto differs"
+[ -s "$tmpdir/pack/suite.json" ] || fail "no suite.json in the pack"
+bad=$("$PY" "$ROOT/tracer/record_suite.py" --models no-such-model --device cpu --root "$suite" 2>&1)
+[ $? -eq 2 ] && [ "$(printf '%s\n' "$bad" | wc -l)" -eq 1 ] || fail "unknown suite model: $bad"
+echo "ok: record_suite.py grid, out-of-memory skip, resume, pack"
+
+if "$MITOSIS" inspect --help >/dev/null 2>&1; then
+  "$MITOSIS" simulate "$suite/cpu-mlp-b4-fp32" --gpus 2 --calibrate --json >"$tmpdir/cal.json" 2>&1 \
+    || { cat "$tmpdir/cal.json" >&2; fail "mitosis simulate --calibrate on a suite folder"; }
+  echo "ok: mitosis simulate --calibrate read the suite's meta.json"
+fi
 echo "PASS"
