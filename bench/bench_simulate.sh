@@ -2,7 +2,8 @@
 # bench_simulate: wall time and memory of `mitosis simulate` as N grows.
 # ResNet-50 (TrioSim CSV, H100, batch 128 per GPU) DDP at N = 8 .. 1024 on switch:N and on
 # multinode:nodes=N/8,gpus=8 (NVSwitch nodes joined by 50 GB/s NICs), plus a dp8 x pp4 x tp2
-# hybrid at N = 64 and VGG13 (Kineto+ET, batch 512) DDP at N = 1024.
+# hybrid at N = 64, VGG13 (Kineto+ET, batch 512) DDP at N = 1024 and 8192, and a tp8 x pp4 x dp256
+# VGG13 at N = 8192.
 # Usage: bench/bench_simulate.sh [path/to/mitosis] [shared traces dir]   (prints a markdown table)
 # "sim s" is the simulation alone (JSON simulation.wall_s); "wall s" and "max RSS" are the whole
 # process (/usr/bin/time: loading the trace, building the topology, simulating, writing JSON).
@@ -46,3 +47,7 @@ row "ResNet-50 hybrid ddp 1f1b" "$res" "switch:64" --gpus 64 --dp 8 --pp 4 --tp 
 row "ResNet-50 hybrid ddp 1f1b" "$res" "multinode:nodes=8,gpus=8" --gpus 64 --dp 8 --pp 4 --tp 2
 row "VGG13 ddp" "$vgg" "switch:1024" --gpus 1024 --strategy ddp
 row "VGG13 ddp" "$vgg" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp
+# 8192 GPUs (host model on): routing 8192 sources is where a quadratic cost would show
+row "VGG13 ddp" "$vgg" "switch:8192" --gpus 8192 --strategy ddp
+row "VGG13 3D, 16 micro-batches" "$vgg" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 8 --pp 4 \
+    --micro-batches 16 --batch 32768

@@ -2,8 +2,12 @@
  *
  * Invariant: before freeze, nodes/links grow freely and `graph` is not initialised; after
  * freeze (first route, bisection or dot query), `graph` mirrors links[] (edge id == link id),
- * in_off/in_link is the CSR of incoming links per node, and dist[src] (when non-NULL) holds the
- * shortest distances from src under the routing metric.
+ * in_off/in_link (out_off/out_link) is the CSR of incoming (outgoing) links per node, and
+ * dist[src] (when non-NULL) holds the shortest distances from src under the routing metric,
+ * followed by two int32 arrays: per node the lowest-numbered in-link on a shortest path from src
+ * and the number of such in-links (dist_first / dist_ncand). At
+ * most dist_cap distance arrays are kept (the oldest is dropped first, dist_fifo); the routes
+ * computed from them stay cached in `routes`.
  */
 #include "network/topology.h"
 
@@ -34,7 +38,12 @@ struct mt_topo {
     int frozen;
     igraph_t graph;
     int32_t *in_off, *in_link;
+    int32_t *out_off, *out_link;
     double **dist;
+    int32_t *dist_fifo;   /* sources whose dist is held, oldest first (ring of dist_cap) */
+    int32_t *dist_reach;  /* per source: dist is final up to this distance (INT32_MAX: all) */
+    int32_t dist_cap, dist_n, dist_head;
+    int32_t *bfs_queue;
     mt_u64map routes; /* src * nnodes + dst -> offset << 20 | len */
     int32_t *arena;
     size_t alen, acap;
@@ -77,6 +86,11 @@ void mt_topo_free(mt_topo *t) {
     free(t->gpus);
     free(t->in_off);
     free(t->in_link);
+    free(t->out_off);
+    free(t->out_link);
+    free(t->dist_fifo);
+    free(t->dist_reach);
+    free(t->bfs_queue);
     free(t->arena);
     free(t->scratch);
     free(t->failed);
@@ -183,7 +197,10 @@ void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp) {
     t->ecmp = ecmp;
 }
 
-/* Builds the igraph mirror and the incoming-link CSR. O(V + E). */
+/* Distance arrays kept at once: 32 MiB of them, at least 16. */
+#define DIST_CACHE_BYTES (32u << 20)
+
+/* Builds the igraph mirror and the incoming- and outgoing-link CSRs. O(V + E). */
 static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->frozen) return MT_OK;
     if (t->nnodes == 0) return mt_fail(err, MT_EINVAL, "%s: the topology has no nodes", t->label);
@@ -203,7 +220,16 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link);
     t->dist = calloc((size_t)t->nnodes, sizeof *t->dist);
     t->scratch = malloc(((size_t)t->nnodes + 1) * sizeof *t->scratch);
-    if (!t->in_off || !t->in_link || !t->dist || !t->scratch) {
+    t->out_off = calloc((size_t)t->nnodes + 1, sizeof *t->out_off);
+    t->out_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->out_link);
+    t->bfs_queue = malloc(((size_t)t->nnodes + 1) * sizeof *t->bfs_queue);
+    size_t per = (size_t)t->nnodes * (sizeof(double) + 2 * sizeof(int32_t));
+    t->dist_cap = (int32_t)(DIST_CACHE_BYTES / per < 16 ? 16 : DIST_CACHE_BYTES / per);
+    if (t->dist_cap > t->nnodes) t->dist_cap = t->nnodes;
+    t->dist_fifo = malloc((size_t)t->dist_cap * sizeof *t->dist_fifo);
+    t->dist_reach = calloc((size_t)t->nnodes, sizeof *t->dist_reach);
+    if (!t->in_off || !t->in_link || !t->dist || !t->scratch || !t->out_off || !t->out_link || !t->bfs_queue ||
+        !t->dist_fifo || !t->dist_reach) {
         igraph_destroy(&t->graph);
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
     }
@@ -212,6 +238,10 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     int32_t *fill = t->scratch;
     memcpy(fill, t->in_off, (size_t)t->nnodes * sizeof *fill);
     for (int32_t i = 0; i < t->nlinks; i++) t->in_link[fill[t->links[i].dst]++] = i;
+    for (int32_t i = 0; i < t->nlinks; i++) t->out_off[t->links[i].src + 1]++;
+    for (int32_t v = 0; v < t->nnodes; v++) t->out_off[v + 1] += t->out_off[v];
+    memcpy(fill, t->out_off, (size_t)t->nnodes * sizeof *fill);
+    for (int32_t i = 0; i < t->nlinks; i++) t->out_link[fill[t->links[i].src]++] = i;
     t->frozen = 1;
     return MT_OK;
 }
@@ -223,35 +253,103 @@ static double weight(const mt_topo *t, int32_t link) {
     return t->metric == MT_ROUTE_HOPS ? 1.0 : (double)t->links[link].lat_ps * 1024.0 + 1.0;
 }
 
-static mt_status distances_from(mt_topo *t, int32_t src, mt_error *err) {
-    if (t->dist[src]) return MT_OK;
-    double *d = malloc((size_t)t->nnodes * sizeof *d);
-    if (!d) return mt_fail(err, MT_ENOMEM, "%s: out of memory computing routes", t->label);
+/* Hop distances from src by breadth-first search over the outgoing-link CSR (failed links left
+ * out), with each node's shortest-path in-links counted (ncand) and the lowest-numbered one kept
+ * (first) as they are found. It stops once the level holding dst is reached: the distances and
+ * in-links of every node up to that level are then final, which *reach records (INT32_MAX when
+ * the search ran to the end; unreached nodes stay IGRAPH_INFINITY). Done here because
+ * igraph_distances rebuilds an adjacency list on every call (O(V + E) allocations per source),
+ * which made routing a ring over 8192 GPUs take seconds; the early stop makes a route inside a
+ * node cost its neighbourhood, not the whole fabric. O(V + E) at most, no allocation. */
+static void bfs_hops(const mt_topo *t, int32_t src, int32_t dst, double *d, int32_t *first, int32_t *ncand,
+                     int32_t *reach) {
+    for (int32_t v = 0; v < t->nnodes; v++) d[v] = IGRAPH_INFINITY, first[v] = -1, ncand[v] = 0;
+    int32_t *q = t->bfs_queue, head = 0, tail = 0;
+    d[src] = 0;
+    q[tail++] = src;
+    *reach = INT32_MAX;
+    while (head < tail) {
+        double level = d[q[head]];
+        if (d[dst] <= level) { /* every node of dst's level has all its in-links */
+            *reach = (int32_t)level;
+            return;
+        }
+        for (int32_t end = tail; head < end; head++) {
+            int32_t u = q[head];
+            for (int32_t k = t->out_off[u]; k < t->out_off[u + 1]; k++) {
+                int32_t l = t->out_link[k], v = t->links[l].dst;
+                if (t->failed && t->failed[l]) continue;
+                if (d[v] == IGRAPH_INFINITY) {
+                    d[v] = level + 1;
+                    first[v] = l;
+                    ncand[v] = 1;
+                    q[tail++] = v;
+                } else if (d[v] == level + 1) {
+                    ncand[v]++;
+                    if (l < first[v]) first[v] = l;
+                }
+            }
+        }
+    }
+}
+
+/* Weighted distances from src (the latency metric) with igraph's Dijkstra. */
+static mt_status dijkstra(mt_topo *t, int32_t src, double *d, mt_error *err) {
     igraph_matrix_t res;
     igraph_vector_t w;
     igraph_error_t rc = igraph_matrix_init(&res, 0, 0);
     if (rc == IGRAPH_SUCCESS) {
-        if (t->metric == MT_ROUTE_HOPS && t->nfailed == 0) {
-            rc = igraph_distances(&t->graph, &res, igraph_vss_1(src), igraph_vss_all(), IGRAPH_OUT);
-        } else {
-            rc = igraph_vector_init(&w, t->nlinks);
-            if (rc == IGRAPH_SUCCESS) {
-                for (int32_t i = 0; i < t->nlinks; i++) VECTOR(w)[i] = weight(t, i);
-                rc = igraph_distances_dijkstra(&t->graph, &res, igraph_vss_1(src),
-                                               igraph_vss_all(), &w, IGRAPH_OUT);
-                igraph_vector_destroy(&w);
-            }
+        rc = igraph_vector_init(&w, t->nlinks);
+        if (rc == IGRAPH_SUCCESS) {
+            for (int32_t i = 0; i < t->nlinks; i++) VECTOR(w)[i] = weight(t, i);
+            rc = igraph_distances_dijkstra(&t->graph, &res, igraph_vss_1(src), igraph_vss_all(), &w, IGRAPH_OUT);
+            igraph_vector_destroy(&w);
         }
         if (rc == IGRAPH_SUCCESS)
             for (int32_t v = 0; v < t->nnodes; v++) d[v] = MATRIX(res, 0, v);
         igraph_matrix_destroy(&res);
     }
-    if (rc != IGRAPH_SUCCESS) {
-        free(d);
-        return mt_fail(err, MT_ENOMEM, "%s: igraph shortest paths failed (%s)", t->label,
-                       igraph_strerror(rc));
+    if (rc != IGRAPH_SUCCESS)
+        return mt_fail(err, MT_ENOMEM, "%s: igraph shortest paths failed (%s)", t->label, igraph_strerror(rc));
+    return MT_OK;
+}
+
+/* Makes dist[src] valid for the route to dst (see bfs_hops for partial searches). */
+static mt_status distances_from(mt_topo *t, int32_t src, int32_t dst, mt_error *err) {
+    double *d = t->dist[src];
+    if (d && (d[dst] <= t->dist_reach[src] || t->dist_reach[src] == INT32_MAX)) return MT_OK;
+    if (!d) {
+        if (t->dist_n == t->dist_cap) { /* reuse the oldest source's arrays */
+            int32_t old = t->dist_fifo[t->dist_head];
+            d = t->dist[old];
+            t->dist[old] = NULL;
+            t->dist_head = (t->dist_head + 1) % t->dist_cap;
+            t->dist_n--;
+        } else if (!(d = malloc((size_t)t->nnodes * (sizeof *d + 2 * sizeof(int32_t))))) {
+            return mt_fail(err, MT_ENOMEM, "%s: out of memory computing routes", t->label);
+        }
+        t->dist[src] = d;
+        t->dist_fifo[(t->dist_head + t->dist_n) % t->dist_cap] = src;
+        t->dist_n++;
     }
-    t->dist[src] = d;
+    int32_t *first = (int32_t *)(d + t->nnodes), *ncand = first + t->nnodes;
+    if (t->metric == MT_ROUTE_HOPS) {
+        bfs_hops(t, src, dst, d, first, ncand, &t->dist_reach[src]);
+        return MT_OK;
+    }
+    t->dist_reach[src] = INT32_MAX;
+    if (dijkstra(t, src, d, err) != MT_OK) {
+        for (int32_t v = 0; v < t->nnodes; v++) d[v] = IGRAPH_INFINITY;
+        t->dist_reach[src] = -1; /* recomputed on the next query */
+        return err ? err->code : MT_ENOMEM;
+    }
+    /* Every node's shortest-path in-links from src: the lowest-numbered one and how many. */
+    for (int32_t v = 0; v < t->nnodes; v++) first[v] = -1, ncand[v] = 0;
+    for (int32_t l = 0; l < t->nlinks; l++) {
+        int32_t u = t->links[l].src, v = t->links[l].dst;
+        if (d[v] == IGRAPH_INFINITY || d[u] + weight(t, l) != d[v]) continue;
+        if (ncand[v]++ == 0) first[v] = l;
+    }
     return MT_OK;
 }
 
@@ -284,6 +382,7 @@ static void drop_routes(mt_topo *t) {
         free(t->dist[v]);
         t->dist[v] = NULL;
     }
+    t->dist_n = t->dist_head = 0;
     mt_u64map_destroy(&t->routes);
     mt_u64map_init(&t->routes);
     t->alen = 0;
@@ -380,8 +479,9 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
         *nlinks = (int32_t)(v & 0xfffff);
         return MT_OK;
     }
-    MT_CHECK(distances_from(t, src, err));
+    MT_CHECK(distances_from(t, src, dst, err));
     const double *d = t->dist[src];
+    const int32_t *first = (const int32_t *)(d + t->nnodes), *ncands = first + t->nnodes;
     if (d[dst] == IGRAPH_INFINITY) {
         if (t->nfailed > 0) {
             char names[400];
@@ -398,15 +498,15 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
     int32_t n = 0, at = dst;
     uint64_t pairhash = mt_hash64(key);
     while (at != src) {
-        int32_t ncand = 0, pick = -1;
-        for (int32_t k = t->in_off[at]; k < t->in_off[at + 1]; k++) {
-            int32_t l = t->in_link[k];
-            if (d[t->links[l].src] + weight(t, l) == d[at]) ncand++;
-        }
-        int32_t want = t->ecmp && ncand > 1 ? (int32_t)(mt_hash64(pairhash ^ (uint64_t)at) % (uint64_t)ncand) : 0;
-        for (int32_t k = t->in_off[at]; k < t->in_off[at + 1] && pick < 0; k++) {
-            int32_t l = t->in_link[k];
-            if (d[t->links[l].src] + weight(t, l) == d[at] && want-- == 0) pick = l;
+        int32_t ncand = ncands[at], pick = -1;
+        if (!t->ecmp || ncand <= 1) {
+            pick = first[at];
+        } else { /* ECMP: the hash picks one of the equal-cost in-links, in link order */
+            int32_t want = (int32_t)(mt_hash64(pairhash ^ (uint64_t)at) % (uint64_t)ncand);
+            for (int32_t k = t->in_off[at]; k < t->in_off[at + 1] && pick < 0; k++) {
+                int32_t l = t->in_link[k];
+                if (d[t->links[l].src] + weight(t, l) == d[at] && want-- == 0) pick = l;
+            }
         }
         if (pick < 0 || n >= t->nnodes)
             return mt_fail(err, MT_EINTERNAL, "%s: route reconstruction failed at %s", t->label,

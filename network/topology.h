@@ -5,14 +5,15 @@
  * expressible; mt_topo_add_duplex adds both directions. GPUs are numbered in creation order:
  * GPU rank r is mt_topo_gpus(t)[r].
  *
- * Routing uses igraph: unweighted BFS (MT_ROUTE_HOPS) or Dijkstra on link latency
- * (MT_ROUTE_LATENCY) from a source gives distances to every node (computed once per source
- * and kept); a route is then read backwards from the destination along links that lie on a
- * shortest path. Without ECMP the lowest-numbered such link is taken; with ECMP the choice
+ * Routing: a breadth-first search over the links (MT_ROUTE_HOPS; the topology's own, since
+ * igraph_distances rebuilds its adjacency list on every call) or igraph's Dijkstra on link
+ * latency (MT_ROUTE_LATENCY) from a source gives distances to every node (kept for the most
+ * recent sources, 32 MiB of them); a route is then read backwards from the destination along
+ * links that lie on a shortest path. Without ECMP the lowest-numbered such link is taken; with ECMP the choice
  * among equal-cost links is a hash of (src, dst), so one pair always uses one path (flow
  * hashing) while different pairs spread. Routes are cached per (src, dst).
- * Costs: first route from a source O(E log V); cached routes O(1); memory O(V) per source
- * used plus O(hops) per pair used.
+ * Costs: first route from a source O(V + E) (hops) or O(E log V) (latency); cached routes O(1);
+ * memory at most 32 MiB of distances plus O(hops) per pair used.
  *
  * The builder calls may be made until the first route/bisection/dot query ("freeze").
  * Links may fail (and be repaired) after freeze: routes then avoid them (mt_topo_set_link_failed).

@@ -144,12 +144,113 @@ static void file_errors(void **state) {
     expect_error("missing.json", MT_EIO, "missing.json");
 }
 
+/* Hop routes (the topology's own breadth-first search) against igraph_distances on the same
+ * random graph, with and without failed links: every route is a path of the igraph length. */
+static uint64_t lcg(uint64_t *x) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void check_against_igraph(mt_topo *t, int32_t n, const int32_t *esrc, const int32_t *edst, int32_t ne,
+                                 const uint8_t *dead, uint64_t *seed) {
+    igraph_vector_int_t ev;
+    igraph_vector_int_init(&ev, 0);
+    for (int32_t i = 0; i < ne; i++)
+        if (!dead[i]) igraph_vector_int_push_back(&ev, esrc[i]), igraph_vector_int_push_back(&ev, edst[i]);
+    igraph_t g;
+    assert_int_equal(igraph_create(&g, &ev, n, IGRAPH_DIRECTED), IGRAPH_SUCCESS);
+    igraph_matrix_t d;
+    igraph_matrix_init(&d, 0, 0);
+    assert_int_equal(igraph_distances(&g, &d, igraph_vss_all(), igraph_vss_all(), IGRAPH_OUT), IGRAPH_SUCCESS);
+    for (int k = 0; k < 3000; k++) {
+        int32_t a = (int32_t)(lcg(seed) % (uint64_t)n), b = (int32_t)(lcg(seed) % (uint64_t)n);
+        const int32_t *links;
+        int32_t nl;
+        mt_error err = {0};
+        mt_status rc = mt_topo_route(t, a, b, &links, &nl, &err);
+        double want = MATRIX(d, a, b);
+        if (want == IGRAPH_INFINITY) {
+            assert_int_equal(rc, MT_ENOROUTE);
+            continue;
+        }
+        assert_int_equal(rc, MT_OK);
+        assert_int_equal(nl, (int32_t)want);
+        int32_t at = a;
+        for (int32_t i = 0; i < nl; i++) { /* a path from a to b over live links */
+            const mt_link *L = mt_topo_link(t, links[i]);
+            assert_int_equal(L->src, at);
+            assert_false(mt_topo_link_failed(t, links[i]));
+            at = L->dst;
+        }
+        assert_int_equal(at, b);
+    }
+    igraph_matrix_destroy(&d);
+    igraph_destroy(&g);
+    igraph_vector_int_destroy(&ev);
+}
+
+static void hop_routes_match_igraph(void **state) {
+    (void)state;
+    enum { N = 200, E = 700 };
+    uint64_t seed = 12345;
+    int32_t es[E], ed[E];
+    uint8_t dead[E] = {0};
+    for (int ecmp = 0; ecmp < 2; ecmp++) {
+        mt_topo *t = mt_topo_new("random");
+        for (int32_t v = 0; v < N; v++) assert_true(mt_topo_add_node(t, MT_NODE_SWITCH, NULL, NULL) >= 0);
+        for (int32_t i = 0; i < E; i++) {
+            es[i] = (int32_t)(lcg(&seed) % N);
+            ed[i] = (int32_t)(lcg(&seed) % N);
+            if (ed[i] == es[i]) ed[i] = (ed[i] + 1) % N; /* no self-loops */
+            assert_int_equal(mt_topo_add_link(t, es[i], ed[i], 1e9, 0, NULL), i);
+        }
+        mt_topo_set_routing(t, MT_ROUTE_HOPS, ecmp);
+        memset(dead, 0, sizeof dead);
+        check_against_igraph(t, N, es, ed, E, dead, &seed);
+        for (int k = 0; k < 60; k++) { /* fail links: routes are recomputed around them */
+            int32_t l = (int32_t)(lcg(&seed) % E);
+            dead[l] = 1;
+            assert_int_equal(mt_topo_set_link_failed(t, l, 1, NULL), MT_OK);
+        }
+        check_against_igraph(t, N, es, ed, E, dead, &seed);
+        mt_topo_free(t);
+    }
+}
+
+/* More sources than the distance cache holds (4096 nodes: 1024 arrays): routes from sources
+ * whose distances were dropped are recomputed right, and cached routes stay valid. */
+static void route_cache_eviction(void **state) {
+    (void)state;
+    mt_topo *t = build("ring:4096");
+    int32_t ng;
+    const int32_t *g = mt_topo_gpus(t, &ng);
+    assert_int_equal(ng, 4096);
+    const int32_t *links;
+    int32_t nl;
+    for (int32_t i = 0; i < ng; i++) {
+        assert_int_equal(mt_topo_route(t, g[i], g[(i + 7) % ng], &links, &nl, NULL), MT_OK);
+        assert_int_equal(nl, 7);
+    }
+    for (int32_t i = 0; i < 100; i++) {
+        assert_int_equal(mt_topo_route(t, g[i], g[(i + 2000) % ng], &links, &nl, NULL), MT_OK);
+        assert_int_equal(nl, 2000);
+        assert_int_equal(mt_topo_link(t, links[nl - 1])->dst, g[(i + 2000) % ng]);
+        assert_int_equal(mt_topo_route(t, g[i], g[(i + ng - 3) % ng], &links, &nl, NULL), MT_OK);
+        assert_int_equal(nl, 3); /* the other way round the ring */
+        assert_int_equal(mt_topo_route(t, g[i], g[(i + 7) % ng], &links, &nl, NULL), MT_OK);
+        assert_int_equal(nl, 7);
+        assert_int_equal(mt_topo_link(t, links[0])->src, g[i]);
+    }
+    mt_topo_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(preset_shapes),   cmocka_unit_test(preset_errors),
         cmocka_unit_test(preset_parameters), cmocka_unit_test(json_file),
         cmocka_unit_test(csv_file),        cmocka_unit_test(file_errors),
+        cmocka_unit_test(hop_routes_match_igraph), cmocka_unit_test(route_cache_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
