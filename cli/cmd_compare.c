@@ -22,6 +22,7 @@
 #include "cli/planlist.h"
 #include "cli/planopts.h"
 #include "cli/simrun.h"
+#include "cli/whatif.h"
 #include "util/units.h"
 
 static void usage(FILE *out) {
@@ -54,6 +55,10 @@ static void usage(FILE *out) {
             "                        e.g. link-bw=100GB/s:900GB/s:5, gpus=8:64, nic-bw=25GB/s,50GB/s\n"
             "                        In --topology, {gpus} and {nodes} (= gpus / --gpus-per-node)\n"
             "                        are replaced for each run: multinode:nodes={nodes},gpus=8\n"
+            "  what-if flags         --slow-gpu, --slow-link, --fail-link, --scenario, --seed, --steps\n"
+            "                        as for mitosis simulate: every plan runs perturbed (and ranks by\n"
+            "                        that) and unperturbed; the 'change' column is the difference.\n"
+            "                        With --steps K, step ms is the mean over the K steps\n"
             "  --json                the table as JSON on stdout\n"
             "  --html FILE           a self-contained HTML report: the table and chart, and the\n"
             "                        fastest run's per-GPU and per-layer bars and timeline\n"
@@ -78,6 +83,7 @@ typedef struct cmp_cli {
     int as_json;
     const char *html;
     mt_calibration cal;
+    mt_whatif *wi;           /* the what-if flags (cli/whatif.h); bound to each row's run */
 } cmp_cli;
 
 typedef struct cmp_row {
@@ -90,6 +96,7 @@ typedef struct cmp_row {
     mt_plan resolved;
     char ran_topology[64];
     double step_ms, speedup, sps, exposed_ms, host_wait_ms, bubble_ms, mem_bytes; /* max over GPUs */
+    double base_step_ms;     /* the same plan unperturbed, when the what-if flags perturb */
     int over_mem;
     char *reason;            /* skipped: why (malloc'd) */
 } cmp_row;
@@ -177,6 +184,7 @@ static int parse_args(cmp_cli *c, int argc, char **argv, mt_error *err) {
     for (int i = 1; i < argc;) {
         int t = mt_planopts_take(&c->po, argc, argv, &i, err);
         if (t == 2) return usage(stdout), 1;
+        if (t == 0) t = mt_whatif_take(c->wi, argc, argv, &i, err);
         if (t == 0) {
             t = take_own(c, argv[i], i + 1 < argc ? argv[i + 1] : NULL, err);
             if (t > 0) i += t;
@@ -254,6 +262,7 @@ static mt_status row_cfg(const cmp_cli *c, cmp_row *w, const trace *t, mt_record
     cfg->host_model = c->po.host_model;
     cfg->host_scale = c->po.host_scale;
     cfg->op_scale = c->po.op_scale;
+    mt_whatif_configure(c->wi, t, &c->po.pm, cfg);
     if (!rec) return MT_OK;
     cfg->sim.on_span = mt_recorder_span;
     cfg->sim.span_ctx = rec;
@@ -271,6 +280,17 @@ static mt_status run_row(const cmp_cli *c, cmp_row *w, const trace *t, mt_perfmo
     int32_t gpus = p->gpus ? p->gpus : (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
     mt_status rc = topology_for(c->po.net.topology, gpus, c->po.gpus_per_node, w->topology, sizeof w->topology, &e);
     if (rc == MT_OK) rc = row_cfg(c, w, t, NULL, &cfg, &e);
+    if (rc == MT_OK && mt_scenario_perturbs(c->wi->sc)) { /* the same plan unperturbed, as simulate does */
+        mt_simrun_cfg u = cfg;
+        u.prepare = NULL;
+        u.sim.compute_factor = NULL;
+        u.sim.factor_ctx = NULL;
+        rc = mt_simrun_run(t, pm, &u, &run, &e);
+        if (rc == MT_OK) {
+            w->base_step_ms = (double)run.res->step_ps / 1e9 / run.res->n_steps;
+            mt_simrun_free(&run);
+        }
+    }
     if (rc == MT_OK) rc = mt_simrun_run(t, pm, &cfg, &run, &e);
     if (rc == MT_EINVAL || rc == MT_ENOROUTE) {
         skip(w, &e);
@@ -284,15 +304,16 @@ static mt_status run_row(const cmp_cli *c, cmp_row *w, const trace *t, mt_perfmo
     w->ran = 1;
     w->resolved = run.plan;
     snprintf(w->ran_topology, sizeof w->ran_topology, "%s", run.topology);
-    w->step_ms = (double)r->step_ps / 1e9;
+    w->step_ms = (double)r->step_ps / 1e9 / r->n_steps;
     w->sps = run.plan.global_batch > 0 && r->step_ps > 0 ? (double)run.plan.global_batch / (w->step_ms / 1e3) : -1;
     w->speedup = w->step_ms > 0 ? (units_of(&run.plan) / w->step_ms) / (b->units / b->step_ms) : 0;
     w->exposed_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
-        if ((double)g->exposed_ps / 1e9 > w->exposed_ms) w->exposed_ms = (double)g->exposed_ps / 1e9;
-        if ((double)g->host_wait_ps / 1e9 > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / 1e9;
-        if ((double)g->bubble_ps / 1e9 > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / 1e9;
+        double k = 1e9 * r->n_steps; /* per step */
+        if ((double)g->exposed_ps / k > w->exposed_ms) w->exposed_ms = (double)g->exposed_ps / k;
+        if ((double)g->host_wait_ps / k > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / k;
+        if ((double)g->bubble_ps / k > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / k;
         if (g->peak_mem_bytes > w->mem_bytes) w->mem_bytes = g->peak_mem_bytes;
     }
     w->over_mem = mem_limit > 0 && w->mem_bytes > mem_limit;
@@ -396,14 +417,19 @@ static void print_text(const cmp_out *o) {
         printf("memory     limit %.2f GB per GPU (%s)\n", o->mem_limit / 1e9,
                c->po.gpu_mem > 0 ? "--gpu-mem" : "the traced GPU's; --gpu-mem changes it");
     else printf("memory     limit unknown (give --gpu-mem to mark plans that do not fit)\n");
+    if (mt_scenario_perturbs(c->wi->sc))
+        printf("what-if    every plan runs perturbed (ranked by that) and unperturbed; change = the step's change\n");
+    if (c->wi->steps > 1)
+        printf("steps      %d back to back: step ms, exposed, host and bubble are per-step means\n", c->wi->steps);
     printf("\n");
     int wl = 14;
     for (int32_t i = 0; i < o->n; i++)
         if ((int)strlen(o->rows[i].label) > wl) wl = (int)strlen(o->rows[i].label);
     if (c->sw == SW_NONE) printf("%4s  %-*s", "#", wl, "plan");
     else printf("%-*s", wl, SWEEP_NAMES[c->sw]);
-    printf(" %11s %9s %11s %11s %10s %10s %8s\n", "step ms", "speed-up", "samples/s", "exposed ms", "host ms",
-           "bubble ms", "mem GB");
+    int perturbed = mt_scenario_perturbs(c->wi->sc);
+    printf(" %11s %9s %11s %11s %10s %10s %8s%s\n", "step ms", "speed-up", "samples/s", "exposed ms", "host ms",
+           "bubble ms", "mem GB", perturbed ? "    change" : "");
     int marks = 0, rank = 0;
     for (int32_t i = 0; i < o->n; i++) {
         const cmp_row *w = &o->rows[i];
@@ -413,8 +439,11 @@ static void print_text(const cmp_out *o) {
         else snprintf(sps, sizeof sps, "-");
         if (c->sw == SW_NONE) printf("%4d  %-*s", ++rank, wl, w->label);
         else printf("%-*s", wl, w->label);
-        printf(" %11.3f %9.2f %11s %11.3f %10.3f %10.3f %8.2f%s\n", w->step_ms, w->speedup, sps, w->exposed_ms,
-               w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? " !" : "");
+        printf(" %11.3f %9.2f %11s %11.3f %10.3f %10.3f %8.2f", w->step_ms, w->speedup, sps, w->exposed_ms,
+               w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9);
+        if (perturbed)
+            printf(" %+8.1f%%", w->base_step_ms > 0 ? 100.0 * (w->step_ms - w->base_step_ms) / w->base_step_ms : 0.0);
+        printf("%s\n", w->over_mem ? " !" : "");
         marks += w->over_mem;
     }
     int skipped = 0;
@@ -468,6 +497,7 @@ static void print_json(const cmp_out *o) {
         json_object_set_new(x, "plan", mt_planlist_json(&w->resolved));
         json_object_set_new(x, "topology", w->ran_topology[0] ? json_string(w->ran_topology) : json_null());
         json_object_set_new(x, "step_ms", json_real(w->step_ms));
+        json_object_set_new(x, "unperturbed_step_ms", w->base_step_ms > 0 ? json_real(w->base_step_ms) : json_null());
         json_object_set_new(x, "speedup", json_real(w->speedup));
         json_object_set_new(x, "samples_per_s", w->sps >= 0 ? json_real(w->sps) : json_null());
         json_object_set_new(x, "exposed_comm_ms", json_real(w->exposed_ms));
@@ -567,9 +597,13 @@ int cmd_compare(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     mt_planopts_init(&c.po);
     mt_error err = {0};
+    mt_whatif wi;
+    if (mt_whatif_init(&wi, &err) != MT_OK) return mt_cli_fail("compare", &err);
+    c.wi = &wi;
     int pr = parse_args(&c, argc, argv, &err);
     if (pr != 0) {
         free(c.values);
+        mt_whatif_free(&wi);
         return pr > 0 ? 0 : mt_cli_fail("compare", &err);
     }
     trace *t = NULL;
@@ -617,6 +651,7 @@ int cmd_compare(int argc, char **argv) {
     for (int32_t i = 0; i < n; i++) free(rows[i].reason);
     free(rows);
     free(c.values);
+    mt_whatif_free(&wi);
     mt_perfmodel_free(pm);
     trace_free(t);
     return code;

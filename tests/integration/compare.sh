@@ -5,7 +5,8 @@
 # that plan, so the ranking is simulate's; speed-up is throughput over the 1-GPU baseline;
 # infeasible plans are listed as skipped with their reason; a link-bandwidth sweep never gets
 # slower as bandwidth grows and each row equals simulate at that bandwidth; gpus= and nic-bw=
-# sweeps (with {nodes} in --topology) match simulate; bad input is one line and exit 2.
+# sweeps (with {nodes} in --topology) match simulate; what-if flags run every plan perturbed and
+# unperturbed, both equal to simulate; bad input is one line and exit 2.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -155,5 +156,28 @@ c.check_bad("--gpus is required", "compare", rn)
 c.check_bad("do not go together", "compare", rn, "--gpus", 8, "--plans", "ddp=8", "--sweep", "link-bw=1GB/s,2GB/s")
 c.check_bad("no plan could run", "compare", rn, "--gpus", 8, "--plans", "tp=3")
 c.check_bad("fewer", "compare", rn, "--gpus", 8, "--topology", "ring:4")
+# What-if flags: every plan runs perturbed (ranked by it) and unperturbed, each equal to simulate
+# with the same flags; with --steps the times are per-step means.
+wi = ["--slow-gpu", "1:2", "--steps", 2]
+d = compare(rn, "--gpus", 4, "--plans", "ddp=4,tp=2:ddp=2,pp=2:ddp=2:mb=4", *wi)
+if d:
+    bad = []
+    for r in d["rows"]:
+        s = c.sim(rn, *sim_args(r["plan"]), *wi)
+        u = c.sim(rn, *sim_args(r["plan"]), "--steps", 2)
+        if s and u and (rel(r["step_ms"], s["step_ms"]) > 1e-9 or rel(r["unperturbed_step_ms"], u["step_ms"]) > 1e-9):
+            bad.append((r["label"], r["step_ms"], s["step_ms"], r["unperturbed_step_ms"], u["step_ms"]))
+    c.check("what-if compare: perturbed and unperturbed step times equal simulate's", not bad and d["rows"], bad)
+    c.check("what-if compare: a GPU twice as slow costs every plan time",
+            all(r["step_ms"] > r["unperturbed_step_ms"] for r in d["rows"]), d["rows"])
+    c.check("what-if compare: ranked by the perturbed step",
+            all(a["step_ms"] <= b["step_ms"] for a, b in zip(d["rows"], d["rows"][1:])), d["rows"])
+d = compare(rn, "--gpus", 2, "--plans", "ddp=2")
+if d:
+    c.check("without what-if flags unperturbed_step_ms is null", d["rows"][0]["unperturbed_step_ms"] is None, d["rows"][0])
+rc, out, err = c.run("compare", rn, "--gpus", 4, "--plans", "ddp=4,tp=4", "--slow-link", "gpu1<->sw0:4")
+c.check("what-if compare text: a change column and the what-if line", rc == 0 and "change" in out
+        and "what-if    every plan runs perturbed" in out, out + err)
+c.check_bad("--slow-gpu", "compare", rn, "--gpus", 4, "--slow-gpu", "x")
 c.finish()
 EOF
