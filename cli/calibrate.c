@@ -80,13 +80,7 @@ static mt_status bisect(const mt_planopts *o, const trace *t, mt_perfmodel *pm, 
     return MT_OK;
 }
 
-mt_status mt_calibrate(mt_planopts *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
-    memset(cal, 0, sizeof *cal);
-    cal->host_scale = cal->op_scale = 1;
-    if (!o->calibrate && !(o->measured_ms > 0)) return MT_OK;
-    if (o->host_scale != 1)
-        return mt_fail(err, MT_EINVAL, "--host-scale and calibration both set the host times: give one of them");
-    cal->on = 1;
+static mt_status solve(mt_planopts *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
     if (o->measured_ms > 0) {
         cal->measured_ms = o->measured_ms;
         snprintf(cal->source, sizeof cal->source, "--measured-ms");
@@ -127,6 +121,24 @@ mt_status mt_calibrate(mt_planopts *o, const trace *t, mt_perfmodel *pm, mt_cali
     o->host_scale = cal->host_scale;
     o->op_scale = cal->op_scale;
     return MT_OK;
+}
+
+mt_status mt_calibrate(mt_planopts *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
+    memset(cal, 0, sizeof *cal);
+    cal->host_scale = cal->op_scale = 1;
+    if (!o->calibrate && !(o->measured_ms > 0)) return MT_OK;
+    if (o->host_scale != 1)
+        return mt_fail(err, MT_EINVAL, "--host-scale and calibration both set the host times: give one of them");
+    cal->on = 1;
+    if (!o->pm.target_gpu) return solve(o, t, pm, cal, err);
+    /* The measurement was taken on the traced GPU: solve there, then predict for the target. */
+    mt_pm_opts traced = o->pm;
+    traced.target_gpu = NULL;
+    mt_perfmodel *pm0 = NULL;
+    MT_CHECK(mt_perfmodel_new(t, &traced, &pm0, err));
+    mt_status rc = solve(o, t, pm0, cal, err);
+    mt_perfmodel_free(pm0);
+    return rc;
 }
 
 void mt_calibration_print(const mt_calibration *cal, FILE *out) {

@@ -102,6 +102,15 @@ if os.path.isdir(vgg):
             k = d["calibration"]
             c.check("gpu faster than its kernels: host removed, operators x < 1",
                     rel(d["step_ms"], gpu_only * 0.8) < 1e-6 and k["host_scale"] < 1e-3 and k["op_scale"] < 1, (d["step_ms"], k))
+        # --target-gpu: the measurement is the traced GPU's, so the factors are solved there.
+        a = c.sim(vgg, "--gpus", 1, "--measured-ms", target)
+        b = c.sim(vgg, "--gpus", 1, "--measured-ms", target, "--target-gpu", "A100-80GB")
+        if a and b:
+            c.check("gpu: calibration with --target-gpu solves on the traced GPU (same factors)",
+                    b["calibration"]["host_scale"] == a["calibration"]["host_scale"]
+                    and b["calibration"]["op_scale"] == a["calibration"]["op_scale"]
+                    and rel(b["calibration"]["calibrated_ms"], target) < 1e-6 and b["step_ms"] > a["step_ms"],
+                    (a["calibration"], b["calibration"], b["step_ms"]))
         # Multi-GPU runs keep the factor: DDP on 8 GPUs calibrated to the traced wall itself
         # changes nothing.
         a = c.sim(vgg, "--gpus", 8, "--strategy", "ddp")
