@@ -415,7 +415,9 @@ static void print_text(const cmp_out *o) {
     mt_calibration_print(&c->cal, stdout);
     if (o->mem_limit > 0)
         printf("memory     limit %.2f GB per GPU (%s)\n", o->mem_limit / 1e9,
-               c->po.gpu_mem > 0 ? "--gpu-mem" : "the traced GPU's; --gpu-mem changes it");
+               c->po.gpu_mem > 0        ? "--gpu-mem"
+               : c->po.pm.target_gpu ? "the target GPU's; --gpu-mem changes it"
+                                     : "the traced GPU's; --gpu-mem changes it");
     else printf("memory     limit unknown (give --gpu-mem to mark plans that do not fit)\n");
     if (mt_scenario_perturbs(c->wi->sc))
         printf("what-if    every plan runs perturbed (ranked by that) and unperturbed; change = the step's change\n");

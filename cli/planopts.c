@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "perfmodel/gpuspec.h"
 #include "util/units.h"
 
 void mt_planopts_init(mt_planopts *o) {
@@ -190,7 +191,18 @@ mt_plan mt_planopts_plan(const mt_planopts *o, int32_t gpus) {
 }
 
 double mt_planopts_mem_limit(const mt_planopts *o, const trace *t) {
-    return o->gpu_mem > 0 ? o->gpu_mem : (double)t->device_mem_bytes;
+    if (o->gpu_mem > 0) return o->gpu_mem;
+    if (o->pm.target_gpu) { /* the target GPU's memory (0 when the table does not know it) */
+        mt_gpu_table *tab = NULL;
+        double m = 0;
+        if (mt_gpu_table_new(o->pm.gpu_specs_path, &tab, NULL) == MT_OK) {
+            const mt_gpu_spec *g = mt_gpu_find(tab, o->pm.target_gpu);
+            m = g ? g->mem_bytes : 0;
+        }
+        mt_gpu_table_free(tab);
+        return m;
+    }
+    return (double)t->device_mem_bytes;
 }
 
 mt_status mt_planopts_load(const mt_planopts *o, const char *cmd, trace **t, mt_perfmodel **pm, mt_error *err) {

@@ -53,8 +53,9 @@ int mt_planopts_take(mt_planopts *o, int argc, char **argv, int *i, mt_error *er
  * that strategy, as `simulate --strategy S` documents. Unresolved (see mt_plan_resolve). */
 mt_plan mt_planopts_plan(const mt_planopts *o, int32_t gpus);
 
-/* The memory limit a GPU's estimated peak is checked against: --gpu-mem, else the traced
- * GPU's memory when the trace knows it, else 0 (unknown). */
+/* The memory limit a GPU's estimated peak is checked against: --gpu-mem, else the memory of
+ * the --target-gpu (from the GPU table), else the traced GPU's when the trace knows it, else 0
+ * (unknown). */
 double mt_planopts_mem_limit(const mt_planopts *o, const trace *t);
 
 /* Loads the trace (o->paths) and creates the performance model; prints the model's warning

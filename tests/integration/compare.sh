@@ -179,5 +179,15 @@ rc, out, err = c.run("compare", rn, "--gpus", 4, "--plans", "ddp=4,tp=4", "--slo
 c.check("what-if compare text: a change column and the what-if line", rc == 0 and "change" in out
         and "what-if    every plan runs perturbed" in out, out + err)
 c.check_bad("--slow-gpu", "compare", rn, "--gpus", 4, "--slow-gpu", "x")
+if os.path.isdir(vgg):  # the memory limit follows --target-gpu (A100 40GB), and --gpu-mem wins
+    d = compare(vgg, "--gpus", 8, "--plans", "ddp=8,tp=8", "--batch", 4096, "--target-gpu", "A100-40GB",
+                "--host-model", "none")
+    if d:
+        c.check("--target-gpu A100-40GB: memory limit 40 GB", d["mem_limit_bytes"] == 40e9, d["mem_limit_bytes"])
+        c.check("--target-gpu: tp=8 (51 GB) over the limit", any(r["over_mem"] for r in d["rows"]), d["rows"])
+    d = compare(vgg, "--gpus", 8, "--plans", "ddp=8", "--target-gpu", "A100-40GB", "--gpu-mem", "100GB",
+                "--host-model", "none")
+    if d:
+        c.check("--gpu-mem overrides the target's memory", d["mem_limit_bytes"] == 100e9, d["mem_limit_bytes"])
 c.finish()
 EOF
