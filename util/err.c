@@ -4,12 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Control characters (a newline in a file name, a raw byte quoted from a damaged file) become
+ * '?', so that a message stays one printable line. */
+static void one_line(char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 mt_status mt_fail(mt_error *err, mt_status code, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        one_line(err->msg);
         err->code = code;
     }
     return code;
@@ -33,6 +41,7 @@ mt_status mt_error_prefix(mt_error *err, const char *fmt, ...) {
     if (m > room) m = room;
     memcpy(err->msg + n + 2, old, m);
     err->msg[n + 2 + m] = '\0';
+    one_line(err->msg);
     return err->code;
 }
 

@@ -28,7 +28,8 @@ typedef struct mt_error {
     char msg[MT_ERRMSG_MAX];
 } mt_error;
 
-/* Sets err (when non-NULL) and returns code, so callers can `return mt_fail(err, ...)`. */
+/* Sets err (when non-NULL) and returns code, so callers can `return mt_fail(err, ...)`. Control
+ * characters in the result (from quoted file names or file content) become '?'. */
 mt_status mt_fail(mt_error *err, mt_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -1,4 +1,5 @@
-/* Unit tests for util/units: decimal/binary prefixes, bits vs bytes, refusals. */
+/* Unit tests for util/units (decimal/binary prefixes, bits vs bytes, refusals) and util/err
+ * (messages stay one line). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 
 #include <string.h>
 
+#include "util/err.h"
 #include "util/units.h"
 
 static void bandwidth_units(void **state) {
@@ -73,10 +75,22 @@ static void formatting(void **state) {
     assert_string_equal(mt_fmt_time_ns(12345678, buf, sizeof buf), "12.346 ms");
 }
 
+/* A newline or other control byte quoted from a file name or a damaged file must not break the
+ * one-line error contract (util/err.h). */
+static void errors_one_line(void **state) {
+    (void)state;
+    mt_error e = {0};
+    assert_int_equal(mt_fail(&e, MT_EFORMAT, "%s:1: invalid token near '%s'", "a\nb.json", "\x1c"), MT_EFORMAT);
+    assert_string_equal(e.msg, "a?b.json:1: invalid token near '?'");
+    assert_int_equal(mt_error_prefix(&e, "in\tdir\r"), MT_EFORMAT);
+    assert_string_equal(e.msg, "in?dir?: a?b.json:1: invalid token near '?'");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bandwidth_units), cmocka_unit_test(bandwidth_refusals),
         cmocka_unit_test(times), cmocka_unit_test(sizes), cmocka_unit_test(formatting),
+        cmocka_unit_test(errors_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
