@@ -622,7 +622,7 @@ int cmd_compare(int argc, char **argv) {
                          strerror(errno));
         else fclose(hf), html_pending = 1;
     }
-    if (rc == MT_OK) rc = mt_planopts_load(&c.po, "compare", &t, &pm, &err);
+    if (rc == MT_OK) rc = mt_planopts_load(&c.po, &t, &pm, &err);
     if (rc == MT_OK) rc = mt_calibrate(&c.po, t, pm, &c.cal, &err);
     if (rc == MT_OK) rc = run_baseline(&c, t, pm, &b, &err);
     if (rc == MT_OK) rc = make_rows(&c, t, &rows, &n, &err);
@@ -649,6 +649,7 @@ int cmd_compare(int argc, char **argv) {
         if (c.html && (rc = write_html(&o, pm, &err)) == MT_OK) html_pending = 0;
     }
     if (html_pending) remove(c.html);
+    if (rc == MT_OK) mt_planopts_warn(pm, "compare");
     int code = rc == MT_OK ? 0 : mt_cli_fail("compare", &err);
     for (int32_t i = 0; i < n; i++) free(rows[i].reason);
     free(rows);

@@ -393,7 +393,7 @@ int cmd_simulate(int argc, char **argv) {
     mt_recorder_init(&outs.rec);
     mt_span_filter_init(&outs.html_gpus);
     int code = 0;
-    mt_status rc = mt_planopts_load(&c.po, "simulate", &t, &pm, &err);
+    mt_status rc = mt_planopts_load(&c.po, &t, &pm, &err);
     if (rc == MT_OK) rc = mt_calibrate(&c.po, t, pm, &c.cal, &err);
     if (rc == MT_OK) {
         cfg.plan = mt_planopts_plan(&c.po, 0);
@@ -425,6 +425,12 @@ int cmd_simulate(int argc, char **argv) {
     } else {
         print_text(&c, t, run.prog, res, topology, run.host);
     }
+    if (outputs_write(&outs, &c, &run, &err) != MT_OK) {
+        code = mt_cli_fail("simulate", &err);
+        goto out;
+    }
+    /* warnings only once everything succeeded: a failing run's stderr is its one error line */
+    mt_planopts_warn(pm, "simulate");
     double limit = mt_planopts_mem_limit(&c.po, t);
     if (limit > 0) {
         int32_t worst = 0;
@@ -434,7 +440,6 @@ int cmd_simulate(int argc, char **argv) {
             fprintf(stderr, "mitosis simulate: warning: GPU %d needs an estimated %.2f GB, more than the "
                             "%.2f GB limit (--gpu-mem)\n", worst, res->gpus[worst].peak_mem_bytes / 1e9, limit / 1e9);
     }
-    if (outputs_write(&outs, &c, &run, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
 out:
     outputs_free(&outs, &c);
     mt_span_filter_destroy(&c.tl_filter);

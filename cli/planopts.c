@@ -205,7 +205,7 @@ double mt_planopts_mem_limit(const mt_planopts *o, const trace *t) {
     return (double)t->device_mem_bytes;
 }
 
-mt_status mt_planopts_load(const mt_planopts *o, const char *cmd, trace **t, mt_perfmodel **pm, mt_error *err) {
+mt_status mt_planopts_load(const mt_planopts *o, trace **t, mt_perfmodel **pm, mt_error *err) {
     *t = NULL;
     *pm = NULL;
     mt_status rc = trace_load(o->paths, o->n_paths, &o->topts, t, err);
@@ -215,7 +215,10 @@ mt_status mt_planopts_load(const mt_planopts *o, const char *cmd, trace **t, mt_
         *t = NULL;
         return rc;
     }
-    const char *w = mt_perfmodel_warning(*pm);
-    if (w && *w) fprintf(stderr, "mitosis %s: warning: %s\n", cmd, w);
     return MT_OK;
+}
+
+void mt_planopts_warn(const mt_perfmodel *pm, const char *cmd) {
+    const char *w = mt_perfmodel_warning(pm);
+    if (w && *w) fprintf(stderr, "mitosis %s: warning: %s\n", cmd, w);
 }

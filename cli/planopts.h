@@ -58,9 +58,12 @@ mt_plan mt_planopts_plan(const mt_planopts *o, int32_t gpus);
  * (unknown). */
 double mt_planopts_mem_limit(const mt_planopts *o, const trace *t);
 
-/* Loads the trace (o->paths) and creates the performance model; prints the model's warning
- * as "mitosis CMD: warning: ..." on stderr. On failure frees what it built. */
-mt_status mt_planopts_load(const mt_planopts *o, const char *cmd, trace **t, mt_perfmodel **pm, mt_error *err);
+/* Loads the trace (o->paths) and creates the performance model. On failure frees what it
+ * built. */
+mt_status mt_planopts_load(const mt_planopts *o, trace **t, mt_perfmodel **pm, mt_error *err);
+/* Prints the performance model's warning, if any, as "mitosis CMD: warning: ..." on stderr:
+ * once the command has succeeded, so that a failing run's stderr is its one error line. */
+void mt_planopts_warn(const mt_perfmodel *pm, const char *cmd);
 
 /* Help for the flags above except --gpus and the network flags (mt_netopts_help). */
 void mt_planopts_help(FILE *out);

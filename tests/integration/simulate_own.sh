@@ -105,5 +105,7 @@ for name, src, batch, other in (("gpt-tiny", gpt, 32, "cpu-gpt-tiny-b16"),
 
 c.check_bad("does not divide over 2", "simulate", rn, "--gpus", 2, "--batch", 17)
 c.check_bad("equal micro-batches", "simulate", rn, "--gpus", 2, "--pp", 2, "--micro-batches", 3)
+# Kineto alone: the performance model warns (no shapes), but a refused plan is still one line
+c.check_bad("pipeline of 2 stages", "simulate", f"{rn}/kineto.json.gz", "--gpus", 2, "--pp", 2)
 c.finish()
 EOF
