@@ -98,6 +98,11 @@ static mt_status classify(const char *path, int explicit_path, file_kind *kind, 
     MT_CHECK(mt_read_file(path, &buf, &len, err));
     size_t i = 0;
     while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
+    if (i == len) { /* never skipped in a directory: an empty kineto.json is a broken trace */
+        free(buf);
+        return mt_fail(err, MT_EFORMAT, "%s: empty file (re-copy it, or move it out of the trace "
+                       "directory)", path);
+    }
     if (i < len && (buf[i] == '{' || buf[i] == '[')) {
         json_t *root = NULL;
         mt_status rc = mt_json_parse(path, buf, len, &root, err);

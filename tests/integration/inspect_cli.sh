@@ -32,6 +32,8 @@ printf '\x1f\x8bnot really gzip' > "$tmp/bad.json.gz"
 bad "unreadable gzip" "gzip" inspect "$tmp/bad.json.gz"
 mkdir "$tmp/empty"
 bad "directory without a trace" "no Kineto" inspect "$tmp/empty"
+mkdir "$tmp/emptyfile" && cp "$root/tests/fixtures/small/et.json" "$tmp/emptyfile/" && : > "$tmp/emptyfile/kineto.json"
+bad "empty Kineto file in a directory (was skipped: ET alone)" "kineto.json: empty file" inspect "$tmp/emptyfile"
 bad "unknown option" "unknown option" inspect --frobnicate x
 bad "bad step" "step" inspect "$root/tests/fixtures/small" --step 42
 bad "unknown command" "unknown command" frobnicate
