@@ -213,6 +213,10 @@ static int cmd_predict(int argc, char **argv) {
     if (tp != floor(tp)) return fail_line("--tp needs a whole number");
     mt_error err = {0};
     trace *t = load_trace(tpath, &err);
+    if (t && trace_check_timed(t, &err) != MT_OK) {
+        trace_free(t);
+        t = NULL;
+    }
     if (!t) {
         fprintf(stderr, "mitosis perfmodel: %s\n", err.msg);
         return mt_exit_code(err.code ? err.code : MT_EIO);

@@ -209,6 +209,7 @@ mt_status mt_planopts_load(const mt_planopts *o, trace **t, mt_perfmodel **pm, m
     *t = NULL;
     *pm = NULL;
     mt_status rc = trace_load(o->paths, o->n_paths, &o->topts, t, err);
+    if (rc == MT_OK) rc = trace_check_timed(*t, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(*t, &o->pm, pm, err);
     if (rc != MT_OK) {
         trace_free(*t);

@@ -65,6 +65,20 @@ void trace_free(trace *t) {
     free(t);
 }
 
+mt_status trace_check_timed(const trace *t, mt_error *err) {
+    const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "trace";
+    if (t->format == TRACE_FORMAT_ET)
+        return mt_fail(err, MT_EFORMAT, "%s: an Execution Trace alone has no operator times (give the "
+                       "Kineto trace of the same step too: both files, or a directory holding both)", path);
+    if (t->n_ops == 0)
+        return mt_fail(err, MT_EFORMAT, "%s: the step holds no operators, so there is nothing to time "
+                       "(mitosis inspect lists the trace's steps)", path);
+    if (trace_total_dev_ns(t) <= 0)
+        return mt_fail(err, MT_EFORMAT, "%s: every operator of the step lasts 0 ns, so there is no time "
+                       "to extrapolate (is the trace damaged?)", path);
+    return MT_OK;
+}
+
 typedef enum { F_UNKNOWN = 0, F_KINETO, F_ET, F_CSV_TRACE, F_CSV_TENSOR } file_kind;
 
 typedef struct found {

@@ -193,6 +193,11 @@ mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opt
 
 void trace_free(trace *t);
 
+/* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
+ * with a one-line message naming the trace when it has none to give (an Execution Trace without
+ * its Kineto trace, a step without operators or whose operators all last 0 ns). */
+mt_status trace_check_timed(const trace *t, mt_error *err);
+
 const char *trace_phase_name(trace_phase p);
 const char *trace_role_name(trace_role r);
 const char *trace_comm_name(trace_comm c);

@@ -50,6 +50,7 @@ bad "predict: unknown GPU" "unknown GPU 'Z9000'" perfmodel predict "$root"/trace
 bad "predict: CPU trace to a GPU" "not in the GPU table" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --target-gpu H100
 bad "predict: bad kind" "trace, linear or roofline" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model magic
 bad "predict: bad batch" "--batch needs a positive number" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --batch -3
+bad "predict: Execution Trace alone" "et.json.gz: an Execution Trace alone" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4/et.json.gz
 bad "unknown subcommand" "unknown subcommand" perfmodel frobnicate
 
 if [ -d "$shared/triosim-vgg13-h100-bs512" ]; then

@@ -107,5 +107,7 @@ c.check_bad("does not divide over 2", "simulate", rn, "--gpus", 2, "--batch", 17
 c.check_bad("equal micro-batches", "simulate", rn, "--gpus", 2, "--pp", 2, "--micro-batches", 3)
 # Kineto alone: the performance model warns (no shapes), but a refused plan is still one line
 c.check_bad("pipeline of 2 stages", "simulate", f"{rn}/kineto.json.gz", "--gpus", 2, "--pp", 2)
+# an Execution Trace alone has no times: refused, not simulated as a zero-compute step
+c.check_bad("et.json.gz: an Execution Trace alone has no operator times", "simulate", f"{rn}/et.json.gz", "--gpus", 2)
 c.finish()
 EOF

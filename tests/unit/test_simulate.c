@@ -271,6 +271,13 @@ static void test_plan_resolve(void **state) {
     p.global_batch = 64;
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "unknown"));
+    t->n_layers = 0; /* no layers and no forward op: nothing to place, said so (was "a pipeline
+                      * of 1 stages needs at least 1 layers") */
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (t->ops[i].phase == TRACE_PHASE_FORWARD) t->ops[i].phase = TRACE_PHASE_OTHER;
+    p = plan_for(1);
+    assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "no forward operators"));
     trace_free(t);
 }
 
