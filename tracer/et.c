@@ -9,6 +9,7 @@
  * tensors (GenericList[Tensor(..)...]) are walked recursively. Nodes are sorted by id and
  * children are linked in id order. Cost: O(nodes + values + n log n).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,12 +51,38 @@ typedef struct walk_ctx {
     et_data *e;
     trace_strpool *pool;
     int32_t arg;
-    int failed;
+    const char *side; /* "inputs" or "outputs", for messages */
+    int failed;       /* 1: out of memory, 2: a value out of range (why) */
+    char why[160];
 } walk_ctx;
+
+/* Refuses a tensor value whose element count, item size or shape is out of range. */
+static int tensor_value_bad(walk_ctx *w, json_t *v, json_t *shape) {
+    json_int_t numel = json_integer_value(json_array_get(v, 3)), isz = json_integer_value(json_array_get(v, 4));
+    if (numel < 0 || numel > TRACE_MAX_NUMEL || isz < 0 || isz > TRACE_MAX_ITEMSIZE) {
+        snprintf(w->why, sizeof w->why, "%s[%d]: tensor with %lld elements of %lld bytes (want 0..1e12 "
+                 "elements of 0..%d bytes)", w->side, (int)w->arg, (long long)numel, (long long)isz,
+                 TRACE_MAX_ITEMSIZE);
+        return 1;
+    }
+    size_t i;
+    json_t *d;
+    json_array_foreach(shape, i, d)
+        if (json_is_integer(d) && (json_integer_value(d) < 0 || json_integer_value(d) > TRACE_MAX_NUMEL)) {
+            snprintf(w->why, sizeof w->why, "%s[%d]: shape dimension %zu is %lld (want 0..1e12)",
+                     w->side, (int)w->arg, i, (long long)json_integer_value(d));
+            return 1;
+        }
+    return 0;
+}
 
 static void walk_value(walk_ctx *w, json_t *v, json_t *shape, const char *type) {
     if (w->failed) return;
     if (is_tensor_value(v)) {
+        if (tensor_value_bad(w, v, shape)) {
+            w->failed = 2;
+            return;
+        }
         et_data *e = w->e;
         if (mt_vec_reserve(&e->vals, &e->cap_vals, e->n_vals + 1)) {
             w->failed = 1;
@@ -162,7 +189,7 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
         return mt_fail(err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", path);
     json_t *schema = json_object_get(root, "schema");
     e->schema = strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
-    walk_ctx w = {e, pool, 0, 0};
+    walk_ctx w = {.e = e, .pool = pool};
     size_t n = json_array_size(nodes);
     if (mt_vec_reserve(&e->nodes, &e->cap_nodes, (int64_t)n + 1)) goto nomem;
     size_t i;
@@ -228,9 +255,14 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
                            "lists", path, i, (long)x->id);
         x->inputs = in_vals;
         x->in_first = (int32_t)e->n_vals;
+        w.side = "inputs";
         x->in_count = in_vals ? walk_args(&w, in_vals, in_shapes, in_types) : 0;
+        w.side = "outputs";
         x->out_first = (int32_t)e->n_vals;
         x->out_count = out_vals ? walk_args(&w, out_vals, out_shapes, out_types) : 0;
+        if (w.failed == 2)
+            return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld, %s): %s (is the file damaged?)", path, i,
+                           (long)x->id, x->name, w.why);
         if (w.failed) goto nomem;
         if (!strcmp(x->name, "record_param_comms") || trace_comm_from_name(x->name))
             comm_info(x, attrs, in_vals, pool);

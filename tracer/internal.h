@@ -10,6 +10,17 @@
 #include "tracer/trace.h"
 #include "util/u64map.h"
 
+/* ---- plausibility bounds ---------------------------------------------------------------- */
+/* Readers refuse values outside these, naming the file and the place, instead of letting a
+ * damaged number overflow the int64 times and sizes downstream (simulated time is int64 ps,
+ * network/sched.h). A time is at most TRACE_MAX_NS from the trace's first event and a duration
+ * at most that long (1e15 ns, 11.6 days: no profiled step is near it); a tensor dimension or
+ * element count is in 0..TRACE_MAX_NUMEL (1e12, a 4 TB fp32 tensor); an element is at most
+ * TRACE_MAX_ITEMSIZE bytes. */
+#define TRACE_MAX_NS 1e15
+#define TRACE_MAX_NUMEL INT64_C(1000000000000)
+#define TRACE_MAX_ITEMSIZE 64
+
 /* ---- string pool ---------------------------------------------------------------------- */
 typedef struct trace_strpool trace_strpool;
 trace_strpool *strpool_new(void);

@@ -44,6 +44,26 @@ static int64_t tid_of(json_t *e) {
     return 0;
 }
 
+/* The "Input Dims" of an op (tensor shapes, read by link.c for Kineto-only traces): every
+ * dimension, and the element count of each leading run of them, in 0..TRACE_MAX_NUMEL. */
+static mt_status check_input_dims(const char *path, size_t ev, json_t *args, mt_error *err) {
+    json_t *dims = args ? json_object_get(args, "Input Dims") : NULL;
+    size_t a, q;
+    json_t *d, *v;
+    json_array_foreach(dims, a, d) {
+        double numel = 1;
+        json_array_foreach(d, q, v) {
+            if (!json_is_integer(v)) break;
+            numel *= (double)json_integer_value(v);
+            if (json_integer_value(v) < 0 || numel > (double)TRACE_MAX_NUMEL)
+                return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].args.Input Dims[%zu][%zu]: %lld is not a "
+                               "tensor dimension, or makes a tensor of more than 1e12 elements (is the file "
+                               "damaged?)", path, ev, a, q, (long long)json_integer_value(v));
+        }
+    }
+    return MT_OK;
+}
+
 static int is_module_event(const char *name) {
     return strncmp(name, "nn.Module: ", 11) == 0;
 }
@@ -84,7 +104,7 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
             if (v < min_ts && v > 0) min_ts = v;
         }
     }
-    if (!isfinite(min_ts)) min_ts = 0;
+    if (!(min_ts < 1e18)) min_ts = 0; /* none, or absurd: the events' own checks below refuse them */
     k->base_us = (int64_t)floor(min_ts);
 
     json_array_foreach(events, i, e) {
@@ -102,15 +122,23 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
                            "\"ts\"", path, i, cat);
         if (jdur && !json_is_number(jdur))
             return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur is not a number", path, i);
-        int64_t ts_ns = llround((json_number_value(jts) - (double)k->base_us) * 1000.0);
-        int64_t dur_ns = jdur ? llround(json_number_value(jdur) * 1000.0) : 0;
-        if (dur_ns < 0) dur_ns = 0;
+        double ts_rel = (json_number_value(jts) - (double)k->base_us) * 1000.0;
+        double dur = jdur ? json_number_value(jdur) * 1000.0 : 0;
+        if (!(fabs(ts_rel) <= TRACE_MAX_NS))
+            return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].ts: %.17g us is more than 11 days from the "
+                           "trace's first event (is the file damaged?)", path, i, json_number_value(jts));
+        if (!(dur <= TRACE_MAX_NS))
+            return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur: %.17g us is longer than 11 days (is the "
+                           "file damaged?)", path, i, json_number_value(jdur));
+        int64_t ts_ns = llround(ts_rel);
+        int64_t dur_ns = dur > 0 ? llround(dur) : 0;
         json_t *args = json_object_get(e, "args");
         if (args && !json_is_object(args)) args = NULL;
         const char *name = json_string_value(jname);
 
         if (!strcmp(cat, "cpu_op") || !strcmp(cat, "user_annotation") ||
             !strcmp(cat, "operator") /* very old exporters */) {
+            MT_CHECK(check_input_dims(path, i, args, err));
             if (mt_vec_reserve(&k->ev, &k->cap_ev, k->n_ev + 1)) goto nomem;
             kev *x = &k->ev[k->n_ev++];
             x->name = strpool_intern(pool, name, -1);

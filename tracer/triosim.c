@@ -6,6 +6,7 @@
  * of its CUDA time, so the step's device time is their sum. Cost: O(file size).
  */
 #include <csv.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,17 @@ static int64_t parse_list(const char *s, int64_t *out, int64_t cap) {
     }
 }
 
+/* A whole cell as an integer in lo..hi (surrounding spaces allowed); 0 when it is not one. */
+static int int_cell(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    while (*end == ' ') end++;
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
 /* Smallest period p of vals[0..n) (vals[i] == vals[i % p]); n when none. */
 static int64_t period_of(const int64_t *vals, int64_t n) {
     for (int64_t p = 1; p < n; p++) {
@@ -166,26 +178,40 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         goto out;
     }
     for (int64_t r = 1; r < tens.n_rows; r++) {
-        char *end;
-        int64_t id = strtoll(cell(&tens, r, c_tid), &end, 10);
-        if (end == cell(&tens, r, c_tid)) {
+        int64_t id, storage, numel, isz;
+        if (!int_cell(cell(&tens, r, c_tid), INT64_MIN, INT64_MAX, &id)) {
             rc = mt_fail(err, MT_EFORMAT, "%s:%ld: TensorID '%s' is not an integer", tensor_csv,
                          (long)r + 1, cell(&tens, r, c_tid));
             goto out;
         }
         if (mt_u64map_get(&meta_by_id, id, NULL)) continue;
+        storage = id; /* without a storage column every tensor is its own storage */
+        if (c_stor >= 0 && !int_cell(cell(&tens, r, c_stor), INT64_MIN, INT64_MAX, &storage)) {
+            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: TensorStorgeid '%s' is not an integer", tensor_csv,
+                         (long)r + 1, cell(&tens, r, c_stor));
+            goto out;
+        }
+        if (!int_cell(cell(&tens, r, c_numel), 0, TRACE_MAX_NUMEL, &numel) ||
+            !int_cell(cell(&tens, r, c_isz), 0, TRACE_MAX_ITEMSIZE, &isz)) {
+            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: TensorNumElement '%s' / TensorEachByte '%s': want 0..1e12 "
+                         "elements of 0..%d bytes", tensor_csv, (long)r + 1, cell(&tens, r, c_numel),
+                         cell(&tens, r, c_isz), TRACE_MAX_ITEMSIZE);
+            goto out;
+        }
         if (mt_vec_reserve(&metas, &cap_meta, n_meta + 1) ||
             mt_vec_reserve(&shapes, &cap_shapes, n_shapes + 16))
             goto nomem;
         tmeta *m = &metas[n_meta];
-        m->storage = c_stor >= 0 ? strtoll(cell(&tens, r, c_stor), NULL, 10) : id;
-        m->numel = strtoll(cell(&tens, r, c_numel), NULL, 10);
-        m->itemsize = (int32_t)strtol(cell(&tens, r, c_isz), NULL, 10);
+        m->storage = storage;
+        m->numel = numel;
+        m->itemsize = (int32_t)isz;
         m->shape_off = n_shapes;
         int64_t nd = parse_list(cell(&tens, r, c_shape), shapes + n_shapes, 16);
+        for (int64_t k = 0; k < nd && k < 16; k++)
+            if (shapes[n_shapes + k] < 0 || shapes[n_shapes + k] > TRACE_MAX_NUMEL) nd = -1;
         if (nd < 0) {
-            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: bad TensorShape '%s'", tensor_csv, (long)r + 1,
-                         cell(&tens, r, c_shape));
+            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: bad TensorShape '%s' (want a list of dimensions 0..1e12)",
+                         tensor_csv, (long)r + 1, cell(&tens, r, c_shape));
             goto out;
         }
         m->ndim = (int32_t)(nd > 16 ? 16 : nd);
@@ -223,9 +249,10 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         if (!name) goto nomem;
         char *end;
         double us = strtod(cell(&ops, r, c_time), &end);
-        if (end == cell(&ops, r, c_time) || us < 0) {
-            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: Operator_cudatime '%s' is not a "
-                         "non-negative number", trace_csv, (long)r + 1, cell(&ops, r, c_time));
+        while (*end == ' ') end++;
+        if (end == cell(&ops, r, c_time) || *end || !(us >= 0) || (double)clock_ns + us * 1000.0 > TRACE_MAX_NS) {
+            rc = mt_fail(err, MT_EFORMAT, "%s:%ld: Operator_cudatime '%s' is not a number of microseconds "
+                         "from 0 up to a step of 11 days", trace_csv, (long)r + 1, cell(&ops, r, c_time));
             goto out;
         }
         const char *stage = cell(&ops, r, c_stage);

@@ -256,6 +256,73 @@ static void bad_inputs(void **state) {
     assert_non_null(strstr(e.msg, "tensor.csv"));
 }
 
+/* Loads the small pair with one value of one file replaced (kineto when `in_kineto`, else the
+ * ET) and expects a format error whose message holds `want1` and `want2`. */
+static void refused(int in_kineto, const char *arr, size_t idx, const char *key, json_t *val,
+                    const char *want1, const char *want2) {
+    json_t *doc = load_json(fixture(0, in_kineto ? "small/kineto.json" : "small/et.json"));
+    json_t *o = json_array_get(json_object_get(doc, arr), idx);
+    if (!strcmp(key, "Input Dims")) o = json_object_get(o, "args");
+    json_object_set_new(o, key, val);
+    char p[64];
+    write_tmp(p, sizeof p, doc, NULL, 0);
+    mt_error e;
+    trace *t = load1(in_kineto ? p : fixture(1, "small/kineto.json"), in_kineto ? fixture(1, "small/et.json") : p,
+                     -1, MT_EFORMAT, &e);
+    assert_null(t);
+    if (!strstr(e.msg, want1) || !strstr(e.msg, want2)) fprintf(stderr, "message: %s\n", e.msg);
+    assert_non_null(strstr(e.msg, want1));
+    assert_non_null(strstr(e.msg, want2));
+    unlink(p);
+    json_decref(doc);
+}
+
+/* Damaged numbers are refused with their place, not carried into int64 times and sizes (a
+ * negative element count gave negative parameter bytes; a huge ts overflowed). */
+static void out_of_range_values(void **state) {
+    (void)state;
+    refused(1, "traceEvents", 1, "ts", json_real(1e300), "traceEvents[1].ts", "11 days");
+    refused(1, "traceEvents", 1, "dur", json_real(1e20), "traceEvents[1].dur", "11 days");
+    refused(1, "traceEvents", 1, "Input Dims", json_pack("[[i, i]]", 4, -8), "traceEvents[1].args.Input Dims[0][1]",
+            "-8");
+    refused(0, "nodes", 3, "inputs", json_pack("[[i,i,i,i,i,s], [i,i,i,i,i,s]]", 10, 11, 0, 32, 4, "cuda:0", 12, 13,
+                                               0, -128, 4, "cuda:0"), "nodes[3] (id 4, aten::linear)",
+            "inputs[1]: tensor with -128 elements");
+    refused(0, "nodes", 3, "input_shapes", json_pack("[[i, i]]", 4, -8), "nodes[3]", "shape dimension 1 is -8");
+
+    /* TrioSim: a NaN time (was read as INT64_MIN ns) and a negative element count */
+    static const char *const cases[][3] = {
+        {"1,aten::linear,[10; 12; 14],[16],100,", "1,aten::linear,[10; 12; 14],[16],nan,",
+         "trace.csv:2: Operator_cudatime"},
+        {"1,12,\"[16, 8]\",128,", "1,12,\"[16, 8]\",-128,", "tensor.csv:3: TensorNumElement '-128'"},
+        {"1,12,\"[16, 8]\",128,", "1,12,\"[16, -8]\",128,", "tensor.csv:3: bad TensorShape"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char tr[64], te[64], *text[2];
+        for (int f = 0; f < 2; f++) {
+            FILE *in = fopen(fixture(0, f ? "triosim/tensor.csv" : "triosim/trace.csv"), "r");
+            assert_non_null(in);
+            text[f] = calloc(1, 4096);
+            assert_true(fread(text[f], 1, 4095, in) > 0);
+            fclose(in);
+        }
+        int f = strstr(cases[c][2], "tensor.csv") != NULL;
+        char *at = strstr(text[f], cases[c][0]), out[4200];
+        assert_non_null(at);
+        snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text[f]), text[f], cases[c][1], at + strlen(cases[c][0]));
+        write_tmp(tr, sizeof tr, NULL, f ? text[0] : out, 0);
+        write_tmp(te, sizeof te, NULL, f ? out : text[1], 0);
+        mt_error e;
+        assert_null(load1(tr, te, -1, MT_EFORMAT, &e));
+        assert_non_null(strstr(e.msg, f ? te : tr));
+        assert_non_null(strstr(e.msg, strchr(cases[c][2], ':')));
+        unlink(tr);
+        unlink(te);
+        free(text[0]);
+        free(text[1]);
+    }
+}
+
 static void triosim_csv(void **state) {
     (void)state;
     trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
@@ -275,6 +342,7 @@ int main(void) {
         cmocka_unit_test(order_linking),        cmocka_unit_test(mismatched_pair_refused),
         cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
         cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
+        cmocka_unit_test(out_of_range_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
