@@ -63,8 +63,8 @@ mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err) {
                        "(decimal: 1 GB/s = 1e9 B/s)", text);
     }
     double r = v * scale * unit;
-    if (!(r > 0))
-        return mt_fail(err, MT_EINVAL, "bandwidth '%s' must be greater than zero", text);
+    if (!(r > 0) || !isfinite(r))
+        return mt_fail(err, MT_EINVAL, "bandwidth '%s' must be greater than zero and finite", text);
     *out_Bps = r;
     return MT_OK;
 }
@@ -83,6 +83,8 @@ mt_status mt_parse_time_ns(const char *text, double *out_ns, mt_error *err) {
     else if (!strcmp(s, "s")) scale = 1e9;
     else
         return mt_fail(err, MT_EINVAL, "bad time unit in '%s': use ps, ns, us, ms or s", text);
+    if (!(v * scale <= MT_TIME_MAX_NS))
+        return mt_fail(err, MT_EINVAL, "time '%s' is over 1e6 s (11.6 days), more than any simulated run", text);
     *out_ns = v * scale;
     return MT_OK;
 }
@@ -98,6 +100,7 @@ mt_status mt_parse_bytes(const char *text, double *out_bytes, mt_error *err) {
     if (*s != '\0')
         return mt_fail(err, MT_EINVAL, "bad size unit in '%s': use B, KB, MB, GB (decimal) or "
                        "KiB, MiB, GiB (binary)", text);
+    if (!isfinite(v * scale)) return mt_fail(err, MT_EINVAL, "size '%s' is not finite", text);
     *out_bytes = v * scale;
     return MT_OK;
 }

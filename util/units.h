@@ -3,8 +3,8 @@
  * All prefixes are decimal (1 GB/s = 1e9 B/s, 1 MB = 1e6 B) unless the binary form is written
  * (KiB, MiB, GiB, TiB). Bits are lower-case b ("Gbps", "Gb/s"); bytes are upper-case B.
  * A bare number means the base unit: bytes, bytes per second, nanoseconds.
- * Every parser returns MT_EINVAL with a message quoting the text on failure; NaN, negatives
- * and trailing garbage are refused.
+ * Every parser returns MT_EINVAL with a message quoting the text on failure; NaN, infinities
+ * (1e999, or 1e300TB), negatives and trailing garbage are refused.
  */
 #ifndef MT_UTIL_UNITS_H
 #define MT_UTIL_UNITS_H
@@ -15,7 +15,11 @@
 
 /* "300GB/s", "400Gbps", "25Gb/s", "1.5TB/s", "100e9" -> bytes per second (> 0). */
 mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err);
-/* "20ms", "500ns", "1.5us", "2s", "700" (ns) -> nanoseconds (>= 0). */
+/* The longest time any input may give, in ns: 1e6 s (11.6 days). Simulated time is int64
+ * picoseconds (network/sched.h), so any such time converts exactly and a few add up safely. */
+#define MT_TIME_MAX_NS 1e15
+
+/* "20ms", "500ns", "1.5us", "2s", "700" (ns) -> nanoseconds (0 .. MT_TIME_MAX_NS). */
 mt_status mt_parse_time_ns(const char *text, double *out_ns, mt_error *err);
 /* "1G", "8M", "25MB", "4KiB", "1.5GB", "1024" -> bytes (>= 0). */
 mt_status mt_parse_bytes(const char *text, double *out_bytes, mt_error *err);

@@ -37,6 +37,7 @@ static void bandwidth_refusals(void **state) {
     assert_int_equal(mt_parse_bandwidth("3GX/s", &v, NULL), MT_EINVAL);
     assert_int_equal(mt_parse_bandwidth("", &v, NULL), MT_EINVAL);
     assert_int_equal(mt_parse_bandwidth(NULL, &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bandwidth("1e300TB/s", &v, NULL), MT_EINVAL); /* infinite */
 }
 
 static void times(void **state) {
@@ -51,6 +52,10 @@ static void times(void **state) {
     assert_int_equal(mt_parse_time_ns("2s", &v, NULL), MT_OK);
     assert_true(v == 2e9);
     assert_int_equal(mt_parse_time_ns("2 hours", &v, NULL), MT_EINVAL);
+    /* beyond any simulated run: 1e300s converted to INT64_MIN ps downstream */
+    assert_int_equal(mt_parse_time_ns("1e6s", &v, NULL), MT_OK);
+    assert_int_equal(mt_parse_time_ns("1.1e6s", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_time_ns("1e300s", &v, NULL), MT_EINVAL);
 }
 
 static void sizes(void **state) {
@@ -65,6 +70,7 @@ static void sizes(void **state) {
     assert_int_equal(mt_parse_bytes("1GiB", &v, NULL), MT_OK);
     assert_true(v == 1073741824.0);
     assert_int_equal(mt_parse_bytes("12 apples", &v, NULL), MT_EINVAL);
+    assert_int_equal(mt_parse_bytes("1e300PB", &v, NULL), MT_EINVAL);
 }
 
 static void formatting(void **state) {
