@@ -13,6 +13,7 @@
 #ifndef MT_NETWORK_SCHED_H
 #define MT_NETWORK_SCHED_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "util/err.h"
@@ -21,6 +22,11 @@ typedef int64_t mt_time_ps;
 #define MT_PS_PER_NS INT64_C(1000)
 #define MT_PS_PER_S 1e12
 #define MT_TIME_NEVER INT64_MAX
+/* The latest time an event may have (half the int64 range: 53 days). Durations are saturated
+ * to just above it (mt_ps_sat), so `now + duration` never overflows, and the engine stops a run
+ * whose next event would lie beyond it with MT_EINVAL: some input (a slowdown, a bandwidth, a
+ * latency, an op time) is far out of range. */
+#define MT_TIME_HORIZON_PS (INT64_MAX / 2)
 
 /* Handle of a pending event; 0 is never a valid handle. */
 typedef uint64_t mt_event_id;
@@ -61,9 +67,18 @@ static inline void mt_sched_fail(mt_sched s, mt_status code, const char *msg) {
     s.ops->fail_run(s.impl, code, msg);
 }
 
-/* Seconds (double) to picoseconds, rounded up so a transfer never ends early. */
+/* A duration in picoseconds (double) rounded to the nearest ps; beyond the horizon (or NaN) it
+ * is MT_TIME_HORIZON_PS + 1, which the engine refuses to schedule. */
+static inline mt_time_ps mt_ps_sat(double ps) {
+    if (!(ps < (double)MT_TIME_HORIZON_PS)) return MT_TIME_HORIZON_PS + 1;
+    return ps > 0 ? (mt_time_ps)llround(ps) : 0;
+}
+
+/* Seconds (double) to picoseconds, rounded up so a transfer never ends early; saturated as
+ * mt_ps_sat. */
 static inline mt_time_ps mt_ps_ceil(double seconds) {
     double ps = seconds * MT_PS_PER_S;
+    if (!(ps < (double)MT_TIME_HORIZON_PS)) return MT_TIME_HORIZON_PS + 1;
     mt_time_ps t = (mt_time_ps)ps;
     return (double)t < ps ? t + 1 : t;
 }

@@ -117,8 +117,20 @@ static uint32_t lookup(const mt_engine *e, mt_event_id id) {
     return (r->pos != NO_POS && r->gen == gen) ? slot : NO_POS;
 }
 
+static void s_fail(void *impl, mt_status code, const char *msg);
+
+/* An event past the horizon (network/sched.h) stops the run with this, not with the caller's
+ * "out of memory" (the first failure is kept). */
+static int past_horizon(mt_engine *e, mt_time_ps t) {
+    if (t <= MT_TIME_HORIZON_PS) return 0;
+    s_fail(e, MT_EINVAL, "the simulation would run past 53 days of simulated time, the simulator's range: an "
+           "input is far out of range (check --slow-gpu and --scenario slowdowns, bandwidths, latencies, "
+           "the performance model and GPU specs)");
+    return 1;
+}
+
 mt_event_id mt_engine_at(mt_engine *e, mt_time_ps t, mt_event_fn fn, void *ctx, uint64_t arg) {
-    if (t < e->now || !fn) return 0;
+    if (t < e->now || !fn || past_horizon(e, t)) return 0;
     if (e->free_head == NO_POS) {
         if (e->nrecs == e->rcap) {
             uint32_t ncap = e->rcap ? e->rcap * 2 : 1024;
@@ -159,7 +171,7 @@ int mt_engine_cancel(mt_engine *e, mt_event_id id) {
 
 int mt_engine_move(mt_engine *e, mt_event_id id, mt_time_ps t) {
     uint32_t slot = lookup(e, id);
-    if (slot == NO_POS || t < e->now) return 0;
+    if (slot == NO_POS || t < e->now || past_horizon(e, t)) return 0;
     uint32_t i = e->recs[slot].pos;
     mt_time_ps old = e->heap[i].t;
     e->heap[i].t = t;

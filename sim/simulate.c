@@ -396,11 +396,11 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
  * GPU's speed and, with a what-if hook, each item times its factor. */
 static mt_time_ps compute_ps(const runner *r, const vgpu *g, const mt_stage_program *sp, const mt_task *k) {
     double speed = r->o.gpu_speed ? r->o.gpu_speed[g->rank] : 1.0;
-    if (!r->o.compute_factor) return speed == 1.0 ? k->dur_ps : (mt_time_ps)llround((double)k->dur_ps / speed);
+    if (!r->o.compute_factor) return speed == 1.0 ? k->dur_ps : mt_ps_sat((double)k->dur_ps / speed);
     double d = 0;
     for (int32_t i = k->item_first; i < k->item_first + k->item_count; i++)
         d += (double)sp->items[i].dur_ps * r->o.compute_factor(r->o.factor_ctx, g->rank, g->step, k, &sp->items[i]);
-    return (mt_time_ps)llround(d / speed);
+    return mt_ps_sat(d / speed); /* a huge slowdown saturates; the engine refuses the event */
 }
 
 static void advance(runner *r, vgpu *g) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,12 +136,43 @@ static void handler_failure_stops_run(void **state) {
     mt_engine_free(e);
 }
 
+/* Schedules its next event a saturated (mt_ps_sat) huge duration later, then says "out of
+ * memory" as the callers do when scheduling fails. */
+static void too_far(void *ctx, uint64_t arg) {
+    (void)arg;
+    mt_sched s = mt_engine_sched(ctx);
+    if (!mt_sched_at(s, mt_sched_now(s) + mt_ps_sat(1e300), failing, ctx, 0))
+        mt_sched_fail(s, MT_ENOMEM, "out of memory");
+}
+
+/* An event past the horizon stops the run with a message about the range, not a wrapped
+ * negative time or "out of memory" (network/sched.h). */
+static void horizon(void **state) {
+    (void)state;
+    assert_int_equal(mt_ps_sat(1e300), MT_TIME_HORIZON_PS + 1);
+    assert_int_equal(mt_ps_sat(NAN), MT_TIME_HORIZON_PS + 1);
+    assert_int_equal(mt_ps_sat(2.4), 2);
+    assert_int_equal(mt_ps_ceil(1e300), MT_TIME_HORIZON_PS + 1);
+    mt_engine *e = mt_engine_new();
+    mt_sched s = mt_engine_sched(e);
+    mt_sched_at(s, MT_TIME_HORIZON_PS - 5, too_far, e, 0);
+    mt_error err = {0};
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "53 days"));
+    mt_event_id id = mt_sched_at(s, mt_sched_now(s) + 1, failing, e, 0);
+    assert_true(id != 0);
+    assert_int_equal(mt_engine_move(e, id, MT_TIME_HORIZON_PS), 1);
+    assert_int_equal(mt_engine_move(e, id, MT_TIME_HORIZON_PS + 1), 0);
+    mt_engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(order_and_ties),
         cmocka_unit_test(cancel_and_move),
         cmocka_unit_test(heap_stress),
         cmocka_unit_test(handler_failure_stops_run),
+        cmocka_unit_test(horizon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
