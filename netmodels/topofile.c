@@ -43,6 +43,9 @@ static mt_status json_qty(const char *path, const char *where, json_t *v, int is
     else
         rc = mt_fail(&e, MT_EFORMAT, "expected a %s like %s", is_bw ? "bandwidth" : "latency",
                      is_bw ? "\"100GB/s\"" : "\"500ns\"");
+    if (rc == MT_OK && (is_bw ? *out > 1e18 : *out * 1e3 > (double)MT_LINK_LAT_MAX_PS))
+        rc = mt_fail(&e, MT_EFORMAT, "%s is out of range (a link has 0 to 1e18 B/s and 0 to 1 s)",
+                     is_bw ? "the bandwidth" : "the latency");
     if (rc != MT_OK) return mt_fail(err, MT_EFORMAT, "%s: %s: %s", path, where, e.msg);
     return MT_OK;
 }

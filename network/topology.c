@@ -158,10 +158,10 @@ int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt
                 (int)src, (int)dst);
         return -1;
     }
-    if (!(bw_Bps > 0) || bw_Bps > 1e18 || lat_ps < 0) {
+    if (!(bw_Bps > 0) || bw_Bps > 1e18 || lat_ps < 0 || lat_ps > MT_LINK_LAT_MAX_PS) {
         mt_fail(err, MT_EINVAL,
-                "%s: link %s -> %s needs bandwidth > 0 and latency >= 0 (got %g B/s, %lld ps)",
-                t->label, t->name[src], t->name[dst], bw_Bps, (long long)lat_ps);
+                "%s: link %s -> %s needs a bandwidth of 0 to 1e18 B/s and a latency of 0 to 1 s "
+                "(got %g B/s, %lld ps)", t->label, t->name[src], t->name[dst], bw_Bps, (long long)lat_ps);
         return -1;
     }
     if (mt_vec_reserve(&t->links, &t->lcap, t->nlinks + 1)) {

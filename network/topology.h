@@ -45,7 +45,12 @@ void mt_topo_free(mt_topo *t);
 /* Adds a node; returns its id (>= 0) or -1 when out of memory or frozen (message in err).
  * `name` may be NULL: a name like "gpu3"/"sw0" is made up. */
 int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_error *err);
-/* Adds one directed link; returns its id or -1 (bad node, bandwidth <= 0, latency < 0). */
+/* The largest link latency (1 s): far above any real link, and small enough that a route's
+ * latencies add up without overflow. */
+#define MT_LINK_LAT_MAX_PS (INT64_C(1000000000000))
+
+/* Adds one directed link; returns its id or -1 (bad node, bandwidth not in (0, 1e18] B/s,
+ * latency not in 0..MT_LINK_LAT_MAX_PS). */
 int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
                          mt_error *err);
 /* Both directions, same bandwidth and latency. MT_OK or the error of add_link. */

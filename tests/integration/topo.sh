@@ -39,4 +39,12 @@ check_bad "no-such.json" topo "$TMP/no-such.json"
 check_bad "fast" topo ring:4 --link-bw fast
 check_bad "unknown node 'gpu99'" topo ring:4 --route gpu0 gpu99
 check_bad "no route from gpu1 to gpu0" topo "$ROOT/tests/fixtures/topo/oneway.csv" --route gpu1 gpu0
+# out of range: a latency beyond 1 s (1e300 ns overflowed int64 ps), an override past 1e18 B/s
+printf '{"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1", "latency": 1e300}]}' >"$TMP/far.json"
+check_bad "far.json: links\[0\].latency: the latency is out of range" topo "$TMP/far.json"
+printf '{"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1"}],
+ "overrides": [{"src": "gpu0", "dst": "gpu1", "bandwidth": 1e300}]}' >"$TMP/fast.json"
+check_bad "fast.json: overrides\[0\].bandwidth" topo "$TMP/fast.json"
+check_bad "latency of 0 to 1 s" topo ring:4 --link-lat 2s
+check_bad "over 1e6 s" topo ring:4 --link-lat 1e300s
 echo "topo: ok"
