@@ -463,9 +463,9 @@ static mt_status check_link(const mt_flownet *net, int32_t link, const char *wha
 
 mt_status mt_flownet_set_link_factor(mt_flownet *net, int32_t link, double factor, mt_error *err) {
     MT_CHECK(check_link(net, link, "a bandwidth factor", err));
-    if (!(factor > 0) || !isfinite(factor))
-        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 (got %g; fail "
-                       "the link instead)", factor);
+    if (!(factor > 0) || !(factor <= MT_LINK_FACTOR_MAX))
+        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 and at most 1e6 (got %g; "
+                       "to cut a link, fail it)", factor);
     net->lk[link].factor = factor;
     refresh_cap(net, link);
     mark_modified(net, link);
@@ -475,8 +475,8 @@ mt_status mt_flownet_set_link_factor(mt_flownet *net, int32_t link, double facto
 mt_status mt_flownet_set_link_extra_latency(mt_flownet *net, int32_t link, mt_time_ps extra_ps,
                                             mt_error *err) {
     MT_CHECK(check_link(net, link, "an extra latency", err));
-    if (extra_ps < 0)
-        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be >= 0 (got %lld ps)",
+    if (extra_ps < 0 || extra_ps > MT_LINK_LAT_MAX_PS)
+        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be 0 to 1 s (got %lld ps)",
                        (long long)extra_ps);
     net->lk[link].extra_lat_ps = extra_ps;
     return MT_OK;
@@ -487,9 +487,9 @@ mt_status mt_flownet_set_link_periodic(mt_flownet *net, int32_t link, mt_time_ps
                                        mt_error *err) {
     MT_CHECK(check_link(net, link, "a periodic degradation", err));
     if (start < 0 || period <= 0 || duration <= 0 || duration > period || !(factor > 0) ||
-        !isfinite(factor))
+        !(factor <= MT_LINK_FACTOR_MAX))
         return mt_fail(err, MT_EINVAL, "flow model: periodic degradation needs start >= 0, "
-                       "0 < duration <= period and factor > 0");
+                       "0 < duration <= period and 0 < factor <= 1e6");
     lstate *L = &net->lk[link];
     if (L->pev) mt_sched_cancel(net->sched, L->pev);
     L->pev = 0;
@@ -566,10 +566,11 @@ mt_status mt_flownet_schedule_change(mt_flownet *net, mt_time_ps t, mt_link_chan
     MT_CHECK(check_link(net, link, "a scheduled change", err));
     if (t < mt_sched_now(net->sched))
         return mt_fail(err, MT_EINVAL, "flow model: a link change cannot be scheduled in the past");
-    if (kind == MT_LINK_FACTOR && (!(value > 0) || !isfinite(value)))
-        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 (got %g)", value);
-    if (kind == MT_LINK_LATENCY && !(value >= 0))
-        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be >= 0");
+    if (kind == MT_LINK_FACTOR && (!(value > 0) || !(value <= MT_LINK_FACTOR_MAX)))
+        return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 and at most 1e6 (got %g)",
+                       value);
+    if (kind == MT_LINK_LATENCY && !(value >= 0 && value <= (double)MT_LINK_LAT_MAX_PS))
+        return mt_fail(err, MT_EINVAL, "flow model: extra latency must be 0 to 1 s");
     if (mt_vec_reserve(&net->chg, &net->chgcap, net->nchg + 1))
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling a link change");
     net->chg[net->nchg] = (change){(int)kind, link, value};

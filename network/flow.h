@@ -63,9 +63,12 @@ void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate
  * rates of flows already under way change mid-flow (a flow with half its bytes left when its
  * only link halves takes twice as long for the rest). */
 
-/* Bandwidth of `link` = topology bandwidth x factor (> 0) from now on (1 restores it). */
+/* Bandwidth of `link` = topology bandwidth x factor (0 < factor <= MT_LINK_FACTOR_MAX) from now
+ * on (1 restores it). */
+#define MT_LINK_FACTOR_MAX 1e6
 mt_status mt_flownet_set_link_factor(mt_flownet *net, int32_t link, double factor, mt_error *err);
-/* Extra latency on `link` for flows that start from now on (in-flight ones keep theirs). */
+/* Extra latency on `link` (0 .. MT_LINK_LAT_MAX_PS) for flows that start from now on
+ * (in-flight ones keep theirs). */
 mt_status mt_flownet_set_link_extra_latency(mt_flownet *net, int32_t link, mt_time_ps extra_ps,
                                             mt_error *err);
 /* Periodic degradation: bandwidth x factor during [start + k period, start + k period + duration)

@@ -139,14 +139,15 @@ static mt_status iset_parse(iset *s, json_t *v, const char *where, mt_error *err
                    "\"0-3,6\" or \"all\"", where);
 }
 
-/* A time: a string with units or a number of ns. */
+/* A time: a string with units or a number of ns (0 .. MT_TIME_MAX_NS). */
 static mt_status time_of(json_t *v, const char *where, double *out_ns, mt_error *err) {
-    if (json_is_number(v) && json_number_value(v) >= 0) {
+    if (json_is_number(v) && json_number_value(v) >= 0 && json_number_value(v) <= MT_TIME_MAX_NS) {
         *out_ns = json_number_value(v);
         return MT_OK;
     }
     if (json_is_string(v) && mt_parse_time_ns(json_string_value(v), out_ns, NULL) == MT_OK) return MT_OK;
-    return mt_fail(err, MT_EFORMAT, "%s: expected a time such as \"10ms\" or a number of ns", where);
+    return mt_fail(err, MT_EFORMAT, "%s: expected a time such as \"10ms\" or a number of ns (at most 1e6 s)",
+                   where);
 }
 
 static mt_status positive(json_t *v, const char *where, double *out, mt_error *err) {
@@ -379,11 +380,14 @@ static mt_status parse_network(mt_scenario *sc, json_t *v, const char *file, siz
     if ((x = json_object_get(v, "bandwidth_factor"))) {
         snprintf(w, sizeof w, "%.150s.bandwidth_factor", n->path);
         MT_CHECK(positive(x, w, &n->bw_factor, err));
+        if (n->bw_factor > MT_LINK_FACTOR_MAX) return mt_fail(err, MT_EFORMAT, "%s: expected at most 1e6", w);
         what++;
     }
     if ((x = json_object_get(v, "extra_latency"))) {
         snprintf(w, sizeof w, "%.150s.extra_latency", n->path);
         MT_CHECK(time_of(x, w, &n->extra_lat_ns, err));
+        if (n->extra_lat_ns * 1e3 > (double)MT_LINK_LAT_MAX_PS)
+            return mt_fail(err, MT_EFORMAT, "%s: expected at most 1 s (a link's latency)", w);
         what++;
     }
     if ((x = json_object_get(v, "fail_at"))) {
@@ -675,9 +679,8 @@ static double draw(const mt_scenario *sc, int64_t i, int32_t rank, int32_t step,
     double u = mt_draw01(sc->seed, i, rank, step, task, 0);
     if (c->dist == D_UNIFORM) return c->a + (c->b - c->a) * u;
     double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * mt_draw01(sc->seed, i, rank, step, task, 1));
-    if (c->dist == D_LOGNORMAL) return exp(c->a + c->b * z);
-    double v = c->a + c->b * z;
-    return v > 0.01 ? v : 0.01;
+    double v = c->dist == D_LOGNORMAL ? exp(c->a + c->b * z) : c->a + c->b * z;
+    return v > 0.01 ? v : 0.01; /* also a lognormal whose exp() underflowed to 0 */
 }
 
 double mt_scenario_compute_factor(void *ctx, int32_t rank, int32_t step, const mt_task *task, const mt_item *item) {

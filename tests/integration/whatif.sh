@@ -78,6 +78,26 @@ c.check_bad("GPU 9", "simulate", rn, *dp4, "--slow-gpu", "9:2")
 c.check_bad("sw7", "simulate", rn, *dp4, "--slow-link", "gpu0->sw7:2")
 c.check_bad("photonic", "simulate", rn, *dp4, "--network", "photonic", "--slow-link", "gpu0:2")
 c.check_bad("--steps", "simulate", rn, *dp4, "--steps", 0)
+# out of range: a huge slowdown or a 1 B/s link stops at the simulator's horizon (were a wrapped
+# negative compute time / "out of memory"); factors and latencies beyond a link's range
+c.check_bad("53 days", "simulate", rn, *dp4, "--slow-gpu", "0:1e300")
+c.check_bad("53 days", "simulate", rn, *dp4, "--link-bw", "1")
+with tempfile.TemporaryDirectory() as d:
+    sc = os.path.join(d, "far.json")
+    for rule, want in (({"link": "gpu1->sw0", "bandwidth_factor": 1e300}, "network[0].bandwidth_factor"),
+                       ({"gpu": 1, "extra_latency": "2s"}, "network[0].extra_latency"),
+                       ({"link": "gpu1->sw0", "fail_at": 1e300}, "network[0].fail_at")):
+        with open(sc, "w") as f:
+            json.dump({"network": [rule]}, f)
+        c.check_bad(want, "simulate", rn, *dp4, "--scenario", sc)
+    # a lognormal slowdown whose exp() underflows is clamped at 0.01 like a normal one (was 0:
+    # operators of no time)
+    with open(sc, "w") as f:
+        json.dump({"compute": [{"slowdown": {"dist": "lognormal", "mu": -1e300, "sigma": 0}}]}, f)
+    tiny = c.sim(rn, *dp4, "--scenario", sc)
+    if base and tiny:
+        c.check("lognormal underflow: compute x 0.01", rel(tiny["gpus"][0]["compute_ms"],
+                0.01 * base["gpus"][0]["compute_ms"]) < 1e-6, (tiny["gpus"][0], base["gpus"][0]))
 
 # hop: one backup worker never makes things slower here; bad input is one line
 rc, out, err = c.run("hop", "--compute", "80ms", "--model-bytes", "100MB", "--groups", 2, "--iterations", 5)
