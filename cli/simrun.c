@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/units.h"
+
 void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     memset(c, 0, sizeof *c);
     mt_plan_init(&c->plan);
@@ -50,6 +52,9 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         if (out->topology[0]) net.topology = out->topology;
         int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
         if (host) rc = mt_hostmodel_build(t, &out->host, err);
+        if (rc == MT_OK && out->host && (double)out->host->host_total_ps * cfg->host_scale > MT_TIME_MAX_NS * 1e3)
+            rc = mt_fail(err, MT_EINVAL, "--host-scale %g makes the step's host work %g s, beyond the simulator's "
+                         "range (1e6 s)", cfg->host_scale, (double)out->host->host_total_ps * cfg->host_scale / 1e12);
         if (rc == MT_OK && out->host && cfg->host_scale > 0 && cfg->host_scale != 1)
             mt_hostmodel_scale(out->host, cfg->host_scale);
         scaled_optime so = {pm, cfg->op_scale};

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/units.h"
 #include "util/vec.h"
 
 /* ---- operator classification ---------------------------------------------------------- */
@@ -743,10 +744,20 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     place_bwd_colls(&b);
     if ((rc = assign_gradients(&b)) != MT_OK) goto fail;
     b.first_fwd = t->n_ops;
+    double total_ns = 0;
     for (int32_t i = t->n_ops - 1; i >= 0; i--) {
         if (t->ops[i].phase == TRACE_PHASE_FORWARD) b.first_fwd = i;
         /* once per op: the model may be costly and every micro-batch reuses it */
         b.op_ns[i] = b.optime(b.optime_ctx, t, i, p->plan.batch_factor, b.split[i]);
+        total_ns += b.op_ns[i];
+    }
+    /* every task time below is a sum of these in int64 ps: they must be finite and add up to a
+     * simulable time (a NaN became INT64_MIN ps, a huge time overflowed) */
+    if (!(total_ns <= MT_TIME_MAX_NS)) {
+        rc = mt_fail(err, MT_EINVAL, "the step's operators take %g s per micro-batch with this performance model, "
+                     "beyond the simulator's range (1e6 s): check the model (--model), the GPU specs "
+                     "(--gpu-specs) and --batch", total_ns / 1e9);
+        goto fail_msg;
     }
     if ((rc = boundaries(&b, boundary, act_mb)) != MT_OK) goto fail;
     for (int32_t s = 0; s < plan->pp; s++) {

@@ -64,15 +64,17 @@ static void from_builtin(const struct builtin *b, mt_gpu_spec *g) {
 
 static mt_status pos_number(const char *path, const char *where, json_t *v, int required,
                             double *out, mt_error *err) {
+    *out = 0;
     if (!v) {
         if (required) return mt_fail(err, MT_EFORMAT, "%s: %s: missing (a positive number)", path, where);
-        *out = 0;
         return MT_OK;
     }
-    if (!json_is_number(v) || json_number_value(v) < 0 || !isfinite(json_number_value(v)) ||
-        (required && json_number_value(v) <= 0))
-        return mt_fail(err, MT_EFORMAT, "%s: %s: expected a positive number", path, where);
-    *out = json_number_value(v);
+    double x = json_number_value(v);
+    /* from 1e-6 (1 kB/s, 1 MFLOP/s) to 1e6 (1 PB/s, 1 EFLOP/s): outside, a ratio of two GPUs
+     * can overflow an op's time */
+    if (!json_is_number(v) || x < 0 || x > 1e6 || (x > 0 && x < 1e-6) || (required && x <= 0))
+        return mt_fail(err, MT_EFORMAT, "%s: %s: expected a positive number from 1e-6 to 1e6", path, where);
+    *out = x;
     return MT_OK;
 }
 

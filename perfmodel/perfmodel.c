@@ -124,9 +124,9 @@ mt_status mt_linmodel_load(const char *path, mt_linmodel *m, mt_error *err) {
         for (int j = 0; j < 3; j++) {
             json_t *v = json_object_get(e, coef_keys[j]);
             double x = v ? json_number_value(v) : 0;
-            if ((v && !json_is_number(v)) || !isfinite(x) || x < 0) {
+            if ((v && !json_is_number(v)) || !(x >= 0 && x <= 1e12)) { /* 1e12: finite times for any work */
                 snprintf(where, sizeof where, "classes.%s.%s", key, coef_keys[j]);
-                rc = bad_field(path, where, "a non-negative number", err);
+                rc = bad_field(path, where, "a non-negative number up to 1e12", err);
                 goto out;
             }
             r->coef[j] = x;
