@@ -90,14 +90,14 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->bucket_bytes <= 0) return mt_fail(err, MT_EINVAL, "--bucket must be > 0");
     if (p->first_bucket_bytes <= 0) p->first_bucket_bytes = p->bucket_bytes;
     int32_t units = pipeline_units(t);
+    const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
     if (units == 0)
         return mt_fail(err, MT_EINVAL, "%s: the step has no forward operators or layers to place on GPUs "
-                       "(is it a training step? mitosis inspect shows its phases)",
-                       t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace");
+                       "(is it a training step? mitosis inspect shows its phases)", path);
     if (p->pp > units)
         return mt_fail(err, MT_EINVAL,
-                       "a pipeline of %d stages needs at least %d layers; the trace has %d "
-                       "(use fewer stages)", p->pp, p->pp, units);
+                       "a pipeline of %d stages needs at least %d layers; %s has %d "
+                       "(use fewer stages, --pp)", p->pp, p->pp, path, units);
     int64_t tb = t->batch_size;
     if (tb <= 0) {
         if (p->global_batch > 0)
