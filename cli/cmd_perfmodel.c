@@ -43,12 +43,18 @@ static int fail_line(const char *msg) {
     return 2;
 }
 
+/* A trace with operator times (trace_check_timed), or NULL with err set. */
 static trace *load_trace(const char *path, mt_error *err) {
     trace_load_opts o;
     trace_load_opts_init(&o);
     trace *t = NULL;
     const char *p[1] = {path};
-    return trace_load(p, 1, &o, &t, err) == MT_OK ? t : NULL;
+    if (trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
+    if (trace_check_timed(t, err) != MT_OK) {
+        trace_free(t);
+        return NULL;
+    }
+    return t;
 }
 
 static void print_model(const mt_linmodel *m) {
@@ -213,10 +219,6 @@ static int cmd_predict(int argc, char **argv) {
     if (tp != floor(tp)) return fail_line("--tp needs a whole number");
     mt_error err = {0};
     trace *t = load_trace(tpath, &err);
-    if (t && trace_check_timed(t, &err) != MT_OK) {
-        trace_free(t);
-        t = NULL;
-    }
     if (!t) {
         fprintf(stderr, "mitosis perfmodel: %s\n", err.msg);
         return mt_exit_code(err.code ? err.code : MT_EIO);

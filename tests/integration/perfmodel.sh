@@ -51,6 +51,7 @@ bad "predict: CPU trace to a GPU" "not in the GPU table" perfmodel predict "$roo
 bad "predict: bad kind" "trace, linear or roofline" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model magic
 bad "predict: bad batch" "--batch needs a positive number" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --batch -3
 bad "predict: Execution Trace alone" "et.json.gz: an Execution Trace alone" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4/et.json.gz
+bad "fit: Execution Trace alone" "et.json.gz: an Execution Trace alone" perfmodel fit "$root"/traces/cpu-gpt-tiny-b4/et.json.gz -o "$tmp/x.json"
 printf '{"format": "mitosis-perfmodel", "version": 1, "classes": {"conv": {"ns_per_byte": 1e300}}}' > "$tmp/huge.json"
 bad "show: absurd coefficient (gave inf/inf = op times of 0)" "huge.json: classes.conv.ns_per_byte" perfmodel show "$tmp/huge.json"
 printf '{"gpus": [{"name": "Snail", "match": ["snail"], "mem_GBps": 1e-300, "tflops": {"fp32": 1}}]}' > "$tmp/snail.json"
