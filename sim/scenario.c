@@ -99,12 +99,12 @@ static mt_status iset_parse_text(iset *s, const char *text, const char *where, m
     while (*p) {
         char *end;
         long lo = strtol(p, &end, 10), hi = lo;
-        if (end == p || lo < 0) goto bad;
+        if (end == p || lo < 0 || lo > INT32_MAX) goto bad;
         p = end;
         if (*p == '-') {
             const char *q = p + 1;
             hi = strtol(q, &end, 10);
-            if (end == q || hi < lo) goto bad;
+            if (end == q || hi < lo || hi > INT32_MAX) goto bad;
             p = end;
         }
         if (hi - lo > (1 << 20)) goto bad;
@@ -119,9 +119,14 @@ bad:
                    where, text);
 }
 
+/* An index: an integer that fits a rank, layer, micro-batch or step number (int32). */
+static int is_index(json_t *v) {
+    return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= INT32_MAX;
+}
+
 static mt_status iset_parse(iset *s, json_t *v, const char *where, mt_error *err) {
     if (json_is_string(v)) return iset_parse_text(s, json_string_value(v), where, err);
-    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+    if (is_index(v)) {
         if (!iset_add(s, (int32_t)json_integer_value(v))) return mt_fail(err, MT_ENOMEM, "%s: out of memory", where);
         return MT_OK;
     }
@@ -129,8 +134,8 @@ static mt_status iset_parse(iset *s, json_t *v, const char *where, mt_error *err
         size_t i;
         json_t *x;
         json_array_foreach(v, i, x) {
-            if (!json_is_integer(x) || json_integer_value(x) < 0)
-                return mt_fail(err, MT_EFORMAT, "%s[%zu]: expected an index >= 0", where, i);
+            if (!is_index(x))
+                return mt_fail(err, MT_EFORMAT, "%s[%zu]: expected an index from 0 to %d", where, i, INT32_MAX);
             if (!iset_add(s, (int32_t)json_integer_value(x))) return mt_fail(err, MT_ENOMEM, "%s: out of memory", where);
         }
         return MT_OK;
@@ -315,7 +320,7 @@ static mt_status parse_compute(mt_scenario *sc, json_t *v, const char *file, siz
         if (!c->layer_names) rc = mt_fail(err, MT_ENOMEM, "out of memory reading a scenario");
         json_array_foreach(x, k, y) {
             if (rc != MT_OK) break;
-            if (json_is_integer(y) && json_integer_value(y) >= 0) {
+            if (is_index(y)) {
                 if (!iset_add(&c->layers, (int32_t)json_integer_value(y))) rc = mt_fail(err, MT_ENOMEM, "out of memory");
             } else if (json_is_string(y)) {
                 if (!(c->layer_names[c->n_layer_names++] = strdup(json_string_value(y))))
@@ -370,7 +375,7 @@ static mt_status parse_network(mt_scenario *sc, json_t *v, const char *file, siz
     json_t *link = json_object_get(v, "link"), *gpu = json_object_get(v, "gpu"), *x;
     if (json_is_string(link) && !gpu) {
         if (!(n->sel = strdup(json_string_value(link)))) return mt_fail(err, MT_ENOMEM, "out of memory");
-    } else if (json_is_integer(gpu) && json_integer_value(gpu) >= 0 && !link) {
+    } else if (is_index(gpu) && !link) { /* a larger one wrapped to a negative rank: a wild read */
         n->gpu = (int32_t)json_integer_value(gpu);
     } else {
         return mt_fail(err, MT_EFORMAT, "%s: give either \"link\" (\"gpu3->sw0\", \"gpu3<->sw0\" or a node "

@@ -86,10 +86,14 @@ with tempfile.TemporaryDirectory() as d:
     sc = os.path.join(d, "far.json")
     for rule, want in (({"link": "gpu1->sw0", "bandwidth_factor": 1e300}, "network[0].bandwidth_factor"),
                        ({"gpu": 1, "extra_latency": "2s"}, "network[0].extra_latency"),
-                       ({"link": "gpu1->sw0", "fail_at": 1e300}, "network[0].fail_at")):
+                       ({"link": "gpu1->sw0", "fail_at": 1e300}, "network[0].fail_at"),
+                       ({"gpu": 2**31, "extra_latency": "5us"}, "network[0]")):  # wrapped to rank -2^31: SEGV
         with open(sc, "w") as f:
             json.dump({"network": [rule]}, f)
         c.check_bad(want, "simulate", rn, *dp4, "--scenario", sc)
+    with open(sc, "w") as f:  # 2^32 + 1 was GPU 1
+        json.dump({"compute": [{"gpus": [2**32 + 1], "slowdown": 2}]}, f)
+    c.check_bad("compute[0].gpus[0]: expected an index", "simulate", rn, *dp4, "--scenario", sc)
     # a lognormal slowdown whose exp() underflows is clamped at 0.01 like a normal one (was 0:
     # operators of no time)
     with open(sc, "w") as f:
