@@ -159,8 +159,8 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
             const char *an = json_string_value(json_object_get(a, "name"));
             if (!an) continue;
             json_t *val = json_object_get(a, "value");
-            if (!strcmp(an, "pg_size") && json_is_integer(val) && json_integer_value(val) > 0)
-                n->comm_group = (int32_t)json_integer_value(val);
+            if (!strcmp(an, "pg_size") && trace_group_size(val))
+                n->comm_group = trace_group_size(val);
             else if (!strcmp(an, "collective_name") && json_is_string(val))
                 n->comm_name = strpool_intern(pool, json_string_value(val), -1);
         }
@@ -174,9 +174,7 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
     }
     if (!n->comm_group && !strcmp(n->name, "record_param_comms")) {
         size_t len = json_array_size(values);
-        if (len > 0 && json_is_integer(json_array_get(values, len - 1)) &&
-            json_integer_value(json_array_get(values, len - 1)) > 0)
-            n->comm_group = (int32_t)json_integer_value(json_array_get(values, len - 1));
+        if (len > 0) n->comm_group = trace_group_size(json_array_get(values, len - 1));
     }
 }
 

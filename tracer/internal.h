@@ -21,6 +21,12 @@
 #define TRACE_MAX_NUMEL INT64_C(1000000000000)
 #define TRACE_MAX_ITEMSIZE 64
 
+/* A communication group size from a trace value: an integer 1..INT32_MAX, else 0 (unknown). */
+static inline int32_t trace_group_size(json_t *v) {
+    return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= INT32_MAX
+               ? (int32_t)json_integer_value(v) : 0;
+}
+
 /* ---- string pool ---------------------------------------------------------------------- */
 typedef struct trace_strpool trace_strpool;
 trace_strpool *strpool_new(void);

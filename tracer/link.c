@@ -759,7 +759,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
                 json_t *cn = json_object_get(y->args, "Collective name");
                 if (json_is_string(cn)) op.comm = trace_comm_from_name(json_string_value(cn));
                 json_t *gs = json_object_get(y->args, "Group size");
-                if (json_is_integer(gs)) op.comm_group = (int32_t)json_integer_value(gs);
+                if (trace_group_size(gs)) op.comm_group = trace_group_size(gs);
             }
         }
         int32_t oi = builder_add_op(&b, &op);
