@@ -26,8 +26,8 @@ int kineto_detect(json_t *root) {
 static int64_t int_arg(json_t *args, const char *key, int64_t dflt) {
     json_t *v = args ? json_object_get(args, key) : NULL;
     if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-    if (json_is_real(v)) return (int64_t)json_real_value(v);
-    return dflt;
+    if (json_is_real(v) && fabs(json_real_value(v)) < 9e18) return (int64_t)json_real_value(v);
+    return dflt; /* absent, or a real beyond int64 (its conversion would be undefined) */
 }
 
 static int64_t tid_of(json_t *e) {

@@ -290,6 +290,19 @@ static void out_of_range_values(void **state) {
             "inputs[1]: tensor with -128 elements");
     refused(0, "nodes", 3, "input_shapes", json_pack("[[i, i]]", 4, -8), "nodes[3]", "shape dimension 1 is -8");
 
+    /* a real beyond int64 where an integer is expected is taken as absent (its conversion was
+     * undefined: INT64_MIN on x86) */
+    json_t *k = load_json(fixture(0, "small/kineto.json"));
+    json_t *props = json_array_get(json_object_get(k, "deviceProperties"), 0);
+    json_object_set_new(props, "totalGlobalMem", json_real(1e300));
+    char kp[64];
+    write_tmp(kp, sizeof kp, k, NULL, 0);
+    trace *t = load1(kp, fixture(1, "small/et.json"), -1, MT_OK, NULL);
+    assert_int_equal(t->device_mem_bytes, 0);
+    trace_free(t);
+    unlink(kp);
+    json_decref(k);
+
     /* TrioSim: a NaN time (was read as INT64_MIN ns) and a negative element count */
     static const char *const cases[][3] = {
         {"1,aten::linear,[10; 12; 14],[16],100,", "1,aten::linear,[10; 12; 14],[16],nan,",
