@@ -35,8 +35,8 @@ static mt_status measured_from_meta(const mt_planopts *o, const trace *t, mt_cal
     double v = json_is_number(med) ? json_number_value(med) : 0;
     json_int_t b = json_is_integer(batch) ? json_integer_value(batch) : 0;
     json_decref(m);
-    if (!(v > 0) || !isfinite(v))
-        return mt_fail(err, MT_EINVAL, "%s: step_time_ms.median is missing or not a positive number "
+    if (!(v > 0) || v > 1e9) /* as --measured-ms: 1e300 scaled the op times past any simulable step */
+        return mt_fail(err, MT_EINVAL, "%s: step_time_ms.median is missing or not a number of ms in (0, 1e9] "
                        "(record with tracer/collect.py --steps N > 0, or give --measured-ms)", cal->source);
     if (b > 0 && t->batch_size > 0 && b != t->batch_size)
         return mt_fail(err, MT_EINVAL, "%s: measured at batch %lld but the trace's batch is %lld "

@@ -66,6 +66,9 @@ try:
     c.check_bad("measured at batch 8 but the trace's batch is 4", "simulate", tmp, "--gpus", 1, "--calibrate")
     open(f"{tmp}/meta.json", "w").write('{"batch": 4, "step_time_ms": {}}')
     c.check_bad("step_time_ms.median is missing", "simulate", tmp, "--gpus", 1, "--calibrate")
+    open(f"{tmp}/meta.json", "w").write('{"batch": 4, "step_time_ms": {"median": 1e300}}')  # as --measured-ms
+    c.check_bad("meta.json: step_time_ms.median is missing or not a number of ms in (0, 1e9]", "simulate", tmp,
+                "--gpus", 1, "--calibrate")
     open(f"{tmp}/meta.json", "w").write('{"batch": 4, ')
     c.check_bad("meta.json", "simulate", tmp, "--gpus", 1, "--calibrate")
 finally:
