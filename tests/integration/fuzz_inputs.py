@@ -1,0 +1,517 @@
+"""Deterministic mutation fuzzing of every input mitosis reads (run by fuzz_inputs.sh).
+
+usage: python3 fuzz_inputs.py MITOSIS ROOT
+
+Each case takes one of the project's own inputs (tests/fixtures/, traces/), mutates it with a
+random generator seeded by (seed, family, case number) and runs the commands that read it. The
+rule checked is the one in README "Exit codes": bad input gives exit 2 and exactly one line on
+stderr that names the file (or the flag); never a signal, a sanitizer report, a timeout, another
+exit code, or (on exit 0) a NaN, an infinity or a negative time or size in the --json output.
+
+Environment: MT_FUZZ_SEED (default 1), MT_FUZZ_SCALE (cases per family x SCALE, default 1),
+MT_FUZZ_ONLY (comma-separated case ids, e.g. `small-7,topojson-3`), MT_FUZZ_JOBS (default 2),
+MT_FUZZ_TIMEOUT (seconds per run, default 20). A failing case's inputs and commands are kept
+under the temporary folder the summary names; rerun it with MT_FUZZ_ONLY=<id>.
+"""
+import concurrent.futures
+import copy
+import csv
+import gzip
+import io
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# ---- mutations of a JSON document ----------------------------------------------------------
+
+RAW = "@@RAW%d@@"  # placeholder strings replaced by raw tokens (1e999, NaN) after json.dumps
+
+EXTREME_NUMBERS = [0, -1, -1.5, -1e9, 1e300, -1e300, 1e-300, 2**31, 2**32, -2**31, 2**53 + 1,
+                   2**63 - 1, -2**63, 1e19, 4.2e18, 3.5]
+RAW_TOKENS = ["1e999", "-1e999", "NaN", "Infinity", "18446744073709551616", "1e", "-", "0x10"]
+ODD_STRINGS = ["", " ", "x", "-1", "1e999", "nan", "%s%n%s", "a\nb", "\u00e9\u4e2d", "0-",
+               "gpu0->", "->", "<->", "[", "[1,", "*", "all", "x" * 5000, "10GB/s", "-5ms",
+               "0ms", "1", "3:", "1-0", "999999999999"]
+
+
+def other_type_values(v):
+    """Values of every JSON type except v's own."""
+    vals = [None, True, 7, -3, 2.5, "str", {}, [], {"a": 1}, [1, "x", None]]
+    return [x for x in vals if type(x) is not type(v)]
+
+
+def pick_node(rng, root, to_leaf=False):
+    """A random (container, key) inside root by random descent (cheap on big documents): down to
+    a leaf with to_leaf, else stopping at each level with probability 1/4. In an object, keys
+    holding containers weigh 3, so the nested fields (events, nodes, rules) are reached."""
+    cont, key = None, None
+    node = root
+    while isinstance(node, (dict, list)) and node and (cont is None or to_leaf or rng.random() < 0.75):
+        if isinstance(node, dict):
+            keys = list(node.keys())
+            k = rng.choices(keys, [3 if isinstance(node[x], (dict, list)) and node[x] else 1 for x in keys])[0]
+        else:
+            k = rng.randrange(len(node))
+        cont, key, node = node, k, node[k]
+    return cont, key
+
+
+def pick_number(rng, root):
+    """A random numeric leaf (container, key), or (None, None) after 20 misses."""
+    for _ in range(20):
+        cont, key = pick_node(rng, root, to_leaf=True)
+        if cont is not None and isinstance(cont[key], (int, float)) and not isinstance(cont[key], bool):
+            return cont, key
+    return None, None
+
+
+def biggest_array(node, best=None):
+    """The longest list in the document (traceEvents, nodes, links...)."""
+    if isinstance(node, list):
+        if best is None or len(node) > len(best):
+            best = node
+        for x in node[:64] if len(node) > 64 else node:
+            best = biggest_array(x, best)
+    elif isinstance(node, dict):
+        for x in node.values():
+            best = biggest_array(x, best)
+    return best
+
+
+def mutate_json_tree(rng, root, raws):
+    """Applies one structural mutation to root in place; returns its description."""
+    op = rng.choice(["delete", "delete", "retype", "retype", "number", "number", "string",
+                     "dup", "dup_event", "empty", "swap", "leaf", "leaf", "leaf"])
+    if op == "leaf":  # a numeric leaf (a time, size, id, shape, count) made extreme
+        cont, key = pick_number(rng, root)
+        if cont is None:
+            return "leaf (no number)"
+        v = cont[key]
+        cont[key] = rng.choice([-v, -v - 1, v * 10**9, v * 1e18, 0, -1, 2**63 - 1, -2**63, 1e300,
+                                2**31, v + 0.5])
+        return f"leaf [{key!r}] {v!r} -> {cont[key]!r}"
+    if op == "dup_event":
+        arr = biggest_array(root)
+        if not arr:
+            return "dup_event (no array)"
+        i = rng.randrange(len(arr))
+        for _ in range(rng.choice([1, 1, 2, 10])):
+            arr.insert(i, copy.deepcopy(arr[i]))
+        return f"duplicate element {i} of the biggest array"
+    cont, key = pick_node(rng, root)
+    if cont is None:
+        return "no-op (empty root)"
+    val = cont[key]
+    where = f"[{key!r}]"
+    if op == "delete":
+        del cont[key]
+        return f"delete {where}"
+    if op == "retype":
+        cont[key] = rng.choice(other_type_values(val))
+        return f"retype {where} -> {cont[key]!r}"
+    if op == "number":
+        if rng.random() < 0.3:
+            tok = rng.choice(RAW_TOKENS)
+            raws.append(tok)
+            cont[key] = RAW % (len(raws) - 1)
+            return f"raw number {where} -> {tok}"
+        cont[key] = rng.choice(EXTREME_NUMBERS)
+        return f"number {where} -> {cont[key]!r}"
+    if op == "string":
+        cont[key] = rng.choice(ODD_STRINGS)
+        return f"string {where} -> {cont[key][:20]!r}"
+    if op == "dup":
+        if isinstance(cont, list):
+            cont.insert(key, copy.deepcopy(val))
+            return f"duplicate {where}"
+        cont[key] = [val, copy.deepcopy(val)]
+        return f"wrap {where} in a list of two"
+    if op == "empty":
+        cont[key] = {} if isinstance(val, dict) else [] if isinstance(val, list) else ""
+        return f"empty {where}"
+    # swap with a sibling
+    keys = list(cont.keys()) if isinstance(cont, dict) else list(range(len(cont)))
+    other = rng.choice(keys)
+    cont[key], cont[other] = cont[other], cont[key]
+    return f"swap [{key!r}] and [{other!r}]"
+
+
+def dump_json(root, raws):
+    text = json.dumps(root)
+    for i, tok in enumerate(raws):
+        text = text.replace('"' + RAW % i + '"', tok)
+    return text.encode()
+
+
+def mutate_bytes(rng, data):
+    """Byte-level damage: truncation, flips, inserted garbage, emptiness."""
+    op = rng.choice(["truncate", "truncate", "flip", "flip", "insert", "empty"])
+    if op == "empty" or not data:
+        return b"", "empty file"
+    if op == "truncate":
+        at = rng.randrange(len(data))
+        return data[:at], f"truncate at byte {at} of {len(data)}"
+    b = bytearray(data)
+    if op == "flip":
+        spots = [rng.randrange(len(b)) for _ in range(rng.choice([1, 2, 4]))]
+        for s in spots:
+            b[s] = rng.choice([0, 0xff, ord('"'), ord("{"), ord("]"), ord(","), ord("\n"),
+                               b[s] ^ (1 << rng.randrange(8))])
+        return bytes(b), f"flip bytes at {spots}"
+    at = rng.randrange(len(b) + 1)
+    junk = bytes(rng.randrange(256) for _ in range(rng.choice([1, 3, 16])))
+    return bytes(b[:at]) + junk + bytes(b[at:]), f"insert {len(junk)} random bytes at {at}"
+
+
+def mutate_json_file(rng, data):
+    """One to three structural mutations (70 %) or byte damage (30 %) of a JSON file."""
+    if rng.random() < 0.3:
+        return mutate_bytes(rng, data)
+    root = json.loads(data)
+    raws, what = [], []
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        what.append(mutate_json_tree(rng, root, raws))
+    return dump_json(root, raws), "; ".join(what)
+
+
+def mutate_gz_file(rng, raw_gz):
+    """A gzipped JSON file: its content mutated and re-gzipped (80 %), or the gzip damaged."""
+    if rng.random() < 0.8:
+        data, what = mutate_json_file(rng, gzip.decompress(raw_gz))
+        return gzip.compress(data, mtime=0), what + " (re-gzipped)"
+    op = rng.choice(["truncate", "flip", "garbage", "plain"])
+    if op == "truncate":
+        at = rng.randrange(len(raw_gz))
+        return raw_gz[:at], f"gzip truncated at byte {at}"
+    if op == "flip":
+        b = bytearray(raw_gz)
+        at = rng.randrange(10, len(b))
+        b[at] ^= 0xff
+        return bytes(b), f"gzip byte {at} flipped"
+    if op == "garbage":
+        return b"\x1f\x8b" + bytes(rng.randrange(256) for _ in range(64)), "garbage gzip"
+    return raw_gz + raw_gz[:rng.randrange(1, 40)], "gzip with a truncated second member"
+
+
+def mutate_csv_file(rng, data):
+    """Row/cell mutations of a CSV (65 %) or byte damage (35 %)."""
+    if rng.random() < 0.35:
+        return mutate_bytes(rng, data)
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    what = []
+    for _ in range(rng.choice([1, 1, 2])):
+        if not rows:
+            break
+        r = rng.randrange(len(rows))
+        op = rng.choice(["cell", "cell", "cell", "delrow", "duprow", "delcell", "addcell"])
+        if op == "delrow":
+            del rows[r]
+            what.append(f"delete row {r}")
+        elif op == "duprow":
+            rows.insert(r, list(rows[r]))
+            what.append(f"duplicate row {r}")
+        elif not rows[r]:
+            what.append("no-op (empty row)")
+        elif op == "delcell":
+            c = rng.randrange(len(rows[r]))
+            del rows[r][c]
+            what.append(f"delete cell {r}:{c}")
+        elif op == "addcell":
+            rows[r].append(rng.choice(["x", "1", ""]))
+            what.append(f"extra cell in row {r}")
+        else:
+            c = rng.randrange(len(rows[r]))
+            rows[r][c] = str(rng.choice(ODD_STRINGS + ["-1", "-100", "0", "1e308", "nan",
+                                                       "inf", "-0", "9" * 25, "[]", "[-4; 8]",
+                                                       "[4, -8]", "[0]", "4.5", "1e18"]))
+            what.append(f"cell {r}:{c} -> {rows[r][c][:20]!r}")
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode(), "; ".join(what)
+
+
+# ---- the families of inputs ----------------------------------------------------------------
+
+class Family:
+    """name: case id prefix; files: {name: bytes} of the valid input; targets: files the
+    mutation may touch (with their kind); commands: argument lists ({F} = the case folder)."""
+
+    def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False):
+        self.name, self.count, self.files, self.targets = name, count, files, targets
+        self.commands, self.drop_one, self.stop_after_load = commands, drop_one, stop_after_load
+
+
+def families(root, work, binary):
+    fx = f"{root}/tests/fixtures"
+    rd = lambda p: open(p, "rb").read()
+    small = {"kineto.json": rd(f"{fx}/small/kineto.json"), "et.json": rd(f"{fx}/small/et.json")}
+    pair_targets = {"kineto.json": "json", "et.json": "json"}
+    # The small fixture is copied next to every non-trace case, so each command sees it whole.
+    base = f"{work}/base"
+    os.makedirs(f"{base}/small", exist_ok=True)
+    for n, d in small.items():
+        open(f"{base}/small/{n}", "wb").write(d)
+    gpus = rd(f"{fx}/perfmodel/gpus.json")
+    open(f"{base}/gpus.json", "wb").write(gpus)
+    sm = f"{base}/small"
+    res = f"{root}/traces/cpu-resnet18-b4"
+    # A fitted model to mutate: made by this binary from a shipped trace (checked to exit 0).
+    p = subprocess.run([binary, "perfmodel", "fit", res, "--csv", f"{fx}/perfmodel/ops.csv",
+                        "-o", f"{base}/model.json"], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"fuzz: cannot fit the base model: {p.stderr.strip()}")
+    scenario = {
+        "seed": 7, "steps": 2,
+        "compute": [
+            {"gpus": [3], "slowdown": 1.1},
+            {"gpus": "all", "layers": [0], "micro_batches": [0], "steps": [1],
+             "phases": ["forward", "backward"], "slowdown": 1.5},
+            {"gpus": "0-2", "per": "step", "slowdown": {"dist": "uniform", "min": 1, "max": 1.2}},
+            {"gpus": [1], "per": "task", "slowdown": {"dist": "normal", "mean": 1.1, "std": 0.1}},
+            {"gpus": [2], "slowdown": {"dist": "lognormal", "mu": 0, "sigma": 0.2}}],
+        "gpu_types": {"0-1": "A100-80GB", "2-3": "TestGPU"},
+        "network": [
+            {"link": "gpu3->gpu0", "bandwidth_factor": 0.1},
+            {"gpu": 3, "extra_latency": "5us"},
+            {"link": "gpu1<->gpu2", "fail_at": "0.5ms"},
+            {"link": "gpu1", "bandwidth_factor": 0.5, "at": "0.2ms"},
+            {"link": "gpu0->gpu1", "bandwidth_factor": 0.2, "period": "0.1ms", "duration": "20us",
+             "start": "0ms"}]}
+    sim = lambda *a: ["simulate", sm, *a, "--json"]
+    return [
+        Family("small", 150, small, pair_targets,
+               [["inspect", "{F}", "--json"],
+                ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
+                ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"],
+                ["perfmodel", "fit", "{F}", "-o", "{F}/fitted.json"]], drop_one=True),
+        Family("chakra", 30, {"kineto.json": small["kineto.json"],
+                              "et.json": rd(f"{fx}/small-chakra-et.json")}, {"et.json": "json"},
+               [["inspect", "{F}", "--json"],
+                ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--strategy", "dp", "--json"]]),
+        Family("triosim", 60, {"trace.csv": rd(f"{fx}/triosim/trace.csv"),
+                               "tensor.csv": rd(f"{fx}/triosim/tensor.csv")},
+               {"trace.csv": "csv", "tensor.csv": "csv"},
+               [["inspect", "{F}", "--json"],
+                ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
+                ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"]], drop_one=True),
+        Family("resnet", 24, {"kineto.json.gz": rd(f"{res}/kineto.json.gz"),
+                              "et.json.gz": rd(f"{res}/et.json.gz")},
+               {"kineto.json.gz": "gz", "et.json.gz": "gz"},
+               [["inspect", "{F}", "--json"],
+                ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
+                ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"],
+                ["simulate", "{F}", "--gpus", "2", "--pp", "2", "--json"]],
+               drop_one=True, stop_after_load=True),
+        Family("model", 50, {"model.json": rd(f"{base}/model.json")}, {"model.json": "json"},
+               [["perfmodel", "show", "{F}/model.json"],
+                ["perfmodel", "predict", sm, "--model", "{F}/model.json", "--perf-model", "linear",
+                 "--batch", "8", "--json"],
+                sim("--gpus", "2", "--perf-model", "linear", "--model", "{F}/model.json")]),
+        Family("gpus", 30, {"gpus.json": gpus}, {"gpus.json": "json"},
+               [["perfmodel", "gpus", "--gpu-specs", "{F}/gpus.json"],
+                ["perfmodel", "predict", sm, "--target-gpu", "H100-SXM", "--gpu-specs",
+                 "{F}/gpus.json", "--json"],
+                sim("--gpus", "2", "--target-gpu", "A100-80GB", "--gpu-specs", "{F}/gpus.json")]),
+        Family("opscsv", 25, {"ops.csv": rd(f"{fx}/perfmodel/ops.csv")}, {"ops.csv": "csv"},
+               [["perfmodel", "fit", sm, "--csv", "{F}/ops.csv", "-o", "{F}/out.json"]]),
+        Family("topojson", 50, {"topo.json": rd(f"{fx}/topo/slowlink.json")}, {"topo.json": "json"},
+               [["topo", "{F}/topo.json", "--route", "gpu0", "gpu2"],
+                sim("--gpus", "2", "--strategy", "ddp", "--topology", "{F}/topo.json"),
+                sim("--gpus", "3", "--strategy", "dp", "--topology", "{F}/topo.json",
+                    "--host-model", "none")]),
+        Family("topocsv", 35, {"topo.csv": rd(f"{fx}/topo/line.csv")}, {"topo.csv": "csv"},
+               [["topo", "{F}/topo.csv"],
+                sim("--gpus", "3", "--strategy", "ddp", "--topology", "{F}/topo.csv")]),
+        Family("meta", 25, {**small, "meta.json": rd(f"{res}/meta.json")}, {"meta.json": "json"},
+               [["simulate", "{F}", "--gpus", "2", "--calibrate", "--json"],
+                ["simulate", "{F}", "--gpus", "2", "--calibrate", "--host-model", "none", "--json"]]),
+        Family("scenario", 80, {"scenario.json": json.dumps(scenario).encode()},
+               {"scenario.json": "json"},
+               [sim("--gpus", "4", "--strategy", "ddp", "--topology", "ring:4", "--scenario",
+                    "{F}/scenario.json",
+                    "--gpu-specs", f"{base}/gpus.json")]),
+    ]
+
+
+def make_case(fam, idx, seed):
+    """(files, description) of case idx of a family: deterministic in (seed, family, idx)."""
+    rng = random.Random(f"{seed}/{fam.name}/{idx}")
+    files = dict(fam.files)
+    if idx == "base":
+        return files, "unmutated"
+    targets = sorted(fam.targets)
+    if fam.drop_one and rng.random() < 0.06:
+        gone = rng.choice(sorted(files))
+        del files[gone]
+        return files, f"{gone} missing"
+    name = rng.choice(targets)
+    kind = fam.targets[name]
+    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file}[kind]
+    files[name], what = mutate(rng, files[name])
+    return files, f"{name}: {what}"
+
+
+# ---- running and judging -------------------------------------------------------------------
+
+TIME_KEYS = re.compile(r"(_ms|_us|_s|_ns|bytes|_Bps|_GBps|samples_per_s|_count|batch_size|^ops|^kernels|"
+                       r"^layers|^tensors|^gpus)$")
+
+
+def bad_numbers(doc, path="", skip=("whatif",)):
+    """Paths of numbers in a --json output that are negative where a time/size is expected."""
+    out = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in skip:
+                continue
+            p = f"{path}.{k}" if path else k
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if (TIME_KEYS.search(k) or path.endswith(("time_ms", "tensor_bytes", "traced_ms",
+                                                          "predicted_ms"))) and v < 0:
+                    out.append(f"{p}={v}")
+            else:
+                out += bad_numbers(v, p, skip)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += bad_numbers(v, f"{path}[{i}]", skip)
+    return out
+
+
+def check_json_output(out):
+    """Problems of a --json stdout: not JSON, NaN/Infinity, negative times or sizes, a GPU
+    breakdown that does not add up to the step (sim/simulate.h)."""
+    def no_const(c):
+        raise ValueError(f"non-finite number {c}")
+    try:
+        doc = json.loads(out, parse_constant=no_const)
+    except ValueError as e:
+        return [f"--json output is not finite JSON: {e}"]
+    probs = []
+    neg = bad_numbers(doc)
+    if neg:
+        probs.append("negative time/size in --json: " + ", ".join(neg[:4]))
+    if isinstance(doc, dict) and isinstance(doc.get("gpus"), list) and "step_ms" in doc:
+        run = doc.get("whatif", {}).get("run_ms", doc["step_ms"] * doc.get("steps", 1))
+        for g in doc["gpus"]:
+            s = sum(g[k] for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "bubble_ms",
+                                   "idle_ms"))
+            if abs(s - run) > 1e-6 * max(abs(run), 1e-3):
+                probs.append(f"GPU {g['rank']}: compute+host wait+exposed+bubble+idle = {s} "
+                             f"!= run {run}")
+                break
+    return probs
+
+
+def judge(rc, out, err, args, case_dir):
+    """Problems with one run (empty: it kept the rule)."""
+    probs = []
+    if rc == 124:
+        return ["timeout (hang?)"]
+    if rc < 0 or rc > 128:
+        probs.append(f"killed by a signal (exit {rc})")
+    for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "Segmentation fault",
+                   "Assertion", "igraph"):
+        if marker in err:
+            probs.append(f"stderr has '{marker}'")
+    if rc not in (0, 2) and not probs:
+        probs.append(f"exit {rc}, want 0 or 2")
+    if rc == 2:
+        lines = err.rstrip("\n").split("\n") if err else []
+        if len(lines) != 1:
+            probs.append(f"{len(lines)} stderr lines, want 1")
+        elif not lines[0].startswith("mitosis"):
+            probs.append("stderr line does not start with 'mitosis'")
+        elif case_dir not in err and "--" not in err:
+            probs.append("the error names neither the input file nor a flag")
+    if rc == 0 and "--json" in args:
+        probs += check_json_output(out)
+    return probs
+
+
+def run_case(binary, fam, idx, seed, work, timeout):
+    cid = f"{fam.name}-{idx}"
+    files, what = make_case(fam, idx, seed)
+    d = f"{work}/{cid}"
+    os.makedirs(d)
+    for n, data in files.items():
+        open(f"{d}/{n}", "wb").write(data)
+    results = []
+    for cmd in fam.commands:
+        args = [a.replace("{F}", d) for a in cmd]
+        t0 = time.time()
+        try:
+            p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True,
+                               timeout=timeout + 10)
+            rc, out, err = p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            rc, out, err = 124, "", ""
+        probs = judge(rc, out, err, args, d)
+        if idx == "base" and rc != 0:
+            probs.append("the unmutated input fails (fix the fuzz set-up)")
+        results.append((args, rc, err, probs, time.time() - t0))
+        if fam.stop_after_load and rc == 2 and not probs and args[0] == "inspect":
+            break  # the trace was refused cleanly; the plans load it the same way
+    failed = any(r[3] for r in results)
+    if failed:
+        with open(f"{d}/commands.txt", "w") as f:
+            f.write(f"# case {cid}, seed {seed}: {what}\n")
+            for args, rc, err, probs, _ in results:
+                f.write(f"mitosis {' '.join(args)}\n# exit {rc}: {'; '.join(probs) or 'ok'}\n"
+                        f"# stderr: {err[:2000]!r}\n")
+    else:
+        shutil.rmtree(d)
+    return cid, what, results, failed
+
+
+def main():
+    binary, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    seed = int(os.environ.get("MT_FUZZ_SEED", "1"))
+    scale = float(os.environ.get("MT_FUZZ_SCALE", "1"))
+    only = set(filter(None, os.environ.get("MT_FUZZ_ONLY", "").split(",")))
+    jobs = int(os.environ.get("MT_FUZZ_JOBS", "2"))
+    timeout = int(os.environ.get("MT_FUZZ_TIMEOUT", "20"))
+    work = tempfile.mkdtemp(prefix="mitosis-fuzz.")
+    t0 = time.time()
+    fams = families(root, work, binary)
+    if only:  # exactly these ids, whatever the scale they came from
+        by_name = {f.name: f for f in fams}
+        cases = []
+        for cid in sorted(only):
+            name, _, idx = cid.rpartition("-")
+            if name not in by_name or not (idx == "base" or idx.isdigit()):
+                sys.exit(f"fuzz: no case '{cid}' (ids look like small-7, topojson-base)")
+            cases.append((by_name[name], idx if idx == "base" else int(idx)))
+    else:
+        cases = [(f, i) for f in fams for i in ["base", *range(max(1, round(f.count * scale)))]]
+    outcomes, runs, failures = {}, 0, []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = [ex.submit(run_case, binary, f, i, seed, work, timeout) for f, i in cases]
+        for fut in futs:  # in case order, so the log is the same run to run
+            cid, what, results, failed = fut.result()
+            for args, rc, err, probs, _ in results:
+                runs += 1
+                key = "fail" if probs else f"exit {rc}"
+                outcomes[key] = outcomes.get(key, 0) + 1
+                if probs:
+                    print(f"FAIL: case {cid} (seed {seed}; {what}): mitosis {' '.join(args)}: "
+                          f"{'; '.join(probs)}; stderr: {err.strip()[-300:]!r}")
+            if failed:
+                failures.append(cid)
+    wall = time.time() - t0
+    summary = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+    print(f"fuzz: seed {seed}, {len(cases)} cases, {runs} runs ({summary}), {wall:.1f} s")
+    if failures:
+        print(f"fuzz: {len(failures)} failing cases kept in {work} "
+              f"(rerun one: MT_FUZZ_SEED={seed} MT_FUZZ_ONLY={failures[0]})")
+        sys.exit(1)
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
