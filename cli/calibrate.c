@@ -12,24 +12,22 @@
 #define HOST_CEIL 1e4
 #define REL_TOL 1e-7
 
-/* The measured step from the meta.json beside the trace (its folder, or the folder of its
- * first file). */
-static mt_status measured_from_meta(const mt_planopts *o, const trace *t, mt_calibration *cal, mt_error *err) {
-    const char *p = o->paths[0];
+mt_status mt_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
+                           mt_error *err) {
     struct stat st;
-    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(cal->source, sizeof cal->source, "%s/meta.json", p);
+    if (stat(path0, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(src, srclen, "%s/meta.json", path0);
     } else {
-        const char *slash = strrchr(p, '/');
-        int n = slash ? (int)(slash - p) : 1;
-        snprintf(cal->source, sizeof cal->source, "%.*s/meta.json", n, slash ? p : ".");
+        const char *slash = strrchr(path0, '/');
+        int n = slash ? (int)(slash - path0) : 1;
+        snprintf(src, srclen, "%.*s/meta.json", n, slash ? path0 : ".");
     }
-    if (stat(cal->source, &st) != 0)
-        return mt_fail(err, MT_EINVAL,
+    if (stat(src, &st) != 0)
+        return mt_fail(err, MT_EIO,
                        "--calibrate needs the measured step time from %s, which does not exist (tracer/collect.py "
-                       "writes it beside its traces; or give --measured-ms)", cal->source);
+                       "writes it beside its traces; or give --measured-ms)", src);
     json_t *m = NULL;
-    MT_CHECK(mt_json_load(cal->source, &m, err));
+    MT_CHECK(mt_json_load(src, &m, err));
     json_t *med = json_object_get(json_object_get(m, "step_time_ms"), "median");
     json_t *batch = json_object_get(m, "batch");
     double v = json_is_number(med) ? json_number_value(med) : 0;
@@ -37,12 +35,12 @@ static mt_status measured_from_meta(const mt_planopts *o, const trace *t, mt_cal
     json_decref(m);
     if (!(v > 0) || v > 1e9) /* as --measured-ms: 1e300 scaled the op times past any simulable step */
         return mt_fail(err, MT_EINVAL, "%s: step_time_ms.median is missing or not a number of ms in (0, 1e9] "
-                       "(record with tracer/collect.py --steps N > 0, or give --measured-ms)", cal->source);
+                       "(record with tracer/collect.py --steps N > 0, or give --measured-ms)", src);
     if (b > 0 && t->batch_size > 0 && b != t->batch_size)
         return mt_fail(err, MT_EINVAL, "%s: measured at batch %lld but the trace's batch is %lld "
                        "(use the meta.json recorded with this trace, or give --measured-ms)",
-                       cal->source, (long long)b, (long long)t->batch_size);
-    cal->measured_ms = v;
+                       src, (long long)b, (long long)t->batch_size);
+    *ms_out = v;
     return MT_OK;
 }
 
@@ -85,7 +83,7 @@ static mt_status solve(mt_planopts *o, const trace *t, mt_perfmodel *pm, mt_cali
         cal->measured_ms = o->measured_ms;
         snprintf(cal->source, sizeof cal->source, "--measured-ms");
     } else {
-        MT_CHECK(measured_from_meta(o, t, cal, err));
+        MT_CHECK(mt_meta_measured(o->paths[0], t, &cal->measured_ms, cal->source, sizeof cal->source, err));
     }
     const double X = cal->measured_ms;
     MT_CHECK(one_gpu_ms(o, t, pm, 1, 1, &cal->uncalibrated_ms, &cal->host, err));

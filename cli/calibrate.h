@@ -34,6 +34,13 @@ typedef struct mt_calibration {
     int host;              /* the host model was on */
 } mt_calibration;
 
+/* The measured step (ms) from the meta.json beside a trace (path0: its folder, or one of its
+ * files; the file's name goes to src). MT_EIO when there is no meta.json; MT_EINVAL (naming
+ * the file) for a missing or out-of-range step_time_ms.median or a batch other than the
+ * trace's; the file's own error when it is not JSON. */
+mt_status mt_meta_measured(const char *path0, const trace *t, double *ms, char *src, size_t srclen,
+                           mt_error *err);
+
 /* When o asks for it, solves the factors for trace t with performance model pm and stores them
  * in o->host_scale and o->op_scale (so every run made from o uses them). Errors: no meta.json
  * or no measured time in it (name the file and say to pass --measured-ms), a meta.json for

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/calibrate.h"
 #include "cli/commands.h"
 #include "tracer/trace.h"
 #include "util/units.h"
@@ -26,7 +27,20 @@ static void usage(FILE *out) {
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
-static json_t *summary_json(const trace *t) {
+/* The unprofiled step collect.py measured (meta.json beside the trace), 0 when there is none. */
+static double measured_ms(const char *path0, const trace *t) {
+    char src[512];
+    double v = 0;
+    mt_error e = {0};
+    return mt_meta_measured(path0, t, &v, src, sizeof src, &e) == MT_OK ? v : 0;
+}
+
+/* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
+static double traced_ms(const trace *t) {
+    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(trace_total_dev_ns(t));
+}
+
+static json_t *summary_json(const trace *t, double measured) {
     json_t *o = json_object();
     int64_t total = trace_total_dev_ns(t);
     json_object_set_new(o, "format", json_string(trace_format_name(t->format)));
@@ -48,6 +62,7 @@ static json_t *summary_json(const trace *t) {
     json_object_set_new(tm, "step_wall", json_real(ms(t->step_end_ns - t->step_start_ns)));
     json_object_set_new(tm, "host_wall", json_real(ms(t->host_end_ns - t->step_start_ns)));
     json_object_set_new(o, "syncs", json_integer(t->n_syncs));
+    json_object_set_new(o, "measured_step_ms", measured > 0 ? json_real(measured) : json_null());
     json_object_set_new(o, "time_ms", tm);
     json_object_set_new(o, "device_time_source",
                         json_string(t->has_device_time ? "kernels" : "cpu_duration"));
@@ -79,7 +94,7 @@ static json_t *summary_json(const trace *t) {
     return o;
 }
 
-static void print_human(const trace *t, int list_ops) {
+static void print_human(const trace *t, int list_ops, double measured) {
     char b1[32], b2[32];
     int64_t total = trace_total_dev_ns(t);
     printf("trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
@@ -105,6 +120,10 @@ static void print_human(const trace *t, int list_ops) {
         printf("   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls)", 100.0 * (double)t->dev_union_ns / (double)wall,
                ms(t->host_end_ns - t->step_start_ns), t->n_syncs);
     printf("\n");
+    if (measured > 0)
+        printf("%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
+               "%-12s %12s    --calibrate takes the profiler's share out)\n", "measured", measured,
+               100.0 * (traced_ms(t) - measured) / measured, "", "");
     printf("\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
            mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),
@@ -189,14 +208,14 @@ int cmd_inspect(int argc, char **argv) {
         return mt_exit_code(rc);
     }
     if (as_json) {
-        json_t *o = summary_json(t);
+        json_t *o = summary_json(t, measured_ms(paths[0], t));
         if (unknown_ops) perfmodel_add_unknown_ops_json(t, o);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         if (s) puts(s);
         free(s);
         json_decref(o);
     } else {
-        print_human(t, list_ops);
+        print_human(t, list_ops, measured_ms(paths[0], t));
         if (unknown_ops) perfmodel_print_unknown_ops(t);
     }
     trace_free(t);

@@ -46,6 +46,13 @@ if raw and cal:
         c.check("--measured-ms 100: one GPU takes 100 ms", rel(d["step_ms"], 100) < 1e-9, d["step_ms"])
         c.check("--measured-ms: source", d["calibration"]["source"] == "--measured-ms", d["calibration"])
 
+# inspect shows the measured step beside the traced one.
+rc, out, err = c.run("inspect", tiny, "--json")
+c.check("inspect --json: measured_step_ms is meta.json's median", rc == 0 and json.loads(out)["measured_step_ms"] == X,
+        out[:200] + err)
+rc, out, err = c.run("inspect", tiny)
+c.check("inspect: a 'measured' line", rc == 0 and "measured " in out and "meta.json" in out, out)
+
 # b. compare: the baseline is the measured step.
 rc, out, err = c.run("compare", tiny, "--gpus", 2, "--plans", "ddp=2", "--calibrate", "--json")
 if c.check("compare --calibrate exits 0", rc == 0, err.strip()):
@@ -80,6 +87,9 @@ c.check_bad("--measured-ms needs", "simulate", tiny, "--gpus", 1, "--measured-ms
 # d. GPU trace under the host model: host times solved by bisection.
 vgg = f"{shared}/triosim-vgg13-h100-bs512"
 if os.path.isdir(vgg):
+    rc, out, err = c.run("inspect", vgg, "--json")
+    c.check("inspect --json without a meta.json: measured_step_ms null", rc == 0 and json.loads(out)["measured_step_ms"] is None,
+            out[:200] + err)
     raw = c.sim(vgg, "--gpus", 1)
     if raw:
         gpu_only = c.sim(vgg, "--gpus", 1, "--host-model", "none")["step_ms"]
