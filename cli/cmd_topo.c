@@ -9,7 +9,7 @@
 
 static void usage(FILE *out) {
     fprintf(out, "usage: mitosis topo SPEC [--route SRC DST] [--dot FILE|-] [network options]\n"
-                 "Prints the nodes, links and bisection bandwidth of a topology and the route\n"
+                 "Prints the node and link counts and the bisection bandwidth of a topology and the route\n"
                  "between two nodes (default: the first and last GPU).\n\n");
     mt_netopts_help(out);
 }

@@ -26,7 +26,7 @@ void mt_whatif_help(FILE *out) {
             "                        or random), GPU types per rank, link changes, seed, steps\n"
             "  --slow-gpu RANK:F     GPU RANK (or a range 0-3) computes F times slower (repeatable)\n"
             "  --slow-link SEL:F     link(s) F times slower, i.e. bandwidth / F; SEL is A->B, A<->B or a\n"
-            "                        node name for all its links (mitosis topo SPEC lists the names)\n"
+            "                        node name for all its links (mitosis topo SPEC --dot - lists the names)\n"
             "  --fail-link SEL@TIME  the link(s) fail at TIME (e.g. gpu3->sw0@10ms): traffic re-routes,\n"
             "                        or the run stops with an error naming the cut\n"
             "  --seed N              seed of the random draws (default: the file's, else 0)\n"

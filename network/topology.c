@@ -417,8 +417,8 @@ static int32_t sel_node(const mt_topo *t, const char *sel, const char *name, siz
     buf[len] = 0;
     int32_t id = mt_topo_find(t, buf);
     if (id < 0)
-        mt_fail(err, MT_EINVAL, "%s: link selector '%s' names no node '%s' (mitosis topo SPEC lists "
-                "the nodes)", t->label, sel, buf);
+        mt_fail(err, MT_EINVAL, "%s: link selector '%s' names no node '%s' (mitosis topo SPEC --dot - "
+                "lists the nodes)", t->label, sel, buf);
     return id;
 }
 
@@ -459,7 +459,7 @@ mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out,
     if (k == 0) {
         free(ids);
         return mt_fail(err, MT_EINVAL, "%s: link selector '%s' matches no link (mitosis topo SPEC "
-                       "--links lists them)", t->label, sel);
+                       "--dot - lists them)", t->label, sel);
     }
     *out = ids;
     *n = k;
