@@ -15,7 +15,7 @@ mt_status mt_cli_html_gpus(mt_span_filter *f, const trace *t, const mt_plan *pla
     return mt_span_filter_ranks(f, keep, p.gpus, err);
 }
 
-enum { RUN_LINES = 10 };
+enum { RUN_LINES = 11 };
 
 mt_status mt_cli_html_write(const char *path, const mt_html_report *rep, const mt_planopts *po, const trace *t,
                             const mt_simrun *run, const mt_recorder *rec, const mt_span_filter *gpus,
@@ -47,6 +47,9 @@ mt_status mt_cli_html_write(const char *path, const mt_html_report *rep, const m
          po->pm.target_gpu ? po->pm.target_gpu : "");
     LINE("host model", "%s", run->host ? "trace: each GPU's host thread launches its ops as in the trace"
                                        : "none: GPU time only");
+    if (po->host_scale != 1 || po->op_scale != 1)
+        LINE("time scaling", "host times x %.4f, operator times x %.4f (--host-scale or --calibrate)",
+             po->host_scale, po->op_scale);
     int32_t steps = r->n_steps > 1 ? r->n_steps : 1;
     LINE("step time", "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
          steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",

@@ -46,6 +46,14 @@ if raw and cal:
         c.check("--measured-ms 100: one GPU takes 100 ms", rel(d["step_ms"], 100) < 1e-9, d["step_ms"])
         c.check("--measured-ms: source", d["calibration"]["source"] == "--measured-ms", d["calibration"])
 
+# The HTML report states the scaling.
+html = os.path.join(tempfile.mkdtemp(), "r.html")
+rc, out, err = c.run("simulate", tiny, "--gpus", 2, "--calibrate", "--html", html)
+page = open(html).read() if rc == 0 else ""
+c.check("--html: a 'time scaling' line with the operator factor", "time scaling" in page
+        and f"operator times x {X / raw['step_ms']:.4f}" in page if raw else False, err)
+shutil.rmtree(os.path.dirname(html))
+
 # inspect shows the measured step beside the traced one.
 rc, out, err = c.run("inspect", tiny, "--json")
 c.check("inspect --json: measured_step_ms is meta.json's median", rc == 0 and json.loads(out)["measured_step_ms"] == X,
