@@ -529,8 +529,8 @@ static mt_status write_html(const cmp_out *o, mt_perfmodel *pm, mt_error *err) {
                               .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
                               .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
     }
-    char lines[3][256];
-    mt_html_kv kv[3];
+    char lines[4][256];
+    mt_html_kv kv[4];
     int nk = 0;
     if (c->sw == SW_NONE)
         snprintf(lines[nk], sizeof lines[nk], "%d plans on %d GPUs, ranked by throughput", o->n, c->po.plan.gpus);
@@ -542,6 +542,12 @@ static mt_status write_html(const cmp_out *o, mt_perfmodel *pm, mt_error *err) {
              o->b->step_ms);
     kv[nk] = (mt_html_kv){"baseline", lines[nk]};
     nk++;
+    if (mt_scenario_perturbs(c->wi->sc)) {
+        snprintf(lines[nk], sizeof lines[nk], "every plan ran perturbed (step times and ranking) and unperturbed "
+                 "(--json: unperturbed_step_ms)");
+        kv[nk] = (mt_html_kv){"what-if", lines[nk]};
+        nk++;
+    }
     snprintf(lines[nk], sizeof lines[nk], "%s, the fastest, is shown in detail below", o->rows[o->best].label);
     kv[nk] = (mt_html_kv){"detail", lines[nk]};
     nk++;

@@ -178,6 +178,12 @@ if d:
 rc, out, err = c.run("compare", rn, "--gpus", 4, "--plans", "ddp=4,tp=4", "--slow-link", "gpu1<->sw0:4")
 c.check("what-if compare text: a change column and the what-if line", rc == 0 and "change" in out
         and "what-if    every plan runs perturbed" in out, out + err)
+import tempfile, shutil
+hdir = tempfile.mkdtemp()
+rc, out, err = c.run("compare", rn, "--gpus", 4, "--plans", "ddp=4,tp=4", "--slow-gpu", "1:2", "--html", f"{hdir}/c.html")
+c.check("what-if compare --html says every plan ran perturbed",
+        rc == 0 and "every plan ran perturbed" in open(f"{hdir}/c.html").read(), err)
+shutil.rmtree(hdir)
 c.check_bad("--slow-gpu", "compare", rn, "--gpus", 4, "--slow-gpu", "x")
 if os.path.isdir(vgg):  # the memory limit follows --target-gpu (A100 40GB), and --gpu-mem wins
     d = compare(vgg, "--gpus", 8, "--plans", "ddp=8,tp=8", "--batch", 4096, "--target-gpu", "A100-40GB",
