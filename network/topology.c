@@ -3,11 +3,11 @@
  * Invariant: before freeze, nodes/links grow freely and `graph` is not initialised; after
  * freeze (first route, bisection or dot query), `graph` mirrors links[] (edge id == link id),
  * in_off/in_link (out_off/out_link) is the CSR of incoming (outgoing) links per node, and
- * dist[src] (when non-NULL) holds the shortest distances from src under the routing metric,
- * followed by two int32 arrays: per node the lowest-numbered in-link on a shortest path from src
- * and the number of such in-links (dist_first / dist_ncand). At
- * most dist_cap distance arrays are kept (the oldest is dropped first, dist_fifo); the routes
- * computed from them stay cached in `routes`.
+ * dist[src] (when non-NULL) is one block: the shortest distances from src under the routing
+ * metric, then two int32 arrays, per node the lowest-numbered in-link on a shortest path from src
+ * and the number of such in-links; it is final up to distance dist_reach[src]. At most dist_cap
+ * blocks are kept (the oldest is dropped first, dist_fifo); the routes computed from them stay
+ * cached in `routes`.
  */
 #include "network/topology.h"
 
@@ -200,6 +200,16 @@ void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp) {
 /* Distance arrays kept at once: 32 MiB of them, at least 16. */
 #define DIST_CACHE_BYTES (32u << 20)
 
+/* The links grouped by one end (by_dst: their destination, else their source) as a CSR: the
+ * links of node v are link[off[v] .. off[v+1]), in link-id order. off is zeroed, fill has V
+ * entries of scratch. O(V + E). */
+static void build_csr(const mt_topo *t, int by_dst, int32_t *off, int32_t *link, int32_t *fill) {
+    for (int32_t i = 0; i < t->nlinks; i++) off[(by_dst ? t->links[i].dst : t->links[i].src) + 1]++;
+    for (int32_t v = 0; v < t->nnodes; v++) off[v + 1] += off[v];
+    memcpy(fill, off, (size_t)t->nnodes * sizeof *fill);
+    for (int32_t i = 0; i < t->nlinks; i++) link[fill[by_dst ? t->links[i].dst : t->links[i].src]++] = i;
+}
+
 /* Builds the igraph mirror and the incoming- and outgoing-link CSRs. O(V + E). */
 static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->frozen) return MT_OK;
@@ -233,15 +243,8 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
         igraph_destroy(&t->graph);
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
     }
-    for (int32_t i = 0; i < t->nlinks; i++) t->in_off[t->links[i].dst + 1]++;
-    for (int32_t v = 0; v < t->nnodes; v++) t->in_off[v + 1] += t->in_off[v];
-    int32_t *fill = t->scratch;
-    memcpy(fill, t->in_off, (size_t)t->nnodes * sizeof *fill);
-    for (int32_t i = 0; i < t->nlinks; i++) t->in_link[fill[t->links[i].dst]++] = i;
-    for (int32_t i = 0; i < t->nlinks; i++) t->out_off[t->links[i].src + 1]++;
-    for (int32_t v = 0; v < t->nnodes; v++) t->out_off[v + 1] += t->out_off[v];
-    memcpy(fill, t->out_off, (size_t)t->nnodes * sizeof *fill);
-    for (int32_t i = 0; i < t->nlinks; i++) t->out_link[fill[t->links[i].src]++] = i;
+    build_csr(t, 1, t->in_off, t->in_link, t->scratch);
+    build_csr(t, 0, t->out_off, t->out_link, t->scratch);
     t->frozen = 1;
     return MT_OK;
 }
