@@ -281,10 +281,7 @@ static mt_status run_row(const cmp_cli *c, cmp_row *w, const trace *t, mt_perfmo
     mt_status rc = topology_for(c->po.net.topology, gpus, c->po.gpus_per_node, w->topology, sizeof w->topology, &e);
     if (rc == MT_OK) rc = row_cfg(c, w, t, NULL, &cfg, &e);
     if (rc == MT_OK && mt_scenario_perturbs(c->wi->sc)) { /* the same plan unperturbed, as simulate does */
-        mt_simrun_cfg u = cfg;
-        u.prepare = NULL;
-        u.sim.compute_factor = NULL;
-        u.sim.factor_ctx = NULL;
+        mt_simrun_cfg u = mt_whatif_unperturbed(&cfg);
         rc = mt_simrun_run(t, pm, &u, &run, &e);
         if (rc == MT_OK) {
             w->base_step_ms = (double)run.res->step_ps / 1e9 / run.res->n_steps;

@@ -79,9 +79,7 @@ void mt_whatif_configure(mt_whatif *w, const trace *t, const mt_pm_opts *pm, mt_
     cfg->prepare_ctx = w;
 }
 
-mt_status mt_whatif_baseline(mt_whatif *w, const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg,
-                             mt_error *err) {
-    if (!mt_scenario_perturbs(w->sc)) return MT_OK;
+mt_simrun_cfg mt_whatif_unperturbed(const mt_simrun_cfg *cfg) {
     mt_simrun_cfg b = *cfg;
     b.prepare = NULL;
     b.sim.compute_factor = NULL;
@@ -89,6 +87,13 @@ mt_status mt_whatif_baseline(mt_whatif *w, const trace *t, mt_perfmodel *pm, con
     b.sim.on_span = NULL;
     b.sim.on_progress = NULL;
     b.on_link = NULL;
+    return b;
+}
+
+mt_status mt_whatif_baseline(mt_whatif *w, const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg,
+                             mt_error *err) {
+    if (!mt_scenario_perturbs(w->sc)) return MT_OK;
+    mt_simrun_cfg b = mt_whatif_unperturbed(cfg);
     if (mt_simrun_run(t, pm, &b, &w->base, err) != MT_OK)
         return mt_error_prefix(err, "the unperturbed baseline run");
     w->has_base = 1;

@@ -28,7 +28,10 @@ int mt_whatif_take(mt_whatif *w, int argc, char **argv, int *i, mt_error *err);
 void mt_whatif_help(FILE *out);
 /* Installs steps, the compute hook and the prepare step (bind + network) into cfg. */
 void mt_whatif_configure(mt_whatif *w, const trace *t, const mt_pm_opts *pm, mt_simrun_cfg *cfg);
-/* Runs the baseline (cfg without perturbations) when the scenario perturbs anything. */
+/* cfg without the perturbations and observers mt_whatif_configure and the outputs installed
+ * (same plan, network and steps). */
+mt_simrun_cfg mt_whatif_unperturbed(const mt_simrun_cfg *cfg);
+/* Runs the baseline (mt_whatif_unperturbed(cfg)) when the scenario perturbs anything. */
 mt_status mt_whatif_baseline(mt_whatif *w, const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg,
                              mt_error *err);
 /* Text: the step lines when steps > 1 and the cost block; JSON: keys steps, step_ms_each, whatif. */
