@@ -2,9 +2,7 @@
 # mitosis collective: the closed form of ring all-reduce, sweeps, models, bad input.
 set -u
 BIN="$1"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/clicheck.bash"
 
 # 2(N-1)/N S/B + 2(N-1) alpha = 1.75 * 10 ms + 14 * 0.5 us = 17507 us; busbw ~ B
 out=$("$BIN" collective --op allreduce --bytes 1G --topology ring:8 --link-bw 100GB/s --link-lat 500ns) \
@@ -23,14 +21,6 @@ awk -v t="$t" 'BEGIN{exit !(t > 20000 && t < 25000)}' || fail "photonic time $t"
 out=$("$BIN" collective --op allreduce --bytes 256M --topology multinode:nodes=2,gpus=8 --algo hier) \
     || fail "hier exit"
 
-check_bad() {
-    local want="$1"; shift
-    "$BIN" "$@" >"$TMP/o" 2>"$TMP/e"
-    local rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc, want 2"
-    [ "$(wc -l <"$TMP/e")" -eq 1 ] || fail "'$*' stderr not one line: $(cat "$TMP/e")"
-    grep -q -- "$want" "$TMP/e" || fail "'$*' stderr lacks '$want': $(cat "$TMP/e")"
-}
 check_bad "unknown collective 'allsum'" collective --op allsum --bytes 1G --topology ring:8
 check_bad "--bytes SIZE" collective --op allreduce --topology ring:8
 check_bad "--topology is required" collective --bytes 1M

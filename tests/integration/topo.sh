@@ -3,9 +3,7 @@
 set -u
 BIN="$1"
 ROOT="${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/clicheck.bash"
 
 out=$("$BIN" topo ring:8 --link-bw 100GB/s) || fail "ring:8 exit $?"
 echo "$out" | grep -q "nodes: 8 (8 gpu" || fail "ring:8 node count: $out"
@@ -23,14 +21,6 @@ echo "$out" | grep -q "bottleneck 1.00 GB/s" || fail "json override: $out"
 grep -q "^digraph" "$TMP/ft.dot" || fail "dot content"
 [ "$(grep -c -- '->' "$TMP/ft.dot")" -eq 96 ] || fail "dot edges"
 
-check_bad() { # expected-substring args...
-    local want="$1"; shift
-    "$BIN" "$@" >"$TMP/o" 2>"$TMP/e"
-    local rc=$?
-    [ $rc -eq 2 ] || fail "'$*' exit $rc, want 2"
-    [ "$(wc -l <"$TMP/e")" -eq 1 ] || fail "'$*' stderr not one line: $(cat "$TMP/e")"
-    grep -q -- "$want" "$TMP/e" || fail "'$*' stderr lacks '$want': $(cat "$TMP/e")"
-}
 check_bad "bad topology 'ring:x'" topo ring:x
 check_bad "bad topology 'torus:3'" topo torus:3
 check_bad "badnode.json: links\[0\].dst" topo "$ROOT/tests/fixtures/topo/badnode.json"
