@@ -6,7 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/netopts.h"
+#include "netmodels/netopts.h"
 #include "extrapolate/collective.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
@@ -136,3 +136,8 @@ out:
     mt_topo_free(topo);
     return rc;
 }
+
+static const mt_flag_table *const TABLES[] = {&MT_NETOPTS_FLAGS, NULL};
+const mt_command mt_cmd_collective = {"collective", cmd_collective,
+                                      "time a collective on a topology (nccl-tests style table)",
+                                      "--op OP --bytes SIZE|--sweep MIN:MAX --topology SPEC [options]", usage, TABLES, 0};

@@ -7,7 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/netopts.h"
+#include "netmodels/netopts.h"
 #include "sim/engine.h"
 #include "sim/gossip.h"
 #include "sim/scenario.h"
@@ -249,3 +249,8 @@ out:
     trace_free(t);
     return code;
 }
+
+static const mt_flag_table *const TABLES[] = {&MT_NETOPTS_FLAGS, NULL};
+const mt_command mt_cmd_hop = {"hop", cmd_hop,
+                               "decentralized training with stragglers (Hop): backup workers, staleness, gossip graphs",
+                               "[TRACE] [options]", usage, TABLES, 0};

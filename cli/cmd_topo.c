@@ -4,7 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/netopts.h"
+#include "netmodels/netopts.h"
 #include "util/units.h"
 
 static void usage(FILE *out) {
@@ -111,3 +111,7 @@ out:
     mt_topo_free(t);
     return rc;
 }
+
+static const mt_flag_table *const TABLES[] = {&MT_NETOPTS_FLAGS, NULL};
+const mt_command mt_cmd_topo = {"topo", cmd_topo, "describe a topology: nodes, links, bisection bandwidth, routes",
+                                "SPEC [--route SRC DST] [--dot FILE|-] [network options]", usage, TABLES, 0};

@@ -1,12 +1,32 @@
-/* cli/commands.h — the subcommands of the `mitosis` binary.
+/* cli/commands.h — the subcommands of the `mitosis` binary, one descriptor each.
  *
- * Each takes the arguments after its own name (argv[0] is the subcommand name) and returns the
- * process exit code: 0 success, 2 bad input or usage (see util/err.h mt_exit_code), 3 a stuck
- * simulation. Each prints one line "mitosis <cmd>: <message>" on stderr for an error.
- * cli/ is the only folder that parses command-line flags.
+ * A command's `run` takes the arguments after the program name (argv[0] is the subcommand name)
+ * and returns the process exit code: 0 success, 2 bad input or usage (util/err.h mt_exit_code),
+ * 3 a stuck simulation; it prints one line "mitosis <cmd>: <message>" on stderr for an error.
+ * Its flag tables (util/flags.h) are the single source of its --help, the man page and the bash
+ * completion (cli/main.c generates the last two). cli/ is the only folder that parses flags; it
+ * holds flag tables, help text and calls into run/, report/ and the models, nothing else.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+#include "util/err.h"
+#include "util/flags.h"
+
+typedef struct mt_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;                 /* one line for `mitosis --help` */
+    const char *synopsis;                /* what follows `mitosis NAME` */
+    void (*usage)(FILE *out);            /* the whole --help text */
+    const mt_flag_table *const *tables;  /* its own flags, NULL-terminated */
+    int run_tables;                      /* 1: also the run tables (cli/runflags.h) */
+} mt_command;
+
+extern const mt_command mt_cmd_inspect, mt_cmd_simulate, mt_cmd_compare, mt_cmd_topo, mt_cmd_collective,
+    mt_cmd_hop, mt_cmd_perfmodel;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
@@ -16,10 +36,9 @@ int cmd_compare(int argc, char **argv);
 int cmd_perfmodel(int argc, char **argv);
 int cmd_hop(int argc, char **argv);
 
-struct trace;
-/* `inspect --unknown-ops` (cli/cmd_perfmodel.c): ops with no FLOP formula; the JSON form adds
- * key "unknown_ops" to a jansson object. */
-void perfmodel_print_unknown_ops(const struct trace *t);
-void perfmodel_add_unknown_ops_json(const struct trace *t, void *json_object_ptr);
+/* Prints "mitosis CMD: <message>" on stderr and returns the exit code for e->code. */
+int mt_cli_fail(const char *cmd, const mt_error *e);
+/* Prints "mitosis CMD: warning: MSG" on stderr when msg is not empty. */
+void mt_cli_warn(const char *cmd, const char *msg);
 
 #endif

@@ -10,9 +10,21 @@
 
 /* ---- storing one value ------------------------------------------------------------------ */
 
-static void range_text(const mt_flag *f, char *buf, size_t len) {
-    if (f->hi > 0) snprintf(buf, len, "%s%g, %g]", f->lo_open ? "(" : "[", f->lo, f->hi);
-    else snprintf(buf, len, "%s %g", f->lo_open ? ">" : ">=", f->lo);
+/* A number as people write it: integers without an exponent. */
+static void num_text(double v, char *buf, size_t len) {
+    if (v == floor(v) && fabs(v) < 1e16) snprintf(buf, len, "%.0f", v);
+    else snprintf(buf, len, "%g", v);
+}
+
+/* " in 1..64", " > 0", " up to 1000000", " in [0.5, 2]" for messages. */
+static void range_text(const mt_flag *f, int integer, char *buf, size_t len) {
+    char lo[32], hi[32];
+    num_text(f->lo, lo, sizeof lo);
+    num_text(f->hi, hi, sizeof hi);
+    if (integer) snprintf(buf, len, " in %s..%s", lo, hi);
+    else if (f->lo_open && f->lo == 0) snprintf(buf, len, "%s%s", f->hi > 0 ? " up to " : "", f->hi > 0 ? hi : "");
+    else if (f->hi > 0) snprintf(buf, len, " in %s%s, %s]", f->lo_open ? "(" : "[", lo, hi);
+    else snprintf(buf, len, " %s %s", f->lo_open ? ">" : ">=", lo);
 }
 
 static int in_range(const mt_flag *f, double v) {
@@ -20,25 +32,24 @@ static int in_range(const mt_flag *f, double v) {
     return !(f->hi > 0 && v > f->hi);
 }
 
-/* What a value of this kind looks like, for messages. */
+/* What a value of this kind looks like, for messages ("a positive ..." when it must be > 0). */
 static const char *example(const mt_flag *f) {
+    int pos = f->lo_open && f->lo == 0;
     switch (f->kind) {
-    case MT_FLAG_BYTES: return "a size such as 25MiB or 80GB";
+    case MT_FLAG_BYTES: return pos ? "a positive size such as 25MiB or 80GB" : "a size such as 25MiB or 80GB";
     case MT_FLAG_BANDWIDTH: return "a bandwidth such as 300GB/s or 400Gbps";
     case MT_FLAG_TIME: return "a time such as 500ns, 2us or 20ms";
-    case MT_FLAG_INT:
-    case MT_FLAG_INT64: return "an integer";
-    default: return "a number";
+    default: return pos ? "a positive number" : "a number";
     }
 }
 
 static mt_status store_int(const mt_flag *f, void *dst, const char *v, mt_error *err) {
-    char *end = NULL, r[64];
+    char *end = NULL, r[80];
     errno = 0;
     long long n = strtoll(v, &end, 10);
-    range_text(f, r, sizeof r);
+    range_text(f, 1, r, sizeof r);
     if (!*v || *end || errno || !in_range(f, (double)n))
-        return mt_fail(err, MT_EINVAL, "%s needs an integer in %s (got '%s')", f->name, r, v);
+        return mt_fail(err, MT_EINVAL, "%s needs an integer%s (got '%s')", f->name, r, v);
     if (f->kind == MT_FLAG_INT) *(int32_t *)dst = (int32_t)n;
     else *(int64_t *)dst = (int64_t)n;
     return MT_OK;
@@ -55,10 +66,10 @@ static mt_status store_real(const mt_flag *f, void *dst, const char *v, mt_error
         x = strtod(v, &end);
         if (!*v || *end || !isfinite(x)) rc = MT_EINVAL;
     }
-    char r[64];
-    range_text(f, r, sizeof r);
+    char r[80];
+    range_text(f, 0, r, sizeof r);
     if (rc != MT_OK || !in_range(f, x))
-        return mt_fail(err, MT_EINVAL, "%s needs %s, %s (got '%s')", f->name, example(f), r, v);
+        return mt_fail(err, MT_EINVAL, "%s needs %s%s (got '%s')", f->name, example(f), r, v);
     *(double *)dst = x;
     return MT_OK;
 }
@@ -76,6 +87,24 @@ static int choice_index(const char *choices, const char *v) {
     return -1;
 }
 
+/* "a|b|c" as "a, b or c". */
+static void choice_words(const char *choices, char *buf, size_t len) {
+    size_t at = 0;
+    int n = 1;
+    for (const char *p = choices; *p; p++) n += *p == '|';
+    int k = 0;
+    for (const char *p = choices; *p && at + 4 < len; p++) {
+        if (*p != '|') {
+            buf[at++] = *p;
+            continue;
+        }
+        k++;
+        const char *sep = k == n - 1 ? " or " : ", ";
+        at += (size_t)snprintf(buf + at, len - at, "%s", sep);
+    }
+    buf[at < len ? at : len - 1] = '\0';
+}
+
 mt_status mt_flag_store(const mt_flag *f, void *base, const char *v, mt_error *err) {
     void *dst = (char *)base + f->offset;
     if (f->kind == MT_FLAG_SWITCH) {
@@ -90,7 +119,11 @@ mt_status mt_flag_store(const mt_flag *f, void *base, const char *v, mt_error *e
     case MT_FLAG_STRING: *(const char **)dst = v; return MT_OK;
     case MT_FLAG_CHOICE: {
         int k = choice_index(f->choices, v);
-        if (k < 0) return mt_fail(err, MT_EINVAL, "%s must be one of %s (got '%s')", f->name, f->choices, v);
+        if (k < 0) {
+            char words[256];
+            choice_words(f->choices, words, sizeof words);
+            return mt_fail(err, MT_EINVAL, "%s needs %s (got '%s')", f->name, words, v);
+        }
         *(int *)dst = k;
         return MT_OK;
     }
@@ -249,6 +282,7 @@ void mt_flags_help(FILE *out, const mt_flag_table *t) {
         }
         wrap(out, f->help ? f->help : "", n, HELP_COL);
     }
+    fputc('\n', out);
 }
 
 /* troff text: backslashes doubled, a leading '.' or '\'' escaped, '-' as \-. */
@@ -291,7 +325,7 @@ void mt_flags_complete_values(FILE *out, const mt_flag_table *t) {
     for (int32_t i = 0; i < t->n; i++) {
         const mt_flag *f = &t->flags[i];
         if (!f->metavar) continue;
-        if (f->kind == MT_FLAG_CHOICE && f->choices) {
+        if (f->choices) {
             fprintf(out, "        %s) COMPREPLY=($(compgen -W \"", f->name);
             for (const char *c = f->choices; *c; c++) fputc(*c == '|' ? ' ' : *c, out);
             fprintf(out, "\" -- \"$cur\")); return ;;\n");

@@ -51,7 +51,8 @@ typedef struct mt_flag {
     double lo, hi;          /* INT, INT64, DOUBLE, BYTES, BANDWIDTH, TIME: accepted range (hi 0:
                                none) */
     int lo_open;            /* 1: lo itself is refused (a factor > 0) */
-    const char *choices;    /* CHOICE: the accepted words, '|'-separated */
+    const char *choices;    /* CHOICE: the accepted words, '|'-separated (other kinds: only
+                               for completion) */
     mt_flag_call_fn call;   /* CALL */
     int repeat;             /* 1: may be given more than once (else a repeat is an error) */
     const char *complete;   /* how a shell completes the value: "file", "dir", or NULL

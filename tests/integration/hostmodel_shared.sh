@@ -68,7 +68,7 @@ if d1 and d2:
     c.check("linear --host-scale 0.5: traced host time halves, launch-bound step shrinks by 35-50%",
             rel(d2["host"]["traced_host_ms"], d1["host"]["traced_host_ms"] / 2) < 1e-6
             and 0.5 <= d2["step_ms"] / d1["step_ms"] <= 0.65, (d1["step_ms"], d2["step_ms"]))
-c.check_bad("--host-scale needs a factor > 0", "simulate", lin, "--gpus", 1, "--host-scale", "-1")
+c.check_bad("--host-scale needs a positive number", "simulate", lin, "--gpus", 1, "--host-scale", "-1")
 
 # traces without kernel launches: default none; trace refused with one line
 csv = f"{shared}/triosim-csv-resnet50-h100-bs128"

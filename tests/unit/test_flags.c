@@ -117,14 +117,14 @@ static void refuses_bad_values(void **state) {
     const struct {
         const char *line, *want;
     } bad[] = {
-        {"--n 0", "--n needs an integer in [1, 64] (got '0')"},
+        {"--n 0", "--n needs an integer in 1..64 (got '0')"},
         {"--n 8x", "--n needs an integer"},
-        {"--factor 0", "--factor needs a number, (0, 1e+06]"},
-        {"--factor nan", "--factor needs a number"},
-        {"--size 0", "--size needs a size such as"},
+        {"--factor 0", "--factor needs a positive number up to 1000000 (got '0')"},
+        {"--factor nan", "--factor needs a positive number"},
+        {"--size 0", "--size needs a size such as 25MiB or 80GB >= 1 (got '0')"},
         {"--bw fast", "--bw needs a bandwidth such as"},
         {"--lat 3parsecs", "--lat needs a time such as"},
-        {"--algo star", "--algo must be one of ring|tree|direct (got 'star')"},
+        {"--algo star", "--algo needs ring, tree or direct (got 'star')"},
         {"--n", "--n needs a value (N)"},
         {"--verbose=1", "--verbose takes no value"},
         {"--bogus 3", "unknown option '--bogus' (see mitosis test --help)"},

@@ -1,5 +1,5 @@
-/* cli/netopts.c — see netopts.h. */
-#include "cli/netopts.h"
+/* netmodels/netopts.c — see netopts.h. */
+#include "netmodels/netopts.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,3 +112,46 @@ mt_status mt_netopts_model(const mt_netopts *o, mt_topo *topo, mt_sched sched, m
     if (o->photonic_total_set) ph.total_bw_Bps = o->ph.total_bw_Bps * ph.ports;
     return mt_netmodel_create(o->network, topo, &ph, sched, out, err);
 }
+
+/* The flag table: each flag goes through mt_netopts_take, which parses and checks it. */
+static mt_status take_one(void *base, const char *flag, const char *v, mt_error *err) {
+    char *argv[2] = {(char *)flag, (char *)v};
+    int i = 0;
+    return mt_netopts_take(base, v ? 2 : 1, argv, &i, err) == 1 ? MT_OK : (err ? err->code : MT_EINVAL);
+}
+#define NETFLAG(fn, name)                                                                          \
+    static mt_status fn(void *base, const char *v, mt_error *err) { return take_one(base, name, v, err); }
+NETFLAG(f_topology, "--topology")
+NETFLAG(f_link_bw, "--link-bw")
+NETFLAG(f_link_lat, "--link-lat")
+NETFLAG(f_nic_bw, "--nic-bw")
+NETFLAG(f_nic_lat, "--nic-lat")
+NETFLAG(f_routing, "--routing")
+NETFLAG(f_ecmp, "--ecmp")
+NETFLAG(f_network, "--network")
+NETFLAG(f_ports, "--ports")
+NETFLAG(f_port_bw, "--port-bw")
+NETFLAG(f_setup_lat, "--setup-lat")
+NETFLAG(f_buffer, "--buffer")
+NETFLAG(f_endpoints, "--endpoints")
+#undef NETFLAG
+
+static const mt_flag NET_FLAGS[] = {
+    {"--topology", MT_FLAG_CALL, 0, "SPEC", "preset or file (below)", .call = f_topology, .complete = "file"},
+    {"--link-bw", MT_FLAG_CALL, 0, "BW", "GPU-tier link bandwidth per direction (e.g. 300GB/s, 400Gbps)", .call = f_link_bw},
+    {"--link-lat", MT_FLAG_CALL, 0, "T", "GPU-tier link latency (e.g. 500ns, 1us)", .call = f_link_lat},
+    {"--nic-bw", MT_FLAG_CALL, 0, "BW", "NIC and inter-node tier bandwidth", .call = f_nic_bw},
+    {"--nic-lat", MT_FLAG_CALL, 0, "T", "NIC and inter-node tier latency", .call = f_nic_lat},
+    {"--routing", MT_FLAG_CALL, 0, "hops|latency", "shortest path metric (default hops)", .call = f_routing,
+     .choices = "hops|latency"},
+    {"--ecmp", MT_FLAG_CALL, 0, NULL, "spread pairs over equal-cost paths", .call = f_ecmp},
+    {"--network", MT_FLAG_CALL, 0, "flow|photonic", "interconnect model (default flow)", .call = f_network,
+     .choices = "flow|photonic"},
+    {"--ports", MT_FLAG_CALL, 0, "N", "photonic: optical ports per endpoint (8)", .call = f_ports},
+    {"--port-bw", MT_FLAG_CALL, 0, "BW", "photonic: bandwidth per port (60.5GB/s = 484GB/s / 8)", .call = f_port_bw},
+    {"--setup-lat", MT_FLAG_CALL, 0, "T", "photonic: circuit setup (20ms)", .call = f_setup_lat},
+    {"--buffer", MT_FLAG_CALL, 0, "BYTES", "photonic: receiver buffer (64MiB)", .call = f_buffer},
+    {"--endpoints", MT_FLAG_CALL, 0, "N", "photonic: endpoints without --topology (default 84 = 12x7 wafer)",
+     .call = f_endpoints},
+};
+const mt_flag_table MT_NETOPTS_FLAGS = MT_FLAG_TABLE("Network options", NET_FLAGS);

@@ -1,4 +1,4 @@
-/* cli/planlist.h — the plans `mitosis compare` runs: parsed from a --plans list, or every
+/* extrapolate/planlist.h — plans as text: the plans `mitosis compare` runs: parsed from a --plans list, or every
  * feasible-looking plan for N GPUs; and the one-line label of a plan in the same syntax.
  *
  * Syntax of a list: plans separated by ',', each a ':'-separated list of fields
@@ -15,11 +15,13 @@
  * mode (ddp unless --strategy dp). Every other setting comes from the command's flags (the base
  * plan).
  */
-#ifndef MT_CLI_PLANLIST_H
-#define MT_CLI_PLANLIST_H
+#ifndef MT_EXTRAPOLATE_PLANLIST_H
+#define MT_EXTRAPOLATE_PLANLIST_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "extrapolate/plan.h"
 #include "util/err.h"
@@ -41,9 +43,9 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
  * set). */
 void mt_planlist_label(const mt_plan *p, char *buf, size_t len);
 
-/* The plan as a jansson object (json_t *): gpus, dp, tp, pp, dp_mode, schedule, micro_batches,
+/* The plan as a new jansson object: gpus, dp, tp, pp, dp_mode, schedule, micro_batches,
  * bucket_bytes, first_bucket_bytes, placement, algo, global_batch, replica_batch, micro_batch,
  * batch_factor. NULL when out of memory. */
-void *mt_planlist_json(const mt_plan *p);
+json_t *mt_planlist_json(const mt_plan *p);
 
 #endif

@@ -1,16 +1,32 @@
-/* cli/planlist.c — see planlist.h. */
-#include "cli/planlist.h"
-
-#include <jansson.h>
+/* extrapolate/planlist.c — see planlist.h. */
+#include "extrapolate/planlist.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "util/units.h"
 #include "util/vec.h"
+
+/* The size fields of a plan: name=N with N in 1..2^20. dp= and ddp= also set the mode. */
+static const struct {
+    const char *name;
+    size_t offset;
+} SIZE_FIELDS[] = {
+    {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
+    {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
+};
+
+static mt_status parse_size(const char *field, const char *v, int32_t *out, mt_error *err) {
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > (1 << 20))
+        return mt_fail(err, MT_EINVAL, "--plans %s= needs an integer in 1..%d (got '%s')", field, 1 << 20, v);
+    *out = (int32_t)n;
+    return MT_OK;
+}
 
 /* One field of a plan ("tp=2", "gpipe") into p. */
 static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_error *err) {
@@ -27,33 +43,24 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
                        "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
                        "schedule=, placement=, bucket=, algo=, single or default)", field, plan_text);
     }
-    char flag[32];
-    snprintf(flag, sizeof flag, "--plans %s=", field);
-    if (!strcmp(field, "dp") || !strcmp(field, "ddp")) {
-        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->dp, err)) return MT_EINVAL;
-        p->dp_mode = field[1] == 'd' ? MT_DP_DDP : MT_DP_SYNC;
-    } else if (!strcmp(field, "tp")) {
-        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->tp, err)) return MT_EINVAL;
-    } else if (!strcmp(field, "pp")) {
-        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->pp, err)) return MT_EINVAL;
-    } else if (!strcmp(field, "mb")) {
-        if (!mt_cli_int(flag, v, 1, 1 << 20, &p->micro_batches, err)) return MT_EINVAL;
-    } else if (!strcmp(field, "schedule")) {
-        return mt_pp_schedule_parse(v, &p->schedule, err);
-    } else if (!strcmp(field, "placement")) {
-        return mt_placement_parse(v, p->placement, err);
-    } else if (!strcmp(field, "algo")) {
-        return mt_coll_algo_parse(v, &p->algo, err);
-    } else if (!strcmp(field, "bucket")) {
+    for (size_t k = 0; k < sizeof SIZE_FIELDS / sizeof SIZE_FIELDS[0]; k++) {
+        if (strcmp(field, SIZE_FIELDS[k].name)) continue;
+        MT_CHECK(parse_size(field, v, (int32_t *)((char *)p + SIZE_FIELDS[k].offset), err));
+        if (!strcmp(field, "dp") || !strcmp(field, "ddp")) p->dp_mode = field[1] == 'd' ? MT_DP_DDP : MT_DP_SYNC;
+        return MT_OK;
+    }
+    if (!strcmp(field, "schedule")) return mt_pp_schedule_parse(v, &p->schedule, err);
+    if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
+    if (!strcmp(field, "algo")) return mt_coll_algo_parse(v, &p->algo, err);
+    if (!strcmp(field, "bucket")) {
         if (mt_parse_bytes(v, &p->bucket_bytes, err) != MT_OK || p->bucket_bytes <= 0)
             return mt_fail(err, MT_EINVAL, "--plans: bucket=%s in plan '%s' needs a size such as 25MiB", v,
                            plan_text);
-    } else {
-        return mt_fail(err, MT_EINVAL,
-                       "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
-                       "placement, bucket or algo)", field, plan_text);
+        return MT_OK;
     }
-    return MT_OK;
+    return mt_fail(err, MT_EINVAL,
+                   "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
+                   "placement, bucket or algo)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -174,7 +181,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
 #undef ADD
 }
 
-void *mt_planlist_json(const mt_plan *pl) {
+json_t *mt_planlist_json(const mt_plan *pl) {
     json_t *plan = json_object();
     json_object_set_new(plan, "gpus", json_integer(pl->gpus));
     json_object_set_new(plan, "dp", json_integer(pl->dp));

@@ -1,0 +1,174 @@
+/* cli/runflags.c — see runflags.h. */
+#include "cli/runflags.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "netmodels/netopts.h"
+#include "netmodels/topologies.h"
+
+#define CFG(field) offsetof(mt_run_config, field)
+
+/* ---- values that need more than a store ------------------------------------------------- */
+
+static mt_status set_schedule(void *base, const char *v, mt_error *err) {
+    mt_run_config *c = base;
+    MT_CHECK(mt_pp_schedule_parse(v, &c->plan.schedule, err));
+    c->schedule_set = 1;
+    return MT_OK;
+}
+
+static mt_status set_placement(void *base, const char *v, mt_error *err) {
+    return mt_placement_parse(v, ((mt_run_config *)base)->plan.placement, err);
+}
+
+static mt_status set_ring_model(void *base, const char *v, mt_error *err) {
+    mt_plan *p = &((mt_run_config *)base)->plan;
+    static const struct {
+        const char *name;
+        int32_t above;
+    } models[] = {{"auto", 64}, {"steps", -1}, {"flow", 0}};
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++)
+        if (!strcmp(v, models[k].name)) {
+            p->ringflow_above = models[k].above;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "--ring-model needs auto, steps or flow (got '%s')", v);
+}
+
+static mt_status set_scenario(void *base, const char *v, mt_error *err) {
+    return mt_scenario_load(((mt_run_config *)base)->scenario, v, err);
+}
+static mt_status add_slow_gpu(void *base, const char *v, mt_error *err) {
+    return mt_scenario_add_slow_gpu(((mt_run_config *)base)->scenario, v, err);
+}
+static mt_status add_slow_link(void *base, const char *v, mt_error *err) {
+    return mt_scenario_add_slow_link(((mt_run_config *)base)->scenario, v, err);
+}
+static mt_status add_fail_link(void *base, const char *v, mt_error *err) {
+    return mt_scenario_add_fail_link(((mt_run_config *)base)->scenario, v, err);
+}
+
+/* ---- the tables ------------------------------------------------------------------------- */
+
+static const mt_flag PLAN[] = {
+    {"--gpus", MT_FLAG_INT, CFG(plan.gpus), "N", "virtual GPUs (D x T x P must equal N; an unset size takes the "
+     "GPUs left over, dp first)", .lo = 1, .hi = 1 << 20},
+    {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = 1 << 20},
+    {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = 1 << 20},
+    {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = 1 << 20},
+    {"--strategy", MT_FLAG_CHOICE, CFG(strategy), "S", "dp (all-reduce after backward, as DataParallel), ddp "
+     "(bucketed, overlapping backward; the default data-parallel mode), tp, pp: with no sizes given, all N GPUs go "
+     "to that strategy", .choices = MT_STRATEGY_CHOICES},
+    {"--batch", MT_FLAG_INT64, CFG(plan.global_batch), "GLOBAL", "global batch (simulate's default: the traced "
+     "batch per replica; compare's: the traced batch x N)", .lo = 1, .hi = 1 << 30},
+    {"--micro-batches", MT_FLAG_INT, CFG(plan.micro_batches), "M", "pipeline micro-batches (default P)", .lo = 1,
+     .hi = 1 << 20},
+    {"--schedule", MT_FLAG_CALL, 0, "gpipe|1f1b", "pipeline schedule (default 1f1b)", .call = set_schedule,
+     .choices = "gpipe|1f1b"},
+    {"--bucket", MT_FLAG_BYTES, CFG(plan.bucket_bytes), "SIZE", "DDP bucket size (default 25MiB)", .lo = 0,
+     .lo_open = 1},
+    {"--first-bucket", MT_FLAG_BYTES, CFG(plan.first_bucket_bytes), "SIZE", "cap of the first DDP bucket filled "
+     "in backward (default 1MiB, as PyTorch)", .lo = 0, .lo_open = 1},
+    {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of t, p, d, innermost first (default tpd: TP ranks "
+     "adjacent, then stages, then replicas)", .call = set_placement},
+    {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier or "
+     "ringflow (default ring)", .choices = "ring|tree|direct|hier|ringflow"},
+    {"--ring-model", MT_FLAG_CALL, 0, "auto|steps|flow", "ring all-reduce/reduce-scatter/all-gather as every "
+     "step's sends (steps, O(N^2) sends) or as N pipelined flows plus the per-step latencies (flow, O(N)); both "
+     "give 2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps up to 64 ranks, flow above (default)",
+     .call = set_ring_model, .choices = "auto|steps|flow"},
+    {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
+     .hi = 4096},
+    {"--gpus-per-node", MT_FLAG_INT, CFG(gpus_per_node), "G", "ranks per node for hier collectives and {nodes} "
+     "(default 8)", .lo = 1, .hi = 1 << 20},
+    {"--gpu-mem", MT_FLAG_BYTES, CFG(gpu_mem), "SIZE", "warn when a GPU's estimated peak memory exceeds SIZE "
+     "(default: the --target-gpu's memory from the GPU table, else the traced GPU's when known)", .lo = 0,
+     .lo_open = 1},
+};
+const mt_flag_table MT_CLI_PLAN_FLAGS = MT_FLAG_TABLE("Plan", PLAN);
+
+static const mt_flag OPTIME[] = {
+    {"--perf-model", MT_FLAG_CHOICE, CFG(pm.kind), "trace|linear|roofline", "how a resized or moved op's time is "
+     "predicted: trace scales batch-dependent ops proportionally (default), linear uses a fitted a*FLOPs + "
+     "b*bytes + c per op class, roofline scales by FLOPs or bytes against the GPU's peaks; every op keeps its "
+     "measured residual", .choices = "trace|linear|roofline"},
+    {"--model", MT_FLAG_STRING, CFG(pm.model_path), "FILE", "fitted model.json (mitosis perfmodel fit); linear "
+     "without it fits on the trace itself", .complete = "file"},
+    {"--target-gpu", MT_FLAG_STRING, CFG(pm.target_gpu), "NAME", "predict for another GPU (mitosis perfmodel gpus "
+     "lists them)"},
+    {"--gpu-specs", MT_FLAG_STRING, CFG(pm.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
+    {"--trace-gpu", MT_FLAG_STRING, CFG(pm.trace_gpu), "NAME", "the GPU the trace ran on, when the trace does not "
+     "say (TrioSim CSV)"},
+};
+const mt_flag_table MT_CLI_OPTIME_FLAGS = MT_FLAG_TABLE("Operator times (perfmodel/, see mitosis perfmodel --help)",
+                                                        OPTIME);
+
+static const mt_flag HOST[] = {
+    {"--host-model", MT_FLAG_CHOICE, CFG(host_model), "none|trace", "trace: each GPU's host thread replays the "
+     "trace's CPU time per op, launches kernels (they cannot start before launch + launch latency) and blocks at "
+     "synchronising calls; none: GPU work only. Default trace when the trace has kernel launches, else none",
+     .choices = "none|trace"},
+    {"--host-scale", MT_FLAG_DOUBLE, CFG(host_scale), "F", "multiply the traced host (CPU) times by F: a faster "
+     "(F < 1) or slower CPU, or the profiler's own overhead taken out (default 1)", .lo = 0, .hi = 1e6,
+     .lo_open = 1},
+    {"--calibrate", MT_FLAG_SWITCH, CFG(calibrate), NULL, "scale the traced times so that one GPU at the traced "
+     "batch takes the step time measured without the profiler, read from the meta.json beside the trace "
+     "(tracer/collect.py writes it): host times under the host model, else operator times"},
+    {"--measured-ms", MT_FLAG_DOUBLE, CFG(measured_ms), "MS", "the same, to a step time you measured yourself",
+     .lo = 0, .hi = 1e9, .lo_open = 1},
+};
+const mt_flag_table MT_CLI_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calibration", HOST);
+
+static const mt_flag TRACE[] = {
+    {"--step", MT_FLAG_INT, CFG(topts.step), "N", "which ProfilerStep of the trace (see mitosis inspect)", .lo = 0,
+     .hi = 1 << 30},
+};
+const mt_flag_table MT_CLI_TRACE_FLAGS = MT_FLAG_TABLE("Trace", TRACE);
+
+static const mt_flag WHATIF[] = {
+    {"--scenario", MT_FLAG_CALL, 0, "FILE", "JSON: compute slowdowns per GPU / layer / micro-batch / step (fixed "
+     "or random), GPU types per rank, link changes, seed, steps (format in sim/scenario.h)", .call = set_scenario,
+     .repeat = 1, .complete = "file"},
+    {"--slow-gpu", MT_FLAG_CALL, 0, "RANK:F", "GPU RANK (or a range 0-3) computes F times slower (repeatable)",
+     .call = add_slow_gpu, .repeat = 1},
+    {"--slow-link", MT_FLAG_CALL, 0, "SEL:F", "link(s) F times slower, i.e. bandwidth / F; SEL is A->B, A<->B or a "
+     "node name for all its links (mitosis topo SPEC --dot - lists the names)", .call = add_slow_link, .repeat = 1},
+    {"--fail-link", MT_FLAG_CALL, 0, "SEL@TIME", "the link(s) fail at TIME (e.g. gpu3->sw0@10ms): traffic "
+     "re-routes, or the run stops with an error naming the cut", .call = add_fail_link, .repeat = 1},
+    {"--seed", MT_FLAG_INT64, CFG(seed), "N", "seed of the random draws (default: the file's, else 0)", .lo = 0,
+     .hi = 9e18},
+    {"--steps", MT_FLAG_INT, CFG(steps), "K", "run K training steps back to back (default 1)", .lo = 1,
+     .hi = 100000},
+};
+const mt_flag_table MT_CLI_WHATIF_FLAGS = MT_FLAG_TABLE("What-if scenarios (README \"What-if scenarios\"; with a "
+                                                        "perturbation an unperturbed run is simulated too and the "
+                                                        "output adds its cost)", WHATIF);
+
+const mt_flag_table *const MT_CLI_RUN_TABLE_LIST[] = {&MT_CLI_PLAN_FLAGS, &MT_CLI_OPTIME_FLAGS, &MT_CLI_HOST_FLAGS,
+                                                      &MT_CLI_TRACE_FLAGS, &MT_CLI_WHATIF_FLAGS, &MT_NETOPTS_FLAGS,
+                                                      NULL};
+
+static mt_status take_path(void *ctx, const char *arg, mt_error *err) { return mt_run_config_add_path(ctx, arg, err); }
+
+mt_status mt_cli_run_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_table *own,
+                           void *own_base, mt_flag_seen *seen, mt_error *err) {
+    mt_flag_bind binds[8];
+    int n = 0;
+    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) {
+        const mt_flag_table *t = MT_CLI_RUN_TABLE_LIST[k];
+        binds[n++] = (mt_flag_bind){t, t == &MT_NETOPTS_FLAGS ? (void *)&c->net : (void *)c};
+    }
+    binds[n++] = (mt_flag_bind){own, own_base};
+    return mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err);
+}
+
+void mt_cli_run_help(FILE *out, int whatif) {
+    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) {
+        const mt_flag_table *t = MT_CLI_RUN_TABLE_LIST[k];
+        if (t == &MT_CLI_WHATIF_FLAGS && !whatif) continue;
+        mt_flags_help(out, t);
+        if (t == &MT_NETOPTS_FLAGS)
+            fprintf(out, "Bandwidths are decimal: 1 GB/s = 1e9 B/s, 400Gbps = 50 GB/s.\n%s", mt_topo_presets_help());
+    }
+}

@@ -1,0 +1,344 @@
+/* report/summary.c — see summary.h. */
+#include "report/summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "extrapolate/planlist.h"
+#include "sim/scenario.h"
+#include "util/units.h"
+
+static double ms(mt_time_ps t) { return (double)t / 1e9; }
+static double msd(double ps) { return ps / 1e9; }
+
+/* Host-model summary: the GPU that waited longest for its host, and whether the step is
+ * launch-bound (the host thread's work exceeds the device's). */
+static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
+    const mt_gpu_stats *w = &r->gpus[0];
+    for (int32_t i = 1; i < r->n_gpus; i++)
+        if (r->gpus[i].host_wait_ps > w->host_wait_ps) w = &r->gpus[i];
+    return w;
+}
+
+json_t *mt_summary_json(const mt_run_summary *s) {
+    const trace *t = s->t;
+    const mt_program *p = s->prog;
+    const mt_sim_result *r = s->res;
+    const mt_hostmodel *host = s->host;
+    const mt_plan *pl = &p->plan;
+    json_t *o = json_object();
+    json_t *plan = mt_planlist_json(pl);
+    json_object_set_new(o, "plan", plan);
+    json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
+    json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
+    json_object_set_new(o, "network", json_string(s->network));
+    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(s->perf_model)));
+    json_object_set_new(o, "target_gpu", s->target_gpu ? json_string(s->target_gpu) : json_null());
+    json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
+    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
+    json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
+    json_object_set_new(o, "calibration", mt_calibration_json(s->cal));
+    if (host) {
+        json_t *h = json_object();
+        json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
+        json_object_set_new(h, "traced_host_ms", json_real(ms(host->host_total_ps)));
+        json_object_set_new(h, "launch_latency_us", json_real(host->launch_lat_ps / 1e6));
+        json_object_set_new(h, "coll_host_us", json_real(host->coll_host_ps / 1e6));
+        json_object_set_new(h, "syncs", json_integer(host->n_syncs));
+        const mt_gpu_stats *w = most_host_wait(r);
+        json_object_set_new(h, "launch_bound", json_boolean(w->host_busy_ps > w->compute_ps));
+        json_object_set_new(o, "host", h);
+    }
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
+    mt_whatif_json(o, r, s->base);
+    json_t *gs = json_array();
+    for (int32_t i = 0; i < r->n_gpus; i++) {
+        const mt_gpu_stats *g = &r->gpus[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "rank", json_integer(g->rank));
+        json_object_set_new(x, "dp", json_integer(g->dp));
+        json_object_set_new(x, "stage", json_integer(g->stage));
+        json_object_set_new(x, "tp", json_integer(g->tp));
+        json_object_set_new(x, "compute_ms", json_real(ms(g->compute_ps)));
+        json_object_set_new(x, "comm_ms", json_real(ms(g->comm_ps)));
+        json_object_set_new(x, "exposed_comm_ms", json_real(ms(g->exposed_ps)));
+        json_object_set_new(x, "host_wait_ms", json_real(ms(g->host_wait_ps)));
+        json_object_set_new(x, "host_busy_ms", json_real(ms(g->host_busy_ps)));
+        json_object_set_new(x, "host_sync_ms", json_real(ms(g->host_sync_ps)));
+        json_object_set_new(x, "bubble_ms", json_real(ms(g->bubble_ps)));
+        json_object_set_new(x, "idle_ms", json_real(ms(g->idle_ps)));
+        json_object_set_new(x, "finish_ms", json_real(ms(g->finish_ps)));
+        json_object_set_new(x, "peak_live_micro_batches", json_integer(g->peak_live_mb));
+        json_object_set_new(x, "peak_mem_bytes", json_real(g->peak_mem_bytes));
+        json_array_append_new(gs, x);
+    }
+    json_object_set_new(o, "gpus", gs);
+    json_t *ls = json_array();
+    for (int32_t l = 0; l < r->n_layers; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", json_string(t->layers[l].name));
+        json_object_set_new(x, "compute_ms", json_real(r->layer_compute_ps[l] / 1e9));
+        json_object_set_new(x, "comm_ms", json_real(r->layer_comm_ps[l] / 1e9));
+        json_array_append_new(ls, x);
+    }
+    json_object_set_new(o, "layers", ls);
+    json_t *st = json_array();
+    for (int32_t k = 0; k < p->n_stages; k++) {
+        const mt_stage_program *sp = &p->stages[k];
+        json_t *x = json_object();
+        json_object_set_new(x, "layer_first", json_integer(sp->layer_first));
+        json_object_set_new(x, "layer_last", json_integer(sp->layer_last));
+        json_object_set_new(x, "compute_ms", json_real(ms(sp->compute_ps)));
+        json_object_set_new(x, "param_bytes", json_real(sp->param_bytes));
+        json_object_set_new(x, "activation_bytes_per_micro_batch", json_real(sp->act_bytes_per_mb));
+        json_object_set_new(x, "boundary_bytes", json_real(sp->boundary_bytes * pl->batch_factor));
+        json_array_append_new(st, x);
+    }
+    json_object_set_new(o, "stages", st);
+    json_t *sim = json_object();
+    json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(sim, "collectives", json_integer((json_int_t)r->collectives));
+    json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
+    json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
+    json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
+    json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
+    json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
+    json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
+    json_object_set_new(o, "simulation", sim);
+    json_object_set_new(o, "warning", json_string(p->warning));
+    return o;
+}
+
+static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
+    char name[32];
+    if (label) snprintf(name, sizeof name, "%s", label);
+    else snprintf(name, sizeof name, "%d", g->rank);
+    fprintf(out, "%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage, g->tp,
+           ms(g->compute_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->bubble_ps),
+           ms(g->idle_ps), g->peak_mem_bytes / 1e9);
+}
+
+void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
+    const trace *t = s->t;
+    const mt_program *p = s->prog;
+    const mt_sim_result *r = s->res;
+    const mt_hostmodel *host = s->host;
+    const mt_plan *pl = &p->plan;
+    char bucket[32];
+    mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
+    fprintf(out, "plan       %d GPUs = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus, pl->dp,
+           pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    if (pl->dp > 1)
+        fprintf(out, "           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
+               pl->dp_mode == MT_DP_DDP ? ", bucket " : "", pl->dp_mode == MT_DP_DDP ? bucket : "");
+    if (pl->pp > 1)
+        fprintf(out, "           pipeline: %s, %d micro-batches\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches);
+    if (pl->global_batch > 0)
+        fprintf(out, "batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",
+               (long long)pl->global_batch, (long long)pl->replica_batch, (long long)pl->micro_batch,
+               (long long)t->batch_size);
+    else
+        fprintf(out, "batch      unknown in the trace: each replica runs the traced batch\n");
+    fprintf(out, "network    %s on %s\n", s->network, s->topology ? s->topology : "its own endpoints");
+    fprintf(out, "op times   %s model%s%s\n", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
+           s->target_gpu ? s->target_gpu : "");
+    fprintf(out, "traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
+    if (host) fprintf(out, ", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
+    fprintf(out, "\n");
+    mt_calibration_print(out, s->cal);
+    if (host) {
+        const mt_gpu_stats *w = most_host_wait(r);
+        fprintf(out, "host model trace: launch latency %.1f us, %d synchronising calls, %.1f us per added "
+               "collective\n", host->launch_lat_ps / 1e6, host->n_syncs, host->coll_host_ps / 1e6);
+        fprintf(out, "           GPU %d waits %.3f ms (%.0f%% of the step) for its host to launch work%s\n", w->rank,
+               ms(w->host_wait_ps), r->step_ps > 0 ? 100.0 * (double)w->host_wait_ps / (double)r->step_ps : 0.0,
+               w->host_busy_ps > w->compute_ps ? ": the step is launch-bound (host work exceeds GPU work)" : "");
+    } else {
+        fprintf(out, "host model none: GPU time only (--host-model trace adds CPU dispatch and launches)\n");
+    }
+    fprintf(out, "step time  %.3f ms", ms(r->step_ps) / r->n_steps);
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        fprintf(out, "   (%.1f samples/s)", (double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3));
+    fprintf(out, "\n");
+    mt_whatif_print(out, r, s->base);
+    if (p->warning[0]) fprintf(out, "warning    %s\n", p->warning);
+    fprintf(out, "\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
+           "hostwait ms", "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
+    int all = per_gpu || r->n_gpus <= 16;
+    if (all) {
+        for (int32_t i = 0; i < r->n_gpus; i++) print_gpu_row(out, &r->gpus[i], NULL);
+    } else { /* the GPU that finished last, and the one with the most exposed communication */
+        int32_t last = 0, worst = 0;
+        for (int32_t i = 0; i < r->n_gpus; i++) {
+            if (r->gpus[i].finish_ps > r->gpus[last].finish_ps) last = i;
+            if (r->gpus[i].exposed_ps > r->gpus[worst].exposed_ps) worst = i;
+        }
+        char lab[32];
+        snprintf(lab, sizeof lab, "%d*", r->gpus[last].rank);
+        print_gpu_row(out, &r->gpus[last], lab);
+        if (worst != last) print_gpu_row(out, &r->gpus[worst], NULL);
+        fprintf(out, "(%d GPUs; * finished last; --per-gpu lists all)\n", r->n_gpus);
+    }
+    if (layers && r->n_layers > 0) {
+        fprintf(out, "\n%-32s %12s %12s\n", "layer", "compute ms", "comm ms");
+        for (int32_t l = 0; l < r->n_layers; l++)
+            fprintf(out, "%-32.32s %12.3f %12.3f\n", t->layers[l].name, r->layer_compute_ps[l] / 1e9,
+                   r->layer_comm_ps[l] / 1e9);
+    }
+    fprintf(out, "\nsimulated  %llu events, %llu collectives, %llu pipeline sends in %.3f s\n",
+           (unsigned long long)r->events, (unsigned long long)r->collectives, (unsigned long long)r->sends,
+           r->sim_wall_s);
+}
+
+/* ---- calibration ---- */
+
+void mt_calibration_print(FILE *out, const mt_calibration *cal) {
+    if (!cal || !cal->on) return;
+    fprintf(out, "calibrated ");
+    if (cal->host_removed) fprintf(out, "host times removed");
+    else if (cal->host) fprintf(out, "host times x %.4f", cal->host_scale);
+    if (cal->host && cal->op_scale != 1) fprintf(out, ", ");
+    if (!cal->host || cal->op_scale != 1) fprintf(out, "operator times x %.4f", cal->op_scale);
+    fprintf(out, ": one GPU takes %.3f ms (measured %.3f ms, %s; uncalibrated %.3f ms)\n", cal->calibrated_ms,
+            cal->measured_ms, cal->source, cal->uncalibrated_ms);
+}
+
+json_t *mt_calibration_json(const mt_calibration *cal) {
+    if (!cal || !cal->on) return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "measured_ms", json_real(cal->measured_ms));
+    json_object_set_new(o, "source", json_string(cal->source));
+    json_object_set_new(o, "uncalibrated_ms", json_real(cal->uncalibrated_ms));
+    json_object_set_new(o, "calibrated_ms", json_real(cal->calibrated_ms));
+    json_object_set_new(o, "host_scale", json_real(cal->host_scale));
+    json_object_set_new(o, "op_scale", json_real(cal->op_scale));
+    return o;
+}
+
+/* ---- what-if ---- */
+
+void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *b) {
+    if (r->n_steps > 1) {
+        fprintf(out, "steps      %d back to back, run %.3f ms (mean %.3f ms per step); each:", r->n_steps,
+               msd((double)r->step_ps), msd((double)r->step_ps) / r->n_steps);
+        for (int32_t k = 0; k < r->n_steps && k < 16; k++)
+            fprintf(out, " %.3f", msd((double)(r->step_end_ps[k] - (k ? r->step_end_ps[k - 1] : 0))));
+        fprintf(out, "%s ms\n", r->n_steps > 16 ? " ..." : "");
+    }
+    if (!b) return;
+    mt_whatif_cost c;
+    mt_whatif_cost_of(b, r, &c);
+    fprintf(out, "what-if    unperturbed %.3f ms -> %.3f ms (%+.3f ms, %+.2f%%)%s\n", msd((double)c.base_ps),
+           msd((double)c.run_ps), msd((double)c.run_change_ps),
+           c.base_ps > 0 ? 100.0 * (double)c.run_change_ps / (double)c.base_ps : 0.0,
+           r->n_steps > 1 ? " over all steps" : "");
+    if (r->n_steps > 1) {
+        fprintf(out, "           change per step:");
+        for (int32_t k = 0; k < r->n_steps && k < 16; k++) {
+            mt_time_ps a = r->step_end_ps[k] - (k ? r->step_end_ps[k - 1] : 0);
+            mt_time_ps z = b->step_end_ps[k] - (k ? b->step_end_ps[k - 1] : 0);
+            fprintf(out, " %+.3f", msd((double)(a - z)));
+        }
+        fprintf(out, " ms\n");
+    }
+    fprintf(out, "           GPU-time lost %.3f ms over %d GPUs = %.3f ms extra compute + %.3f ms more waiting\n",
+           msd(c.gpu_time_ps), r->n_gpus, msd(c.extra_compute_ps), msd(c.extra_wait_ps));
+}
+
+static json_t *step_times(const mt_sim_result *r) {
+    json_t *a = json_array();
+    for (int32_t k = 0; k < r->n_steps; k++)
+        json_array_append_new(a, json_real(msd((double)(r->step_end_ps[k] - (k ? r->step_end_ps[k - 1] : 0)))));
+    return a;
+}
+
+void mt_whatif_json(json_t *o, const mt_sim_result *r, const mt_sim_result *base) {
+    json_object_set_new(o, "steps", json_integer(r->n_steps));
+    json_object_set_new(o, "step_ms_each", step_times(r));
+    if (!base) return;
+    mt_whatif_cost c;
+    mt_whatif_cost_of(base, r, &c);
+    json_t *x = json_object();
+    json_object_set_new(x, "base_ms", json_real(msd((double)c.base_ps)));
+    json_object_set_new(x, "run_ms", json_real(msd((double)c.run_ps)));
+    json_object_set_new(x, "change_ms", json_real(msd((double)c.run_change_ps)));
+    json_object_set_new(x, "base_step_ms_each", step_times(base));
+    json_object_set_new(x, "gpu_time_lost_ms", json_real(msd(c.gpu_time_ps)));
+    json_object_set_new(x, "extra_compute_ms", json_real(msd(c.extra_compute_ps)));
+    json_object_set_new(x, "extra_wait_ms", json_real(msd(c.extra_wait_ps)));
+    json_object_set_new(o, "whatif", x);
+}
+
+/* ---- HTML ---- */
+
+mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err) {
+    if (n_gpus <= MT_HTML_GANTT_GPUS) return MT_OK;
+    char keep[32];
+    snprintf(keep, sizeof keep, "0-%d", MT_HTML_GANTT_GPUS - 1);
+    return mt_span_filter_ranks(f, keep, n_gpus, err);
+}
+
+enum { RUN_LINES = 11 };
+
+mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
+                                const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
+    const trace *t = s->t;
+    const mt_plan *pl = &s->prog->plan;
+    const mt_sim_result *r = s->res;
+    char val[RUN_LINES][256], label[128];
+    mt_planlist_label(pl, label, sizeof label);
+    mt_html_kv *kv = calloc((size_t)rep->n_summary + RUN_LINES, sizeof *kv);
+    if (!kv) return mt_fail(err, MT_ENOMEM, "out of memory writing the HTML report");
+    int32_t n = rep->n_summary;
+    for (int32_t i = 0; i < n; i++) kv[i] = rep->summary[i];
+    int k = 0;
+#define LINE(key, ...)                                                                             \
+    do {                                                                                           \
+        snprintf(val[k], sizeof val[k], __VA_ARGS__);                                              \
+        kv[n++] = (mt_html_kv){key, val[k++]};                                                     \
+    } while (0)
+    LINE("trace", "%s (%s)", t->kineto_path ? t->kineto_path : "?", t->device_name ? t->device_name : "device unknown");
+    LINE("plan", "%s: %d GPUs = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus, pl->dp,
+         pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    if (pl->global_batch > 0)
+        LINE("batch", "global %lld, per replica %lld, micro-batch %lld (traced %lld)", (long long)pl->global_batch,
+             (long long)pl->replica_batch, (long long)pl->micro_batch, (long long)t->batch_size);
+    else
+        LINE("batch", "unknown in the trace: each replica runs the traced batch");
+    LINE("network", "%s on %s", s->network, s->topology ? s->topology : "its own endpoints");
+    LINE("op times", "%s model%s%s", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
+         s->target_gpu ? s->target_gpu : "");
+    LINE("host model", "%s", s->host ? "trace: each GPU's host thread launches its ops as in the trace"
+                                       : "none: GPU time only");
+    if (s->host_scale != 1 || s->op_scale != 1)
+        LINE("time scaling", "host times x %.4f, operator times x %.4f (--host-scale or --calibrate)",
+             s->host_scale, s->op_scale);
+    int32_t steps = r->n_steps > 1 ? r->n_steps : 1;
+    LINE("step time", "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
+         steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",
+         (double)trace_total_dev_ns(t) / 1e6);
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        LINE("throughput", "%.1f samples/s", (double)pl->global_batch * steps / ((double)r->step_ps / 1e12));
+    double peak = 0, limit = s->mem_limit;
+    for (int32_t i = 0; i < r->n_gpus; i++)
+        if (r->gpus[i].peak_mem_bytes > peak) peak = r->gpus[i].peak_mem_bytes;
+    if (limit > 0)
+        LINE("peak memory", "%.2f GB per GPU (estimated; limit %.2f GB%s)", peak / 1e9, limit / 1e9,
+             peak > limit ? ": OVER THE LIMIT" : "");
+    else
+        LINE("peak memory", "%.2f GB per GPU (estimated; the GPU's memory is unknown, see --gpu-mem)", peak / 1e9);
+    if (s->prog->warning[0]) LINE("warning", "%s", s->prog->warning);
+#undef LINE
+    mt_html_report full = *rep;
+    full.summary = kv;
+    full.n_summary = n;
+    full.detail_label = label;
+    full.prog = s->prog;
+    full.res = r;
+    full.rec = rec;
+    full.gpus = gpus;
+    mt_status rc = mt_html_write(path, &full, err);
+    free(kv);
+    return rc;
+}

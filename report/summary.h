@@ -1,0 +1,71 @@
+/* report/summary.h — the answer of one simulation, as text (what `mitosis simulate` prints), as
+ * JSON (`--json`, the web API) and as the summary lines of the HTML report.
+ *
+ * mt_run_summary is a view: plain pointers to what the run built and plain facts about how it
+ * was configured, so that the writers depend on nothing above report/ (run/ fills it). The
+ * writers only read it. Text and JSON carry the same facts; every number in the text is in the
+ * JSON. Costs: O(GPUs + layers + stages).
+ */
+#ifndef MT_REPORT_SUMMARY_H
+#define MT_REPORT_SUMMARY_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "extrapolate/hostmodel.h"
+#include "extrapolate/program.h"
+#include "perfmodel/perfmodel.h"
+#include "report/html.h"
+#include "report/record.h"
+#include "sim/simulate.h"
+#include "tracer/meta.h"
+#include "tracer/trace.h"
+
+typedef struct mt_run_summary {
+    const trace *t;
+    const mt_program *prog;       /* the resolved plan and the stage programs */
+    const mt_sim_result *res;
+    const mt_hostmodel *host;     /* NULL: no host model */
+    const char *topology;         /* the topology spec, NULL: the model's own endpoints */
+    const char *network;          /* "flow", "photonic" */
+    mt_pm_kind perf_model;
+    const char *target_gpu;       /* NULL: the traced GPU */
+    double host_scale, op_scale;  /* time scaling (--host-scale, calibration) */
+    double mem_limit;             /* bytes per GPU, 0 unknown */
+    const mt_calibration *cal;    /* NULL or !on: no calibration */
+    const mt_sim_result *base;    /* the unperturbed baseline of a what-if, NULL */
+} mt_run_summary;
+
+/* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,
+ * what-if cost, per-GPU rows (all when per_gpu or N <= 16, else the last to finish and the one
+ * with the most exposed communication), per-layer rows with `layers`, simulation counts. */
+void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers);
+
+/* The same as a new JSON object (keys in README "simulate --json"). */
+json_t *mt_summary_json(const mt_run_summary *s);
+
+/* Writes the HTML report of the run to path: rep as the caller filled it (title, its own summary
+ * lines, plan rows), then the run's summary lines (trace, plan, batch, network, op times, host
+ * model, time scaling, step time, throughput, memory, warning) and its per-GPU, per-layer and
+ * timeline sections (rec may be NULL: no timeline; `gpus` the GPUs the timeline draws, NULL: the
+ * recorder's). */
+mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
+                                const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err);
+
+/* "calibrated ..." line (nothing when cal is NULL or off). */
+void mt_calibration_print(FILE *out, const mt_calibration *cal);
+/* {measured_ms, source, uncalibrated_ms, calibrated_ms, host_scale, op_scale}, or JSON null. */
+json_t *mt_calibration_json(const mt_calibration *cal);
+
+/* The step lines of a multi-step run and, with a baseline, the what-if cost block. */
+void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *base);
+/* Keys steps, step_ms_each and, with a baseline, whatif{...} into o. */
+void mt_whatif_json(json_t *o, const mt_sim_result *r, const mt_sim_result *base);
+
+/* GPUs the HTML timeline draws when the plan has more: 0..MT_HTML_GANTT_GPUS-1. */
+#define MT_HTML_GANTT_GPUS 16
+/* Sets f (initialised by the caller) to the GPUs an HTML timeline of n_gpus GPUs draws. */
+mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err);
+
+#endif

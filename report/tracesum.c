@@ -1,0 +1,191 @@
+/* report/tracesum.c — see tracesum.h. */
+#include "report/tracesum.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfmodel/work.h"
+#include "util/units.h"
+
+static double ms(int64_t ns) { return (double)ns / 1e6; }
+
+/* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
+static double traced_ms(const trace *t) {
+    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(trace_total_dev_ns(t));
+}
+
+json_t *mt_tracesum_json(const trace *t, double measured) {
+    json_t *o = json_object();
+    int64_t total = trace_total_dev_ns(t);
+    json_object_set_new(o, "format", json_string(trace_format_name(t->format)));
+    json_object_set_new(o, "files", json_pack("[s?s?]", t->kineto_path, t->et_path));
+    json_object_set_new(o, "device", t->device_name ? json_string(t->device_name) : json_null());
+    json_object_set_new(o, "batch_size", json_integer(t->batch_size));
+    json_object_set_new(o, "step", json_integer(t->step));
+    json_object_set_new(o, "steps_in_trace", json_integer(t->n_steps));
+    json_object_set_new(o, "ops", json_integer(t->n_ops));
+    json_object_set_new(o, "kernels", json_integer(t->n_kernels));
+    json_object_set_new(o, "layers", json_integer(t->n_layers));
+    json_object_set_new(o, "tensors", json_integer(t->n_tensors));
+    json_t *tm = json_object();
+    for (int p = 0; p < TRACE_PHASE_COUNT; p++)
+        json_object_set_new(tm, trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
+    json_object_set_new(tm, "total", json_real(ms(total)));
+    json_object_set_new(tm, "device_busy", json_real(ms(t->dev_union_ns)));
+    json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
+    json_object_set_new(tm, "step_wall", json_real(ms(t->step_end_ns - t->step_start_ns)));
+    json_object_set_new(tm, "host_wall", json_real(ms(t->host_end_ns - t->step_start_ns)));
+    json_object_set_new(o, "syncs", json_integer(t->n_syncs));
+    json_object_set_new(o, "measured_step_ms", measured > 0 ? json_real(measured) : json_null());
+    json_object_set_new(o, "time_ms", tm);
+    json_object_set_new(o, "device_time_source",
+                        json_string(t->has_device_time ? "kernels" : "cpu_duration"));
+    json_object_set_new(o, "param_count", json_integer(t->param_count));
+    json_object_set_new(o, "param_bytes", json_real(t->param_bytes));
+    json_t *bytes = json_object();
+    json_object_set_new(bytes, "weight", json_real(t->param_bytes));
+    json_object_set_new(bytes, "gradient", json_real(t->grad_bytes));
+    json_object_set_new(bytes, "optimizer_state", json_real(t->optstate_bytes));
+    json_object_set_new(bytes, "activation", json_real(t->activation_bytes));
+    json_object_set_new(bytes, "input", json_real(t->input_bytes));
+    json_object_set_new(o, "tensor_bytes", bytes);
+    json_t *link = json_object();
+    json_object_set_new(link, "method", json_string(trace_link_method_name(t->link.method)));
+    json_object_set_new(link, "matched", json_integer(t->link.matched));
+    json_object_set_new(link, "unmatched", json_integer(t->link.unmatched));
+    json_object_set_new(o, "link", link);
+    json_t *comm = json_array();
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *op = &t->ops[i];
+        if (op->comm == TRACE_COMM_NONE) continue;
+        json_array_append_new(comm, json_pack("{s:s,s:s,s:f,s:i,s:f,s:s}", "name", op->name,
+                                              "collective", trace_comm_name(op->comm), "bytes",
+                                              op->comm_bytes, "group_size", op->comm_group,
+                                              "time_ms", ms(op->dev_ns), "phase",
+                                              trace_phase_name(op->phase)));
+    }
+    json_object_set_new(o, "communication", comm);
+    return o;
+}
+
+void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
+    char b1[32], b2[32];
+    int64_t total = trace_total_dev_ns(t);
+    fprintf(out, "trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
+           t->et_path ? " + " : "", t->et_path ? t->et_path : "");
+    fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", trace_format_name(t->format),
+           trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
+    fprintf(out, "device     %s\n", t->device_name ? t->device_name : "(unknown)");
+    if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
+    fprintf(out, "batch      %ld\n", (long)t->batch_size);
+    fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));
+    fprintf(out, "ops        %d outermost, %d kernels, %d layers, %d tensors\n", t->n_ops, t->n_kernels,
+           t->n_layers, t->n_tensors);
+    fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
+    for (int p = 0; p < TRACE_PHASE_COUNT; p++)
+        fprintf(out, "%-12s %12.3f %6.1f%%\n", trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
+               total ? 100.0 * (double)t->phase_ns[p] / (double)total : 0.0);
+    fprintf(out, "%-12s %12.3f\n", "total", ms(total));
+    fprintf(out, "%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
+           t->has_device_time ? "" : ": no kernels, CPU durations used");
+    int64_t wall = t->step_end_ns - t->step_start_ns;
+    fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
+    if (t->has_device_time && wall > 0)
+        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls)", 100.0 * (double)t->dev_union_ns / (double)wall,
+               ms(t->host_end_ns - t->step_start_ns), t->n_syncs);
+    fprintf(out, "\n");
+    if (measured > 0)
+        fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
+               "%-12s %12s    --calibrate takes the profiler's share out)\n", "measured", measured,
+               100.0 * (traced_ms(t) - measured) / measured, "", "");
+    fprintf(out, "\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
+           mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
+           mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),
+           mt_fmt_bytes(t->activation_bytes, (char[32]){0}, 32));
+    int n_comm = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
+    if (n_comm) {
+        fprintf(out, "\ncommunication (%d ops, %.3f ms device time, kept apart from compute)\n", n_comm,
+               ms(t->comm_ns));
+        fprintf(out, "  %-28s %-14s %12s %6s %10s\n", "op", "collective", "bytes", "group", "ms");
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *op = &t->ops[i];
+            if (op->comm == TRACE_COMM_NONE) continue;
+            fprintf(out, "  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, trace_comm_name(op->comm),
+                   op->comm_bytes, op->comm_group, ms(op->dev_ns));
+        }
+    }
+    if (t->n_layers) {
+        fprintf(out, "\n%-32s %5s %12s %12s %12s\n", "layer", "ops", "fwd ms", "bwd ms", "params");
+        for (int32_t i = 0; i < t->n_layers; i++) {
+            const trace_layer *l = &t->layers[i];
+            fprintf(out, "%-32.32s %5d %12.3f %12.3f %12s\n", l->name, l->n_ops,
+                   ms(l->dev_ns[TRACE_PHASE_FORWARD]), ms(l->dev_ns[TRACE_PHASE_BACKWARD]),
+                   mt_fmt_bytes(l->param_bytes, b1, sizeof b1));
+        }
+    }
+    if (list_ops) {
+        fprintf(out, "\n%6s %-10s %5s %10s %4s %4s %7s  %s\n", "op", "phase", "layer", "dev ms", "krn",
+               "in", "et", "name");
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *op = &t->ops[i];
+            fprintf(out, "%6d %-10s %5d %10.3f %4d %4d %7ld  %s\n", i, trace_phase_name(op->phase),
+                   op->layer, ms(op->dev_ns), op->kernel_count, op->in_count, (long)op->et_node,
+                   op->name);
+        }
+    }
+}
+
+/* ---- ops without a FLOP formula ---- */
+
+typedef struct unk {
+    const char *name;
+    int count;
+    double dev_ns, bytes;
+} unk;
+
+/* Distinct unknown-class op names with count, device time and bytes; caller frees. */
+static int collect_unknown(const trace *t, unk **out) {
+    unk *v = NULL;
+    int n = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        mt_work w;
+        mt_work_of_trace_op(t, i, &w);
+        if (w.cls != MT_OPC_UNKNOWN) continue;
+        int k = 0;
+        while (k < n && strcmp(v[k].name, t->ops[i].name)) k++;
+        if (k == n) {
+            unk *nv = realloc(v, (size_t)(n + 1) * sizeof *v);
+            if (!nv) break;
+            v = nv;
+            v[n++] = (unk){t->ops[i].name, 0, 0, 0};
+        }
+        v[k].count++;
+        v[k].dev_ns += (double)t->ops[i].dev_ns;
+        v[k].bytes += mt_work_bytes(&w);
+    }
+    *out = v;
+    return n;
+}
+
+void mt_tracesum_print_unknown_ops(FILE *out, const trace *t) {
+    unk *v = NULL;
+    int n = collect_unknown(t, &v);
+    fprintf(out, "\nunknown ops (no FLOP formula: modelled by the bytes of their tensors): %d\n", n);
+    if (n) fprintf(out, "  %-60s %6s %12s %14s\n", "op", "count", "device ms", "bytes");
+    for (int k = 0; k < n; k++)
+        fprintf(out, "  %-60.60s %6d %12.3f %14.0f\n", v[k].name, v[k].count, v[k].dev_ns / 1e6, v[k].bytes);
+    free(v);
+}
+
+void mt_tracesum_unknown_ops_json(const trace *t, json_t *o) {
+    unk *v = NULL;
+    int n = collect_unknown(t, &v);
+    json_t *arr = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(arr, json_pack("{s:s,s:i,s:f,s:f}", "name", v[k].name, "count",
+                                             v[k].count, "time_ms", v[k].dev_ns / 1e6, "bytes",
+                                             v[k].bytes));
+    json_object_set_new(o, "unknown_ops", arr);
+    free(v);
+}

@@ -1,0 +1,367 @@
+/* run/compare.c — see compare.h. */
+#include "run/compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "extrapolate/planlist.h"
+#include "run/simrun.h"
+#include "run/whatif.h"
+#include "util/units.h"
+
+/* ---- sweeps -------------------------------------------------------------------------------- */
+
+static const char *const SWEEP_NAMES[] = {"", "link-bw", "nic-bw", "gpus", "batch"};
+
+const char *mt_sweep_name(mt_sweep_kind k) {
+    return k >= MT_SWEEP_NONE && k <= MT_SWEEP_BATCH ? SWEEP_NAMES[k] : "";
+}
+
+static mt_status sweep_value(mt_sweep_kind k, const char *text, double *out, mt_error *err) {
+    if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return mt_parse_bandwidth(text, out, err);
+    char *end = NULL;
+    long long hi = k == MT_SWEEP_GPUS ? 1 << 20 : 1 << 30;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || *end || v < 1 || v > hi)
+        return mt_fail(err, MT_EINVAL, "--sweep %s= needs an integer in 1..%lld (got '%s')", SWEEP_NAMES[k], hi,
+                       text);
+    *out = (double)v;
+    return MT_OK;
+}
+
+static mt_status add_value(mt_sweep *s, double v, mt_error *err) {
+    if (s->kind == MT_SWEEP_GPUS || s->kind == MT_SWEEP_BATCH) v = (double)(int64_t)(v + 0.5);
+    if (s->n > 0 && s->values[s->n - 1] == v) return MT_OK;
+    if (s->n >= MT_SWEEP_MAX_VALUES)
+        return mt_fail(err, MT_EINVAL, "--sweep gives more than %d values (use fewer steps)", MT_SWEEP_MAX_VALUES);
+    s->values[s->n++] = v;
+    return MT_OK;
+}
+
+/* FROM:TO[:S|:xF] after the name, into s. */
+static mt_status parse_range(mt_sweep *s, char *buf, const char *text, mt_error *err) {
+    char *save = NULL;
+    char *from = strtok_r(buf, ":", &save), *to = strtok_r(NULL, ":", &save), *st = strtok_r(NULL, ":", &save);
+    double a, b;
+    MT_CHECK(sweep_value(s->kind, from, &a, err));
+    MT_CHECK(sweep_value(s->kind, to ? to : "", &b, err));
+    if (strtok_r(NULL, ":", &save) || b < a)
+        return mt_fail(err, MT_EINVAL, "--sweep '%s': write FROM:TO[:STEPS|:xFACTOR] with FROM <= TO", text);
+    if (!st || st[0] == 'x') {
+        char *end = NULL;
+        double f = st ? strtod(st + 1, &end) : 2;
+        if (st && (*end || end == st + 1 || !(f > 1.000001)))
+            return mt_fail(err, MT_EINVAL, "--sweep '%s': the factor after x must be a number > 1", text);
+        for (double v = a; v <= b * (1 + 1e-9); v *= f) MT_CHECK(add_value(s, v, err));
+        if (s->values[s->n - 1] < b * (1 - 1e-9)) MT_CHECK(add_value(s, b, err));
+        return MT_OK;
+    }
+    char *end = NULL;
+    long n = strtol(st, &end, 10);
+    if (!*st || *end || n < 2 || n > MT_SWEEP_MAX_VALUES)
+        return mt_fail(err, MT_EINVAL, "--sweep steps needs an integer in 2..%d (got '%s')", MT_SWEEP_MAX_VALUES, st);
+    for (long i = 0; i < n; i++) MT_CHECK(add_value(s, a + (b - a) * (double)i / (double)(n - 1), err));
+    return MT_OK;
+}
+
+mt_status mt_sweep_parse(const char *text, mt_sweep *s, mt_error *err) {
+    memset(s, 0, sizeof *s);
+    const char *eq = strchr(text, '=');
+    size_t nl = eq ? (size_t)(eq - text) : 0;
+    for (int k = MT_SWEEP_LINK_BW; k <= MT_SWEEP_BATCH && eq; k++)
+        if (strlen(SWEEP_NAMES[k]) == nl && !strncmp(text, SWEEP_NAMES[k], nl)) s->kind = (mt_sweep_kind)k;
+    if (s->kind == MT_SWEEP_NONE)
+        return mt_fail(err, MT_EINVAL, "--sweep '%s': use link-bw=, nic-bw=, gpus= or batch= followed by values "
+                                       "such as 100GB/s:900GB/s", text);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", eq + 1);
+    if (!strchr(buf, ',') && strchr(buf, ':')) return parse_range(s, buf, text, err);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double v;
+        MT_CHECK(sweep_value(s->kind, tok, &v, err));
+        MT_CHECK(add_value(s, v, err));
+    }
+    if (s->n == 0) return mt_fail(err, MT_EINVAL, "--sweep '%s' has no values", text);
+    return MT_OK;
+}
+
+void mt_compare_config_init(mt_compare_config *cc) { memset(cc, 0, sizeof *cc); }
+
+mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err) {
+    mt_sweep_kind sw = cc->sweep.kind;
+    const mt_plan *p = &c->plan;
+    if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis compare TRACE --gpus N)");
+    if (sw != MT_SWEEP_NONE && cc->plans)
+        return mt_fail(err, MT_EINVAL, "--plans and --sweep do not go together: a sweep runs the one plan "
+                                       "the plan flags give");
+    if (sw == MT_SWEEP_NONE && p->gpus == 0)
+        return mt_fail(err, MT_EINVAL, "--gpus is required (the GPU count to compare plans for)");
+    if (sw == MT_SWEEP_GPUS && p->gpus)
+        return mt_fail(err, MT_EINVAL, "--gpus and --sweep gpus= do not go together (drop --gpus)");
+    if (sw != MT_SWEEP_NONE && sw != MT_SWEEP_GPUS && p->gpus == 0 && !p->dp && !p->tp && !p->pp)
+        return mt_fail(err, MT_EINVAL, "--sweep %s needs the plan: give --gpus (and --dp/--tp/--pp)",
+                       SWEEP_NAMES[sw]);
+    return MT_OK;
+}
+
+/* ---- one row ----------------------------------------------------------------------------- */
+
+/* What a row runs: its plan and network (with the swept value and {gpus}/{nodes} filled in). */
+typedef struct job {
+    mt_plan plan;
+    mt_netopts net;
+    char topology[128];
+} job;
+
+/* spec with {gpus} and {nodes} replaced; "" for NULL. */
+static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, char *buf, size_t len,
+                              mt_error *err) {
+    buf[0] = '\0';
+    if (!spec) return MT_OK;
+    size_t at = 0;
+    for (const char *p = spec; *p && at + 1 < len;) {
+        int32_t v = -1;
+        if (!strncmp(p, "{gpus}", 6)) v = gpus, p += 6;
+        else if (!strncmp(p, "{nodes}", 7)) {
+            if (gpus % per_node)
+                return mt_fail(err, MT_EINVAL, "%d GPUs do not fill whole nodes of %d (--gpus-per-node) for "
+                                               "{nodes} in --topology", gpus, per_node);
+            v = gpus / per_node, p += 7;
+        }
+        if (v >= 0) at += (size_t)snprintf(buf + at, len - at, "%d", v);
+        else buf[at++] = *p++;
+        buf[at < len ? at : len - 1] = '\0';
+    }
+    return MT_OK;
+}
+
+static double units_of(const mt_plan *p) { return p->global_batch > 0 ? (double)p->global_batch : p->dp; }
+
+/* The run's config for job j (the what-if scenario bound through w). */
+static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_whatif *w, mt_simrun_cfg *cfg,
+                         mt_error *err) {
+    const mt_plan *p = &j->plan;
+    int32_t gpus = p->gpus ? p->gpus : (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+    MT_CHECK(topology_for(c->net.topology, gpus, c->gpus_per_node, j->topology, sizeof j->topology, err));
+    *cfg = mt_simrun_cfg_of(c, 0);
+    cfg->plan = j->plan;
+    cfg->net = j->net;
+    cfg->net.topology = j->topology[0] ? j->topology : NULL;
+    mt_whatif_configure(w, c, t, cfg);
+    return MT_OK;
+}
+
+static void skip(mt_cmp_row *w, const mt_error *e) {
+    free(w->reason);
+    w->reason = strdup(e->msg[0] ? e->msg : "refused");
+    w->ran = 0;
+}
+
+/* The row's numbers from a finished run. */
+static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *cmp) {
+    const mt_sim_result *r = run->res;
+    w->ran = 1;
+    w->plan = run->plan;
+    snprintf(w->topology, sizeof w->topology, "%s", run->topology);
+    w->step_ms = mt_simrun_step_ms(run);
+    w->sps = run->plan.global_batch > 0 && r->step_ps > 0 ? (double)run->plan.global_batch / (w->step_ms / 1e3) : -1;
+    double base_units = cmp->base_batch > 0 ? (double)cmp->base_batch : 1;
+    w->speedup = w->step_ms > 0 ? (units_of(&run->plan) / w->step_ms) / (base_units / cmp->base_step_ms) : 0;
+    w->exposed_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
+    for (int32_t i = 0; i < r->n_gpus; i++) {
+        const mt_gpu_stats *g = &r->gpus[i];
+        double k = 1e9 * r->n_steps; /* per step */
+        if ((double)g->exposed_ps / k > w->exposed_ms) w->exposed_ms = (double)g->exposed_ps / k;
+        if ((double)g->host_wait_ps / k > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / k;
+        if ((double)g->bubble_ps / k > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / k;
+        if (g->peak_mem_bytes > w->mem_bytes) w->mem_bytes = g->peak_mem_bytes;
+    }
+    w->over_mem = cmp->mem_limit > 0 && w->mem_bytes > cmp->mem_limit;
+}
+
+/* Runs row w; an infeasible plan (refused by the plan, the program or the topology) is skipped
+ * with its reason. Other failures are returned. */
+static mt_status run_row(const mt_run_config *c, const mt_run_input *in, job *j, mt_cmp_row *w,
+                         const mt_comparison *cmp, mt_error *err) {
+    mt_error e = {0};
+    mt_simrun_cfg cfg;
+    mt_simrun run;
+    mt_whatif wi;
+    mt_status rc = job_cfg(c, j, in->t, &wi, &cfg, &e);
+    if (rc == MT_OK && cmp->perturbed) { /* the same plan unperturbed, as simulate does */
+        mt_simrun_cfg u = mt_whatif_unperturbed(&cfg);
+        rc = mt_simrun_run(in->t, in->pm, &u, &run, &e);
+        if (rc == MT_OK) {
+            w->base_step_ms = mt_simrun_step_ms(&run);
+            mt_simrun_free(&run);
+        }
+    }
+    if (rc == MT_OK) rc = mt_simrun_run(in->t, in->pm, &cfg, &run, &e);
+    if (rc == MT_EINVAL || rc == MT_ENOROUTE) {
+        skip(w, &e);
+        return MT_OK;
+    }
+    if (rc != MT_OK) {
+        *err = e;
+        return mt_error_prefix(err, "plan %s", w->label);
+    }
+    fill_row(w, &run, cmp);
+    mt_simrun_free(&run);
+    return MT_OK;
+}
+
+/* ---- the rows ------------------------------------------------------------------------------ */
+
+/* The plans (or sweep values) as jobs and rows, not yet run. */
+static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const trace *t, job **jobs,
+                           mt_comparison *cmp, mt_error *err) {
+    mt_plan *plans = NULL;
+    int32_t np = cc->sweep.n;
+    mt_sweep_kind sw = cc->sweep.kind;
+    if (sw == MT_SWEEP_NONE) {
+        mt_plan base = mt_run_plan(c, c->plan.gpus);
+        if (base.global_batch == 0 && t->batch_size > 0) base.global_batch = t->batch_size * base.gpus;
+        int fixed_mode = c->strategy == MT_STRATEGY_DP || c->strategy == MT_STRATEGY_DDP;
+        MT_CHECK(cc->plans ? mt_planlist_parse(cc->plans, &base, &plans, &np, err)
+                           : mt_planlist_auto(&base, fixed_mode, c->schedule_set, &plans, &np, err));
+    }
+    if (np > MT_COMPARE_MAX_ROWS) {
+        free(plans);
+        return mt_fail(err, MT_EINVAL, "%d plans to run is too many (at most %d)", np, MT_COMPARE_MAX_ROWS);
+    }
+    *jobs = calloc((size_t)np + 1, sizeof **jobs);
+    cmp->rows = calloc((size_t)np + 1, sizeof *cmp->rows);
+    if (!*jobs || !cmp->rows) {
+        free(plans);
+        return mt_fail(err, MT_ENOMEM, "out of memory");
+    }
+    cmp->n = np;
+    for (int32_t i = 0; i < np; i++) {
+        job *j = &(*jobs)[i];
+        mt_cmp_row *w = &cmp->rows[i];
+        j->net = c->net;
+        if (plans) {
+            j->plan = plans[i];
+            mt_planlist_label(&j->plan, w->label, sizeof w->label);
+            continue;
+        }
+        double v = w->x = cc->sweep.values[i];
+        j->plan = mt_run_plan(c, sw == MT_SWEEP_GPUS ? (int32_t)v : 0);
+        if (sw == MT_SWEEP_BATCH) j->plan.global_batch = (int64_t)v;
+        if (sw == MT_SWEEP_LINK_BW) j->net.tp.link_bw_Bps = v;
+        if (sw == MT_SWEEP_NIC_BW) j->net.tp.nic_bw_Bps = v;
+        if (sw == MT_SWEEP_LINK_BW || sw == MT_SWEEP_NIC_BW) mt_fmt_bandwidth(v, w->label, sizeof w->label);
+        else snprintf(w->label, sizeof w->label, "%.0f", v);
+    }
+    free(plans);
+    return MT_OK;
+}
+
+/* One GPU at the traced batch: the unit every speed-up is measured against. */
+static mt_status run_baseline(const mt_run_config *c, const mt_run_input *in, mt_comparison *cmp, mt_error *err) {
+    mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
+    cfg.plan = c->plan;
+    cfg.plan.gpus = 1;
+    cfg.plan.dp = cfg.plan.tp = cfg.plan.pp = cfg.plan.micro_batches = 0;
+    cfg.plan.global_batch = 0;
+    cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
+    mt_simrun run;
+    MT_CHECK(mt_simrun_run(in->t, in->pm, &cfg, &run, err));
+    cmp->base_step_ms = (double)run.res->step_ps / 1e9;
+    cmp->base_batch = run.plan.global_batch;
+    cmp->host = run.host != NULL;
+    mt_simrun_free(&run);
+    if (!(cmp->base_step_ms > 0)) return mt_fail(err, MT_EINVAL, "the traced step takes no time: nothing to compare");
+    /* A --batch the trace cannot take (its batch is unknown) is an error, not a skipped plan. */
+    if (c->plan.global_batch > 0 && in->t->batch_size <= 0) {
+        cfg.plan.global_batch = c->plan.global_batch;
+        return mt_plan_resolve(&cfg.plan, in->t, err);
+    }
+    return MT_OK;
+}
+
+/* The header facts of the comparison. */
+static void describe(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
+                     mt_comparison *cmp) {
+    cmp->t = in->t;
+    cmp->sweep = cc->sweep.kind == MT_SWEEP_NONE ? NULL : SWEEP_NAMES[cc->sweep.kind];
+    cmp->sweep_gpus = cc->sweep.kind == MT_SWEEP_GPUS;
+    cmp->gpus = c->plan.gpus;
+    cmp->network = c->net.network;
+    cmp->perf_model = c->pm.kind;
+    cmp->cal = &in->cal;
+    cmp->mem_limit = mt_run_mem_limit(c, in->t, &cmp->mem_source);
+    cmp->perturbed = mt_whatif_perturbs(c);
+    cmp->steps = c->steps;
+    cmp->best = cmp->best_fit = -1;
+}
+
+/* After the runs: the header's plan (sweeps) and topology. */
+static void describe_runs(const mt_run_config *c, mt_comparison *cmp) {
+    const mt_cmp_row *first = NULL;
+    for (int32_t i = 0; i < cmp->n && !first; i++)
+        if (cmp->rows[i].ran) first = &cmp->rows[i];
+    cmp->plan = cmp->sweep_gpus || !first ? mt_run_plan(c, 0) : first->plan;
+    if (cmp->sweep && c->net.topology && strchr(c->net.topology, '{')) cmp->topology = c->net.topology;
+    else cmp->topology = first && first->topology[0] ? first->topology : NULL;
+}
+
+mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
+                         mt_comparison *cmp, mt_error *err) {
+    memset(cmp, 0, sizeof *cmp);
+    describe(c, in, cc, cmp);
+    job *jobs = NULL;
+    mt_status rc = run_baseline(c, in, cmp, err);
+    if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
+    for (int32_t i = 0; i < cmp->n && rc == MT_OK; i++) {
+        if (cc->progress) cc->progress(cc->progress_ctx, i, cmp->n, cmp->rows[i].label);
+        rc = run_row(c, in, &jobs[i], &cmp->rows[i], cmp, err);
+    }
+    if (cc->progress) cc->progress(cc->progress_ctx, cmp->n, cmp->n, "");
+    free(jobs);
+    if (rc == MT_OK) {
+        mt_comparison_rank(cmp);
+        describe_runs(c, cmp);
+        if (cmp->best < 0)
+            rc = mt_fail(err, MT_EINVAL, "no plan could run; %s: %s", cmp->rows[0].label, cmp->rows[0].reason);
+    }
+    if (rc != MT_OK) mt_comparison_free(cmp);
+    return rc;
+}
+
+mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, const mt_run_input *in,
+                          const mt_compare_config *cc, const char *path, mt_error *err) {
+    const mt_cmp_row *best = &cmp->rows[cmp->best];
+    job j;
+    memset(&j, 0, sizeof j);
+    j.plan = best->plan;
+    j.net = c->net;
+    if (cc->sweep.kind == MT_SWEEP_LINK_BW) j.net.tp.link_bw_Bps = best->x;
+    if (cc->sweep.kind == MT_SWEEP_NIC_BW) j.net.tp.nic_bw_Bps = best->x;
+    mt_recorder rec;
+    mt_recorder_init(&rec);
+    mt_simrun_cfg cfg;
+    mt_simrun run;
+    memset(&run, 0, sizeof run);
+    mt_whatif wi;
+    mt_status rc = job_cfg(c, &j, in->t, &wi, &cfg, err);
+    if (rc == MT_OK) {
+        cfg.sim.on_span = mt_recorder_span;
+        cfg.sim.span_ctx = &rec;
+        rc = mt_summary_html_gpus(&rec.filter, best->plan.gpus, err);
+    }
+    if (rc == MT_OK) rc = mt_simrun_run(in->t, in->pm, &cfg, &run, err);
+    if (rc == MT_OK) {
+        mt_run_summary s = {
+            .t = in->t, .prog = run.prog, .res = run.res, .host = run.host,
+            .topology = run.topology[0] ? run.topology : NULL, .network = c->net.network, .perf_model = c->pm.kind,
+            .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale, .op_scale = c->op_scale,
+            .mem_limit = cmp->mem_limit, .cal = &in->cal,
+        };
+        rc = mt_comparison_html_write(path, cmp, &s, &rec, err);
+    }
+    mt_simrun_free(&run);
+    mt_recorder_destroy(&rec);
+    return rc;
+}

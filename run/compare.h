@@ -1,0 +1,66 @@
+/* run/compare.h — `compare` as a library call: the same traced step under many plans (every
+ * factorisation of N GPUs, or a --plans list), or one plan under a sweep of one setting (link
+ * or NIC bandwidth, GPU count, global batch). One loaded input (trace, performance model,
+ * calibration) serves every run; each run is run/simrun.h's, as `simulate` does it, so a row
+ * equals `simulate` with the same settings. With a perturbing what-if, each row also runs
+ * unperturbed (its change is reported). Infeasible plans are kept as skipped rows with the
+ * reason; other failures stop the comparison.
+ * Costs: one simulation per row (two with a what-if) plus the 1-GPU baseline.
+ */
+#ifndef MT_RUN_COMPARE_H
+#define MT_RUN_COMPARE_H
+
+#include <stdint.h>
+
+#include "report/comparison.h"
+#include "run/config.h"
+#include "run/input.h"
+
+typedef enum {
+    MT_SWEEP_NONE = 0,
+    MT_SWEEP_LINK_BW,   /* GPU-tier link bandwidth */
+    MT_SWEEP_NIC_BW,    /* NIC tier bandwidth */
+    MT_SWEEP_GPUS,      /* GPU count (plan sizes left out take them) */
+    MT_SWEEP_BATCH      /* global batch */
+} mt_sweep_kind;
+
+enum { MT_SWEEP_MAX_VALUES = 1000, MT_COMPARE_MAX_ROWS = 4096 };
+
+typedef struct mt_sweep {
+    mt_sweep_kind kind;
+    double values[MT_SWEEP_MAX_VALUES];
+    int32_t n;
+} mt_sweep;
+
+/* "link-bw", "nic-bw", "gpus", "batch" ("" for none). */
+const char *mt_sweep_name(mt_sweep_kind k);
+/* NAME=FROM:TO (doubling), NAME=FROM:TO:xF (times F), NAME=FROM:TO:S (S evenly spaced values) or
+ * NAME=A,B,C into *out. One-line MT_EINVAL naming --sweep and what is accepted. */
+mt_status mt_sweep_parse(const char *text, mt_sweep *out, mt_error *err);
+
+/* Called before each row runs (i < n) and once at the end (i == n). */
+typedef void (*mt_compare_progress_fn)(void *ctx, int32_t i, int32_t n, const char *label);
+
+typedef struct mt_compare_config {
+    const char *plans;       /* a --plans list (extrapolate/planlist.h), NULL: every plan */
+    mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
+    mt_compare_progress_fn progress; /* optional */
+    void *progress_ctx;
+} mt_compare_config;
+
+void mt_compare_config_init(mt_compare_config *cc);
+
+/* Refuses combinations that cannot mean anything (plans and a sweep; no GPU count to compare;
+ * a GPU count and a GPU sweep; a sweep without a plan), one line naming the flags. */
+mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err);
+
+/* Runs every row and ranks them (plans) into *out (free with mt_comparison_free). An error when
+ * no plan could run, naming the first one and why. */
+mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
+                         mt_comparison *out, mt_error *err);
+
+/* Runs the best row again with a recorder and writes the HTML report of the comparison. */
+mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, const mt_run_input *in,
+                          const mt_compare_config *cc, const char *path, mt_error *err);
+
+#endif

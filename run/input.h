@@ -1,0 +1,27 @@
+/* run/input.h — what every run of a command shares: the loaded trace, its performance model and
+ * the calibration against the measured step, made once and used by every simulation (simulate's
+ * run and baseline, every compared plan, every swept value).
+ * Invariant after mt_run_input_open: t has operator times, pm is bound to t, and the run
+ * configuration's host_scale/op_scale hold the calibrated factors (1 without calibration).
+ */
+#ifndef MT_RUN_INPUT_H
+#define MT_RUN_INPUT_H
+
+#include "perfmodel/perfmodel.h"
+#include "run/config.h"
+#include "tracer/meta.h"
+#include "tracer/trace.h"
+
+typedef struct mt_run_input {
+    trace *t;
+    mt_perfmodel *pm;
+    mt_calibration cal;
+} mt_run_input;
+
+/* Loads c's trace, checks that it has operator times, creates the performance model and, when c
+ * asks for it, calibrates (which sets c->host_scale and c->op_scale). On failure nothing is kept
+ * and err says why. */
+mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err);
+void mt_run_input_close(mt_run_input *in);
+
+#endif

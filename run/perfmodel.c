@@ -1,0 +1,75 @@
+/* run/perfmodel.c — see perfmodel.h. */
+#include "run/perfmodel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+trace *mt_run_load_timed(const char *path, mt_error *err) {
+    trace_load_opts o;
+    trace_load_opts_init(&o);
+    trace *t = NULL;
+    const char *p[1] = {path};
+    if (trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
+    if (trace_check_timed(t, err) != MT_OK) {
+        trace_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const *csvs, int n_csvs,
+                     const char *out_path, mt_linmodel *m, char *warning, size_t warning_len, mt_error *err) {
+    mt_pm_data *d = NULL;
+    mt_status rc = mt_pm_data_new(&d, err);
+    for (int i = 0; i < n_traces && rc == MT_OK; i++) {
+        trace *t = mt_run_load_timed(traces[i], err);
+        if (!t) {
+            rc = err && err->code ? err->code : MT_EIO;
+            break;
+        }
+        rc = mt_pm_data_add_trace(d, t, err);
+        trace_free(t);
+    }
+    for (int i = 0; i < n_csvs && rc == MT_OK; i++) rc = mt_pm_data_add_csv(d, csvs[i], err);
+    if (rc == MT_OK && mt_pm_data_rows(d) == 0)
+        rc = mt_fail(err, MT_EINVAL, "no op with shapes and a measured time in the inputs "
+                     "(Kineto-only traces carry no shapes: add the Execution Trace)");
+    if (rc == MT_OK) rc = mt_linmodel_fit(d, m, err);
+    if (rc == MT_OK) rc = mt_linmodel_save(m, out_path, err);
+    if (rc == MT_OK && warning) snprintf(warning, warning_len, "%s", mt_pm_data_warning(d));
+    mt_pm_data_free(d);
+    return rc;
+}
+
+mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, double factor, int32_t tp,
+                         mt_prediction *out, mt_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!(out->t = mt_run_load_timed(path, err))) return err && err->code ? err->code : MT_EIO;
+    if (batch > 0) {
+        if (out->t->batch_size <= 0) {
+            mt_prediction_free(out);
+            return mt_fail(err, MT_EINVAL, "the trace's batch size is unknown: use --batch-factor instead of --batch");
+        }
+        factor = batch / (double)out->t->batch_size;
+    }
+    out->batch_factor = factor > 0 ? factor : 1;
+    out->tp = tp;
+    mt_status rc = mt_perfmodel_new(out->t, o, &out->pm, err);
+    if (rc != MT_OK) {
+        mt_prediction_free(out);
+        return rc;
+    }
+    mt_predicted_step *v = &out->view;
+    *v = (mt_predicted_step){.path = path, .t = out->t, .kind = o->kind, .batch_factor = out->batch_factor, .tp = tp,
+                             .source = mt_perfmodel_source_gpu(out->pm), .target = mt_perfmodel_target_gpu(out->pm),
+                             .warning = mt_perfmodel_warning(out->pm)};
+    mt_perfmodel_step_ns(out->pm, out->batch_factor, tp, v->predicted_ns);
+    for (int p = 0; p < TRACE_PHASE_COUNT; p++) v->traced_ns[p] = (double)out->t->phase_ns[p];
+    return MT_OK;
+}
+
+void mt_prediction_free(mt_prediction *p) {
+    mt_perfmodel_free(p->pm);
+    trace_free(p->t);
+    memset(p, 0, sizeof *p);
+}

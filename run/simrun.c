@@ -1,0 +1,128 @@
+/* run/simrun.c — see simrun.h. */
+#include "run/simrun.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/units.h"
+
+void mt_simrun_cfg_init(mt_simrun_cfg *c) {
+    memset(c, 0, sizeof *c);
+    mt_plan_init(&c->plan);
+    mt_netopts_init(&c->net);
+    mt_sim_opts_init(&c->sim);
+    c->host_model = MT_HOST_AUTO;
+    c->host_scale = 1;
+    c->op_scale = 1;
+}
+
+mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus) {
+    mt_simrun_cfg c;
+    mt_simrun_cfg_init(&c);
+    c.plan = mt_run_plan(rc, gpus);
+    c.net = rc->net;
+    c.sim.ranks_per_node = rc->gpus_per_node;
+    c.host_model = rc->host_model;
+    c.host_scale = rc->host_scale;
+    c.op_scale = rc->op_scale;
+    return c;
+}
+
+/* The caller's operator times (pm's, or the trace's rescaled) times a factor. */
+typedef struct scaled_optime {
+    mt_perfmodel *pm;
+    double scale;
+} scaled_optime;
+
+static double optime_scaled(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+    const scaled_optime *s = ctx;
+    double ns = s->pm ? mt_perfmodel_op_time_ns(s->pm, t, op, batch_factor, tp_split)
+                      : mt_optime_proportional(NULL, t, op, batch_factor, tp_split);
+    return ns * s->scale;
+}
+
+void mt_simrun_free(mt_simrun *r) {
+    if (!r) return;
+    mt_sim_result_free(r->res);
+    mt_net_free(&r->net);
+    mt_engine_free(r->e);
+    mt_topo_free(r->topo);
+    mt_program_free(r->prog);
+    mt_hostmodel_free(r->host);
+    memset(r, 0, sizeof *r);
+}
+
+/* The host model the configuration asks for (NULL: none), scaled. */
+static mt_status build_host(const trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err) {
+    *out = NULL;
+    int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
+    if (!host) return MT_OK;
+    MT_CHECK(mt_hostmodel_build(t, out, err));
+    if ((double)(*out)->host_total_ps * cfg->host_scale > MT_TIME_MAX_NS * 1e3)
+        return mt_fail(err, MT_EINVAL, "--host-scale %g makes the step's host work %g s, beyond the simulator's "
+                       "range (1e6 s)", cfg->host_scale, (double)(*out)->host_total_ps * cfg->host_scale / 1e12);
+    if (cfg->host_scale > 0 && cfg->host_scale != 1) mt_hostmodel_scale(*out, cfg->host_scale);
+    return MT_OK;
+}
+
+static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                               mt_error *err) {
+    scaled_optime so = {pm, cfg->op_scale};
+    mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, out->host != NULL};
+    if (cfg->op_scale > 0 && cfg->op_scale != 1) {
+        po.optime = optime_scaled;
+        po.optime_ctx = &so;
+    }
+    return mt_program_build(t, &out->plan, &po, &out->prog, err);
+}
+
+static mt_status build_network(const mt_simrun_cfg *cfg, mt_simrun *out, mt_error *err) {
+    mt_netopts net = cfg->net;
+    if (net.topology) snprintf(out->topology, sizeof out->topology, "%s", net.topology);
+    else if (strcmp(net.network, "photonic")) snprintf(out->topology, sizeof out->topology, "switch:%d", out->plan.gpus);
+    if (out->topology[0]) net.topology = out->topology;
+    MT_CHECK(mt_netopts_topology(&net, &out->topo, err));
+    if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
+    MT_CHECK(mt_netopts_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err));
+    if (!strcmp(out->net.ops->name, "flow")) out->flow = out->net.self;
+    return MT_OK;
+}
+
+mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                          mt_error *err) {
+    memset(out, 0, sizeof *out);
+    out->plan = cfg->plan;
+    out->sim = cfg->sim;
+    out->on_link = cfg->on_link;
+    out->link_ctx = cfg->link_ctx;
+    out->prepare = cfg->prepare;
+    out->prepare_ctx = cfg->prepare_ctx;
+    mt_status rc = mt_plan_resolve(&out->plan, t, err);
+    if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
+    if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
+    if (rc == MT_OK) rc = build_network(cfg, out, err);
+    if (rc != MT_OK) mt_simrun_free(out);
+    return rc;
+}
+
+mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
+    if (run->flow && run->on_link) mt_flownet_set_link_observer(run->flow, run->on_link, run->link_ctx);
+    mt_status rc = run->prepare ? run->prepare(run->prepare_ctx, run, err) : MT_OK;
+    if (rc == MT_OK) {
+        mt_sim_opts so = run->sim;
+        so.host = run->host;
+        rc = mt_simulate(run->prog, &run->net, run->e, &so, &run->res, err);
+    }
+    if (rc != MT_OK) mt_simrun_free(run);
+    return rc;
+}
+
+mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                        mt_error *err) {
+    MT_CHECK(mt_simrun_build(t, pm, cfg, out, err));
+    return mt_simrun_exec(out, err);
+}
+
+double mt_simrun_step_ms(const mt_simrun *r) {
+    return (double)r->res->step_ps / 1e9 / (r->res->n_steps > 0 ? r->res->n_steps : 1);
+}

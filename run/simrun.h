@@ -1,0 +1,83 @@
+/* run/simrun.h — one simulation from an already loaded trace: resolve the plan (once), build
+ * the stage programs (with the caller's performance model), the host model, the topology, the
+ * engine and the network model, then run mt_simulate. Every front-end and every command
+ * (simulate, compare, calibration, what-if baselines) answers through it, so they answer the
+ * same question the same way.
+ *
+ * Two steps, so that a caller can look at the resolved run before it starts (open output files
+ * for its GPU count, bind a what-if scenario to its program, observe its links):
+ *   mt_simrun_build  -> everything built, nothing simulated (run->sim holds the options to use)
+ *   mt_simrun_exec   -> the prepare hook, then the simulation (run->res)
+ * mt_simrun_run does both. Everything built is kept in the mt_simrun until mt_simrun_free.
+ */
+#ifndef MT_RUN_SIMRUN_H
+#define MT_RUN_SIMRUN_H
+
+#include "extrapolate/hostmodel.h"
+#include "extrapolate/plan.h"
+#include "extrapolate/program.h"
+#include "netmodels/netopts.h"
+#include "network/flow.h"
+#include "perfmodel/perfmodel.h"
+#include "run/config.h"
+#include "sim/engine.h"
+#include "sim/simulate.h"
+#include "tracer/trace.h"
+
+struct mt_simrun;
+/* Called by mt_simrun_exec before the simulation runs (what-if scenarios bind to the program
+ * and perturb the network here). */
+typedef mt_status (*mt_simrun_prepare_fn)(void *ctx, struct mt_simrun *run, mt_error *err);
+
+typedef struct mt_simrun_cfg {
+    mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
+    mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
+    mt_sim_opts sim;         /* observers, per-rank speeds, steps */
+    int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
+    double host_scale;       /* host work times multiplied by this (default 1) */
+    double op_scale;         /* operator device times multiplied by this (default 1) */
+    mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
+    void *link_ctx;
+    mt_simrun_prepare_fn prepare; /* optional */
+    void *prepare_ctx;
+} mt_simrun_cfg;
+
+/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init, host model auto, scales 1. */
+void mt_simrun_cfg_init(mt_simrun_cfg *c);
+/* The simulation part of a run configuration: plan for `gpus` GPUs (0: as configured, see
+ * mt_run_plan), network, host model and scales, ranks per node. No observers, no scenario. */
+mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus);
+
+typedef struct mt_simrun {
+    mt_plan plan;            /* as resolved */
+    char topology[128];      /* the spec used ("" for photonic on its own endpoints) */
+    mt_program *prog;
+    mt_topo *topo;           /* NULL for photonic without --topology */
+    mt_engine *e;
+    mt_netmodel net;
+    mt_flownet *flow;        /* net's flow model, or NULL (photonic) */
+    mt_hostmodel *host;      /* the host model used, or NULL */
+    mt_sim_opts sim;         /* the options mt_simrun_exec uses (cfg's; observers may be added) */
+    mt_link_rate_fn on_link; /* link load observer installed by mt_simrun_exec (flow model) */
+    void *link_ctx;
+    mt_simrun_prepare_fn prepare;
+    void *prepare_ctx;
+    mt_sim_result *res;      /* after mt_simrun_exec */
+} mt_simrun;
+
+/* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure
+ * everything built so far is freed and err says why (MT_EINVAL: the plan or the topology cannot
+ * take it). */
+mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                          mt_error *err);
+/* Runs what mt_simrun_build built (once). On failure the run is freed. */
+mt_status mt_simrun_exec(mt_simrun *run, mt_error *err);
+/* mt_simrun_build then mt_simrun_exec. */
+mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                        mt_error *err);
+void mt_simrun_free(mt_simrun *r);
+
+/* The step time in ms (the mean over the steps simulated). */
+double mt_simrun_step_ms(const mt_simrun *r);
+
+#endif

@@ -1,0 +1,186 @@
+/* run/simulate.c — see simulate.h. */
+#include "run/simulate.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "report/csvout.h"
+#include "report/progress.h"
+#include "report/record.h"
+#include "report/timeline.h"
+
+void mt_sim_outputs_init(mt_sim_outputs *o) {
+    memset(o, 0, sizeof *o);
+    o->window_to = MT_TIME_NEVER;
+}
+
+/* The recorder, the timeline file and the progress line of one run; released by outs_free. */
+typedef struct outs {
+    const mt_sim_outputs *o;
+    mt_recorder rec;
+    mt_span_filter tl;               /* what the timeline shows */
+    const mt_span_filter *tl_draw;   /* tl, or the recorder's when only the timeline records */
+    FILE *tf;
+    mt_progress progress;
+    mt_span_filter html_gpus;        /* the GPUs the HTML timeline draws */
+    const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
+    int html_pending;                /* created empty before the run, not written yet */
+} outs;
+
+static void outs_init(outs *w, const mt_sim_outputs *o) {
+    memset(w, 0, sizeof *w);
+    w->o = o;
+    mt_recorder_init(&w->rec);
+    mt_span_filter_init(&w->tl);
+    mt_span_filter_init(&w->html_gpus);
+}
+
+/* A timeline still open, or an HTML report not written, goes. */
+static void outs_free(outs *w) {
+    if (w->tf) {
+        fclose(w->tf);
+        remove(w->o->timeline);
+    }
+    if (w->html_pending) remove(w->o->html);
+    mt_span_filter_destroy(&w->tl);
+    mt_span_filter_destroy(&w->html_gpus);
+    mt_recorder_destroy(&w->rec);
+}
+
+static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    FILE *hf = fopen(o->html, "w");
+    if (!hf)
+        return mt_fail(err, MT_EIO, "cannot write the HTML report '%s': %s (choose a writable path)", o->html,
+                       strerror(errno));
+    fclose(hf);
+    w->html_pending = 1;
+    MT_CHECK(mt_summary_html_gpus(&w->html_gpus, gpus, err));
+    w->html_draw = &w->html_gpus;
+    if (!o->timeline && !o->csv_dir) { /* record only what the HTML timeline shows */
+        w->rec.filter = w->html_gpus;
+        mt_span_filter_init(&w->html_gpus);
+        w->html_draw = &w->rec.filter;
+    }
+    return MT_OK;
+}
+
+/* Opens what the run will write (so a bad path fails before the simulation) and hooks the
+ * recorder and the progress line into run. */
+static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    int32_t gpus = run->plan.gpus;
+    w->tl.from = o->window_from;
+    w->tl.to = o->window_to;
+    if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
+        return mt_error_prefix(err, "--timeline-gpus");
+    if (o->csv_dir) MT_CHECK(mt_csv_prepare_dir(o->csv_dir, err));
+    if (o->timeline && !(w->tf = fopen(o->timeline, "w")))
+        return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", o->timeline,
+                       strerror(errno));
+    if (o->html) MT_CHECK(open_html(w, gpus, err));
+    if (o->timeline || o->csv_dir || o->html) {
+        run->sim.on_span = mt_recorder_span;
+        run->sim.span_ctx = &w->rec;
+    }
+    if (o->timeline) {
+        run->on_link = mt_recorder_link;
+        run->link_ctx = &w->rec;
+        w->tl_draw = &w->tl;
+        if (!o->csv_dir && !o->html) { /* record only what the timeline shows */
+            w->rec.filter = w->tl;
+            mt_span_filter_init(&w->tl);
+            w->tl_draw = &w->rec.filter;
+        }
+    }
+    if (o->progress) {
+        mt_progress_init(&w->progress, o->progress, gpus);
+        run->sim.on_progress = mt_progress_update;
+        run->sim.progress_ctx = &w->progress;
+    }
+    return MT_OK;
+}
+
+static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summary *sum, const mt_run_config *c,
+                            mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    const mt_simrun *run = &s->run;
+    mt_report_src src = {run->prog, run->res, &w->rec, run->topo, run->flow, c->gpus_per_node};
+    if (o->timeline) {
+        MT_CHECK(mt_timeline_write(&src, w->tl_draw, w->tf, o->timeline, err));
+        FILE *f = w->tf;
+        w->tf = NULL;
+        if (fclose(f) != 0)
+            return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (check the disk space or choose "
+                           "another path)", o->timeline, strerror(errno));
+    }
+    if (o->csv_dir) MT_CHECK(mt_csv_write_dir(&src, o->csv_dir, err));
+    if (o->html) {
+        mt_html_report rep = {.title = "mitosis simulate"};
+        MT_CHECK(mt_summary_html_write(o->html, &rep, sum, &w->rec, w->html_draw, err));
+        w->html_pending = 0;
+    }
+    return MT_OK;
+}
+
+static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w, mt_simulation *out,
+                         mt_error *err) {
+    mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
+    mt_whatif_configure(&out->wi, c, in->t, &cfg);
+    MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
+    MT_CHECK(outs_open(w, &out->run, err));
+    if (mt_whatif_perturbs(c)) {
+        mt_simrun_cfg b = mt_whatif_unperturbed(&cfg);
+        if (mt_simrun_run(in->t, in->pm, &b, &out->base, err) != MT_OK)
+            return mt_error_prefix(err, "the unperturbed baseline run");
+        out->has_base = 1;
+    }
+    mt_status rc = mt_simrun_exec(&out->run, err);
+    if (w->o->progress) mt_progress_end(&w->progress);
+    return rc;
+}
+
+mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const mt_sim_outputs *o,
+                          mt_simulation *out, mt_error *err) {
+    memset(out, 0, sizeof *out);
+    outs w;
+    outs_init(&w, o);
+    mt_status rc = run_all(c, in, &w, out, err);
+    if (rc == MT_OK) {
+        const mt_sim_result *r = out->run.res;
+        for (int32_t i = 0; i < r->n_gpus; i++)
+            if (r->gpus[i].peak_mem_bytes > r->gpus[out->worst_mem_gpu].peak_mem_bytes) out->worst_mem_gpu = i;
+        out->mem_limit = mt_run_mem_limit(c, in->t, NULL);
+        mt_run_summary sum = mt_simulation_summary(out, c, in);
+        rc = outs_write(&w, out, &sum, c, err);
+    }
+    outs_free(&w);
+    if (rc != MT_OK) mt_simulation_free(out);
+    return rc;
+}
+
+void mt_simulation_free(mt_simulation *s) {
+    if (!s) return;
+    mt_simrun_free(&s->run);
+    if (s->has_base) mt_simrun_free(&s->base);
+    memset(s, 0, sizeof *s);
+}
+
+mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config *c, const mt_run_input *in) {
+    mt_run_summary sum = {
+        .t = in->t, .prog = s->run.prog, .res = s->run.res, .host = s->run.host,
+        .topology = s->run.topology[0] ? s->run.topology : NULL, .network = c->net.network,
+        .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale,
+        .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
+        .base = s->has_base ? s->base.res : NULL,
+    };
+    return sum;
+}
+
+int mt_simulation_mem_warning(const mt_simulation *s, char *buf, size_t len) {
+    const mt_gpu_stats *g = &s->run.res->gpus[s->worst_mem_gpu];
+    if (!(s->mem_limit > 0) || !(g->peak_mem_bytes > s->mem_limit)) return 0;
+    snprintf(buf, len, "GPU %d needs an estimated %.2f GB, more than the %.2f GB limit (--gpu-mem)",
+             s->worst_mem_gpu, g->peak_mem_bytes / 1e9, s->mem_limit / 1e9);
+    return 1;
+}

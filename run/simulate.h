@@ -1,0 +1,56 @@
+/* run/simulate.h — `simulate` as a library call: one plan of a run configuration simulated, its
+ * what-if baseline when the scenario perturbs anything, and the files asked for (Perfetto
+ * timeline, CSV tables, HTML report) written.
+ *
+ * Order: the plan is resolved and the run built first, so that a bad plan or topology fails
+ * before any file is created and output files are opened (a bad path fails) before the
+ * simulation runs; files are complete when mt_run_simulate returns MT_OK, and removed when it
+ * fails. Nothing is printed: the caller renders mt_simulation_summary (report/summary.h).
+ * Costs: the simulation's, twice with a baseline; recording spans O(spans kept).
+ */
+#ifndef MT_RUN_SIMULATE_H
+#define MT_RUN_SIMULATE_H
+
+#include <stdio.h>
+
+#include "report/summary.h"
+#include "run/config.h"
+#include "run/input.h"
+#include "run/simrun.h"
+#include "run/whatif.h"
+
+/* The files a simulation writes (all optional). */
+typedef struct mt_sim_outputs {
+    const char *timeline;       /* Perfetto / chrome://tracing JSON */
+    const char *timeline_gpus;  /* only these GPUs in the timeline ("0-7,12"), NULL: all */
+    mt_time_ps window_from;     /* only this span of simulated time in the timeline */
+    mt_time_ps window_to;       /* MT_TIME_NEVER: open */
+    const char *csv_dir;        /* ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv */
+    const char *html;           /* the self-contained HTML report */
+    FILE *progress;             /* where a progress line goes (shown on a terminal only), NULL */
+} mt_sim_outputs;
+
+void mt_sim_outputs_init(mt_sim_outputs *o);
+
+typedef struct mt_simulation {
+    mt_simrun run;              /* the run: resolved plan, program, topology, result */
+    mt_simrun base;             /* the unperturbed baseline, when has_base */
+    int has_base;
+    mt_whatif wi;               /* the scenario binding (lives as long as the runs) */
+    double mem_limit;           /* bytes per GPU, 0 unknown */
+    int32_t worst_mem_gpu;      /* the GPU with the largest estimated peak memory */
+} mt_simulation;
+
+/* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file
+ * begun is removed. */
+mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const mt_sim_outputs *o,
+                          mt_simulation *out, mt_error *err);
+void mt_simulation_free(mt_simulation *s);
+
+/* The report view of a finished simulation (pointers into s, c and in). */
+mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config *c, const mt_run_input *in);
+
+/* 1 when the largest estimated peak memory is over the limit; the message into buf. */
+int mt_simulation_mem_warning(const mt_simulation *s, char *buf, size_t len);
+
+#endif

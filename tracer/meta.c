@@ -1,0 +1,41 @@
+/* tracer/meta.c — see meta.h. */
+#include "tracer/meta.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/fileio.h"
+
+mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
+                                 mt_error *err) {
+    struct stat st;
+    if (stat(path0, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(src, srclen, "%s/meta.json", path0);
+    } else {
+        const char *slash = strrchr(path0, '/');
+        int n = slash ? (int)(slash - path0) : 1;
+        snprintf(src, srclen, "%.*s/meta.json", n, slash ? path0 : ".");
+    }
+    if (stat(src, &st) != 0)
+        return mt_fail(err, MT_EIO,
+                       "--calibrate needs the measured step time from %s, which does not exist (tracer/collect.py "
+                       "writes it beside its traces; or give --measured-ms)", src);
+    json_t *m = NULL;
+    MT_CHECK(mt_json_load(src, &m, err));
+    json_t *med = json_object_get(json_object_get(m, "step_time_ms"), "median");
+    json_t *batch = json_object_get(m, "batch");
+    double v = json_is_number(med) ? json_number_value(med) : 0;
+    json_int_t b = json_is_integer(batch) ? json_integer_value(batch) : 0;
+    json_decref(m);
+    if (!(v > 0) || v > 1e9) /* as --measured-ms: 1e300 scaled the op times past any simulable step */
+        return mt_fail(err, MT_EINVAL, "%s: step_time_ms.median is missing or not a number of ms in (0, 1e9] "
+                       "(record with tracer/collect.py --steps N > 0, or give --measured-ms)", src);
+    if (b > 0 && t->batch_size > 0 && b != t->batch_size)
+        return mt_fail(err, MT_EINVAL, "%s: measured at batch %lld but the trace's batch is %lld "
+                       "(use the meta.json recorded with this trace, or give --measured-ms)",
+                       src, (long long)b, (long long)t->batch_size);
+    *ms_out = v;
+    return MT_OK;
+}
