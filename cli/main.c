@@ -36,13 +36,19 @@ static void man(FILE *out) {
     fprintf(out, ".TH MITOSIS 1 \"\" \"mitosis %s\" \"User Commands\"\n"
                  ".SH NAME\nmitosis \\- predict multi\\-GPU training time from a one\\-GPU trace\n"
                  ".SH SYNOPSIS\n", MITOSIS_VERSION);
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(out, ".B mitosis %s\n%s\n.br\n", COMMANDS[i]->name, COMMANDS[i]->synopsis);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        fprintf(out, ".B mitosis %s\n", COMMANDS[i]->name);
+        mt_flags_troff(out, COMMANDS[i]->synopsis);
+        fprintf(out, "\n.br\n");
+    }
     fprintf(out, ".SH DESCRIPTION\nmitosis reads a PyTorch profiler (Kineto) trace plus the Execution Trace of one "
                  "training step on one GPU (or a TrioSim CSV trace), extrapolates it onto N virtual GPUs under a "
                  "data, tensor, pipeline or hybrid parallel plan, and simulates every collective and pipeline "
                  "transfer on a flow\\-level or photonic network model. %s\n", UNITS);
     for (int i = 0; i < N_COMMANDS; i++) {
-        fprintf(out, ".SH %s\n%s.\n", COMMANDS[i]->name, COMMANDS[i]->summary);
+        fprintf(out, ".SH \"MITOSIS %s\"\n", COMMANDS[i]->name);
+        mt_flags_troff(out, COMMANDS[i]->summary);
+        fprintf(out, ".\n");
         each_table(COMMANDS[i], mt_flags_man, out);
     }
     fprintf(out, ".SH EXIT STATUS\n0 success; 2 bad input (a one\\-line message names the file or flag); 3 a "

@@ -285,8 +285,7 @@ void mt_flags_help(FILE *out, const mt_flag_table *t) {
     fputc('\n', out);
 }
 
-/* troff text: backslashes doubled, a leading '.' or '\'' escaped, '-' as \-. */
-static void troff(FILE *out, const char *s) {
+void mt_flags_troff(FILE *out, const char *s) {
     if (*s == '.' || *s == '\'') fputs("\\&", out);
     for (; *s; s++) {
         if (*s == '\\') fputs("\\\\", out);
@@ -298,21 +297,21 @@ static void troff(FILE *out, const char *s) {
 void mt_flags_man(FILE *out, const mt_flag_table *t) {
     if (t->section) {
         fputs(".SS ", out);
-        troff(out, t->section);
+        mt_flags_troff(out, t->section);
         fputc('\n', out);
     }
     for (int32_t i = 0; i < t->n; i++) {
         const mt_flag *f = &t->flags[i];
         fputs(".TP\n\\fB", out);
-        troff(out, f->name);
+        mt_flags_troff(out, f->name);
         fputs("\\fR", out);
         if (f->metavar) {
             fputs(" \\fI", out);
-            troff(out, f->metavar);
+            mt_flags_troff(out, f->metavar);
             fputs("\\fR", out);
         }
         fputc('\n', out);
-        troff(out, f->help ? f->help : "");
+        mt_flags_troff(out, f->help ? f->help : "");
         fputc('\n', out);
     }
 }

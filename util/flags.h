@@ -107,6 +107,8 @@ const mt_flag *mt_flag_find(const mt_flag_table *t, const char *name);
 
 /* "  --link-bw BW          help wrapped to the terminal-friendly width" for every flag. */
 void mt_flags_help(FILE *out, const mt_flag_table *t);
+/* text as troff: backslashes doubled, a leading '.' or '\'' escaped, '-' as \-. */
+void mt_flags_troff(FILE *out, const char *text);
 /* The table as man-page (troff -man) text: ".SS section" then ".TP" per flag. */
 void mt_flags_man(FILE *out, const mt_flag_table *t);
 /* The flag names of the table separated by spaces (for a completion word list). */
