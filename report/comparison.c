@@ -41,8 +41,8 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
     for (int32_t i = 0; i < o->n && !first; i++)
         if (o->rows[i].ran) first = &o->rows[i];
     if (!o->sweep) {
-        fprintf(out, "compare    %d plans on %d GPUs, global batch %lld, %s on %s, %s op-time model, host model %s\n",
-                o->n, o->gpus, first ? (long long)first->plan.global_batch : 0LL, o->network,
+        fprintf(out, "compare    %d plan%s on %d GPU%s, global batch %lld, %s on %s, %s op-time model, host model %s\n",
+                o->n, o->n == 1 ? "" : "s", o->gpus, o->gpus == 1 ? "" : "s", first ? (long long)first->plan.global_batch : 0LL, o->network,
                 o->topology ? o->topology : "its own endpoints", mt_pm_kind_name(o->perf_model),
                 o->host ? "trace" : "none");
     } else {
@@ -169,7 +169,8 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     mt_html_kv kv[4];
     int nk = 0;
     if (!o->sweep)
-        snprintf(lines[nk], sizeof lines[nk], "%d plans on %d GPUs, ranked by throughput", o->n, o->gpus);
+        snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s, ranked by throughput", o->n,
+                 o->n == 1 ? "" : "s", o->gpus, o->gpus == 1 ? "" : "s");
     else
         snprintf(lines[nk], sizeof lines[nk], "%s over %d values", o->sweep, o->n);
     kv[nk] = (mt_html_kv){!o->sweep ? "compared" : "swept", lines[nk]};

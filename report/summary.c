@@ -127,7 +127,8 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     const mt_plan *pl = &p->plan;
     char bucket[32];
     mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
-    fprintf(out, "plan       %d GPUs = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus, pl->dp,
+    fprintf(out, "plan       %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus,
+            pl->gpus == 1 ? "" : "s", pl->dp,
            pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
@@ -242,8 +243,8 @@ void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *b) 
         }
         fprintf(out, " ms\n");
     }
-    fprintf(out, "           GPU-time lost %.3f ms over %d GPUs = %.3f ms extra compute + %.3f ms more waiting\n",
-           msd(c.gpu_time_ps), r->n_gpus, msd(c.extra_compute_ps), msd(c.extra_wait_ps));
+    fprintf(out, "           GPU-time lost %.3f ms over %d GPU%s = %.3f ms extra compute + %.3f ms more waiting\n",
+           msd(c.gpu_time_ps), r->n_gpus, r->n_gpus == 1 ? "" : "s", msd(c.extra_compute_ps), msd(c.extra_wait_ps));
 }
 
 static json_t *step_times(const mt_sim_result *r) {
