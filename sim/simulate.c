@@ -574,104 +574,86 @@ static void free_runner(runner *r) {
     free(r->layer_comm);
 }
 
-mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
-                      mt_sim_result **out, mt_error *err) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    runner r;
-    memset(&r, 0, sizeof r);
-    mt_u64map_init(&r.cache_idx);
-    r.p = p;
-    r.pl = &p->plan;
-    r.net = net;
-    r.e = e;
-    r.sched = mt_engine_sched(e);
-    if (o) r.o = *o;
-    else mt_sim_opts_init(&r.o);
-    if (r.o.ranks_per_node <= 0) r.o.ranks_per_node = 8;
-    r.N = r.pl->gpus;
-    r.D = r.pl->dp;
-    r.T = r.pl->tp;
-    r.P = r.pl->pp;
-    r.M = r.pl->micro_batches;
-    mt_status rc = MT_OK;
+/* Allocates the runner's state for program p on net: per-GPU state, groups (TP group (d, s) holds t
+ * in order; DP group (s, t) holds d in order) and their endpoints. */
+static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
+                              mt_error *err) {
+    mt_u64map_init(&r->cache_idx);
+    r->p = p;
+    r->pl = &p->plan;
+    r->net = net;
+    r->e = e;
+    r->sched = mt_engine_sched(e);
+    if (o) r->o = *o;
+    else mt_sim_opts_init(&r->o);
+    if (r->o.ranks_per_node <= 0) r->o.ranks_per_node = 8;
+    r->N = r->pl->gpus;
+    r->D = r->pl->dp;
+    r->T = r->pl->tp;
+    r->P = r->pl->pp;
+    r->M = r->pl->micro_batches;
     const int32_t *eps;
     int32_t nep = mt_net_endpoints(net, &eps);
-    r.eps = eps;
-    if (nep < r.N) {
-        free_runner(&r);
-        return mt_fail(err, MT_EINVAL,
-                       "the plan needs %d GPUs but the topology has %d (pick a larger topology or "
-                       "fewer --gpus)", r.N, nep);
-    }
-    r.res = calloc(1, sizeof *r.res);
-    r.g = calloc((size_t)r.N, sizeof *r.g);
-    r.steps = r.o.steps > 1 ? r.o.steps : 1;
-    r.arrived = calloc((size_t)r.N * r.M * 2, sizeof *r.arrived);
-    r.step_end = calloc((size_t)r.steps, sizeof *r.step_end);
-    r.layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r.layer_comm);
-    int32_t ngrp[2] = {r.D * r.P, r.P * r.T}, gsize[2] = {r.T, r.D};
+    r->eps = eps;
+    if (nep < r->N)
+        return mt_fail(err, MT_EINVAL, "the plan needs %d GPUs but the topology has %d (pick a larger topology or "
+                       "fewer --gpus)", r->N, nep);
+    r->res = calloc(1, sizeof *r->res);
+    r->g = calloc((size_t)r->N, sizeof *r->g);
+    r->steps = r->o.steps > 1 ? r->o.steps : 1;
+    r->arrived = calloc((size_t)r->N * r->M * 2, sizeof *r->arrived);
+    r->step_end = calloc((size_t)r->steps, sizeof *r->step_end);
+    r->layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r->layer_comm);
+    int32_t ngrp[2] = {r->D * r->P, r->P * r->T}, gsize[2] = {r->T, r->D};
     for (int kind = 0; kind < 2; kind++) {
-        r.groups[kind] = calloc((size_t)ngrp[kind], sizeof *r.groups[kind]);
-        r.members[kind] = malloc((size_t)r.N * sizeof *r.members[kind]);
-        r.member_ep[kind] = malloc((size_t)r.N * sizeof *r.member_ep[kind]);
+        r->groups[kind] = calloc((size_t)ngrp[kind], sizeof *r->groups[kind]);
+        r->members[kind] = malloc((size_t)r->N * sizeof *r->members[kind]);
+        r->member_ep[kind] = malloc((size_t)r->N * sizeof *r->member_ep[kind]);
     }
-    if (!r.res || !r.g || !r.arrived || !r.step_end || !r.layer_comm || !r.groups[0] || !r.groups[1] || !r.members[0] ||
-        !r.members[1] || !r.member_ep[0] || !r.member_ep[1]) {
-        rc = mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r.N);
-        goto done;
-    }
-    for (int32_t i = 0; i < r.N; i++) {
-        vgpu *g = &r.g[i];
+    if (!r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm || !r->groups[0] || !r->groups[1] ||
+        !r->members[0] || !r->members[1] || !r->member_ep[0] || !r->member_ep[1])
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    for (int32_t i = 0; i < r->N; i++) {
+        vgpu *g = &r->g[i];
         g->rank = i;
         g->host_issued = -1;
-        if (r.o.host) g->host = r.o.host->head_ps;
-        mt_plan_coords(r.pl, i, &g->d, &g->s, &g->t);
-        /* TP group (d, s) holds t in order; DP group (s, t) holds d in order */
-        int32_t tg = g->d * r.P + g->s, dg = g->s * r.T + g->t;
-        r.members[MT_GROUP_TP][tg * r.T + g->t] = i;
-        r.members[MT_GROUP_DP][dg * r.D + g->d] = i;
-        r.member_ep[MT_GROUP_TP][tg * r.T + g->t] = eps[i];
-        r.member_ep[MT_GROUP_DP][dg * r.D + g->d] = eps[i];
-        r.total_tasks += (int64_t)p->stages[g->s].n_tasks * r.steps;
+        if (r->o.host) g->host = r->o.host->head_ps;
+        mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
+        int32_t tg = g->d * r->P + g->s, dg = g->s * r->T + g->t;
+        r->members[MT_GROUP_TP][tg * r->T + g->t] = i;
+        r->members[MT_GROUP_DP][dg * r->D + g->d] = i;
+        r->member_ep[MT_GROUP_TP][tg * r->T + g->t] = eps[i];
+        r->member_ep[MT_GROUP_DP][dg * r->D + g->d] = eps[i];
+        r->total_tasks += (int64_t)p->stages[g->s].n_tasks * r->steps;
     }
     for (int kind = 0; kind < 2; kind++)
         for (int32_t i = 0; i < ngrp[kind]; i++) {
-            group *G = &r.groups[kind][i];
+            group *G = &r->groups[kind][i];
             G->n = gsize[kind];
-            G->ranks = r.members[kind] + (size_t)i * gsize[kind];
-            G->ep = r.member_ep[kind] + (size_t)i * gsize[kind];
+            G->ranks = r->members[kind] + (size_t)i * gsize[kind];
+            G->ep = r->member_ep[kind] + (size_t)i * gsize[kind];
         }
-    for (int32_t i = 0; i < r.N; i++)
-        if (!mt_engine_at(e, 0, ev_advance, &r, (uint64_t)i)) {
-            rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r.N);
-            goto done;
-        }
-    rc = mt_engine_run(e, MT_TIME_NEVER, err);
-    if (rc != MT_OK) goto done;
-    for (int32_t i = 0; i < r.N; i++)
-        if (r.g[i].state != ST_DONE) {
-            stuck_message(&r, err);
-            rc = MT_ESTUCK;
-            goto done;
-        }
-    mt_sim_result *res = r.res;
-    res->n_gpus = r.N;
-    res->gpus = calloc((size_t)(r.N > 0 ? r.N : 1), sizeof *res->gpus);
+    return MT_OK;
+}
+
+/* The per-GPU, per-step and per-layer results of a finished run into r->res. */
+static mt_status collect_results(runner *r, mt_error *err) {
+    const mt_program *p = r->p;
+    mt_sim_result *res = r->res;
+    res->n_gpus = r->N;
+    res->gpus = calloc((size_t)(r->N > 0 ? r->N : 1), sizeof *res->gpus);
     res->n_layers = p->n_layers;
     res->layer_compute_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
     res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
-    if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps) {
-        rc = mt_fail(err, MT_ENOMEM, "out of memory collecting results");
-        goto done;
-    }
-    for (int32_t i = 0; i < r.N; i++)
-        if (r.g[i].finish_ps > res->step_ps) res->step_ps = r.g[i].finish_ps;
-    res->n_steps = r.steps;
-    res->step_end_ps = r.step_end;
-    r.step_end = NULL;
-    for (int32_t i = 0; i < r.N; i++) {
-        const vgpu *g = &r.g[i];
+    if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps)
+        return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
+    for (int32_t i = 0; i < r->N; i++)
+        if (r->g[i].finish_ps > res->step_ps) res->step_ps = r->g[i].finish_ps;
+    res->n_steps = r->steps;
+    res->step_end_ps = r->step_end;
+    r->step_end = NULL;
+    for (int32_t i = 0; i < r->N; i++) {
+        const vgpu *g = &r->g[i];
         const mt_stage_program *sp = &p->stages[g->s];
         mt_gpu_stats *st = &res->gpus[i];
         st->rank = i;
@@ -686,24 +668,44 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         st->idle_ps = res->step_ps - g->finish_ps;
         st->host_wait_ps = g->host_wait;
         st->host_sync_ps = g->host_sync;
-        st->host_busy_ps = r.o.host ? g->host - g->host_sync : 0;
+        st->host_busy_ps = r->o.host ? g->host - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
-        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes +
-                             g->peak_live * sp->act_bytes_per_mb;
+        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + g->peak_live * sp->act_bytes_per_mb;
     }
-    for (int32_t s = 0; s < r.P; s++) {
+    for (int32_t s = 0; s < r->P; s++) {
         const mt_stage_program *sp = &p->stages[s];
         for (int32_t j = 0; j < sp->n_items; j++)
             if (sp->items[j].layer >= 0 && sp->items[j].layer < p->n_layers)
                 res->layer_compute_ps[sp->items[j].layer] += (double)sp->items[j].dur_ps;
     }
-    for (int32_t l = 0; l < p->n_layers; l++) res->layer_comm_ps[l] = r.layer_comm[l] / ((double)r.D * r.T);
-    res->events = mt_engine_events(e);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    *out = res;
-    r.res = NULL;
-done:
+    for (int32_t l = 0; l < p->n_layers; l++) res->layer_comm_ps[l] = r->layer_comm[l] / ((double)r->D * r->T);
+    res->events = mt_engine_events(r->e);
+    return MT_OK;
+}
+
+mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
+                      mt_sim_result **out, mt_error *err) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    runner r;
+    memset(&r, 0, sizeof r);
+    mt_status rc = setup_runner(&r, p, net, e, o, err);
+    for (int32_t i = 0; rc == MT_OK && i < r.N; i++)
+        if (!mt_engine_at(e, 0, ev_advance, &r, (uint64_t)i))
+            rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r.N);
+    if (rc == MT_OK) rc = mt_engine_run(e, MT_TIME_NEVER, err);
+    for (int32_t i = 0; rc == MT_OK && i < r.N; i++)
+        if (r.g[i].state != ST_DONE) {
+            stuck_message(&r, err);
+            rc = MT_ESTUCK;
+        }
+    if (rc == MT_OK) rc = collect_results(&r, err);
+    if (rc == MT_OK) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        r.res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        *out = r.res;
+        r.res = NULL;
+    }
     mt_sim_result_free(r.res);
     free_runner(&r);
     return rc;
