@@ -59,7 +59,11 @@ static const mt_flag PREDICT[] = {
     {"--gpu-specs", MT_FLAG_STRING, PM(o.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
     {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the prediction as JSON"},
 };
+static const mt_flag SHOW[] = {
+    {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the model as JSON (the MODEL.json document)"},
+};
 static const mt_flag GPUS[] = {
+    {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the table as JSON"},
     {"--gpu-specs", MT_FLAG_STRING, PM(o.gpu_specs_path), "FILE", "extra GPU table (JSON): {\"gpus\": [{\"name\", "
      "\"match\", \"mem_GBps\", \"mem_GB\", \"tflops\": {\"fp32\", \"tf32\", \"bf16\", \"fp16\", \"fp8\", "
      "\"fp64\"}}]}", .complete = "file"},
@@ -67,17 +71,18 @@ static const mt_flag GPUS[] = {
 #undef PM
 static const mt_flag_table FIT_FLAGS = MT_FLAG_TABLE("perfmodel fit", FIT);
 static const mt_flag_table PREDICT_FLAGS = MT_FLAG_TABLE("perfmodel predict", PREDICT);
+static const mt_flag_table SHOW_FLAGS = MT_FLAG_TABLE("perfmodel show", SHOW);
 static const mt_flag_table GPUS_FLAGS = MT_FLAG_TABLE("perfmodel gpus", GPUS);
-static const mt_flag_table *const TABLES[] = {&FIT_FLAGS, &PREDICT_FLAGS, &GPUS_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&FIT_FLAGS, &SHOW_FLAGS, &PREDICT_FLAGS, &GPUS_FLAGS, NULL};
 
 static void usage(FILE *out) {
     fprintf(out,
             "usage: mitosis perfmodel fit TRACE... [--csv FILE]... -o MODEL.json\n"
-            "       mitosis perfmodel show MODEL.json\n"
+            "       mitosis perfmodel show MODEL.json [--json]\n"
             "       mitosis perfmodel predict TRACE [--perf-model trace|linear|roofline]\n"
             "                [--model MODEL.json] [--batch N | --batch-factor F] [--tp N]\n"
             "                [--target-gpu GPU] [--gpu-specs FILE] [--json]\n"
-            "       mitosis perfmodel gpus [--gpu-specs FILE]\n\n"
+            "       mitosis perfmodel gpus [--gpu-specs FILE] [--json]\n\n"
             "fit      fits time = a*FLOPs + b*bytes + c (a, b, c >= 0) per operator class on the\n"
             "         ops of every TRACE (a directory or a single trace file each) and of every CSV\n"
             "         of measured ops; writes MODEL.json. Classes with too few points or collinear\n"
@@ -103,6 +108,14 @@ static mt_status take_input(void *ctx, const char *arg, mt_error *err) {
     return MT_OK;
 }
 
+/* Prints a new JSON object and releases it. */
+static void print_json(json_t *j) {
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    if (s) puts(s);
+    free(s);
+    json_decref(j);
+}
+
 static mt_status fit(pm_cli *c, mt_error *err) {
     if (!c->out) return mt_fail(err, MT_EINVAL, "fit needs -o MODEL.json");
     if (!c->n_inputs && !c->n_csvs) return mt_fail(err, MT_EINVAL, "fit needs at least one TRACE or --csv FILE");
@@ -123,7 +136,8 @@ static mt_status show(pm_cli *c, mt_error *err) {
     if (c->n_inputs != 1) return mt_fail(err, MT_EINVAL, "show takes one MODEL.json");
     mt_linmodel m;
     MT_CHECK(mt_linmodel_load(c->inputs[0], &m, err));
-    mt_perfreport_model(stdout, &m);
+    if (c->as_json) print_json(mt_linmodel_json(&m));
+    else mt_perfreport_model(stdout, &m);
     return MT_OK;
 }
 
@@ -133,15 +147,8 @@ static mt_status predict(pm_cli *c, mt_error *err) {
     mt_prediction p;
     MT_CHECK(mt_run_predict(c->inputs[0], &c->o, c->batch, c->factor, c->tp, &p, err));
     mt_cli_warn("perfmodel", p.view.warning);
-    if (c->as_json) {
-        json_t *j = mt_perfreport_prediction_json(&p.view);
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (s) puts(s);
-        free(s);
-        json_decref(j);
-    } else {
-        mt_perfreport_prediction(stdout, &p.view);
-    }
+    if (c->as_json) print_json(mt_perfreport_prediction_json(&p.view));
+    else mt_perfreport_prediction(stdout, &p.view);
     mt_prediction_free(&p);
     return MT_OK;
 }
@@ -150,7 +157,8 @@ static mt_status gpus(pm_cli *c, mt_error *err) {
     if (c->n_inputs) return mt_fail(err, MT_EINVAL, "gpus takes no argument ('%s'; only --gpu-specs FILE)", c->inputs[0]);
     mt_gpu_table *tab = NULL;
     MT_CHECK(mt_gpu_table_new(c->o.gpu_specs_path, &tab, err));
-    mt_perfreport_gpus(stdout, tab);
+    if (c->as_json) print_json(mt_perfreport_gpus_json(tab));
+    else mt_perfreport_gpus(stdout, tab);
     mt_gpu_table_free(tab);
     return MT_OK;
 }
@@ -159,7 +167,7 @@ static const struct {
     const char *name;
     const mt_flag_table *flags;
     mt_status (*run)(pm_cli *c, mt_error *err);
-} SUBS[] = {{"fit", &FIT_FLAGS, fit}, {"show", NULL, show}, {"predict", &PREDICT_FLAGS, predict},
+} SUBS[] = {{"fit", &FIT_FLAGS, fit}, {"show", &SHOW_FLAGS, show}, {"predict", &PREDICT_FLAGS, predict},
             {"gpus", &GPUS_FLAGS, gpus}};
 
 int cmd_perfmodel(int argc, char **argv) {
@@ -179,8 +187,7 @@ int cmd_perfmodel(int argc, char **argv) {
     mt_error err = {0};
     for (size_t k = 0; k < sizeof SUBS / sizeof SUBS[0]; k++) {
         if (strcmp(sub, SUBS[k].name)) continue;
-        static const mt_flag_table none = {"", NULL, 0};
-        mt_flag_bind b = {SUBS[k].flags ? SUBS[k].flags : &none, &c};
+        mt_flag_bind b = {SUBS[k].flags, &c};
         mt_flag_seen seen;
         mt_status rc = mt_flags_parse(argc, argv, 2, &b, 1, take_input, &c, "perfmodel", &seen, &err);
         if (rc == MT_OK && seen.help) {

@@ -45,7 +45,7 @@ double mt_linmodel_predict_ns(const mt_linmodel *m, mt_opclass c, double flops, 
 static const char *const term_names[3] = {"flops", "bytes", "const"};
 static const char *const coef_keys[3] = {"ns_per_flop", "ns_per_byte", "ns"};
 
-mt_status mt_linmodel_save(const mt_linmodel *m, const char *path, mt_error *err) {
+json_t *mt_linmodel_json(const mt_linmodel *m) {
     json_t *o = json_object(), *cls = json_object();
     json_object_set_new(o, "format", json_string("mitosis-perfmodel"));
     json_object_set_new(o, "version", json_integer(1));
@@ -68,6 +68,11 @@ mt_status mt_linmodel_save(const mt_linmodel *m, const char *path, mt_error *err
         json_object_set_new(cls, mt_opclass_name((mt_opclass)c), e);
     }
     json_object_set_new(o, "classes", cls);
+    return o;
+}
+
+mt_status mt_linmodel_save(const mt_linmodel *m, const char *path, mt_error *err) {
+    json_t *o = mt_linmodel_json(m);
     int bad = json_dump_file(o, path, JSON_INDENT(2) | JSON_REAL_PRECISION(12) | JSON_SORT_KEYS);
     json_decref(o);
     if (bad) return mt_fail(err, MT_EIO, "%s: cannot write the model (check the directory exists "

@@ -22,6 +22,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "perfmodel/fit.h"
 #include "perfmodel/gpuspec.h"
 #include "perfmodel/work.h"
@@ -88,6 +90,8 @@ double mt_linmodel_predict_ns(const mt_linmodel *m, mt_opclass c, double flops, 
  * {n, terms, ns_per_flop, ns_per_byte, ns, rel_rmse, warning}}}. Errors are one line naming the
  * file (and the JSON path). */
 mt_status mt_linmodel_save(const mt_linmodel *m, const char *path, mt_error *err);
+/* The same document as a new jansson object (`mitosis perfmodel show --json`). */
+json_t *mt_linmodel_json(const mt_linmodel *m);
 mt_status mt_linmodel_load(const char *path, mt_linmodel *m, mt_error *err);
 
 /* ---- the op-time model bound to one trace ------------------------------------------------ */

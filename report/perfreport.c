@@ -84,3 +84,23 @@ json_t *mt_perfreport_prediction_json(const mt_predicted_step *p) {
     json_object_set_new(j, "warning", json_string(p->warning));
     return j;
 }
+
+json_t *mt_perfreport_gpus_json(const mt_gpu_table *tab) {
+    static const char *const dtypes[MT_DT_COUNT] = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8"};
+    json_t *arr = json_array();
+    for (int i = 0; i < tab->n; i++) {
+        const mt_gpu_spec *g = &tab->gpus[i];
+        json_t *x = json_object(), *tf = json_object();
+        for (int d = 0; d < MT_DT_COUNT; d++)
+            json_object_set_new(tf, dtypes[d], g->peak_flops[d] > 0 ? json_real(g->peak_flops[d] / 1e12) : json_null());
+        json_object_set_new(x, "name", json_string(g->name));
+        json_object_set_new(x, "tflops", tf);
+        json_object_set_new(x, "mem_GBps", json_real(g->mem_Bps / 1e9));
+        json_object_set_new(x, "mem_GB", json_real(g->mem_bytes / 1e9));
+        json_object_set_new(x, "note", json_string(g->note));
+        json_array_append_new(arr, x);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "gpus", arr);
+    return o;
+}

@@ -16,6 +16,8 @@
 
 void mt_perfreport_model(FILE *out, const mt_linmodel *m);
 void mt_perfreport_gpus(FILE *out, const mt_gpu_table *tab);
+/* The GPU table as JSON: {"gpus": [{name, tflops{fp64, ...} (null: not supported), mem_GBps, mem_GB, note}]}. */
+json_t *mt_perfreport_gpus_json(const mt_gpu_table *tab);
 
 /* A serial single-GPU step predicted at another batch, split or GPU. */
 typedef struct mt_predicted_step {

@@ -27,6 +27,19 @@ check "predict at the traced batch gives the traced time back" \
   '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/same.json\")); assert abs(p[\"predicted_ms\"][\"total\"]-p[\"traced_ms\"][\"total\"]) < 1e-6"'
 "$bin" perfmodel gpus > "$tmp/gpus.out"; rc=$?
 check "gpus lists the table" '[ $rc -eq 0 ] && [ $(grep -cE "^(V100|A40|A100-40GB|A100-80GB|H100-SXM|H100-PCIe|H200|L40S|RTX-2080Ti|MI250) " "$tmp/gpus.out") -eq 10 ]'
+"$bin" perfmodel gpus --json > "$tmp/gpus.json"; rc=$?
+check "gpus --json: the same table (H100-SXM: 494.7 TF32 TFLOP/s, 3350 GB/s; V100 has no TF32)" \
+  '[ $rc -eq 0 ] && python3 -c "import json; g={x[\"name\"]: x for x in json.load(open(\"$tmp/gpus.json\"))[\"gpus\"]}; assert len(g)==10; h=g[\"H100-SXM\"]; assert abs(h[\"tflops\"][\"tf32\"]-494.7)<0.05 and h[\"mem_GBps\"]==3350; assert g[\"V100\"][\"tflops\"][\"tf32\"] is None"'
+"$bin" perfmodel show "$tmp/model.json" --json > "$tmp/show.json"; rc=$?
+check "show --json is the model file's document (numbers to 10 digits)" \
+  '[ $rc -eq 0 ] && python3 -c "
+import json, math
+def same(a, b):
+    if isinstance(a, dict): return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list): return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, float): return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300)
+    return a == b
+assert same(json.load(open(\"$tmp/show.json\")), json.load(open(\"$tmp/model.json\")))"'
 "$bin" inspect "$root"/traces/cpu-gpt-tiny-b4 --unknown-ops --json > "$tmp/unk.json"; rc=$?
 check "inspect --unknown-ops --json has the key" \
   '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/unk.json\")); assert isinstance(d[\"unknown_ops\"], list)"'
