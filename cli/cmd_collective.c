@@ -106,7 +106,7 @@ int cmd_collective(int argc, char **argv) {
     }
     mt_topo *topo = NULL;
     if (mt_netopts_topology(&o, &topo, &err) != MT_OK) return mt_cli_fail("collective", &err);
-    int32_t nep = o.ph.endpoints;
+    int32_t nep = o.ph.endpoints ? o.ph.endpoints : MT_PHOTONIC_ENDPOINTS;
     if (topo) mt_topo_gpus(topo, &nep);
     cp.nranks = ranks ? ranks : nep;
     int rc = 0;

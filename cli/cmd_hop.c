@@ -118,8 +118,6 @@ static mt_status run_once(const hop_cli *c, const mt_gossip_graph *g, const doub
         snprintf(spec, sizeof spec, "switch:%d", (int)c->workers);
         net.topology = spec;
     }
-    if (strcmp(net.network, "flow"))
-        return mt_fail(err, MT_EINVAL, "hop slows workers' uplinks, which needs --network flow");
     mt_topo *topo = NULL;
     mt_engine *e = NULL;
     mt_netmodel nm = {0};
@@ -139,7 +137,7 @@ static mt_status run_once(const hop_cli *c, const mt_gossip_graph *g, const doub
         snprintf(sel, sizeof sel, "%s->*", mt_topo_name(topo, gpus[i]));
         rc = mt_topo_select_links(topo, sel, &ids, &k, err);
         if (rc != MT_OK) break;
-        for (int32_t j = 0; rc == MT_OK && j < k; j++) rc = mt_flownet_set_link_factor(nm.self, ids[j], 1.0 / slow[i], err);
+        for (int32_t j = 0; rc == MT_OK && j < k; j++) rc = mt_net_set_link_factor(&nm, ids[j], 1.0 / slow[i], err);
         free(ids);
         comp[i] = compute_ps;
     }

@@ -339,7 +339,7 @@ static mt_status outputs_open(outputs *o, sim_cli *c, const trace *t, mt_simrun_
 }
 
 static mt_status outputs_write(outputs *o, const sim_cli *c, const mt_simrun *run, mt_error *err) {
-    mt_report_src src = {run->prog, run->res, &o->rec, run->topo, run->flow, c->po.gpus_per_node};
+    mt_report_src src = {run->prog, run->res, &o->rec, run->topo, &run->net, c->po.gpus_per_node};
     if (c->timeline) {
         MT_CHECK(mt_timeline_write(&src, o->tl_filter, o->tf, c->timeline, err));
         FILE *f = o->tf;

@@ -66,7 +66,7 @@ int mt_netopts_take(mt_netopts *o, int argc, char **argv, int *i, mt_error *err)
         break;
     case 6:
         if (strcmp(v, "flow") && strcmp(v, "photonic"))
-            rc = mt_fail(err, MT_EINVAL, "--network must be one of %s (got '%s')", mt_netmodel_names(), v);
+            rc = mt_fail(err, MT_EINVAL, "--network must be one of %s (got '%s')", MT_NETMODEL_CHOICES, v);
         o->network = v;
         break;
     case 7:
@@ -81,12 +81,11 @@ int mt_netopts_take(mt_netopts *o, int argc, char **argv, int *i, mt_error *err)
     }
     case 8:
         rc = mt_parse_bandwidth(v, &x, err);
-        o->ph.total_bw_Bps = x; /* per port for now; scaled by ports in mt_netopts_topology */
-        o->photonic_total_set = 1;
+        o->ph.port_bw_Bps = x;
         break;
     case 9:
         rc = mt_parse_time_ns(v, &x, err);
-        o->ph.setup_ps = (mt_time_ps)(x * 1000 + 0.5);
+        o->ph.setup_ns = x;
         break;
     case 10:
         rc = mt_parse_bytes(v, &x, err);
@@ -108,7 +107,5 @@ mt_status mt_netopts_topology(const mt_netopts *o, mt_topo **out, mt_error *err)
 
 mt_status mt_netopts_model(const mt_netopts *o, mt_topo *topo, mt_sched sched, mt_netmodel *out,
                            mt_error *err) {
-    mt_photonic_params ph = o->ph;
-    if (o->photonic_total_set) ph.total_bw_Bps = o->ph.total_bw_Bps * ph.ports;
-    return mt_netmodel_create(o->network, topo, &ph, sched, out, err);
+    return mt_netmodel_create(o->network, topo, &o->ph, sched, out, err);
 }

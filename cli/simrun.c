@@ -68,10 +68,8 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
     if (rc == MT_OK) rc = mt_netopts_topology(&net, &out->topo, err);
     if (rc == MT_OK && !(out->e = mt_engine_new())) rc = mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
     if (rc == MT_OK) rc = mt_netopts_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
-    if (rc == MT_OK && !strcmp(out->net.ops->name, "flow")) {
-        out->flow = out->net.self;
-        if (cfg->on_link) mt_flownet_set_link_observer(out->flow, cfg->on_link, cfg->link_ctx);
-    }
+    if (rc == MT_OK && cfg->on_link && mt_net_can(&out->net, MT_NETOP_LINK_OBSERVER))
+        rc = mt_net_set_link_observer(&out->net, cfg->on_link, cfg->link_ctx, err);
     if (rc == MT_OK && cfg->prepare) rc = cfg->prepare(cfg->prepare_ctx, out, err);
     if (rc == MT_OK) {
         mt_sim_opts so = cfg->sim;

@@ -4,7 +4,7 @@
  * answers the same question the same way.
  *
  * Everything built is kept in the mt_simrun (the program for stage data, the topology and the
- * flow model for per-link statistics) until mt_simrun_free.
+ * network model for per-link statistics) until mt_simrun_free.
  */
 #ifndef MT_CLI_SIMRUN_H
 #define MT_CLI_SIMRUN_H
@@ -12,7 +12,7 @@
 #include "cli/netopts.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
-#include "network/flow.h"
+#include "network/netmodel.h"
 #include "perfmodel/perfmodel.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
@@ -32,7 +32,7 @@ typedef struct mt_simrun_cfg {
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     double host_scale;       /* host work times multiplied by this (default 1) */
     double op_scale;         /* operator device times multiplied by this (default 1) */
-    mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
+    mt_link_rate_fn on_link; /* optional: link load observer (models with links) */
     void *link_ctx;
     mt_simrun_prepare_fn prepare; /* optional */
     void *prepare_ctx;
@@ -48,7 +48,6 @@ typedef struct mt_simrun {
     mt_topo *topo;           /* NULL for photonic without --topology */
     mt_engine *e;
     mt_netmodel net;
-    mt_flownet *flow;        /* net's flow model, or NULL (photonic) */
     mt_hostmodel *host;      /* the host model used, or NULL */
     mt_sim_result *res;
 } mt_simrun;

@@ -66,7 +66,7 @@ int mt_whatif_take(mt_whatif *w, int argc, char **argv, int *i, mt_error *err) {
 static mt_status prepare(void *ctx, mt_simrun *run, mt_error *err) {
     mt_whatif *w = ctx;
     MT_CHECK(mt_scenario_bind(w->sc, run->prog, w->t, &w->pm, err));
-    return mt_scenario_apply_network(w->sc, run->flow, run->topo, err);
+    return mt_scenario_apply_network(w->sc, &run->net, run->topo, err);
 }
 
 void mt_whatif_configure(mt_whatif *w, const trace *t, const mt_pm_opts *pm, mt_simrun_cfg *cfg) {
