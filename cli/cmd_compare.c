@@ -65,7 +65,7 @@ static void usage(FILE *out) {
             "Plan, operator-time and trace options as for mitosis simulate:\n");
     mt_planopts_help(out);
     fprintf(out, "\n");
-    mt_netopts_help(out);
+    mt_netcfg_help(out);
 }
 
 typedef enum { SW_NONE = 0, SW_LINK_BW, SW_NIC_BW, SW_GPUS, SW_BATCH } sweep_kind;
@@ -88,7 +88,7 @@ typedef struct cmp_cli {
 
 typedef struct cmp_row {
     mt_plan plan;            /* as asked */
-    mt_netopts net;          /* with the swept bandwidth */
+    mt_netcfg net;           /* with the swept bandwidth */
     char topology[128];      /* --topology after {gpus}/{nodes}; "" = not given */
     char label[128];         /* the plan, or the swept value */
     double x;                /* the swept value */
@@ -193,6 +193,7 @@ static int parse_args(cmp_cli *c, int argc, char **argv, mt_error *err) {
     }
     if (c->po.n_paths == 0)
         return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis compare TRACE --gpus N)"), -1;
+    if (mt_netcfg_check(&c->po.net, NULL, err) != MT_OK) return -1;
     if (c->sweep && c->plans)
         return mt_fail(err, MT_EINVAL, "--plans and --sweep do not go together: a sweep runs the one plan "
                                        "the plan flags give"), -1;
@@ -392,7 +393,7 @@ static void print_text(const cmp_out *o) {
         if (o->rows[i].ran) first = &o->rows[i];
     if (c->sw == SW_NONE) {
         printf("compare    %d plans on %d GPUs, global batch %lld, %s on %s, %s op-time model, host model %s\n", o->n,
-               c->po.plan.gpus, first ? (long long)first->resolved.global_batch : 0LL, c->po.net.network,
+               c->po.plan.gpus, first ? (long long)first->resolved.global_batch : 0LL, mt_netcfg_model_name(&c->po.net),
                first && first->ran_topology[0] ? first->ran_topology : "its own endpoints",
                mt_pm_kind_name(c->po.pm.kind), o->b->host ? "trace" : "none");
     } else {
@@ -401,7 +402,7 @@ static void print_text(const cmp_out *o) {
         mt_planlist_label(&p, label, sizeof label);
         printf("sweep      %s over %d values, plan %s%s, %s on %s, %s op-time model, host model %s\n",
                SWEEP_NAMES[c->sw], o->n,
-               label, c->sw == SW_GPUS ? " (sizes left out take the GPUs)" : "", c->po.net.network,
+               label, c->sw == SW_GPUS ? " (sizes left out take the GPUs)" : "", mt_netcfg_model_name(&c->po.net),
                c->po.net.topology && strchr(c->po.net.topology, '{') ? c->po.net.topology
                : first && first->ran_topology[0] ? first->ran_topology : "its own endpoints",
                mt_pm_kind_name(c->po.pm.kind), o->b->host ? "trace" : "none");
@@ -473,7 +474,7 @@ static void print_json(const cmp_out *o) {
     json_object_set_new(j, "mode", json_string(c->sw == SW_NONE ? "plans" : "sweep"));
     if (c->sw == SW_NONE) json_object_set_new(j, "gpus", json_integer(c->po.plan.gpus));
     else json_object_set_new(j, "sweep", json_string(SWEEP_NAMES[c->sw]));
-    json_object_set_new(j, "network", json_string(c->po.net.network));
+    json_object_set_new(j, "network", json_string(mt_netcfg_model_name(&c->po.net)));
     json_object_set_new(j, "perf_model", json_string(mt_pm_kind_name(c->po.pm.kind)));
     json_object_set_new(j, "host_model", json_string(o->b->host ? "trace" : "none"));
     json_object_set_new(j, "calibration", mt_calibration_json(&c->cal));

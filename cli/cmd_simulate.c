@@ -50,7 +50,7 @@ static void usage(FILE *out) {
             "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n");
     mt_whatif_help(out);
     fprintf(out, "\n");
-    mt_netopts_help(out);
+    mt_netcfg_help(out);
 }
 
 
@@ -98,6 +98,7 @@ static int parse_args(sim_cli *c, int argc, char **argv, mt_error *err) {
         i += used;
     }
     if (c->po.n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)"), -1;
+    if (mt_netcfg_check(&c->po.net, NULL, err) != MT_OK) return -1;
     if (!c->timeline && (c->timeline_gpus || c->tl_filter.from > 0 || c->tl_filter.to != MT_TIME_NEVER))
         return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE"), -1;
     if (c->po.plan.gpus == 0 && !c->po.plan.dp && !c->po.plan.tp && !c->po.plan.pp)
@@ -122,7 +123,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "plan", plan);
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", topology ? json_string(topology) : json_null());
-    json_object_set_new(o, "network", json_string(c->po.net.network));
+    json_object_set_new(o, "network", json_string(mt_netcfg_model_name(&c->po.net)));
     json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->po.pm.kind)));
     json_object_set_new(o, "target_gpu", c->po.pm.target_gpu ? json_string(c->po.pm.target_gpu) : json_null());
     json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
@@ -228,7 +229,7 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
                (long long)t->batch_size);
     else
         printf("batch      unknown in the trace: each replica runs the traced batch\n");
-    printf("network    %s on %s\n", c->po.net.network, topology ? topology : "its own endpoints");
+    printf("network    %s on %s\n", mt_netcfg_model_name(&c->po.net), topology ? topology : "its own endpoints");
     printf("op times   %s model%s%s\n", mt_pm_kind_name(c->po.pm.kind), c->po.pm.target_gpu ? ", target GPU " : "",
            c->po.pm.target_gpu ? c->po.pm.target_gpu : "");
     printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);

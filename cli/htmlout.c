@@ -42,7 +42,7 @@ mt_status mt_cli_html_write(const char *path, const mt_html_report *rep, const m
              (long long)pl->replica_batch, (long long)pl->micro_batch, (long long)t->batch_size);
     else
         LINE("batch", "unknown in the trace: each replica runs the traced batch");
-    LINE("network", "%s on %s", po->net.network, run->topology[0] ? run->topology : "its own endpoints");
+    LINE("network", "%s on %s", mt_netcfg_model_name(&po->net), run->topology[0] ? run->topology : "its own endpoints");
     LINE("op times", "%s model%s%s", mt_pm_kind_name(po->pm.kind), po->pm.target_gpu ? ", target GPU " : "",
          po->pm.target_gpu ? po->pm.target_gpu : "");
     LINE("host model", "%s", run->host ? "trace: each GPU's host thread launches its ops as in the trace"

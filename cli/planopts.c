@@ -11,7 +11,7 @@
 void mt_planopts_init(mt_planopts *o) {
     memset(o, 0, sizeof *o);
     mt_plan_init(&o->plan);
-    mt_netopts_init(&o->net);
+    mt_netcfg_init(&o->net);
     trace_load_opts_init(&o->topts);
     mt_pm_opts_init(&o->pm);
     o->gpus_per_node = 8;
@@ -140,7 +140,7 @@ static int take_named(mt_planopts *o, const char *f, const char *v, mt_error *er
 }
 
 int mt_planopts_take(mt_planopts *o, int argc, char **argv, int *i, mt_error *err) {
-    int t = mt_netopts_take(&o->net, argc, argv, i, err);
+    int t = mt_netcfg_take(&o->net, argc, argv, i, err);
     if (t) return t;
     const char *f = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 2;

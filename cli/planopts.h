@@ -3,7 +3,7 @@
  * --bucket, --first-bucket, --placement, --algo, --ring-model, --chunks, --gpus-per-node),
  * the operator-time model (--perf-model, --model, --target-gpu, --gpu-specs, --trace-gpu),
  * the host model (--host-model, --host-scale), calibration (--calibrate, --measured-ms), the trace step (--step), the memory limit (--gpu-mem) and
- * every network flag (cli/netopts.h).
+ * every network flag (netmodels/netcfg.h).
  *
  * A command walks its argv, offers each argument to mt_planopts_take first (which also takes
  * the trace paths, the arguments that are not flags, and spots --help) and handles the rest
@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include "cli/netopts.h"
+#include "netmodels/netcfg.h"
 #include "cli/simrun.h"
 #include "extrapolate/plan.h"
 #include "perfmodel/perfmodel.h"
@@ -29,7 +29,7 @@ typedef struct mt_planopts {
     mt_plan plan;             /* sizes as given (0 = not given) */
     const char *strategy;     /* --strategy dp|ddp|tp|pp, NULL */
     int schedule_set;         /* --schedule was given */
-    mt_netopts net;
+    mt_netcfg net;
     trace_load_opts topts;
     mt_pm_opts pm;
     int32_t gpus_per_node;    /* default 8 */
@@ -65,7 +65,7 @@ mt_status mt_planopts_load(const mt_planopts *o, trace **t, mt_perfmodel **pm, m
  * once the command has succeeded, so that a failing run's stderr is its one error line. */
 void mt_planopts_warn(const mt_perfmodel *pm, const char *cmd);
 
-/* Help for the flags above except --gpus and the network flags (mt_netopts_help). */
+/* Help for the flags above except --gpus and the network flags (mt_netcfg_help). */
 void mt_planopts_help(FILE *out);
 
 #endif

@@ -9,7 +9,7 @@
 void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     memset(c, 0, sizeof *c);
     mt_plan_init(&c->plan);
-    mt_netopts_init(&c->net);
+    mt_netcfg_init(&c->net);
     mt_sim_opts_init(&c->sim);
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;
@@ -44,12 +44,10 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
                         mt_error *err) {
     memset(out, 0, sizeof *out);
     out->plan = cfg->plan;
-    mt_netopts net = cfg->net;
+    mt_netcfg net = cfg->net;
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
     if (rc == MT_OK) {
-        if (net.topology) snprintf(out->topology, sizeof out->topology, "%s", net.topology);
-        else if (strcmp(net.network, "photonic")) snprintf(out->topology, sizeof out->topology, "switch:%d", out->plan.gpus);
-        if (out->topology[0]) net.topology = out->topology;
+        if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
         int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
         if (host) rc = mt_hostmodel_build(t, &out->host, err);
         if (rc == MT_OK && out->host && (double)out->host->host_total_ps * cfg->host_scale > MT_TIME_MAX_NS * 1e3)
@@ -65,9 +63,9 @@ mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *c
         }
         if (rc == MT_OK) rc = mt_program_build(t, &out->plan, &po, &out->prog, err);
     }
-    if (rc == MT_OK) rc = mt_netopts_topology(&net, &out->topo, err);
+    if (rc == MT_OK) rc = mt_netcfg_topology(&net, 0, &out->topo, err);
     if (rc == MT_OK && !(out->e = mt_engine_new())) rc = mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
-    if (rc == MT_OK) rc = mt_netopts_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
+    if (rc == MT_OK) rc = mt_netcfg_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
     if (rc == MT_OK && cfg->on_link && mt_net_can(&out->net, MT_NETOP_LINK_OBSERVER))
         rc = mt_net_set_link_observer(&out->net, cfg->on_link, cfg->link_ctx, err);
     if (rc == MT_OK && cfg->prepare) rc = cfg->prepare(cfg->prepare_ctx, out, err);

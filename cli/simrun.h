@@ -9,7 +9,7 @@
 #ifndef MT_CLI_SIMRUN_H
 #define MT_CLI_SIMRUN_H
 
-#include "cli/netopts.h"
+#include "netmodels/netcfg.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "network/netmodel.h"
@@ -27,7 +27,7 @@ typedef mt_status (*mt_simrun_prepare_fn)(void *ctx, struct mt_simrun *run, mt_e
 
 typedef struct mt_simrun_cfg {
     mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
-    mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
+    mt_netcfg net;           /* without --topology: switch:N (photonic: its own endpoints) */
     mt_sim_opts sim;         /* observers, per-rank speeds */
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     double host_scale;       /* host work times multiplied by this (default 1) */
@@ -38,7 +38,7 @@ typedef struct mt_simrun_cfg {
     void *prepare_ctx;
 } mt_simrun_cfg;
 
-/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init, host model auto. */
+/* Defaults: mt_plan_init, mt_netcfg_init, mt_sim_opts_init, host model auto. */
 void mt_simrun_cfg_init(mt_simrun_cfg *c);
 
 typedef struct mt_simrun {

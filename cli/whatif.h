@@ -23,7 +23,7 @@ typedef struct mt_whatif {
 
 mt_status mt_whatif_init(mt_whatif *w, mt_error *err);
 void mt_whatif_free(mt_whatif *w);
-/* Like mt_netopts_take: 1 when argv[*i] was ours (consumed), 0 not ours, -1 bad value. */
+/* Like mt_netcfg_take: 1 when argv[*i] was ours (consumed), 0 not ours, -1 bad value. */
 int mt_whatif_take(mt_whatif *w, int argc, char **argv, int *i, mt_error *err);
 void mt_whatif_help(FILE *out);
 /* Installs steps, the compute hook and the prepare step (bind + network) into cfg. */
