@@ -156,9 +156,9 @@ static void default_topology_and_models(void **state) {
     mt_netmodel ph8;
     assert_int_equal(mt_netmodel_create("photonic", t, NULL, mt_engine_sched(e), &ph8, &err), MT_OK);
     assert_int_equal(mt_net_endpoints(&ph8, &eps), 4);
+    mt_net_free(&ph8);
     assert_int_equal(mt_netmodel_create("magic", t, NULL, mt_engine_sched(e), &ph8, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "unknown network model 'magic' (use one of flow|photonic)"));
-    mt_net_free(&ph8);
     mt_net_free(&ph);
     mt_net_free(&flow);
     mt_engine_free(e);
