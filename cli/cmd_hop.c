@@ -115,26 +115,40 @@ static mt_status slow_uplinks(const hop_cli *c, mt_topo *topo, mt_netmodel *nm, 
     return rc;
 }
 
+/* The topology, engine and model of one run, the uplinks slowed (*e is NULL when it failed
+ * early; free with net_free). */
+typedef struct hop_net {
+    mt_topo *topo;
+    mt_engine *e;
+    mt_netmodel nm;
+} hop_net;
+
+static void net_free(hop_net *n) {
+    mt_net_free(&n->nm);
+    mt_engine_free(n->e);
+    mt_topo_free(n->topo);
+}
+
+static mt_status net_setup(const hop_cli *c, const double *slow, hop_net *n, mt_error *err) {
+    memset(n, 0, sizeof *n);
+    MT_CHECK(mt_netcfg_topology(&c->net, c->workers, &n->topo, err));
+    if (!(n->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory");
+    MT_CHECK(mt_netcfg_model(&c->net, n->topo, mt_engine_sched(n->e), &n->nm, err));
+    return slow_uplinks(c, n->topo, &n->nm, slow, err);
+}
+
 /* One run: graph g, slowdowns, b backups. */
 static mt_status run_once(const hop_cli *c, const mt_gossip_graph *g, const double *slow, int32_t b,
                           mt_time_ps compute_ps, double bytes, mt_gossip_result *res, mt_error *err) {
-    mt_topo *topo = NULL;
-    mt_engine *e = NULL;
-    mt_netmodel nm = {0};
+    hop_net n;
     mt_time_ps *comp = malloc((size_t)c->workers * sizeof *comp);
-    mt_status rc = comp ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory");
+    mt_status rc = comp ? net_setup(c, slow, &n, err) : mt_fail(err, MT_ENOMEM, "out of memory");
     for (int32_t i = 0; comp && i < c->workers; i++) comp[i] = compute_ps;
-    if (rc == MT_OK) rc = mt_netcfg_topology(&c->net, c->workers, &topo, err);
-    if (rc == MT_OK && !(e = mt_engine_new())) rc = mt_fail(err, MT_ENOMEM, "out of memory");
-    if (rc == MT_OK) rc = mt_netcfg_model(&c->net, topo, mt_engine_sched(e), &nm, err);
-    if (rc == MT_OK) rc = slow_uplinks(c, topo, &nm, slow, err);
     if (rc == MT_OK) {
         mt_gossip_cfg cfg = {g, comp, bytes, c->iterations, c->staleness, b, c->max_gap};
-        rc = mt_gossip_run(&cfg, &nm, e, res, err);
+        rc = mt_gossip_run(&cfg, &n.nm, n.e, res, err);
     }
-    mt_net_free(&nm);
-    mt_engine_free(e);
-    mt_topo_free(topo);
+    if (comp) net_free(&n);
     free(comp);
     return rc;
 }
@@ -174,7 +188,12 @@ static mt_status load_work(const hop_cli *c, hop_run *r, mt_error *err) {
     r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)trace_total_dev_ns(r->t);
     r->bytes = c->model_bytes > 0 ? c->model_bytes : (r->t ? r->t->param_bytes : 0);
     r->slow = malloc((size_t)c->workers * sizeof *r->slow);
-    return r->slow ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory");
+    if (!r->slow) return mt_fail(err, MT_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < c->workers; i++) r->slow[i] = 1;
+    hop_net n; /* the network can carry the run: enough GPUs, uplinks that can be slowed */
+    mt_status rc = net_setup(c, r->slow, &n, err);
+    net_free(&n);
+    return rc;
 }
 
 static void print_header(const hop_cli *c, const hop_run *r) {
