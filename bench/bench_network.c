@@ -13,7 +13,6 @@
 #include "extrapolate/collective.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
-#include "network/flow.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
 

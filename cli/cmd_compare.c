@@ -66,7 +66,7 @@ static void usage(FILE *out) {
 static const mt_flag_table *const TABLES[] = {&OWN_FLAGS, NULL};
 const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
-    "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, 1};
+    "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
 
 /* "mitosis compare: 3/61 ddp=4:tp=2" on a terminal, redrawn in place. */
 static void progress(void *ctx, int32_t i, int32_t n, const char *label) {

@@ -44,7 +44,7 @@ static void usage(FILE *out) {
 
 const mt_command mt_cmd_inspect = {"inspect", cmd_inspect,
                                    "read a trace (Kineto+ET, TrioSim CSV) and summarise the step",
-                                   "TRACE [TRACE2] [--json] [--step N] [--ops] [--unknown-ops]", usage, TABLES, 0};
+                                   "TRACE [TRACE2] [--json] [--step N] [--ops] [--unknown-ops]", usage, TABLES, MT_CMD_OWN};
 
 static mt_status take_path(void *ctx, const char *arg, mt_error *err) {
     inspect_cli *c = ctx;

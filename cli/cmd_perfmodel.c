@@ -99,7 +99,7 @@ static void usage(FILE *out) {
 
 const mt_command mt_cmd_perfmodel = {"perfmodel", cmd_perfmodel,
                                      "fit/show operator time models, predict a step at another batch or GPU",
-                                     "fit|show|predict|gpus [ARGS...]", usage, TABLES, 0};
+                                     "fit|show|predict|gpus [ARGS...]", usage, TABLES, MT_CMD_OWN};
 
 static mt_status take_input(void *ctx, const char *arg, mt_error *err) {
     pm_cli *c = ctx;

@@ -59,7 +59,7 @@ static void usage(FILE *out) {
 static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, NULL};
 const mt_command mt_cmd_simulate = {
     "simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it",
-    "TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]", usage, TABLES, 1};
+    "TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]", usage, TABLES, MT_CMD_RUN};
 
 /* Flag combinations that cannot mean anything. */
 static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err) {

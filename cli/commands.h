@@ -22,8 +22,12 @@ typedef struct mt_command {
     const char *synopsis;                /* what follows `mitosis NAME` */
     void (*usage)(FILE *out);            /* the whole --help text */
     const mt_flag_table *const *tables;  /* its own flags, NULL-terminated */
-    int run_tables;                      /* 1: also the run tables (cli/runflags.h) */
+    int shared;                          /* the shared tables it also takes: MT_CMD_* */
 } mt_command;
+
+/* Shared flag tables a command takes besides its own: none, the network's
+ * (netmodels/netcfg.h), or the run tables and the network's (cli/runflags.h). */
+enum { MT_CMD_OWN = 0, MT_CMD_NET, MT_CMD_RUN };
 
 extern const mt_command mt_cmd_inspect, mt_cmd_simulate, mt_cmd_compare, mt_cmd_topo, mt_cmd_collective,
     mt_cmd_hop, mt_cmd_perfmodel;

@@ -4,8 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "netmodels/netopts.h"
-#include "netmodels/topologies.h"
+#include "netmodels/netcfg.h"
 
 #define CFG(field) offsetof(mt_run_config, field)
 
@@ -146,29 +145,23 @@ const mt_flag_table MT_CLI_WHATIF_FLAGS = MT_FLAG_TABLE("What-if scenarios (READ
                                                         "output adds its cost)", WHATIF);
 
 const mt_flag_table *const MT_CLI_RUN_TABLE_LIST[] = {&MT_CLI_PLAN_FLAGS, &MT_CLI_OPTIME_FLAGS, &MT_CLI_HOST_FLAGS,
-                                                      &MT_CLI_TRACE_FLAGS, &MT_CLI_WHATIF_FLAGS, &MT_NETOPTS_FLAGS,
-                                                      NULL};
+                                                      &MT_CLI_TRACE_FLAGS, &MT_CLI_WHATIF_FLAGS, NULL};
 
 static mt_status take_path(void *ctx, const char *arg, mt_error *err) { return mt_run_config_add_path(ctx, arg, err); }
 
 mt_status mt_cli_run_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_table *own,
                            void *own_base, mt_flag_seen *seen, mt_error *err) {
-    mt_flag_bind binds[8];
+    mt_flag_bind binds[8 + MT_NETCFG_TABLES];
     int n = 0;
-    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) {
-        const mt_flag_table *t = MT_CLI_RUN_TABLE_LIST[k];
-        binds[n++] = (mt_flag_bind){t, t == &MT_NETOPTS_FLAGS ? (void *)&c->net : (void *)c};
-    }
+    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) binds[n++] = (mt_flag_bind){MT_CLI_RUN_TABLE_LIST[k], c};
+    n += mt_netcfg_binds(&c->net, binds + n);
     binds[n++] = (mt_flag_bind){own, own_base};
-    return mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err);
+    MT_CHECK(mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err));
+    return seen->help ? MT_OK : mt_netcfg_check(&c->net, seen, err);
 }
 
 void mt_cli_run_help(FILE *out, int whatif) {
-    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) {
-        const mt_flag_table *t = MT_CLI_RUN_TABLE_LIST[k];
-        if (t == &MT_CLI_WHATIF_FLAGS && !whatif) continue;
-        mt_flags_help(out, t);
-        if (t == &MT_NETOPTS_FLAGS)
-            fprintf(out, "Bandwidths are decimal: 1 GB/s = 1e9 B/s, 400Gbps = 50 GB/s.\n%s", mt_topo_presets_help());
-    }
+    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++)
+        if (MT_CLI_RUN_TABLE_LIST[k] != &MT_CLI_WHATIF_FLAGS || whatif) mt_flags_help(out, MT_CLI_RUN_TABLE_LIST[k]);
+    mt_netcfg_help(out);
 }

@@ -9,6 +9,7 @@
 #include "netmodels/photonic.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ typedef struct endpoint {
 
 struct mt_photonic {
     mt_photonic_params p;
+    int32_t nep;                   /* endpoints */
+    mt_time_ps setup_ps, latency_ps;
     double circ_bw;
     mt_sched sched;
     endpoint *ep;
@@ -69,11 +72,11 @@ struct mt_photonic {
 };
 
 void mt_photonic_params_init(mt_photonic_params *p) {
-    p->endpoints = 84;
+    memset(p, 0, sizeof *p);
     p->ports = 8;
     p->total_bw_Bps = 484e9;
-    p->setup_ps = 20 * INT64_C(1000000000);
-    p->latency_ps = 100 * MT_PS_PER_NS;
+    p->setup_ns = 20e6;
+    p->latency_ns = 100;
     p->buffer_bytes = 64.0 * 1048576;
 }
 
@@ -82,27 +85,36 @@ static void oom(mt_photonic *ph, const char *what) {
     mt_sched_fail(ph->sched, MT_ENOMEM, ph->errmsg);
 }
 
+static mt_time_ps ps_of(double ns) { return (mt_time_ps)(ns * 1000 + 0.5); }
+
 mt_status mt_photonic_new(const mt_photonic_params *p, mt_sched sched, mt_photonic **out,
                           mt_error *err) {
     *out = NULL;
-    if (p->endpoints < 1 || p->endpoints > (1 << 20) || p->ports < 1 || p->ports > 4096 ||
-        !(p->total_bw_Bps > 0) || p->setup_ps < 0 || p->latency_ps < 0 || !(p->buffer_bytes > 0))
+    int32_t nep = p->endpoints ? p->endpoints : MT_PHOTONIC_ENDPOINTS;
+    double total = p->port_bw_Bps > 0 ? p->port_bw_Bps * p->ports : p->total_bw_Bps;
+    if (nep < 1 || nep > (1 << 20) || p->ports < 1 || p->ports > 4096 || !(total > 0) || !(total <= 1e18) ||
+        !(p->setup_ns >= 0 && p->setup_ns <= 1e15) || !(p->latency_ns >= 0 && p->latency_ns <= 1e15) ||
+        !(p->buffer_bytes > 0))
         return mt_fail(err, MT_EINVAL, "photonic model: need endpoints >= 1, ports >= 1, bandwidth "
-                       "> 0, buffer > 0 and times >= 0");
+                       "> 0, buffer > 0 and times of 0 to 1e6 s");
     mt_photonic *ph = calloc(1, sizeof *ph);
     if (!ph) return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
     ph->p = *p;
-    ph->circ_bw = p->total_bw_Bps / p->ports;
+    ph->p.endpoints = ph->nep = nep;
+    ph->p.total_bw_Bps = total;
+    ph->setup_ps = ps_of(p->setup_ns);
+    ph->latency_ps = ps_of(p->latency_ns);
+    ph->circ_bw = total / p->ports;
     ph->sched = sched;
     ph->mfree = -1;
     mt_u64map_init(&ph->by_pair);
-    ph->ep = calloc((size_t)p->endpoints, sizeof *ph->ep);
-    ph->ids = malloc((size_t)p->endpoints * sizeof *ph->ids);
+    ph->ep = calloc((size_t)nep, sizeof *ph->ep);
+    ph->ids = malloc((size_t)nep * sizeof *ph->ids);
     if (!ph->ep || !ph->ids) {
         mt_photonic_free(ph);
         return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
     }
-    for (int32_t i = 0; i < p->endpoints; i++) {
+    for (int32_t i = 0; i < nep; i++) {
         ph->ids[i] = i;
         ph->ep[i].buf_free = p->buffer_bytes;
         ph->ep[i].circ = malloc((size_t)p->ports * sizeof(int32_t));
@@ -117,7 +129,7 @@ mt_status mt_photonic_new(const mt_photonic_params *p, mt_sched sched, mt_photon
 
 void mt_photonic_free(mt_photonic *ph) {
     if (!ph) return;
-    for (int32_t i = 0; ph->ep && i < ph->p.endpoints; i++) {
+    for (int32_t i = 0; ph->ep && i < ph->nep; i++) {
         free(ph->ep[i].circ);
         free(ph->ep[i].wait);
     }
@@ -133,7 +145,7 @@ void mt_photonic_free(mt_photonic *ph) {
 void mt_photonic_counters_get(const mt_photonic *ph, mt_photonic_counters *out) { *out = ph->ctr; }
 
 static int64_t pair_key(const mt_photonic *ph, int32_t a, int32_t b) {
-    return (int64_t)(a < b ? a : b) * ph->p.endpoints + (a < b ? b : a);
+    return (int64_t)(a < b ? a : b) * ph->nep + (a < b ? b : a);
 }
 
 int mt_photonic_has_circuit(const mt_photonic *ph, int32_t a, int32_t b) {
@@ -189,7 +201,7 @@ static int try_acquire(mt_photonic *ph, int32_t cid) {
     c->state = C_SETUP;
     ph->ctr.setups++;
     ph->st.flow_events++;
-    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->p.setup_ps, on_setup, ph, (uint64_t)cid))
+    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->setup_ps, on_setup, ph, (uint64_t)cid))
         oom(ph, "scheduling a circuit setup");
     return 1;
 }
@@ -254,7 +266,7 @@ static void on_tx_end(void *ctx, uint64_t arg) {
         D->head = m->next;
         if (D->head < 0) D->tail = -1;
     }
-    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->p.latency_ps, on_arrive, ph,
+    if (!mt_sched_at(ph->sched, mt_sched_now(ph->sched) + ph->latency_ps, on_arrive, ph,
                      (uint64_t)mid))
         oom(ph, "scheduling an arrival");
     try_tx(ph, cid, d);
@@ -315,9 +327,9 @@ static void on_local(void *ctx, uint64_t arg) {
 static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
                          void *ctx, uint64_t tag, mt_error *err) {
     mt_photonic *ph = self;
-    if (src < 0 || src >= ph->p.endpoints || dst < 0 || dst >= ph->p.endpoints)
+    if (src < 0 || src >= ph->nep || dst < 0 || dst >= ph->nep)
         return mt_fail(err, MT_EINVAL, "photonic model: endpoint %d or %d outside 0..%d", (int)src,
-                       (int)dst, (int)ph->p.endpoints - 1);
+                       (int)dst, (int)ph->nep - 1);
     if (!(bytes >= 0) || !isfinite(bytes))
         return mt_fail(err, MT_EINVAL, "photonic model: a send needs bytes >= 0 (got %g)", bytes);
     int32_t mid = ph->mfree;
@@ -332,7 +344,7 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
     ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, fn, ctx, tag};
     ph->st.sends++;
     if (src == dst || bytes == 0) { /* nothing crosses the fabric: latency only */
-        mt_time_ps t = mt_sched_now(ph->sched) + (src == dst ? 0 : ph->p.latency_ps);
+        mt_time_ps t = mt_sched_now(ph->sched) + (src == dst ? 0 : ph->latency_ps);
         if (!mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
             release_msg(ph, mid);
             return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
@@ -379,13 +391,14 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
 static int32_t ph_endpoints(void *self, const int32_t **ids) {
     mt_photonic *ph = self;
     *ids = ph->ids;
-    return ph->p.endpoints;
+    return ph->nep;
 }
 static void ph_stats(void *self, mt_netstats *out) { *out = ((mt_photonic *)self)->st; }
 static void ph_destroy(void *self) { mt_photonic_free(self); }
 
 static const mt_netmodel_ops photonic_ops = {
     .name = "photonic",
+    .lacks_hint = "it has no links; use --network flow",
     .send = ph_send,
     .endpoints = ph_endpoints,
     .stats = ph_stats,
@@ -393,3 +406,56 @@ static const mt_netmodel_ops photonic_ops = {
 };
 
 mt_netmodel mt_photonic_netmodel(mt_photonic *ph) { return (mt_netmodel){&photonic_ops, ph}; }
+
+/* ---- the model kind (netmodels/registry.h): its flags, check and factory ---- */
+
+static const mt_flag FLAGS[] = {
+    {"--ports", MT_FLAG_INT, offsetof(mt_photonic_params, ports), "N", "optical ports per endpoint (default 8)",
+     .lo = 1, .hi = 4096},
+    {"--port-bw", MT_FLAG_BANDWIDTH, offsetof(mt_photonic_params, port_bw_Bps), "BW",
+     "bandwidth per port (default 60.5GB/s = 484GB/s / 8; without it the 484 GB/s are shared by --ports)",
+     .lo = 0, .lo_open = 1, .hi = 1e18},
+    {"--setup-lat", MT_FLAG_TIME, offsetof(mt_photonic_params, setup_ns), "T", "circuit set-up time (default 20ms)"},
+    {"--buffer", MT_FLAG_BYTES, offsetof(mt_photonic_params, buffer_bytes), "BYTES",
+     "receiver buffer per endpoint (default 64MiB)", .lo = 0, .lo_open = 1},
+    {"--endpoints", MT_FLAG_INT, offsetof(mt_photonic_params, endpoints), "N",
+     "endpoints without --topology (default 84 = a 12 x 7 wafer); with --topology, one per GPU", .lo = 1,
+     .hi = 1 << 20},
+};
+static const mt_flag_table FLAG_TABLE = MT_FLAG_TABLE("Photonic model (--network photonic)", FLAGS);
+
+_Static_assert(sizeof(mt_photonic_params) <= MT_NETMODEL_PARAMS_MAX, "photonic params too large");
+
+static void params_init(void *params) { mt_photonic_params_init(params); }
+
+static mt_status check(const void *params, int with_topology, mt_error *err) {
+    const mt_photonic_params *p = params;
+    if (with_topology && p->endpoints)
+        return mt_fail(err, MT_EINVAL, "--endpoints applies without --topology (with one, the photonic model has "
+                                       "one endpoint per GPU: drop --endpoints or --topology)");
+    return MT_OK;
+}
+
+static mt_status create(const void *params, mt_topo *topo, mt_sched sched, mt_netmodel *out, mt_error *err) {
+    mt_photonic_params p;
+    if (params) p = *(const mt_photonic_params *)params;
+    else mt_photonic_params_init(&p);
+    if (topo) mt_topo_gpus(topo, &p.endpoints);
+    if (topo && p.endpoints == 0)
+        return mt_fail(err, MT_EINVAL, "%s has no GPUs to be the photonic model's endpoints", mt_topo_label(topo));
+    mt_photonic *m;
+    MT_CHECK(mt_photonic_new(&p, sched, &m, err));
+    *out = mt_photonic_netmodel(m);
+    return MT_OK;
+}
+
+const mt_netmodel_kind mt_netmodel_kind_photonic = {
+    .name = "photonic",
+    .help = "circuit-switched optical ports, one endpoint per GPU (the topology's links are not used)",
+    .uses_links = 0,
+    .params_size = sizeof(mt_photonic_params),
+    .params_init = params_init,
+    .flags = &FLAG_TABLE,
+    .check = check,
+    .create = create,
+};

@@ -11,6 +11,10 @@
  * with other senders, when it is full; the space is freed when the chunk arrives. A chunk of
  * c bytes arrives c / circuit_bw + latency_ps after it starts.
  * Defaults reproduce the wafer-scale case: 12 x 7 = 84 endpoints, 8 ports, 484 GB/s total.
+ * The model has no links: the link operations of the netmodel interface (bandwidth factors,
+ * failures, per-link statistics, ...) are refused with one line saying so. As a model kind
+ * (mt_netmodel_kind_photonic, netmodels/registry.h) it declares its own flags: --ports,
+ * --port-bw, --setup-lat, --buffer and --endpoints, written into mt_photonic_params.
  * Costs: O(1) per chunk event plus O(P) per circuit request and O(pending) per idle circuit.
  */
 #ifndef MT_NETMODELS_PHOTONIC_H
@@ -22,12 +26,15 @@
 #include "network/sched.h"
 #include "util/err.h"
 
+#define MT_PHOTONIC_ENDPOINTS 84 /* without a topology: a 12 x 7 wafer */
+
 typedef struct mt_photonic_params {
-    int32_t endpoints;   /* default 84 */
+    int32_t endpoints;   /* 0 (default): MT_PHOTONIC_ENDPOINTS, or one per GPU of the topology */
     int32_t ports;       /* per endpoint, default 8 */
     double total_bw_Bps; /* per endpoint over all ports, default 484e9 */
-    mt_time_ps setup_ps; /* default 20 ms */
-    mt_time_ps latency_ps; /* per chunk, default 100 ns */
+    double port_bw_Bps;  /* > 0: per port, and total_bw_Bps = port_bw_Bps x ports (default 0) */
+    double setup_ns;     /* circuit set-up, default 20 ms */
+    double latency_ns;   /* per chunk, default 100 ns */
     double buffer_bytes; /* per receiver, default 64 MiB */
 } mt_photonic_params;
 

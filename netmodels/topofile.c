@@ -53,8 +53,8 @@ static mt_status json_qty(const char *path, const char *where, json_t *v, int is
 static mt_status load_json_into(mt_topo *t, const char *path, json_t *root, const mt_topo_params *p,
                                 mt_error *err) {
     char where[96];
-    double def_bw = p->link_bw_Bps > 0 ? p->link_bw_Bps : 100e9;
-    double def_lat = p->link_lat_ns >= 0 ? p->link_lat_ns : 500;
+    double def_bw = p->link_bw_Bps > 0 ? p->link_bw_Bps : mt_topo_file_tier.bw_Bps;
+    double def_lat = p->link_lat_ns >= 0 ? p->link_lat_ns : mt_topo_file_tier.lat_ns;
     if (!json_is_object(root))
         return mt_fail(err, MT_EFORMAT, "%s: the top level must be an object with \"nodes\" and "
                        "\"links\"", path);

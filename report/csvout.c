@@ -179,12 +179,12 @@ static void layer_rows(cw *w, const mt_report_src *src) {
 }
 
 static void link_rows(cw *w, const mt_report_src *src) {
-    if (!src->topo || !src->flow) return;
+    if (!src->topo || !mt_net_has_links(src->net)) return;
     double step_s = (double)src->res->step_ps / 1e12;
     for (int32_t l = 0; l < mt_topo_nlinks(src->topo); l++) {
         const mt_link *lk = mt_topo_link(src->topo, l);
         mt_link_stats st;
-        mt_flownet_link_stats(src->flow, l, &st);
+        if (mt_net_link_stats(src->net, l, &st, NULL) != MT_OK) return;
         cw_num(w, "%d", l);
         cw_text(w, mt_topo_name(src->topo, lk->src));
         cw_text(w, mt_topo_name(src->topo, lk->dst));

@@ -12,7 +12,7 @@
  *                    compute + host wait + exposed + bubble + idle = step.
  *   layers.csv       layer_index, layer, compute_ms, comm_ms (sim/simulate.h's per-layer sums).
  *   links.csv        link, src, dst, bandwidth_GBps, bytes, busy_ms, utilisation, peak_flows:
- *                    every link of the topology (flow model only; header alone otherwise);
+ *                    every link of the topology (models with links: flow; header alone otherwise);
  *                    utilisation = bytes / (bandwidth x step time).
  *   collectives.csv  group, group_id, gpus, op, why, layer, bytes, algorithm, start_us, time_us,
  *                    algbw_GBps, busbw_GBps: one row per collective instance; algbw = bytes /

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "extrapolate/program.h"
-#include "network/flow.h"
+#include "network/netmodel.h"
 #include "network/topology.h"
 #include "report/record.h"
 #include "sim/simulate.h"
@@ -25,7 +25,7 @@ typedef struct mt_report_src {
     const mt_sim_result *res;
     mt_recorder *rec;          /* the spans and link samples; NULL: none recorded */
     const mt_topo *topo;       /* link names and bandwidths; NULL when the model has none */
-    const mt_flownet *flow;    /* per-link statistics; NULL when not the flow model */
+    const mt_netmodel *net;    /* per-link statistics (when mt_net_has_links); may be NULL */
     int32_t ranks_per_node;    /* as the simulation had it (mt_sim_opts), for algorithm names */
 } mt_report_src;
 

@@ -2,7 +2,7 @@
  * timeline, per-op and per-collective CSV): the spans of every virtual GPU (compute,
  * collective, send, wait; see sim/simulate.h) and the load of every network link over time.
  *
- * A recorder plugs into mt_sim_opts.on_span (mt_recorder_span) and the flow model's link
+ * A recorder plugs into mt_sim_opts.on_span (mt_recorder_span) and the network model's link
  * observer (mt_recorder_link). To keep large runs small its `filter` can keep only some GPUs
  * and a time window (mt_span_filter below): a span is kept when it overlaps the window and
  * belongs to a kept GPU, UNCLIPPED (writers clip, so that a compute span's operators are laid

@@ -110,7 +110,7 @@ mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, 
 /* What a row runs: its plan and network (with the swept value and {gpus}/{nodes} filled in). */
 typedef struct job {
     mt_plan plan;
-    mt_netopts net;
+    mt_netcfg net;
     char topology[128];
 } job;
 
@@ -288,7 +288,7 @@ static void describe(const mt_run_config *c, const mt_run_input *in, const mt_co
     cmp->sweep = cc->sweep.kind == MT_SWEEP_NONE ? NULL : SWEEP_NAMES[cc->sweep.kind];
     cmp->sweep_gpus = cc->sweep.kind == MT_SWEEP_GPUS;
     cmp->gpus = c->plan.gpus;
-    cmp->network = c->net.network;
+    cmp->network = mt_netcfg_model_name(&c->net);
     cmp->perf_model = c->pm.kind;
     cmp->cal = &in->cal;
     cmp->mem_limit = mt_run_mem_limit(c, in->t, &cmp->mem_source);
@@ -355,7 +355,7 @@ mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, cons
     if (rc == MT_OK) {
         mt_run_summary s = {
             .t = in->t, .prog = run.prog, .res = run.res, .host = run.host,
-            .topology = run.topology[0] ? run.topology : NULL, .network = c->net.network, .perf_model = c->pm.kind,
+            .topology = run.topology[0] ? run.topology : NULL, .network = mt_netcfg_model_name(&c->net), .perf_model = c->pm.kind,
             .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale, .op_scale = c->op_scale,
             .mem_limit = cmp->mem_limit, .cal = &in->cal,
         };

@@ -11,7 +11,7 @@ mt_status mt_run_config_init(mt_run_config *c, mt_error *err) {
     mt_plan_init(&c->plan);
     c->strategy = MT_STRATEGY_NONE;
     c->gpus_per_node = 8;
-    mt_netopts_init(&c->net);
+    mt_netcfg_init(&c->net);
     mt_pm_opts_init(&c->pm);
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;

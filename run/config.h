@@ -15,7 +15,7 @@
 
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/plan.h"
-#include "netmodels/netopts.h"
+#include "netmodels/netcfg.h"
 #include "perfmodel/perfmodel.h"
 #include "sim/scenario.h"
 #include "tracer/trace.h"
@@ -47,7 +47,7 @@ typedef struct mt_run_config {
     int schedule_set;          /* --schedule was given (compare keeps it fixed) */
     int32_t gpus_per_node;     /* hier collectives and {nodes} (default 8) */
     /* the network */
-    mt_netopts net;
+    mt_netcfg net;
     /* operator and host times */
     mt_pm_opts pm;
     int host_model;            /* MT_HOST_AUTO, _NONE, _TRACE */

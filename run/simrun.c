@@ -9,7 +9,7 @@
 void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     memset(c, 0, sizeof *c);
     mt_plan_init(&c->plan);
-    mt_netopts_init(&c->net);
+    mt_netcfg_init(&c->net);
     mt_sim_opts_init(&c->sim);
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;
@@ -77,15 +77,11 @@ static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun
 }
 
 static mt_status build_network(const mt_simrun_cfg *cfg, mt_simrun *out, mt_error *err) {
-    mt_netopts net = cfg->net;
-    if (net.topology) snprintf(out->topology, sizeof out->topology, "%s", net.topology);
-    else if (strcmp(net.network, "photonic")) snprintf(out->topology, sizeof out->topology, "switch:%d", out->plan.gpus);
-    if (out->topology[0]) net.topology = out->topology;
-    MT_CHECK(mt_netopts_topology(&net, &out->topo, err));
+    mt_netcfg net = cfg->net;
+    if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
+    MT_CHECK(mt_netcfg_topology(&net, 0, &out->topo, err));
     if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
-    MT_CHECK(mt_netopts_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err));
-    if (!strcmp(out->net.ops->name, "flow")) out->flow = out->net.self;
-    return MT_OK;
+    return mt_netcfg_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
 }
 
 mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
@@ -106,8 +102,10 @@ mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg 
 }
 
 mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
-    if (run->flow && run->on_link) mt_flownet_set_link_observer(run->flow, run->on_link, run->link_ctx);
-    mt_status rc = run->prepare ? run->prepare(run->prepare_ctx, run, err) : MT_OK;
+    mt_status rc = MT_OK;
+    if (run->on_link && mt_net_can(&run->net, MT_NETOP_LINK_OBSERVER))
+        rc = mt_net_set_link_observer(&run->net, run->on_link, run->link_ctx, err);
+    if (rc == MT_OK && run->prepare) rc = run->prepare(run->prepare_ctx, run, err);
     if (rc == MT_OK) {
         mt_sim_opts so = run->sim;
         so.host = run->host;

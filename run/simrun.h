@@ -16,8 +16,8 @@
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
-#include "netmodels/netopts.h"
-#include "network/flow.h"
+#include "netmodels/netcfg.h"
+#include "network/netmodel.h"
 #include "perfmodel/perfmodel.h"
 #include "run/config.h"
 #include "sim/engine.h"
@@ -31,18 +31,18 @@ typedef mt_status (*mt_simrun_prepare_fn)(void *ctx, struct mt_simrun *run, mt_e
 
 typedef struct mt_simrun_cfg {
     mt_plan plan;            /* unresolved; resolved into mt_simrun.plan */
-    mt_netopts net;          /* without --topology: switch:N (photonic: its own endpoints) */
+    mt_netcfg net;           /* without --topology: switch:N (photonic: its own endpoints) */
     mt_sim_opts sim;         /* observers, per-rank speeds, steps */
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     double host_scale;       /* host work times multiplied by this (default 1) */
     double op_scale;         /* operator device times multiplied by this (default 1) */
-    mt_link_rate_fn on_link; /* optional: link load observer (flow model only) */
+    mt_link_rate_fn on_link; /* optional: link load observer (models with links) */
     void *link_ctx;
     mt_simrun_prepare_fn prepare; /* optional */
     void *prepare_ctx;
 } mt_simrun_cfg;
 
-/* Defaults: mt_plan_init, mt_netopts_init, mt_sim_opts_init, host model auto, scales 1. */
+/* Defaults: mt_plan_init, mt_netcfg_init, mt_sim_opts_init, host model auto, scales 1. */
 void mt_simrun_cfg_init(mt_simrun_cfg *c);
 /* The simulation part of a run configuration: plan for `gpus` GPUs (0: as configured, see
  * mt_run_plan), network, host model and scales, ranks per node. No observers, no scenario. */
@@ -55,10 +55,9 @@ typedef struct mt_simrun {
     mt_topo *topo;           /* NULL for photonic without --topology */
     mt_engine *e;
     mt_netmodel net;
-    mt_flownet *flow;        /* net's flow model, or NULL (photonic) */
     mt_hostmodel *host;      /* the host model used, or NULL */
     mt_sim_opts sim;         /* the options mt_simrun_exec uses (cfg's; observers may be added) */
-    mt_link_rate_fn on_link; /* link load observer installed by mt_simrun_exec (flow model) */
+    mt_link_rate_fn on_link; /* link load observer installed by mt_simrun_exec (models with links) */
     void *link_ctx;
     mt_simrun_prepare_fn prepare;
     void *prepare_ctx;

@@ -105,7 +105,7 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
                             mt_error *err) {
     const mt_sim_outputs *o = w->o;
     const mt_simrun *run = &s->run;
-    mt_report_src src = {run->prog, run->res, &w->rec, run->topo, run->flow, c->gpus_per_node};
+    mt_report_src src = {run->prog, run->res, &w->rec, run->topo, &run->net, c->gpus_per_node};
     if (o->timeline) {
         MT_CHECK(mt_timeline_write(&src, w->tl_draw, w->tf, o->timeline, err));
         FILE *f = w->tf;
@@ -169,7 +169,7 @@ void mt_simulation_free(mt_simulation *s) {
 mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config *c, const mt_run_input *in) {
     mt_run_summary sum = {
         .t = in->t, .prog = s->run.prog, .res = s->run.res, .host = s->run.host,
-        .topology = s->run.topology[0] ? s->run.topology : NULL, .network = c->net.network,
+        .topology = s->run.topology[0] ? s->run.topology : NULL, .network = mt_netcfg_model_name(&c->net),
         .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
         .base = s->has_base ? s->base.res : NULL,

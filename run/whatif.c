@@ -4,7 +4,7 @@
 static mt_status prepare(void *ctx, mt_simrun *run, mt_error *err) {
     mt_whatif *w = ctx;
     MT_CHECK(mt_scenario_bind(w->sc, run->prog, w->t, &w->pm, err));
-    return mt_scenario_apply_network(w->sc, run->flow, run->topo, err);
+    return mt_scenario_apply_network(w->sc, &run->net, run->topo, err);
 }
 
 void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const trace *t, mt_simrun_cfg *cfg) {

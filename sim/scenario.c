@@ -711,30 +711,36 @@ double mt_scenario_compute_factor(void *ctx, int32_t rank, int32_t step, const m
 
 static mt_time_ps ps_of(double ns) { return (mt_time_ps)llround(ns * 1000.0); }
 
-static mt_status apply_one(const nrule *n, mt_flownet *flow, int32_t l, mt_error *err) {
-    if (n->fail_at_ns >= 0) return mt_flownet_schedule_change(flow, ps_of(n->fail_at_ns), MT_LINK_FAIL, l, 0, err);
-    if (n->period_ns > 0)
-        return mt_flownet_set_link_periodic(flow, l, ps_of(n->start_ns), ps_of(n->period_ns), ps_of(n->duration_ns),
-                                            n->bw_factor, err);
+static mt_status apply_one(const nrule *n, mt_netmodel *net, int32_t l, mt_error *err) {
+    if (n->fail_at_ns >= 0) return mt_net_change_link_at(net, ps_of(n->fail_at_ns), MT_LINK_FAIL, l, 0, err);
+    if (n->period_ns > 0) {
+        mt_link_periodic p = {ps_of(n->start_ns), ps_of(n->period_ns), ps_of(n->duration_ns), n->bw_factor};
+        return mt_net_set_link_periodic(net, l, &p, err);
+    }
     if (n->bw_factor > 0) {
-        if (n->at_ns > 0) MT_CHECK(mt_flownet_schedule_change(flow, ps_of(n->at_ns), MT_LINK_FACTOR, l, n->bw_factor, err));
-        else MT_CHECK(mt_flownet_set_link_factor(flow, l, n->bw_factor, err));
+        if (n->at_ns > 0) MT_CHECK(mt_net_change_link_at(net, ps_of(n->at_ns), MT_LINK_FACTOR, l, n->bw_factor, err));
+        else MT_CHECK(mt_net_set_link_factor(net, l, n->bw_factor, err));
     }
     if (n->extra_lat_ns >= 0) {
         if (n->at_ns > 0)
-            return mt_flownet_schedule_change(flow, ps_of(n->at_ns), MT_LINK_LATENCY, l, (double)ps_of(n->extra_lat_ns), err);
-        return mt_flownet_set_link_extra_latency(flow, l, ps_of(n->extra_lat_ns), err);
+            return mt_net_change_link_at(net, ps_of(n->at_ns), MT_LINK_LATENCY, l, (double)ps_of(n->extra_lat_ns), err);
+        return mt_net_set_link_extra_latency(net, l, ps_of(n->extra_lat_ns), err);
     }
     return MT_OK;
 }
 
-mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_flownet *flow, mt_topo *topo, mt_error *err) {
-    if (sc->nn == 0) return MT_OK;
-    if (!flow || !topo)
-        return mt_fail(err, MT_EINVAL, "%s: link perturbations need the flow model (--network flow); the "
-                       "photonic circuit model does not support them", sc->n[0].path);
+/* The operation a rule needs, so that a model without it is refused before links are looked up. */
+static mt_netop rule_op(const nrule *n) {
+    if (n->fail_at_ns >= 0 || n->at_ns > 0) return MT_NETOP_LINK_CHANGE_AT;
+    if (n->period_ns > 0) return MT_NETOP_LINK_PERIODIC;
+    return n->bw_factor > 0 ? MT_NETOP_LINK_FACTOR : MT_NETOP_LINK_LATENCY;
+}
+
+mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_netmodel *net, mt_topo *topo, mt_error *err) {
     for (int64_t i = 0; i < sc->nn; i++) {
         const nrule *n = &sc->n[i];
+        if (mt_net_require(net, rule_op(n), err) != MT_OK) return mt_error_prefix(err, "%s", n->path);
+        if (!topo) return mt_fail(err, MT_EINVAL, "%s: link perturbations need a topology (--topology)", n->path);
         const char *sel = n->sel;
         if (!sel) {
             int32_t ng;
@@ -747,7 +753,7 @@ mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_flownet *flow, mt_
         int32_t *ids, k;
         if (mt_topo_select_links(topo, sel, &ids, &k, err) != MT_OK) return mt_error_prefix(err, "%s", n->path);
         mt_status rc = MT_OK;
-        for (int32_t j = 0; j < k && rc == MT_OK; j++) rc = apply_one(n, flow, ids[j], err);
+        for (int32_t j = 0; j < k && rc == MT_OK; j++) rc = apply_one(n, net, ids[j], err);
         free(ids);
         if (rc != MT_OK) return mt_error_prefix(err, "%s", n->path);
     }

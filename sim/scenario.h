@@ -31,8 +31,9 @@
  * the traced, or --target-gpu, GPU) as predicted by the performance model's cross-GPU roofline
  * (perfmodel/perfmodel.h), per operator, so a conv-heavy stage and a memory-bound one scale
  * differently.
- * Times are strings with units ("10ms") or numbers of nanoseconds. Network perturbations need
- * the flow model (network/flow.h "perturbations"); the photonic model refuses them.
+ * Times are strings with units ("10ms") or numbers of nanoseconds. Network perturbations go
+ * through the netmodel interface (network/netmodel.h); a model without link operations (the
+ * photonic one) refuses them with one line naming the rule.
  */
 #ifndef MT_SIM_SCENARIO_H
 #define MT_SIM_SCENARIO_H
@@ -40,7 +41,7 @@
 #include <stdint.h>
 
 #include "extrapolate/program.h"
-#include "network/flow.h"
+#include "network/netmodel.h"
 #include "network/topology.h"
 #include "perfmodel/perfmodel.h"
 #include "sim/simulate.h"
@@ -85,9 +86,10 @@ double mt_scenario_compute_factor(void *ctx, int32_t rank, int32_t step, const m
  * (hashes of the seed and the coordinates; no state), so draws repeat whatever the order. */
 double mt_draw01(uint64_t seed, int64_t rule, int64_t rank, int64_t step, int64_t task, int k);
 
-/* Applies the network perturbations to a flow model on topo, at time 0 (changes with a time are
- * scheduled). flow == NULL (another model) with network perturbations: MT_EINVAL saying so. */
-mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_flownet *flow, mt_topo *topo,
+/* Applies the network perturbations to the model net on topo (its links are topo's; NULL when the
+ * model has none), at time 0 (changes with a time are scheduled). A model lacking an operation a
+ * rule needs: MT_EINVAL naming the rule (its flag or file path) and what the model cannot do. */
+mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_netmodel *net, mt_topo *topo,
                                     mt_error *err);
 
 /* What a perturbation cost: the perturbed run against the same plan unperturbed. Per GPU the

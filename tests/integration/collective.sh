@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# mitosis collective: the closed form of ring all-reduce, sweeps, models, bad input.
+# mitosis collective: the closed form of ring all-reduce, nccl-tests columns and --json, binary
+# sweeps, models, bad input and flags that do not apply.
 set -u
 BIN="$1"
 . "$(dirname "$0")/clicheck.bash"
@@ -7,15 +8,34 @@ BIN="$1"
 # 2(N-1)/N S/B + 2(N-1) alpha = 1.75 * 10 ms + 14 * 0.5 us = 17507 us; busbw ~ B
 out=$("$BIN" collective --op allreduce --bytes 1G --topology ring:8 --link-bw 100GB/s --link-lat 500ns) \
     || fail "allreduce exit $?"
-echo "$out" | grep -Eq "^ +1000000000 +17507\.000 +57\.12 +99\.96$" || fail "allreduce row: $out"
+echo "$out" | grep -Eq "^ +1000000000 +250000000 +float +17507\.000 +57\.12 +99\.96$" || fail "allreduce row: $out"
+echo "$out" | grep -Eq "^# +size\(B\) +count +type +time\(us\) +algbw\(GB/s\) +busbw\(GB/s\)$" || fail "header: $out"
 
 out=$("$BIN" collective --op allgather --sweep 8M:64M --topology switch:16 --algo direct) || fail "sweep exit"
 [ "$(echo "$out" | grep -c '^ ')" -eq 4 ] || fail "sweep rows: $out"
+echo "$out" | grep -Eq "^ +8388608 +2097152 +float " || fail "sweep: 8M is 8 MiB: $out"
+
+# nccl-tests -b 1K -e 1G: 21 binary sizes, the last exactly 1 GiB; --dtype sets the count
+out=$("$BIN" collective --sweep 1K:1G --topology ring:4 --dtype half) || fail "1K:1G exit"
+[ "$(echo "$out" | grep -c '^ ')" -eq 21 ] || fail "1K:1G rows: $out"
+echo "$out" | grep -Eq "^ +1024 +512 +half " || fail "1K:1G first row: $out"
+echo "$out" | grep -Eq "^ +1073741824 +536870912 +half " || fail "1K:1G last row: $out"
+
+# --json: the same rows as the table
+j=$("$BIN" collective --bytes 1G --topology ring:8 --link-bw 100GB/s --link-lat 500ns --json) || fail "json exit"
+python3 - "$j" <<'PY' || fail "json: $j"
+import json, sys
+d = json.loads(sys.argv[1])
+r = d["rows"][0]
+assert d["op"] == "allreduce" and d["ranks"] == 8 and d["topology"] == "ring:8" and d["network"] == "flow"
+assert r["size_bytes"] == 1000000000 and r["count"] == 250000000 and r["type"] == "float"
+assert abs(r["time_us"] - 17507) < 1e-6 and abs(r["busbw_GBps"] - 99.96) < 0.01
+PY
 
 out=$("$BIN" collective --op allreduce --bytes 64M --network photonic --ranks 8) || fail "photonic exit"
 echo "$out" | grep -q "network photonic" || fail "photonic header: $out"
 # 20 ms circuit setup dominates a 64 MB all-reduce on 8 wafer endpoints
-t=$(echo "$out" | awk '/^ /{print $2}')
+t=$(echo "$out" | awk '/^ /{print $4}')
 awk -v t="$t" 'BEGIN{exit !(t > 20000 && t < 25000)}' || fail "photonic time $t"
 
 out=$("$BIN" collective --op allreduce --bytes 256M --topology multinode:nodes=2,gpus=8 --algo hier) \
@@ -27,5 +47,13 @@ check_bad "--topology is required" collective --bytes 1M
 check_bad "tree alltoall is not supported" collective --op alltoall --algo tree --bytes 1M --topology ring:4
 check_bad "--sweep needs" collective --sweep 8G:8M --topology ring:4
 check_bad "exceeds the 4 GPUs" collective --bytes 1M --topology ring:4 --ranks 8
-check_bad "--network must be" collective --bytes 1M --topology ring:4 --network magic
+check_bad "--network needs flow or photonic" collective --bytes 1M --topology ring:4 --network magic
+check_bad "not both" collective --bytes 1M --sweep 1K:1M --topology ring:4
+check_bad "--dtype needs float, " collective --bytes 1M --topology ring:4 --dtype float7
+# flags that do not apply to the chosen model or topology: one line naming the flag
+check_bad "--link-bw does not apply to --network photonic" collective --bytes 1M --network photonic --link-bw 1GB/s
+check_bad "--ports applies to --network photonic only" collective --bytes 1M --topology ring:4 --ports 4
+check_bad "--nic-bw does not apply to ring" collective --bytes 1M --topology ring:4 --nic-bw 10GB/s
+check_bad "--endpoints applies without --topology" collective --bytes 1M --network photonic --topology ring:4 --endpoints 8
+check_bad "dgx-h100 takes no argument '16'" collective --bytes 1M --topology dgx-h100:16
 echo "collective: ok"

@@ -27,9 +27,9 @@ for cmd in inspect simulate compare topo collective hop perfmodel; do
     while read -r f; do
         grep -qF -- "\\fB$(printf '%s' "$f" | sed 's/-/\\-/g')\\fR" "$MAN" || fail "man page lacks $cmd $f"
     done <"$TMP/help.$cmd"
-    words=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis $cmd --); COMP_CWORD=2; _mitosis; printf '%s\n' \"\${COMPREPLY[@]}\"" | sort -u)
+    words=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis $cmd -); COMP_CWORD=2; _mitosis; printf '%s\n' \"\${COMPREPLY[@]}\"" | sort -u)
     while read -r f; do
-        printf '%s\n' "$words" | grep -qxF -- "$f" || fail "completion of '$cmd --' lacks $f"
+        printf '%s\n' "$words" | grep -qxF -- "$f" || fail "completion of '$cmd -' lacks $f"
     done <"$TMP/help.$cmd"
 done
 # Values: a choice list and a file name.

@@ -46,11 +46,11 @@ class Checker:
     def allreduce_ms(self, nbytes, topology, *extra):
         """Time of one all-reduce of nbytes per rank from `mitosis collective` (ms)."""
         rc, out, err = self.run("collective", "--op", "allreduce", "--bytes", int(nbytes),
-                                "--topology", topology, *extra)
+                                "--topology", topology, "--json", *extra)
         assert rc == 0, err
-        rows = [l.split() for l in out.splitlines() if l.startswith(" ")]
+        rows = json.loads(out)["rows"]
         assert len(rows) == 1, out
-        return float(rows[0][1]) / 1e3
+        return rows[0]["time_us"] / 1e3
 
     def check_breakdown(self, name, d):
         """Positive finite step, and per GPU compute + host wait + exposed + bubble + idle == step

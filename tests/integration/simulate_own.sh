@@ -109,5 +109,13 @@ c.check_bad("equal micro-batches", "simulate", rn, "--gpus", 2, "--pp", 2, "--mi
 c.check_bad("pipeline of 2 stages", "simulate", f"{rn}/kineto.json.gz", "--gpus", 2, "--pp", 2)
 # an Execution Trace alone has no times: refused, not simulated as a zero-compute step
 c.check_bad("et.json.gz: an Execution Trace alone has no operator times", "simulate", f"{rn}/et.json.gz", "--gpus", 2)
+# network flags that do not apply to the chosen model or topology: one line naming the flag
+c.check_bad("--link-bw does not apply to --network photonic", "simulate", rn, "--gpus", 2, "--network", "photonic",
+            "--link-bw", "1GB/s")
+c.check_bad("--ports applies to --network photonic only", "simulate", rn, "--gpus", 2, "--ports", 4)
+c.check_bad("--nic-bw needs a --topology with a NIC tier", "simulate", rn, "--gpus", 2, "--nic-bw", "10GB/s")
+c.check_bad("bad topology 'dgx-h100:16': dgx-h100 takes no argument '16'", "simulate", rn, "--gpus", 2,
+            "--topology", "dgx-h100:16")
+c.check_bad("--ports applies to --network photonic only", "compare", rn, "--gpus", 2, "--ports", 4)
 c.finish()
 EOF

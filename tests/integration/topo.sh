@@ -35,6 +35,19 @@ check_bad "far.json: links\[0\].latency: the latency is out of range" topo "$TMP
 printf '{"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1"}],
  "overrides": [{"src": "gpu0", "dst": "gpu1", "bandwidth": 1e300}]}' >"$TMP/fast.json"
 check_bad "fast.json: overrides\[0\].bandwidth" topo "$TMP/fast.json"
-check_bad "latency of 0 to 1 s" topo ring:4 --link-lat 2s
-check_bad "over 1e6 s" topo ring:4 --link-lat 1e300s
+check_bad "--link-lat needs a time" topo ring:4 --link-lat 2s
+check_bad "--link-lat needs a time" topo ring:4 --link-lat 1e300s
+check_bad "--link-bw needs a bandwidth" topo ring:4 --link-bw 1e19
+# arguments a preset does not take, and tier flags the topology does not have
+check_bad "bad topology 'dgx-h100:16': dgx-h100 takes no argument '16' (use dgx-h100)" topo dgx-h100:16
+check_bad "bad topology 'ring:8,k=4': ring takes no key 'k' (use ring:N\[,uni\])" topo ring:8,k=4
+check_bad "fattree: k must be even\|k must be even" topo fattree:k=5
+check_bad "--nic-bw does not apply to switch, which has no NIC tier" topo switch:8 --nic-bw 10GB/s
+check_bad "--nic-lat does not apply to a topology file" topo "$ROOT/tests/fixtures/topo/line.csv" --nic-lat 1us
+check_bad "--route needs two nodes" topo ring:4 --route gpu0
+check_bad "unexpected argument 'ring:8'" topo ring:4 ring:8
+out=$("$BIN" topo dgx-h100 --nic-bw 10GB/s) || fail "dgx-h100 --nic-bw exit"
+echo "$out" | grep -q "10.00 GB/s .. 450.00 GB/s" || fail "dgx-h100 --nic-bw: $out"
+"$BIN" topo --help | tr -s ' \n' ' ' | grep -q "dgx-h100 8 GPUs on an NVSwitch [^;]*; link tier 450GB/s, 500ns; NIC tier 50GB/s, 2us" \
+    || fail "help from the presets table"
 echo "topo: ok"

@@ -1,4 +1,4 @@
-/* Unit tests for network/topology + network/flow: routes, max-min fair sharing solved by
+/* Unit tests for network/topology + netmodels/flow: routes, max-min fair sharing solved by
  * hand, slow links, latency + size / rate delivery times, per-link statistics. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,13 +10,19 @@
 #include <math.h>
 #include <string.h>
 
-#include "network/flow.h"
+#include "netmodels/flow.h"
 #include "network/topology.h"
 #include "sim/engine.h"
 #include "tests/unit/flowfix.h"
 
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
+
+/* Per-link statistics and the observer go through the netmodel interface. */
+static void link_stats(mt_flownet *net, int32_t link, mt_link_stats *st) {
+    mt_netmodel nm = mt_flownet_netmodel(net);
+    assert_int_equal(mt_net_link_stats(&nm, link, st, NULL), MT_OK);
+}
 
 static void one_flow_latency_plus_size_over_bw(void **state) {
     (void)state;
@@ -31,11 +37,11 @@ static void one_flow_latency_plus_size_over_bw(void **state) {
     /* 1 GB at 10 GB/s = 0.1 s, plus 2 us of latency */
     assert_int_equal(d.at[0], 100000000000LL + 2000000);
     mt_link_stats st;
-    mt_flownet_link_stats(net, 0, &st);
+    link_stats(net, 0, &st);
     assert_true(st.bytes == 1e9);
     assert_int_equal(st.busy_ps, 100000000000LL);
     assert_int_equal(st.peak_flows, 1);
-    mt_flownet_link_stats(net, 1, &st); /* reverse direction: unused */
+    link_stats(net, 1, &st); /* reverse direction: unused */
     assert_true(st.bytes == 0);
     mt_flownet_free(net);
     mt_engine_free(e);
@@ -60,7 +66,7 @@ static void two_flows_share_a_link_equally(void **state) {
     assert_int_equal(d.at[0], 20000000000LL);
     assert_int_equal(d.at[1], 40000000000LL);
     mt_link_stats st;
-    mt_flownet_link_stats(net, 0, &st);
+    link_stats(net, 0, &st);
     assert_int_equal(st.peak_flows, 2);
     assert_true(st.bytes == 4e9);
     mt_flownet_free(net);
@@ -206,7 +212,8 @@ static void link_observer_reports_load_changes(void **state) {
     mt_flownet *net;
     mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
     linklog g = {0};
-    mt_flownet_set_link_observer(net, log_link, &g);
+    mt_netmodel nm = mt_flownet_netmodel(net);
+    assert_int_equal(mt_net_set_link_observer(&nm, log_link, &g, NULL), MT_OK);
     done_t d = {.e = e};
     mt_flownet_start(net, 0, 1, 2e9, on_done, &d, 0, NULL, NULL);
     struct pair s = {net, &d};

@@ -16,7 +16,6 @@
 
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
-#include "network/flow.h"
 #include "sim/engine.h"
 #include "sim/gossip.h"
 
@@ -46,7 +45,7 @@ static grun run_on_switch(mt_gossip_cfg *cfg, int32_t n, int32_t slow_up, double
         int32_t *ids, k;
         snprintf(sel, sizeof sel, "gpu%d->sw0", (int)slow_up);
         assert_int_equal(mt_topo_select_links(topo, sel, &ids, &k, &err), MT_OK);
-        assert_int_equal(mt_flownet_set_link_factor(net.self, ids[0], factor, &err), MT_OK);
+        assert_int_equal(mt_net_set_link_factor(&net, ids[0], factor, &err), MT_OK);
         free(ids);
     }
     grun g;

@@ -1,5 +1,5 @@
-/* Unit tests for the flow model's perturbations (network/flow.h "perturbations") and link
- * failures in the topology, each solved by hand:
+/* Unit tests for the flow model's perturbations, driven through the netmodel interface
+ * (network/netmodel.h, netmodels/flow.h), and link failures in the topology, each solved by hand:
  *  - a bandwidth factor applied mid-flow changes the rate of the remaining bytes;
  *  - periodic degradation (factor for `duration` every `period`) gives a hand-computed time;
  *  - extra latency applies to flows starting afterwards;
@@ -16,7 +16,7 @@
 #include <igraph.h>
 #include <string.h>
 
-#include "network/flow.h"
+#include "netmodels/registry.h"
 #include "network/topology.h"
 #include "sim/engine.h"
 #include "tests/unit/flowfix.h"
@@ -26,20 +26,20 @@
 typedef struct fixture {
     mt_topo *t;
     mt_engine *e;
-    mt_flownet *net;
+    mt_netmodel net;
     done_t d;
 } fixture;
 
 static void fx_open(fixture *f, mt_topo *t) {
     f->t = t;
     f->e = mt_engine_new();
-    assert_int_equal(mt_flownet_new(t, mt_engine_sched(f->e), &f->net, NULL), MT_OK);
+    assert_int_equal(mt_netmodel_create("flow", t, NULL, mt_engine_sched(f->e), &f->net, NULL), MT_OK);
     memset(&f->d, 0, sizeof f->d);
     f->d.e = f->e;
 }
 
 static void fx_close(fixture *f) {
-    mt_flownet_free(f->net);
+    mt_net_free(&f->net);
     mt_engine_free(f->e);
     mt_topo_free(f->t);
 }
@@ -49,15 +49,15 @@ static void factor_mid_flow_halves_the_remaining_rate(void **state) {
     fixture f;
     fx_open(&f, chain(2, 10, 0));
     /* 1 GB at 10 GB/s; at 50 ms (0.5 GB sent) the link drops to half: 0.5 GB at 5 GB/s = 100 ms */
-    assert_int_equal(mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL), MT_OK);
-    assert_int_equal(mt_flownet_schedule_change(f.net, 50 * MS, MT_LINK_FACTOR, 0, 0.5, NULL), MT_OK);
+    assert_int_equal(mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL), MT_OK);
+    assert_int_equal(mt_net_change_link_at(&f.net, 50 * MS, MT_LINK_FACTOR, 0, 0.5, NULL), MT_OK);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.n, 1);
     assert_int_equal(f.d.at[0], 150 * MS);
     fx_close(&f);
     /* without the change: 100 ms (the test can fail) */
     fx_open(&f, chain(2, 10, 0));
-    mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
+    mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[0], 100 * MS);
     fx_close(&f);
@@ -74,8 +74,8 @@ static void periodic_degradation_by_hand(void **state) {
     fx_open(&f, chain(2, 10, 0));
     /* half bandwidth during [40k, 40k + 10) ms. 1 GB: 0-10 ms 0.05 GB, 10-40 0.30, 40-50 0.05,
      * 50-80 0.30, 80-90 0.05 (0.75 so far), then 0.25 GB at 10 GB/s = 25 ms: done at 115 ms */
-    assert_int_equal(mt_flownet_set_link_periodic(f.net, 0, 0, 40 * MS, 10 * MS, 0.5, NULL), MT_OK);
-    mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
+    assert_int_equal(mt_net_set_link_periodic(&f.net, 0, &(mt_link_periodic){0, 40 * MS, 10 * MS, 0.5}, NULL), MT_OK);
+    mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[0], 115 * MS);
     /* the idle link arms nothing more: the queue is empty; a flow starting at 125 ms (inside
@@ -83,13 +83,13 @@ static void periodic_degradation_by_hand(void **state) {
     assert_int_equal(mt_engine_pending(f.e), 0);
     fx_close(&f);
     fx_open(&f, chain(2, 10, 0));
-    mt_flownet_set_link_periodic(f.net, 0, 0, 40 * MS, 10 * MS, 0.5, NULL);
+    mt_net_set_link_periodic(&f.net, 0, &(mt_link_periodic){0, 40 * MS, 10 * MS, 0.5}, NULL);
     mt_engine_at(f.e, 125 * MS, nop, NULL, 0);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
-    mt_flownet_start(f.net, 0, 1, 50e6, on_done, &f.d, 1, NULL, NULL);
+    mt_net_send(&f.net, 0, 1, 50e6, on_done, &f.d, 1, NULL);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[1], 125 * MS + 7500000000LL);
-    assert_int_equal(mt_flownet_set_link_periodic(f.net, 0, 0, 10, 20, 0.5, NULL), MT_EINVAL);
+    assert_int_equal(mt_net_set_link_periodic(&f.net, 0, &(mt_link_periodic){0, 10, 20, 0.5}, NULL), MT_EINVAL);
     fx_close(&f);
 }
 
@@ -97,9 +97,9 @@ static void extra_latency_for_later_flows(void **state) {
     (void)state;
     fixture f;
     fx_open(&f, chain(3, 10, 0));
-    assert_int_equal(mt_flownet_set_link_extra_latency(f.net, 2, 5000000, NULL), MT_OK); /* 5 us on 1->2 */
-    mt_flownet_start(f.net, 0, 2, 1e6, on_done, &f.d, 0, NULL, NULL); /* 0->1->2: +5 us */
-    mt_flownet_start(f.net, 2, 0, 1e6, on_done, &f.d, 1, NULL, NULL); /* other direction: none */
+    assert_int_equal(mt_net_set_link_extra_latency(&f.net, 2, 5000000, NULL), MT_OK); /* 5 us on 1->2 */
+    mt_net_send(&f.net, 0, 2, 1e6, on_done, &f.d, 0, NULL); /* 0->1->2: +5 us */
+    mt_net_send(&f.net, 2, 0, 1e6, on_done, &f.d, 1, NULL); /* other direction: none */
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[0], 100000000 + 5000000); /* 1 MB at 10 GB/s = 100 us */
     assert_int_equal(f.d.at[1], 100000000);
@@ -124,12 +124,12 @@ static void failed_link_reroutes_what_crossed_it(void **state) {
     fx_open(&f, detour());
     /* flow 0: gpu0 -> gpu1, 1 GB; flow 1: gpu1 -> gpu0 (the other direction), 1 GB. The link
      * gpu0->gpu1 fails at 50 ms: flow 0 has 0.5 GB left, at 5 GB/s through sw0: 100 ms more. */
-    mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
-    mt_flownet_start(f.net, 1, 0, 1e9, on_done, &f.d, 1, NULL, NULL);
+    mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL);
+    mt_net_send(&f.net, 1, 0, 1e9, on_done, &f.d, 1, NULL);
     int32_t *ids, n;
     assert_int_equal(mt_topo_select_links(f.t, "gpu0->gpu1", &ids, &n, NULL), MT_OK);
     assert_int_equal(n, 1);
-    assert_int_equal(mt_flownet_schedule_change(f.net, 50 * MS, MT_LINK_FAIL, ids[0], 0, NULL), MT_OK);
+    assert_int_equal(mt_net_change_link_at(&f.net, 50 * MS, MT_LINK_FAIL, ids[0], 0, NULL), MT_OK);
     free(ids);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.n, 2);
@@ -137,7 +137,7 @@ static void failed_link_reroutes_what_crossed_it(void **state) {
     assert_int_equal(f.d.at[1], 100 * MS); /* untouched */
     assert_true(mt_topo_link_failed(f.t, 0));
     /* a later flow routes around the failed link: 0.5 GB at 5 GB/s */
-    mt_flownet_start(f.net, 0, 1, 0.5e9, on_done, &f.d, 2, NULL, NULL);
+    mt_net_send(&f.net, 0, 1, 0.5e9, on_done, &f.d, 2, NULL);
     mt_time_ps t0 = mt_engine_now(f.e);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     assert_int_equal(f.d.at[2] - t0, 100 * MS);
@@ -156,20 +156,20 @@ static void failure_without_path_names_the_cut(void **state) {
     (void)state;
     fixture f;
     fx_open(&f, chain(2, 10, 0));
-    mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, NULL);
-    mt_flownet_schedule_change(f.net, 50 * MS, MT_LINK_FAIL, 0, 0, NULL);
+    mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL);
+    mt_net_change_link_at(&f.net, 50 * MS, MT_LINK_FAIL, 0, 0, NULL);
     mt_error err = {0};
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, &err), MT_ENOROUTE);
     assert_non_null(strstr(err.msg, "no route from gpu0 to gpu1"));
     assert_non_null(strstr(err.msg, "gpu0->gpu1"));
     assert_int_equal(f.d.n, 0);
     fx_close(&f);
-    /* a new flow after the cut: the same error from mt_flownet_start */
+    /* a new flow after the cut: the same error from the send */
     fx_open(&f, chain(2, 10, 0));
-    assert_int_equal(mt_flownet_fail_link(f.net, 0, NULL), MT_OK); /* nothing crossed it */
-    assert_int_equal(mt_flownet_start(f.net, 0, 1, 1e9, on_done, &f.d, 0, NULL, &err), MT_ENOROUTE);
+    assert_int_equal(mt_net_fail_link(&f.net, 0, NULL), MT_OK); /* nothing crossed it */
+    assert_int_equal(mt_net_send(&f.net, 0, 1, 1e9, on_done, &f.d, 0, &err), MT_ENOROUTE);
     assert_non_null(strstr(err.msg, "gpu0->gpu1"));
-    assert_int_equal(mt_flownet_start(f.net, 1, 0, 1e9, on_done, &f.d, 1, NULL, &err), MT_OK);
+    assert_int_equal(mt_net_send(&f.net, 1, 0, 1e9, on_done, &f.d, 1, &err), MT_OK);
     assert_int_equal(mt_engine_run(f.e, MT_TIME_NEVER, NULL), MT_OK);
     fx_close(&f);
 }

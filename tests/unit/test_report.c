@@ -32,7 +32,7 @@
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "netmodels/topologies.h"
-#include "network/flow.h"
+#include "netmodels/flow.h"
 #include "report/csvout.h"
 #include "report/describe.h"
 #include "report/record.h"
@@ -152,7 +152,7 @@ static void sim_run(const fixture *fx, int32_t dp, int32_t tp, int32_t pp, const
             memcpy(s->rec.filter.keep, rec_filter->keep, (size_t)rec_filter->n_keep);
         }
     }
-    mt_flownet_set_link_observer(s->flow, mt_recorder_link, &s->rec);
+    assert_int_equal(mt_net_set_link_observer(&s->net, mt_recorder_link, &s->rec, &err), MT_OK);
     mt_sim_opts o;
     mt_sim_opts_init(&o);
     o.on_span = mt_recorder_span;
@@ -174,7 +174,7 @@ static void sim_free(sim *s) {
 }
 
 static mt_report_src src_of(sim *s) {
-    mt_report_src src = {s->prog, s->res, &s->rec, s->topo, s->flow, 8};
+    mt_report_src src = {s->prog, s->res, &s->rec, s->topo, &s->net, 8};
     return src;
 }
 

@@ -177,7 +177,7 @@ static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double 
     mt_sim_opts_init(&so);
     if (sc) {
         assert_int_equal(mt_scenario_bind(sc, o.prog, t, NULL, &err), MT_OK);
-        assert_int_equal(mt_scenario_apply_network(sc, net.self, topo, &err), MT_OK);
+        assert_int_equal(mt_scenario_apply_network(sc, &net, topo, &err), MT_OK);
         mt_scenario_sim_opts(sc, &so);
     }
     o.rc = mt_simulate(o.prog, &net, e, &so, &o.res, &err);
@@ -777,8 +777,14 @@ static void test_whatif_errors_name_the_path(void **state) {
     /* network perturbations on the photonic model: refused with a clear message */
     sc = mt_scenario_new();
     assert_int_equal(mt_scenario_add_slow_link(sc, "gpu0:10", &err), MT_OK);
-    assert_int_equal(mt_scenario_apply_network(sc, NULL, NULL, &err), MT_EINVAL);
-    assert_non_null(strstr(err.msg, "photonic"));
+    mt_engine *e = mt_engine_new();
+    mt_netmodel ph;
+    assert_int_equal(mt_netmodel_create("photonic", NULL, NULL, mt_engine_sched(e), &ph, &err), MT_OK);
+    assert_int_equal(mt_scenario_apply_network(sc, &ph, NULL, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--slow-link gpu0:10: the photonic model cannot change a link's bandwidth "
+                                    "(it has no links; use --network flow)"));
+    mt_net_free(&ph);
+    mt_engine_free(e);
     mt_scenario_free(sc);
     mt_program_free(prog);
     trace_free(t);

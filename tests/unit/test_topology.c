@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <igraph.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,77 @@ static void preset_errors(void **state) {
         assert_non_null(strstr(err.msg, "bad topology"));
         assert_null(strchr(err.msg, '\n'));
     }
+}
+
+/* Every preset of the table builds with its defaults and the GPU count its entry states, and a
+ * spec argument the preset does not take is refused naming the preset's syntax. */
+static void presets_table(void **state) {
+    (void)state;
+    int32_t n;
+    const mt_topo_preset *p = mt_topo_presets(&n);
+    assert_true(n >= 10);
+    for (int32_t i = 0; i < n; i++) {
+        char spec[96];
+        mt_topo_spec s;
+        /* sizes 4 (fattree: k=4), words and keys at their defaults */
+        snprintf(spec, sizeof spec, "%s", p[i].name);
+        for (int k = 0, first = 1; k < MT_PRESET_PARAMS_MAX && p[i].params[k].name; k++)
+            if (p[i].params[k].def < 0) {
+                size_t at = strlen(spec);
+                snprintf(spec + at, sizeof spec - at, "%s%s=4", first ? ":" : ",", p[i].params[k].name);
+                first = 0;
+            }
+        mt_error err = {0};
+        if (mt_topo_spec_parse(spec, &s, &err) != MT_OK) fail_msg("%s: %s", spec, err.msg);
+        assert_ptr_equal(s.preset, &p[i]);
+        assert_ptr_equal(mt_topo_preset_find(spec), &p[i]);
+        assert_true(p[i].link.bw_Bps > 0 && p[i].link.lat_ns >= 0);
+        mt_topo *t = build(spec);
+        int32_t ng;
+        mt_topo_gpus(t, &ng);
+        assert_int_equal(ng, p[i].gpus(s.v));
+        for (int32_t l = 0; l < mt_topo_nlinks(t); l++) /* every link at a tier's default (dgx1: x1 or x2) */
+            assert_true(fmod(mt_topo_link(t, l)->bw_Bps, p[i].link.bw_Bps) == 0 ||
+                        mt_topo_link(t, l)->bw_Bps == p[i].nic.bw_Bps);
+        mt_topo_free(t);
+    }
+    char nic[128];
+    assert_string_equal(mt_topo_presets_with_nic(nic, sizeof nic), "dgx-a100, dgx-h100, multinode");
+    assert_null(mt_topo_preset_find("dir/net.json"));
+    assert_true(mt_topo_spec_is_file("net.csv"));
+    const struct {
+        const char *spec, *want;
+    } bad[] = {
+        {"dgx-h100:16", "bad topology 'dgx-h100:16': dgx-h100 takes no argument '16' (use dgx-h100)"},
+        {"ring:8,k=4", "bad topology 'ring:8,k=4': ring takes no key 'k' (use ring:N[,uni])"},
+        {"ring:8,4", "ring takes no further size '4'"},
+        {"fattree:k=6,8", "fattree takes no further size '8'"},
+        {"fattree:k=5", "k must be even (got 5)"},
+        {"fattree:4,k=4", "k is given twice"},
+        {"multinode:nodes=2,gpus=4,fabric=ring", "fabric must be one of rail|switch (got 'ring')"},
+        {"multinode:gpus=4", "multinode needs nodes (use multinode:nodes=M,gpus=G[,fabric=rail|switch])"},
+        {"mesh:2000x2000", "too many GPUs (at most 1000000)"},
+        {"ring:0", "N must be 1 to 1000000 (got 0)"},
+        {"blob:4", "unknown preset 'blob' (presets: ring, fc, switch, mesh, torus, fattree, dgx1, dgx-a100, "
+                   "dgx-h100, multinode; or a .json/.csv file)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mt_topo_spec s;
+        mt_error err = {0};
+        assert_int_equal(mt_topo_spec_parse(bad[i].spec, &s, &err), MT_EINVAL);
+        if (!strstr(err.msg, bad[i].want)) fail_msg("'%s': got '%s', want '%s'", bad[i].spec, err.msg, bad[i].want);
+    }
+    /* the help is the table: every preset's syntax and tier defaults */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    mt_topo_presets_help(f);
+    fclose(f);
+    for (int32_t i = 0; i < n; i++) assert_non_null(strstr(buf, p[i].syntax));
+    assert_non_null(strstr(buf, "link tier 25GB/s, 500ns"));
+    assert_non_null(strstr(buf, "NIC tier 25GB/s, 2us"));
+    free(buf);
+    assert_true(mt_topo_file_tier.bw_Bps == 100e9 && mt_topo_hop_tier.bw_Bps == 12.5e9);
 }
 
 static void preset_parameters(void **state) {
@@ -248,6 +320,7 @@ int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(preset_shapes),   cmocka_unit_test(preset_errors),
+        cmocka_unit_test(presets_table),
         cmocka_unit_test(preset_parameters), cmocka_unit_test(json_file),
         cmocka_unit_test(csv_file),        cmocka_unit_test(file_errors),
         cmocka_unit_test(hop_routes_match_igraph), cmocka_unit_test(route_cache_eviction),

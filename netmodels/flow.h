@@ -1,0 +1,58 @@
+/* netmodels/flow.h — the flow-level (packet-switched) network model, `--network flow`.
+ *
+ * A transfer of S bytes from src to dst occupies every link of its route from the moment it
+ * starts until S bytes have been drained at its current rate, then is delivered one path
+ * latency later: T = sum(lat) + integral of S over the rate. Rates are max-min fair over all
+ * flows sharing links: each link is a constraint and each draining flow a variable of the
+ * max-min solver (network/lmm.h).
+ *
+ * Incremental, after SimGrid: a flow start or drain marks the links it touches as modified and
+ * arms one "solve" event at the current time, so a burst of changes at one instant costs one
+ * solve. The solver re-computes only the connected component reachable from the modified links
+ * (other flows cannot change rate), and the model moves the drain events of only the flows whose
+ * rate changed. Nothing is polled.
+ * Costs: a start or drain O(hops); a solve O(C log C) for a component with C (flow, link)
+ * pairs. A flow with a rate of 0 has no pending event until a solve gives it bandwidth.
+ *
+ * Behind the netmodel interface (network/netmodel.h) it implements every link operation:
+ * bandwidth factor (re-rates flows mid-flow: a flow with half its bytes left when its only link
+ * halves takes twice as long for the rest), extra latency (for flows that start afterwards),
+ * periodic degradation (lazy: a boundary event is pending only while the link carries flows, so
+ * an idle degraded link costs nothing and runs still end), failure (flows crossing the link move,
+ * with their remaining bytes, to their new shortest route; when none is left: MT_ENOROUTE naming
+ * the two endpoints and the failed links, the stranded flow dropped), changes at a later time,
+ * per-link statistics and the link-load observer.
+ */
+#ifndef MT_NETMODELS_FLOW_H
+#define MT_NETMODELS_FLOW_H
+
+#include <stdint.h>
+
+#include "network/netmodel.h"
+#include "network/sched.h"
+#include "network/topology.h"
+#include "util/err.h"
+
+typedef struct mt_flownet mt_flownet;
+
+/* The topology (frozen on first route) and scheduler must outlive the model. */
+mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_error *err);
+void mt_flownet_free(mt_flownet *net);
+
+/* Starts a flow; *flow_id (may be NULL) identifies it until delivery, for mt_flownet_rate.
+ * MT_ENOROUTE / MT_EINVAL with a message naming the endpoints. src == dst delivers at once
+ * (after an event at the current time). */
+mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double bytes,
+                           mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
+                           int32_t *flow_id, mt_error *err);
+/* Current rate of an active flow in bytes/s (after the pending solve ran), or -1 when the
+ * flow has drained. */
+double mt_flownet_rate(const mt_flownet *net, int32_t flow_id);
+/* Number of solves and of flows whose rate a solve changed (for benchmarks). */
+void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes);
+
+/* The model behind the netmodel interface (endpoints = the topology's GPUs). mt_net_free on
+ * it frees the flownet. */
+mt_netmodel mt_flownet_netmodel(mt_flownet *net);
+
+#endif

@@ -1,0 +1,192 @@
+/* Unit tests for network/lmm: max-min systems small enough to solve by hand — two variables on
+ * one constraint, the textbook line, a parking lot, a bottleneck that moves when a capacity
+ * changes, a modified constraint far from others (only its component is re-solved), and the
+ * empty modified set (solve returns at once). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "network/lmm.h"
+
+static int close_rel(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+
+/* A variable on the constraints listed (terminated by -1). */
+static int32_t var_on(mt_lmm *s, int64_t data, const int32_t *cnsts) {
+    int32_t n = 0;
+    while (cnsts[n] >= 0) n++;
+    int32_t v = mt_lmm_var_new(s, data);
+    assert_true(v >= 0);
+    assert_int_equal(mt_lmm_var_attach(s, v, cnsts, n, NULL), MT_OK);
+    return v;
+}
+
+static int listed(const int32_t *ids, int32_t n, int32_t id) {
+    for (int32_t i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
+
+static void two_variables_share_one_constraint(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t c = mt_lmm_cnst_new(s, 100);
+    int32_t a = var_on(s, 7, (int32_t[]){c, -1}), b = var_on(s, 8, (int32_t[]){c, -1});
+    assert_true(mt_lmm_modified(s));
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_false(mt_lmm_modified(s));
+    assert_true(mt_lmm_var_value(s, a) == 50 && mt_lmm_var_value(s, b) == 50);
+    assert_true(mt_lmm_cnst_usage(s, c) == 100);
+    assert_int_equal(mt_lmm_var_data(s, b), 8);
+    int32_t n;
+    mt_lmm_changed_vars(s, &n);
+    assert_int_equal(n, 2);
+    /* b leaves: a gets everything, and only a changed */
+    mt_lmm_var_free(s, b);
+    assert_int_equal(mt_lmm_cnst_nvars(s, c), 1);
+    assert_int_equal(mt_lmm_cnst_var(s, c, 0), a);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(mt_lmm_var_value(s, a) == 100);
+    const int32_t *chg = mt_lmm_changed_vars(s, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(chg[0], a);
+    /* a freed id is reused */
+    assert_int_equal(mt_lmm_var_new(s, 9), b);
+    mt_lmm_free(s);
+}
+
+/* Line 0-1-2: c0 = 10, c1 = 4. v0 uses both, v1 only c1, v2 only c0. c1 fixes v0 = v1 = 2; v2
+ * takes what v0 leaves on c0: 8 (not 5, the naive equal split). */
+static void textbook_line(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t c0 = mt_lmm_cnst_new(s, 10), c1 = mt_lmm_cnst_new(s, 4);
+    int32_t v0 = var_on(s, 0, (int32_t[]){c0, c1, -1});
+    int32_t v1 = var_on(s, 1, (int32_t[]){c1, -1});
+    int32_t v2 = var_on(s, 2, (int32_t[]){c0, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, v0), 2));
+    assert_true(close_rel(mt_lmm_var_value(s, v1), 2));
+    assert_true(close_rel(mt_lmm_var_value(s, v2), 8));
+    assert_true(close_rel(mt_lmm_cnst_usage(s, c0), 10));
+    assert_true(close_rel(mt_lmm_cnst_usage(s, c1), 4));
+    /* the bottleneck moves: c1 = 20 makes c0 the tightest (10 / 2 = 5 per variable), and v1
+     * takes the rest of c1: 20 - 5 = 15 */
+    mt_lmm_cnst_set_capacity(s, c1, 20);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, v0), 5));
+    assert_true(close_rel(mt_lmm_var_value(s, v1), 15));
+    assert_true(close_rel(mt_lmm_var_value(s, v2), 5));
+    int32_t n;
+    mt_lmm_changed_vars(s, &n);
+    assert_int_equal(n, 3);
+    /* the same capacity again: re-solved, nothing changed */
+    mt_lmm_cnst_set_capacity(s, c1, 20);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    mt_lmm_solved_vars(s, &n);
+    assert_int_equal(n, 3);
+    mt_lmm_changed_vars(s, &n);
+    assert_int_equal(n, 0);
+    mt_lmm_free(s);
+}
+
+/* Parking lot: A, B, C of 12 each; a long variable on all three, one short on A, one on B,
+ * two on C. C's share is 4: the long one and C's get 4, A's and B's short ones 8. */
+static void parking_lot(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t A = mt_lmm_cnst_new(s, 12), B = mt_lmm_cnst_new(s, 12), C = mt_lmm_cnst_new(s, 12);
+    int32_t lng = var_on(s, 0, (int32_t[]){A, B, C, -1});
+    int32_t a = var_on(s, 1, (int32_t[]){A, -1}), b = var_on(s, 2, (int32_t[]){B, -1});
+    int32_t c1 = var_on(s, 3, (int32_t[]){C, -1}), c2 = var_on(s, 4, (int32_t[]){C, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, lng), 4));
+    assert_true(close_rel(mt_lmm_var_value(s, a), 8));
+    assert_true(close_rel(mt_lmm_var_value(s, b), 8));
+    assert_true(close_rel(mt_lmm_var_value(s, c1), 4));
+    assert_true(close_rel(mt_lmm_var_value(s, c2), 4));
+    /* the long one leaves: every short one gets its whole constraint's share */
+    mt_lmm_var_detach(s, lng);
+    const int32_t *cs;
+    assert_int_equal(mt_lmm_var_cnsts(s, lng, &cs), 3); /* still readable after detach */
+    assert_int_equal(cs[2], C);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, a), 12));
+    assert_true(close_rel(mt_lmm_var_value(s, b), 12));
+    assert_true(close_rel(mt_lmm_var_value(s, c1), 6));
+    /* and comes back on a longer list than fits inline (7 constraints) */
+    int32_t more[7] = {A, B, C};
+    for (int i = 3; i < 7; i++) more[i] = mt_lmm_cnst_new(s, 1);
+    assert_int_equal(mt_lmm_var_attach(s, lng, more, 7, NULL), MT_OK);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, lng), 1)); /* the 1-wide constraints bind */
+    assert_true(close_rel(mt_lmm_var_value(s, c1), 5.5));
+    mt_lmm_free(s);
+}
+
+/* Two separate components; changing a capacity in one re-solves only that one. */
+static void far_modification_leaves_others_alone(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t near = mt_lmm_cnst_new(s, 10), far = mt_lmm_cnst_new(s, 30), empty = mt_lmm_cnst_new(s, 5);
+    int32_t x = var_on(s, 0, (int32_t[]){near, -1}), y = var_on(s, 1, (int32_t[]){near, -1});
+    int32_t z = var_on(s, 2, (int32_t[]){far, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(mt_lmm_var_value(s, z) == 30);
+    mt_lmm_cnst_set_capacity(s, far, 60);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    int32_t nv, nc, nch;
+    const int32_t *vs = mt_lmm_solved_vars(s, &nv), *cs = mt_lmm_solved_cnsts(s, &nc);
+    const int32_t *chg = mt_lmm_changed_vars(s, &nch);
+    assert_int_equal(nv, 1);
+    assert_int_equal(vs[0], z);
+    assert_int_equal(nc, 1);
+    assert_int_equal(cs[0], far);
+    assert_int_equal(nch, 1);
+    assert_int_equal(chg[0], z);
+    assert_false(listed(vs, nv, x) || listed(vs, nv, y));
+    assert_true(mt_lmm_var_value(s, x) == 5 && mt_lmm_var_value(s, z) == 60);
+    /* a constraint without variables is dropped from the set, not solved */
+    mt_lmm_cnst_set_capacity(s, empty, 7);
+    assert_true(mt_lmm_modified(s));
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    mt_lmm_solved_cnsts(s, &nc);
+    assert_int_equal(nc, 0);
+    assert_true(mt_lmm_cnst_capacity(s, empty) == 7);
+    /* nothing modified: returns at once with empty lists */
+    assert_false(mt_lmm_modified(s));
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    mt_lmm_solved_vars(s, &nv);
+    assert_int_equal(nv, 0);
+    mt_lmm_free(s);
+}
+
+/* A zero-capacity constraint gives its variables 0, and a variable on a free constraint still
+ * gets no more than its other constraints allow. */
+static void zero_capacity(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t cut = mt_lmm_cnst_new(s, 0), wide = mt_lmm_cnst_new(s, 10);
+    int32_t a = var_on(s, 0, (int32_t[]){cut, wide, -1}), b = var_on(s, 1, (int32_t[]){wide, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(mt_lmm_var_value(s, a) == 0);
+    assert_true(mt_lmm_var_value(s, b) == 10);
+    int32_t n;
+    mt_lmm_changed_vars(s, &n);
+    assert_int_equal(n, 1); /* a stayed at 0 */
+    mt_lmm_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_variables_share_one_constraint),
+        cmocka_unit_test(textbook_line),
+        cmocka_unit_test(parking_lot),
+        cmocka_unit_test(far_modification_leaves_others_alone),
+        cmocka_unit_test(zero_capacity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
