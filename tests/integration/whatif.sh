@@ -106,6 +106,16 @@ with tempfile.TemporaryDirectory() as d:
 # hop: one backup worker never makes things slower here; bad input is one line
 rc, out, err = c.run("hop", "--compute", "80ms", "--model-bytes", "100MB", "--groups", 2, "--iterations", 5)
 c.check("hop runs", rc == 0 and "mean speed-up of 1 backup worker on double-ring" in out, err)
+rc, out, err = c.run("hop", "--compute", "80ms", "--model-bytes", "100MB", "--groups", 2, "--iterations", 5, "--json")
+j = json.loads(out) if rc == 0 else {}
+c.check("hop --json: the same rows (2 groups x 2 graphs), speed-up = b0 / backups, means per graph",
+        rc == 0 and len(j["rows"]) == 4 and
+        all(abs(r["speedup"] - r["b0_ms"] / r["backups_ms"]) < 1e-9 * r["speedup"] for r in j["rows"]) and
+        abs(j["mean_speedup"]["double-ring"] - sum(r["speedup"] for r in j["rows"] if r["graph"] == "double-ring") / 2) < 1e-9
+        and len(j["rows"][0]["slowdowns"]) == 8, err)
+rc, out, err = c.run("hop", "--compute", "80ms", "--model-bytes", "1MB", "--topology", "switch:4")
+c.check("hop on too few GPUs: one error line and no partial table", rc == 2 and out == "" and
+        len(err.strip().splitlines()) == 1 and "4 GPUs for 8 workers" in err, (rc, out, err))
 c.check_bad("--backups 3", "hop", "--compute", "80ms", "--model-bytes", "1MB", "--graph", "ring", "--backups", 3)
 c.check_bad("--slowdown", "hop", "--compute", "80ms", "--model-bytes", "1MB", "--slowdown", "0:3")
 
