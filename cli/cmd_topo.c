@@ -1,17 +1,19 @@
-/* cli/cmd_topo.c — `mitosis topo SPEC`: nodes, links, bisection bandwidth, a route, --dot. */
+/* cli/cmd_topo.c — `mitosis topo SPEC`: nodes, links, bisection bandwidth, a route, --dot
+ * (report/toposum.h describes it); the flags, the usage text and the calls. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/commands.h"
 #include "netmodels/netcfg.h"
+#include "report/toposum.h"
 #include "util/flags.h"
-#include "util/units.h"
 
 typedef struct topo_cli {
     const char *dot, *ra, *rb;
     int want_dst; /* --route SRC was given; DST is the next argument */
+    int as_json;
     mt_netcfg net;
 } topo_cli;
 
@@ -29,6 +31,8 @@ static const mt_flag FLAGS[] = {
      .call = take_route},
     {"--dot", MT_FLAG_STRING, offsetof(topo_cli, dot), "FILE|-", "write the graph for Graphviz (- for stdout)",
      .complete = "file"},
+    {"--json", MT_FLAG_SWITCH, offsetof(topo_cli, as_json), NULL, "the description as JSON (nodes, links, bandwidth "
+     "range, bisection, the route)"},
 };
 static const mt_flag_table TABLE = MT_FLAG_TABLE("Options", FLAGS);
 
@@ -65,56 +69,6 @@ static int parse(topo_cli *c, int argc, char **argv, mt_error *err) {
     return 0;
 }
 
-static mt_status print_summary(mt_topo *t, mt_error *err) {
-    int32_t counts[4] = {0}, ngpu;
-    mt_topo_gpus(t, &ngpu);
-    for (int32_t v = 0; v < mt_topo_nnodes(t); v++) counts[mt_topo_kind(t, v)]++;
-    double lo = 0, hi = 0;
-    for (int32_t l = 0; l < mt_topo_nlinks(t); l++) {
-        double b = mt_topo_link(t, l)->bw_Bps;
-        if (l == 0 || b < lo) lo = b;
-        if (b > hi) hi = b;
-    }
-    char b1[32], b2[32];
-    printf("topology: %s\n", mt_topo_label(t));
-    printf("nodes: %d (%d gpu, %d nic, %d host, %d switch)\n", (int)mt_topo_nnodes(t), (int)counts[0],
-           (int)counts[1], (int)counts[2], (int)counts[3]);
-    printf("links: %d directed, %s .. %s per link\n", (int)mt_topo_nlinks(t), mt_fmt_bandwidth(lo, b1, sizeof b1),
-           mt_fmt_bandwidth(hi, b2, sizeof b2));
-    double bis;
-    MT_CHECK(mt_topo_bisection_Bps(t, &bis, err));
-    if (ngpu >= 2)
-        printf("bisection bandwidth: %s (GPU ranks 0..%d -> %d..%d, one direction)\n",
-               mt_fmt_bandwidth(bis, b1, sizeof b1), (int)ngpu / 2 - 1, (int)ngpu / 2, (int)ngpu - 1);
-    return MT_OK;
-}
-
-static mt_status print_route(mt_topo *t, const char *ra, const char *rb, mt_error *err) {
-    int32_t ngpu;
-    const int32_t *gpus = mt_topo_gpus(t, &ngpu);
-    int32_t a = ra ? mt_topo_find(t, ra) : (ngpu ? gpus[0] : -1);
-    int32_t b = rb ? mt_topo_find(t, rb) : (ngpu ? gpus[ngpu - 1] : -1);
-    if ((ra && a < 0) || (rb && b < 0))
-        return mt_fail(err, MT_EINVAL, "--route: unknown node '%s' (names look like gpu0, sw0, nic0)",
-                       ra && a < 0 ? ra : rb);
-    if (a < 0 || b < 0) return MT_OK;
-    const int32_t *r;
-    int32_t n;
-    MT_CHECK(mt_topo_route(t, a, b, &r, &n, err));
-    double bott = 0;
-    printf("route %s -> %s: %s", mt_topo_name(t, a), mt_topo_name(t, b), mt_topo_name(t, a));
-    for (int32_t h = 0; h < n; h++) {
-        const mt_link *l = mt_topo_link(t, r[h]);
-        printf(" -> %s", mt_topo_name(t, l->dst));
-        if (h == 0 || l->bw_Bps < bott) bott = l->bw_Bps;
-    }
-    char b1[32], b3[32];
-    printf(" (%d hops, latency %s, bottleneck %s)\n", (int)n,
-           mt_fmt_time_ns((double)mt_topo_path_latency(t, r, n) / 1000.0, b3, sizeof b3),
-           n ? mt_fmt_bandwidth(bott, b1, sizeof b1) : "-");
-    return MT_OK;
-}
-
 static mt_status write_dot(const mt_topo *t, const char *dot, mt_error *err) {
     FILE *f = strcmp(dot, "-") ? fopen(dot, "w") : stdout;
     if (!f) return mt_fail(err, MT_EIO, "--dot: cannot write '%s' (check the directory exists)", dot);
@@ -132,8 +86,16 @@ int cmd_topo(int argc, char **argv) {
     if (pr) return pr > 0 ? 0 : mt_cli_fail("topo", &err);
     mt_topo *t;
     if (mt_netcfg_topology(&c.net, 0, &t, &err) != MT_OK) return mt_cli_fail("topo", &err);
-    mt_status rc = print_summary(t, &err);
-    if (rc == MT_OK) rc = print_route(t, c.ra, c.rb, &err);
+    json_t *sum = NULL;
+    mt_status rc = mt_toposum_json(t, c.ra, c.rb, &sum, &err);
+    if (rc == MT_OK && c.as_json) {
+        char *s = json_dumps(sum, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        if (s) puts(s);
+        free(s);
+    } else if (rc == MT_OK) {
+        mt_toposum_print(stdout, sum);
+    }
+    json_decref(sum);
     if (rc == MT_OK && c.dot) rc = write_dot(t, c.dot, &err);
     mt_topo_free(t);
     return rc == MT_OK ? 0 : mt_cli_fail("topo", &err);

@@ -17,6 +17,16 @@ echo "$out" | grep -q "gpu0 -> sw0 -> gpu3 -> nic3" || fail "dgx-h100 route: $ou
 out=$("$BIN" topo "$ROOT/tests/fixtures/topo/slowlink.json" --route gpu0 gpu2) || fail "json exit"
 echo "$out" | grep -q "bottleneck 1.00 GB/s" || fail "json override: $out"
 
+# --json carries the same facts as the text
+"$BIN" topo multinode:nodes=2,gpus=4 --route gpu0 gpu5 --json >"$TMP/t.json" || fail "topo --json exit"
+python3 - "$TMP/t.json" <<'PY' || fail "topo --json content: $(cat "$TMP/t.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["nodes"] == {"total": 22, "gpu": 8, "nic": 8, "host": 0, "switch": 6}, d["nodes"]
+assert d["links"] == 48 and d["link_bw_GBps"] == {"min": 50.0, "max": 450.0}
+assert d["route"]["nodes"][0] == "gpu0" and d["route"]["nodes"][-1] == "gpu5"
+assert d["route"]["hops"] == len(d["route"]["nodes"]) - 1 and d["route"]["bottleneck_GBps"] == 50.0
+PY
 "$BIN" topo fattree:k=4 --dot "$TMP/ft.dot" >/dev/null || fail "dot exit"
 grep -q "^digraph" "$TMP/ft.dot" || fail "dot content"
 [ "$(grep -c -- '->' "$TMP/ft.dot")" -eq 96 ] || fail "dot edges"

@@ -1,0 +1,85 @@
+/* run/collective.c — see collective.h. */
+#include "run/collective.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/collexec.h"
+#include "sim/engine.h"
+
+const int MT_COLL_DTYPE_BYTES[MT_COLL_DTYPE_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 8};
+
+void mt_collective_config_init(mt_collective_config *c) {
+    memset(c, 0, sizeof *c);
+    mt_coll_params_init(&c->cp);
+    c->cp.ranks_per_node = 8;
+    c->bytes = c->lo = c->hi = -1;
+    mt_netcfg_init(&c->net);
+}
+
+/* A fresh engine and model on topo; nep: its endpoint count, and when bytes >= 0 the
+ * collective's time for that size. */
+static mt_status run_one(const mt_collective_config *c, const mt_coll_params *cp0, mt_topo *topo, double bytes,
+                         int32_t *nep, double *us, mt_error *err) {
+    mt_engine *e = mt_engine_new();
+    mt_netmodel net = {0};
+    mt_status rc = e ? mt_netcfg_model(&c->net, topo, mt_engine_sched(e), &net, err)
+                     : mt_fail(err, MT_ENOMEM, "out of memory");
+    const int32_t *eps;
+    if (rc == MT_OK) *nep = mt_net_endpoints(&net, &eps);
+    mt_coll_schedule *s = NULL;
+    mt_coll_params cp = *cp0;
+    cp.bytes = bytes;
+    mt_time_ps t = 0;
+    if (rc == MT_OK && bytes >= 0) rc = mt_coll_build(&cp, &s, err);
+    if (rc == MT_OK && s) rc = mt_collexec_time(s, &net, e, NULL, &t, err);
+    if (rc == MT_OK) *us = (double)t / 1e6;
+    mt_coll_free(s);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    return rc;
+}
+
+/* The i-th word of MT_COLL_DTYPES into buf. */
+static void dtype_name(int i, char *buf, size_t len) {
+    const char *w = MT_COLL_DTYPES;
+    while (i-- > 0) w = strchr(w, '|') + 1;
+    snprintf(buf, len, "%.*s", (int)strcspn(w, "|"), w);
+}
+
+static mt_status run_sizes(const mt_collective_config *c, mt_topo *topo, mt_coll_table *out, mt_error *err) {
+    int32_t nep = 0;
+    double us;
+    MT_CHECK(run_one(c, &c->cp, topo, -1, &nep, &us, err));
+    mt_coll_params cp = c->cp;
+    cp.nranks = c->ranks ? c->ranks : nep;
+    if (cp.nranks > nep)
+        return mt_fail(err, MT_EINVAL, "--ranks %d exceeds the %d GPUs of the topology", (int)cp.nranks, (int)nep);
+    out->ranks = cp.nranks;
+    out->busbw_factor = mt_coll_busbw_factor(cp.op, cp.nranks);
+    double lo = c->lo > 0 ? c->lo : c->bytes, hi = c->lo > 0 ? c->hi : c->bytes;
+    for (double size = lo; size <= hi * (1 + 1e-12) && out->n < MT_COLL_TABLE_MAX; size *= 2) {
+        MT_CHECK(run_one(c, &cp, topo, size, &nep, &out->time_us[out->n], err));
+        out->size[out->n++] = size;
+        if (size == 0) break;
+    }
+    return MT_OK;
+}
+
+mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, mt_error *err) {
+    memset(out, 0, sizeof *out);
+    if ((c->bytes >= 0) == (c->lo > 0))
+        return mt_fail(err, MT_EINVAL, "give --bytes SIZE or --sweep MIN:MAX%s (see --help)",
+                       c->bytes >= 0 ? ", not both" : "");
+    out->op = mt_coll_op_name(c->cp.op);
+    out->algo = mt_coll_algo_name(c->cp.algo);
+    out->network = mt_netcfg_model_name(&c->net);
+    dtype_name(c->dtype, out->type, sizeof out->type);
+    out->type_bytes = MT_COLL_DTYPE_BYTES[c->dtype];
+    mt_netcfg_spec(&c->net, 0, out->topology, sizeof out->topology);
+    mt_topo *topo = NULL;
+    mt_status rc = mt_netcfg_topology(&c->net, 0, &topo, err);
+    if (rc == MT_OK) rc = run_sizes(c, topo, out, err);
+    mt_topo_free(topo);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* run/collective.h — `collective` as a library call: one collective, or a sweep of sizes, timed on
+ * a topology and network model (extrapolate/collective.h builds the schedule, sim/collexec.h runs
+ * it), as nccl-tests reports it. Each size runs on a fresh engine and model (the topology's
+ * routes stay cached), so sizes do not disturb each other. Costs: one collective run per size.
+ */
+#ifndef MT_RUN_COLLECTIVE_H
+#define MT_RUN_COLLECTIVE_H
+
+#include <stdint.h>
+
+#include "extrapolate/collective.h"
+#include "netmodels/netcfg.h"
+#include "report/colltable.h"
+
+/* Element types as nccl-tests names them (for the count column), and their sizes. */
+#define MT_COLL_DTYPES "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64"
+enum { MT_COLL_DTYPE_COUNT = 10 };
+extern const int MT_COLL_DTYPE_BYTES[MT_COLL_DTYPE_COUNT];
+
+typedef struct mt_collective_config {
+    mt_coll_params cp;       /* op, algo, chunks, root, peer, ranks per node (nranks: see ranks) */
+    double bytes;            /* one size (< 0: a sweep) */
+    double lo, hi;           /* the sweep: lo, 2 lo, 4 lo, ... up to hi (lo < 0: none) */
+    int dtype;               /* index in MT_COLL_DTYPES */
+    int32_t ranks;           /* 0: every endpoint of the model */
+    mt_netcfg net;
+} mt_collective_config;
+
+void mt_collective_config_init(mt_collective_config *c);
+
+/* Times every size into *out (at most MT_COLL_TABLE_MAX rows). Errors: neither or both of a size
+ * and a sweep, more ranks than the topology has GPUs, an impossible collective (tree all-to-all,
+ * hier over partial nodes), a network that cannot be built. */
+mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, mt_error *err);
+
+#endif
