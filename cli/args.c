@@ -1,5 +1,6 @@
 /* cli/args.c — the error and warning lines shared by the subcommands (cli/commands.h). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/commands.h"
 
@@ -10,4 +11,11 @@ int mt_cli_fail(const char *cmd, const mt_error *e) {
 
 void mt_cli_warn(const char *cmd, const char *msg) {
     if (msg && *msg) fprintf(stderr, "mitosis %s: warning: %s\n", cmd, msg);
+}
+
+void mt_cli_print_json(json_t *j) {
+    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    if (s) puts(s);
+    free(s);
+    json_decref(j);
 }

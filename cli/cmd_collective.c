@@ -101,11 +101,7 @@ int cmd_collective(int argc, char **argv) {
     mt_coll_table t;
     if (mt_run_collective(&c.c, &t, &err) != MT_OK) return mt_cli_fail("collective", &err);
     if (c.as_json) {
-        json_t *j = mt_coll_table_json(&t);
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (s) puts(s);
-        free(s);
-        json_decref(j);
+        mt_cli_print_json(mt_coll_table_json(&t));
     } else {
         mt_coll_table_print(stdout, &t);
     }

@@ -82,11 +82,7 @@ static void print(const mt_comparison *cmp, int as_json) {
         mt_comparison_print(stdout, cmp);
         return;
     }
-    json_t *j = mt_comparison_json(cmp);
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-    if (s) puts(s);
-    free(s);
-    json_decref(j);
+    mt_cli_print_json(mt_comparison_json(cmp));
 }
 
 /* The HTML report is created empty before the runs, so that a bad path fails first. */

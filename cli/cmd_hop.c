@@ -88,11 +88,7 @@ int cmd_hop(int argc, char **argv) {
     mt_hop_table t;
     if (mt_run_hop(&c.h, &t, &err) != MT_OK) return mt_cli_fail("hop", &err);
     if (c.as_json) {
-        json_t *j = mt_hop_table_json(&t);
-        char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (s) puts(s);
-        free(s);
-        json_decref(j);
+        mt_cli_print_json(mt_hop_table_json(&t));
     } else {
         mt_hop_table_print(stdout, &t);
     }

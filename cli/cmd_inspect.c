@@ -83,10 +83,7 @@ int cmd_inspect(int argc, char **argv) {
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);
         if (c.unknown_ops) mt_tracesum_unknown_ops_json(t, o);
-        char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (s) puts(s);
-        free(s);
-        json_decref(o);
+        mt_cli_print_json(o);
     } else {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);

@@ -108,14 +108,6 @@ static mt_status take_input(void *ctx, const char *arg, mt_error *err) {
     return MT_OK;
 }
 
-/* Prints a new JSON object and releases it. */
-static void print_json(json_t *j) {
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-    if (s) puts(s);
-    free(s);
-    json_decref(j);
-}
-
 static mt_status fit(pm_cli *c, mt_error *err) {
     if (!c->out) return mt_fail(err, MT_EINVAL, "fit needs -o MODEL.json");
     if (!c->n_inputs && !c->n_csvs) return mt_fail(err, MT_EINVAL, "fit needs at least one TRACE or --csv FILE");
@@ -136,7 +128,7 @@ static mt_status show(pm_cli *c, mt_error *err) {
     if (c->n_inputs != 1) return mt_fail(err, MT_EINVAL, "show takes one MODEL.json");
     mt_linmodel m;
     MT_CHECK(mt_linmodel_load(c->inputs[0], &m, err));
-    if (c->as_json) print_json(mt_linmodel_json(&m));
+    if (c->as_json) mt_cli_print_json(mt_linmodel_json(&m));
     else mt_perfreport_model(stdout, &m);
     return MT_OK;
 }
@@ -147,7 +139,7 @@ static mt_status predict(pm_cli *c, mt_error *err) {
     mt_prediction p;
     MT_CHECK(mt_run_predict(c->inputs[0], &c->o, c->batch, c->factor, c->tp, &p, err));
     mt_cli_warn("perfmodel", p.view.warning);
-    if (c->as_json) print_json(mt_perfreport_prediction_json(&p.view));
+    if (c->as_json) mt_cli_print_json(mt_perfreport_prediction_json(&p.view));
     else mt_perfreport_prediction(stdout, &p.view);
     mt_prediction_free(&p);
     return MT_OK;
@@ -157,7 +149,7 @@ static mt_status gpus(pm_cli *c, mt_error *err) {
     if (c->n_inputs) return mt_fail(err, MT_EINVAL, "gpus takes no argument ('%s'; only --gpu-specs FILE)", c->inputs[0]);
     mt_gpu_table *tab = NULL;
     MT_CHECK(mt_gpu_table_new(c->o.gpu_specs_path, &tab, err));
-    if (c->as_json) print_json(mt_perfreport_gpus_json(tab));
+    if (c->as_json) mt_cli_print_json(mt_perfreport_gpus_json(tab));
     else mt_perfreport_gpus(stdout, tab);
     mt_gpu_table_free(tab);
     return MT_OK;

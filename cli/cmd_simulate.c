@@ -75,11 +75,7 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
 static void print(const mt_simulation *s, const mt_run_config *rc, const mt_run_input *in, const sim_cli *c) {
     mt_run_summary sum = mt_simulation_summary(s, rc, in);
     if (c->as_json) {
-        json_t *o = mt_summary_json(&sum);
-        char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (text) puts(text);
-        free(text);
-        json_decref(o);
+        mt_cli_print_json(mt_summary_json(&sum));
     } else {
         mt_summary_print(stdout, &sum, c->per_gpu, c->layers);
     }

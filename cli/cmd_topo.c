@@ -88,14 +88,9 @@ int cmd_topo(int argc, char **argv) {
     if (mt_netcfg_topology(&c.net, 0, &t, &err) != MT_OK) return mt_cli_fail("topo", &err);
     json_t *sum = NULL;
     mt_status rc = mt_toposum_json(t, c.ra, c.rb, &sum, &err);
-    if (rc == MT_OK && c.as_json) {
-        char *s = json_dumps(sum, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        if (s) puts(s);
-        free(s);
-    } else if (rc == MT_OK) {
-        mt_toposum_print(stdout, sum);
-    }
-    json_decref(sum);
+    if (rc == MT_OK && !c.as_json) mt_toposum_print(stdout, sum);
+    if (rc == MT_OK && c.as_json) mt_cli_print_json(sum);
+    else json_decref(sum);
     if (rc == MT_OK && c.dot) rc = write_dot(t, c.dot, &err);
     mt_topo_free(t);
     return rc == MT_OK ? 0 : mt_cli_fail("topo", &err);

@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "util/err.h"
 #include "util/flags.h"
 
@@ -42,6 +44,8 @@ int cmd_hop(int argc, char **argv);
 
 /* Prints "mitosis CMD: <message>" on stderr and returns the exit code for e->code. */
 int mt_cli_fail(const char *cmd, const mt_error *e);
+/* Prints a JSON document on stdout (indented, reals to 10 digits) and releases it. */
+void mt_cli_print_json(json_t *j);
 /* Prints "mitosis CMD: warning: MSG" on stderr when msg is not empty. */
 void mt_cli_warn(const char *cmd, const char *msg);
 
