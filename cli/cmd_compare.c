@@ -659,6 +659,6 @@ int cmd_compare(int argc, char **argv) {
     free(c.values);
     mt_whatif_free(&wi);
     mt_perfmodel_free(pm);
-    trace_free(t);
+    mt_trace_free(t);
     return code;
 }

@@ -179,13 +179,13 @@ int cmd_hop(int argc, char **argv) {
     }
     trace *t = NULL;
     trace_load_opts to;
-    trace_load_opts_init(&to);
-    if (c.n_paths > 0 && trace_load(c.paths, c.n_paths, &to, &t, &err) != MT_OK) return mt_cli_fail("hop", &err);
-    if (t && c.compute_ns <= 0 && trace_check_timed(t, &err) != MT_OK) {
-        trace_free(t);
+    mt_trace_load_opts_init(&to);
+    if (c.n_paths > 0 && mt_trace_load(c.paths, c.n_paths, &to, &t, &err) != MT_OK) return mt_cli_fail("hop", &err);
+    if (t && c.compute_ns <= 0 && mt_trace_check_timed(t, &err) != MT_OK) {
+        mt_trace_free(t);
         return mt_cli_fail("hop", &err);
     }
-    double compute_ns = c.compute_ns > 0 ? c.compute_ns : (double)trace_total_dev_ns(t);
+    double compute_ns = c.compute_ns > 0 ? c.compute_ns : (double)mt_trace_total_dev_ns(t);
     double bytes = c.model_bytes > 0 ? c.model_bytes : (t ? t->param_bytes : 0);
     mt_time_ps compute_ps = (mt_time_ps)(compute_ns * 1000.0 + 0.5);
     double *slow = malloc((size_t)c.workers * sizeof *slow);
@@ -246,6 +246,6 @@ out:
     if (rc != MT_OK) code = mt_cli_fail("hop", &err);
     for (int k = 0; k < 4; k++) mt_gossip_graph_free(&g[k]);
     free(slow);
-    trace_free(t);
+    mt_trace_free(t);
     return code;
 }

@@ -37,13 +37,13 @@ static double measured_ms(const char *path0, const trace *t) {
 
 /* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
 static double traced_ms(const trace *t) {
-    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(trace_total_dev_ns(t));
+    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(mt_trace_total_dev_ns(t));
 }
 
 static json_t *summary_json(const trace *t, double measured) {
     json_t *o = json_object();
-    int64_t total = trace_total_dev_ns(t);
-    json_object_set_new(o, "format", json_string(trace_format_name(t->format)));
+    int64_t total = mt_trace_total_dev_ns(t);
+    json_object_set_new(o, "format", json_string(mt_trace_format_name(t->format)));
     json_object_set_new(o, "files", json_pack("[s?s?]", t->kineto_path, t->et_path));
     json_object_set_new(o, "device", t->device_name ? json_string(t->device_name) : json_null());
     json_object_set_new(o, "batch_size", json_integer(t->batch_size));
@@ -55,7 +55,7 @@ static json_t *summary_json(const trace *t, double measured) {
     json_object_set_new(o, "tensors", json_integer(t->n_tensors));
     json_t *tm = json_object();
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-        json_object_set_new(tm, trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
+        json_object_set_new(tm, mt_trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
     json_object_set_new(tm, "total", json_real(ms(total)));
     json_object_set_new(tm, "device_busy", json_real(ms(t->dev_union_ns)));
     json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
@@ -76,7 +76,7 @@ static json_t *summary_json(const trace *t, double measured) {
     json_object_set_new(bytes, "input", json_real(t->input_bytes));
     json_object_set_new(o, "tensor_bytes", bytes);
     json_t *link = json_object();
-    json_object_set_new(link, "method", json_string(trace_link_method_name(t->link.method)));
+    json_object_set_new(link, "method", json_string(mt_trace_link_method_name(t->link.method)));
     json_object_set_new(link, "matched", json_integer(t->link.matched));
     json_object_set_new(link, "unmatched", json_integer(t->link.unmatched));
     json_object_set_new(o, "link", link);
@@ -85,10 +85,10 @@ static json_t *summary_json(const trace *t, double measured) {
         const trace_op *op = &t->ops[i];
         if (op->comm == TRACE_COMM_NONE) continue;
         json_array_append_new(comm, json_pack("{s:s,s:s,s:f,s:i,s:f,s:s}", "name", op->name,
-                                              "collective", trace_comm_name(op->comm), "bytes",
+                                              "collective", mt_trace_comm_name(op->comm), "bytes",
                                               op->comm_bytes, "group_size", op->comm_group,
                                               "time_ms", ms(op->dev_ns), "phase",
-                                              trace_phase_name(op->phase)));
+                                              mt_trace_phase_name(op->phase)));
     }
     json_object_set_new(o, "communication", comm);
     return o;
@@ -96,11 +96,11 @@ static json_t *summary_json(const trace *t, double measured) {
 
 static void print_human(const trace *t, int list_ops, double measured) {
     char b1[32], b2[32];
-    int64_t total = trace_total_dev_ns(t);
+    int64_t total = mt_trace_total_dev_ns(t);
     printf("trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
            t->et_path ? " + " : "", t->et_path ? t->et_path : "");
-    printf("format     %s   link: %s (%ld matched, %ld unmatched)\n", trace_format_name(t->format),
-           trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
+    printf("format     %s   link: %s (%ld matched, %ld unmatched)\n", mt_trace_format_name(t->format),
+           mt_trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
     printf("device     %s\n", t->device_name ? t->device_name : "(unknown)");
     if (t->step >= 0) printf("step       %d (%d in trace)\n", t->step, t->n_steps);
     printf("batch      %ld\n", (long)t->batch_size);
@@ -109,7 +109,7 @@ static void print_human(const trace *t, int list_ops, double measured) {
            t->n_layers, t->n_tensors);
     printf("\n%-12s %12s %7s\n", "phase", "device ms", "share");
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-        printf("%-12s %12.3f %6.1f%%\n", trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
+        printf("%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
                total ? 100.0 * (double)t->phase_ns[p] / (double)total : 0.0);
     printf("%-12s %12.3f\n", "total", ms(total));
     printf("%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
@@ -137,7 +137,7 @@ static void print_human(const trace *t, int list_ops, double measured) {
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
             if (op->comm == TRACE_COMM_NONE) continue;
-            printf("  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, trace_comm_name(op->comm),
+            printf("  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, mt_trace_comm_name(op->comm),
                    op->comm_bytes, op->comm_group, ms(op->dev_ns));
         }
     }
@@ -155,7 +155,7 @@ static void print_human(const trace *t, int list_ops, double measured) {
                "in", "et", "name");
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
-            printf("%6d %-10s %5d %10.3f %4d %4d %7ld  %s\n", i, trace_phase_name(op->phase),
+            printf("%6d %-10s %5d %10.3f %4d %4d %7ld  %s\n", i, mt_trace_phase_name(op->phase),
                    op->layer, ms(op->dev_ns), op->kernel_count, op->in_count, (long)op->et_node,
                    op->name);
         }
@@ -166,7 +166,7 @@ int cmd_inspect(int argc, char **argv) {
     const char *paths[8];
     int n_paths = 0, as_json = 0, list_ops = 0, unknown_ops = 0;
     trace_load_opts opts;
-    trace_load_opts_init(&opts);
+    mt_trace_load_opts_init(&opts);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -202,7 +202,7 @@ int cmd_inspect(int argc, char **argv) {
     }
     trace *t = NULL;
     mt_error err = {0};
-    mt_status rc = trace_load(paths, n_paths, &opts, &t, &err);
+    mt_status rc = mt_trace_load(paths, n_paths, &opts, &t, &err);
     if (rc != MT_OK) {
         fprintf(stderr, "mitosis inspect: %s\n", err.msg);
         return mt_exit_code(rc);
@@ -218,6 +218,6 @@ int cmd_inspect(int argc, char **argv) {
         print_human(t, list_ops, measured_ms(paths[0], t));
         if (unknown_ops) perfmodel_print_unknown_ops(t);
     }
-    trace_free(t);
+    mt_trace_free(t);
     return 0;
 }

@@ -43,15 +43,15 @@ static int fail_line(const char *msg) {
     return 2;
 }
 
-/* A trace with operator times (trace_check_timed), or NULL with err set. */
+/* A trace with operator times (mt_trace_check_timed), or NULL with err set. */
 static trace *load_trace(const char *path, mt_error *err) {
     trace_load_opts o;
-    trace_load_opts_init(&o);
+    mt_trace_load_opts_init(&o);
     trace *t = NULL;
     const char *p[1] = {path};
-    if (trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
-    if (trace_check_timed(t, err) != MT_OK) {
-        trace_free(t);
+    if (mt_trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
+    if (mt_trace_check_timed(t, err) != MT_OK) {
+        mt_trace_free(t);
         return NULL;
     }
     return t;
@@ -116,7 +116,7 @@ static int cmd_fit(int argc, char **argv) {
             break;
         }
         rc = mt_pm_data_add_trace(d, t, &err);
-        trace_free(t);
+        mt_trace_free(t);
     }
     for (int i = 0; i < nc && rc == MT_OK; i++) rc = mt_pm_data_add_csv(d, csvs[i], &err);
     mt_linmodel m;
@@ -225,7 +225,7 @@ static int cmd_predict(int argc, char **argv) {
     }
     if (batch > 0) {
         if (t->batch_size <= 0) {
-            trace_free(t);
+            mt_trace_free(t);
             return fail_line("the trace's batch size is unknown: use --batch-factor instead of --batch");
         }
         factor = batch / (double)t->batch_size;
@@ -234,7 +234,7 @@ static int cmd_predict(int argc, char **argv) {
     mt_perfmodel *pm = NULL;
     mt_status rc = mt_perfmodel_new(t, &o, &pm, &err);
     if (rc != MT_OK) {
-        trace_free(t);
+        mt_trace_free(t);
         fprintf(stderr, "mitosis perfmodel: %s\n", err.msg);
         return mt_exit_code(rc);
     }
@@ -246,8 +246,8 @@ static int cmd_predict(int argc, char **argv) {
     if (as_json) {
         json_t *j = json_object(), *tr = json_object(), *pr = json_object();
         for (int p = 0; p < TRACE_PHASE_COUNT; p++) {
-            json_object_set_new(tr, trace_phase_name((trace_phase)p), json_real((double)t->phase_ns[p] / 1e6));
-            json_object_set_new(pr, trace_phase_name((trace_phase)p), json_real(pred[p] / 1e6));
+            json_object_set_new(tr, mt_trace_phase_name((trace_phase)p), json_real((double)t->phase_ns[p] / 1e6));
+            json_object_set_new(pr, mt_trace_phase_name((trace_phase)p), json_real(pred[p] / 1e6));
         }
         json_object_set_new(tr, "total", json_real(ttot / 1e6));
         json_object_set_new(pr, "total", json_real(tot / 1e6));
@@ -272,12 +272,12 @@ static int cmd_predict(int argc, char **argv) {
                dst ? dst->name : src ? src->name : "the traced device");
         printf("\n%-12s %12s %12s\n", "phase", "traced ms", "predicted ms");
         for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-            printf("%-12s %12.3f %12.3f\n", trace_phase_name((trace_phase)p),
+            printf("%-12s %12.3f %12.3f\n", mt_trace_phase_name((trace_phase)p),
                    (double)t->phase_ns[p] / 1e6, pred[p] / 1e6);
         printf("%-12s %12.3f %12.3f\n", "total", ttot / 1e6, tot / 1e6);
     }
     mt_perfmodel_free(pm);
-    trace_free(t);
+    mt_trace_free(t);
     return 0;
 }
 

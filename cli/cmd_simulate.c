@@ -125,7 +125,7 @@ static json_t *result_json(const sim_cli *c, const trace *t, const mt_program *p
     json_object_set_new(o, "network", json_string(c->po.net.network));
     json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(c->po.pm.kind)));
     json_object_set_new(o, "target_gpu", c->po.pm.target_gpu ? json_string(c->po.pm.target_gpu) : json_null());
-    json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
+    json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
     json_object_set_new(o, "calibration", mt_calibration_json(&c->cal));
@@ -231,7 +231,7 @@ static void print_text(const sim_cli *c, const trace *t, const mt_program *p, co
     printf("network    %s on %s\n", c->po.net.network, topology ? topology : "its own endpoints");
     printf("op times   %s model%s%s\n", mt_pm_kind_name(c->po.pm.kind), c->po.pm.target_gpu ? ", target GPU " : "",
            c->po.pm.target_gpu ? c->po.pm.target_gpu : "");
-    printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
+    printf("traced     %.3f ms (one GPU: sum of operator device time)", (double)mt_trace_total_dev_ns(t) / 1e6);
     if (host) printf(", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     printf("\n");
     mt_calibration_print(&c->cal, stdout);
@@ -446,6 +446,6 @@ out:
     mt_whatif_free(&c.wi);
     mt_simrun_free(&run);
     mt_perfmodel_free(pm);
-    trace_free(t);
+    mt_trace_free(t);
     return code;
 }

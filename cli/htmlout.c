@@ -53,7 +53,7 @@ mt_status mt_cli_html_write(const char *path, const mt_html_report *rep, const m
     int32_t steps = r->n_steps > 1 ? r->n_steps : 1;
     LINE("step time", "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
          steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",
-         (double)trace_total_dev_ns(t) / 1e6);
+         (double)mt_trace_total_dev_ns(t) / 1e6);
     if (pl->global_batch > 0 && r->step_ps > 0)
         LINE("throughput", "%.1f samples/s", (double)pl->global_batch * steps / ((double)r->step_ps / 1e12));
     double peak = 0, limit = mt_planopts_mem_limit(po, t);

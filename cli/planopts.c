@@ -12,7 +12,7 @@ void mt_planopts_init(mt_planopts *o) {
     memset(o, 0, sizeof *o);
     mt_plan_init(&o->plan);
     mt_netopts_init(&o->net);
-    trace_load_opts_init(&o->topts);
+    mt_trace_load_opts_init(&o->topts);
     mt_pm_opts_init(&o->pm);
     o->gpus_per_node = 8;
     o->host_model = MT_HOST_AUTO;
@@ -210,11 +210,11 @@ double mt_planopts_mem_limit(const mt_planopts *o, const trace *t) {
 mt_status mt_planopts_load(const mt_planopts *o, trace **t, mt_perfmodel **pm, mt_error *err) {
     *t = NULL;
     *pm = NULL;
-    mt_status rc = trace_load(o->paths, o->n_paths, &o->topts, t, err);
-    if (rc == MT_OK) rc = trace_check_timed(*t, err);
+    mt_status rc = mt_trace_load(o->paths, o->n_paths, &o->topts, t, err);
+    if (rc == MT_OK) rc = mt_trace_check_timed(*t, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(*t, &o->pm, pm, err);
     if (rc != MT_OK) {
-        trace_free(*t);
+        mt_trace_free(*t);
         *t = NULL;
         return rc;
     }

@@ -28,7 +28,7 @@ struct trace_strpool {
     int64_t cap, len;
 };
 
-trace_strpool *strpool_new(void) {
+trace_strpool *mt_strpool_new(void) {
     trace_strpool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->cap = 1024;
@@ -40,7 +40,7 @@ trace_strpool *strpool_new(void) {
     return p;
 }
 
-void strpool_free(trace_strpool *p) {
+void mt_strpool_free(trace_strpool *p) {
     if (!p) return;
     for (int64_t i = 0; i < p->cap; i++) {
         sp_entry *e = p->buckets[i];
@@ -60,7 +60,7 @@ static uint64_t fnv(const char *s, int64_t n) {
     return h;
 }
 
-const char *strpool_intern(trace_strpool *p, const char *s, int64_t n) {
+const char *mt_strpool_intern(trace_strpool *p, const char *s, int64_t n) {
     if (!s) return NULL;
     if (n < 0) n = (int64_t)strlen(s);
     uint64_t h = fnv(s, n);
@@ -95,7 +95,7 @@ const char *strpool_intern(trace_strpool *p, const char *s, int64_t n) {
 }
 
 /* ---- names ------------------------------------------------------------------------------ */
-int32_t trace_dtype_size(const char *d) {
+int32_t mt_trace_dtype_size(const char *d) {
     if (!d) return 0;
     if (!strncmp(d, "c10::", 5)) d += 5;
     static const struct { const char *name; int32_t size; } tab[] = {
@@ -110,7 +110,7 @@ int32_t trace_dtype_size(const char *d) {
     return 0;
 }
 
-trace_comm trace_comm_from_name(const char *name) {
+trace_comm mt_opclass_comm_of(const char *name) {
     if (!name) return TRACE_COMM_NONE;
     const char *s = name;
     if (!strncmp(s, "nccl:", 5)) s += 5;
@@ -144,20 +144,20 @@ trace_comm trace_comm_from_name(const char *name) {
 }
 
 /* ---- builder ---------------------------------------------------------------------------- */
-mt_status builder_init(trace_builder *b, trace *t) {
+mt_status mt_tb_init(trace_builder *b, trace *t) {
     memset(b, 0, sizeof *b);
     b->t = t;
     mt_u64map_init(&b->tensor_by_key);
     return MT_OK;
 }
 
-void builder_destroy(trace_builder *b) {
+void mt_tb_destroy(trace_builder *b) {
     mt_u64map_destroy(&b->tensor_by_key);
     free(b->tensor_next);
     b->tensor_next = NULL;
 }
 
-int32_t builder_add_op(trace_builder *b, const trace_op *op) {
+int32_t mt_tb_add_op(trace_builder *b, const trace_op *op) {
     trace *t = b->t;
     if (mt_vec_reserve(&t->ops, &b->cap_ops, (int64_t)t->n_ops + 1)) return -1;
     trace_op *o = &t->ops[t->n_ops];
@@ -170,7 +170,7 @@ int32_t builder_add_op(trace_builder *b, const trace_op *op) {
     return t->n_ops++;
 }
 
-int32_t builder_add_kernel(trace_builder *b, const trace_kernel *k) {
+int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k) {
     trace *t = b->t;
     if (mt_vec_reserve(&t->kernels, &b->cap_kernels, (int64_t)t->n_kernels + 1)) return -1;
     t->kernels[t->n_kernels] = *k;
@@ -188,7 +188,7 @@ static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int
     x->storage_id = storage;
     x->offset = offset;
     x->numel = numel;
-    x->itemsize = itemsize > 0 ? itemsize : trace_dtype_size(dtype);
+    x->itemsize = itemsize > 0 ? itemsize : mt_trace_dtype_size(dtype);
     x->bytes = (double)numel * x->itemsize;
     x->dtype = dtype;
     x->device = device;
@@ -198,7 +198,7 @@ static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int
     return t->n_tensors++;
 }
 
-int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                        int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
     uint64_t h = mt_hash64((uint64_t)et_id) ^ mt_hash64((uint64_t)storage * 31 + 7) ^
                  mt_hash64((uint64_t)offset * 131 + (uint64_t)numel * 8191 + (uint64_t)itemsize);
@@ -219,11 +219,11 @@ int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t
     return idx;
 }
 
-int32_t builder_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype) {
+int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype) {
     return push_tensor(b, -1, -1, 0, numel, itemsize, dtype, NULL);
 }
 
-mt_status builder_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
+mt_status mt_tb_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
                            int32_t arg, int is_out) {
     trace *t = b->t;
     if (t->n_ops == 0) return MT_EINTERNAL;
@@ -457,7 +457,7 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             name = buf;
         }
         if (start_new) {
-            const char *nm = strpool_intern(pool, name, -1);
+            const char *nm = mt_strpool_intern(pool, name, -1);
             if (!nm || add_layer(b, nm) != MT_OK) {
                 rc = MT_ENOMEM;
                 goto out;
@@ -502,7 +502,7 @@ out:
     return rc;
 }
 
-mt_status builder_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
+mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
     trace *t = b->t;
     int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
     int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);

@@ -16,12 +16,12 @@
 #include "tracer/internal.h"
 #include "util/vec.h"
 
-int et_detect(json_t *root) {
+int mt_et_detect(json_t *root) {
     return json_is_object(root) && json_is_array(json_object_get(root, "nodes")) &&
            (json_object_get(root, "schema") || json_object_get(root, "pid"));
 }
 
-void et_data_free(et_data *e) {
+void mt_et_free(et_data *e) {
     free(e->nodes);
     free(e->vals);
     free(e->dims);
@@ -44,7 +44,7 @@ static const char *dtype_of(trace_strpool *pool, const char *type) {
     p += 7;
     const char *q = strchr(p, ')');
     if (!q) return NULL;
-    return strpool_intern(pool, p, q - p);
+    return mt_strpool_intern(pool, p, q - p);
 }
 
 typedef struct walk_ctx {
@@ -94,7 +94,7 @@ static void walk_value(walk_ctx *w, json_t *v, json_t *shape, const char *type) 
         x->offset = (int64_t)json_integer_value(json_array_get(v, 2));
         x->numel = (int64_t)json_integer_value(json_array_get(v, 3));
         x->itemsize = (int32_t)json_integer_value(json_array_get(v, 4));
-        x->device = strpool_intern(w->pool, json_string_value(json_array_get(v, 5)), -1);
+        x->device = mt_strpool_intern(w->pool, json_string_value(json_array_get(v, 5)), -1);
         x->dtype = dtype_of(w->pool, type);
         x->arg = w->arg;
         x->shape_off = (int32_t)e->n_dims;
@@ -162,15 +162,15 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
             if (!strcmp(an, "pg_size") && trace_group_size(val))
                 n->comm_group = trace_group_size(val);
             else if (!strcmp(an, "collective_name") && json_is_string(val))
-                n->comm_name = strpool_intern(pool, json_string_value(val), -1);
+                n->comm_name = mt_strpool_intern(pool, json_string_value(val), -1);
         }
     }
     if (!json_is_array(values)) return;
     json_t *v;
     json_array_foreach(values, i, v) {
         if (!n->comm_name && json_is_string(v) &&
-            trace_comm_from_name(json_string_value(v)) != TRACE_COMM_NONE)
-            n->comm_name = strpool_intern(pool, json_string_value(v), -1);
+            mt_opclass_comm_of(json_string_value(v)) != TRACE_COMM_NONE)
+            n->comm_name = mt_strpool_intern(pool, json_string_value(v), -1);
     }
     if (!n->comm_group && !strcmp(n->name, "record_param_comms")) {
         size_t len = json_array_size(values);
@@ -178,7 +178,7 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
     }
 }
 
-mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
+mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
     memset(e, 0, sizeof *e);
     mt_u64map_init(&e->by_id);
     e->root = root;
@@ -186,7 +186,7 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
     if (!json_is_array(nodes))
         return mt_fail(err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", path);
     json_t *schema = json_object_get(root, "schema");
-    e->schema = strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
+    e->schema = mt_strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
     walk_ctx w = {.e = e, .pool = pool};
     size_t n = json_array_size(nodes);
     if (mt_vec_reserve(&e->nodes, &e->cap_nodes, (int64_t)n + 1)) goto nomem;
@@ -203,7 +203,7 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
         et_node *x = &e->nodes[e->n_nodes++];
         memset(x, 0, sizeof *x);
         x->id = (int64_t)json_integer_value(jid);
-        x->name = strpool_intern(pool, json_string_value(jname), -1);
+        x->name = mt_strpool_intern(pool, json_string_value(jname), -1);
         if (!x->name) goto nomem;
         x->is_meta = strncmp(x->name, "[pytorch|profiler|", 18) == 0;
         x->first_child = x->next_sibling = -1;
@@ -262,7 +262,7 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
             return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld, %s): %s (is the file damaged?)", path, i,
                            (long)x->id, x->name, w.why);
         if (w.failed) goto nomem;
-        if (!strcmp(x->name, "record_param_comms") || trace_comm_from_name(x->name))
+        if (!strcmp(x->name, "record_param_comms") || mt_opclass_comm_of(x->name))
             comm_info(x, attrs, in_vals, pool);
     }
     if (e->n_nodes == 0)

@@ -29,10 +29,10 @@ static inline int32_t trace_group_size(json_t *v) {
 
 /* ---- string pool ---------------------------------------------------------------------- */
 typedef struct trace_strpool trace_strpool;
-trace_strpool *strpool_new(void);
-void strpool_free(trace_strpool *p);
+trace_strpool *mt_strpool_new(void);
+void mt_strpool_free(trace_strpool *p);
 /* Returns the interned copy of s (n bytes, or strlen when n < 0), NULL on allocation failure. */
-const char *strpool_intern(trace_strpool *p, const char *s, int64_t n);
+const char *mt_strpool_intern(trace_strpool *p, const char *s, int64_t n);
 
 /* ---- Kineto --------------------------------------------------------------------------- */
 typedef enum { KEV_OP = 0, KEV_ANNOTATION } kev_kind;
@@ -77,11 +77,11 @@ typedef struct kineto_data {
     int64_t base_us;           /* subtracted from every ts */
 } kineto_data;
 
-mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
+mt_status mt_kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
                        mt_error *err);
-void kineto_data_free(kineto_data *k);
+void mt_kineto_free(kineto_data *k);
 /* True when a parsed JSON document looks like a Kineto trace. */
-int kineto_detect(json_t *root);
+int mt_kineto_detect(json_t *root);
 
 /* ---- Execution Trace ------------------------------------------------------------------ */
 typedef struct et_val {        /* a tensor mentioned in an ET node's inputs or outputs */
@@ -113,9 +113,9 @@ typedef struct et_data {
     mt_u64map by_id;                                 /* node id -> index */
 } et_data;
 
-mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err);
-void et_data_free(et_data *e);
-int et_detect(json_t *root);
+mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err);
+void mt_et_free(et_data *e);
+int mt_et_detect(json_t *root);
 
 /* ---- builder -------------------------------------------------------------------------- */
 typedef struct trace_builder {
@@ -126,36 +126,36 @@ typedef struct trace_builder {
     int64_t cap_tensor_next;
 } trace_builder;
 
-mt_status builder_init(trace_builder *b, trace *t);
-void builder_destroy(trace_builder *b);
+mt_status mt_tb_init(trace_builder *b, trace *t);
+void mt_tb_destroy(trace_builder *b);
 /* Appends an op (fields copied; in/out ranges set by add_tref afterwards). Returns index or -1. */
-int32_t builder_add_op(trace_builder *b, const trace_op *op);
-int32_t builder_add_kernel(trace_builder *b, const trace_kernel *k);
+int32_t mt_tb_add_op(trace_builder *b, const trace_op *op);
+int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k);
 /* Finds or adds the tensor with this key. Returns index or -1 on allocation failure. */
-int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                        int64_t numel, int32_t itemsize, const char *dtype, const char *device);
 /* Adds an anonymous tensor (Kineto-only traces: no identity). */
-int32_t builder_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype);
+int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype);
 /* Appends a tensor use with its shape to the *current last op* (input when is_out == 0). Uses
  * of one op must be added inputs first, then outputs. */
-mt_status builder_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
+mt_status mt_tb_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
                            int32_t arg, int is_out);
 /* Completes the trace: kernels sorted per op, device times, roles, parameters, batch size,
  * layers (from `mods` when given, else by weights and sequence numbers), totals. */
 typedef struct builder_layer_hint {
     const char *module;           /* innermost nn.Module name for this op, or NULL */
 } builder_layer_hint;
-mt_status builder_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err);
+mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err);
 
 /* Bytes per element for a dtype name as written by PyTorch ("float", "c10::Half", "long"...).
  * Returns 0 when unknown. */
-int32_t trace_dtype_size(const char *dtype);
+int32_t mt_trace_dtype_size(const char *dtype);
 /* Collective kind from an op name ("nccl:all_reduce", "c10d::allreduce_", "gloo:all_reduce",
  * "record_param_comms" with collective name...). TRACE_COMM_NONE when not communication. */
-trace_comm trace_comm_from_name(const char *name);
+trace_comm mt_opclass_comm_of(const char *name);
 
-mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, mt_error *err);
-mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
+mt_status mt_triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, mt_error *err);
+mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
                      const trace_load_opts *opts, trace *t, mt_error *err);
 
 #endif

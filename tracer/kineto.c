@@ -14,7 +14,7 @@
 #include "tracer/internal.h"
 #include "util/vec.h"
 
-int kineto_detect(json_t *root) {
+int mt_kineto_detect(json_t *root) {
     if (json_is_object(root)) return json_is_array(json_object_get(root, "traceEvents"));
     if (json_is_array(root) && json_array_size(root) > 0) {
         json_t *e = json_array_get(root, 0);
@@ -68,7 +68,7 @@ static int is_module_event(const char *name) {
     return strncmp(name, "nn.Module: ", 11) == 0;
 }
 
-void kineto_data_free(kineto_data *k) {
+void mt_kineto_free(kineto_data *k) {
     free(k->ev);
     free(k->rt);
     free(k->gpu);
@@ -76,7 +76,7 @@ void kineto_data_free(kineto_data *k) {
     memset(k, 0, sizeof *k);
 }
 
-mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
+mt_status mt_kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
                        mt_error *err) {
     memset(k, 0, sizeof *k);
     k->root = root;
@@ -88,7 +88,7 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
     if (json_is_array(props) && json_array_size(props) > 0) {
         json_t *p0 = json_array_get(props, 0);
         json_t *nm = json_object_get(p0, "name");
-        if (json_is_string(nm)) k->device_name = strpool_intern(pool, json_string_value(nm), -1);
+        if (json_is_string(nm)) k->device_name = mt_strpool_intern(pool, json_string_value(nm), -1);
         k->device_mem = int_arg(p0, "totalGlobalMem", 0);
     }
 
@@ -141,7 +141,7 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
             MT_CHECK(check_input_dims(path, i, args, err));
             if (mt_vec_reserve(&k->ev, &k->cap_ev, k->n_ev + 1)) goto nomem;
             kev *x = &k->ev[k->n_ev++];
-            x->name = strpool_intern(pool, name, -1);
+            x->name = mt_strpool_intern(pool, name, -1);
             if (!x->name) goto nomem;
             x->tid = tid_of(e);
             x->ts_ns = ts_ns;
@@ -162,7 +162,7 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
             r->ts_ns = ts_ns;
             r->dur_ns = dur_ns;
             r->correlation = int_arg(args, "correlation", -1);
-            r->name = strpool_intern(pool, name, -1);
+            r->name = mt_strpool_intern(pool, name, -1);
             if (!r->name) goto nomem;
         } else if (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") ||
                    !strcmp(cat, "gpu_memset")) {
@@ -174,12 +174,12 @@ mt_status kineto_parse(const char *path, json_t *root, trace_strpool *pool, kine
             g->ext_id = int_arg(args, "External id", -1);
             g->stream = (int32_t)int_arg(args, "stream", -1);
             g->kind = cat[4] == 'm' ? (cat[7] == 'c' ? TRACE_MEMCPY : TRACE_MEMSET) : TRACE_KERNEL;
-            g->name = strpool_intern(pool, name, -1);
+            g->name = mt_strpool_intern(pool, name, -1);
             if (!g->name) goto nomem;
         } else if (!strcmp(cat, "python_function") && is_module_event(name)) {
             if (mt_vec_reserve(&k->mod, &k->cap_mod, k->n_mod + 1)) goto nomem;
             kmod *m = &k->mod[k->n_mod++];
-            m->name = strpool_intern(pool, name + 11, -1);
+            m->name = mt_strpool_intern(pool, name + 11, -1);
             if (!m->name) goto nomem;
             m->tid = tid_of(e);
             m->ts_ns = ts_ns;

@@ -25,7 +25,7 @@ static int starts(const char *s, const char *prefix) {
 }
 
 static int is_comm_name(const char *n) {
-    return trace_comm_from_name(n) != TRACE_COMM_NONE || !strcmp(n, "record_param_comms");
+    return mt_opclass_comm_of(n) != TRACE_COMM_NONE || !strcmp(n, "record_param_comms");
 }
 
 /* ---- host nesting --------------------------------------------------------------------- */
@@ -282,7 +282,7 @@ static mt_status do_link(const char *kpath, kineto_data *k, const int32_t *ord, 
                        "Trace nodes match a Kineto event (best method: %s); record both in the "
                        "same step, or pass the Kineto file alone",
                        kpath, epath, (long)r.equal, (long)total,
-                       trace_link_method_name(st->method));
+                       mt_trace_link_method_name(st->method));
     /* Keep only links whose names agree. */
     for (int64_t i = 0; i < k->n_ev; i++)
         if (k->ev[i].et_node >= 0 && e->nodes[k->ev[i].et_node].name != k->ev[i].name)
@@ -312,7 +312,7 @@ static int cmp_sync(const void *a, const void *b) {
 }
 
 /* The step's blocking host calls, each given to the op whose host interval holds it (ops are
- * sorted by cpu_start). Runs after builder_finish. */
+ * sorted by cpu_start). Runs after mt_tb_finish. */
 static mt_status collect_syncs(const kineto_data *k, trace *t) {
     int64_t cap = 0;
     for (int64_t i = 0; i < k->n_rt; i++) {
@@ -435,10 +435,10 @@ static mt_status add_et_tensors(trace_builder *b, const et_data *e, int32_t j, i
                 int32_t cnt = pass ? cn->out_count : cn->in_count;
                 for (int32_t v = 0; v < cnt; v++) {
                     const et_val *x = &e->vals[first + v];
-                    int32_t ti = builder_tensor(b, x->tid_, x->storage, x->offset, x->numel,
+                    int32_t ti = mt_tb_tensor(b, x->tid_, x->storage, x->offset, x->numel,
                                                 x->itemsize, x->dtype, x->device);
                     if (ti < 0) return MT_ENOMEM;
-                    MT_CHECK(builder_add_tref(b, ti, e->dims + x->shape_off, x->ndim, x->arg, pass));
+                    MT_CHECK(mt_tb_add_tref(b, ti, e->dims + x->shape_off, x->ndim, x->arg, pass));
                 }
             }
         return MT_OK;
@@ -448,10 +448,10 @@ static mt_status add_et_tensors(trace_builder *b, const et_data *e, int32_t j, i
         int32_t cnt = pass ? n->out_count : n->in_count;
         for (int32_t v = 0; v < cnt; v++) {
             const et_val *x = &e->vals[first + v];
-            int32_t ti = builder_tensor(b, x->tid_, x->storage, x->offset, x->numel, x->itemsize,
+            int32_t ti = mt_tb_tensor(b, x->tid_, x->storage, x->offset, x->numel, x->itemsize,
                                         x->dtype, x->device);
             if (ti < 0) return MT_ENOMEM;
-            MT_CHECK(builder_add_tref(b, ti, e->dims + x->shape_off, x->ndim, x->arg, pass));
+            MT_CHECK(mt_tb_add_tref(b, ti, e->dims + x->shape_off, x->ndim, x->arg, pass));
         }
     }
     return MT_OK;
@@ -461,7 +461,7 @@ static mt_status add_et_tensors(trace_builder *b, const et_data *e, int32_t j, i
 static int et_is_region(const et_data *e, const et_node *n) {
     (void)e;
     return !n->is_meta && n->first_child >= 0 && !strstr(n->name, "::") &&
-           trace_comm_from_name(n->name) == TRACE_COMM_NONE && strcmp(n->name, "record_param_comms");
+           mt_opclass_comm_of(n->name) == TRACE_COMM_NONE && strcmp(n->name, "record_param_comms");
 }
 
 /* First descendant (preorder, self included) whose name starts with "aten::", else NULL. */
@@ -482,13 +482,13 @@ static const char *et_kind(const et_data *e, int32_t j, int depth) {
 static void et_comm(const et_data *e, int32_t j, int depth, trace_comm *kind, int32_t *group,
                     double *bytes) {
     const et_node *n = &e->nodes[j];
-    if (*kind == TRACE_COMM_NONE) *kind = trace_comm_from_name(n->name);
+    if (*kind == TRACE_COMM_NONE) *kind = mt_opclass_comm_of(n->name);
     if (*bytes <= 0 && (!strcmp(n->name, "record_param_comms") || starts(n->name, "nccl:") ||
                         starts(n->name, "gloo:")))
         for (int32_t v = 0; v < n->in_count; v++)
             *bytes += (double)e->vals[n->in_first + v].numel * e->vals[n->in_first + v].itemsize;
     if ((*kind == TRACE_COMM_NONE || *kind == TRACE_COMM_OTHER) && n->comm_name) {
-        trace_comm c = trace_comm_from_name(n->comm_name);
+        trace_comm c = mt_opclass_comm_of(n->comm_name);
         if (c != TRACE_COMM_NONE) *kind = c;
     }
     if (!*group && n->comm_group) *group = n->comm_group;
@@ -518,7 +518,7 @@ static mt_status add_kineto_tensors(trace_builder *b, const kineto_data *k, cons
     json_array_foreach(dims, a, d) {
         if (!json_is_array(d) || json_array_size(d) == 0) continue;
         const char *ty = json_is_array(types) ? json_string_value(json_array_get(types, a)) : NULL;
-        int32_t isz = trace_dtype_size(ty);
+        int32_t isz = mt_trace_dtype_size(ty);
         if (ty && isz == 0) continue; /* Scalar, ScalarList, ... */
         int32_t nd = 0;
         int64_t numel = 1;
@@ -530,10 +530,10 @@ static mt_status add_kineto_tensors(trace_builder *b, const kineto_data *k, cons
             numel *= shape[nd - 1];
         }
         if (nd == 0) continue;
-        const char *dt = ty ? strpool_intern(b->t->pool, ty, -1) : NULL;
-        int32_t ti = builder_anon_tensor(b, numel, isz ? isz : 4, dt);
+        const char *dt = ty ? mt_strpool_intern(b->t->pool, ty, -1) : NULL;
+        int32_t ti = mt_tb_anon_tensor(b, numel, isz ? isz : 4, dt);
         if (ti < 0) return MT_ENOMEM;
-        MT_CHECK(builder_add_tref(b, ti, shape, nd, (int32_t)a, 0));
+        MT_CHECK(mt_tb_add_tref(b, ti, shape, nd, (int32_t)a, 0));
     }
     return MT_OK;
 }
@@ -565,7 +565,7 @@ static const char *module_for(const kineto_data *k, const kev *x) {
     return best;
 }
 
-mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
+mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
                      const trace_load_opts *opts, trace *t, mt_error *err) {
     mt_status rc = MT_OK;
     int32_t *ord = NULL;
@@ -578,7 +578,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     int32_t *op_of_kev = NULL;
     int64_t *kev_pos = NULL;
     trace_builder b;
-    builder_init(&b, t);
+    mt_tb_init(&b, t);
     mt_u64map rt_by_corr, kev_by_ext;
     mt_u64map_init(&rt_by_corr);
     mt_u64map_init(&kev_by_ext);
@@ -616,12 +616,12 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             op.comm = TRACE_COMM_NONE;
             et_comm(e, (int32_t)j, 0, &op.comm, &op.comm_group, &op.comm_bytes);
             op.layer = -1;
-            if (builder_add_op(&b, &op) < 0) goto nomem;
+            if (mt_tb_add_op(&b, &op) < 0) goto nomem;
             if ((rc = add_et_tensors(&b, e, (int32_t)j, 0)) != MT_OK) goto nomem;
         }
         t->link.method = TRACE_LINK_NONE;
         t->link.matched = t->n_ops;
-        rc = builder_finish(&b, NULL, err);
+        rc = mt_tb_finish(&b, NULL, err);
         goto out;
     }
 
@@ -748,21 +748,21 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
             leading = 0;
         }
         /* communication */
-        op.comm = trace_comm_from_name(x->name);
+        op.comm = mt_opclass_comm_of(x->name);
         if (x->et_node >= 0)
             et_comm(e, (int32_t)x->et_node, 0, &op.comm, &op.comm_group, &op.comm_bytes);
         for (int64_t i = kev_pos[cands[c].kev] + 1; i < k->n_ev && op.comm == TRACE_COMM_NONE; i++) {
             const kev *y = &k->ev[ord[i]];
             if (y->outer != cands[c].kev) break;
-            op.comm = trace_comm_from_name(y->name);
+            op.comm = mt_opclass_comm_of(y->name);
             if (!strcmp(y->name, "record_param_comms") && y->args) {
                 json_t *cn = json_object_get(y->args, "Collective name");
-                if (json_is_string(cn)) op.comm = trace_comm_from_name(json_string_value(cn));
+                if (json_is_string(cn)) op.comm = mt_opclass_comm_of(json_string_value(cn));
                 json_t *gs = json_object_get(y->args, "Group size");
                 if (trace_group_size(gs)) op.comm_group = trace_group_size(gs);
             }
         }
-        int32_t oi = builder_add_op(&b, &op);
+        int32_t oi = mt_tb_add_op(&b, &op);
         if (oi < 0) goto nomem;
         op_of_kev[cands[c].kev] = oi;
         if (x->et_node >= 0) rc = add_et_tensors(&b, e, (int32_t)x->et_node, 0);
@@ -825,7 +825,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
         }
         if (owner_kev < 0 || op_of_kev[owner_kev] < 0) continue;
         trace_kernel kk = {kg->ts_ns, kg->dur_ns, op_of_kev[owner_kev], kg->stream, kg->name, kg->kind, launch};
-        if (builder_add_kernel(&b, &kk) < 0) goto nomem;
+        if (mt_tb_add_kernel(&b, &kk) < 0) goto nomem;
     }
 
     if (k->n_mod > 0) {
@@ -861,7 +861,7 @@ mt_status link_build(const char *kpath, kineto_data *k, const char *epath, et_da
     }
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
-    rc = builder_finish(&b, hints, err);
+    rc = mt_tb_finish(&b, hints, err);
     if (rc == MT_OK && collect_syncs(k, t) != MT_OK) goto nomem;
     goto out;
 nomem:
@@ -875,6 +875,6 @@ out:
     free(op_of_kev);
     mt_u64map_destroy(&rt_by_corr);
     mt_u64map_destroy(&kev_by_ext);
-    builder_destroy(&b);
+    mt_tb_destroy(&b);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* tracer/load.c — trace_load(): finds the files of a trace, detects their formats by content
+/* tracer/load.c — mt_trace_load(): finds the files of a trace, detects their formats by content
  * (gzip or not), runs the matching readers and the linker, and owns the trace's lifetime.
  */
 #include <dirent.h>
@@ -9,48 +9,48 @@
 #include "tracer/internal.h"
 #include "util/fileio.h"
 
-int triosim_detect_header(const char *buf);
+int mt_triosim_detect_header(const char *buf);
 
-void trace_load_opts_init(trace_load_opts *o) {
+void mt_trace_load_opts_init(trace_load_opts *o) {
     o->step = -1;
     o->min_link_ratio = 0.5;
 }
 
-const char *trace_phase_name(trace_phase p) {
+const char *mt_trace_phase_name(trace_phase p) {
     static const char *const n[] = {"forward", "backward", "optimizer", "other"};
     return (unsigned)p < TRACE_PHASE_COUNT ? n[p] : "?";
 }
 
-const char *trace_role_name(trace_role r) {
+const char *mt_trace_role_name(trace_role r) {
     static const char *const n[] = {"activation", "weight", "gradient", "optimizer_state",
                                     "input", "other"};
     return (unsigned)r < TRACE_ROLE_COUNT ? n[r] : "?";
 }
 
-const char *trace_comm_name(trace_comm c) {
+const char *mt_trace_comm_name(trace_comm c) {
     static const char *const n[] = {"none", "allreduce", "allgather", "reducescatter",
                                     "broadcast", "reduce", "alltoall", "send", "recv",
                                     "barrier", "other"};
     return (unsigned)c <= TRACE_COMM_OTHER ? n[c] : "?";
 }
 
-const char *trace_format_name(trace_format f) {
+const char *mt_trace_format_name(trace_format f) {
     static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv"};
     return (unsigned)f <= TRACE_FORMAT_TRIOSIM_CSV ? n[f] : "?";
 }
 
-const char *trace_link_method_name(trace_link_method m) {
+const char *mt_trace_link_method_name(trace_link_method m) {
     static const char *const n[] = {"none", "rf_id", "external_id", "order"};
     return (unsigned)m <= TRACE_LINK_ORDER ? n[m] : "?";
 }
 
-int64_t trace_total_dev_ns(const trace *t) {
+int64_t mt_trace_total_dev_ns(const trace *t) {
     int64_t s = 0;
     for (int32_t i = 0; i < t->n_ops; i++) s += t->ops[i].dev_ns;
     return s;
 }
 
-void trace_free(trace *t) {
+void mt_trace_free(trace *t) {
     if (!t) return;
     free(t->kineto_path);
     free(t->et_path);
@@ -61,11 +61,11 @@ void trace_free(trace *t) {
     free(t->dims);
     free(t->layers);
     free(t->syncs);
-    strpool_free(t->pool);
+    mt_strpool_free(t->pool);
     free(t);
 }
 
-mt_status trace_check_timed(const trace *t, mt_error *err) {
+mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "trace";
     if (t->format == TRACE_FORMAT_ET)
         return mt_fail(err, MT_EFORMAT, "%s: an Execution Trace alone has no operator times (give the "
@@ -73,7 +73,7 @@ mt_status trace_check_timed(const trace *t, mt_error *err) {
     if (t->n_ops == 0)
         return mt_fail(err, MT_EFORMAT, "%s: the step holds no operators, so there is nothing to time "
                        "(mitosis inspect lists the trace's steps)", path);
-    if (trace_total_dev_ns(t) <= 0)
+    if (mt_trace_total_dev_ns(t) <= 0)
         return mt_fail(err, MT_EFORMAT, "%s: every operator of the step lasts 0 ns, so there is no time "
                        "to extrapolate (is the trace damaged?)", path);
     return MT_OK;
@@ -122,8 +122,8 @@ static mt_status classify(const char *path, int explicit_path, file_kind *kind, 
         mt_status rc = mt_json_parse(path, buf, len, &root, err);
         free(buf);
         if (rc != MT_OK) return rc;
-        if (kineto_detect(root)) *kind = F_KINETO;
-        else if (et_detect(root)) *kind = F_ET;
+        if (mt_kineto_detect(root)) *kind = F_KINETO;
+        else if (mt_et_detect(root)) *kind = F_ET;
         if (*kind == F_UNKNOWN) {
             json_decref(root);
             if (explicit_path)
@@ -134,7 +134,7 @@ static mt_status classify(const char *path, int explicit_path, file_kind *kind, 
         *json = root;
         return MT_OK;
     }
-    int h = triosim_detect_header(buf + i);
+    int h = mt_triosim_detect_header(buf + i);
     free(buf);
     if (h == 1) *kind = F_CSV_TRACE;
     else if (h == 2) *kind = F_CSV_TENSOR;
@@ -221,11 +221,11 @@ out:
     return rc;
 }
 
-mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
+mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
                      trace **out, mt_error *err) {
     trace_load_opts opts;
     if (opts_in) opts = *opts_in;
-    else trace_load_opts_init(&opts);
+    else mt_trace_load_opts_init(&opts);
     if (n_paths < 1) return mt_fail(err, MT_EINVAL, "no trace given");
     found f = {0};
     mt_status rc = MT_OK;
@@ -236,7 +236,7 @@ mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opt
         return rc;
     }
     trace *t = calloc(1, sizeof *t);
-    if (!t || !(t->pool = strpool_new())) {
+    if (!t || !(t->pool = mt_strpool_new())) {
         free(t);
         found_free(&f);
         return mt_fail(err, MT_ENOMEM, "out of memory");
@@ -250,18 +250,18 @@ mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opt
         } else {
             t->kineto_path = dupstr(f.csv_trace);
             t->et_path = dupstr(f.csv_tensor);
-            rc = triosim_load(f.csv_trace, f.csv_tensor, t, err);
+            rc = mt_triosim_load(f.csv_trace, f.csv_tensor, t, err);
         }
     } else {
         kineto_data k;
         et_data e;
         int have_k = 0, have_e = 0;
         if (f.kineto) {
-            rc = kineto_parse(f.kineto, f.kineto_json, t->pool, &k, err);
+            rc = mt_kineto_parse(f.kineto, f.kineto_json, t->pool, &k, err);
             have_k = 1;
         }
         if (rc == MT_OK && f.et) {
-            rc = et_parse(f.et, f.et_json, t->pool, &e, err);
+            rc = mt_et_parse(f.et, f.et_json, t->pool, &e, err);
             have_e = 1;
         }
         if (rc == MT_OK) {
@@ -271,15 +271,15 @@ mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opt
             t->format = have_k && have_e ? TRACE_FORMAT_KINETO_ET
                         : have_k         ? TRACE_FORMAT_KINETO
                                          : TRACE_FORMAT_ET;
-            rc = link_build(f.kineto, have_k ? &k : NULL, f.et, have_e ? &e : NULL, &opts, t, err);
+            rc = mt_link_build(f.kineto, have_k ? &k : NULL, f.et, have_e ? &e : NULL, &opts, t, err);
             if (have_e && !have_k) t->format = TRACE_FORMAT_ET;
         }
-        if (have_k) kineto_data_free(&k);
-        if (have_e) et_data_free(&e);
+        if (have_k) mt_kineto_free(&k);
+        if (have_e) mt_et_free(&e);
     }
     found_free(&f);
     if (rc != MT_OK) {
-        trace_free(t);
+        mt_trace_free(t);
         return rc;
     }
     *out = t;

@@ -1,6 +1,6 @@
 /* tracer/trace.h — the trace model: what one training step on one GPU did.
  *
- * A `trace` is built by trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
+ * A `trace` is built by mt_trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
  * or a TrioSim CSV pair, and is read-only afterwards. Everything is stored in flat arrays
  * indexed by int32 ids; strings are interned in one pool owned by the trace.
  *
@@ -182,27 +182,27 @@ typedef struct trace_load_opts {
     double min_link_ratio;/* refuse a pair with fewer matched ET nodes than this (default 0.5) */
 } trace_load_opts;
 
-void trace_load_opts_init(trace_load_opts *o);
+void mt_trace_load_opts_init(trace_load_opts *o);
 
 /* Loads a trace from `paths` (n_paths >= 1): a directory holding a Kineto+ET pair or a TrioSim
  * CSV pair, or explicit files (formats detected by content, not name). On failure returns a
  * non-OK status with a one-line message naming the file and what to do; *out is untouched.
  * Cost: O(total input size + events log events). */
-mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
+mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
                      trace **out, mt_error *err);
 
-void trace_free(trace *t);
+void mt_trace_free(trace *t);
 
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without
  * its Kineto trace, a step without operators or whose operators all last 0 ns). */
-mt_status trace_check_timed(const trace *t, mt_error *err);
+mt_status mt_trace_check_timed(const trace *t, mt_error *err);
 
-const char *trace_phase_name(trace_phase p);
-const char *trace_role_name(trace_role r);
-const char *trace_comm_name(trace_comm c);
-const char *trace_format_name(trace_format f);
-const char *trace_link_method_name(trace_link_method m);
+const char *mt_trace_phase_name(trace_phase p);
+const char *mt_trace_role_name(trace_role r);
+const char *mt_trace_comm_name(trace_comm c);
+const char *mt_trace_format_name(trace_format f);
+const char *mt_trace_link_method_name(trace_link_method m);
 
 /* Convenience accessors. */
 static inline const trace_tref *trace_op_inputs(const trace *t, const trace_op *op) {
@@ -212,6 +212,6 @@ static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op 
     return t->trefs + op->out_first;
 }
 /* Total device time of the step: sum over ops of dev_ns. */
-int64_t trace_total_dev_ns(const trace *t);
+int64_t mt_trace_total_dev_ns(const trace *t);
 
 #endif

@@ -146,11 +146,11 @@ typedef struct tmeta {
     int32_t itemsize, ndim;
 } tmeta;
 
-int triosim_detect_header(const char *buf) {
+int mt_triosim_detect_header(const char *buf) {
     return strncmp(buf, "OperatorID,", 11) == 0 ? 1 : strncmp(buf, "Index,TensorID,", 15) == 0 ? 2 : 0;
 }
 
-mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, mt_error *err) {
+mt_status mt_triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, mt_error *err) {
     csv_table ops, tens;
     MT_CHECK(table_load(trace_csv, &ops, err));
     mt_status rc = table_load(tensor_csv, &tens, err);
@@ -159,7 +159,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         return rc;
     }
     trace_builder b;
-    builder_init(&b, t);
+    mt_tb_init(&b, t);
     mt_u64map meta_by_id;
     mt_u64map_init(&meta_by_id);
     tmeta *metas = NULL;
@@ -245,7 +245,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
     int64_t clock_ns = 0;
     for (int64_t r = 1; r < ops.n_rows; r++) {
         trace_op op = {0};
-        const char *name = strpool_intern(t->pool, cell(&ops, r, c_name), -1);
+        const char *name = mt_strpool_intern(t->pool, cell(&ops, r, c_name), -1);
         if (!name) goto nomem;
         char *end;
         double us = strtod(cell(&ops, r, c_time), &end);
@@ -265,11 +265,11 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
         op.cpu_dur_ns = (int64_t)(us * 1000.0 + 0.5);
         op.seq = op.et_node = -1;
         op.layer = -1;
-        op.comm = trace_comm_from_name(name);
-        int32_t oi = builder_add_op(&b, &op);
+        op.comm = mt_opclass_comm_of(name);
+        int32_t oi = mt_tb_add_op(&b, &op);
         if (oi < 0) goto nomem;
         trace_kernel kk = {clock_ns, op.cpu_dur_ns, oi, -1, name, TRACE_KERNEL, -1};
-        if (builder_add_kernel(&b, &kk) < 0) goto nomem;
+        if (mt_tb_add_kernel(&b, &kk) < 0) goto nomem;
         clock_ns += op.cpu_dur_ns;
         for (int pass = 0; pass < 2; pass++) {
             int64_t n = parse_list(cell(&ops, r, pass ? c_out : c_in), ids, max_list);
@@ -290,11 +290,11 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
                     goto out;
                 }
                 const tmeta *m = &metas[mi];
-                int32_t ti = builder_tensor(&b, ids[i], m->storage, 0, m->numel, m->itemsize,
+                int32_t ti = mt_tb_tensor(&b, ids[i], m->storage, 0, m->numel, m->itemsize,
                                             NULL, NULL);
                 if (ti < 0) goto nomem;
                 int32_t arg = (int32_t)(period > 0 ? i / period : i);
-                if (builder_add_tref(&b, ti, shapes + m->shape_off, m->ndim, arg, pass) != MT_OK)
+                if (mt_tb_add_tref(&b, ti, shapes + m->shape_off, m->ndim, arg, pass) != MT_OK)
                     goto nomem;
             }
         }
@@ -306,7 +306,7 @@ mt_status triosim_load(const char *trace_csv, const char *tensor_csv, trace *t, 
     t->host_end_ns = clock_ns;
     t->link.method = TRACE_LINK_NONE;
     t->link.matched = t->n_ops;
-    rc = builder_finish(&b, NULL, err);
+    rc = mt_tb_finish(&b, NULL, err);
     t->has_device_time = 1;
     goto out;
 nomem:
@@ -317,7 +317,7 @@ out:
     free(metas);
     free(shapes);
     mt_u64map_destroy(&meta_by_id);
-    builder_destroy(&b);
+    mt_tb_destroy(&b);
     table_free(&ops);
     table_free(&tens);
     return rc;
