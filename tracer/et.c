@@ -262,7 +262,7 @@ mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_da
             return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld, %s): %s (is the file damaged?)", path, i,
                            (long)x->id, x->name, w.why);
         if (w.failed) goto nomem;
-        if (!strcmp(x->name, "record_param_comms") || mt_opclass_comm_of(x->name))
+        if (mt_opclass_is_comm_name(x->name))
             comm_info(x, attrs, in_vals, pool);
     }
     if (e->n_nodes == 0)

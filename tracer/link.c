@@ -24,10 +24,6 @@ static int starts(const char *s, const char *prefix) {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static int is_comm_name(const char *n) {
-    return mt_opclass_comm_of(n) != TRACE_COMM_NONE || !strcmp(n, "record_param_comms");
-}
-
 /* ---- host nesting --------------------------------------------------------------------- */
 typedef struct kev_key {
     int64_t tid, ts, neg_dur;
@@ -54,7 +50,7 @@ static mt_status nest(kineto_data *k, int32_t **order_out) {
         return MT_ENOMEM;
     }
     for (int64_t i = 0; i < k->n_ev; i++) {
-        if (k->ev[i].kind == KEV_ANNOTATION && is_comm_name(k->ev[i].name))
+        if (k->ev[i].kind == KEV_ANNOTATION && mt_opclass_is_comm_name(k->ev[i].name))
             k->ev[i].kind = KEV_OP; /* gloo:all_reduce and friends are operators */
     }
     kev_key *keys = malloc((size_t)(k->n_ev ? k->n_ev : 1) * sizeof *keys);
@@ -384,28 +380,6 @@ static int in_region(const kineto_data *k, const kev *x, const char *prefix) {
     return 0;
 }
 
-static int is_optimizer_name(const char *n) {
-    return strstr(n, "_foreach_") || strstr(n, "_fused_adam") || strstr(n, "_fused_sgd") ||
-           starts(n, "Optimizer.step");
-}
-
-static int is_backward_name(const char *n) {
-    return starts(n, "autograd::engine::evaluate_function") || strstr(n, "Backward0") ||
-           strstr(n, "Backward1");
-}
-
-static int is_data_movement(const char *n) {
-    static const char *const names[] = {
-        "aten::to", "aten::_to_copy", "aten::copy_", "aten::empty", "aten::empty_strided",
-        "aten::zeros", "aten::lift_fresh", "aten::item", "aten::_local_scalar_dense",
-        "aten::random_", "aten::randint", "aten::detach", "aten::detach_", "aten::pin_memory",
-        "aten::set_", "enumerate(DataLoader)", "aten::stack", "aten::cat", "aten::as_tensor",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(n, names[i])) return 1;
-    return 0;
-}
-
 /* ---- building ops ----------------------------------------------------------------------- */
 typedef struct cand {
     int64_t ts;
@@ -461,7 +435,7 @@ static mt_status add_et_tensors(trace_builder *b, const et_data *e, int32_t j, i
 static int et_is_region(const et_data *e, const et_node *n) {
     (void)e;
     return !n->is_meta && n->first_child >= 0 && !strstr(n->name, "::") &&
-           mt_opclass_comm_of(n->name) == TRACE_COMM_NONE && strcmp(n->name, "record_param_comms");
+           !mt_opclass_is_comm_name(n->name);
 }
 
 /* First descendant (preorder, self included) whose name starts with "aten::", else NULL. */
@@ -609,9 +583,9 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
             op.tid = n->tid;
             op.seq = n->seq;
             op.et_node = n->id;
-            op.phase = (region_child && starts(pn->name, "Optimizer.step")) || is_optimizer_name(n->name)
+            op.phase = (region_child && starts(pn->name, "Optimizer.step")) || mt_opclass_is_optimizer_name(n->name)
                            ? TRACE_PHASE_OPTIMIZER
-                       : is_backward_name(n->name) ? TRACE_PHASE_BACKWARD
+                       : mt_opclass_is_backward_name(n->name) ? TRACE_PHASE_BACKWARD
                        : region_child ? TRACE_PHASE_OTHER : TRACE_PHASE_FORWARD;
             op.comm = TRACE_COMM_NONE;
             et_comm(e, (int32_t)j, 0, &op.comm, &op.comm_group, &op.comm_bytes);
@@ -681,7 +655,7 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
         if (x->kind != KEV_OP || x->outer != i || x->ts_ns < ws || x->ts_ns >= we) continue;
         if (mt_vec_reserve(&cands, &cap_cands, n_cands + 1)) goto nomem;
         cands[n_cands++] = (cand){x->ts_ns, x->tid, (int32_t)i, (int32_t)x->et_node};
-        if (is_backward_name(x->name) && x->ts_ns < first_bw_ts) first_bw_ts = x->ts_ns;
+        if (mt_opclass_is_backward_name(x->name) && x->ts_ns < first_bw_ts) first_bw_ts = x->ts_ns;
     }
     if (n_cands == 0) {
         rc = mt_fail(err, MT_EFORMAT, "%s: the selected step has no operators (empty step): "
@@ -733,15 +707,15 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
             bw_tid_cache = x->tid;
             bw_tid_is = is_backward_thread(k, x->tid);
         }
-        if (in_region(k, x, "Optimizer.step") || is_optimizer_name(x->name))
+        if (in_region(k, x, "Optimizer.step") || mt_opclass_is_optimizer_name(x->name))
             op.phase = TRACE_PHASE_OPTIMIZER;
         else if (in_region(k, x, "Optimizer.zero_grad") || strstr(x->name, "zero_grad"))
             op.phase = TRACE_PHASE_OTHER;
-        else if (bw_tid_is || is_backward_name(x->name))
+        else if (bw_tid_is || mt_opclass_is_backward_name(x->name))
             op.phase = TRACE_PHASE_BACKWARD;
         else if (x->ts_ns >= first_bw_ts)
             op.phase = TRACE_PHASE_OTHER;
-        else if (leading && is_data_movement(x->name))
+        else if (leading && mt_opclass_is_data_movement_name(x->name))
             op.phase = TRACE_PHASE_OTHER;
         else {
             op.phase = TRACE_PHASE_FORWARD;

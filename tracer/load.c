@@ -16,34 +16,6 @@ void mt_trace_load_opts_init(trace_load_opts *o) {
     o->min_link_ratio = 0.5;
 }
 
-const char *mt_trace_phase_name(trace_phase p) {
-    static const char *const n[] = {"forward", "backward", "optimizer", "other"};
-    return (unsigned)p < TRACE_PHASE_COUNT ? n[p] : "?";
-}
-
-const char *mt_trace_role_name(trace_role r) {
-    static const char *const n[] = {"activation", "weight", "gradient", "optimizer_state",
-                                    "input", "other"};
-    return (unsigned)r < TRACE_ROLE_COUNT ? n[r] : "?";
-}
-
-const char *mt_trace_comm_name(trace_comm c) {
-    static const char *const n[] = {"none", "allreduce", "allgather", "reducescatter",
-                                    "broadcast", "reduce", "alltoall", "send", "recv",
-                                    "barrier", "other"};
-    return (unsigned)c <= TRACE_COMM_OTHER ? n[c] : "?";
-}
-
-const char *mt_trace_format_name(trace_format f) {
-    static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv"};
-    return (unsigned)f <= TRACE_FORMAT_TRIOSIM_CSV ? n[f] : "?";
-}
-
-const char *mt_trace_link_method_name(trace_link_method m) {
-    static const char *const n[] = {"none", "rf_id", "external_id", "order"};
-    return (unsigned)m <= TRACE_LINK_ORDER ? n[m] : "?";
-}
-
 int64_t mt_trace_total_dev_ns(const trace *t) {
     int64_t s = 0;
     for (int32_t i = 0; i < t->n_ops; i++) s += t->ops[i].dev_ns;
@@ -282,6 +254,7 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
         mt_trace_free(t);
         return rc;
     }
+    mt_opclass_trace(t);
     *out = t;
     return MT_OK;
 }

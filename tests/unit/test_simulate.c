@@ -23,6 +23,7 @@
 
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
+#include "tracer/opclass.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
@@ -124,6 +125,7 @@ static trace *make_trace(const syn *s) {
             if (t->layers[l].param_bytes > 0) in[n++] = w0 + l;
         add_op(t, "aten::_foreach_add_", TRACE_PHASE_OPTIMIZER, -1, s->opt_ns, in, n, NULL, 0);
     }
+    mt_opclass_trace(t);
     return t;
 }
 
