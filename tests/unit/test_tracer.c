@@ -349,13 +349,59 @@ static void triosim_csv(void **state) {
     mt_trace_free(t);
 }
 
+/* The small fixture's document with a member of `pad` bytes before its other members, and (for
+ * the ET) "schema" moved after "nodes". */
+static char *padded(const char *rel, size_t pad) {
+    json_t *doc = load_json(fixture(2, rel));
+    json_t *nodes = json_object_get(doc, "nodes");
+    char *inner = json_dumps(nodes ? nodes : json_object_get(doc, "traceEvents"), 0);
+    char *filler = malloc(pad + 1);
+    memset(filler, 'x', pad);
+    filler[pad] = '\0';
+    size_t n = strlen(inner) + pad + 128;
+    char *out = malloc(n);
+    if (nodes)
+        snprintf(out, n, "{\"nodes\": %s, \"pad\": \"%s\", \"schema\": \"1.0.1\"}", inner, filler);
+    else
+        snprintf(out, n, "{\"pad\": [\"%s\", {\"x\": \"]}\"}], \"traceEvents\": %s}", filler, inner);
+    free(filler);
+    free(inner);
+    json_decref(doc);
+    return out;
+}
+
+/* Formats are told from a prefix of each file; one whose telling member comes after the first
+ * 64 KiB is read on until it tells (plain and gzipped). */
+static void late_members_read_on(void **state) {
+    (void)state;
+    char *k = padded("small/kineto.json", 300000), *e = padded("small/et.json", 300000);
+    for (int gz = 0; gz < 2; gz++) {
+        char kp[64], ep[64];
+        write_tmp(kp, sizeof kp, NULL, k, gz);
+        write_tmp(ep, sizeof ep, NULL, e, gz);
+        const char *paths[2] = {kp, ep};
+        trace *t = NULL;
+        mt_error err = {0};
+        mt_status rc = mt_trace_load(paths, 2, NULL, &t, &err);
+        if (rc != MT_OK) fail_msg("load: %s", err.msg);
+        assert_int_equal(t->format, TRACE_FORMAT_KINETO_ET);
+        assert_int_equal(t->step, 5);
+        assert_int_equal(t->n_ops, 5);
+        mt_trace_free(t);
+        unlink(kp);
+        unlink(ep);
+    }
+    free(k);
+    free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pair_external_id),     cmocka_unit_test(chakra_layout),
         cmocka_unit_test(order_linking),        cmocka_unit_test(mismatched_pair_refused),
         cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
         cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
-        cmocka_unit_test(out_of_range_values),
+        cmocka_unit_test(out_of_range_values),  cmocka_unit_test(late_members_read_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
