@@ -157,7 +157,8 @@ static trace_phase op_phase(emitter *em, const kev *x) {
     }
     if (mt_khost_in_region(em->k, x, "Optimizer.step") || mt_opclass_is_optimizer_name(x->name))
         return TRACE_PHASE_OPTIMIZER;
-    if (mt_khost_in_region(em->k, x, "Optimizer.zero_grad") || strstr(x->name, "zero_grad")) return TRACE_PHASE_OTHER;
+    if (mt_khost_in_region(em->k, x, "Optimizer.zero_grad") || mt_opclass_is_zero_grad_name(x->name))
+        return TRACE_PHASE_OTHER;
     if (em->bw_tid_is || mt_opclass_is_backward_name(x->name)) return TRACE_PHASE_BACKWARD;
     if (x->ts_ns >= em->first_bw_ts) return TRACE_PHASE_OTHER;
     if (em->leading && mt_opclass_is_data_movement_name(x->name)) return TRACE_PHASE_OTHER;

@@ -216,7 +216,7 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
         rc = parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS] ? build_triosim(&parts, t, err)
                                                                            : build_linked(&parts, &opts, t, err);
     }
-    mt_trace_parts_free(&parts);
+    mt_reader_parts_free(&parts);
     if (rc != MT_OK) {
         mt_trace_free(t);
         return rc;

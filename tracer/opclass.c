@@ -437,6 +437,7 @@ static const name_pat data_movement_names[] = {
 int mt_opclass_is_backward_name(const char *name) { return ANY_PAT(name, NULL, backward_names); }
 int mt_opclass_is_optimizer_name(const char *name) { return ANY_PAT(name, NULL, optimizer_names); }
 int mt_opclass_is_data_movement_name(const char *name) { return ANY_PAT(name, NULL, data_movement_names); }
+int mt_opclass_is_zero_grad_name(const char *name) { return name && strstr(name, "zero_grad") != NULL; }
 int mt_opclass_is_grad_accum_name(const char *name) { return name && strstr(name, "AccumulateGrad") != NULL; }
 
 int mt_opclass_is_inplace_name(const char *kind) {

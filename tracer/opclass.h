@@ -53,6 +53,8 @@ int mt_opclass_is_backward_name(const char *name);
 int mt_opclass_is_optimizer_name(const char *name);
 /* Data movement before the forward pass (aten::to, aten::copy_, DataLoader, ...): exact names. */
 int mt_opclass_is_data_movement_name(const char *name);
+/* Optimizer.zero_grad and ops named after it: neither forward nor backward work. */
+int mt_opclass_is_zero_grad_name(const char *name);
 /* torch::autograd::AccumulateGrad: its inputs are the gradients of parameters. */
 int mt_opclass_is_grad_accum_name(const char *name);
 /* An in-place aten op ("aten::add_", not "aten::__iadd__"): its first argument is updated. */

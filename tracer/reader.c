@@ -39,7 +39,7 @@ const char *mt_reader_part_label(mt_trace_part part) {
     return (unsigned)part < MT_PART_COUNT ? labels[part] : "?";
 }
 
-void mt_trace_parts_free(mt_trace_parts *p) {
+void mt_reader_parts_free(mt_trace_parts *p) {
     if (p->loaded[MT_PART_EVENTS]) mt_kineto_free(&p->events);
     if (p->loaded[MT_PART_GRAPH]) mt_et_free(&p->graph);
     for (int i = 0; i < 2; i++)

@@ -35,7 +35,7 @@ typedef enum {
     MT_PART_COUNT
 } mt_trace_part;
 
-/* The parts of one trace being loaded; load.c owns it (mt_trace_parts_free). */
+/* The parts of one trace being loaded; load.c owns it (mt_reader_parts_free). */
 struct mt_trace_reader;
 
 typedef struct mt_trace_parts {
@@ -78,6 +78,6 @@ int mt_reader_dir_candidate(const char *name);
 /* "Kineto", "Execution Trace", "TrioSim CSV": what a part's file is called in messages. */
 const char *mt_reader_part_label(mt_trace_part part);
 /* Frees every loaded part and path; leaves p zeroed. */
-void mt_trace_parts_free(mt_trace_parts *p);
+void mt_reader_parts_free(mt_trace_parts *p);
 
 #endif

@@ -128,21 +128,31 @@ static void comm_names(void **state) {
 
 static void phase_and_inplace_names(void **state) {
     (void)state;
-    assert_true(mt_opclass_is_backward_name("autograd::engine::evaluate_function: ReluBackward0"));
-    assert_true(mt_opclass_is_backward_name("AddmmBackward1"));
-    assert_false(mt_opclass_is_backward_name("aten::relu"));
-    assert_true(mt_opclass_is_optimizer_name("aten::_foreach_mul_"));
-    assert_true(mt_opclass_is_optimizer_name("Optimizer.step#Adam.step"));
-    assert_true(mt_opclass_is_optimizer_name("aten::_fused_adamw_"));
-    assert_false(mt_opclass_is_optimizer_name("aten::add_"));
-    assert_true(mt_opclass_is_data_movement_name("aten::to"));
-    assert_true(mt_opclass_is_data_movement_name("enumerate(DataLoader)"));
-    assert_false(mt_opclass_is_data_movement_name("aten::to_dense")); /* whole names only */
-    assert_true(mt_opclass_is_grad_accum_name("torch::autograd::AccumulateGrad"));
-    assert_true(mt_opclass_is_inplace_name("aten::add_"));
-    assert_false(mt_opclass_is_inplace_name("aten::__iadd__"));
-    assert_false(mt_opclass_is_inplace_name("aten::add"));
-    assert_false(mt_opclass_is_inplace_name(NULL));
+    static const struct {
+        int (*is)(const char *);
+        const char *name;
+        int want;
+    } names[] = {
+        {mt_opclass_is_backward_name, "autograd::engine::evaluate_function: ReluBackward0", 1},
+        {mt_opclass_is_backward_name, "AddmmBackward1", 1},
+        {mt_opclass_is_backward_name, "aten::relu", 0},
+        {mt_opclass_is_optimizer_name, "aten::_foreach_mul_", 1},
+        {mt_opclass_is_optimizer_name, "Optimizer.step#Adam.step", 1},
+        {mt_opclass_is_optimizer_name, "aten::_fused_adamw_", 1},
+        {mt_opclass_is_optimizer_name, "aten::add_", 0},
+        {mt_opclass_is_data_movement_name, "aten::to", 1},
+        {mt_opclass_is_data_movement_name, "enumerate(DataLoader)", 1},
+        {mt_opclass_is_data_movement_name, "aten::to_dense", 0}, /* whole names only */
+        {mt_opclass_is_zero_grad_name, "Optimizer.zero_grad#SGD.zero_grad", 1},
+        {mt_opclass_is_zero_grad_name, "aten::zero_", 0},
+        {mt_opclass_is_grad_accum_name, "torch::autograd::AccumulateGrad", 1},
+        {mt_opclass_is_inplace_name, "aten::add_", 1},
+        {mt_opclass_is_inplace_name, "aten::__iadd__", 0},
+        {mt_opclass_is_inplace_name, "aten::add", 0},
+        {mt_opclass_is_inplace_name, NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!names[i].is(names[i].name) != !names[i].want) fail_msg("%s: want %d", names[i].name, names[i].want);
     for (int c = 0; c < MT_OPC_COUNT; c++) { /* backward_of and forward_of are inverse where defined */
         mt_opclass b = mt_opclass_backward_of((mt_opclass)c);
         if (b != (mt_opclass)c) {
