@@ -296,12 +296,10 @@ static int op_reads_weight(const trace *t, const trace_op *o, double *bytes) {
     return any;
 }
 
-static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
+/* Forward ops into layers: a new layer at each change of nn.Module (hints), else at each op
+ * reading a weight; seq_layer maps their sequence numbers to their layers. */
+static mt_status forward_layers(trace_builder *b, const builder_layer_hint *hints, mt_u64map *seq_layer) {
     trace *t = b->t;
-    trace_strpool *pool = t->pool;
-    mt_u64map seq_layer;
-    mt_u64map_init(&seq_layer);
-    mt_status rc = MT_OK;
     int32_t cur = -1;
     const char *cur_mod = NULL;
     int have_hints = 0;
@@ -327,20 +325,20 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             name = buf;
         }
         if (start_new) {
-            const char *nm = mt_strpool_intern(pool, name, -1);
-            if (!nm || add_layer(b, nm) != MT_OK) {
-                rc = MT_ENOMEM;
-                goto out;
-            }
+            const char *nm = mt_strpool_intern(t->pool, name, -1);
+            if (!nm || add_layer(b, nm) != MT_OK) return MT_ENOMEM;
             cur = t->n_layers - 1;
         }
         o->layer = cur;
         t->layers[cur].param_bytes += wbytes;
-        if (o->seq >= 0 && mt_u64map_put(&seq_layer, o->seq, cur, NULL) != MT_OK) {
-            rc = MT_ENOMEM;
-            goto out;
-        }
+        if (o->seq >= 0 && mt_u64map_put(seq_layer, o->seq, cur, NULL) != MT_OK) return MT_ENOMEM;
     }
+    return MT_OK;
+}
+
+/* A backward op joins its forward op's layer, else its sequence number's, else (TrioSim CSV: no
+ * sequence numbers) the layer of a forward op sharing a weight. */
+static void backward_layers(trace *t, const mt_u64map *seq_layer) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD) continue;
@@ -349,11 +347,10 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             o->layer = t->ops[o->fwd_op].layer;
             continue;
         }
-        if (o->seq >= 0 && mt_u64map_get(&seq_layer, o->seq, &l)) {
+        if (o->seq >= 0 && mt_u64map_get(seq_layer, o->seq, &l)) {
             o->layer = (int32_t)l;
             continue;
         }
-        /* No sequence number (TrioSim CSV): the layer of a forward op sharing a weight. */
         for (int32_t j = 0; j < o->in_count && o->layer < 0; j++) {
             const trace_tref *r = &t->trefs[o->in_first + j];
             if (r->tensor < 0 || t->tensors[r->tensor].role != TRACE_ROLE_WEIGHT) continue;
@@ -361,15 +358,23 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             if (f >= 0 && t->ops[f].layer >= 0) o->layer = t->ops[f].layer;
         }
     }
+}
+
+static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
+    trace *t = b->t;
+    mt_u64map seq_layer;
+    mt_u64map_init(&seq_layer);
+    mt_status rc = forward_layers(b, hints, &seq_layer);
+    if (rc == MT_OK) backward_layers(t, &seq_layer);
+    mt_u64map_destroy(&seq_layer);
+    if (rc != MT_OK) return rc;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->layer < 0) continue;
         t->layers[o->layer].n_ops++;
         t->layers[o->layer].dev_ns[o->phase] += o->dev_ns;
     }
-out:
-    mt_u64map_destroy(&seq_layer);
-    return rc;
+    return MT_OK;
 }
 
 mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {

@@ -26,8 +26,8 @@
  * NULL when the trace has none; caller frees). An empty step is refused naming kpath. */
 mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *ord, const et_data *e,
                          const kstep *step, builder_layer_hint **hints, const char *kpath, mt_error *err);
-/* Adds the tensors of ET node j (or of its first descendants that have any, 8 levels deep) to the
- * builder's last op: inputs, then outputs. */
+/* Adds the tensors of ET node j to the builder's last op, inputs then outputs; a node without
+ * tensors of its own (a wrapper) gives its children's: all their inputs, then all outputs. */
 mt_status mt_emit_et_tensors(trace_builder *b, const et_data *e, int32_t j);
 
 #endif
