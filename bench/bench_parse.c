@@ -33,21 +33,21 @@ static void bench(const char *dir) {
         trace *t = NULL;
         mt_error err = {0};
         double t0 = now_s();
-        mt_status rc = trace_load(paths, 1, NULL, &t, &err);
+        mt_status rc = mt_trace_load(paths, 1, NULL, &t, &err);
         double dt = now_s() - t0;
         if (rc != MT_OK) {
             printf("%-34s error: %s\n", dir, err.msg);
             return;
         }
         if (dt < best) best = dt;
-        if (keep) trace_free(keep);
+        if (keep) mt_trace_free(keep);
         keep = t;
     }
     const char *name = strrchr(dir, '/');
     name = name && name[1] ? name + 1 : dir;
     printf("%-34s %9.1f %9.1f %7d %8d %10.1f\n", name, json_mb(keep->kineto_path),
            json_mb(keep->et_path), keep->n_ops, keep->n_kernels, best * 1e3);
-    trace_free(keep);
+    mt_trace_free(keep);
 }
 
 int main(int argc, char **argv) {

@@ -27,11 +27,11 @@
 
 static trace *load(const char *path) {
     trace_load_opts o;
-    trace_load_opts_init(&o);
+    mt_trace_load_opts_init(&o);
     trace *t = NULL;
     mt_error e = {0};
     const char *p[1] = {path};
-    if (trace_load(p, 1, &o, &t, &e) != MT_OK) {
+    if (mt_trace_load(p, 1, &o, &t, &e) != MT_OK) {
         fprintf(stderr, "skip: %s\n", e.msg);
         return NULL;
     }
@@ -129,8 +129,8 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/triosim-csv-resnet50-h100-bs128", shared);
     trace *r50 = load(path);
     if (v512 && v128) {
-        double bf = 128.0 / 512.0, ref = (double)trace_total_dev_ns(v128) / 1e6;
-        double src = (double)trace_total_dev_ns(v512) / 1e6;
+        double bf = 128.0 / 512.0, ref = (double)mt_trace_total_dev_ns(v128) / 1e6;
+        double src = (double)mt_trace_total_dev_ns(v512) / 1e6;
         const char *cas = "VGG13 H100 b512→b128";
         row(cas, mname[M_TRIOSIM], src * bf, ref, 94.0, src * bf, &a_ops[M_TRIOSIM], &a_step[M_TRIOSIM]);
         double p = predict_ms(v512, MT_PM_TRACE, NULL, bf, NULL, 0);
@@ -167,8 +167,8 @@ int main(int argc, char **argv) {
                 if (!tr[s] || !tr[d] || (batches[d] != 2 * batches[s] && 2 * batches[d] != batches[s]))
                     continue;
                 double bf = (double)batches[d] / batches[s];
-                double src = (double)trace_total_dev_ns(tr[s]) / 1e6;
-                double ref = (double)trace_total_dev_ns(tr[d]) / 1e6;
+                double src = (double)mt_trace_total_dev_ns(tr[s]) / 1e6;
+                double ref = (double)mt_trace_total_dev_ns(tr[d]) / 1e6;
                 char cas[128];
                 snprintf(cas, sizeof cas, "%s b%d→b%d", models[mi] + 4, batches[s], batches[d]);
                 double p[M_N];
@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
                     row(cas, mname[m], p[m], ref, med[d], med[s] * p[m] / src, &a_ops[m], &a_step[m]);
                 }
             }
-        for (int k = 0; k < 3; k++) trace_free(tr[k]);
+        for (int k = 0; k < 3; k++) mt_trace_free(tr[k]);
     }
     printf("\n| model | cases | mean abs error vs target op sum | mean abs error vs measured step |\n"
            "|---|---|---|---|\n");
@@ -195,8 +195,8 @@ int main(int argc, char **argv) {
             printf("| %s | %d | %.2f%% | %.2f%% |\n", mname[m], a_ops[m].n,
                    a_ops[m].sum_abs / a_ops[m].n, a_step[m].n ? a_step[m].sum_abs / a_step[m].n : NAN);
     remove(tmpl);
-    trace_free(v512);
-    trace_free(v128);
-    trace_free(r50);
+    mt_trace_free(v512);
+    mt_trace_free(v128);
+    mt_trace_free(r50);
     return 0;
 }

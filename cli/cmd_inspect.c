@@ -63,7 +63,7 @@ static double measured_ms(const char *path0, const trace *t) {
 int cmd_inspect(int argc, char **argv) {
     inspect_cli c;
     memset(&c, 0, sizeof c);
-    trace_load_opts_init(&c.opts);
+    mt_trace_load_opts_init(&c.opts);
     mt_error err = {0};
     mt_flag_bind bind = {&TABLE, &c};
     mt_flag_seen seen;
@@ -78,7 +78,7 @@ int cmd_inspect(int argc, char **argv) {
         return mt_cli_fail("inspect", &err);
     }
     trace *t = NULL;
-    if (trace_load(c.paths, c.n_paths, &c.opts, &t, &err) != MT_OK) return mt_cli_fail("inspect", &err);
+    if (mt_trace_load(c.paths, c.n_paths, &c.opts, &t, &err) != MT_OK) return mt_cli_fail("inspect", &err);
     double measured = measured_ms(c.paths[0], t);
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);
@@ -88,6 +88,6 @@ int cmd_inspect(int argc, char **argv) {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);
     }
-    trace_free(t);
+    mt_trace_free(t);
     return 0;
 }

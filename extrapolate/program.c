@@ -7,7 +7,8 @@
  *  2. stages: units cut into P contiguous ranges minimising the largest forward+backward time
  *     (binary search on the bound + greedy fill, O(units log time));
  *  3. tensor parallelism: a walk over forward ops marks split ops and the collectives splits
- *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary);
+ *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary), by the
+ *     tp kind the tracer's classifier gave each op (trace_op.tp);
  *  4. gradients: each weight's gradient is ready after the last backward op of the forward op
  *     that first read it; its stage and split follow that op;
  *  5. pipeline boundary bytes from tensor producers and consumers (O(tensors x P));
@@ -24,40 +25,13 @@
 #include "util/units.h"
 #include "util/vec.h"
 
-/* ---- operator classification ---------------------------------------------------------- */
-
-static int has(const char *s, const char *sub) { return s && strstr(s, sub) != NULL; }
+/* ---- operator facts (the tracer's classifier fills them: tracer/opclass.h) -------------- */
 
 static int tensor_role(const trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
 }
 
-static int op_reads_role(const trace *t, const trace_op *o, trace_role role) {
-    for (int32_t j = 0; j < o->in_count; j++)
-        if (tensor_role(t, &t->trefs[o->in_first + j]) == (int)role) return 1;
-    return 0;
-}
-
-int mt_op_batch_dependent(const trace *t, int32_t op) {
-    const trace_op *o = &t->ops[op];
-    if (o->comm != TRACE_COMM_NONE) return 0;
-    if (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) return 0;
-    if (has(o->name, "AccumulateGrad") || has(o->name, "zero_")) return 0;
-    if (o->in_count + o->out_count == 0) return 1; /* no tensor information: assume it does */
-    if (o->phase == TRACE_PHASE_FORWARD) {
-        /* forward work on parameters alone (a weight transpose or cast) does not grow */
-        int only_weights = o->in_count > 0;
-        for (int32_t j = 0; j < o->in_count; j++)
-            if (tensor_role(t, &t->trefs[o->in_first + j]) != TRACE_ROLE_WEIGHT) only_weights = 0;
-        return !only_weights;
-    }
-    /* backward: anything but parameter-sized tensors is an activation or its gradient */
-    for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
-        int r = tensor_role(t, &t->trefs[o->in_first + j]);
-        if (r != TRACE_ROLE_WEIGHT && r != TRACE_ROLE_GRADIENT && r != TRACE_ROLE_OPTSTATE) return 1;
-    }
-    return 0;
-}
+int mt_op_batch_dependent(const trace *t, int32_t op) { return t->ops[op].batch_dep; }
 
 double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batch_factor,
                               int32_t tp_split) {
@@ -66,31 +40,6 @@ double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batc
     if (mt_op_batch_dependent(t, op)) ns *= batch_factor;
     if (tp_split > 1) ns /= tp_split;
     return ns;
-}
-
-static int is_linear(const trace *t, const trace_op *o) {
-    const char *k = o->kind ? o->kind : o->name;
-    int lin = has(o->name, "aten::linear") || has(k, "aten::linear") || has(k, "aten::addmm") ||
-              has(o->name, "aten::addmm");
-    int mm = has(k, "aten::mm") || has(k, "aten::matmul") || has(o->name, "aten::matmul") ||
-             has(k, "aten::baddbmm");
-    if (o->in_count == 0) return lin; /* no tensors: trust the name */
-    return (lin || mm) && op_reads_role(t, o, TRACE_ROLE_WEIGHT);
-}
-
-static int is_conv(const trace_op *o) {
-    const char *k = o->kind ? o->kind : o->name;
-    return has(o->name, "conv") || has(k, "aten::conv") || has(k, "aten::_conv") ||
-           has(k, "cudnn_convolution");
-}
-
-static int is_embedding(const trace_op *o) { return has(o->name, "embedding"); }
-
-/* Ops that need the whole hidden dimension: a column region must be gathered before them. */
-static int is_region_closer(const trace_op *o) {
-    const char *k = o->kind ? o->kind : o->name;
-    return has(o->name, "norm") || has(k, "norm") || has(o->name, "loss") || has(k, "loss") ||
-           has(o->name, "log_softmax") || has(o->name, "cross_entropy");
 }
 
 static int32_t first_activation_input(const trace *t, const trace_op *o) {
@@ -292,7 +241,7 @@ static mt_status classify_tp(builder *b) {
     for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE) continue;
-        if (is_linear(t, o)) {
+        if (o->tp == TRACE_TP_LINEAR) {
             int32_t in = first_activation_input(t, o);
             double out_b = first_output_bytes(t, o);
             b->split[i] = T;
@@ -313,7 +262,7 @@ static mt_status classify_tp(builder *b) {
                 r.first_col = r.last_op = i;
                 r.last_out_bytes = out_b;
             }
-        } else if (is_conv(o)) {
+        } else if (o->tp == TRACE_TP_CONV) {
             rc = close_region(b, &r);
             b->split[i] = T;
             if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
@@ -322,12 +271,12 @@ static mt_status classify_tp(builder *b) {
                                tensor_bytes(t, first_activation_input(t, o)));
             b->p->tp_colls_fwd++;
             b->p->tp_colls_bwd++;
-        } else if (is_embedding(o)) {
+        } else if (o->tp == TRACE_TP_EMBEDDING) {
             rc = close_region(b, &r);
             b->split[i] = T;
             if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
             b->p->tp_colls_fwd++;
-        } else if (is_region_closer(o)) {
+        } else if (o->tp == TRACE_TP_CLOSER) {
             rc = close_region(b, &r);
         } else if (r.open) {
             b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
@@ -353,7 +302,7 @@ static mt_status classify_tp(builder *b) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
-        if (has(o->name, "AccumulateGrad")) continue; /* gradient-sized: follows the weight split below */
+        if (o->tp == TRACE_TP_WEIGHT_GRAD) continue; /* gradient-sized: follows the weight split below */
         if (o->fwd_op >= 0) b->split[i] = b->split[o->fwd_op];
         else if (b->unit[i] >= 0 && unit_split[b->unit[i]] > 0.5 * unit_all[b->unit[i]]) b->split[i] = T;
     }

@@ -40,9 +40,8 @@
 typedef double (*mt_optime_fn)(void *ctx, const trace *t, int32_t op, double batch_factor,
                                int32_t tp_split);
 
-/* 1 when the op's work grows with the batch: forward/backward compute that touches an
- * activation or the model input. Parameter-sized work (optimizer, AccumulateGrad, weight
- * transposes, zero_grad) is 0. Communication ops are 0. */
+/* 1 when the op's work grows with the batch: its batch_dep, as the tracer's classifier set it
+ * (mt_opclass_batch_dependent, tracer/opclass.h). */
 int mt_op_batch_dependent(const trace *t, int32_t op);
 
 /* The default model: dev_ns x batch_factor for batch-dependent ops, / tp_split when split. */

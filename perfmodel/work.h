@@ -1,5 +1,5 @@
-/* perfmodel/work.h — what an operator does: its class and its work (FLOPs, bytes moved) from
- * the shapes and dtypes of its tensors.
+/* perfmodel/work.h — what an operator does: its work (FLOPs, bytes moved) from the shapes and
+ * dtypes of its tensors, by the formula of its class (the operator classifier's, tracer/opclass.h).
  *
  * The work of an op is split into what grows with the batch and what does not:
  *   flops        arithmetic (multiply-add = 2 FLOPs); grows with the batch for batch-dependent ops
@@ -34,34 +34,9 @@
 
 #include <stdint.h>
 
+#include "tracer/opclass.h"
 #include "tracer/trace.h"
 
-typedef enum {
-    MT_OPC_NONE = 0,     /* views, metadata, allocation, host-only ops: no device work */
-    MT_OPC_CONV,
-    MT_OPC_CONV_BWD,
-    MT_OPC_MATMUL,
-    MT_OPC_MATMUL_BWD,
-    MT_OPC_ATTN,
-    MT_OPC_ATTN_BWD,
-    MT_OPC_ELEMWISE,     /* elementwise, activations, dropout, reductions */
-    MT_OPC_ELEMWISE_BWD,
-    MT_OPC_NORM,         /* batch/layer/group/RMS norm */
-    MT_OPC_NORM_BWD,
-    MT_OPC_SOFTMAX,
-    MT_OPC_SOFTMAX_BWD,
-    MT_OPC_POOL,
-    MT_OPC_POOL_BWD,
-    MT_OPC_EMBEDDING,
-    MT_OPC_EMBEDDING_BWD,
-    MT_OPC_LOSS,
-    MT_OPC_LOSS_BWD,
-    MT_OPC_OPTIMIZER,    /* _foreach_*, fused optimizers, elementwise ops of the optimizer phase */
-    MT_OPC_COPY,         /* copies, casts, cat, fills, gathers/scatters */
-    MT_OPC_COMM,         /* communication: not modelled here */
-    MT_OPC_UNKNOWN,      /* no formula: bytes of its tensors */
-    MT_OPC_COUNT
-} mt_opclass;
 
 /* Peak-FLOPS column an op runs at (see gpuspec.h). */
 typedef enum { MT_DT_FP64 = 0, MT_DT_FP32, MT_DT_TF32, MT_DT_BF16, MT_DT_FP16, MT_DT_FP8, MT_DT_COUNT } mt_dtype;
@@ -103,23 +78,14 @@ typedef struct mt_opdesc {
     const struct mt_opdesc *fwd; /* backward ops: the forward op, or NULL */
 } mt_opdesc;
 
-/* Class of an op from its names and phase (no shapes needed). */
-mt_opclass mt_opclass_of(const char *name, const char *kind, trace_phase phase, int comm);
-/* "conv", "conv_bwd", ..., "unknown"; mt_opclass_parse returns MT_OPC_COUNT for an unknown name. */
-const char *mt_opclass_name(mt_opclass c);
-mt_opclass mt_opclass_parse(const char *name);
-/* 1 for classes whose time is compute-bound in practice (conv, matmul, attention and their
- * backward): their linear model uses FLOPs; the others use bytes only. */
-int mt_opclass_is_compute(mt_opclass c);
-/* 1 when the class is a backward class. */
-int mt_opclass_is_backward(mt_opclass c);
-
-/* Work of an op described by d. */
+/* Work of an op described by d (an op outside a trace, e.g. a CSV row: its class is
+ * mt_opclass_of its names). */
 void mt_work_of(const mt_opdesc *d, mt_work *w);
 
 /* Fills d from trace op `op` (d->fwd stays NULL; see mt_work_of_trace_op). */
 void mt_opdesc_from_trace(const trace *t, int32_t op, mt_opdesc *d);
-/* Work of trace op `op`, using its forward op (op->fwd_op) for backward ops. */
+/* Work of trace op `op` by the formula of its class (op->cls), using its forward op (op->fwd_op)
+ * for backward ops. */
 void mt_work_of_trace_op(const trace *t, int32_t op, mt_work *w);
 
 /* Work at batch_factor x the traced batch (when batch_dependent) split tp_split ways. */

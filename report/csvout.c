@@ -121,7 +121,7 @@ static void ops_rows(cw *w, const mt_report_src *src) {
                 cw_text(w, "compute");
                 cw_text(w, op->name ? op->name : "");
                 cw_text(w, mt_layer_name(p, item->layer));
-                cw_text(w, trace_phase_name(op->phase));
+                cw_text(w, mt_trace_phase_name(op->phase));
                 if (k->mb >= 0) cw_num(w, "%d", k->mb);
                 else cw_text(w, "");
                 cw_us(w, s);

@@ -35,7 +35,7 @@ const char *mt_layer_name(const mt_program *p, int32_t layer) {
 const char *mt_span_phase(const mt_span *s) {
     const mt_task *k = s->task;
     if (k->kind == MT_TASK_SEND || k->kind == MT_TASK_RECV) return k->dir > 0 ? "forward" : "backward";
-    if (k->kind == MT_TASK_COLL || k->kind == MT_TASK_COMPUTE) return trace_phase_name((trace_phase)k->phase);
+    if (k->kind == MT_TASK_COLL || k->kind == MT_TASK_COMPUTE) return mt_trace_phase_name((trace_phase)k->phase);
     return k->kind == MT_TASK_WAIT_COMM ? "backward" : "";
 }
 

@@ -290,7 +290,7 @@ static void span_title(FILE *f, const mt_program *p, const mt_span *s) {
     char buf[160];
     fprintf(f, "GPU %d ", s->rank);
     if (s->kind == MT_SPAN_COMPUTE) {
-        fprintf(f, "compute %s", trace_phase_name((trace_phase)k->phase));
+        fprintf(f, "compute %s", mt_trace_phase_name((trace_phase)k->phase));
         if (k->item_count > 0) {
             const mt_item *it = &mt_rank_stage(p, s->rank)->items[k->item_first];
             fprintf(f, ", %d op%s from ", k->item_count, k->item_count > 1 ? "s" : "");

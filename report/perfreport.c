@@ -60,7 +60,7 @@ void mt_perfreport_prediction(FILE *out, const mt_predicted_step *p) {
             p->batch_factor * (double)t->batch_size, (int)p->tp, target_name(p, "the traced device"));
     fprintf(out, "\n%-12s %12s %12s\n", "phase", "traced ms", "predicted ms");
     for (int k = 0; k < TRACE_PHASE_COUNT; k++)
-        fprintf(out, "%-12s %12.3f %12.3f\n", trace_phase_name((trace_phase)k), p->traced_ns[k] / 1e6,
+        fprintf(out, "%-12s %12.3f %12.3f\n", mt_trace_phase_name((trace_phase)k), p->traced_ns[k] / 1e6,
                 p->predicted_ns[k] / 1e6);
     fprintf(out, "%-12s %12.3f %12.3f\n", "total", total(p->traced_ns) / 1e6, total(p->predicted_ns) / 1e6);
 }
@@ -68,8 +68,8 @@ void mt_perfreport_prediction(FILE *out, const mt_predicted_step *p) {
 json_t *mt_perfreport_prediction_json(const mt_predicted_step *p) {
     json_t *j = json_object(), *tr = json_object(), *pr = json_object();
     for (int k = 0; k < TRACE_PHASE_COUNT; k++) {
-        json_object_set_new(tr, trace_phase_name((trace_phase)k), json_real(p->traced_ns[k] / 1e6));
-        json_object_set_new(pr, trace_phase_name((trace_phase)k), json_real(p->predicted_ns[k] / 1e6));
+        json_object_set_new(tr, mt_trace_phase_name((trace_phase)k), json_real(p->traced_ns[k] / 1e6));
+        json_object_set_new(pr, mt_trace_phase_name((trace_phase)k), json_real(p->predicted_ns[k] / 1e6));
     }
     json_object_set_new(tr, "total", json_real(total(p->traced_ns) / 1e6));
     json_object_set_new(pr, "total", json_real(total(p->predicted_ns) / 1e6));

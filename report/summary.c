@@ -34,7 +34,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(o, "network", json_string(s->network));
     json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(s->perf_model)));
     json_object_set_new(o, "target_gpu", s->target_gpu ? json_string(s->target_gpu) : json_null());
-    json_object_set_new(o, "traced_step_ms", json_real((double)trace_total_dev_ns(t) / 1e6));
+    json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
     json_object_set_new(o, "calibration", mt_calibration_json(s->cal));
@@ -144,7 +144,7 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     fprintf(out, "network    %s on %s\n", s->network, s->topology ? s->topology : "its own endpoints");
     fprintf(out, "op times   %s model%s%s\n", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
            s->target_gpu ? s->target_gpu : "");
-    fprintf(out, "traced     %.3f ms (one GPU: sum of operator device time)", (double)trace_total_dev_ns(t) / 1e6);
+    fprintf(out, "traced     %.3f ms (one GPU: sum of operator device time)", (double)mt_trace_total_dev_ns(t) / 1e6);
     if (host) fprintf(out, ", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     fprintf(out, "\n");
     mt_calibration_print(out, s->cal);
@@ -318,7 +318,7 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     int32_t steps = r->n_steps > 1 ? r->n_steps : 1;
     LINE("step time", "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
          steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",
-         (double)trace_total_dev_ns(t) / 1e6);
+         (double)mt_trace_total_dev_ns(t) / 1e6);
     if (pl->global_batch > 0 && r->step_ps > 0)
         LINE("throughput", "%.1f samples/s", (double)pl->global_batch * steps / ((double)r->step_ps / 1e12));
     double peak = 0, limit = s->mem_limit;

@@ -115,7 +115,7 @@ static void compute_slices(tl *w, const mt_span *sp) {
         if (!clip(w, &s, &e)) continue;
         const trace_op *op = &p->trace->ops[item->op];
         json_t *args = json_pack("{s:s, s:i, s:s, s:i}", "layer", mt_layer_name(p, item->layer), "layer_index",
-                                 item->layer, "phase", trace_phase_name(op->phase), "op_index", item->op);
+                                 item->layer, "phase", mt_trace_phase_name(op->phase), "op_index", item->op);
         if (args && sp->task->mb >= 0) json_object_set_new(args, "micro_batch", json_integer(sp->task->mb));
         if (args && item->split > 1) json_object_set_new(args, "tp_split", json_integer(item->split));
         slice(w, gpu_pid(sp->rank), TID_COMPUTE, op->name ? op->name : "op", "compute", s, e, args);

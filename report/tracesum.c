@@ -11,13 +11,13 @@ static double ms(int64_t ns) { return (double)ns / 1e6; }
 
 /* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
 static double traced_ms(const trace *t) {
-    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(trace_total_dev_ns(t));
+    return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(mt_trace_total_dev_ns(t));
 }
 
 json_t *mt_tracesum_json(const trace *t, double measured) {
     json_t *o = json_object();
-    int64_t total = trace_total_dev_ns(t);
-    json_object_set_new(o, "format", json_string(trace_format_name(t->format)));
+    int64_t total = mt_trace_total_dev_ns(t);
+    json_object_set_new(o, "format", json_string(mt_trace_format_name(t->format)));
     json_object_set_new(o, "files", json_pack("[s?s?]", t->kineto_path, t->et_path));
     json_object_set_new(o, "device", t->device_name ? json_string(t->device_name) : json_null());
     json_object_set_new(o, "batch_size", json_integer(t->batch_size));
@@ -29,7 +29,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "tensors", json_integer(t->n_tensors));
     json_t *tm = json_object();
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-        json_object_set_new(tm, trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
+        json_object_set_new(tm, mt_trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
     json_object_set_new(tm, "total", json_real(ms(total)));
     json_object_set_new(tm, "device_busy", json_real(ms(t->dev_union_ns)));
     json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
@@ -50,7 +50,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(bytes, "input", json_real(t->input_bytes));
     json_object_set_new(o, "tensor_bytes", bytes);
     json_t *link = json_object();
-    json_object_set_new(link, "method", json_string(trace_link_method_name(t->link.method)));
+    json_object_set_new(link, "method", json_string(mt_trace_link_method_name(t->link.method)));
     json_object_set_new(link, "matched", json_integer(t->link.matched));
     json_object_set_new(link, "unmatched", json_integer(t->link.unmatched));
     json_object_set_new(o, "link", link);
@@ -59,10 +59,10 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
         const trace_op *op = &t->ops[i];
         if (op->comm == TRACE_COMM_NONE) continue;
         json_array_append_new(comm, json_pack("{s:s,s:s,s:f,s:i,s:f,s:s}", "name", op->name,
-                                              "collective", trace_comm_name(op->comm), "bytes",
+                                              "collective", mt_trace_comm_name(op->comm), "bytes",
                                               op->comm_bytes, "group_size", op->comm_group,
                                               "time_ms", ms(op->dev_ns), "phase",
-                                              trace_phase_name(op->phase)));
+                                              mt_trace_phase_name(op->phase)));
     }
     json_object_set_new(o, "communication", comm);
     return o;
@@ -70,11 +70,11 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
 
 void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
     char b1[32], b2[32];
-    int64_t total = trace_total_dev_ns(t);
+    int64_t total = mt_trace_total_dev_ns(t);
     fprintf(out, "trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
            t->et_path ? " + " : "", t->et_path ? t->et_path : "");
-    fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", trace_format_name(t->format),
-           trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
+    fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", mt_trace_format_name(t->format),
+           mt_trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
     fprintf(out, "device     %s\n", t->device_name ? t->device_name : "(unknown)");
     if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
     fprintf(out, "batch      %ld\n", (long)t->batch_size);
@@ -83,7 +83,7 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
            t->n_layers, t->n_tensors);
     fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-        fprintf(out, "%-12s %12.3f %6.1f%%\n", trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
+        fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
                total ? 100.0 * (double)t->phase_ns[p] / (double)total : 0.0);
     fprintf(out, "%-12s %12.3f\n", "total", ms(total));
     fprintf(out, "%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
@@ -111,7 +111,7 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
             if (op->comm == TRACE_COMM_NONE) continue;
-            fprintf(out, "  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, trace_comm_name(op->comm),
+            fprintf(out, "  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, mt_trace_comm_name(op->comm),
                    op->comm_bytes, op->comm_group, ms(op->dev_ns));
         }
     }
@@ -129,7 +129,7 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
                "in", "et", "name");
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
-            fprintf(out, "%6d %-10s %5d %10.3f %4d %4d %7ld  %s\n", i, trace_phase_name(op->phase),
+            fprintf(out, "%6d %-10s %5d %10.3f %4d %4d %7ld  %s\n", i, mt_trace_phase_name(op->phase),
                    op->layer, ms(op->dev_ns), op->kernel_count, op->in_count, (long)op->et_node,
                    op->name);
         }

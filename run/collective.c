@@ -7,7 +7,7 @@
 #include "sim/collexec.h"
 #include "sim/engine.h"
 
-const int MT_COLL_DTYPE_BYTES[MT_COLL_DTYPE_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 8};
+const int mt_coll_dtype_bytes[MT_COLL_DTYPE_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 8};
 
 void mt_collective_config_init(mt_collective_config *c) {
     memset(c, 0, sizeof *c);
@@ -75,7 +75,7 @@ mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, m
     out->algo = mt_coll_algo_name(c->cp.algo);
     out->network = mt_netcfg_model_name(&c->net);
     dtype_name(c->dtype, out->type, sizeof out->type);
-    out->type_bytes = MT_COLL_DTYPE_BYTES[c->dtype];
+    out->type_bytes = mt_coll_dtype_bytes[c->dtype];
     mt_netcfg_spec(&c->net, 0, out->topology, sizeof out->topology);
     mt_topo *topo = NULL;
     mt_status rc = mt_netcfg_topology(&c->net, 0, &topo, err);

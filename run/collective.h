@@ -15,7 +15,7 @@
 /* Element types as nccl-tests names them (for the count column), and their sizes. */
 #define MT_COLL_DTYPES "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64"
 enum { MT_COLL_DTYPE_COUNT = 10 };
-extern const int MT_COLL_DTYPE_BYTES[MT_COLL_DTYPE_COUNT];
+extern const int mt_coll_dtype_bytes[MT_COLL_DTYPE_COUNT];
 
 typedef struct mt_collective_config {
     mt_coll_params cp;       /* op, algo, chunks, root, peer, ranks per node (nranks: see ranks) */

@@ -7,7 +7,7 @@
 
 mt_status mt_run_config_init(mt_run_config *c, mt_error *err) {
     memset(c, 0, sizeof *c);
-    trace_load_opts_init(&c->topts);
+    mt_trace_load_opts_init(&c->topts);
     mt_plan_init(&c->plan);
     c->strategy = MT_STRATEGY_NONE;
     c->gpus_per_node = 8;

@@ -112,14 +112,14 @@ static mt_status load_work(const mt_hop_config *c, hop_run *r, mt_error *err) {
         return mt_fail(err, MT_EINVAL, "give a TRACE, or --compute and --model-bytes (see mitosis hop --help)");
     trace *t = NULL;
     trace_load_opts to;
-    trace_load_opts_init(&to);
-    mt_status rc = c->n_paths > 0 ? trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;
-    if (rc == MT_OK && t && c->compute_ns <= 0) rc = trace_check_timed(t, err);
+    mt_trace_load_opts_init(&to);
+    mt_status rc = c->n_paths > 0 ? mt_trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;
+    if (rc == MT_OK && t && c->compute_ns <= 0) rc = mt_trace_check_timed(t, err);
     if (rc == MT_OK) {
-        r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)trace_total_dev_ns(t);
+        r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)mt_trace_total_dev_ns(t);
         r->bytes = c->model_bytes > 0 ? c->model_bytes : (t ? t->param_bytes : 0);
     }
-    trace_free(t);
+    mt_trace_free(t);
     MT_CHECK(rc);
     if (!(r->slow = malloc((size_t)c->workers * sizeof *r->slow))) return mt_fail(err, MT_ENOMEM, "out of memory");
     for (int32_t i = 0; i < c->workers; i++) r->slow[i] = 1;

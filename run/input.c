@@ -9,8 +9,8 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
     in->cal.host_scale = in->cal.op_scale = 1;
     if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given");
-    mt_status rc = trace_load(c->paths, c->n_paths, &c->topts, &in->t, err);
-    if (rc == MT_OK) rc = trace_check_timed(in->t, err);
+    mt_status rc = mt_trace_load(c->paths, c->n_paths, &c->topts, &in->t, err);
+    if (rc == MT_OK) rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
     if (rc != MT_OK) mt_run_input_close(in);
@@ -19,7 +19,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
 
 void mt_run_input_close(mt_run_input *in) {
     mt_perfmodel_free(in->pm);
-    trace_free(in->t);
+    mt_trace_free(in->t);
     in->pm = NULL;
     in->t = NULL;
 }

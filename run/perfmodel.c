@@ -6,12 +6,12 @@
 
 trace *mt_run_load_timed(const char *path, mt_error *err) {
     trace_load_opts o;
-    trace_load_opts_init(&o);
+    mt_trace_load_opts_init(&o);
     trace *t = NULL;
     const char *p[1] = {path};
-    if (trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
-    if (trace_check_timed(t, err) != MT_OK) {
-        trace_free(t);
+    if (mt_trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
+    if (mt_trace_check_timed(t, err) != MT_OK) {
+        mt_trace_free(t);
         return NULL;
     }
     return t;
@@ -28,7 +28,7 @@ mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const 
             break;
         }
         rc = mt_pm_data_add_trace(d, t, err);
-        trace_free(t);
+        mt_trace_free(t);
     }
     for (int i = 0; i < n_csvs && rc == MT_OK; i++) rc = mt_pm_data_add_csv(d, csvs[i], err);
     if (rc == MT_OK && mt_pm_data_rows(d) == 0)
@@ -70,6 +70,6 @@ mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, do
 
 void mt_prediction_free(mt_prediction *p) {
     mt_perfmodel_free(p->pm);
-    trace_free(p->t);
+    mt_trace_free(p->t);
     memset(p, 0, sizeof *p);
 }

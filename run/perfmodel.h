@@ -12,7 +12,7 @@
 #include "tracer/trace.h"
 #include "util/err.h"
 
-/* A trace with operator times (trace_check_timed), or NULL with err set. */
+/* A trace with operator times (mt_trace_check_timed), or NULL with err set. */
 trace *mt_run_load_timed(const char *path, mt_error *err);
 
 /* Fits the model on every trace and CSV (paths) and saves it to out_path. *warning (may be NULL)

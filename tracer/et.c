@@ -1,33 +1,52 @@
-/* tracer/et.c — reads a PyTorch Execution Trace (ET) into flat node and tensor arrays.
+/* tracer/et.c — the Execution Trace reader: recognises an ET by its first bytes and reads it
+ * into flat node and tensor arrays (et.h), plus the node-tree questions of et.h.
  *
- * Two layouts are accepted:
- *  - schema 1.0.1: node fields `parent`, `rf_id`, `seq_id`, `tid`, `fw_parent`, and parallel
- *    lists `inputs` / `input_shapes` / `input_types` (same for outputs);
- *  - 1.0.2-chakra … 1.1.x: `ctrl_deps` for the parent, `inputs: {values, shapes, types}` and
- *    `attrs: [{name, type, value}]` holding rf_id, seq_id, tid, collective attributes.
  * A tensor value is `[tensor_id, storage_id, offset, numel, itemsize, device]`; lists of
- * tensors (GenericList[Tensor(..)...]) are walked recursively. Nodes are sorted by id and
- * children are linked in id order. Cost: O(nodes + values + n log n).
+ * tensors (GenericList[Tensor(..)...]) are walked recursively. Cost: O(nodes + values + n log n).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/internal.h"
+#include "tracer/et.h"
+#include "tracer/limits.h"
+#include "tracer/opclass.h"
+#include "tracer/reader.h"
+#include "util/fileio.h"
 #include "util/vec.h"
 
-int et_detect(json_t *root) {
-    return json_is_object(root) && json_is_array(json_object_get(root, "nodes")) &&
-           (json_object_get(root, "schema") || json_object_get(root, "pid"));
+/* ---- the reader ------------------------------------------------------------------------- */
+
+/* An object with a "nodes" array and a "schema" or "pid" member. */
+static mt_sniff sniff(const char *head, size_t len) {
+    const char *end = head + len, *v;
+    mt_sniff nodes = mt_sniff_json_member(head, end, "nodes", &v);
+    if (nodes != MT_SNIFF_YES) return nodes;
+    if (*v != '[') return MT_SNIFF_NO;
+    mt_sniff schema = mt_sniff_json_member(head, end, "schema", &v), pid = mt_sniff_json_member(head, end, "pid", &v);
+    if (schema == MT_SNIFF_YES || pid == MT_SNIFF_YES) return MT_SNIFF_YES;
+    return schema == MT_SNIFF_MORE || pid == MT_SNIFF_MORE ? MT_SNIFF_MORE : MT_SNIFF_NO;
 }
 
-void et_data_free(et_data *e) {
+static mt_status load(const char *path, trace_strpool *pool, mt_trace_parts *parts, mt_error *err) {
+    json_t *root = NULL;
+    MT_CHECK(mt_json_load(path, &root, err));
+    return mt_et_parse(path, root, pool, &parts->graph, err);
+}
+
+const mt_trace_reader mt_reader_et = {"execution-trace-json", MT_PART_GRAPH, ".json .json.gz .gz", sniff, load};
+
+void mt_et_free(et_data *e) {
+    if (e->root) json_decref(e->root);
     free(e->nodes);
     free(e->vals);
     free(e->dims);
     mt_u64map_destroy(&e->by_id);
     memset(e, 0, sizeof *e);
 }
+
+/* ---- tensor values ---------------------------------------------------------------------- */
 
 static int is_tensor_value(json_t *v) {
     if (!json_is_array(v) || json_array_size(v) != 6) return 0;
@@ -44,7 +63,7 @@ static const char *dtype_of(trace_strpool *pool, const char *type) {
     p += 7;
     const char *q = strchr(p, ')');
     if (!q) return NULL;
-    return strpool_intern(pool, p, q - p);
+    return mt_strpool_intern(pool, p, q - p);
 }
 
 typedef struct walk_ctx {
@@ -94,7 +113,7 @@ static void walk_value(walk_ctx *w, json_t *v, json_t *shape, const char *type) 
         x->offset = (int64_t)json_integer_value(json_array_get(v, 2));
         x->numel = (int64_t)json_integer_value(json_array_get(v, 3));
         x->itemsize = (int32_t)json_integer_value(json_array_get(v, 4));
-        x->device = strpool_intern(w->pool, json_string_value(json_array_get(v, 5)), -1);
+        x->device = mt_strpool_intern(w->pool, json_string_value(json_array_get(v, 5)), -1);
         x->dtype = dtype_of(w->pool, type);
         x->arg = w->arg;
         x->shape_off = (int32_t)e->n_dims;
@@ -162,15 +181,15 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
             if (!strcmp(an, "pg_size") && trace_group_size(val))
                 n->comm_group = trace_group_size(val);
             else if (!strcmp(an, "collective_name") && json_is_string(val))
-                n->comm_name = strpool_intern(pool, json_string_value(val), -1);
+                n->comm_name = mt_strpool_intern(pool, json_string_value(val), -1);
         }
     }
     if (!json_is_array(values)) return;
     json_t *v;
     json_array_foreach(values, i, v) {
         if (!n->comm_name && json_is_string(v) &&
-            trace_comm_from_name(json_string_value(v)) != TRACE_COMM_NONE)
-            n->comm_name = strpool_intern(pool, json_string_value(v), -1);
+            mt_opclass_comm_of(json_string_value(v)) != TRACE_COMM_NONE)
+            n->comm_name = mt_strpool_intern(pool, json_string_value(v), -1);
     }
     if (!n->comm_group && !strcmp(n->name, "record_param_comms")) {
         size_t len = json_array_size(values);
@@ -178,101 +197,110 @@ static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *
     }
 }
 
-mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
-    memset(e, 0, sizeof *e);
-    mt_u64map_init(&e->by_id);
-    e->root = root;
-    json_t *nodes = json_object_get(root, "nodes");
-    if (!json_is_array(nodes))
-        return mt_fail(err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", path);
-    json_t *schema = json_object_get(root, "schema");
-    e->schema = strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
-    walk_ctx w = {.e = e, .pool = pool};
-    size_t n = json_array_size(nodes);
-    if (mt_vec_reserve(&e->nodes, &e->cap_nodes, (int64_t)n + 1)) goto nomem;
-    size_t i;
-    json_t *jn;
-    json_array_foreach(nodes, i, jn) {
-        if (!json_is_object(jn))
-            return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] is not an object", path, i);
-        json_t *jid = json_object_get(jn, "id");
-        json_t *jname = json_object_get(jn, "name");
-        if (!json_is_integer(jid) || !json_is_string(jname))
-            return mt_fail(err, MT_EFORMAT,
-                           "%s: nodes[%zu] lacks an integer \"id\" or a string \"name\"", path, i);
-        et_node *x = &e->nodes[e->n_nodes++];
-        memset(x, 0, sizeof *x);
-        x->id = (int64_t)json_integer_value(jid);
-        x->name = strpool_intern(pool, json_string_value(jname), -1);
-        if (!x->name) goto nomem;
-        x->is_meta = strncmp(x->name, "[pytorch|profiler|", 18) == 0;
-        x->first_child = x->next_sibling = -1;
-        json_t *attrs = json_object_get(jn, "attrs");
-        json_t *in = json_object_get(jn, "inputs");
-        json_t *out = json_object_get(jn, "outputs");
-        json_t *in_vals, *in_shapes, *in_types, *out_vals, *out_shapes, *out_types;
-        if (json_is_object(in) || json_is_array(attrs) || json_object_get(jn, "ctrl_deps")) {
-            /* chakra layout */
-            x->parent = geti(jn, "ctrl_deps", -1);
-            x->rf_id = x->seq = x->fw_parent = x->tid = -1;
-            if (json_is_array(attrs)) {
-                size_t j;
-                json_t *a;
-                json_array_foreach(attrs, j, a) {
-                    const char *an = json_string_value(json_object_get(a, "name"));
-                    json_t *av = json_object_get(a, "value");
-                    if (!an || !json_is_integer(av)) continue;
-                    int64_t iv = (int64_t)json_integer_value(av);
-                    if (!strcmp(an, "rf_id")) x->rf_id = iv;
-                    else if (!strcmp(an, "seq_id")) x->seq = iv;
-                    else if (!strcmp(an, "fw_parent")) x->fw_parent = iv;
-                    else if (!strcmp(an, "tid")) x->tid = iv;
-                }
+/* ---- nodes ------------------------------------------------------------------------------ */
+
+/* Integer node fields: by key in the 1.0.1 layout, by attrs name in the chakra layout. */
+typedef struct id_field {
+    const char *key;
+    size_t off;
+} id_field;
+
+static const id_field legacy_ids[] = {
+    {"parent", offsetof(et_node, parent)}, {"rf_id", offsetof(et_node, rf_id)}, {"seq_id", offsetof(et_node, seq)},
+    {"fw_parent", offsetof(et_node, fw_parent)}, {"tid", offsetof(et_node, tid)},
+};
+static const id_field chakra_ids[] = {
+    {"rf_id", offsetof(et_node, rf_id)}, {"seq_id", offsetof(et_node, seq)},
+    {"fw_parent", offsetof(et_node, fw_parent)}, {"tid", offsetof(et_node, tid)},
+};
+
+static int64_t *id_slot(et_node *x, const id_field *f) { return (int64_t *)((char *)x + f->off); }
+
+/* A node's inputs ([0]) and outputs ([1]): values, shapes and types. */
+typedef struct node_args {
+    json_t *vals[2], *shapes[2], *types[2];
+} node_args;
+
+static void chakra_node(et_node *x, json_t *jn, json_t *attrs, node_args *a) {
+    x->parent = geti(jn, "ctrl_deps", -1);
+    for (size_t f = 0; f < sizeof chakra_ids / sizeof *chakra_ids; f++) *id_slot(x, &chakra_ids[f]) = -1;
+    size_t j;
+    json_t *at;
+    json_array_foreach(attrs, j, at) {
+        const char *an = json_string_value(json_object_get(at, "name"));
+        json_t *av = json_object_get(at, "value");
+        if (!an || !json_is_integer(av)) continue;
+        for (size_t f = 0; f < sizeof chakra_ids / sizeof *chakra_ids; f++)
+            if (!strcmp(an, chakra_ids[f].key)) {
+                *id_slot(x, &chakra_ids[f]) = (int64_t)json_integer_value(av);
+                break;
             }
-            in_vals = json_object_get(in, "values");
-            in_shapes = json_object_get(in, "shapes");
-            in_types = json_object_get(in, "types");
-            out_vals = json_object_get(out, "values");
-            out_shapes = json_object_get(out, "shapes");
-            out_types = json_object_get(out, "types");
-        } else {
-            x->parent = geti(jn, "parent", -1);
-            x->rf_id = geti(jn, "rf_id", -1);
-            x->seq = geti(jn, "seq_id", -1);
-            x->fw_parent = geti(jn, "fw_parent", -1);
-            x->tid = geti(jn, "tid", -1);
-            in_vals = in;
-            in_shapes = json_object_get(jn, "input_shapes");
-            in_types = json_object_get(jn, "input_types");
-            out_vals = out;
-            out_shapes = json_object_get(jn, "output_shapes");
-            out_types = json_object_get(jn, "output_types");
-        }
-        if ((in_vals && !json_is_array(in_vals)) || (out_vals && !json_is_array(out_vals)))
-            return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld): inputs/outputs are not "
-                           "lists", path, i, (long)x->id);
-        x->inputs = in_vals;
-        x->in_first = (int32_t)e->n_vals;
-        w.side = "inputs";
-        x->in_count = in_vals ? walk_args(&w, in_vals, in_shapes, in_types) : 0;
-        w.side = "outputs";
-        x->out_first = (int32_t)e->n_vals;
-        x->out_count = out_vals ? walk_args(&w, out_vals, out_shapes, out_types) : 0;
-        if (w.failed == 2)
-            return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld, %s): %s (is the file damaged?)", path, i,
-                           (long)x->id, x->name, w.why);
-        if (w.failed) goto nomem;
-        if (!strcmp(x->name, "record_param_comms") || trace_comm_from_name(x->name))
-            comm_info(x, attrs, in_vals, pool);
     }
-    if (e->n_nodes == 0)
-        return mt_fail(err, MT_EFORMAT, "%s: Execution Trace has no nodes", path);
+    static const char *const sides[2] = {"inputs", "outputs"};
+    for (int s = 0; s < 2; s++) {
+        json_t *side = json_object_get(jn, sides[s]);
+        a->vals[s] = json_object_get(side, "values");
+        a->shapes[s] = json_object_get(side, "shapes");
+        a->types[s] = json_object_get(side, "types");
+    }
+}
+
+static void legacy_node(et_node *x, json_t *jn, node_args *a) {
+    for (size_t f = 0; f < sizeof legacy_ids / sizeof *legacy_ids; f++)
+        *id_slot(x, &legacy_ids[f]) = geti(jn, legacy_ids[f].key, -1);
+    a->vals[0] = json_object_get(jn, "inputs");
+    a->shapes[0] = json_object_get(jn, "input_shapes");
+    a->types[0] = json_object_get(jn, "input_types");
+    a->vals[1] = json_object_get(jn, "outputs");
+    a->shapes[1] = json_object_get(jn, "output_shapes");
+    a->types[1] = json_object_get(jn, "output_types");
+}
+
+/* Reads nodes[i] into the next slot of e->nodes (reserved by the caller). */
+static mt_status read_node(const char *path, size_t i, json_t *jn, walk_ctx *w, mt_error *err) {
+    et_data *e = w->e;
+    if (!json_is_object(jn)) return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] is not an object", path, i);
+    json_t *jid = json_object_get(jn, "id"), *jname = json_object_get(jn, "name");
+    if (!json_is_integer(jid) || !json_is_string(jname))
+        return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] lacks an integer \"id\" or a string \"name\"", path, i);
+    et_node *x = &e->nodes[e->n_nodes++];
+    memset(x, 0, sizeof *x);
+    x->id = (int64_t)json_integer_value(jid);
+    x->name = mt_strpool_intern(w->pool, json_string_value(jname), -1);
+    if (!x->name) return MT_ENOMEM;
+    x->is_meta = strncmp(x->name, "[pytorch|profiler|", 18) == 0;
+    x->first_child = x->next_sibling = -1;
+    json_t *attrs = json_object_get(jn, "attrs");
+    node_args a;
+    if (json_is_object(json_object_get(jn, "inputs")) || json_is_array(attrs) || json_object_get(jn, "ctrl_deps"))
+        chakra_node(x, jn, attrs, &a);
+    else
+        legacy_node(x, jn, &a);
+    if ((a.vals[0] && !json_is_array(a.vals[0])) || (a.vals[1] && !json_is_array(a.vals[1])))
+        return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld): inputs/outputs are not lists", path, i,
+                       (long)x->id);
+    x->inputs = a.vals[0];
+    x->in_first = (int32_t)e->n_vals;
+    w->side = "inputs";
+    x->in_count = a.vals[0] ? walk_args(w, a.vals[0], a.shapes[0], a.types[0]) : 0;
+    w->side = "outputs";
+    x->out_first = (int32_t)e->n_vals;
+    x->out_count = a.vals[1] ? walk_args(w, a.vals[1], a.shapes[1], a.types[1]) : 0;
+    if (w->failed == 2)
+        return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld, %s): %s (is the file damaged?)", path, i,
+                       (long)x->id, x->name, w->why);
+    if (w->failed) return MT_ENOMEM;
+    if (mt_opclass_is_comm_name(x->name)) comm_info(x, attrs, a.vals[0], w->pool);
+    return MT_OK;
+}
+
+/* Sorts nodes by id, maps ids and links each node's children in id order. */
+static mt_status index_nodes(const char *path, et_data *e, mt_error *err) {
     qsort(e->nodes, (size_t)e->n_nodes, sizeof *e->nodes, cmp_node_id);
     for (int64_t k = 0; k < e->n_nodes; k++) {
         if (mt_u64map_get(&e->by_id, (uint64_t)e->nodes[k].id, NULL))
-            return mt_fail(err, MT_EFORMAT, "%s: node id %ld appears twice", path,
-                           (long)e->nodes[k].id);
-        if (mt_u64map_put(&e->by_id, (uint64_t)e->nodes[k].id, k, NULL) != MT_OK) goto nomem;
+            return mt_fail(err, MT_EFORMAT, "%s: node id %ld appears twice", path, (long)e->nodes[k].id);
+        if (mt_u64map_put(&e->by_id, (uint64_t)e->nodes[k].id, k, NULL) != MT_OK) return MT_ENOMEM;
     }
     /* Children in id order: walk backwards, pushing to the front of each parent's list. */
     for (int64_t k = e->n_nodes - 1; k >= 0; k--) {
@@ -284,6 +312,80 @@ mt_status et_parse(const char *path, json_t *root, trace_strpool *pool, et_data 
         }
     }
     return MT_OK;
-nomem:
-    return mt_fail(err, MT_ENOMEM, "%s: out of memory reading Execution Trace", path);
+}
+
+static mt_status parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
+    json_t *nodes = json_object_get(root, "nodes");
+    if (!json_is_array(nodes))
+        return mt_fail(err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", path);
+    json_t *schema = json_object_get(root, "schema");
+    e->schema = mt_strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
+    walk_ctx w = {.e = e, .pool = pool};
+    mt_status rc = mt_vec_reserve(&e->nodes, &e->cap_nodes, (int64_t)json_array_size(nodes) + 1) ? MT_ENOMEM : MT_OK;
+    size_t i;
+    json_t *jn;
+    json_array_foreach(nodes, i, jn) {
+        if (rc != MT_OK) break;
+        rc = read_node(path, i, jn, &w, err);
+    }
+    if (rc == MT_OK && e->n_nodes == 0) return mt_fail(err, MT_EFORMAT, "%s: Execution Trace has no nodes", path);
+    if (rc == MT_OK) rc = index_nodes(path, e, err);
+    return rc == MT_ENOMEM ? mt_fail(err, MT_ENOMEM, "%s: out of memory reading Execution Trace", path) : rc;
+}
+
+mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
+    memset(e, 0, sizeof *e);
+    mt_u64map_init(&e->by_id);
+    e->root = root;
+    mt_status rc = parse(path, root, pool, e, err);
+    if (rc != MT_OK) mt_et_free(e);
+    return rc;
+}
+
+/* ---- the node tree ---------------------------------------------------------------------- */
+
+static int starts(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+int64_t mt_et_op_count(const et_data *e) {
+    int64_t n = 0;
+    for (int64_t j = 0; j < e->n_nodes; j++) n += !e->nodes[j].is_meta;
+    return n;
+}
+
+int mt_et_is_region(const et_data *e, const et_node *n) {
+    (void)e;
+    return !n->is_meta && n->first_child >= 0 && !strstr(n->name, "::") && !mt_opclass_is_comm_name(n->name);
+}
+
+static const char *kind_at(const et_data *e, int32_t j, int depth) {
+    const et_node *n = &e->nodes[j];
+    if (starts(n->name, "aten::") || starts(n->name, "c10d::") || starts(n->name, "nccl:")) return n->name;
+    if (depth > 8) return NULL;
+    for (int32_t c = n->first_child; c >= 0; c = e->nodes[c].next_sibling) {
+        const char *r = kind_at(e, c, depth + 1);
+        if (r) return r;
+    }
+    return NULL;
+}
+
+const char *mt_et_kind(const et_data *e, int32_t j) { return kind_at(e, j, 0); }
+
+static void comm_at(const et_data *e, int32_t j, int depth, trace_comm *kind, int32_t *group, double *bytes) {
+    const et_node *n = &e->nodes[j];
+    if (*kind == TRACE_COMM_NONE) *kind = mt_opclass_comm_of(n->name);
+    if (*bytes <= 0 && (!strcmp(n->name, "record_param_comms") || starts(n->name, "nccl:") ||
+                        starts(n->name, "gloo:")))
+        for (int32_t v = 0; v < n->in_count; v++)
+            *bytes += (double)e->vals[n->in_first + v].numel * e->vals[n->in_first + v].itemsize;
+    if ((*kind == TRACE_COMM_NONE || *kind == TRACE_COMM_OTHER) && n->comm_name) {
+        trace_comm c = mt_opclass_comm_of(n->comm_name);
+        if (c != TRACE_COMM_NONE) *kind = c;
+    }
+    if (!*group && n->comm_group) *group = n->comm_group;
+    if (depth > 6) return;
+    for (int32_t c = n->first_child; c >= 0; c = e->nodes[c].next_sibling) comm_at(e, c, depth + 1, kind, group, bytes);
+}
+
+void mt_et_comm(const et_data *e, int32_t j, trace_comm *kind, int32_t *group, double *bytes) {
+    comm_at(e, j, 0, kind, group, bytes);
 }

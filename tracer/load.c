@@ -1,56 +1,39 @@
-/* tracer/load.c — trace_load(): finds the files of a trace, detects their formats by content
- * (gzip or not), runs the matching readers and the linker, and owns the trace's lifetime.
+/* tracer/load.c — mt_trace_load(): finds the files of a trace, tells what each is by its content
+ * (the reader registry, reader.h; gzip or not), loads the parts, puts the trace together (the
+ * linker, link.h, or the TrioSim builder, triosim.h), classifies its operators (opclass.h), and
+ * owns the trace's lifetime.
+ *
+ * Files: each path is a file, sniffed whatever its name, or a directory, whose entries with a
+ * suffix some reader lists are sniffed in name order (dot files and subdirectories skipped; files
+ * no reader claims, such as meta.json, ignored). An empty file is an error even in a directory.
+ * At most one file per part; a TrioSim pair wins over Kineto/ET files given with it.
+ * Sniffing reads a prefix of each file (64 KiB, eight times more while a reader needs more).
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/internal.h"
+#include "tracer/link.h"
+#include "tracer/opclass.h"
+#include "tracer/reader.h"
+#include "tracer/triosim.h"
 #include "util/fileio.h"
 
-int triosim_detect_header(const char *buf);
+#define SNIFF_FIRST_BYTES ((size_t)64 << 10)
 
-void trace_load_opts_init(trace_load_opts *o) {
+void mt_trace_load_opts_init(trace_load_opts *o) {
     o->step = -1;
     o->min_link_ratio = 0.5;
 }
 
-const char *trace_phase_name(trace_phase p) {
-    static const char *const n[] = {"forward", "backward", "optimizer", "other"};
-    return (unsigned)p < TRACE_PHASE_COUNT ? n[p] : "?";
-}
-
-const char *trace_role_name(trace_role r) {
-    static const char *const n[] = {"activation", "weight", "gradient", "optimizer_state",
-                                    "input", "other"};
-    return (unsigned)r < TRACE_ROLE_COUNT ? n[r] : "?";
-}
-
-const char *trace_comm_name(trace_comm c) {
-    static const char *const n[] = {"none", "allreduce", "allgather", "reducescatter",
-                                    "broadcast", "reduce", "alltoall", "send", "recv",
-                                    "barrier", "other"};
-    return (unsigned)c <= TRACE_COMM_OTHER ? n[c] : "?";
-}
-
-const char *trace_format_name(trace_format f) {
-    static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv"};
-    return (unsigned)f <= TRACE_FORMAT_TRIOSIM_CSV ? n[f] : "?";
-}
-
-const char *trace_link_method_name(trace_link_method m) {
-    static const char *const n[] = {"none", "rf_id", "external_id", "order"};
-    return (unsigned)m <= TRACE_LINK_ORDER ? n[m] : "?";
-}
-
-int64_t trace_total_dev_ns(const trace *t) {
+int64_t mt_trace_total_dev_ns(const trace *t) {
     int64_t s = 0;
     for (int32_t i = 0; i < t->n_ops; i++) s += t->ops[i].dev_ns;
     return s;
 }
 
-void trace_free(trace *t) {
+void mt_trace_free(trace *t) {
     if (!t) return;
     free(t->kineto_path);
     free(t->et_path);
@@ -61,11 +44,11 @@ void trace_free(trace *t) {
     free(t->dims);
     free(t->layers);
     free(t->syncs);
-    strpool_free(t->pool);
+    mt_strpool_free(t->pool);
     free(t);
 }
 
-mt_status trace_check_timed(const trace *t, mt_error *err) {
+mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "trace";
     if (t->format == TRACE_FORMAT_ET)
         return mt_fail(err, MT_EFORMAT, "%s: an Execution Trace alone has no operator times (give the "
@@ -73,26 +56,10 @@ mt_status trace_check_timed(const trace *t, mt_error *err) {
     if (t->n_ops == 0)
         return mt_fail(err, MT_EFORMAT, "%s: the step holds no operators, so there is nothing to time "
                        "(mitosis inspect lists the trace's steps)", path);
-    if (trace_total_dev_ns(t) <= 0)
+    if (mt_trace_total_dev_ns(t) <= 0)
         return mt_fail(err, MT_EFORMAT, "%s: every operator of the step lasts 0 ns, so there is no time "
                        "to extrapolate (is the trace damaged?)", path);
     return MT_OK;
-}
-
-typedef enum { F_UNKNOWN = 0, F_KINETO, F_ET, F_CSV_TRACE, F_CSV_TENSOR } file_kind;
-
-typedef struct found {
-    char *kineto, *et, *csv_trace, *csv_tensor;
-    json_t *kineto_json, *et_json;
-} found;
-
-static void found_free(found *f) {
-    free(f->kineto);
-    free(f->et);
-    free(f->csv_trace);
-    free(f->csv_tensor);
-    if (f->kineto_json) json_decref(f->kineto_json);
-    if (f->et_json) json_decref(f->et_json);
 }
 
 static char *dupstr(const char *s) {
@@ -102,68 +69,56 @@ static char *dupstr(const char *s) {
     return d;
 }
 
-/* Classifies one file; JSON documents are kept parsed in *json. */
-static mt_status classify(const char *path, int explicit_path, file_kind *kind, json_t **json,
-                          mt_error *err) {
-    *kind = F_UNKNOWN;
-    *json = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    MT_CHECK(mt_read_file(path, &buf, &len, err));
-    size_t i = 0;
-    while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
-    if (i == len) { /* never skipped in a directory: an empty kineto.json is a broken trace */
-        free(buf);
-        return mt_fail(err, MT_EFORMAT, "%s: empty file (re-copy it, or move it out of the trace "
-                       "directory)", path);
+/* ---- telling files apart ---------------------------------------------------------------- */
+
+/* The reader of `path` (NULL when none claims it); *json_like when its first byte (after
+ * whitespace) opens a JSON document. */
+static mt_status sniff_file(const char *path, const mt_trace_reader **reader, int *json_like, mt_error *err) {
+    for (size_t max = SNIFF_FIRST_BYTES;; max *= 8) {
+        char *head = NULL;
+        size_t len = 0;
+        int complete = 0, more = 1;
+        MT_CHECK(mt_read_prefix(path, max, &head, &len, &complete, err));
+        const char *p = mt_sniff_ws(head, head + len);
+        int blank = p == head + len;
+        *json_like = !blank && (*p == '{' || *p == '[');
+        *reader = blank ? NULL : mt_reader_find(head, len, complete, &more);
+        free(head);
+        if (blank && complete) /* never skipped in a directory: an empty kineto.json is a broken trace */
+            return mt_fail(err, MT_EFORMAT, "%s: empty file (re-copy it, or move it out of the trace directory)",
+                           path);
+        if (*reader || complete || !more) return MT_OK;
     }
-    if (i < len && (buf[i] == '{' || buf[i] == '[')) {
+}
+
+/* A file no reader claims: refused when named explicitly; in a directory skipped, unless it is
+ * broken JSON (then jansson's message says where). */
+static mt_status unclaimed(const char *path, int explicit_path, int json_like, mt_error *err) {
+    if (json_like) {
         json_t *root = NULL;
-        mt_status rc = mt_json_parse(path, buf, len, &root, err);
-        free(buf);
-        if (rc != MT_OK) return rc;
-        if (kineto_detect(root)) *kind = F_KINETO;
-        else if (et_detect(root)) *kind = F_ET;
-        if (*kind == F_UNKNOWN) {
-            json_decref(root);
-            if (explicit_path)
-                return mt_fail(err, MT_EFORMAT, "%s: JSON is neither a Kineto trace "
-                               "(\"traceEvents\") nor an Execution Trace (\"nodes\")", path);
-            return MT_OK;
-        }
-        *json = root;
+        MT_CHECK(mt_json_load(path, &root, err));
+        json_decref(root);
+        if (explicit_path)
+            return mt_fail(err, MT_EFORMAT, "%s: JSON is neither a Kineto trace (\"traceEvents\") nor an "
+                           "Execution Trace (\"nodes\")", path);
         return MT_OK;
     }
-    int h = triosim_detect_header(buf + i);
-    free(buf);
-    if (h == 1) *kind = F_CSV_TRACE;
-    else if (h == 2) *kind = F_CSV_TENSOR;
-    else if (explicit_path)
-        return mt_fail(err, MT_EFORMAT, "%s: unknown format: expected Kineto JSON, Execution "
-                       "Trace JSON (optionally gzipped) or a TrioSim CSV", path);
+    if (explicit_path)
+        return mt_fail(err, MT_EFORMAT, "%s: unknown format: expected Kineto JSON, Execution Trace JSON "
+                       "(optionally gzipped) or a TrioSim CSV", path);
     return MT_OK;
 }
 
-static mt_status add_file(found *f, const char *path, int explicit_path, mt_error *err) {
-    file_kind kind;
-    json_t *json;
-    MT_CHECK(classify(path, explicit_path, &kind, &json, err));
-    char **slot = kind == F_KINETO ? &f->kineto : kind == F_ET ? &f->et
-                : kind == F_CSV_TRACE ? &f->csv_trace : kind == F_CSV_TENSOR ? &f->csv_tensor : NULL;
-    if (!slot) return MT_OK;
-    if (*slot) {
-        if (json) json_decref(json);
+static mt_status add_file(mt_trace_parts *parts, const char *path, int explicit_path, mt_error *err) {
+    const mt_trace_reader *r;
+    int json_like;
+    MT_CHECK(sniff_file(path, &r, &json_like, err));
+    if (!r) return unclaimed(path, explicit_path, json_like, err);
+    if (parts->path[r->part])
         return mt_fail(err, MT_EINVAL, "%s and %s are both %s files: pass one trace at a time "
-                       "(name the files explicitly)", *slot, path,
-                       kind == F_KINETO ? "Kineto" : kind == F_ET ? "Execution Trace" : "TrioSim CSV");
-    }
-    *slot = dupstr(path);
-    if (!*slot) {
-        if (json) json_decref(json);
-        return mt_fail(err, MT_ENOMEM, "out of memory");
-    }
-    if (kind == F_KINETO) f->kineto_json = json;
-    else if (kind == F_ET) f->et_json = json;
+                       "(name the files explicitly)", parts->path[r->part], path, mt_reader_part_label(r->part));
+    if (!(parts->path[r->part] = dupstr(path))) return mt_fail(err, MT_ENOMEM, "out of memory");
+    parts->reader[r->part] = r;
     return MT_OK;
 }
 
@@ -171,117 +126,102 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static mt_status scan_dir(found *f, const char *dir, mt_error *err) {
+/* The entries of dir worth sniffing (mt_reader_dir_candidate), as dir/name, sorted. */
+static mt_status list_dir(DIR *d, const char *dir, char ***names, size_t *n, mt_error *err) {
+    size_t cap = 0, dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/') dl--;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || !mt_reader_dir_candidate(de->d_name)) continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nn = realloc(*names, cap * sizeof *nn);
+            if (!nn) return mt_fail(err, MT_ENOMEM, "out of memory");
+            *names = nn;
+        }
+        size_t pl = dl + strlen(de->d_name) + 2;
+        if (!((*names)[*n] = malloc(pl))) return mt_fail(err, MT_ENOMEM, "out of memory");
+        snprintf((*names)[(*n)++], pl, "%.*s/%s", (int)dl, dir, de->d_name);
+    }
+    if (*n > 0) qsort(*names, *n, sizeof **names, cmp_str);
+    return MT_OK;
+}
+
+static mt_status scan_dir(mt_trace_parts *parts, const char *dir, mt_error *err) {
     DIR *d = opendir(dir);
     if (!d) return mt_fail(err, MT_EIO, "%s: cannot open directory", dir);
     char **names = NULL;
-    size_t n = 0, cap = 0;
-    mt_status rc = MT_OK;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        size_t len = strlen(de->d_name);
-        int json_like = (len > 5 && !strcmp(de->d_name + len - 5, ".json")) ||
-                        (len > 8 && !strcmp(de->d_name + len - 8, ".json.gz")) ||
-                        (len > 3 && !strcmp(de->d_name + len - 3, ".gz")) ||
-                        (len > 4 && !strcmp(de->d_name + len - 4, ".csv"));
-        if (!json_like) continue; /* directories hold other things too: only look at data files */
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn) {
-                rc = mt_fail(err, MT_ENOMEM, "out of memory");
-                goto out;
-            }
-            names = nn;
-        }
-        size_t pl = strlen(dir) + len + 2;
-        names[n] = malloc(pl);
-        if (!names[n]) {
-            rc = mt_fail(err, MT_ENOMEM, "out of memory");
-            goto out;
-        }
-        size_t dl = strlen(dir);
-        while (dl > 1 && dir[dl - 1] == '/') dl--;
-        snprintf(names[n], pl, "%.*s/%s", (int)dl, dir, de->d_name);
-        n++;
-    }
-    if (n > 0) qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n && rc == MT_OK; i++) {
-        if (mt_is_dir(names[i])) continue;
-        rc = add_file(f, names[i], 0, err);
-    }
-    if (rc == MT_OK && !f->kineto && !f->et && !f->csv_trace)
-        rc = mt_fail(err, MT_EFORMAT, "%s: no Kineto, Execution Trace or TrioSim CSV file found "
-                     "in this directory", dir);
-out:
+    size_t n = 0;
+    mt_status rc = list_dir(d, dir, &names, &n, err);
+    closedir(d);
+    for (size_t i = 0; i < n && rc == MT_OK; i++)
+        if (!mt_is_dir(names[i])) rc = add_file(parts, names[i], 0, err);
+    if (rc == MT_OK && !parts->path[MT_PART_EVENTS] && !parts->path[MT_PART_GRAPH] && !parts->path[MT_PART_CSV_OPS])
+        rc = mt_fail(err, MT_EFORMAT, "%s: no Kineto, Execution Trace or TrioSim CSV file found in this directory",
+                     dir);
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
-    closedir(d);
     return rc;
 }
 
-mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
-                     trace **out, mt_error *err) {
+/* ---- putting a trace together ----------------------------------------------------------- */
+
+static mt_status load_part(mt_trace_parts *parts, mt_trace_part part, trace *t, mt_error *err) {
+    if (!parts->path[part]) return MT_OK;
+    MT_CHECK(parts->reader[part]->load(parts->path[part], t->pool, parts, err));
+    parts->loaded[part] = 1;
+    return MT_OK;
+}
+
+static mt_status build_triosim(mt_trace_parts *p, trace *t, mt_error *err) {
+    const char *ops = p->path[MT_PART_CSV_OPS], *tensors = p->path[MT_PART_CSV_TENSORS];
+    if (!ops || !tensors)
+        return mt_fail(err, MT_EINVAL, "%s: a TrioSim trace needs both trace.csv and tensor.csv; the %s file "
+                       "is missing", ops ? ops : tensors, ops ? "tensor" : "trace");
+    t->kineto_path = dupstr(ops);
+    t->et_path = dupstr(tensors);
+    MT_CHECK(load_part(p, MT_PART_CSV_OPS, t, err));
+    MT_CHECK(load_part(p, MT_PART_CSV_TENSORS, t, err));
+    return mt_triosim_build(ops, &p->csv[0], tensors, &p->csv[1], t, err);
+}
+
+static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, trace *t, mt_error *err) {
+    const char *kpath = p->path[MT_PART_EVENTS], *epath = p->path[MT_PART_GRAPH];
+    MT_CHECK(load_part(p, MT_PART_EVENTS, t, err));
+    MT_CHECK(load_part(p, MT_PART_GRAPH, t, err));
+    t->kineto_path = kpath ? dupstr(kpath) : NULL;
+    t->et_path = epath ? dupstr(epath) : NULL;
+    t->has_et = epath != NULL;
+    t->format = kpath && epath ? TRACE_FORMAT_KINETO_ET : kpath ? TRACE_FORMAT_KINETO : TRACE_FORMAT_ET;
+    MT_CHECK(mt_link_build(kpath, kpath ? &p->events : NULL, epath, epath ? &p->graph : NULL, opts, t, err));
+    if (epath && !kpath) t->format = TRACE_FORMAT_ET;
+    return MT_OK;
+}
+
+mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
+                        trace **out, mt_error *err) {
     trace_load_opts opts;
     if (opts_in) opts = *opts_in;
-    else trace_load_opts_init(&opts);
+    else mt_trace_load_opts_init(&opts);
     if (n_paths < 1) return mt_fail(err, MT_EINVAL, "no trace given");
-    found f = {0};
+    mt_trace_parts parts = {0};
     mt_status rc = MT_OK;
     for (int i = 0; i < n_paths && rc == MT_OK; i++)
-        rc = mt_is_dir(paths[i]) ? scan_dir(&f, paths[i], err) : add_file(&f, paths[i], 1, err);
+        rc = mt_is_dir(paths[i]) ? scan_dir(&parts, paths[i], err) : add_file(&parts, paths[i], 1, err);
+    trace *t = rc == MT_OK ? calloc(1, sizeof *t) : NULL;
+    if (rc == MT_OK && (!t || !(t->pool = mt_strpool_new())))
+        rc = mt_fail(err, MT_ENOMEM, "out of memory");
+    if (rc == MT_OK) {
+        t->step = -1;
+        rc = parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS] ? build_triosim(&parts, t, err)
+                                                                           : build_linked(&parts, &opts, t, err);
+    }
+    mt_reader_parts_free(&parts);
     if (rc != MT_OK) {
-        found_free(&f);
+        mt_trace_free(t);
         return rc;
     }
-    trace *t = calloc(1, sizeof *t);
-    if (!t || !(t->pool = strpool_new())) {
-        free(t);
-        found_free(&f);
-        return mt_fail(err, MT_ENOMEM, "out of memory");
-    }
-    t->step = -1;
-    if (f.csv_trace || f.csv_tensor) {
-        if (!f.csv_trace || !f.csv_tensor) {
-            rc = mt_fail(err, MT_EINVAL, "%s: a TrioSim trace needs both trace.csv and "
-                         "tensor.csv; the %s file is missing", f.csv_trace ? f.csv_trace : f.csv_tensor,
-                         f.csv_trace ? "tensor" : "trace");
-        } else {
-            t->kineto_path = dupstr(f.csv_trace);
-            t->et_path = dupstr(f.csv_tensor);
-            rc = triosim_load(f.csv_trace, f.csv_tensor, t, err);
-        }
-    } else {
-        kineto_data k;
-        et_data e;
-        int have_k = 0, have_e = 0;
-        if (f.kineto) {
-            rc = kineto_parse(f.kineto, f.kineto_json, t->pool, &k, err);
-            have_k = 1;
-        }
-        if (rc == MT_OK && f.et) {
-            rc = et_parse(f.et, f.et_json, t->pool, &e, err);
-            have_e = 1;
-        }
-        if (rc == MT_OK) {
-            t->kineto_path = f.kineto ? dupstr(f.kineto) : NULL;
-            t->et_path = f.et ? dupstr(f.et) : NULL;
-            t->has_et = have_e;
-            t->format = have_k && have_e ? TRACE_FORMAT_KINETO_ET
-                        : have_k         ? TRACE_FORMAT_KINETO
-                                         : TRACE_FORMAT_ET;
-            rc = link_build(f.kineto, have_k ? &k : NULL, f.et, have_e ? &e : NULL, &opts, t, err);
-            if (have_e && !have_k) t->format = TRACE_FORMAT_ET;
-        }
-        if (have_k) kineto_data_free(&k);
-        if (have_e) et_data_free(&e);
-    }
-    found_free(&f);
-    if (rc != MT_OK) {
-        trace_free(t);
-        return rc;
-    }
+    mt_opclass_trace(t);
     *out = t;
     return MT_OK;
 }

@@ -1,6 +1,6 @@
 /* tracer/trace.h — the trace model: what one training step on one GPU did.
  *
- * A `trace` is built by trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
+ * A `trace` is built by mt_trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
  * or a TrioSim CSV pair, and is read-only afterwards. Everything is stored in flat arrays
  * indexed by int32 ids; strings are interned in one pool owned by the trace.
  *
@@ -15,6 +15,8 @@
  *  - tensors[] are keyed by (ET tensor id, storage id, offset, numel, itemsize), i.e. a
  *    reused tensor id with a new storage is a new tensor.
  *  - param_count is the sum of the numel of distinct parameter tensors.
+ *  - every op's cls, tp and batch_dep are the classifier's answers for it (mt_opclass_trace,
+ *    tracer/opclass.h), given its names, phase, comm kind and tensor roles.
  * Times are int64 nanoseconds relative to the trace's first event.
  */
 #ifndef MT_TRACER_TRACE_H
@@ -55,6 +57,44 @@ typedef enum {
     TRACE_COMM_BARRIER,
     TRACE_COMM_OTHER
 } trace_comm;
+
+/* Operator class (tracer/opclass.h: mt_opclass_of, mt_opclass_name). */
+typedef enum {
+    MT_OPC_NONE = 0,     /* views, metadata, allocation, host-only ops: no device work */
+    MT_OPC_CONV,
+    MT_OPC_CONV_BWD,
+    MT_OPC_MATMUL,
+    MT_OPC_MATMUL_BWD,
+    MT_OPC_ATTN,
+    MT_OPC_ATTN_BWD,
+    MT_OPC_ELEMWISE,     /* elementwise, activations, dropout, reductions */
+    MT_OPC_ELEMWISE_BWD,
+    MT_OPC_NORM,         /* batch/layer/group/RMS norm */
+    MT_OPC_NORM_BWD,
+    MT_OPC_SOFTMAX,
+    MT_OPC_SOFTMAX_BWD,
+    MT_OPC_POOL,
+    MT_OPC_POOL_BWD,
+    MT_OPC_EMBEDDING,
+    MT_OPC_EMBEDDING_BWD,
+    MT_OPC_LOSS,
+    MT_OPC_LOSS_BWD,
+    MT_OPC_OPTIMIZER,    /* _foreach_*, fused optimizers, elementwise ops of the optimizer phase */
+    MT_OPC_COPY,         /* copies, casts, cat, fills, gathers/scatters */
+    MT_OPC_COMM,         /* communication: not modelled here */
+    MT_OPC_UNKNOWN,      /* no formula: bytes of its tensors */
+    MT_OPC_COUNT
+} mt_opclass;
+
+/* What an op is to tensor parallelism (tracer/opclass.h: mt_opclass_tp_of). */
+typedef enum {
+    TRACE_TP_NONE = 0,    /* follows its neighbours (split inside a column region) */
+    TRACE_TP_LINEAR,      /* a linear/matmul reading a weight: column or row parallel */
+    TRACE_TP_CONV,        /* a convolution: split by output channels */
+    TRACE_TP_EMBEDDING,   /* an embedding: split by vocabulary */
+    TRACE_TP_CLOSER,      /* needs the whole hidden dimension (norms, losses): closes a region */
+    TRACE_TP_WEIGHT_GRAD  /* AccumulateGrad: gradient-sized, follows its weight's split */
+} trace_tp;
 
 typedef enum {
     TRACE_FORMAT_KINETO_ET = 0, /* Kineto JSON + Execution Trace */
@@ -128,6 +168,10 @@ typedef struct trace_op {
     trace_comm comm;       /* communication op kind, TRACE_COMM_NONE for compute */
     double comm_bytes;     /* bytes of the collective's buffer on this rank */
     int32_t comm_group;    /* group size, 0 unknown */
+    /* Filled once at the end of loading by the operator classifier (tracer/opclass.h): */
+    mt_opclass cls;        /* operator class */
+    trace_tp tp;           /* tensor-parallel kind */
+    int8_t batch_dep;      /* 1 when its work grows with the batch */
 } trace_op;
 
 typedef struct trace_layer {
@@ -182,27 +226,30 @@ typedef struct trace_load_opts {
     double min_link_ratio;/* refuse a pair with fewer matched ET nodes than this (default 0.5) */
 } trace_load_opts;
 
-void trace_load_opts_init(trace_load_opts *o);
+void mt_trace_load_opts_init(trace_load_opts *o);
 
 /* Loads a trace from `paths` (n_paths >= 1): a directory holding a Kineto+ET pair or a TrioSim
  * CSV pair, or explicit files (formats detected by content, not name). On failure returns a
  * non-OK status with a one-line message naming the file and what to do; *out is untouched.
  * Cost: O(total input size + events log events). */
-mt_status trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
+mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
                      trace **out, mt_error *err);
 
-void trace_free(trace *t);
+void mt_trace_free(trace *t);
 
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without
  * its Kineto trace, a step without operators or whose operators all last 0 ns). */
-mt_status trace_check_timed(const trace *t, mt_error *err);
+mt_status mt_trace_check_timed(const trace *t, mt_error *err);
 
-const char *trace_phase_name(trace_phase p);
-const char *trace_role_name(trace_role r);
-const char *trace_comm_name(trace_comm c);
-const char *trace_format_name(trace_format f);
-const char *trace_link_method_name(trace_link_method m);
+const char *mt_trace_phase_name(trace_phase p);
+const char *mt_trace_role_name(trace_role r);
+const char *mt_trace_comm_name(trace_comm c);
+const char *mt_trace_format_name(trace_format f);
+const char *mt_trace_link_method_name(trace_link_method m);
+/* Bytes per element for a dtype name as written by PyTorch ("float", "c10::Half", "long"...).
+ * Returns 0 when unknown. */
+int32_t mt_trace_dtype_size(const char *dtype);
 
 /* Convenience accessors. */
 static inline const trace_tref *trace_op_inputs(const trace *t, const trace_op *op) {
@@ -212,6 +259,6 @@ static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op 
     return t->trefs + op->out_first;
 }
 /* Total device time of the step: sum over ops of dev_ns. */
-int64_t trace_total_dev_ns(const trace *t);
+int64_t mt_trace_total_dev_ns(const trace *t);
 
 #endif

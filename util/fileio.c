@@ -134,6 +134,33 @@ mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *
     return MT_OK;
 }
 
+mt_status mt_read_prefix(const char *path, size_t max, char **out, size_t *out_len, int *complete,
+                         mt_error *err) {
+    gzFile g = gzopen(path, "rb"); /* reads plain files as they are */
+    char *buf = g ? malloc(max + 1) : NULL;
+    size_t len = 0;
+    int n = 1, errnum = Z_OK;
+    while (buf && len < max && n > 0) {
+        size_t want = max - len < (1u << 30) ? max - len : (1u << 30);
+        n = gzread(g, buf + len, (unsigned)want);
+        if (n > 0) len += (size_t)n;
+    }
+    if (g) {
+        gzerror(g, &errnum);
+        gzclose(g);
+    }
+    if (!buf || n < 0 || errnum != Z_OK) {
+        free(buf); /* unreadable, damaged or a directory: let the whole read say why */
+        *complete = 1;
+        return mt_read_file(path, out, out_len, err);
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    *complete = len < max;
+    return MT_OK;
+}
+
 mt_status mt_json_parse(const char *path, const char *buf, size_t len, json_t **out,
                         mt_error *err) {
     json_error_t je;

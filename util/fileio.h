@@ -16,6 +16,13 @@
  * Cost: O(file size); one realloc-doubling pass when inflating. Caller frees *out. */
 mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err);
 
+/* Reads at most `max` bytes of the file's content (inflating gzip) into a malloc'd,
+ * NUL-terminated buffer; *complete is 1 when that is the whole content. For recognising a file
+ * by its first bytes without reading it all. On any error the whole file is read instead
+ * (mt_read_file), so the message is mt_read_file's. Cost: O(max) for an intact file. */
+mt_status mt_read_prefix(const char *path, size_t max, char **out, size_t *out_len, int *complete,
+                         mt_error *err);
+
 /* Parses a buffer as JSON (strict, no duplicate-key check). *out is a new reference.
  * `path` is only used in messages. */
 mt_status mt_json_parse(const char *path, const char *buf, size_t len, json_t **out,

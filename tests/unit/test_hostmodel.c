@@ -19,6 +19,7 @@
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
+#include "tracer/opclass.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
 #include "sim/engine.h"
@@ -81,6 +82,7 @@ static trace *make(const spec *s) {
     t->step_start_ns = 0;
     t->host_end_ns = s->host_end_us * US;
     t->step_end_ns = busy > t->host_end_ns ? busy : t->host_end_ns;
+    mt_opclass_trace(t);
     return t;
 }
 

@@ -405,10 +405,10 @@ static void test_optime_on_trace(void **state) {
     (void)state;
     const char *paths[1] = {fixture(0, "small")};
     trace_load_opts lo;
-    trace_load_opts_init(&lo);
+    mt_trace_load_opts_init(&lo);
     trace *t = NULL;
     mt_error err = {0};
-    assert_int_equal(trace_load(paths, 1, &lo, &t, &err), MT_OK);
+    assert_int_equal(mt_trace_load(paths, 1, &lo, &t, &err), MT_OK);
     for (int kind = MT_PM_TRACE; kind <= MT_PM_ROOFLINE; kind++) {
         mt_pm_opts o;
         mt_pm_opts_init(&o);
@@ -447,7 +447,7 @@ static void test_optime_on_trace(void **state) {
     double ph[TRACE_PHASE_COUNT], tot = 0;
     mt_perfmodel_step_ns(pm, 1.0, 1, ph);
     for (int p = 0; p < TRACE_PHASE_COUNT; p++) tot += ph[p];
-    assert_true(tot > 0 && tot < (double)trace_total_dev_ns(t));
+    assert_true(tot > 0 && tot < (double)mt_trace_total_dev_ns(t));
     mt_perfmodel_free(pm);
     /* a bad model file surfaces with its name */
     mt_pm_opts_init(&o);
@@ -455,7 +455,7 @@ static void test_optime_on_trace(void **state) {
     o.model_path = fixture(2, "perfmodel/bad_model.json");
     assert_int_equal(mt_perfmodel_new(t, &o, &pm, &err), MT_EFORMAT);
     assert_non_null(strstr(err.msg, "bad_model.json"));
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 int main(void) {

@@ -88,9 +88,9 @@ static int setup(void **state) {
     write_trace(fx->dir);
     const char *paths[1] = {fx->dir};
     trace_load_opts o;
-    trace_load_opts_init(&o);
+    mt_trace_load_opts_init(&o);
     mt_error err = {0};
-    if (trace_load(paths, 1, &o, &fx->t, &err) != MT_OK) {
+    if (mt_trace_load(paths, 1, &o, &fx->t, &err) != MT_OK) {
         fprintf(stderr, "%s\n", err.msg);
         return -1;
     }
@@ -103,7 +103,7 @@ static int teardown(void **state) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", fx->dir);
-    trace_free(fx->t);
+    mt_trace_free(fx->t);
     free(fx);
     return 0;
 }

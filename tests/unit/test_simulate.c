@@ -23,6 +23,7 @@
 
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
+#include "tracer/opclass.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
@@ -124,6 +125,7 @@ static trace *make_trace(const syn *s) {
             if (t->layers[l].param_bytes > 0) in[n++] = w0 + l;
         add_op(t, "aten::_foreach_add_", TRACE_PHASE_OPTIMIZER, -1, s->opt_ns, in, n, NULL, 0);
     }
+    mt_opclass_trace(t);
     return t;
 }
 
@@ -278,7 +280,7 @@ static void test_plan_resolve(void **state) {
     p = plan_for(1);
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "no forward operators"));
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_placement(void **state) {
@@ -313,7 +315,7 @@ static void test_placement(void **state) {
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
     assert_int_equal(mt_plan_rank(&p, 1, 0, 3), 7); /* default tpd: TP ranks adjacent */
     assert_int_equal(mt_placement_parse("tpx", p.placement, &err), MT_EINVAL);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_single_gpu(void **state) {
@@ -324,7 +326,7 @@ static void test_single_gpu(void **state) {
     mt_plan p = plan_for(1);
     run_out o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
     assert_int_equal(o.rc, MT_OK);
-    assert_int_equal(o.res->step_ps, trace_total_dev_ns(t) * 1000);
+    assert_int_equal(o.res->step_ps, mt_trace_total_dev_ns(t) * 1000);
     assert_breakdown(o.res);
     run_free(&o);
     /* tp = 1 and pp = 1 given explicitly: the same */
@@ -333,9 +335,9 @@ static void test_single_gpu(void **state) {
     p.pp = 1;
     p.schedule = MT_PP_GPIPE;
     o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
-    assert_int_equal(o.res->step_ps, trace_total_dev_ns(t) * 1000);
+    assert_int_equal(o.res->step_ps, mt_trace_total_dev_ns(t) * 1000);
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_dp_equals_compute_plus_allreduce(void **state) {
@@ -351,7 +353,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         run_out o = run_plan(t, p, spec, 50e9, 1000, NULL);
         assert_int_equal(o.rc, MT_OK);
         double ar = coll_time_s(spec, 50e9, 1000, MT_COLL_ALLREDUCE, n, t->param_bytes);
-        double want = (double)trace_total_dev_ns(t) / 1e9 + ar;
+        double want = (double)mt_trace_total_dev_ns(t) / 1e9 + ar;
         assert_true(fabs(sec(o.res->step_ps) - want) <= 1e-3 * want);
         /* and the closed form: 2(N-1)/N S/B plus 2(N-1) steps of latency */
         double closed = 2.0 * (n - 1) / n * t->param_bytes / 50e9;
@@ -362,7 +364,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         p.bucket_bytes = p.first_bucket_bytes = 8e6;
         run_out q = run_plan(t, p, spec, 50e9, 1000, NULL);
         assert_int_equal(q.rc, MT_OK);
-        double comp = (double)trace_total_dev_ns(t) / 1e9;
+        double comp = (double)mt_trace_total_dev_ns(t) / 1e9;
         double lo = comp > ar ? comp : ar;
         assert_true(sec(q.res->step_ps) >= lo * (1 - 1e-9));
         assert_true(sec(q.res->step_ps) <= sec(o.res->step_ps) * (1 + 1e-9));
@@ -381,7 +383,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         run_free(&q);
         run_free(&o);
     }
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_gpipe_bubble_and_1f1b(void **state) {
@@ -424,7 +426,7 @@ static void test_gpipe_bubble_and_1f1b(void **state) {
         run_free(&g);
         run_free(&f);
     }
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_pipeline_sends_activation_bytes(void **state) {
@@ -446,7 +448,7 @@ static void test_pipeline_sends_activation_bytes(void **state) {
     assert_true(sec(o.res->step_ps) >= nocomm + 2 * xfer * (1 - 1e-6));
     assert_breakdown(o.res);
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_tp_megatron_mlp(void **state) {
@@ -497,7 +499,7 @@ static void test_tp_megatron_mlp(void **state) {
     assert_true(fabs(sec(o.res->step_ps) - want) < 1e-6 * want);
     assert_breakdown(o.res);
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_batch_rescaling(void **state) {
@@ -512,7 +514,7 @@ static void test_batch_rescaling(void **state) {
     int64_t fb = (int64_t)s.layers * (s.fwd_ns + s.bwd_ns);
     assert_int_equal(o.res->step_ps, (2 * fb + s.opt_ns) * 1000); /* optimizer unchanged */
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void drop_sends(mt_program *p) {
@@ -534,7 +536,7 @@ static void test_stuck_is_an_error(void **state) {
     assert_non_null(strstr(o.msg, "2 of 2 GPUs"));
     assert_non_null(strstr(o.msg, "GPU 1 (dp 0, stage 1, tp 0) waits for activations"));
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_too_few_endpoints(void **state) {
@@ -546,7 +548,7 @@ static void test_too_few_endpoints(void **state) {
     assert_int_equal(o.rc, MT_EINVAL);
     assert_non_null(strstr(o.msg, "topology has 4"));
     run_free(&o);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_ringflow_matches_ring_on_switch(void **state) {
@@ -566,7 +568,7 @@ static void test_ringflow_matches_ring_on_switch(void **state) {
     assert_true(b.res->events < a.res->events);
     run_free(&a);
     run_free(&b);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 /* ---- what-if scenarios (sim/scenario.h) --------------------------------------------------- */
@@ -611,7 +613,7 @@ static void dp4_free(dp4_pair *x) {
     run_free(&x->o);
     run_free(&x->b);
     mt_scenario_free(x->sc);
-    trace_free(x->t);
+    mt_trace_free(x->t);
 }
 
 static void test_whatif_uniform_slowdown_doubles_compute(void **state) {
@@ -673,7 +675,7 @@ static void test_whatif_seed_repeats(void **state) {
     run_free(&z);
     mt_scenario_free(a);
     mt_scenario_free(b);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_whatif_steps_and_layers(void **state) {
@@ -734,7 +736,7 @@ static void test_whatif_steps_and_layers(void **state) {
     run_free(&q2);
     mt_scenario_free(sc);
     run_free(&one);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_whatif_errors_name_the_path(void **state) {
@@ -787,7 +789,7 @@ static void test_whatif_errors_name_the_path(void **state) {
     mt_engine_free(e);
     mt_scenario_free(sc);
     mt_program_free(prog);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void test_whatif_cut_link_stops_the_run(void **state) {
@@ -812,7 +814,7 @@ static void test_whatif_cut_link_stops_the_run(void **state) {
     run_free(&o);
     run_free(&b);
     mt_scenario_free(sc);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 int main(void) {

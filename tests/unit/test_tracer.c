@@ -36,11 +36,11 @@ static const char *fixture(int slot, const char *rel) {
 static trace *load1(const char *a, const char *b, int step, mt_status want, mt_error *err) {
     const char *paths[2] = {a, b};
     trace_load_opts o;
-    trace_load_opts_init(&o);
+    mt_trace_load_opts_init(&o);
     o.step = step;
     trace *t = NULL;
     mt_error e = {0};
-    mt_status rc = trace_load(paths, b ? 2 : 1, &o, &t, &e);
+    mt_status rc = mt_trace_load(paths, b ? 2 : 1, &o, &t, &e);
     if (rc != want) fprintf(stderr, "load: %s\n", e.msg);
     assert_int_equal(rc, want);
     if (err) *err = e;
@@ -60,7 +60,7 @@ static void check_small(const trace *t) {
     assert_int_equal(t->batch_size, 4);
     assert_int_equal(t->param_count, 144);
     assert_true(t->param_bytes == 576.0);
-    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(mt_trace_total_dev_ns(t), 270000);
     assert_int_equal(t->dev_union_ns, 270000);
     assert_int_equal(t->n_kernels, 5);
     const trace_op *lin = find_op(t, "aten::linear");
@@ -91,7 +91,7 @@ static void pair_external_id(void **state) {
     assert_int_equal(t->link.matched, 8);
     assert_int_equal(t->link.unmatched, 2);
     check_small(t);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 static void chakra_layout(void **state) {
@@ -100,7 +100,7 @@ static void chakra_layout(void **state) {
                      MT_OK, NULL);
     assert_int_equal(t->link.method, TRACE_LINK_EXTERNAL);
     check_small(t);
-    trace_free(t);
+    mt_trace_free(t);
 }
 
 /* Writes `root` (or raw text) to a temp file; returns its path in buf. */
@@ -148,7 +148,7 @@ static void order_linking(void **state) {
     assert_int_equal(t->link.method, TRACE_LINK_ORDER);
     assert_int_equal(t->link.matched, 8);
     check_small(t);
-    trace_free(t);
+    mt_trace_free(t);
     unlink(p);
     json_decref(et);
 }
@@ -181,12 +181,12 @@ static void kineto_only_and_steps(void **state) {
     assert_int_equal(t->n_steps, 2);
     assert_int_equal(t->n_ops, 1);
     assert_int_equal(t->ops[0].dev_ns, 7000);
-    trace_free(t);
+    mt_trace_free(t);
     t = load1(fixture(0, "small/kineto.json"), NULL, 5, MT_OK, NULL);
     assert_int_equal(t->n_ops, 5);
-    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(mt_trace_total_dev_ns(t), 270000);
     assert_int_equal(t->batch_size, 4); /* from Input Dims */
-    trace_free(t);
+    mt_trace_free(t);
     mt_error e;
     t = load1(fixture(0, "small/kineto.json"), NULL, 9, MT_EINVAL, &e);
     assert_non_null(strstr(e.msg, "no step 9"));
@@ -199,12 +199,12 @@ static void gzip_and_bare_array(void **state) {
     write_tmp(p, sizeof p, k, NULL, 1);
     trace *t = load1(p, fixture(1, "small/et.json"), -1, MT_OK, NULL);
     check_small(t);
-    trace_free(t);
+    mt_trace_free(t);
     write_tmp(q, sizeof q, json_object_get(k, "traceEvents"), NULL, 0);
     t = load1(q, NULL, 5, MT_OK, NULL);
     assert_int_equal(t->n_ops, 5);
     assert_null(t->device_name); /* the bare form has no deviceProperties */
-    trace_free(t);
+    mt_trace_free(t);
     unlink(p);
     unlink(q);
     json_decref(k);
@@ -299,7 +299,7 @@ static void out_of_range_values(void **state) {
     write_tmp(kp, sizeof kp, k, NULL, 0);
     trace *t = load1(kp, fixture(1, "small/et.json"), -1, MT_OK, NULL);
     assert_int_equal(t->device_mem_bytes, 0);
-    trace_free(t);
+    mt_trace_free(t);
     unlink(kp);
     json_decref(k);
 
@@ -341,12 +341,58 @@ static void triosim_csv(void **state) {
     trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
     assert_int_equal(t->format, TRACE_FORMAT_TRIOSIM_CSV);
     assert_int_equal(t->n_ops, 4);
-    assert_int_equal(trace_total_dev_ns(t), 270000);
+    assert_int_equal(mt_trace_total_dev_ns(t), 270000);
     assert_int_equal(t->param_count, 144); /* _foreach_add_ list split by its size period */
     assert_int_equal(t->batch_size, 4);
     assert_int_equal(t->ops[2].phase, TRACE_PHASE_BACKWARD);
     assert_int_equal(t->ops[2].layer, t->ops[0].layer); /* shares the weight */
-    trace_free(t);
+    mt_trace_free(t);
+}
+
+/* The small fixture's document with a member of `pad` bytes before its other members, and (for
+ * the ET) "schema" moved after "nodes". */
+static char *padded(const char *rel, size_t pad) {
+    json_t *doc = load_json(fixture(2, rel));
+    json_t *nodes = json_object_get(doc, "nodes");
+    char *inner = json_dumps(nodes ? nodes : json_object_get(doc, "traceEvents"), 0);
+    char *filler = malloc(pad + 1);
+    memset(filler, 'x', pad);
+    filler[pad] = '\0';
+    size_t n = strlen(inner) + pad + 128;
+    char *out = malloc(n);
+    if (nodes)
+        snprintf(out, n, "{\"nodes\": %s, \"pad\": \"%s\", \"schema\": \"1.0.1\"}", inner, filler);
+    else
+        snprintf(out, n, "{\"pad\": [\"%s\", {\"x\": \"]}\"}], \"traceEvents\": %s}", filler, inner);
+    free(filler);
+    free(inner);
+    json_decref(doc);
+    return out;
+}
+
+/* Formats are told from a prefix of each file; one whose telling member comes after the first
+ * 64 KiB is read on until it tells (plain and gzipped). */
+static void late_members_read_on(void **state) {
+    (void)state;
+    char *k = padded("small/kineto.json", 300000), *e = padded("small/et.json", 300000);
+    for (int gz = 0; gz < 2; gz++) {
+        char kp[64], ep[64];
+        write_tmp(kp, sizeof kp, NULL, k, gz);
+        write_tmp(ep, sizeof ep, NULL, e, gz);
+        const char *paths[2] = {kp, ep};
+        trace *t = NULL;
+        mt_error err = {0};
+        mt_status rc = mt_trace_load(paths, 2, NULL, &t, &err);
+        if (rc != MT_OK) fail_msg("load: %s", err.msg);
+        assert_int_equal(t->format, TRACE_FORMAT_KINETO_ET);
+        assert_int_equal(t->step, 5);
+        assert_int_equal(t->n_ops, 5);
+        mt_trace_free(t);
+        unlink(kp);
+        unlink(ep);
+    }
+    free(k);
+    free(e);
 }
 
 int main(void) {
@@ -355,7 +401,7 @@ int main(void) {
         cmocka_unit_test(order_linking),        cmocka_unit_test(mismatched_pair_refused),
         cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
         cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
-        cmocka_unit_test(out_of_range_values),
+        cmocka_unit_test(out_of_range_values),  cmocka_unit_test(late_members_read_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

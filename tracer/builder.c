@@ -1,6 +1,5 @@
-/* tracer/build.c — assembles a `trace` from reader output and derives what the readers
- * cannot see alone: device time per op (union of kernel intervals), tensor roles, the
- * parameter count, the batch size and layers.
+/* tracer/builder.c — see builder.h: assembles a `trace` and derives device time per op (union
+ * of kernel intervals), tensor roles, the parameter count, the batch size and layers.
  *
  * Roles (in this order of precedence):
  *  - gradient: inputs of torch::autograd::AccumulateGrad;
@@ -10,154 +9,30 @@
  *    before any op produced them; other: everything else.
  * Cost: O(ops + trefs + kernels log kernels).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer/internal.h"
+#include "tracer/builder.h"
+#include "tracer/opclass.h"
+#include "tracer/strpool.h"
 #include "util/vec.h"
 
-/* ---- string pool: a chained hash table of interned strings ---------------------------- */
-typedef struct sp_entry {
-    struct sp_entry *next;
-    uint64_t hash;
-    char str[];
-} sp_entry;
-
-struct trace_strpool {
-    sp_entry **buckets;
-    int64_t cap, len;
-};
-
-trace_strpool *strpool_new(void) {
-    trace_strpool *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
-    p->cap = 1024;
-    p->buckets = calloc((size_t)p->cap, sizeof *p->buckets);
-    if (!p->buckets) {
-        free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void strpool_free(trace_strpool *p) {
-    if (!p) return;
-    for (int64_t i = 0; i < p->cap; i++) {
-        sp_entry *e = p->buckets[i];
-        while (e) {
-            sp_entry *n = e->next;
-            free(e);
-            e = n;
-        }
-    }
-    free(p->buckets);
-    free(p);
-}
-
-static uint64_t fnv(const char *s, int64_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (int64_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
-const char *strpool_intern(trace_strpool *p, const char *s, int64_t n) {
-    if (!s) return NULL;
-    if (n < 0) n = (int64_t)strlen(s);
-    uint64_t h = fnv(s, n);
-    for (sp_entry *e = p->buckets[h & (uint64_t)(p->cap - 1)]; e; e = e->next)
-        if (e->hash == h && strncmp(e->str, s, (size_t)n) == 0 && e->str[n] == '\0') return e->str;
-    if (p->len * 2 > p->cap) { /* rehash */
-        int64_t ncap = p->cap * 2;
-        sp_entry **nb = calloc((size_t)ncap, sizeof *nb);
-        if (!nb) return NULL;
-        for (int64_t i = 0; i < p->cap; i++) {
-            sp_entry *e = p->buckets[i];
-            while (e) {
-                sp_entry *nx = e->next;
-                e->next = nb[e->hash & (uint64_t)(ncap - 1)];
-                nb[e->hash & (uint64_t)(ncap - 1)] = e;
-                e = nx;
-            }
-        }
-        free(p->buckets);
-        p->buckets = nb;
-        p->cap = ncap;
-    }
-    sp_entry *e = malloc(sizeof *e + (size_t)n + 1);
-    if (!e) return NULL;
-    e->hash = h;
-    memcpy(e->str, s, (size_t)n);
-    e->str[n] = '\0';
-    e->next = p->buckets[h & (uint64_t)(p->cap - 1)];
-    p->buckets[h & (uint64_t)(p->cap - 1)] = e;
-    p->len++;
-    return e->str;
-}
-
-/* ---- names ------------------------------------------------------------------------------ */
-int32_t trace_dtype_size(const char *d) {
-    if (!d) return 0;
-    if (!strncmp(d, "c10::", 5)) d += 5;
-    static const struct { const char *name; int32_t size; } tab[] = {
-        {"float", 4}, {"Float", 4}, {"float32", 4}, {"double", 8}, {"Double", 8},
-        {"Half", 2}, {"half", 2}, {"float16", 2}, {"BFloat16", 2}, {"bfloat16", 2},
-        {"long int", 8}, {"long", 8}, {"Long", 8}, {"int64", 8}, {"int", 4}, {"Int", 4},
-        {"short", 2}, {"signed char", 1}, {"unsigned char", 1}, {"bool", 1}, {"Bool", 1},
-        {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"c10::complex<float>", 8},
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (!strcmp(d, tab[i].name)) return tab[i].size;
-    return 0;
-}
-
-trace_comm trace_comm_from_name(const char *name) {
-    if (!name) return TRACE_COMM_NONE;
-    const char *s = name;
-    if (!strncmp(s, "nccl:", 5)) s += 5;
-    else if (!strncmp(s, "gloo:", 5)) s += 5;
-    else if (!strncmp(s, "c10d::", 6)) s += 6;
-    else if (!strncmp(s, "ncclDevKernel_", 14)) s += 14;
-    else if (!strncmp(s, "ncclKernel_", 11)) s += 11;
-    else if (s != name) return TRACE_COMM_NONE;
-    /* Bare names (from record_param_comms' collective_name) are accepted too. */
-    char low[64];
-    size_t n = 0;
-    for (; s[n] && n + 1 < sizeof low; n++) {
-        char c = s[n];
-        low[n] = (char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
-    }
-    low[n] = '\0';
-    static const struct { const char *key; trace_comm kind; } tab[] = {
-        {"reduce_scatter", TRACE_COMM_REDUCESCATTER}, {"reducescatter", TRACE_COMM_REDUCESCATTER},
-        {"_reduce_scatter_base", TRACE_COMM_REDUCESCATTER},
-        {"all_reduce", TRACE_COMM_ALLREDUCE}, {"allreduce", TRACE_COMM_ALLREDUCE},
-        {"all_gather", TRACE_COMM_ALLGATHER}, {"allgather", TRACE_COMM_ALLGATHER},
-        {"_allgather_base", TRACE_COMM_ALLGATHER},
-        {"all_to_all", TRACE_COMM_ALLTOALL}, {"alltoall", TRACE_COMM_ALLTOALL},
-        {"sendrecv", TRACE_COMM_SEND}, {"send", TRACE_COMM_SEND}, {"recv", TRACE_COMM_RECV},
-        {"broadcast", TRACE_COMM_BROADCAST}, {"reduce", TRACE_COMM_REDUCE},
-        {"barrier", TRACE_COMM_BARRIER},
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (!strncmp(low, tab[i].key, strlen(tab[i].key))) return tab[i].kind;
-    return s != name ? TRACE_COMM_OTHER : TRACE_COMM_NONE;
-}
-
 /* ---- builder ---------------------------------------------------------------------------- */
-mt_status builder_init(trace_builder *b, trace *t) {
+mt_status mt_tb_init(trace_builder *b, trace *t) {
     memset(b, 0, sizeof *b);
     b->t = t;
     mt_u64map_init(&b->tensor_by_key);
     return MT_OK;
 }
 
-void builder_destroy(trace_builder *b) {
+void mt_tb_destroy(trace_builder *b) {
     mt_u64map_destroy(&b->tensor_by_key);
     free(b->tensor_next);
     b->tensor_next = NULL;
 }
 
-int32_t builder_add_op(trace_builder *b, const trace_op *op) {
+int32_t mt_tb_add_op(trace_builder *b, const trace_op *op) {
     trace *t = b->t;
     if (mt_vec_reserve(&t->ops, &b->cap_ops, (int64_t)t->n_ops + 1)) return -1;
     trace_op *o = &t->ops[t->n_ops];
@@ -170,7 +45,7 @@ int32_t builder_add_op(trace_builder *b, const trace_op *op) {
     return t->n_ops++;
 }
 
-int32_t builder_add_kernel(trace_builder *b, const trace_kernel *k) {
+int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k) {
     trace *t = b->t;
     if (mt_vec_reserve(&t->kernels, &b->cap_kernels, (int64_t)t->n_kernels + 1)) return -1;
     t->kernels[t->n_kernels] = *k;
@@ -188,7 +63,7 @@ static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int
     x->storage_id = storage;
     x->offset = offset;
     x->numel = numel;
-    x->itemsize = itemsize > 0 ? itemsize : trace_dtype_size(dtype);
+    x->itemsize = itemsize > 0 ? itemsize : mt_trace_dtype_size(dtype);
     x->bytes = (double)numel * x->itemsize;
     x->dtype = dtype;
     x->device = device;
@@ -198,7 +73,7 @@ static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int
     return t->n_tensors++;
 }
 
-int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                        int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
     uint64_t h = mt_hash64((uint64_t)et_id) ^ mt_hash64((uint64_t)storage * 31 + 7) ^
                  mt_hash64((uint64_t)offset * 131 + (uint64_t)numel * 8191 + (uint64_t)itemsize);
@@ -219,11 +94,11 @@ int32_t builder_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t
     return idx;
 }
 
-int32_t builder_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype) {
+int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype) {
     return push_tensor(b, -1, -1, 0, numel, itemsize, dtype, NULL);
 }
 
-mt_status builder_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
+mt_status mt_tb_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
                            int32_t arg, int is_out) {
     trace *t = b->t;
     if (t->n_ops == 0) return MT_EINTERNAL;
@@ -314,11 +189,6 @@ static void device_times(trace *t, int64_t *scratch) {
     t->dev_union_ns = t->has_device_time ? union_len(scratch, t->n_kernels) : 0;
 }
 
-static int is_inplace(const char *kind) {
-    size_t n = kind ? strlen(kind) : 0;
-    return n > 1 && kind[n - 1] == '_' && kind[n - 2] != '_';
-}
-
 static void assign_roles(trace *t) {
     enum { USED_FWD_IN = 1, PRODUCED = 2, UPDATED = 4, GRAD = 8, READ_BEFORE_PRODUCED = 16,
            FWD_OUT = 32 };
@@ -326,8 +196,8 @@ static void assign_roles(trace *t) {
     if (!f) return;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        int accum = strstr(o->name, "AccumulateGrad") != NULL;
-        int opt_update = o->phase == TRACE_PHASE_OPTIMIZER && is_inplace(o->kind);
+        int accum = mt_opclass_is_grad_accum_name(o->name);
+        int opt_update = o->phase == TRACE_PHASE_OPTIMIZER && mt_opclass_is_inplace_name(o->kind);
         for (int32_t j = 0; j < o->in_count; j++) {
             const trace_tref *r = &t->trefs[o->in_first + j];
             if (r->tensor < 0) continue;
@@ -426,12 +296,10 @@ static int op_reads_weight(const trace *t, const trace_op *o, double *bytes) {
     return any;
 }
 
-static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
+/* Forward ops into layers: a new layer at each change of nn.Module (hints), else at each op
+ * reading a weight; seq_layer maps their sequence numbers to their layers. */
+static mt_status forward_layers(trace_builder *b, const builder_layer_hint *hints, mt_u64map *seq_layer) {
     trace *t = b->t;
-    trace_strpool *pool = t->pool;
-    mt_u64map seq_layer;
-    mt_u64map_init(&seq_layer);
-    mt_status rc = MT_OK;
     int32_t cur = -1;
     const char *cur_mod = NULL;
     int have_hints = 0;
@@ -457,20 +325,20 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             name = buf;
         }
         if (start_new) {
-            const char *nm = strpool_intern(pool, name, -1);
-            if (!nm || add_layer(b, nm) != MT_OK) {
-                rc = MT_ENOMEM;
-                goto out;
-            }
+            const char *nm = mt_strpool_intern(t->pool, name, -1);
+            if (!nm || add_layer(b, nm) != MT_OK) return MT_ENOMEM;
             cur = t->n_layers - 1;
         }
         o->layer = cur;
         t->layers[cur].param_bytes += wbytes;
-        if (o->seq >= 0 && mt_u64map_put(&seq_layer, o->seq, cur, NULL) != MT_OK) {
-            rc = MT_ENOMEM;
-            goto out;
-        }
+        if (o->seq >= 0 && mt_u64map_put(seq_layer, o->seq, cur, NULL) != MT_OK) return MT_ENOMEM;
     }
+    return MT_OK;
+}
+
+/* A backward op joins its forward op's layer, else its sequence number's, else (TrioSim CSV: no
+ * sequence numbers) the layer of a forward op sharing a weight. */
+static void backward_layers(trace *t, const mt_u64map *seq_layer) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD) continue;
@@ -479,11 +347,10 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             o->layer = t->ops[o->fwd_op].layer;
             continue;
         }
-        if (o->seq >= 0 && mt_u64map_get(&seq_layer, o->seq, &l)) {
+        if (o->seq >= 0 && mt_u64map_get(seq_layer, o->seq, &l)) {
             o->layer = (int32_t)l;
             continue;
         }
-        /* No sequence number (TrioSim CSV): the layer of a forward op sharing a weight. */
         for (int32_t j = 0; j < o->in_count && o->layer < 0; j++) {
             const trace_tref *r = &t->trefs[o->in_first + j];
             if (r->tensor < 0 || t->tensors[r->tensor].role != TRACE_ROLE_WEIGHT) continue;
@@ -491,18 +358,26 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
             if (f >= 0 && t->ops[f].layer >= 0) o->layer = t->ops[f].layer;
         }
     }
+}
+
+static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
+    trace *t = b->t;
+    mt_u64map seq_layer;
+    mt_u64map_init(&seq_layer);
+    mt_status rc = forward_layers(b, hints, &seq_layer);
+    if (rc == MT_OK) backward_layers(t, &seq_layer);
+    mt_u64map_destroy(&seq_layer);
+    if (rc != MT_OK) return rc;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->layer < 0) continue;
         t->layers[o->layer].n_ops++;
         t->layers[o->layer].dev_ns[o->phase] += o->dev_ns;
     }
-out:
-    mt_u64map_destroy(&seq_layer);
-    return rc;
+    return MT_OK;
 }
 
-mt_status builder_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
+mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
     trace *t = b->t;
     int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
     int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);

@@ -1,0 +1,94 @@
+/* tracer/csvtable.c — see csvtable.h. */
+#include "tracer/csvtable.h"
+
+#include <csv.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fileio.h"
+#include "util/vec.h"
+
+static void on_field(void *s, size_t len, void *data) {
+    csv_table *t = data;
+    if (t->failed) return;
+    if (t->cur_cells == 0) {
+        if (mt_vec_reserve(&t->row_start, &t->cap_rows, t->n_rows + 1)) {
+            t->failed = 1;
+            return;
+        }
+        t->row_start[t->n_rows] = t->n_cells;
+    }
+    char *c = malloc(len + 1);
+    if (!c || mt_vec_reserve(&t->cells, &t->cap_cells, t->n_cells + 1)) {
+        free(c);
+        t->failed = 1;
+        return;
+    }
+    memcpy(c, s, len);
+    c[len] = '\0';
+    t->cells[t->n_cells++] = c;
+    t->cur_cells++;
+}
+
+static void on_row(int ch, void *data) {
+    (void)ch;
+    csv_table *t = data;
+    if (t->failed || t->cur_cells == 0) return;
+    t->n_rows++;
+    t->cur_cells = 0;
+}
+
+void mt_csv_table_free(csv_table *t) {
+    for (int64_t i = 0; i < t->n_cells; i++) free(t->cells[i]);
+    free(t->cells);
+    free(t->row_start);
+    memset(t, 0, sizeof *t);
+}
+
+static int64_t row_len(const csv_table *t, int64_t r) {
+    int64_t end = r + 1 < t->n_rows ? t->row_start[r + 1] : t->n_cells;
+    return end - t->row_start[r];
+}
+
+const char *mt_csv_table_cell(const csv_table *t, int64_t r, int64_t c) {
+    return c < row_len(t, r) ? t->cells[t->row_start[r] + c] : "";
+}
+
+int64_t mt_csv_table_col(const csv_table *t, const char *name) {
+    for (int64_t c = 0; t->n_rows > 0 && c < row_len(t, 0); c++)
+        if (!strcmp(mt_csv_table_cell(t, 0, c), name)) return c;
+    return -1;
+}
+
+int mt_csv_table_cols(const csv_table *t, const char *const *names, int n, int n_required, int64_t *cols) {
+    int ok = 1;
+    for (int i = 0; i < n; i++) {
+        cols[i] = mt_csv_table_col(t, names[i]);
+        if (i < n_required && cols[i] < 0) ok = 0;
+    }
+    return ok;
+}
+
+mt_status mt_csv_table_load(const char *path, csv_table *t, mt_error *err) {
+    memset(t, 0, sizeof *t);
+    char *buf = NULL;
+    size_t len = 0;
+    MT_CHECK(mt_read_file(path, &buf, &len, err));
+    struct csv_parser p;
+    if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+        free(buf);
+        return mt_fail(err, MT_ENOMEM, "%s: cannot initialise the CSV parser", path);
+    }
+    size_t done = csv_parse(&p, buf, len, on_field, on_row, t);
+    int bad = done != len;
+    if (!bad) csv_fini(&p, on_field, on_row, t);
+    const char *why = bad ? csv_strerror(csv_error(&p)) : NULL;
+    csv_free(&p);
+    free(buf);
+    if (bad || t->failed) {
+        mt_csv_table_free(t);
+        return mt_fail(err, bad ? MT_EFORMAT : MT_ENOMEM, "%s: %s", path,
+                       bad ? why : "out of memory reading CSV");
+    }
+    return MT_OK;
+}

@@ -1,0 +1,69 @@
+/* tracer/kineto.h — a PyTorch profiler (Kineto) trace as flat event arrays (reader: kineto.c).
+ *
+ * Keeps cpu_op and user_annotation events (host ops and regions), cuda_runtime/cuda_driver
+ * calls (launches, with correlation ids), kernel/gpu_memcpy/gpu_memset events (device work),
+ * python_function events that are nn.Module calls (layers) and deviceProperties.
+ * Invariant after mt_kineto_parse: every name is interned in the trace's pool; times are int64
+ * ns relative to base_us; kev.args borrow from root, which kineto_data owns (mt_kineto_free);
+ * kev.parent/outer/et_node are -1 until the linker fills them (khost.h, match.h).
+ */
+#ifndef MT_TRACER_KINETO_H
+#define MT_TRACER_KINETO_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "tracer/strpool.h"
+#include "tracer/trace.h"
+
+typedef enum { KEV_OP = 0, KEV_ANNOTATION } kev_kind;
+
+typedef struct kev {           /* a cpu_op or user_annotation event */
+    const char *name;          /* interned */
+    int64_t tid, ts_ns, dur_ns;
+    int64_t ext_id, rf_id;     /* -1 when absent */
+    int64_t seq, fwd_tid;      /* -1 when absent */
+    json_t *args;              /* borrowed from the JSON root (may be NULL) */
+    kev_kind kind;
+    int32_t parent;            /* enclosing kev (op or annotation) on the same thread, -1 */
+    int32_t outer;             /* outermost enclosing KEV_OP (itself when outermost), -1 for annotations outside ops */
+    int64_t et_node;           /* linked ET node index, -1 */
+} kev;
+
+typedef struct krt {           /* a cuda_runtime / cuda_driver event */
+    int64_t tid, ts_ns, dur_ns, correlation;
+    const char *name;
+} krt;
+
+typedef struct kgpu {          /* a kernel / gpu_memcpy / gpu_memset event */
+    int64_t ts_ns, dur_ns, correlation, ext_id;
+    int32_t stream;
+    trace_kernel_kind kind;
+    const char *name;
+} kgpu;
+
+typedef struct kmod {          /* a python_function event that is an nn.Module call */
+    const char *name;
+    int64_t tid, ts_ns, dur_ns;
+} kmod;
+
+typedef struct kineto_data {
+    json_t *root;              /* owned */
+    kev *ev;     int64_t n_ev, cap_ev;
+    krt *rt;     int64_t n_rt, cap_rt;
+    kgpu *gpu;   int64_t n_gpu, cap_gpu;
+    kmod *mod;   int64_t n_mod, cap_mod;
+    const char *device_name;
+    int64_t device_mem;
+    int64_t base_us;           /* subtracted from every ts */
+} kineto_data;
+
+/* Reads the events of `root` (a parsed Kineto document, owned by k from now on). On failure
+ * k is freed (the document too) and the message names `path` and the event (traceEvents[i]).
+ * Cost: O(events). */
+mt_status mt_kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
+                          mt_error *err);
+/* Frees the arrays and the document; k is zeroed. */
+void mt_kineto_free(kineto_data *k);
+
+#endif
