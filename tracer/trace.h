@@ -125,12 +125,16 @@ typedef struct trace_kernel {
 } trace_kernel;
 
 /* A host call that blocks until the device has caught up: cudaStreamSynchronize,
- * cudaDeviceSynchronize, cudaEventSynchronize, a synchronous cudaMemcpy (and the hip ones). */
+ * cudaDeviceSynchronize, cudaEventSynchronize, a synchronous cudaMemcpy (and the hip ones), a
+ * copy to pageable host memory, a copy whose timing shows it waited (tracer/ksync.h). */
 typedef struct trace_sync {
-    int64_t ts_ns, dur_ns;
+    int64_t ts_ns;
+    int64_t dur_ns;     /* how long it was blocked, from its start: the whole call, or up to the end
+                         * of the copy it made (the rest of the call is host work) */
     int32_t op;         /* the op whose host interval [cpu_start, next op's cpu_start) holds it,
                          * -1 when it comes before the first op */
     const char *name;
+    int32_t stream;     /* the stream it waits for (a copy's own), -1 every stream */
 } trace_sync;
 
 /* One of the trace's own collective calls: the outermost c10d::*, record_param_comms, nccl:* or

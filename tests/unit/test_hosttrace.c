@@ -5,7 +5,10 @@
  *    its bucket (c10d::allreduce_, 100 us of CPU time, launching an NCCL kernel), and a
  *    c10d::broadcast_ (30 us) is an op of its own. The AccumulateGrad op stays compute with its
  *    own kernel and its host time less the call's; what the broadcast op leaves (the host's
- *    20 us after it) goes to the op before it; issuing a collective costs the calls' mean. */
+ *    20 us after it) goes to the op before it; issuing a collective costs the calls' mean;
+ *  - pageable-d2h.json: .item() copies a result to pageable host memory while a 500 us kernel
+ *    runs; the cudaMemcpyAsync returns only after its copy (and the kernel before it): a
+ *    synchronisation point, not 510 us of host work, so a slower GPU delays the host too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,17 +39,21 @@ static trace *load(const char *name) {
     return t;
 }
 
-/* t simulated on `gpus` GPUs with the host model (the default for a Kineto GPU trace). */
-static mt_simrun run(const trace *t, int32_t gpus) {
+/* t simulated on `gpus` GPUs with the host model (the default for a Kineto GPU trace), the GPUs
+ * computing at `speed` (per rank; NULL: as traced). */
+static mt_simrun run_at(const trace *t, int32_t gpus, const double *speed) {
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
     cfg.plan.gpus = gpus;
+    cfg.sim.gpu_speed = speed;
     mt_simrun r;
     mt_error err = {0};
     assert_int_equal(mt_simrun_run(t, NULL, &cfg, &r, &err), MT_OK);
     assert_non_null(r.host);
     return r;
 }
+
+static mt_simrun run(const trace *t, int32_t gpus) { return run_at(t, gpus, NULL); }
 
 static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
     (void)state;
@@ -86,10 +93,37 @@ static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
     mt_trace_free(t);
 }
 
+static void a_copy_to_pageable_memory_waits_for_the_device(void **state) {
+    (void)state;
+    trace *t = load("pageable-d2h.json");
+    assert_int_equal(t->n_syncs, 1);
+    /* blocked from the call (45) to the end of its copy (527); the 28 us after it are host work */
+    assert_int_equal(t->syncs[0].ts_ns, US(45));
+    assert_int_equal(t->syncs[0].dur_ns, US(482));
+    assert_int_equal(t->syncs[0].op, 1);
+    mt_simrun r = run(t, 1);
+    /* the replay: gemm 25..525, the copy 525..527, the host back at 527 and at the add at 570,
+     * add 590..600: the traced wall */
+    assert_int_equal(r.host->ops[1].host_ps, PS(530 - 482));
+    assert_int_equal(r.res->step_ps, PS(600));
+    assert_int_equal(r.res->gpus[0].host_sync_ps, PS(527 - 45));
+    mt_simrun_free(&r);
+    /* a GPU twice as slow: gemm 25..1025, the copy 1025..1029, the host resumes at 1029, reaches
+     * the add's launch at 1029 + 43 + 10, the add runs 1092..1112 (as host work, the copy would
+     * have let the host launch at 580 and the step end at 1049) */
+    const double half = 0.5;
+    r = run_at(t, 1, &half);
+    assert_int_equal(r.res->step_ps, PS(1112));
+    assert_int_equal(r.res->gpus[0].compute_ps, PS(1024));
+    mt_simrun_free(&r);
+    mt_trace_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ddp_rank_keeps_the_host_time_around_its_collectives),
+        cmocka_unit_test(a_copy_to_pageable_memory_waits_for_the_device),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
