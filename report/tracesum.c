@@ -9,6 +9,18 @@
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
+/* Streams that ran compute kernels (kernels of no known stream count as one). */
+static int32_t compute_streams(const trace *t) {
+    int32_t n = 0, seen[64];
+    for (int32_t i = 0; i < t->n_kernels && n < 64; i++) {
+        if (t->kernels[i].comm) continue;
+        int32_t q = 0;
+        while (q < n && seen[q] != t->kernels[i].stream) q++;
+        if (q == n) seen[n++] = t->kernels[i].stream;
+    }
+    return n;
+}
+
 /* CPU time of the trace's own collective calls. */
 static int64_t coll_calls_ns(const trace *t) {
     int64_t ns = 0;
@@ -39,12 +51,15 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
         json_object_set_new(tm, mt_trace_phase_name((trace_phase)p), json_real(ms(t->phase_ns[p])));
     json_object_set_new(tm, "total", json_real(ms(total)));
     json_object_set_new(tm, "device_busy", json_real(ms(t->dev_union_ns)));
+    json_object_set_new(tm, "compute_busy", json_real(ms(t->compute_union_ns)));
     json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
     json_object_set_new(tm, "step_wall", json_real(ms(t->step_end_ns - t->step_start_ns)));
     json_object_set_new(tm, "host_wall", json_real(ms(t->host_end_ns - t->step_start_ns)));
     json_object_set_new(tm, "collective_calls", json_real(ms(coll_calls_ns(t))));
     json_object_set_new(o, "syncs", json_integer(t->n_syncs));
     json_object_set_new(o, "collective_calls", json_integer(t->n_colls));
+    json_object_set_new(o, "streams", json_integer(compute_streams(t)));
+    json_object_set_new(o, "stream_waits", json_integer(t->n_waits));
     json_object_set_new(o, "measured_step_ms", measured > 0 ? json_real(measured) : json_null());
     json_object_set_new(o, "time_ms", tm);
     json_object_set_new(o, "device_time_source",
@@ -100,8 +115,9 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int64_t wall = t->step_end_ns - t->step_start_ns;
     fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
     if (t->has_device_time && wall > 0)
-        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls)", 100.0 * (double)t->dev_union_ns / (double)wall,
-               ms(t->host_end_ns - t->step_start_ns), t->n_syncs);
+        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls; compute on %d stream%s, %d stream "
+               "wait%s)", 100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns),
+               t->n_syncs, compute_streams(t), compute_streams(t) == 1 ? "" : "s", t->n_waits, t->n_waits == 1 ? "" : "s");
     fprintf(out, "\n");
     if (measured > 0)
         fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "extrapolate/hostdev.h"
+#include "sim/busy.h"
 #include "sim/collexec.h"
 #include "util/u64map.h"
 #include "util/vec.h"
@@ -57,9 +59,13 @@ typedef struct vgpu {
     mt_time_ps wait_since, finish_ps, comp_start;
     mt_time_ps compute, comm, exposed, bubble;
     const mt_task *comp_task;
-    /* host model: the host thread's clock, and the task (pc) whose issue it already paid */
+    /* host model: the host thread's clock, and the task (pc) whose issue it already paid; the
+     * device's streams as the host fills them, and their busy time not yet accounted */
     mt_time_ps host, host_wait, host_sync;
     int32_t host_issued;
+    int8_t busy_oom;
+    mt_hostdev dev;
+    mt_busy busy;
 } vgpu;
 
 typedef struct cached_sched {
@@ -98,6 +104,7 @@ struct runner {
     int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
+    int64_t *dev_words;      /* host model: every GPU's streams and event slots */
     cached_sched *cache;
     int64_t n_cache, cap_cache;
     mt_u64map cache_idx;
@@ -158,7 +165,10 @@ static void ev_host_ready(void *ctx, uint64_t arg) {
     runner *r = ctx;
     vgpu *g = &r->g[arg];
     mt_time_ps now = mt_sched_now(r->sched);
-    g->host_wait += now - g->wait_since;
+    mt_time_ps busy = mt_busy_take(&g->busy, now); /* other streams ran meanwhile */
+    g->compute += busy;
+    g->host_wait += now - g->wait_since - busy;
+    g->dev.floor_ps = now;
     if (r->o.on_span)
         r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &r->p->stages[g->s].tasks[g->pc], g->wait_since, now);
     g->state = ST_RUN;
@@ -180,9 +190,12 @@ static int wait_for_host_issue(runner *r, vgpu *g, mt_time_ps now) {
 
 static void resume(runner *r, vgpu *g) {
     mt_time_ps now = mt_sched_now(r->sched);
+    mt_time_ps busy = mt_busy_take(&g->busy, now); /* other streams ran meanwhile */
     mt_time_ps dt = now - g->wait_since;
-    if (g->state == ST_WAIT_RECV) g->bubble += dt;
-    else g->exposed += dt;
+    g->compute += busy;
+    if (g->state == ST_WAIT_RECV) g->bubble += dt - busy;
+    else g->exposed += dt - busy;
+    g->dev.floor_ps = now; /* nothing the host launches from now on runs before */
     if (r->o.on_span && dt > 0) { /* a blocking collective has already moved the cursor past it */
         const mt_task *k = &r->p->stages[g->s].tasks[g->state == ST_WAIT_COLL ? g->pc - 1 : g->pc];
         r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_WAIT, k, g->wait_since, now);
@@ -403,54 +416,76 @@ static mt_time_ps compute_ps(const runner *r, const vgpu *g, const mt_stage_prog
     return mt_ps_sat(d / speed); /* a huge slowdown saturates; the engine refuses the event */
 }
 
+/* The GPU has run its program: on to the next step (returns 1), or done (0). Its step ends when
+ * its device (every stream) and its host thread are both done. */
+static int end_of_program(runner *r, vgpu *g, mt_time_ps now) {
+    mt_time_ps end = now;
+    if (r->o.host) {
+        if (mt_busy_end(&g->busy) > end) end = mt_busy_end(&g->busy);
+        if (g->host > end) end = g->host;
+    }
+    if (end > r->step_end[g->step]) r->step_end[g->step] = end;
+    if (g->step + 1 < r->steps) { /* the next step: the same program again */
+        g->step++;
+        g->pc = 0;
+        g->host_issued = -1; /* the host model's "task pc already issued" is per step */
+        if (r->o.host) g->host += r->o.host->head_ps; /* each step's host work before its first op */
+        return 1;
+    }
+    g->state = ST_DONE;
+    g->finish_ps = end;
+    if (end > now) { /* the compute stream is done; other streams or the host thread are not */
+        mt_time_ps busy = mt_busy_take(&g->busy, end);
+        g->compute += busy;
+        g->host_wait += end - now - busy;
+        if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &mt_host_tail_task, now, end);
+    }
+    return 0;
+}
+
+/* COMPUTE task k at now: with the host model its op is launched by the host and placed on the
+ * device's streams; the cursor goes on when its work on stream 0 ends. Returns 1 when an event
+ * was scheduled (the GPU waits for it), 0 when the cursor goes on at once. */
+static int run_compute(runner *r, vgpu *g, const mt_stage_program *sp, const mt_task *k, mt_time_ps now) {
+    mt_time_ps d = compute_ps(r, g, sp, k);
+    mt_time_ps end = now + d;
+    g->pc++;
+    if (r->o.host) { /* one op per task: the host launches it, the device runs it */
+        mt_time_ps sync = 0;
+        end = mt_hostdev_run_op(&g->dev, sp->items[k->item_first].op, d, now, &g->host, &sync, &d);
+        g->host_sync += sync;
+        if (g->busy_oom) {
+            fail(r, MT_ENOMEM, "out of memory recording device time");
+            return 1;
+        }
+        mt_time_ps busy = mt_busy_take(&g->busy, end); /* d on stream 0, and what others ran then */
+        g->compute += busy;
+        g->host_wait += end - now - busy;
+        if (end - d > now && r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, k, now, end - d);
+        if (end <= now) return 0;
+    } else {
+        if (d <= 0) return 0;
+        g->compute += d;
+    }
+    g->comp_task = d > 0 ? k : NULL;
+    g->comp_start = end - d;
+    if (!mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank)) fail(r, MT_ENOMEM, "out of memory scheduling compute");
+    return 1;
+}
+
 static void advance(runner *r, vgpu *g) {
     const mt_stage_program *sp = &r->p->stages[g->s];
     while (!r->failed) {
         mt_time_ps now = mt_sched_now(r->sched);
         if (g->pc >= sp->n_tasks) {
-            mt_time_ps step_end = r->o.host && g->host > now ? g->host : now;
-            if (step_end > r->step_end[g->step]) r->step_end[g->step] = step_end;
-            if (g->step + 1 < r->steps) { /* the next step: the same program again */
-                g->step++;
-                g->pc = 0;
-                g->host_issued = -1; /* the host model's "task pc already issued" is per step */
-                if (r->o.host) g->host += r->o.host->head_ps; /* each step's host work before its first op */
-                continue;
-            }
-            g->state = ST_DONE;
-            g->finish_ps = now;
-            if (r->o.host && g->host > now) { /* the device is done; the host thread is not */
-                g->host_wait += g->host - now;
-                g->finish_ps = g->host;
-                if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &mt_host_tail_task, now, g->host);
-            }
+            if (end_of_program(r, g, now)) continue;
             return;
         }
         const mt_task *k = &sp->tasks[g->pc];
         switch (k->kind) {
-        case MT_TASK_COMPUTE: {
-            mt_time_ps d = compute_ps(r, g, sp, k);
-            mt_time_ps end = now + d;
-            g->pc++;
-            if (r->o.host) { /* one op per task: the host launches it, the device runs it */
-                mt_time_ps sync = 0;
-                end = mt_hostmodel_run_op(r->o.host, sp->items[k->item_first].op, d, now, &g->host, &sync);
-                g->host_sync += sync;
-                if (end - d > now) {
-                    g->host_wait += end - d - now;
-                    if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, k, now, end - d);
-                }
-                if (end <= now) break;
-            } else if (d <= 0) {
-                break;
-            }
-            g->compute += d;
-            g->comp_task = d > 0 ? k : NULL;
-            g->comp_start = end - d;
-            if (!mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank))
-                fail(r, MT_ENOMEM, "out of memory scheduling compute");
-            return;
-        }
+        case MT_TASK_COMPUTE:
+            if (run_compute(r, g, sp, k, now)) return;
+            break;
         case MT_TASK_COLL:
             if (wait_for_host_issue(r, g, now)) return;
             if (!issue_coll(r, g, k)) return;
@@ -568,10 +603,19 @@ static void free_runner(runner *r) {
     for (int64_t i = 0; i < r->n_cache; i++) mt_coll_free(r->cache[i].s);
     free(r->cache);
     mt_u64map_destroy(&r->cache_idx);
+    for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
+    free(r->dev_words);
     free(r->g);
     free(r->arrived);
     free(r->step_end);
     free(r->layer_comm);
+}
+
+/* Host model: a busy span of the GPU's device, to be accounted when the cursor passes it. */
+static void on_busy(void *ctx, int32_t stream, int64_t start_ps, int64_t end_ps) {
+    (void)stream;
+    vgpu *g = ctx;
+    if (!mt_busy_add(&g->busy, start_ps, end_ps)) g->busy_oom = 1;
 }
 
 /* Allocates the runner's state for program p on net: per-GPU state, groups (TP group (d, s) holds t
@@ -613,11 +657,17 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     if (!r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm || !r->groups[0] || !r->groups[1] ||
         !r->members[0] || !r->members[1] || !r->member_ep[0] || !r->member_ep[1])
         return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
+    if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
     for (int32_t i = 0; i < r->N; i++) {
         vgpu *g = &r->g[i];
         g->rank = i;
         g->host_issued = -1;
-        if (r->o.host) g->host = r->o.host->head_ps;
+        if (r->o.host) {
+            g->host = r->o.host->head_ps;
+            mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
+        }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         int32_t tg = g->d * r->P + g->s, dg = g->s * r->T + g->t;
         r->members[MT_GROUP_TP][tg * r->T + g->t] = i;

@@ -11,7 +11,9 @@
  *
  * Per GPU the step time splits exactly into
  *   compute + host wait + exposed communication + bubble + idle = step time
- * where host wait is device time waiting for the host to launch work (host model only),
+ * where compute is device busy time (with the host model, the union of the work on the GPU's
+ * streams: sim/busy.h), host wait is device time waiting for the host to launch work (host
+ * model only),
  * exposed communication is compute-stream time spent waiting on collectives (blocking
  * ones, or the optimizer's wait for DDP buckets), bubble is time waiting for another stage's
  * activations or gradients, and idle is the tail after the GPU finished while others ran.

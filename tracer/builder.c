@@ -188,12 +188,17 @@ static void device_times(trace *t, int64_t *scratch) {
         o->dev_start_ns = lo;
         o->dev_end_ns = hi;
     }
-    for (int32_t j = 0; j < t->n_kernels; j++) {
-        scratch[2 * j] = t->kernels[j].start_ns;
-        scratch[2 * j + 1] = t->kernels[j].start_ns + t->kernels[j].dur_ns;
+    for (int pass = 0; pass < 2; pass++) { /* every kernel, then the compute ones */
+        int32_t n = 0;
+        for (int32_t j = 0; j < t->n_kernels; j++) {
+            if (pass && t->kernels[j].comm) continue;
+            scratch[2 * n] = t->kernels[j].start_ns;
+            scratch[2 * n + 1] = t->kernels[j].start_ns + t->kernels[j].dur_ns;
+            n++;
+        }
+        if (n > 0) qsort(scratch, (size_t)n, 2 * sizeof *scratch, cmp_i64);
+        *(pass ? &t->compute_union_ns : &t->dev_union_ns) = t->has_device_time ? union_len(scratch, n) : 0;
     }
-    if (t->n_kernels > 0) qsort(scratch, (size_t)t->n_kernels, 2 * sizeof *scratch, cmp_i64);
-    t->dev_union_ns = t->has_device_time ? union_len(scratch, t->n_kernels) : 0;
 }
 
 static void assign_roles(trace *t) {

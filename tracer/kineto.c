@@ -89,12 +89,13 @@ void mt_kineto_free(kineto_data *k) {
     free(k->rt);
     free(k->gpu);
     free(k->mod);
+    free(k->sync);
     memset(k, 0, sizeof *k);
 }
 
 /* ---- events by category ----------------------------------------------------------------- */
 
-typedef enum { CAT_HOST_OP, CAT_ANNOTATION, CAT_RUNTIME, CAT_GPU, CAT_PYTHON } cat_kind;
+typedef enum { CAT_HOST_OP, CAT_ANNOTATION, CAT_RUNTIME, CAT_GPU, CAT_PYTHON, CAT_SYNC } cat_kind;
 
 static const struct {
     const char *cat;
@@ -106,7 +107,7 @@ static const struct {
     {"cuda_runtime", CAT_RUNTIME, TRACE_KERNEL},  {"cuda_driver", CAT_RUNTIME, TRACE_KERNEL},
     {"hip_runtime", CAT_RUNTIME, TRACE_KERNEL},   {"kernel", CAT_GPU, TRACE_KERNEL},
     {"gpu_memcpy", CAT_GPU, TRACE_MEMCPY},        {"gpu_memset", CAT_GPU, TRACE_MEMSET},
-    {"python_function", CAT_PYTHON, TRACE_KERNEL},
+    {"python_function", CAT_PYTHON, TRACE_KERNEL}, {"cuda_sync", CAT_SYNC, TRACE_KERNEL},
 };
 
 #define MODULE_PREFIX "nn.Module: "
@@ -169,6 +170,28 @@ static mt_status add_module(kineto_data *k, trace_strpool *pool, const xev *x) {
     m->ts_ns = x->ts_ns;
     m->dur_ns = x->dur_ns;
     return m->name ? MT_OK : MT_ENOMEM;
+}
+
+/* A stream id from args[key]: -1 when absent, negative or not a 32-bit id (CUPTI writes
+ * 4294967295 for "none"). */
+static int32_t stream_arg(json_t *args, const char *key) {
+    int64_t v = int_arg(args, key, -1);
+    return v >= 0 && v < INT32_MAX ? (int32_t)v : -1;
+}
+
+static mt_status add_sync(kineto_data *k, const xev *x) {
+    static const struct { const char *name; ksync_kind kind; } kinds[] = {
+        {"Stream Wait Event", KSYNC_WAIT_EVENT}, {"Stream Sync", KSYNC_STREAM},
+        {"Event Sync", KSYNC_EVENT}, {"Context Sync", KSYNC_CONTEXT}};
+    size_t i = 0, n = sizeof kinds / sizeof *kinds;
+    while (i < n && strcmp(x->name, kinds[i].name)) i++;
+    if (i == n) return MT_OK;
+    if (mt_vec_reserve(&k->sync, &k->cap_sync, k->n_sync + 1)) return MT_ENOMEM;
+    k->sync[k->n_sync++] = (ksyncev){int_arg(x->args, "correlation", -1),
+                                     int_arg(x->args, "wait_on_cuda_event_record_corr_id", -1),
+                                     stream_arg(x->args, "stream"), stream_arg(x->args, "wait_on_stream"),
+                                     kinds[i].kind};
+    return MT_OK;
 }
 
 /* ---- parsing ---------------------------------------------------------------------------- */
@@ -234,7 +257,7 @@ static mt_status event_fields(const char *path, size_t i, json_t *e, int64_t bas
 static mt_status read_event(const char *path, size_t i, json_t *e, trace_strpool *pool, kineto_data *k,
                             mt_error *err) {
     xev x = {0};
-    const char *cat;
+    const char *cat = NULL;
     MT_CHECK(event_fields(path, i, e, k->base_us, &x, &cat, err));
     size_t c = 0, n = sizeof categories / sizeof *categories;
     while (cat && c < n && strcmp(cat, categories[c].cat)) c++;
@@ -249,6 +272,7 @@ static mt_status read_event(const char *path, size_t i, json_t *e, trace_strpool
     case CAT_RUNTIME: rc = add_runtime(k, pool, &x); break;
     case CAT_GPU: rc = add_gpu(k, pool, &x, categories[c].gpu); break;
     case CAT_PYTHON: rc = add_module(k, pool, &x); break;
+    case CAT_SYNC: rc = add_sync(k, &x); break;
     }
     return rc == MT_OK ? MT_OK : mt_fail(err, MT_ENOMEM, "%s: out of memory reading Kineto events", path);
 }

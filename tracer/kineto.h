@@ -2,6 +2,7 @@
  *
  * Keeps cpu_op and user_annotation events (host ops and regions), cuda_runtime/cuda_driver
  * calls (launches, with correlation ids), kernel/gpu_memcpy/gpu_memset events (device work),
+ * cuda_sync events (which stream a stream wait or a synchronisation waited for, PyTorch >= 2.3),
  * python_function events that are nn.Module calls (layers) and deviceProperties.
  * Invariant after mt_kineto_parse: every name is interned in the trace's pool; times are int64
  * ns relative to base_us; kev.args borrow from root, which kineto_data owns (mt_kineto_free);
@@ -42,6 +43,16 @@ typedef struct kgpu {          /* a kernel / gpu_memcpy / gpu_memset event */
     const char *name;
 } kgpu;
 
+typedef enum { KSYNC_WAIT_EVENT = 0, KSYNC_STREAM, KSYNC_EVENT, KSYNC_CONTEXT } ksync_kind;
+
+typedef struct ksyncev {       /* a cuda_sync event: what a runtime call (correlation) waited for */
+    int64_t correlation;       /* of the cudaStreamWaitEvent / cudaStreamSynchronize / ... call */
+    int64_t rec_correlation;   /* of the cudaEventRecord waited for, -1 */
+    int32_t stream;            /* the waiting stream (Stream Wait Event) or the synchronised one, -1 */
+    int32_t on_stream;         /* the stream of the event waited for, -1 */
+    ksync_kind kind;
+} ksyncev;
+
 typedef struct kmod {          /* a python_function event that is an nn.Module call */
     const char *name;
     int64_t tid, ts_ns, dur_ns;
@@ -53,6 +64,7 @@ typedef struct kineto_data {
     krt *rt;     int64_t n_rt, cap_rt;
     kgpu *gpu;   int64_t n_gpu, cap_gpu;
     kmod *mod;   int64_t n_mod, cap_mod;
+    ksyncev *sync; int64_t n_sync, cap_sync;
     const char *device_name;
     int64_t device_mem;
     int64_t base_us;           /* subtracted from every ts */

@@ -45,6 +45,7 @@ void mt_trace_free(trace *t) {
     free(t->layers);
     free(t->syncs);
     free(t->colls);
+    free(t->waits);
     mt_strpool_free(t->pool);
     free(t);
 }

@@ -137,6 +137,18 @@ typedef struct trace_sync {
     int32_t stream;     /* the stream it waits for (a copy's own), -1 every stream */
 } trace_sync;
 
+/* A wait of one stream for another that the trace records (cudaEventRecord on on_stream, then
+ * cudaStreamWaitEvent on stream; torch's wait_stream): the device work launched on `stream` after
+ * the wait call cannot start before the work launched on `on_stream` before the record call has
+ * finished (tracer/ksync.h). */
+typedef struct trace_wait {
+    int64_t ts_ns;      /* the cudaStreamWaitEvent call */
+    int64_t rec_ns;     /* the cudaEventRecord call waited for (<= ts_ns) */
+    int32_t stream;     /* the waiting stream */
+    int32_t on_stream;  /* the stream waited for */
+    int32_t op, rec_op; /* the ops whose host intervals hold the calls, -1 before the first op */
+} trace_wait;
+
 /* One of the trace's own collective calls: the outermost c10d::*, record_param_comms, nccl:* or
  * gloo:* event of a nest, on the host. Its CPU time is what issuing the collective cost (the
  * enqueue: argument checks, stream waits, the NCCL launch), which the extrapolator pays again
@@ -227,6 +239,7 @@ typedef struct trace {
     trace_layer *layers;     int32_t n_layers;
     trace_sync *syncs;       int32_t n_syncs;   /* sorted by ts_ns */
     trace_coll *colls;       int32_t n_colls;   /* sorted by ts_ns */
+    trace_wait *waits;       int32_t n_waits;   /* sorted by ts_ns */
 
     int64_t step_start_ns, step_end_ns;   /* wall span of the step: from its start (step window
                                            * or first op) to the later of its host end and its
@@ -234,6 +247,7 @@ typedef struct trace {
     int64_t host_end_ns;                  /* the step's host end: the step window's end, else the
                                            * last op's CPU end */
     int64_t dev_union_ns;                 /* union of all kernel intervals of the step */
+    int64_t compute_union_ns;             /* union of its compute (not communication) kernels */
     int64_t phase_ns[TRACE_PHASE_COUNT];  /* sum of op dev_ns per phase */
     int64_t comm_ns;                      /* device time of communication kernels (sum of comm_dev_ns) */
     int64_t param_count;

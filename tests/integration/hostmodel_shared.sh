@@ -65,6 +65,24 @@ if len(sim_ms) == 7:
     c.check("resnet steps 2-8: the loop's pace (third of 3 steps) within 3% of the traced step period",
             rel(sum(sim_ms), sum(period_ms)) < 0.03, (sum(sim_ms) / 7, sum(period_ms) / 7))
 
+# two streams with cuda_sync stream waits (AlexNet on an A100, cuDNN's FFT convolutions on a
+# second stream): the replay keeps the wall, compute is the union over the streams
+alex = f"{shared}/kineto-only/alexnet-a100.json.gz"
+rc, out, _ = c.run("inspect", alex, "--json")
+d = c.sim(alex, "--gpus", 1)
+if rc == 0 and d:
+    i = json.loads(out)
+    c.check("alexnet: 2 streams, 20 stream waits", (i["streams"], i["stream_waits"]) == (2, 20), i)
+    c.check("alexnet: one GPU within 3% of the traced wall", rel(d["step_ms"], d["host"]["traced_wall_ms"]) < 0.03,
+            (d["step_ms"], d["host"]["traced_wall_ms"]))
+    c.check("alexnet: compute is the traced union of compute kernels (0.1%)",
+            rel(d["gpus"][0]["compute_ms"], i["time_ms"]["compute_busy"]) < 1e-3,
+            (d["gpus"][0]["compute_ms"], i["time_ms"]["compute_busy"]))
+    c.check_breakdown("alexnet N=1", d)
+d = c.sim(alex, "--gpus", 4)
+if d:
+    c.check_breakdown("alexnet N=4", d)
+
 # multi-GPU plans with the host model: identity, and host time adds to a launch-bound step
 lin = f"{shared}/param-linear-rtx2080ti"
 vgg = f"{shared}/triosim-vgg13-h100-bs512"

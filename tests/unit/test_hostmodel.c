@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/hostdev.h"
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
@@ -157,8 +158,11 @@ static void tiny_kernels_are_host_bound(void **state) {
     assert_int_equal(mt_hostmodel_build(t, &hm, NULL), MT_OK);
     mt_hostmodel_scale(hm, 0.5);
     assert_int_equal(hm->host_total_ps, PS(500));
-    int64_t host = PS(495), dev = 0;
-    assert_int_equal(mt_hostmodel_run_op(hm, 99, PS(1), PS(490), &host, &dev), PS(505));
+    int64_t host = PS(495), dev = 0, words[2] = {0};
+    mt_hostdev hd;
+    assert_int_equal(mt_hostdev_words(hm), 1); /* one stream, no stream waits */
+    mt_hostdev_init(&hd, hm, words, NULL, NULL);
+    assert_int_equal(mt_hostdev_run_op(&hd, 99, PS(1), PS(490), &host, &dev, NULL), PS(505));
     assert_int_equal(host, PS(500));
     mt_hostmodel_free(hm);
     /* three steps: the host's 1000 us per step sets the pace, each step ends 1000 us later */
@@ -212,8 +216,10 @@ static void a_sync_serialises_host_and_device(void **state) {
     /* the direct call agrees: op 5 alone on a device busy until 6007 with the host at 50 */
     mt_hostmodel *hm;
     assert_int_equal(mt_hostmodel_build(t, &hm, NULL), MT_OK);
-    int64_t host = PS(50), wait = 0;
-    int64_t end = mt_hostmodel_run_op(hm, 5, PS(1000), PS(5007), &host, &wait);
+    int64_t host = PS(50), wait = 0, words[1] = {0};
+    mt_hostdev hd;
+    mt_hostdev_init(&hd, hm, words, NULL, NULL);
+    int64_t end = mt_hostdev_run_op(&hd, 5, PS(1000), PS(5007), &host, &wait, NULL);
     assert_int_equal(end, PS(6007));
     assert_int_equal(wait, PS(6007 - 55));
     assert_int_equal(host, PS(6007 + 5));

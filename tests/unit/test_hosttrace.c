@@ -8,7 +8,13 @@
  *    20 us after it) goes to the op before it; issuing a collective costs the calls' mean;
  *  - pageable-d2h.json: .item() copies a result to pageable host memory while a 500 us kernel
  *    runs; the cudaMemcpyAsync returns only after its copy (and the kernel before it): a
- *    synchronisation point, not 510 us of host work, so a slower GPU delays the host too. */
+ *    synchronisation point, not 510 us of host work, so a slower GPU delays the host too;
+ *  - streams.json: a 200 us gemm on stream 7; stream 20 waits for it (cudaEventRecord +
+ *    cudaStreamWaitEvent, with PyTorch's cuda_sync events) and runs 100 us while stream 7 runs a
+ *    50 us kernel; stream 7 then waits for stream 20 before a 20 us kernel. The streams overlap
+ *    as traced (step 345 us, compute 320 us: the union) instead of queueing one after the other
+ *    (395 us, 370 us); streams-nosync.json, the same without cuda_sync events, gives the same
+ *    from its cudaStreamWaitEvent calls alone. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,6 +61,13 @@ static mt_simrun run_at(const trace *t, int32_t gpus, const double *speed) {
 
 static mt_simrun run(const trace *t, int32_t gpus) { return run_at(t, gpus, NULL); }
 
+/* GPU 0's step, compute and host wait (the identity's other parts are 0 on one GPU). */
+static void expect(const mt_simrun *r, int64_t step_ps, int64_t compute_ps, int64_t host_wait_ps) {
+    assert_int_equal(r->res->step_ps, step_ps);
+    assert_int_equal(r->res->gpus[0].compute_ps, compute_ps);
+    assert_int_equal(r->res->gpus[0].host_wait_ps, host_wait_ps);
+}
+
 static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
     (void)state;
     trace *t = load("ddp-rank.json");
@@ -86,9 +99,7 @@ static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
     assert_int_equal(h->host_total_ps, PS(470));
     /* one GPU, no collectives: gemm 30..130 (host at 70), gemm_bwd 130..230 (host at 170),
      * add 230..240 (host at 290), foreach launched at 300, runs 310..320, host ends at 470 */
-    assert_int_equal(r.res->step_ps, PS(470));
-    assert_int_equal(r.res->gpus[0].compute_ps, PS(220));
-    assert_int_equal(r.res->gpus[0].host_wait_ps, PS(250));
+    expect(&r, PS(470), PS(220), PS(250));
     mt_simrun_free(&r);
     mt_trace_free(t);
 }
@@ -119,11 +130,52 @@ static void a_copy_to_pageable_memory_waits_for_the_device(void **state) {
     mt_trace_free(t);
 }
 
+/* streams.json or streams-nosync.json: see the top of the file. */
+static void two_streams_overlap_as_traced(const char *fixture) {
+    trace *t = load(fixture);
+    assert_int_equal(t->n_waits, 2);
+    assert_int_equal(t->waits[0].stream, 20);
+    assert_int_equal(t->waits[0].on_stream, 7);
+    assert_int_equal(t->waits[0].op, 1);
+    assert_int_equal(t->waits[1].stream, 7);
+    assert_int_equal(t->waits[1].on_stream, 20);
+    assert_int_equal(t->waits[1].op, 3);
+    assert_int_equal(t->compute_union_ns, US(320));
+    mt_simrun r = run(t, 1);
+    const mt_hostmodel *h = r.host;
+    assert_int_equal(h->n_streams, 2);
+    assert_int_equal(h->stream_id[0], 7); /* the busiest */
+    assert_int_equal(h->stream_id[1], 20);
+    assert_int_equal(h->n_slots, 2);
+    /* gemm 25..225; side 225..325 (it waits for the gemm); mul 225..275 beside it; sum waits
+     * for side: 325..345; the host ends at 340 */
+    expect(&r, PS(345), PS(320), PS(25));
+    mt_simrun_free(&r);
+    /* twice as slow: gemm 25..425, side 425..625 beside mul 425..525, sum 625..665 */
+    const double half = 0.5;
+    r = run_at(t, 1, &half);
+    expect(&r, PS(665), PS(640), PS(25));
+    mt_simrun_free(&r);
+    mt_trace_free(t);
+}
+
+static void streams_overlap_with_cuda_sync_events(void **state) {
+    (void)state;
+    two_streams_overlap_as_traced("streams.json");
+}
+
+static void streams_overlap_with_wait_calls_alone(void **state) {
+    (void)state;
+    two_streams_overlap_as_traced("streams-nosync.json");
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ddp_rank_keeps_the_host_time_around_its_collectives),
         cmocka_unit_test(a_copy_to_pageable_memory_waits_for_the_device),
+        cmocka_unit_test(streams_overlap_with_cuda_sync_events),
+        cmocka_unit_test(streams_overlap_with_wait_calls_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
