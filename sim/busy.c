@@ -28,10 +28,10 @@ int mt_busy_add(mt_busy *b, mt_time_ps s, mt_time_ps e) {
             b->span = p;
             b->cap = cap;
         }
-        memmove(b->span + 2 * (i + 1), b->span + 2 * i, (size_t)(b->n - i) * 2 * sizeof *b->span);
+        if (i < b->n) memmove(b->span + 2 * (i + 1), b->span + 2 * i, (size_t)(b->n - i) * 2 * sizeof *b->span);
         b->n++;
     } else if (j > i + 1) { /* spans i+1 .. j-1 fold into i */
-        memmove(b->span + 2 * (i + 1), b->span + 2 * j, (size_t)(b->n - j) * 2 * sizeof *b->span);
+        if (j < b->n) memmove(b->span + 2 * (i + 1), b->span + 2 * j, (size_t)(b->n - j) * 2 * sizeof *b->span);
         b->n -= j - i - 1;
     }
     b->span[2 * i] = s;
@@ -51,7 +51,7 @@ mt_time_ps mt_busy_take(mt_busy *b, mt_time_ps t) {
             break;
         }
     }
-    memmove(b->span, b->span + 2 * i, (size_t)(b->n - i) * 2 * sizeof *b->span);
+    if (i > 0 && i < b->n) memmove(b->span, b->span + 2 * i, (size_t)(b->n - i) * 2 * sizeof *b->span);
     b->n -= i;
     b->acct = t;
     return busy;

@@ -12,6 +12,8 @@
 static void spans_merge_and_are_taken_once(void **state) {
     (void)state;
     mt_busy b = {0};
+    assert_int_equal(mt_busy_take(&b, 5), 0); /* nothing yet (no array) */
+    assert_int_equal(b.acct, 5);
     assert_true(mt_busy_add(&b, 30, 40));
     assert_true(mt_busy_add(&b, 10, 20));
     assert_true(mt_busy_add(&b, 15, 35)); /* joins both: [10, 40) */
