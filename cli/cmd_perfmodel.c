@@ -138,6 +138,7 @@ static mt_status predict(pm_cli *c, mt_error *err) {
     if (c->n_inputs > 1) return mt_fail(err, MT_EINVAL, "predict takes one TRACE");
     mt_prediction p;
     MT_CHECK(mt_run_predict(c->inputs[0], &c->o, c->batch, c->factor, c->tp, &p, err));
+    mt_cli_warn_trace("perfmodel", p.t);
     mt_cli_warn("perfmodel", p.view.warning);
     if (c->as_json) mt_cli_print_json(mt_perfreport_prediction_json(&p.view));
     else mt_perfreport_prediction(stdout, &p.view);

@@ -108,6 +108,7 @@ int cmd_simulate(int argc, char **argv) {
     }
     print(&sim, &rc, &in, &c);
     /* warnings only once everything succeeded: a failing run's stderr is its one error line */
+    mt_cli_warn_trace("simulate", in.t);
     mt_cli_warn("simulate", mt_perfmodel_warning(in.pm));
     char msg[256];
     if (mt_simulation_mem_warning(&sim, msg, sizeof msg)) mt_cli_warn("simulate", msg);

@@ -25,6 +25,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "steps_in_trace", json_integer(t->n_steps));
     json_object_set_new(o, "ops", json_integer(t->n_ops));
     json_object_set_new(o, "kernels", json_integer(t->n_kernels));
+    json_object_set_new(o, "kernels_left_out", json_integer(t->n_kernels_left_out));
     json_object_set_new(o, "layers", json_integer(t->n_layers));
     json_object_set_new(o, "tensors", json_integer(t->n_tensors));
     json_t *tm = json_object();
@@ -79,8 +80,12 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
     fprintf(out, "batch      %ld\n", (long)t->batch_size);
     fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));
-    fprintf(out, "ops        %d outermost, %d kernels, %d layers, %d tensors\n", t->n_ops, t->n_kernels,
-           t->n_layers, t->n_tensors);
+    fprintf(out, "ops        %d outermost, %d kernel%s", t->n_ops, t->n_kernels, mt_plural(t->n_kernels));
+    if (t->n_kernels_left_out > 0)
+        fprintf(out, " (+%lld left out: no op launched %s)", (long long)t->n_kernels_left_out,
+                t->n_kernels_left_out == 1 ? "it" : "them");
+    fprintf(out, ", %d layer%s, %d tensor%s\n", t->n_layers, mt_plural(t->n_layers), t->n_tensors,
+            mt_plural(t->n_tensors));
     fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
         fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),

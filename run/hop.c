@@ -68,6 +68,7 @@ typedef struct hop_run {
     int nk;
     double compute_ns, bytes;
     double *slow;            /* the current group's */
+    char warning[512];       /* the trace's, "" none */
 } hop_run;
 
 /* One run: graph g, b backups, the current slowdowns; its all-done and mean-done times. */
@@ -115,6 +116,7 @@ static mt_status load_work(const mt_hop_config *c, hop_run *r, mt_error *err) {
     mt_trace_load_opts_init(&to);
     mt_status rc = c->n_paths > 0 ? mt_trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;
     if (rc == MT_OK && t && c->compute_ns <= 0) rc = mt_trace_check_timed(t, err);
+    if (rc == MT_OK && t) mt_trace_warning(t, r->warning, sizeof r->warning);
     if (rc == MT_OK) {
         r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)mt_trace_total_dev_ns(t);
         r->bytes = c->model_bytes > 0 ? c->model_bytes : (t ? t->param_bytes : 0);
@@ -169,6 +171,7 @@ mt_status mt_run_hop(const mt_hop_config *c, mt_hop_table *out, mt_error *err) {
     if (rc == MT_OK) {
         out->compute_ms = r.compute_ns / 1e6;
         out->update_bytes = r.bytes;
+        memcpy(out->warning, r.warning, sizeof out->warning);
         mt_netcfg_spec(&c->net, c->workers, out->topology, sizeof out->topology);
         for (int k = 0; k < r.nk; k++) out->graphs[out->n_graphs++] = mt_graph_kind_name(r.kinds[k]);
         rc = run_groups(c, &r, out, err);

@@ -22,6 +22,7 @@
 #ifndef MT_TRACER_TRACE_H
 #define MT_TRACER_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/err.h"
@@ -200,6 +201,9 @@ typedef struct trace {
 
     trace_op *ops;           int32_t n_ops;
     trace_kernel *kernels;   int32_t n_kernels;
+    int64_t n_kernels_left_out;      /* GPU kernels of the step no op owns (their launch matches no
+                                      * op): not in kernels[] nor in any time; a load refuses a step
+                                      * where they outnumber the attached ones (mt_trace_warning) */
     trace_tensor *tensors;   int32_t n_tensors;
     trace_tref *trefs;       int32_t n_trefs;
     int64_t *dims;           int32_t n_dims;
@@ -236,6 +240,10 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
                      trace **out, mt_error *err);
 
 void mt_trace_free(trace *t);
+
+/* A warning about a loaded trace that is usable but not whole (GPU kernels no operator owns),
+ * into buf naming the file; 0 and "" when there is none. */
+int mt_trace_warning(const trace *t, char *buf, size_t len);
 
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without

@@ -29,4 +29,7 @@ char *mt_fmt_bytes(double bytes, char *buf, int len);
 char *mt_fmt_bandwidth(double Bps, char *buf, int len);
 char *mt_fmt_time_ns(double ns, char *buf, int len);
 
+/* "s" unless n is 1, for counts in messages: printf("%d GPU%s", n, mt_plural(n)). */
+static inline const char *mt_plural(int64_t n) { return n == 1 ? "" : "s"; }
+
 #endif

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Integration: "numbers you can trust". An input that would give a silently wrong number is
+# refused (exit 2, one stderr line naming the file and the event, or the flag, and what to do), or,
+# when it is usable, warned about on stderr once the command succeeded:
+#  1. a Kineto event with a negative or non-numeric dur (was clamped to 0: VGG13 62.8 ms, not 346.6);
+#  2. GPU kernels that no operator owns (were dropped: CPU times, or part of the device time);
+#  3. two traces of different formats in one call (one was ignored);
+# Inputs are damaged copies of tests/fixtures/small (always present) and, when ../shared/traces is
+# there, of the VGG13 H100 trace.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+exec python3 - "$bin" "$root" "$(dirname "$0")" <<'EOF'
+import copy, gzip, json, os, shutil, sys, tempfile
+sys.path.insert(0, sys.argv[3])
+from simcheck import Checker
+
+bin_, root = sys.argv[1:3]
+c = Checker(bin_)
+small = f"{root}/tests/fixtures/small"
+shared = os.environ.get("MT_SHARED_TRACES", f"{root}/../shared/traces")
+vgg = f"{shared}/triosim-vgg13-h100-bs512"
+tmp = tempfile.mkdtemp(prefix="mitosis-trust.")
+
+
+def load_kineto(d):
+    p = f"{d}/kineto.json.gz" if os.path.exists(f"{d}/kineto.json.gz") else f"{d}/kineto.json"
+    raw = open(p, "rb").read()
+    return json.loads(gzip.decompress(raw) if p.endswith(".gz") else raw)
+
+
+def damaged(src, name, change):
+    """A copy of trace folder src as tmp/name whose Kineto events went through change(events)."""
+    d = f"{tmp}/{name}"
+    os.makedirs(d)
+    doc = load_kineto(src)
+    change(doc["traceEvents"])
+    with open(f"{d}/kineto.json", "w") as f:
+        json.dump(doc, f)
+    for et in ("et.json", "et.json.gz"):
+        if os.path.exists(f"{src}/{et}"):
+            shutil.copy(f"{src}/{et}", d)
+    return d
+
+
+def one_line(name, args, want, code=2):
+    """Exit `code`, empty stdout, exactly one stderr line holding every string of want."""
+    rc, out, err = c.run(*args)
+    lines = err.splitlines()
+    c.check(f"{name}: exit {code}, nothing on stdout, one stderr line naming {want}",
+            rc == code and out == "" and len(lines) == 1 and all(w in err for w in want),
+            f"exit {rc}, stdout {out[:200]!r}, stderr {err!r}")
+
+
+def idx(events, cat, k=0):
+    """Index of the k-th event of category cat."""
+    return [i for i, e in enumerate(events) if e.get("cat") == cat][k]
+
+
+# ---- 1. damaged durations -------------------------------------------------------------------
+def set_dur(cat, k, value):
+    def change(ev):
+        ev[idx(ev, cat, k)]["dur"] = value
+    return change
+
+
+ev = load_kineto(small)["traceEvents"]
+for cat, k, value, why in (("kernel", 2, -100, "is negative (-100 us)"), ("cpu_op", 0, "NaN", "is not a number"),
+                           ("cuda_runtime", 1, 1e300, "is longer than 11 days"), ("kernel", 0, None, "is not a number")):
+    d = damaged(small, f"dur-{cat}-{k}-{value}", set_dur(cat, k, value))
+    i = idx(ev, cat, k)
+    want = [f"{d}/kineto.json", f"traceEvents[{i}].dur {why}", f'event "{ev[i]["name"]}"', f"cat {cat}",
+            f"ts {ev[i]['ts']} us", "re-record"]
+    for cmd in (["simulate", d, "--gpus", 1], ["inspect", d], ["compare", d, "--gpus", 2]):
+        one_line(f"{cmd[0]}, {cat} dur {value!r}", cmd, want)
+# an event mitosis does not read may keep its odd dur
+d = damaged(small, "dur-unread", lambda ev: ev.append({"ph": "X", "cat": "gpu_user_annotation", "name": "x",
+                                                      "pid": 0, "tid": 7, "ts": 1000001, "dur": -5}))
+rc, _, err = c.run("simulate", d, "--gpus", 1)
+c.check("a negative dur on an event of a category mitosis ignores is no error", rc == 0, err)
+if os.path.isdir(vgg):  # the issue's case: some kernels negative gave 62.8 ms instead of 346.6 ms, exit 0
+    def neg_kernels(ev):
+        for k in (5, 6, 7):
+            e = ev[idx(ev, "kernel", k)]
+            e["dur"] = -e["dur"]
+    d = damaged(vgg, "vgg13-negative", neg_kernels)
+    one_line("VGG13 with negative kernel durations", ["simulate", d, "--gpus", 1],
+             ["kineto.json: traceEvents[", "].dur is negative", "cat kernel"])
+else:
+    print(f"skip: {vgg} absent (VGG13 cases)")
+
+# ---- 2. kernels no op owns ------------------------------------------------------------------
+def no_correlation(ev):
+    for e in ev:
+        if e.get("cat") == "cuda_runtime":
+            e["args"].pop("correlation")
+
+
+d = damaged(small, "no-correlation", no_correlation)
+for cmd in (["simulate", d, "--gpus", 1], ["inspect", d], ["perfmodel", "predict", d]):
+    one_line(f"{cmd[0]}: cuda_runtime without correlation", cmd,
+             [f"{d}/kineto.json: 5 of the step's 5 GPU kernels cannot be attached to any operator", "re-record"])
+
+
+def one_lost(ev):
+    ev[idx(ev, "kernel", 1)]["args"]["correlation"] = 424242  # relu_kernel: matches no launch
+
+
+d = damaged(small, "one-kernel-lost", one_lost)
+warn = f"warning: {d}/kineto.json: 1 of the step's 5 GPU kernels (20.0%) cannot be attached to any operator"
+for cmd in (["simulate", d, "--gpus", 2, "--json"], ["inspect", d, "--json"], ["compare", d, "--gpus", 2, "--json"],
+            ["perfmodel", "predict", d, "--json"], ["hop", d, "--workers", 3, "--json"]):
+    rc, out, err = c.run(*cmd)
+    c.check(f"{cmd[0]}: 1 of 5 kernels left out: exit 0 and one warning", rc == 0 and err.count(warn) == 1
+            and len(err.splitlines()) == 1 and json.loads(out), f"exit {rc}, stderr {err!r}")
+rc, out, _ = c.run("inspect", d, "--json")
+c.check("inspect --json reports kernels_left_out", rc == 0 and json.loads(out)["kernels_left_out"] == 1
+        and json.loads(out)["kernels"] == 4, out[:300])
+rc, out, _ = c.run("inspect", d)
+c.check("inspect says how many kernels were left out", "4 kernels (+1 left out: no op launched it)" in out, out)
+rc, out, err = c.run("inspect", small, "--json")
+c.check("the whole fixture: 0 kernels left out, no warning", rc == 0 and json.loads(out)["kernels_left_out"] == 0
+        and err == "", err)
+
+# ---- 3. two traces of different formats -----------------------------------------------------
+trio = f"{root}/tests/fixtures/triosim"
+for paths in ([small, trio], [trio, small], [f"{small}/kineto.json", f"{trio}/trace.csv", f"{trio}/tensor.csv"],
+              [f"{small}/et.json", trio]):
+    part = "Kineto" if any(p.endswith(("small", "kineto.json")) for p in paths) else "Execution Trace"
+    for cmd in ("inspect", "simulate"):
+        one_line(f"{cmd} {' + '.join(os.path.basename(p) for p in paths)}",
+                 [cmd, *paths, *(["--gpus", 1] if cmd == "simulate" else [])],
+                 [f"({part}) and {trio}/trace.csv (TrioSim CSV) belong to two traces of different formats",
+                  "give one trace per call"])
+mixed = f"{tmp}/mixed"
+os.makedirs(mixed)
+for f in ("kineto.json", "et.json"):
+    shutil.copy(f"{small}/{f}", mixed)
+for f in ("trace.csv", "tensor.csv"):
+    shutil.copy(f"{trio}/{f}", mixed)
+one_line("one directory holding a Kineto pair and a TrioSim pair", ["simulate", mixed, "--gpus", 1],
+         [f"{mixed}/kineto.json (Kineto) and {mixed}/trace.csv (TrioSim CSV)"])
+
+shutil.rmtree(tmp)
+c.finish()
+EOF
