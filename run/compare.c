@@ -18,7 +18,9 @@ const char *mt_sweep_name(mt_sweep_kind k) {
 }
 
 static mt_status sweep_value(mt_sweep_kind k, const char *text, double *out, mt_error *err) {
-    if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return mt_parse_bandwidth(text, out, err);
+    if ((k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) && mt_parse_bandwidth(text, out, err) != MT_OK)
+        return mt_error_prefix(err, "--sweep %s=", SWEEP_NAMES[k]);
+    if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return MT_OK;
     char *end = NULL;
     long long hi = k == MT_SWEEP_GPUS ? 1 << 20 : 1 << 30;
     long long v = strtoll(text, &end, 10);

@@ -5,6 +5,7 @@
 #  1. a Kineto event with a negative or non-numeric dur (was clamped to 0: VGG13 62.8 ms, not 346.6);
 #  2. GPU kernels that no operator owns (were dropped: CPU times, or part of the device time);
 #  3. two traces of different formats in one call (one was ignored);
+#  4. a bandwidth flag without a unit (--link-bw 100 was 100 B/s), a bare tiny one in a topology file;
 # Inputs are damaged copies of tests/fixtures/small (always present) and, when ../shared/traces is
 # there, of the VGG13 H100 trace.
 set -u
@@ -140,6 +141,37 @@ for f in ("trace.csv", "tensor.csv"):
     shutil.copy(f"{trio}/{f}", mixed)
 one_line("one directory holding a Kineto pair and a TrioSim pair", ["simulate", mixed, "--gpus", 1],
          [f"{mixed}/kineto.json (Kineto) and {mixed}/trace.csv (TrioSim CSV)"])
+
+# ---- 4. bandwidths without a unit ----------------------------------------------------------
+hint = "has no unit: write 100GB/s or 800Gbps (100B/s for bytes per second)"
+for cmd in (["simulate", small, "--gpus", 2, "--link-bw", 100], ["compare", small, "--gpus", 2, "--link-bw", 100],
+            ["topo", "ring:4", "--link-bw", 100], ["collective", "--bytes", "1M", "--topology", "ring:4", "--link-bw", 100],
+            ["hop", small, "--workers", 4, "--link-bw", 100],
+            ["topo", "dgx-h100", "--nic-bw", 100], ["simulate", small, "--gpus", 2, "--network", "photonic", "--port-bw", 100]):
+    flag = cmd[-2]
+    one_line(f"{cmd[0]} {flag} 100", cmd, [f"{flag} 100 {hint}"])
+one_line("compare --sweep link-bw=100:200", ["compare", small, "--gpus", 2, "--sweep", "link-bw=100:200GB/s"],
+         ["--sweep link-bw=: bandwidth '100' " + hint])
+one_line("compare --sweep nic-bw=10GB/s,50", ["compare", small, "--gpus", 2, "--topology", "dgx-h100", "--sweep",
+                                              "nic-bw=10GB/s,50"], ["--sweep nic-bw=: bandwidth '50' has no unit"])
+one_line("--link-bw 2e9 suggests bytes per second", ["topo", "ring:4", "--link-bw", "2e9"],
+         ["--link-bw 2e9 has no unit: write 2e9B/s for bytes per second (= 2GB/s = 16Gbps)"])
+one_line("--link-bw 100G: GB/s or Gb/s?", ["topo", "ring:4", "--link-bw", "100G"], ["--link-bw needs a bandwidth with its unit"])
+rc, out, err = c.run("topo", "ring:4", "--link-bw", "100B/s", "--json")
+c.check("--link-bw 100B/s is 100 bytes per second", rc == 0 and json.loads(out)["link_bw_GBps"]["max"] == 1e-7, err)
+topo = f"{tmp}/tiny.json"
+with open(topo, "w") as f:
+    json.dump({"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1", "bandwidth": 100}]}, f)
+one_line("a topology file's bandwidth 100 (no unit)", ["simulate", small, "--gpus", 2, "--topology", topo],
+         [f"{topo}: links[0].bandwidth: bandwidth 100 has no unit, so it reads as 100 B/s"])
+with open(f"{tmp}/tiny.csv", "w") as f:
+    f.write("gpu0,gpu1,25,1us\n")
+one_line("a topology CSV's bandwidth 25 (no unit)", ["topo", f"{tmp}/tiny.csv"], [f"{tmp}/tiny.csv:1: bandwidth 25 has no unit"])
+with open(topo, "w") as f:
+    json.dump({"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1", "bandwidth": 5e10}]}, f)
+rc, out, err = c.run("topo", topo, "--json")
+c.check("a topology file's bandwidth 5e10 is bytes/s, as documented", rc == 0 and json.loads(out)["link_bw_GBps"]["max"] == 50,
+        err)
 
 shutil.rmtree(tmp)
 c.finish()
