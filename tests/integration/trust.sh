@@ -6,6 +6,7 @@
 #  2. GPU kernels that no operator owns (were dropped: CPU times, or part of the device time);
 #  3. two traces of different formats in one call (one was ignored);
 #  4. a bandwidth flag without a unit (--link-bw 100 was 100 B/s), a bare tiny one in a topology file;
+#  5. a --tp the model's heads, features or channels cannot be split into (its ops were split anyway);
 # Inputs are damaged copies of tests/fixtures/small (always present) and, when ../shared/traces is
 # there, of the VGG13 H100 trace.
 set -u
@@ -172,6 +173,31 @@ with open(topo, "w") as f:
 rc, out, err = c.run("topo", topo, "--json")
 c.check("a topology file's bandwidth 5e10 is bytes/s, as documented", rc == 0 and json.loads(out)["link_bw_GBps"]["max"] == 50,
         err)
+
+# ---- 5. a --tp the model cannot be split into -----------------------------------------------
+gpt = f"{root}/traces/cpu-gpt-tiny-b8"  # hidden 256, 4 heads, ffn 1024, vocab 8192 (meta.json)
+heads = ("--tp 8 does not fit the model: op 18 aten::matmul (layer L6:aten::linear) splits 4 attention heads, which 8 "
+         "ranks cannot share evenly; the largest --tp up to 8 that fits this model is 4")
+one_line("gpt-tiny --tp 8 (4 heads)", ["simulate", gpt, "--tp", 8], [heads])
+one_line("gpt-tiny --tp 3 (256 features)", ["simulate", gpt, "--tp", 3],
+         ["--tp 3 does not fit the model: op 8 aten::linear", "splits 256 output features",
+          "the largest --tp up to 3 that fits this model is 2"])
+for tp in (2, 4):
+    d = c.sim(gpt, "--tp", tp)
+    c.check(f"gpt-tiny --tp {tp} fits", d is not None and d["simulation"]["tp_split_ops"] > 0)
+rc, out, err = c.run("compare", gpt, "--gpus", 8, "--json")
+d = json.loads(out) if rc == 0 else {}
+c.check("compare gpt-tiny on 8 GPUs lists tp=8 as skipped with the reason",
+        any(s["label"] == "tp=8" and heads in s["reason"] for s in d.get("skipped", [])), (rc, err, d.get("skipped")))
+c.check("compare gpt-tiny on 8 GPUs still ranks tp=4 plans", any("tp=4" in r["label"] for r in d.get("rows", [])))
+one_line("compare with only the impossible tp=8", ["compare", gpt, "--gpus", 8, "--plans", "tp=8"],
+         ["no plan could run", heads])
+if os.path.isdir(vgg):
+    one_line("VGG13 --tp 16 (1000 classes)", ["simulate", vgg, "--tp", 16],
+             ["--tp 16 does not fit the model: op 33 aten::linear (layer Linear_2) splits 1000 output features",
+              "the largest --tp up to 16 that fits this model is 8"])
+    one_line("VGG13 --tp 3 (64 channels)", ["simulate", vgg, "--tp", 3],
+             ["op 0 aten::conv2d (layer Conv2d_0) splits 64 output channels"])
 
 shutil.rmtree(tmp)
 c.finish()
