@@ -7,6 +7,8 @@
 #  3. two traces of different formats in one call (one was ignored);
 #  4. a bandwidth flag without a unit (--link-bw 100 was 100 B/s), a bare tiny one in a topology file;
 #  5. a --tp the model's heads, features or channels cannot be split into (its ops were split anyway);
+#  6. part of an answer on stdout, then an error (topo --dot FILE printed the summary first): every
+#     command whose late step fails prints nothing on stdout;
 # Inputs are damaged copies of tests/fixtures/small (always present) and, when ../shared/traces is
 # there, of the VGG13 H100 trace.
 set -u
@@ -198,6 +200,31 @@ if os.path.isdir(vgg):
               "the largest --tp up to 16 that fits this model is 8"])
     one_line("VGG13 --tp 3 (64 channels)", ["simulate", vgg, "--tp", 3],
              ["op 0 aten::conv2d (layer Conv2d_0) splits 64 output channels"])
+
+# ---- 6. nothing on stdout before a late error -----------------------------------------------
+blocked = f"{tmp}/csv-blocked"
+os.makedirs(f"{blocked}/gpus.csv")  # a directory where a CSV file goes
+late = [
+    ("simulate: unwritable --html", ["simulate", small, "--gpus", 2, "--html", "/nonexistent/r.html"], "HTML report"),
+    ("simulate --json: unwritable --html", ["simulate", small, "--gpus", 2, "--json", "--html", "/nonexistent/r.html"],
+     "HTML report"),
+    ("simulate: unwritable --timeline", ["simulate", small, "--gpus", 2, "--timeline", "/nonexistent/t.json"], "timeline"),
+    ("simulate: --csv file blocked", ["simulate", small, "--gpus", 2, "--csv", blocked], "gpus.csv"),
+    ("simulate: too few GPUs in the topology", ["simulate", small, "--gpus", 4, "--topology", "ring:2"], "topology has 2"),
+    ("compare: unwritable --html", ["compare", small, "--gpus", 2, "--html", "/nonexistent/r.html"], "HTML report"),
+    ("compare: every plan impossible", ["compare", small, "--gpus", 2, "--plans", "pp=2"], "no plan could run"),
+    ("compare: too few GPUs in the topology", ["compare", small, "--gpus", 4, "--topology", "ring:2"], "no plan could run"),
+    ("perfmodel fit: unwritable -o", ["perfmodel", "fit", small, "-o", "/nonexistent/m.json"], "/nonexistent/m.json"),
+    ("hop: too few GPUs in the topology", ["hop", small, "--workers", 4, "--topology", "ring:2"], "ring:2 has 2 GPUs"),
+    ("collective --sweep: a size the simulator cannot reach", ["collective", "--sweep", "1K:1G", "--topology", "ring:4",
+                                                               "--link-bw", "1B/s"], "53 days"),
+    ("topo: unwritable --dot", ["topo", "ring:4", "--dot", "/nonexistent/x.dot"], "--dot: cannot write"),
+    ("topo --json: unwritable --dot", ["topo", "ring:4", "--json", "--dot", "/nonexistent/x.dot"], "--dot: cannot write"),
+]
+for name, cmd, want in late:
+    one_line(name, cmd, [want])
+rc, out, err = c.run("topo", "ring:2", "--dot", "-")
+c.check("topo --dot -: the summary, then the graph, on stdout", rc == 0 and out.index("topology:") < out.index("digraph"), err)
 
 shutil.rmtree(tmp)
 c.finish()
