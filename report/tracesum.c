@@ -96,8 +96,9 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int64_t wall = t->step_end_ns - t->step_start_ns;
     fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
     if (t->has_device_time && wall > 0)
-        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls)", 100.0 * (double)t->dev_union_ns / (double)wall,
-               ms(t->host_end_ns - t->step_start_ns), t->n_syncs);
+        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising call%s)",
+                100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns), t->n_syncs,
+                mt_plural(t->n_syncs));
     fprintf(out, "\n");
     if (measured > 0)
         fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
@@ -110,7 +111,7 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int n_comm = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {
-        fprintf(out, "\ncommunication (%d ops, %.3f ms device time, kept apart from compute)\n", n_comm,
+        fprintf(out, "\ncommunication (%d op%s, %.3f ms device time, kept apart from compute)\n", n_comm, mt_plural(n_comm),
                ms(t->comm_ns));
         fprintf(out, "  %-28s %-14s %12s %6s %10s\n", "op", "collective", "bytes", "group", "ms");
         for (int32_t i = 0; i < t->n_ops; i++) {

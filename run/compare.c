@@ -127,8 +127,9 @@ static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, 
         if (!strncmp(p, "{gpus}", 6)) v = gpus, p += 6;
         else if (!strncmp(p, "{nodes}", 7)) {
             if (gpus % per_node)
-                return mt_fail(err, MT_EINVAL, "%d GPUs do not fill whole nodes of %d (--gpus-per-node) for "
-                                               "{nodes} in --topology", gpus, per_node);
+                return mt_fail(err, MT_EINVAL, "%d GPU%s do%s not fill whole nodes of %d (--gpus-per-node) for "
+                                               "{nodes} in --topology", gpus, mt_plural(gpus), gpus == 1 ? "es" : "",
+                                               per_node);
             v = gpus / per_node, p += 7;
         }
         if (v >= 0) at += (size_t)snprintf(buf + at, len - at, "%d", v);

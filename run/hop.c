@@ -8,6 +8,7 @@
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "tracer/trace.h"
+#include "util/units.h"
 
 void mt_hop_config_init(mt_hop_config *c) {
     memset(c, 0, sizeof *c);
@@ -26,8 +27,8 @@ static mt_status slow_uplinks(const mt_hop_config *c, mt_topo *topo, mt_netmodel
     const int32_t *gpus = topo ? mt_topo_gpus(topo, &ng) : NULL;
     char spec[256];
     if (ng < c->workers)
-        return mt_fail(err, MT_EINVAL, "%s has %d GPUs for %d workers (pick a larger --topology)",
-                       mt_netcfg_spec(&c->net, c->workers, spec, sizeof spec), (int)ng, (int)c->workers);
+        return mt_fail(err, MT_EINVAL, "%s has %d GPU%s for %d workers (pick a larger --topology)",
+                       mt_netcfg_spec(&c->net, c->workers, spec, sizeof spec), (int)ng, mt_plural(ng), (int)c->workers);
     mt_status rc = MT_OK;
     for (int32_t i = 0; rc == MT_OK && i < c->workers; i++) {
         char sel[160];

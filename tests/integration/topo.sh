@@ -6,10 +6,10 @@ ROOT="${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$(dirname "$0")/clicheck.bash"
 
 out=$("$BIN" topo ring:8 --link-bw 100GB/s) || fail "ring:8 exit $?"
-echo "$out" | grep -q "nodes: 8 (8 gpu" || fail "ring:8 node count: $out"
+echo "$out" | grep -q "nodes: 8 (8 GPUs" || fail "ring:8 node count: $out"
 echo "$out" | grep -q "links: 16 directed" || fail "ring:8 links: $out"
 echo "$out" | grep -q "bisection bandwidth: 200.00 GB/s" || fail "ring:8 bisection: $out"
-echo "$out" | grep -q "route gpu0 -> gpu7: gpu0 -> gpu7 (1 hops" || fail "ring:8 route: $out"
+echo "$out" | grep -q "route gpu0 -> gpu7: gpu0 -> gpu7 (1 hop," || fail "ring:8 route: $out"
 
 out=$("$BIN" topo --topology dgx-h100 --route gpu0 nic3) || fail "dgx-h100 exit"
 echo "$out" | grep -q "gpu0 -> sw0 -> gpu3 -> nic3" || fail "dgx-h100 route: $out"

@@ -9,13 +9,14 @@
 #  5. a --tp the model's heads, features or channels cannot be split into (its ops were split anyway);
 #  6. part of an answer on stdout, then an error (topo --dot FILE printed the summary first): every
 #     command whose late step fails prints nothing on stdout;
+#  7. "1 GPUs" and other singular/plural slips in any output.
 # Inputs are damaged copies of tests/fixtures/small (always present) and, when ../shared/traces is
 # there, of the VGG13 H100 trace.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
 exec python3 - "$bin" "$root" "$(dirname "$0")" <<'EOF'
-import copy, gzip, json, os, shutil, sys, tempfile
+import gzip, json, os, re, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker
 
@@ -225,6 +226,33 @@ for name, cmd, want in late:
     one_line(name, cmd, [want])
 rc, out, err = c.run("topo", "ring:2", "--dot", "-")
 c.check("topo --dot -: the summary, then the graph, on stdout", rc == 0 and out.index("topology:") < out.index("digraph"), err)
+
+# ---- 7. one GPU, not "1 GPUs" ----------------------------------------------------------------
+SLIP = re.compile(r"(?<![\d.])1 (GPUs|ranks|hops|iterations|micro-batches|values|plans|layers|kernels|tensors|events|"
+                  r"collectives|sends|calls|switches|NICs|hosts|workers|endpoints|ops|spans)\b")
+resnet = f"{root}/traces/cpu-resnet18-b4"
+cases = [
+    (["simulate", small, "--gpus", 1], ["plan       1 GPU = dp 1", "0 collectives, 0 pipeline sends"]),
+    (["simulate", small, "--gpus", 1, "--layers"], ["plan       1 GPU ="]),
+    (["simulate", resnet, "--gpus", 2, "--pp", 2, "--micro-batches", 1], ["pipeline: 1f1b, 1 micro-batch\n"]),
+    (["compare", small, "--gpus", 1], ["1 plan on 1 GPU,"]),
+    (["compare", small, "--gpus", 2, "--sweep", "link-bw=10GB/s"], ["link-bw over 1 value,"]),
+    (["collective", "--bytes", "1M", "--topology", "ring:2", "--ranks", 1], ["1 rank, ring:2"]),
+    (["topo", "switch:1"], ["(1 GPU, 0 NICs, 0 hosts, 1 switch)"]),
+    (["topo", "ring:2"], ["(2 GPUs, 0 NICs, 0 hosts, 0 switches)", "(1 hop, latency"]),
+    (["hop", small, "--workers", 3, "--iterations", 1], ["3 workers, 1 iteration,", "to do 1 iteration)"]),
+    (["inspect", small], ["5 outermost, 5 kernels, 1 layer, 8 tensors"]),
+]
+for cmd, want in cases:
+    rc, out, err = c.run(*cmd)
+    slips = SLIP.findall(out + err)
+    c.check(f"{' '.join(map(str, cmd[:1] + cmd[2:]))}: {want} and no '1 <plural>'",
+            rc == 0 and all(w in out for w in want) and not slips, (rc, slips, out[:600], err))
+for cmd, want in ((["hop", small, "--workers", 3, "--topology", "switch:1"], "switch:1 has 1 GPU for 3 workers"),
+                  (["collective", "--bytes", "1M", "--topology", "switch:1", "--ranks", 2],
+                   "--ranks 2 exceeds the 1 GPU of the topology"),
+                  (["simulate", small, "--gpus", 1, "--dp", 2], "1 GPU cannot hold dp=2")):
+    one_line(f"{cmd[0]}: '{want}'", cmd, [want])
 
 shutil.rmtree(tmp)
 c.finish()
