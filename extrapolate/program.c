@@ -748,6 +748,27 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
     return MT_OK;
 }
 
+/* The program's first warning, most important first ("" none). */
+static void set_warning(mt_program *p, const mt_plan *plan, const trace *t, const tp_fit *fit) {
+    if (plan->dp > 1 && t->param_bytes <= 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
+    else if (plan->pp > 1 && t->n_trefs == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no tensor shapes: pipeline stages send 0-byte activations");
+    else if (p->tp_unplaced_bwd > 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "%d tensor-parallel backward collective%s could not be placed (backward ops not "
+                 "linked to forward ops)", p->tp_unplaced_bwd, mt_plural(p->tp_unplaced_bwd));
+    else if (plan->tp > 1 && p->tp_split_ops == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
+    else if (plan->tp > 1 && fit->gcd == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace records no shapes of the ops tensor parallelism splits: --tp %d is not checked against "
+                 "the model's features, channels or attention heads", plan->tp);
+}
+
 mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err) {
     mt_program *p = calloc(1, sizeof *p);
@@ -828,24 +849,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += t->ops[i].comm != TRACE_COMM_NONE;
     for (int32_t s = 0; s < plan->pp; s++)
         if ((rc = build_stage(&b, s, boundary)) != MT_OK) goto fail;
-    /* warnings, most important first */
-    if (plan->dp > 1 && t->param_bytes <= 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
-    else if (plan->pp > 1 && t->n_trefs == 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "the trace has no tensor shapes: pipeline stages send 0-byte activations");
-    else if (p->tp_unplaced_bwd > 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "%d tensor-parallel backward collectives could not be placed (backward ops not "
-                 "linked to forward ops)", p->tp_unplaced_bwd);
-    else if (plan->tp > 1 && p->tp_split_ops == 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
-    else if (plan->tp > 1 && b.fit.gcd == 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "the trace records no shapes of the ops tensor parallelism splits: --tp %d is not checked against "
-                 "the model's features, channels or attention heads", plan->tp);
+    set_warning(p, plan, t, &b.fit);
     rc = MT_OK;
     *out = p;
     p = NULL;
