@@ -179,13 +179,13 @@ struct mt_perfmodel {
     int has_lin;
     mt_gpu_table *gpus;
     const mt_gpu_spec *src, *dst; /* dst: only when it differs from src */
-    char warning[1024];
+    char warning[2048];
 };
 
 static void add_warning(mt_perfmodel *pm, const char *fmt, const char *a, const char *b) {
     size_t off = strlen(pm->warning);
     if (off + 8 >= sizeof pm->warning) return;
-    char line[400];
+    char line[1024];
     snprintf(line, sizeof line, fmt, a, b);
     snprintf(pm->warning + off, sizeof pm->warning - off, "%s%s", off ? "; " : "", line);
 }
@@ -210,6 +210,7 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
         rc = mt_fail(err, MT_ENOMEM, "perfmodel: out of memory");
         goto fail;
     }
+    if (t->warning) add_warning(pm, "%s%s", t->warning, ""); /* doubts about the traced op times */
     int32_t no_shapes = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
         mt_work_of_trace_op(t, i, &pm->work[i]);

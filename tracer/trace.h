@@ -217,6 +217,8 @@ typedef struct trace {
     int64_t param_count;
     double param_bytes, grad_bytes, optstate_bytes, activation_bytes, input_bytes;
     trace_link_stats link;
+    const char *warning;             /* what the reader doubts about its input (interned; NULL
+                                      * none), e.g. a TrioSim CSV timed with Operator_cudatime */
 
     struct trace_strpool *pool;      /* interned strings (private) */
 } trace;
