@@ -163,7 +163,9 @@ typedef struct trace_op {
     int32_t in_first, in_count, out_first, out_count; /* into trefs[] */
     int64_t seq;           /* autograd sequence number, -1 when none */
     int32_t fwd_op;        /* backward op: the forward op whose autograd node it runs (matched by
-                            * sequence number, nested ops included), -1 unknown or not backward */
+                            * sequence number, nested ops included; without sequence numbers, the
+                            * forward op whose weight shares storage with one of its tensors),
+                            * -1 unknown or not backward */
     int64_t et_node;       /* linked ET node id, -1 when none */
     trace_comm comm;       /* communication op kind, TRACE_COMM_NONE for compute */
     double comm_bytes;     /* bytes of the collective's buffer on this rank */

@@ -374,6 +374,30 @@ static trace *load_triosim(const char *trace_text, const char *tensor_text, char
     return t;
 }
 
+/* TrioSim lists AddmmBackward0 with w.t(), a view of the weight under another tensor id: it is
+ * still the linear's autograd node (fwd_op, layer) and its work comes from the linear. Before:
+ * layer -1, so in DDP its gradient waited for the end of backward. */
+static void triosim_backward_by_weight_storage(void **state) {
+    (void)state;
+    char *tr_text = triosim_text("trace.csv"), *te_text = triosim_text("tensor.csv"), tr[64], te[64];
+    char *a = strstr(tr_text, "[20; 12]"), *b = strstr(te_text, "7,12,\"[16, 8]\",128,4,input,13,0");
+    assert_non_null(a);
+    assert_non_null(b);
+    memcpy(a, "[20; 30]", 8);                             /* the view: tensor 30, storage 13 */
+    memcpy(b, "7,30,\"[8, 16]\",128,4,input,13,0", 31);
+    mt_error e;
+    trace *t = load_triosim(tr_text, te_text, tr, te, &e);
+    if (!t) fail_msg("load: %s", e.msg);
+    assert_int_equal(t->ops[2].fwd_op, 0);
+    assert_int_equal(t->ops[2].layer, t->ops[0].layer);
+    assert_int_equal(t->param_count, 144);
+    mt_trace_free(t);
+    unlink(tr);
+    unlink(te);
+    free(tr_text);
+    free(te_text);
+}
+
 /* Without Operator_cudatimenooverlap the reader takes Operator_cudatime and says so. */
 static void triosim_cudatime_fallback(void **state) {
     (void)state;
@@ -495,6 +519,7 @@ int main(void) {
         cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
         cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
         cmocka_unit_test(triosim_cudatime_fallback), cmocka_unit_test(triosim_cut_files),
+        cmocka_unit_test(triosim_backward_by_weight_storage),
         cmocka_unit_test(out_of_range_values),  cmocka_unit_test(late_members_read_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
