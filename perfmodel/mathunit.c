@@ -50,12 +50,19 @@ mt_unit_kind mt_unit_kind_of(mt_dtype column) {
     }
 }
 
-/* CUDA and FP64 cores: cuBLAS SGEMM reaches 14.6 of the V100's 15.7 TFLOP/s (Lambda, "NVIDIA
- * A100 GPU Benchmarks for Deep Learning", 2020), 0.93; DGEMM alike. Tensor cores: fp32
- * convolutions on TF32 in PyTorch's default NCHW layout reach 0.28 (VGG13 b512) and 0.19
- * (ResNet-50 b128, Operator_cudatimenooverlap) of the H100's TF32 peak, FLOP-weighted, in
- * ../shared/traces: 0.25. */
-double mt_unit_efficiency(mt_unit_kind k) { return k == MT_UNIT_TENSOR ? 0.25 : 0.93; }
+/* Typical efficiencies on a kind of unit an op did not run on in the trace:
+ *   CUDA cores, convolutions  0.96: cuDNN's FP32 convolutions of VGG16 on a V100 take 130.11 ms
+ *       for 64 images (1.96 TFLOP, 15.1 of 15.7 TFLOP/s; PaddlePaddle float16_benchmark.md,
+ *       cuDNN 7.1)
+ *   CUDA cores, other matrix ops and FP64  0.93: cuBLAS SGEMM reaches 14.6 of the V100's 15.7
+ *       TFLOP/s (Lambda, "NVIDIA A100 GPU Benchmarks for Deep Learning", 2020)
+ *   tensor cores  0.25: fp32 convolutions on TF32 in PyTorch's default NCHW layout reach 0.28
+ *       (VGG13 b512) and 0.19 (ResNet-50 b128) of the H100's TF32 peak, FLOP-weighted, in
+ *       ../shared/traces */
+double mt_unit_efficiency(mt_unit_kind k, mt_opclass c) {
+    if (k == MT_UNIT_TENSOR) return 0.25;
+    return k == MT_UNIT_CUDA && (c == MT_OPC_CONV || c == MT_OPC_CONV_BWD) ? 0.96 : 0.93;
+}
 
 double mt_unit_floor_ns(const mt_gpu_spec *g, const mt_work *w, mt_tf32 m) {
     return mt_roofline_ns(g, mt_unit_column(g, w, m), w->flops, mt_work_bytes(w));
@@ -68,7 +75,7 @@ double mt_unit_move_ns(const mt_gpu_spec *src, const mt_gpu_spec *dst, const mt_
     if (!(floor_src > 0) || !(t_src_ns > 0)) return t_src_ns * bw_ratio;
     mt_dtype cs = mt_unit_column(src, w, m), cd = mt_unit_column(dst, w, m);
     double e = fmin(1.0, floor_src / t_src_ns);
-    double e_c = mt_unit_kind_of(cs) == mt_unit_kind_of(cd) ? e : mt_unit_efficiency(mt_unit_kind_of(cd));
+    double e_c = mt_unit_kind_of(cs) == mt_unit_kind_of(cd) ? e : mt_unit_efficiency(mt_unit_kind_of(cd), w->cls);
     double t_c = w->flops / (e_c * mt_gpu_peak(dst, cd)), t_m = mt_work_bytes(w) / (e * dst->mem_Bps);
     return 1e9 * fmax(t_c, t_m);
 }

@@ -17,8 +17,8 @@
  * efficiency e = min(1, roofline_src / t_src), roofline = max(F / peak(unit), B / bandwidth), is
  * kept for memory, and for compute when dst runs the op on the same kind of unit; on another
  * kind (a TF32 convolution on a V100, which has no TF32) compute runs at that kind's typical
- * efficiency (mt_unit_efficiency), since what limited the op on the old unit says nothing about
- * the new one:
+ * efficiency for its class (mt_unit_efficiency), since what limited the op on the old unit says
+ * nothing about the new one:
  *     t_dst = max(F / (e_c · peak_dst), B / (e · bandwidth_dst)),  e_c = e or the kind's
  * so t_dst >= roofline_dst always (e, e_c <= 1). On the same kind this is t_src · roofline_dst /
  * roofline_src, the plain roofline ratio. Work with no FLOPs and no bytes (ops without shapes)
@@ -47,9 +47,10 @@ typedef enum { MT_UNIT_CUDA = 0, MT_UNIT_FP64, MT_UNIT_TENSOR } mt_unit_kind;
 /* The peak column op work w runs at on g under mode m (always one g has, FP32 at worst). */
 mt_dtype mt_unit_column(const mt_gpu_spec *g, const mt_work *w, mt_tf32 m);
 mt_unit_kind mt_unit_kind_of(mt_dtype column);
-/* Fraction of peak large matrix work typically reaches on a kind of unit, used when an op moves
- * to a kind it did not run on in the trace (sources in mathunit.c). */
-double mt_unit_efficiency(mt_unit_kind k);
+/* Fraction of peak large matrix work of class c typically reaches on a kind of unit, used when an
+ * op moves to a kind it did not run on in the trace: CUDA cores 0.96 for convolutions, 0.93 for
+ * the rest (and FP64), tensor cores 0.25 (sources in mathunit.c). */
+double mt_unit_efficiency(mt_unit_kind k, mt_opclass c);
 /* Roofline time in ns of w on g under m: max(F / peak(unit), B / bandwidth). */
 double mt_unit_floor_ns(const mt_gpu_spec *g, const mt_work *w, mt_tf32 m);
 /* Time on dst of work w measured t_src_ns on src (see above); w NULL: the bandwidth ratio. */

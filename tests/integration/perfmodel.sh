@@ -83,8 +83,8 @@ if [ -d "$shared/triosim-vgg13-h100-bs512" ]; then
     '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/a100.json\")); t=d[\"traced_ms\"][\"total\"]; p=d[\"predicted_ms\"][\"total\"]; assert d[\"target_gpu\"]==\"A100-80GB\"; assert 1.5*t < p < 3.2*t, (t, p)"'
   # V100 has no TF32: the convolutions run on its FP32 CUDA cores (README "Performance model")
   "$bin" perfmodel predict "$shared/triosim-vgg13-h100-bs512" --target-gpu V100 --json > "$tmp/v100.json"; rc=$?
-  check "VGG13 H100 -> V100: above its 2.42 s roofline, in [2.4, 3.5] s (was 7.56 s)" \
-    '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/v100.json\")); p=d[\"predicted_ms\"][\"total\"]; f=d[\"floor_ms\"]; assert d[\"tf32\"]==\"conv\"; assert 2400 < f <= p <= 3500, (f, p)"'
+  check "VGG13 H100 -> V100: above its 2.42 s roofline, in [2.42, 3.51] s (was 7.56 s)" \
+    '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/v100.json\")); p=d[\"predicted_ms\"][\"total\"]; f=d[\"floor_ms\"]; assert d[\"tf32\"]==\"conv\"; assert 2410 < f <= p <= 3510, (f, p)"'
   res="$shared/triosim-csv-resnet50-h100-bs128"
   "$bin" perfmodel predict "$res" --target-gpu V100 > "$tmp/out" 2> "$tmp/err"; rc=$?
   check "predict: a CSV (no device) to a GPU: exit 2, one line suggesting --trace-gpu" \

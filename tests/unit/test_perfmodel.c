@@ -360,11 +360,14 @@ static void test_units(void **state) {
      * roofline (1e12 / 494.7e12 s) takes 2x its A100 roofline (1e12 / 156e12 s) */
     double roof_h = 1e21 / 494.7e12, roof_a = 1e21 / 156e12;
     assert_true(fabs(mt_unit_move_ns(h100, a100, &conv, 2 * roof_h, MT_TF32_CONV) - 2 * roof_a) < 1e-6 * roof_a);
-    /* another kind: on the V100's CUDA cores at 0.93 of 15.7 TFLOP/s, whatever it reached on
-     * TF32 (it was 2 x 494.7 / 15.7 = 63 x slower, as if both reached the same share of peak) */
-    double v = 1e21 / (0.93 * 15.7e12);
+    /* another kind: on the V100's CUDA cores at 0.96 of 15.7 TFLOP/s for a convolution, whatever
+     * it reached on TF32 (it was 2 x 494.7 / 15.7 = 63 x slower, as if both reached the same
+     * share of peak); a bf16 matmul (no BF16 tensor cores on a V100) at 0.93 */
+    double v = 1e21 / (0.96 * 15.7e12);
     assert_true(fabs(mt_unit_move_ns(h100, v100, &conv, 2 * roof_h, MT_TF32_CONV) - v) < 1e-6 * v);
     assert_true(fabs(mt_unit_move_ns(h100, v100, &conv, 5 * roof_h, MT_TF32_CONV) - v) < 1e-6 * v);
+    double vb = 1e21 / (0.93 * 15.7e12);
+    assert_true(fabs(mt_unit_move_ns(h100, v100, &bmm, 3 * 1e21 / 989.4e12, MT_TF32_CONV) - vb) < 1e-6 * vb);
     /* memory-bound: the bandwidth ratio at the kept efficiency (0.5) */
     double t = 2 * 1e18 / 3350e9;
     assert_true(fabs(mt_unit_move_ns(h100, v100, &relu, t, MT_TF32_CONV) - 2 * 1e18 / 900e9) < 1e-3);
@@ -376,10 +379,11 @@ static void test_units(void **state) {
 }
 
 /* VGG13 H100 b512 (../shared/traces) to a V100 and an A100: no op below its roofline there, and
- * the V100 step in [2.4, 3.5] s: at least the 2.42 s roofline (34.3 TFLOP of convolutions on
+ * the V100 step in [2.42, 3.51] s: at least the 2.42 s roofline (34.3 TFLOP of convolutions on
  * 15.7 TFLOP/s FP32 plus the memory-bound ops), at most the step with its fp32 convolutions at
- * 65 % of peak. Before: 7.56 s, the TF32/FP32 peak ratio applied to the convolutions' 17-65 %
- * TF32 efficiency. */
+ * 71 % of peak (the lowest V100 FP32 efficiency published for VGG we found: PaddlePaddle's VGG16
+ * forward, 11.1 TFLOP/s). Before: 7.56 s, the TF32/FP32 peak ratio applied to the convolutions'
+ * 17-65 % TF32 efficiency. */
 static void test_cross_gpu_vgg13(void **state) {
     (void)state;
     const char *root = getenv("MT_SHARED_TRACES");
@@ -410,7 +414,7 @@ static void test_cross_gpu_vgg13(void **state) {
             step += ns;
         }
         assert_true(mt_perfmodel_floor_ns(pm, 1.0, 1) <= step);
-        if (k == 0 && !(step >= 2.4e9 && step <= 3.5e9)) fail_msg("V100 step %.1f ms outside [2400, 3500]", step / 1e6);
+        if (k == 0 && !(step >= 2.42e9 && step <= 3.51e9)) fail_msg("V100 step %.1f ms outside [2420, 3510]", step / 1e6);
         mt_perfmodel_free(pm);
     }
     mt_trace_free(t);
