@@ -335,7 +335,9 @@ double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double bat
         double r0 = mt_unit_floor_ns(pm->src, &w0, pm->tf32), r1 = mt_unit_floor_ns(pm->src, &w1, pm->tf32);
         if (r0 > 0) base = measured * r1 / r0;
     }
-    if (pm->dst && pm->src) base = mt_unit_move_ns(pm->src, pm->dst, w0.has_shapes ? &w1 : NULL, base, pm->tf32);
+    /* views, allocation and communication have no arithmetic to move (and no roofline floor,
+     * mt_perfmodel_op_floor_ns): the bandwidth ratio */
+    if (pm->dst && pm->src) base = mt_unit_move_ns(pm->src, pm->dst, modelled ? &w1 : NULL, base, pm->tf32);
     return isfinite(base) && base > 0 ? base : 0;
 }
 
