@@ -67,6 +67,7 @@ mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, do
     mt_predicted_step *v = &out->view;
     *v = (mt_predicted_step){.path = path, .t = out->t, .kind = o->kind, .batch_factor = out->batch_factor, .tp = tp,
                              .source = mt_perfmodel_source_gpu(out->pm), .target = mt_perfmodel_target_gpu(out->pm),
+                             .tf32 = o->tf32, .floor_ns = mt_perfmodel_floor_ns(out->pm, out->batch_factor, tp),
                              .warning = mt_perfmodel_warning(out->pm)};
     mt_perfmodel_step_ns(out->pm, out->batch_factor, tp, v->predicted_ns);
     for (int p = 0; p < TRACE_PHASE_COUNT; p++) v->traced_ns[p] = (double)out->t->phase_ns[p];

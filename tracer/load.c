@@ -66,10 +66,14 @@ mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
 int mt_trace_warning(const trace *t, char *buf, size_t len) {
     int64_t left = t->n_kernels_left_out, total = left + t->n_kernels;
     if (len) buf[0] = '\0';
-    if (left <= 0 || !len) return 0;
-    snprintf(buf, len, "%s: %lld of the step's %lld GPU kernels (%.1f%%) cannot be attached to any operator "
-             "(their launch matches no op) and are left out of the operator times", t->kineto_path ? t->kineto_path
-             : "trace", (long long)left, (long long)total, 100.0 * (double)left / (double)total);
+    if (!len || (left <= 0 && !(t->warning && *t->warning))) return 0;
+    size_t at = 0;
+    if (t->warning && *t->warning) at = (size_t)snprintf(buf, len, "%s", t->warning);
+    if (left > 0 && at + 2 < len)
+        snprintf(buf + at, len - at, "%s%s: %lld of the step's %lld GPU kernels (%.1f%%) cannot be attached to any "
+                 "operator (their launch matches no op) and are left out of the operator times", at ? "; " : "",
+                 t->kineto_path ? t->kineto_path : "trace", (long long)left, (long long)total,
+                 100.0 * (double)left / (double)total);
     return 1;
 }
 

@@ -164,7 +164,9 @@ typedef struct trace_op {
     int32_t in_first, in_count, out_first, out_count; /* into trefs[] */
     int64_t seq;           /* autograd sequence number, -1 when none */
     int32_t fwd_op;        /* backward op: the forward op whose autograd node it runs (matched by
-                            * sequence number, nested ops included), -1 unknown or not backward */
+                            * sequence number, nested ops included; without sequence numbers, the
+                            * forward op whose weight shares storage with one of its tensors),
+                            * -1 unknown or not backward */
     int64_t et_node;       /* linked ET node id, -1 when none */
     trace_comm comm;       /* communication op kind, TRACE_COMM_NONE for compute */
     double comm_bytes;     /* bytes of the collective's buffer on this rank */
@@ -221,6 +223,8 @@ typedef struct trace {
     int64_t param_count;
     double param_bytes, grad_bytes, optstate_bytes, activation_bytes, input_bytes;
     trace_link_stats link;
+    const char *warning;             /* what the reader doubts about its input (interned; NULL
+                                      * none), e.g. a TrioSim CSV timed with Operator_cudatime */
 
     struct trace_strpool *pool;      /* interned strings (private) */
 } trace;
@@ -241,7 +245,8 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
 
 void mt_trace_free(trace *t);
 
-/* A warning about a loaded trace that is usable but not whole (GPU kernels no operator owns),
+/* A warning about a loaded trace that is usable but not whole (the reader's doubts, t->warning: a
+ * CSV that may be cut at a line break, a fallback time column; GPU kernels no operator owns),
  * into buf naming the file; 0 and "" when there is none. */
 int mt_trace_warning(const trace *t, char *buf, size_t len);
 

@@ -239,15 +239,25 @@ def mutate_csv_file(rng, data):
     return out.getvalue().encode(), "; ".join(what)
 
 
+def mutate_cut(rng, data):
+    """The file cut at a random byte (a copy that stopped early). A cut mid-line must be refused
+    (exit 2) by readers that promise it (Family.refuse_cut); one at a line break may pass."""
+    at = rng.randrange(1, len(data))
+    whole = data[at - 1:at] == b"\n" or data[at:at + 1] in (b"\n", b"\r")
+    return data[:at], f"cut at byte {at} of {len(data)} ({'at a line break' if whole else 'mid-line'})"
+
+
 # ---- the families of inputs ----------------------------------------------------------------
 
 class Family:
     """name: case id prefix; files: {name: bytes} of the valid input; targets: files the
     mutation may touch (with their kind); commands: argument lists ({F} = the case folder)."""
 
-    def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False):
+    def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False,
+                 refuse_cut=False):
         self.name, self.count, self.files, self.targets = name, count, files, targets
         self.commands, self.drop_one, self.stop_after_load = commands, drop_one, stop_after_load
+        self.refuse_cut = refuse_cut
 
 
 def families(root, work, binary):
@@ -303,6 +313,11 @@ def families(root, work, binary):
                [["inspect", "{F}", "--json"],
                 ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
                 ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"]], drop_one=True),
+        Family("triosimcut", 40, {"trace.csv": rd(f"{fx}/triosim/trace.csv"),
+                                  "tensor.csv": rd(f"{fx}/triosim/tensor.csv")},
+               {"trace.csv": "cut", "tensor.csv": "cut"},
+               [["inspect", "{F}", "--json"], ["simulate", "{F}", "--gpus", "2", "--json"]],
+               refuse_cut=True),
         Family("resnet", 24, {"kineto.json.gz": rd(f"{res}/kineto.json.gz"),
                               "et.json.gz": rd(f"{res}/et.json.gz")},
                {"kineto.json.gz": "gz", "et.json.gz": "gz"},
@@ -421,7 +436,7 @@ def make_case(fam, idx, seed):
         return files, f"{gone} missing"
     name = rng.choice(targets)
     kind = fam.targets[name]
-    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file}[kind]
+    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file, "cut": mutate_cut}[kind]
     files[name], what = mutate(rng, files[name])
     return files, f"{name}: {what}"
 
@@ -524,6 +539,8 @@ def run_case(binary, fam, idx, seed, work, timeout):
         except subprocess.TimeoutExpired:
             rc, out, err = 124, "", ""
         probs = judge(rc, out, err, args, d, refuse)
+        if fam.refuse_cut and "mid-line" in what and rc != 2:
+            probs.append(f"a file cut mid-line was accepted (exit {rc}), want exit 2")
         if idx == "base" and rc != 0:
             probs.append("the unmutated input fails (fix the fuzz set-up)")
         results.append((args, rc, err, probs, time.time() - t0))
