@@ -151,6 +151,9 @@ json_t *mt_comparison_json(const mt_comparison *o) {
         json_array_append_new(rows, x);
     }
     json_object_set_new(j, "rows", rows);
+    json_t *ws = json_array();
+    for (int k = 0; k < o->n_warnings; k++) json_array_append_new(ws, json_string(o->warnings[k]));
+    json_object_set_new(j, "warnings", ws);
     json_object_set_new(j, "skipped", skipped);
     return j;
 }

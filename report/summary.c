@@ -107,6 +107,9 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
     json_object_set_new(o, "simulation", sim);
     json_object_set_new(o, "warning", json_string(p->warning));
+    json_t *ws = json_array();
+    for (int k = 0; k < s->n_warnings; k++) json_array_append_new(ws, json_string(s->warnings[k]));
+    json_object_set_new(o, "warnings", ws);
     return o;
 }
 

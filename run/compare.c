@@ -298,6 +298,10 @@ static void describe(const mt_run_config *c, const mt_run_input *in, const mt_co
     cmp->perturbed = mt_whatif_perturbs(c);
     cmp->steps = c->steps;
     cmp->best = cmp->best_fit = -1;
+    mt_trace_warning(in->t, cmp->trace_warning, sizeof cmp->trace_warning);
+    const char *w[2] = {cmp->trace_warning, mt_perfmodel_warning(in->pm)};
+    for (int k = 0; k < 2; k++)
+        if (w[k] && *w[k]) cmp->warnings[cmp->n_warnings++] = w[k];
 }
 
 /* After the runs: the header's plan (sweeps) and topology. */
