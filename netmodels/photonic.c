@@ -2,7 +2,8 @@
  *
  * Invariants: an endpoint's `circ` list holds the circuits holding one of its ports
  * (state SETUP or UP), nports <= P. A circuit direction is `busy` while a chunk is being
- * transmitted, `waiting` while it sits in the receiver's buffer-wait FIFO. A message stays at
+ * transmitted, `waiting` while it sits in the receiver's buffer-wait FIFO (each direction at
+ * most once; only wake_waiters takes one out, and starts its chunk). A message stays at
  * the head of its direction queue until its last chunk has left; it is delivered when
  * its last chunk arrives (chunks of one direction arrive in order: same latency, FIFO).
  */
@@ -217,31 +218,75 @@ static void release_msg(mt_photonic *ph, int32_t mid);
 static void on_tx_end(void *ctx, uint64_t arg);
 static void on_arrive(void *ctx, uint64_t arg);
 
-/* Starts the next chunk on circuit direction (cid, d) if possible. */
-static void try_tx(mt_photonic *ph, int32_t cid, int d) {
+/* The head message's next chunk on a circuit direction. */
+static double next_chunk(const mt_photonic *ph, const cdir *D) {
+    const msg *m = &ph->m[D->head];
+    return fmin(m->chunk, m->bytes - m->sent);
+}
+
+/* Appends circuit direction w to receiver R's buffer-wait FIFO. The live entries are
+ * wait[whead .. whead + wlen); the dead prefix is dropped once it is at least as long as the
+ * live part, so storage stays within twice the longest queue (amortised O(1) per entry). */
+static int wait_push(endpoint *R, int32_t w) {
+    if (R->whead > 0 && R->whead >= R->wlen) {
+        memmove(R->wait, R->wait + R->whead, (size_t)R->wlen * sizeof *R->wait);
+        R->whead = 0;
+    }
+    if (mt_vec_reserve(&R->wait, &R->wcap, (int64_t)R->whead + R->wlen + 1)) return -1;
+    R->wait[R->whead + R->wlen++] = w;
+    return 0;
+}
+
+/* Reserves `chunk` bytes of the receiver's buffer and puts the chunk on the wire. */
+static void start_chunk(mt_photonic *ph, int32_t cid, int d, double chunk) {
     circ *c = &ph->c[cid];
     cdir *D = &c->d[d];
-    if (c->state != C_UP || D->busy || D->waiting || D->head < 0) return;
-    msg *m = &ph->m[D->head];
-    endpoint *R = &ph->ep[m->dst];
-    double chunk = fmin(m->chunk, m->bytes - m->sent);
-    if (R->wlen > 0 || R->buf_free < chunk) {
-        if (mt_vec_reserve(&R->wait, &R->wcap, R->whead + R->wlen + 1)) {
-            oom(ph, "queueing for a buffer");
-            return;
-        }
-        R->wait[R->whead + R->wlen++] = cid * 2 + d;
-        D->waiting = 1;
-        ph->ctr.buffer_waits++;
-        return;
-    }
-    R->buf_free -= chunk;
+    ph->ep[ph->m[D->head].dst].buf_free -= chunk;
     D->busy = 1;
     D->cur_chunk = chunk;
     c->inflight++;
     ph->st.flow_events++;
     mt_time_ps t = mt_sched_now(ph->sched) + mt_ps_ceil(chunk / ph->circ_bw);
     if (!mt_sched_at(ph->sched, t, on_tx_end, ph, (uint64_t)(cid * 2 + d))) oom(ph, "scheduling a chunk");
+}
+
+/* Starts the next chunk on circuit direction (cid, d) if possible. It queues at the receiver
+ * when the buffer is short OR others already wait there: first come, first served, so a small
+ * chunk never overtakes a large one and nobody starves. */
+static void try_tx(mt_photonic *ph, int32_t cid, int d) {
+    circ *c = &ph->c[cid];
+    cdir *D = &c->d[d];
+    if (c->state != C_UP || D->busy || D->waiting || D->head < 0) return;
+    endpoint *R = &ph->ep[ph->m[D->head].dst];
+    double chunk = next_chunk(ph, D);
+    if (R->wlen > 0 || R->buf_free < chunk) {
+        if (wait_push(R, cid * 2 + d)) {
+            oom(ph, "queueing for a buffer");
+            return;
+        }
+        D->waiting = 1;
+        ph->ctr.buffer_waits++;
+        return;
+    }
+    start_chunk(ph, cid, d, chunk);
+}
+
+/* Space was freed at receiver R: starts the waiters at the head of its FIFO for as long as the
+ * head's chunk fits. A woken waiter starts at once (it was first in line; going through try_tx
+ * again would queue it behind the others, forever). A waiting direction keeps its message at
+ * the head and its circuit up (it is not idle), so what it waits to send has not changed. */
+static void wake_waiters(mt_photonic *ph, endpoint *R) {
+    while (R->wlen > 0) {
+        int32_t w = R->wait[R->whead];
+        cdir *D = &ph->c[w / 2].d[w % 2];
+        double chunk = next_chunk(ph, D);
+        if (R->buf_free < chunk) break;
+        R->whead++;
+        R->wlen--;
+        if (R->wlen == 0) R->whead = 0;
+        D->waiting = 0;
+        start_chunk(ph, w / 2, w % 2, chunk);
+    }
 }
 
 static void on_setup(void *ctx, uint64_t arg) {
@@ -286,18 +331,7 @@ static void on_arrive(void *ctx, uint64_t arg) {
     circ *c = &ph->c[cid];
     c->inflight--;
     c->last_used = mt_sched_now(ph->sched);
-    /* wake buffer waiters at this receiver in FIFO order */
-    while (R->wlen > 0) {
-        int32_t w = R->wait[R->whead];
-        circ *wc = &ph->c[w / 2];
-        msg *wm = &ph->m[wc->d[w % 2].head];
-        if (R->buf_free < fmin(wm->chunk, wm->bytes - wm->sent)) break;
-        R->whead++;
-        R->wlen--;
-        wc->d[w % 2].waiting = 0;
-        if (R->wlen == 0) R->whead = 0;
-        try_tx(ph, w / 2, w % 2);
-    }
+    wake_waiters(ph, R);
     int done = m->arrived >= m->bytes;
     mt_delivered_fn fn = m->fn;
     void *fctx = m->ctx;

@@ -8,7 +8,9 @@
  * request waits (FIFO) until a circuit goes idle. Messages on one circuit direction go out
  * one after another. Before a chunk leaves, the sender reserves that many bytes of the
  * receiver's buffer (buffer_bytes; chunks are at most that size) and waits, in FIFO order
- * with other senders, when it is full; the space is freed when the chunk arrives. A chunk of
+ * with other senders, when it is full (or when others already wait there: no overtaking, so
+ * senders sharing a receiver take turns chunk by chunk); the space is freed when the chunk
+ * arrives and handed to the waiters at the head of the line. A chunk of
  * c bytes arrives c / circuit_bw + latency_ps after it starts.
  * Defaults reproduce the wafer-scale case: 12 x 7 = 84 endpoints, 8 ports, 484 GB/s total.
  * The model has no links: the link operations of the netmodel interface (bandwidth factors,
