@@ -23,6 +23,7 @@ enum { C_DOWN, C_PENDING, C_SETUP, C_UP };
 typedef struct msg {
     int32_t src, dst, next;
     double bytes, sent, arrived, chunk;
+    mt_sent_fn sent_fn; /* NULL: nobody asked when it leaves */
     mt_delivered_fn fn;
     void *ctx;
     uint64_t tag;
@@ -307,7 +308,11 @@ static void on_tx_end(void *ctx, uint64_t arg) {
     msg *m = &ph->m[mid];
     D->busy = 0;
     m->sent += D->cur_chunk;
-    if (m->sent >= m->bytes) { /* last chunk left: next message may start */
+    int left = m->sent >= m->bytes;
+    mt_sent_fn sent = left ? m->sent_fn : NULL;
+    void *sctx = m->ctx;
+    uint64_t stag = m->tag;
+    if (left) { /* last chunk left: next message may start */
         D->head = m->next;
         if (D->head < 0) D->tail = -1;
     }
@@ -315,6 +320,7 @@ static void on_tx_end(void *ctx, uint64_t arg) {
                      (uint64_t)mid))
         oom(ph, "scheduling an arrival");
     try_tx(ph, cid, d);
+    if (sent) sent(sctx, stag); /* may send and move ph->m, ph->c: last */
 }
 
 static void on_arrive(void *ctx, uint64_t arg) {
@@ -358,14 +364,77 @@ static void on_local(void *ctx, uint64_t arg) {
     if (m.fn) m.fn(m.ctx, m.tag);
 }
 
-static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
-                         void *ctx, uint64_t tag, mt_error *err) {
+/* A message with nothing to send has left at once (an event now, ahead of its delivery). */
+static void on_left(void *ctx, uint64_t arg) {
+    const msg *m = &((mt_photonic *)ctx)->m[arg];
+    m->sent_fn(m->ctx, m->tag);
+}
+
+/* Nothing crosses the fabric (src == dst: at once; 0 bytes: one latency). */
+static mt_status send_local(mt_photonic *ph, int32_t mid, mt_error *err) {
+    const msg *m = &ph->m[mid];
+    mt_time_ps now = mt_sched_now(ph->sched);
+    mt_time_ps t = now + (m->src == m->dst ? 0 : ph->latency_ps);
+    if ((m->sent_fn && !mt_sched_at(ph->sched, now, on_left, ph, (uint64_t)mid)) ||
+        !mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
+        release_msg(ph, mid);
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    }
+    return MT_OK;
+}
+
+/* The circuit between src and dst (created DOWN on first use). */
+static mt_status circuit_of(mt_photonic *ph, int32_t src, int32_t dst, int32_t *cid, mt_error *err) {
+    int64_t key = pair_key(ph, src, dst), v;
+    if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
+        *cid = (int32_t)v;
+        return MT_OK;
+    }
+    if (mt_vec_reserve(&ph->c, &ph->ccap, ph->nc + 1) ||
+        mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    *cid = ph->nc++;
+    circ *c = &ph->c[*cid];
+    memset(c, 0, sizeof *c);
+    c->a = src < dst ? src : dst;
+    c->b = src < dst ? dst : src;
+    c->state = C_DOWN;
+    c->d[0].head = c->d[0].tail = c->d[1].head = c->d[1].tail = -1;
+    return MT_OK;
+}
+
+/* Queues message mid on its circuit direction; asks for the circuit when it is down. */
+static mt_status enqueue(mt_photonic *ph, int32_t cid, int32_t mid, mt_error *err) {
+    circ *c = &ph->c[cid];
+    int d = ph->m[mid].src < ph->m[mid].dst ? 0 : 1;
+    if (c->d[d].tail >= 0)
+        ph->m[c->d[d].tail].next = mid;
+    else
+        c->d[d].head = mid;
+    c->d[d].tail = mid;
+    if (c->state != C_DOWN) {
+        try_tx(ph, cid, d);
+        return MT_OK;
+    }
+    c->state = C_PENDING;
+    if (try_acquire(ph, cid)) return MT_OK;
+    if (mt_vec_reserve(&ph->pending, &ph->pcap, ph->npending + 1))
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    ph->pending[ph->npending++] = cid;
+    ph->ctr.port_waits++;
+    return MT_OK;
+}
+
+static mt_status ph_send_sent(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                              mt_delivered_fn fn, void *ctx, uint64_t tag, mt_error *err) {
     mt_photonic *ph = self;
     if (src < 0 || src >= ph->nep || dst < 0 || dst >= ph->nep)
         return mt_fail(err, MT_EINVAL, "photonic model: endpoint %d or %d outside 0..%d", (int)src,
                        (int)dst, (int)ph->nep - 1);
     if (!(bytes >= 0) || !isfinite(bytes))
         return mt_fail(err, MT_EINVAL, "photonic model: a send needs bytes >= 0 (got %g)", bytes);
+    int32_t cid = -1;
+    if (src != dst && bytes > 0) MT_CHECK(circuit_of(ph, src, dst, &cid, err));
     int32_t mid = ph->mfree;
     if (mid >= 0) {
         ph->mfree = ph->m[mid].next;
@@ -375,51 +444,14 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
         mid = ph->nm++;
     }
     double chunk = bytes < ph->p.buffer_bytes ? bytes : ph->p.buffer_bytes;
-    ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, fn, ctx, tag};
+    ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, on_sent, fn, ctx, tag};
     ph->st.sends++;
-    if (src == dst || bytes == 0) { /* nothing crosses the fabric: latency only */
-        mt_time_ps t = mt_sched_now(ph->sched) + (src == dst ? 0 : ph->latency_ps);
-        if (!mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
-            release_msg(ph, mid);
-            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-        }
-        return MT_OK;
-    }
-    int64_t key = pair_key(ph, src, dst), v;
-    int32_t cid;
-    if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
-        cid = (int32_t)v;
-    } else {
-        if (mt_vec_reserve(&ph->c, &ph->ccap, ph->nc + 1) ||
-            mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
-            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-        cid = ph->nc++;
-        circ *c = &ph->c[cid];
-        memset(c, 0, sizeof *c);
-        c->a = src < dst ? src : dst;
-        c->b = src < dst ? dst : src;
-        c->state = C_DOWN;
-        c->d[0].head = c->d[0].tail = c->d[1].head = c->d[1].tail = -1;
-    }
-    circ *c = &ph->c[cid];
-    int d = src < dst ? 0 : 1;
-    if (c->d[d].tail >= 0)
-        ph->m[c->d[d].tail].next = mid;
-    else
-        c->d[d].head = mid;
-    c->d[d].tail = mid;
-    if (c->state == C_DOWN) {
-        c->state = C_PENDING;
-        if (!try_acquire(ph, cid)) {
-            if (mt_vec_reserve(&ph->pending, &ph->pcap, ph->npending + 1))
-                return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-            ph->pending[ph->npending++] = cid;
-            ph->ctr.port_waits++;
-        }
-    } else {
-        try_tx(ph, cid, d);
-    }
-    return MT_OK;
+    return cid < 0 ? send_local(ph, mid, err) : enqueue(ph, cid, mid, err);
+}
+
+static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
+                         void *ctx, uint64_t tag, mt_error *err) {
+    return ph_send_sent(self, src, dst, bytes, NULL, fn, ctx, tag, err);
 }
 
 static int32_t ph_endpoints(void *self, const int32_t **ids) {
@@ -437,6 +469,7 @@ static const mt_netmodel_ops photonic_ops = {
     .endpoints = ph_endpoints,
     .stats = ph_stats,
     .destroy = ph_destroy,
+    .send_sent = ph_send_sent,
 };
 
 mt_netmodel mt_photonic_netmodel(mt_photonic *ph) { return (mt_netmodel){&photonic_ops, ph}; }

@@ -213,6 +213,32 @@ static void no_sender_starves(void **state) {
     rig_free(&r);
 }
 
+static void on_left(void *ctx, uint64_t tag) {
+    rig *r = ctx;
+    r->at[4 + tag] = mt_engine_now(r->e);
+}
+
+/* send_sent: a message has left when its last chunk has gone out. 3000 B through a 1000 B
+ * buffer: chunk 2 starts when chunk 1 arrives, so the last leaves at SETUP + 3 us + 2 LAT and
+ * arrives a LAT later. Nothing to send (0 bytes, or to itself): left at once. */
+static void sent_when_the_last_chunk_leaves(void **state) {
+    (void)state;
+    rig r;
+    rig_init(&r, 1, 1000);
+    assert_true(mt_net_can(&r.net, MT_NETOP_SEND_SENT));
+    assert_int_equal(mt_net_send_sent(&r.net, 0, 1, 3000, on_left, on_done, &r, 0, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&r.net, 2, 3, 0, on_left, on_done, &r, 1, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&r.net, 2, 2, 100, on_left, on_done, &r, 2, NULL), MT_OK);
+    assert_int_equal(mt_engine_run(r.e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(r.at[4], SETUP + 3 * US + 2 * LAT);
+    assert_int_equal(r.at[0], SETUP + 3 * (US + LAT));
+    assert_int_equal(r.at[5], 0);
+    assert_int_equal(r.at[1], LAT);
+    assert_int_equal(r.at[6], 0);
+    assert_int_equal(r.at[2], 0);
+    rig_free(&r);
+}
+
 static void defaults_and_refusals(void **state) {
     (void)state;
     mt_photonic_params p;
@@ -238,7 +264,7 @@ int main(void) {
         cmocka_unit_test(waits_for_a_port),  cmocka_unit_test(buffer_wait),
         cmocka_unit_test(chunked_by_buffer), cmocka_unit_test(several_senders_wait_in_fifo_order),
         cmocka_unit_test(a_small_chunk_does_not_overtake), cmocka_unit_test(no_sender_starves),
-        cmocka_unit_test(defaults_and_refusals),
+        cmocka_unit_test(sent_when_the_last_chunk_leaves), cmocka_unit_test(defaults_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
