@@ -80,7 +80,8 @@ static mt_status run_stack(mt_collexec *x, mt_error *err) {
     return MT_OK;
 }
 
-/* Handlers return nothing: an error stops the run through the scheduler. */
+/* Handlers return nothing: an error stops the run through the scheduler. Their mt_error is
+ * not zeroed (1 KiB per send): only read after a failure filled it. */
 static void stop_on_error(mt_collexec *x, mt_status rc, const mt_error *e) {
     if (rc == MT_OK) return;
     snprintf(x->msg, sizeof x->msg, "%s", e->msg);
@@ -90,15 +91,17 @@ static void stop_on_error(mt_collexec *x, mt_status rc, const mt_error *e) {
 static void on_sent(void *ctx, uint64_t tag) {
     mt_collexec *x = ctx;
     uint32_t k = (uint32_t)tag;
-    mt_error e = {0};
+    mt_error e;
+    e.msg[0] = 0;
     mt_status rc = unlock(x, x->rev_off[k], x->rev_off[k] + x->rev_nsent[k], &e);
-    if (rc == MT_OK) rc = run_stack(x, &e);
+    if (rc == MT_OK && x->nstack > 0) rc = run_stack(x, &e); /* joins it made ready */
     stop_on_error(x, rc, &e);
 }
 
 static void on_delivered(void *ctx, uint64_t tag) {
     mt_collexec *x = ctx;
-    mt_error e = {0};
+    mt_error e;
+    e.msg[0] = 0;
     x->stack[x->nstack++] = (uint32_t)tag;
     stop_on_error(x, run_stack(x, &e), &e);
 }
