@@ -162,6 +162,23 @@ try:
         c.check_bad(f"{cut_dir}/{f}:{line}:", "simulate", cut_dir, "--gpus", 1)
 finally:
     shutil.rmtree(cut_dir)
+# h. the photonic model with several senders waiting on one receiver's buffer (pipeline stages
+# receive from both neighbours): the run ends (it used to re-queue the waiters forever and die
+# out of memory). By hand on 2 stages, one micro-batch of 3288334336 B each way (49 chunks of
+# the 64 MiB buffer, each waiting for the last to arrive): the circuit is set up once (+20 ms,
+# reused backward), and the buffer costs 48 extra chunk latencies (100 ns) per direction.
+pp8 = c.sim(vgg, "--gpus", 8, "--pp", 8, "--network", "photonic")
+if pp8:
+    c.check_breakdown("photonic pp 8", pp8)
+    c.check("photonic pp 8: every pipeline send done", pp8["simulation"]["sends"] == 112, pp8["simulation"])
+pp2 = {k: c.sim(vgg, "--pp", 2, "--micro-batches", 1, "--network", "photonic", "--endpoints", 2,
+                "--host-model", "none", *a)
+       for k, a in {"free": ("--setup-lat", 0, "--buffer", "1TB"), "buf": ("--setup-lat", 0), "all": ()}.items()}
+if all(pp2.values()):
+    ms = {k: v["step_ms"] for k, v in pp2.items()}
+    c.check("photonic pp 2: the 64 MiB buffer adds 2 x 48 chunk latencies",
+            abs(ms["buf"] - ms["free"] - 2 * 48 * 100e-6) < 1e-7, ms)
+    c.check("photonic pp 2: one circuit set-up (20 ms)", abs(ms["all"] - ms["buf"] - 20) < 1e-7, ms)
 
 # g. bad input: exit 2, one line
 c.check_bad("3 GPUs cannot hold dp=? x tp=2 x pp=?: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)

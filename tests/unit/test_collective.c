@@ -17,6 +17,7 @@
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
+#include "tests/unit/collfix.h"
 
 /* Time (s) of a collective on a preset with GPU-tier bandwidth bw and latency lat_ns. */
 static double run(const char *spec, double bw, double lat_ns, mt_coll_op op, mt_coll_algo algo,
@@ -32,26 +33,7 @@ static double run(const char *spec, double bw, double lat_ns, mt_coll_op op, mt_
     assert_int_equal(mt_topo_build(spec, &tp, &t, &err), MT_OK);
     int32_t n;
     mt_topo_gpus(t, &n);
-    mt_coll_params p;
-    mt_coll_params_init(&p);
-    p.op = op;
-    p.algo = algo;
-    p.nranks = n;
-    p.bytes = bytes;
-    p.chunks = chunks;
-    p.ranks_per_node = per_node;
-    mt_coll_schedule *s;
-    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
-    mt_engine *e = mt_engine_new();
-    mt_netmodel net;
-    assert_int_equal(mt_netmodel_create("flow", t, NULL, mt_engine_sched(e), &net, &err), MT_OK);
-    mt_time_ps ps = -1;
-    assert_int_equal(mt_collexec_time(s, &net, e, NULL, &ps, &err), MT_OK);
-    mt_net_free(&net);
-    mt_engine_free(e);
-    mt_coll_free(s);
-    mt_topo_free(t);
-    return (double)ps / 1e12;
+    return collfix_time_s(t, collfix_build(op, algo, n, bytes, chunks, 0, per_node));
 }
 
 static void ring_allreduce_closed_form(void **state) {
@@ -157,9 +139,16 @@ static void schedule_shapes_and_refusals(void **state) {
     assert_int_equal(mt_coll_build(&p, &s, NULL), MT_OK);
     assert_int_equal(s->nsends, 2 * 7 * 8);
     for (uint32_t i = 0; i < s->nsends; i++) {
-        assert_true(s->sends[i].bytes == 1e6);
-        assert_int_equal(s->sends[i].dst, (s->sends[i].src + 1) % 8);
-        assert_int_equal(s->sends[i].ndeps, i < 8 ? 0 : 1);
+        const mt_coll_send *x = &s->sends[i];
+        assert_true(x->bytes == 1e6);
+        assert_int_equal(x->dst, (x->src + 1) % 8);
+        assert_int_equal(x->ndeps, i < 8 ? 0 : 2);
+        if (i < 8) continue;
+        /* step k of rank r: after r received step k-1 (from r-1), and after r's step k-1 on
+         * the same connection r -> r+1 has left */
+        uint32_t k = i / 8, prev = (k - 1) * 8;
+        assert_int_equal(s->deps[x->dep_begin], prev + (uint32_t)(x->src + 7) % 8);
+        assert_int_equal(s->deps[x->dep_begin + 1], (prev + (uint32_t)x->src) | MT_COLL_SENT);
     }
     mt_coll_free(s);
     mt_error err = {0};
