@@ -329,7 +329,9 @@ static int32_t default_chunks(const mt_coll_params *p) {
 }
 
 /* Replicates the one-chunk template into `chunks` pieces: piece c of send i waits for its
- * template dependencies in piece c (kinds kept) and for piece c-1 of send i to be delivered. */
+ * template dependencies in piece c (kinds kept) and for piece c-1 of send i to have LEFT (the
+ * pieces of one send stream back to back on its connection, each arriving one path latency
+ * after it left, as NCCL's chunks do: a piece does not wait for the previous one to arrive). */
 static mt_status replicate_chunks(mt_coll_schedule *s, int32_t chunks, mt_error *err) {
     uint32_t t = s->nsends, td = s->ndeps;
     int too_big = 0;
@@ -346,7 +348,7 @@ static mt_status replicate_chunks(mt_coll_schedule *s, int32_t chunks, mt_error 
                 uint32_t d = s->deps[x.dep_begin + k];
                 s->deps[s->ndeps++] = (mt_coll_dep_send(d) + (uint32_t)c * t) | (d & MT_COLL_SENT);
             }
-            s->deps[s->ndeps++] = (uint32_t)(c - 1) * t + i;
+            s->deps[s->ndeps++] = ((uint32_t)(c - 1) * t + i) | MT_COLL_SENT;
         }
     return MT_OK;
 }

@@ -42,8 +42,9 @@
  *          link's queue covers (one slow link: bound + k alpha against bound + alpha).
  *          Other ops fall back to ring. Chunks do not apply.
  * Chunking (chunks = C > 1) splits S into C pipelined pieces: piece c of a send also waits
- * for piece c-1 of the same send to be delivered (stop and wait), and for piece c of the
- * template's previous send on its connection to have left. chunks = 0 picks a default: 1 for
+ * for piece c-1 of the same send to have LEFT (the pieces stream back to back, each arriving
+ * one path latency after it left: a pipelined chain takes (C + N - 2) S/C/B + (N - 1) alpha),
+ * and for piece c of the template's previous send on its connection to have left. chunks = 0 picks a default: 1 for
  * ring/direct all-reduce-like ops, ceil(S / 1 MiB) capped at 32 for chains and trees.
  * Memory: O(sends + deps); a 1024-rank ring all-reduce is 2.1 M sends and 4.2 M dependencies
  * (~70 MB). At most MT_COLL_SENDS_MAX sends or dependencies (a larger one is refused).

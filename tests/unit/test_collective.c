@@ -88,15 +88,16 @@ static void direct_on_switch(void **state) {
     }
 }
 
-/* Pipelined chain broadcast on a uni ring: (C + N - 2) chunk times plus the latency of
- * N - 1 + C - 1 hops... each chunk step costs S/C/B + alpha, and the last chunk leaves the
- * root after C steps and needs N - 2 more. */
+/* Pipelined chain broadcast on a uni ring: the root sends its C pieces back to back (a piece
+ * leaves S/C/B after the previous one; it does not wait for it to arrive), the last leaves after
+ * C piece times and needs N - 2 more hops of S/C/B + alpha, plus its first hop's alpha:
+ * (C + N - 2) S/C/B + (N - 1) alpha. */
 static void pipelined_broadcast(void **state) {
     (void)state;
     const double S = 32e6, B = 10e9, alpha = 1e-6;
     const int n = 8, c = 16;
     double got = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, c, 1);
-    double want = (c + n - 2) * (S / c / B + alpha);
+    double want = (c + n - 2) * (S / c / B) + (n - 1) * alpha;
     assert_true(fabs(got - want) / want < 1e-6);
     double unpiped = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, 1, 1);
     assert_true(fabs(unpiped - (n - 1) * (S / B + alpha)) / unpiped < 1e-6);

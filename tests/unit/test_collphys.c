@@ -248,9 +248,9 @@ static double chain_by_hand(const fabric *f, mt_coll_op op, int chunks) {
     double sum = 0, worst = 0;
     for (int h = 0; h < N - 1; h++) {
         int src = (SLOW + h + (op == MT_COLL_REDUCE)) % N, dst = (src + 1) % N;
-        double d = S / chunks / bw(f, src, dst) + lat(f, src, dst);
-        sum += d;
-        worst = fmax(worst, d);
+        double tx = S / chunks / bw(f, src, dst); /* a piece's transmission; its latency overlaps the next */
+        sum += tx + lat(f, src, dst);
+        worst = fmax(worst, tx);
     }
     return sum + (chunks - 1) * worst;
 }
@@ -270,7 +270,7 @@ static void chains_on_uneven_links(void **state) {
  * still needs a path latency: max over links of bytes / bandwidth, plus the smallest latency.
  * Upper: at most n_l flows drain through link l at once: the connections crossing it (a
  * connection drains one send at a time) or, in pieces, the template sends crossing it (a piece
- * waits for the previous piece of its send to arrive). Max-min gives a flow at least cap / n_l
+ * waits for the previous piece of its send to have left). Max-min gives a flow at least cap / n_l
  * of its most shared link, so send i takes at most w_i = bytes n / cap + its latency. Sends
  * come after their dependencies in the schedule, so the longest path through the dependencies
  * with these weights (a LEFT dependency counted as a delivered one) bounds the finish. */
