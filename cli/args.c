@@ -13,6 +13,11 @@ void mt_cli_warn(const char *cmd, const char *msg) {
     if (msg && *msg) fprintf(stderr, "mitosis %s: warning: %s\n", cmd, msg);
 }
 
+void mt_cli_warn_trace(const char *cmd, const trace *t) {
+    char msg[512];
+    if (t && mt_trace_warning(t, msg, sizeof msg)) mt_cli_warn(cmd, msg);
+}
+
 void mt_cli_print_json(json_t *j) {
     char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     if (s) puts(s);

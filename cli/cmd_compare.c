@@ -119,8 +119,8 @@ int cmd_compare(int argc, char **argv) {
     if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
     if (st == MT_OK && c.html && (st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err)) == MT_OK) html_pending = 0;
     if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
-    if (st == MT_OK) mt_cli_warn("compare", mt_perfmodel_warning(in.pm));
-    else code = mt_cli_fail("compare", &err);
+    for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);
+    if (st != MT_OK) code = mt_cli_fail("compare", &err);
 out:
     if (html_pending) remove(c.html);
     mt_comparison_free(&cmp);

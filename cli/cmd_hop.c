@@ -92,6 +92,7 @@ int cmd_hop(int argc, char **argv) {
     } else {
         mt_hop_table_print(stdout, &t);
     }
+    mt_cli_warn("hop", t.warning);
     mt_hop_table_free(&t);
     return 0;
 }

@@ -89,6 +89,7 @@ int cmd_inspect(int argc, char **argv) {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);
     }
+    mt_cli_warn_trace("inspect", t);
     mt_trace_free(t);
     return 0;
 }

@@ -56,6 +56,10 @@ static const mt_flag PREDICT[] = {
      .lo_open = 1},
     {"--tp", MT_FLAG_INT, PM(tp), "N", "each op split N ways", .lo = 1, .hi = 1 << 20},
     {"--target-gpu", MT_FLAG_STRING, PM(o.target_gpu), "GPU", "predict for this GPU (mitosis perfmodel gpus)"},
+    {"--trace-gpu", MT_FLAG_STRING, PM(o.trace_gpu), "GPU", "the GPU the trace ran on, when the trace does not "
+     "say (TrioSim CSV)"},
+    {"--tf32", MT_FLAG_CHOICE, PM(o.tf32), MT_TF32_CHOICES, "fp32 ops on TF32 tensor cores where the GPU has "
+     "them: conv (PyTorch's default), all (matmul.allow_tf32 too), none", .choices = MT_TF32_CHOICES},
     {"--gpu-specs", MT_FLAG_STRING, PM(o.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
     {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the prediction as JSON"},
 };
@@ -81,7 +85,8 @@ static void usage(FILE *out) {
             "       mitosis perfmodel show MODEL.json [--json]\n"
             "       mitosis perfmodel predict TRACE [--perf-model trace|linear|roofline]\n"
             "                [--model MODEL.json] [--batch N | --batch-factor F] [--tp N]\n"
-            "                [--target-gpu GPU] [--gpu-specs FILE] [--json]\n"
+            "                [--target-gpu GPU] [--trace-gpu GPU] [--tf32 conv|all|none]\n"
+            "                [--gpu-specs FILE] [--json]\n"
             "       mitosis perfmodel gpus [--gpu-specs FILE] [--json]\n\n"
             "fit      fits time = a*FLOPs + b*bytes + c (a, b, c >= 0) per operator class on the\n"
             "         ops of every TRACE (a directory or a single trace file each) and of every CSV\n"
@@ -92,7 +97,8 @@ static void usage(FILE *out) {
             "         --batch-factor F times the traced batch), each op split --tp ways, on\n"
             "         --target-gpu (default: the trace's GPU). --perf-model linear fits on the\n"
             "         trace itself unless --model is given. A resized op keeps its measured\n"
-            "         residual: measured x predicted(new)/predicted(traced).\n"
+            "         residual: measured x predicted(new)/predicted(traced); a moved op keeps\n"
+            "         its efficiency on the same kind of unit, never beats the target's roofline.\n"
             "gpus     the GPU table: dense peak TFLOP/s per dtype, bandwidth (decimal GB/s), memory.\n\n");
     for (int k = 0; TABLES[k]; k++) mt_flags_help(out, TABLES[k]);
 }
@@ -138,6 +144,7 @@ static mt_status predict(pm_cli *c, mt_error *err) {
     if (c->n_inputs > 1) return mt_fail(err, MT_EINVAL, "predict takes one TRACE");
     mt_prediction p;
     MT_CHECK(mt_run_predict(c->inputs[0], &c->o, c->batch, c->factor, c->tp, &p, err));
+    mt_cli_warn_trace("perfmodel", p.t);
     mt_cli_warn("perfmodel", p.view.warning);
     if (c->as_json) mt_cli_print_json(mt_perfreport_prediction_json(&p.view));
     else mt_perfreport_prediction(stdout, &p.view);

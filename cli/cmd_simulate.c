@@ -108,9 +108,8 @@ int cmd_simulate(int argc, char **argv) {
     }
     print(&sim, &rc, &in, &c);
     /* warnings only once everything succeeded: a failing run's stderr is its one error line */
-    mt_cli_warn("simulate", mt_perfmodel_warning(in.pm));
-    char msg[256];
-    if (mt_simulation_mem_warning(&sim, msg, sizeof msg)) mt_cli_warn("simulate", msg);
+    mt_run_summary sum = mt_simulation_summary(&sim, &rc, &in);
+    for (int k = 0; k < sum.n_warnings; k++) mt_cli_warn("simulate", sum.warnings[k]);
 out:
     mt_simulation_free(&sim);
     mt_run_input_close(&in);

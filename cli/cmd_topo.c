@@ -87,11 +87,14 @@ int cmd_topo(int argc, char **argv) {
     mt_topo *t;
     if (mt_netcfg_topology(&c.net, 0, &t, &err) != MT_OK) return mt_cli_fail("topo", &err);
     json_t *sum = NULL;
+    int dot_stdout = c.dot && !strcmp(c.dot, "-");
     mt_status rc = mt_toposum_json(t, c.ra, c.rb, &sum, &err);
+    /* the file first: a failing run prints only its error */
+    if (rc == MT_OK && c.dot && !dot_stdout) rc = write_dot(t, c.dot, &err);
     if (rc == MT_OK && !c.as_json) mt_toposum_print(stdout, sum);
     if (rc == MT_OK && c.as_json) mt_cli_print_json(sum);
     else json_decref(sum);
-    if (rc == MT_OK && c.dot) rc = write_dot(t, c.dot, &err);
+    if (rc == MT_OK && dot_stdout) rc = write_dot(t, c.dot, &err);
     mt_topo_free(t);
     return rc == MT_OK ? 0 : mt_cli_fail("topo", &err);
 }

@@ -16,8 +16,9 @@ static const mt_command *const COMMANDS[] = {&mt_cmd_inspect, &mt_cmd_simulate, 
                                              &mt_cmd_collective, &mt_cmd_hop, &mt_cmd_perfmodel};
 enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
-static const char UNITS[] = "Units: bandwidth is decimal (1 GB/s = 1e9 B/s; 400Gbps = 50 GB/s), sizes accept "
-                            "B/KB/MB/GB (decimal) and KiB/MiB/GiB, times ns/us/ms/s.";
+static const char UNITS[] = "Units: bandwidth is decimal and needs its unit (1 GB/s = 1e9 B/s; 400Gbps = 50 GB/s; "
+                            "100B/s; a bare 100 is refused), sizes accept B/KB/MB/GB (decimal) and KiB/MiB/GiB, "
+                            "times ns/us/ms/s.";
 
 static void usage(FILE *out) {
     fprintf(out, "mitosis %s — predict multi-GPU training time from a one-GPU trace\n\n"

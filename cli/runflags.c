@@ -99,6 +99,10 @@ static const mt_flag OPTIME[] = {
     {"--gpu-specs", MT_FLAG_STRING, CFG(pm.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
     {"--trace-gpu", MT_FLAG_STRING, CFG(pm.trace_gpu), "NAME", "the GPU the trace ran on, when the trace does not "
      "say (TrioSim CSV)"},
+    {"--tf32", MT_FLAG_CHOICE, CFG(pm.tf32), MT_TF32_CHOICES, "which fp32 ops ran and run on TF32 tensor cores where "
+     "the GPU has them: conv (PyTorch's default: cudnn.allow_tf32 on, matmul.allow_tf32 off), all (matmuls too: "
+     "set_float32_matmul_precision('high')), none (full FP32). A GPU without TF32 (V100) runs them on FP32 CUDA "
+     "cores", .choices = MT_TF32_CHOICES},
 };
 const mt_flag_table MT_CLI_OPTIME_FLAGS = MT_FLAG_TABLE("Operator times (perfmodel/, see mitosis perfmodel --help)",
                                                         OPTIME);

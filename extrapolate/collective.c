@@ -2,13 +2,17 @@
  *
  * Builder invariant: frontier[lane * N + r] is the send whose delivery rank r's next send in
  * that lane must wait for (-1: none); recv lists gather what r received in the current step
- * and become the frontier at the next step_begin (through a join when more than one).
- * Templates are built for one chunk, then replicated with the chunk-order dependency.
+ * and become the frontier at the next step_begin (through a join when more than one);
+ * `conn` maps a connection (lane, src, dst) to the last send added on it, which the next one
+ * there waits to have left. Templates are built for one chunk, then replicated with the
+ * chunk-order dependency.
  */
 #include "extrapolate/collective.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/u64map.h"
 
 #define NOSEND UINT32_MAX
 
@@ -18,7 +22,9 @@ typedef struct builder {
     uint32_t *frontier;          /* lanes * n */
     uint32_t **recv;             /* lanes * n lists */
     uint32_t *nrecv, *crecv;
-    int oom;
+    mt_u64map conn;              /* (lane * n + src) * n + dst -> last send on it */
+    uint32_t *out_last;          /* lanes * n: the last send out of each rank in each lane */
+    int oom, too_big;
 } builder;
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
@@ -72,22 +78,31 @@ void mt_coll_free(mt_coll_schedule *s) {
     free(s);
 }
 
-static int grow_u32(uint32_t **p, uint32_t *cap, size_t elem, uint32_t need) {
+/* Makes room for `need` elements of an array indexed by uint32 (sends, deps, receive lists);
+ * 0 when out of memory or beyond MT_COLL_SENDS_MAX (*too_big set). */
+static int grow_u32(void *pp, uint32_t *cap, size_t elem, uint64_t need, int *too_big) {
     if (need <= *cap) return 1;
-    uint32_t ncap = *cap ? *cap : 64;
+    if (need > MT_COLL_SENDS_MAX) {
+        *too_big = 1;
+        return 0;
+    }
+    uint64_t ncap = *cap ? *cap : 64;
     while (ncap < need) ncap *= 2;
+    if (ncap > MT_COLL_SENDS_MAX) ncap = MT_COLL_SENDS_MAX;
+    void **p = pp;
     void *np = realloc(*p, (size_t)ncap * elem);
     if (!np) return 0;
     *p = np;
-    *cap = ncap;
+    *cap = (uint32_t)ncap;
     return 1;
 }
 
-/* Appends a send with up to two dependencies (NOSEND = none); returns its index. */
+/* Appends a send with up to two dependencies (NOSEND = none; MT_COLL_SENT may be set);
+ * returns its index. */
 static uint32_t add_raw(builder *b, int32_t src, int32_t dst, double bytes, uint32_t d0, uint32_t d1) {
     mt_coll_schedule *s = b->s;
-    if (b->oom || !grow_u32((uint32_t **)&s->sends, &s->scap, sizeof *s->sends, s->nsends + 1) ||
-        !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, s->ndeps + 2)) {
+    if (b->oom || !grow_u32(&s->sends, &s->scap, sizeof *s->sends, (uint64_t)s->nsends + 1, &b->too_big) ||
+        !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, (uint64_t)s->ndeps + 2, &b->too_big)) {
         b->oom = 1;
         return NOSEND;
     }
@@ -98,16 +113,41 @@ static uint32_t add_raw(builder *b, int32_t src, int32_t dst, double bytes, uint
     return s->nsends++;
 }
 
-/* A send in `lane` after src's frontier; recorded as received by dst. */
-static uint32_t add(builder *b, int lane, int32_t src, int32_t dst, double bytes) {
-    uint32_t id = add_raw(b, src, dst, bytes, b->frontier[lane * b->n + src], NOSEND);
+/* A send in `lane` after src's frontier and after the last send on its connection has left
+ * (one_port: after src's last send in the lane, whatever its destination); recorded as
+ * received by dst and as the connection's and src's last. */
+static uint32_t add_ordered(builder *b, int lane, int32_t src, int32_t dst, double bytes, int one_port) {
+    uint64_t key = ((uint64_t)lane * (uint64_t)b->n + (uint64_t)src) * (uint64_t)b->n + (uint64_t)dst;
+    int64_t prev;
+    uint32_t fifo = mt_u64map_get(&b->conn, key, &prev) ? (uint32_t)prev | MT_COLL_SENT : NOSEND;
+    uint32_t own = b->out_last[lane * b->n + src];
+    if (one_port && own != NOSEND) fifo = own | MT_COLL_SENT;
+    uint32_t id = add_raw(b, src, dst, bytes, b->frontier[lane * b->n + src], fifo);
     size_t k = (size_t)lane * b->n + dst;
-    if (id == NOSEND || !grow_u32(&b->recv[k], &b->crecv[k], sizeof(uint32_t), b->nrecv[k] + 1)) {
+    if (id == NOSEND || mt_u64map_put(&b->conn, key, id, NULL) != MT_OK ||
+        !grow_u32(&b->recv[k], &b->crecv[k], sizeof(uint32_t), (uint64_t)b->nrecv[k] + 1, &b->too_big)) {
         b->oom = 1;
         return NOSEND;
     }
     b->recv[k][b->nrecv[k]++] = id;
+    b->out_last[lane * b->n + src] = id;
     return id;
+}
+
+static uint32_t add(builder *b, int lane, int32_t src, int32_t dst, double bytes) {
+    return add_ordered(b, lane, src, dst, bytes, 0);
+}
+
+/* Adds dependency d to the last send added (its deps are the tail of deps[]). */
+static void dep_last(builder *b, uint32_t d) {
+    mt_coll_schedule *s = b->s;
+    if (b->oom || d == NOSEND) return;
+    if (!grow_u32(&s->deps, &s->dcap, sizeof(uint32_t), (uint64_t)s->ndeps + 1, &b->too_big)) {
+        b->oom = 1;
+        return;
+    }
+    s->deps[s->ndeps++] = d;
+    s->sends[s->nsends - 1].ndeps++;
 }
 
 /* Turns each rank's receives of the last step into its frontier (a join when several). */
@@ -120,29 +160,28 @@ static void step_begin(builder *b) {
         } else {
             int32_t r = (int32_t)(k % b->n);
             uint32_t j = add_raw(b, r, r, 0, b->recv[k][0], b->recv[k][1]);
-            for (uint32_t i = 2; i < nr && !b->oom; i++) {
-                if (!grow_u32(&b->s->deps, &b->s->dcap, sizeof(uint32_t), b->s->ndeps + 1)) {
-                    b->oom = 1;
-                    break;
-                }
-                /* the join is the last send, so its deps are the tail of deps[] */
-                b->s->deps[b->s->ndeps++] = b->recv[k][i];
-                b->s->sends[j].ndeps++;
-            }
+            for (uint32_t i = 2; i < nr && !b->oom; i++) dep_last(b, b->recv[k][i]);
             b->frontier[k] = j;
         }
         b->nrecv[k] = 0;
     }
 }
 
-/* `steps` ring steps over each of `ng` groups of m ranks (groups[g * m + i]). */
+/* `steps` ring steps over each of `ng` groups of m ranks (groups[g * m + i]). A phase's first
+ * step also waits for its destination to have finished the previous phase (received its last
+ * step): a rank takes a phase's data once it has entered the phase, as NCCL runs phases as
+ * separate collectives in stream order. Without it a rank done early pushes its next phase into
+ * a slow neighbour still busy with this one, and the two share its link. */
 static void ring_steps(builder *b, const int32_t *groups, int32_t ng, int32_t m, int32_t steps,
                        double bytes) {
     for (int32_t k = 0; k < steps; k++) {
         step_begin(b);
         for (int32_t g = 0; g < ng; g++)
-            for (int32_t i = 0; i < m; i++)
-                add(b, 0, groups[g * m + i], groups[g * m + (i + 1) % m], bytes);
+            for (int32_t i = 0; i < m; i++) {
+                int32_t dst = groups[g * m + (i + 1) % m];
+                add(b, 0, groups[g * m + i], dst, bytes);
+                if (k == 0) dep_last(b, b->frontier[dst]);
+            }
     }
 }
 
@@ -165,6 +204,30 @@ static void tree_phase(builder *b, int lane, const int32_t *map, int up, double 
                 add(b, lane, child, parent, bytes);
             else
                 add(b, lane, parent, child, bytes);
+        }
+    }
+}
+
+/* The steady state of a finely chunked ring of `steps` steps: bulk flows i -> i+1 of steps/N x
+ * S (sends 0..N-1), a join of them all, then steps-1 zero-byte hops for the per-step latencies. */
+static void ringflow(builder *b, int32_t steps, double S) {
+    int32_t n = b->n;
+    for (int32_t i = 0; i < n; i++) add_raw(b, i, (i + 1) % n, S * steps / n, NOSEND, NOSEND);
+    uint32_t prev = add_raw(b, 0, 0, 0, 0, n > 1 ? 1 : NOSEND);
+    for (int32_t i = 2; i < n && !b->oom; i++) dep_last(b, (uint32_t)i);
+    for (int32_t k = 0; k < steps - 1 && !b->oom; k++) prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
+}
+
+/* All-to-all as a pairwise exchange: in step k = 1..N-1 rank i sends to i + k once it has
+ * received step k-1, its own last send has left (one port) and i + k has received step k-1
+ * (it is ready for step k). */
+static void exchange(builder *b, double bytes) {
+    for (int32_t k = 1; k < b->n; k++) {
+        step_begin(b);
+        for (int32_t i = 0; i < b->n; i++) {
+            int32_t dst = (i + k) % b->n;
+            add_ordered(b, 0, i, dst, bytes, 1);
+            dep_last(b, b->frontier[dst]);
         }
     }
 }
@@ -195,28 +258,13 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
     if (op == MT_COLL_SENDRECV) {
         add(b, 0, p->root, p->peer, S);
     } else if (p->algo == MT_ALGO_RINGFLOW && flow_steps > 0) {
-        /* bulk flows i -> i+1 are sends 0..n-1; a join waits for all of them */
-        for (int32_t i = 0; i < n; i++) add_raw(b, i, (i + 1) % n, S * flow_steps / n, NOSEND, NOSEND);
-        uint32_t prev = add_raw(b, 0, 0, 0, 0, n > 1 ? 1 : NOSEND);
-        for (int32_t i = 2; i < n && !b->oom; i++) {
-            if (!grow_u32(&b->s->deps, &b->s->dcap, sizeof(uint32_t), b->s->ndeps + 1)) {
-                b->oom = 1;
-                break;
-            }
-            b->s->deps[b->s->ndeps++] = (uint32_t)i; /* the join is the last send: its deps are the tail */
-            b->s->sends[prev].ndeps++;
-        }
-        for (int32_t k = 0; k < flow_steps - 1 && !b->oom; k++)
-            prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
+        ringflow(b, flow_steps, S);
     } else if (p->algo == MT_ALGO_RING || p->algo == MT_ALGO_RINGFLOW) {
         if (op == MT_COLL_ALLREDUCE) ring_steps(b, all, 1, n, 2 * (n - 1), S / n);
         else if (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ring_steps(b, all, 1, n, n - 1, S / n);
         else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) chain(b, p->root, op == MT_COLL_REDUCE, S);
         else
-            for (int32_t k = 1; k < n; k++) {
-                step_begin(b);
-                for (int32_t i = 0; i < n; i++) add(b, 0, i, (i + k) % n, S / n);
-            }
+            exchange(b, S / n);
     } else if (p->algo == MT_ALGO_DIRECT) {
         int phases = op == MT_COLL_ALLREDUCE ? 2 : 1;
         for (int ph = 0; ph < phases; ph++) {
@@ -264,7 +312,11 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
     }
     free(all);
     free(map);
-    if (rc == MT_OK && b->oom) rc = mt_fail(err, MT_ENOMEM, "out of memory building a collective");
+    if (rc == MT_OK && b->too_big)
+        rc = mt_fail(err, MT_EINVAL, "a %d-rank %s %s needs more than 2^31 sends or dependencies (use fewer "
+                     "ranks, or ring for direct)", (int)n, mt_coll_algo_name(p->algo), mt_coll_op_name(op));
+    else if (rc == MT_OK && b->oom)
+        rc = mt_fail(err, MT_ENOMEM, "out of memory building a collective");
     return rc;
 }
 
@@ -274,6 +326,31 @@ static int32_t default_chunks(const mt_coll_params *p) {
     if (!pipelined) return 1;
     double c = p->bytes / 1048576.0;
     return c < 1 ? 1 : c > 32 ? 32 : (int32_t)(c + 0.999);
+}
+
+/* Replicates the one-chunk template into `chunks` pieces: piece c of send i waits for its
+ * template dependencies in piece c (kinds kept) and for piece c-1 of send i to have LEFT (the
+ * pieces of one send stream back to back on its connection, each arriving one path latency
+ * after it left, as NCCL's chunks do: a piece does not wait for the previous one to arrive). */
+static mt_status replicate_chunks(mt_coll_schedule *s, int32_t chunks, mt_error *err) {
+    uint32_t t = s->nsends, td = s->ndeps;
+    int too_big = 0;
+    if (!grow_u32(&s->sends, &s->scap, sizeof *s->sends, (uint64_t)t * chunks, &too_big) ||
+        !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, ((uint64_t)td + t) * chunks, &too_big))
+        return mt_fail(err, too_big ? MT_EINVAL : MT_ENOMEM, "collective too large: %u sends x %d chunks%s", t,
+                       (int)chunks, too_big ? " is more than 2^31 (use fewer chunks)" : " (out of memory)");
+    for (int32_t c = 1; c < chunks; c++)
+        for (uint32_t i = 0; i < t; i++) {
+            mt_coll_send x = s->sends[i];
+            mt_coll_send *y = &s->sends[s->nsends++];
+            *y = (mt_coll_send){x.src, x.dst, x.bytes, s->ndeps, x.ndeps + 1};
+            for (uint32_t k = 0; k < x.ndeps; k++) {
+                uint32_t d = s->deps[x.dep_begin + k];
+                s->deps[s->ndeps++] = (mt_coll_dep_send(d) + (uint32_t)c * t) | (d & MT_COLL_SENT);
+            }
+            s->deps[s->ndeps++] = ((uint32_t)(c - 1) * t + i) | MT_COLL_SENT;
+        }
+    return MT_OK;
 }
 
 mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_error *err) {
@@ -292,18 +369,21 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
     if (p->algo == MT_ALGO_RINGFLOW) chunks = 1;
     mt_coll_schedule *s = calloc(1, sizeof *s);
     builder b = {.s = s, .n = p->nranks, .lanes = 2};
+    mt_u64map_init(&b.conn);
     size_t slots = (size_t)b.lanes * b.n;
     b.frontier = malloc(slots * sizeof *b.frontier);
+    b.out_last = malloc(slots * sizeof *b.out_last);
     b.recv = calloc(slots, sizeof *b.recv);
     b.nrecv = calloc(slots, sizeof *b.nrecv);
     b.crecv = calloc(slots, sizeof *b.crecv);
     mt_status rc = MT_OK;
-    if (!s || !b.frontier || !b.recv || !b.nrecv || !b.crecv)
+    if (!s || !b.frontier || !b.out_last || !b.recv || !b.nrecv || !b.crecv)
         rc = mt_fail(err, MT_ENOMEM, "out of memory building a collective");
     if (rc == MT_OK) {
         s->p = *p;
         s->p.chunks = chunks;
         memset(b.frontier, 0xff, slots * sizeof *b.frontier);
+        memset(b.out_last, 0xff, slots * sizeof *b.out_last);
         if (p->nranks > 1 || p->op == MT_COLL_SENDRECV) rc = build_template(&b, p, p->bytes / chunks, err);
     }
     for (size_t k = 0; b.recv && k < slots; k++) free(b.recv[k]);
@@ -311,24 +391,9 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
     free(b.nrecv);
     free(b.crecv);
     free(b.frontier);
-    /* replicate the one-chunk template: piece c of send i waits for its template deps in
-     * piece c and for piece c-1 of send i */
-    uint32_t t = s ? s->nsends : 0, td = s ? s->ndeps : 0;
-    if (rc == MT_OK && chunks > 1) {
-        if ((uint64_t)t * chunks > UINT32_MAX / 2 || (uint64_t)(td + t) * chunks > UINT32_MAX / 2 ||
-            !grow_u32((uint32_t **)&s->sends, &s->scap, sizeof *s->sends, t * chunks) ||
-            !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, (td + t) * chunks))
-            rc = mt_fail(err, MT_ENOMEM, "collective too large: %u sends x %d chunks", t, (int)chunks);
-        for (int32_t c = 1; rc == MT_OK && c < chunks; c++)
-            for (uint32_t i = 0; i < t; i++) {
-                mt_coll_send x = s->sends[i];
-                mt_coll_send *y = &s->sends[s->nsends++];
-                *y = (mt_coll_send){x.src, x.dst, x.bytes, s->ndeps, x.ndeps + 1};
-                for (uint32_t k = 0; k < x.ndeps; k++)
-                    s->deps[s->ndeps++] = s->deps[x.dep_begin + k] + (uint32_t)c * t;
-                s->deps[s->ndeps++] = (uint32_t)(c - 1) * t + i;
-            }
-    }
+    free(b.out_last);
+    mt_u64map_destroy(&b.conn);
+    if (rc == MT_OK && chunks > 1) rc = replicate_chunks(s, chunks, err);
     if (rc != MT_OK) {
         mt_coll_free(s);
         return rc;

@@ -1,18 +1,31 @@
 /* extrapolate/collective.h — collectives decomposed into schedules of point-to-point sends.
  *
  * A schedule is pure data over ranks 0..N-1 (no network here): an array of sends
- * {src, dst, bytes} and, for each, the sends that must be DELIVERED before it may start
- * (CSR: deps[dep_begin .. dep_begin + ndeps)). A send with src == dst is a local join (no
- * bytes move; it completes as soon as its dependencies do) used to fan dependencies in.
- * sim/collexec.h runs a schedule on a network model; ranks map to endpoints there.
+ * {src, dst, bytes} and, for each, what must happen before it may start (CSR:
+ * deps[dep_begin .. dep_begin + ndeps)). Two kinds of dependency:
+ *   d              send d has been DELIVERED (its data is at d's destination);
+ *   d | MT_COLL_SENT  send d has LEFT its source (its last byte is on the wire).
+ * A send with src == dst is a local join (no bytes move; it completes, and leaves, as soon as
+ * its dependencies are met) used to fan dependencies in. sim/collexec.h runs a schedule on a
+ * network model; ranks map to endpoints there.
  *
  * Dependencies are per rank, not global barriers: a rank's sends in step k wait only for
  * what that rank received in step k-1 (NCCL-style), so a ring all-reduce on a uniform ring
- * takes exactly 2(N-1) x (S/N / B + alpha).
+ * takes exactly 2(N-1) x (S/N / B + alpha). A connection (src -> dst in one lane, NCCL's
+ * channel) carries its sends in order, like NCCL's FIFO of slots: each send also waits until
+ * the previous send of its template on that connection has LEFT (not arrived: the sender's
+ * next step overlaps the last one's latency). Without this, a rank whose upstream is fast
+ * would put several steps at once on a slow link, where they share its bandwidth and all
+ * finish late, delaying the chain behind them. On uniform links a rank's data for step k
+ * arrives after its own step k-1 has left, so the order costs nothing there. Likewise a rank
+ * takes a phase's data only once it has entered the phase: the first step of each ring phase
+ * (hier's second and third) also waits for its destination to have finished the one before.
  * Algorithms (bytes S: the per-rank buffer; all-gather's output, reduce-scatter's input):
  *   ring   all-reduce 2(N-1) steps of S/N (reduce-scatter then all-gather); reduce-scatter,
- *          all-gather N-1 steps of S/N; broadcast/reduce a pipelined chain; all-to-all N-1
- *          shifted exchanges of S/N; sendrecv one send.
+ *          all-gather N-1 steps of S/N; broadcast/reduce a pipelined chain; all-to-all a
+ *          pairwise exchange, N-1 shifted steps of S/N (rank i sends to i+k once it has
+ *          received step k-1, its last send has left and i+k has received step k-1); sendrecv
+ *          one send.
  *   tree   double binary tree: all-reduce = reduce up + broadcast down on two complementary
  *          binary trees each carrying S/2; broadcast/reduce on one tree.
  *   direct all pairs at once: all-reduce = direct reduce-scatter + direct all-gather.
@@ -24,11 +37,17 @@
  *          neighbour hops for the remaining per-step latencies. On a uniform ring or a
  *          non-blocking switch it takes exactly k/N x S/B + k x alpha, as ring does, with O(N)
  *          sends instead of O(N^2); under contention it is the fluid limit of a pipelined ring.
+ *          Its bandwidth term equals ring's on uneven links too; its latency term does not:
+ *          it puts all k latencies after the bulk, where ring's steps hide those that a slow
+ *          link's queue covers (one slow link: bound + k alpha against bound + alpha).
  *          Other ops fall back to ring. Chunks do not apply.
  * Chunking (chunks = C > 1) splits S into C pipelined pieces: piece c of a send also waits
- * for piece c-1 of the same send. chunks = 0 picks a default: 1 for ring/direct
- * all-reduce-like ops, ceil(S / 1 MiB) capped at 32 for chains and trees.
- * Memory: O(sends + deps); a 1024-rank ring all-reduce is 2.1 M sends (~50 MB).
+ * for piece c-1 of the same send to have LEFT (the pieces stream back to back, each arriving
+ * one path latency after it left: a pipelined chain takes (C + N - 2) S/C/B + (N - 1) alpha),
+ * and for piece c of the template's previous send on its connection to have left. chunks = 0 picks a default: 1 for
+ * ring/direct all-reduce-like ops, ceil(S / 1 MiB) capped at 32 for chains and trees.
+ * Memory: O(sends + deps); a 1024-rank ring all-reduce is 2.1 M sends and 4.2 M dependencies
+ * (~70 MB). At most MT_COLL_SENDS_MAX sends or dependencies (a larger one is refused).
  */
 #ifndef MT_EXTRAPOLATE_COLLECTIVE_H
 #define MT_EXTRAPOLATE_COLLECTIVE_H
@@ -66,6 +85,13 @@ typedef struct mt_coll_send {
     double bytes;
     uint32_t dep_begin, ndeps;
 } mt_coll_send;
+
+/* A dependency (an entry of deps[]) is a send index, with MT_COLL_SENT set when it waits for
+ * that send to have left its source rather than for its delivery. */
+#define MT_COLL_SENT UINT32_C(0x80000000)
+#define MT_COLL_SENDS_MAX UINT32_C(0x7fffffff)
+static inline uint32_t mt_coll_dep_send(uint32_t dep) { return dep & ~MT_COLL_SENT; }
+static inline int mt_coll_dep_on_sent(uint32_t dep) { return (dep & MT_COLL_SENT) != 0; }
 
 typedef struct mt_coll_schedule {
     mt_coll_params p;

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/units.h"
+
 void mt_plan_init(mt_plan *p) {
     memset(p, 0, sizeof *p);
     p->dp_mode = MT_DP_DDP;
@@ -66,8 +68,8 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                 else snprintf(sz[i], sizeof sz[i], "?");
             }
             return mt_fail(err, MT_EINVAL,
-                           "%d GPUs cannot hold dp=%s x tp=%s x pp=%s: %d is not a multiple of %lld "
-                           "(change --gpus or the parallel sizes)", p->gpus, sz[0], sz[1], sz[2],
+                           "%d GPU%s cannot hold dp=%s x tp=%s x pp=%s: %d is not a multiple of %lld "
+                           "(change --gpus or the parallel sizes)", p->gpus, mt_plural(p->gpus), sz[0], sz[1], sz[2],
                            p->gpus, (long long)known);
         }
         int32_t rest = (int32_t)(p->gpus / known);
@@ -81,9 +83,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->pp == 0) p->pp = 1;
     if ((int64_t)p->dp * p->tp * p->pp != p->gpus)
         return mt_fail(err, MT_EINVAL,
-                       "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPUs, but --gpus is %d "
+                       "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPU%s, but --gpus is %d "
                        "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
-                       (long long)p->dp * p->tp * p->pp, p->gpus);
+                       (long long)p->dp * p->tp * p->pp, mt_plural((int64_t)p->dp * p->tp * p->pp), p->gpus);
     if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
     int micro_default = p->micro_batches == 0;
     if (micro_default) p->micro_batches = p->pp > 1 ? p->pp : 1;

@@ -8,7 +8,9 @@
  *     (binary search on the bound + greedy fill, O(units log time));
  *  3. tensor parallelism: a walk over forward ops marks split ops and the collectives splits
  *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary), by the
- *     tp kind the tracer's classifier gave each op (trace_op.tp);
+ *     tp kind the tracer's classifier gave each op (trace_op.tp); T must divide every dimension a
+ *     split divides (features, output channels, attention heads, where the shapes say), else the
+ *     plan is refused naming the op and the largest T that fits;
  *  4. gradients: each weight's gradient is ready after the last backward op of the forward op
  *     that first read it; its stage and split follow that op;
  *  5. pipeline boundary bytes from tensor producers and consumers (O(tensors x P));
@@ -64,6 +66,99 @@ static double first_output_bytes(const trace *t, const trace_op *o) {
     return tensor_bytes(t, first_activation_input(t, o));
 }
 
+/* ---- what a tensor-parallel split divides ------------------------------------------------ */
+
+/* The shape of an op's first input with `role` (-1: an activation or the model input), or of its
+ * first output (out); *nd 0 when the trace records none. */
+static const int64_t *op_shape(const trace *t, const trace_op *o, int out, int role, int32_t *nd) {
+    int32_t first = out ? o->out_first : o->in_first, n = out ? o->out_count : o->in_count;
+    for (int32_t j = 0; j < n; j++) {
+        const trace_tref *r = &t->trefs[first + j];
+        int rr = tensor_role(t, r);
+        if (r->ndim > 0 && (out || (role < 0 ? rr == TRACE_ROLE_ACTIVATION || rr == TRACE_ROLE_INPUT : rr == role))) {
+            *nd = r->ndim;
+            return t->dims + r->shape_off;
+        }
+    }
+    *nd = 0;
+    return NULL;
+}
+
+static int is_linear_kind(const trace_op *o) {
+    return strstr(o->kind ? o->kind : o->name, "linear") != NULL;
+}
+
+/* The features a column-parallel (col 1: its outputs) or row-parallel (col 0: its inputs) linear
+ * splits: the output's or the activation input's last dimension, else from the weight ([out, in]
+ * for aten::linear, [in, out] for mm / addmm / matmul on a transposed weight); 0 unknown. */
+static int64_t linear_features(const trace *t, const trace_op *o, int col) {
+    int32_t nd, nw;
+    const int64_t *s = op_shape(t, o, col, -1, &nd), *w = op_shape(t, o, 0, TRACE_ROLE_WEIGHT, &nw);
+    if (nd > 0) return s[nd - 1];
+    if (nw != 2) return 0;
+    return is_linear_kind(o) ? w[col ? 0 : 1] : w[col ? 1 : 0];
+}
+
+/* A convolution's output channels: its weight's first dimension ([out, in/groups, k...]), else
+ * its output's second (N, C, ...); 0 unknown. */
+static int64_t conv_channels(const trace *t, const trace_op *o) {
+    int32_t nw, nd;
+    const int64_t *w = op_shape(t, o, 0, TRACE_ROLE_WEIGHT, &nw), *s = op_shape(t, o, 1, 0, &nd);
+    if (nw >= 3 && !strstr(o->kind ? o->kind : o->name, "transpose")) return w[0];
+    return nd >= 3 ? s[1] : 0;
+}
+
+/* Attention heads of an op split inside a column region: a matmul or attention on a 4-D
+ * activation [batch, heads, sequence, head_dim]; 0 when not recognisable. */
+static int64_t attention_heads(const trace *t, const trace_op *o) {
+    if (o->cls != MT_OPC_MATMUL && o->cls != MT_OPC_ATTN) return 0;
+    int32_t nd;
+    const int64_t *s = op_shape(t, o, 0, -1, &nd);
+    return nd == 4 ? s[1] : 0;
+}
+
+/* Whether T ranks can split what the trace's split ops divide (tp_fit_note, tp_fit_check). */
+typedef struct tp_fit {
+    int64_t gcd;            /* of every divided dimension, 0 none */
+    int32_t bad_op;         /* first op whose dimension T does not divide, -1 */
+    int64_t bad_dim;
+    const char *bad_what;   /* "output features", ... */
+} tp_fit;
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+static void tp_fit_note(tp_fit *f, int32_t T, int32_t op, int64_t dim, const char *what) {
+    if (dim <= 0) return;
+    f->gcd = gcd64(f->gcd, dim);
+    if (dim % T == 0 || f->bad_op >= 0) return;
+    f->bad_op = op;
+    f->bad_dim = dim;
+    f->bad_what = what;
+}
+
+/* MT_EINVAL naming the first op T cannot split evenly and the largest T' <= T that fits. */
+static mt_status tp_fit_check(const tp_fit *f, const trace *t, int32_t T, mt_error *err) {
+    if (f->bad_op < 0) return MT_OK;
+    int32_t best = 1;
+    for (int32_t d = T; d > 1 && best == 1; d--)
+        if (f->gcd % d == 0) best = d;
+    const trace_op *o = &t->ops[f->bad_op];
+    const char *layer = o->layer >= 0 && o->layer < t->n_layers ? t->layers[o->layer].name : NULL;
+    char fits[96];
+    if (best > 1) snprintf(fits, sizeof fits, "the largest --tp up to %d that fits this model is %d", T, best);
+    else snprintf(fits, sizeof fits, "no --tp above 1 fits this model (its split dimensions have no common divisor)");
+    return mt_fail(err, MT_EINVAL, "--tp %d does not fit the model: op %d %s%s%s%s splits %lld %s, which %d ranks "
+                   "cannot share evenly; %s", T, (int)f->bad_op, o->name, layer ? " (layer " : "", layer ? layer : "",
+                   layer ? ")" : "", (long long)f->bad_dim, f->bad_what, T, fits);
+}
+
 /* ---- builder state --------------------------------------------------------------------- */
 
 typedef struct pcoll {      /* a collective attached after an op */
@@ -98,6 +193,7 @@ typedef struct builder {
     int32_t first_fwd;      /* first forward op, n_ops when none */
     pcoll *colls;
     int64_t n_colls, cap_colls;
+    tp_fit fit;             /* what the splits divide (classify_tp) */
 } builder;
 
 static int32_t op_stage(const builder *b, int32_t op) {
@@ -231,62 +327,10 @@ static mt_status close_region(builder *b, region *r) {
     return rc;
 }
 
-static mt_status classify_tp(builder *b) {
+/* Backward ops inherit the split of their forward op (or the majority of their layer). */
+static mt_status inherit_bwd_split(builder *b) {
     const trace *t = b->t;
     int32_t T = b->plan->tp;
-    region r = {0};
-    mt_status rc = MT_OK;
-    for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
-    if (T <= 1) return MT_OK;
-    for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
-        if (o->tp == TRACE_TP_LINEAR) {
-            int32_t in = first_activation_input(t, o);
-            double out_b = first_output_bytes(t, o);
-            b->split[i] = T;
-            if (r.open && in >= 0 && in == r.in_tensor) { /* another column op on the same input (Q, K, V) */
-                r.last_op = i;
-                r.last_out_bytes = out_b;
-            } else if (r.open) { /* row-parallel: closes the pair with an all-reduce */
-                r.open = 0;
-                rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, out_b);
-                if (rc == MT_OK)
-                    rc = add_pcoll(b, &b->bwd_coll[r.first_col], r.first_col, MT_COLL_ALLREDUCE, r.in_bytes);
-                b->p->tp_colls_fwd++;
-                b->p->tp_colls_bwd++;
-            } else { /* column-parallel: opens a region */
-                r.open = 1;
-                r.in_tensor = in;
-                r.in_bytes = tensor_bytes(t, in);
-                r.first_col = r.last_op = i;
-                r.last_out_bytes = out_b;
-            }
-        } else if (o->tp == TRACE_TP_CONV) {
-            rc = close_region(b, &r);
-            b->split[i] = T;
-            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
-            if (rc == MT_OK)
-                rc = add_pcoll(b, &b->bwd_coll[i], i, MT_COLL_ALLREDUCE,
-                               tensor_bytes(t, first_activation_input(t, o)));
-            b->p->tp_colls_fwd++;
-            b->p->tp_colls_bwd++;
-        } else if (o->tp == TRACE_TP_EMBEDDING) {
-            rc = close_region(b, &r);
-            b->split[i] = T;
-            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
-            b->p->tp_colls_fwd++;
-        } else if (o->tp == TRACE_TP_CLOSER) {
-            rc = close_region(b, &r);
-        } else if (r.open) {
-            b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
-            r.last_op = i;
-            r.last_out_bytes = first_output_bytes(t, o);
-        }
-    }
-    if (rc == MT_OK) rc = close_region(b, &r);
-    if (rc != MT_OK) return rc;
-    /* Backward ops inherit the split of their forward op (or the majority of their layer). */
     double *unit_split = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_split);
     double *unit_all = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_all);
     if (!unit_split || !unit_all) {
@@ -311,6 +355,69 @@ static mt_status classify_tp(builder *b) {
     for (int32_t i = 0; i < t->n_ops; i++)
         if (b->split[i] > 1 && t->ops[i].phase == TRACE_PHASE_FORWARD) b->p->tp_split_ops++;
     return MT_OK;
+}
+
+static mt_status classify_tp(builder *b) {
+    const trace *t = b->t;
+    int32_t T = b->plan->tp;
+    region r = {0};
+    mt_status rc = MT_OK;
+    for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
+    if (T <= 1) return MT_OK;
+    for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
+        if (o->tp == TRACE_TP_LINEAR) {
+            int32_t in = first_activation_input(t, o);
+            double out_b = first_output_bytes(t, o);
+            b->split[i] = T;
+            int col = !r.open || (in >= 0 && in == r.in_tensor);
+            tp_fit_note(&b->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
+            if (r.open && in >= 0 && in == r.in_tensor) { /* another column op on the same input (Q, K, V) */
+                r.last_op = i;
+                r.last_out_bytes = out_b;
+            } else if (r.open) { /* row-parallel: closes the pair with an all-reduce */
+                r.open = 0;
+                rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, out_b);
+                if (rc == MT_OK)
+                    rc = add_pcoll(b, &b->bwd_coll[r.first_col], r.first_col, MT_COLL_ALLREDUCE, r.in_bytes);
+                b->p->tp_colls_fwd++;
+                b->p->tp_colls_bwd++;
+            } else { /* column-parallel: opens a region */
+                r.open = 1;
+                r.in_tensor = in;
+                r.in_bytes = tensor_bytes(t, in);
+                r.first_col = r.last_op = i;
+                r.last_out_bytes = out_b;
+            }
+        } else if (o->tp == TRACE_TP_CONV) {
+            rc = close_region(b, &r);
+            b->split[i] = T;
+            tp_fit_note(&b->fit, T, i, conv_channels(t, o), "output channels");
+            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
+            if (rc == MT_OK)
+                rc = add_pcoll(b, &b->bwd_coll[i], i, MT_COLL_ALLREDUCE,
+                               tensor_bytes(t, first_activation_input(t, o)));
+            b->p->tp_colls_fwd++;
+            b->p->tp_colls_bwd++;
+        } else if (o->tp == TRACE_TP_EMBEDDING) {
+            rc = close_region(b, &r);
+            b->split[i] = T;
+            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
+            b->p->tp_colls_fwd++;
+        } else if (o->tp == TRACE_TP_CLOSER) {
+            rc = close_region(b, &r);
+        } else if (r.open) {
+            b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
+            tp_fit_note(&b->fit, T, i, attention_heads(t, o), "attention heads");
+            r.last_op = i;
+            r.last_out_bytes = first_output_bytes(t, o);
+        }
+    }
+    if (rc == MT_OK) rc = close_region(b, &r);
+    if (rc != MT_OK) return rc;
+    if (b->fit.bad_op >= 0) return MT_EINVAL; /* the caller says why (tp_fit_check) */
+    return inherit_bwd_split(b);
 }
 
 /* anchor[f] for a forward op f: the backward op after which f's backward-side work (its TP
@@ -641,6 +748,27 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
     return MT_OK;
 }
 
+/* The program's first warning, most important first ("" none). */
+static void set_warning(mt_program *p, const mt_plan *plan, const trace *t, const tp_fit *fit) {
+    if (plan->dp > 1 && t->param_bytes <= 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
+    else if (plan->pp > 1 && t->n_trefs == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace has no tensor shapes: pipeline stages send 0-byte activations");
+    else if (p->tp_unplaced_bwd > 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "%d tensor-parallel backward collective%s could not be placed (backward ops not "
+                 "linked to forward ops)", p->tp_unplaced_bwd, mt_plural(p->tp_unplaced_bwd));
+    else if (plan->tp > 1 && p->tp_split_ops == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
+    else if (plan->tp > 1 && fit->gcd == 0)
+        snprintf(p->warning, sizeof p->warning,
+                 "the trace records no shapes of the ops tensor parallelism splits: --tp %d is not checked against "
+                 "the model's features, channels or attention heads", plan->tp);
+}
+
 mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err) {
     mt_program *p = calloc(1, sizeof *p);
@@ -688,7 +816,12 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
         goto fail_msg;
     }
     if ((rc = assign_stages(&b)) != MT_OK) goto fail;
-    if ((rc = classify_tp(&b)) != MT_OK) goto fail;
+    b.fit.bad_op = -1;
+    if ((rc = classify_tp(&b)) == MT_EINVAL) {
+        rc = tp_fit_check(&b.fit, t, plan->tp, err);
+        goto fail_msg;
+    }
+    if (rc != MT_OK) goto fail;
     if ((rc = find_anchors(&b)) != MT_OK) goto fail;
     place_bwd_colls(&b);
     if ((rc = assign_gradients(&b)) != MT_OK) goto fail;
@@ -716,20 +849,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
     for (int32_t s = 0; s < plan->pp; s++)
         if ((rc = build_stage(&b, s, boundary)) != MT_OK) goto fail;
-    /* warnings, most important first */
-    if (plan->dp > 1 && t->param_bytes <= 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
-    else if (plan->pp > 1 && t->n_trefs == 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "the trace has no tensor shapes: pipeline stages send 0-byte activations");
-    else if (p->tp_unplaced_bwd > 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "%d tensor-parallel backward collectives could not be placed (backward ops not "
-                 "linked to forward ops)", p->tp_unplaced_bwd);
-    else if (plan->tp > 1 && p->tp_split_ops == 0)
-        snprintf(p->warning, sizeof p->warning,
-                 "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
+    set_warning(p, plan, t, &b.fit);
     rc = MT_OK;
     *out = p;
     p = NULL;

@@ -122,7 +122,9 @@ typedef struct mt_program_opts {
 } mt_program_opts;
 
 /* Builds the stage programs for a resolved plan (mt_plan_resolve). Cost O(M x ops + tensors x P).
- * MT_EINVAL for a plan the trace cannot support (e.g. more stages than layers). */
+ * MT_EINVAL for a plan the trace cannot support: more stages than layers, a tensor-parallel degree
+ * that does not divide an op's split dimension (output or input features, output channels,
+ * attention heads; the message names the op and the largest degree that fits). */
 mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err);
 void mt_program_free(mt_program *p);

@@ -27,6 +27,7 @@ typedef struct flow {
     double remaining, rate, bytes;
     mt_time_ps last_ps, lat_ps;
     mt_event_id ev;
+    mt_sent_fn sent_fn; /* NULL: nobody asked when it leaves */
     mt_delivered_fn fn;
     void *ctx;
     uint64_t tag;
@@ -243,6 +244,9 @@ static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained
     }
 }
 
+/* The flow's last byte has left its source: on_sent, then (one path latency later) delivery.
+ * on_sent may start flows and move net->fl, so it runs after the delivery is scheduled (the
+ * flow's slot stays taken until delivery). */
 static void on_drain(void *ctx, uint64_t arg) {
     mt_flownet *net = ctx;
     int32_t id = (int32_t)arg;
@@ -254,13 +258,18 @@ static void on_drain(void *ctx, uint64_t arg) {
     unlink_flow(net, id, now, 1);
     mt_lmm_var_free(net->lmm, f->var);
     f->var = -1;
+    mt_sent_fn sent = f->sent_fn;
+    void *sctx = f->ctx;
+    uint64_t stag = f->tag;
     if (f->lat_ps == 0) {
+        if (sent) sent(sctx, stag);
         deliver(net, id);
         return;
     }
     f->state = F_LATENCY;
     f->ev = mt_sched_at(net->sched, now + f->lat_ps, on_deliver, net, (uint64_t)id);
     if (!f->ev) fail(net, "scheduling a delivery");
+    if (sent) sent(sctx, stag);
 }
 
 /* ---- perturbations ---- */
@@ -432,19 +441,28 @@ static int32_t alloc_flow(mt_flownet *net) {
     return id;
 }
 
+/* A flow with nothing to drain has left at once (an event now, ahead of its delivery). */
+static void on_left(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    const flow *f = &net->fl[arg];
+    if (f->state == F_LATENCY && f->sent_fn) f->sent_fn(f->ctx, f->tag);
+}
+
 /* A flow with nothing to drain (0 bytes or src == dst): delivered after its latency. */
 static mt_status start_latency_only(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
     flow *f = &net->fl[id];
     f->state = F_LATENCY;
-    f->ev = mt_sched_at(net->sched, now + f->lat_ps, on_deliver, net, (uint64_t)id);
+    if (!f->sent_fn || mt_sched_at(net->sched, now, on_left, net, (uint64_t)id))
+        f->ev = mt_sched_at(net->sched, now + f->lat_ps, on_deliver, net, (uint64_t)id);
     if (f->ev) return MT_OK;
     release(net, id);
     return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling a delivery");
 }
 
-mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double bytes,
-                           mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
-                           int32_t *flow_id, mt_error *err) {
+/* mt_flownet_start, and on_sent (may be NULL) when the last byte has left. */
+static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag, int32_t *flow_id,
+                            mt_error *err) {
     if (flow_id) *flow_id = -1;
     if (!(bytes >= 0) || !isfinite(bytes))
         return mt_fail(err, MT_EINVAL, "flow model: a send needs bytes >= 0 (got %g)", bytes);
@@ -460,7 +478,8 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
     mt_time_ps now = mt_sched_now(net->sched);
     flow *f = &net->fl[id];
     *f = (flow){.remaining = bytes, .bytes = bytes, .last_ps = now, .lat_ps = route_latency(net, route, nhops),
-                .fn = on_delivered, .ctx = ctx, .tag = tag, .src = src, .dst = dst, .var = -1, .next_free = -1};
+                .sent_fn = on_sent, .fn = on_delivered, .ctx = ctx, .tag = tag, .src = src, .dst = dst, .var = -1,
+                .next_free = -1};
     if (bytes == 0 || nhops == 0) {
         MT_CHECK(start_latency_only(net, id, now, err));
     } else {
@@ -480,6 +499,12 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
     return MT_OK;
 }
 
+mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double bytes,
+                           mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
+                           int32_t *flow_id, mt_error *err) {
+    return start_flow(net, src, dst, bytes, NULL, on_delivered, ctx, tag, flow_id, err);
+}
+
 double mt_flownet_rate(const mt_flownet *net, int32_t id) {
     if (id < 0 || id >= net->nfl || net->fl[id].state != F_DRAINING) return -1;
     return net->fl[id].rate;
@@ -494,6 +519,11 @@ void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate
 static mt_status nm_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
                          void *ctx, uint64_t tag, mt_error *err) {
     return mt_flownet_start(self, src, dst, bytes, fn, ctx, tag, NULL, err);
+}
+
+static mt_status nm_send_sent(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                              mt_delivered_fn fn, void *ctx, uint64_t tag, mt_error *err) {
+    return start_flow(self, src, dst, bytes, on_sent, fn, ctx, tag, NULL, err);
 }
 
 static int32_t nm_endpoints(void *self, const int32_t **ids) {
@@ -537,6 +567,7 @@ static const mt_netmodel_ops flownet_ops = {
     .change_link_at = change_link_at,
     .link_stats = nm_link_stats,
     .set_link_observer = nm_set_link_observer,
+    .send_sent = nm_send_sent,
 };
 
 mt_netmodel mt_flownet_netmodel(mt_flownet *net) { return (mt_netmodel){&flownet_ops, net}; }

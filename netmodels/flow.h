@@ -21,7 +21,9 @@
  * an idle degraded link costs nothing and runs still end), failure (flows crossing the link move,
  * with their remaining bytes, to their new shortest route; when none is left: MT_ENOROUTE naming
  * the two endpoints and the failed links, the stranded flow dropped), changes at a later time,
- * per-link statistics and the link-load observer.
+ * per-link statistics and the link-load observer. It also tells when a send has left its
+ * source (send_sent): when its last byte drains, one path latency before delivery; a send with
+ * nothing to drain (0 bytes, src == dst) leaves when it starts.
  */
 #ifndef MT_NETMODELS_FLOW_H
 #define MT_NETMODELS_FLOW_H

@@ -14,7 +14,7 @@ static const mt_flag NET_FLAGS[] = {
 };
 static const mt_flag LINK_FLAGS[] = {
     {"--link-bw", MT_FLAG_BANDWIDTH, offsetof(mt_netcfg, tp.link_bw_Bps), "BW",
-     "GPU-tier link bandwidth per direction, e.g. 300GB/s or 400Gbps (default: the preset's)", .lo = 0,
+     "GPU-tier link bandwidth per direction with its unit, e.g. 300GB/s or 400Gbps (default: the preset's)", .lo = 0,
      .lo_open = 1, .hi = 1e18},
     {"--link-lat", MT_FLAG_TIME, offsetof(mt_netcfg, tp.link_lat_ns), "T",
      "GPU-tier link latency, e.g. 500ns or 1us (default: the preset's)", .lo = 0, .hi = 1e9},
@@ -24,7 +24,8 @@ static const mt_flag LINK_FLAGS[] = {
 };
 static const mt_flag NIC_FLAGS[] = {
     {"--nic-bw", MT_FLAG_BANDWIDTH, offsetof(mt_netcfg, tp.nic_bw_Bps), "BW",
-     "NIC and inter-node tier bandwidth per direction, on presets with NICs (default: the preset's)", .lo = 0,
+     "NIC and inter-node tier bandwidth per direction with its unit, e.g. 50GB/s, on presets with NICs (default: "
+     "the preset's)", .lo = 0,
      .lo_open = 1, .hi = 1e18},
     {"--nic-lat", MT_FLAG_TIME, offsetof(mt_netcfg, tp.nic_lat_ns), "T",
      "NIC and inter-node tier latency, on presets with NICs (default: the preset's)", .lo = 0, .hi = 1e9},

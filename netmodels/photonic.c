@@ -2,7 +2,8 @@
  *
  * Invariants: an endpoint's `circ` list holds the circuits holding one of its ports
  * (state SETUP or UP), nports <= P. A circuit direction is `busy` while a chunk is being
- * transmitted, `waiting` while it sits in the receiver's buffer-wait FIFO. A message stays at
+ * transmitted, `waiting` while it sits in the receiver's buffer-wait FIFO (each direction at
+ * most once; only wake_waiters takes one out, and starts its chunk). A message stays at
  * the head of its direction queue until its last chunk has left; it is delivered when
  * its last chunk arrives (chunks of one direction arrive in order: same latency, FIFO).
  */
@@ -22,6 +23,7 @@ enum { C_DOWN, C_PENDING, C_SETUP, C_UP };
 typedef struct msg {
     int32_t src, dst, next;
     double bytes, sent, arrived, chunk;
+    mt_sent_fn sent_fn; /* NULL: nobody asked when it leaves */
     mt_delivered_fn fn;
     void *ctx;
     uint64_t tag;
@@ -217,31 +219,75 @@ static void release_msg(mt_photonic *ph, int32_t mid);
 static void on_tx_end(void *ctx, uint64_t arg);
 static void on_arrive(void *ctx, uint64_t arg);
 
-/* Starts the next chunk on circuit direction (cid, d) if possible. */
-static void try_tx(mt_photonic *ph, int32_t cid, int d) {
+/* The head message's next chunk on a circuit direction. */
+static double next_chunk(const mt_photonic *ph, const cdir *D) {
+    const msg *m = &ph->m[D->head];
+    return fmin(m->chunk, m->bytes - m->sent);
+}
+
+/* Appends circuit direction w to receiver R's buffer-wait FIFO. The live entries are
+ * wait[whead .. whead + wlen); the dead prefix is dropped once it is at least as long as the
+ * live part, so storage stays within twice the longest queue (amortised O(1) per entry). */
+static int wait_push(endpoint *R, int32_t w) {
+    if (R->whead > 0 && R->whead >= R->wlen) {
+        memmove(R->wait, R->wait + R->whead, (size_t)R->wlen * sizeof *R->wait);
+        R->whead = 0;
+    }
+    if (mt_vec_reserve(&R->wait, &R->wcap, (int64_t)R->whead + R->wlen + 1)) return -1;
+    R->wait[R->whead + R->wlen++] = w;
+    return 0;
+}
+
+/* Reserves `chunk` bytes of the receiver's buffer and puts the chunk on the wire. */
+static void start_chunk(mt_photonic *ph, int32_t cid, int d, double chunk) {
     circ *c = &ph->c[cid];
     cdir *D = &c->d[d];
-    if (c->state != C_UP || D->busy || D->waiting || D->head < 0) return;
-    msg *m = &ph->m[D->head];
-    endpoint *R = &ph->ep[m->dst];
-    double chunk = fmin(m->chunk, m->bytes - m->sent);
-    if (R->wlen > 0 || R->buf_free < chunk) {
-        if (mt_vec_reserve(&R->wait, &R->wcap, R->whead + R->wlen + 1)) {
-            oom(ph, "queueing for a buffer");
-            return;
-        }
-        R->wait[R->whead + R->wlen++] = cid * 2 + d;
-        D->waiting = 1;
-        ph->ctr.buffer_waits++;
-        return;
-    }
-    R->buf_free -= chunk;
+    ph->ep[ph->m[D->head].dst].buf_free -= chunk;
     D->busy = 1;
     D->cur_chunk = chunk;
     c->inflight++;
     ph->st.flow_events++;
     mt_time_ps t = mt_sched_now(ph->sched) + mt_ps_ceil(chunk / ph->circ_bw);
     if (!mt_sched_at(ph->sched, t, on_tx_end, ph, (uint64_t)(cid * 2 + d))) oom(ph, "scheduling a chunk");
+}
+
+/* Starts the next chunk on circuit direction (cid, d) if possible. It queues at the receiver
+ * when the buffer is short OR others already wait there: first come, first served, so a small
+ * chunk never overtakes a large one and nobody starves. */
+static void try_tx(mt_photonic *ph, int32_t cid, int d) {
+    circ *c = &ph->c[cid];
+    cdir *D = &c->d[d];
+    if (c->state != C_UP || D->busy || D->waiting || D->head < 0) return;
+    endpoint *R = &ph->ep[ph->m[D->head].dst];
+    double chunk = next_chunk(ph, D);
+    if (R->wlen > 0 || R->buf_free < chunk) {
+        if (wait_push(R, cid * 2 + d)) {
+            oom(ph, "queueing for a buffer");
+            return;
+        }
+        D->waiting = 1;
+        ph->ctr.buffer_waits++;
+        return;
+    }
+    start_chunk(ph, cid, d, chunk);
+}
+
+/* Space was freed at receiver R: starts the waiters at the head of its FIFO for as long as the
+ * head's chunk fits. A woken waiter starts at once (it was first in line; going through try_tx
+ * again would queue it behind the others, forever). A waiting direction keeps its message at
+ * the head and its circuit up (it is not idle), so what it waits to send has not changed. */
+static void wake_waiters(mt_photonic *ph, endpoint *R) {
+    while (R->wlen > 0) {
+        int32_t w = R->wait[R->whead];
+        cdir *D = &ph->c[w / 2].d[w % 2];
+        double chunk = next_chunk(ph, D);
+        if (R->buf_free < chunk) break;
+        R->whead++;
+        R->wlen--;
+        if (R->wlen == 0) R->whead = 0;
+        D->waiting = 0;
+        start_chunk(ph, w / 2, w % 2, chunk);
+    }
 }
 
 static void on_setup(void *ctx, uint64_t arg) {
@@ -262,7 +308,11 @@ static void on_tx_end(void *ctx, uint64_t arg) {
     msg *m = &ph->m[mid];
     D->busy = 0;
     m->sent += D->cur_chunk;
-    if (m->sent >= m->bytes) { /* last chunk left: next message may start */
+    int left = m->sent >= m->bytes;
+    mt_sent_fn sent = left ? m->sent_fn : NULL;
+    void *sctx = m->ctx;
+    uint64_t stag = m->tag;
+    if (left) { /* last chunk left: next message may start */
         D->head = m->next;
         if (D->head < 0) D->tail = -1;
     }
@@ -270,6 +320,7 @@ static void on_tx_end(void *ctx, uint64_t arg) {
                      (uint64_t)mid))
         oom(ph, "scheduling an arrival");
     try_tx(ph, cid, d);
+    if (sent) sent(sctx, stag); /* may send and move ph->m, ph->c: last */
 }
 
 static void on_arrive(void *ctx, uint64_t arg) {
@@ -286,18 +337,7 @@ static void on_arrive(void *ctx, uint64_t arg) {
     circ *c = &ph->c[cid];
     c->inflight--;
     c->last_used = mt_sched_now(ph->sched);
-    /* wake buffer waiters at this receiver in FIFO order */
-    while (R->wlen > 0) {
-        int32_t w = R->wait[R->whead];
-        circ *wc = &ph->c[w / 2];
-        msg *wm = &ph->m[wc->d[w % 2].head];
-        if (R->buf_free < fmin(wm->chunk, wm->bytes - wm->sent)) break;
-        R->whead++;
-        R->wlen--;
-        wc->d[w % 2].waiting = 0;
-        if (R->wlen == 0) R->whead = 0;
-        try_tx(ph, w / 2, w % 2);
-    }
+    wake_waiters(ph, R);
     int done = m->arrived >= m->bytes;
     mt_delivered_fn fn = m->fn;
     void *fctx = m->ctx;
@@ -324,14 +364,77 @@ static void on_local(void *ctx, uint64_t arg) {
     if (m.fn) m.fn(m.ctx, m.tag);
 }
 
-static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
-                         void *ctx, uint64_t tag, mt_error *err) {
+/* A message with nothing to send has left at once (an event now, ahead of its delivery). */
+static void on_left(void *ctx, uint64_t arg) {
+    const msg *m = &((mt_photonic *)ctx)->m[arg];
+    m->sent_fn(m->ctx, m->tag);
+}
+
+/* Nothing crosses the fabric (src == dst: at once; 0 bytes: one latency). */
+static mt_status send_local(mt_photonic *ph, int32_t mid, mt_error *err) {
+    const msg *m = &ph->m[mid];
+    mt_time_ps now = mt_sched_now(ph->sched);
+    mt_time_ps t = now + (m->src == m->dst ? 0 : ph->latency_ps);
+    if ((m->sent_fn && !mt_sched_at(ph->sched, now, on_left, ph, (uint64_t)mid)) ||
+        !mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
+        release_msg(ph, mid);
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    }
+    return MT_OK;
+}
+
+/* The circuit between src and dst (created DOWN on first use). */
+static mt_status circuit_of(mt_photonic *ph, int32_t src, int32_t dst, int32_t *cid, mt_error *err) {
+    int64_t key = pair_key(ph, src, dst), v;
+    if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
+        *cid = (int32_t)v;
+        return MT_OK;
+    }
+    if (mt_vec_reserve(&ph->c, &ph->ccap, ph->nc + 1) ||
+        mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    *cid = ph->nc++;
+    circ *c = &ph->c[*cid];
+    memset(c, 0, sizeof *c);
+    c->a = src < dst ? src : dst;
+    c->b = src < dst ? dst : src;
+    c->state = C_DOWN;
+    c->d[0].head = c->d[0].tail = c->d[1].head = c->d[1].tail = -1;
+    return MT_OK;
+}
+
+/* Queues message mid on its circuit direction; asks for the circuit when it is down. */
+static mt_status enqueue(mt_photonic *ph, int32_t cid, int32_t mid, mt_error *err) {
+    circ *c = &ph->c[cid];
+    int d = ph->m[mid].src < ph->m[mid].dst ? 0 : 1;
+    if (c->d[d].tail >= 0)
+        ph->m[c->d[d].tail].next = mid;
+    else
+        c->d[d].head = mid;
+    c->d[d].tail = mid;
+    if (c->state != C_DOWN) {
+        try_tx(ph, cid, d);
+        return MT_OK;
+    }
+    c->state = C_PENDING;
+    if (try_acquire(ph, cid)) return MT_OK;
+    if (mt_vec_reserve(&ph->pending, &ph->pcap, ph->npending + 1))
+        return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
+    ph->pending[ph->npending++] = cid;
+    ph->ctr.port_waits++;
+    return MT_OK;
+}
+
+static mt_status ph_send_sent(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                              mt_delivered_fn fn, void *ctx, uint64_t tag, mt_error *err) {
     mt_photonic *ph = self;
     if (src < 0 || src >= ph->nep || dst < 0 || dst >= ph->nep)
         return mt_fail(err, MT_EINVAL, "photonic model: endpoint %d or %d outside 0..%d", (int)src,
                        (int)dst, (int)ph->nep - 1);
     if (!(bytes >= 0) || !isfinite(bytes))
         return mt_fail(err, MT_EINVAL, "photonic model: a send needs bytes >= 0 (got %g)", bytes);
+    int32_t cid = -1;
+    if (src != dst && bytes > 0) MT_CHECK(circuit_of(ph, src, dst, &cid, err));
     int32_t mid = ph->mfree;
     if (mid >= 0) {
         ph->mfree = ph->m[mid].next;
@@ -341,51 +444,14 @@ static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_
         mid = ph->nm++;
     }
     double chunk = bytes < ph->p.buffer_bytes ? bytes : ph->p.buffer_bytes;
-    ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, fn, ctx, tag};
+    ph->m[mid] = (msg){src, dst, -1, bytes, 0, 0, chunk > 0 ? chunk : 1, on_sent, fn, ctx, tag};
     ph->st.sends++;
-    if (src == dst || bytes == 0) { /* nothing crosses the fabric: latency only */
-        mt_time_ps t = mt_sched_now(ph->sched) + (src == dst ? 0 : ph->latency_ps);
-        if (!mt_sched_at(ph->sched, t, on_local, ph, (uint64_t)mid)) {
-            release_msg(ph, mid);
-            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-        }
-        return MT_OK;
-    }
-    int64_t key = pair_key(ph, src, dst), v;
-    int32_t cid;
-    if (mt_u64map_get(&ph->by_pair, (uint64_t)key, &v)) {
-        cid = (int32_t)v;
-    } else {
-        if (mt_vec_reserve(&ph->c, &ph->ccap, ph->nc + 1) ||
-            mt_u64map_put(&ph->by_pair, (uint64_t)key, ph->nc, err) != MT_OK)
-            return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-        cid = ph->nc++;
-        circ *c = &ph->c[cid];
-        memset(c, 0, sizeof *c);
-        c->a = src < dst ? src : dst;
-        c->b = src < dst ? dst : src;
-        c->state = C_DOWN;
-        c->d[0].head = c->d[0].tail = c->d[1].head = c->d[1].tail = -1;
-    }
-    circ *c = &ph->c[cid];
-    int d = src < dst ? 0 : 1;
-    if (c->d[d].tail >= 0)
-        ph->m[c->d[d].tail].next = mid;
-    else
-        c->d[d].head = mid;
-    c->d[d].tail = mid;
-    if (c->state == C_DOWN) {
-        c->state = C_PENDING;
-        if (!try_acquire(ph, cid)) {
-            if (mt_vec_reserve(&ph->pending, &ph->pcap, ph->npending + 1))
-                return mt_fail(err, MT_ENOMEM, "photonic model: out of memory");
-            ph->pending[ph->npending++] = cid;
-            ph->ctr.port_waits++;
-        }
-    } else {
-        try_tx(ph, cid, d);
-    }
-    return MT_OK;
+    return cid < 0 ? send_local(ph, mid, err) : enqueue(ph, cid, mid, err);
+}
+
+static mt_status ph_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
+                         void *ctx, uint64_t tag, mt_error *err) {
+    return ph_send_sent(self, src, dst, bytes, NULL, fn, ctx, tag, err);
 }
 
 static int32_t ph_endpoints(void *self, const int32_t **ids) {
@@ -403,6 +469,7 @@ static const mt_netmodel_ops photonic_ops = {
     .endpoints = ph_endpoints,
     .stats = ph_stats,
     .destroy = ph_destroy,
+    .send_sent = ph_send_sent,
 };
 
 mt_netmodel mt_photonic_netmodel(mt_photonic *ph) { return (mt_netmodel){&photonic_ops, ph}; }

@@ -30,16 +30,33 @@ static int kind_from_word(const char *w, mt_node_kind *k) {
     return 0;
 }
 
+/* A bandwidth written without a unit is bytes/s in a topology file (documented, topologies.h), but
+ * one below this is refused: 100 B/s is no interconnect, it is a forgotten unit ("100GB/s"). */
+#define BARE_BW_MIN_BPS 1e6
+
+/* A bandwidth from a file's text or number (bare: without a unit), refused when bare and below
+ * BARE_BW_MIN_BPS. */
+static mt_status file_bw(const char *text, double num, int is_text, double *out, mt_error *e) {
+    int bare = 1;
+    if (is_text) MT_CHECK(mt_parse_bandwidth_Bps(text, out, &bare, e));
+    else *out = num;
+    if (!bare || *out >= BARE_BW_MIN_BPS) return MT_OK;
+    char t[40], hint[160];
+    if (!is_text) snprintf(t, sizeof t, "%.17g", num);
+    return mt_fail(e, MT_EFORMAT, "bandwidth %s has no unit, so it reads as %g B/s, too slow for any link (a number "
+                   "without a unit is bytes/s and must be at least 1e6): %s", is_text ? text : t, *out,
+                   mt_bandwidth_unit_hint(is_text ? text : t, hint, sizeof hint));
+}
+
 /* A quantity from a JSON value: string with units, or a number in the base unit. */
 static mt_status json_qty(const char *path, const char *where, json_t *v, int is_bw, double *out,
                           mt_error *err) {
     mt_error e = {0};
     mt_status rc;
     if (json_is_string(v))
-        rc = is_bw ? mt_parse_bandwidth(json_string_value(v), out, &e)
-                   : mt_parse_time_ns(json_string_value(v), out, &e);
+        rc = is_bw ? file_bw(json_string_value(v), 0, 1, out, &e) : mt_parse_time_ns(json_string_value(v), out, &e);
     else if (json_is_number(v) && json_number_value(v) >= (is_bw ? 1e-300 : 0))
-        *out = json_number_value(v), rc = MT_OK;
+        rc = is_bw ? file_bw(NULL, json_number_value(v), 0, out, &e) : (*out = json_number_value(v), MT_OK);
     else
         rc = mt_fail(&e, MT_EFORMAT, "expected a %s like %s", is_bw ? "bandwidth" : "latency",
                      is_bw ? "\"100GB/s\"" : "\"500ns\"");
@@ -200,7 +217,7 @@ static void csv_row(int term, void *data) {
     }
     double bw, lat;
     mt_error e = {0};
-    if (mt_parse_bandwidth(c->f[2], &bw, &e) != MT_OK || mt_parse_time_ns(c->f[3], &lat, &e) != MT_OK) {
+    if (file_bw(c->f[2], 0, 1, &bw, &e) != MT_OK || mt_parse_time_ns(c->f[3], &lat, &e) != MT_OK) {
         c->rc = mt_fail(c->err, MT_EFORMAT, "%s:%ld: %s", c->path, c->line, e.msg);
         goto done;
     }

@@ -18,7 +18,9 @@
  *             "links": [{"src": "gpu0", "dst": "sw0", "bandwidth": "300GB/s",
  *                        "latency": "1us", "duplex": true}, ...],
  *             "overrides": [{"src": "gpu1", "dst": "sw0", "bandwidth": "10GB/s"}]}
- *   bandwidth: a string with units or a number of bytes/s; latency: units or a number of ns;
+ *   bandwidth: a string with units or a number of bytes/s (a number, or a string without a
+ *   unit, below 1e6 B/s is refused as a forgotten unit: 100 means "100GB/s", not 100 B/s);
+ *   latency: units or a number of ns;
  *   duplex defaults to true; overrides change existing directed links (e.g. one slow link).
  *   A link without a bandwidth or latency takes --link-bw / --link-lat when given, else the
  *   file's "defaults", else mt_topo_file_tier.
@@ -26,7 +28,7 @@
  *   otherwise gpu.
  * CSV file: rows `src,dst,bandwidth,latency[,directed]`, an optional header row starting
  *   with `src`; nodes are created on first mention (kind from the name as above); a row is a
- *   duplex link unless its 5th field is `directed`.
+ *   duplex link unless its 5th field is `directed`; bandwidths as in JSON files.
  * Errors name the file and the JSON path (links[3].dst) or CSV line, or the spec and the preset.
  * Costs: parsing a spec O(its length x presets); building O(nodes + links).
  */

@@ -10,6 +10,7 @@ static const char *const op_what[MT_NETOP_COUNT] = {
     [MT_NETOP_LINK_CHANGE_AT] = "change a link at a later time",
     [MT_NETOP_LINK_STATS] = "report per-link statistics",
     [MT_NETOP_LINK_OBSERVER] = "report link load over time",
+    [MT_NETOP_SEND_SENT] = "tell when a send has left its source",
 };
 
 int mt_net_can(const mt_netmodel *net, mt_netop op) {
@@ -23,6 +24,7 @@ int mt_net_can(const mt_netmodel *net, mt_netop op) {
     case MT_NETOP_LINK_CHANGE_AT: return o->change_link_at != NULL;
     case MT_NETOP_LINK_STATS: return o->link_stats != NULL;
     case MT_NETOP_LINK_OBSERVER: return o->set_link_observer != NULL;
+    case MT_NETOP_SEND_SENT: return o->send_sent != NULL;
     default: return 0;
     }
 }

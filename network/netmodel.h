@@ -6,6 +6,14 @@
  * model's: topology node ids for the flow model, 0..E-1 for the photonic model;
  * `endpoints` lists them in rank order (rank r talks through endpoints[r]).
  *
+ * A model that can also tell when a send has LEFT its source (its last byte drained onto the
+ * path, the sender free for its next send on that connection; a path latency before delivery)
+ * implements send_sent: the same send, plus on_sent(ctx, tag) at that moment, from inside an
+ * event handler, never after on_delivered. Callers that keep a connection's sends in FIFO order
+ * (sim/collexec: the next ring step on r -> r+1 starts when the previous one has left) use
+ * mt_net_send_sent; a model without send_sent only tells delivery (mt_net_can(net,
+ * MT_NETOP_SEND_SENT) says which), and such callers take delivery as the moment it left.
+ *
  * Besides send / endpoints / stats / destroy (every model has them), a model MAY implement the
  * link operations that what-if scenarios, reports and `mitosis hop` use: a bandwidth factor, an
  * extra latency, a failure, a periodic degradation, one of these at a later time, per-link
@@ -34,6 +42,8 @@
 #include "util/flags.h"
 
 typedef void (*mt_delivered_fn)(void *ctx, uint64_t tag);
+/* The send's last byte has left its source (see above). */
+typedef void (*mt_sent_fn)(void *ctx, uint64_t tag);
 
 typedef struct mt_netstats {
     uint64_t sends;     /* send calls accepted */
@@ -66,7 +76,7 @@ typedef struct mt_link_periodic {
 
 typedef enum { MT_LINK_FACTOR = 0, MT_LINK_LATENCY, MT_LINK_FAIL } mt_link_change_kind;
 
-/* The optional operations (mt_net_can). */
+/* The optional operations (mt_net_can): the link operations, then send_sent. */
 typedef enum {
     MT_NETOP_LINK_FACTOR = 0,
     MT_NETOP_LINK_LATENCY,
@@ -75,6 +85,7 @@ typedef enum {
     MT_NETOP_LINK_CHANGE_AT,
     MT_NETOP_LINK_STATS,
     MT_NETOP_LINK_OBSERVER,
+    MT_NETOP_SEND_SENT,
     MT_NETOP_COUNT
 } mt_netop;
 
@@ -107,6 +118,10 @@ typedef struct mt_netmodel_ops {
     mt_status (*link_stats)(void *self, int32_t link, mt_link_stats *out, mt_error *err);
     /* NULL fn switches it off. */
     void (*set_link_observer)(void *self, mt_link_rate_fn fn, void *ctx);
+    /* send, and on_sent(ctx, tag) when the last byte has left src (NULL on_sent: plain send).
+     * 0 bytes or src == dst: it leaves at once (on_sent from an event at the current time). */
+    mt_status (*send_sent)(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                           mt_delivered_fn on_delivered, void *ctx, uint64_t tag, mt_error *err);
 } mt_netmodel_ops;
 
 typedef struct mt_netmodel {
@@ -117,6 +132,16 @@ typedef struct mt_netmodel {
 static inline mt_status mt_net_send(mt_netmodel *net, int32_t src, int32_t dst, double bytes,
                                     mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
                                     mt_error *err) {
+    return net->ops->send(net->self, src, dst, bytes, on_delivered, ctx, tag, err);
+}
+/* mt_net_send that also reports when the send has left its source, where the model can tell
+ * (send_sent); otherwise a plain send and on_sent is never called: the caller counts delivery
+ * as having left. */
+static inline mt_status mt_net_send_sent(mt_netmodel *net, int32_t src, int32_t dst, double bytes,
+                                         mt_sent_fn on_sent, mt_delivered_fn on_delivered, void *ctx,
+                                         uint64_t tag, mt_error *err) {
+    if (on_sent && net->ops->send_sent)
+        return net->ops->send_sent(net->self, src, dst, bytes, on_sent, on_delivered, ctx, tag, err);
     return net->ops->send(net->self, src, dst, bytes, on_delivered, ctx, tag, err);
 }
 static inline int32_t mt_net_endpoints(mt_netmodel *net, const int32_t **ids) {

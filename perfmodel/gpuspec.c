@@ -210,16 +210,8 @@ char *mt_gpu_names(const mt_gpu_table *tab, char *buf, int len) {
 }
 
 double mt_gpu_peak(const mt_gpu_spec *g, mt_dtype d) {
-    const double *p = g->peak_flops;
-    double v = (unsigned)d < MT_DT_COUNT ? p[d] : 0;
-    if (v > 0) return v;
-    switch (d) {
-    case MT_DT_FP8: v = p[MT_DT_FP16] > 0 ? p[MT_DT_FP16] : p[MT_DT_BF16]; break;
-    case MT_DT_BF16: v = p[MT_DT_FP16]; break;
-    case MT_DT_FP16: v = p[MT_DT_BF16]; break;
-    default: break;
-    }
-    return v > 0 ? v : p[MT_DT_FP32];
+    double v = (unsigned)d < MT_DT_COUNT ? g->peak_flops[d] : 0;
+    return v > 0 ? v : g->peak_flops[MT_DT_FP32];
 }
 
 double mt_gpu_ridge(const mt_gpu_spec *g, mt_dtype d) { return mt_gpu_peak(g, d) / g->mem_Bps; }
@@ -232,11 +224,4 @@ double mt_roofline_ns(const mt_gpu_spec *g, mt_dtype d, double flops, double byt
 
 int mt_roofline_compute_bound(const mt_gpu_spec *g, mt_dtype d, double flops, double bytes) {
     return flops >= mt_gpu_ridge(g, d) * bytes && flops > 0;
-}
-
-double mt_roofline_ratio(const mt_gpu_spec *src, const mt_gpu_spec *dst, mt_dtype d, double flops,
-                         double bytes) {
-    double ts = mt_roofline_ns(src, d, flops, bytes), td = mt_roofline_ns(dst, d, flops, bytes);
-    if (ts > 0 && td > 0) return td / ts;
-    return dst->mem_Bps > 0 ? src->mem_Bps / dst->mem_Bps : 1.0;
 }

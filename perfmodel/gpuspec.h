@@ -11,11 +11,12 @@
  *
  * `match` patterns are lower-case substrings joined by '+' ("h100+pcie" matches
  * "NVIDIA H100 PCIe"); file entries are tried before the built-in ones. A missing or zero peak
- * falls back (tf32 -> fp32, bf16 <-> fp16 -> fp32, fp8 -> fp16, fp64 -> fp32).
+ * means the GPU lacks that unit (V100: no TF32, no BF16): which unit an op then runs on is
+ * perfmodel/mathunit.h's table; mt_gpu_peak alone falls back to the FP32 (CUDA-core) peak.
  *
- * Roofline: time(w) = max(flops / peak(dtype), bytes / bandwidth). An op is compute-bound when
- * its arithmetic intensity flops/bytes is above the ridge point peak/bandwidth; moving it to
- * another GPU scales its time by the ratio of the matching roof (mt_roofline_ratio).
+ * Roofline: time(w) = max(flops / peak(column), bytes / bandwidth). An op is compute-bound when
+ * its arithmetic intensity flops/bytes is above the ridge point peak/bandwidth. Moving an op to
+ * another GPU is mathunit.h's (mt_unit_move_ns).
  */
 #ifndef MT_PERFMODEL_GPUSPEC_H
 #define MT_PERFMODEL_GPUSPEC_H
@@ -54,7 +55,7 @@ char *mt_gpu_names(const mt_gpu_table *tab, char *buf, int len);
 
 const char *mt_dtype_name(mt_dtype d);
 
-/* Peak FLOP/s for a dtype column with the fallbacks above. */
+/* Peak FLOP/s of a column, or the FP32 peak when g lacks that unit (peak 0). */
 double mt_gpu_peak(const mt_gpu_spec *g, mt_dtype d);
 /* Ridge point in FLOP/byte. */
 double mt_gpu_ridge(const mt_gpu_spec *g, mt_dtype d);
@@ -62,9 +63,5 @@ double mt_gpu_ridge(const mt_gpu_spec *g, mt_dtype d);
 double mt_roofline_ns(const mt_gpu_spec *g, mt_dtype d, double flops, double bytes);
 /* 1 when the work is compute-bound on g (intensity >= ridge). */
 int mt_roofline_compute_bound(const mt_gpu_spec *g, mt_dtype d, double flops, double bytes);
-/* time on dst / time on src for the same work; work with no FLOPs and no bytes scales by the
- * bandwidth ratio. */
-double mt_roofline_ratio(const mt_gpu_spec *src, const mt_gpu_spec *dst, mt_dtype d, double flops,
-                         double bytes);
 
 #endif

@@ -179,15 +179,69 @@ struct mt_perfmodel {
     int has_lin;
     mt_gpu_table *gpus;
     const mt_gpu_spec *src, *dst; /* dst: only when it differs from src */
-    char warning[1024];
+    mt_tf32 tf32;
+    char warning[2048];
 };
 
 static void add_warning(mt_perfmodel *pm, const char *fmt, const char *a, const char *b) {
     size_t off = strlen(pm->warning);
     if (off + 8 >= sizeof pm->warning) return;
-    char line[400];
+    char line[1024];
     snprintf(line, sizeof line, fmt, a, b);
     snprintf(pm->warning + off, sizeof pm->warning - off, "%s%s", off ? "; " : "", line);
+}
+
+/* pm->gpus, pm->src (the trace's device, else --trace-gpu) and pm->dst (the target when it
+ * differs). */
+static mt_status resolve_gpus(mt_perfmodel *pm, const trace *t, const mt_pm_opts *o, mt_error *err) {
+    char names[512];
+    MT_CHECK(mt_gpu_table_new(o->gpu_specs_path, &pm->gpus, err));
+    const char *dev = t->device_name && *t->device_name ? t->device_name : NULL;
+    pm->src = mt_gpu_find(pm->gpus, dev);
+    if (!pm->src && o->trace_gpu && !(pm->src = mt_gpu_find(pm->gpus, o->trace_gpu)))
+        return mt_fail(err, MT_EINVAL, "unknown --trace-gpu '%s' (known: %s)", o->trace_gpu,
+                       mt_gpu_names(pm->gpus, names, sizeof names));
+    if (dev && o->trace_gpu && pm->src != mt_gpu_find(pm->gpus, o->trace_gpu))
+        add_warning(pm, "the trace names its GPU ('%s'): --trace-gpu %s is not used", dev, o->trace_gpu);
+    const char *path = t->kineto_path ? t->kineto_path : "trace", *shown = dev ? dev : "(unknown)";
+    if (o->target_gpu) {
+        const mt_gpu_spec *dst = mt_gpu_find(pm->gpus, o->target_gpu);
+        if (!dst)
+            return mt_fail(err, MT_EINVAL, "unknown GPU '%s' (known: %s; add one with --gpu-specs FILE)",
+                           o->target_gpu, mt_gpu_names(pm->gpus, names, sizeof names));
+        if (!pm->src)
+            return mt_fail(err, MT_EINVAL, "%s: the trace's device '%s' is not in the GPU table, so it cannot be "
+                           "scaled to %s (name it with --trace-gpu, or add it with --gpu-specs FILE)", path, shown,
+                           dst->name);
+        if (dst != pm->src) pm->dst = dst;
+    }
+    if (o->kind == MT_PM_ROOFLINE && !pm->src)
+        return mt_fail(err, MT_EINVAL, "%s: the roofline model needs the trace's GPU, and '%s' is not in the GPU "
+                       "table (name it with --trace-gpu, add it with --gpu-specs FILE, or use --perf-model linear)",
+                       path, shown);
+    return MT_OK;
+}
+
+/* The linear model: loaded from o->model_path, else fitted on the trace itself. */
+static mt_status init_linear(mt_perfmodel *pm, const trace *t, const mt_pm_opts *o, mt_error *err) {
+    if (o->kind != MT_PM_LINEAR) return MT_OK;
+    if (o->model_path) {
+        MT_CHECK(mt_linmodel_load(o->model_path, &pm->lin, err));
+        if (pm->lin.device[0] && t->device_name && strcmp(pm->lin.device, t->device_name))
+            add_warning(pm, "model fitted on '%s', trace from '%s'", pm->lin.device, t->device_name);
+    } else {
+        mt_pm_data *data = NULL;
+        mt_status rc = mt_pm_data_new(&data, err);
+        if (rc == MT_OK) rc = mt_pm_data_add_trace(data, t, err);
+        if (rc == MT_OK) rc = mt_linmodel_fit(data, &pm->lin, err);
+        mt_pm_data_free(data);
+        if (rc != MT_OK) return rc;
+    }
+    pm->has_lin = 1;
+    for (int c = 0; c < MT_OPC_COUNT; c++)
+        if (pm->lin.cls[c].warning[0])
+            add_warning(pm, "class %s: %s", mt_opclass_name((mt_opclass)c), pm->lin.cls[c].warning);
+    return MT_OK;
 }
 
 mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **out, mt_error *err) {
@@ -198,12 +252,14 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
     }
     if ((unsigned)o->kind > MT_PM_ROOFLINE)
         return mt_fail(err, MT_EINVAL, "perfmodel: unknown kind %d", (int)o->kind);
+    if ((unsigned)o->tf32 >= MT_TF32_COUNT)
+        return mt_fail(err, MT_EINVAL, "perfmodel: unknown TF32 mode %d", (int)o->tf32);
     mt_perfmodel *pm = calloc(1, sizeof *pm);
     if (!pm) return mt_fail(err, MT_ENOMEM, "perfmodel: out of memory");
     pm->kind = o->kind;
+    pm->tf32 = o->tf32;
     pm->t = t;
     mt_status rc = MT_OK;
-    mt_pm_data *data = NULL;
     pm->work = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), sizeof *pm->work);
     pm->batch_dep = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), sizeof *pm->batch_dep);
     if (!pm->work || !pm->batch_dep) {
@@ -223,63 +279,10 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
         add_warning(pm, "%s ops have no tensor shapes%s: scaled proportionally", n,
                     t->has_et ? "" : " (no Execution Trace)");
     }
-    if ((rc = mt_gpu_table_new(o->gpu_specs_path, &pm->gpus, err)) != MT_OK) goto fail;
-    const char *src_name = t->device_name && *t->device_name ? t->device_name : o->trace_gpu;
-    pm->src = mt_gpu_find(pm->gpus, src_name);
-    if (!pm->src && o->trace_gpu && src_name == o->trace_gpu) {
-        char names[512];
-        rc = mt_fail(err, MT_EINVAL, "unknown --trace-gpu '%s' (known: %s)", o->trace_gpu,
-                     mt_gpu_names(pm->gpus, names, sizeof names));
-        goto fail;
-    }
-    if (o->target_gpu) {
-        const mt_gpu_spec *dst = mt_gpu_find(pm->gpus, o->target_gpu);
-        char names[512];
-        if (!dst) {
-            rc = mt_fail(err, MT_EINVAL, "unknown GPU '%s' (known: %s; add one with --gpu-specs "
-                         "FILE)", o->target_gpu, mt_gpu_names(pm->gpus, names, sizeof names));
-            goto fail;
-        }
-        if (!pm->src) {
-            rc = mt_fail(err, MT_EINVAL, "%s: the trace's device '%s' is not in the GPU table, so "
-                         "it cannot be scaled to %s (name it with --trace-gpu, or add it with "
-                         "--gpu-specs FILE)",
-                         t->kineto_path ? t->kineto_path : "trace",
-                         t->device_name ? t->device_name : "(unknown)", dst->name);
-            goto fail;
-        }
-        if (dst != pm->src) pm->dst = dst;
-    }
-    if (o->kind == MT_PM_ROOFLINE && !pm->src) {
-        rc = mt_fail(err, MT_EINVAL, "%s: the roofline model needs the trace's GPU, and '%s' is "
-                     "not in the GPU table (add it with --gpu-specs FILE, or use --perf-model linear)",
-                     t->kineto_path ? t->kineto_path : "trace",
-                     t->device_name ? t->device_name : "(unknown)");
-        goto fail;
-    }
-    if (o->kind == MT_PM_LINEAR) {
-        if (o->model_path) {
-            if ((rc = mt_linmodel_load(o->model_path, &pm->lin, err)) != MT_OK) goto fail;
-            if (pm->lin.device[0] && t->device_name && strcmp(pm->lin.device, t->device_name))
-                add_warning(pm, "model fitted on '%s', trace from '%s'", pm->lin.device,
-                            t->device_name);
-        } else {
-            if ((rc = mt_pm_data_new(&data, err)) != MT_OK ||
-                (rc = mt_pm_data_add_trace(data, t, err)) != MT_OK ||
-                (rc = mt_linmodel_fit(data, &pm->lin, err)) != MT_OK)
-                goto fail;
-            mt_pm_data_free(data);
-            data = NULL;
-        }
-        pm->has_lin = 1;
-        for (int c = 0; c < MT_OPC_COUNT; c++)
-            if (pm->lin.cls[c].warning[0])
-                add_warning(pm, "class %s: %s", mt_opclass_name((mt_opclass)c), pm->lin.cls[c].warning);
-    }
+    if ((rc = resolve_gpus(pm, t, o, err)) != MT_OK || (rc = init_linear(pm, t, o, err)) != MT_OK) goto fail;
     *out = pm;
     return MT_OK;
 fail:
-    mt_pm_data_free(data);
     mt_perfmodel_free(pm);
     return rc;
 }
@@ -328,14 +331,28 @@ double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double bat
         double p1 = mt_linmodel_predict_ns(&pm->lin, w1.cls, w1.flops, mt_work_bytes(&w1));
         if (p0 > 0 && p1 >= 0) base = measured * p1 / p0;
     } else if (pm->kind == MT_PM_ROOFLINE && modelled && pm->src) {
-        double r0 = mt_roofline_ns(pm->src, w0.dtype, w0.flops, mt_work_bytes(&w0));
-        double r1 = mt_roofline_ns(pm->src, w1.dtype, w1.flops, mt_work_bytes(&w1));
+        double r0 = mt_unit_floor_ns(pm->src, &w0, pm->tf32), r1 = mt_unit_floor_ns(pm->src, &w1, pm->tf32);
         if (r0 > 0) base = measured * r1 / r0;
     }
-    if (pm->dst && pm->src)
-        base *= w0.has_shapes ? mt_roofline_ratio(pm->src, pm->dst, w1.dtype, w1.flops, mt_work_bytes(&w1))
-                              : mt_roofline_ratio(pm->src, pm->dst, w1.dtype, 0, 0);
+    /* views, allocation and communication have no arithmetic to move (and no roofline floor,
+     * mt_perfmodel_op_floor_ns): the bandwidth ratio */
+    if (pm->dst && pm->src) base = mt_unit_move_ns(pm->src, pm->dst, modelled ? &w1 : NULL, base, pm->tf32);
     return isfinite(base) && base > 0 ? base : 0;
+}
+
+double mt_perfmodel_op_floor_ns(const mt_perfmodel *pm, int32_t op, double batch_factor, int32_t tp_split) {
+    const mt_gpu_spec *g = pm->dst ? pm->dst : pm->src;
+    const mt_work *w0 = mt_perfmodel_op_work(pm, op);
+    if (!g || !w0 || !w0->has_shapes || w0->cls == MT_OPC_NONE || w0->cls == MT_OPC_COMM || pm->t->ops[op].dev_ns <= 0)
+        return 0;
+    mt_work w = mt_work_scale(w0, pm->batch_dep[op], batch_factor, tp_split);
+    return mt_unit_floor_ns(g, &w, pm->tf32);
+}
+
+double mt_perfmodel_floor_ns(const mt_perfmodel *pm, double batch_factor, int32_t tp_split) {
+    double sum = 0;
+    for (int32_t i = 0; i < pm->t->n_ops; i++) sum += mt_perfmodel_op_floor_ns(pm, i, batch_factor, tp_split);
+    return sum;
 }
 
 void mt_perfmodel_step_ns(mt_perfmodel *pm, double batch_factor, int32_t tp_split,

@@ -11,11 +11,13 @@
  * so an op the model mispredicts at the traced size is still right there. Ops without shapes,
  * ops of an unfitted class and communication ops fall back to proportional scaling; ops of class
  * `none` (views, allocation, host-only) keep their time under linear and roofline.
- * With a target GPU (`--target-gpu`), every op is further scaled by the roofline ratio between
- * the trace's GPU and the target (perfmodel/gpuspec.h): compute-bound ops by the peak-FLOPS
- * ratio of their dtype, memory-bound ones by the bandwidth ratio.
+ * With a target GPU (`--target-gpu`), every op moves from the trace's GPU to the target keeping
+ * its traced efficiency (achieved / roofline) on the same kind of unit, at the unit's typical
+ * efficiency on another kind (a TF32 convolution on a V100 runs on CUDA cores), never below the
+ * target's roofline (perfmodel/mathunit.h); which fp32 ops use TF32 is the math mode (--tf32).
  *
- * Files: work.h (classes, FLOPs/bytes), fit.h (NNLS), gpuspec.h (GPU table, roofline).
+ * Files: work.h (classes, FLOPs/bytes), fit.h (NNLS), gpuspec.h (GPU table, roofline),
+ * mathunit.h (units and moving an op between GPUs).
  */
 #ifndef MT_PERFMODEL_PERFMODEL_H
 #define MT_PERFMODEL_PERFMODEL_H
@@ -26,6 +28,7 @@
 
 #include "perfmodel/fit.h"
 #include "perfmodel/gpuspec.h"
+#include "perfmodel/mathunit.h"
 #include "perfmodel/work.h"
 #include "tracer/trace.h"
 #include "util/err.h"
@@ -43,6 +46,7 @@ typedef struct mt_pm_opts {
     const char *gpu_specs_path; /* extra GPU table JSON, NULL */
     const char *trace_gpu;      /* the traced GPU when the trace does not name it (TrioSim CSV
                                    has no device); NULL: the trace's own device */
+    mt_tf32 tf32;               /* which fp32 matrix ops ran and run on TF32 (default: conv) */
 } mt_pm_opts;
 
 void mt_pm_opts_init(mt_pm_opts *o);
@@ -117,6 +121,15 @@ const mt_work *mt_perfmodel_op_work(const mt_perfmodel *pm, int32_t op);
 const mt_linmodel *mt_perfmodel_linmodel(const mt_perfmodel *pm); /* NULL unless linear */
 const mt_gpu_spec *mt_perfmodel_source_gpu(const mt_perfmodel *pm); /* NULL when unknown */
 const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm); /* NULL: same GPU */
+
+/* Roofline floor of op `op` of the model's trace on the target GPU (the traced one without a
+ * target): max(FLOPs / peak of its unit, bytes / bandwidth) at batch_factor and tp_split, ns; 0
+ * for ops without device work (views, allocation, communication, no shapes, no device time in
+ * the trace: a CPU tensor's _foreach_add_) or an unknown GPU.
+ * No op's predicted time on a target GPU is below it. O(1). */
+double mt_perfmodel_op_floor_ns(const mt_perfmodel *pm, int32_t op, double batch_factor, int32_t tp_split);
+/* The serial step's floor: the sum over ops of mt_perfmodel_op_floor_ns. O(ops). */
+double mt_perfmodel_floor_ns(const mt_perfmodel *pm, double batch_factor, int32_t tp_split);
 
 /* Serial single-GPU step: sum over ops of their predicted times, per phase (ns). */
 void mt_perfmodel_step_ns(mt_perfmodel *pm, double batch_factor, int32_t tp_split,

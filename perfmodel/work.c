@@ -52,7 +52,8 @@ static int has_shapes(const mt_opdesc *d) {
     return d->n_in + d->n_out > 0 || d->extra_bytes_act + d->extra_bytes_fixed > 0;
 }
 
-static mt_dtype dtype_of(const mt_tshape *s, mt_opclass c) {
+/* Data type of the op's arithmetic; the unit it runs on is chosen per GPU (mathunit.h). */
+static mt_dtype dtype_of(const mt_tshape *s) {
     const char *d = s ? s->dtype : NULL;
     int isz = s ? s->itemsize : 4;
     if (d && (strstr(d, "BFloat16") || strstr(d, "bfloat16"))) return MT_DT_BF16;
@@ -62,8 +63,7 @@ static mt_dtype dtype_of(const mt_tshape *s, mt_opclass c) {
     if (!d && isz == 2) return MT_DT_FP16;
     if (!d && isz == 8) return MT_DT_FP64;
     if (!d && isz == 1) return MT_DT_FP8;
-    /* fp32: cuDNN convolutions use TF32 by default, matmuls do not (PyTorch >= 1.12) */
-    return (c == MT_OPC_CONV || c == MT_OPC_CONV_BWD) ? MT_DT_TF32 : MT_DT_FP32;
+    return MT_DT_FP32;
 }
 
 static int name_has(const mt_opdesc *d, const char *needle) {
@@ -176,7 +176,7 @@ static void bwd_from_fwd(mt_opclass c, const mt_opdesc *fd, mt_work *w) {
         w->flops = 0;
         w->bytes_act = f.bytes_act / 2.0;
         w->bytes_fixed = fd->n_in > 0 ? 2.0 * tbytes(&fd->in[0]) : 0;
-        w->dtype = dtype_of(fd->n_in > 0 ? &fd->in[0] : NULL, c);
+        w->dtype = dtype_of(fd->n_in > 0 ? &fd->in[0] : NULL);
         return;
     }
     default: break;
@@ -185,7 +185,7 @@ static void bwd_from_fwd(mt_opclass c, const mt_opdesc *fd, mt_work *w) {
     w->bytes_act = f.bytes_act * k_bytes;
     w->bytes_fixed = f.bytes_fixed * k_bytes;
     int ia = (c == MT_OPC_MATMUL_BWD && (name_has(fd, "addmm") || name_has(fd, "baddbmm"))) ? 1 : 0;
-    w->dtype = dtype_of(fd->n_in > ia ? &fd->in[ia] : NULL, c);
+    w->dtype = dtype_of(fd->n_in > ia ? &fd->in[ia] : NULL);
 }
 
 /* Backward work from the op's own tensors (aten::*_backward kinds, TrioSim CSV rows). */
@@ -212,7 +212,7 @@ static void bwd_own(mt_opclass c, const mt_opdesc *d, mt_work *w) {
         w->bytes_act *= 3;
         w->bytes_fixed *= 3;
     }
-    w->dtype = dtype_of(d->n_in > 1 ? &d->in[1] : d->n_in ? &d->in[0] : NULL, c);
+    w->dtype = dtype_of(d->n_in > 1 ? &d->in[1] : d->n_in ? &d->in[0] : NULL);
 }
 
 /* Work of d as an op of class cls. */
@@ -235,7 +235,7 @@ static void work_as(const mt_opdesc *d, mt_opclass cls, mt_work *w) {
     }
     fwd_formula(w->cls, d, w);
     int ia = (w->cls == MT_OPC_MATMUL && (name_has(d, "addmm") || name_has(d, "baddbmm"))) ? 1 : 0;
-    w->dtype = dtype_of(d->n_in > ia ? &d->in[ia] : d->n_out ? &d->out[0] : NULL, w->cls);
+    w->dtype = dtype_of(d->n_in > ia ? &d->in[ia] : d->n_out ? &d->out[0] : NULL);
     w->has_shapes = has_shapes(d);
 }
 

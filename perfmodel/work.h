@@ -38,7 +38,8 @@
 #include "tracer/trace.h"
 
 
-/* Peak-FLOPS column an op runs at (see gpuspec.h). */
+/* A peak-FLOPS column of the GPU table (gpuspec.h). An op's work carries the data type of its
+ * arithmetic (never TF32, which is a unit: mathunit.h picks the column per GPU and math mode). */
 typedef enum { MT_DT_FP64 = 0, MT_DT_FP32, MT_DT_TF32, MT_DT_BF16, MT_DT_FP16, MT_DT_FP8, MT_DT_COUNT } mt_dtype;
 
 typedef struct mt_work {
@@ -46,8 +47,8 @@ typedef struct mt_work {
     double bytes_act;
     double bytes_fixed;
     mt_opclass cls;
-    mt_dtype dtype;      /* peak column: fp32 conv runs on TF32 tensor cores (cuDNN's default),
-                          * fp32 matmul on FP32 (PyTorch's default), 16-bit on BF16/FP16 */
+    mt_dtype dtype;      /* data type of the arithmetic: FP64, FP32, BF16, FP16 or FP8 (by the
+                          * tensors' dtype names, else their item size) */
     int has_shapes;      /* 1 when at least one tensor use (a scalar included) was seen */
     int from_fwd;        /* 1 when derived from the forward op (backward ops) */
 } mt_work;

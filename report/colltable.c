@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "util/units.h"
+
 static double algbw_GBps(const mt_coll_table *t, int32_t i) {
     return t->time_us[i] > 0 ? t->size[i] / (t->time_us[i] * 1e-6) / 1e9 : 0;
 }
@@ -10,7 +12,7 @@ static double algbw_GBps(const mt_coll_table *t, int32_t i) {
 static double count(const mt_coll_table *t, int32_t i) { return floor(t->size[i] / t->type_bytes); }
 
 void mt_coll_table_print(FILE *out, const mt_coll_table *t) {
-    fprintf(out, "# %s, algo %s, %d ranks, %s, network %s\n", t->op, t->algo, (int)t->ranks,
+    fprintf(out, "# %s, algo %s, %d rank%s, %s, network %s\n", t->op, t->algo, (int)t->ranks, mt_plural(t->ranks),
             t->topology[0] ? t->topology : "(no topology)", t->network);
     fprintf(out, "#%15s %13s %9s %14s %13s %13s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
             "busbw(GB/s)");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "util/units.h"
 
 void mt_comparison_free(mt_comparison *c) {
     if (!c) return;
@@ -42,14 +43,14 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
         if (o->rows[i].ran) first = &o->rows[i];
     if (!o->sweep) {
         fprintf(out, "compare    %d plan%s on %d GPU%s, global batch %lld, %s on %s, %s op-time model, host model %s\n",
-                o->n, o->n == 1 ? "" : "s", o->gpus, o->gpus == 1 ? "" : "s", first ? (long long)first->plan.global_batch : 0LL, o->network,
+                o->n, mt_plural(o->n), o->gpus, mt_plural(o->gpus), first ? (long long)first->plan.global_batch : 0LL, o->network,
                 o->topology ? o->topology : "its own endpoints", mt_pm_kind_name(o->perf_model),
                 o->host ? "trace" : "none");
     } else {
         char label[128];
         mt_planlist_label(&o->plan, label, sizeof label);
-        fprintf(out, "sweep      %s over %d values, plan %s%s, %s on %s, %s op-time model, host model %s\n",
-                o->sweep, o->n, label, o->sweep_gpus ? " (sizes left out take the GPUs)" : "", o->network,
+        fprintf(out, "sweep      %s over %d value%s, plan %s%s, %s on %s, %s op-time model, host model %s\n",
+                o->sweep, o->n, mt_plural(o->n), label, o->sweep_gpus ? " (sizes left out take the GPUs)" : "", o->network,
                 o->topology ? o->topology : "its own endpoints", mt_pm_kind_name(o->perf_model),
                 o->host ? "trace" : "none");
     }
@@ -150,6 +151,9 @@ json_t *mt_comparison_json(const mt_comparison *o) {
         json_array_append_new(rows, x);
     }
     json_object_set_new(j, "rows", rows);
+    json_t *ws = json_array();
+    for (int k = 0; k < o->n_warnings; k++) json_array_append_new(ws, json_string(o->warnings[k]));
+    json_object_set_new(j, "warnings", ws);
     json_object_set_new(j, "skipped", skipped);
     return j;
 }
@@ -169,10 +173,10 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     mt_html_kv kv[4];
     int nk = 0;
     if (!o->sweep)
-        snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s, ranked by throughput", o->n,
-                 o->n == 1 ? "" : "s", o->gpus, o->gpus == 1 ? "" : "s");
+        snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s, ranked by throughput", o->n, mt_plural(o->n),
+                 o->gpus, mt_plural(o->gpus));
     else
-        snprintf(lines[nk], sizeof lines[nk], "%s over %d values", o->sweep, o->n);
+        snprintf(lines[nk], sizeof lines[nk], "%s over %d value%s", o->sweep, o->n, mt_plural(o->n));
     kv[nk] = (mt_html_kv){!o->sweep ? "compared" : "swept", lines[nk]};
     nk++;
     snprintf(lines[nk], sizeof lines[nk], "%.3f ms on 1 GPU at the traced batch (speed-up = throughput over it)",

@@ -58,6 +58,9 @@ typedef struct mt_comparison {
     mt_cmp_row *rows;
     int32_t n;
     int32_t best, best_fit;  /* row indices (the fastest; the fastest within the limit), -1 none */
+    char trace_warning[640]; /* the trace's warning, "" none */
+    const char *warnings[2]; /* the trace's and the performance model's (JSON "warnings") */
+    int n_warnings;
 } mt_comparison;
 
 void mt_comparison_free(mt_comparison *c);

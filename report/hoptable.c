@@ -22,8 +22,8 @@ static void slowdown_text(const mt_hop_table *t, int32_t g, char *sl, size_t len
 
 void mt_hop_table_print(FILE *out, const mt_hop_table *t) {
     char bw[32], mb[32], sl[200];
-    fprintf(out, "hop        %d workers, %d iterations, staleness %d, backups 0 vs %d%s, uplink slowdown U[%g, %g]\n",
-            (int)t->workers, (int)t->iterations, (int)t->staleness, (int)t->backups,
+    fprintf(out, "hop        %d workers, %d iteration%s, staleness %d, backups 0 vs %d%s, uplink slowdown U[%g, %g]\n",
+            (int)t->workers, (int)t->iterations, mt_plural(t->iterations), (int)t->staleness, (int)t->backups,
             t->max_gap >= 0 ? ", iteration-gap bound" : "", t->smin, t->smax);
     fprintf(out, "iteration  compute %.3f ms, update %s to each out-neighbour, links %s (%s)\n", t->compute_ms,
             mt_fmt_bytes(t->update_bytes, mb, sizeof mb), t->topology, mt_fmt_bandwidth(t->link_bw_Bps, bw, sizeof bw));
@@ -38,8 +38,9 @@ void mt_hop_table_print(FILE *out, const mt_hop_table *t) {
     }
     fprintf(out, "\n");
     for (int32_t k = 0; k < t->n_graphs; k++)
-        fprintf(out, "mean speed-up of %d backup worker%s on %-12s %.2fx (time for all workers to do %d iterations)\n",
-                (int)t->backups, t->backups == 1 ? "" : "s", t->graphs[k], t->mean_speedup[k], (int)t->iterations);
+        fprintf(out, "mean speed-up of %d backup worker%s on %-12s %.2fx (time for all workers to do %d iteration%s)\n",
+                (int)t->backups, mt_plural(t->backups), t->graphs[k], t->mean_speedup[k], (int)t->iterations,
+                mt_plural(t->iterations));
     fprintf(out, "(speedup: b=0 time / b=B time for every worker to finish; mean: the same for the mean worker)\n");
 }
 

@@ -30,6 +30,7 @@ typedef struct mt_hop_table {
     double mean_speedup[4];  /* per graph, over the groups */
     mt_hop_row *rows;        /* groups x graphs, group-major */
     int32_t n_rows;
+    char warning[512];       /* the trace's (mt_trace_warning), "" none */
 } mt_hop_table;
 
 void mt_hop_table_free(mt_hop_table *t);

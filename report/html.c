@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report/describe.h"
+#include "util/units.h"
 
 enum { GPU_ROWS_MAX = 64, LAYER_ROWS_MAX = 300, GANTT_GPUS_MAX = 64, NAME_SHOWN = 40 };
 
@@ -398,14 +399,15 @@ static mt_status gantt(FILE *f, const mt_html_report *r, mt_error *err) {
     legend(f, L - 60, top + H + 22, cls, names, 8);
     fprintf(f, "</svg>\n<p class=\"note\">Each GPU has two lanes: the compute stream (compute, and waits "
                "for its host, communication or pipeline data while it is blocked) above, its collectives "
-               "and pipeline sends below. %lld spans drawn.",
-            (long long)drawn);
+               "and pipeline sends below. %lld span%s drawn.",
+            (long long)drawn, mt_plural(drawn));
     if (n_rows < res->n_gpus)
         fprintf(f, " Only %d of the run's %d GPUs are drawn (ranks %d to %d%s), to keep the page small.",
                 n_rows, res->n_gpus, first, last, n_rows < kept ? "; at most 64" : "");
     if (dropped > 0)
-        fprintf(f, " %lld spans shorter than %.3f us are not drawn (the timeline keeps the %lld longest).",
-                (long long)dropped, (double)cutoff / 1e6, (long long)cap);
+        fprintf(f, " %lld span%s shorter than %.3f us %s not drawn (the timeline keeps the %lld longest).",
+                (long long)dropped, mt_plural(dropped), (double)cutoff / 1e6, dropped == 1 ? "is" : "are",
+                (long long)cap);
     if (rec->failed) fprintf(f, " The recorder ran out of memory: later spans are missing.");
     fprintf(f, "</p>\n");
     free(row);

@@ -39,7 +39,8 @@ void mt_perfreport_gpus(FILE *out, const mt_gpu_table *tab) {
         }
         fprintf(out, " %9.0f %7.0f  %s\n", g->mem_Bps / 1e9, g->mem_bytes / 1e9, g->note);
     }
-    fprintf(out, "\nTFLOP/s dense (no sparsity); '-' falls back (tf32->fp32, bf16<->fp16, fp8->fp16).\n");
+    fprintf(out, "\nTFLOP/s dense (no sparsity); '-': the GPU lacks the unit, and matrix ops run on the next one\n"
+                 "(tf32->fp32, bf16->fp32, fp8->fp16->fp32; perfmodel/mathunit.h).\n");
 }
 
 static const char *target_name(const mt_predicted_step *p, const char *none) {
@@ -55,9 +56,13 @@ static double total(const double *ns) {
 void mt_perfreport_prediction(FILE *out, const mt_predicted_step *p) {
     const trace *t = p->t;
     fprintf(out, "trace      %s (batch %ld, %s)\n", p->path, (long)t->batch_size,
-            t->device_name ? t->device_name : "unknown device");
-    fprintf(out, "model      %s, batch x%.4g (%.4g), tp %d, on %s\n", mt_pm_kind_name(p->kind), p->batch_factor,
-            p->batch_factor * (double)t->batch_size, (int)p->tp, target_name(p, "the traced device"));
+            t->device_name ? t->device_name : p->source ? p->source->name : "unknown device");
+    fprintf(out, "model      %s, batch x%.4g (%.4g), tp %d, on %s, tf32 %s\n", mt_pm_kind_name(p->kind),
+            p->batch_factor, p->batch_factor * (double)t->batch_size, (int)p->tp,
+            target_name(p, "the traced device"), mt_tf32_name(p->tf32));
+    if (p->floor_ns > 0)
+        fprintf(out, "roofline   %.3f ms (sum over ops of max(FLOPs / peak, bytes / bandwidth) there)\n",
+                p->floor_ns / 1e6);
     fprintf(out, "\n%-12s %12s %12s\n", "phase", "traced ms", "predicted ms");
     for (int k = 0; k < TRACE_PHASE_COUNT; k++)
         fprintf(out, "%-12s %12.3f %12.3f\n", mt_trace_phase_name((trace_phase)k), p->traced_ns[k] / 1e6,
@@ -79,6 +84,8 @@ json_t *mt_perfreport_prediction_json(const mt_predicted_step *p) {
     json_object_set_new(j, "tp", json_integer(p->tp));
     json_object_set_new(j, "source_gpu", p->source ? json_string(p->source->name) : json_null());
     json_object_set_new(j, "target_gpu", json_string(target_name(p, "")));
+    json_object_set_new(j, "tf32", json_string(mt_tf32_name(p->tf32)));
+    json_object_set_new(j, "floor_ms", json_real(p->floor_ns / 1e6));
     json_object_set_new(j, "traced_ms", tr);
     json_object_set_new(j, "predicted_ms", pr);
     json_object_set_new(j, "warning", json_string(p->warning));

@@ -27,6 +27,8 @@ typedef struct mt_predicted_step {
     double batch_factor;
     int32_t tp;
     const mt_gpu_spec *source, *target; /* the traced GPU (NULL unknown), the target (NULL: same) */
+    mt_tf32 tf32;                       /* which fp32 ops run on TF32 */
+    double floor_ns;                    /* sum of the ops' rooflines on the target, 0 unknown GPU */
     const char *warning;                /* the model's, "" none */
     double traced_ns[TRACE_PHASE_COUNT];
     double predicted_ns[TRACE_PHASE_COUNT];

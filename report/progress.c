@@ -25,7 +25,8 @@ void mt_progress_update(void *ctx, int64_t done, int64_t total) {
     if (t - p->last < 0.25) return;
     p->last = t;
     double pct = total > 0 ? 100.0 * (double)done / (double)total : 0;
-    fprintf(p->out, "\rsimulating: %.0f%% of %d GPUs' tasks, %.1f s\033[K", pct, (int)p->gpus, t - p->t0);
+    fprintf(p->out, "\rsimulating: %.0f%% of %d GPU%s tasks, %.1f s\033[K", pct, (int)p->gpus,
+            p->gpus == 1 ? "'s" : "s'", t - p->t0);
     fflush(p->out);
     p->shown = 1;
 }

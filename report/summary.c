@@ -107,6 +107,9 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
     json_object_set_new(o, "simulation", sim);
     json_object_set_new(o, "warning", json_string(p->warning));
+    json_t *ws = json_array();
+    for (int k = 0; k < s->n_warnings; k++) json_array_append_new(ws, json_string(s->warnings[k]));
+    json_object_set_new(o, "warnings", ws);
     return o;
 }
 
@@ -128,13 +131,14 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     char bucket[32];
     mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
     fprintf(out, "plan       %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus,
-            pl->gpus == 1 ? "" : "s", pl->dp,
+            mt_plural(pl->gpus), pl->dp,
            pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
                pl->dp_mode == MT_DP_DDP ? ", bucket " : "", pl->dp_mode == MT_DP_DDP ? bucket : "");
     if (pl->pp > 1)
-        fprintf(out, "           pipeline: %s, %d micro-batches\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches);
+        fprintf(out, "           pipeline: %s, %d micro-batch%s\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches,
+                pl->micro_batches == 1 ? "" : "es");
     if (pl->global_batch > 0)
         fprintf(out, "batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",
                (long long)pl->global_batch, (long long)pl->replica_batch, (long long)pl->micro_batch,
@@ -150,8 +154,9 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     mt_calibration_print(out, s->cal);
     if (host) {
         const mt_gpu_stats *w = most_host_wait(r);
-        fprintf(out, "host model trace: launch latency %.1f us, %d synchronising calls, %.1f us per added "
-               "collective\n", host->launch_lat_ps / 1e6, host->n_syncs, host->coll_host_ps / 1e6);
+        fprintf(out, "host model trace: launch latency %.1f us, %d synchronising call%s, %.1f us per added "
+               "collective\n", host->launch_lat_ps / 1e6, host->n_syncs, mt_plural(host->n_syncs),
+               host->coll_host_ps / 1e6);
         fprintf(out, "           GPU %d waits %.3f ms (%.0f%% of the step) for its host to launch work%s\n", w->rank,
                ms(w->host_wait_ps), r->step_ps > 0 ? 100.0 * (double)w->host_wait_ps / (double)r->step_ps : 0.0,
                w->host_busy_ps > w->compute_ps ? ": the step is launch-bound (host work exceeds GPU work)" : "");
@@ -187,8 +192,9 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
             fprintf(out, "%-32.32s %12.3f %12.3f\n", t->layers[l].name, r->layer_compute_ps[l] / 1e9,
                    r->layer_comm_ps[l] / 1e9);
     }
-    fprintf(out, "\nsimulated  %llu events, %llu collectives, %llu pipeline sends in %.3f s\n",
-           (unsigned long long)r->events, (unsigned long long)r->collectives, (unsigned long long)r->sends,
+    fprintf(out, "\nsimulated  %llu event%s, %llu collective%s, %llu pipeline send%s in %.3f s\n",
+           (unsigned long long)r->events, mt_plural((int64_t)r->events), (unsigned long long)r->collectives,
+           mt_plural((int64_t)r->collectives), (unsigned long long)r->sends, mt_plural((int64_t)r->sends),
            r->sim_wall_s);
 }
 
@@ -300,7 +306,8 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
         kv[n++] = (mt_html_kv){key, val[k++]};                                                     \
     } while (0)
     LINE("trace", "%s (%s)", t->kineto_path ? t->kineto_path : "?", t->device_name ? t->device_name : "device unknown");
-    LINE("plan", "%s: %d GPUs = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus, pl->dp,
+    LINE("plan", "%s: %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus,
+         mt_plural(pl->gpus), pl->dp,
          pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
     if (pl->global_batch > 0)
         LINE("batch", "global %lld, per replica %lld, micro-batch %lld (traced %lld)", (long long)pl->global_batch,

@@ -35,6 +35,10 @@ typedef struct mt_run_summary {
     double mem_limit;             /* bytes per GPU, 0 unknown */
     const mt_calibration *cal;    /* NULL or !on: no calibration */
     const mt_sim_result *base;    /* the unperturbed baseline of a what-if, NULL */
+    const char *warnings[4];      /* what the user should know about the answer: the trace's, the
+                                     performance model's, memory over the limit (JSON "warnings";
+                                     the CLI prints them on stderr) */
+    int n_warnings;
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,

@@ -62,8 +62,9 @@ void mt_toposum_print(FILE *out, const json_t *s) {
     const json_t *route = json_object_get(s, "route"), *bis = json_object_get(s, "bisection_GBps");
     char b1[32], b2[32];
     fprintf(out, "topology: %s\n", json_string_value(json_object_get(s, "topology")));
-    fprintf(out, "nodes: %d (%d gpu, %d nic, %d host, %d switch)\n", inum(nodes, "total"), inum(nodes, "gpu"),
-            inum(nodes, "nic"), inum(nodes, "host"), inum(nodes, "switch"));
+    int ng = inum(nodes, "gpu"), nn = inum(nodes, "nic"), nh = inum(nodes, "host"), nsw = inum(nodes, "switch");
+    fprintf(out, "nodes: %d (%d GPU%s, %d NIC%s, %d host%s, %d switch%s)\n", inum(nodes, "total"), ng, mt_plural(ng), nn,
+            mt_plural(nn), nh, mt_plural(nh), nsw, nsw == 1 ? "" : "es");
     fprintf(out, "links: %d directed, %s .. %s per link\n", inum(s, "links"),
             mt_fmt_bandwidth(num(bw, "min") * 1e9, b1, sizeof b1), mt_fmt_bandwidth(num(bw, "max") * 1e9, b2, sizeof b2));
     int ngpu = inum(nodes, "gpu");
@@ -76,7 +77,7 @@ void mt_toposum_print(FILE *out, const json_t *s) {
             json_string_value(json_object_get(route, "to")), json_string_value(json_array_get(path, 0)));
     for (size_t i = 1; i < json_array_size(path); i++) fprintf(out, " -> %s", json_string_value(json_array_get(path, i)));
     const json_t *bott = json_object_get(route, "bottleneck_GBps");
-    fprintf(out, " (%d hops, latency %s, bottleneck %s)\n", inum(route, "hops"),
+    fprintf(out, " (%d hop%s, latency %s, bottleneck %s)\n", inum(route, "hops"), mt_plural(inum(route, "hops")),
             mt_fmt_time_ns(num(route, "latency_ns"), b2, sizeof b2),
             json_is_number(bott) ? mt_fmt_bandwidth(json_number_value(bott) * 1e9, b1, sizeof b1) : "-");
 }

@@ -44,6 +44,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "steps_in_trace", json_integer(t->n_steps));
     json_object_set_new(o, "ops", json_integer(t->n_ops));
     json_object_set_new(o, "kernels", json_integer(t->n_kernels));
+    json_object_set_new(o, "kernels_left_out", json_integer(t->n_kernels_left_out));
     json_object_set_new(o, "layers", json_integer(t->n_layers));
     json_object_set_new(o, "tensors", json_integer(t->n_tensors));
     json_t *tm = json_object();
@@ -103,8 +104,12 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
     fprintf(out, "batch      %ld\n", (long)t->batch_size);
     fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));
-    fprintf(out, "ops        %d outermost, %d kernels, %d layers, %d tensors\n", t->n_ops, t->n_kernels,
-           t->n_layers, t->n_tensors);
+    fprintf(out, "ops        %d outermost, %d kernel%s", t->n_ops, t->n_kernels, mt_plural(t->n_kernels));
+    if (t->n_kernels_left_out > 0)
+        fprintf(out, " (+%lld left out: no op launched %s)", (long long)t->n_kernels_left_out,
+                t->n_kernels_left_out == 1 ? "it" : "them");
+    fprintf(out, ", %d layer%s, %d tensor%s\n", t->n_layers, mt_plural(t->n_layers), t->n_tensors,
+            mt_plural(t->n_tensors));
     fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
         fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
@@ -115,9 +120,10 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int64_t wall = t->step_end_ns - t->step_start_ns;
     fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
     if (t->has_device_time && wall > 0)
-        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising calls; compute on %d stream%s, %d stream "
-               "wait%s)", 100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns),
-               t->n_syncs, compute_streams(t), compute_streams(t) == 1 ? "" : "s", t->n_waits, t->n_waits == 1 ? "" : "s");
+        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising call%s; compute on %d stream%s, %d "
+                "stream wait%s)", 100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns),
+                t->n_syncs, mt_plural(t->n_syncs), compute_streams(t), mt_plural(compute_streams(t)), t->n_waits,
+                mt_plural(t->n_waits));
     fprintf(out, "\n");
     if (measured > 0)
         fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
@@ -130,8 +136,9 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int n_comm = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {
-        fprintf(out, "\ncommunication (%d ops, %.3f ms device time, kept apart from compute; %d calls, %.3f ms "
-               "of host time)\n", n_comm, ms(t->comm_ns), t->n_colls, ms(coll_calls_ns(t)));
+        fprintf(out, "\ncommunication (%d op%s, %.3f ms device time, kept apart from compute; %d call%s, %.3f ms "
+                "of host time)\n", n_comm, mt_plural(n_comm), ms(t->comm_ns), t->n_colls, mt_plural(t->n_colls),
+                ms(coll_calls_ns(t)));
         fprintf(out, "  %-28s %-14s %12s %6s %10s\n", "op", "collective", "bytes", "group", "ms");
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];

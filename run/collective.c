@@ -6,6 +6,7 @@
 
 #include "sim/collexec.h"
 #include "sim/engine.h"
+#include "util/units.h"
 
 const int mt_coll_dtype_bytes[MT_COLL_DTYPE_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 8};
 
@@ -54,7 +55,8 @@ static mt_status run_sizes(const mt_collective_config *c, mt_topo *topo, mt_coll
     mt_coll_params cp = c->cp;
     cp.nranks = c->ranks ? c->ranks : nep;
     if (cp.nranks > nep)
-        return mt_fail(err, MT_EINVAL, "--ranks %d exceeds the %d GPUs of the topology", (int)cp.nranks, (int)nep);
+        return mt_fail(err, MT_EINVAL, "--ranks %d exceeds the %d GPU%s of the topology", (int)cp.nranks, (int)nep,
+                       mt_plural(nep));
     out->ranks = cp.nranks;
     out->busbw_factor = mt_coll_busbw_factor(cp.op, cp.nranks);
     double lo = c->lo > 0 ? c->lo : c->bytes, hi = c->lo > 0 ? c->hi : c->bytes;

@@ -18,7 +18,9 @@ const char *mt_sweep_name(mt_sweep_kind k) {
 }
 
 static mt_status sweep_value(mt_sweep_kind k, const char *text, double *out, mt_error *err) {
-    if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return mt_parse_bandwidth(text, out, err);
+    if ((k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) && mt_parse_bandwidth(text, out, err) != MT_OK)
+        return mt_error_prefix(err, "--sweep %s=", SWEEP_NAMES[k]);
+    if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return MT_OK;
     char *end = NULL;
     long long hi = k == MT_SWEEP_GPUS ? 1 << 20 : 1 << 30;
     long long v = strtoll(text, &end, 10);
@@ -125,8 +127,9 @@ static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, 
         if (!strncmp(p, "{gpus}", 6)) v = gpus, p += 6;
         else if (!strncmp(p, "{nodes}", 7)) {
             if (gpus % per_node)
-                return mt_fail(err, MT_EINVAL, "%d GPUs do not fill whole nodes of %d (--gpus-per-node) for "
-                                               "{nodes} in --topology", gpus, per_node);
+                return mt_fail(err, MT_EINVAL, "%d GPU%s do%s not fill whole nodes of %d (--gpus-per-node) for "
+                                               "{nodes} in --topology", gpus, mt_plural(gpus), gpus == 1 ? "es" : "",
+                                               per_node);
             v = gpus / per_node, p += 7;
         }
         if (v >= 0) at += (size_t)snprintf(buf + at, len - at, "%d", v);
@@ -295,6 +298,10 @@ static void describe(const mt_run_config *c, const mt_run_input *in, const mt_co
     cmp->perturbed = mt_whatif_perturbs(c);
     cmp->steps = c->steps;
     cmp->best = cmp->best_fit = -1;
+    mt_trace_warning(in->t, cmp->trace_warning, sizeof cmp->trace_warning);
+    const char *w[2] = {cmp->trace_warning, mt_perfmodel_warning(in->pm)};
+    for (int k = 0; k < 2; k++)
+        if (w[k] && *w[k]) cmp->warnings[cmp->n_warnings++] = w[k];
 }
 
 /* After the runs: the header's plan (sweeps) and topology. */

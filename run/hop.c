@@ -8,6 +8,7 @@
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "tracer/trace.h"
+#include "util/units.h"
 
 void mt_hop_config_init(mt_hop_config *c) {
     memset(c, 0, sizeof *c);
@@ -26,8 +27,8 @@ static mt_status slow_uplinks(const mt_hop_config *c, mt_topo *topo, mt_netmodel
     const int32_t *gpus = topo ? mt_topo_gpus(topo, &ng) : NULL;
     char spec[256];
     if (ng < c->workers)
-        return mt_fail(err, MT_EINVAL, "%s has %d GPUs for %d workers (pick a larger --topology)",
-                       mt_netcfg_spec(&c->net, c->workers, spec, sizeof spec), (int)ng, (int)c->workers);
+        return mt_fail(err, MT_EINVAL, "%s has %d GPU%s for %d workers (pick a larger --topology)",
+                       mt_netcfg_spec(&c->net, c->workers, spec, sizeof spec), (int)ng, mt_plural(ng), (int)c->workers);
     mt_status rc = MT_OK;
     for (int32_t i = 0; rc == MT_OK && i < c->workers; i++) {
         char sel[160];
@@ -68,6 +69,7 @@ typedef struct hop_run {
     int nk;
     double compute_ns, bytes;
     double *slow;            /* the current group's */
+    char warning[512];       /* the trace's, "" none */
 } hop_run;
 
 /* One run: graph g, b backups, the current slowdowns; its all-done and mean-done times. */
@@ -115,6 +117,7 @@ static mt_status load_work(const mt_hop_config *c, hop_run *r, mt_error *err) {
     mt_trace_load_opts_init(&to);
     mt_status rc = c->n_paths > 0 ? mt_trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;
     if (rc == MT_OK && t && c->compute_ns <= 0) rc = mt_trace_check_timed(t, err);
+    if (rc == MT_OK && t) mt_trace_warning(t, r->warning, sizeof r->warning);
     if (rc == MT_OK) {
         r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)mt_trace_total_dev_ns(t);
         r->bytes = c->model_bytes > 0 ? c->model_bytes : (t ? t->param_bytes : 0);
@@ -169,6 +172,7 @@ mt_status mt_run_hop(const mt_hop_config *c, mt_hop_table *out, mt_error *err) {
     if (rc == MT_OK) {
         out->compute_ms = r.compute_ns / 1e6;
         out->update_bytes = r.bytes;
+        memcpy(out->warning, r.warning, sizeof out->warning);
         mt_netcfg_spec(&c->net, c->workers, out->topology, sizeof out->topology);
         for (int k = 0; k < r.nk; k++) out->graphs[out->n_graphs++] = mt_graph_kind_name(r.kinds[k]);
         rc = run_groups(c, &r, out, err);

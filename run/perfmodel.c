@@ -20,6 +20,7 @@ trace *mt_run_load_timed(const char *path, mt_error *err) {
 mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const *csvs, int n_csvs,
                      const char *out_path, mt_linmodel *m, char *warning, size_t warning_len, mt_error *err) {
     mt_pm_data *d = NULL;
+    char trace_warning[512] = "";
     mt_status rc = mt_pm_data_new(&d, err);
     for (int i = 0; i < n_traces && rc == MT_OK; i++) {
         trace *t = mt_run_load_timed(traces[i], err);
@@ -27,6 +28,7 @@ mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const 
             rc = err && err->code ? err->code : MT_EIO;
             break;
         }
+        if (!trace_warning[0]) mt_trace_warning(t, trace_warning, sizeof trace_warning);
         rc = mt_pm_data_add_trace(d, t, err);
         mt_trace_free(t);
     }
@@ -36,7 +38,10 @@ mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const 
                      "(Kineto-only traces carry no shapes: add the Execution Trace)");
     if (rc == MT_OK) rc = mt_linmodel_fit(d, m, err);
     if (rc == MT_OK) rc = mt_linmodel_save(m, out_path, err);
-    if (rc == MT_OK && warning) snprintf(warning, warning_len, "%s", mt_pm_data_warning(d));
+    if (rc == MT_OK && warning) {
+        const char *dw = mt_pm_data_warning(d);
+        snprintf(warning, warning_len, "%s%s%s", trace_warning, trace_warning[0] && dw[0] ? "; " : "", dw);
+    }
     mt_pm_data_free(d);
     return rc;
 }
@@ -62,6 +67,7 @@ mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, do
     mt_predicted_step *v = &out->view;
     *v = (mt_predicted_step){.path = path, .t = out->t, .kind = o->kind, .batch_factor = out->batch_factor, .tp = tp,
                              .source = mt_perfmodel_source_gpu(out->pm), .target = mt_perfmodel_target_gpu(out->pm),
+                             .tf32 = o->tf32, .floor_ns = mt_perfmodel_floor_ns(out->pm, out->batch_factor, tp),
                              .warning = mt_perfmodel_warning(out->pm)};
     mt_perfmodel_step_ns(out->pm, out->batch_factor, tp, v->predicted_ns);
     for (int p = 0; p < TRACE_PHASE_COUNT; p++) v->traced_ns[p] = (double)out->t->phase_ns[p];

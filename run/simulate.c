@@ -151,6 +151,8 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         for (int32_t i = 0; i < r->n_gpus; i++)
             if (r->gpus[i].peak_mem_bytes > r->gpus[out->worst_mem_gpu].peak_mem_bytes) out->worst_mem_gpu = i;
         out->mem_limit = mt_run_mem_limit(c, in->t, NULL);
+        mt_trace_warning(in->t, out->trace_warning, sizeof out->trace_warning);
+        mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
     }
@@ -174,6 +176,9 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
         .base = s->has_base ? s->base.res : NULL,
     };
+    const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
+    for (int k = 0; k < 3; k++)
+        if (w[k] && *w[k]) sum.warnings[sum.n_warnings++] = w[k];
     return sum;
 }
 

@@ -39,6 +39,8 @@ typedef struct mt_simulation {
     mt_whatif wi;               /* the scenario binding (lives as long as the runs) */
     double mem_limit;           /* bytes per GPU, 0 unknown */
     int32_t worst_mem_gpu;      /* the GPU with the largest estimated peak memory */
+    char trace_warning[640];    /* the trace's warning ("" none) */
+    char mem_warning[256];      /* memory over the limit ("" none) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file
@@ -47,7 +49,8 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
                           mt_simulation *out, mt_error *err);
 void mt_simulation_free(mt_simulation *s);
 
-/* The report view of a finished simulation (pointers into s, c and in). */
+/* The report view of a finished simulation (pointers into s, c and in), with its warnings (the
+ * trace's, the performance model's, memory over the limit). */
 mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config *c, const mt_run_input *in);
 
 /* 1 when the largest estimated peak memory is over the limit; the message into buf. */

@@ -1,6 +1,9 @@
 /* sim/collexec.c — see collexec.h.
- * Invariant: left[i] = dependencies of send i not yet delivered; a send is issued exactly
- * once, when left[i] reaches 0; `completed` counts delivered sends (joins included). */
+ * Invariant: left[i] = dependencies of send i not yet met; a send is issued exactly once, when
+ * left[i] reaches 0; `completed` counts delivered sends (joins included). The dependents of
+ * send k are rev[rev_off[k] .. rev_off[k+1]): the first rev_nsent[k] wait for k to have LEFT
+ * its source (counted down by on_sent, or at delivery when the model cannot tell), the rest
+ * for its delivery. */
 #include "sim/collexec.h"
 
 #include <stdio.h>
@@ -12,9 +15,10 @@ struct mt_collexec {
     mt_sched sched;
     const int32_t *ep;
     int32_t nep;
+    int tells_sent; /* the model calls on_sent (else delivery counts as having left) */
     mt_coll_done_fn done;
     void *ctx;
-    uint32_t *left, *rev_off, *rev;
+    uint32_t *left, *rev_off, *rev, *rev_nsent;
     uint32_t *stack;
     uint32_t nstack;
     uint32_t completed;
@@ -28,25 +32,36 @@ void mt_collexec_free(mt_collexec *x) {
     free(x->left);
     free(x->rev_off);
     free(x->rev);
+    free(x->rev_nsent);
     free(x->stack);
     free(x->rank_done);
     free(x);
 }
 
+static void on_sent(void *ctx, uint64_t tag);
 static void on_delivered(void *ctx, uint64_t tag);
 
+/* Starts send i (its dependencies are met); a local join goes on the stack to complete. */
 static mt_status issue(mt_collexec *x, uint32_t i, mt_error *err) {
     const mt_coll_send *c = &x->s->sends[i];
-    if (c->src == c->dst) { /* local join: complete at once (iteratively) */
+    if (c->src == c->dst) {
         x->stack[x->nstack++] = i;
         return MT_OK;
     }
-    return mt_net_send(x->net, x->ep[c->src], x->ep[c->dst], c->bytes, on_delivered, x, i, err);
+    return mt_net_send_sent(x->net, x->ep[c->src], x->ep[c->dst], c->bytes, x->rev_nsent[i] ? on_sent : NULL,
+                            on_delivered, x, i, err);
 }
 
-/* Completes send i and every join it unlocks, issuing what becomes ready. */
-static mt_status complete(mt_collexec *x, uint32_t i, mt_error *err) {
-    x->stack[x->nstack++] = i;
+/* Counts down the dependents rev[from .. to), issuing those that become ready. */
+static mt_status unlock(mt_collexec *x, uint32_t from, uint32_t to, mt_error *err) {
+    for (uint32_t r = from; r < to; r++)
+        if (--x->left[x->rev[r]] == 0) MT_CHECK(issue(x, x->rev[r], err));
+    return MT_OK;
+}
+
+/* Completes the sends on the stack (a delivered send, ready joins) and every join they unlock,
+ * issuing what becomes ready; calls `done` after the last. */
+static mt_status run_stack(mt_collexec *x, mt_error *err) {
     mt_time_ps now = mt_sched_now(x->sched);
     while (x->nstack > 0) {
         uint32_t k = x->stack[--x->nstack];
@@ -54,23 +69,86 @@ static mt_status complete(mt_collexec *x, uint32_t i, mt_error *err) {
         x->completed++;
         if (x->rank_done[c->src] < now || x->rank_done[c->src] == MT_TIME_NEVER) x->rank_done[c->src] = now;
         if (x->rank_done[c->dst] < now || x->rank_done[c->dst] == MT_TIME_NEVER) x->rank_done[c->dst] = now;
-        for (uint32_t r = x->rev_off[k]; r < x->rev_off[k + 1]; r++)
-            if (--x->left[x->rev[r]] == 0) MT_CHECK(issue(x, x->rev[r], err));
+        uint32_t mid = x->rev_off[k] + x->rev_nsent[k];
+        if (c->src == c->dst || !x->tells_sent) MT_CHECK(unlock(x, x->rev_off[k], mid, err));
+        MT_CHECK(unlock(x, mid, x->rev_off[k + 1], err));
     }
-    if (x->completed == x->s->nsends) {
+    if (x->completed == x->s->nsends && x->finish_ps == MT_TIME_NEVER) {
         x->finish_ps = now;
         if (x->done) x->done(x->ctx);
     }
     return MT_OK;
 }
 
+/* Handlers return nothing: an error stops the run through the scheduler. Their mt_error is
+ * not zeroed (1 KiB per send): only read after a failure filled it. */
+static void stop_on_error(mt_collexec *x, mt_status rc, const mt_error *e) {
+    if (rc == MT_OK) return;
+    snprintf(x->msg, sizeof x->msg, "%s", e->msg);
+    mt_sched_fail(x->sched, e->code, x->msg);
+}
+
+static void on_sent(void *ctx, uint64_t tag) {
+    mt_collexec *x = ctx;
+    uint32_t k = (uint32_t)tag;
+    mt_error e;
+    e.msg[0] = 0;
+    mt_status rc = unlock(x, x->rev_off[k], x->rev_off[k] + x->rev_nsent[k], &e);
+    if (rc == MT_OK && x->nstack > 0) rc = run_stack(x, &e); /* joins it made ready */
+    stop_on_error(x, rc, &e);
+}
+
 static void on_delivered(void *ctx, uint64_t tag) {
     mt_collexec *x = ctx;
-    mt_error e = {0};
-    if (complete(x, (uint32_t)tag, &e) != MT_OK) {
-        snprintf(x->msg, sizeof x->msg, "%s", e.msg);
-        mt_sched_fail(x->sched, e.code, x->msg);
+    mt_error e;
+    e.msg[0] = 0;
+    x->stack[x->nstack++] = (uint32_t)tag;
+    stop_on_error(x, run_stack(x, &e), &e);
+}
+
+/* left[] and the reverse lists (rev_off, rev, rev_nsent: LEFT-dependents first). */
+static mt_status build_reverse(mt_collexec *x, mt_error *err) {
+    const mt_coll_schedule *s = x->s;
+    uint32_t n = s->nsends;
+    uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    if (!fill) return mt_fail(err, MT_ENOMEM, "out of memory starting a collective");
+    for (uint32_t i = 0; i < n; i++) {
+        x->left[i] = s->sends[i].ndeps;
+        for (uint32_t k = 0; k < s->sends[i].ndeps; k++) {
+            uint32_t d = s->deps[s->sends[i].dep_begin + k];
+            x->rev_off[mt_coll_dep_send(d) + 1]++;
+            if (mt_coll_dep_on_sent(d)) x->rev_nsent[mt_coll_dep_send(d)]++;
+        }
     }
+    for (uint32_t i = 0; i < n; i++) x->rev_off[i + 1] += x->rev_off[i];
+    for (uint32_t i = 0; i < n; i++) {
+        x->stack[i] = x->rev_off[i];                   /* next LEFT-dependent slot */
+        fill[i] = x->rev_off[i] + x->rev_nsent[i];     /* next delivery-dependent slot */
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < s->sends[i].ndeps; k++) {
+            uint32_t d = s->deps[s->sends[i].dep_begin + k], j = mt_coll_dep_send(d);
+            x->rev[mt_coll_dep_on_sent(d) ? x->stack[j]++ : fill[j]++] = i;
+        }
+    free(fill);
+    x->nstack = 0;
+    return MT_OK;
+}
+
+/* Issues every send with no dependencies (joins complete at once). Only those: a send that
+ * one of them unlocks (left reaching 0 at once) has been issued by unlock. */
+static mt_status start_ready(mt_collexec *x, mt_error *err) {
+    const mt_coll_schedule *s = x->s;
+    for (uint32_t i = 0; i < s->nsends; i++) {
+        if (s->sends[i].ndeps != 0) continue;
+        MT_CHECK(issue(x, i, err));
+        MT_CHECK(run_stack(x, err));
+    }
+    if (s->nsends == 0) {
+        x->finish_ps = x->start_ps;
+        if (x->done) x->done(x->ctx);
+    }
+    return MT_OK;
 }
 
 mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
@@ -82,6 +160,7 @@ mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sche
     x->s = s;
     x->net = net;
     x->sched = sched;
+    x->tells_sent = mt_net_can(net, MT_NETOP_SEND_SENT);
     x->done = done;
     x->ctx = ctx;
     x->ep = rank_ep;
@@ -96,44 +175,19 @@ mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sche
                        "has %d (pick a larger topology)", (int)s->p.nranks, (int)s->p.nranks,
                        (int)nep);
     }
-    uint32_t n = s->nsends;
-    x->left = malloc(((size_t)n + 1) * sizeof *x->left);
-    x->rev_off = calloc((size_t)n + 2, sizeof *x->rev_off);
+    size_t n = s->nsends;
+    x->left = malloc((n + 1) * sizeof *x->left);
+    x->rev_off = calloc(n + 2, sizeof *x->rev_off);
     x->rev = malloc(((size_t)s->ndeps + 1) * sizeof *x->rev);
-    x->stack = malloc(((size_t)n + 1) * sizeof *x->stack);
+    x->rev_nsent = calloc(n + 1, sizeof *x->rev_nsent);
+    x->stack = malloc((n + 1) * sizeof *x->stack);
     x->rank_done = malloc((size_t)s->p.nranks * sizeof *x->rank_done);
-    if (!x->left || !x->rev_off || !x->rev || !x->stack || !x->rank_done) {
-        mt_collexec_free(x);
-        return mt_fail(err, MT_ENOMEM, "out of memory starting a collective");
-    }
-    for (int32_t r = 0; r < s->p.nranks; r++) x->rank_done[r] = MT_TIME_NEVER;
-    for (uint32_t i = 0; i < n; i++) {
-        x->left[i] = s->sends[i].ndeps;
-        for (uint32_t k = 0; k < s->sends[i].ndeps; k++) x->rev_off[s->deps[s->sends[i].dep_begin + k] + 1]++;
-    }
-    for (uint32_t i = 0; i < n; i++) x->rev_off[i + 1] += x->rev_off[i];
-    uint32_t *fill = x->stack; /* reuse as scratch */
-    for (uint32_t i = 0; i < n; i++) fill[i] = x->rev_off[i];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t k = 0; k < s->sends[i].ndeps; k++) {
-            uint32_t d = s->deps[s->sends[i].dep_begin + k];
-            x->rev[fill[d]++] = i;
-        }
-    x->nstack = 0;
     mt_status rc = MT_OK;
-    for (uint32_t i = 0; i < n && rc == MT_OK; i++) {
-        if (x->left[i] != 0) continue;
-        if (s->sends[i].src == s->sends[i].dst) {
-            x->nstack = 0;
-            rc = complete(x, i, err);
-        } else {
-            rc = issue(x, i, err);
-        }
-    }
-    if (rc == MT_OK && n == 0) {
-        x->finish_ps = x->start_ps;
-        if (done) done(ctx);
-    }
+    if (!x->left || !x->rev_off || !x->rev || !x->rev_nsent || !x->stack || !x->rank_done)
+        rc = mt_fail(err, MT_ENOMEM, "out of memory starting a collective");
+    for (int32_t r = 0; rc == MT_OK && r < s->p.nranks; r++) x->rank_done[r] = MT_TIME_NEVER;
+    if (rc == MT_OK) rc = build_reverse(x, err);
+    if (rc == MT_OK) rc = start_ready(x, err);
     if (rc != MT_OK) {
         mt_collexec_free(x);
         return rc;

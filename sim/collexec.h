@@ -1,11 +1,13 @@
 /* sim/collexec.h — runs a collective schedule (extrapolate/collective.h) on a network model.
  *
- * Each send starts when all its dependencies have been delivered; sends with no
- * dependencies start at the time mt_collexec_start is called. Ranks map to network
- * endpoints through `rank_ep` (NULL: the model's own endpoint list, rank r -> endpoints[r]).
- * When the last send is delivered, `done(ctx)` is called (from inside an event handler) and
- * mt_collexec_finish_ps gives the time. Costs: O(sends + deps) memory, O(1) per delivery
- * beyond the network's own work.
+ * Each send starts when all its dependencies are met: delivered, or, for a MT_COLL_SENT
+ * dependency, left its source (the model's on_sent through mt_net_send_sent; a model that
+ * cannot tell counts delivery); sends with no dependencies start at the time
+ * mt_collexec_start is called. Ranks map to network endpoints through `rank_ep` (NULL: the
+ * model's own endpoint list, rank r -> endpoints[r]). When the last send is delivered,
+ * `done(ctx)` is called (from inside an event handler) and mt_collexec_finish_ps gives the
+ * time. Costs: O(sends + deps) memory, O(1) per delivery or departure beyond the network's
+ * own work.
  *
  * How `simulate` drives it: build a topology (netmodels/topologies.h mt_topo_build), an
  * engine (sim/engine.h), a model (netmodels/registry.h mt_netmodel_create with

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/units.h"
+
 enum { W_IDLE = 0, W_COMPUTE, W_WAIT, W_DONE };
 
 typedef struct grunner {
@@ -172,8 +174,8 @@ static mt_status check_cfg(const mt_gossip_cfg *c, int32_t nep, mt_error *err) {
     const mt_gossip_graph *g = c->graph;
     if (!g || g->n < 1 || !c->compute_ps) return mt_fail(err, MT_EINVAL, "gossip: no graph or compute times");
     if (nep < g->n)
-        return mt_fail(err, MT_EINVAL, "gossip: %d workers but the network has %d endpoints (pick a larger "
-                       "topology)", (int)g->n, (int)nep);
+        return mt_fail(err, MT_EINVAL, "gossip: %d workers but the network has %d endpoint%s (pick a larger "
+                       "topology)", (int)g->n, (int)nep, mt_plural(nep));
     if (c->iterations < 1 || c->iterations > (1 << 30))
         return mt_fail(err, MT_EINVAL, "gossip: iterations must be >= 1 (got %d)", (int)c->iterations);
     if (c->staleness < 0 || c->backups < 0 || c->max_gap < -1)

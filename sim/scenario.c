@@ -746,8 +746,8 @@ mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_netmodel *net, mt_
             int32_t ng;
             const int32_t *gpus = mt_topo_gpus(topo, &ng);
             if (n->gpu >= ng)
-                return mt_fail(err, MT_EINVAL, "%s: gpu %d, but %s has %d GPUs", n->path, (int)n->gpu,
-                               mt_topo_label(topo), (int)ng);
+                return mt_fail(err, MT_EINVAL, "%s: gpu %d, but %s has %d GPU%s", n->path, (int)n->gpu,
+                               mt_topo_label(topo), (int)ng, mt_plural(ng));
             sel = mt_topo_name(topo, gpus[n->gpu]);
         }
         int32_t *ids, k;

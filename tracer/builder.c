@@ -348,37 +348,65 @@ static mt_status forward_layers(trace_builder *b, const builder_layer_hint *hint
     return MT_OK;
 }
 
-/* A backward op joins its forward op's layer, else its sequence number's, else (TrioSim CSV: no
- * sequence numbers) the layer of a forward op sharing a weight. */
-static void backward_layers(trace *t, const mt_u64map *seq_layer) {
+/* weight_op: storage id of every weight -> the first forward op reading it. */
+static mt_status index_weights(const trace *t, mt_u64map *weight_op) {
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            const trace_tref *r = &t->trefs[o->in_first + j];
+            if (r->tensor < 0 || t->tensors[r->tensor].role != TRACE_ROLE_WEIGHT) continue;
+            uint64_t st = (uint64_t)t->tensors[r->tensor].storage_id;
+            if (t->tensors[r->tensor].storage_id >= 0 && !mt_u64map_get(weight_op, st, NULL) &&
+                mt_u64map_put(weight_op, st, i, NULL) != MT_OK)
+                return MT_ENOMEM;
+        }
+    }
+    return MT_OK;
+}
+
+/* The forward op whose weight shares storage with a tensor op o reads or writes (its gradient
+ * op: TrioSim lists AddmmBackward0 with the transposed weight w.t(), a view of w's storage under
+ * another tensor id); -1 when none. */
+static int32_t op_by_weight_storage(const trace *t, const trace_op *o, const mt_u64map *weight_op) {
+    int32_t n = o->in_count + o->out_count;
+    for (int32_t j = 0; j < n; j++) {
+        const trace_tref *r = &t->trefs[j < o->in_count ? o->in_first + j : o->out_first + j - o->in_count];
+        int64_t f;
+        if (r->tensor >= 0 && t->tensors[r->tensor].storage_id >= 0 &&
+            mt_u64map_get(weight_op, (uint64_t)t->tensors[r->tensor].storage_id, &f))
+            return (int32_t)f;
+    }
+    return -1;
+}
+
+/* A backward op joins its forward op's layer, else its sequence number's. Without either (TrioSim
+ * CSV has no sequence numbers) a backward op touching a weight's storage is that weight's forward
+ * op's autograd node: it becomes its fwd_op and joins its layer. */
+static void backward_layers(trace *t, const mt_u64map *seq_layer, const mt_u64map *weight_op) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD) continue;
         int64_t l;
+        if (o->fwd_op < 0 && o->seq < 0) o->fwd_op = op_by_weight_storage(t, o, weight_op);
         if (o->fwd_op >= 0 && t->ops[o->fwd_op].layer >= 0) {
             o->layer = t->ops[o->fwd_op].layer;
             continue;
         }
-        if (o->seq >= 0 && mt_u64map_get(seq_layer, o->seq, &l)) {
-            o->layer = (int32_t)l;
-            continue;
-        }
-        for (int32_t j = 0; j < o->in_count && o->layer < 0; j++) {
-            const trace_tref *r = &t->trefs[o->in_first + j];
-            if (r->tensor < 0 || t->tensors[r->tensor].role != TRACE_ROLE_WEIGHT) continue;
-            int32_t f = t->tensors[r->tensor].first_op;
-            if (f >= 0 && t->ops[f].layer >= 0) o->layer = t->ops[f].layer;
-        }
+        if (o->seq >= 0 && mt_u64map_get(seq_layer, o->seq, &l)) o->layer = (int32_t)l;
     }
 }
 
 static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
     trace *t = b->t;
-    mt_u64map seq_layer;
+    mt_u64map seq_layer, weight_op;
     mt_u64map_init(&seq_layer);
+    mt_u64map_init(&weight_op);
     mt_status rc = forward_layers(b, hints, &seq_layer);
-    if (rc == MT_OK) backward_layers(t, &seq_layer);
+    if (rc == MT_OK) rc = index_weights(t, &weight_op);
+    if (rc == MT_OK) backward_layers(t, &seq_layer, &weight_op);
     mt_u64map_destroy(&seq_layer);
+    mt_u64map_destroy(&weight_op);
     if (rc != MT_OK) return rc;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];

@@ -45,17 +45,17 @@ void mt_csv_table_free(csv_table *t) {
     memset(t, 0, sizeof *t);
 }
 
-static int64_t row_len(const csv_table *t, int64_t r) {
+int64_t mt_csv_table_row_len(const csv_table *t, int64_t r) {
     int64_t end = r + 1 < t->n_rows ? t->row_start[r + 1] : t->n_cells;
     return end - t->row_start[r];
 }
 
 const char *mt_csv_table_cell(const csv_table *t, int64_t r, int64_t c) {
-    return c < row_len(t, r) ? t->cells[t->row_start[r] + c] : "";
+    return c < mt_csv_table_row_len(t, r) ? t->cells[t->row_start[r] + c] : "";
 }
 
 int64_t mt_csv_table_col(const csv_table *t, const char *name) {
-    for (int64_t c = 0; t->n_rows > 0 && c < row_len(t, 0); c++)
+    for (int64_t c = 0; t->n_rows > 0 && c < mt_csv_table_row_len(t, 0); c++)
         if (!strcmp(mt_csv_table_cell(t, 0, c), name)) return c;
     return -1;
 }
@@ -69,26 +69,40 @@ int mt_csv_table_cols(const csv_table *t, const char *const *names, int n, int n
     return ok;
 }
 
+/* 1-based line of byte offset `at` of buf. */
+static long line_at(const char *buf, size_t at) {
+    long line = 1;
+    for (size_t i = 0; i < at; i++) line += buf[i] == '\n';
+    return line;
+}
+
 mt_status mt_csv_table_load(const char *path, csv_table *t, mt_error *err) {
     memset(t, 0, sizeof *t);
     char *buf = NULL;
     size_t len = 0;
     MT_CHECK(mt_read_file(path, &buf, &len, err));
     struct csv_parser p;
-    if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+    if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT_FINI) != 0) {
         free(buf);
         return mt_fail(err, MT_ENOMEM, "%s: cannot initialise the CSV parser", path);
     }
     size_t done = csv_parse(&p, buf, len, on_field, on_row, t);
-    int bad = done != len;
-    if (!bad) csv_fini(&p, on_field, on_row, t);
+    int bad = done != len, open_quote = 0;
+    if (!bad) open_quote = csv_fini(&p, on_field, on_row, t) != 0;
     const char *why = bad ? csv_strerror(csv_error(&p)) : NULL;
+    long line = line_at(buf, bad ? done : len);
+    t->open_end = len > 0 && buf[len - 1] != '\n' && buf[len - 1] != '\r';
     csv_free(&p);
     free(buf);
-    if (bad || t->failed) {
+    int oom = t->failed;
+    if (bad || open_quote || oom) {
         mt_csv_table_free(t);
-        return mt_fail(err, bad ? MT_EFORMAT : MT_ENOMEM, "%s: %s", path,
-                       bad ? why : "out of memory reading CSV");
+        if (oom && !bad && !open_quote)
+            return mt_fail(err, MT_ENOMEM, "%s: out of memory reading CSV", path);
+        if (open_quote)
+            return mt_fail(err, MT_EFORMAT, "%s:%ld: a quoted cell is still open at the end of the file: "
+                           "the file was cut short (copy it again)", path, line);
+        return mt_fail(err, MT_EFORMAT, "%s:%ld: %s", path, line, why);
     }
     return MT_OK;
 }

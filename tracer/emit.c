@@ -278,9 +278,32 @@ static int32_t enclosing_op(const emitter *em, const krt *r, int *in_comm) {
     return k->ev[q].outer;
 }
 
+/* 1 when host or device time ts falls in the step [start, end) (an open side is unbounded). */
+static int in_step(const kstep *step, int64_t ts) {
+    return (step->start == INT64_MIN || ts >= step->start) && (step->end == INT64_MAX || ts < step->end);
+}
+
+/* The op owning kernel kg (-1 when none can: see below); *launch gets its launch time or -1,
+ * *in_comm 1 when it was launched inside a collective call. */
+static int32_t kernel_owner(const emitter *em, const mt_u64map *rt_by_corr, const mt_u64map *kev_by_ext,
+                            const kgpu *kg, int64_t *launch, int *in_comm) {
+    const kineto_data *k = em->k;
+    int32_t owner = -1;
+    int64_t ri, ki;
+    *launch = -1;
+    *in_comm = 0;
+    if (kg->correlation >= 0 && mt_u64map_get(rt_by_corr, kg->correlation, &ri)) {
+        *launch = k->rt[ri].ts_ns;
+        owner = enclosing_op(em, &k->rt[ri], in_comm);
+    }
+    if (owner < 0 && kg->ext_id >= 0 && mt_u64map_get(kev_by_ext, kg->ext_id, &ki)) owner = k->ev[ki].outer;
+    return owner;
+}
+
 /* Each kernel to the op of the outermost event enclosing its launch (correlation), else of its
- * External id; kernels of no emitted op are dropped. */
-static mt_status attach_kernels(emitter *em) {
+ * External id; kernels of another step's ops are dropped. A kernel that no op owns at all and that
+ * was launched (else ran) inside the step is counted in t->n_kernels_left_out. */
+static mt_status attach_kernels(emitter *em, const kstep *step) {
     const kineto_data *k = em->k;
     mt_u64map rt_by_corr, kev_by_ext;
     mt_u64map_init(&rt_by_corr);
@@ -292,14 +315,10 @@ static mt_status attach_kernels(emitter *em) {
         if (k->ev[i].ext_id >= 0) rc = mt_u64map_put(&kev_by_ext, k->ev[i].ext_id, i, NULL);
     for (int64_t g = 0; g < k->n_gpu && rc == MT_OK; g++) {
         const kgpu *kg = &k->gpu[g];
-        int32_t owner = -1;
+        int64_t launch;
         int in_comm = 0;
-        int64_t ri, ki, launch = -1; /* the launching runtime call's host time */
-        if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri)) {
-            launch = k->rt[ri].ts_ns;
-            owner = enclosing_op(em, &k->rt[ri], &in_comm);
-        }
-        if (owner < 0 && kg->ext_id >= 0 && mt_u64map_get(&kev_by_ext, kg->ext_id, &ki)) owner = k->ev[ki].outer;
+        int32_t owner = kernel_owner(em, &rt_by_corr, &kev_by_ext, kg, &launch, &in_comm);
+        if (owner < 0) em->t->n_kernels_left_out += in_step(step, launch >= 0 ? launch : kg->ts_ns);
         if (owner < 0 || em->op_of_kev[owner] < 0) continue;
         in_comm |= mt_opclass_comm_of(kg->name) != TRACE_COMM_NONE; /* ncclKernel_*, ncclDevKernel_* */
         trace_kernel kk = {kg->ts_ns, kg->dur_ns, em->op_of_kev[owner], kg->stream, kg->name, kg->kind, launch,
@@ -309,6 +328,17 @@ static mt_status attach_kernels(emitter *em) {
     mt_u64map_destroy(&rt_by_corr);
     mt_u64map_destroy(&kev_by_ext);
     return rc == MT_OK ? MT_OK : MT_ENOMEM;
+}
+
+/* Refuses a step whose GPU kernels mostly belong to no operator: the op times would be CPU times
+ * or a fraction of the device work, silently. (Fewer left out: a warning, mt_trace_warning.) */
+static mt_status check_attached(const trace *t, const char *kpath, mt_error *err) {
+    int64_t left = t->n_kernels_left_out, total = left + t->n_kernels;
+    if (left == 0 || 2 * left <= total) return MT_OK;
+    return mt_fail(err, MT_EFORMAT, "%s: %lld of the step's %lld GPU kernels cannot be attached to any operator "
+                   "(no cuda_runtime launch with their correlation id inside an op, no op with their External id), "
+                   "so the operator times would be wrong: re-record the trace with CPU and CUDA activities, or "
+                   "re-export it with its cuda_runtime events", kpath, (long long)left, (long long)total);
 }
 
 /* ---- forward ops and modules ------------------------------------------------------------ */
@@ -371,10 +401,11 @@ mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *
         if (step->end != INT64_MAX) t->step_end_ns = step->end;
     }
     t->host_end_ns = t->step_end_ns; /* before kernel ends extend step_end_ns */
-    if (rc == MT_OK) rc = attach_kernels(&em);
+    if (rc == MT_OK) rc = attach_kernels(&em, step);
     if (rc == MT_OK) rc = module_hints(&em, hints);
     if (rc == MT_OK) rc = link_fwd_ops(&em);
     if (rc != MT_OK) rc = mt_fail(err, MT_ENOMEM, "%s: out of memory building operators", kpath);
+    else rc = check_attached(t, kpath, err);
 out:
     free(em.cands);
     free(em.kev_pos);

@@ -219,8 +219,8 @@ static int64_t base_us(json_t *events) {
     return (int64_t)floor(min_ts < 1e18 ? min_ts : 0);
 }
 
-/* Checks traceEvents[i]'s name, ts and dur into *x; *cat is NULL for an event that is not a
- * complete ("X") event with a category. */
+/* Checks traceEvents[i]'s name and ts into *x, and keeps its dur for event_dur; *cat is NULL for
+ * an event that is not a complete ("X") event with a category. */
 static mt_status event_fields(const char *path, size_t i, json_t *e, int64_t base, xev *x, const char **cat,
                               mt_error *err) {
     if (!json_is_object(e)) return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu] is not an object", path, i);
@@ -230,26 +230,42 @@ static mt_status event_fields(const char *path, size_t i, json_t *e, int64_t bas
         *cat = NULL;
         return MT_OK;
     }
-    json_t *jname = json_object_get(e, "name"), *jts = json_object_get(e, "ts"), *jdur = json_object_get(e, "dur");
+    json_t *jname = json_object_get(e, "name"), *jts = json_object_get(e, "ts");
     if (!json_is_string(jname) || !json_is_number(jts))
         return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu] (cat %s) lacks a string \"name\" or numeric "
                        "\"ts\"", path, i, *cat);
-    if (jdur && !json_is_number(jdur))
-        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur is not a number", path, i);
     double ts_rel = (json_number_value(jts) - (double)base) * 1000.0;
-    double dur = jdur ? json_number_value(jdur) * 1000.0 : 0;
     if (!(fabs(ts_rel) <= TRACE_MAX_NS))
         return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].ts: %.17g us is more than 11 days from the "
                        "trace's first event (is the file damaged?)", path, i, json_number_value(jts));
-    if (!(dur <= TRACE_MAX_NS))
-        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur: %.17g us is longer than 11 days (is the "
-                       "file damaged?)", path, i, json_number_value(jdur));
     x->e = e;
     x->ts_ns = llround(ts_rel);
-    x->dur_ns = dur > 0 ? llround(dur) : 0;
+    x->dur_ns = 0;
     x->args = json_object_get(e, "args");
     if (x->args && !json_is_object(x->args)) x->args = NULL;
     x->name = json_string_value(jname);
+    return MT_OK;
+}
+
+/* The dur of a kept event (0 when absent) into x->dur_ns. A dur that is not a number, negative
+ * or longer than 11 days is refused, naming the event: a trace whose timings are damaged cannot
+ * be simulated (a clamped or guessed time would be a silently wrong answer). */
+static mt_status event_dur(const char *path, size_t i, const char *cat, xev *x, mt_error *err) {
+    json_t *jdur = json_object_get(x->e, "dur");
+    if (!jdur) return MT_OK;
+    const char *why = NULL;
+    double dur_us = json_is_number(jdur) ? json_number_value(jdur) : 0;
+    if (!json_is_number(jdur)) why = "is not a number";
+    else if (dur_us < 0) why = "is negative";
+    else if (!(dur_us * 1000.0 <= TRACE_MAX_NS)) why = "is longer than 11 days";
+    if (why) {
+        char val[48] = "";
+        if (json_is_number(jdur)) snprintf(val, sizeof val, " (%.17g us)", dur_us);
+        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur %s%s: event \"%.80s\" (cat %s, ts %.17g us); "
+                       "the trace's timings are damaged, re-record or re-export it", path, i, why, val, x->name,
+                       cat, json_number_value(json_object_get(x->e, "ts")));
+    }
+    x->dur_ns = llround(dur_us * 1000.0);
     return MT_OK;
 }
 
@@ -262,6 +278,7 @@ static mt_status read_event(const char *path, size_t i, json_t *e, trace_strpool
     size_t c = 0, n = sizeof categories / sizeof *categories;
     while (cat && c < n && strcmp(cat, categories[c].cat)) c++;
     if (!cat || c == n) return MT_OK;
+    MT_CHECK(event_dur(path, i, cat, &x, err));
     mt_status rc = MT_OK;
     switch (categories[c].kind) {
     case CAT_HOST_OP:

@@ -6,7 +6,8 @@
  * Files: each path is a file, sniffed whatever its name, or a directory, whose entries with a
  * suffix some reader lists are sniffed in name order (dot files and subdirectories skipped; files
  * no reader claims, such as meta.json, ignored). An empty file is an error even in a directory.
- * At most one file per part; a TrioSim pair wins over Kineto/ET files given with it.
+ * At most one file per part, and one format per trace: TrioSim CSV files together with Kineto or
+ * Execution Trace files (two traces in one call) are refused, naming one file of each.
  * Sniffing reads a prefix of each file (64 KiB, eight times more while a reader needs more).
  */
 #include <dirent.h>
@@ -62,6 +63,20 @@ mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
         return mt_fail(err, MT_EFORMAT, "%s: every operator of the step lasts 0 ns, so there is no time "
                        "to extrapolate (is the trace damaged?)", path);
     return MT_OK;
+}
+
+int mt_trace_warning(const trace *t, char *buf, size_t len) {
+    int64_t left = t->n_kernels_left_out, total = left + t->n_kernels;
+    if (len) buf[0] = '\0';
+    if (!len || (left <= 0 && !(t->warning && *t->warning))) return 0;
+    size_t at = 0;
+    if (t->warning && *t->warning) at = (size_t)snprintf(buf, len, "%s", t->warning);
+    if (left > 0 && at + 2 < len)
+        snprintf(buf + at, len - at, "%s%s: %lld of the step's %lld GPU kernels (%.1f%%) cannot be attached to any "
+                 "operator (their launch matches no op) and are left out of the operator times", at ? "; " : "",
+                 t->kineto_path ? t->kineto_path : "trace", (long long)left, (long long)total,
+                 100.0 * (double)left / (double)total);
+    return 1;
 }
 
 static char *dupstr(const char *s) {
@@ -166,6 +181,18 @@ static mt_status scan_dir(mt_trace_parts *parts, const char *dir, mt_error *err)
     return rc;
 }
 
+/* One trace, one format: a TrioSim file beside a Kineto or ET file means two traces were given
+ * (two directories, or a directory holding both kinds), and using either would ignore the other. */
+static mt_status check_one_format(const mt_trace_parts *p, mt_error *err) {
+    int csv = p->path[MT_PART_CSV_OPS] || p->path[MT_PART_CSV_TENSORS];
+    int pt = p->path[MT_PART_EVENTS] ? MT_PART_EVENTS : MT_PART_GRAPH;
+    if (!csv || !p->path[pt]) return MT_OK;
+    const char *c = p->path[MT_PART_CSV_OPS] ? p->path[MT_PART_CSV_OPS] : p->path[MT_PART_CSV_TENSORS];
+    return mt_fail(err, MT_EINVAL, "%s (%s) and %s (TrioSim CSV) belong to two traces of different formats: give "
+                   "one trace per call (a Kineto + Execution Trace pair, or a TrioSim trace.csv + tensor.csv pair)",
+                   p->path[pt], mt_reader_part_label((mt_trace_part)pt), c);
+}
+
 /* ---- putting a trace together ----------------------------------------------------------- */
 
 static mt_status load_part(mt_trace_parts *parts, mt_trace_part part, trace *t, mt_error *err) {
@@ -210,6 +237,7 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
     mt_status rc = MT_OK;
     for (int i = 0; i < n_paths && rc == MT_OK; i++)
         rc = mt_is_dir(paths[i]) ? scan_dir(&parts, paths[i], err) : add_file(&parts, paths[i], 1, err);
+    if (rc == MT_OK) rc = check_one_format(&parts, err);
     trace *t = rc == MT_OK ? calloc(1, sizeof *t) : NULL;
     if (rc == MT_OK && (!t || !(t->pool = mt_strpool_new())))
         rc = mt_fail(err, MT_ENOMEM, "out of memory");

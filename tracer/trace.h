@@ -24,6 +24,7 @@
 #ifndef MT_TRACER_TRACE_H
 #define MT_TRACER_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/err.h"
@@ -192,7 +193,9 @@ typedef struct trace_op {
     int32_t in_first, in_count, out_first, out_count; /* into trefs[] */
     int64_t seq;           /* autograd sequence number, -1 when none */
     int32_t fwd_op;        /* backward op: the forward op whose autograd node it runs (matched by
-                            * sequence number, nested ops included), -1 unknown or not backward */
+                            * sequence number, nested ops included; without sequence numbers, the
+                            * forward op whose weight shares storage with one of its tensors),
+                            * -1 unknown or not backward */
     int64_t et_node;       /* linked ET node id, -1 when none */
     trace_comm comm;       /* the collective the op is or makes, TRACE_COMM_NONE for compute */
     int8_t comm_inside;    /* 1: the op only encloses its collective call (DDP's AccumulateGrad hook,
@@ -233,6 +236,9 @@ typedef struct trace {
 
     trace_op *ops;           int32_t n_ops;
     trace_kernel *kernels;   int32_t n_kernels;
+    int64_t n_kernels_left_out;      /* GPU kernels of the step no op owns (their launch matches no
+                                      * op): not in kernels[] nor in any time; a load refuses a step
+                                      * where they outnumber the attached ones (mt_trace_warning) */
     trace_tensor *tensors;   int32_t n_tensors;
     trace_tref *trefs;       int32_t n_trefs;
     int64_t *dims;           int32_t n_dims;
@@ -253,6 +259,8 @@ typedef struct trace {
     int64_t param_count;
     double param_bytes, grad_bytes, optstate_bytes, activation_bytes, input_bytes;
     trace_link_stats link;
+    const char *warning;             /* what the reader doubts about its input (interned; NULL
+                                      * none), e.g. a TrioSim CSV timed with Operator_cudatime */
 
     struct trace_strpool *pool;      /* interned strings (private) */
 } trace;
@@ -272,6 +280,11 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
                      trace **out, mt_error *err);
 
 void mt_trace_free(trace *t);
+
+/* A warning about a loaded trace that is usable but not whole (the reader's doubts, t->warning: a
+ * CSV that may be cut at a line break, a fallback time column; GPU kernels no operator owns),
+ * into buf naming the file; 0 and "" when there is none. */
+int mt_trace_warning(const trace *t, char *buf, size_t len);
 
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without

@@ -2,7 +2,9 @@
  *
  * The readers (mt_reader_triosim_ops, mt_reader_triosim_tensors in reader.h) load trace.csv and
  * tensor.csv as tables; mt_triosim_build turns the two tables into the trace's ops (file order,
- * back to back, one synthetic kernel each of its Operator_cudatime), tensors and tensor uses.
+ * back to back, one synthetic kernel each of its Operator_cudatimenooverlap, else of its
+ * Operator_cudatime with t->warning saying so), tensors and tensor uses. A file cut short is an
+ * error naming its line; one cut at a line break sets t->warning (see triosim.c).
  * Cost: O(cells).
  */
 #ifndef MT_TRACER_TRIOSIM_H

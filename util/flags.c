@@ -37,7 +37,7 @@ static const char *example(const mt_flag *f) {
     int pos = f->lo_open && f->lo == 0;
     switch (f->kind) {
     case MT_FLAG_BYTES: return pos ? "a positive size such as 25MiB or 80GB" : "a size such as 25MiB or 80GB";
-    case MT_FLAG_BANDWIDTH: return "a bandwidth such as 300GB/s or 400Gbps";
+    case MT_FLAG_BANDWIDTH: return "a bandwidth with its unit, such as 300GB/s or 400Gbps";
     case MT_FLAG_TIME: return "a time such as 500ns, 2us or 20ms";
     default: return pos ? "a positive number" : "a number";
     }
@@ -55,9 +55,20 @@ static mt_status store_int(const mt_flag *f, void *dst, const char *v, mt_error 
     return MT_OK;
 }
 
+/* A bandwidth without a unit: "--link-bw 100 has no unit: write 100GB/s or 800Gbps (100B/s for
+ * bytes per second)". MT_OK when v has a unit (or is no number at all). */
+static mt_status bandwidth_unit(const mt_flag *f, const char *v, mt_error *err) {
+    int bare = 0;
+    double x;
+    char hint[160];
+    if (mt_parse_bandwidth_Bps(v, &x, &bare, NULL) != MT_OK || !bare) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "%s %s has no unit: %s", f->name, v, mt_bandwidth_unit_hint(v, hint, sizeof hint));
+}
+
 static mt_status store_real(const mt_flag *f, void *dst, const char *v, mt_error *err) {
     double x = 0;
     mt_status rc = MT_OK;
+    if (f->kind == MT_FLAG_BANDWIDTH) MT_CHECK(bandwidth_unit(f, v, err));
     if (f->kind == MT_FLAG_BYTES) rc = mt_parse_bytes(v, &x, NULL);
     else if (f->kind == MT_FLAG_BANDWIDTH) rc = mt_parse_bandwidth(v, &x, NULL);
     else if (f->kind == MT_FLAG_TIME) rc = mt_parse_time_ns(v, &x, NULL);

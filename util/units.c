@@ -43,16 +43,34 @@ static double prefix_scale(const char **s) {
     return dec;
 }
 
-mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err) {
+char *mt_bandwidth_unit_hint(const char *text, char *buf, int len) {
+    double v = 0;
+    const char *s = "";
+    while (text && isspace((unsigned char)*text)) text++;
+    if (split_number(text, &v, &s) != 0) v = 0;
+    int n = (int)(s - text);
+    while (n > 0 && isspace((unsigned char)text[n - 1])) n--;
+    if (v >= 1e6) /* meant as bytes per second, probably */
+        snprintf(buf, (size_t)len, "write %.*sB/s for bytes per second (= %gGB/s = %gGbps)", n, text, v / 1e9,
+                 v * 8 / 1e9);
+    else
+        snprintf(buf, (size_t)len, "write %.*sGB/s or %gGbps (%.*sB/s for bytes per second)", n, text, v * 8, n,
+                 text);
+    return buf;
+}
+
+mt_status mt_parse_bandwidth_Bps(const char *text, double *out_Bps, int *bare, mt_error *err) {
     double v;
     const char *s;
+    *bare = 0;
     if (split_number(text, &v, &s) != 0)
         return mt_fail(err, MT_EINVAL, "bad bandwidth '%s': expected e.g. 300GB/s or 400Gbps",
                        text ? text : "");
     double scale = prefix_scale(&s);
     double unit;
-    if (*s == '\0') {
+    if (*s == '\0' && scale == 1) {
         unit = 1; /* bare number: bytes per second */
+        *bare = 1;
     } else if (!strcmp(s, "B/s") || !strcmp(s, "Bps") || !strcmp(s, "B")) {
         unit = 1;
     } else if (!strcmp(s, "b/s") || !strcmp(s, "bps") || !strcmp(s, "bit/s")) {
@@ -66,6 +84,19 @@ mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err) {
     if (!(r > 0) || !isfinite(r))
         return mt_fail(err, MT_EINVAL, "bandwidth '%s' must be greater than zero and finite", text);
     *out_Bps = r;
+    return MT_OK;
+}
+
+mt_status mt_parse_bandwidth(const char *text, double *out_Bps, mt_error *err) {
+    int bare = 0;
+    double v = 0;
+    MT_CHECK(mt_parse_bandwidth_Bps(text, &v, &bare, err));
+    if (bare) {
+        char hint[160];
+        return mt_fail(err, MT_EINVAL, "bandwidth '%s' has no unit: %s", text,
+                       mt_bandwidth_unit_hint(text, hint, sizeof hint));
+    }
+    *out_Bps = v;
     return MT_OK;
 }
 

@@ -38,6 +38,14 @@ echo "$out" | grep -q "network photonic" || fail "photonic header: $out"
 t=$(echo "$out" | awk '/^ /{print $4}')
 awk -v t="$t" 'BEGIN{exit !(t > 20000 && t < 25000)}' || fail "photonic time $t"
 
+# several senders waiting on each receiver's buffer (used to hang): 8 endpoints, ports 8 at
+# 60.5 GB/s each; phase one sends 12.5 MB to each of 7 peers, a receiver's 64 MiB holds 5 of
+# them, so 2 go one chunk later (206.612 us + 100 ns each); the all-gather phase the same:
+# 20 ms of circuit set-up + 4 x 206.712 us = 20826.846 us
+out=$(timeout 60 "$BIN" collective --bytes 100MB --network photonic --endpoints 8 --algo direct) \
+    || fail "photonic direct exit $?"
+echo "$out" | grep -Eq "^ +100000000 +25000000 +float +20826\.846 " || fail "photonic direct: $out"
+
 out=$("$BIN" collective --op allreduce --bytes 256M --topology multinode:nodes=2,gpus=8 --algo hier) \
     || fail "hier exit"
 

@@ -115,7 +115,7 @@ for name, tr, extra, plan in (("resnet18 dp", f"{own}/cpu-resnet18-b8", [], ["--
                 [round(r["value"] / 1e9) for r in d["rows"]] == [5, 15, 45, 135, 405, 500], [r["value"] for r in d["rows"]])
         monotone(f"{name} link-bw sweep", d)
         for r in d["rows"][::2]:
-            s = c.sim(tr, *plan, "--link-bw", repr(r["value"]), *extra)
+            s = c.sim(tr, *plan, "--link-bw", f"{r['value']!r}B/s", *extra)
             c.check(f"{name} link-bw {r['label']}: simulate agrees", s and rel(s["step_ms"], r["step_ms"]) < 1e-9,
                     (r["step_ms"], s and s["step_ms"]))
 
@@ -126,7 +126,7 @@ if os.path.isdir(vgg):
         monotone("vgg13 dp2 x tp8 nic-bw sweep on 2 nodes", d)
         r = d["rows"][0]
         s = c.sim(vgg, "--gpus", 16, "--tp", 8, "--strategy", "dp", "--topology", "multinode:nodes=2,gpus=8",
-                  "--nic-bw", repr(r["value"]))
+                  "--nic-bw", f"{r['value']!r}B/s")
         c.check("vgg13 nic-bw 10 GB/s: simulate agrees", s and rel(s["step_ms"], r["step_ms"]) < 1e-9, (r, s and s["step_ms"]))
     d = compare(vgg, "--tp", 2, "--topology", topo, "--sweep", "gpus=8:64")
     if d:

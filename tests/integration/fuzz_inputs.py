@@ -7,6 +7,9 @@ random generator seeded by (seed, family, case number) and runs the commands tha
 rule checked is the one in README "Exit codes": bad input gives exit 2 and exactly one line on
 stderr that names the file (or the flag); never a signal, a sanitizer report, a timeout, another
 exit code, or (on exit 0) a NaN, an infinity or a negative time or size in the --json output.
+Some mutations make an input that must be refused, never read as something else (must_refuse):
+a negative or non-numeric `dur` of a Kineto event mitosis reads, a bandwidth without a unit below
+1e6 in a topology file; those cases must give exit 2.
 
 Environment: MT_FUZZ_SEED (default 1), MT_FUZZ_SCALE (cases per family x SCALE, default 1),
 MT_FUZZ_ONLY (comma-separated case ids, e.g. `small-7,topojson-3`), MT_FUZZ_JOBS (default 2),
@@ -236,15 +239,25 @@ def mutate_csv_file(rng, data):
     return out.getvalue().encode(), "; ".join(what)
 
 
+def mutate_cut(rng, data):
+    """The file cut at a random byte (a copy that stopped early). A cut mid-line must be refused
+    (exit 2) by readers that promise it (Family.refuse_cut); one at a line break may pass."""
+    at = rng.randrange(1, len(data))
+    whole = data[at - 1:at] == b"\n" or data[at:at + 1] in (b"\n", b"\r")
+    return data[:at], f"cut at byte {at} of {len(data)} ({'at a line break' if whole else 'mid-line'})"
+
+
 # ---- the families of inputs ----------------------------------------------------------------
 
 class Family:
     """name: case id prefix; files: {name: bytes} of the valid input; targets: files the
     mutation may touch (with their kind); commands: argument lists ({F} = the case folder)."""
 
-    def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False):
+    def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False,
+                 refuse_cut=False):
         self.name, self.count, self.files, self.targets = name, count, files, targets
         self.commands, self.drop_one, self.stop_after_load = commands, drop_one, stop_after_load
+        self.refuse_cut = refuse_cut
 
 
 def families(root, work, binary):
@@ -300,6 +313,11 @@ def families(root, work, binary):
                [["inspect", "{F}", "--json"],
                 ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
                 ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"]], drop_one=True),
+        Family("triosimcut", 40, {"trace.csv": rd(f"{fx}/triosim/trace.csv"),
+                                  "tensor.csv": rd(f"{fx}/triosim/tensor.csv")},
+               {"trace.csv": "cut", "tensor.csv": "cut"},
+               [["inspect", "{F}", "--json"], ["simulate", "{F}", "--gpus", "2", "--json"]],
+               refuse_cut=True),
         Family("resnet", 24, {"kineto.json.gz": rd(f"{res}/kineto.json.gz"),
                               "et.json.gz": rd(f"{res}/et.json.gz")},
                {"kineto.json.gz": "gz", "et.json.gz": "gz"},
@@ -339,6 +357,72 @@ def families(root, work, binary):
     ]
 
 
+# Kineto categories mitosis reads (tracer/kineto.c): a damaged dur on one of these is refused.
+KINETO_READ = {"cpu_op", "user_annotation", "operator", "cuda_runtime", "cuda_driver", "hip_runtime", "kernel",
+               "gpu_memcpy", "gpu_memset", "python_function"}
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def damaged_kineto(doc):
+    """Why a Kineto document must be refused (a read event's dur negative or not a number)."""
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    for i, e in enumerate(events if isinstance(events, list) else []):
+        if not isinstance(e, dict) or e.get("ph") != "X" or e.get("cat") not in KINETO_READ or "dur" not in e:
+            continue
+        if not isinstance(e.get("name"), str) or not is_num(e.get("ts")):
+            return None  # refused anyway, for its name or ts
+        d = e["dur"]
+        if not is_num(d) or d < 0:
+            return f"traceEvents[{i}].dur is {d!r}"
+    return None
+
+
+def bare_bw_too_small(text):
+    try:
+        return float(text) < 1e6
+    except ValueError:
+        return False
+
+
+def damaged_topology(name, data):
+    """Why a topology file must be refused (a bandwidth without a unit below 1e6 B/s)."""
+    if name.endswith(".csv"):
+        for row in csv.reader(io.StringIO(data.decode(errors="replace"))):
+            if len(row) >= 3 and row[0] != "src" and bare_bw_too_small(row[2].strip()):
+                return f"bare bandwidth {row[2]!r}"
+        return None
+    doc = json.loads(data)
+    if not isinstance(doc, dict):
+        return None
+    lists = [doc.get(k) for k in ("links", "overrides")]
+    items = [doc.get("defaults")] + [x for v in lists if isinstance(v, list) for x in v]
+    for x in items:
+        bw = x.get("bandwidth") if isinstance(x, dict) else None
+        if (is_num(bw) and 0 < bw < 1e6) or (isinstance(bw, str) and bare_bw_too_small(bw.strip())):
+            return f"bare bandwidth {bw!r}"
+    return None
+
+
+def must_refuse(files):
+    """Why these inputs must give exit 2 whatever else they hold, or None."""
+    for name, data in files.items():
+        try:
+            if name.startswith("kineto.json"):
+                why = damaged_kineto(json.loads(gzip.decompress(data) if name.endswith(".gz") else data))
+            elif name.startswith("topo."):
+                why = damaged_topology(name, data)
+            else:
+                why = None
+        except (ValueError, OSError, EOFError, UnicodeDecodeError, RecursionError):
+            why = None  # not readable as such: refused for that instead
+        if why:
+            return f"{name}: {why}"
+    return None
+
+
 def make_case(fam, idx, seed):
     """(files, description) of case idx of a family: deterministic in (seed, family, idx)."""
     rng = random.Random(f"{seed}/{fam.name}/{idx}")
@@ -352,7 +436,7 @@ def make_case(fam, idx, seed):
         return files, f"{gone} missing"
     name = rng.choice(targets)
     kind = fam.targets[name]
-    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file}[kind]
+    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file, "cut": mutate_cut}[kind]
     files[name], what = mutate(rng, files[name])
     return files, f"{name}: {what}"
 
@@ -408,11 +492,13 @@ def check_json_output(out):
     return probs
 
 
-def judge(rc, out, err, args, case_dir):
-    """Problems with one run (empty: it kept the rule)."""
+def judge(rc, out, err, args, case_dir, refuse=None):
+    """Problems with one run (empty: it kept the rule); refuse: why it must exit 2."""
     probs = []
     if rc == 124:
         return ["timeout (hang?)"]
+    if rc == 0 and refuse:
+        probs.append(f"exit 0 on an input that must be refused ({refuse})")
     if rc < 0 or rc > 128:
         probs.append(f"killed by a signal (exit {rc})")
     for marker in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "Segmentation fault",
@@ -437,6 +523,7 @@ def judge(rc, out, err, args, case_dir):
 def run_case(binary, fam, idx, seed, work, timeout):
     cid = f"{fam.name}-{idx}"
     files, what = make_case(fam, idx, seed)
+    refuse = must_refuse(files) if idx != "base" else None
     d = f"{work}/{cid}"
     os.makedirs(d)
     for n, data in files.items():
@@ -451,7 +538,9 @@ def run_case(binary, fam, idx, seed, work, timeout):
             rc, out, err = p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
         except subprocess.TimeoutExpired:
             rc, out, err = 124, "", ""
-        probs = judge(rc, out, err, args, d)
+        probs = judge(rc, out, err, args, d, refuse)
+        if fam.refuse_cut and "mid-line" in what and rc != 2:
+            probs.append(f"a file cut mid-line was accepted (exit {rc}), want exit 2")
         if idx == "base" and rc != 0:
             probs.append("the unmutated input fails (fix the fuzz set-up)")
         results.append((args, rc, err, probs, time.time() - t0))

@@ -81,6 +81,27 @@ if [ -d "$shared/triosim-vgg13-h100-bs512" ]; then
   "$bin" perfmodel predict "$shared/triosim-vgg13-h100-bs512" --target-gpu A100-80GB --json > "$tmp/a100.json"; rc=$?
   check "VGG13 H100 -> A100 is slower, by less than the TF32 peak ratio" \
     '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/a100.json\")); t=d[\"traced_ms\"][\"total\"]; p=d[\"predicted_ms\"][\"total\"]; assert d[\"target_gpu\"]==\"A100-80GB\"; assert 1.5*t < p < 3.2*t, (t, p)"'
+  # V100 has no TF32: the convolutions run on its FP32 CUDA cores (README "Performance model")
+  "$bin" perfmodel predict "$shared/triosim-vgg13-h100-bs512" --target-gpu V100 --json > "$tmp/v100.json"; rc=$?
+  check "VGG13 H100 -> V100: above its 2.42 s roofline, in [2.42, 3.51] s (was 7.56 s)" \
+    '[ $rc -eq 0 ] && python3 -c "import json; d=json.load(open(\"$tmp/v100.json\")); p=d[\"predicted_ms\"][\"total\"]; f=d[\"floor_ms\"]; assert d[\"tf32\"]==\"conv\"; assert 2410 < f <= p <= 3510, (f, p)"'
+  res="$shared/triosim-csv-resnet50-h100-bs128"
+  "$bin" perfmodel predict "$res" --target-gpu V100 > "$tmp/out" 2> "$tmp/err"; rc=$?
+  check "predict: a CSV (no device) to a GPU: exit 2, one line suggesting --trace-gpu" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "--trace-gpu" "$tmp/err"'
+  # published: torchvision ResNet-50 b128 FP32 on a V100-SXM2 342.37 ms per step
+  # (sandeepkumar-skb/pytorch_experiments), NVIDIA DeepLearningExamples 367 img/s = 348.8 ms;
+  # A100-80GB TF32 938 img/s = 136.5 ms per 128 images
+  "$bin" perfmodel predict "$res" --trace-gpu H100-SXM --target-gpu V100 --json > "$tmp/rv.json"; rc=$?
+  check "ResNet-50 H100 b128 -> V100 with the suggested --trace-gpu: within 10% of the published 345 ms" \
+    '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/rv.json\"))[\"predicted_ms\"][\"total\"]; assert abs(p/345.6-1) < 0.10, p"'
+  "$bin" perfmodel predict "$res" --trace-gpu H100-SXM --target-gpu A100-80GB --json > "$tmp/ra.json"; rc=$?
+  check "ResNet-50 H100 b128 -> A100-80GB: within 10% of the published 136.5 ms" \
+    '[ $rc -eq 0 ] && python3 -c "import json; p=json.load(open(\"$tmp/ra.json\"))[\"predicted_ms\"][\"total\"]; assert abs(p/136.5-1) < 0.10, p"'
+  "$bin" perfmodel predict "$res" --trace-gpu H100-SXM --target-gpu A100-80GB --tf32 all --json > "$tmp/rt.json"; rc=$?
+  check "--tf32 all: the matmuls move on TF32 too (a different A100 step)" \
+    '[ $rc -eq 0 ] && python3 -c "import json; a=json.load(open(\"$tmp/ra.json\")); b=json.load(open(\"$tmp/rt.json\")); assert b[\"tf32\"]==\"all\" and a[\"predicted_ms\"][\"total\"] != b[\"predicted_ms\"][\"total\"]"'
+  bad "predict: unknown --tf32 mode" "--tf32" perfmodel predict "$res" --tf32 fast
 else
   echo "note: $shared absent, shared-trace checks skipped"
 fi

@@ -25,9 +25,9 @@ class Checker:
         return ok
 
     def run(self, *args):
-        """(exit code, stdout, stderr) of `mitosis ARGS`."""
+        """(exit code, stdout, stderr) of `mitosis ARGS`; a run that hangs fails after 300 s."""
         self.runs += 1
-        p = subprocess.run([self.bin, *map(str, args)], capture_output=True, text=True)
+        p = subprocess.run([self.bin, *map(str, args)], capture_output=True, text=True, timeout=300)
         return p.returncode, p.stdout, p.stderr
 
     def sim(self, trace, *args):

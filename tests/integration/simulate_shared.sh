@@ -3,22 +3,25 @@
 # ResNet-50 TrioSim CSV at batch 128): N=1 equals the trace, DataParallel equals compute plus
 # one all-reduce of the parameter bytes, DDP lies between, TP/PP of size 1 change nothing,
 # every strategy for N = 2, 4, 8 keeps the per-GPU time identity, DP bandwidth moves only
-# exposed communication, pipeline memory bounds, bad input. Skipped when ../shared/traces
-# is absent.
+# exposed communication, pipeline memory bounds, bad input; TrioSim CSVs: op times are
+# Operator_cudatimenooverlap, VGG13's FC gradients are all-reduced during backward, a file cut
+# short is refused naming its line. Skipped when ../shared/traces is absent.
 set -u
 bin=$1
 shared=${MT_SHARED_TRACES:-$(dirname "$0")/../../../shared/traces}
 vgg=$shared/triosim-vgg13-h100-bs512
 res=$shared/triosim-csv-resnet50-h100-bs128
-for d in "$vgg" "$res"; do
+vggcsv=$shared/triosim-csv-vgg13-h100-bs128
+for d in "$vgg" "$res" "$vggcsv"; do
   if [ ! -d "$d" ]; then echo "SKIP: $d is absent"; exit 77; fi
 done
-exec python3 - "$bin" "$vgg" "$res" "$(dirname "$0")" <<'EOF'
-import json, sys
+exec python3 - "$bin" "$vgg" "$res" "$(dirname "$0")" "$vggcsv" <<'EOF'
+import csv, json, os, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[4])
 from simcheck import Checker, rel
 
 bin_, vgg, res = sys.argv[1:4]
+vggcsv = sys.argv[5]
 c = Checker(bin_)
 traces = {"vgg13": vgg, "resnet50": res}
 
@@ -130,6 +133,52 @@ if fast and slow:
     c.check("nic-bw 50 -> 5 GB/s: per-layer (tensor-parallel) communication unchanged",
             [l["comm_ms"] for l in fast["layers"]] == [l["comm_ms"] for l in slow["layers"]]
             and any(l["comm_ms"] > 0 for l in fast["layers"]))
+
+# i. TrioSim CSVs: one GPU is the sum of Operator_cudatimenooverlap (TrioSim's own op times;
+# Operator_cudatime counts overlapping kernels twice: ResNet-50 83.309 ms), and VGG13's FC layers,
+# whose AddmmBackward0 rows list only w.t(), get their gradients all-reduced during backward
+# (they were one 496 MB bucket after it: 8.69 ms exposed on 8 GPUs)
+for name, tr in (("resnet50 csv", res), ("vgg13 csv", vggcsv)):
+    want = sum(float(r["Operator_cudatimenooverlap"]) for r in csv.DictReader(open(f"{tr}/trace.csv"))) / 1e3
+    d = c.sim(tr, "--gpus", 1, "--host-model", "none")
+    if d:
+        c.check(f"{name} N=1: step == sum of Operator_cudatimenooverlap ({want:.3f} ms)",
+                rel(d["step_ms"], want) < 1e-9, (d["step_ms"], want))
+d = c.sim(vggcsv, "--gpus", 8, "--strategy", "ddp", "--layers")
+if d:
+    fc = [l for l in d["layers"] if "linear" in l["layer"]]
+    c.check("vgg13 csv ddp N=8: FC gradients all-reduced in backward, under 1 ms exposed (was 8.69 ms)",
+            d["gpus"][0]["exposed_comm_ms"] < 1.0 and len(fc) == 3 and all(l["comm_ms"] > 0 for l in fc),
+            (d["gpus"][0]["exposed_comm_ms"], fc))
+cut_dir = tempfile.mkdtemp()
+try:
+    for f, at in (("trace.csv", 3000), ("trace.csv", 9500), ("trace.csv", 11000), ("tensor.csv", 10000),
+                  ("tensor.csv", 23000)):
+        for g in ("trace.csv", "tensor.csv"):
+            shutil.copy(f"{vggcsv}/{g}", cut_dir)
+        data = open(f"{vggcsv}/{f}", "rb").read()[:at]
+        open(f"{cut_dir}/{f}", "wb").write(data)
+        line = data.count(b"\n") + 1
+        c.check_bad(f"{cut_dir}/{f}:{line}:", "simulate", cut_dir, "--gpus", 1)
+finally:
+    shutil.rmtree(cut_dir)
+# h. the photonic model with several senders waiting on one receiver's buffer (pipeline stages
+# receive from both neighbours): the run ends (it used to re-queue the waiters forever and die
+# out of memory). By hand on 2 stages, one micro-batch of 3288334336 B each way (49 chunks of
+# the 64 MiB buffer, each waiting for the last to arrive): the circuit is set up once (+20 ms,
+# reused backward), and the buffer costs 48 extra chunk latencies (100 ns) per direction.
+pp8 = c.sim(vgg, "--gpus", 8, "--pp", 8, "--network", "photonic")
+if pp8:
+    c.check_breakdown("photonic pp 8", pp8)
+    c.check("photonic pp 8: every pipeline send done", pp8["simulation"]["sends"] == 112, pp8["simulation"])
+pp2 = {k: c.sim(vgg, "--pp", 2, "--micro-batches", 1, "--network", "photonic", "--endpoints", 2,
+                "--host-model", "none", *a)
+       for k, a in {"free": ("--setup-lat", 0, "--buffer", "1TB"), "buf": ("--setup-lat", 0), "all": ()}.items()}
+if all(pp2.values()):
+    ms = {k: v["step_ms"] for k, v in pp2.items()}
+    c.check("photonic pp 2: the 64 MiB buffer adds 2 x 48 chunk latencies",
+            abs(ms["buf"] - ms["free"] - 2 * 48 * 100e-6) < 1e-7, ms)
+    c.check("photonic pp 2: one circuit set-up (20 ms)", abs(ms["all"] - ms["buf"] - 20) < 1e-7, ms)
 
 # g. bad input: exit 2, one line
 c.check_bad("3 GPUs cannot hold dp=? x tp=2 x pp=?: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)

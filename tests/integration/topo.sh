@@ -6,10 +6,10 @@ ROOT="${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$(dirname "$0")/clicheck.bash"
 
 out=$("$BIN" topo ring:8 --link-bw 100GB/s) || fail "ring:8 exit $?"
-echo "$out" | grep -q "nodes: 8 (8 gpu" || fail "ring:8 node count: $out"
+echo "$out" | grep -q "nodes: 8 (8 GPUs" || fail "ring:8 node count: $out"
 echo "$out" | grep -q "links: 16 directed" || fail "ring:8 links: $out"
 echo "$out" | grep -q "bisection bandwidth: 200.00 GB/s" || fail "ring:8 bisection: $out"
-echo "$out" | grep -q "route gpu0 -> gpu7: gpu0 -> gpu7 (1 hops" || fail "ring:8 route: $out"
+echo "$out" | grep -q "route gpu0 -> gpu7: gpu0 -> gpu7 (1 hop," || fail "ring:8 route: $out"
 
 out=$("$BIN" topo --topology dgx-h100 --route gpu0 nic3) || fail "dgx-h100 exit"
 echo "$out" | grep -q "gpu0 -> sw0 -> gpu3 -> nic3" || fail "dgx-h100 route: $out"
@@ -47,7 +47,8 @@ printf '{"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1"}],
 check_bad "fast.json: overrides\[0\].bandwidth" topo "$TMP/fast.json"
 check_bad "--link-lat needs a time" topo ring:4 --link-lat 2s
 check_bad "--link-lat needs a time" topo ring:4 --link-lat 1e300s
-check_bad "--link-bw needs a bandwidth" topo ring:4 --link-bw 1e19
+check_bad "--link-bw needs a bandwidth" topo ring:4 --link-bw 1e19B/s
+check_bad "--link-bw 100 has no unit: write 100GB/s or 800Gbps (100B/s for bytes per second)" topo ring:4 --link-bw 100
 # arguments a preset does not take, and tier flags the topology does not have
 check_bad "bad topology 'dgx-h100:16': dgx-h100 takes no argument '16' (use dgx-h100)" topo dgx-h100:16
 check_bad "bad topology 'ring:8,k=4': ring takes no key 'k' (use ring:N\[,uni\])" topo ring:8,k=4

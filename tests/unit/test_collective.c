@@ -17,6 +17,7 @@
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
+#include "tests/unit/collfix.h"
 
 /* Time (s) of a collective on a preset with GPU-tier bandwidth bw and latency lat_ns. */
 static double run(const char *spec, double bw, double lat_ns, mt_coll_op op, mt_coll_algo algo,
@@ -32,26 +33,7 @@ static double run(const char *spec, double bw, double lat_ns, mt_coll_op op, mt_
     assert_int_equal(mt_topo_build(spec, &tp, &t, &err), MT_OK);
     int32_t n;
     mt_topo_gpus(t, &n);
-    mt_coll_params p;
-    mt_coll_params_init(&p);
-    p.op = op;
-    p.algo = algo;
-    p.nranks = n;
-    p.bytes = bytes;
-    p.chunks = chunks;
-    p.ranks_per_node = per_node;
-    mt_coll_schedule *s;
-    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
-    mt_engine *e = mt_engine_new();
-    mt_netmodel net;
-    assert_int_equal(mt_netmodel_create("flow", t, NULL, mt_engine_sched(e), &net, &err), MT_OK);
-    mt_time_ps ps = -1;
-    assert_int_equal(mt_collexec_time(s, &net, e, NULL, &ps, &err), MT_OK);
-    mt_net_free(&net);
-    mt_engine_free(e);
-    mt_coll_free(s);
-    mt_topo_free(t);
-    return (double)ps / 1e12;
+    return collfix_time_s(t, collfix_build(op, algo, n, bytes, chunks, 0, per_node));
 }
 
 static void ring_allreduce_closed_form(void **state) {
@@ -106,15 +88,16 @@ static void direct_on_switch(void **state) {
     }
 }
 
-/* Pipelined chain broadcast on a uni ring: (C + N - 2) chunk times plus the latency of
- * N - 1 + C - 1 hops... each chunk step costs S/C/B + alpha, and the last chunk leaves the
- * root after C steps and needs N - 2 more. */
+/* Pipelined chain broadcast on a uni ring: the root sends its C pieces back to back (a piece
+ * leaves S/C/B after the previous one; it does not wait for it to arrive), the last leaves after
+ * C piece times and needs N - 2 more hops of S/C/B + alpha, plus its first hop's alpha:
+ * (C + N - 2) S/C/B + (N - 1) alpha. */
 static void pipelined_broadcast(void **state) {
     (void)state;
     const double S = 32e6, B = 10e9, alpha = 1e-6;
     const int n = 8, c = 16;
     double got = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, c, 1);
-    double want = (c + n - 2) * (S / c / B + alpha);
+    double want = (c + n - 2) * (S / c / B) + (n - 1) * alpha;
     assert_true(fabs(got - want) / want < 1e-6);
     double unpiped = run("ring:8,uni", B, alpha * 1e9, MT_COLL_BROADCAST, MT_ALGO_RING, S, 1, 1);
     assert_true(fabs(unpiped - (n - 1) * (S / B + alpha)) / unpiped < 1e-6);
@@ -157,9 +140,16 @@ static void schedule_shapes_and_refusals(void **state) {
     assert_int_equal(mt_coll_build(&p, &s, NULL), MT_OK);
     assert_int_equal(s->nsends, 2 * 7 * 8);
     for (uint32_t i = 0; i < s->nsends; i++) {
-        assert_true(s->sends[i].bytes == 1e6);
-        assert_int_equal(s->sends[i].dst, (s->sends[i].src + 1) % 8);
-        assert_int_equal(s->sends[i].ndeps, i < 8 ? 0 : 1);
+        const mt_coll_send *x = &s->sends[i];
+        assert_true(x->bytes == 1e6);
+        assert_int_equal(x->dst, (x->src + 1) % 8);
+        assert_int_equal(x->ndeps, i < 8 ? 0 : 2);
+        if (i < 8) continue;
+        /* step k of rank r: after r received step k-1 (from r-1), and after r's step k-1 on
+         * the same connection r -> r+1 has left */
+        uint32_t k = i / 8, prev = (k - 1) * 8;
+        assert_int_equal(s->deps[x->dep_begin], prev + (uint32_t)(x->src + 7) % 8);
+        assert_int_equal(s->deps[x->dep_begin + 1], (prev + (uint32_t)x->src) | MT_COLL_SENT);
     }
     mt_coll_free(s);
     mt_error err = {0};

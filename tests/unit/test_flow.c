@@ -74,6 +74,54 @@ static void two_flows_share_a_link_equally(void **state) {
     mt_topo_free(t);
 }
 
+/* Records when a send left and when it was delivered, and in which order (tags 0..3). */
+typedef struct sentrec {
+    mt_engine *e;
+    mt_time_ps left[4], at[4];
+    int seq, left_seq[4], at_seq[4];
+} sentrec;
+
+static void rec_left(void *ctx, uint64_t tag) {
+    sentrec *r = ctx;
+    r->left[tag] = mt_engine_now(r->e);
+    r->left_seq[tag] = r->seq++;
+}
+
+static void rec_at(void *ctx, uint64_t tag) {
+    sentrec *r = ctx;
+    r->at[tag] = mt_engine_now(r->e);
+    r->at_seq[tag] = r->seq++;
+}
+
+/* send_sent: a send leaves its source when its last byte drains (1 GB at 10 GB/s: 0.1 s) and
+ * arrives one path latency (2 x 1 us) later; a send with nothing to drain leaves at once. */
+static void sent_when_drained(void **state) {
+    (void)state;
+    mt_topo *t = chain(3, 10, 1000000);
+    mt_engine *e = mt_engine_new();
+    mt_flownet *fn;
+    assert_int_equal(mt_flownet_new(t, mt_engine_sched(e), &fn, NULL), MT_OK);
+    mt_netmodel net = mt_flownet_netmodel(fn);
+    assert_true(mt_net_can(&net, MT_NETOP_SEND_SENT));
+    sentrec r = {.e = e};
+    assert_int_equal(mt_net_send_sent(&net, 0, 2, 1e9, rec_left, rec_at, &r, 0, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&net, 0, 2, 0, rec_left, rec_at, &r, 1, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&net, 1, 1, 5e8, rec_left, rec_at, &r, 2, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&net, 2, 1, 5e8, NULL, rec_at, &r, 3, NULL), MT_OK); /* plain */
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(r.left[0], 100000000000LL);
+    assert_int_equal(r.at[0], 100000000000LL + 2000000);
+    assert_int_equal(r.left[1], 0);
+    assert_int_equal(r.at[1], 2000000);
+    assert_int_equal(r.left[2], 0);
+    assert_int_equal(r.at[2], 0);
+    assert_true(r.left_seq[2] < r.at_seq[2]); /* same instant: left first */
+    assert_int_equal(r.at[3], 50000000000LL + 1000000);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
 /* Textbook max-min: nodes 0-1-2 in a line; link 0->1 has 10 GB/s, link 1->2 has 4 GB/s.
  * f0: 0->2 (both links), f1: 1->2, f2: 0->1. Link 1->2 is the bottleneck: f0 = f1 = 2 GB/s;
  * f2 takes what f0 leaves on 0->1: 10 - 2 = 8 GB/s (not 5, the naive equal split). */
@@ -303,6 +351,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_flow_latency_plus_size_over_bw),
         cmocka_unit_test(two_flows_share_a_link_equally),
+        cmocka_unit_test(sent_when_drained),
         cmocka_unit_test(maxmin_textbook),
         cmocka_unit_test(maxmin_parking_lot),
         cmocka_unit_test(slow_link_slows_only_its_flows),

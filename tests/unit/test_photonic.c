@@ -1,5 +1,6 @@
 /* Unit tests for netmodels/photonic: circuit setup cost, reuse, LRU eviction, waiting for a
- * port, receiver-buffer waits and chunking, on scripted cases solved by hand.
+ * port, receiver-buffer waits (one and several senders: FIFO, no overtaking, no starvation)
+ * and chunking, on scripted cases solved by hand.
  * Every case: circuits of 1 GB/s (1000 B = 1 us), setup 5 us, latency 10 ns. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -156,6 +157,88 @@ static void chunked_by_buffer(void **state) {
     rig_free(&r);
 }
 
+/* Senders 0, 1, 2 send bytes[k] to endpoint 3 at time 0 (in that order; three ports each, so
+ * every circuit comes up at SETUP) and the run ends; returns the buffer waits. */
+static uint64_t three_to_one(rig *r, double buffer, double b0, double b1, double b2) {
+    rig_init(r, 3, buffer);
+    send(r, 0, 3, b0, 0);
+    send(r, 1, 3, b1, 1);
+    send(r, 2, 3, b2, 2);
+    assert_int_equal(mt_engine_run(r->e, MT_TIME_NEVER, NULL), MT_OK);
+    mt_photonic_counters c;
+    mt_photonic_counters_get(r->ph, &c);
+    return c.buffer_waits;
+}
+
+/* Receiver room for one chunk (1000 B): 0 reserves it, 1 and 2 queue in that order, and each
+ * arrival frees the buffer for the next in line: deliveries one (1 us + LAT) slot apart. Before
+ * the FIFO fix a woken sender saw the others still queued, queued again behind them, and the
+ * wake-up loop never ended. */
+static void several_senders_wait_in_fifo_order(void **state) {
+    (void)state;
+    rig r;
+    assert_int_equal(three_to_one(&r, 1000, 1000, 1000, 1000), 2);
+    for (int k = 0; k < 3; k++) assert_int_equal(r.at[k], SETUP + (k + 1) * (1 * US + LAT));
+    rig_free(&r);
+}
+
+/* FIFO means no overtaking: buffer 2500 B; 0 reserves 2000, 1 needs 1000 and waits, and 2's
+ * 500 would fit but waits behind 1. When 0's chunk arrives (SETUP + 2 us + LAT) both start. */
+static void a_small_chunk_does_not_overtake(void **state) {
+    (void)state;
+    rig r;
+    assert_int_equal(three_to_one(&r, 2500, 2000, 1000, 500), 2);
+    mt_time_ps first = SETUP + 2 * US + LAT;
+    assert_int_equal(r.at[0], first);
+    assert_int_equal(r.at[1], first + 1 * US + LAT);
+    assert_int_equal(r.at[2], first + US / 2 + LAT);
+    rig_free(&r);
+}
+
+/* No starvation, round robin: with a 1000 B buffer, 0's second chunk queues behind 1 and 2
+ * (which queued while its first was out). 0 sends 3 chunks, 1 and 2 one each: the receiver
+ * takes 0a, 1, 2, 0b, 0c, one slot each. With 40 chunks each and a queue that never empties,
+ * sender k's last chunk is slot 118 + k, and every chunk but the first waited. */
+static void no_sender_starves(void **state) {
+    (void)state;
+    const mt_time_ps slot = 1 * US + LAT;
+    rig r;
+    assert_int_equal(three_to_one(&r, 1000, 3000, 1000, 1000), 4);
+    assert_int_equal(r.at[1], SETUP + 2 * slot);
+    assert_int_equal(r.at[2], SETUP + 3 * slot);
+    assert_int_equal(r.at[0], SETUP + 5 * slot);
+    rig_free(&r);
+    assert_int_equal(three_to_one(&r, 1000, 40000, 40000, 40000), 119);
+    for (int k = 0; k < 3; k++) assert_int_equal(r.at[k], SETUP + (118 + k) * slot);
+    rig_free(&r);
+}
+
+static void on_left(void *ctx, uint64_t tag) {
+    rig *r = ctx;
+    r->at[4 + tag] = mt_engine_now(r->e);
+}
+
+/* send_sent: a message has left when its last chunk has gone out. 3000 B through a 1000 B
+ * buffer: chunk 2 starts when chunk 1 arrives, so the last leaves at SETUP + 3 us + 2 LAT and
+ * arrives a LAT later. Nothing to send (0 bytes, or to itself): left at once. */
+static void sent_when_the_last_chunk_leaves(void **state) {
+    (void)state;
+    rig r;
+    rig_init(&r, 1, 1000);
+    assert_true(mt_net_can(&r.net, MT_NETOP_SEND_SENT));
+    assert_int_equal(mt_net_send_sent(&r.net, 0, 1, 3000, on_left, on_done, &r, 0, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&r.net, 2, 3, 0, on_left, on_done, &r, 1, NULL), MT_OK);
+    assert_int_equal(mt_net_send_sent(&r.net, 2, 2, 100, on_left, on_done, &r, 2, NULL), MT_OK);
+    assert_int_equal(mt_engine_run(r.e, MT_TIME_NEVER, NULL), MT_OK);
+    assert_int_equal(r.at[4], SETUP + 3 * US + 2 * LAT);
+    assert_int_equal(r.at[0], SETUP + 3 * (US + LAT));
+    assert_int_equal(r.at[5], 0);
+    assert_int_equal(r.at[1], LAT);
+    assert_int_equal(r.at[6], 0);
+    assert_int_equal(r.at[2], 0);
+    rig_free(&r);
+}
+
 static void defaults_and_refusals(void **state) {
     (void)state;
     mt_photonic_params p;
@@ -179,7 +262,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(setup_then_reuse),  cmocka_unit_test(lru_eviction),
         cmocka_unit_test(waits_for_a_port),  cmocka_unit_test(buffer_wait),
-        cmocka_unit_test(chunked_by_buffer), cmocka_unit_test(defaults_and_refusals),
+        cmocka_unit_test(chunked_by_buffer), cmocka_unit_test(several_senders_wait_in_fifo_order),
+        cmocka_unit_test(a_small_chunk_does_not_overtake), cmocka_unit_test(no_sender_starves),
+        cmocka_unit_test(sent_when_the_last_chunk_leaves), cmocka_unit_test(defaults_and_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,8 +305,8 @@ static void out_of_range_values(void **state) {
 
     /* TrioSim: a NaN time (was read as INT64_MIN ns) and a negative element count */
     static const char *const cases[][3] = {
-        {"1,aten::linear,[10; 12; 14],[16],100,", "1,aten::linear,[10; 12; 14],[16],nan,",
-         "trace.csv:2: Operator_cudatime"},
+        {"1,aten::linear,[10; 12; 14],[16],100,90,", "1,aten::linear,[10; 12; 14],[16],100,nan,",
+         "trace.csv:2: Operator_cudatimenooverlap"},
         {"1,12,\"[16, 8]\",128,", "1,12,\"[16, 8]\",-128,", "tensor.csv:3: TensorNumElement '-128'"},
         {"1,12,\"[16, 8]\",128,", "1,12,\"[16, -8]\",128,", "tensor.csv:3: bad TensorShape"},
     };
@@ -341,12 +341,129 @@ static void triosim_csv(void **state) {
     trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
     assert_int_equal(t->format, TRACE_FORMAT_TRIOSIM_CSV);
     assert_int_equal(t->n_ops, 4);
-    assert_int_equal(mt_trace_total_dev_ns(t), 270000);
+    /* Operator_cudatimenooverlap, as TrioSim: 90 + 20 + 120 + 10 us (Operator_cudatime: 270) */
+    assert_int_equal(mt_trace_total_dev_ns(t), 240000);
+    assert_null(t->warning);
     assert_int_equal(t->param_count, 144); /* _foreach_add_ list split by its size period */
     assert_int_equal(t->batch_size, 4);
     assert_int_equal(t->ops[2].phase, TRACE_PHASE_BACKWARD);
     assert_int_equal(t->ops[2].layer, t->ops[0].layer); /* shares the weight */
     mt_trace_free(t);
+}
+
+/* The text of fixture triosim/NAME (at most 4 KiB), to be freed. */
+static char *triosim_text(const char *name) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "triosim/%s", name);
+    FILE *in = fopen(fixture(3, rel), "r");
+    assert_non_null(in);
+    char *text = calloc(1, 4096);
+    assert_true(fread(text, 1, 4095, in) > 0);
+    fclose(in);
+    return text;
+}
+
+/* Loads a TrioSim pair from two texts; returns the trace (NULL on failure, message in e). */
+static trace *load_triosim(const char *trace_text, const char *tensor_text, char tr[64], char te[64], mt_error *e) {
+    write_tmp(tr, 64, NULL, trace_text, 0);
+    write_tmp(te, 64, NULL, tensor_text, 0);
+    const char *paths[2] = {tr, te};
+    trace *t = NULL;
+    memset(e, 0, sizeof *e);
+    mt_trace_load(paths, 2, NULL, &t, e);
+    return t;
+}
+
+/* TrioSim lists AddmmBackward0 with w.t(), a view of the weight under another tensor id: it is
+ * still the linear's autograd node (fwd_op, layer) and its work comes from the linear. Before:
+ * layer -1, so in DDP its gradient waited for the end of backward. */
+static void triosim_backward_by_weight_storage(void **state) {
+    (void)state;
+    char *tr_text = triosim_text("trace.csv"), *te_text = triosim_text("tensor.csv"), tr[64], te[64];
+    char *a = strstr(tr_text, "[20; 12]"), *b = strstr(te_text, "7,12,\"[16, 8]\",128,4,input,13,0");
+    assert_non_null(a);
+    assert_non_null(b);
+    memcpy(a, "[20; 30]", 8);                             /* the view: tensor 30, storage 13 */
+    memcpy(b, "7,30,\"[8, 16]\",128,4,input,13,0", 31);
+    mt_error e;
+    trace *t = load_triosim(tr_text, te_text, tr, te, &e);
+    if (!t) fail_msg("load: %s", e.msg);
+    assert_int_equal(t->ops[2].fwd_op, 0);
+    assert_int_equal(t->ops[2].layer, t->ops[0].layer);
+    assert_int_equal(t->param_count, 144);
+    mt_trace_free(t);
+    unlink(tr);
+    unlink(te);
+    free(tr_text);
+    free(te_text);
+}
+
+/* Without Operator_cudatimenooverlap the reader takes Operator_cudatime and says so. */
+static void triosim_cudatime_fallback(void **state) {
+    (void)state;
+    char *tr_text = triosim_text("trace.csv"), *te_text = triosim_text("tensor.csv"), tr[64], te[64];
+    char *out = calloc(1, 4096), *o = out;
+    for (const char *line = tr_text; *line;) { /* drop the sixth cell of every line */
+        const char *end = strchr(line, '\n'), *c = line;
+        if (!end) end = line + strlen(line);
+        for (int k = 0; k < 5; k++) c = strchr(c, ',') + 1;
+        const char *next = strchr(c, ',');
+        o += sprintf(o, "%.*s%.*s\n", (int)(c - line), line, (int)(end - next - 1), next + 1);
+        line = *end ? end + 1 : end;
+    }
+    mt_error e;
+    trace *t = load_triosim(out, te_text, tr, te, &e);
+    if (!t) fail_msg("load: %s", e.msg);
+    assert_int_equal(mt_trace_total_dev_ns(t), 270000);
+    assert_non_null(t->warning);
+    assert_non_null(strstr(t->warning, "no Operator_cudatimenooverlap column"));
+    assert_non_null(strstr(t->warning, tr));
+    mt_trace_free(t);
+    unlink(tr);
+    unlink(te);
+    free(out);
+    free(tr_text);
+    free(te_text);
+}
+
+/* Either file cut at any byte after its header: an error naming a file and a line, or (cut at a
+ * line break, so every row left is whole) a warning that the file may be cut. Before: the cut
+ * pair loaded, with fewer operators and 0 parameters. */
+static void triosim_cut_files(void **state) {
+    (void)state;
+    char *text[2] = {triosim_text("trace.csv"), triosim_text("tensor.csv")}, tr[64], te[64];
+    int errors = 0, warnings = 0;
+    for (int f = 0; f < 2; f++) {
+        size_t len = strlen(text[f]), header = (size_t)(strchr(text[f], '\n') - text[f]) + 1;
+        for (size_t cut = header + 1; cut + 1 < len; cut++) {
+            char *part = strndup(text[f], cut);
+            mt_error e;
+            trace *t = load_triosim(f ? text[0] : part, f ? part : text[1], tr, te, &e);
+            if (t) {
+                if (!t->warning || !strstr(t->warning, "cut short at a line break"))
+                    fail_msg("%s cut at byte %zu loaded without a word", f ? "tensor.csv" : "trace.csv", cut);
+                warnings++;
+                mt_trace_free(t);
+            } else {
+                int line = 1;
+                for (size_t i = 0; i < cut; i++) line += part[i] == '\n';
+                char want[96];
+                snprintf(want, sizeof want, "%s:%d:", f ? te : tr, line);
+                /* a tensor.csv cut before a tensor's first row fails at the trace.csv line using it */
+                if (!strstr(e.msg, want) && !(f && strstr(e.msg, tr) && strstr(e.msg, "is not in")))
+                    fail_msg("cut at byte %zu: want '%s' in: %s", cut, want, e.msg);
+                assert_int_equal(e.code, MT_EFORMAT);
+                assert_null(strchr(e.msg, '\n'));
+                errors++;
+            }
+            unlink(tr);
+            unlink(te);
+            free(part);
+        }
+    }
+    assert_true(errors > 600 && warnings >= 4);
+    free(text[0]);
+    free(text[1]);
 }
 
 /* The small fixture's document with a member of `pad` bytes before its other members, and (for
@@ -401,6 +518,8 @@ int main(void) {
         cmocka_unit_test(order_linking),        cmocka_unit_test(mismatched_pair_refused),
         cmocka_unit_test(kineto_only_and_steps), cmocka_unit_test(gzip_and_bare_array),
         cmocka_unit_test(bad_inputs),           cmocka_unit_test(triosim_csv),
+        cmocka_unit_test(triosim_cudatime_fallback), cmocka_unit_test(triosim_cut_files),
+        cmocka_unit_test(triosim_backward_by_weight_storage),
         cmocka_unit_test(out_of_range_values),  cmocka_unit_test(late_members_read_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,8 +22,21 @@ static void bandwidth_units(void **state) {
     assert_true(v == 25e9 / 8);
     assert_int_equal(mt_parse_bandwidth("1.5TB/s", &v, NULL), MT_OK);
     assert_true(v == 1.5e12);
-    assert_int_equal(mt_parse_bandwidth("1e9", &v, NULL), MT_OK);
+    assert_int_equal(mt_parse_bandwidth("1e9B/s", &v, NULL), MT_OK);
     assert_true(v == 1e9);
+    /* a bare number has no unit: refused by mt_parse_bandwidth, bytes/s for files */
+    mt_error e = {0};
+    assert_int_equal(mt_parse_bandwidth("100", &v, &e), MT_EINVAL);
+    assert_string_equal(e.msg, "bandwidth '100' has no unit: write 100GB/s or 800Gbps (100B/s for bytes per second)");
+    assert_int_equal(mt_parse_bandwidth("100G", &v, NULL), MT_EINVAL); /* 100 GB/s or 100 Gb/s? */
+    int bare = 0;
+    assert_int_equal(mt_parse_bandwidth_Bps("1e9", &v, &bare, NULL), MT_OK);
+    assert_true(v == 1e9 && bare);
+    assert_int_equal(mt_parse_bandwidth_Bps("8Gbps", &v, &bare, NULL), MT_OK);
+    assert_true(v == 1e9 && !bare);
+    char hint[160];
+    assert_string_equal(mt_bandwidth_unit_hint("2e9", hint, sizeof hint),
+                        "write 2e9B/s for bytes per second (= 2GB/s = 16Gbps)");
 }
 
 static void bandwidth_refusals(void **state) {
