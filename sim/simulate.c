@@ -46,8 +46,19 @@ typedef struct group {
     int busy;
 } group;
 
+typedef struct sendrec sendrec;
+
+/* One outgoing pipeline connection (to the next stage, or back to the previous one): its sends
+ * go out in issue order, one at a time, as on one NCCL stream; the next leaves once the previous
+ * one has left (not arrived), so they do not share the link with each other. */
+typedef struct sendq {
+    sendrec *head, *tail;    /* issued, not started yet */
+    int busy;                /* a send of this connection has not left yet */
+} sendq;
+
 typedef struct vgpu {
     int32_t rank, d, s, t;
+    sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
     int32_t pc, step;
     int8_t state, wait_dir;
     int32_t wait_mb;
@@ -81,13 +92,14 @@ typedef struct collref { /* ctx of one running collective */
     int32_t gid, k;
 } collref;
 
-typedef struct sendrec { /* ctx of one pipeline send */
+struct sendrec { /* ctx of one pipeline send */
     runner *r;
     int32_t src, dst, mb;
-    int8_t dir;
+    int8_t dir, left;
     const mt_task *task;
-    mt_time_ps start;
-} sendrec;
+    mt_time_ps start;        /* issued (the span starts here, queued or not) */
+    sendrec *next;           /* in its connection's queue */
+};
 
 struct runner {
     const mt_program *p;
@@ -369,10 +381,27 @@ static int32_t *arrival(runner *r, int32_t rank, int32_t mb, int dir) {
     return &r->arrived[((size_t)rank * r->M + (size_t)mb) * 2 + (dir < 0)];
 }
 
-static void on_send_delivered(void *ctx, uint64_t tag) {
+static int start_send(runner *r, sendrec *sr);
+
+/* The send has left its source: the next one queued on its connection may go. */
+static void on_send_left(void *ctx, uint64_t tag) {
     (void)tag;
     sendrec *sr = ctx;
     runner *r = sr->r;
+    sendq *q = &r->g[sr->src].out[sr->dir < 0];
+    sr->left = 1;
+    q->busy = 0;
+    sendrec *next = q->head;
+    if (!next) return;
+    q->head = next->next;
+    if (!q->head) q->tail = NULL;
+    start_send(r, next);
+}
+
+static void on_send_delivered(void *ctx, uint64_t tag) {
+    sendrec *sr = ctx;
+    runner *r = sr->r;
+    if (!sr->left) on_send_left(sr, tag); /* a model that only tells delivery */
     mt_time_ps now = mt_sched_now(r->sched);
     vgpu *src = &r->g[sr->src], *dst = &r->g[sr->dst];
     comm_end(src, now);
@@ -384,6 +413,18 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     if (wake) resume(r, dst);
 }
 
+static int start_send(runner *r, sendrec *sr) {
+    mt_error err = {0};
+    r->g[sr->src].out[sr->dir < 0].busy = 1;
+    if (mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes, on_send_left, on_send_delivered,
+                         sr, 0, &err) != MT_OK) {
+        free(sr);
+        fail(r, err.code, err.msg);
+        return 0;
+    }
+    return 1;
+}
+
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
     int32_t peer = peer_rank(r, g, k->dir);
     sendrec *sr = malloc(sizeof *sr);
@@ -391,15 +432,14 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
         fail(r, MT_ENOMEM, "out of memory sending pipeline data");
         return 0;
     }
-    *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, k, mt_sched_now(r->sched)};
-    mt_error err = {0};
+    *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, 0, k, mt_sched_now(r->sched), NULL};
     r->res->sends++;
     comm_begin(g, sr->start);
-    if (mt_net_send(r->net, r->eps[g->rank], r->eps[peer], k->bytes, on_send_delivered, sr, 0, &err) != MT_OK) {
-        free(sr);
-        fail(r, err.code, err.msg);
-        return 0;
-    }
+    sendq *q = &g->out[k->dir < 0];
+    if (!q->busy) return start_send(r, sr);
+    if (q->tail) q->tail->next = sr;
+    else q->head = sr;
+    q->tail = sr;
     return 1;
 }
 
@@ -584,6 +624,12 @@ static void stuck_message(runner *r, mt_error *err) {
 }
 
 static void free_runner(runner *r) {
+    for (int32_t i = 0; r->g && i < r->N; i++) /* sends still queued when a run stopped */
+        for (int c = 0; c < 2; c++)
+            for (sendrec *x = r->g[i].out[c].head, *nx; x; x = nx) {
+                nx = x->next;
+                free(x);
+            }
     if (r->groups[0] || r->groups[1])
         for (int kind = 0; kind < 2; kind++) {
             int32_t ng = kind == MT_GROUP_TP ? r->D * r->P : r->P * r->T;

@@ -163,9 +163,10 @@ static mt_topo *topo_for(const char *spec, double bw, double lat_ns) {
 }
 
 /* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
- * program before the run; sc (optional) is a what-if scenario bound to the program. */
-static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
-                           void (*tamper)(mt_program *), mt_scenario *sc) {
+ * program before the run; sc (optional) is a what-if scenario bound to the program; on_span
+ * (optional) observes the spans. */
+static run_out run_plan_obs(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+                            void (*tamper)(mt_program *), mt_scenario *sc, mt_span_fn on_span, void *span_ctx) {
     run_out o = {0};
     mt_error err = {0};
     assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
@@ -177,6 +178,8 @@ static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double 
     assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
     mt_sim_opts so;
     mt_sim_opts_init(&so);
+    so.on_span = on_span;
+    so.span_ctx = span_ctx;
     if (sc) {
         assert_int_equal(mt_scenario_bind(sc, o.prog, t, NULL, &err), MT_OK);
         assert_int_equal(mt_scenario_apply_network(sc, &net, topo, &err), MT_OK);
@@ -188,6 +191,11 @@ static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double 
     mt_engine_free(e);
     mt_topo_free(topo);
     return o;
+}
+
+static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+                           void (*tamper)(mt_program *), mt_scenario *sc) {
+    return run_plan_obs(t, pl, spec, bw, lat_ns, tamper, sc, NULL, NULL);
 }
 
 static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
@@ -446,6 +454,45 @@ static void test_pipeline_sends_activation_bytes(void **state) {
     double xfer = s.act_bytes / 4 / 10e9;
     double nocomm = (4 + 1) * (double)(4 * (s.fwd_ns + s.bwd_ns)) / 4 * 1e-9;
     assert_true(sec(o.res->step_ps) >= nocomm + 2 * xfer * (1 - 1e-6));
+    assert_breakdown(o.res);
+    run_free(&o);
+    mt_trace_free(t);
+}
+
+/* Forward pipeline sends of one stage, as they arrive (SEND spans end at delivery). */
+typedef struct arrivals {
+    mt_time_ps end[64];
+    int n;
+} arrivals;
+
+static void on_send_span(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task, mt_time_ps start,
+                         mt_time_ps end) {
+    arrivals *a = ctx;
+    (void)start;
+    if (kind == MT_SPAN_SEND && rank == 0 && task->dir > 0 && a->n < 64) a->end[a->n++] = end;
+}
+
+/* A stage's sends to its neighbour leave one after another, as on one NCCL stream: with a
+ * transfer x far longer than a micro-batch's forward F, the k-th activation arrives at
+ * (k+1)F-ish + (k+1)x, not all of them together near M x (when they shared the link). */
+static void test_pipeline_sends_queue_per_connection(void **state) {
+    (void)state;
+    syn s = syn_default();
+    s.act_bytes = 4e9; /* per step: 1 GB per micro-batch at M = 4 */
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(2);
+    p.pp = 2;
+    p.micro_batches = 4;
+    p.schedule = MT_PP_GPIPE;
+    arrivals a = {0};
+    run_out o = run_plan_obs(t, p, "switch:2", 10e9, 0, NULL, NULL, on_send_span, &a);
+    assert_int_equal(o.rc, MT_OK);
+    assert_int_equal(a.n, 4);
+    double x = s.act_bytes / 4 / 10e9, F = (double)(4 * s.fwd_ns) / 4 * 1e-9; /* 4 layers a stage */
+    for (int k = 0; k < 4; k++) {
+        double got = sec(a.end[k]);
+        if (fabs(got - (F + (k + 1) * x)) > 1e-9) fail_msg("send %d arrived at %.9f s, want %.9f s", k, got, F + (k + 1) * x);
+    }
     assert_breakdown(o.res);
     run_free(&o);
     mt_trace_free(t);
@@ -826,6 +873,7 @@ int main(void) {
         cmocka_unit_test(test_dp_equals_compute_plus_allreduce),
         cmocka_unit_test(test_gpipe_bubble_and_1f1b),
         cmocka_unit_test(test_pipeline_sends_activation_bytes),
+        cmocka_unit_test(test_pipeline_sends_queue_per_connection),
         cmocka_unit_test(test_tp_megatron_mlp),
         cmocka_unit_test(test_batch_rescaling),
         cmocka_unit_test(test_stuck_is_an_error),
