@@ -22,7 +22,8 @@ typedef struct inspect_cli {
 #define IN(field) offsetof(inspect_cli, field)
 static const mt_flag FLAGS[] = {
     {"--json", MT_FLAG_SWITCH, IN(as_json), NULL, "machine-readable summary (format, device, batch_size, ops, "
-     "kernels, layers, time_ms{forward,backward,optimizer,other,total,step_wall,host_wall}, syncs, param_count, "
+     "kernels, layers, time_ms{forward,backward,optimizer,other,total,step_wall,host_wall,collective_calls}, syncs, "
+     "collective_calls, param_count, "
      "param_bytes, link{method,matched,unmatched}, ...)"},
     {"--step", MT_FLAG_INT, IN(opts.step), "N", "with a Kineto trace of several steps, use ProfilerStep#N "
      "(default: the step the Execution Trace covers, else the last one)", .lo = 0, .hi = 1 << 30},

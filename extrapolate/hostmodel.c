@@ -67,6 +67,139 @@ static int64_t launch_latency_ns(const trace *t) {
     return lat;
 }
 
+/* What issuing one collective cost the trace's host: the CPU time of its collective calls (less
+ * the synchronising calls inside them) over the number of collectives, i.e. of calls that
+ * launched a communication kernel (every call when none did: gloo, or launches the profiler
+ * missed). A call without a kernel is the rest of a collective (c10d's wait: the compute stream
+ * waits for the NCCL stream). Default without calls. O(calls x (syncs + the op's kernels)). */
+static int64_t coll_host_ns(const trace *t) {
+    double host = 0;
+    int32_t issued = 0;
+    for (int32_t i = 0; i < t->n_colls; i++) {
+        const trace_coll *c = &t->colls[i];
+        int64_t end = c->ts_ns + c->dur_ns, busy = c->dur_ns;
+        for (int32_t q = 0; q < t->n_syncs; q++)
+            if (t->syncs[q].ts_ns >= c->ts_ns && t->syncs[q].ts_ns < end) busy -= t->syncs[q].dur_ns;
+        host += (double)(busy > 0 ? busy : 0);
+        const trace_op *o = &t->ops[c->op];
+        int launched = 0;
+        for (int32_t k = o->kernel_first; k < o->kernel_first + o->kernel_count && !launched; k++)
+            launched = t->kernels[k].comm && t->kernels[k].launch_ns >= c->ts_ns && t->kernels[k].launch_ns < end;
+        issued += launched;
+    }
+    if (t->n_colls == 0) return MT_HOST_COLL_DEFAULT_NS;
+    return llround(host / (issued > 0 ? issued : t->n_colls));
+}
+
+/* Time taken out of an op's host work: the blocked part of its synchronising calls and its
+ * collective calls, as disjoint [start, end) spans sorted by start, clipped to [lo, hi). */
+typedef struct cut {
+    int64_t s, e;
+} cut;
+
+static int cmp_cut(const void *a, const void *b) {
+    const cut *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Host work time (ns) from lo to x: x - lo minus the cuts before x. */
+static int64_t work_at(const cut *c, int32_t n, int64_t lo, int64_t x) {
+    int64_t w = x - lo;
+    for (int32_t i = 0; i < n && c[i].s < x; i++) w -= (c[i].e < x ? c[i].e : x) - c[i].s;
+    return w > 0 ? w : 0;
+}
+
+/* 1 when x lies in a cut that is a collective call (kind 1); syncs there are part of the call. */
+static int in_coll(const trace *t, int32_t c0, int32_t op, int64_t x) {
+    for (int32_t q = c0; q < t->n_colls && t->colls[q].op == op; q++)
+        if (t->colls[q].ts_ns <= x && x < t->colls[q].ts_ns + t->colls[q].dur_ns) return 1;
+    return 0;
+}
+
+/* Cursors over the trace's per-op lists while building (kernels by (op, start), syncs by time,
+ * collective calls by (op, start)), and the cuts of the op being built. */
+typedef struct hm_build {
+    const trace *t;
+    mt_hostmodel *m;
+    int32_t ks, sy, co;
+    cut *cuts;
+    int32_t n_cuts;
+} hm_build;
+
+/* The cuts of op i (syncs outside its collective calls, and the calls), merged. */
+static void op_cuts(hm_build *b, int32_t i, int64_t lo, int64_t hi) {
+    const trace *t = b->t;
+    b->n_cuts = 0;
+    for (int32_t q = b->sy; q < t->n_syncs && t->syncs[q].op == i; q++)
+        b->cuts[b->n_cuts++] = (cut){t->syncs[q].ts_ns, t->syncs[q].ts_ns + t->syncs[q].dur_ns};
+    for (int32_t q = b->co; q < t->n_colls && t->colls[q].op == i; q++)
+        b->cuts[b->n_cuts++] = (cut){t->colls[q].ts_ns, t->colls[q].ts_ns + t->colls[q].dur_ns};
+    int32_t n = 0;
+    for (int32_t q = 0; q < b->n_cuts; q++) { /* clip */
+        cut c = {b->cuts[q].s < lo ? lo : b->cuts[q].s, b->cuts[q].e > hi ? hi : b->cuts[q].e};
+        if (c.e > c.s) b->cuts[n++] = c;
+    }
+    qsort(b->cuts, (size_t)n, sizeof *b->cuts, cmp_cut);
+    b->n_cuts = 0;
+    for (int32_t q = 0; q < n; q++) { /* merge */
+        if (b->n_cuts && b->cuts[q].s <= b->cuts[b->n_cuts - 1].e) {
+            if (b->cuts[q].e > b->cuts[b->n_cuts - 1].e) b->cuts[b->n_cuts - 1].e = b->cuts[q].e;
+        } else {
+            b->cuts[b->n_cuts++] = b->cuts[q];
+        }
+    }
+}
+
+/* Op i's host work and events (its compute kernels' launches, its syncs outside collective
+ * calls), at host work offsets from its start, in time order. */
+static void build_op(hm_build *b, int32_t i) {
+    const trace *t = b->t;
+    mt_hostmodel *m = b->m;
+    const trace_op *o = &t->ops[i];
+    int64_t lo = o->cpu_start_ns, hi = i + 1 < t->n_ops ? t->ops[i + 1].cpu_start_ns : t->host_end_ns;
+    if (hi < lo + o->cpu_dur_ns && i + 1 == t->n_ops) hi = lo + o->cpu_dur_ns;
+    while (b->sy < t->n_syncs && t->syncs[b->sy].op < i) b->sy++;
+    while (b->co < t->n_colls && t->colls[b->co].op < i) b->co++;
+    while (b->ks < t->n_kernels && t->kernels[b->ks].op < i) b->ks++;
+    op_cuts(b, i, lo, hi > lo ? hi : lo);
+    mt_hostop *h = &m->ops[i];
+    h->ev_first = m->n_ev;
+    for (int32_t q = b->sy; q < t->n_syncs && t->syncs[q].op == i; q++)
+        if (!in_coll(t, b->co, i, t->syncs[q].ts_ns))
+            m->ev[m->n_ev++] = (mt_hev){work_at(b->cuts, b->n_cuts, lo, t->syncs[q].ts_ns) * 1000, 0, MT_HEV_SYNC};
+    double sum = 0;
+    for (int32_t q = b->ks; q < t->n_kernels && t->kernels[q].op == i; q++)
+        if (!t->kernels[q].comm) sum += (double)t->kernels[q].dur_ns;
+    for (int32_t q = b->ks; q < t->n_kernels && t->kernels[q].op == i; q++) {
+        const trace_kernel *k = &t->kernels[q];
+        if (k->comm) continue;
+        int64_t at = k->launch_ns >= 0 ? k->launch_ns : lo;
+        m->ev[m->n_ev++] = (mt_hev){work_at(b->cuts, b->n_cuts, lo, at) * 1000, sum > 0 ? (double)k->dur_ns / sum : 0,
+                                    MT_HEV_LAUNCH};
+    }
+    h->ev_count = m->n_ev - h->ev_first;
+    qsort(m->ev + h->ev_first, (size_t)h->ev_count, sizeof *m->ev, cmp_hev);
+    h->host_ps = work_at(b->cuts, b->n_cuts, lo, hi) * 1000;
+}
+
+/* An op that is only a collective call is replaced by the extrapolator's collectives: what is
+ * left of its host time (the host's work after the call, before the next op) and its events go
+ * to the op before it that runs (ops in between are such ops too, so the events are adjacent),
+ * or to the head. */
+static void fold_comm_op(mt_hostmodel *m, int32_t i, int32_t into) {
+    mt_hostop *h = &m->ops[i];
+    if (into < 0) {
+        m->head_ps += h->host_ps;
+    } else {
+        mt_hostop *p = &m->ops[into];
+        for (int32_t q = h->ev_first; q < h->ev_first + h->ev_count; q++) m->ev[q].off_ps += p->host_ps;
+        p->ev_count = h->ev_first + h->ev_count - p->ev_first;
+        p->host_ps += h->host_ps;
+    }
+    h->host_ps = 0;
+    h->ev_count = 0;
+}
+
 mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err) {
     *out = NULL;
     if (!mt_hostmodel_available(t))
@@ -74,61 +207,33 @@ mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err) 
                        "%s: the trace has no GPU kernels with their launch calls, so its host side cannot "
                        "be modelled (use --host-model none)", t->kineto_path ? t->kineto_path : "trace");
     mt_hostmodel *m = calloc(1, sizeof *m);
-    if (!m) return mt_fail(err, MT_ENOMEM, "out of memory building the host model");
-    m->n_ops = t->n_ops;
-    m->ops = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), sizeof *m->ops);
-    m->ev = malloc((size_t)(t->n_kernels + t->n_syncs + 1) * sizeof *m->ev);
-    if (!m->ops || !m->ev) {
+    hm_build b = {.t = t, .m = m};
+    if (m) {
+        m->n_ops = t->n_ops;
+        m->ops = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), sizeof *m->ops);
+        m->ev = malloc((size_t)(t->n_kernels + t->n_syncs + 1) * sizeof *m->ev);
+        b.cuts = malloc((size_t)(t->n_syncs + t->n_colls + 1) * sizeof *b.cuts);
+    }
+    if (!m || !m->ops || !m->ev || !b.cuts) {
+        free(b.cuts);
         mt_hostmodel_free(m);
         return mt_fail(err, MT_ENOMEM, "out of memory building the host model");
     }
     m->launch_lat_ps = launch_latency_ns(t) * 1000;
-    double comm_ns = 0;
-    int32_t n_comm = 0;
-    for (int32_t i = 0; i < t->n_ops; i++)
-        if (t->ops[i].comm != TRACE_COMM_NONE) comm_ns += (double)t->ops[i].cpu_dur_ns, n_comm++;
-    m->coll_host_ps = n_comm ? (int64_t)(comm_ns / n_comm * 1000) : (int64_t)MT_HOST_COLL_DEFAULT_NS * 1000;
+    m->coll_host_ps = coll_host_ns(t) * 1000;
     int64_t first = t->n_ops > 0 ? t->ops[0].cpu_start_ns : t->step_start_ns;
     m->head_ps = first > t->step_start_ns ? (first - t->step_start_ns) * 1000 : 0;
-    m->host_total_ps = m->head_ps;
     m->wall_ps = (t->step_end_ns - t->step_start_ns) * 1000;
     m->n_syncs = t->n_syncs;
-    int32_t ks = 0, sy = 0; /* kernels are sorted by (op, start); syncs by time */
+    int32_t runs = -1; /* the last op that runs (is not only a collective call) */
     for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        int64_t next = i + 1 < t->n_ops ? t->ops[i + 1].cpu_start_ns : t->host_end_ns;
-        if (next < o->cpu_start_ns + o->cpu_dur_ns && i + 1 == t->n_ops) next = o->cpu_start_ns + o->cpu_dur_ns;
-        mt_hostop *h = &m->ops[i];
-        h->ev_first = m->n_ev;
-        /* events at their raw host offsets (ns; a sync's duration parked in frac), in time order */
-        while (sy < t->n_syncs && t->syncs[sy].op < i) sy++;
-        for (int32_t q = sy; q < t->n_syncs && t->syncs[q].op == i; q++)
-            m->ev[m->n_ev++] = (mt_hev){t->syncs[q].ts_ns - o->cpu_start_ns, (double)t->syncs[q].dur_ns, MT_HEV_SYNC};
-        double sum = 0;
-        while (ks < t->n_kernels && t->kernels[ks].op < i) ks++;
-        for (int32_t q = ks; q < t->n_kernels && t->kernels[q].op == i; q++) sum += (double)t->kernels[q].dur_ns;
-        for (int32_t q = ks; q < t->n_kernels && t->kernels[q].op == i; q++) {
-            const trace_kernel *k = &t->kernels[q];
-            int64_t at = k->launch_ns >= 0 ? k->launch_ns : o->cpu_start_ns;
-            m->ev[m->n_ev++] = (mt_hev){at - o->cpu_start_ns, sum > 0 ? (double)k->dur_ns / sum : 0, MT_HEV_LAUNCH};
-        }
-        h->ev_count = m->n_ev - h->ev_first;
-        qsort(m->ev + h->ev_first, (size_t)h->ev_count, sizeof *m->ev, cmp_hev);
-        /* offsets in host work time: minus the blocking time of earlier syncs */
-        int64_t blocked = 0;
-        for (int32_t q = h->ev_first; q < m->n_ev; q++) {
-            mt_hev *e = &m->ev[q];
-            int64_t work = e->off_ps - blocked;
-            e->off_ps = work > 0 ? work * 1000 : 0;
-            if (e->kind == MT_HEV_SYNC) {
-                blocked += (int64_t)e->frac;
-                e->frac = 0;
-            }
-        }
-        int64_t work = next - o->cpu_start_ns - blocked;
-        h->host_ps = work > 0 ? work * 1000 : 0;
-        m->host_total_ps += h->host_ps;
+        build_op(&b, i);
+        if (trace_op_is_comm(&t->ops[i])) fold_comm_op(m, i, runs);
+        else runs = i;
     }
+    free(b.cuts);
+    m->host_total_ps = m->head_ps;
+    for (int32_t i = 0; i < t->n_ops; i++) m->host_total_ps += m->ops[i].host_ps;
     *out = m;
     return MT_OK;
 }

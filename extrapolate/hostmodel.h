@@ -5,8 +5,11 @@
  * Model (what sim/ runs per virtual GPU, one host thread feeding one device queue):
  *  - Host work of op i is the trace's host time from op i's start to op i+1's start (Python,
  *    dispatch, launch calls: everything the thread did), minus the time it spent blocked in
- *    synchronising calls. The step's host time before its first op (data loading, Python) is
- *    the head; the last op's share runs to the step's host end.
+ *    synchronising calls and minus its collective calls (trace colls: issuing the trace's own
+ *    collectives, which the extrapolator replaces). The step's host time before its first op
+ *    (data loading, Python) is the head; the last op's share runs to the step's host end. An op
+ *    that is only a collective call does not run: what is left of its host time (after the
+ *    call, before the next op) is added to the op before it that runs, or to the head.
  *  - A kernel is launched at its traced host offset inside the op (again minus earlier blocking
  *    time) and cannot start before launch + launch latency, nor before the device is free.
  *    The op's kernels run back to back as one block of the op's (possibly rescaled) device
@@ -17,11 +20,13 @@
  *    before it; the traced duration of the call is replaced by that modelled wait.
  *  - Resized ops (batch, tensor split, another GPU) keep their host time: dispatch and launch
  *    cost do not depend on tensor sizes. Collectives and pipeline sends the extrapolator adds
- *    cost coll_host_ps of host time each (the trace's own communication ops' mean CPU time when
- *    it has any, else MT_HOST_COLL_DEFAULT_NS).
+ *    cost coll_host_ps of host time each: the CPU time of the trace's own collective calls
+ *    (c10d::allreduce_, record_param_comms: the enqueue, and c10d's wait) per collective they
+ *    issued when it has any, else MT_HOST_COLL_DEFAULT_NS.
  * Launch latency is the median, over kernels launched while the device was idle, of kernel
  * start minus launch call start (MT_HOST_LAUNCH_DEFAULT_NS when there are none).
- * Times are picoseconds (the engine's unit). Costs: build O(ops + kernels + syncs); running an op O(its kernels + syncs).
+ * Times are picoseconds (the engine's unit). Costs: build O(ops + kernels + syncs + calls x their
+ * op's calls); running an op O(its kernels + syncs).
  */
 #ifndef MT_EXTRAPOLATE_HOSTMODEL_H
 #define MT_EXTRAPOLATE_HOSTMODEL_H

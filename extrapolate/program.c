@@ -261,7 +261,7 @@ static mt_status assign_stages(builder *b) {
     double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
     if (!cost) return MT_ENOMEM;
     for (int32_t i = 0; i < t->n_ops; i++)
-        if (b->unit[i] >= 0 && b->unit[i] < U && t->ops[i].comm == TRACE_COMM_NONE)
+        if (b->unit[i] >= 0 && b->unit[i] < U && !trace_op_is_comm(&t->ops[i]))
             cost[b->unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
     double lo = 0, hi = 0;
     for (int32_t u = 0; u < U; u++) {
@@ -345,7 +345,7 @@ static mt_status inherit_bwd_split(builder *b) {
     }
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o)) continue;
         if (o->tp == TRACE_TP_WEIGHT_GRAD) continue; /* gradient-sized: follows the weight split below */
         if (o->fwd_op >= 0) b->split[i] = b->split[o->fwd_op];
         else if (b->unit[i] >= 0 && unit_split[b->unit[i]] > 0.5 * unit_all[b->unit[i]]) b->split[i] = T;
@@ -366,7 +366,7 @@ static mt_status classify_tp(builder *b) {
     if (T <= 1) return MT_OK;
     for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
         if (o->tp == TRACE_TP_LINEAR) {
             int32_t in = first_activation_input(t, o);
             double out_b = first_output_bytes(t, o);
@@ -431,7 +431,7 @@ static mt_status find_anchors(builder *b) {
     for (int32_t i = 0; i < t->n_ops; i++) b->anchor[i] = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE) continue;
+        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o)) continue;
         if (o->fwd_op >= 0) b->anchor[o->fwd_op] = i;
         if (b->unit[i] >= 0) last_unit_bwd[b->unit[i]] = i;
     }
@@ -594,7 +594,7 @@ static mt_status emit_forward(builder *b, emitter *em, int32_t s, int32_t mb) {
     if (s > 0) MT_CHECK(emit_simple(em, MT_TASK_RECV, +1, mb, 0));
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
         MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->fwd_coll[i], mb, TRACE_PHASE_FORWARD));
     }
@@ -614,7 +614,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
     if (s < pl->pp - 1) MT_CHECK(emit_simple(em, MT_TASK_RECV, -1, mb, 0));
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || o->comm != TRACE_COMM_NONE || op_stage(b, i) != s) continue;
+        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
         MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->bwd_anchor[i], mb, TRACE_PHASE_BACKWARD));
         if (ddp && b->grad_ready[i] > 0) {
@@ -673,7 +673,7 @@ static mt_status emit_other(builder *b, emitter *em, int32_t s, int pre) {
     const trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->comm != TRACE_COMM_NONE) continue;
+        if (trace_op_is_comm(o)) continue;
         int is_opt = o->phase == TRACE_PHASE_OPTIMIZER;
         if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
@@ -846,7 +846,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
         p->stages[s].boundary_bytes = s < plan->pp - 1 ? boundary[s] : 0;
         p->stages[s].act_bytes_per_mb = act_mb[s] * p->plan.batch_factor;
     }
-    for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += t->ops[i].comm != TRACE_COMM_NONE;
+    for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
     for (int32_t s = 0; s < plan->pp; s++)
         if ((rc = build_stage(&b, s, boundary)) != MT_OK) goto fail;
     set_warning(p, plan, t, &b.fit);

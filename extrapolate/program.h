@@ -110,7 +110,8 @@ typedef struct mt_program {
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
-    int32_t skipped_comm_ops;          /* communication ops of the trace itself (replaced) */
+    int32_t skipped_comm_ops;          /* ops of the trace that are only a collective call (replaced);
+                                        * an op enclosing one runs as compute */
     char warning[256];                 /* first warning, "" when none */
 } mt_program;
 

@@ -9,6 +9,13 @@
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
+/* CPU time of the trace's own collective calls. */
+static int64_t coll_calls_ns(const trace *t) {
+    int64_t ns = 0;
+    for (int32_t i = 0; i < t->n_colls; i++) ns += t->colls[i].dur_ns;
+    return ns;
+}
+
 /* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
 static double traced_ms(const trace *t) {
     return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(mt_trace_total_dev_ns(t));
@@ -36,7 +43,9 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(tm, "communication", json_real(ms(t->comm_ns)));
     json_object_set_new(tm, "step_wall", json_real(ms(t->step_end_ns - t->step_start_ns)));
     json_object_set_new(tm, "host_wall", json_real(ms(t->host_end_ns - t->step_start_ns)));
+    json_object_set_new(tm, "collective_calls", json_real(ms(coll_calls_ns(t))));
     json_object_set_new(o, "syncs", json_integer(t->n_syncs));
+    json_object_set_new(o, "collective_calls", json_integer(t->n_colls));
     json_object_set_new(o, "measured_step_ms", measured > 0 ? json_real(measured) : json_null());
     json_object_set_new(o, "time_ms", tm);
     json_object_set_new(o, "device_time_source",
@@ -62,7 +71,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
         json_array_append_new(comm, json_pack("{s:s,s:s,s:f,s:i,s:f,s:s}", "name", op->name,
                                               "collective", mt_trace_comm_name(op->comm), "bytes",
                                               op->comm_bytes, "group_size", op->comm_group,
-                                              "time_ms", ms(op->dev_ns), "phase",
+                                              "time_ms", ms(op->comm_dev_ns), "phase",
                                               mt_trace_phase_name(op->phase)));
     }
     json_object_set_new(o, "communication", comm);
@@ -111,14 +120,15 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     int n_comm = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {
-        fprintf(out, "\ncommunication (%d op%s, %.3f ms device time, kept apart from compute)\n", n_comm, mt_plural(n_comm),
-               ms(t->comm_ns));
+        fprintf(out, "\ncommunication (%d op%s, %.3f ms device time, kept apart from compute; %d call%s, %.3f ms "
+               "of host time)\n", n_comm, mt_plural(n_comm), ms(t->comm_ns), t->n_colls, mt_plural(t->n_colls),
+               ms(coll_calls_ns(t)));
         fprintf(out, "  %-28s %-14s %12s %6s %10s\n", "op", "collective", "bytes", "group", "ms");
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
             if (op->comm == TRACE_COMM_NONE) continue;
             fprintf(out, "  %-28.28s %-14s %12.0f %6d %10.3f\n", op->name, mt_trace_comm_name(op->comm),
-                   op->comm_bytes, op->comm_group, ms(op->dev_ns));
+                   op->comm_bytes, op->comm_group, ms(op->comm_dev_ns));
         }
     }
     if (t->n_layers) {

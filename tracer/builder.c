@@ -163,6 +163,7 @@ static void device_times(trace *t, int64_t *scratch) {
             o->dev_start_ns = o->cpu_start_ns;
             o->dev_end_ns = o->cpu_start_ns + o->cpu_dur_ns;
             o->dev_ns = o->cpu_dur_ns;
+            o->comm_dev_ns = trace_op_is_comm(o) ? o->cpu_dur_ns : 0; /* as its "device" time */
             continue;
         }
         if (o->kernel_count == 0) {
@@ -170,16 +171,22 @@ static void device_times(trace *t, int64_t *scratch) {
             o->dev_ns = 0;
             continue;
         }
-        const trace_kernel *ks = t->kernels + o->kernel_first;
+        trace_kernel *ks = t->kernels + o->kernel_first;
         int64_t lo = ks[0].start_ns, hi = 0;
-        for (int32_t j = 0; j < o->kernel_count; j++) {
-            scratch[2 * j] = ks[j].start_ns;
-            scratch[2 * j + 1] = ks[j].start_ns + ks[j].dur_ns;
-            if (scratch[2 * j + 1] > hi) hi = scratch[2 * j + 1];
+        for (int pass = 0; pass < 2; pass++) { /* compute kernels, then communication ones */
+            int32_t n = 0;
+            for (int32_t j = 0; j < o->kernel_count; j++) {
+                if (trace_op_is_comm(o)) ks[j].comm = 1; /* a collective call launches only communication */
+                if (ks[j].start_ns + ks[j].dur_ns > hi) hi = ks[j].start_ns + ks[j].dur_ns;
+                if (ks[j].comm != pass) continue;
+                scratch[2 * n] = ks[j].start_ns;
+                scratch[2 * n + 1] = ks[j].start_ns + ks[j].dur_ns;
+                n++;
+            }
+            *(pass ? &o->comm_dev_ns : &o->dev_ns) = union_len(scratch, n);
         }
         o->dev_start_ns = lo;
         o->dev_end_ns = hi;
-        o->dev_ns = union_len(scratch, o->kernel_count);
     }
     for (int32_t j = 0; j < t->n_kernels; j++) {
         scratch[2 * j] = t->kernels[j].start_ns;
@@ -421,7 +428,7 @@ mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_err
     for (int32_t i = 0; i < t->n_ops; i++) {
         if (t->ops[i].dev_end_ns > t->step_end_ns) t->step_end_ns = t->ops[i].dev_end_ns;
         t->phase_ns[t->ops[i].phase] += t->ops[i].dev_ns;
-        if (t->ops[i].comm != TRACE_COMM_NONE) t->comm_ns += t->ops[i].dev_ns;
+        t->comm_ns += t->ops[i].comm_dev_ns;
     }
     return MT_OK;
 }

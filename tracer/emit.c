@@ -102,6 +102,7 @@ typedef struct emitter {
     cand *cands;               /* the step's outermost ops, sorted by cmp_cand */
     int64_t n_cands, cap_cands;
     int64_t *kev_pos;          /* position of each event in ord */
+    int64_t cap_colls;         /* of t->colls */
     int32_t *op_of_kev;        /* the op emitted for an outermost event, else -1 */
     int64_t first_bw_ts;       /* start of the step's first backward op */
     int64_t bw_tid;            /* thread of the last is-backward-thread answer */
@@ -184,6 +185,41 @@ static void op_comm(const emitter *em, int32_t c, const kev *x, trace_op *op) {
     }
 }
 
+/* The collective kind of call y: its name, or record_param_comms' "Collective name"; dflt when
+ * neither says. */
+static trace_comm call_kind(const kev *y, trace_comm dflt) {
+    trace_comm k = mt_opclass_comm_of(y->name);
+    json_t *cn = !strcmp(y->name, "record_param_comms") && y->args ? json_object_get(y->args, "Collective name") : NULL;
+    if (json_is_string(cn) && mt_opclass_comm_of(json_string_value(cn)) != TRACE_COMM_NONE)
+        k = mt_opclass_comm_of(json_string_value(cn));
+    return k != TRACE_COMM_NONE ? k : dflt;
+}
+
+static mt_status add_coll(emitter *em, const kev *y, int32_t op, trace_comm kind) {
+    trace *t = em->t;
+    if (mt_vec_reserve(&t->colls, &em->cap_colls, (int64_t)t->n_colls + 1)) return MT_ENOMEM;
+    t->colls[t->n_colls++] = (trace_coll){y->ts_ns, y->dur_ns, op, kind};
+    return MT_OK;
+}
+
+/* Op oi's collective calls (outermost event c): the op itself when its name is one, else the
+ * outermost communication events nested in it (a nest's events follow its outermost one in ord,
+ * by start). Marks an op that only encloses its calls (comm_inside). */
+static mt_status op_colls(emitter *em, int32_t c, const kev *x, int32_t oi) {
+    trace_op *o = &em->t->ops[oi];
+    if (mt_opclass_is_comm_name(x->name)) return add_coll(em, x, oi, call_kind(x, o->comm));
+    o->comm_inside = o->comm != TRACE_COMM_NONE;
+    int64_t inside_until = INT64_MIN; /* the end of the last call taken: events before it are in it */
+    for (int64_t i = em->kev_pos[c] + 1; i < em->k->n_ev; i++) {
+        const kev *y = &em->k->ev[em->ord[i]];
+        if (y->outer != c) break;
+        if (y->ts_ns < inside_until || !mt_opclass_is_comm_name(y->name)) continue;
+        MT_CHECK(add_coll(em, y, oi, call_kind(y, o->comm)));
+        inside_until = y->ts_ns + y->dur_ns;
+    }
+    return MT_OK;
+}
+
 /* Emits the op of candidate c with its tensors; widens the step to hold it. */
 static mt_status emit_op(emitter *em, const cand *c) {
     const kev *x = &em->k->ev[c->kev];
@@ -202,6 +238,7 @@ static mt_status emit_op(emitter *em, const cand *c) {
     int32_t oi = mt_tb_add_op(em->b, &op);
     if (oi < 0) return MT_ENOMEM;
     em->op_of_kev[c->kev] = oi;
+    MT_CHECK(op_colls(em, c->kev, x, oi));
     MT_CHECK(n ? mt_emit_et_tensors(em->b, em->e, (int32_t)x->et_node)
                : add_kineto_tensors(em->b, em->k, em->ord, em->kev_pos[c->kev], c->kev));
     trace *t = em->t;
@@ -216,8 +253,9 @@ static mt_status emit_op(emitter *em, const cand *c) {
 /* ---- kernels ---------------------------------------------------------------------------- */
 
 /* The outermost event enclosing the host call r: the latest-starting event of r's thread at or
- * before r (binary search in ord), walked up to one whose span holds r. -1 when none. */
-static int32_t enclosing_op(const emitter *em, const krt *r) {
+ * before r (binary search in ord), walked up to one whose span holds r. -1 when none. *in_comm
+ * becomes 1 when an enclosing event is a collective call (r is part of issuing it). */
+static int32_t enclosing_op(const emitter *em, const krt *r, int *in_comm) {
     const kineto_data *k = em->k;
     int64_t lo = 0, hi = k->n_ev - 1, pos = -1;
     while (lo <= hi) {
@@ -230,12 +268,14 @@ static int32_t enclosing_op(const emitter *em, const krt *r) {
             hi = mid - 1;
         }
     }
+    *in_comm = 0;
     if (pos < 0 || k->ev[em->ord[pos]].tid != r->tid) return -1;
-    for (int32_t q = em->ord[pos]; q >= 0; q = k->ev[q].parent) {
-        const kev *m = &k->ev[q];
-        if (m->ts_ns <= r->ts_ns && r->ts_ns <= m->ts_ns + m->dur_ns) return m->outer;
-    }
-    return -1;
+    int32_t q = em->ord[pos];
+    while (q >= 0 && !(k->ev[q].ts_ns <= r->ts_ns && r->ts_ns <= k->ev[q].ts_ns + k->ev[q].dur_ns))
+        q = k->ev[q].parent;
+    if (q < 0) return -1;
+    for (int32_t p = q; p >= 0 && !*in_comm; p = k->ev[p].parent) *in_comm = mt_opclass_is_comm_name(k->ev[p].name);
+    return k->ev[q].outer;
 }
 
 /* 1 when host or device time ts falls in the step [start, end) (an open side is unbounded). */
@@ -243,16 +283,17 @@ static int in_step(const kstep *step, int64_t ts) {
     return (step->start == INT64_MIN || ts >= step->start) && (step->end == INT64_MAX || ts < step->end);
 }
 
-/* The op owning kernel kg (-1 when none can: see below); *launch gets its launch time or -1. */
+/* The op owning kernel kg (-1 when none can: see below); *launch gets its launch time or -1, and
+ * *in_comm 1 when a collective call launched it. */
 static int32_t kernel_owner(const emitter *em, const mt_u64map *rt_by_corr, const mt_u64map *kev_by_ext,
-                            const kgpu *kg, int64_t *launch) {
+                            const kgpu *kg, int64_t *launch, int *in_comm) {
     const kineto_data *k = em->k;
     int32_t owner = -1;
     int64_t ri, ki;
     *launch = -1;
     if (kg->correlation >= 0 && mt_u64map_get(rt_by_corr, kg->correlation, &ri)) {
         *launch = k->rt[ri].ts_ns;
-        owner = enclosing_op(em, &k->rt[ri]);
+        owner = enclosing_op(em, &k->rt[ri], in_comm);
     }
     if (owner < 0 && kg->ext_id >= 0 && mt_u64map_get(kev_by_ext, kg->ext_id, &ki)) owner = k->ev[ki].outer;
     return owner;
@@ -274,10 +315,13 @@ static mt_status attach_kernels(emitter *em, const kstep *step) {
     for (int64_t g = 0; g < k->n_gpu && rc == MT_OK; g++) {
         const kgpu *kg = &k->gpu[g];
         int64_t launch;
-        int32_t owner = kernel_owner(em, &rt_by_corr, &kev_by_ext, kg, &launch);
+        int in_comm = 0;
+        int32_t owner = kernel_owner(em, &rt_by_corr, &kev_by_ext, kg, &launch, &in_comm);
         if (owner < 0) em->t->n_kernels_left_out += in_step(step, launch >= 0 ? launch : kg->ts_ns);
         if (owner < 0 || em->op_of_kev[owner] < 0) continue;
-        trace_kernel kk = {kg->ts_ns, kg->dur_ns, em->op_of_kev[owner], kg->stream, kg->name, kg->kind, launch};
+        in_comm |= mt_opclass_comm_of(kg->name) != TRACE_COMM_NONE; /* ncclKernel_*, ncclDevKernel_* */
+        trace_kernel kk = {kg->ts_ns, kg->dur_ns, em->op_of_kev[owner], kg->stream, kg->name, kg->kind, launch,
+                           (int8_t)in_comm};
         if (mt_tb_add_kernel(em->b, &kk) < 0) rc = MT_ENOMEM;
     }
     mt_u64map_destroy(&rt_by_corr);

@@ -5,9 +5,11 @@
  * are ops, khost.h). An op's kind is its linked ET node's representative aten op, else its own
  * or its first nested aten:: name; its phase comes from its regions, thread and name
  * (opclass.h); its comm kind from its name, its ET subtree and nested record_param_comms; its
- * tensors from the linked ET node, else from Kineto's "Input Dims". A kernel belongs to the
- * outermost op enclosing its cuda_runtime launch (same correlation), else to the op of its
- * External id. A backward op's fwd_op is the forward op holding an event of its sequence number.
+ * collective calls (t->colls) are itself when its name is one, else the outermost communication
+ * events nested in it (comm_inside: the op is compute around them); its tensors from the linked
+ * ET node, else from Kineto's "Input Dims". A kernel belongs to the outermost op enclosing its
+ * cuda_runtime launch (same correlation), else to the op of its External id; it is
+ * communication when the launch is inside a collective call or its name is an NCCL kernel's. A backward op's fwd_op is the forward op holding an event of its sequence number.
  * Invariant: one op per outermost event of the step, in the builder's order; ops are complete
  * (kernels, tensors, fwd_op) when mt_emit_kineto returns, roles and layers are the builder's.
  * Cost: O(E log E + K) for E events and K kernels.

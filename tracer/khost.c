@@ -75,44 +75,11 @@ mt_status mt_khost_nest(kineto_data *k, int32_t **order_out) {
     return MT_OK;
 }
 
-/* ---- steps and blocking calls ---------------------------------------------------------- */
+/* ---- steps ----------------------------------------------------------------------------- */
 
 static int cmp_kstep(const void *a, const void *b) {
     const kstep *x = a, *y = b;
     return (x->start > y->start) - (x->start < y->start);
-}
-
-static int is_sync_call(const char *name) {
-    static const char *const calls[] = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-                                        "cudaMemcpy", "cudaMemcpy2D", "cuStreamSynchronize", "cuCtxSynchronize",
-                                        "cuEventSynchronize", "hipStreamSynchronize", "hipDeviceSynchronize",
-                                        "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream"};
-    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
-        if (!strcmp(name, calls[i])) return 1;
-    return 0;
-}
-
-static int cmp_sync(const void *a, const void *b) {
-    const trace_sync *x = a, *y = b;
-    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
-}
-
-mt_status mt_khost_syncs(const kineto_data *k, trace *t) {
-    int64_t cap = 0;
-    for (int64_t i = 0; i < k->n_rt; i++) {
-        const krt *r = &k->rt[i];
-        if (!r->name || !is_sync_call(r->name) || r->ts_ns < t->step_start_ns || r->ts_ns > t->host_end_ns) continue;
-        if (mt_vec_reserve(&t->syncs, &cap, (int64_t)t->n_syncs + 1)) return MT_ENOMEM;
-        int32_t lo = 0, hi = t->n_ops - 1, op = -1;
-        while (lo <= hi) {
-            int32_t mid = lo + (hi - lo) / 2;
-            if (t->ops[mid].cpu_start_ns <= r->ts_ns) op = mid, lo = mid + 1;
-            else hi = mid - 1;
-        }
-        t->syncs[t->n_syncs++] = (trace_sync){r->ts_ns, r->dur_ns, op, r->name};
-    }
-    if (t->n_syncs > 1) qsort(t->syncs, (size_t)t->n_syncs, sizeof *t->syncs, cmp_sync);
-    return MT_OK;
 }
 
 /* Appends a step per annotation named prefix... (from its start, or from 0 when from_zero, to

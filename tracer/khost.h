@@ -1,12 +1,12 @@
 /* tracer/khost.h — the host side of a Kineto trace, from its events alone (khost.c): which event
- * encloses which, the training steps, the blocking host calls, and the thread, region and
- * nn.Module around an event. The linker (link.c) and the op emitter (emit.c) ask these.
+ * encloses which, the training steps, and the thread, region and nn.Module around an event (the
+ * blocking calls: ksync.h). The linker (link.c) and the op emitter (emit.c) ask these.
  *
  * Invariant after mt_khost_nest: ord lists every event by (tid, ts, -dur, annotations first,
  * index); each event's parent is the innermost event of its thread enclosing its start, and its
  * outer the outermost KEV_OP above it (itself when it is one). Communication annotations
  * (gloo:all_reduce, record_param_comms) count as ops.
- * Costs: nest O(E log E); steps O(E + S log S); syncs O(R log ops); the per-event questions
+ * Costs: nest O(E log E); steps O(E + S log S); the per-event questions
  * O(depth), O(E) and O(modules).
  */
 #ifndef MT_TRACER_KHOST_H
@@ -29,10 +29,6 @@ mt_status mt_khost_nest(kineto_data *k, int32_t **order_out);
 /* Steps by start: ProfilerStep#N annotations; else the spans ending at each Optimizer.step (the
  * last one keeps trailing work); else one step holding the whole trace. Never empty. */
 mt_status mt_khost_steps(const kineto_data *k, kstep **out, int64_t *n_out);
-/* The step's blocking host calls (cudaStreamSynchronize, a synchronous cudaMemcpy, the hip
- * ones, ...) into t->syncs, each given to the op whose host interval holds it. Runs after the
- * ops are final (sorted by cpu_start). */
-mt_status mt_khost_syncs(const kineto_data *k, trace *t);
 /* 1 when an annotation named prefix... encloses event x. */
 int mt_khost_in_region(const kineto_data *k, const kev *x, const char *prefix);
 /* 1 when most outermost ops of thread tid are autograd evaluate_function: the backward thread. */

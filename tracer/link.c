@@ -4,6 +4,7 @@
 
 #include "tracer/emit.h"
 #include "tracer/khost.h"
+#include "tracer/ksync.h"
 #include "tracer/link.h"
 #include "tracer/match.h"
 
@@ -79,7 +80,7 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
     rc = mt_tb_finish(&b, hints, err);
-    if (rc == MT_OK && mt_khost_syncs(k, t) != MT_OK)
+    if (rc == MT_OK && mt_ksync_syncs(k, t) != MT_OK)
         rc = mt_fail(err, MT_ENOMEM, "%s: out of memory building operators", kpath);
 out:
     free(ord);

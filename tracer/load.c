@@ -45,6 +45,7 @@ void mt_trace_free(trace *t) {
     free(t->dims);
     free(t->layers);
     free(t->syncs);
+    free(t->colls);
     mt_strpool_free(t->pool);
     free(t);
 }

@@ -487,7 +487,7 @@ trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o) {
 }
 
 int mt_opclass_batch_dependent(const trace *t, const trace_op *o) {
-    if (o->comm != TRACE_COMM_NONE) return 0;
+    if (trace_op_is_comm(o)) return 0;
     if (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) return 0;
     if (ANY_PAT(o->name, NULL, fixed_size_names)) return 0;
     if (o->in_count + o->out_count == 0) return 1; /* no tensor information: assume it does */
@@ -509,7 +509,7 @@ int mt_opclass_batch_dependent(const trace *t, const trace_op *o) {
 void mt_opclass_trace(trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
-        o->cls = mt_opclass_of(o->name, o->kind, o->phase, o->comm != TRACE_COMM_NONE);
+        o->cls = mt_opclass_of(o->name, o->kind, o->phase, trace_op_is_comm(o));
         o->tp = mt_opclass_tp_of(t, o);
         o->batch_dep = (int8_t)mt_opclass_batch_dependent(t, o);
     }

@@ -7,9 +7,11 @@
  * Invariants after a successful load:
  *  - ops[] are the outermost operators of the selected step, sorted by host start time
  *    (ties by thread then id). ops[i].id == i.
- *  - An op's device time is the length of the union of its kernels' intervals (kernels found
- *    through cuda_runtime correlation, including launches from nested ops). Without kernels
- *    (CPU-only traces) it is the op's CPU duration and trace.has_device_time is 0.
+ *  - An op's device time is the length of the union of its compute kernels' intervals (kernels
+ *    found through cuda_runtime correlation, including launches from nested ops); the kernels its
+ *    collective calls launched (NCCL) are communication and make comm_dev_ns instead. Without
+ *    kernels (CPU-only traces) it is the op's CPU duration and trace.has_device_time is 0.
+ *  - colls[] are the step's own collective calls (host side), each inside the op making it.
  *  - kernels[] are sorted by (op, start); op->kernel_first/count index into it.
  *  - trefs[] hold the tensor uses of ops: op->in_first/in_count and out_first/out_count.
  *  - tensors[] are keyed by (ET tensor id, storage id, offset, numel, itemsize), i.e. a
@@ -120,16 +122,31 @@ typedef struct trace_kernel {
     const char *name;
     trace_kernel_kind kind;
     int64_t launch_ns;  /* host time of the launching runtime call (cudaLaunchKernel, ...), -1 unknown */
+    int8_t comm;        /* 1: communication (launched inside a collective call, or an NCCL kernel) */
 } trace_kernel;
 
 /* A host call that blocks until the device has caught up: cudaStreamSynchronize,
- * cudaDeviceSynchronize, cudaEventSynchronize, a synchronous cudaMemcpy (and the hip ones). */
+ * cudaDeviceSynchronize, cudaEventSynchronize, a synchronous cudaMemcpy (and the hip ones), a
+ * copy to pageable host memory, a copy whose timing shows it waited (tracer/ksync.h). */
 typedef struct trace_sync {
-    int64_t ts_ns, dur_ns;
+    int64_t ts_ns;
+    int64_t dur_ns;     /* how long it was blocked, from its start: the whole call, or up to the end
+                         * of the copy it made (the rest of the call is host work) */
     int32_t op;         /* the op whose host interval [cpu_start, next op's cpu_start) holds it,
                          * -1 when it comes before the first op */
     const char *name;
+    int32_t stream;     /* the stream it waits for (a copy's own), -1 every stream */
 } trace_sync;
+
+/* One of the trace's own collective calls: the outermost c10d::*, record_param_comms, nccl:* or
+ * gloo:* event of a nest, on the host. Its CPU time is what issuing the collective cost (the
+ * enqueue: argument checks, stream waits, the NCCL launch), which the extrapolator pays again
+ * for every collective it generates; the op around it is compute. */
+typedef struct trace_coll {
+    int64_t ts_ns, dur_ns;
+    int32_t op;         /* the op that makes the call (the call itself, or an op enclosing it) */
+    trace_comm kind;
+} trace_coll;
 
 typedef struct trace_tensor {
     int64_t et_id, storage_id, offset, numel;
@@ -168,9 +185,13 @@ typedef struct trace_op {
                             * forward op whose weight shares storage with one of its tensors),
                             * -1 unknown or not backward */
     int64_t et_node;       /* linked ET node id, -1 when none */
-    trace_comm comm;       /* communication op kind, TRACE_COMM_NONE for compute */
+    trace_comm comm;       /* the collective the op is or makes, TRACE_COMM_NONE for compute */
+    int8_t comm_inside;    /* 1: the op only encloses its collective call (DDP's AccumulateGrad hook,
+                            * TorchRec's All2All_Pooled_Req): it is compute around the call, see
+                            * trace_op_is_comm; 0: the op is the call itself */
     double comm_bytes;     /* bytes of the collective's buffer on this rank */
     int32_t comm_group;    /* group size, 0 unknown */
+    int64_t comm_dev_ns;   /* union of its communication kernels' intervals (NCCL), 0 without */
     /* Filled once at the end of loading by the operator classifier (tracer/opclass.h): */
     mt_opclass cls;        /* operator class */
     trace_tp tp;           /* tensor-parallel kind */
@@ -211,6 +232,7 @@ typedef struct trace {
     int64_t *dims;           int32_t n_dims;
     trace_layer *layers;     int32_t n_layers;
     trace_sync *syncs;       int32_t n_syncs;   /* sorted by ts_ns */
+    trace_coll *colls;       int32_t n_colls;   /* sorted by ts_ns */
 
     int64_t step_start_ns, step_end_ns;   /* wall span of the step: from its start (step window
                                            * or first op) to the later of its host end and its
@@ -219,7 +241,7 @@ typedef struct trace {
                                            * last op's CPU end */
     int64_t dev_union_ns;                 /* union of all kernel intervals of the step */
     int64_t phase_ns[TRACE_PHASE_COUNT];  /* sum of op dev_ns per phase */
-    int64_t comm_ns;                      /* device time of communication ops */
+    int64_t comm_ns;                      /* device time of communication kernels (sum of comm_dev_ns) */
     int64_t param_count;
     double param_bytes, grad_bytes, optstate_bytes, activation_bytes, input_bytes;
     trace_link_stats link;
@@ -271,6 +293,10 @@ static inline const trace_tref *trace_op_inputs(const trace *t, const trace_op *
 static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op *op) {
     return t->trefs + op->out_first;
 }
+/* 1 when the op is nothing but a collective call (c10d::allreduce_, nccl:*, record_param_comms as
+ * an outermost op, or a communication op of an ET or TrioSim trace): the extrapolator replaces it
+ * with the collectives its plan needs. An op that encloses a collective call is compute. */
+static inline int trace_op_is_comm(const trace_op *o) { return o->comm != TRACE_COMM_NONE && !o->comm_inside; }
 /* Total device time of the step: sum over ops of dev_ns. */
 int64_t mt_trace_total_dev_ns(const trace *t);
 

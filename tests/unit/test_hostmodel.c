@@ -76,7 +76,7 @@ static trace *make(const spec *s) {
     t->n_ops = t->n_kernels = s->n;
     if (s->sync_op >= 0) {
         t->syncs[0] = (trace_sync){(s->start[s->sync_op] + s->sync_off_us) * US, s->sync_us * US, s->sync_op,
-                                   "cudaStreamSynchronize"};
+                                   "cudaStreamSynchronize", -1};
         t->n_syncs = 1;
     }
     t->step_start_ns = 0;
