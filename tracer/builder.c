@@ -162,8 +162,9 @@ static void device_times(trace *t, int64_t *scratch) {
         if (!t->has_device_time) {
             o->dev_start_ns = o->cpu_start_ns;
             o->dev_end_ns = o->cpu_start_ns + o->cpu_dur_ns;
-            o->dev_ns = o->cpu_dur_ns;
-            o->comm_dev_ns = trace_op_is_comm(o) ? o->cpu_dur_ns : 0; /* as its "device" time */
+            /* a collective call's CPU time is its "device" time, and it is communication: not in a phase */
+            o->comm_dev_ns = trace_op_is_comm(o) ? o->cpu_dur_ns : 0;
+            o->dev_ns = o->cpu_dur_ns - o->comm_dev_ns;
             continue;
         }
         if (o->kernel_count == 0) {

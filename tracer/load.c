@@ -46,6 +46,7 @@ void mt_trace_free(trace *t) {
     free(t->layers);
     free(t->syncs);
     free(t->colls);
+    free(t->dist.pgs);
     mt_strpool_free(t->pool);
     free(t);
 }
