@@ -4,8 +4,8 @@
  *  1. units: every forward/backward op gets the layer it belongs to (backward ops through
  *     fwd_op, else their own layer, else the previous backward op's); a trace without layers
  *     uses one unit per forward op;
- *  2. stages: units cut into P contiguous ranges minimising the largest forward+backward time
- *     (binary search on the bound + greedy fill, O(units log time));
+ *  2. stages: units cut into P contiguous ranges minimising the largest forward + backward +
+ *     optimizer time, at block boundaries where the trace shows them (stages.h);
  *  3. tensor parallelism: a walk over forward ops marks split ops and the collectives splits
  *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary), by the
  *     tp kind the tracer's classifier gave each op (trace_op.tp); T must divide every dimension a
@@ -18,6 +18,7 @@
  *     DDP buckets or the sync all-reduce, and the optimizer share of the stage.
  */
 #include "extrapolate/program.h"
+#include "extrapolate/stages.h"
 #include "extrapolate/traced.h"
 
 #include <math.h>
@@ -258,51 +259,11 @@ static void assign_units(builder *b) {
     b->n_units = t->n_layers > 0 ? t->n_layers : fwd_ord;
 }
 
-/* 2. stages: smallest bound C such that a greedy fill uses <= P stages, then cut. */
+/* 2. stages: the partitioner (stages.h), then each stage's layer range. */
 static mt_status assign_stages(builder *b) {
-    const trace *t = b->t;
     int32_t U = b->n_units, P = b->plan->pp;
-    double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
-    if (!cost) return MT_ENOMEM;
-    for (int32_t i = 0; i < t->n_ops; i++)
-        if (b->unit[i] >= 0 && b->unit[i] < U && !trace_op_is_comm(&t->ops[i]))
-            cost[b->unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
-    double lo = 0, hi = 0;
-    for (int32_t u = 0; u < U; u++) {
-        hi += cost[u];
-        if (cost[u] > lo) lo = cost[u];
-    }
-    for (int it = 0; it < 100 && hi - lo > 0.5; it++) {
-        double mid = (lo + hi) / 2, acc = 0;
-        int32_t used = 1;
-        for (int32_t u = 0; u < U; u++) {
-            if (acc + cost[u] > mid && acc > 0) {
-                used++;
-                acc = 0;
-            }
-            acc += cost[u];
-        }
-        if (used <= P) hi = mid;
-        else lo = mid;
-    }
-    /* Cut with bound hi, keeping at least one unit for every remaining stage. */
-    int32_t s = 0;
-    double acc = 0;
-    for (int32_t u = 0; u < U; u++) {
-        /* move on when the bound is reached, or when every later stage needs one of the
-         * remaining units (cost >= 1 per unit, so acc > 0 means the stage is not empty) */
-        int32_t left_units = U - u, later_stages = P - 1 - s;
-        if (acc > 0 && s < P - 1 && (acc + cost[u] > hi || left_units <= later_stages)) {
-            s++;
-            acc = 0;
-        }
-        b->stage_of_unit[u] = s;
-        acc += cost[u];
-    }
-    free(cost);
-    for (int32_t st = 0; st < P; st++) {
-        b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
-    }
+    MT_CHECK(mt_stages_cut(b->t, b->unit, U, P, b->stage_of_unit, &b->p->stage_cut));
+    for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {
         mt_stage_program *sp = &b->p->stages[b->stage_of_unit[u]];
         if (sp->layer_first < 0) sp->layer_first = u;

@@ -36,6 +36,7 @@
 #include "extrapolate/collective.h"
 #include "extrapolate/group.h"
 #include "extrapolate/plan.h"
+#include "extrapolate/stages.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -116,6 +117,7 @@ typedef struct mt_program {
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
     mt_groups groups;                  /* the DP sub-groups its traced collectives use */
+    mt_stage_cut stage_cut;            /* where the pipeline partitioner could cut (stages.h) */
     int32_t traced_colls;              /* the trace's collectives kept per step (plan comm traced) */
     int32_t traced_dropped;            /* the trace's collectives not kept: on a group of one rank in
                                         * this plan, or of a kind no schedule models */
