@@ -100,6 +100,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_t *sim = json_object();
     json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
     json_object_set_new(sim, "collectives", json_integer((json_int_t)r->collectives));
+    json_object_set_new(sim, "collective_bytes", json_real(r->coll_bytes));
     json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
     json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
     json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
