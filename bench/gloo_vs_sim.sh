@@ -1,55 +1,108 @@
 #!/bin/bash
-# One device -> N devices on hardware anyone has: a real 2-process DistributedDataParallel step
-# (torch.distributed, gloo, CPU, 1 thread per process) against `mitosis simulate --gpus 2
-# --strategy ddp` from the single-process trace of the same model, on a 2-endpoint switch whose
-# link bandwidth and latency are measured first with gloo all-reduces on loopback.
+# One device -> N devices on hardware anyone has: real 2-process jobs on this CPU (torch.distributed,
+# gloo, one process per core) against `mitosis simulate`, every trace recorded in this run beside the
+# measurement it is compared with (never a shipped trace against a fresh measurement).
 #
-# usage: bash bench/gloo_vs_sim.sh [MITOSIS] [TRACE_DIR...]
-#   MITOSIS    the binary (default build/mitosis)
-#   TRACE_DIR  traces recorded by tracer/collect.py with --threads 1 (default
-#              traces/cpu-resnet18-b8; gpt-tiny hangs in its second DDP step under
-#              torch 1.13 + gloo here, see the issue notes)
-# Needs python3-torch. Run it on a quiet machine: both processes need a core each.
+# For each job (ddp: DistributedDataParallel of resmlp; pipeline: resmlp in 2 stages of whole
+# blocks, GPipe; embedding: dlrm-tiny with its tables sharded, all-to-alls + DDP of the MLP):
+#   rank0   collect.py --dist JOB --world 2: the job's measured step and rank 0's trace, re-simulated at
+#           its own world size and plan (the traced collectives, mitosis's default for it);
+#   sibling collect.py on one process with --sibling-load (the other core runs the same model): the
+#           trace carries the contention each rank of the job sees;
+#   alone   the same with the other core idle;
+# the one-process traces extrapolated to the job's plan (ddp: --gpus 2 --strategy ddp; pipeline:
+# --pp 2 --schedule gpipe --micro-batches M; embedding: --gpus 2, which all-reduces every table: the
+# plan's collectives, not the job's). "cal" rows scale the operators to the measured one-process step
+# (--calibrate; for rank 0's trace --measured-ms with the sibling run's factor, measured/traced).
+# The network: switch:2 with the link bandwidth and latency of gloo all-reduces on loopback, probed
+# in the same run (bench/gloo_probe.py). Every measurement waits for a quiet machine (1-minute load
+# < 0.5; MT_QUIET=0 skips the wait) and prints the time and load it started at.
+#
+# usage: bash bench/gloo_vs_sim.sh [MITOSIS] [OUTDIR]   (default build/mitosis, a temporary folder)
+#   MT_JOBS="ddp pipeline embedding"  which jobs;  MT_STEPS=10  timed steps per recording
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MT="${1:-$ROOT/build/mitosis}"
-shift || true
-DIRS=("$@")
-[ ${#DIRS[@]} -gt 0 ] || DIRS=("$ROOT/traces/cpu-resnet18-b8")
+OUT="${2:-$(mktemp -d "${TMPDIR:-/tmp}/gloo-vs-sim.XXXXXX")}"
 PY=/usr/bin/python3
+COLLECT="$ROOT/tracer/collect.py"
+STEPS="${MT_STEPS:-10}"
+mkdir -p "$OUT"
 if ! "$PY" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null; then
     echo "gloo_vs_sim.sh: needs PyTorch with gloo (apt install python3-torch)" >&2
     exit 2
 fi
-printf "%-10s %5s %10s %10s %10s %10s %8s %10s %8s %9s %8s\n" model batch "1proc ms" "traced ms" \
-    "ddp2 ms" "sim ms" "error" "sim cal ms" "error" "bw GB/s" "lat us"
-for d in "${DIRS[@]}"; do
-    meas="$("$PY" "$ROOT/bench/gloo_ddp.py" --meta "$d/meta.json")"
-    read -r model batch one bw lat ddp < <("$PY" -c '
-import json, sys
-m = json.load(open(sys.argv[1])); r = json.loads(sys.argv[2])
-print(m["model"], m["batch"], m["step_time_ms"]["median"], r["allreduce"]["bw_Bps"], r["latency_s"],
-      r["ddp_step_ms"]["median"])' "$d/meta.json" "$meas")
-    # switch:2: a 2-rank ring all-reduce is 2 sends, each over 2 links
-    linkbw="$("$PY" -c "print('%.6fGB/s' % ($bw / 1e9))")"
-    linklat="$("$PY" -c "print('%.3fus' % ($lat / 4 * 1e6))")"
-    args=(--gpus 2 --strategy ddp --topology switch:2 --link-bw "$linkbw" --link-lat "$linklat" --json)
-    sim="$("$MT" simulate "$d" "${args[@]}")"
-    simcal="$("$MT" simulate "$d" "${args[@]}" --calibrate)"
-    read -r traced step stepcal < <("$PY" -c '
-import json, sys
-s, c = json.loads(sys.argv[1]), json.loads(sys.argv[2]); print(s["traced_step_ms"], s["step_ms"], c["step_ms"])' \
-        "$sim" "$simcal")
-    "$PY" -c '
-import sys
-model, batch, one, traced, ddp, sim, simcal, bw, lat = sys.argv[1:]
-err = (float(sim) - float(ddp)) / float(ddp) * 100
-errc = (float(simcal) - float(ddp)) / float(ddp) * 100
-print("%-10s %5s %10.1f %10.1f %10.1f %10.1f %+7.1f%% %10.1f %+7.1f%% %9.3f %8.1f" % (
-    model, batch, float(one), float(traced), float(ddp), float(sim), err, float(simcal), errc,
-    float(bw) / 1e9, float(lat) * 1e6))
-' "$model" "$batch" "$one" "$traced" "$ddp" "$step" "$stepcal" "$bw" "$lat"
+
+quiet() { # waits (up to 30 min) for a 1-minute load under 0.5, then says when and at what load
+    local i l
+    for i in $(seq 1 120); do
+        l=$(cut -d' ' -f1 /proc/loadavg)
+        if [ "${MT_QUIET:-1}" = 0 ] || awk "BEGIN{exit !($l < 0.5)}"; then
+            echo "# $(date -u +%FT%TZ) load $l: $*" >&2
+            return 0
+        fi
+        sleep 15
+    done
+    echo "gloo_vs_sim.sh: the machine stayed busy (load $l) for 30 minutes: no measurement" >&2
+    exit 1
+}
+
+declare -A MODEL=([ddp]="--model resmlp --hidden 512 --layers 8 --batch 64"
+                  [pipeline]="--model resmlp --hidden 512 --layers 8 --batch 64"
+                  [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256")
+declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="")
+declare -A PLAN=([ddp]="--gpus 2 --strategy ddp" [pipeline]="--pp 2 --schedule gpipe --micro-batches 4"
+                 [embedding]="--gpus 2")
+COMMON="--threads 1 --warmup 3 --steps $STEPS"
+
+for job in ${MT_JOBS:-ddp pipeline embedding}; do
+    # shellcheck disable=SC2086
+    { quiet "$job: rank 0 of the 2-process job"
+      "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --dist "$job" --world 2 ${DISTARGS[$job]} -o "$OUT/$job-rank0" >&2
+      quiet "$job: one process beside a sibling load"
+      "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --sibling-load -o "$OUT/$job-sibling" >&2
+      quiet "$job: one process, the other core idle"
+      "$PY" "$COLLECT" ${MODEL[$job]} $COMMON -o "$OUT/$job-alone" >&2; }
 done
-echo "1proc: measured single-process step (meta.json median); traced: sum of the trace's op times;"
-echo "ddp2: measured 2-process DDP step (median of 10); sim: mitosis simulate --gpus 2 --strategy ddp;"
-echo "sim cal: the same with --calibrate (operator times scaled to the 1proc step, cli/calibrate.h)."
+quiet "the loopback network"
+"$PY" "$ROOT/bench/gloo_probe.py" > "$OUT/probe.json"
+read -r bw lat < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["allreduce"]["bw_Bps"], r["latency_s"])' "$OUT/probe.json")
+NET=(--topology switch:2 --link-bw "$("$PY" -c "print('%.6fGB/s' % ($bw / 1e9))")"
+     --link-lat "$("$PY" -c "print('%.3fus' % ($lat / 4 * 1e6))")" --host-model none --json)
+
+sim() { "$MT" simulate "$@" "${NET[@]}"; }
+field() { "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1], {}, {"d": d}))' "$1"; }
+meta() { "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$1" "$2"; }
+
+printf "%-10s %-8s %-10s %-4s %11s %11s %8s\n" job trace comm cal "sim ms" "job ms" error
+row() { # job trace comm cal predicted measured
+    "$PY" -c 'import sys; j,t,c,k,p,m=sys.argv[1:]; print("%-10s %-8s %-10s %-4s %11.1f %11.1f %+7.1f%%" % (j,t,c,k,float(p),float(m),(float(p)-float(m))/float(m)*100))' "$@"
+}
+for job in ${MT_JOBS:-ddp pipeline embedding}; do
+    R="$OUT/$job-rank0" S="$OUT/$job-sibling" A="$OUT/$job-alone"
+    measured=$(meta "$R/meta.json" 'd["step_time_ms"]["median"]')
+    for t in sibling alone; do
+        d="$OUT/$job-$t"
+        # shellcheck disable=SC2086
+        row "$job" "$t" plan no "$(sim "$d" ${PLAN[$job]} | field 'd["step_ms"]')" "$measured"
+        # shellcheck disable=SC2086
+        row "$job" "$t" plan yes "$(sim "$d" ${PLAN[$job]} --calibrate | field 'd["step_ms"]')" "$measured"
+    done
+    row "$job" rank0 traced no "$(sim "$R" | field 'd["step_ms"]')" "$measured"
+    # rank 0's operators scaled by the factor the sibling run measured (unprofiled / traced)
+    f=$("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1]+"/meta.json")); print(m["step_time_ms"]["median"])' "$S")
+    traced_s=$(sim "$S" --gpus 1 | field 'd["traced_step_ms"]')
+    traced_r=$(sim "$R" | field 'd["traced_step_ms"]')
+    ms=$("$PY" -c "import sys; print($traced_r * $f / $traced_s)")
+    row "$job" rank0 traced yes "$(sim "$R" --measured-ms "$ms" | field 'd["step_ms"]')" "$measured"
+    [ "$job" = embedding ] && row "$job" rank0 regenerate no "$(sim "$R" --comm regenerate | field 'd["step_ms"]')" "$measured"
+    if [ "$job" = pipeline ]; then
+        sent=$(meta "$R/meta.json" 'd["dist"]["sent_bytes_per_micro_batch"]')
+        # shellcheck disable=SC2086
+        got=$(sim "$S" ${PLAN[$job]} | field 'd["stages"][0]["boundary_bytes"]')
+        echo "pipeline boundary: mitosis sends $got B per micro-batch from stage 0, PyTorch sent $sent B" >&2
+    fi
+done
+echo "job ms: the 2-process job's measured step (median of $STEPS; per step the slower rank). sim: mitosis" \
+     "simulate on switch:2 at the probed loopback (all-reduce $(printf '%.3f' "$("$PY" -c "print($bw/1e9)")") GB/s," \
+     "latency $(printf '%.1f' "$("$PY" -c "print($lat*1e6)")") us); traces in $OUT"

@@ -67,8 +67,6 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
     const mt_sim_outputs *o = &c->out;
     if (!o->timeline && (o->timeline_gpus || o->window_from > 0 || o->window_to != MT_TIME_NEVER))
         return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE");
-    if (rc->plan.gpus == 0 && !rc->plan.dp && !rc->plan.tp && !rc->plan.pp)
-        return mt_fail(err, MT_EINVAL, "--gpus is required (or give --dp/--tp/--pp)");
     return MT_OK;
 }
 
@@ -101,6 +99,7 @@ int cmd_simulate(int argc, char **argv) {
     }
     if (st == MT_OK) st = check(&rc, &c, &err);
     if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
+    if (st == MT_OK) st = mt_run_check_gpus(&rc, in.t, &err);
     if (st == MT_OK) st = mt_run_simulate(&rc, &in, &c.out, &sim, &err);
     if (st != MT_OK) {
         code = mt_cli_fail("simulate", &err);

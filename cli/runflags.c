@@ -69,6 +69,10 @@ static const mt_flag PLAN[] = {
      .lo_open = 1},
     {"--first-bucket", MT_FLAG_BYTES, CFG(plan.first_bucket_bytes), "SIZE", "cap of the first DDP bucket filled "
      "in backward (default 1MiB, as PyTorch)", .lo = 0, .lo_open = 1},
+    {"--comm", MT_FLAG_CHOICE, CFG(plan.comm), "MODE", "the data-parallel collectives: traced keeps the trace's "
+     "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "
+     "plan's (DDP buckets of every parameter). auto (default): traced for a multi-rank trace, else regenerate",
+     .choices = MT_COMM_CHOICES},
     {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of t, p, d, innermost first (default tpd: TP ranks "
      "adjacent, then stages, then replicas)", .call = set_placement},
     {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier or "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "extrapolate/traced.h"
 #include "util/units.h"
 
 void mt_plan_init(mt_plan *p) {
@@ -19,6 +20,9 @@ void mt_plan_init(mt_plan *p) {
 
 const char *mt_dp_mode_name(mt_dp_mode m) { return m == MT_DP_DDP ? "ddp" : "dp"; }
 const char *mt_pp_schedule_name(mt_pp_schedule s) { return s == MT_PP_1F1B ? "1f1b" : "gpipe"; }
+const char *mt_comm_mode_name(mt_comm_mode m) {
+    return m == MT_COMM_TRACED ? "traced" : m == MT_COMM_REGENERATE ? "regenerate" : "auto";
+}
 
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err) {
     if (!strcmp(s, "dp") || !strcmp(s, "sync")) *out = MT_DP_SYNC;
@@ -55,6 +59,10 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus < 0 || p->dp < 0 || p->tp < 0 || p->pp < 0 || p->micro_batches < 0)
         return mt_fail(err, MT_EINVAL, "GPU counts and micro-batches must be positive");
     int unset = (p->dp == 0) + (p->tp == 0) + (p->pp == 0);
+    mt_traced_plan tp;
+    mt_traced_plan_read(t, &tp);
+    if (p->gpus == 0 && unset == 3 && tp.multi_rank) p->gpus = tp.world_size; /* as the job ran */
+    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
     if (p->gpus == 0) {
         p->gpus = (int32_t)known;

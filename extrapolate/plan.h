@@ -21,11 +21,18 @@
 
 typedef enum { MT_DP_SYNC = 0, MT_DP_DDP } mt_dp_mode;
 typedef enum { MT_PP_GPIPE = 0, MT_PP_1F1B } mt_pp_schedule;
+/* The collectives of the data-parallel dimension: the traced job's own (a multi-rank trace's
+ * all-reduces, all-to-alls, send/recv, ... as traced: extrapolate/traced.h), or the plan's
+ * (DDP buckets or DataParallel's all-reduce of every parameter, generated). auto: traced for a
+ * multi-rank trace, else regenerated. */
+typedef enum { MT_COMM_AUTO = 0, MT_COMM_TRACED, MT_COMM_REGENERATE } mt_comm_mode;
+#define MT_COMM_CHOICES "auto|traced|regenerate"
 
 typedef struct mt_plan {
-    int32_t gpus;            /* N; 0 = D*T*P */
+    int32_t gpus;            /* N; 0 = D*T*P, or the traced job's world size when no size is given */
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
     mt_dp_mode dp_mode;      /* default ddp */
+    mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
                                 else 1 */
@@ -46,7 +53,9 @@ typedef struct mt_plan {
 
 void mt_plan_init(mt_plan *p);
 
-/* Fills the unset sizes and checks the plan against the trace: D*T*P must equal N (an unset
+/* Fills the unset sizes and checks the plan against the trace: with no size at all, N is the
+ * traced job's world size (a multi-rank trace re-simulated as it ran), else 1; comm auto becomes
+ * traced for a multi-rank trace, else regenerate; D*T*P must equal N (an unset
  * one of dp/tp/pp becomes N / product of the others when that divides), the global batch must
  * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
  * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
@@ -59,6 +68,7 @@ void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int3
 /* "dp" / "ddp", "gpipe" / "1f1b". Parsers return MT_EINVAL with a message. */
 const char *mt_dp_mode_name(mt_dp_mode m);
 const char *mt_pp_schedule_name(mt_pp_schedule s);
+const char *mt_comm_mode_name(mt_comm_mode m);
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err);
 mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err);
 mt_status mt_placement_parse(const char *s, char out[4], mt_error *err);

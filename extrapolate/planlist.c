@@ -188,6 +188,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "tp", json_integer(pl->tp));
     json_object_set_new(plan, "pp", json_integer(pl->pp));
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
+    json_object_set_new(plan, "comm", json_string(mt_comm_mode_name(pl->comm)));
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));

@@ -4,8 +4,8 @@
  *  1. units: every forward/backward op gets the layer it belongs to (backward ops through
  *     fwd_op, else their own layer, else the previous backward op's); a trace without layers
  *     uses one unit per forward op;
- *  2. stages: units cut into P contiguous ranges minimising the largest forward+backward time
- *     (binary search on the bound + greedy fill, O(units log time));
+ *  2. stages: units cut into P contiguous ranges minimising the largest forward + backward +
+ *     optimizer time, at block boundaries where the trace shows them (stages.h);
  *  3. tensor parallelism: a walk over forward ops marks split ops and the collectives splits
  *     imply (Megatron column/row pairs, conv output channels, embedding vocabulary), by the
  *     tp kind the tracer's classifier gave each op (trace_op.tp); T must divide every dimension a
@@ -18,6 +18,8 @@
  *     DDP buckets or the sync all-reduce, and the optimizer share of the stage.
  */
 #include "extrapolate/program.h"
+#include "extrapolate/stages.h"
+#include "extrapolate/traced.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -194,6 +196,9 @@ typedef struct builder {
     pcoll *colls;
     int64_t n_colls, cap_colls;
     tp_fit fit;             /* what the splits divide (classify_tp) */
+    int32_t *tc_head;       /* plan comm traced: per op, the first traced collective it issued, -1 */
+    int32_t *tc_next;       /* per trace_coll: the next one the same op issued, -1 */
+    int32_t tc_pre;         /* the first issued before the step's first op, -1 */
 } builder;
 
 static int32_t op_stage(const builder *b, int32_t op) {
@@ -254,51 +259,11 @@ static void assign_units(builder *b) {
     b->n_units = t->n_layers > 0 ? t->n_layers : fwd_ord;
 }
 
-/* 2. stages: smallest bound C such that a greedy fill uses <= P stages, then cut. */
+/* 2. stages: the partitioner (stages.h), then each stage's layer range. */
 static mt_status assign_stages(builder *b) {
-    const trace *t = b->t;
     int32_t U = b->n_units, P = b->plan->pp;
-    double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
-    if (!cost) return MT_ENOMEM;
-    for (int32_t i = 0; i < t->n_ops; i++)
-        if (b->unit[i] >= 0 && b->unit[i] < U && !trace_op_is_comm(&t->ops[i]))
-            cost[b->unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
-    double lo = 0, hi = 0;
-    for (int32_t u = 0; u < U; u++) {
-        hi += cost[u];
-        if (cost[u] > lo) lo = cost[u];
-    }
-    for (int it = 0; it < 100 && hi - lo > 0.5; it++) {
-        double mid = (lo + hi) / 2, acc = 0;
-        int32_t used = 1;
-        for (int32_t u = 0; u < U; u++) {
-            if (acc + cost[u] > mid && acc > 0) {
-                used++;
-                acc = 0;
-            }
-            acc += cost[u];
-        }
-        if (used <= P) hi = mid;
-        else lo = mid;
-    }
-    /* Cut with bound hi, keeping at least one unit for every remaining stage. */
-    int32_t s = 0;
-    double acc = 0;
-    for (int32_t u = 0; u < U; u++) {
-        /* move on when the bound is reached, or when every later stage needs one of the
-         * remaining units (cost >= 1 per unit, so acc > 0 means the stage is not empty) */
-        int32_t left_units = U - u, later_stages = P - 1 - s;
-        if (acc > 0 && s < P - 1 && (acc + cost[u] > hi || left_units <= later_stages)) {
-            s++;
-            acc = 0;
-        }
-        b->stage_of_unit[u] = s;
-        acc += cost[u];
-    }
-    free(cost);
-    for (int32_t st = 0; st < P; st++) {
-        b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
-    }
+    MT_CHECK(mt_stages_cut(b->t, b->unit, U, P, b->stage_of_unit, &b->p->stage_cut));
+    for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {
         mt_stage_program *sp = &b->p->stages[b->stage_of_unit[u]];
         if (sp->layer_first < 0) sp->layer_first = u;
@@ -524,6 +489,7 @@ static mt_task *new_task(emitter *em, mt_task_kind kind) {
     k->kind = kind;
     k->mb = -1;
     k->layer = -1;
+    k->traced = -1;
     return k;
 }
 
@@ -587,6 +553,48 @@ static mt_status emit_tp_colls(builder *b, emitter *em, int32_t head, int32_t mb
     return MT_OK;
 }
 
+/* The traced collectives in list head (tc_head / tc_pre) for micro-batch mb: an all-reduce issued
+ * in backward (a gradient bucket) only with the last micro-batch (last), once per step; the rest
+ * every micro-batch, all-to-all and send/recv bytes following its size. */
+static mt_status emit_traced(builder *b, emitter *em, int32_t head, int32_t mb, trace_phase ph, int last) {
+    for (int32_t c = head; c >= 0; c = b->tc_next[c]) {
+        mt_traced_task tt;
+        if (!mt_traced_task_of(b->t, c, b->plan, &b->p->groups, &tt)) continue;
+        if (ph == TRACE_PHASE_BACKWARD && tt.op == MT_COLL_ALLREDUCE && !last) continue;
+        int32_t by = b->t->colls[c].issued_by, layer = by >= 0 && b->t->n_layers > 0 ? b->unit[by] : -1;
+        MT_CHECK(emit_coll(em, (mt_group_kind)tt.group, tt.op, MT_COLL_WHY_TRACED, tt.blocking,
+                           tt.bytes * (tt.scales ? b->plan->batch_factor : 1), layer, mb, ph));
+        em->sp->tasks[em->sp->n_tasks - 1].traced = c;
+        b->p->traced_colls++;
+    }
+    return MT_OK;
+}
+
+/* Plan comm traced: lists each op's traced collectives (tc_head, tc_next, tc_pre). */
+static mt_status index_traced(builder *b) {
+    const trace *t = b->t;
+    b->tc_pre = -1;
+    if (b->plan->comm != MT_COMM_TRACED) return MT_OK;
+    b->tc_head = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->tc_head);
+    b->tc_next = malloc((size_t)(t->n_colls > 0 ? t->n_colls : 1) * sizeof *b->tc_next);
+    if (!b->tc_head || !b->tc_next) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_ops; i++) b->tc_head[i] = -1;
+    for (int32_t c = t->n_colls - 1; c >= 0; c--) { /* backwards: each list keeps the trace's order */
+        mt_traced_task tt;
+        b->tc_next[c] = -1;
+        if (!t->colls[c].instance) continue;
+        if (!mt_traced_task_of(t, c, b->plan, &b->p->groups, &tt)) {
+            b->p->traced_dropped++;
+            continue;
+        }
+        int32_t *head = t->colls[c].issued_by >= 0 && t->colls[c].issued_by < t->n_ops ? &b->tc_head[t->colls[c].issued_by]
+                                                                                         : &b->tc_pre;
+        b->tc_next[c] = *head;
+        *head = c;
+    }
+    return MT_OK;
+}
+
 static mt_status emit_forward(builder *b, emitter *em, int32_t s, int32_t mb) {
     const trace *t = b->t;
     const mt_plan *pl = b->plan;
@@ -597,6 +605,7 @@ static mt_status emit_forward(builder *b, emitter *em, int32_t s, int32_t mb) {
         if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
         MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->fwd_coll[i], mb, TRACE_PHASE_FORWARD));
+        if (b->tc_head) MT_CHECK(emit_traced(b, em, b->tc_head[i], mb, TRACE_PHASE_FORWARD, 1));
     }
     if (s < pl->pp - 1)
         MT_CHECK(emit_simple(em, MT_TASK_SEND, +1, mb, em->sp->boundary_bytes * pl->batch_factor));
@@ -607,7 +616,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
                                const double *boundary) {
     const trace *t = b->t;
     const mt_plan *pl = b->plan;
-    int ddp = pl->dp > 1 && pl->dp_mode == MT_DP_DDP && last_block;
+    int ddp = pl->dp > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && last_block;
     double bucket = 0;
     int32_t bucket_layer = -1;
     int32_t first_bucket_index = b->p->ddp_buckets; /* PyTorch caps the first bucket lower */
@@ -617,6 +626,7 @@ static mt_status emit_backward(builder *b, emitter *em, int32_t s, int32_t mb, i
         if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
         MT_CHECK(emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         if (pl->tp > 1) MT_CHECK(emit_tp_colls(b, em, b->bwd_anchor[i], mb, TRACE_PHASE_BACKWARD));
+        if (b->tc_head) MT_CHECK(emit_traced(b, em, b->tc_head[i], mb, TRACE_PHASE_BACKWARD, last_block));
         if (ddp && b->grad_ready[i] > 0) {
             bucket += b->grad_ready[i];
             if (t->n_layers > 0 && b->unit[i] >= 0) bucket_layer = b->unit[i];
@@ -678,6 +688,7 @@ static mt_status emit_other(builder *b, emitter *em, int32_t s, int pre) {
         if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
+        if (b->tc_head && s == 0) MT_CHECK(emit_traced(b, em, b->tc_head[i], -1, o->phase, 1));
         if (share <= 0) continue;
         MT_CHECK(emit_item(b, em, i, b->op_ns[i] * share, 1, -1));
     }
@@ -717,6 +728,7 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
     mt_stage_program *sp = &b->p->stages[s];
     emitter em = {sp, 0, 0};
     int32_t P = pl->pp, M = pl->micro_batches;
+    if (s == 0) MT_CHECK(emit_traced(b, &em, b->tc_pre, -1, TRACE_PHASE_FORWARD, 1));
     if (s == 0) MT_CHECK(emit_other(b, &em, s, 1));
     if (pl->schedule == MT_PP_GPIPE || P == 1) {
         for (int32_t m = 0; m < M; m++) MT_CHECK(emit_forward(b, &em, s, m));
@@ -733,7 +745,7 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
     }
     if (pl->dp > 1) {
         double grads = b->w_stage_bytes[s];
-        if (pl->dp_mode == MT_DP_SYNC) {
+        if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
             if (grads > 0)
                 MT_CHECK(emit_coll(&em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1,
                                    -1, TRACE_PHASE_BACKWARD));
@@ -750,7 +762,7 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
 
 /* The program's first warning, most important first ("" none). */
 static void set_warning(mt_program *p, const mt_plan *plan, const trace *t, const tp_fit *fit) {
-    if (plan->dp > 1 && t->param_bytes <= 0)
+    if (plan->dp > 1 && t->param_bytes <= 0 && plan->comm != MT_COMM_TRACED)
         snprintf(p->warning, sizeof p->warning,
                  "the trace has no parameter sizes: data-parallel gradient all-reduces carry 0 bytes");
     else if (plan->pp > 1 && t->n_trefs == 0)
@@ -842,6 +854,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
         goto fail_msg;
     }
     if ((rc = boundaries(&b, boundary, act_mb)) != MT_OK) goto fail;
+    if ((rc = index_traced(&b)) != MT_OK) goto fail;
     for (int32_t s = 0; s < plan->pp; s++) {
         p->stages[s].boundary_bytes = s < plan->pp - 1 ? boundary[s] : 0;
         p->stages[s].act_bytes_per_mb = act_mb[s] * p->plan.batch_factor;
@@ -873,6 +886,8 @@ done:
     free(b.w_stage);
     free(b.w_split);
     free(b.colls);
+    free(b.tc_head);
+    free(b.tc_next);
     free(boundary);
     free(act_mb);
     return rc;

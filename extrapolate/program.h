@@ -10,9 +10,12 @@
  *
  * A stage program is a list of tasks in issue order on the GPU's compute stream:
  *   COMPUTE    a run of consecutive operators (items[item_first ..]) with their durations;
- *   COLL       a collective on the GPU's TP or DP group; `blocking` ones stop the compute
- *              stream until they finish (TP splits, DataParallel's all-reduce); non-blocking
- *              ones (DDP buckets) go to the communication stream, one at a time per group;
+ *   COLL       a collective on the GPU's TP or DP group (or a DP sub-group: group.h); `blocking`
+ *              ones stop the compute stream until they finish (TP splits, DataParallel's
+ *              all-reduce); non-blocking ones (DDP buckets) go to the communication stream, one at
+ *              a time per group. With plan comm traced (a multi-rank trace) the DP collectives are
+ *              the trace's own, each after the op that issued it (traced.h: mt_traced_task_of),
+ *              and no gradient all-reduce is generated;
  *   SEND/RECV  pipeline activations (dir +1, to the next stage) or their gradients (dir -1);
  *              RECV blocks until the matching micro-batch has arrived;
  *   WAIT_COMM  blocks until every non-blocking collective issued so far has finished
@@ -31,7 +34,9 @@
 #include <stdint.h>
 
 #include "extrapolate/collective.h"
+#include "extrapolate/group.h"
 #include "extrapolate/plan.h"
+#include "extrapolate/stages.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -58,13 +63,13 @@ typedef enum {
     MT_TASK_MB_END
 } mt_task_kind;
 
-typedef enum { MT_GROUP_TP = 0, MT_GROUP_DP } mt_group_kind;
 
 /* Why a collective is there (for reports). */
 typedef enum {
     MT_COLL_WHY_TP_FWD = 0, /* tensor-parallel forward (row all-reduce, column all-gather, ...) */
     MT_COLL_WHY_TP_BWD,     /* tensor-parallel backward (input-gradient all-reduce) */
-    MT_COLL_WHY_DP_GRAD     /* data-parallel gradient all-reduce (sync or a DDP bucket) */
+    MT_COLL_WHY_DP_GRAD,    /* data-parallel gradient all-reduce (sync or a DDP bucket) */
+    MT_COLL_WHY_TRACED      /* one of the traced job's own collectives, kept (plan comm traced) */
 } mt_coll_why;
 
 typedef struct mt_item {     /* one operator inside a COMPUTE task */
@@ -76,7 +81,7 @@ typedef struct mt_item {     /* one operator inside a COMPUTE task */
 
 typedef struct mt_task {
     mt_task_kind kind;
-    mt_group_kind group;     /* COLL */
+    mt_group_kind group;     /* COLL: TP, DP or a DP sub-group (extrapolate/group.h) */
     mt_coll_op coll;         /* COLL */
     mt_coll_why why;         /* COLL */
     int8_t blocking;         /* COLL */
@@ -88,6 +93,7 @@ typedef struct mt_task {
     int32_t item_first, item_count; /* COMPUTE */
     int64_t dur_ps;          /* COMPUTE: sum of its items */
     double bytes;            /* COLL: per-rank buffer (all-gather: output); SEND: payload */
+    int32_t traced;          /* COLL kept from the trace: its trace_coll index; -1 otherwise */
 } mt_task;
 
 typedef struct mt_stage_program {
@@ -110,6 +116,11 @@ typedef struct mt_program {
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    mt_groups groups;                  /* the DP sub-groups its traced collectives use */
+    mt_stage_cut stage_cut;            /* where the pipeline partitioner could cut (stages.h) */
+    int32_t traced_colls;              /* the trace's collectives kept per step (plan comm traced) */
+    int32_t traced_dropped;            /* the trace's collectives not kept: on a group of one rank in
+                                        * this plan, or of a kind no schedule models */
     int32_t skipped_comm_ops;          /* ops of the trace that are only a collective call (replaced);
                                         * an op enclosing one runs as compute */
     char warning[256];                 /* first warning, "" when none */

@@ -208,7 +208,8 @@ static void collective_rows(cw *w, const mt_report_src *src) {
         int32_t n = mt_coll_group(p, sp, &first, group, sizeof group);
         if (sp->rank != first) continue; /* every member has the span: one row per instance */
         const mt_task *k = sp->task;
-        cw_text(w, k->group == MT_GROUP_TP ? "tp" : "dp");
+        char kind[16];
+        cw_text(w, mt_group_kind_name(&p->groups, k->group, kind, sizeof kind));
         cw_text(w, group);
         cw_num(w, "%d", n);
         cw_text(w, mt_coll_op_name(k->coll));

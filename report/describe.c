@@ -46,16 +46,14 @@ int32_t mt_send_peer(const mt_program *p, const mt_span *s) {
 }
 
 int32_t mt_coll_group(const mt_program *p, const mt_span *s, int32_t *first_rank, char *buf, size_t len) {
-    int32_t d, st, t;
+    int32_t d, st, t, kind = s->task->group;
     mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
-    if (s->task->group == MT_GROUP_TP) {
-        if (first_rank) *first_rank = mt_plan_rank(&p->plan, d, st, 0);
-        if (buf) snprintf(buf, len, "dp %d, stage %d", d, st);
-        return p->plan.tp;
-    }
-    if (first_rank) *first_rank = mt_plan_rank(&p->plan, 0, st, t);
-    if (buf) snprintf(buf, len, "stage %d, tp %d", st, t);
-    return p->plan.dp;
+    int32_t n = mt_group_size(&p->plan, &p->groups, kind);
+    if (first_rank) *first_rank = mt_group_member(&p->plan, &p->groups, kind, d, st, t, 0);
+    if (buf && kind == MT_GROUP_TP) snprintf(buf, len, "dp %d, stage %d", d, st);
+    else if (buf && kind == MT_GROUP_DP) snprintf(buf, len, "stage %d, tp %d", st, t);
+    else if (buf) snprintf(buf, len, "stage %d, tp %d, dp %d-%d", st, t, d / n * n, d / n * n + n - 1);
+    return n;
 }
 
 mt_coll_algo mt_coll_span_algo(const mt_report_src *src, const mt_span *s) {
@@ -67,15 +65,16 @@ const char *mt_coll_why_name(mt_coll_why w) {
     switch (w) {
     case MT_COLL_WHY_TP_FWD: return "tp-forward";
     case MT_COLL_WHY_TP_BWD: return "tp-backward";
+    case MT_COLL_WHY_TRACED: return "traced";
     default: return "dp-gradients";
     }
 }
 
-/* "allreduce 26.21 MB (dp)" */
-static void coll_name(const mt_task *k, char *buf, size_t len) {
-    char b[32];
+/* "allreduce 26.21 MB (dp)", "alltoall 1.2 MB (dp/8)" */
+static void coll_name(const mt_program *p, const mt_task *k, char *buf, size_t len) {
+    char b[32], g[16];
     snprintf(buf, len, "%s %s (%s)", mt_coll_op_name(k->coll), mt_fmt_bytes(k->bytes, b, sizeof b),
-             k->group == MT_GROUP_TP ? "tp" : "dp");
+             mt_group_kind_name(&p->groups, k->group, g, sizeof g));
 }
 
 char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *buf, size_t len) {
@@ -86,7 +85,7 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
         snprintf(buf, len, "compute");
         break;
     case MT_SPAN_COLL:
-        coll_name(k, buf, len);
+        coll_name(p, k, buf, len);
         break;
     case MT_SPAN_HOST: /* the task the device waits to start: one op, a collective or a send */
         if (k == &mt_host_tail_task) {
@@ -97,7 +96,7 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
             snprintf(buf, len, "host launches %s", op ? op : "an op");
         } else if (k->kind == MT_TASK_COLL) {
             char c[96];
-            coll_name(k, c, sizeof c);
+            coll_name(p, k, c, sizeof c);
             snprintf(buf, len, "host issues %s", c);
         } else {
             snprintf(buf, len, "host issues %s", k->kind == MT_TASK_SEND ? "a pipeline send" : "work");
@@ -116,7 +115,7 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
                      mt_plan_rank(&p->plan, d, st - (k->dir > 0 ? 1 : -1), t));
         } else if (k->kind == MT_TASK_COLL) {
             char c[96];
-            coll_name(k, c, sizeof c);
+            coll_name(p, k, c, sizeof c);
             snprintf(buf, len, "wait for %s", c);
         } else {
             snprintf(buf, len, "wait for data-parallel gradient buckets");

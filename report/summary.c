@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "extrapolate/traced.h"
 #include "sim/scenario.h"
 #include "util/units.h"
 
@@ -99,8 +100,11 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_t *sim = json_object();
     json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
     json_object_set_new(sim, "collectives", json_integer((json_int_t)r->collectives));
+    json_object_set_new(sim, "collective_bytes", json_real(r->coll_bytes));
     json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
     json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
+    json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
+    json_object_set_new(sim, "traced_collectives_dropped", json_integer(p->traced_dropped));
     json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
     json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
     json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
@@ -122,6 +126,25 @@ static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
            ms(g->idle_ps), g->peak_mem_bytes / 1e9);
 }
 
+/* Whose collectives the data-parallel dimension runs: the traced job's (a multi-rank trace, by
+ * default) or the plan's; said only when the trace is multi-rank or the choice was forced. */
+static void print_comm(FILE *out, const trace *t, const mt_program *p) {
+    mt_traced_plan tp;
+    mt_traced_plan_read(t, &tp);
+    char line[512];
+    mt_traced_plan_describe(&tp, line, sizeof line);
+    if (p->plan.comm == MT_COMM_TRACED) {
+        fprintf(out, "comm       traced: %d collective%s per step kept as the job ran them", p->traced_colls,
+                mt_plural(p->traced_colls));
+        if (p->traced_dropped) fprintf(out, " (%d on one rank here, left out)", p->traced_dropped);
+        fprintf(out, ", no gradient all-reduce generated; --comm regenerate for the plan's\n"
+                     "           trace: %s\n", line);
+    } else if (tp.multi_rank) {
+        fprintf(out, "comm       regenerated (--comm regenerate): the plan's collectives replace the trace's\n"
+                     "           trace: %s\n", line);
+    }
+}
+
 void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
     const trace *t = s->t;
     const mt_program *p = s->prog;
@@ -139,6 +162,7 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->pp > 1)
         fprintf(out, "           pipeline: %s, %d micro-batch%s\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches,
                 pl->micro_batches == 1 ? "" : "es");
+    print_comm(out, t, p);
     if (pl->global_batch > 0)
         fprintf(out, "batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",
                (long long)pl->global_batch, (long long)pl->replica_batch, (long long)pl->micro_batch,

@@ -125,11 +125,11 @@ static void compute_slices(tl *w, const mt_span *sp) {
 static json_t *coll_args(const tl *w, const mt_span *sp) {
     const mt_program *p = w->src->prog;
     const mt_task *k = sp->task;
-    char group[64];
+    char group[64], kind[16];
     int32_t n = mt_coll_group(p, sp, NULL, group, sizeof group);
     json_t *a = json_pack("{s:f, s:s, s:s, s:s, s:i, s:s, s:s}", "bytes", k->bytes, "algorithm",
                           mt_coll_algo_name(mt_coll_span_algo(w->src, sp)), "group",
-                          k->group == MT_GROUP_TP ? "tp" : "dp", "group_id", group, "gpus", n, "why",
+                          mt_group_kind_name(&p->groups, k->group, kind, sizeof kind), "group_id", group, "gpus", n, "why",
                           mt_coll_why_name(k->why), "layer", mt_layer_name(p, k->layer));
     if (a && k->mb >= 0) json_object_set_new(a, "micro_batch", json_integer(k->mb));
     return a;

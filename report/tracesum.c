@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/traced.h"
 #include "perfmodel/work.h"
 #include "util/units.h"
 
@@ -31,6 +32,42 @@ static int64_t coll_calls_ns(const trace *t) {
 /* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
 static double traced_ms(const trace *t) {
     return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(mt_trace_total_dev_ns(t));
+}
+
+/* The step's own collectives, one per instance (trace_coll.instance). */
+static json_t *collectives_json(const trace *t) {
+    json_t *a = json_array();
+    for (int32_t i = 0; i < t->n_colls; i++) {
+        const trace_coll *c = &t->colls[i];
+        if (!c->instance) continue;
+        const trace_op *op = c->op >= 0 && c->op < t->n_ops ? &t->ops[c->op] : NULL;
+        json_array_append_new(a, json_pack("{s:s?,s:s,s:f,s:i,s:s,s:s?,s:s?,s:s,s:f}", "op", op ? op->name : NULL,
+                                           "collective", mt_trace_comm_name(c->kind), "bytes", c->bytes,
+                                           "group_size", c->group, "group_from", mt_trace_group_src_name(c->group_src),
+                                           "dtype", c->dtype, "process_group", c->pg, "phase",
+                                           mt_trace_phase_name(op ? op->phase : TRACE_PHASE_OTHER), "host_ms",
+                                           ms(c->dur_ns)));
+    }
+    return a;
+}
+
+static json_t *traced_plan_json(const trace *t) {
+    mt_traced_plan p;
+    mt_traced_plan_read(t, &p);
+    json_t *o = json_pack("{s:i,s:i,s:s?,s:b,s:i,s:i,s:f,s:f,s:s}", "world_size", p.world_size, "rank", p.rank,
+                          "backend", p.backend, "multi_rank", p.multi_rank, "collectives", p.n_colls,
+                          "groups_assumed", p.n_group_assumed, "allreduce_bytes", p.allreduce_bytes,
+                          "allreduce_param_share", p.param_share, "parameter_sync", mt_traced_sync_name(p.sync));
+    json_t *kinds = json_object();
+    for (int k = 0; k <= TRACE_COMM_OTHER; k++) {
+        const mt_traced_kind *x = &p.kinds[k];
+        if (x->count)
+            json_object_set_new(kinds, mt_trace_comm_name((trace_comm)k),
+                                json_pack("{s:i,s:f,s:i,s:i}", "count", x->count, "bytes", x->bytes, "group_min",
+                                          x->group_min, "group_max", x->group_max));
+    }
+    json_object_set_new(o, "by_kind", kinds);
+    return o;
 }
 
 json_t *mt_tracesum_json(const trace *t, double measured) {
@@ -90,7 +127,36 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
                                               mt_trace_phase_name(op->phase)));
     }
     json_object_set_new(o, "communication", comm);
+    json_object_set_new(o, "collectives", collectives_json(t));
+    json_object_set_new(o, "traced_plan", traced_plan_json(t));
     return o;
+}
+
+/* The traced plan and the step's collectives, one per instance; group sizes the trace does not name
+ * (the world size assumed) carry a '*'. */
+static void print_traced(FILE *out, const trace *t) {
+    mt_traced_plan p;
+    mt_traced_plan_read(t, &p);
+    if (!p.multi_rank && p.n_colls == 0) return;
+    char line[512], b[32];
+    mt_traced_plan_describe(&p, line, sizeof line);
+    fprintf(out, "\ntraced plan %s\n", line);
+    if (p.multi_rank)
+        fprintf(out, "            simulate keeps these collectives (--comm regenerate: the plan's instead)\n");
+    fprintf(out, "  %-28s %-14s %12s %6s %-8s %-10s %9s\n", "issued by", "collective", "bytes", "group", "dtype",
+            "phase", "host ms");
+    for (int32_t i = 0; i < t->n_colls; i++) {
+        const trace_coll *c = &t->colls[i];
+        if (!c->instance) continue;
+        const trace_op *op = c->issued_by >= 0 && c->issued_by < t->n_ops ? &t->ops[c->issued_by] : NULL;
+        const trace_op *own = c->op >= 0 && c->op < t->n_ops ? &t->ops[c->op] : NULL;
+        snprintf(b, sizeof b, "%d%s", c->group, c->group_src == TRACE_GROUP_WORLD ? "*" : "");
+        fprintf(out, "  %-28.28s %-14s %12.0f %6s %-8.8s %-10s %9.3f\n", op ? op->name : "(step start)",
+                mt_trace_comm_name(c->kind), c->bytes, b, c->dtype ? c->dtype : "?",
+                mt_trace_phase_name((op ? op : own) ? (op ? op : own)->phase : TRACE_PHASE_OTHER), ms(c->dur_ns));
+    }
+    if (p.n_group_assumed)
+        fprintf(out, "  * the trace names no group: the job's world size is assumed\n");
 }
 
 void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
@@ -137,8 +203,8 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {
         fprintf(out, "\ncommunication (%d op%s, %.3f ms device time, kept apart from compute; %d call%s, %.3f ms "
-                "of host time)\n", n_comm, mt_plural(n_comm), ms(t->comm_ns), t->n_colls, mt_plural(t->n_colls),
-                ms(coll_calls_ns(t)));
+               "of host time)\n", n_comm, mt_plural(n_comm), ms(t->comm_ns), t->n_colls, mt_plural(t->n_colls),
+               ms(coll_calls_ns(t)));
         fprintf(out, "  %-28s %-14s %12s %6s %10s\n", "op", "collective", "bytes", "group", "ms");
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *op = &t->ops[i];
@@ -147,6 +213,7 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
                    op->comm_bytes, op->comm_group, ms(op->comm_dev_ns));
         }
     }
+    print_traced(out, t);
     if (t->n_layers) {
         fprintf(out, "\n%-32s %5s %12s %12s %12s\n", "layer", "ops", "fwd ms", "bwd ms", "params");
         for (int32_t i = 0; i < t->n_layers; i++) {

@@ -50,6 +50,11 @@ static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
         cal->measured_ms = o->measured_ms;
         snprintf(cal->source, sizeof cal->source, "--measured-ms");
     } else {
+        if (t->dist.world_size > 1) /* collect.py --dist: meta.json holds the job's step */
+            return mt_fail(err, MT_EINVAL, "--calibrate: %s is rank %d of a %d-rank job, whose measured step (meta.json) "
+                           "includes its communication: scaling one GPU's operators to it would count that twice; "
+                           "give --measured-ms with a one-process step of the same model",
+                           t->kineto_path ? t->kineto_path : "the trace", t->dist.rank, t->dist.world_size);
         MT_CHECK(mt_trace_meta_measured(o->paths[0], t, &cal->measured_ms, cal->source, sizeof cal->source, err));
     }
     const double X = cal->measured_ms;

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "extrapolate/traced.h"
 #include "perfmodel/gpuspec.h"
 
 mt_status mt_run_config_init(mt_run_config *c, mt_error *err) {
@@ -46,6 +47,16 @@ mt_plan mt_run_plan(const mt_run_config *c, int32_t gpus) {
         else p.dp = p.gpus;
     }
     return p;
+}
+
+mt_status mt_run_check_gpus(const mt_run_config *c, const trace *t, mt_error *err) {
+    if (c->plan.gpus || c->plan.dp || c->plan.tp || c->plan.pp) return MT_OK;
+    mt_traced_plan tp;
+    mt_traced_plan_read(t, &tp);
+    if (tp.multi_rank) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "--gpus is required (or give --dp/--tp/--pp): %s is one GPU's trace (only the trace "
+                   "of one rank of a multi-GPU job, with its distributedInfo, defaults to the job's world size)",
+                   t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace");
 }
 
 double mt_run_mem_limit(const mt_run_config *c, const trace *t, const char **source) {

@@ -73,6 +73,10 @@ mt_status mt_run_config_add_path(mt_run_config *c, const char *path, mt_error *e
  * all GPUs go to it, as `simulate --strategy S` documents. */
 mt_plan mt_run_plan(const mt_run_config *c, int32_t gpus);
 
+/* simulate without --gpus or a size: fine for the trace of one rank of a multi-rank job (its world
+ * size is the default, mt_plan_resolve), else MT_EINVAL naming the trace. */
+mt_status mt_run_check_gpus(const mt_run_config *c, const trace *t, mt_error *err);
+
 /* The memory limit a GPU's estimated peak is checked against: gpu_mem, else the target GPU's
  * memory (GPU table), else the traced GPU's when the trace knows it, else 0 (unknown).
  * *source (may be NULL) says which. */

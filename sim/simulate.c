@@ -1,7 +1,8 @@
 /* sim/simulate.c — virtual GPUs walking their stage programs on the engine (see simulate.h).
  *
  * State: one vgpu per rank (cursor into its stage program, what it waits for, counters), one
- * group per TP and per DP communicator (members, endpoints, a queue of collective instances),
+ * group per TP and per DP communicator and per DP sub-group the program's traced collectives use
+ * (extrapolate/group.h; members, endpoints, a queue of collective instances),
  * a cache of collective schedules keyed by (op, ranks, bytes, algorithm, chunks) so 1024
  * identical bucket all-reduces share one schedule, and arrival flags per (rank, micro-batch,
  * direction) for pipeline transfers.
@@ -62,7 +63,7 @@ typedef struct vgpu {
     int32_t pc, step;
     int8_t state, wait_dir;
     int32_t wait_mb;
-    int32_t issued[2];       /* collectives issued on the TP / DP group */
+    int32_t issued[MT_GROUP_KINDS]; /* collectives issued on each of its groups */
     int32_t pending_async;
     int32_t live, peak_live;
     int32_t comm_active;     /* collectives and sends in flight */
@@ -111,8 +112,8 @@ struct runner {
     mt_sim_opts o;
     int32_t N, D, T, P, M;
     vgpu *g;
-    group *groups[2];        /* [MT_GROUP_TP]: D*P groups, [MT_GROUP_DP]: P*T groups */
-    int32_t *members[2], *member_ep[2];
+    group *groups[MT_GROUP_KINDS]; /* by mt_group_kind (extrapolate/group.h) */
+    int32_t *members[MT_GROUP_KINDS], *member_ep[MT_GROUP_KINDS];
     int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
@@ -136,7 +137,7 @@ static void fail(runner *r, mt_status code, const char *fmt_msg) {
 }
 
 static int32_t gid_of(const runner *r, const vgpu *g, int kind) {
-    return kind == MT_GROUP_TP ? g->d * r->P + g->s : g->s * r->T + g->t;
+    return mt_group_id(r->pl, &r->p->groups, kind, g->d, g->s, g->t);
 }
 
 static int32_t peer_rank(const runner *r, const vgpu *g, int dir) {
@@ -306,7 +307,7 @@ static void ev_coll_finish(void *ctx, uint64_t arg);
 static void coll_done(void *ctx) {
     collref *c = ctx;
     runner *r = c->r;
-    uint64_t arg = ((uint64_t)c->kind << 62) | ((uint64_t)(uint32_t)c->gid << 31) | (uint64_t)(uint32_t)c->k;
+    uint64_t arg = ((uint64_t)c->kind << 61) | ((uint64_t)(uint32_t)c->gid << 31) | (uint64_t)(uint32_t)c->k;
     free(c);
     if (!mt_sched_at(r->sched, mt_sched_now(r->sched), ev_coll_finish, r, arg))
         fail(r, MT_ENOMEM, "out of memory scheduling a collective completion");
@@ -314,8 +315,8 @@ static void coll_done(void *ctx) {
 
 static void ev_coll_finish(void *ctx, uint64_t arg) {
     runner *r = ctx;
-    int kind = (int)(arg >> 62);
-    int32_t gid = (int32_t)((arg >> 31) & 0x7fffffff);
+    int kind = (int)(arg >> 61);
+    int32_t gid = (int32_t)((arg >> 31) & 0x3fffffff);
     int32_t k = (int32_t)(arg & 0x7fffffff);
     group *G = &r->groups[kind][gid];
     inst *I = &G->q[k - G->base];
@@ -630,9 +631,9 @@ static void free_runner(runner *r) {
                 nx = x->next;
                 free(x);
             }
-    if (r->groups[0] || r->groups[1])
-        for (int kind = 0; kind < 2; kind++) {
-            int32_t ng = kind == MT_GROUP_TP ? r->D * r->P : r->P * r->T;
+    if (r->p)
+        for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
+            int32_t ng = mt_group_count(r->pl, &r->p->groups, kind);
             for (int32_t i = 0; r->groups[kind] && i < ng; i++) {
                 group *G = &r->groups[kind][i];
                 for (int32_t j = 0; j < G->len; j++) {
@@ -694,15 +695,16 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->arrived = calloc((size_t)r->N * r->M * 2, sizeof *r->arrived);
     r->step_end = calloc((size_t)r->steps, sizeof *r->step_end);
     r->layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r->layer_comm);
-    int32_t ngrp[2] = {r->D * r->P, r->P * r->T}, gsize[2] = {r->T, r->D};
-    for (int kind = 0; kind < 2; kind++) {
-        r->groups[kind] = calloc((size_t)ngrp[kind], sizeof *r->groups[kind]);
+    int nomem = !r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm;
+    for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
+        int32_t ng = mt_group_count(r->pl, &p->groups, kind);
+        if (ng == 0) continue; /* a sub-group kind the program does not use */
+        r->groups[kind] = calloc((size_t)ng, sizeof *r->groups[kind]);
         r->members[kind] = malloc((size_t)r->N * sizeof *r->members[kind]);
         r->member_ep[kind] = malloc((size_t)r->N * sizeof *r->member_ep[kind]);
+        nomem |= !r->groups[kind] || !r->members[kind] || !r->member_ep[kind];
     }
-    if (!r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm || !r->groups[0] || !r->groups[1] ||
-        !r->members[0] || !r->members[1] || !r->member_ep[0] || !r->member_ep[1])
-        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    if (nomem) return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
     int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
     if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
         return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
@@ -715,19 +717,21 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
             mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
         }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
-        int32_t tg = g->d * r->P + g->s, dg = g->s * r->T + g->t;
-        r->members[MT_GROUP_TP][tg * r->T + g->t] = i;
-        r->members[MT_GROUP_DP][dg * r->D + g->d] = i;
-        r->member_ep[MT_GROUP_TP][tg * r->T + g->t] = eps[i];
-        r->member_ep[MT_GROUP_DP][dg * r->D + g->d] = eps[i];
+        for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
+            if (!r->groups[kind]) continue;
+            int32_t at = gid_of(r, g, kind) * mt_group_size(r->pl, &p->groups, kind) +
+                         mt_group_slot(r->pl, &p->groups, kind, g->d, g->s, g->t);
+            r->members[kind][at] = i;
+            r->member_ep[kind][at] = eps[i];
+        }
         r->total_tasks += (int64_t)p->stages[g->s].n_tasks * r->steps;
     }
-    for (int kind = 0; kind < 2; kind++)
-        for (int32_t i = 0; i < ngrp[kind]; i++) {
+    for (int kind = 0; kind < MT_GROUP_KINDS; kind++)
+        for (int32_t i = 0; r->groups[kind] && i < mt_group_count(r->pl, &p->groups, kind); i++) {
             group *G = &r->groups[kind][i];
-            G->n = gsize[kind];
-            G->ranks = r->members[kind] + (size_t)i * gsize[kind];
-            G->ep = r->member_ep[kind] + (size_t)i * gsize[kind];
+            G->n = mt_group_size(r->pl, &p->groups, kind);
+            G->ranks = r->members[kind] + (size_t)i * G->n;
+            G->ep = r->member_ep[kind] + (size_t)i * G->n;
         }
     return MT_OK;
 }

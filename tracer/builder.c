@@ -162,8 +162,9 @@ static void device_times(trace *t, int64_t *scratch) {
         if (!t->has_device_time) {
             o->dev_start_ns = o->cpu_start_ns;
             o->dev_end_ns = o->cpu_start_ns + o->cpu_dur_ns;
-            o->dev_ns = o->cpu_dur_ns;
-            o->comm_dev_ns = trace_op_is_comm(o) ? o->cpu_dur_ns : 0; /* as its "device" time */
+            /* a collective call's CPU time is its "device" time, and it is communication: not in a phase */
+            o->comm_dev_ns = trace_op_is_comm(o) ? o->cpu_dur_ns : 0;
+            o->dev_ns = o->cpu_dur_ns - o->comm_dev_ns;
             continue;
         }
         if (o->kernel_count == 0) {
@@ -217,7 +218,9 @@ static void assign_roles(trace *t) {
             if (!(f[r->tensor] & PRODUCED) && o->phase != TRACE_PHASE_OPTIMIZER &&
                 o->phase != TRACE_PHASE_BACKWARD)
                 f[r->tensor] |= READ_BEFORE_PRODUCED;
-            if (accum) f[r->tensor] |= GRAD;
+            /* a gradient is never a forward input: DDP's reducer names the parameter in a scope
+             * (copy_bucket_to_grad) nested in the AccumulateGrad it hooks */
+            if (accum && !(f[r->tensor] & USED_FWD_IN)) f[r->tensor] |= GRAD;
             /* Optimizer state persists across steps: a tensor produced in this step before its
              * first in-place update (Adam's denominator) is a temporary, not state. */
             if (opt_update && r->arg == 0 &&
@@ -276,10 +279,13 @@ static void infer_batch(trace *t) {
                 if (r->tensor >= 0 && t->tensors[r->tensor].role == TRACE_ROLE_WEIGHT) has_w = 1;
             }
             if (pass == 0 && !has_w) continue;
+            /* an embedding bag looks up a flat list of ids; its offsets, one per bag, are the batch */
+            int bag = o->kind && strstr(o->kind, "embedding_bag") && o->in_count >= 3, seen = 0;
             for (int32_t j = 0; j < o->in_count; j++) {
                 const trace_tref *r = &t->trefs[o->in_first + j];
                 if (r->tensor < 0 || r->ndim < (pass == 0 ? 1 : 2)) continue;
                 if (t->tensors[r->tensor].role == TRACE_ROLE_WEIGHT) continue;
+                if (bag && seen++ == 0) continue; /* the ids: the offsets come next */
                 t->batch_size = t->dims[r->shape_off];
                 break;
             }

@@ -51,6 +51,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 PROG = "collect.py"
 
+# collect_dist.py (the --dist and --sibling-load recordings) imports this file as `collect`: run
+# as a script (or as a spawned worker's __mp_main__) it must get this module, not a second copy
+# (whose CollectError the handler below would not catch).
+sys.modules.setdefault("collect", sys.modules[__name__])
+
 
 class CollectError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
@@ -164,13 +169,55 @@ def _builtin_modules():
         def forward(self, x):
             return self.fc2(F.relu(self.fc1(x)))
 
-    return TinyTransformer, MLP
+    class ResMLP(nn.Module):
+        """resmlp: --layers residual blocks x + fc2(relu(fc1(LayerNorm(x)))) of width --hidden
+        (2x inside), a linear head to 10 classes. Every block boundary carries one [batch,
+        hidden] tensor, the block's output; inside a block its input crosses too."""
+
+        def __init__(self, hidden, layers, classes=10):
+            super().__init__()
+            self.blocks = nn.ModuleList(nn.Sequential() for _ in range(layers))
+            for blk in self.blocks:
+                blk.ln = nn.LayerNorm(hidden)
+                blk.fc1 = nn.Linear(hidden, 2 * hidden)
+                blk.fc2 = nn.Linear(2 * hidden, hidden)
+            self.head = nn.Linear(hidden, classes)
+
+        @staticmethod
+        def block(blk, x):
+            return x + blk.fc2(F.relu(blk.fc1(blk.ln(x))))
+
+        def run(self, x, first, last, head):
+            for blk in self.blocks[first:last]:
+                x = self.block(blk, x)
+            return self.head(x) if head else x
+
+        def forward(self, x):
+            return self.run(x, 0, len(self.blocks), True)
+
+    class DLRMTiny(nn.Module):
+        """dlrm-tiny: --tables embedding bags (sum of --bag ids each) of --vocab rows x --emb-dim,
+        their pooled vectors concatenated into a 2-layer MLP (4 x emb-dim wide) and a logistic
+        loss: a recommendation model whose tables --dist embedding shards across ranks."""
+
+        def __init__(self, tables, rows, dim):
+            super().__init__()
+            self.tables = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+            self.dense = nn.Sequential(nn.Linear(tables * dim, 4 * dim), nn.ReLU(), nn.Linear(4 * dim, 1))
+
+        def forward(self, ids):  # ids: [batch, tables, bag]
+            pooled = [t(ids[:, i]) for i, t in enumerate(self.tables)]
+            return self.dense(torch.cat(pooled, dim=1)).squeeze(1)
+
+    return {"TinyTransformer": TinyTransformer, "MLP": MLP, "ResMLP": ResMLP, "DLRMTiny": DLRMTiny}
 
 
 BUILTIN = {
     "gpt-tiny": "built-in causal transformer LM (plain torch)",
     "bert-tiny": "built-in encoder transformer, masked-LM loss (plain torch)",
     "mlp": "built-in 2-layer MLP on random vectors (for tests)",
+    "resmlp": "built-in residual MLP blocks on random vectors (splits into pipeline stages)",
+    "dlrm-tiny": "built-in embedding tables + MLP (a recommendation model; --dist embedding shards it)",
 }
 
 # HuggingFace configs (random init) usable when `transformers` imports.
@@ -234,7 +281,7 @@ def build_workload(args, device, dtype):
         return build_user_workload(name, args, device, dtype)
 
     if name in ("gpt-tiny", "bert-tiny"):
-        TinyTransformer, _ = _builtin_modules()
+        TinyTransformer = _builtin_modules()["TinyTransformer"]
         s = _seq_len(args)
         causal = name == "gpt-tiny"
         model = TinyTransformer(causal, args.vocab, args.hidden, args.layers, args.heads,
@@ -255,13 +302,29 @@ def build_workload(args, device, dtype):
         return model.to(device=device, dtype=dtype), ids, loss_fn, None, info
 
     if name == "mlp":
-        _, MLP = _builtin_modules()
+        MLP = _builtin_modules()["MLP"]
         model = MLP(args.hidden, 4 * args.hidden, 10)
         x = torch.randn(args.batch, args.hidden, generator=gen).to(device=device, dtype=dtype)
         y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
         info.update(hidden=args.hidden)
         return (model.to(device=device, dtype=dtype), x,
                 lambda out: F.cross_entropy(out.float(), y), None, info)
+
+    if name == "resmlp":
+        model = _builtin_modules()["ResMLP"](args.hidden, args.layers)
+        x = torch.randn(args.batch, args.hidden, generator=gen).to(device=device, dtype=dtype)
+        y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
+        info.update(hidden=args.hidden, layers=args.layers)
+        return (model.to(device=device, dtype=dtype), x,
+                lambda out: F.cross_entropy(out.float(), y), None, info)
+
+    if name == "dlrm-tiny":
+        model = _builtin_modules()["DLRMTiny"](args.tables, args.vocab, args.emb_dim)
+        ids = torch.randint(0, args.vocab, (args.batch, args.tables, args.bag), generator=gen).to(device)
+        y = torch.randint(0, 2, (args.batch,), generator=gen).to(device=device, dtype=torch.float32)
+        info.update(tables=args.tables, rows=args.vocab, emb_dim=args.emb_dim, bag=args.bag)
+        return (model.to(device=device, dtype=dtype), ids,
+                lambda out: F.binary_cross_entropy_with_logits(out.float(), y), None, info)
 
     if name in HF_CONFIGS:
         if not transformers_available():
@@ -381,6 +444,35 @@ def _rel_us(ns, base_ns):
     return round((ns - base_ns) / 1000.0, 3)
 
 
+def link_record_functions(events, et_rf_by_id):
+    """{correlation id: ET rf_id} for every profiler event, or None when the two do not name the
+    same ops.  Usually the ids are equal.  A process-group backend's events (gloo:*, recorded on
+    its worker threads) draw their correlation ids out of turn, which shifts every later id by
+    one against the ET's; then the two lists are paired in id order apart from those events
+    (whose names must agree one to one), and the backend's events by name in start order."""
+    if not et_rf_by_id:
+        return None
+    if all(et_rf_by_id.get(e.correlation_id()) == e.name() for e in events):
+        return {e.correlation_id(): e.correlation_id() for e in events}
+    worker = lambda name: name.startswith(("gloo:", "nccl:", "mpi:"))
+    ev = sorted(events, key=lambda e: e.correlation_id())
+    rf = sorted(et_rf_by_id)
+    a = [e for e in ev if not worker(e.name())]
+    b = [r for r in rf if not worker(et_rf_by_id[r])]
+    if len(a) != len(b) or any(e.name() != et_rf_by_id[r] for e, r in zip(a, b)):
+        return None
+    out = {e.correlation_id(): r for e, r in zip(a, b)}
+    wa = sorted((e for e in ev if worker(e.name())), key=lambda e: (e.start_us(), e.correlation_id()))
+    wb = [r for r in rf if worker(et_rf_by_id[r])]
+    for name in {e.name() for e in wa} | {et_rf_by_id[r] for r in wb}:
+        xa = [e for e in wa if e.name() == name]
+        xb = [r for r in wb if et_rf_by_id[r] == name]
+        if len(xa) != len(xb):
+            return None
+        out.update((e.correlation_id(), r) for e, r in zip(xa, xb))
+    return out
+
+
 def kineto_json_from_results(prof, trace_name, et_rf_by_id=None):
     """Builds the Kineto trace dict from prof.profiler.kineto_results.
 
@@ -422,9 +514,8 @@ def kineto_json_from_results(prof, trace_name, et_rf_by_id=None):
     starts = [n.start_time_ns for n in tree.values()] or [e.start_us() * 1000 for e in events]
     base_ns = (min(starts) // 1_000_000_000) * 1_000_000_000 if starts else 0
 
-    link_ok = False
-    if et_rf_by_id:
-        link_ok = all(et_rf_by_id.get(e.correlation_id()) == e.name() for e in events)
+    rf_of = link_record_functions(events, et_rf_by_id or {})
+    link_ok = False if rf_of is None else "same" if all(k == v for k, v in rf_of.items()) else "paired"
 
     ops = []
     for e in events:
@@ -438,7 +529,7 @@ def kineto_json_from_results(prof, trace_name, et_rf_by_id=None):
             dur, inp = float(e.duration_us()), None
         args = {"External id": e.correlation_id()}
         if link_ok:
-            args["Record function id"] = e.correlation_id()
+            args["Record function id"] = rf_of[e.correlation_id()]
         dims = list(e.shapes())
         types = list(e.dtypes())
         # Like Kineto, list-valued args are written only when non-empty.
@@ -565,7 +656,11 @@ def run(args):
         fail("cannot import torch (%s); install PyTorch (Debian: apt-get install "
              "python3-torch python3-torchvision)" % e)
     try:
-        _record(args)
+        if args.dist:
+            import collect_dist
+            collect_dist.run_dist(args)
+        else:
+            _record(args)
     except CollectError:
         raise
     except Exception as e:
@@ -578,10 +673,9 @@ def run(args):
             " or --dtype bf16" if args.dtype == "fp32" else ""))
 
 
-def _record(args):
+def setup_torch(args):
+    """Seeds, device, threads and dtype of a recording; returns (torch.device, dtype)."""
     import torch
-    from torch.profiler import profile, record_function, ProfilerActivity
-
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     try:
@@ -589,7 +683,6 @@ def _record(args):
         numpy.random.seed(args.seed)
     except Exception:
         pass
-
     if args.device is None:
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -600,43 +693,22 @@ def _record(args):
         torch.cuda.manual_seed_all(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    return device, {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
 
-    model, inputs, loss_fn, opt, info = build_workload(args, device, dtype)
-    model.train()
-    opt_name = args.optimizer
-    if opt is None:
-        opt = make_optimizer(args.optimizer, model)
-    else:
-        opt_name = type(opt).__name__
-    n_params = sum(p.numel() for p in model.parameters())
 
-    def call_model():
-        if isinstance(inputs, dict):
-            return model(**inputs)
-        if isinstance(inputs, (tuple, list)):
-            return model(*inputs)
-        return model(inputs)
+def device_sync(device):
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(call_model())
-        loss.backward()
-        opt.step()
-        return loss
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    os.makedirs(args.out, exist_ok=True)
-    step_idx = 0
-    for _ in range(args.warmup):
-        step()
-        step_idx += 1
-    sync()
-
-    # ---- the profiled step: profiler + ET observer on the same step ----
+def profile_step(step, step_idx, device, out, extra_top=None):
+    """Runs step() once as ProfilerStep#step_idx under the profiler and the ET observer and
+    writes out/kineto.json.gz and out/et.json.gz.  extra_top: top-level keys the Kineto JSON
+    gets when it lacks them (distributedInfo of a multi-process run).  Returns what meta.json
+    says about the recording."""
+    import torch
+    from torch.profiler import profile, record_function, ProfilerActivity
     et_name, ETObserver = et_observer_class()
     if ETObserver is None:
         fail("this PyTorch (%s) has neither ExecutionTraceObserver nor ExecutionGraphObserver"
@@ -661,25 +733,29 @@ def _record(args):
             observer.start()
             with record_function("ProfilerStep#%d" % step_idx):
                 step()
-                sync()
+                device_sync(device)
             observer.stop()
         profiled_ms = (time.perf_counter() - t_prof) * 1e3
         observer.unregister_callback()
-        step_idx += 1
 
         with open(et_raw) as f:
             et = json.load(f)
         et_nodes = et.get("nodes", [])
-        gzip_file(et_raw, os.path.join(args.out, "et.json.gz"))
+        gzip_file(et_raw, os.path.join(out, "et.json.gz"))
 
-        kin_path = os.path.join(args.out, "kineto.json.gz")
+        kin_path = os.path.join(out, "kineto.json.gz")
         if kineto:
             raw = os.path.join(tmp, "kineto.json")
             prof.export_chrome_trace(raw)
-            gzip_file(raw, kin_path)
-            writer = "torch.profiler export_chrome_trace (Kineto)"
             with open(raw) as f:
                 kj = json.load(f)
+            missing = {k: v for k, v in (extra_top or {}).items() if k not in kj}
+            if missing:
+                kj.update(missing)
+                write_json_gz(kj, kin_path)
+            else:
+                gzip_file(raw, kin_path)
+            writer = "torch.profiler export_chrome_trace (Kineto)"
             link = "Record function id" if any(
                 "Record function id" in e.get("args", {}) for e in kj.get("traceEvents", [])
             ) else "unknown (match External id / order)"
@@ -687,18 +763,36 @@ def _record(args):
             rf_names = {n.get("rf_id"): n.get("name") for n in et_nodes
                         if n.get("rf_id", 0) > 0}
             kj, link_ok = kineto_json_from_results(prof, "kineto.json.gz", rf_names)
+            kj.update(extra_top or {})
             write_json_gz(kj, kin_path)
             writer = "collect.py from prof.profiler.kineto_results (no Kineto in this build)"
             link = ("ET rf_id == Kineto External id == Record function id (checked for every op)"
+                    if link_ok == "same" else
+                    "Record function id = ET rf_id, paired by name (the backend's events took their ids out of turn)"
                     if link_ok else "by order only (External id did not match ET rf_id)")
-        n_ops = sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "cpu_op")
-        n_kernels = sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "kernel")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "profiled_step": "ProfilerStep#%d" % step_idx,
+        "profiled_step_wall_ms": round(profiled_ms, 3),
+        "files": {"kineto": "kineto.json.gz", "et": "et.json.gz"},
+        "kineto_writer": writer,
+        "kineto_cpu_ops": sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "cpu_op"),
+        "kineto_kernels": sum(1 for e in kj.get("traceEvents", []) if e.get("cat") == "kernel"),
+        "et_observer": "torch.profiler." + et_name,
+        "et_schema": et.get("schema"),
+        "et_nodes": len(et_nodes),
+        "link": link,
+    }
 
-    # ---- timed steps ----
+
+def time_steps(step, n, device, before=None):
+    """n timed steps: (device times, host wall times) in ms; before() runs untimed before each."""
+    import torch
     times, walls = [], []
-    for _ in range(args.steps):
+    for _ in range(n):
+        if before:
+            before()
         t = time.perf_counter()
         if device.type == "cuda":
             a = torch.cuda.Event(enable_timing=True)
@@ -711,10 +805,18 @@ def _record(args):
         else:
             step()
         walls.append((time.perf_counter() - t) * 1e3)
-    if device.type != "cuda":
-        times = walls
+    return (times if device.type == "cuda" else walls), walls
 
-    meta = {
+
+def stats(xs):
+    return {"median": round(statistics.median(xs), 3) if xs else None,
+            "min": round(min(xs), 3) if xs else None,
+            "max": round(max(xs), 3) if xs else None}
+
+
+def base_meta(args, device, n_params, opt_name):
+    import torch
+    return {
         "model": args.model,
         "batch": args.batch,
         "dtype": args.dtype,
@@ -727,44 +829,83 @@ def _record(args):
         "optimizer": opt_name,
         "seed": args.seed,
         "warmup_steps": args.warmup,
-        "profiled_step": "ProfilerStep#%d" % (args.warmup),
-        "profiled_step_wall_ms": round(profiled_ms, 3),
-        "step_time_ms": {
-            "median": round(statistics.median(times), 3) if times else None,
-            "min": round(min(times), 3) if times else None,
-            "max": round(max(times), 3) if times else None,
-            "all": [round(t, 3) for t in times],
-            "timer": "cuda events" if device.type == "cuda" else "time.perf_counter",
-        },
-        # Host wall clock of the same steps, each from its start to the device's end.
-        "step_wall_ms": {
-            "median": round(statistics.median(walls), 3) if walls else None,
-            "min": round(min(walls), 3) if walls else None,
-            "max": round(max(walls), 3) if walls else None,
-        },
-        "files": {"kineto": "kineto.json.gz", "et": "et.json.gz"},
-        "kineto_writer": writer,
-        "kineto_cpu_ops": n_ops,
-        "kineto_kernels": n_kernels,
-        "et_observer": "torch.profiler." + et_name,
-        "et_schema": et.get("schema"),
-        "et_nodes": len(et_nodes),
-        "link": link,
-        "command": " ".join([PROG] + sys.argv[1:]),
     }
+
+
+def write_meta(args, meta, info):
+    """meta.json: meta, then the versions, the model's info and the command line."""
     try:
         import torchvision
         meta["torchvision_version"] = torchvision.__version__
     except Exception:
         pass
     meta.update(info)
+    meta["command"] = " ".join([PROG] + sys.argv[1:])
     with open(os.path.join(args.out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
+
+
+def _record(args):
+    import torch
+    device, dtype = setup_torch(args)
+    sibling = None
+    if args.sibling_load:
+        import collect_dist
+        sibling = collect_dist.start_sibling(args)
+    try:
+        _record_steps(args, device, dtype, sibling)
+    finally:
+        if sibling is not None:
+            sibling.stop()
+
+
+def _record_steps(args, device, dtype, sibling):
+    import torch
+    model, inputs, loss_fn, opt, info = build_workload(args, device, dtype)
+    model.train()
+    opt_name = args.optimizer
+    if opt is None:
+        opt = make_optimizer(args.optimizer, model)
+    else:
+        opt_name = type(opt).__name__
+    n_params = sum(p.numel() for p in model.parameters())
+
+    def call_model():
+        if isinstance(inputs, dict):
+            return model(**inputs)
+        if isinstance(inputs, (tuple, list)):
+            return model(*inputs)
+        return model(inputs)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(call_model())
+        loss.backward()
+        opt.step()
+        return loss
+
+    os.makedirs(args.out, exist_ok=True)
+    for _ in range(args.warmup):
+        step()
+    device_sync(device)
+    rec = profile_step(step, args.warmup, device, args.out)
+    times, walls = time_steps(step, args.steps, device)
+
+    meta = base_meta(args, device, n_params, opt_name)
+    meta.update(rec)
+    meta["step_time_ms"] = dict(stats(times), all=[round(t, 3) for t in times],
+                                timer="cuda events" if device.type == "cuda" else "time.perf_counter")
+    # Host wall clock of the same steps, each from its start to the device's end.
+    meta["step_wall_ms"] = stats(walls)
+    if sibling is not None:
+        meta["sibling_load"] = sibling.describe()
+    write_meta(args, meta, info)
     med = meta["step_time_ms"]["median"]
-    print("%s: %s batch %d %s on %s: %d cpu ops, %d kernels, %d ET nodes; step %s ms (median of %d) -> %s"
-          % (PROG, args.model, args.batch, args.dtype, device.type, n_ops, n_kernels,
-             len(et_nodes), "n/a" if med is None else "%.3f" % med, len(times), args.out))
+    print("%s: %s batch %d %s on %s: %d cpu ops, %d kernels, %d ET nodes; step %s ms (median of %d)%s -> %s"
+          % (PROG, args.model, args.batch, args.dtype, device.type, rec["kineto_cpu_ops"],
+             rec["kineto_kernels"], rec["et_nodes"], "n/a" if med is None else "%.3f" % med, len(times),
+             ", beside a sibling load" if sibling is not None else "", args.out))
 
 
 def parse_args(argv):
@@ -800,18 +941,41 @@ def parse_args(argv):
     p.add_argument("--vocab", type=int, default=8192, help="built-in transformer vocabulary (default 8192)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch intra-op CPU threads (default: leave PyTorch's default)")
+    p.add_argument("--tables", type=int, default=8, help="dlrm-tiny embedding tables (default 8)")
+    p.add_argument("--emb-dim", type=int, default=64, help="dlrm-tiny embedding width (default 64)")
+    p.add_argument("--bag", type=int, default=16, help="dlrm-tiny ids per table and sample (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding"], default=None,
+                   help="record rank 0 of a --world-process job on this machine (torch.distributed, gloo, "
+                        "CPU, one process per core) and measure that job's step: ddp (DistributedDataParallel "
+                        "of --model), pipeline (resmlp cut into --world stages, GPipe over --micro-batches, "
+                        "send/recv of each stage's output), embedding (dlrm-tiny with its tables sharded "
+                        "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP)")
+    p.add_argument("--world", type=int, default=2, help="processes of a --dist job (default 2)")
+    p.add_argument("--micro-batches", type=int, default=2,
+                   help="--dist pipeline micro-batches per step (default 2; must divide --batch)")
+    p.add_argument("--sibling-load", action="store_true",
+                   help="while recording one process, run the same model's step without communication in a "
+                        "sibling process on another core, so that op times carry the contention each rank of a "
+                        "real multi-process run sees (the recording is pinned to core 0, the sibling to 1)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created)")
     a = p.parse_args(argv)
-    for flag in ("batch", "layers", "hidden", "heads", "vocab"):
+    for flag in ("batch", "layers", "hidden", "heads", "vocab", "tables", "emb_dim", "bag", "world",
+                 "micro_batches"):
         if getattr(a, flag) < 1:
-            p.error("--%s must be >= 1" % flag)
+            p.error("--%s must be >= 1" % flag.replace("_", "-"))
     if a.warmup < 0 or a.steps < 0:
         p.error("--warmup and --steps must be >= 0")
     if a.threads is not None and a.threads < 1:
         p.error("--threads must be >= 1")
     if a.seq_len is not None and a.seq_len < 1:
         p.error("--seq-len must be >= 1")
+    if a.dist and a.world < 2:
+        p.error("--dist needs --world >= 2")
+    if a.dist and a.sibling_load:
+        p.error("--sibling-load is for one process: in a --dist run each rank is the others' load")
+    if a.dist == "pipeline" and a.batch % a.micro_batches:
+        p.error("--micro-batches %d must divide --batch %d" % (a.micro_batches, a.batch))
     return a
 
 

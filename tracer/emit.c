@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tracer/emit.h"
+#include "tracer/kcomm.h"
 #include "tracer/limits.h"
 #include "tracer/opclass.h"
 #include "util/u64map.h"
@@ -198,7 +199,9 @@ static trace_comm call_kind(const kev *y, trace_comm dflt) {
 static mt_status add_coll(emitter *em, const kev *y, int32_t op, trace_comm kind) {
     trace *t = em->t;
     if (mt_vec_reserve(&t->colls, &em->cap_colls, (int64_t)t->n_colls + 1)) return MT_ENOMEM;
-    t->colls[t->n_colls++] = (trace_coll){y->ts_ns, y->dur_ns, op, kind};
+    trace_coll *c = &t->colls[t->n_colls++];
+    *c = (trace_coll){.ts_ns = y->ts_ns, .dur_ns = y->dur_ns, .op = op, .kind = kind};
+    mt_kcomm_call(em->k, em->ord, em->kev_pos[y - em->k->ev], t, c); /* what it moved, on which group */
     return MT_OK;
 }
 
@@ -388,6 +391,7 @@ mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *
     emitter em = {.b = b, .t = t, .k = k, .ord = ord, .e = e, .bw_tid = INT64_MIN, .leading = 1};
     *hints = NULL;
     mt_status rc = collect_cands(&em, step->start, step->end) ? MT_OK : MT_ENOMEM;
+    if (rc == MT_OK) rc = mt_kcomm_dist(k, t);
     if (rc == MT_OK && em.n_cands == 0) {
         rc = mt_fail(err, MT_EFORMAT, "%s: the selected step has no operators (empty step): "
                      "profile a complete training step", kpath);
@@ -401,6 +405,7 @@ mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *
         if (step->end != INT64_MAX) t->step_end_ns = step->end;
     }
     t->host_end_ns = t->step_end_ns; /* before kernel ends extend step_end_ns */
+    if (rc == MT_OK) mt_kcomm_instances(t);
     if (rc == MT_OK) rc = attach_kernels(&em, step);
     if (rc == MT_OK) rc = module_hints(&em, hints);
     if (rc == MT_OK) rc = link_fwd_ops(&em);

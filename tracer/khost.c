@@ -132,14 +132,17 @@ int mt_khost_in_region(const kineto_data *k, const kev *x, const char *prefix) {
 }
 
 int mt_khost_backward_thread(const kineto_data *k, int64_t tid) {
-    int64_t bw = 0, all = 0;
+    int64_t bw = 0, all = 0, first = -1;
     for (int64_t i = 0; i < k->n_ev; i++) {
         const kev *x = &k->ev[i];
         if (x->tid != tid || x->kind != KEV_OP || x->outer != i) continue;
         all++;
         bw += starts(x->name, "autograd::engine::evaluate_function");
+        if (first < 0 || x->ts_ns < k->ev[first].ts_ns) first = i;
     }
-    return all > 0 && bw * 2 > all;
+    /* a thread that begins with forward work (a CPU step runs its backward on the same thread,
+     * where with many micro-batches the backward's ops may outnumber the forward's) is not */
+    return all > 0 && bw * 2 > all && starts(k->ev[first].name, "autograd::engine::evaluate_function");
 }
 
 const char *mt_khost_module(const kineto_data *k, const kev *x) {

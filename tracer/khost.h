@@ -31,7 +31,8 @@ mt_status mt_khost_nest(kineto_data *k, int32_t **order_out);
 mt_status mt_khost_steps(const kineto_data *k, kstep **out, int64_t *n_out);
 /* 1 when an annotation named prefix... encloses event x. */
 int mt_khost_in_region(const kineto_data *k, const kev *x, const char *prefix);
-/* 1 when most outermost ops of thread tid are autograd evaluate_function: the backward thread. */
+/* 1 when most outermost ops of thread tid are autograd evaluate_function, the first of them too:
+ * the backward thread (not a CPU step's one thread, which begins with its forward). */
 int mt_khost_backward_thread(const kineto_data *k, int64_t tid);
 /* The innermost nn.Module event on x's thread holding x's start, or NULL. */
 const char *mt_khost_module(const kineto_data *k, const kev *x);

@@ -47,6 +47,7 @@ void mt_trace_free(trace *t) {
     free(t->syncs);
     free(t->colls);
     free(t->waits);
+    free(t->dist.pgs);
     mt_strpool_free(t->pool);
     free(t);
 }

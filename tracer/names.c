@@ -22,6 +22,11 @@ const char *mt_trace_comm_name(trace_comm c) {
     return (unsigned)c <= TRACE_COMM_OTHER ? n[c] : "?";
 }
 
+const char *mt_trace_group_src_name(trace_group_src s) {
+    static const char *const n[] = {"unknown", "recorded", "process_group", "shapes", "world"};
+    return (unsigned)s <= TRACE_GROUP_WORLD ? n[s] : "?";
+}
+
 const char *mt_trace_format_name(trace_format f) {
     static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv"};
     return (unsigned)f <= TRACE_FORMAT_TRIOSIM_CSV ? n[f] : "?";
@@ -39,7 +44,8 @@ int32_t mt_trace_dtype_size(const char *d) {
         {"float", 4}, {"Float", 4}, {"float32", 4}, {"double", 8}, {"Double", 8},
         {"Half", 2}, {"half", 2}, {"float16", 2}, {"BFloat16", 2}, {"bfloat16", 2},
         {"long int", 8}, {"long", 8}, {"Long", 8}, {"int64", 8}, {"int", 4}, {"Int", 4},
-        {"short", 2}, {"signed char", 1}, {"unsigned char", 1}, {"bool", 1}, {"Bool", 1},
+        {"short", 2}, {"Short", 2}, {"signed char", 1}, {"unsigned char", 1}, {"Byte", 1}, {"Char", 1},
+        {"bool", 1}, {"Bool", 1},
         {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"c10::complex<float>", 8},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)

@@ -387,7 +387,7 @@ static const struct { const char *key; trace_comm kind; } comm_tab[] = {
     {"_reduce_scatter_base", TRACE_COMM_REDUCESCATTER},
     {"all_reduce", TRACE_COMM_ALLREDUCE}, {"allreduce", TRACE_COMM_ALLREDUCE},
     {"all_gather", TRACE_COMM_ALLGATHER}, {"allgather", TRACE_COMM_ALLGATHER},
-    {"_allgather_base", TRACE_COMM_ALLGATHER},
+    {"_allgather_base", TRACE_COMM_ALLGATHER}, {"_all_gather_base", TRACE_COMM_ALLGATHER},
     {"all_to_all", TRACE_COMM_ALLTOALL}, {"alltoall", TRACE_COMM_ALLTOALL},
     {"sendrecv", TRACE_COMM_SEND}, {"send", TRACE_COMM_SEND}, {"recv", TRACE_COMM_RECV},
     {"broadcast", TRACE_COMM_BROADCAST}, {"reduce", TRACE_COMM_REDUCE},
@@ -404,6 +404,7 @@ trace_comm mt_opclass_comm_of(const char *name) {
     size_t n = 0;
     for (; s[n] && n + 1 < sizeof low; n++) low[n] = (char)(s[n] >= 'A' && s[n] <= 'Z' ? s[n] + 32 : s[n]);
     low[n] = '\0';
+    if (n >= 4 && !strcmp(low + n - 4, "wait")) return TRACE_COMM_NONE; /* ReduceScatterBase_Wait waits, moves nothing */
     for (size_t i = 0; i < sizeof comm_tab / sizeof *comm_tab; i++)
         if (starts(low, comm_tab[i].key)) return comm_tab[i].kind;
     return s != name ? TRACE_COMM_OTHER : TRACE_COMM_NONE;

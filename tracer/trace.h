@@ -10,7 +10,9 @@
  *  - An op's device time is the length of the union of its compute kernels' intervals (kernels
  *    found through cuda_runtime correlation, including launches from nested ops); the kernels its
  *    collective calls launched (NCCL) are communication and make comm_dev_ns instead. Without
- *    kernels (CPU-only traces) it is the op's CPU duration and trace.has_device_time is 0.
+ *    kernels (CPU-only traces) it is the op's CPU duration and trace.has_device_time is 0; an op
+ *    that is only a collective call (gloo:all_reduce, c10d::send) then has dev_ns 0 and its CPU
+ *    duration as comm_dev_ns: communication is in no phase.
  *  - colls[] are the step's own collective calls (host side), each inside the op making it.
  *  - kernels[] are sorted by (op, start); op->kernel_first/count index into it.
  *  - trefs[] hold the tensor uses of ops: op->in_first/in_count and out_first/out_count.
@@ -149,16 +151,59 @@ typedef struct trace_wait {
     int32_t on_stream;  /* the stream waited for */
     int32_t op, rec_op; /* the ops whose host intervals hold the calls, -1 before the first op */
 } trace_wait;
+/* Where a collective's group size comes from, most certain first. */
+typedef enum {
+    TRACE_GROUP_UNKNOWN = 0,
+    TRACE_GROUP_RECORDED,  /* record_param_comms' "Group size" */
+    TRACE_GROUP_PG,        /* its process group's pg_size in distributedInfo.pg_config */
+    TRACE_GROUP_SHAPES,    /* a reduce-scatter's or all-gather's input/output element ratio */
+    TRACE_GROUP_WORLD      /* assumed: the job's world size (distributedInfo), the trace names no group */
+} trace_group_src;
 
 /* One of the trace's own collective calls: the outermost c10d::*, record_param_comms, nccl:* or
  * gloo:* event of a nest, on the host. Its CPU time is what issuing the collective cost (the
  * enqueue: argument checks, stream waits, the NCCL launch), which the extrapolator pays again
- * for every collective it generates; the op around it is compute. */
+ * for every collective it generates; the op around it is compute.
+ * What it moved is read from its nest (tracer/kcomm.h): record_param_comms' message sizes, dtype,
+ * group size and process group, else the tensors of its backend event (nccl:* / gloo:*) and of
+ * its c10d:: op. */
 typedef struct trace_coll {
     int64_t ts_ns, dur_ns;
     int32_t op;         /* the op that makes the call (the call itself, or an op enclosing it) */
     trace_comm kind;
+    double bytes;       /* the per-rank buffer S as extrapolate/collective.h counts it: all-reduce,
+                         * broadcast, reduce, send, recv: the tensor; all-gather: the output (group x
+                         * input); reduce-scatter: the input; all-to-all: what this rank sends in all.
+                         * 0 unknown */
+    int32_t group;      /* ranks in its group, 0 unknown */
+    trace_group_src group_src;
+    const char *dtype;  /* element type as the trace writes it ("Float", "float"), NULL unknown */
+    const char *pg;     /* process group: its name, else its description; NULL unknown */
+    int8_t instance;    /* 1: one collective of the step, the call whose nest moved the data (holds
+                         * a backend event nccl:* / gloo:*, or the trace has no backend events at
+                         * all); 0: a wait, or a call whose data a backend event elsewhere moved
+                         * (gloo runs the work on its own thread: the call only enqueues it) */
+    int8_t is_wait;     /* a wait on an earlier collective (record_param_comms "wait", *_Wait) */
+    int32_t issued_by;  /* the op after which the collective was issued: the op of the call (an op
+                         * enclosing it is compute that issued it), for a gloo worker's event the op
+                         * of the call it ran, for a call that is an op of its own the compute op
+                         * before it; -1 before the step's first op */
 } trace_coll;
+
+/* A process group of the job (distributedInfo.pg_config). */
+typedef struct trace_pg {
+    const char *name, *desc;   /* NULL when absent */
+    int32_t size;              /* ranks, 0 unknown */
+} trace_pg;
+
+/* The job the traced rank belonged to, from the Kineto trace's distributedInfo. */
+typedef struct trace_dist {
+    int32_t world_size;        /* 0: the trace does not say (a one-GPU job, or an exporter without it) */
+    int32_t rank;              /* -1 unknown */
+    const char *backend;       /* "nccl", "gloo", NULL */
+    trace_pg *pgs;             /* pg_config */
+    int32_t n_pgs;
+} trace_dist;
 
 typedef struct trace_tensor {
     int64_t et_id, storage_id, offset, numel;
@@ -246,6 +291,7 @@ typedef struct trace {
     trace_sync *syncs;       int32_t n_syncs;   /* sorted by ts_ns */
     trace_coll *colls;       int32_t n_colls;   /* sorted by ts_ns */
     trace_wait *waits;       int32_t n_waits;   /* sorted by ts_ns */
+    trace_dist dist;                 /* the traced job's world size, rank and process groups */
 
     int64_t step_start_ns, step_end_ns;   /* wall span of the step: from its start (step window
                                            * or first op) to the later of its host end and its
@@ -294,6 +340,7 @@ mt_status mt_trace_check_timed(const trace *t, mt_error *err);
 const char *mt_trace_phase_name(trace_phase p);
 const char *mt_trace_role_name(trace_role r);
 const char *mt_trace_comm_name(trace_comm c);
+const char *mt_trace_group_src_name(trace_group_src s);
 const char *mt_trace_format_name(trace_format f);
 const char *mt_trace_link_method_name(trace_link_method m);
 /* Bytes per element for a dtype name as written by PyTorch ("float", "c10::Half", "long"...).

@@ -131,4 +131,43 @@ if "$MITOSIS" inspect --help >/dev/null 2>&1; then
     || { cat "$tmpdir/cal.json" >&2; fail "mitosis simulate --calibrate on a suite folder"; }
   echo "ok: mitosis simulate --calibrate read the suite's meta.json"
 fi
+# --dist: rank 0 of a 2-process gloo job. A pipeline of 2 stages (resmlp, 2 blocks of width 32,
+# batch 4 in 2 micro-batches) sends each micro-batch's [2, 32] activation: 256 bytes, which the
+# trace shows as rank 0's sends; the Kineto JSON carries distributedInfo as Kineto writes it.
+"$PY" "$ROOT/tracer/collect.py" --model resmlp --hidden 32 --layers 2 --batch 4 --dist pipeline --world 2 \
+  --micro-batches 2 --warmup 1 --steps 2 -o "$tmpdir/pp" >/dev/null 2>"$tmpdir/pp.err" \
+  || { cat "$tmpdir/pp.err" >&2; fail "collect.py --dist pipeline"; }
+"$PY" - "$tmpdir/pp" <<'PY' || fail "--dist pipeline trace"
+import gzip, json, sys
+d = sys.argv[1]
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+di = k.get("distributedInfo", {})
+assert di.get("world_size") == 2 and di.get("rank") == 0 and di["pg_config"][0]["pg_size"] == 2, di
+m = json.load(open(d + "/meta.json"))
+assert m["dist"]["mode"] == "pipeline" and m["dist"]["world"] == 2, m["dist"]
+assert m["dist"]["sent_bytes_per_micro_batch"] == 2 * 32 * 4, m["dist"]
+assert m["step_time_ms"]["median"] > 0 and len(m["dist"]["rank_step_ms"]) == 2, m
+PY
+if "$MITOSIS" inspect --help >/dev/null 2>&1; then
+  "$MITOSIS" inspect "$tmpdir/pp" --json >"$tmpdir/pp.json" || fail "mitosis inspect of the --dist trace"
+  "$PY" - "$tmpdir/pp.json" <<'PY' || fail "traced plan of the --dist pipeline trace"
+import json, sys
+p = json.load(open(sys.argv[1]))["traced_plan"]
+assert p["world_size"] == 2 and p["rank"] == 0 and p["multi_rank"], p
+k = p["by_kind"]
+assert k["send"]["count"] == 2 and k["send"]["bytes"] == 2 * 256, k
+assert k["recv"]["count"] == 2 and "allreduce" not in k, k
+PY
+fi
+err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist pipeline -o "$tmpdir/ppbad" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist pipeline of mlp: $rc: $err"
+echo "ok: --dist pipeline records rank 0 with its sends and distributedInfo"
+
+# --sibling-load: the recording beside the same model stepping on the other core.
+"$PY" "$ROOT/tracer/collect.py" --model mlp --hidden 32 --batch 2 --warmup 1 --steps 2 --sibling-load \
+  -o "$tmpdir/sib" >/dev/null 2>&1 || fail "collect.py --sibling-load"
+"$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["sibling_load"]["core"] == 1, m' \
+  "$tmpdir/sib/meta.json" || fail "--sibling-load meta.json"
+echo "ok: --sibling-load"
 echo "PASS"

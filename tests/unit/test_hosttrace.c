@@ -28,22 +28,12 @@
 #include "extrapolate/hostmodel.h"
 #include "run/simrun.h"
 #include "tracer/trace.h"
+#include "tracefix.h"
 
 #define US(x) ((int64_t)(x) * 1000)      /* us -> ns */
 #define PS(x) ((int64_t)(x) * 1000000)   /* us -> ps */
 
-static trace *load(const char *name) {
-    const char *fx = getenv("MT_FIXTURES");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/host/%s", fx ? fx : "tests/fixtures", name);
-    const char *paths[1] = {path};
-    trace_load_opts o;
-    mt_trace_load_opts_init(&o);
-    trace *t = NULL;
-    mt_error err = {0};
-    assert_int_equal(mt_trace_load(paths, 1, &o, &t, &err), MT_OK);
-    return t;
-}
+static trace *load(const char *name) { return mt_test_load_fixture("host", name); }
 
 /* t simulated on `gpus` GPUs with the host model (the default for a Kineto GPU trace), the GPUs
  * computing at `speed` (per rank; NULL: as traced). */

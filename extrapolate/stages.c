@@ -1,0 +1,163 @@
+/* extrapolate/stages.c — the pipeline partitioner (see stages.h). */
+#include "extrapolate/stages.h"
+
+#include <stdlib.h>
+
+static int role_of(const trace *t, const trace_tref *r) {
+    return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
+}
+
+static int touches_params(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
+        int r = role_of(t, &t->trefs[o->in_first + j]);
+        if (r == TRACE_ROLE_WEIGHT || r == TRACE_ROLE_GRADIENT || r == TRACE_ROLE_OPTSTATE) return 1;
+    }
+    return 0;
+}
+
+/* Optimizer work per unit: the optimizer's ops and the parameter-sized ops after the first forward
+ * op, shared by the weight bytes each unit reads first. */
+static mt_status add_optimizer(const trace *t, const int32_t *unit, int32_t U, double *cost) {
+    double *wb = calloc((size_t)U, sizeof *wb), all = 0, opt_ns = 0;
+    unsigned char *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    if (!wb || !seen) {
+        free(wb);
+        free(seen);
+        return MT_ENOMEM;
+    }
+    int32_t first_fwd = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase == TRACE_PHASE_FORWARD && first_fwd < 0) first_fwd = i;
+        if (trace_op_is_comm(o)) continue;
+        if (o->phase == TRACE_PHASE_OPTIMIZER || (o->phase == TRACE_PHASE_OTHER && first_fwd >= 0 && touches_params(t, o)))
+            opt_ns += (double)o->dev_ns;
+        if (o->phase != TRACE_PHASE_FORWARD || unit[i] < 0 || unit[i] >= U) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w < 0 || w >= t->n_tensors || seen[w] || t->tensors[w].role != TRACE_ROLE_WEIGHT) continue;
+            seen[w] = 1;
+            wb[unit[i]] += t->tensors[w].bytes;
+            all += t->tensors[w].bytes;
+        }
+    }
+    for (int32_t u = 0; all > 0 && u < U; u++) cost[u] += opt_ns * wb[u] / all;
+    free(wb);
+    free(seen);
+    return MT_OK;
+}
+
+/* cross[u], u < U - 1: the activation tensors made in units <= u and read in forward after u. */
+static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32_t *cross) {
+    int32_t *last = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *last);
+    if (!last) return MT_ENOMEM;
+    for (int32_t x = 0; x < t->n_tensors; x++) last[x] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || unit[i] < 0) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t x = t->trefs[o->in_first + j].tensor;
+            if (x >= 0 && x < t->n_tensors && unit[i] > last[x]) last[x] = unit[i];
+        }
+    }
+    for (int32_t u = 0; u <= U; u++) cross[u] = 0;
+    for (int32_t x = 0; x < t->n_tensors; x++) { /* +1 from its unit, -1 from its last reader's */
+        const trace_tensor *tt = &t->tensors[x];
+        int32_t f = tt->first_op;
+        if (tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD ||
+            unit[f] < 0 || last[x] <= unit[f] || last[x] >= U)
+            continue;
+        cross[unit[f]]++;
+        cross[last[x]]--;
+    }
+    for (int32_t u = 1; u < U; u++) cross[u] += cross[u - 1];
+    free(last);
+    return MT_OK;
+}
+
+/* Cuts n items of cost c into P contiguous groups (group[k]) minimising the largest group. */
+static void partition(const double *c, int32_t n, int32_t P, int32_t *group) {
+    double lo = 0, hi = 0;
+    for (int32_t k = 0; k < n; k++) {
+        hi += c[k];
+        if (c[k] > lo) lo = c[k];
+    }
+    for (int it = 0; it < 100 && hi - lo > 0.5; it++) {
+        double mid = (lo + hi) / 2, acc = 0;
+        int32_t used = 1;
+        for (int32_t k = 0; k < n; k++) {
+            if (acc + c[k] > mid && acc > 0) {
+                used++;
+                acc = 0;
+            }
+            acc += c[k];
+        }
+        if (used <= P) hi = mid;
+        else lo = mid;
+    }
+    /* cut with bound hi, keeping at least one item for every remaining group (every cost >= 1,
+     * so acc > 0 means the group is not empty) */
+    int32_t s = 0;
+    double acc = 0;
+    for (int32_t k = 0; k < n; k++) {
+        if (acc > 0 && s < P - 1 && (acc + c[k] > hi || n - k <= P - 1 - s)) {
+            s++;
+            acc = 0;
+        }
+        group[k] = s;
+        acc += c[k];
+    }
+}
+
+/* Units merged into blocks ending at the clean points (ok[u]: a cut after u is clean), the blocks
+ * partitioned, the units given their block's stage. */
+static mt_status cut_blocks(const double *cost, const unsigned char *ok, int32_t U, int32_t K, int32_t P,
+                            int32_t *stage_of_unit) {
+    double *bc = calloc((size_t)K, sizeof *bc);
+    int32_t *bs = malloc((size_t)K * sizeof *bs);
+    if (!bc || !bs) {
+        free(bc);
+        free(bs);
+        return MT_ENOMEM;
+    }
+    for (int32_t u = 0, k = 0; u < U; u++) {
+        bc[k] += cost[u];
+        if (u < U - 1 && ok[u]) k++;
+    }
+    partition(bc, K, P, bs);
+    for (int32_t u = 0, k = 0; u < U; u++) {
+        stage_of_unit[u] = bs[k];
+        if (u < U - 1 && ok[u]) k++;
+    }
+    free(bc);
+    free(bs);
+    return MT_OK;
+}
+
+mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t U, int32_t P, int32_t *stage_of_unit,
+                        mt_stage_cut *info) {
+    double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
+    int32_t *cross = malloc((size_t)(U + 1) * sizeof *cross);
+    unsigned char *ok = calloc((size_t)(U > 0 ? U : 1), 1);
+    mt_status rc = cost && cross && ok ? MT_OK : MT_ENOMEM;
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++)
+        if (unit[i] >= 0 && unit[i] < U && !trace_op_is_comm(&t->ops[i]))
+            cost[unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
+    if (rc == MT_OK) rc = add_optimizer(t, unit, U, cost);
+    if (rc == MT_OK) rc = crossings(t, unit, U, cross);
+    mt_stage_cut in = {0, 0, 0};
+    for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) /* the fewest, not counting none (a link lost) */
+        if (cross[u] > 0 && (in.min_crossing == 0 || cross[u] < in.min_crossing)) in.min_crossing = cross[u];
+    for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) {
+        ok[u] = cross[u] <= in.min_crossing;
+        in.clean_points += ok[u];
+    }
+    in.clean_only = rc == MT_OK && P > 1 && in.clean_points >= P - 1;
+    if (rc == MT_OK && in.clean_only) rc = cut_blocks(cost, ok, U, in.clean_points + 1, P, stage_of_unit);
+    else if (rc == MT_OK) partition(cost, U, P, stage_of_unit);
+    if (info) *info = in;
+    free(cost);
+    free(cross);
+    free(ok);
+    return rc;
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Integration: a multi-rank trace's own collectives (issue "Numbers you can trust", items 8-10).
+#  - the fixture rank of a 4-rank NCCL job: inspect's group and bytes are the trace's
+#    (record_param_comms inside c10d:: ops inside ops);
+#  - rank 0 of the project's own 2-process gloo jobs (traces/cpu-{ddp,pipeline,embedding}-*-w2,
+#    recorded by collect.py --dist): re-simulated at their own world size and plan (simulate's
+#    default for them) they run exactly the traced collectives: kinds, bytes and count per step;
+#    the sharded embedding all-reduces only its MLP (no invented all-reduce of its tables unless
+#    --comm regenerate); --calibrate refuses a job's step as one GPU's;
+#  - pipeline cuts: the one-process resmlp cut into 2 stages sends what the real 2-process
+#    pipeline sent per micro-batch (one block's output), ResNet-18 and gpt-tiny one tensor too.
+# Usage: bash traced_plan.sh /path/to/mitosis   (env MT_ROOT = repo root)
+set -u
+bin=${1:?usage: traced_plan.sh MITOSIS}
+root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-traced.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # name, command
+  if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+T="$root/traces"
+
+"$bin" inspect "$root/tests/fixtures/comm/nccl-rank.json" --json > "$tmp/fx.json"
+check "fixture: groups and bytes are the trace's" 'python3 -c "
+import json; d=json.load(open(\"$tmp/fx.json\"))
+c=[(x[\"collective\"], x[\"bytes\"], x[\"group_size\"]) for x in d[\"communication\"]]
+assert c==[(\"alltoall\",4000,4),(\"allgather\",400,2),(\"allreduce\",8192,4)], c
+p=d[\"traced_plan\"]; assert p[\"world_size\"]==4 and p[\"rank\"]==1 and p[\"parameter_sync\"]==\"ddp\", p"'
+
+for job in ddp-resmlp pipeline-resmlp embedding-dlrm; do
+  d="$T/cpu-$job-w2"
+  "$bin" inspect "$d" --json > "$tmp/i.json" && "$bin" simulate "$d" --json > "$tmp/s.json"
+  check "$job: re-simulated at its world size it runs the traced collectives" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); s=json.load(open(\"$tmp/s.json\"))
+p=i[\"traced_plan\"]; sim=s[\"simulation\"]
+assert p[\"world_size\"]==2 and p[\"rank\"]==0 and p[\"multi_rank\"], p
+assert s[\"plan\"][\"gpus\"]==2 and s[\"plan\"][\"comm\"]==\"traced\", s[\"plan\"]
+assert sim[\"traced_collectives\"]==p[\"collectives\"]==sim[\"collectives\"] and sim[\"ddp_buckets\"]==0, (sim, p)
+want=sum(x[\"bytes\"]*(2 if x[\"collective\"] in (\"send\",\"recv\") else 1) for x in i[\"collectives\"])
+assert abs(sim[\"collective_bytes\"]-want)<=1e-9*want, (sim[\"collective_bytes\"], want)"'
+done
+
+m="$T/cpu-ddp-resmlp-w2"
+"$bin" inspect "$m" --json > "$tmp/i.json"
+check "ddp: the all-reduces carry every parameter" 'python3 -c "
+import json; p=json.load(open(\"$tmp/i.json\"))[\"traced_plan\"]
+assert p[\"parameter_sync\"]==\"ddp\" and abs(p[\"allreduce_param_share\"]-1)<1e-9, p"'
+
+e="$T/cpu-embedding-dlrm-w2"
+"$bin" inspect "$e" --json > "$tmp/i.json"
+"$bin" simulate "$e" --comm regenerate --json > "$tmp/r.json"
+check "embedding: all-reduces of the MLP only, three all-to-alls; regenerate all-reduces the tables too" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); r=json.load(open(\"$tmp/r.json\")); m=json.load(open(\"$e/meta.json\"))
+p=i[\"traced_plan\"]; k=p[\"by_kind\"]; D=m[\"emb_dim\"]; T=m[\"tables\"]
+mlp=(T*D*4*D+4*D+4*D+1)*4
+assert k[\"allreduce\"][\"count\"]==1 and k[\"allreduce\"][\"bytes\"]==mlp, (k, mlp)
+assert k[\"alltoall\"][\"count\"]==3 and p[\"parameter_sync\"]==\"partial\", p
+assert r[\"simulation\"][\"traced_collectives\"]==0 and r[\"simulation\"][\"collective_bytes\"]>=i[\"param_bytes\"], r[\"simulation\"]"'
+
+pp="$T/cpu-pipeline-resmlp-w2"
+"$bin" inspect "$pp" --json > "$tmp/i.json"
+M=$(python3 -c "import json; print(json.load(open('$pp/meta.json'))['micro_batches'])")
+"$bin" simulate "$T/cpu-resmlp-b64" --pp 2 --micro-batches "$M" --schedule gpipe --json > "$tmp/c.json"
+check "pipeline: rank 0 sends and receives one [batch/M, hidden] tensor per micro-batch" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); m=json.load(open(\"$pp/meta.json\"))
+k=i[\"traced_plan\"][\"by_kind\"]; b=m[\"dist\"][\"sent_bytes_per_micro_batch\"]
+assert b==m[\"batch\"]//$M*m[\"hidden\"]*4, b
+assert k[\"send\"][\"count\"]==$M and k[\"send\"][\"bytes\"]==$M*b and k[\"recv\"][\"count\"]==$M, k"'
+check "pipeline: the one-process trace cut in two sends what the real pipeline sent" 'python3 -c "
+import json; c=json.load(open(\"$tmp/c.json\")); m=json.load(open(\"$pp/meta.json\"))
+assert c[\"stages\"][0][\"boundary_bytes\"]==m[\"dist\"][\"sent_bytes_per_micro_batch\"], c[\"stages\"]"'
+
+# one tensor at the cut: ResNet-18 b8 in 2 micro-batches of 4, layer2's output [4, 128, 28, 28];
+# gpt-tiny b8 a block's hidden state [4, 128, 256]
+for c in "cpu-resnet18-b8 1605632" "cpu-gpt-tiny-b8 524288"; do
+  read -r name bytes <<< "$c"
+  "$bin" simulate "$T/$name" --pp 2 --json > "$tmp/p.json"
+  check "$name --pp 2: the stages exchange one tensor ($bytes bytes)" 'python3 -c "
+import json; s=json.load(open(\"$tmp/p.json\"))[\"stages\"]; assert s[0][\"boundary_bytes\"]==$bytes, s"'
+done
+
+"$bin" simulate "$m" --calibrate > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "--calibrate refuses a job's step as one GPU's: exit 2, one line naming the trace" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "cpu-ddp-resmlp-w2.*2-rank job" "$tmp/err"'
+"$bin" simulate "$T/cpu-resnet18-b8" > "$tmp/out" 2> "$tmp/err"; rc=$?
+check "a one-GPU trace still needs --gpus" '[ $rc -eq 2 ] && grep -q "gpus is required" "$tmp/err"'
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "PASS"
