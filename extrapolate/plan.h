@@ -31,6 +31,7 @@ typedef enum { MT_COMM_AUTO = 0, MT_COMM_TRACED, MT_COMM_REGENERATE } mt_comm_mo
 typedef struct mt_plan {
     int32_t gpus;            /* N; 0 = D*T*P, or the traced job's world size when no size is given */
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
+    int32_t sp;              /* 1: Megatron sequence parallelism inside the TP group (needs tp > 1) */
     mt_dp_mode dp_mode;      /* default ddp */
     mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */

@@ -139,6 +139,7 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
                         }
                         mt_plan p = *base;
                         p.dp = d, p.tp = t, p.pp = pp, p.micro_batches = mbs[m];
+                        p.sp = t > 1 ? base->sp : 0; /* --sp applies to the tensor-parallel plans */
                         if (!fixed_mode) p.dp_mode = mode ? MT_DP_SYNC : MT_DP_DDP;
                         if (!fixed_schedule) p.schedule = sch ? MT_PP_GPIPE : MT_PP_1F1B;
                         v[count++] = p;
@@ -166,7 +167,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
         if (at < len) at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                     \
     } while (0)
     if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
-    if (p->tp > 1) ADD("tp=%d", p->tp);
+    if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
@@ -187,6 +188,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "dp", json_integer(pl->dp));
     json_object_set_new(plan, "tp", json_integer(pl->tp));
     json_object_set_new(plan, "pp", json_integer(pl->pp));
+    json_object_set_new(plan, "sp", json_boolean(pl->sp));
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
     json_object_set_new(plan, "comm", json_string(mt_comm_mode_name(pl->comm)));
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));

@@ -181,6 +181,7 @@ typedef struct builder {
     int32_t *unit;          /* per op, -1 */
     int32_t *stage_of_unit;
     int32_t *split;         /* per op: 1 or T */
+    int8_t *seq;            /* per op: 1 when split by sequence (sp), not by its weights */
     int32_t *fwd_coll;      /* per op: first pcoll emitted after it in forward, -1 */
     int32_t *bwd_coll;      /* per op: first pcoll emitted after its last backward op, -1 */
     int32_t *anchor;        /* per forward op: see find_anchors */
@@ -188,6 +189,7 @@ typedef struct builder {
     double *grad_ready;     /* per backward op: gradient bytes (per rank) ready after it */
     double *tail_grad;      /* per stage: gradients with no backward op (ready at the end) */
     double *w_stage_bytes;  /* per stage: weight bytes per rank */
+    double *sp_grad_bytes;  /* per stage: gradients of weights read by sequence-split ops (sp) */
     double total_w_bytes;   /* unsplit, all stages */
     int32_t *w_stage;       /* per tensor: stage of a weight, -1 */
     int32_t *w_split;       /* per tensor: split of a weight */
@@ -272,7 +274,16 @@ static mt_status assign_stages(builder *b) {
     return MT_OK;
 }
 
-/* 3. tensor parallelism */
+/* 3. tensor parallelism (Megatron). A walk over forward ops keeps a region: a column-parallel
+ * linear opens it, linears on the same input join it (Q, K, V), ops inside are split, the next
+ * linear on another input is row-parallel and closes it with a forward all-reduce of its output;
+ * the region's input gradient is all-reduced after the first column op's backward. A region
+ * that reaches a vocabulary loss (an LM head's logits) ends there: the loss is split by
+ * vocabulary with its few all-reduces of per-token statistics (vocab_loss_stats). With
+ * sequence parallelism (plan sp) each all-reduce of the residual stream becomes a
+ * reduce-scatter, and the next column op (or any op that needs every token) all-gathers its
+ * input first; between the two the stream is split by sequence (r->seq): the ops there
+ * (norms, residual adds, dropout, position embeddings) run on 1/T of the tokens (seq[op] 1). */
 typedef struct region {
     int open;
     int32_t in_tensor;      /* activation the column ops read */
@@ -280,16 +291,71 @@ typedef struct region {
     int32_t first_col;      /* carries the backward all-reduce of the input gradient */
     int32_t last_op;        /* the all-gather goes after it when the region is closed */
     double last_out_bytes;
+    int seq;                /* sp: the residual stream is split by sequence */
+    int32_t prev;           /* the previous forward op (-1): an sp all-gather goes after it */
 } region;
 
+/* A TP collective after forward op `op` (fwd 1) or after its backward (fwd 0), counted. */
+static mt_status tp_add(builder *b, int fwd, int32_t op, mt_coll_op c, double bytes) {
+    if (fwd) b->p->tp_colls_fwd++;
+    else b->p->tp_colls_bwd++;
+    return add_pcoll(b, fwd ? &b->fwd_coll[op] : &b->bwd_coll[op], op, c, bytes);
+}
+
+/* The residual stream's reduction after op (a row linear's or the vocabulary embedding's
+ * output): an all-reduce, or with sp a reduce-scatter whose backward is an all-gather. */
+static mt_status tp_reduce_out(builder *b, region *r, int32_t op, double bytes) {
+    if (!b->plan->sp) return tp_add(b, 1, op, MT_COLL_ALLREDUCE, bytes);
+    r->seq = 1;
+    MT_CHECK(tp_add(b, 1, op, MT_COLL_REDUCESCATTER, bytes));
+    return tp_add(b, 0, op, MT_COLL_ALLGATHER, bytes);
+}
+
+/* sp: op needs every token of a sequence-split input: all-gather it first (after the previous
+ * forward op of the same stage, else after op itself; the same time on the compute stream). */
+static mt_status tp_gather_seq(builder *b, region *r, int32_t op, double bytes) {
+    if (!r->seq) return MT_OK;
+    r->seq = 0;
+    int32_t at = r->prev >= 0 && op_stage(b, r->prev) == op_stage(b, op) ? r->prev : op;
+    return tp_add(b, 1, at, MT_COLL_ALLGATHER, bytes);
+}
+
+/* A region closed by an op that needs the whole hidden dimension: all-gather of its last
+ * output; backward all-reduce (sp: reduce-scatter) of the input gradient. */
 static mt_status close_region(builder *b, region *r) {
     if (!r->open) return MT_OK;
     r->open = 0;
-    mt_status rc = add_pcoll(b, &b->fwd_coll[r->last_op], r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes);
-    if (rc == MT_OK) rc = add_pcoll(b, &b->bwd_coll[r->first_col], r->first_col, MT_COLL_ALLREDUCE, r->in_bytes);
-    b->p->tp_colls_fwd++;
-    b->p->tp_colls_bwd++;
-    return rc;
+    MT_CHECK(tp_add(b, 1, r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes));
+    return tp_add(b, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+}
+
+/* All-reduces of per-token statistics a vocabulary-parallel loss needs: cross_entropy 3 (max
+ * logit, sum of exponentials, target logit), log_softmax 2, nll_loss after a split log_softmax 1. */
+static int vocab_loss_stats(const trace_op *o) {
+    const char *k = o->kind ? o->kind : o->name;
+    if (strstr(o->name, "cross_entropy") || strstr(k, "cross_entropy")) return 3;
+    if (strstr(o->name, "log_softmax") || strstr(k, "log_softmax")) return 2;
+    return 1;
+}
+
+/* A vocabulary loss inside an open column region (the LM head's): split by vocabulary, its
+ * statistics all-reduced ([tokens] fp32 each), the region's input gradient all-reduced in
+ * backward (sp: reduce-scattered); no all-gather of the logits. */
+static mt_status tp_vocab_loss(builder *b, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t nd, x = first_activation_input(t, o);
+    const int64_t *s = op_shape(t, o, 0, -1, &nd);
+    double tokens = x >= 0 && nd > 0 && s[nd - 1] > 0 ? (double)t->tensors[x].numel / (double)s[nd - 1] : 0;
+    b->split[i] = b->plan->tp;
+    for (int k = vocab_loss_stats(o); k > 0; k--) MT_CHECK(tp_add(b, 1, i, MT_COLL_ALLREDUCE, tokens * 4));
+    if (o->cls == MT_OPC_SOFTMAX) { /* log_softmax: its nll_loss follows in the same region */
+        r->last_op = i;
+        r->last_out_bytes = first_output_bytes(t, o);
+        return MT_OK;
+    }
+    r->open = 0;
+    return tp_add(b, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
 }
 
 /* Backward ops inherit the split of their forward op (or the majority of their layer). */
@@ -322,65 +388,95 @@ static mt_status inherit_bwd_split(builder *b) {
     return MT_OK;
 }
 
+/* A linear in the walk: joins, closes (row) or opens (column) the region. */
+static mt_status tp_linear(builder *b, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t T = b->plan->tp, in = first_activation_input(t, o);
+    double out_b = first_output_bytes(t, o);
+    b->split[i] = T;
+    int col = !r->open || (in >= 0 && in == r->in_tensor);
+    tp_fit_note(&b->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
+    if (r->open && in >= 0 && in == r->in_tensor) { /* another column op on the same input (Q, K, V) */
+        r->last_op = i;
+        r->last_out_bytes = out_b;
+        return MT_OK;
+    }
+    if (r->open) { /* row-parallel: closes the pair */
+        r->open = 0;
+        MT_CHECK(tp_reduce_out(b, r, i, out_b));
+        return tp_add(b, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+    }
+    MT_CHECK(tp_gather_seq(b, r, i, tensor_bytes(t, in))); /* column-parallel: opens a region */
+    r->open = 1;
+    r->in_tensor = in;
+    r->in_bytes = tensor_bytes(t, in);
+    r->first_col = r->last_op = i;
+    r->last_out_bytes = out_b;
+    return MT_OK;
+}
+
+/* An op outside a region: split by sequence while the stream is (sp), else replicated; an op
+ * that needs every token (a convolution, a matmul, an unknown op) all-gathers first. */
+static mt_status tp_outside(builder *b, region *r, int32_t i) {
+    const trace_op *o = &b->t->ops[i];
+    int per_token = o->cls == MT_OPC_NORM || o->cls == MT_OPC_ELEMWISE || o->cls == MT_OPC_COPY ||
+                    o->cls == MT_OPC_NONE || o->tp == TRACE_TP_POS_EMBEDDING;
+    if (r->seq && per_token) {
+        b->split[i] = b->plan->tp;
+        b->seq[i] = 1;
+        return MT_OK;
+    }
+    return tp_gather_seq(b, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
+}
+
+static mt_status tp_walk_op(builder *b, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t T = b->plan->tp;
+    if (o->tp == TRACE_TP_LINEAR) return tp_linear(b, r, i);
+    if (o->tp == TRACE_TP_VOCAB_LOSS && r->open) return tp_vocab_loss(b, r, i);
+    if (o->tp == TRACE_TP_CONV) {
+        MT_CHECK(close_region(b, r));
+        MT_CHECK(tp_gather_seq(b, r, i, tensor_bytes(t, first_activation_input(t, o))));
+        b->split[i] = T;
+        tp_fit_note(&b->fit, T, i, conv_channels(t, o), "output channels");
+        MT_CHECK(tp_add(b, 1, i, MT_COLL_ALLGATHER, first_output_bytes(t, o)));
+        return tp_add(b, 0, i, MT_COLL_ALLREDUCE, tensor_bytes(t, first_activation_input(t, o)));
+    }
+    if (o->tp == TRACE_TP_EMBEDDING) { /* vocabulary-parallel: partial rows summed */
+        MT_CHECK(close_region(b, r));
+        b->split[i] = T;
+        return tp_reduce_out(b, r, i, first_output_bytes(t, o));
+    }
+    if (o->tp == TRACE_TP_CLOSER || o->tp == TRACE_TP_VOCAB_LOSS) {
+        MT_CHECK(close_region(b, r));
+        return tp_outside(b, r, i);
+    }
+    if (r->open) {
+        b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
+        tp_fit_note(&b->fit, T, i, attention_heads(t, o), "attention heads");
+        r->last_op = i;
+        r->last_out_bytes = first_output_bytes(t, o);
+        return MT_OK;
+    }
+    return tp_outside(b, r, i); /* position embeddings, norms, residual adds: replicated */
+}
+
 static mt_status classify_tp(builder *b) {
     const trace *t = b->t;
-    int32_t T = b->plan->tp;
     region r = {0};
-    mt_status rc = MT_OK;
+    r.prev = -1;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
-    if (T <= 1) return MT_OK;
-    for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
+    for (int32_t i = 0; i < t->n_ops; i++) b->seq[i] = 0;
+    if (b->plan->tp <= 1) return MT_OK;
+    for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
-        if (o->tp == TRACE_TP_LINEAR) {
-            int32_t in = first_activation_input(t, o);
-            double out_b = first_output_bytes(t, o);
-            b->split[i] = T;
-            int col = !r.open || (in >= 0 && in == r.in_tensor);
-            tp_fit_note(&b->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
-            if (r.open && in >= 0 && in == r.in_tensor) { /* another column op on the same input (Q, K, V) */
-                r.last_op = i;
-                r.last_out_bytes = out_b;
-            } else if (r.open) { /* row-parallel: closes the pair with an all-reduce */
-                r.open = 0;
-                rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, out_b);
-                if (rc == MT_OK)
-                    rc = add_pcoll(b, &b->bwd_coll[r.first_col], r.first_col, MT_COLL_ALLREDUCE, r.in_bytes);
-                b->p->tp_colls_fwd++;
-                b->p->tp_colls_bwd++;
-            } else { /* column-parallel: opens a region */
-                r.open = 1;
-                r.in_tensor = in;
-                r.in_bytes = tensor_bytes(t, in);
-                r.first_col = r.last_op = i;
-                r.last_out_bytes = out_b;
-            }
-        } else if (o->tp == TRACE_TP_CONV) {
-            rc = close_region(b, &r);
-            b->split[i] = T;
-            tp_fit_note(&b->fit, T, i, conv_channels(t, o), "output channels");
-            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
-            if (rc == MT_OK)
-                rc = add_pcoll(b, &b->bwd_coll[i], i, MT_COLL_ALLREDUCE,
-                               tensor_bytes(t, first_activation_input(t, o)));
-            b->p->tp_colls_fwd++;
-            b->p->tp_colls_bwd++;
-        } else if (o->tp == TRACE_TP_EMBEDDING) {
-            rc = close_region(b, &r);
-            b->split[i] = T;
-            if (rc == MT_OK) rc = add_pcoll(b, &b->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
-            b->p->tp_colls_fwd++;
-        } else if (o->tp == TRACE_TP_CLOSER) {
-            rc = close_region(b, &r);
-        } else if (r.open) {
-            b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
-            tp_fit_note(&b->fit, T, i, attention_heads(t, o), "attention heads");
-            r.last_op = i;
-            r.last_out_bytes = first_output_bytes(t, o);
-        }
+        MT_CHECK(tp_walk_op(b, &r, i));
+        r.prev = i;
     }
-    if (rc == MT_OK) rc = close_region(b, &r);
-    if (rc != MT_OK) return rc;
+    MT_CHECK(close_region(b, &r));
     if (b->fit.bad_op >= 0) return MT_EINVAL; /* the caller says why (tp_fit_check) */
     return inherit_bwd_split(b);
 }
@@ -444,8 +540,9 @@ static mt_status assign_gradients(builder *b) {
             if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] >= 0)
                 continue;
             b->w_stage[w] = op_stage(b, i);
-            b->w_split[w] = b->split[i];
-            double bytes = t->tensors[w].bytes / b->split[i];
+            b->w_split[w] = b->seq[i] ? 1 : b->split[i];
+            double bytes = t->tensors[w].bytes / b->w_split[w];
+            if (b->seq[i]) b->sp_grad_bytes[b->w_stage[w]] += bytes;
             b->total_w_bytes += t->tensors[w].bytes;
             b->w_stage_bytes[b->w_stage[w]] += bytes;
             int32_t at = b->anchor[i];
@@ -743,6 +840,9 @@ static mt_status build_stage(builder *b, int32_t s, const double *boundary) {
             bk++;
         }
     }
+    if (b->sp_grad_bytes[s] > 0) /* sp: norms saw 1/T of the tokens: their gradients are partial */
+        MT_CHECK(emit_coll(&em, MT_GROUP_TP, MT_COLL_ALLREDUCE, MT_COLL_WHY_TP_BWD, 1, b->sp_grad_bytes[s], -1, -1,
+                           TRACE_PHASE_BACKWARD));
     if (pl->dp > 1) {
         double grads = b->w_stage_bytes[s];
         if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
@@ -804,6 +904,8 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     b.unit = malloc(nops * sizeof *b.unit);
     b.stage_of_unit = calloc(nu, sizeof *b.stage_of_unit);
     b.split = malloc(nops * sizeof *b.split);
+    b.seq = calloc(nops, sizeof *b.seq);
+    b.sp_grad_bytes = calloc((size_t)plan->pp, sizeof *b.sp_grad_bytes);
     b.fwd_coll = malloc(nops * sizeof *b.fwd_coll);
     b.bwd_coll = malloc(nops * sizeof *b.bwd_coll);
     b.anchor = malloc(nops * sizeof *b.anchor);
@@ -816,7 +918,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     b.w_split = malloc(nt * sizeof *b.w_split);
     boundary = calloc((size_t)plan->pp, sizeof *boundary);
     act_mb = calloc((size_t)plan->pp, sizeof *act_mb);
-    if (!p->stages || !b.unit || !b.stage_of_unit || !b.split || !b.fwd_coll || !b.bwd_coll ||
+    if (!p->stages || !b.unit || !b.stage_of_unit || !b.split || !b.seq || !b.sp_grad_bytes || !b.fwd_coll || !b.bwd_coll ||
         !b.anchor || !b.op_ns || !b.bwd_anchor || !b.grad_ready || !b.tail_grad || !b.w_stage_bytes ||
         !b.w_stage || !b.w_split || !boundary || !act_mb)
         goto fail;
@@ -875,6 +977,8 @@ done:
     free(b.unit);
     free(b.stage_of_unit);
     free(b.split);
+    free(b.seq);
+    free(b.sp_grad_bytes);
     free(b.fwd_coll);
     free(b.bwd_coll);
     free(b.anchor);

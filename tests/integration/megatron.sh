@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Integration: Megatron tensor and sequence parallelism on traces/cpu-gpt-tiny-b8 (4 pre-LN
+# blocks, hidden 256, 4 heads, vocabulary 8192, sequence 128, batch 8: 1024 tokens), from the
+# per-collective rows of --csv:
+#  - --tp 2: every transformer block (from its first LayerNorm to the next block's) has exactly 2
+#    forward and 2 backward all-reduces of the 1 MiB residual stream; the vocabulary embedding 1
+#    forward all-reduce, the position embedding none; the LM head + cross-entropy 3 forward
+#    all-reduces of 4 KiB (per-token max, sum-exp, target logit) and 1 backward all-reduce, no
+#    all-gather anywhere;
+#  - --sp: the same collectives as reduce-scatter + all-gather pairs moving the same ring volume
+#    (plus one all-reduce of the norms' and position table's gradients after backward);
+#  - refusals: --sp without --tp > 1, --tp 8 (4 heads), one line, exit 2.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+import csv, os, shutil, sys, tempfile
+sys.path.insert(0, sys.argv[3])
+from simcheck import Checker
+
+bin_, traces = sys.argv[1:3]
+c = Checker(bin_)
+gpt = f"{traces}/cpu-gpt-tiny-b8"
+tmp = tempfile.mkdtemp()
+
+
+def rows(*args):
+    """TP collectives of GPU 0's group: [(why, op, layer index or None, bytes)] and the JSON."""
+    out = os.path.join(tmp, "_".join(map(str, args)))
+    d = c.sim(gpt, *args, "--csv", out)
+    if not d:
+        return [], None
+    got = []
+    for r in csv.DictReader(open(os.path.join(out, "collectives.csv"))):
+        if r["group"] != "tp" or r["group_id"] != "dp 0, stage 0":
+            continue
+        layer = int(r["layer"][1:].split(":")[0]) if r["layer"] else None
+        got.append((r["why"], r["op"], layer, float(r["bytes"])))
+    return got, d
+
+
+def layer_names():
+    rc, out, err = c.run("inspect", gpt, "--ops")
+    names = {}
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) >= 2 and p[0].startswith("L") and ":" in p[0] and p[1].isdigit():
+            names[int(p[0][1:].split(":")[0])] = p[0].split(":", 1)[1]
+    return names
+
+
+names = layer_names()
+norms = sorted(l for l, n in names.items() if n == "aten::layer_norm")
+# pre-LN blocks start at every other norm: ln1 (block), ln2 (MLP), ..., ln_f last
+starts = norms[0:-1:2]
+blocks = [(s, starts[i + 1] if i + 1 < len(starts) else norms[-1]) for i, s in enumerate(starts)]
+embs = sorted(l for l, n in names.items() if n == "aten::embedding")
+c.check("gpt-tiny: 4 blocks, two embeddings", len(blocks) == 4 and len(embs) == 2, (norms, embs))
+tok, pos = embs
+head = max(names)
+
+tp, d = rows("--gpus", 2, "--tp", 2)
+MiB = 1048576
+for i, (a, b) in enumerate(blocks):
+    inb = [r for r in tp if r[2] is not None and a <= r[2] < b]
+    f = [r for r in inb if r[0] == "tp-forward"]
+    w = [r for r in inb if r[0] == "tp-backward"]
+    c.check(f"tp 2 block {i}: exactly 2 forward and 2 backward all-reduces of 1 MiB",
+            len(f) == 2 and len(w) == 2 and all(r[1] == "allreduce" and r[3] == MiB for r in inb), inb)
+c.check("tp 2: the vocabulary embedding has one forward all-reduce",
+        [r[:2] for r in tp if r[2] == tok] == [("tp-forward", "allreduce")], [r for r in tp if r[2] == tok])
+c.check("tp 2: none for the position embedding", not [r for r in tp if r[2] == pos])
+hd = [r for r in tp if r[2] == head]
+c.check("tp 2: cross-entropy split with 3 all-reduces of 4 KiB, the LM head 1 backward all-reduce",
+        sorted(hd) == sorted([("tp-forward", "allreduce", head, 4096.0)] * 3 + [("tp-backward", "allreduce", head, MiB)]),
+        hd)
+c.check("tp 2: no all-gather", not [r for r in tp if r[1] == "allgather"])
+if d:
+    c.check("tp 2: 12 forward, 9 backward TP collectives", (d["simulation"]["tp_collectives_fwd"],
+            d["simulation"]["tp_collectives_bwd"]) == (12, 9), d["simulation"])
+    c.check_breakdown("gpt-tiny tp 2", d)
+    c.check("tp 2: 218.9 ms (README)", abs(d["step_ms"] - 218.9) < 0.05, d["step_ms"])
+
+sp, e = rows("--gpus", 2, "--tp", 2, "--sp")
+
+
+def volume(rs):  # ring traffic per rank at T = 2: all-reduce 2(T-1)/T S, the others (T-1)/T S
+    return sum((2 if r[1] == "allreduce" else 1) * r[3] / 2 for r in rs if r[2] is not None)
+
+
+c.check("sp: no 1 MiB all-reduce left", not [r for r in sp if r[1] == "allreduce" and r[3] == MiB], sp)
+c.check("sp: traffic volume equals tp's all-reduce volume", volume(sp) == volume(tp) > 0, (volume(sp), volume(tp)))
+after = [r for r in sp if r[2] is None]
+c.check("sp: one all-reduce of the norms' and positions' gradients (9 x 2 KiB + 128 KiB)",
+        after == [("tp-backward", "allreduce", None, 9 * 2048 + 131072.0)], after)
+if d and e:
+    c.check("sp: the same collectives count twice (reduce-scatter + all-gather), the 3 loss all-reduces once",
+            (e["simulation"]["tp_collectives_fwd"], e["simulation"]["tp_collectives_bwd"]) == (21, 18), e["simulation"])
+    c.check("sp: plan says sp", e["plan"]["sp"] is True and d["plan"]["sp"] is False, e["plan"])
+    c.check_breakdown("gpt-tiny tp 2 sp", e)
+    c.check("sp: 215.5 ms (README)", abs(e["step_ms"] - 215.5) < 0.05, e["step_ms"])
+
+c.check_bad("--sp", "simulate", gpt, "--gpus", 2, "--sp")
+c.check_bad("4 attention heads", "simulate", gpt, "--gpus", 8, "--tp", 8)
+shutil.rmtree(tmp)
+c.finish()
+EOF
