@@ -76,8 +76,8 @@ static const mt_flag PLAN[] = {
      "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "
      "plan's (DDP buckets of every parameter). auto (default): traced for a multi-rank trace, else regenerate",
      .choices = MT_COMM_CHOICES},
-    {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of t, p, d, innermost first (default tpd: TP ranks "
-     "adjacent, then stages, then replicas)", .call = set_placement},
+    {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of the mesh dimensions, innermost first: letters t, c, e, p, d "
+     "or names tp,cp,ep,pp,dp (default tpd: TP ranks adjacent, then stages, then replicas; left-out ones go outermost)", .call = set_placement},
     {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier or "
      "ringflow (default ring)", .choices = "ring|tree|direct|hier|ringflow"},
     {"--ring-model", MT_FLAG_CALL, 0, "auto|steps|flow", "ring all-reduce/reduce-scatter/all-gather as every "

@@ -1,55 +1,106 @@
-/* extrapolate/group.c — the communication groups of a plan (see group.h). */
+/* extrapolate/group.c — the group-kind table of a plan (see group.h). */
 #include "extrapolate/group.h"
 
 #include <stdio.h>
+#include <string.h>
 
-int mt_groups_sub_kind(mt_groups *g, const mt_plan *pl, int32_t size) {
-    if (size < 2 || size >= pl->dp || pl->dp % size) return -1;
-    for (int32_t j = 0; j < g->n_sub; j++)
-        if (g->sub_size[j] == size) return MT_GROUP_SUB0 + j;
+void mt_groups_init(mt_groups *g, const mt_mesh *m) {
+    memset(g, 0, sizeof *g);
+    g->mesh = *m;
+    mt_groups_add(g, MT_DIM_BIT(MT_DIM_TP), 0, "tp");
+    mt_groups_add(g, MT_DIMS_DP, 0, "dp");
+}
+
+int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name) {
+    for (int k = 0; k < g->n_kinds; k++)
+        if (g->kind[k].dims == dims && g->kind[k].block == block && !strcmp(g->kind[k].name, name)) return k;
+    if (g->n_kinds >= MT_GROUP_KINDS_MAX) return -1;
+    mt_group_def *d = &g->kind[g->n_kinds];
+    d->dims = dims;
+    d->block = block;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    return g->n_kinds++;
+}
+
+/* Members of the whole span of kind k. */
+static int32_t span_size(const mt_groups *g, int k) {
+    int32_t n = 1;
+    for (int d = 0; d < MT_DIMS; d++)
+        if (g->kind[k].dims & MT_DIM_BIT(d)) n *= g->mesh.size[d];
+    return n;
+}
+
+int mt_groups_sub_kind(mt_groups *g, int32_t size) {
+    int32_t D = g->mesh.size[MT_DIM_DP_SHARD] * g->mesh.size[MT_DIM_DP_REP];
+    if (size < 2 || size >= D || D % size) return -1;
+    char name[16];
+    snprintf(name, sizeof name, "dp/%d", (int)size);
+    for (int k = 0; k < g->n_kinds; k++)
+        if (g->kind[k].dims == MT_DIMS_DP && g->kind[k].block == size && !strcmp(g->kind[k].name, name)) return k;
     if (g->n_sub >= MT_SUBGROUPS_MAX) return -1;
-    g->sub_size[g->n_sub] = size;
-    return MT_GROUP_SUB0 + g->n_sub++;
+    int k = mt_groups_add(g, MT_DIMS_DP, size, name);
+    if (k >= 0) g->n_sub++;
+    return k;
 }
 
-int32_t mt_group_size(const mt_plan *pl, const mt_groups *g, int kind) {
-    if (kind == MT_GROUP_TP) return pl->tp;
-    if (kind == MT_GROUP_DP) return pl->dp;
-    int j = kind - MT_GROUP_SUB0;
-    return g && j >= 0 && j < g->n_sub ? g->sub_size[j] : 0;
+int32_t mt_group_size(const mt_groups *g, int kind) {
+    if (!g || kind < 0 || kind >= g->n_kinds) return 0;
+    return g->kind[kind].block > 0 ? g->kind[kind].block : span_size(g, kind);
 }
 
-int32_t mt_group_count(const mt_plan *pl, const mt_groups *g, int kind) {
-    int32_t n = mt_group_size(pl, g, kind);
-    if (n <= 0) return 0;
-    return pl->gpus / n;
+int32_t mt_group_count(const mt_groups *g, int kind) {
+    int32_t n = mt_group_size(g, kind);
+    return n < 2 ? 0 : g->mesh.n / n;
 }
 
-int32_t mt_group_id(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t) {
-    if (kind == MT_GROUP_TP) return d * pl->pp + s;
-    if (kind == MT_GROUP_DP) return s * pl->tp + t;
-    int32_t n = mt_group_size(pl, g, kind);
-    return (s * pl->tp + t) * (pl->dp / n) + d / n;
+/* The slot of `rank` in the whole span of kind k, and the index of its coordinates outside it. */
+static int32_t span_slot(const mt_groups *g, int k, int32_t rank, int32_t *outside) {
+    mt_coords c;
+    mt_mesh_coords(&g->mesh, rank, &c);
+    int32_t slot = 0, in_mul = 1, out = 0, out_mul = 1;
+    for (int d = 0; d < MT_DIMS; d++) {
+        if (g->kind[k].dims & MT_DIM_BIT(d)) {
+            slot += c.c[d] * in_mul;
+            in_mul *= g->mesh.size[d];
+        } else {
+            out += c.c[d] * out_mul;
+            out_mul *= g->mesh.size[d];
+        }
+    }
+    if (outside) *outside = out;
+    return slot;
 }
 
-int32_t mt_group_slot(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t) {
-    (void)s;
-    if (kind == MT_GROUP_TP) return t;
-    if (kind == MT_GROUP_DP) return d;
-    return d % mt_group_size(pl, g, kind);
+int32_t mt_group_id(const mt_groups *g, int kind, int32_t rank) {
+    int32_t outside, slot = span_slot(g, kind, rank, &outside);
+    int32_t b = g->kind[kind].block;
+    if (b <= 0) return outside;
+    return outside * (span_size(g, kind) / b) + slot / b;
 }
 
-int32_t mt_group_member(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t,
-                        int32_t slot) {
-    if (kind == MT_GROUP_TP) return mt_plan_rank(pl, d, s, slot);
-    if (kind == MT_GROUP_DP) return mt_plan_rank(pl, slot, s, t);
-    int32_t n = mt_group_size(pl, g, kind);
-    return mt_plan_rank(pl, d / n * n + slot, s, t);
+int32_t mt_group_slot(const mt_groups *g, int kind, int32_t rank) {
+    int32_t slot = span_slot(g, kind, rank, NULL), b = g->kind[kind].block;
+    return b > 0 ? slot % b : slot;
+}
+
+int32_t mt_group_member(const mt_groups *g, int kind, int32_t rank, int32_t slot) {
+    int32_t b = g->kind[kind].block;
+    if (b > 0) slot += span_slot(g, kind, rank, NULL) / b * b;
+    mt_coords c;
+    mt_mesh_coords(&g->mesh, rank, &c);
+    for (int d = 0; d < MT_DIMS; d++) {
+        if (!(g->kind[kind].dims & MT_DIM_BIT(d))) continue;
+        c.c[d] = slot % g->mesh.size[d];
+        slot /= g->mesh.size[d];
+    }
+    return mt_mesh_rank(&g->mesh, &c);
 }
 
 const char *mt_group_kind_name(const mt_groups *g, int kind, char *buf, int len) {
-    if (kind == MT_GROUP_TP) snprintf(buf, (size_t)len, "tp");
-    else if (kind == MT_GROUP_DP) snprintf(buf, (size_t)len, "dp");
-    else snprintf(buf, (size_t)len, "dp/%d", (int)mt_group_size(NULL, g, kind));
+    snprintf(buf, (size_t)len, "%s", g && kind >= 0 && kind < g->n_kinds ? g->kind[kind].name : "?");
     return buf;
+}
+
+int mt_group_spans(const mt_groups *g, int kind, mt_dim d) {
+    return kind >= 0 && kind < g->n_kinds && (g->kind[kind].dims & MT_DIM_BIT(d)) != 0;
 }

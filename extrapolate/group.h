@@ -1,48 +1,70 @@
-/* extrapolate/group.h — the communication groups of a plan: who runs a collective with whom.
+/* extrapolate/group.h — the communication groups of a plan: a table of group kinds over its mesh.
  *
- * Kinds: TP (the T ranks of one replica's stage), DP (the D replicas of one stage and TP rank),
- * and up to MT_SUBGROUPS_MAX sub-group kinds of the DP dimension: groups of `size` consecutive
- * replicas (d / size the same), for a traced job's collectives on groups smaller than the job (a
- * TorchRec reduce-scatter inside a node of 8 of 16 ranks, a pipeline's send/recv pairs). A
- * program lists the sub-group sizes it uses (mt_groups); every size divides D.
- * Member order: TP group (d, s) holds t = 0..T-1, DP group (s, t) holds d = 0..D-1, sub-group
- * (s, t, d / size) holds d = (d / size) x size + 0..size-1. All O(1).
+ * A group kind is a table entry: the mesh dimensions its groups span (mesh.h) and, optionally, a
+ * block size: groups of `block` consecutive members of the span (a traced job's collectives on
+ * groups smaller than its data-parallel group, a TorchRec reduce-scatter inside a node of 8 of 16
+ * ranks). Every plan's table starts with the two standard kinds, TP (spans tp) and DP (spans
+ * dp_shard and dp_rep: all replicas); strategy passes add theirs (mt_groups_add) — the sharding
+ * group of hybrid FSDP spans dp_shard, its replication group dp_rep. Two entries may span the
+ * same dimensions under different names: two communicators, whose collectives run concurrently.
+ * sim/ sizes its arrays from the table and never asks which strategy a kind serves.
+ * Members: a group's slots number the spanned coordinates, the earliest mesh dimension (mesh.h's
+ * enum order) fastest, so a DP group's slot is the replica index d. Groups of a kind are numbered
+ * by the coordinates outside the span (earliest fastest), then by block.
+ * A kind whose groups have fewer than 2 members has no groups (mt_group_count 0): a plan with a
+ * dimension of size 1 builds none for it. All lookups O(MT_DIMS).
  */
 #ifndef MT_EXTRAPOLATE_GROUP_H
 #define MT_EXTRAPOLATE_GROUP_H
 
 #include <stdint.h>
 
-#include "extrapolate/plan.h"
+#include "extrapolate/mesh.h"
 
-#define MT_SUBGROUPS_MAX 3
+#define MT_GROUP_KINDS_MAX 8   /* sim/ packs a kind into 3 bits of an event argument */
+#define MT_SUBGROUPS_MAX 3     /* block kinds of the DP span a traced program may add */
 
-typedef enum {
-    MT_GROUP_TP = 0,
-    MT_GROUP_DP,
-    MT_GROUP_SUB0,                                  /* sub-group kinds: MT_GROUP_SUB0 + j */
-    MT_GROUP_KINDS = MT_GROUP_SUB0 + MT_SUBGROUPS_MAX
-} mt_group_kind;
+/* The standard kinds, first in every table. */
+enum { MT_GROUP_TP = 0, MT_GROUP_DP = 1 };
+typedef int mt_group_kind;
+
+typedef struct mt_group_def {
+    uint32_t dims;             /* MT_DIM_BIT of each spanned mesh dimension */
+    int32_t block;             /* 0: a group is the whole span; > 1: blocks of this many slots */
+    char name[16];             /* "tp", "dp", "dp/8", "dp_shard" */
+} mt_group_def;
 
 typedef struct mt_groups {
-    int32_t sub_size[MT_SUBGROUPS_MAX];             /* ranks in sub-group kind j, 1 < size < D */
-    int32_t n_sub;
+    mt_mesh mesh;
+    mt_group_def kind[MT_GROUP_KINDS_MAX];
+    int32_t n_kinds;
+    int32_t n_sub;             /* block kinds added by mt_groups_sub_kind */
 } mt_groups;
 
-/* The kind of sub-groups of `size` replicas, added to g when new; -1 when g is full or size does
- * not divide the plan's D into groups of 2 or more ranks (the caller then uses the DP group). */
-int mt_groups_sub_kind(mt_groups *g, const mt_plan *pl, int32_t size);
+/* A table over mesh m holding the standard kinds. */
+void mt_groups_init(mt_groups *g, const mt_mesh *m);
 
-/* Ranks in a group of `kind`, and how many groups of it the plan has (0 for an unused kind). */
-int32_t mt_group_size(const mt_plan *pl, const mt_groups *g, int kind);
-int32_t mt_group_count(const mt_plan *pl, const mt_groups *g, int kind);
-/* The group of `kind` holding the GPU at (d, s, t), and its place in it. */
-int32_t mt_group_id(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t);
-int32_t mt_group_slot(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t);
-/* The global rank of the member at `slot` of the group of `kind` holding (d, s, t). */
-int32_t mt_group_member(const mt_plan *pl, const mt_groups *g, int kind, int32_t d, int32_t s, int32_t t,
-                        int32_t slot);
-/* "tp", "dp", "dp/8" (a sub-group of 8 replicas) into buf. */
+/* The kind spanning `dims` in blocks of `block` (0: whole) named `name`, added when new; -1 when
+ * the table is full. */
+int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name);
+
+/* The kind of DP sub-groups of `size` consecutive replicas ("dp/size"), added when new; -1 when
+ * MT_SUBGROUPS_MAX are in use or size does not divide D into groups of 2 or more ranks (the caller
+ * then uses the DP group). */
+int mt_groups_sub_kind(mt_groups *g, int32_t size);
+
+/* Ranks in a group of `kind`, and how many groups of it the plan has (0 when a group would have
+ * fewer than 2 ranks, or for an unknown kind). */
+int32_t mt_group_size(const mt_groups *g, int kind);
+int32_t mt_group_count(const mt_groups *g, int kind);
+/* The group of `kind` holding GPU `rank`, and its place in it. */
+int32_t mt_group_id(const mt_groups *g, int kind, int32_t rank);
+int32_t mt_group_slot(const mt_groups *g, int kind, int32_t rank);
+/* The global rank of the member at `slot` of the group of `kind` holding GPU `rank`. */
+int32_t mt_group_member(const mt_groups *g, int kind, int32_t rank, int32_t slot);
+/* The kind's name into buf ("tp", "dp", "dp/8"). */
 const char *mt_group_kind_name(const mt_groups *g, int kind, char *buf, int len);
+/* 1 when the kind spans mesh dimension d. */
+int mt_group_spans(const mt_groups *g, int kind, mt_dim d);
 
 #endif

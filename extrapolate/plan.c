@@ -13,6 +13,7 @@ void mt_plan_init(mt_plan *p) {
     p->schedule = MT_PP_1F1B;
     p->bucket_bytes = 25.0 * 1024 * 1024;
     p->first_bucket_bytes = 1024.0 * 1024;
+    p->cp = p->ep = 1;
     memcpy(p->placement, "tpd", 4);
     p->algo = MT_ALGO_RING;
     p->ringflow_above = 64;
@@ -38,15 +39,6 @@ mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err
     return MT_OK;
 }
 
-mt_status mt_placement_parse(const char *s, char out[4], mt_error *err) {
-    if (strlen(s) != 3 || !strchr(s, 't') || !strchr(s, 'p') || !strchr(s, 'd'))
-        return mt_fail(err, MT_EINVAL,
-                       "placement '%s' must be a permutation of t, p, d, innermost first "
-                       "(default tpd: TP ranks adjacent, then stages, then replicas)", s);
-    memcpy(out, s, 4);
-    return MT_OK;
-}
-
 /* Units a pipeline can cut between: layers, or forward ops when the trace has no layers. */
 static int32_t pipeline_units(const trace *t) {
     if (t->n_layers > 0) return t->n_layers;
@@ -63,7 +55,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     mt_traced_plan_read(t, &tp);
     if (p->gpus == 0 && unset == 3 && tp.multi_rank) p->gpus = tp.world_size; /* as the job ran */
     if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank ? MT_COMM_TRACED : MT_COMM_REGENERATE;
-    int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+    if (p->cp <= 0) p->cp = 1;
+    if (p->ep <= 0) p->ep = 1;
+    int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) * p->cp * p->ep;
     if (p->gpus == 0) {
         p->gpus = (int32_t)known;
     } else if (unset > 0) {
@@ -89,7 +83,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->dp == 0) p->dp = 1;
     if (p->tp == 0) p->tp = 1;
     if (p->pp == 0) p->pp = 1;
-    if ((int64_t)p->dp * p->tp * p->pp != p->gpus)
+    if ((int64_t)p->dp * p->tp * p->pp * p->cp * p->ep != p->gpus)
         return mt_fail(err, MT_EINVAL,
                        "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPU%s, but --gpus is %d "
                        "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
@@ -140,29 +134,26 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     return MT_OK;
 }
 
-/* Position of each coordinate in the placement order: stride of the innermost is 1. */
-static void strides(const mt_plan *p, int64_t *sd, int64_t *ss, int64_t *st) {
-    int64_t stride = 1;
-    for (int i = 0; i < 3; i++) {
-        char c = p->placement[i];
-        int32_t size = c == 't' ? p->tp : c == 'p' ? p->pp : p->dp;
-        if (c == 't') *st = stride;
-        else if (c == 'p') *ss = stride;
-        else *sd = stride;
-        stride *= size;
-    }
+void mt_plan_mesh(const mt_plan *p, mt_mesh *m) {
+    mt_mesh_init(m, p->dp, 0, p->tp, p->pp, p->cp, p->ep, p->placement);
 }
 
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
-    int64_t sd, ss, st;
-    strides(p, &sd, &ss, &st);
-    return (int32_t)(d * sd + s * ss + t * st);
+    mt_mesh m;
+    mt_plan_mesh(p, &m);
+    mt_coords c = {{0}};
+    c.c[MT_DIM_TP] = t;
+    c.c[MT_DIM_PP] = s;
+    c.c[MT_DIM_DP_SHARD] = d; /* dp_rep is 1 here: a replica's index is its dp_shard coordinate */
+    return mt_mesh_rank(&m, &c);
 }
 
 void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t) {
-    int64_t sd, ss, st;
-    strides(p, &sd, &ss, &st);
-    *d = (int32_t)(rank / sd % p->dp);
-    *s = (int32_t)(rank / ss % p->pp);
-    *t = (int32_t)(rank / st % p->tp);
+    mt_mesh m;
+    mt_plan_mesh(p, &m);
+    mt_coords c;
+    mt_mesh_coords(&m, rank, &c);
+    *d = c.c[MT_DIM_DP_SHARD];
+    *s = c.c[MT_DIM_PP];
+    *t = c.c[MT_DIM_TP];
 }

@@ -1,13 +1,15 @@
-/* extrapolate/plan.h — a parallelism plan: D x T x P GPUs, strategy, micro-batches, placement.
+/* extrapolate/plan.h — a parallelism plan: the sizes of its mesh's dimensions, strategies,
+ * micro-batches, placement.
  *
- * A plan says how one GPU's step is spread over N = D x T x P virtual GPUs:
+ * A plan says how one GPU's step is spread over N = D x T x P (x C x E) virtual GPUs, the device
+ * mesh of extrapolate/mesh.h (mt_plan_mesh):
  *   D data-parallel replicas (gradients all-reduced: `sync` after backward as DataParallel, or
  *     `ddp` buckets that overlap backward), T tensor-parallel ranks (Megatron-style splits),
  *     P pipeline stages (GPipe or 1F1B over M micro-batches).
- * Placement maps (d, s, t) to a rank 0..N-1 (rank r talks through the topology's r-th GPU).
- * The default order, innermost first, is "tpd": TP ranks adjacent (same node), then stages,
- * then replicas: rank = (d x P + s) x T + t. Any permutation of the three letters is allowed.
- * Invariant after mt_plan_resolve: dp*tp*pp == gpus, micro_batches >= 1, global_batch and
+ * Placement maps the mesh coordinates to a rank 0..N-1 (rank r talks through the topology's r-th
+ * GPU). The default order, innermost first, is "tpd": TP ranks adjacent (same node), then stages,
+ * then replicas: rank = (d x P + s) x T + t. Any order of the dimensions is allowed (mesh.h).
+ * Invariant after mt_plan_resolve: dp*tp*pp*cp*ep == gpus, micro_batches >= 1, global_batch and
  * per-replica batch consistent with the trace (see mt_plan_resolve).
  */
 #ifndef MT_EXTRAPOLATE_PLAN_H
@@ -16,6 +18,7 @@
 #include <stdint.h>
 
 #include "extrapolate/collective.h"
+#include "extrapolate/mesh.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -32,6 +35,7 @@ typedef struct mt_plan {
     int32_t gpus;            /* N; 0 = D*T*P, or the traced job's world size when no size is given */
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
     int32_t sp;              /* 1: Megatron sequence parallelism inside the TP group (needs tp > 1) */
+    int32_t cp, ep;          /* context- and expert-parallel sizes; 1 (set by init) = not used */
     mt_dp_mode dp_mode;      /* default ddp */
     mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */
@@ -40,7 +44,7 @@ typedef struct mt_plan {
     double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
     double first_bucket_bytes; /* the first bucket to fill in backward; PyTorch: 1 MiB */
     int64_t global_batch;    /* 0 = trace batch x D (each replica runs the traced batch) */
-    char placement[4];       /* innermost first, a permutation of "tpd"; default "tpd" */
+    char placement[MT_PLACEMENT_MAX]; /* innermost first, letters of mesh.h; default "tpd" */
     mt_coll_algo algo;       /* collective algorithm for every group (default ring) */
     int32_t chunks;          /* collective chunks, 0 = default */
     int32_t ringflow_above;  /* ring all-reduce/reduce-scatter/all-gather over more ranks than
@@ -63,6 +67,9 @@ void mt_plan_init(mt_plan *p);
  * messages say what to change. */
 mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err);
 
+/* The plan's device mesh (mesh.h). */
+void mt_plan_mesh(const mt_plan *p, mt_mesh *m);
+/* Rank of replica d, stage s, TP rank t (other dimensions at 0), and back. */
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t);
 void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t);
 
@@ -72,6 +79,5 @@ const char *mt_pp_schedule_name(mt_pp_schedule s);
 const char *mt_comm_mode_name(mt_comm_mode m);
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err);
 mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err);
-mt_status mt_placement_parse(const char *s, char out[4], mt_error *err);
 
 #endif

@@ -116,7 +116,9 @@ typedef struct mt_program {
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
-    mt_groups groups;                  /* the DP sub-groups its traced collectives use */
+    mt_groups groups;                  /* the mesh and its group-kind table (group.h): TP, DP, and
+                                        * the kinds the passes added (DP sub-groups of traced
+                                        * collectives, ...) */
     mt_stage_cut stage_cut;            /* where the pipeline partitioner could cut (stages.h) */
     int32_t traced_colls;              /* the trace's collectives kept per step (plan comm traced) */
     int32_t traced_dropped;            /* the trace's collectives not kept: on a group of one rank in

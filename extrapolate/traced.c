@@ -109,7 +109,7 @@ int mt_traced_task_of(const trace *t, int32_t ci, const mt_plan *pl, mt_groups *
     out->op = (mt_coll_op)op;
     out->group = MT_GROUP_DP;
     if (size < pl->dp) {
-        int k = mt_groups_sub_kind(g, pl, size);
+        int k = mt_groups_sub_kind(g, size);
         if (k >= 0) out->group = k;
     }
     out->bytes = p2p ? 2 * c->bytes : c->bytes;

@@ -40,19 +40,24 @@ const char *mt_span_phase(const mt_span *s) {
 }
 
 int32_t mt_send_peer(const mt_program *p, const mt_span *s) {
-    int32_t d, st, t;
-    mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
-    return mt_plan_rank(&p->plan, d, st + (s->task->dir > 0 ? 1 : -1), t);
+    mt_coords c;
+    mt_mesh_coords(&p->groups.mesh, s->rank, &c);
+    c.c[MT_DIM_PP] += s->task->dir > 0 ? 1 : -1;
+    return mt_mesh_rank(&p->groups.mesh, &c);
 }
 
 int32_t mt_coll_group(const mt_program *p, const mt_span *s, int32_t *first_rank, char *buf, size_t len) {
     int32_t d, st, t, kind = s->task->group;
     mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
-    int32_t n = mt_group_size(&p->plan, &p->groups, kind);
-    if (first_rank) *first_rank = mt_group_member(&p->plan, &p->groups, kind, d, st, t, 0);
+    int32_t n = mt_group_size(&p->groups, kind);
+    const mt_group_def *def = &p->groups.kind[kind];
+    if (first_rank) *first_rank = mt_group_member(&p->groups, kind, s->rank, 0);
     if (buf && kind == MT_GROUP_TP) snprintf(buf, len, "dp %d, stage %d", d, st);
     else if (buf && kind == MT_GROUP_DP) snprintf(buf, len, "stage %d, tp %d", st, t);
-    else if (buf) snprintf(buf, len, "stage %d, tp %d, dp %d-%d", st, t, d / n * n, d / n * n + n - 1);
+    else if (buf && def->dims == MT_DIMS_DP && def->block > 0)
+        snprintf(buf, len, "stage %d, tp %d, dp %d-%d", st, t, d / n * n, d / n * n + n - 1);
+    else if (buf)
+        snprintf(buf, len, "stage %d, tp %d, %s group %d", st, t, def->name, (int)mt_group_id(&p->groups, kind, s->rank));
     return n;
 }
 

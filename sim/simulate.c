@@ -1,7 +1,7 @@
 /* sim/simulate.c — virtual GPUs walking their stage programs on the engine (see simulate.h).
  *
  * State: one vgpu per rank (cursor into its stage program, what it waits for, counters), one
- * group per TP and per DP communicator and per DP sub-group the program's traced collectives use
+ * group per communicator of every kind in the program's group table that has groups
  * (extrapolate/group.h; members, endpoints, a queue of collective instances),
  * a cache of collective schedules keyed by (op, ranks, bytes, algorithm, chunks) so 1024
  * identical bucket all-reduces share one schedule, and arrival flags per (rank, micro-batch,
@@ -63,7 +63,7 @@ typedef struct vgpu {
     int32_t pc, step;
     int8_t state, wait_dir;
     int32_t wait_mb;
-    int32_t issued[MT_GROUP_KINDS]; /* collectives issued on each of its groups */
+    int32_t *issued;         /* per group kind: collectives issued on its group of that kind */
     int32_t pending_async;
     int32_t live, peak_live;
     int32_t comm_active;     /* collectives and sends in flight */
@@ -112,8 +112,10 @@ struct runner {
     mt_sim_opts o;
     int32_t N, D, T, P, M;
     vgpu *g;
-    group *groups[MT_GROUP_KINDS]; /* by mt_group_kind (extrapolate/group.h) */
-    int32_t *members[MT_GROUP_KINDS], *member_ep[MT_GROUP_KINDS];
+    int32_t n_kinds;         /* the program's group table (extrapolate/group.h) */
+    group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
+    int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
+    int32_t *issued;         /* N x n_kinds: every vgpu's issued counts */
     int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
@@ -137,11 +139,14 @@ static void fail(runner *r, mt_status code, const char *fmt_msg) {
 }
 
 static int32_t gid_of(const runner *r, const vgpu *g, int kind) {
-    return mt_group_id(r->pl, &r->p->groups, kind, g->d, g->s, g->t);
+    return mt_group_id(&r->p->groups, kind, g->rank);
 }
 
 static int32_t peer_rank(const runner *r, const vgpu *g, int dir) {
-    return mt_plan_rank(r->pl, g->d, g->s + (dir > 0 ? 1 : -1), g->t);
+    mt_coords c;
+    mt_mesh_coords(&r->p->groups.mesh, g->rank, &c);
+    c.c[MT_DIM_PP] += dir > 0 ? 1 : -1;
+    return mt_mesh_rank(&r->p->groups.mesh, &c);
 }
 
 static void advance(runner *r, vgpu *g);
@@ -528,6 +533,10 @@ static void advance(runner *r, vgpu *g) {
             if (run_compute(r, g, sp, k, now)) return;
             break;
         case MT_TASK_COLL:
+            if (!r->groups[k->group]) { /* a group of one rank: nothing to do */
+                g->pc++;
+                break;
+            }
             if (wait_for_host_issue(r, g, now)) return;
             if (!issue_coll(r, g, k)) return;
             g->pc++;
@@ -632,8 +641,8 @@ static void free_runner(runner *r) {
                 free(x);
             }
     if (r->p)
-        for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
-            int32_t ng = mt_group_count(r->pl, &r->p->groups, kind);
+        for (int kind = 0; kind < r->n_kinds; kind++) {
+            int32_t ng = mt_group_count(&r->p->groups, kind);
             for (int32_t i = 0; r->groups[kind] && i < ng; i++) {
                 group *G = &r->groups[kind][i];
                 for (int32_t j = 0; j < G->len; j++) {
@@ -652,6 +661,7 @@ static void free_runner(runner *r) {
     mt_u64map_destroy(&r->cache_idx);
     for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
     free(r->dev_words);
+    free(r->issued);
     free(r->g);
     free(r->arrived);
     free(r->step_end);
@@ -696,9 +706,12 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->step_end = calloc((size_t)r->steps, sizeof *r->step_end);
     r->layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r->layer_comm);
     int nomem = !r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm;
-    for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
-        int32_t ng = mt_group_count(r->pl, &p->groups, kind);
-        if (ng == 0) continue; /* a sub-group kind the program does not use */
+    r->n_kinds = p->groups.n_kinds;
+    r->issued = calloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1), sizeof *r->issued);
+    nomem |= !r->issued;
+    for (int kind = 0; kind < r->n_kinds; kind++) {
+        int32_t ng = mt_group_count(&p->groups, kind);
+        if (ng == 0) continue; /* a kind whose groups would have one rank: none */
         r->groups[kind] = calloc((size_t)ng, sizeof *r->groups[kind]);
         r->members[kind] = malloc((size_t)r->N * sizeof *r->members[kind]);
         r->member_ep[kind] = malloc((size_t)r->N * sizeof *r->member_ep[kind]);
@@ -717,19 +730,19 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
             mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
         }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
-        for (int kind = 0; kind < MT_GROUP_KINDS; kind++) {
+        g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
+        for (int kind = 0; kind < r->n_kinds; kind++) {
             if (!r->groups[kind]) continue;
-            int32_t at = gid_of(r, g, kind) * mt_group_size(r->pl, &p->groups, kind) +
-                         mt_group_slot(r->pl, &p->groups, kind, g->d, g->s, g->t);
+            int32_t at = gid_of(r, g, kind) * mt_group_size(&p->groups, kind) + mt_group_slot(&p->groups, kind, i);
             r->members[kind][at] = i;
             r->member_ep[kind][at] = eps[i];
         }
         r->total_tasks += (int64_t)p->stages[g->s].n_tasks * r->steps;
     }
-    for (int kind = 0; kind < MT_GROUP_KINDS; kind++)
-        for (int32_t i = 0; r->groups[kind] && i < mt_group_count(r->pl, &p->groups, kind); i++) {
+    for (int kind = 0; kind < r->n_kinds; kind++)
+        for (int32_t i = 0; r->groups[kind] && i < mt_group_count(&p->groups, kind); i++) {
             group *G = &r->groups[kind][i];
-            G->n = mt_group_size(r->pl, &p->groups, kind);
+            G->n = mt_group_size(&p->groups, kind);
             G->ranks = r->members[kind] + (size_t)i * G->n;
             G->ep = r->member_ep[kind] + (size_t)i * G->n;
         }

@@ -51,6 +51,9 @@ static void fixture_init(fixture *f) {
     mt_plan_init(&f->prog.plan);
     f->prog.plan.gpus = f->prog.plan.dp = 2;
     f->prog.plan.tp = f->prog.plan.pp = f->prog.plan.micro_batches = 1;
+    mt_mesh mesh;
+    mt_plan_mesh(&f->prog.plan, &mesh);
+    mt_groups_init(&f->prog.groups, &mesh);
     f->prog.trace = &f->t;
     f->prog.n_stages = 1;
     f->prog.stages = &f->stage;

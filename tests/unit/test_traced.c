@@ -184,7 +184,7 @@ static void kept_collectives_match_the_trace(void **state) {
         assert_true(x->traced >= 0);
         const trace_coll *c = &t->colls[x->traced];
         assert_true(x->bytes == c->bytes); /* the traced batch: factor 1 */
-        assert_int_equal(mt_group_size(&p->plan, &p->groups, x->group), c->group);
+        assert_int_equal(mt_group_size(&p->groups, x->group), c->group);
         assert_int_equal(x->blocking, c->kind != TRACE_COMM_ALLREDUCE);
         seen++;
     }

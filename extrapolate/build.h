@@ -1,0 +1,120 @@
+/* extrapolate/build.h — inside the extrapolator: the builder's state and the strategy passes.
+ *
+ * mt_program_build (program.c) runs in three parts:
+ *  1. the core analysis of the trace, strategy-free: units (layers), stages (the partitioner),
+ *     anchors (where a forward op's backward-side work goes), gradients (when each weight's
+ *     gradient is ready), operator times;
+ *  2. each pass's prepare (its own analysis: tensor-parallel splits, traced collectives, ...);
+ *  3. emission, per stage: the pipeline pass orders forward and backward micro-batches
+ *     (mt_pp_emit_stage), the core walks each micro-batch's ops (mt_bld_forward, mt_bld_backward)
+ *     and every pass adds its tasks through the hooks of mt_pass at fixed points.
+ * A strategy is one file (pass_*.c) defining one const mt_pass and one entry in program.c's
+ * table; hooks run in table order. A pass keeps its state in the void * its prepare returns and
+ * reads the core's arrays here; it never reads another pass's state.
+ * Invariant: the core arrays are read-only once emission starts, except through mt_emit_*.
+ */
+#ifndef MT_EXTRAPOLATE_BUILD_H
+#define MT_EXTRAPOLATE_BUILD_H
+
+#include <stdint.h>
+
+#include "extrapolate/program.h"
+
+typedef struct mt_emit {           /* appends tasks and items to one stage program */
+    mt_stage_program *sp;
+    int64_t cap_tasks, cap_items;
+} mt_emit;
+
+typedef struct mt_bld {
+    const trace *t;
+    const mt_plan *plan;           /* resolved */
+    mt_program *p;
+    mt_optime_fn optime;
+    void *optime_ctx;
+    int one_op_per_task;
+    int32_t n_units;               /* layers, or forward ops of a trace without layers */
+    int32_t *unit;                 /* per op, -1 */
+    int32_t *stage_of_unit;
+    int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
+    int8_t *seq;                   /* per op: 1 when split splits its tokens (sequence parallel), not
+                                    * its weights: the weights it reads stay whole */
+    int32_t *anchor;               /* per forward op: the backward op after which its backward-side
+                                    * work goes (its last backward op, else its unit's), -1 */
+    double *grad_ready;            /* per backward op: gradient bytes (per rank) ready after it */
+    double *tail_grad;             /* per stage: gradients with no backward op (ready at the end) */
+    double *w_stage_bytes;         /* per stage: weight bytes per rank */
+    double total_w_bytes;          /* unsplit, all stages */
+    int32_t *w_stage;              /* per tensor: stage of a weight, -1 */
+    int32_t *w_split;              /* per tensor: split of a weight */
+    double *op_ns;                 /* per op: its time at the plan's micro-batch and its split */
+    int32_t first_fwd;             /* first forward op, n_ops when none */
+    double *boundary;              /* per stage: activation bytes sent to the next, per micro-batch */
+    double *act_mb;                /* per stage: activation bytes kept per micro-batch (per rank) */
+    void **state;                  /* per pass (program.c's table order): what its prepare returned */
+} mt_bld;
+
+/* A strategy pass. Every hook may be NULL; `st` is the pass's own state. Hooks return MT_OK, or
+ * an error (MT_EINVAL filled into err by prepare; MT_ENOMEM otherwise). */
+typedef struct mt_pass {
+    const char *name;
+    /* Part 2: its analysis; *st receives its state (NULL for none). */
+    mt_status (*prepare)(mt_bld *b, void **st, mt_error *err);
+    void (*release)(void *st);
+    /* Stage s begins (before the ops that precede the step's first forward op). */
+    mt_status (*stage_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s);
+    /* Micro-batch mb's forward (dir +1) or backward (dir -1) begins / ends on stage s; `last` is 1
+     * for the step's last backward micro-batch. Forward: after MB_BEGIN, before SEND's end;
+     * backward: before MB_END. */
+    mt_status (*mb_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);
+    mt_status (*mb_end)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);
+    /* Around forward or backward op `op` of micro-batch mb. */
+    mt_status (*before_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
+    mt_status (*after_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
+    /* Before an OTHER or optimizer op of stage s runs its share (called even for a zero share). */
+    mt_status (*other_op)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t op);
+    /* Every micro-batch has run its backward; the optimizer is next. */
+    mt_status (*backward_done)(mt_bld *b, void *st, mt_emit *em, int32_t s);
+    /* After the optimizer: the step's last tasks. Then the stage's memory (sp's byte fields, set by
+     * the core to an unsharded replica's) may be adjusted. */
+    mt_status (*step_end)(mt_bld *b, void *st, mt_emit *em, int32_t s);
+    void (*memory)(mt_bld *b, void *st, int32_t s, mt_stage_program *sp);
+    /* One line into buf when the pass has something to warn about; returns its importance (0
+     * none; the program keeps the most important, the first in table order on a tie). */
+    int (*warning)(mt_bld *b, void *st, char *buf, int len);
+} mt_pass;
+
+/* The passes, in program.c's table. */
+extern const mt_pass mt_pass_tp, mt_pass_traced, mt_pass_dp, mt_pass_pp;
+
+/* ---- the core, for passes ---------------------------------------------------------------- */
+
+/* The stage op runs on (ops outside any unit: the first stage in forward, the last otherwise). */
+int32_t mt_bld_op_stage(const mt_bld *b, int32_t op);
+/* The unit of op as reports see it: -1 when the trace has no layers. */
+int32_t mt_bld_layer(const mt_bld *b, int32_t op);
+/* Emits micro-batch mb's forward or backward on stage s with every pass's hooks. */
+mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb);
+mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb, int last);
+
+/* Tensor facts (program.c). */
+int mt_bld_tensor_role(const trace *t, const trace_tref *r);
+double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
+
+/* ---- emission (emit.c) ------------------------------------------------------------------- */
+
+mt_task *mt_emit_task(mt_emit *em, mt_task_kind kind);
+/* Op `op` running ns on split ranks in micro-batch mb (-1: none); joins the previous COMPUTE
+ * task of the same micro-batch unless the program has one op per task. */
+mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb);
+mt_status mt_emit_coll(mt_emit *em, mt_group_kind g, mt_coll_op c, mt_coll_why why, int blocking, double bytes,
+                       int32_t layer, int32_t mb, trace_phase phase);
+mt_status mt_emit_simple(mt_emit *em, mt_task_kind kind, int dir, int32_t mb, double bytes);
+
+/* ---- the pipeline pass (pass_pp.c) -------------------------------------------------------- */
+
+/* Stage s's micro-batches in the plan's schedule (GPipe, 1F1B). */
+mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s);
+/* Activation bytes per micro-batch: sent across each stage boundary, kept by each stage. */
+mt_status mt_pp_boundaries(mt_bld *b);
+
+#endif
