@@ -8,6 +8,8 @@
  *         micro-batch's backward; the optimizer waits for the last (WAIT_COMM).
  * With plan comm traced (a multi-rank trace), the job's own collectives stand for these and the
  * pass only makes the optimizer wait for them.
+ * Under context parallelism (cp > 1) the CP ranks hold the same weights too: the gradients are
+ * reduced over a group spanning dp and cp ("dp+cp").
  * Invariant: every gradient byte of the stage is in exactly one bucket (or the sync all-reduce).
  */
 #include <stdio.h>
@@ -16,21 +18,29 @@
 #include "extrapolate/build.h"
 
 typedef struct dp_state {
+    int kind;               /* the gradients' group: DP, or DP x CP under context parallelism */
     int active;             /* this backward micro-batch fills buckets (ddp, last micro-batch) */
     double bucket;          /* bytes in the bucket being filled */
     int32_t bucket_layer;   /* the layer of the last gradient added, -1 */
     int32_t first_bucket;   /* p->ddp_buckets when this backward began: PyTorch caps the first lower */
 } dp_state;
 
+/* Ranks holding the same weights: the replicas, times the context-parallel ranks. */
+static int32_t grad_ranks(const mt_plan *pl) { return pl->dp * pl->cp; }
+
 static int ddp_buckets(const mt_plan *pl) {
-    return pl->dp > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED;
+    return grad_ranks(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED;
 }
 
 static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
-    (void)b;
     (void)err;
-    *st = calloc(1, sizeof(dp_state));
-    return *st ? MT_OK : MT_ENOMEM;
+    dp_state *x = calloc(1, sizeof(dp_state));
+    *st = x;
+    if (!x) return MT_ENOMEM;
+    x->kind = MT_GROUP_DP;
+    if (b->plan->cp > 1) x->kind = mt_groups_add(&b->p->groups, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_CP), 0, "dp+cp");
+    return x->kind >= 0 ? MT_OK : mt_fail(err, MT_EINVAL, "the plan has too many group kinds (at most %d)",
+                                          MT_GROUP_KINDS_MAX);
 }
 
 static void dp_release(void *st) { free(st); }
@@ -49,7 +59,7 @@ static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_
 }
 
 static mt_status bucket_out(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
-    MT_CHECK(mt_emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
+    MT_CHECK(mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
                           TRACE_PHASE_BACKWARD));
     b->p->ddp_buckets++;
     x->bucket = 0;
@@ -77,13 +87,13 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
 }
 
 static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
-    (void)st;
+    dp_state *x = st;
     const mt_plan *pl = b->plan;
-    if (pl->dp <= 1) return MT_OK;
+    if (grad_ranks(pl) <= 1) return MT_OK;
     if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
         double grads = b->w_stage_bytes[s];
         if (grads <= 0) return MT_OK;
-        return mt_emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1, -1,
+        return mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1, -1,
                             TRACE_PHASE_BACKWARD);
     }
     return mt_emit_simple(em, MT_TASK_WAIT_COMM, 0, -1, 0);

@@ -56,7 +56,7 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_stage(b, f);
         b->act_mb[ps] += tt->bytes / b->split[f];
-        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) b->boundary[s] += tt->bytes;
+        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
     }
     free(maxcons);
     return MT_OK;

@@ -2,7 +2,7 @@
  * the T ranks of its TP group, and the collectives those splits imply; with plan sp, Megatron's
  * sequence parallelism inside the same group.
  *
- * Prepare walks the forward ops once (O(ops)), marking split ops (b->split, b->seq) and attaching
+ * Prepare walks the forward ops once (O(ops)), marking split ops (b->split, b->tok) and attaching
  * collectives to ops (classify_tp, by the tp kind the tracer's classifier gave each op): a
  * column-parallel linear opens a region (Q, K, V on the same input stay in it), the next
  * row-parallel linear closes it with an all-reduce of its output (forward) and the region's input
@@ -190,7 +190,7 @@ static mt_status add_pcoll(tp_state *x, int32_t *head, int32_t op, mt_coll_op c,
  * sequence parallelism (plan sp) each all-reduce of the residual stream becomes a
  * reduce-scatter, and the next column op (or any op that needs every token) all-gathers its
  * input first; between the two the stream is split by sequence (r->seq): the ops there
- * (norms, residual adds, dropout, position embeddings) run on 1/T of the tokens (seq[op] 1). */
+ * (norms, residual adds, dropout, position embeddings) run on 1/T of the tokens (tok[op] = T). */
 typedef struct region {
     int open;
     int32_t in_tensor;      /* activation the column ops read */
@@ -331,7 +331,7 @@ static mt_status tp_outside(mt_bld *b, tp_state *x, region *r, int32_t i) {
                     o->cls == MT_OPC_NONE || o->tp == TRACE_TP_POS_EMBEDDING;
     if (r->seq && per_token) {
         b->split[i] = b->plan->tp;
-        b->seq[i] = 1;
+        b->tok[i] = b->plan->tp;
         return MT_OK;
     }
     return tp_gather_seq(b, x, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
@@ -375,7 +375,7 @@ static mt_status classify_tp(mt_bld *b, tp_state *x) {
     region r = {0};
     r.prev = -1;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
-    for (int32_t i = 0; i < t->n_ops; i++) b->seq[i] = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) b->tok[i] = 1;
     if (b->plan->tp <= 1) return MT_OK;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
@@ -416,7 +416,7 @@ static mt_status emit_tp_colls(mt_bld *b, tp_state *x, mt_emit *em, int32_t head
         int32_t layer = mt_bld_layer(b, pc->op);
         MT_CHECK(mt_emit_coll(em, MT_GROUP_TP, pc->coll,
                            ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
-                           pc->bytes * b->plan->batch_factor, layer, mb, ph));
+                           pc->bytes * b->plan->batch_factor / b->plan->cp, layer, mb, ph)); /* per token */
     }
     return MT_OK;
 }
@@ -450,7 +450,7 @@ static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
             int32_t w = t->trefs[o->in_first + j].tensor;
             if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
             seen[w] = 1;
-            x->seq_w[w] = b->seq[i];
+            x->seq_w[w] = b->tok[i] > 1; /* only sp has split tokens yet: this pass runs first */
         }
     }
     free(seen);

@@ -168,6 +168,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     } while (0)
     if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
     if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
+    if (p->cp > 1) ADD("cp=%d", p->cp);
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
@@ -189,6 +190,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "tp", json_integer(pl->tp));
     json_object_set_new(plan, "pp", json_integer(pl->pp));
     json_object_set_new(plan, "sp", json_boolean(pl->sp));
+    json_object_set_new(plan, "cp", json_integer(pl->cp));
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
     json_object_set_new(plan, "comm", json_string(mt_comm_mode_name(pl->comm)));
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));

@@ -19,7 +19,8 @@
  *   SEND/RECV  pipeline activations (dir +1, to the next stage) or their gradients (dir -1);
  *              RECV blocks until the matching micro-batch has arrived;
  *   WAIT_COMM  blocks until every non-blocking collective issued so far has finished
- *              (the optimizer waits for the last DDP bucket).
+ *              (the optimizer waits for the last DDP bucket); with dir 1, only those of group
+ *              kind `group` (an attention waits for its context-parallel K/V ring).
  * Micro-batch boundaries are marked by MB_BEGIN/MB_END tasks (forward begin increments the
  * live-activation count, backward end decrements it) so the simulator can measure peak memory.
  *
@@ -69,7 +70,9 @@ typedef enum {
     MT_COLL_WHY_TP_FWD = 0, /* tensor-parallel forward (row all-reduce, column all-gather, ...) */
     MT_COLL_WHY_TP_BWD,     /* tensor-parallel backward (input-gradient all-reduce) */
     MT_COLL_WHY_DP_GRAD,    /* data-parallel gradient all-reduce (sync or a DDP bucket) */
-    MT_COLL_WHY_TRACED      /* one of the traced job's own collectives, kept (plan comm traced) */
+    MT_COLL_WHY_TRACED,     /* one of the traced job's own collectives, kept (plan comm traced) */
+    MT_COLL_WHY_CP_FWD,     /* context parallel: the K/V blocks of an attention around the CP ring */
+    MT_COLL_WHY_CP_BWD      /* context parallel: K/V and their gradients around the ring in backward */
 } mt_coll_why;
 
 typedef struct mt_item {     /* one operator inside a COMPUTE task */
@@ -116,6 +119,8 @@ typedef struct mt_program {
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
+                                        * every attention, micro-batch and stage) */
     mt_groups groups;                  /* the mesh and its group-kind table (group.h): TP, DP, and
                                         * the kinds the passes added (DP sub-groups of traced
                                         * collectives, ...) */

@@ -71,6 +71,8 @@ const char *mt_coll_why_name(mt_coll_why w) {
     case MT_COLL_WHY_TP_FWD: return "tp-forward";
     case MT_COLL_WHY_TP_BWD: return "tp-backward";
     case MT_COLL_WHY_TRACED: return "traced";
+    case MT_COLL_WHY_CP_FWD: return "cp-forward";
+    case MT_COLL_WHY_CP_BWD: return "cp-backward";
     default: return "dp-gradients";
     }
 }

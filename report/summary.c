@@ -108,6 +108,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
     json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
     json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
+    json_object_set_new(sim, "cp_rings", json_integer(p->cp_rings));
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
     json_object_set_new(o, "simulation", sim);
     json_object_set_new(o, "warning", json_string(p->warning));
@@ -156,6 +157,12 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     fprintf(out, "plan       %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus,
             mt_plural(pl->gpus), pl->dp,
            pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    if (pl->sp)
+        fprintf(out, "           sequence parallel: norms, adds and dropout on 1/%d of the tokens between "
+                "reduce-scatter and all-gather\n", pl->tp);
+    if (pl->cp > 1)
+        fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
+                pl->cp, p->cp_rings);
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
                pl->dp_mode == MT_DP_DDP ? ", bucket " : "", pl->dp_mode == MT_DP_DDP ? bucket : "");

@@ -65,6 +65,8 @@ typedef struct vgpu {
     int32_t wait_mb;
     int32_t *issued;         /* per group kind: collectives issued on its group of that kind */
     int32_t pending_async;
+    int32_t *pending;        /* per group kind: its non-blocking collectives not finished yet */
+    int32_t wait_kind;       /* ST_WAIT_COMM: the kind waited for, -1 every kind */
     int32_t live, peak_live;
     int32_t comm_active;     /* collectives and sends in flight */
     mt_time_ps comm_since;
@@ -116,6 +118,7 @@ struct runner {
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
     int32_t *issued;         /* N x n_kinds: every vgpu's issued counts */
+    int32_t *pending;        /* N x n_kinds: every vgpu's unfinished non-blocking counts */
     int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
@@ -350,7 +353,9 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
             if (g->state == ST_WAIT_COLL) resume(r, g);
         } else {
             g->pending_async--;
-            if (g->state == ST_WAIT_COMM && g->pending_async == 0) resume(r, g);
+            g->pending[kind]--;
+            if (g->state == ST_WAIT_COMM && (g->wait_kind < 0 ? g->pending_async : g->pending[g->wait_kind]) == 0)
+                resume(r, g);
         }
         if (r->failed) return;
     }
@@ -376,7 +381,10 @@ static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
         I->blocking = k->blocking;
     }
     I->arrived++;
-    if (!k->blocking) g->pending_async++;
+    if (!k->blocking) {
+        g->pending_async++;
+        g->pending[kind]++;
+    }
     try_start(r, kind, gid);
     return !r->failed;
 }
@@ -561,8 +569,9 @@ static void advance(runner *r, vgpu *g) {
             g->wait_mb = k->mb;
             g->wait_since = now;
             return;
-        case MT_TASK_WAIT_COMM:
-            if (g->pending_async == 0) {
+        case MT_TASK_WAIT_COMM: /* dir 1: only group kind k->group's (program.h) */
+            g->wait_kind = k->dir > 0 ? k->group : -1;
+            if ((g->wait_kind < 0 ? g->pending_async : g->pending[g->wait_kind]) == 0) {
                 g->pc++;
                 break;
             }
@@ -662,6 +671,7 @@ static void free_runner(runner *r) {
     for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
     free(r->dev_words);
     free(r->issued);
+    free(r->pending);
     free(r->g);
     free(r->arrived);
     free(r->step_end);
@@ -708,7 +718,8 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     int nomem = !r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm;
     r->n_kinds = p->groups.n_kinds;
     r->issued = calloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1), sizeof *r->issued);
-    nomem |= !r->issued;
+    r->pending = calloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1), sizeof *r->pending);
+    nomem |= !r->issued || !r->pending;
     for (int kind = 0; kind < r->n_kinds; kind++) {
         int32_t ng = mt_group_count(&p->groups, kind);
         if (ng == 0) continue; /* a kind whose groups would have one rank: none */
@@ -731,6 +742,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
+        g->pending = r->pending + (size_t)i * (size_t)r->n_kinds;
         for (int kind = 0; kind < r->n_kinds; kind++) {
             if (!r->groups[kind]) continue;
             int32_t at = gid_of(r, g, kind) * mt_group_size(&p->groups, kind) + mt_group_slot(&p->groups, kind, i);

@@ -9,7 +9,10 @@
 #    all-gather anywhere;
 #  - --sp: the same collectives as reduce-scatter + all-gather pairs moving the same ring volume
 #    (plus one all-reduce of the norms' and position table's gradients after backward);
-#  - refusals: --sp without --tp > 1, --tp 8 (4 heads), one line, exit 2.
+#  - --cp 2 (tp 1 and 2): one K/V ring all-gather per attention and direction on the CP group (each
+#    rank passes C - 1 = 1 block), hidden behind the attention compute even at 1 GB/s;
+#  - refusals: --sp without --tp > 1, --tp 8 (4 heads), --cp 3 (sequence 128), --cp on a model
+#    without attention, --cp in compare: one line, exit 2.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -100,6 +103,37 @@ if d and e:
     c.check_breakdown("gpt-tiny tp 2 sp", e)
     c.check("sp: 215.5 ms (README)", abs(e["step_ms"] - 215.5) < 0.05, e["step_ms"])
 
+# --cp 2: per attention (4) one K/V ring forward (K + V = 2 x 1 MiB) and one backward (twice),
+# each rank passing C - 1 = 1 block; overlapped with the attention blocks: on a 1 GB/s link the
+# rings' 12.6 ms of transfers stay hidden behind compute (exposed: the last gradient bucket only)
+for T in (1, 2):
+    out = os.path.join(tmp, f"cp{T}")
+    d = c.sim(gpt, "--gpus", 2 * T, "--tp", T, "--cp", 2, "--link-bw", "1GB/s", "--csv", out)
+    if not d:
+        continue
+    cp = [r for r in csv.DictReader(open(os.path.join(out, "collectives.csv"))) if r["group"] == "cp"
+          and r["group_id"].startswith("stage 0, tp 0,")]
+    fw = [r for r in cp if r["why"] == "cp-forward"]
+    bw = [r for r in cp if r["why"] == "cp-backward"]
+    c.check(f"cp 2 tp {T}: one ring per attention and direction, all-gathers of K + V over 2 ranks",
+            len(fw) == 4 and len(bw) == 4 and all(r["op"] == "allgather" and r["gpus"] == "2" for r in cp)
+            and all(float(r["bytes"]) == 2 * MiB / T for r in fw) and all(float(r["bytes"]) == 4 * MiB / T for r in bw),
+            cp)
+    c.check(f"cp 2 tp {T}: cp_rings 8", d["simulation"]["cp_rings"] == 8, d["simulation"])
+    ring_ms = sum(float(r["time_us"]) for r in cp) / 1e3
+    g = d["gpus"][0]
+    c.check(f"cp 2 tp {T}: the rings overlap the attention (exposed <= comm - rings)",
+            g["exposed_comm_ms"] <= g["comm_ms"] - 0.99 * ring_ms + 1e-6, (g, ring_ms))
+    c.check_breakdown(f"gpt-tiny cp 2 tp {T}", d)
+d = c.sim(gpt, "--gpus", 2, "--cp", 2)
+one = c.sim(gpt, "--gpus", 1)
+if d and one:
+    c.check("cp 2: per-token work halves (229.8 ms, one GPU 428.8 ms)", abs(d["step_ms"] - 229.8) < 0.05, d["step_ms"])
+    c.check("cp 2: plan says cp 2", d["plan"]["cp"] == 2, d["plan"])
+
+c.check_bad("--cp 3 does not divide the sequence length 128", "simulate", gpt, "--gpus", 3, "--cp", 3)
+c.check_bad("--cp 2 needs attention", "simulate", f"{traces}/cpu-resnet18-b8", "--gpus", 2, "--cp", 2)
+c.check_bad("--cp does not apply to compare", "compare", gpt, "--gpus", 4, "--cp", 2)
 c.check_bad("--sp", "simulate", gpt, "--gpus", 2, "--sp")
 c.check_bad("4 attention heads", "simulate", gpt, "--gpus", 8, "--tp", 8)
 shutil.rmtree(tmp)

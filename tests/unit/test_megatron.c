@@ -11,6 +11,10 @@
  *    same: a ring all-reduce moves 2(T-1)/T S, each half (T-1)/T S); norms, residual adds and the
  *    position embedding run on 1/T of the sequence; their weights' gradients (5 norms of 64 B and
  *    the 512-byte position table) are all-reduced once after backward;
+ *  - --cp 2 and 4 (with tp 1 and 2): one K/V ring per attention and direction on the CP group,
+ *    each rank passing C - 1 blocks (ring all-gather of K + V = 2048 B / T, twice that in
+ *    backward), non-blocking and waited for on the CP kind only; per-token ops / C, weights whole,
+ *    gradients over the dp+cp group; --cp 3 does not divide the sequence (8);
  *  - refusals: --tp 8 (4 heads), --sp without --tp > 1. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +22,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,14 +32,19 @@
 
 static const tx_shape SHAPE = {2, 8, 16, 4, 64, 2, 1000};
 
-static mt_status build(const trace *t, int32_t tp, int sp, mt_program **p, mt_error *err) {
+static mt_status build_cp(const trace *t, int32_t tp, int sp, int32_t cp, mt_program **p, mt_error *err) {
     mt_plan pl;
     mt_plan_init(&pl);
-    pl.gpus = tp;
+    pl.gpus = tp * cp;
     pl.tp = tp;
     pl.sp = sp;
+    pl.cp = cp;
     MT_CHECK(mt_plan_resolve(&pl, t, err));
     return mt_program_build(t, &pl, NULL, p, err);
+}
+
+static mt_status build(const trace *t, int32_t tp, int sp, mt_program **p, mt_error *err) {
+    return build_cp(t, tp, sp, 1, p, err);
 }
 
 typedef struct count {
@@ -153,6 +163,88 @@ static void megatron_sp(void **state) {
     mt_trace_free(t);
 }
 
+/* Sends rank 0 makes in a ring all-gather of `bytes` over n ranks, and their bytes. */
+static int ring_sends(int32_t n, double bytes, double *sent) {
+    mt_coll_params cp;
+    mt_coll_params_init(&cp);
+    cp.op = MT_COLL_ALLGATHER;
+    cp.algo = MT_ALGO_RING;
+    cp.nranks = n;
+    cp.bytes = bytes;
+    mt_coll_schedule *s = NULL;
+    mt_error err = {0};
+    assert_int_equal(mt_coll_build(&cp, &s, &err), MT_OK);
+    int k = 0;
+    *sent = 0;
+    for (uint32_t i = 0; i < s->nsends; i++)
+        if (s->sends[i].src == 0 && s->sends[i].dst != 0) {
+            k++;
+            *sent += s->sends[i].bytes;
+        }
+    mt_coll_free(s);
+    return k;
+}
+
+/* --cp C (with --tp 1 and 2): per attention and direction one K/V ring on the CP group in which
+ * each rank passes C - 1 blocks of K/V / (T x C) (backward: K/V and their gradients), overlapped
+ * (non-blocking, then a wait on the CP kind only); per-token work / C, weights whole; gradients
+ * reduced over dp x cp. */
+static void context_parallel(void **state) {
+    (void)state;
+    trace *t = tx_make(&SHAPE);
+    mt_error err = {0};
+    for (int32_t C = 2; C <= 4; C *= 2)
+        for (int32_t T = 1; T <= 2; T++) {
+            mt_program *p = NULL;
+            assert_int_equal(build_cp(t, T, 0, C, &p, &err), MT_OK);
+            const mt_stage_program *sp = &p->stages[0];
+            int rings[2] = {0}, waits = 0, grads = 0;
+            for (int32_t i = 0; i < sp->n_tasks; i++) {
+                const mt_task *k = &sp->tasks[i];
+                char name[16];
+                mt_group_kind_name(&p->groups, k->group, name, sizeof name);
+                if (k->kind == MT_TASK_WAIT_COMM && k->dir == 1) {
+                    assert_string_equal(name, "cp");
+                    waits++;
+                }
+                if (k->kind != MT_TASK_COLL) continue;
+                if (k->why == MT_COLL_WHY_DP_GRAD) {
+                    assert_string_equal(name, "dp+cp");
+                    assert_int_equal(mt_group_size(&p->groups, k->group), C);
+                    grads++;
+                }
+                if (k->why != MT_COLL_WHY_CP_FWD && k->why != MT_COLL_WHY_CP_BWD) continue;
+                int bwd = k->why == MT_COLL_WHY_CP_BWD;
+                assert_string_equal(name, "cp");
+                assert_int_equal(mt_group_size(&p->groups, k->group), C);
+                assert_int_equal(k->blocking, 0);
+                assert_int_equal(k->coll, MT_COLL_ALLGATHER);
+                double kv = 2.0 * 1024 / T, sent; /* K and V: 2 x 16 tokens x 16 x 4 B, over T */
+                assert_true(k->bytes == kv * (bwd ? 2 : 1));
+                assert_int_equal(ring_sends(C, k->bytes, &sent), C - 1); /* C - 1 blocks per rank */
+                assert_true(fabs(sent - (C - 1) * k->bytes / C) < 1e-9);
+                rings[bwd]++;
+            }
+            assert_int_equal(rings[0], SHAPE.blocks); /* one per attention and direction */
+            assert_int_equal(rings[1], SHAPE.blocks);
+            assert_int_equal(waits, 2 * SHAPE.blocks);
+            assert_int_equal(p->cp_rings, 2 * SHAPE.blocks);
+            assert_true(grads >= 1);
+            mt_program *tp_only = NULL; /* weights whole: the same parameters as without cp */
+            assert_int_equal(build(t, T, 0, &tp_only, &err), MT_OK);
+            assert_true(sp->param_bytes == tp_only->stages[0].param_bytes);
+            mt_program_free(tp_only);
+            int32_t norm = find_op(t, "aten::layer_norm", 0), lin = find_op(t, "aten::linear", 0);
+            assert_int_equal(item_split(p, norm), C);
+            assert_int_equal(item_split(p, lin), C * T);
+            mt_program_free(p);
+        }
+    mt_program *p = NULL;
+    assert_int_equal(build_cp(t, 1, 0, 3, &p, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--cp 3 does not divide the sequence length 8"));
+    mt_trace_free(t);
+}
+
 static void refusals(void **state) {
     (void)state;
     trace *t = tx_make(&SHAPE);
@@ -171,6 +263,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(megatron_tp),
         cmocka_unit_test(megatron_sp),
+        cmocka_unit_test(context_parallel),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
