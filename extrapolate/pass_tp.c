@@ -370,6 +370,37 @@ static mt_status tp_walk_op(mt_bld *b, tp_state *x, region *r, int32_t i) {
     return tp_outside(b, x, r, i); /* position embeddings, norms, residual adds: replicated */
 }
 
+/* 1 when a forward op left whole is expected to be (positions, norms, elementwise, copies, views,
+ * softmax, pooling, losses): its work is not what tensor parallelism divides. */
+static int replicated_by_design(const trace_op *o) {
+    switch (o->cls) {
+    case MT_OPC_NONE: case MT_OPC_COPY: case MT_OPC_ELEMWISE: case MT_OPC_NORM: case MT_OPC_SOFTMAX:
+    case MT_OPC_POOL: case MT_OPC_LOSS: case MT_OPC_OPTIMIZER: return 1;
+    case MT_OPC_EMBEDDING: return o->tp == TRACE_TP_POS_EMBEDDING;
+    default: return 0;
+    }
+}
+
+/* p->tp_replicated: the forward ops the walk left whole that no rule accounts for. */
+static mt_status list_replicated(mt_bld *b) {
+    const trace *t = b->t;
+    mt_program *p = b->p;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || b->split[i] > 1 || replicated_by_design(o))
+                continue;
+            if (pass) p->tp_replicated[n] = i;
+            n++;
+        }
+        if (pass || n == 0) break;
+        if (!(p->tp_replicated = malloc((size_t)n * sizeof *p->tp_replicated))) return MT_ENOMEM;
+        p->n_tp_replicated = n;
+    }
+    return MT_OK;
+}
+
 static mt_status classify_tp(mt_bld *b, tp_state *x) {
     const trace *t = b->t;
     region r = {0};
@@ -385,6 +416,7 @@ static mt_status classify_tp(mt_bld *b, tp_state *x) {
     }
     MT_CHECK(close_region(b, x, &r));
     if (x->fit.bad_op >= 0) return MT_EINVAL; /* the caller says why (tp_fit_check) */
+    MT_CHECK(list_replicated(b));
     return inherit_bwd_split(b);
 }
 

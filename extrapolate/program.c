@@ -418,6 +418,7 @@ void mt_program_free(mt_program *p) {
         free(p->stages[s].tasks);
         free(p->stages[s].items);
     }
+    free(p->tp_replicated);
     free(p->stages);
     free(p);
 }

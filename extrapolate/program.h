@@ -118,6 +118,10 @@ typedef struct mt_program {
     int32_t n_layers;                  /* trace layers (reports index per-layer arrays by it) */
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
+    int32_t *tp_replicated;            /* forward ops tp > 1 left whole because no Megatron rule
+                                        * recognises them (a matmul or attention outside a column
+                                        * region, a convolution-like or unknown op), in trace order */
+    int32_t n_tp_replicated;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
     int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
                                         * every attention, micro-batch and stage) */

@@ -17,7 +17,7 @@ set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
 exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
-import csv, os, shutil, sys, tempfile
+import csv, json, os, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker
 
@@ -83,6 +83,13 @@ if d:
             d["simulation"]["tp_collectives_bwd"]) == (12, 9), d["simulation"])
     c.check_breakdown("gpt-tiny tp 2", d)
     c.check("tp 2: 218.9 ms (README)", abs(d["step_ms"] - 218.9) < 0.05, d["step_ms"])
+    c.check("tp 2: every op recognised (tp_replicated_ops empty)", d["simulation"]["tp_replicated_ops"] == [],
+            d["simulation"]["tp_replicated_ops"])
+rc, out, err = c.run("inspect", gpt, "--json")
+tpk = json.loads(out)["tensor_parallel"] if rc == 0 else None
+c.check("inspect: 25 linears, 1 vocabulary and 1 position embedding, 1 vocabulary loss, none unrecognised",
+        tpk and (tpk["linear"], tpk["embedding"], tpk["position_embedding"], tpk["vocab_loss"], tpk["unrecognised"])
+        == (25, 1, 1, 1, []), tpk)
 
 sp, e = rows("--gpus", 2, "--tp", 2, "--sp")
 

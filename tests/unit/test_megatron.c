@@ -15,6 +15,8 @@
  *    each rank passing C - 1 blocks (ring all-gather of K + V = 2048 B / T, twice that in
  *    backward), non-blocking and waited for on the CP kind only; per-token ops / C, weights whole,
  *    gradients over the dp+cp group; --cp 3 does not divide the sequence (8);
+ *  - an op no Megatron rule recognises (a custom norm) stays replicated and is listed
+ *    (tp_replicated); the synthetic GPT itself lists none;
  *  - refusals: --tp 8 (4 heads), --sp without --tp > 1. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -245,6 +247,26 @@ static void context_parallel(void **state) {
     mt_trace_free(t);
 }
 
+/* An op no rule recognises (a custom norm) stays whole and is listed; the recognised ones are not. */
+static void replicated_listed(void **state) {
+    (void)state;
+    trace *t = tx_make(&SHAPE);
+    mt_program *p = NULL;
+    mt_error err = {0};
+    assert_int_equal(build(t, 2, 0, &p, &err), MT_OK);
+    assert_int_equal(p->n_tp_replicated, 0); /* positions, norms, adds: replicated by design */
+    mt_program_free(p);
+    int32_t ln_f = find_op(t, "aten::layer_norm", 2 * SHAPE.blocks);
+    t->ops[ln_f].name = t->ops[ln_f].kind = "mylib::fused_norm";
+    mt_opclass_trace(t);
+    assert_int_equal(build(t, 2, 0, &p, &err), MT_OK);
+    assert_int_equal(p->n_tp_replicated, 1);
+    assert_int_equal(p->tp_replicated[0], ln_f);
+    assert_int_equal(item_split(p, ln_f), 1);
+    mt_program_free(p);
+    mt_trace_free(t);
+}
+
 static void refusals(void **state) {
     (void)state;
     trace *t = tx_make(&SHAPE);
@@ -264,6 +286,7 @@ int main(void) {
         cmocka_unit_test(megatron_tp),
         cmocka_unit_test(megatron_sp),
         cmocka_unit_test(context_parallel),
+        cmocka_unit_test(replicated_listed),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
