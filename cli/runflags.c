@@ -75,6 +75,15 @@ static const mt_flag PLAN[] = {
      .lo_open = 1},
     {"--first-bucket", MT_FLAG_BYTES, CFG(plan.first_bucket_bytes), "SIZE", "cap of the first DDP bucket filled "
      "in backward (default 1MiB, as PyTorch)", .lo = 0, .lo_open = 1},
+    {"--zero", MT_FLAG_INT, CFG(plan.zero), "1|2|3", "ZeRO over the DP group: 1 shards optimizer states (gradients "
+     "all-reduced in DDP buckets, parameters all-gathered after the optimizer), 2 also gradients (buckets "
+     "reduce-scattered), 3 also parameters (each layer's all-gathered before its forward and its backward, its "
+     "gradients reduce-scattered)", .lo = 1, .hi = 3},
+    {"--fsdp", MT_FLAG_SWITCH, CFG(plan.fsdp), NULL, "FSDP full shard: units are the trace's layers; a unit's "
+     "parameters all-gathered before its forward and its backward (the next unit's prefetched while it runs), its "
+     "gradients reduce-scattered"},
+    {"--fsdp-shard", MT_FLAG_INT, CFG(plan.fsdp_shard), "G", "FSDP hybrid sharding (HSDP): shard inside groups of G "
+     "replicas, all-reduce the shards across groups (G divides dp)", .lo = 1, .hi = 1 << 20},
     {"--comm", MT_FLAG_CHOICE, CFG(plan.comm), "MODE", "the data-parallel collectives: traced keeps the trace's "
      "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "
      "plan's (DDP buckets of every parameter). auto (default): traced for a multi-rank trace, else regenerate",

@@ -61,6 +61,10 @@ typedef struct mt_pass {
     /* Part 2: its analysis; *st receives its state (NULL for none). */
     mt_status (*prepare)(mt_bld *b, void **st, mt_error *err);
     void (*release)(void *st);
+    /* After the core's gradients, operator times and boundaries: analysis that needs them. */
+    mt_status (*analyse)(mt_bld *b, void *st, mt_error *err);
+    /* The fraction of optimizer op `op` this GPU runs (1: all of its stage's share). */
+    double (*optimizer_share)(mt_bld *b, void *st, int32_t op);
     /* Stage s begins (before the ops that precede the step's first forward op). */
     mt_status (*stage_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s);
     /* Micro-batch mb's forward (dir +1) or backward (dir -1) begins / ends on stage s; `last` is 1

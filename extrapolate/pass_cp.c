@@ -9,7 +9,7 @@
  * core and micro-batch, forward: before the scores the rank's K/V block (K and V over T x C)
  * starts around the CP ring as a non-blocking ring all-gather of C blocks (each rank passes C - 1
  * blocks), beside the attention blocks; after the context the rank waits for that ring only
- * (WAIT_COMM on the CP kind). Backward: the same around the core's backward ops, with twice the
+ * (WAIT_GROUP on the CP kind, keep 0). Backward: the same around the core's backward ops, with twice the
  * bytes (the K/V blocks again and their gradients on the way back): again C - 1 sends per rank.
  * The simulator runs the ring beside the attention compute, so a core takes about the larger of
  * its compute (1/C of the traced attention) and C - 1 block transfers.
@@ -172,10 +172,10 @@ static mt_status cp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     if (!x) return MT_OK;
     int32_t c = b->t->ops[op].phase == TRACE_PHASE_FORWARD ? x->fwd_end[op] : x->bwd_end[op];
     if (c < 0) return MT_OK;
-    mt_task *k = mt_emit_task(em, MT_TASK_WAIT_COMM);
+    mt_task *k = mt_emit_task(em, MT_TASK_WAIT_GROUP);
     if (!k) return MT_ENOMEM;
-    k->dir = 1; /* only the CP ring */
-    k->group = x->kind;
+    k->group = x->kind; /* only the CP ring: DDP buckets in flight do not hold it */
+    k->keep = 0;
     k->mb = mb;
     return MT_OK;
 }

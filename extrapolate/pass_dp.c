@@ -1,55 +1,194 @@
 /* extrapolate/pass_dp.c — the data-parallel pass: how the D replicas of a stage synchronise their
- * gradients over the DP group.
+ * gradients (and, sharded, their parameters) over the DP group.
  *   sync  DataParallel: one blocking all-reduce of the stage's gradients after the last
  *         micro-batch's backward;
  *   ddp   DistributedDataParallel: gradients gathered into buckets in the order backward makes
  *         them ready (the first capped at first_bucket_bytes, the rest at bucket_bytes), each
  *         bucket all-reduced on the communication stream as soon as it fills, during the last
- *         micro-batch's backward; the optimizer waits for the last (WAIT_COMM).
+ *         micro-batch's backward; the optimizer waits for the last (WAIT_COMM);
+ *   zero 1  ddp's buckets, the optimizer runs on 1/D of the parameters (its optimizer state is
+ *         sharded), then a blocking all-gather of the stage's parameters. Gradients are
+ *         all-reduced, as DeepSpeed's stage 1 and torch's ZeroRedundancyOptimizer do;
+ *   zero 2  as 1 with each bucket reduce-scattered (gradients sharded too);
+ *   zero 3  parameters sharded: each unit (a trace layer) all-gathers its parameters before its
+ *         forward and again before its backward (blocking), and reduce-scatters its gradients
+ *         after its backward on a second communicator ("dp-rs", as FSDP's separate stream);
+ *   fsdp  as zero 3, with the next unit's all-gather issued before waiting for the current one's
+ *         (prefetch: it overlaps the current unit's compute); --fsdp-shard G (HSDP) shards inside
+ *         groups of G replicas (mesh dimension dp_shard) and all-reduces each unit's gradient shard
+ *         across the D / G groups (dp_rep) once its reduce-scatter has finished.
+ * Sharded modes run every micro-batch's all-gathers and reduce-scatters (gradient accumulation
+ * keeps sharded gradients). Per step and GPU a ZeRO-3/FSDP stage sends 3(N-1)/N of its parameter
+ * bytes (two all-gathers, one reduce-scatter) against DDP's 2(N-1)/N. Memory per GPU: parameters,
+ * gradients and optimizer state divided by the shard size where sharded, plus, for zero 3 and fsdp,
+ * the largest unit's gathered parameters.
  * With plan comm traced (a multi-rank trace), the job's own collectives stand for these and the
  * pass only makes the optimizer wait for them.
- * Under context parallelism (cp > 1) the CP ranks hold the same weights too: the gradients are
- * reduced over a group spanning dp and cp ("dp+cp").
- * Invariant: every gradient byte of the stage is in exactly one bucket (or the sync all-reduce).
+ * Under context parallelism (cp > 1) the CP ranks hold the same weights too: DDP buckets and the
+ * sync all-reduce span dp x cp ("dp+cp"); sharded modes are refused with --cp.
+ * Invariant: every gradient byte of the stage is in exactly one bucket, the sync all-reduce, or one
+ * unit's reduce-scatter; every unit's parameter bytes are in exactly one unit.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "extrapolate/build.h"
 
 typedef struct dp_state {
-    int kind;               /* the gradients' group: DP, or DP x CP under context parallelism */
     int active;             /* this backward micro-batch fills buckets (ddp, last micro-batch) */
+    int kind;               /* DDP buckets' and the sync all-reduce's group: DP, or DP x CP ("dp+cp")
+                             * under context parallelism, whose ranks hold the same weights too */
     double bucket;          /* bytes in the bucket being filled */
     int32_t bucket_layer;   /* the layer of the last gradient added, -1 */
     int32_t first_bucket;   /* p->ddp_buckets when this backward began: PyTorch caps the first lower */
+    /* zero 3 / fsdp: */
+    int per_unit, prefetch, hybrid;
+    int32_t shard;          /* ranks sharding the states (mt_plan_shard) */
+    int ag_kind, rs_kind, rep_kind; /* group kinds: all-gathers, reduce-scatters, hybrid all-reduces */
+    double *unit_w;         /* per unit: its parameter bytes per GPU, unsharded (a stage's parameters
+                             * outside any unit count in its first forward unit) */
+    double *max_unit;       /* per stage: the largest unit_w */
+    int32_t *next_unit;     /* per forward/backward op: the next unit its stage runs in the same phase
+                             * after this op's unit, -1 */
+    int32_t cur;            /* the unit whose ops are being emitted, -1 before the first */
+    int prefetched;         /* cur's all-gather was issued by the previous unit */
+    double rep_pending;     /* hybrid: bytes of the last reduce-scatter not yet all-reduced */
 } dp_state;
 
 /* Ranks holding the same weights: the replicas, times the context-parallel ranks. */
 static int32_t grad_ranks(const mt_plan *pl) { return pl->dp * pl->cp; }
 
 static int ddp_buckets(const mt_plan *pl) {
-    return grad_ranks(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED;
+    return grad_ranks(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;
 }
 
 static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
     (void)err;
-    dp_state *x = calloc(1, sizeof(dp_state));
+    const mt_plan *pl = b->plan;
+    dp_state *x = calloc(1, sizeof *x);
     *st = x;
     if (!x) return MT_ENOMEM;
+    x->shard = mt_plan_shard(pl);
+    x->per_unit = pl->dp > 1 && (pl->zero == 3 || pl->fsdp);
+    x->prefetch = pl->fsdp;
+    x->hybrid = x->per_unit && x->shard < pl->dp;
     x->kind = MT_GROUP_DP;
-    if (b->plan->cp > 1) x->kind = mt_groups_add(&b->p->groups, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_CP), 0, "dp+cp");
-    return x->kind >= 0 ? MT_OK : mt_fail(err, MT_EINVAL, "the plan has too many group kinds (at most %d)",
-                                          MT_GROUP_KINDS_MAX);
+    if (pl->cp > 1 && (pl->zero > 0 || pl->fsdp))
+        return mt_fail(err, MT_EINVAL, "--cp with --zero or --fsdp is not modelled (the states would shard over dp x "
+                       "cp): use ddp or dp with --cp");
+    if (pl->cp > 1 && (x->kind = mt_groups_add(&b->p->groups, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_CP), 0, "dp+cp")) < 0)
+        return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
+                       MT_GROUP_KINDS_MAX);
+    if (!x->per_unit) return MT_OK;
+    mt_groups *g = &b->p->groups;
+    uint32_t dims = x->hybrid ? MT_DIM_BIT(MT_DIM_DP_SHARD) : MT_DIMS_DP;
+    x->ag_kind = x->hybrid ? mt_groups_add(g, dims, 0, "dp_shard") : MT_GROUP_DP;
+    x->rs_kind = mt_groups_add(g, dims, 0, x->hybrid ? "dp_shard-rs" : "dp-rs");
+    x->rep_kind = x->hybrid ? mt_groups_add(g, MT_DIM_BIT(MT_DIM_DP_REP), 0, "dp_rep") : -1;
+    if (x->ag_kind < 0 || x->rs_kind < 0 || (x->hybrid && x->rep_kind < 0))
+        return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
+                       MT_GROUP_KINDS_MAX);
+    return MT_OK;
 }
 
-static void dp_release(void *st) { free(st); }
+static void dp_release(void *st) {
+    dp_state *x = st;
+    if (!x) return;
+    free(x->unit_w);
+    free(x->max_unit);
+    free(x->next_unit);
+    free(x);
+}
+
+/* unit_w and max_unit: each weight counts in the unit of the forward op that first reads it (as
+ * the core's gradients), split as that op; O(ops + trefs). */
+static mt_status unit_weights(mt_bld *b, dp_state *x) {
+    const trace *t = b->t;
+    int32_t P = b->plan->pp;
+    uint8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    int32_t *first_unit = malloc((size_t)P * sizeof *first_unit);
+    double *in_units = calloc((size_t)P, sizeof *in_units);
+    x->unit_w = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *x->unit_w);
+    x->max_unit = calloc((size_t)P, sizeof *x->max_unit);
+    mt_status rc = seen && first_unit && in_units && x->unit_w && x->max_unit ? MT_OK : MT_ENOMEM;
+    for (int32_t s = 0; rc == MT_OK && s < P; s++) first_unit[s] = -1;
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        int32_t u = b->unit[i];
+        if (o->phase != TRACE_PHASE_FORWARD || u < 0 || u >= b->n_units) continue;
+        int32_t s = mt_bld_op_stage(b, i);
+        if (first_unit[s] < 0 && !trace_op_is_comm(o)) first_unit[s] = u;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
+            seen[w] = 1;
+            x->unit_w[u] += t->tensors[w].bytes / b->split[i];
+            in_units[s] += t->tensors[w].bytes / b->split[i];
+        }
+    }
+    for (int32_t s = 0; rc == MT_OK && s < P; s++) {
+        double rest = b->w_stage_bytes[s] - in_units[s];
+        if (rest > 1 && first_unit[s] >= 0) x->unit_w[first_unit[s]] += rest;
+    }
+    for (int32_t u = 0; rc == MT_OK && u < b->n_units; u++) {
+        int32_t s = b->stage_of_unit[u];
+        if (x->unit_w[u] > x->max_unit[s]) x->max_unit[s] = x->unit_w[u];
+    }
+    free(seen);
+    free(first_unit);
+    free(in_units);
+    return rc;
+}
+
+/* The ops emission walks: forward and backward compute ops (mt_bld_forward, mt_bld_backward). */
+static int walked(const trace *t, int32_t i) {
+    const trace_op *o = &t->ops[i];
+    return (o->phase == TRACE_PHASE_FORWARD || o->phase == TRACE_PHASE_BACKWARD) && !trace_op_is_comm(o);
+}
+
+/* next_unit: one scan from the end, per stage and phase the nearest later op's unit; O(ops). */
+static mt_status next_units(mt_bld *b, dp_state *x) {
+    const trace *t = b->t;
+    int32_t P = b->plan->pp;
+    int32_t *later = malloc((size_t)P * 2 * sizeof *later); /* [s][phase is backward]: the op */
+    x->next_unit = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *x->next_unit);
+    if (!later || !x->next_unit) {
+        free(later);
+        return MT_ENOMEM;
+    }
+    for (int32_t k = 0; k < 2 * P; k++) later[k] = -1;
+    for (int32_t i = t->n_ops - 1; i >= 0; i--) {
+        x->next_unit[i] = -1;
+        if (!walked(t, i)) continue;
+        int32_t *l = &later[mt_bld_op_stage(b, i) * 2 + (t->ops[i].phase == TRACE_PHASE_BACKWARD)];
+        if (*l >= 0) x->next_unit[i] = b->unit[*l] != b->unit[i] ? b->unit[*l] : x->next_unit[*l];
+        *l = i;
+    }
+    free(later);
+    return MT_OK;
+}
+
+static mt_status dp_analyse(mt_bld *b, void *st, mt_error *err) {
+    (void)err;
+    dp_state *x = st;
+    if (!x->per_unit) return MT_OK;
+    MT_CHECK(unit_weights(b, x));
+    return next_units(b, x);
+}
+
+static double unit_bytes(const mt_bld *b, const dp_state *x, int32_t u) {
+    return u >= 0 && u < b->n_units ? x->unit_w[u] : 0;
+}
 
 static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last) {
     (void)em;
     (void)s;
     (void)mb;
     dp_state *x = st;
+    x->cur = -1;
+    x->prefetched = 0;
+    x->rep_pending = 0;
     if (dir > 0) return MT_OK;
     x->active = ddp_buckets(b->plan) && last;
     x->bucket = 0;
@@ -59,11 +198,69 @@ static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_
 }
 
 static mt_status bucket_out(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
-    MT_CHECK(mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
+    mt_coll_op op = b->plan->zero == 2 ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE;
+    MT_CHECK(mt_emit_coll(em, x->kind, op, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
                           TRACE_PHASE_BACKWARD));
     b->p->ddp_buckets++;
     x->bucket = 0;
     return MT_OK;
+}
+
+static mt_status wait_group(mt_emit *em, int kind, int32_t keep) {
+    mt_task *k = mt_emit_task(em, MT_TASK_WAIT_GROUP);
+    if (!k) return MT_ENOMEM;
+    k->group = kind;
+    k->keep = keep;
+    return MT_OK;
+}
+
+/* Unit cur's gradients are complete: reduce-scatter them; hybrid, all-reduce the previous unit's
+ * shard across the replica groups once its reduce-scatter has finished (all but the one just issued,
+ * in issue order). */
+static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
+    double w = unit_bytes(b, x, x->cur);
+    int32_t layer = x->cur >= 0 && b->t->n_layers > 0 ? x->cur : -1;
+    if (w <= 0) return MT_OK;
+    MT_CHECK(mt_emit_coll(em, x->rs_kind, MT_COLL_REDUCESCATTER, MT_COLL_WHY_DP_GRAD, 0, w, layer, mb,
+                          TRACE_PHASE_BACKWARD));
+    if (!x->hybrid) return MT_OK;
+    if (x->rep_pending > 0) {
+        MT_CHECK(wait_group(em, x->rs_kind, 1));
+        MT_CHECK(mt_emit_coll(em, x->rep_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->rep_pending, layer, mb,
+                              TRACE_PHASE_BACKWARD));
+    }
+    x->rep_pending = w / x->shard;
+    return MT_OK;
+}
+
+/* Unit u begins (its ops follow; `next` is the unit after it in this phase, -1): its parameters are
+ * gathered — blocking (zero 3), or waited for with the next unit's prefetch in flight (fsdp). */
+static mt_status unit_gather(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int32_t next, int32_t mb, trace_phase ph) {
+    double w = unit_bytes(b, x, u), wn = unit_bytes(b, x, next);
+    int32_t layer = b->t->n_layers > 0 ? u : -1;
+    if (!x->prefetch) {
+        if (w <= 0) return MT_OK;
+        b->p->shard_units += ph == TRACE_PHASE_FORWARD && mb == 0;
+        return mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, w, layer, mb, ph);
+    }
+    if (w > 0 && !x->prefetched)
+        MT_CHECK(mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 0, w, layer, mb, ph));
+    x->prefetched = wn > 0;
+    if (wn > 0)
+        MT_CHECK(mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 0, wn,
+                              b->t->n_layers > 0 ? next : -1, mb, ph));
+    b->p->shard_units += w > 0 && ph == TRACE_PHASE_FORWARD && mb == 0;
+    return w > 0 ? wait_group(em, x->ag_kind, wn > 0) : MT_OK;
+}
+
+static mt_status dp_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
+    (void)last;
+    dp_state *x = st;
+    if (!x->per_unit || b->unit[op] == x->cur) return MT_OK;
+    trace_phase ph = (trace_phase)b->t->ops[op].phase;
+    if (ph == TRACE_PHASE_BACKWARD && x->cur >= 0) MT_CHECK(unit_reduce(b, x, em, mb));
+    x->cur = b->unit[op];
+    return unit_gather(b, x, em, x->cur, x->next_unit[op], mb, ph);
 }
 
 static mt_status dp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -81,9 +278,42 @@ static mt_status dp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
 static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last) {
     (void)last;
     dp_state *x = st;
-    if (dir > 0 || !x->active) return MT_OK;
+    if (dir > 0) return MT_OK;
+    if (x->per_unit) {
+        if (x->cur >= 0) MT_CHECK(unit_reduce(b, x, em, mb));
+        if (x->rep_pending <= 0) return MT_OK;
+        MT_CHECK(wait_group(em, x->rs_kind, 0));
+        return mt_emit_coll(em, x->rep_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->rep_pending, -1, mb,
+                            TRACE_PHASE_BACKWARD);
+    }
+    if (!x->active) return MT_OK;
     x->bucket += b->tail_grad[s];
     return x->bucket > 0 ? bucket_out(b, x, em, mb) : MT_OK;
+}
+
+/* ZeRO 1 and 2: after the optimizer updated this GPU's shard, every GPU gathers the parameters. */
+static mt_status dp_step_end(mt_bld *b, void *st, mt_emit *em, int32_t s) {
+    (void)st;
+    const mt_plan *pl = b->plan;
+    if (pl->dp <= 1 || (pl->zero != 1 && pl->zero != 2) || b->w_stage_bytes[s] <= 0) return MT_OK;
+    return mt_emit_coll(em, MT_GROUP_DP, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, b->w_stage_bytes[s], -1, -1,
+                        TRACE_PHASE_OPTIMIZER);
+}
+
+static double dp_optimizer_share(mt_bld *b, void *st, int32_t op) {
+    (void)b;
+    (void)op;
+    const dp_state *x = st;
+    return 1.0 / x->shard;
+}
+
+static void dp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
+    const dp_state *x = st;
+    const mt_plan *pl = b->plan;
+    if (x->shard <= 1 || pl->dp <= 1) return;
+    sp->optstate_bytes /= x->shard;
+    if (pl->zero >= 2 || x->per_unit) sp->grad_bytes /= x->shard;
+    if (x->per_unit) sp->param_bytes = sp->param_bytes / x->shard + x->max_unit[s];
 }
 
 static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
@@ -112,9 +342,14 @@ const mt_pass mt_pass_dp = {
     .name = "dp",
     .prepare = dp_prepare,
     .release = dp_release,
+    .analyse = dp_analyse,
+    .optimizer_share = dp_optimizer_share,
     .mb_begin = dp_mb_begin,
+    .before_op = dp_before_op,
     .after_op = dp_after_op,
     .mb_end = dp_mb_end,
     .backward_done = dp_backward_done,
+    .step_end = dp_step_end,
+    .memory = dp_memory,
     .warning = dp_warning,
 };

@@ -39,6 +39,48 @@ mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err
     return MT_OK;
 }
 
+void mt_plan_mesh(const mt_plan *p, mt_mesh *m) {
+    mt_mesh_init(m, p->dp, p->fsdp ? p->fsdp_shard : 0, p->tp, p->pp, p->cp, p->ep, p->placement);
+}
+
+int32_t mt_plan_shard(const mt_plan *p) {
+    if (p->fsdp) return p->fsdp_shard > 0 ? p->fsdp_shard : p->dp;
+    return p->zero > 0 ? p->dp : 1;
+}
+
+const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len) {
+    if (p->fsdp && p->fsdp_shard > 0 && p->fsdp_shard < p->dp) snprintf(buf, (size_t)len, "hsdp%d", (int)p->fsdp_shard);
+    else if (p->fsdp) snprintf(buf, (size_t)len, "fsdp");
+    else if (p->zero > 0) snprintf(buf, (size_t)len, "zero%d", (int)p->zero);
+    else snprintf(buf, (size_t)len, "%s", mt_dp_mode_name(p->dp_mode));
+    return buf;
+}
+
+/* The sharded data-parallel modes against the rest of the plan (after dp is resolved). */
+static mt_status check_sharding(const mt_plan *p, mt_error *err) {
+    if (p->zero < 0 || p->zero > 3) return mt_fail(err, MT_EINVAL, "--zero %d: use 1, 2 or 3", p->zero);
+    if (p->fsdp_shard < 0) return mt_fail(err, MT_EINVAL, "--fsdp-shard must be positive");
+    if (p->fsdp_shard > 0 && !p->fsdp)
+        return mt_fail(err, MT_EINVAL, "--fsdp-shard applies to --fsdp only (hybrid sharding of FSDP units)");
+    if (!p->zero && !p->fsdp) return MT_OK;
+    const char *flag = p->zero ? "--zero" : "--fsdp";
+    if (p->zero && p->fsdp)
+        return mt_fail(err, MT_EINVAL, "--zero and --fsdp cannot be combined (FSDP full shard is ZeRO-3; pick one)");
+    if (p->dp_mode == MT_DP_SYNC)
+        return mt_fail(err, MT_EINVAL, "%s shards over DDP-style data parallelism, not --strategy dp (DataParallel's "
+                       "one all-reduce): drop --strategy dp or use --strategy ddp", flag);
+    if (p->comm == MT_COMM_TRACED)
+        return mt_fail(err, MT_EINVAL, "%s regenerates the data-parallel collectives; the trace's own are kept "
+                       "(--comm traced, a multi-rank trace's default): add --comm regenerate", flag);
+    if (p->dp < 2)
+        return mt_fail(err, MT_EINVAL, "%s shards over the data-parallel group, which has 1 rank in this plan "
+                       "(give --dp 2 or more)", flag);
+    if (p->fsdp_shard > 0 && (p->fsdp_shard > p->dp || p->dp % p->fsdp_shard))
+        return mt_fail(err, MT_EINVAL, "--fsdp-shard %d does not divide the %d data-parallel replicas (use a divisor "
+                       "of %d)", p->fsdp_shard, p->dp, p->dp);
+    return MT_OK;
+}
+
 /* Units a pipeline can cut between: layers, or forward ops when the trace has no layers. */
 static int32_t pipeline_units(const trace *t) {
     if (t->n_layers > 0) return t->n_layers;
@@ -92,6 +134,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
     if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
+    MT_CHECK(check_sharding(p, err));
     int micro_default = p->micro_batches == 0;
     if (micro_default) p->micro_batches = p->pp > 1 ? p->pp : 1;
     if (p->bucket_bytes <= 0) return mt_fail(err, MT_EINVAL, "--bucket must be > 0");
@@ -132,10 +175,6 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     p->micro_batch = p->replica_batch / p->micro_batches;
     p->batch_factor = (double)p->micro_batch / (double)tb;
     return MT_OK;
-}
-
-void mt_plan_mesh(const mt_plan *p, mt_mesh *m) {
-    mt_mesh_init(m, p->dp, 0, p->tp, p->pp, p->cp, p->ep, p->placement);
 }
 
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {

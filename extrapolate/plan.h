@@ -37,6 +37,10 @@ typedef struct mt_plan {
     int32_t sp;              /* 1: Megatron sequence parallelism inside the TP group (needs tp > 1) */
     int32_t cp, ep;          /* context- and expert-parallel sizes; 1 (set by init) = not used */
     mt_dp_mode dp_mode;      /* default ddp */
+    int32_t zero;            /* ZeRO stage 1, 2 or 3 over the DP group; 0 = none (pass_dp.c) */
+    int32_t fsdp;            /* 1: FSDP full shard with per-layer units (pass_dp.c) */
+    int32_t fsdp_shard;      /* FSDP hybrid sharding: shard inside groups of this many replicas,
+                                all-reduce across them; 0 = shard over the whole DP group */
     mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
@@ -72,6 +76,13 @@ void mt_plan_mesh(const mt_plan *p, mt_mesh *m);
 /* Rank of replica d, stage s, TP rank t (other dimensions at 0), and back. */
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t);
 void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t);
+
+/* Ranks that shard the model's states: D for --zero and --fsdp, the --fsdp-shard G of hybrid
+ * sharding, 1 when nothing is sharded. */
+int32_t mt_plan_shard(const mt_plan *p);
+/* "ddp", "dp", "zero1".."zero3", "fsdp", "hsdp4" (hybrid, shard groups of 4): the DP mode as
+ * reports name it. */
+const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len);
 
 /* "dp" / "ddp", "gpipe" / "1f1b". Parsers return MT_EINVAL with a message. */
 const char *mt_dp_mode_name(mt_dp_mode m);

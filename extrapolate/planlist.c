@@ -17,7 +17,41 @@ static const struct {
 } SIZE_FIELDS[] = {
     {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
     {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
+    {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)},
 };
+
+/* The data-parallel modes of auto, in listing order. */
+static const struct {
+    const char *name;
+    unsigned bit;
+    mt_dp_mode mode;
+    int32_t zero, fsdp;
+} DP_MODES[] = {
+    {"ddp", MT_DPM_DDP, MT_DP_DDP, 0, 0},     {"dp", MT_DPM_DP, MT_DP_SYNC, 0, 0},
+    {"zero1", MT_DPM_ZERO1, MT_DP_DDP, 1, 0}, {"zero2", MT_DPM_ZERO2, MT_DP_DDP, 2, 0},
+    {"zero3", MT_DPM_ZERO3, MT_DP_DDP, 3, 0}, {"fsdp", MT_DPM_FSDP, MT_DP_DDP, 0, 1},
+};
+enum { N_DP_MODES = (int)(sizeof DP_MODES / sizeof DP_MODES[0]) };
+
+mt_status mt_dp_modes_parse(const char *s, unsigned *out, mt_error *err) {
+    *out = 0;
+    if (!strcmp(s, "all")) {
+        *out = MT_DPM_ALL;
+        return MT_OK;
+    }
+    for (const char *p = s; *p;) {
+        size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < N_DP_MODES && (strlen(DP_MODES[k].name) != len || strncmp(p, DP_MODES[k].name, len))) k++;
+        if (k == N_DP_MODES)
+            return mt_fail(err, MT_EINVAL, "--dp-modes: unknown mode '%.*s' (use %s)", (int)len, p, MT_DP_MODES_CHOICES);
+        *out |= DP_MODES[k].bit;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (!*out) return mt_fail(err, MT_EINVAL, "--dp-modes is empty (use %s)", MT_DP_MODES_CHOICES);
+    return MT_OK;
+}
 
 static mt_status parse_size(const char *field, const char *v, int32_t *out, mt_error *err) {
     char *end = NULL;
@@ -39,9 +73,13 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
             return MT_OK;
         }
         if (!strcmp(field, "default")) return MT_OK;
+        if (!strcmp(field, "fsdp")) {
+            p->fsdp = 1;
+            return MT_OK;
+        }
         return mt_fail(err, MT_EINVAL,
                        "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
-                       "schedule=, placement=, bucket=, algo=, single or default)", field, plan_text);
+                       "schedule=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, single or default)", field, plan_text);
     }
     for (size_t k = 0; k < sizeof SIZE_FIELDS / sizeof SIZE_FIELDS[0]; k++) {
         if (strcmp(field, SIZE_FIELDS[k].name)) continue;
@@ -60,7 +98,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
     }
     return mt_fail(err, MT_EINVAL,
                    "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
-                   "placement, bucket or algo)", field, plan_text);
+                   "placement, bucket, algo, zero or fsdp_shard)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -104,8 +142,10 @@ done:
     return MT_OK;
 }
 
-mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, mt_plan **out, int32_t *n,
-                           mt_error *err) {
+mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, unsigned modes, mt_plan **out,
+                           int32_t *n, mt_error *err) {
+    if (!modes) modes = MT_DPM_DDP | MT_DPM_DP;
+    if (base->zero || base->fsdp) fixed_mode = 1;
     *out = NULL;
     *n = 0;
     int32_t N = base->gpus;
@@ -128,8 +168,9 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
                     if (!replica || (pp * k <= replica && replica % (pp * k) == 0)) mbs[n_mb++] = pp * k;
                 if (n_mb == 0) mbs[n_mb++] = 0; /* none divides: simulate's default count */
             }
-            for (int mode = 0; mode < 2; mode++) {
-                if (mode && (d == 1 || fixed_mode)) break;
+            int only = d == 1 || fixed_mode; /* one plan: base's mode */
+            for (int mode = 0; mode < N_DP_MODES; mode++) {
+                if (only ? mode > 0 : !(modes & DP_MODES[mode].bit)) continue;
                 for (int sch = 0; sch < 2; sch++) {
                     if (sch && (pp == 1 || fixed_schedule)) break;
                     for (int32_t m = 0; m < n_mb; m++) {
@@ -140,7 +181,11 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
                         mt_plan p = *base;
                         p.dp = d, p.tp = t, p.pp = pp, p.micro_batches = mbs[m];
                         p.sp = t > 1 ? base->sp : 0; /* --sp applies to the tensor-parallel plans */
-                        if (!fixed_mode) p.dp_mode = mode ? MT_DP_SYNC : MT_DP_DDP;
+                        if (!only) {
+                            p.dp_mode = DP_MODES[mode].mode;
+                            p.zero = DP_MODES[mode].zero;
+                            p.fsdp = DP_MODES[mode].fsdp;
+                        }
                         if (!fixed_schedule) p.schedule = sch ? MT_PP_GPIPE : MT_PP_1F1B;
                         v[count++] = p;
                     }
@@ -167,6 +212,9 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
         if (at < len) at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                     \
     } while (0)
     if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
+    if (p->zero > 0) ADD("zero=%d", p->zero);
+    if (p->fsdp) ADD("fsdp");
+    if (p->fsdp && p->fsdp_shard > 0) ADD("fsdp_shard=%d", p->fsdp_shard);
     if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
     if (p->cp > 1) ADD("cp=%d", p->cp);
     if (p->pp > 1) ADD("pp=%d", p->pp);
@@ -194,6 +242,9 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
     json_object_set_new(plan, "comm", json_string(mt_comm_mode_name(pl->comm)));
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));
+    if (pl->zero) json_object_set_new(plan, "zero", json_integer(pl->zero));
+    if (pl->fsdp) json_object_set_new(plan, "fsdp", json_true());
+    if (pl->fsdp_shard) json_object_set_new(plan, "fsdp_shard", json_integer(pl->fsdp_shard));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
     json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));

@@ -8,6 +8,8 @@
  *   mb=M          pipeline micro-batches
  *   schedule=gpipe|1f1b (or just gpipe / 1f1b)
  *   placement=ORDER  bucket=SIZE  algo=ring|tree|direct|hier|ringflow
+ *   zero=1|2|3    ZeRO stage over the DP group (plan.h)
+ *   fsdp          FSDP full shard; fsdp_shard=G its hybrid sharding in groups of G
  *   single        one GPU (all sizes 1)
  *   default       no field: everything from the command's flags
  * e.g. "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe". A size left out takes the GPUs left
@@ -30,13 +32,29 @@
  * message quoting the bad field. */
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err);
 
+/* The data-parallel modes auto lists (a bit mask): ddp, dp (DataParallel), zero1..zero3, fsdp. */
+enum {
+    MT_DPM_DDP = 1,
+    MT_DPM_DP = 2,
+    MT_DPM_ZERO1 = 4,
+    MT_DPM_ZERO2 = 8,
+    MT_DPM_ZERO3 = 16,
+    MT_DPM_FSDP = 32,
+    MT_DPM_ALL = 63
+};
+#define MT_DP_MODES_CHOICES "all or a list of ddp, dp, zero1, zero2, zero3, fsdp"
+
+/* "ddp,zero3,fsdp" or "all" into a mask; MT_EINVAL naming the bad one. */
+mt_status mt_dp_modes_parse(const char *s, unsigned *out, mt_error *err);
+
 /* Every plan for base->gpus GPUs: each ordered D x T x P = N (sizes set in base are kept
- * fixed), ddp and dp when D > 1 (only base's mode when fixed_mode), 1f1b and gpipe when P > 1
+ * fixed), each mode of `modes` (MT_DPM_*; 0: ddp and dp) when D > 1 (only base's mode when
+ * fixed_mode or base already shards with --zero / --fsdp), 1f1b and gpipe when P > 1
  * (only base's schedule when fixed_schedule), and P, 2P, 4P micro-batches that divide the
  * replica batch base->global_batch / D (any when the batch is 0, unknown; base's count when it
  * is set). Plans the trace may still refuse (too many stages) are included. O(N^(2/3)) plans. */
-mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, mt_plan **out, int32_t *n,
-                           mt_error *err);
+mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, unsigned modes, mt_plan **out,
+                           int32_t *n, mt_error *err);
 
 /* The plan's label in list syntax (sizes of 1, one micro-batch and default settings left out;
  * "single" for one GPU). Sizes still 0 (unresolved) are left out too ("default" when none is
@@ -44,8 +62,8 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
 void mt_planlist_label(const mt_plan *p, char *buf, size_t len);
 
 /* The plan as a new jansson object: gpus, dp, tp, pp, dp_mode, schedule, micro_batches,
- * bucket_bytes, first_bucket_bytes, placement, algo, global_batch, replica_batch, micro_batch,
- * batch_factor. NULL when out of memory. */
+ * zero, fsdp, fsdp_shard, bucket_bytes, first_bucket_bytes, placement, algo, global_batch,
+ * replica_batch, micro_batch, batch_factor. NULL when out of memory. */
 json_t *mt_planlist_json(const mt_plan *p);
 
 #endif

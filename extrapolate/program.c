@@ -253,6 +253,8 @@ static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
         if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
+        for (int pi = 0; is_opt && pi < N_PASSES; pi++)
+            if (passes[pi]->optimizer_share) share *= passes[pi]->optimizer_share(b, b->state[pi], i);
         EACH_PASS(b, other_op, em, s, i);
         if (share <= 0) continue;
         MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i] * share, 1, -1));
@@ -369,6 +371,8 @@ static mt_status build(mt_bld *b, mt_error *err) {
     MT_CHECK(assign_gradients(b));
     MT_CHECK(op_times(b, err));
     MT_CHECK(mt_pp_boundaries(b));
+    for (int pi = 0; pi < N_PASSES; pi++)
+        if (passes[pi]->analyse) MT_CHECK(passes[pi]->analyse(b, b->state[pi], err));
     for (int32_t s = 0; s < plan->pp; s++) {
         p->stages[s].boundary_bytes = s < plan->pp - 1 ? b->boundary[s] : 0;
         p->stages[s].act_bytes_per_mb = b->act_mb[s] * plan->batch_factor;

@@ -19,8 +19,11 @@
  *   SEND/RECV  pipeline activations (dir +1, to the next stage) or their gradients (dir -1);
  *              RECV blocks until the matching micro-batch has arrived;
  *   WAIT_COMM  blocks until every non-blocking collective issued so far has finished
- *              (the optimizer waits for the last DDP bucket); with dir 1, only those of group
- *              kind `group` (an attention waits for its context-parallel K/V ring).
+ *              (the optimizer waits for the last DDP bucket);
+ *   WAIT_GROUP blocks until at most `keep` of the non-blocking collectives this GPU issued on its
+ *              group of kind `group` are unfinished (a group runs them in issue order, so all but
+ *              the last `keep`: FSDP waits for a unit's all-gather while the next one's prefetch
+ *              stays in flight).
  * Micro-batch boundaries are marked by MB_BEGIN/MB_END tasks (forward begin increments the
  * live-activation count, backward end decrements it) so the simulator can measure peak memory.
  *
@@ -61,7 +64,8 @@ typedef enum {
     MT_TASK_RECV,
     MT_TASK_WAIT_COMM,
     MT_TASK_MB_BEGIN,
-    MT_TASK_MB_END
+    MT_TASK_MB_END,
+    MT_TASK_WAIT_GROUP
 } mt_task_kind;
 
 
@@ -69,8 +73,10 @@ typedef enum {
 typedef enum {
     MT_COLL_WHY_TP_FWD = 0, /* tensor-parallel forward (row all-reduce, column all-gather, ...) */
     MT_COLL_WHY_TP_BWD,     /* tensor-parallel backward (input-gradient all-reduce) */
-    MT_COLL_WHY_DP_GRAD,    /* data-parallel gradient all-reduce (sync or a DDP bucket) */
+    MT_COLL_WHY_DP_GRAD,    /* data-parallel gradient all-reduce (sync or a DDP bucket) or, sharded
+                             * (ZeRO, FSDP), reduce-scatter and the hybrid all-reduce of the shards */
     MT_COLL_WHY_TRACED,     /* one of the traced job's own collectives, kept (plan comm traced) */
+    MT_COLL_WHY_DP_PARAMS,  /* sharded data parallel: the all-gather of parameters (ZeRO, FSDP) */
     MT_COLL_WHY_CP_FWD,     /* context parallel: the K/V blocks of an attention around the CP ring */
     MT_COLL_WHY_CP_BWD      /* context parallel: K/V and their gradients around the ring in backward */
 } mt_coll_why;
@@ -97,6 +103,7 @@ typedef struct mt_task {
     int64_t dur_ps;          /* COMPUTE: sum of its items */
     double bytes;            /* COLL: per-rank buffer (all-gather: output); SEND: payload */
     int32_t traced;          /* COLL kept from the trace: its trace_coll index; -1 otherwise */
+    int32_t keep;            /* WAIT_GROUP: collectives of its group that may stay unfinished */
 } mt_task;
 
 typedef struct mt_stage_program {
@@ -125,6 +132,7 @@ typedef struct mt_program {
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
     int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
                                         * every attention, micro-batch and stage) */
+    int32_t shard_units;               /* ZeRO-3 / FSDP: units (layers) gathered per step, all stages */
     mt_groups groups;                  /* the mesh and its group-kind table (group.h): TP, DP, and
                                         * the kinds the passes added (DP sub-groups of traced
                                         * collectives, ...) */

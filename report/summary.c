@@ -14,6 +14,67 @@ static double msd(double ps) { return ps / 1e9; }
 
 /* Host-model summary: the GPU that waited longest for its host, and whether the step is
  * launch-bound (the host thread's work exceeds the device's). */
+/* Mesh dimension d as reports name it ("dp" for dp_shard when dp is not split in two). */
+static const char *dim_label(const mt_mesh *m, int d) {
+    if (d == MT_DIM_DP_SHARD && m->size[MT_DIM_DP_REP] == 1) return "dp";
+    return mt_dim_name((mt_dim)d);
+}
+
+/* Whether dimension d is shown: the classic three always, the others when used. */
+static int dim_shown(const mt_mesh *m, int d) {
+    if (d == MT_DIM_TP || d == MT_DIM_PP || d == MT_DIM_DP_SHARD) return 1;
+    return m->size[d] > 1;
+}
+
+/* {"dims": [{"name", "size"}] innermost first, "traffic_bytes": {group kind or "pp": bytes sent per
+ * GPU, mean over all GPUs}} */
+static json_t *mesh_json(const mt_program *p, const mt_sim_result *r) {
+    const mt_mesh *m = &p->groups.mesh;
+    json_t *o = json_object(), *dims = json_array(), *tr = json_object();
+    for (int i = 0; i < MT_DIMS; i++) {
+        int d = m->order[i];
+        if (!dim_shown(m, d)) continue;
+        json_t *x = json_object();
+        json_object_set_new(x, "name", json_string(dim_label(m, d)));
+        json_object_set_new(x, "size", json_integer(m->size[d]));
+        json_array_append_new(dims, x);
+    }
+    double n = r->n_gpus > 0 ? r->n_gpus : 1;
+    for (int k = 0; k < p->groups.n_kinds; k++)
+        if (mt_group_count(&p->groups, k) > 0)
+            json_object_set_new(tr, p->groups.kind[k].name, json_real(r->kind_traffic_bytes[k] / n));
+    if (p->plan.pp > 1) json_object_set_new(tr, "pp", json_real(r->pp_traffic_bytes / n));
+    json_object_set_new(o, "dims", dims);
+    json_object_set_new(o, "traffic_bytes", tr);
+    return o;
+}
+
+/* "mesh       tp 2 x pp 4 x dp 256 (innermost first)" and, when anything moved, each dimension's
+ * traffic per GPU. */
+static void print_mesh(FILE *out, const mt_program *p, const mt_sim_result *r) {
+    const mt_mesh *m = &p->groups.mesh;
+    fprintf(out, "mesh      ");
+    int first = 1;
+    for (int i = 0; i < MT_DIMS; i++) {
+        int d = m->order[i];
+        if (!dim_shown(m, d)) continue;
+        fprintf(out, "%s%s %d", first ? " " : " x ", dim_label(m, d), (int)m->size[d]);
+        first = 0;
+    }
+    fprintf(out, " (innermost first)\n");
+    char b[32], line[512] = "";
+    size_t len = 0;
+    double n = r->n_gpus > 0 ? r->n_gpus : 1;
+    for (int k = 0; k < p->groups.n_kinds && len < sizeof line - 64; k++)
+        if (mt_group_count(&p->groups, k) > 0 && r->kind_traffic_bytes[k] > 0)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %s", len ? ", " : "", p->groups.kind[k].name,
+                                    mt_fmt_bytes(r->kind_traffic_bytes[k] / n, b, sizeof b));
+    if (r->pp_traffic_bytes > 0 && len < sizeof line - 64)
+        len += (size_t)snprintf(line + len, sizeof line - len, "%spp %s", len ? ", " : "",
+                                mt_fmt_bytes(r->pp_traffic_bytes / n, b, sizeof b));
+    if (len) fprintf(out, "traffic    sent per GPU per run (mean): %s\n", line);
+}
+
 static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
     const mt_gpu_stats *w = &r->gpus[0];
     for (int32_t i = 1; i < r->n_gpus; i++)
@@ -72,9 +133,18 @@ json_t *mt_summary_json(const mt_run_summary *s) {
         json_object_set_new(x, "finish_ms", json_real(ms(g->finish_ps)));
         json_object_set_new(x, "peak_live_micro_batches", json_integer(g->peak_live_mb));
         json_object_set_new(x, "peak_mem_bytes", json_real(g->peak_mem_bytes));
+        json_t *tr = json_object();
+        for (int c = 0; c < MT_TRAFFIC_CLASSES; c++)
+            json_object_set_new(tr, mt_traffic_name((mt_traffic)c), json_real(g->traffic_bytes[c]));
+        json_object_set_new(x, "traffic_bytes", tr);
+        json_object_set_new(x, "mem_bytes", json_pack("{s:f,s:f,s:f,s:f,s:f}", "params", g->mem_params_bytes, "grads",
+                                                      g->mem_grads_bytes, "optimizer", g->mem_optimizer_bytes,
+                                                      "activations", g->mem_activations_bytes, "peak",
+                                                      g->peak_mem_bytes));
         json_array_append_new(gs, x);
     }
     json_object_set_new(o, "gpus", gs);
+    json_object_set_new(o, "mesh", mesh_json(p, r));
     json_t *ls = json_array();
     for (int32_t l = 0; l < r->n_layers; l++) {
         json_t *x = json_object();
@@ -103,6 +173,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "collective_bytes", json_real(r->coll_bytes));
     json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
     json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
+    json_object_set_new(sim, "shard_units", json_integer(p->shard_units));
     json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
     json_object_set_new(sim, "traced_collectives_dropped", json_integer(p->traced_dropped));
     json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
@@ -186,9 +257,17 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->cp > 1)
         fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
                 pl->cp, p->cp_rings);
+    print_mesh(out, p, r);
+    char mode[32];
+    int buckets = pl->dp_mode == MT_DP_DDP && pl->zero < 3 && !pl->fsdp;
     if (pl->dp > 1)
-        fprintf(out, "           data parallel: %s%s%s\n", mt_dp_mode_name(pl->dp_mode),
-               pl->dp_mode == MT_DP_DDP ? ", bucket " : "", pl->dp_mode == MT_DP_DDP ? bucket : "");
+        fprintf(out, "           data parallel: %s%s%s", mt_plan_dp_name(pl, mode, sizeof mode),
+               buckets ? ", bucket " : "", buckets ? bucket : "");
+    if (pl->dp > 1 && mt_plan_shard(pl) > 1)
+        fprintf(out, ", states sharded over %d GPU%s", mt_plan_shard(pl), mt_plural(mt_plan_shard(pl)));
+    if (pl->dp > 1 && p->shard_units)
+        fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
+    if (pl->dp > 1) fprintf(out, "\n");
     if (pl->pp > 1)
         fprintf(out, "           pipeline: %s, %d micro-batch%s\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches,
                 pl->micro_batches == 1 ? "" : "es");

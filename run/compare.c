@@ -230,7 +230,7 @@ static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, 
         if (base.global_batch == 0 && t->batch_size > 0) base.global_batch = t->batch_size * base.gpus;
         int fixed_mode = c->strategy == MT_STRATEGY_DP || c->strategy == MT_STRATEGY_DDP;
         MT_CHECK(cc->plans ? mt_planlist_parse(cc->plans, &base, &plans, &np, err)
-                           : mt_planlist_auto(&base, fixed_mode, c->schedule_set, &plans, &np, err));
+                           : mt_planlist_auto(&base, fixed_mode, c->schedule_set, cc->dp_modes, &plans, &np, err));
     }
     if (np > MT_COMPARE_MAX_ROWS) {
         free(plans);

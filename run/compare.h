@@ -43,6 +43,7 @@ typedef void (*mt_compare_progress_fn)(void *ctx, int32_t i, int32_t n, const ch
 
 typedef struct mt_compare_config {
     const char *plans;       /* a --plans list (extrapolate/planlist.h), NULL: every plan */
+    unsigned dp_modes;       /* the data-parallel modes every plan lists (MT_DPM_*); 0: ddp and dp */
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;

@@ -26,7 +26,7 @@
 
 const mt_task mt_host_tail_task = {.kind = MT_TASK_MB_END, .mb = -1, .layer = -1};
 
-enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_WAIT_HOST, ST_DONE };
+enum { ST_RUN = 0, ST_WAIT_COLL, ST_WAIT_RECV, ST_WAIT_COMM, ST_WAIT_GROUP, ST_WAIT_HOST, ST_DONE };
 
 typedef struct inst {
     int32_t arrived;
@@ -64,9 +64,10 @@ typedef struct vgpu {
     int8_t state, wait_dir;
     int32_t wait_mb;
     int32_t *issued;         /* per group kind: collectives issued on its group of that kind */
-    int32_t pending_async;
-    int32_t *pending;        /* per group kind: its non-blocking collectives not finished yet */
-    int32_t wait_kind;       /* ST_WAIT_COMM: the kind waited for, -1 every kind */
+    int32_t *pending;        /* per group kind: its non-blocking collectives not finished */
+    int32_t pending_async;   /* over all kinds */
+    int32_t wait_kind, wait_keep; /* ST_WAIT_GROUP: until pending[wait_kind] <= wait_keep */
+    double traffic[MT_TRAFFIC_CLASSES]; /* bytes it sent, by collective class */
     int32_t live, peak_live;
     int32_t comm_active;     /* collectives and sends in flight */
     mt_time_ps comm_since;
@@ -85,6 +86,7 @@ typedef struct vgpu {
 typedef struct cached_sched {
     mt_coll_params p;
     mt_coll_schedule *s;
+    double *sent;            /* per rank of the schedule: bytes it sends */
 } cached_sched;
 
 typedef struct runner runner;
@@ -118,7 +120,7 @@ struct runner {
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
     int32_t *issued;         /* N x n_kinds: every vgpu's issued counts */
-    int32_t *pending;        /* N x n_kinds: every vgpu's unfinished non-blocking counts */
+    int32_t *pending;        /* N x n_kinds: every vgpu's pending counts */
     int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
@@ -240,8 +242,7 @@ mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32
     return a;
 }
 
-static const mt_coll_schedule *get_schedule(runner *r, mt_coll_op op, int32_t n, double bytes,
-                                            mt_error *err) {
+static const cached_sched *get_schedule(runner *r, mt_coll_op op, int32_t n, double bytes, mt_error *err) {
     mt_coll_params cp;
     mt_coll_params_init(&cp);
     cp.op = op;
@@ -258,20 +259,38 @@ static const mt_coll_schedule *get_schedule(runner *r, mt_coll_op op, int32_t n,
     if (mt_u64map_get(&r->cache_idx, key, &idx)) {
         const mt_coll_params *q = &r->cache[idx].p;
         if (q->op == op && q->algo == cp.algo && q->nranks == n && q->bytes == bytes && q->chunks == cp.chunks)
-            return r->cache[idx].s;
+            return &r->cache[idx];
     }
     mt_coll_schedule *s;
     if (mt_coll_build(&cp, &s, err) != MT_OK) return NULL;
-    if (mt_vec_reserve(&r->cache, &r->cap_cache, r->n_cache + 1) ||
+    double *sent = calloc((size_t)n, sizeof *sent);
+    if (!sent || mt_vec_reserve(&r->cache, &r->cap_cache, r->n_cache + 1) ||
         mt_u64map_put(&r->cache_idx, key, r->n_cache, err) != MT_OK) {
         mt_coll_free(s);
+        free(sent);
         mt_fail(err, MT_ENOMEM, "out of memory caching collective schedules");
         return NULL;
     }
-    r->cache[r->n_cache].p = cp;
-    r->cache[r->n_cache].s = s;
-    r->n_cache++;
-    return s;
+    for (uint32_t i = 0; i < s->nsends; i++)
+        if (s->sends[i].src != s->sends[i].dst && s->sends[i].src >= 0 && s->sends[i].src < n)
+            sent[s->sends[i].src] += s->sends[i].bytes;
+    cached_sched *c = &r->cache[r->n_cache++];
+    c->p = cp;
+    c->s = s;
+    c->sent = sent;
+    return c;
+}
+
+/* The traffic class of a collective (mt_traffic). */
+static int traffic_class(mt_coll_op op) {
+    switch (op) {
+    case MT_COLL_ALLREDUCE: return MT_TRAFFIC_ALLREDUCE;
+    case MT_COLL_ALLGATHER: return MT_TRAFFIC_ALLGATHER;
+    case MT_COLL_REDUCESCATTER: return MT_TRAFFIC_REDUCESCATTER;
+    case MT_COLL_ALLTOALL: return MT_TRAFFIC_ALLTOALL;
+    case MT_COLL_SENDRECV: return MT_TRAFFIC_P2P;
+    default: return MT_TRAFFIC_OTHER;
+    }
 }
 
 static void coll_done(void *ctx);
@@ -282,7 +301,8 @@ static void try_start(runner *r, int kind, int32_t gid) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
-        const mt_coll_schedule *s = get_schedule(r, I->task->coll, G->n, I->task->bytes, &err);
+        const cached_sched *cs = get_schedule(r, I->task->coll, G->n, I->task->bytes, &err);
+        const mt_coll_schedule *s = cs ? cs->s : NULL;
         collref *c = s ? malloc(sizeof *c) : NULL;
         if (!c) {
             if (s) mt_fail(&err, MT_ENOMEM, "out of memory starting a collective");
@@ -297,7 +317,12 @@ static void try_start(runner *r, int kind, int32_t gid) {
         G->next++;
         r->res->collectives++;
         r->res->coll_bytes += I->task->bytes;
-        for (int32_t m = 0; m < G->n; m++) comm_begin(&r->g[G->ranks[m]], I->start_ps);
+        int cls = traffic_class(I->task->coll);
+        for (int32_t m = 0; m < G->n; m++) {
+            comm_begin(&r->g[G->ranks[m]], I->start_ps);
+            r->g[G->ranks[m]].traffic[cls] += cs->sent[m];
+            r->res->kind_traffic_bytes[kind] += cs->sent[m];
+        }
         mt_collexec *x = NULL;
         if (mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err) != MT_OK) {
             free(c); /* a failed start never calls coll_done (e.g. a send with no route) */
@@ -354,8 +379,8 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
         } else {
             g->pending_async--;
             g->pending[kind]--;
-            if (g->state == ST_WAIT_COMM && (g->wait_kind < 0 ? g->pending_async : g->pending[g->wait_kind]) == 0)
-                resume(r, g);
+            if (g->state == ST_WAIT_COMM && g->pending_async == 0) resume(r, g);
+            else if (g->state == ST_WAIT_GROUP && g->wait_kind == kind && g->pending[kind] <= g->wait_keep) resume(r, g);
         }
         if (r->failed) return;
     }
@@ -448,6 +473,8 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
     }
     *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, 0, k, mt_sched_now(r->sched), NULL};
     r->res->sends++;
+    g->traffic[MT_TRAFFIC_P2P] += k->bytes;
+    r->res->pp_traffic_bytes += k->bytes;
     comm_begin(g, sr->start);
     sendq *q = &g->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
@@ -569,13 +596,22 @@ static void advance(runner *r, vgpu *g) {
             g->wait_mb = k->mb;
             g->wait_since = now;
             return;
-        case MT_TASK_WAIT_COMM: /* dir 1: only group kind k->group's (program.h) */
-            g->wait_kind = k->dir > 0 ? k->group : -1;
-            if ((g->wait_kind < 0 ? g->pending_async : g->pending[g->wait_kind]) == 0) {
+        case MT_TASK_WAIT_COMM:
+            if (g->pending_async == 0) {
                 g->pc++;
                 break;
             }
             g->state = ST_WAIT_COMM;
+            g->wait_since = now;
+            return;
+        case MT_TASK_WAIT_GROUP:
+            if (!r->groups[k->group] || g->pending[k->group] <= k->keep) {
+                g->pc++;
+                break;
+            }
+            g->state = ST_WAIT_GROUP;
+            g->wait_kind = k->group;
+            g->wait_keep = k->keep;
             g->wait_since = now;
             return;
         case MT_TASK_MB_BEGIN:
@@ -613,6 +649,7 @@ static const char *task_name(mt_task_kind k) {
     case MT_TASK_SEND: return "a send";
     case MT_TASK_RECV: return "pipeline data";
     case MT_TASK_WAIT_COMM: return "its data-parallel buckets";
+    case MT_TASK_WAIT_GROUP: return "a group's collectives";
     default: return "a micro-batch mark";
     }
 }
@@ -629,7 +666,8 @@ static void stuck_message(runner *r, mt_error *err) {
         const mt_stage_program *sp = &r->p->stages[g->s];
         const char *what = g->state == ST_WAIT_RECV ? (g->wait_dir > 0 ? "activations" : "gradients")
                            : g->state == ST_WAIT_COLL ? "a collective whose members never all arrived"
-                           : g->state == ST_WAIT_COMM ? "non-blocking collectives that never finished"
+                           : g->state == ST_WAIT_COMM || g->state == ST_WAIT_GROUP
+                               ? "non-blocking collectives that never finished"
                                                       : task_name(sp->tasks[g->pc].kind);
         len += snprintf(buf + len, sizeof buf - (size_t)len, "%sGPU %d (dp %d, stage %d, tp %d) waits for %s",
                         shown ? "; " : "", g->rank, g->d, g->s, g->t, what);
@@ -665,7 +703,10 @@ static void free_runner(runner *r) {
             free(r->members[kind]);
             free(r->member_ep[kind]);
         }
-    for (int64_t i = 0; i < r->n_cache; i++) mt_coll_free(r->cache[i].s);
+    for (int64_t i = 0; i < r->n_cache; i++) {
+        mt_coll_free(r->cache[i].s);
+        free(r->cache[i].sent);
+    }
     free(r->cache);
     mt_u64map_destroy(&r->cache_idx);
     for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
@@ -795,7 +836,12 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->host_sync_ps = g->host_sync;
         st->host_busy_ps = r->o.host ? g->host - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
+        st->mem_params_bytes = sp->param_bytes;
+        st->mem_grads_bytes = sp->grad_bytes;
+        st->mem_optimizer_bytes = sp->optstate_bytes;
+        st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb;
         st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + g->peak_live * sp->act_bytes_per_mb;
+        memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
     }
     for (int32_t s = 0; s < r->P; s++) {
         const mt_stage_program *sp = &p->stages[s];
@@ -834,4 +880,10 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     mt_sim_result_free(r.res);
     free_runner(&r);
     return rc;
+}
+
+const char *mt_traffic_name(mt_traffic c) {
+    static const char *const n[MT_TRAFFIC_CLASSES] = {"allreduce", "allgather", "reducescatter", "alltoall", "p2p",
+                                                      "other"};
+    return (unsigned)c < MT_TRAFFIC_CLASSES ? n[c] : "?";
 }

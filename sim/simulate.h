@@ -87,6 +87,21 @@ typedef struct mt_sim_opts {
 
 void mt_sim_opts_init(mt_sim_opts *o);
 
+/* Bytes a GPU sent, by class: collectives by their op (broadcast and reduce: other), pipeline
+ * sends and traced send/recv pairs: p2p. */
+typedef enum {
+    MT_TRAFFIC_ALLREDUCE = 0,
+    MT_TRAFFIC_ALLGATHER,
+    MT_TRAFFIC_REDUCESCATTER,
+    MT_TRAFFIC_ALLTOALL,
+    MT_TRAFFIC_P2P,
+    MT_TRAFFIC_OTHER,
+    MT_TRAFFIC_CLASSES
+} mt_traffic;
+
+/* "allreduce", "allgather", "reducescatter", "alltoall", "p2p", "other". */
+const char *mt_traffic_name(mt_traffic c);
+
 typedef struct mt_gpu_stats {
     int32_t rank, dp, stage, tp;
     mt_time_ps finish_ps;    /* when its last task ended */
@@ -100,6 +115,11 @@ typedef struct mt_gpu_stats {
     mt_time_ps host_sync_ps; /* host thread blocked in synchronising calls (host model) */
     int32_t peak_live_mb;    /* most micro-batches whose activations were held at once */
     double peak_mem_bytes;   /* parameters + gradients + optimizer state + peak activations */
+    double mem_params_bytes, mem_grads_bytes, mem_optimizer_bytes; /* its stage's, per GPU: sharded
+                                * where the plan shards them, parameters with one gathered unit */
+    double mem_activations_bytes; /* peak_live_mb x the stage's activations per micro-batch */
+    double traffic_bytes[MT_TRAFFIC_CLASSES]; /* bytes it sent (each collective's schedule: what its
+                                * rank sends in it), all steps */
 } mt_gpu_stats;
 
 typedef struct mt_sim_result {
@@ -115,6 +135,9 @@ typedef struct mt_sim_result {
     uint64_t collectives;     /* collective instances run (each counted once per group) */
     uint64_t sends;           /* pipeline sends */
     double coll_bytes;        /* sum over collective instances of the per-rank buffer */
+    double kind_traffic_bytes[MT_GROUP_KINDS_MAX]; /* bytes sent on each group kind's collectives,
+                                                    * all GPUs (program's group table order) */
+    double pp_traffic_bytes;  /* bytes of pipeline sends, all GPUs */
     double sim_wall_s;        /* host seconds the simulation took */
 } mt_sim_result;
 

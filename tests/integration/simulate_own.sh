@@ -117,5 +117,39 @@ c.check_bad("--nic-bw needs a --topology with a NIC tier", "simulate", rn, "--gp
 c.check_bad("bad topology 'dgx-h100:16': dgx-h100 takes no argument '16'", "simulate", rn, "--gpus", 2,
             "--topology", "dgx-h100:16")
 c.check_bad("--ports applies to --network photonic only", "compare", rn, "--gpus", 2, "--ports", 4)
+# sharded data parallelism: combinations that cannot mean anything, one line naming the flag
+c.check_bad("--zero and --fsdp cannot be combined", "simulate", rn, "--gpus", 4, "--zero", 3, "--fsdp")
+c.check_bad("--zero shards over DDP-style data parallelism, not --strategy dp", "simulate", rn, "--gpus", 4,
+            "--strategy", "dp", "--zero", 1)
+c.check_bad("--fsdp-shard 3 does not divide the 4 data-parallel replicas", "simulate", rn, "--gpus", 4, "--fsdp",
+            "--fsdp-shard", 3)
+c.check_bad("--fsdp-shard applies to --fsdp only", "simulate", rn, "--gpus", 4, "--fsdp-shard", 2)
+c.check_bad("--zero shards over the data-parallel group, which has 1 rank", "simulate", rn, "--gpus", 2, "--tp", 2,
+            "--zero", 2)
+c.check_bad("--zero", "simulate", rn, "--gpus", 4, "--zero", 4)
+c.check_bad("--dp-modes: unknown mode 'zero4'", "compare", rn, "--gpus", 4, "--dp-modes", "ddp,zero4")
+
+# sharded data parallelism on gpt-tiny (4 replicas): per GPU, ZeRO-3 and FSDP send 3(N-1)/N of the
+# parameter bytes (all-gather twice, reduce-scatter once), DDP 2(N-1)/N; memory keys add up
+runs = {m: c.sim(gpt, "--gpus", 4, *m.split()) for m in ("--dp 4", "--zero 3", "--fsdp", "--zero 1")}
+if all(runs.values()):
+    w = runs["--dp 4"]["stages"][0]["param_bytes"]
+    sent = {m: sum(d["gpus"][0]["traffic_bytes"].values()) for m, d in runs.items()}
+    c.check("gpt-tiny ddp 4: all-reduce sends 2(N-1)/N of the parameters",
+            rel(runs["--dp 4"]["gpus"][0]["traffic_bytes"]["allreduce"], 1.5 * w) < 1e-9, (sent, w))
+    for m in ("--zero 3", "--fsdp", "--zero 1"):
+        c.check(f"gpt-tiny {m}: sends 1.5x DDP's bytes (3(N-1)/N of the parameters)",
+                rel(sent[m], 1.5 * sent["--dp 4"]) < 1e-9, (m, sent[m], sent["--dp 4"]))
+    for m, d in runs.items():
+        g = d["gpus"][0]
+        mb = g["mem_bytes"]
+        c.check(f"gpt-tiny {m}: mem_bytes add up to the peak",
+                rel(mb["params"] + mb["grads"] + mb["optimizer"] + mb["activations"], mb["peak"]) < 1e-9, mb)
+    c.check("gpt-tiny --zero 3: parameters sharded (plus one layer), less than DDP's",
+            runs["--zero 3"]["gpus"][0]["mem_bytes"]["params"] < runs["--dp 4"]["gpus"][0]["mem_bytes"]["params"],
+            (runs["--zero 3"]["gpus"][0]["mem_bytes"], runs["--dp 4"]["gpus"][0]["mem_bytes"]))
+    c.check("gpt-tiny --fsdp: the mesh and its traffic in the JSON",
+            [x["name"] for x in runs["--fsdp"]["mesh"]["dims"]] == ["tp", "pp", "dp"]
+            and runs["--fsdp"]["mesh"]["traffic_bytes"].get("dp-rs", 0) > 0, runs["--fsdp"]["mesh"])
 c.finish()
 EOF

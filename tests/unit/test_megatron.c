@@ -205,7 +205,7 @@ static void context_parallel(void **state) {
                 const mt_task *k = &sp->tasks[i];
                 char name[16];
                 mt_group_kind_name(&p->groups, k->group, name, sizeof name);
-                if (k->kind == MT_TASK_WAIT_COMM && k->dir == 1) {
+                if (k->kind == MT_TASK_WAIT_GROUP && k->keep == 0) {
                     assert_string_equal(name, "cp");
                     waits++;
                 }

@@ -118,7 +118,7 @@ static void plan_lists(void **state) {
     assert_non_null(strstr(e.msg, "unknown field 'warp='"));
     /* auto: every D x T x P = 8 (10 orderings), ddp and dp, schedules and micro-batches */
     base.global_batch = 64;
-    assert_int_equal(mt_planlist_auto(&base, 0, 0, &v, &n, NULL), MT_OK);
+    assert_int_equal(mt_planlist_auto(&base, 0, 0, 0, &v, &n, NULL), MT_OK);
     int32_t single_stage = 0;
     for (int32_t i = 0; i < n; i++) {
         assert_int_equal(v[i].dp * v[i].tp * v[i].pp, 8);

@@ -8,7 +8,11 @@
  *  - a Megatron MLP (column linear, gelu, row linear) splits its compute by T and inserts one
  *    forward and one backward all-reduce of the activation bytes;
  *  - batch rescaling touches only batch-dependent ops;
- *  - a program that can never finish is MT_ESTUCK with a message naming the GPU. */
+ *  - a program that can never finish is MT_ESTUCK with a message naming the GPU;
+ *  - the mesh's group table (members round-trip, size-1 dimensions build no groups, hybrid
+ *    sharding's dp_shard x dp_rep); ZeRO-1/2/3, FSDP and HSDP traffic per GPU (ZeRO-3/FSDP
+ *    3(N-1)/N of the parameter bytes, DDP 2(N-1)/N) and memory (sharded states + one layer);
+ *    ZeRO-1 = DDP's step on a free network, FSDP's prefetch beats ZeRO-3; refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/group.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "tracer/opclass.h"
@@ -864,6 +869,206 @@ static void test_whatif_cut_link_stops_the_run(void **state) {
     mt_trace_free(t);
 }
 
+
+/* ---- the mesh and sharded data parallelism ------------------------------------------------ */
+
+/* The group table over a mesh: every kind's members round-trip (member(slot(r)) = r), a group
+ * has the ranks that share the coordinates outside its span; dimensions of size 1 build no
+ * groups; hybrid sharding splits dp into dp_shard (consecutive replicas) x dp_rep. */
+static void test_mesh_group_table(void **state) {
+    (void)state;
+    mt_error err = {0};
+    char pl[MT_PLACEMENT_MAX];
+    assert_int_equal(mt_placement_parse("tp,pp,dp", pl, &err), MT_OK);
+    assert_string_equal(pl, "tpd");
+    assert_int_equal(mt_placement_parse("dp,tp", pl, &err), MT_OK);
+    assert_string_equal(pl, "dtp"); /* pp left out: outermost */
+    assert_int_equal(mt_placement_parse("tp,tp", pl, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "repeated dimension 'tp'"));
+    mt_mesh m;
+    mt_mesh_init(&m, 8, 2, 2, 1, 1, 1, "tpd"); /* dp 8 = dp_shard 2 x dp_rep 4, tp 2 */
+    assert_int_equal(m.n, 16);
+    mt_groups g;
+    mt_groups_init(&g, &m);
+    int shard = mt_groups_add(&g, MT_DIM_BIT(MT_DIM_DP_SHARD), 0, "dp_shard");
+    int rep = mt_groups_add(&g, MT_DIM_BIT(MT_DIM_DP_REP), 0, "dp_rep");
+    int pp = mt_groups_add(&g, MT_DIM_BIT(MT_DIM_PP), 0, "pp");
+    int sub = mt_groups_sub_kind(&g, 4);
+    assert_int_equal(mt_group_count(&g, MT_GROUP_TP), 8);
+    assert_int_equal(mt_group_count(&g, MT_GROUP_DP), 2);
+    assert_int_equal(mt_group_size(&g, shard), 2);
+    assert_int_equal(mt_group_size(&g, rep), 4);
+    assert_int_equal(mt_group_count(&g, pp), 0); /* pp 1: no groups */
+    assert_int_equal(mt_group_size(&g, sub), 4);
+    for (int k = 0; k < g.n_kinds; k++) {
+        if (!mt_group_count(&g, k)) continue;
+        for (int32_t r = 0; r < m.n; r++) {
+            assert_int_equal(mt_group_member(&g, k, r, mt_group_slot(&g, k, r)), r);
+            for (int32_t sl = 0; sl < mt_group_size(&g, k); sl++)
+                assert_int_equal(mt_group_id(&g, k, mt_group_member(&g, k, r, sl)), mt_group_id(&g, k, r));
+        }
+    }
+    /* rank = (d x 1 + 0) x 2 + t with d = dp_rep x 2 + dp_shard: a shard group is 2 consecutive
+     * replicas, a replica group every other one */
+    assert_int_equal(mt_group_member(&g, shard, 4, 1), 6);
+    assert_int_equal(mt_group_member(&g, rep, 0, 3), 12);
+    /* the simulator builds groups from the table: tp 1 builds none and still runs */
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    run_out o = run_plan(t, p, "switch:4", 100e9, 500, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    assert_int_equal(mt_group_count(&o.prog->groups, MT_GROUP_TP), 0);
+    assert_int_equal(mt_group_count(&o.prog->groups, MT_GROUP_DP), 1);
+    run_free(&o);
+    mt_trace_free(t);
+}
+
+static mt_plan sharded_plan(int32_t gpus, int zero, int fsdp, int32_t shard) {
+    mt_plan p = plan_for(gpus);
+    p.zero = zero;
+    p.fsdp = fsdp;
+    p.fsdp_shard = shard;
+    return p;
+}
+
+static double sent(const mt_gpu_stats *g) {
+    double x = 0;
+    for (int c = 0; c < MT_TRAFFIC_CLASSES; c++) x += g->traffic_bytes[c];
+    return x;
+}
+
+/* 8 layers of 4 MB of weights (W = 32 MB) on N = 4 replicas, ring collectives: per GPU DDP sends
+ * 2(N-1)/N W = 48 MB of all-reduce; ZeRO-3 and FSDP 2 (N-1)/N W of all-gather (forward and
+ * backward) and (N-1)/N W of reduce-scatter, 72 MB = 1.5 x DDP; ZeRO-1 all-reduces and gathers
+ * (72 MB), ZeRO-2 reduce-scatters and gathers (48 MB); hybrid (shard 2 of 4) gathers inside
+ * pairs (2 x 1/2 W), reduce-scatters in them (1/2 W) and all-reduces the W/2 shards across pairs
+ * (2 x 1/2 x W/2). */
+static void test_sharded_traffic(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    const double W = 8 * 4e6, N = 4;
+    struct {
+        int zero, fsdp;
+        int32_t shard;
+        double ar, ag, rs;
+    } cases[] = {
+        {0, 0, 0, 2 * (N - 1) / N * W, 0, 0},
+        {3, 0, 0, 0, 2 * (N - 1) / N * W, (N - 1) / N * W},
+        {0, 1, 0, 0, 2 * (N - 1) / N * W, (N - 1) / N * W},
+        {1, 0, 0, 2 * (N - 1) / N * W, (N - 1) / N * W, 0},
+        {2, 0, 0, 0, (N - 1) / N * W, (N - 1) / N * W},
+        {0, 1, 2, 0.5 * W, W, 0.5 * W},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_out o = run_plan(t, sharded_plan(4, cases[k].zero, cases[k].fsdp, cases[k].shard), "switch:4", 100e9, 500,
+                             NULL);
+        assert_int_equal(o.rc, MT_OK);
+        for (int32_t i = 0; i < o.res->n_gpus; i++) {
+            const mt_gpu_stats *g = &o.res->gpus[i];
+            assert_true(fabs(g->traffic_bytes[MT_TRAFFIC_ALLREDUCE] - cases[k].ar) < 1);
+            assert_true(fabs(g->traffic_bytes[MT_TRAFFIC_ALLGATHER] - cases[k].ag) < 1);
+            assert_true(fabs(g->traffic_bytes[MT_TRAFFIC_REDUCESCATTER] - cases[k].rs) < 1);
+        }
+        if (k == 1 || k == 2) assert_true(fabs(sent(&o.res->gpus[0]) - 1.5 * 2 * (N - 1) / N * W) < 1);
+        run_free(&o);
+    }
+    mt_trace_free(t);
+}
+
+/* Memory per GPU (W = 32 MB of parameters, 64 MB of optimizer state, N = 4): DDP holds W, W, 64 MB;
+ * ZeRO-1 shards the optimizer state (16 MB), ZeRO-2 also the gradients (8 MB); ZeRO-3 and FSDP
+ * the parameters too, plus one gathered layer: W/4 + 4 MB; hybrid shards over 2. */
+static void test_sharded_memory(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    t->optstate_bytes = 64e6;
+    const double W = 32e6, U = 4e6;
+    struct {
+        int zero, fsdp;
+        int32_t shard;
+        double params, grads, opt;
+    } cases[] = {
+        {0, 0, 0, W, W, 64e6},          {1, 0, 0, W, W, 16e6},          {2, 0, 0, W, W / 4, 16e6},
+        {3, 0, 0, W / 4 + U, W / 4, 16e6}, {0, 1, 0, W / 4 + U, W / 4, 16e6}, {0, 1, 2, W / 2 + U, W / 2, 32e6},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run_out o = run_plan(t, sharded_plan(4, cases[k].zero, cases[k].fsdp, cases[k].shard), "switch:4", 100e9, 500,
+                             NULL);
+        assert_int_equal(o.rc, MT_OK);
+        const mt_gpu_stats *g = &o.res->gpus[3];
+        assert_true(fabs(g->mem_params_bytes - cases[k].params) < 1);
+        assert_true(fabs(g->mem_grads_bytes - cases[k].grads) < 1);
+        assert_true(fabs(g->mem_optimizer_bytes - cases[k].opt) < 1);
+        assert_true(fabs(g->peak_mem_bytes - (g->mem_params_bytes + g->mem_grads_bytes + g->mem_optimizer_bytes +
+                                              g->mem_activations_bytes)) < 1);
+        run_free(&o);
+    }
+    mt_trace_free(t);
+}
+
+/* On a network fast enough that collectives cost nothing, ZeRO-1 takes DDP's step time (without
+ * optimizer work), and with a 4 ms optimizer step it saves exactly the 3/4 of it it no longer
+ * runs (each of 4 GPUs updates a quarter). On a slow one FSDP's prefetch hides all-gathers that
+ * ZeRO-3 waits for. */
+static void test_sharded_step_times(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    run_out d = run_plan(t, plan_for(4), "switch:4", 1e18, 0, NULL);
+    run_out z = run_plan(t, sharded_plan(4, 1, 0, 0), "switch:4", 1e18, 0, NULL);
+    assert_int_equal(d.rc, MT_OK);
+    assert_int_equal(z.rc, MT_OK);
+    assert_true(fabs(sec(z.res->step_ps) - sec(d.res->step_ps)) < 1e-9);
+    assert_true(fabs(sec(d.res->step_ps) - 0.024) < 1e-6); /* 8 x (1 + 2) ms */
+    run_free(&d);
+    run_free(&z);
+    mt_trace_free(t);
+    s.opt_ns = 4000000;
+    t = make_trace(&s);
+    d = run_plan(t, plan_for(4), "switch:4", 1e18, 0, NULL);
+    z = run_plan(t, sharded_plan(4, 1, 0, 0), "switch:4", 1e18, 0, NULL);
+    assert_true(fabs(sec(d.res->step_ps) - sec(z.res->step_ps) - 0.003) < 1e-9);
+    run_free(&d);
+    run_free(&z);
+    run_out z3 = run_plan(t, sharded_plan(4, 3, 0, 0), "switch:4", 4e9, 1000, NULL);
+    run_out f = run_plan(t, sharded_plan(4, 0, 1, 0), "switch:4", 4e9, 1000, NULL);
+    assert_int_equal(z3.rc, MT_OK);
+    assert_int_equal(f.rc, MT_OK);
+    assert_true(f.res->step_ps < z3.res->step_ps);
+    assert_breakdown(f.res);
+    run_free(&z3);
+    run_free(&f);
+    mt_trace_free(t);
+}
+
+/* Combinations that cannot mean anything are one line naming the flag. */
+static void test_sharding_refusals(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    struct {
+        mt_plan p;
+        const char *want;
+    } bad[] = {
+        {sharded_plan(4, 3, 1, 0), "--zero and --fsdp cannot be combined"},
+        {sharded_plan(4, 0, 1, 3), "--fsdp-shard 3 does not divide"},
+        {sharded_plan(4, 0, 0, 2), "--fsdp-shard applies to --fsdp only"},
+        {sharded_plan(1, 2, 0, 0), "--zero shards over the data-parallel group, which has 1 rank"},
+        {sharded_plan(4, 1, 0, 0), "not --strategy dp"},
+    };
+    bad[4].p.dp_mode = MT_DP_SYNC;
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        mt_error err = {0};
+        assert_int_equal(mt_plan_resolve(&bad[k].p, t, &err), MT_EINVAL);
+        assert_non_null(strstr(err.msg, bad[k].want));
+        assert_null(strchr(err.msg, '\n'));
+    }
+    mt_trace_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -885,6 +1090,11 @@ int main(void) {
         cmocka_unit_test(test_whatif_steps_and_layers),
         cmocka_unit_test(test_whatif_errors_name_the_path),
         cmocka_unit_test(test_whatif_cut_link_stops_the_run),
+        cmocka_unit_test(test_mesh_group_table),
+        cmocka_unit_test(test_sharded_traffic),
+        cmocka_unit_test(test_sharded_memory),
+        cmocka_unit_test(test_sharded_step_times),
+        cmocka_unit_test(test_sharding_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
