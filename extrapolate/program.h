@@ -130,6 +130,8 @@ typedef struct mt_program {
                                         * region, a convolution-like or unknown op), in trace order */
     int32_t n_tp_replicated;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    int32_t tied_syncs;                /* tied weights: gradient all-reduces between the first and the
+                                        * last pipeline stage per step (one on each of the two) */
     int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
                                         * every attention, micro-batch and stage) */
     int32_t shard_units;               /* ZeRO-3 / FSDP: units (layers) gathered per step, all stages */

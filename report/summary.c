@@ -180,6 +180,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
     json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
     json_object_set_new(sim, "cp_rings", json_integer(p->cp_rings));
+    json_object_set_new(sim, "tied_syncs", json_integer(p->tied_syncs));
     json_t *rep = json_array();
     for (int32_t k = 0; k < p->n_tp_replicated; k++) {
         const trace_op *op = &s->t->ops[p->tp_replicated[k]];

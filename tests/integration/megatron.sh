@@ -11,6 +11,7 @@
 #    (plus one all-reduce of the norms' and position table's gradients after backward);
 #  - --cp 2 (tp 1 and 2): one K/V ring all-gather per attention and direction on the CP group (each
 #    rank passes C - 1 = 1 block), hidden behind the attention compute even at 1 GB/s;
+#  - --pp 4: the tied embedding/LM-head weight's gradient all-reduced once between stages 0 and 3;
 #  - refusals: --sp without --tp > 1, --tp 8 (4 heads), --cp 3 (sequence 128), --cp on a model
 #    without attention, --cp in compare: one line, exit 2.
 set -u
@@ -137,6 +138,16 @@ one = c.sim(gpt, "--gpus", 1)
 if d and one:
     c.check("cp 2: per-token work halves (229.8 ms, one GPU 428.8 ms)", abs(d["step_ms"] - 229.8) < 0.05, d["step_ms"])
     c.check("cp 2: plan says cp 2", d["plan"]["cp"] == 2, d["plan"])
+
+# tied embeddings under --pp 4: one 8 MiB all-reduce between stages 0 and 3 (the emb group), none elsewhere
+out = os.path.join(tmp, "pp4")
+d = c.sim(gpt, "--gpus", 4, "--pp", 4, "--csv", out)
+if d:
+    emb = [r for r in csv.DictReader(open(os.path.join(out, "collectives.csv"))) if r["group"] == "emb"]
+    c.check("pp 4: the tied embedding's gradient all-reduced once between the first and last stage",
+            d["simulation"]["tied_syncs"] == 2 and len(emb) == 1 and emb[0]["gpus"] == "2"
+            and float(emb[0]["bytes"]) == 8 * MiB and emb[0]["op"] == "allreduce", (d["simulation"], emb))
+    c.check_breakdown("gpt-tiny pp 4", d)
 
 c.check_bad("--cp 3 does not divide the sequence length 128", "simulate", gpt, "--gpus", 3, "--cp", 3)
 c.check_bad("--cp 2 needs attention", "simulate", f"{traces}/cpu-resnet18-b8", "--gpus", 2, "--cp", 2)

@@ -15,6 +15,8 @@
  *    each rank passing C - 1 blocks (ring all-gather of K + V = 2048 B / T, twice that in
  *    backward), non-blocking and waited for on the CP kind only; per-token ops / C, weights whole,
  *    gradients over the dp+cp group; --cp 3 does not divide the sequence (8);
+ *  - tied embeddings under --pp 2 and 3: one all-reduce of the table (/ T) between the first and
+ *    last stage (an "emb" group kind of 2), none on a middle stage;
  *  - an op no Megatron rule recognises (a custom norm) stays replicated and is listed
  *    (tp_replicated); the synthetic GPT itself lists none;
  *  - refusals: --tp 8 (4 heads), --sp without --tp > 1. */
@@ -267,6 +269,58 @@ static void replicated_listed(void **state) {
     mt_trace_free(t);
 }
 
+/* Tied embeddings under --pp P (3 blocks: 6 layers): the first and last stages both hold the
+ * 64 x 16 table (/ T) and all-reduce its gradient once per step between them, on an "emb" kind of
+ * 2 ranks; a middle stage is in no group of it and emits none. */
+static void tied_embeddings(void **state) {
+    (void)state;
+    tx_shape sh = SHAPE;
+    sh.blocks = 3;
+    trace *t = tx_make(&sh);
+    for (int32_t P = 2; P <= 3; P++)
+        for (int32_t T = 1; T <= 2; T++) {
+            mt_plan pl;
+            mt_plan_init(&pl);
+            pl.gpus = P * T;
+            pl.tp = T;
+            pl.pp = P;
+            pl.micro_batches = 2; /* the batch is 2 */
+            mt_error err = {0};
+            mt_program *p = NULL;
+            assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
+            assert_int_equal(mt_program_build(t, &pl, NULL, &p, &err), MT_OK);
+            assert_int_equal(p->tied_syncs, 2);
+            double table = 64 * 16 * 4.0 / T;
+            for (int32_t s = 0; s < P; s++) {
+                int n = 0;
+                for (int32_t i = 0; i < p->stages[s].n_tasks; i++) {
+                    const mt_task *k = &p->stages[s].tasks[i];
+                    char name[16];
+                    if (k->kind != MT_TASK_COLL || strcmp(mt_group_kind_name(&p->groups, k->group, name, sizeof name),
+                                                          "emb"))
+                        continue;
+                    assert_int_equal(mt_group_size(&p->groups, k->group), 2);
+                    assert_int_equal(mt_group_count(&p->groups, k->group), T);
+                    assert_true(k->bytes == table && k->coll == MT_COLL_ALLREDUCE && k->blocking);
+                    n++;
+                }
+                assert_int_equal(n, s == 0 || s == P - 1); /* the first and last stage only */
+            }
+            if (P == 3) { /* the middle stage's ranks are in no emb group; the ends pair up */
+                int kind = -1;
+                for (int k = 0; k < p->groups.n_kinds; k++)
+                    if (!strcmp(p->groups.kind[k].name, "emb")) kind = k;
+                assert_true(kind >= 0);
+                assert_int_equal(mt_group_id(&p->groups, kind, mt_plan_rank(&pl, 0, 1, 0)), -1);
+                int32_t first = mt_plan_rank(&pl, 0, 0, T - 1), last = mt_plan_rank(&pl, 0, 2, T - 1);
+                assert_int_equal(mt_group_member(&p->groups, kind, first, 1), last);
+                assert_int_equal(mt_group_member(&p->groups, kind, last, 0), first);
+            }
+            mt_program_free(p);
+        }
+    mt_trace_free(t);
+}
+
 static void refusals(void **state) {
     (void)state;
     trace *t = tx_make(&SHAPE);
@@ -287,6 +341,7 @@ int main(void) {
         cmocka_unit_test(megatron_sp),
         cmocka_unit_test(context_parallel),
         cmocka_unit_test(replicated_listed),
+        cmocka_unit_test(tied_embeddings),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
