@@ -206,11 +206,13 @@ static mt_status bucket_out(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
     return MT_OK;
 }
 
-static mt_status wait_group(mt_emit *em, int kind, int32_t keep) {
+static mt_status wait_group(mt_emit *em, int kind, int32_t keep, int32_t mb, trace_phase ph) {
     mt_task *k = mt_emit_task(em, MT_TASK_WAIT_GROUP);
     if (!k) return MT_ENOMEM;
     k->group = kind;
     k->keep = keep;
+    k->mb = mb;
+    k->phase = (int8_t)ph;
     return MT_OK;
 }
 
@@ -225,7 +227,7 @@ static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
                           TRACE_PHASE_BACKWARD));
     if (!x->hybrid) return MT_OK;
     if (x->rep_pending > 0) {
-        MT_CHECK(wait_group(em, x->rs_kind, 1));
+        MT_CHECK(wait_group(em, x->rs_kind, 1, mb, TRACE_PHASE_BACKWARD));
         MT_CHECK(mt_emit_coll(em, x->rep_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->rep_pending, layer, mb,
                               TRACE_PHASE_BACKWARD));
     }
@@ -250,7 +252,7 @@ static mt_status unit_gather(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int
         MT_CHECK(mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 0, wn,
                               b->t->n_layers > 0 ? next : -1, mb, ph));
     b->p->shard_units += w > 0 && ph == TRACE_PHASE_FORWARD && mb == 0;
-    return w > 0 ? wait_group(em, x->ag_kind, wn > 0) : MT_OK;
+    return w > 0 ? wait_group(em, x->ag_kind, wn > 0, mb, ph) : MT_OK;
 }
 
 static mt_status dp_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -282,7 +284,7 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
     if (x->per_unit) {
         if (x->cur >= 0) MT_CHECK(unit_reduce(b, x, em, mb));
         if (x->rep_pending <= 0) return MT_OK;
-        MT_CHECK(wait_group(em, x->rs_kind, 0));
+        MT_CHECK(wait_group(em, x->rs_kind, 0, mb, TRACE_PHASE_BACKWARD));
         return mt_emit_coll(em, x->rep_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 0, x->rep_pending, -1, mb,
                             TRACE_PHASE_BACKWARD);
     }

@@ -183,7 +183,8 @@ int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
     mt_coords c = {{0}};
     c.c[MT_DIM_TP] = t;
     c.c[MT_DIM_PP] = s;
-    c.c[MT_DIM_DP_SHARD] = d; /* dp_rep is 1 here: a replica's index is its dp_shard coordinate */
+    c.c[MT_DIM_DP_SHARD] = d % m.size[MT_DIM_DP_SHARD]; /* replica d = dp_rep x shard + dp_shard */
+    c.c[MT_DIM_DP_REP] = d / m.size[MT_DIM_DP_SHARD];
     return mt_mesh_rank(&m, &c);
 }
 
@@ -192,7 +193,7 @@ void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int3
     mt_plan_mesh(p, &m);
     mt_coords c;
     mt_mesh_coords(&m, rank, &c);
-    *d = c.c[MT_DIM_DP_SHARD];
+    *d = c.c[MT_DIM_DP_REP] * m.size[MT_DIM_DP_SHARD] + c.c[MT_DIM_DP_SHARD];
     *s = c.c[MT_DIM_PP];
     *t = c.c[MT_DIM_TP];
 }

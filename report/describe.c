@@ -35,7 +35,8 @@ const char *mt_layer_name(const mt_program *p, int32_t layer) {
 const char *mt_span_phase(const mt_span *s) {
     const mt_task *k = s->task;
     if (k->kind == MT_TASK_SEND || k->kind == MT_TASK_RECV) return k->dir > 0 ? "forward" : "backward";
-    if (k->kind == MT_TASK_COLL || k->kind == MT_TASK_COMPUTE) return mt_trace_phase_name((trace_phase)k->phase);
+    if (k->kind == MT_TASK_COLL || k->kind == MT_TASK_COMPUTE || k->kind == MT_TASK_WAIT_GROUP)
+        return mt_trace_phase_name((trace_phase)k->phase);
     return k->kind == MT_TASK_WAIT_COMM ? "backward" : "";
 }
 
@@ -125,6 +126,10 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
             char c[96];
             coll_name(p, k, c, sizeof c);
             snprintf(buf, len, "wait for %s", c);
+        } else if (k->kind == MT_TASK_WAIT_GROUP) {
+            char g[16];
+            snprintf(buf, len, "wait for %s collectives (%d may stay in flight)",
+                     mt_group_kind_name(&p->groups, k->group, g, sizeof g), (int)k->keep);
         } else {
             snprintf(buf, len, "wait for data-parallel gradient buckets");
         }

@@ -49,30 +49,42 @@ static json_t *mesh_json(const mt_program *p, const mt_sim_result *r) {
     return o;
 }
 
+/* "tp 2 x pp 4 x dp 256 (innermost first)" into buf. */
+static const char *mesh_text(const mt_program *p, char *buf, size_t len) {
+    const mt_mesh *m = &p->groups.mesh;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < MT_DIMS && at < len; i++) {
+        int d = m->order[i];
+        if (dim_shown(m, d))
+            at += (size_t)snprintf(buf + at, len - at, "%s%s %d", at ? " x " : "", dim_label(m, d), (int)m->size[d]);
+    }
+    if (at < len) snprintf(buf + at, len - at, " (innermost first)");
+    return buf;
+}
+
+/* Each group kind's and the pipeline's bytes sent per GPU (mean) into buf: "tp 4.75 MB, dp 21.09
+ * MB, pp 1.57 MB"; "" when nothing moved. */
+static const char *traffic_text(const mt_program *p, const mt_sim_result *r, char *buf, size_t len) {
+    char b[32];
+    size_t at = 0;
+    double n = r->n_gpus > 0 ? r->n_gpus : 1;
+    buf[0] = '\0';
+    for (int k = 0; k < p->groups.n_kinds && at < len; k++)
+        if (mt_group_count(&p->groups, k) > 0 && r->kind_traffic_bytes[k] > 0)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "", p->groups.kind[k].name,
+                                   mt_fmt_bytes(r->kind_traffic_bytes[k] / n, b, sizeof b));
+    if (r->pp_traffic_bytes > 0 && at < len)
+        snprintf(buf + at, len - at, "%spp %s", at ? ", " : "", mt_fmt_bytes(r->pp_traffic_bytes / n, b, sizeof b));
+    return buf;
+}
+
 /* "mesh       tp 2 x pp 4 x dp 256 (innermost first)" and, when anything moved, each dimension's
  * traffic per GPU. */
 static void print_mesh(FILE *out, const mt_program *p, const mt_sim_result *r) {
-    const mt_mesh *m = &p->groups.mesh;
-    fprintf(out, "mesh      ");
-    int first = 1;
-    for (int i = 0; i < MT_DIMS; i++) {
-        int d = m->order[i];
-        if (!dim_shown(m, d)) continue;
-        fprintf(out, "%s%s %d", first ? " " : " x ", dim_label(m, d), (int)m->size[d]);
-        first = 0;
-    }
-    fprintf(out, " (innermost first)\n");
-    char b[32], line[512] = "";
-    size_t len = 0;
-    double n = r->n_gpus > 0 ? r->n_gpus : 1;
-    for (int k = 0; k < p->groups.n_kinds && len < sizeof line - 64; k++)
-        if (mt_group_count(&p->groups, k) > 0 && r->kind_traffic_bytes[k] > 0)
-            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s %s", len ? ", " : "", p->groups.kind[k].name,
-                                    mt_fmt_bytes(r->kind_traffic_bytes[k] / n, b, sizeof b));
-    if (r->pp_traffic_bytes > 0 && len < sizeof line - 64)
-        len += (size_t)snprintf(line + len, sizeof line - len, "%spp %s", len ? ", " : "",
-                                mt_fmt_bytes(r->pp_traffic_bytes / n, b, sizeof b));
-    if (len) fprintf(out, "traffic    sent per GPU per run (mean): %s\n", line);
+    char line[512];
+    fprintf(out, "mesh       %s\n", mesh_text(p, line, sizeof line));
+    if (traffic_text(p, r, line, sizeof line)[0]) fprintf(out, "traffic    sent per GPU per run (mean): %s\n", line);
 }
 
 static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
@@ -420,7 +432,7 @@ mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err)
     return mt_span_filter_ranks(f, keep, n_gpus, err);
 }
 
-enum { RUN_LINES = 11 };
+enum { RUN_LINES = 13 };
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
@@ -443,6 +455,9 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     LINE("plan", "%s: %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus,
          mt_plural(pl->gpus), pl->dp,
          pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    char mesh[200];
+    LINE("mesh", "%s", mesh_text(s->prog, mesh, sizeof mesh));
+    if (traffic_text(s->prog, r, mesh, sizeof mesh)[0]) LINE("traffic", "sent per GPU (mean): %s", mesh);
     if (pl->global_batch > 0)
         LINE("batch", "global %lld, per replica %lld, micro-batch %lld (traced %lld)", (long long)pl->global_batch,
              (long long)pl->replica_batch, (long long)pl->micro_batch, (long long)t->batch_size);

@@ -3,8 +3,10 @@
  * simulated on a network model.
  *
  * Each virtual GPU has a compute stream (its program cursor), one communication stream per
- * group (TP and DP: a group runs its collectives one at a time, in issue order, as NCCL does
- * on one communicator) and asynchronous point-to-point sends. A collective starts when every
+ * group it belongs to, of every kind in the program's group table (extrapolate/group.h; a group
+ * runs its collectives one at a time, in issue order, as NCCL does on one communicator; a kind
+ * whose groups would have one rank has none, and its collectives do nothing) and asynchronous
+ * point-to-point sends. The simulator never asks which strategy a kind serves. A collective starts when every
  * member has issued it and the group's previous collective has finished; blocking collectives
  * hold the members' compute streams until they finish. A pipeline RECV waits for the matching
  * micro-batch's delivery.

@@ -6,7 +6,8 @@
 # infeasible plans are listed as skipped with their reason; a link-bandwidth sweep never gets
 # slower as bandwidth grows and each row equals simulate at that bandwidth; gpus= and nic-bw=
 # sweeps (with {nodes} in --topology) match simulate; what-if flags run every plan perturbed and
-# unperturbed, both equal to simulate; bad input is one line and exit 2.
+# unperturbed, both equal to simulate; --dp-modes all lists ddp, dp, ZeRO-1/2/3 and FSDP and a
+# --plans list takes zero=, fsdp, fsdp_shard=, each row equal to simulate; bad input is one line and exit 2.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -31,9 +32,11 @@ def compare(*args):
 
 def sim_args(p):
     """simulate flags for a plan object of compare's JSON."""
+    sharded = (["--zero", p["zero"]] if p.get("zero") else []) + (["--fsdp"] if p.get("fsdp") else []) + \
+        (["--fsdp-shard", p["fsdp_shard"]] if p.get("fsdp_shard") else [])
     return ["--gpus", p["gpus"], "--dp", p["dp"], "--tp", p["tp"], "--pp", p["pp"],
             "--strategy", p["dp_mode"], "--micro-batches", p["micro_batches"],
-            "--schedule", p["schedule"], "--batch", p["global_batch"]]
+            "--schedule", p["schedule"], "--batch", p["global_batch"], *sharded]
 
 
 def check_against_simulate(name, trace, d, extra):
@@ -82,6 +85,21 @@ if os.path.isdir(vgg):
     traces.append(("vgg13", vgg, 8, ["--topology", "dgx-h100"]))
 else:
     print(f"note: {vgg} absent, the shared-trace checks are skipped")
+
+# the sharded data-parallel modes: --dp-modes all lists each for D > 1, every row equals simulate;
+# a --plans list takes them as fields
+gpt = f"{own}/cpu-gpt-tiny-b8"
+d = compare(gpt, "--gpus", 4, "--tp", 1, "--pp", 1, "--dp-modes", "all")
+if d:
+    check_against_simulate("gpt-tiny --dp-modes all", gpt, d, [])
+    c.check("gpt-tiny --dp-modes all: ddp, dp, zero 1-3 and fsdp listed",
+            sorted(r["label"] for r in d["rows"]) == sorted(["ddp=4", "dp=4", "ddp=4:zero=1", "ddp=4:zero=2",
+                                                              "ddp=4:zero=3", "ddp=4:fsdp"]), [r["label"] for r in d["rows"]])
+d = compare(gpt, "--gpus", 4, "--plans", "ddp=4:fsdp:fsdp_shard=2,ddp=2:zero=3:tp=2")
+if d:
+    check_against_simulate("gpt-tiny --plans with fsdp_shard= and zero=", gpt, d, [])
+    c.check("gpt-tiny --plans: labels keep the sharded fields",
+            sorted(r["label"] for r in d["rows"]) == ["ddp=2:zero=3:tp=2", "ddp=4:fsdp:fsdp_shard=2"], d["rows"])
 
 for name, tr, n, extra in traces:
     d = compare(tr, "--gpus", n, *extra)

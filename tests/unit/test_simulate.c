@@ -912,6 +912,18 @@ static void test_mesh_group_table(void **state) {
      * replicas, a replica group every other one */
     assert_int_equal(mt_group_member(&g, shard, 4, 1), 6);
     assert_int_equal(mt_group_member(&g, rep, 0, 3), 12);
+    /* a plan's (d, s, t) round-trips through its hybrid mesh: replica d = dp_rep x 2 + dp_shard */
+    mt_plan hp = plan_for(16);
+    hp.dp = 8;
+    hp.tp = 2;
+    hp.fsdp = 1;
+    hp.fsdp_shard = 2;
+    for (int32_t r = 0; r < 16; r++) {
+        int32_t d, st, tt;
+        mt_plan_coords(&hp, r, &d, &st, &tt);
+        assert_int_equal(d, r / 2);
+        assert_int_equal(mt_plan_rank(&hp, d, st, tt), r);
+    }
     /* the simulator builds groups from the table: tp 1 builds none and still runs */
     syn s = syn_default();
     trace *t = make_trace(&s);
