@@ -160,6 +160,7 @@ typedef struct tp_state {
     int64_t n_colls, cap_colls;
     tp_fit fit;             /* what the splits divide (classify_tp) */
     int8_t *seq_w;          /* per tensor: a weight first read by a sequence-split op (sp) */
+    int32_t seq_splits;     /* sp: reduce-scatters into a sequence split (0: sp has nothing to do) */
 } tp_state;
 
 static mt_status add_pcoll(tp_state *x, int32_t *head, int32_t op, mt_coll_op c, double bytes) {
@@ -199,6 +200,8 @@ typedef struct region {
     int32_t last_op;        /* the all-gather goes after it when the region is closed */
     double last_out_bytes;
     int seq;                /* sp: the residual stream is split by sequence */
+    int seq_in;             /* sp: the open region all-gathered its input from a sequence split, so
+                             * its input gradient is reduce-scattered back (else all-reduced) */
     int32_t prev;           /* the previous forward op (-1): an sp all-gather goes after it */
 } region;
 
@@ -214,6 +217,7 @@ static mt_status tp_add(mt_bld *b, tp_state *x, int fwd, int32_t op, mt_coll_op 
 static mt_status tp_reduce_out(mt_bld *b, tp_state *x, region *r, int32_t op, double bytes) {
     if (!b->plan->sp) return tp_add(b, x, 1, op, MT_COLL_ALLREDUCE, bytes);
     r->seq = 1;
+    x->seq_splits++;
     MT_CHECK(tp_add(b, x, 1, op, MT_COLL_REDUCESCATTER, bytes));
     return tp_add(b, x, 0, op, MT_COLL_ALLGATHER, bytes);
 }
@@ -233,7 +237,7 @@ static mt_status close_region(mt_bld *b, tp_state *x, region *r) {
     if (!r->open) return MT_OK;
     r->open = 0;
     MT_CHECK(tp_add(b, x, 1, r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes));
-    return tp_add(b, x, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+    return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
 }
 
 /* All-reduces of per-token statistics a vocabulary-parallel loss needs: cross_entropy 3 (max
@@ -262,7 +266,7 @@ static mt_status tp_vocab_loss(mt_bld *b, tp_state *x, region *r, int32_t i) {
         return MT_OK;
     }
     r->open = 0;
-    return tp_add(b, x, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+    return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
 }
 
 /* Backward ops inherit the split of their forward op (or the majority of their layer). */
@@ -312,8 +316,9 @@ static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
     if (r->open) { /* row-parallel: closes the pair */
         r->open = 0;
         MT_CHECK(tp_reduce_out(b, x, r, i, out_b));
-        return tp_add(b, x, 0, r->first_col, b->plan->sp ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+        return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
     }
+    r->seq_in = r->seq;
     MT_CHECK(tp_gather_seq(b, x, r, i, tensor_bytes(t, in))); /* column-parallel: opens a region */
     r->open = 1;
     r->in_tensor = in;
@@ -505,6 +510,9 @@ static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     if (rc == MT_EINVAL) return tp_fit_check(&x->fit, t, b->plan->tp, err);
     if (rc != MT_OK) return rc;
     place_bwd_colls(b, x);
+    if (b->plan->sp && x->seq_splits == 0)
+        return mt_fail(err, MT_EINVAL, "--sp does not apply to this model: tensor parallelism found no residual stream to "
+                       "split by sequence (no row-parallel linear or vocabulary embedding ends a region)");
     return b->plan->sp ? mark_seq_weights(b, x) : MT_OK;
 }
 

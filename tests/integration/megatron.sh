@@ -13,7 +13,7 @@
 #    rank passes C - 1 = 1 block), hidden behind the attention compute even at 1 GB/s;
 #  - --pp 4: the tied embedding/LM-head weight's gradient all-reduced once between stages 0 and 3;
 #  - refusals: --sp without --tp > 1, --tp 8 (4 heads), --cp 3 (sequence 128), --cp on a model
-#    without attention, --cp in compare: one line, exit 2.
+#    without attention, --cp in compare, --sp on a CNN (nothing to split by sequence): one line, exit 2.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -153,6 +153,7 @@ c.check_bad("--cp 3 does not divide the sequence length 128", "simulate", gpt, "
 c.check_bad("--cp 2 needs attention", "simulate", f"{traces}/cpu-resnet18-b8", "--gpus", 2, "--cp", 2)
 c.check_bad("--cp does not apply to compare", "compare", gpt, "--gpus", 4, "--cp", 2)
 c.check_bad("--sp", "simulate", gpt, "--gpus", 2, "--sp")
+c.check_bad("--sp does not apply to this model", "simulate", f"{traces}/cpu-resnet18-b8", "--gpus", 2, "--tp", 2, "--sp")
 c.check_bad("4 attention heads", "simulate", gpt, "--gpus", 8, "--tp", 8)
 shutil.rmtree(tmp)
 c.finish()
