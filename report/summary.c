@@ -276,8 +276,9 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s", mt_plan_dp_name(pl, mode, sizeof mode),
                buckets ? ", bucket " : "", buckets ? bucket : "");
-    if (pl->dp > 1 && mt_plan_shard(pl) > 1)
-        fprintf(out, ", states sharded over %d GPU%s", mt_plan_shard(pl), mt_plural(mt_plan_shard(pl)));
+    int32_t shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
+    if (pl->dp > 1 && shard > 1)
+        fprintf(out, ", states sharded over %d GPU%s", shard, mt_plural(shard));
     if (pl->dp > 1 && p->shard_units)
         fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
     if (pl->dp > 1) fprintf(out, "\n");

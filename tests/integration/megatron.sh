@@ -149,6 +149,17 @@ if d:
             and float(emb[0]["bytes"]) == 8 * MiB and emb[0]["op"] == "allreduce", (d["simulation"], emb))
     c.check_breakdown("gpt-tiny pp 4", d)
 
+# sharded data parallel with --cp: the states shard over dp x cp (N = 8): ZeRO-3 / FSDP send
+# 3(N-1)/N of the parameter bytes on the dp+cp kinds, as dp 8 does on dp; DDP 2(N-1)/N
+pbytes = c.param_bytes(gpt)
+for mode, want in ((["--zero", 3], 3), (["--fsdp"], 3), ([], 2)):
+    d = c.sim(gpt, "--gpus", 8, "--dp", 4, "--cp", 2, *mode)
+    if d:
+        kinds = d["mesh"]["traffic_bytes"]
+        sent = sum(v for k, v in kinds.items() if k.startswith("dp"))
+        c.check(f"dp 4 x cp 2 {' '.join(map(str, mode)) or 'ddp'}: {want}(N-1)/N of the parameters over dp x cp",
+                abs(sent - want * 7 / 8 * pbytes) < 1e-6 * pbytes, (kinds, pbytes))
+
 c.check_bad("--cp 3 does not divide the sequence length 128", "simulate", gpt, "--gpus", 3, "--cp", 3)
 c.check_bad("--cp 2 needs attention", "simulate", f"{traces}/cpu-resnet18-b8", "--gpus", 2, "--cp", 2)
 c.check_bad("--cp does not apply to compare", "compare", gpt, "--gpus", 4, "--cp", 2)
