@@ -56,6 +56,12 @@ static const mt_flag PLAN[] = {
     {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = 1 << 20},
     {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = 1 << 20},
     {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = 1 << 20},
+    {"--cp", MT_FLAG_INT, CFG(plan.cp), "C", "context-parallel size: every sequence split into C chunks, attention "
+     "as ring attention (K/V blocks passed around the C ranks beside the attention blocks); C must divide the "
+     "sequence length", .lo = 1, .hi = 1 << 20},
+    {"--sp", MT_FLAG_SWITCH, CFG(plan.sp), NULL, "Megatron sequence parallelism (needs --tp > 1): each "
+     "tensor-parallel all-reduce becomes a reduce-scatter + all-gather, and the norms, residual adds and dropout "
+     "between them run on 1/T of the sequence"},
     {"--strategy", MT_FLAG_CHOICE, CFG(strategy), "S", "dp (all-reduce after backward, as DataParallel), ddp "
      "(bucketed, overlapping backward; the default data-parallel mode), tp, pp: with no sizes given, all N GPUs go "
      "to that strategy", .choices = MT_STRATEGY_CHOICES},

@@ -36,6 +36,9 @@ typedef struct mt_bld {
     int32_t *unit;                 /* per op, -1 */
     int32_t *stage_of_unit;
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
+    int32_t *tok;                  /* per op: the factor of split that divides its tokens (sequence
+                                    * parallel, context parallel), 1 none: the weights it reads are
+                                    * split split / tok ways */
     int32_t *anchor;               /* per forward op: the backward op after which its backward-side
                                     * work goes (its last backward op, else its unit's), -1 */
     double *grad_ready;            /* per backward op: gradient bytes (per rank) ready after it */
@@ -86,7 +89,7 @@ typedef struct mt_pass {
 } mt_pass;
 
 /* The passes, in program.c's table. */
-extern const mt_pass mt_pass_tp, mt_pass_traced, mt_pass_dp, mt_pass_pp;
+extern const mt_pass mt_pass_tp, mt_pass_cp, mt_pass_traced, mt_pass_dp, mt_pass_pp;
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 

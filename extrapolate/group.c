@@ -22,8 +22,27 @@ int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name) 
     return g->n_kinds++;
 }
 
-/* Members of the whole span of kind k. */
-static int32_t span_size(const mt_groups *g, int k) {
+int mt_groups_add_ends(mt_groups *g, mt_dim d, const char *name) {
+    for (int k = 0; k < g->n_kinds; k++)
+        if (g->kind[k].dims == MT_DIM_BIT(d) && g->kind[k].ends && !strcmp(g->kind[k].name, name)) return k;
+    if (g->n_kinds >= MT_GROUP_KINDS_MAX) return -1;
+    mt_group_def *def = &g->kind[g->n_kinds];
+    memset(def, 0, sizeof *def);
+    def->dims = MT_DIM_BIT(d);
+    def->ends = 1;
+    snprintf(def->name, sizeof def->name, "%s", name);
+    return g->n_kinds++;
+}
+
+/* The one dimension an ends kind spans. */
+static int ends_dim(const mt_groups *g, int k) {
+    for (int d = 0; d < MT_DIMS; d++)
+        if (g->kind[k].dims & MT_DIM_BIT(d)) return d;
+    return 0;
+}
+
+/* Members of the whole span of kind k (the full dimension for an ends kind). */
+static int32_t full_span(const mt_groups *g, int k) {
     int32_t n = 1;
     for (int d = 0; d < MT_DIMS; d++)
         if (g->kind[k].dims & MT_DIM_BIT(d)) n *= g->mesh.size[d];
@@ -43,6 +62,11 @@ int mt_groups_sub_kind(mt_groups *g, int32_t size) {
     return k;
 }
 
+static int32_t span_size(const mt_groups *g, int k) {
+    int32_t n = full_span(g, k);
+    return g->kind[k].ends && n > 2 ? 2 : n;
+}
+
 int32_t mt_group_size(const mt_groups *g, int kind) {
     if (!g || kind < 0 || kind >= g->n_kinds) return 0;
     return g->kind[kind].block > 0 ? g->kind[kind].block : span_size(g, kind);
@@ -50,7 +74,7 @@ int32_t mt_group_size(const mt_groups *g, int kind) {
 
 int32_t mt_group_count(const mt_groups *g, int kind) {
     int32_t n = mt_group_size(g, kind);
-    return n < 2 ? 0 : g->mesh.n / n;
+    return n < 2 ? 0 : g->mesh.n / (g->kind[kind].ends ? full_span(g, kind) : n);
 }
 
 /* The slot of `rank` in the whole span of kind k, and the index of its coordinates outside it. */
@@ -68,11 +92,16 @@ static int32_t span_slot(const mt_groups *g, int k, int32_t rank, int32_t *outsi
         }
     }
     if (outside) *outside = out;
+    if (g->kind[k].ends) { /* 0 the first coordinate, 1 the last, -1 between */
+        int32_t d = ends_dim(g, k), last = g->mesh.size[d] - 1;
+        return c.c[d] == 0 ? 0 : c.c[d] == last ? 1 : -1;
+    }
     return slot;
 }
 
 int32_t mt_group_id(const mt_groups *g, int kind, int32_t rank) {
     int32_t outside, slot = span_slot(g, kind, rank, &outside);
+    if (slot < 0) return -1;
     int32_t b = g->kind[kind].block;
     if (b <= 0) return outside;
     return outside * (span_size(g, kind) / b) + slot / b;
@@ -88,6 +117,11 @@ int32_t mt_group_member(const mt_groups *g, int kind, int32_t rank, int32_t slot
     if (b > 0) slot += span_slot(g, kind, rank, NULL) / b * b;
     mt_coords c;
     mt_mesh_coords(&g->mesh, rank, &c);
+    if (g->kind[kind].ends) {
+        int32_t d = ends_dim(g, kind);
+        c.c[d] = slot ? g->mesh.size[d] - 1 : 0;
+        return mt_mesh_rank(&g->mesh, &c);
+    }
     for (int d = 0; d < MT_DIMS; d++) {
         if (!(g->kind[kind].dims & MT_DIM_BIT(d))) continue;
         c.c[d] = slot % g->mesh.size[d];

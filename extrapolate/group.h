@@ -11,6 +11,8 @@
  * Members: a group's slots number the spanned coordinates, the earliest mesh dimension (mesh.h's
  * enum order) fastest, so a DP group's slot is the replica index d. Groups of a kind are numbered
  * by the coordinates outside the span (earliest fastest), then by block.
+ * An "ends" kind (mt_groups_add_ends) pairs the first and last coordinates of one dimension only:
+ * the pipeline's first and last stage for tied embeddings; the ranks between are in no group of it.
  * A kind whose groups have fewer than 2 members has no groups (mt_group_count 0): a plan with a
  * dimension of size 1 builds none for it. All lookups O(MT_DIMS).
  */
@@ -31,6 +33,9 @@ typedef int mt_group_kind;
 typedef struct mt_group_def {
     uint32_t dims;             /* MT_DIM_BIT of each spanned mesh dimension */
     int32_t block;             /* 0: a group is the whole span; > 1: blocks of this many slots */
+    int8_t ends;               /* 1: only the first and last coordinates of its one spanned dimension
+                                * (Megatron's embedding group: the pipeline's first and last stage);
+                                * ranks between belong to no group of the kind (mt_group_id -1) */
     char name[16];             /* "tp", "dp", "dp/8", "dp_shard" */
 } mt_group_def;
 
@@ -48,6 +53,10 @@ void mt_groups_init(mt_groups *g, const mt_mesh *m);
  * the table is full. */
 int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name);
 
+/* The kind spanning the first and last coordinates of dimension d ("ends" groups of 2), added
+ * when new; -1 when the table is full. */
+int mt_groups_add_ends(mt_groups *g, mt_dim d, const char *name);
+
 /* The kind of DP sub-groups of `size` consecutive replicas ("dp/size"), added when new; -1 when
  * MT_SUBGROUPS_MAX are in use or size does not divide D into groups of 2 or more ranks (the caller
  * then uses the DP group). */
@@ -57,7 +66,7 @@ int mt_groups_sub_kind(mt_groups *g, int32_t size);
  * fewer than 2 ranks, or for an unknown kind). */
 int32_t mt_group_size(const mt_groups *g, int kind);
 int32_t mt_group_count(const mt_groups *g, int kind);
-/* The group of `kind` holding GPU `rank`, and its place in it. */
+/* The group of `kind` holding GPU `rank`, and its place in it; -1 for a rank in none (ends kinds). */
 int32_t mt_group_id(const mt_groups *g, int kind, int32_t rank);
 int32_t mt_group_slot(const mt_groups *g, int kind, int32_t rank);
 /* The global rank of the member at `slot` of the group of `kind` holding GPU `rank`. */

@@ -24,6 +24,9 @@
  * the largest unit's gathered parameters.
  * With plan comm traced (a multi-rank trace), the job's own collectives stand for these and the
  * pass only makes the optimizer wait for them.
+ * Under context parallelism (cp > 1) the CP ranks hold the same weights too: DDP buckets and the
+ * sync all-reduce span dp x cp ("dp+cp"), and sharded modes shard over dp x cp (or, hybrid,
+ * dp_shard x cp) as torchtitan's dp_shard_cp.
  * Invariant: every gradient byte of the stage is in exactly one bucket, the sync all-reduce, or one
  * unit's reduce-scatter; every unit's parameter bytes are in exactly one unit.
  */
@@ -35,6 +38,8 @@
 
 typedef struct dp_state {
     int active;             /* this backward micro-batch fills buckets (ddp, last micro-batch) */
+    int kind;               /* DDP buckets' and the sync all-reduce's group: DP, or DP x CP ("dp+cp")
+                             * under context parallelism, whose ranks hold the same weights too */
     double bucket;          /* bytes in the bucket being filled */
     int32_t bucket_layer;   /* the layer of the last gradient added, -1 */
     int32_t first_bucket;   /* p->ddp_buckets when this backward began: PyTorch caps the first lower */
@@ -52,8 +57,11 @@ typedef struct dp_state {
     double rep_pending;     /* hybrid: bytes of the last reduce-scatter not yet all-reduced */
 } dp_state;
 
+/* Ranks holding the same weights: the replicas, times the context-parallel ranks. */
+static int32_t grad_ranks(const mt_plan *pl) { return pl->dp * pl->cp; }
+
 static int ddp_buckets(const mt_plan *pl) {
-    return pl->dp > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;
+    return grad_ranks(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;
 }
 
 static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
@@ -62,15 +70,20 @@ static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
     dp_state *x = calloc(1, sizeof *x);
     *st = x;
     if (!x) return MT_ENOMEM;
-    x->shard = mt_plan_shard(pl);
-    x->per_unit = pl->dp > 1 && (pl->zero == 3 || pl->fsdp);
+    int cp = pl->cp > 1;    /* the CP ranks hold the same weights: they join every DP group and shard */
+    x->shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1;
+    x->per_unit = grad_ranks(pl) > 1 && (pl->zero == 3 || pl->fsdp);
     x->prefetch = pl->fsdp;
-    x->hybrid = x->per_unit && x->shard < pl->dp;
-    if (!x->per_unit) return MT_OK;
+    x->hybrid = x->per_unit && mt_plan_shard(pl) < pl->dp;
+    x->kind = MT_GROUP_DP;
     mt_groups *g = &b->p->groups;
-    uint32_t dims = x->hybrid ? MT_DIM_BIT(MT_DIM_DP_SHARD) : MT_DIMS_DP;
-    x->ag_kind = x->hybrid ? mt_groups_add(g, dims, 0, "dp_shard") : MT_GROUP_DP;
-    x->rs_kind = mt_groups_add(g, dims, 0, x->hybrid ? "dp_shard-rs" : "dp-rs");
+    if (cp && (x->kind = mt_groups_add(g, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_CP), 0, "dp+cp")) < 0)
+        return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
+                       MT_GROUP_KINDS_MAX);
+    if (!x->per_unit) return MT_OK;
+    uint32_t dims = (x->hybrid ? MT_DIM_BIT(MT_DIM_DP_SHARD) : MT_DIMS_DP) | (cp ? MT_DIM_BIT(MT_DIM_CP) : 0);
+    x->ag_kind = x->hybrid ? mt_groups_add(g, dims, 0, cp ? "dp_shard+cp" : "dp_shard") : x->kind;
+    x->rs_kind = mt_groups_add(g, dims, 0, x->hybrid ? (cp ? "dp_shard+cp-rs" : "dp_shard-rs") : (cp ? "dp+cp-rs" : "dp-rs"));
     x->rep_kind = x->hybrid ? mt_groups_add(g, MT_DIM_BIT(MT_DIM_DP_REP), 0, "dp_rep") : -1;
     if (x->ag_kind < 0 || x->rs_kind < 0 || (x->hybrid && x->rep_kind < 0))
         return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
@@ -109,8 +122,8 @@ static mt_status unit_weights(mt_bld *b, dp_state *x) {
             int32_t w = t->trefs[o->in_first + j].tensor;
             if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
             seen[w] = 1;
-            x->unit_w[u] += t->tensors[w].bytes / b->split[i];
-            in_units[s] += t->tensors[w].bytes / b->split[i];
+            x->unit_w[u] += t->tensors[w].bytes / (b->split[i] / b->tok[i]); /* weights: not the token split */
+            in_units[s] += t->tensors[w].bytes / (b->split[i] / b->tok[i]);
         }
     }
     for (int32_t s = 0; rc == MT_OK && s < P; s++) {
@@ -185,7 +198,7 @@ static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_
 
 static mt_status bucket_out(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
     mt_coll_op op = b->plan->zero == 2 ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE;
-    MT_CHECK(mt_emit_coll(em, MT_GROUP_DP, op, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
+    MT_CHECK(mt_emit_coll(em, x->kind, op, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
                           TRACE_PHASE_BACKWARD));
     b->p->ddp_buckets++;
     x->bucket = 0;
@@ -281,10 +294,10 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
 
 /* ZeRO 1 and 2: after the optimizer updated this GPU's shard, every GPU gathers the parameters. */
 static mt_status dp_step_end(mt_bld *b, void *st, mt_emit *em, int32_t s) {
-    (void)st;
+    const dp_state *x = st;
     const mt_plan *pl = b->plan;
-    if (pl->dp <= 1 || (pl->zero != 1 && pl->zero != 2) || b->w_stage_bytes[s] <= 0) return MT_OK;
-    return mt_emit_coll(em, MT_GROUP_DP, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, b->w_stage_bytes[s], -1, -1,
+    if (grad_ranks(pl) <= 1 || (pl->zero != 1 && pl->zero != 2) || b->w_stage_bytes[s] <= 0) return MT_OK;
+    return mt_emit_coll(em, x->kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, b->w_stage_bytes[s], -1, -1,
                         TRACE_PHASE_OPTIMIZER);
 }
 
@@ -298,20 +311,20 @@ static double dp_optimizer_share(mt_bld *b, void *st, int32_t op) {
 static void dp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
     const dp_state *x = st;
     const mt_plan *pl = b->plan;
-    if (x->shard <= 1 || pl->dp <= 1) return;
+    if (x->shard <= 1 || grad_ranks(pl) <= 1) return;
     sp->optstate_bytes /= x->shard;
     if (pl->zero >= 2 || x->per_unit) sp->grad_bytes /= x->shard;
     if (x->per_unit) sp->param_bytes = sp->param_bytes / x->shard + x->max_unit[s];
 }
 
 static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
-    (void)st;
+    dp_state *x = st;
     const mt_plan *pl = b->plan;
-    if (pl->dp <= 1) return MT_OK;
+    if (grad_ranks(pl) <= 1) return MT_OK;
     if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
         double grads = b->w_stage_bytes[s];
         if (grads <= 0) return MT_OK;
-        return mt_emit_coll(em, MT_GROUP_DP, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1, -1,
+        return mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1, -1,
                             TRACE_PHASE_BACKWARD);
     }
     return mt_emit_simple(em, MT_TASK_WAIT_COMM, 0, -1, 0);

@@ -7,6 +7,11 @@
  * s < P - 1 ends by sending them on (SEND +1); backward mirrors it (RECV -1, SEND -1).
  * Boundary bytes: an activation produced by a forward op of stage a and read by one of stage c > a
  * crosses every boundary a .. c-1 (O(tensors + trefs)).
+ * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
+ * a weight read by forward ops of the first and of the last stage is held by both; after the last
+ * backward micro-batch the two copies' gradients are all-reduced between those two stages' ranks
+ * (an "emb" group kind of the first and last pipeline coordinates), and the last stage counts the
+ * copy in its memory.
  * Invariant: every stage emits each micro-batch's forward before its backward, exactly once.
  */
 #include <stdio.h>
@@ -56,7 +61,7 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_stage(b, f);
         b->act_mb[ps] += tt->bytes / b->split[f];
-        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) b->boundary[s] += tt->bytes;
+        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
     }
     free(maxcons);
     return MT_OK;
@@ -78,6 +83,69 @@ static mt_status pp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
     return MT_OK;
 }
 
+typedef struct pp_state {
+    int kind;                   /* the embedding group kind, -1 none */
+    double tied_bytes;          /* per GPU: gradients of weights read on the first and last stage */
+} pp_state;
+
+static void pp_release(void *st) { free(st); }
+
+/* The weights read by forward ops of both the first and the last stage, per GPU as split by their
+ * first reader (split over its token share); O(ops + trefs). */
+static mt_status pp_analyse(mt_bld *b, void *st, mt_error *err) {
+    pp_state *x = st;
+    const trace *t = b->t;
+    int32_t P = b->plan->pp;
+    if (P < 2) return MT_OK;
+    int8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1); /* bit 1 first, 2 last stage */
+    if (!seen) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        int32_t s = mt_bld_op_stage(b, i);
+        if (o->phase != TRACE_PHASE_FORWARD || (s != 0 && s != P - 1)) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT) continue;
+            int bit = s == 0 ? 1 : 2;
+            if ((seen[w] & 3) != 3 && (seen[w] | bit) == 3) x->tied_bytes += t->tensors[w].bytes / b->w_split[w];
+            seen[w] |= (int8_t)bit;
+        }
+    }
+    free(seen);
+    if (x->tied_bytes <= 0) return MT_OK;
+    x->kind = mt_groups_add_ends(&b->p->groups, MT_DIM_PP, "emb");
+    return x->kind >= 0 ? MT_OK : mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
+                                          MT_GROUP_KINDS_MAX);
+}
+
+static mt_status pp_prepare(mt_bld *b, void **st, mt_error *err) {
+    (void)b;
+    (void)err;
+    pp_state *x = calloc(1, sizeof *x);
+    *st = x;
+    if (!x) return MT_ENOMEM;
+    x->kind = -1;
+    return MT_OK;
+}
+
+static mt_status pp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
+    pp_state *x = st;
+    if (x->kind < 0 || (s != 0 && s != b->plan->pp - 1)) return MT_OK;
+    b->p->tied_syncs++;
+    return mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, x->tied_bytes, -1, -1,
+                        TRACE_PHASE_BACKWARD);
+}
+
+/* The last stage holds its copy of the tied weights, their gradients and optimizer state. */
+static void pp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
+    pp_state *x = st;
+    if (x->kind < 0 || s != b->plan->pp - 1) return;
+    double share = b->total_w_bytes > 0 ? b->t->optstate_bytes / b->total_w_bytes : 0;
+    sp->param_bytes += x->tied_bytes;
+    sp->grad_bytes += x->tied_bytes;
+    sp->optstate_bytes += x->tied_bytes * share;
+}
+
 static int pp_warning(mt_bld *b, void *st, char *buf, int len) {
     (void)st;
     if (b->plan->pp > 1 && b->t->n_trefs == 0) {
@@ -89,6 +157,11 @@ static int pp_warning(mt_bld *b, void *st, char *buf, int len) {
 
 const mt_pass mt_pass_pp = {
     .name = "pp",
+    .prepare = pp_prepare,
+    .release = pp_release,
+    .analyse = pp_analyse,
+    .backward_done = pp_backward_done,
+    .memory = pp_memory,
     .mb_begin = pp_mb_begin,
     .mb_end = pp_mb_end,
     .warning = pp_warning,

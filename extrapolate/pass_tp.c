@@ -1,17 +1,22 @@
 /* extrapolate/pass_tp.c — the tensor-parallel pass: Megatron-style splits of a stage's ops over
- * the T ranks of its TP group, and the collectives those splits imply.
+ * the T ranks of its TP group, and the collectives those splits imply; with plan sp, Megatron's
+ * sequence parallelism inside the same group.
  *
- * Prepare walks the forward ops once (O(ops)), marking split ops (b->split) and attaching
- * collectives to ops: a column-parallel linear opens a region (Q, K, V on the same input stay in
- * it), the next row-parallel linear closes it with an all-reduce of its output (forward) and the
- * region's input gradient is all-reduced after the first column op's backward; a region closed by
- * anything else ends in an all-gather. Convolutions split output channels (all-gather forward,
- * input-gradient all-reduce backward), embeddings the vocabulary (all-reduce forward), by the tp
- * kind the tracer's classifier gave each op (trace_op.tp). T must divide every dimension a split
- * divides (features, output channels, attention heads, where the shapes say), else the plan is
- * refused naming the op and the largest T that fits. Backward ops inherit their forward op's
- * split (or their layer's majority). Emission: each op's collectives after it, blocking, on the
- * TP group.
+ * Prepare walks the forward ops once (O(ops)), marking split ops (b->split, b->tok) and attaching
+ * collectives to ops (classify_tp, by the tp kind the tracer's classifier gave each op): a
+ * column-parallel linear opens a region (Q, K, V on the same input stay in it), the next
+ * row-parallel linear closes it with an all-reduce of its output (forward) and the region's input
+ * gradient is all-reduced after the first column op's backward; a region reaching a vocabulary
+ * loss (the LM head's) splits the loss by vocabulary with all-reduces of per-token statistics;
+ * a region closed by anything else ends in an all-gather. Token embeddings split the vocabulary
+ * (all-reduce forward), position embeddings stay replicated, convolutions split output channels
+ * (all-gather forward, input-gradient all-reduce backward). With sp, each residual-stream
+ * all-reduce is a reduce-scatter + all-gather pair and the ops between (norms, adds, dropout,
+ * positions) run on 1/T of the tokens; their weights' gradients are all-reduced once after
+ * backward (tp_backward_done). T must divide every dimension a split divides (features, output
+ * channels, attention heads, where the shapes say), else the plan is refused naming the op and
+ * the largest T that fits. Backward ops inherit their forward op's split (or their layer's
+ * majority). Emission: each op's collectives after it, blocking, on the TP group.
  * Invariant: every collective is attached to exactly one op list (forward: after the op that
  * closes it; backward: after the anchor of the op that carries it, or counted unplaced).
  */
@@ -154,6 +159,8 @@ typedef struct tp_state {
     pcoll *colls;
     int64_t n_colls, cap_colls;
     tp_fit fit;             /* what the splits divide (classify_tp) */
+    int8_t *seq_w;          /* per tensor: a weight first read by a sequence-split op (sp) */
+    int32_t seq_splits;     /* sp: reduce-scatters into a sequence split (0: sp has nothing to do) */
 } tp_state;
 
 static mt_status add_pcoll(tp_state *x, int32_t *head, int32_t op, mt_coll_op c, double bytes) {
@@ -175,7 +182,16 @@ static mt_status add_pcoll(tp_state *x, int32_t *head, int32_t op, mt_coll_op c,
     return MT_OK;
 }
 
-/* 3. tensor parallelism */
+/* 3. tensor parallelism (Megatron). A walk over forward ops keeps a region: a column-parallel
+ * linear opens it, linears on the same input join it (Q, K, V), ops inside are split, the next
+ * linear on another input is row-parallel and closes it with a forward all-reduce of its output;
+ * the region's input gradient is all-reduced after the first column op's backward. A region
+ * that reaches a vocabulary loss (an LM head's logits) ends there: the loss is split by
+ * vocabulary with its few all-reduces of per-token statistics (vocab_loss_stats). With
+ * sequence parallelism (plan sp) each all-reduce of the residual stream becomes a
+ * reduce-scatter, and the next column op (or any op that needs every token) all-gathers its
+ * input first; between the two the stream is split by sequence (r->seq): the ops there
+ * (norms, residual adds, dropout, position embeddings) run on 1/T of the tokens (tok[op] = T). */
 typedef struct region {
     int open;
     int32_t in_tensor;      /* activation the column ops read */
@@ -183,16 +199,74 @@ typedef struct region {
     int32_t first_col;      /* carries the backward all-reduce of the input gradient */
     int32_t last_op;        /* the all-gather goes after it when the region is closed */
     double last_out_bytes;
+    int seq;                /* sp: the residual stream is split by sequence */
+    int seq_in;             /* sp: the open region all-gathered its input from a sequence split, so
+                             * its input gradient is reduce-scattered back (else all-reduced) */
+    int32_t prev;           /* the previous forward op (-1): an sp all-gather goes after it */
 } region;
 
+/* A TP collective after forward op `op` (fwd 1) or after its backward (fwd 0), counted. */
+static mt_status tp_add(mt_bld *b, tp_state *x, int fwd, int32_t op, mt_coll_op c, double bytes) {
+    if (fwd) b->p->tp_colls_fwd++;
+    else b->p->tp_colls_bwd++;
+    return add_pcoll(x, fwd ? &x->fwd_coll[op] : &x->bwd_coll[op], op, c, bytes);
+}
+
+/* The residual stream's reduction after op (a row linear's or the vocabulary embedding's
+ * output): an all-reduce, or with sp a reduce-scatter whose backward is an all-gather. */
+static mt_status tp_reduce_out(mt_bld *b, tp_state *x, region *r, int32_t op, double bytes) {
+    if (!b->plan->sp) return tp_add(b, x, 1, op, MT_COLL_ALLREDUCE, bytes);
+    r->seq = 1;
+    x->seq_splits++;
+    MT_CHECK(tp_add(b, x, 1, op, MT_COLL_REDUCESCATTER, bytes));
+    return tp_add(b, x, 0, op, MT_COLL_ALLGATHER, bytes);
+}
+
+/* sp: op needs every token of a sequence-split input: all-gather it first (after the previous
+ * forward op of the same stage, else after op itself; the same time on the compute stream). */
+static mt_status tp_gather_seq(mt_bld *b, tp_state *x, region *r, int32_t op, double bytes) {
+    if (!r->seq) return MT_OK;
+    r->seq = 0;
+    int32_t at = r->prev >= 0 && mt_bld_op_stage(b, r->prev) == mt_bld_op_stage(b, op) ? r->prev : op;
+    return tp_add(b, x, 1, at, MT_COLL_ALLGATHER, bytes);
+}
+
+/* A region closed by an op that needs the whole hidden dimension: all-gather of its last
+ * output; backward all-reduce (sp: reduce-scatter) of the input gradient. */
 static mt_status close_region(mt_bld *b, tp_state *x, region *r) {
     if (!r->open) return MT_OK;
     r->open = 0;
-    mt_status rc = add_pcoll(x, &x->fwd_coll[r->last_op], r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes);
-    if (rc == MT_OK) rc = add_pcoll(x, &x->bwd_coll[r->first_col], r->first_col, MT_COLL_ALLREDUCE, r->in_bytes);
-    b->p->tp_colls_fwd++;
-    b->p->tp_colls_bwd++;
-    return rc;
+    MT_CHECK(tp_add(b, x, 1, r->last_op, MT_COLL_ALLGATHER, r->last_out_bytes));
+    return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+}
+
+/* All-reduces of per-token statistics a vocabulary-parallel loss needs: cross_entropy 3 (max
+ * logit, sum of exponentials, target logit), log_softmax 2, nll_loss after a split log_softmax 1. */
+static int vocab_loss_stats(const trace_op *o) {
+    const char *k = o->kind ? o->kind : o->name;
+    if (strstr(o->name, "cross_entropy") || strstr(k, "cross_entropy")) return 3;
+    if (strstr(o->name, "log_softmax") || strstr(k, "log_softmax")) return 2;
+    return 1;
+}
+
+/* A vocabulary loss inside an open column region (the LM head's): split by vocabulary, its
+ * statistics all-reduced ([tokens] fp32 each), the region's input gradient all-reduced in
+ * backward (sp: reduce-scattered); no all-gather of the logits. */
+static mt_status tp_vocab_loss(mt_bld *b, tp_state *x, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t nd, in = first_activation_input(t, o);
+    const int64_t *s = op_shape(t, o, 0, -1, &nd);
+    double tokens = in >= 0 && nd > 0 && s[nd - 1] > 0 ? (double)t->tensors[in].numel / (double)s[nd - 1] : 0;
+    b->split[i] = b->plan->tp;
+    for (int k = vocab_loss_stats(o); k > 0; k--) MT_CHECK(tp_add(b, x, 1, i, MT_COLL_ALLREDUCE, tokens * 4));
+    if (o->cls == MT_OPC_SOFTMAX) { /* log_softmax: its nll_loss follows in the same region */
+        r->last_op = i;
+        r->last_out_bytes = first_output_bytes(t, o);
+        return MT_OK;
+    }
+    r->open = 0;
+    return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
 }
 
 /* Backward ops inherit the split of their forward op (or the majority of their layer). */
@@ -225,66 +299,129 @@ static mt_status inherit_bwd_split(mt_bld *b) {
     return MT_OK;
 }
 
+/* A linear in the walk: joins, closes (row) or opens (column) the region. */
+static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t T = b->plan->tp, in = first_activation_input(t, o);
+    double out_b = first_output_bytes(t, o);
+    b->split[i] = T;
+    int col = !r->open || (in >= 0 && in == r->in_tensor);
+    tp_fit_note(&x->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
+    if (r->open && in >= 0 && in == r->in_tensor) { /* another column op on the same input (Q, K, V) */
+        r->last_op = i;
+        r->last_out_bytes = out_b;
+        return MT_OK;
+    }
+    if (r->open) { /* row-parallel: closes the pair */
+        r->open = 0;
+        MT_CHECK(tp_reduce_out(b, x, r, i, out_b));
+        return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
+    }
+    r->seq_in = r->seq;
+    MT_CHECK(tp_gather_seq(b, x, r, i, tensor_bytes(t, in))); /* column-parallel: opens a region */
+    r->open = 1;
+    r->in_tensor = in;
+    r->in_bytes = tensor_bytes(t, in);
+    r->first_col = r->last_op = i;
+    r->last_out_bytes = out_b;
+    return MT_OK;
+}
+
+/* An op outside a region: split by sequence while the stream is (sp), else replicated; an op
+ * that needs every token (a convolution, a matmul, an unknown op) all-gathers first. */
+static mt_status tp_outside(mt_bld *b, tp_state *x, region *r, int32_t i) {
+    const trace_op *o = &b->t->ops[i];
+    int per_token = o->cls == MT_OPC_NORM || o->cls == MT_OPC_ELEMWISE || o->cls == MT_OPC_COPY ||
+                    o->cls == MT_OPC_NONE || o->tp == TRACE_TP_POS_EMBEDDING;
+    if (r->seq && per_token) {
+        b->split[i] = b->plan->tp;
+        b->tok[i] = b->plan->tp;
+        return MT_OK;
+    }
+    return tp_gather_seq(b, x, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
+}
+
+static mt_status tp_walk_op(mt_bld *b, tp_state *x, region *r, int32_t i) {
+    const trace *t = b->t;
+    const trace_op *o = &t->ops[i];
+    int32_t T = b->plan->tp;
+    if (o->tp == TRACE_TP_LINEAR) return tp_linear(b, x, r, i);
+    if (o->tp == TRACE_TP_VOCAB_LOSS && r->open) return tp_vocab_loss(b, x, r, i);
+    if (o->tp == TRACE_TP_CONV) {
+        MT_CHECK(close_region(b, x, r));
+        MT_CHECK(tp_gather_seq(b, x, r, i, tensor_bytes(t, first_activation_input(t, o))));
+        b->split[i] = T;
+        tp_fit_note(&x->fit, T, i, conv_channels(t, o), "output channels");
+        MT_CHECK(tp_add(b, x, 1, i, MT_COLL_ALLGATHER, first_output_bytes(t, o)));
+        return tp_add(b, x, 0, i, MT_COLL_ALLREDUCE, tensor_bytes(t, first_activation_input(t, o)));
+    }
+    if (o->tp == TRACE_TP_EMBEDDING) { /* vocabulary-parallel: partial rows summed */
+        MT_CHECK(close_region(b, x, r));
+        b->split[i] = T;
+        return tp_reduce_out(b, x, r, i, first_output_bytes(t, o));
+    }
+    if (o->tp == TRACE_TP_CLOSER || o->tp == TRACE_TP_VOCAB_LOSS) {
+        MT_CHECK(close_region(b, x, r));
+        return tp_outside(b, x, r, i);
+    }
+    if (r->open) {
+        b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
+        tp_fit_note(&x->fit, T, i, attention_heads(t, o), "attention heads");
+        r->last_op = i;
+        r->last_out_bytes = first_output_bytes(t, o);
+        return MT_OK;
+    }
+    return tp_outside(b, x, r, i); /* position embeddings, norms, residual adds: replicated */
+}
+
+/* 1 when a forward op left whole is expected to be (positions, norms, elementwise, copies, views,
+ * softmax, pooling, losses): its work is not what tensor parallelism divides. */
+static int replicated_by_design(const trace_op *o) {
+    switch (o->cls) {
+    case MT_OPC_NONE: case MT_OPC_COPY: case MT_OPC_ELEMWISE: case MT_OPC_NORM: case MT_OPC_SOFTMAX:
+    case MT_OPC_POOL: case MT_OPC_LOSS: case MT_OPC_OPTIMIZER: return 1;
+    case MT_OPC_EMBEDDING: return o->tp == TRACE_TP_POS_EMBEDDING;
+    default: return 0;
+    }
+}
+
+/* p->tp_replicated: the forward ops the walk left whole that no rule accounts for. */
+static mt_status list_replicated(mt_bld *b) {
+    const trace *t = b->t;
+    mt_program *p = b->p;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || b->split[i] > 1 || replicated_by_design(o))
+                continue;
+            if (pass) p->tp_replicated[n] = i;
+            n++;
+        }
+        if (pass || n == 0) break;
+        if (!(p->tp_replicated = malloc((size_t)n * sizeof *p->tp_replicated))) return MT_ENOMEM;
+        p->n_tp_replicated = n;
+    }
+    return MT_OK;
+}
+
 static mt_status classify_tp(mt_bld *b, tp_state *x) {
     const trace *t = b->t;
-    int32_t T = b->plan->tp;
     region r = {0};
-    mt_status rc = MT_OK;
+    r.prev = -1;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
-    if (T <= 1) return MT_OK;
-    for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
+    for (int32_t i = 0; i < t->n_ops; i++) b->tok[i] = 1;
+    if (b->plan->tp <= 1) return MT_OK;
+    for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
-        if (o->tp == TRACE_TP_LINEAR) {
-            int32_t in = first_activation_input(t, o);
-            double out_b = first_output_bytes(t, o);
-            b->split[i] = T;
-            int col = !r.open || (in >= 0 && in == r.in_tensor);
-            tp_fit_note(&x->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
-            if (r.open && in >= 0 && in == r.in_tensor) { /* another column op on the same input (Q, K, V) */
-                r.last_op = i;
-                r.last_out_bytes = out_b;
-            } else if (r.open) { /* row-parallel: closes the pair with an all-reduce */
-                r.open = 0;
-                rc = add_pcoll(x, &x->fwd_coll[i], i, MT_COLL_ALLREDUCE, out_b);
-                if (rc == MT_OK)
-                    rc = add_pcoll(x, &x->bwd_coll[r.first_col], r.first_col, MT_COLL_ALLREDUCE, r.in_bytes);
-                b->p->tp_colls_fwd++;
-                b->p->tp_colls_bwd++;
-            } else { /* column-parallel: opens a region */
-                r.open = 1;
-                r.in_tensor = in;
-                r.in_bytes = tensor_bytes(t, in);
-                r.first_col = r.last_op = i;
-                r.last_out_bytes = out_b;
-            }
-        } else if (o->tp == TRACE_TP_CONV) {
-            rc = close_region(b, x, &r);
-            b->split[i] = T;
-            tp_fit_note(&x->fit, T, i, conv_channels(t, o), "output channels");
-            if (rc == MT_OK) rc = add_pcoll(x, &x->fwd_coll[i], i, MT_COLL_ALLGATHER, first_output_bytes(t, o));
-            if (rc == MT_OK)
-                rc = add_pcoll(x, &x->bwd_coll[i], i, MT_COLL_ALLREDUCE,
-                               tensor_bytes(t, first_activation_input(t, o)));
-            b->p->tp_colls_fwd++;
-            b->p->tp_colls_bwd++;
-        } else if (o->tp == TRACE_TP_EMBEDDING) {
-            rc = close_region(b, x, &r);
-            b->split[i] = T;
-            if (rc == MT_OK) rc = add_pcoll(x, &x->fwd_coll[i], i, MT_COLL_ALLREDUCE, first_output_bytes(t, o));
-            b->p->tp_colls_fwd++;
-        } else if (o->tp == TRACE_TP_CLOSER) {
-            rc = close_region(b, x, &r);
-        } else if (r.open) {
-            b->split[i] = T; /* inside a column region: works on 1/T of the features or heads */
-            tp_fit_note(&x->fit, T, i, attention_heads(t, o), "attention heads");
-            r.last_op = i;
-            r.last_out_bytes = first_output_bytes(t, o);
-        }
+        MT_CHECK(tp_walk_op(b, x, &r, i));
+        r.prev = i;
     }
-    if (rc == MT_OK) rc = close_region(b, x, &r);
-    if (rc != MT_OK) return rc;
+    MT_CHECK(close_region(b, x, &r));
     if (x->fit.bad_op >= 0) return MT_EINVAL; /* the caller says why (tp_fit_check) */
+    MT_CHECK(list_replicated(b));
     return inherit_bwd_split(b);
 }
 
@@ -316,7 +453,7 @@ static mt_status emit_tp_colls(mt_bld *b, tp_state *x, mt_emit *em, int32_t head
         int32_t layer = mt_bld_layer(b, pc->op);
         MT_CHECK(mt_emit_coll(em, MT_GROUP_TP, pc->coll,
                            ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
-                           pc->bytes * b->plan->batch_factor, layer, mb, ph));
+                           pc->bytes * b->plan->batch_factor / b->plan->cp, layer, mb, ph)); /* per token */
     }
     return MT_OK;
 }
@@ -330,7 +467,31 @@ static void tp_release(void *st) {
     free(x->bwd_coll);
     free(x->bwd_anchor);
     free(x->colls);
+    free(x->seq_w);
     free(x);
+}
+
+/* seq_w: the weights whose first forward reader is split by sequence (O(ops + trefs)). */
+static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
+    const trace *t = b->t;
+    int8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    x->seq_w = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    if (!seen || !x->seq_w) {
+        free(seen);
+        return MT_ENOMEM;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
+            seen[w] = 1;
+            x->seq_w[w] = b->tok[i] > 1; /* only sp has split tokens yet: this pass runs first */
+        }
+    }
+    free(seen);
+    return MT_OK;
 }
 
 static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
@@ -349,7 +510,21 @@ static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     if (rc == MT_EINVAL) return tp_fit_check(&x->fit, t, b->plan->tp, err);
     if (rc != MT_OK) return rc;
     place_bwd_colls(b, x);
-    return MT_OK;
+    if (b->plan->sp && x->seq_splits == 0)
+        return mt_fail(err, MT_EINVAL, "--sp does not apply to this model: tensor parallelism found no residual stream to "
+                       "split by sequence (no row-parallel linear or vocabulary embedding ends a region)");
+    return b->plan->sp ? mark_seq_weights(b, x) : MT_OK;
+}
+
+/* sp: the norms' and position embeddings' weights saw 1/T of the tokens on each rank, so their
+ * gradients are partial sums: one all-reduce over the TP group once backward is done. */
+static mt_status tp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
+    tp_state *x = st;
+    double bytes = 0;
+    for (int32_t w = 0; x->seq_w && w < b->t->n_tensors; w++)
+        if (x->seq_w[w] && b->w_stage[w] == s) bytes += b->t->tensors[w].bytes;
+    if (bytes <= 0) return MT_OK;
+    return mt_emit_coll(em, MT_GROUP_TP, MT_COLL_ALLREDUCE, MT_COLL_WHY_TP_BWD, 1, bytes, -1, -1, TRACE_PHASE_BACKWARD);
 }
 
 static mt_status tp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -386,5 +561,6 @@ const mt_pass mt_pass_tp = {
     .prepare = tp_prepare,
     .release = tp_release,
     .after_op = tp_after_op,
+    .backward_done = tp_backward_done,
     .warning = tp_warning,
 };

@@ -130,6 +130,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPU%s, but --gpus is %d "
                        "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
                        (long long)p->dp * p->tp * p->pp, mt_plural((int64_t)p->dp * p->tp * p->pp), p->gpus);
+    if (p->sp && p->tp <= 1)
+        return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
+                       "norms and dropout by sequence; this plan has tp=%d)", p->tp);
     if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
     MT_CHECK(check_sharding(p, err));
     int micro_default = p->micro_batches == 0;

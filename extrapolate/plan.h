@@ -34,6 +34,7 @@ typedef enum { MT_COMM_AUTO = 0, MT_COMM_TRACED, MT_COMM_REGENERATE } mt_comm_mo
 typedef struct mt_plan {
     int32_t gpus;            /* N; 0 = D*T*P, or the traced job's world size when no size is given */
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
+    int32_t sp;              /* 1: Megatron sequence parallelism inside the TP group (needs tp > 1) */
     int32_t cp, ep;          /* context- and expert-parallel sizes; 1 (set by init) = not used */
     mt_dp_mode dp_mode;      /* default ddp */
     int32_t zero;            /* ZeRO stage 1, 2 or 3 over the DP group; 0 = none (pass_dp.c) */

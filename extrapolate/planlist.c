@@ -180,6 +180,7 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
                         }
                         mt_plan p = *base;
                         p.dp = d, p.tp = t, p.pp = pp, p.micro_batches = mbs[m];
+                        p.sp = t > 1 ? base->sp : 0; /* --sp applies to the tensor-parallel plans */
                         if (!only) {
                             p.dp_mode = DP_MODES[mode].mode;
                             p.zero = DP_MODES[mode].zero;
@@ -214,7 +215,8 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->zero > 0) ADD("zero=%d", p->zero);
     if (p->fsdp) ADD("fsdp");
     if (p->fsdp && p->fsdp_shard > 0) ADD("fsdp_shard=%d", p->fsdp_shard);
-    if (p->tp > 1) ADD("tp=%d", p->tp);
+    if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
+    if (p->cp > 1) ADD("cp=%d", p->cp);
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
@@ -235,6 +237,8 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "dp", json_integer(pl->dp));
     json_object_set_new(plan, "tp", json_integer(pl->tp));
     json_object_set_new(plan, "pp", json_integer(pl->pp));
+    json_object_set_new(plan, "sp", json_boolean(pl->sp));
+    json_object_set_new(plan, "cp", json_integer(pl->cp));
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
     json_object_set_new(plan, "comm", json_string(mt_comm_mode_name(pl->comm)));
     json_object_set_new(plan, "schedule", json_string(mt_pp_schedule_name(pl->schedule)));

@@ -27,7 +27,7 @@
 #include "extrapolate/stages.h"
 #include "util/units.h"
 
-static const mt_pass *const passes[] = {&mt_pass_tp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp};
+static const mt_pass *const passes[] = {&mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */
@@ -153,8 +153,8 @@ static mt_status assign_gradients(mt_bld *b) {
             if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] >= 0)
                 continue;
             b->w_stage[w] = op_stage(b, i);
-            b->w_split[w] = b->split[i];
-            double bytes = t->tensors[w].bytes / b->split[i];
+            b->w_split[w] = b->split[i] / b->tok[i]; /* a split of tokens keeps whole weights */
+            double bytes = t->tensors[w].bytes / b->w_split[w];
             b->total_w_bytes += t->tensors[w].bytes;
             b->w_stage_bytes[b->w_stage[w]] += bytes;
             int32_t at = b->anchor[i];
@@ -299,6 +299,7 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
     b->unit = malloc(nops * sizeof *b->unit);
     b->stage_of_unit = calloc(nu, sizeof *b->stage_of_unit);
     b->split = malloc(nops * sizeof *b->split);
+    b->tok = malloc(nops * sizeof *b->tok);
     b->anchor = malloc(nops * sizeof *b->anchor);
     b->op_ns = malloc(nops * sizeof *b->op_ns);
     b->grad_ready = calloc(nops, sizeof *b->grad_ready);
@@ -309,10 +310,10 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
     b->boundary = calloc((size_t)P, sizeof *b->boundary);
     b->act_mb = calloc((size_t)P, sizeof *b->act_mb);
     b->state = calloc(N_PASSES, sizeof *b->state);
-    if (!b->unit || !b->stage_of_unit || !b->split || !b->anchor || !b->op_ns || !b->grad_ready || !b->tail_grad ||
+    if (!b->unit || !b->stage_of_unit || !b->split || !b->tok || !b->anchor || !b->op_ns || !b->grad_ready || !b->tail_grad ||
         !b->w_stage_bytes || !b->w_stage || !b->w_split || !b->boundary || !b->act_mb || !b->state)
         return 0;
-    for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
+    for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = b->tok[i] = 1;
     return 1;
 }
 
@@ -323,6 +324,7 @@ static void bld_free(mt_bld *b) {
     free(b->unit);
     free(b->stage_of_unit);
     free(b->split);
+    free(b->tok);
     free(b->anchor);
     free(b->op_ns);
     free(b->grad_ready);
@@ -420,6 +422,7 @@ void mt_program_free(mt_program *p) {
         free(p->stages[s].tasks);
         free(p->stages[s].items);
     }
+    free(p->tp_replicated);
     free(p->stages);
     free(p);
 }

@@ -76,7 +76,9 @@ typedef enum {
     MT_COLL_WHY_DP_GRAD,    /* data-parallel gradient all-reduce (sync or a DDP bucket) or, sharded
                              * (ZeRO, FSDP), reduce-scatter and the hybrid all-reduce of the shards */
     MT_COLL_WHY_TRACED,     /* one of the traced job's own collectives, kept (plan comm traced) */
-    MT_COLL_WHY_DP_PARAMS   /* sharded data parallel: the all-gather of parameters (ZeRO, FSDP) */
+    MT_COLL_WHY_DP_PARAMS,  /* sharded data parallel: the all-gather of parameters (ZeRO, FSDP) */
+    MT_COLL_WHY_CP_FWD,     /* context parallel: the K/V blocks of an attention around the CP ring */
+    MT_COLL_WHY_CP_BWD      /* context parallel: K/V and their gradients around the ring in backward */
 } mt_coll_why;
 
 typedef struct mt_item {     /* one operator inside a COMPUTE task */
@@ -123,7 +125,15 @@ typedef struct mt_program {
     int32_t n_layers;                  /* trace layers (reports index per-layer arrays by it) */
     /* TP classification, for reports and tests: */
     int32_t tp_split_ops, tp_colls_fwd, tp_colls_bwd, tp_unplaced_bwd;
+    int32_t *tp_replicated;            /* forward ops tp > 1 left whole because no Megatron rule
+                                        * recognises them (a matmul or attention outside a column
+                                        * region, a convolution-like or unknown op), in trace order */
+    int32_t n_tp_replicated;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    int32_t tied_syncs;                /* tied weights: gradient all-reduces between the first and the
+                                        * last pipeline stage per step (one on each of the two) */
+    int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
+                                        * every attention, micro-batch and stage) */
     int32_t shard_units;               /* ZeRO-3 / FSDP: units (layers) gathered per step, all stages */
     mt_groups groups;                  /* the mesh and its group-kind table (group.h): TP, DP, and
                                         * the kinds the passes added (DP sub-groups of traced

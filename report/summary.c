@@ -191,6 +191,21 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
     json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
     json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
+    json_object_set_new(sim, "cp_rings", json_integer(p->cp_rings));
+    json_object_set_new(sim, "tied_syncs", json_integer(p->tied_syncs));
+    json_t *rep = json_array();
+    for (int32_t k = 0; k < p->n_tp_replicated; k++) {
+        const trace_op *op = &s->t->ops[p->tp_replicated[k]];
+        json_t *x = json_object();
+        json_object_set_new(x, "op", json_integer(p->tp_replicated[k]));
+        json_object_set_new(x, "name", json_string(op->name));
+        json_object_set_new(x, "class", json_string(mt_opclass_name(op->cls)));
+        json_object_set_new(x, "layer", op->layer >= 0 && op->layer < s->t->n_layers
+                                            ? json_string(s->t->layers[op->layer].name) : json_null());
+        json_object_set_new(x, "traced_ms", json_real((double)op->dev_ns / 1e6));
+        json_array_append_new(rep, x);
+    }
+    json_object_set_new(sim, "tp_replicated_ops", rep);
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
     json_object_set_new(o, "simulation", sim);
     json_object_set_new(o, "warning", json_string(p->warning));
@@ -239,14 +254,31 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     fprintf(out, "plan       %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus,
             mt_plural(pl->gpus), pl->dp,
            pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    if (p->n_tp_replicated > 0) {
+        double ns = 0;
+        for (int32_t k = 0; k < p->n_tp_replicated; k++) ns += (double)t->ops[p->tp_replicated[k]].dev_ns;
+        fprintf(out, "           tensor parallel: %d op%s not recognised as a Megatron region stay%s replicated "
+                "(%.3f ms traced):", p->n_tp_replicated, mt_plural(p->n_tp_replicated),
+                p->n_tp_replicated == 1 ? "s" : "", ns / 1e6);
+        for (int32_t k = 0; k < p->n_tp_replicated && k < 5; k++)
+            fprintf(out, "%s op %d %s", k ? "," : "", (int)p->tp_replicated[k], t->ops[p->tp_replicated[k]].name);
+        fprintf(out, "%s\n", p->n_tp_replicated > 5 ? ", ..." : "");
+    }
+    if (pl->sp)
+        fprintf(out, "           sequence parallel: norms, adds and dropout on 1/%d of the tokens between "
+                "reduce-scatter and all-gather\n", pl->tp);
+    if (pl->cp > 1)
+        fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
+                pl->cp, p->cp_rings);
     print_mesh(out, p, r);
     char mode[32];
     int buckets = pl->dp_mode == MT_DP_DDP && pl->zero < 3 && !pl->fsdp;
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s", mt_plan_dp_name(pl, mode, sizeof mode),
                buckets ? ", bucket " : "", buckets ? bucket : "");
-    if (pl->dp > 1 && mt_plan_shard(pl) > 1)
-        fprintf(out, ", states sharded over %d GPU%s", mt_plan_shard(pl), mt_plural(mt_plan_shard(pl)));
+    int32_t shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
+    if (pl->dp > 1 && shard > 1)
+        fprintf(out, ", states sharded over %d GPU%s", shard, mt_plural(shard));
     if (pl->dp > 1 && p->shard_units)
         fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
     if (pl->dp > 1) fprintf(out, "\n");

@@ -70,6 +70,40 @@ static json_t *traced_plan_json(const trace *t) {
     return o;
 }
 
+/* What tensor parallelism sees in the forward pass: ops per TP kind (the classifier's), and the
+ * ops no rule recognises (class unknown): they stay replicated outside a column region. */
+static const char *const tp_kind_keys[] = {"other", "linear", "conv", "embedding", "closer", "weight_grad",
+                                           "position_embedding", "vocab_loss"};
+enum { N_TP_KINDS = (int)(sizeof tp_kind_keys / sizeof tp_kind_keys[0]) };
+
+static int tp_unrecognised(const trace_op *o) {
+    return o->phase == TRACE_PHASE_FORWARD && !trace_op_is_comm(o) && o->cls == MT_OPC_UNKNOWN;
+}
+
+static void tp_counts(const trace *t, int32_t *n, int32_t *unrec) {
+    memset(n, 0, N_TP_KINDS * sizeof *n);
+    *unrec = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
+        if ((unsigned)o->tp < N_TP_KINDS) n[o->tp]++;
+        *unrec += tp_unrecognised(o);
+    }
+}
+
+static json_t *tp_json(const trace *t) {
+    int32_t n[N_TP_KINDS], unrec;
+    tp_counts(t, n, &unrec);
+    json_t *o = json_object(), *arr = json_array();
+    for (int k = 1; k < N_TP_KINDS; k++)
+        if (k != TRACE_TP_WEIGHT_GRAD) json_object_set_new(o, tp_kind_keys[k], json_integer(n[k]));
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (tp_unrecognised(&t->ops[i]))
+            json_array_append_new(arr, json_pack("{s:i,s:s}", "op", (int)i, "name", t->ops[i].name));
+    json_object_set_new(o, "unrecognised", arr);
+    return o;
+}
+
 json_t *mt_tracesum_json(const trace *t, double measured) {
     json_t *o = json_object();
     int64_t total = mt_trace_total_dev_ns(t);
@@ -129,6 +163,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "communication", comm);
     json_object_set_new(o, "collectives", collectives_json(t));
     json_object_set_new(o, "traced_plan", traced_plan_json(t));
+    json_object_set_new(o, "tensor_parallel", tp_json(t));
     return o;
 }
 
@@ -199,6 +234,12 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
            mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),
            mt_fmt_bytes(t->activation_bytes, (char[32]){0}, 32));
+    int32_t tpn[N_TP_KINDS], unrec;
+    tp_counts(t, tpn, &unrec);
+    fprintf(out, "tensor par linear %d, embedding %d (positions %d, replicated), vocabulary loss %d, conv %d, norm "
+            "or closer %d; %d op%s no rule recognises (replicated outside a column region)\n", tpn[TRACE_TP_LINEAR],
+            tpn[TRACE_TP_EMBEDDING], tpn[TRACE_TP_POS_EMBEDDING], tpn[TRACE_TP_VOCAB_LOSS], tpn[TRACE_TP_CONV],
+            tpn[TRACE_TP_CLOSER], unrec, mt_plural(unrec));
     int n_comm = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {

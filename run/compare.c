@@ -99,6 +99,9 @@ mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, 
                                        "the plan flags give");
     if (sw == MT_SWEEP_NONE && p->gpus == 0)
         return mt_fail(err, MT_EINVAL, "--gpus is required (the GPU count to compare plans for)");
+    if (p->cp > 1 && sw == MT_SWEEP_NONE)
+        return mt_fail(err, MT_EINVAL, "--cp does not apply to compare's plan list (it enumerates dp x tp x pp); "
+                       "simulate the plan, or --sweep it");
     if (sw == MT_SWEEP_GPUS && p->gpus)
         return mt_fail(err, MT_EINVAL, "--gpus and --sweep gpus= do not go together (drop --gpus)");
     if (sw != MT_SWEEP_NONE && sw != MT_SWEEP_GPUS && p->gpus == 0 && !p->dp && !p->tp && !p->pp)

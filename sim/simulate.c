@@ -785,7 +785,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
         g->pending = r->pending + (size_t)i * (size_t)r->n_kinds;
         for (int kind = 0; kind < r->n_kinds; kind++) {
-            if (!r->groups[kind]) continue;
+            if (!r->groups[kind] || gid_of(r, g, kind) < 0) continue; /* in no group of this kind */
             int32_t at = gid_of(r, g, kind) * mt_group_size(&p->groups, kind) + mt_group_slot(&p->groups, kind, i);
             r->members[kind][at] = i;
             r->member_ep[kind][at] = eps[i];

@@ -468,12 +468,26 @@ static const name_pat conv_names[] = {
     {"cudnn_convolution", SUB, ON_KIND},
 };
 static const name_pat embedding_names[] = {{"embedding", SUB, ON_NAME}};
-static const name_pat closer_names[] = {
-    {"norm", SUB, ON_BOTH}, {"loss", SUB, ON_BOTH}, {"log_softmax", SUB, ON_NAME},
-    {"cross_entropy", SUB, ON_NAME},
+/* Producers of position indices: an embedding reading their output is a position embedding. */
+static const name_pat position_names[] = {{"aten::arange", PREFIX, ON_BOTH}};
+/* Losses over the vocabulary that Megatron computes vocabulary-parallel (before CLOSER: "loss"). */
+static const name_pat vocab_loss_names[] = {
+    {"cross_entropy", SUB, ON_BOTH}, {"log_softmax", SUB, ON_BOTH}, {"aten::nll_loss", PREFIX, ON_BOTH},
 };
+static const name_pat closer_names[] = {{"norm", SUB, ON_BOTH}, {"loss", SUB, ON_BOTH}};
 /* Parameter-sized work whatever its tensors say. */
 static const name_pat fixed_size_names[] = {{"AccumulateGrad", SUB, ON_NAME}, {"zero_", SUB, ON_NAME}};
+
+/* An embedding's indices are positions when a non-weight input was made by arange. */
+static int reads_positions(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count; j++) {
+        const trace_tref *r = &t->trefs[o->in_first + j];
+        if (tensor_role(t, r) == TRACE_ROLE_WEIGHT || tensor_role(t, r) < 0) continue;
+        int32_t p = t->tensors[r->tensor].first_op;
+        if (p >= 0 && p < t->n_ops && p != o->id && ANY_PAT(t->ops[p].name, t->ops[p].kind, position_names)) return 1;
+    }
+    return 0;
+}
 
 trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o) {
     const char *k = o->kind ? o->kind : o->name;
@@ -481,7 +495,9 @@ trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o) {
     if (o->in_count == 0 ? lin : (lin || ANY_PAT(o->name, k, matmul_names)) && reads_weight(t, o))
         return TRACE_TP_LINEAR;
     if (ANY_PAT(o->name, k, conv_names)) return TRACE_TP_CONV;
-    if (ANY_PAT(o->name, k, embedding_names)) return TRACE_TP_EMBEDDING;
+    if (ANY_PAT(o->name, k, embedding_names))
+        return reads_positions(t, o) ? TRACE_TP_POS_EMBEDDING : TRACE_TP_EMBEDDING;
+    if (o->phase != TRACE_PHASE_BACKWARD && ANY_PAT(o->name, k, vocab_loss_names)) return TRACE_TP_VOCAB_LOSS;
     if (ANY_PAT(o->name, k, closer_names)) return TRACE_TP_CLOSER;
     if (mt_opclass_is_grad_accum_name(o->name)) return TRACE_TP_WEIGHT_GRAD;
     return TRACE_TP_NONE;

@@ -62,8 +62,10 @@ int mt_opclass_is_inplace_name(const char *kind);
 
 /* ---- per trace op ----------------------------------------------------------------------- */
 /* Tensor-parallel kind of op o: the first of LINEAR (linear/addmm, or mm/matmul/baddbmm reading
- * a weight; by name alone when o has no inputs), CONV, EMBEDDING, CLOSER (norms, losses,
- * log_softmax, cross_entropy), WEIGHT_GRAD (AccumulateGrad), else NONE. Needs tensor roles. */
+ * a weight; by name alone when o has no inputs), CONV, EMBEDDING (POS_EMBEDDING when a non-weight
+ * input was made by aten::arange: position indices), VOCAB_LOSS (forward cross_entropy,
+ * log_softmax, nll_loss), CLOSER (norms, other losses), WEIGHT_GRAD (AccumulateGrad), else NONE.
+ * Needs tensor roles and producers (tensor first_op). */
 trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o);
 /* 1 when o's work grows with the batch: forward/backward compute that touches an activation or
  * the model input. Parameter-sized work (optimizer, AccumulateGrad, weight transposes,

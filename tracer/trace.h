@@ -98,7 +98,11 @@ typedef enum {
     TRACE_TP_CONV,        /* a convolution: split by output channels */
     TRACE_TP_EMBEDDING,   /* an embedding: split by vocabulary */
     TRACE_TP_CLOSER,      /* needs the whole hidden dimension (norms, losses): closes a region */
-    TRACE_TP_WEIGHT_GRAD  /* AccumulateGrad: gradient-sized, follows its weight's split */
+    TRACE_TP_WEIGHT_GRAD, /* AccumulateGrad: gradient-sized, follows its weight's split */
+    TRACE_TP_POS_EMBEDDING, /* an embedding of positions (indices from arange): replicated */
+    TRACE_TP_VOCAB_LOSS   /* cross_entropy, log_softmax, nll_loss: vocabulary-parallel after a
+                           * column-parallel LM head (a few all-reduces of per-token statistics),
+                           * else a closer */
 } trace_tp;
 
 typedef enum {

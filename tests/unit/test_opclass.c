@@ -3,7 +3,8 @@
  * and what names say about phases and in-place updates.
  *
  * The hand-made trace: four tensors of 64 fp32 elements, one per role (input, activation,
- * weight, gradient); each op of `cases` reads the tensors listed with it.
+ * weight, gradient) and one of positions made by the aten::arange case; each op of `cases` reads the tensors
+ * listed with it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,8 @@
 
 #include "tracer/opclass.h"
 
-enum { T_IN = 0, T_ACT, T_W, T_GRAD, N_TENSORS };
+enum { T_IN = 0, T_ACT, T_W, T_GRAD, T_POS, N_TENSORS };
+enum { ARANGE_CASE = 11 }; /* the index of the aten::arange case: T_POS's producer */
 
 typedef struct fixture {
     trace t;
@@ -27,8 +29,9 @@ typedef struct fixture {
 static void fixture_init(fixture *f) {
     memset(f, 0, sizeof *f);
     static const trace_role roles[N_TENSORS] = {TRACE_ROLE_INPUT, TRACE_ROLE_ACTIVATION, TRACE_ROLE_WEIGHT,
-                                                TRACE_ROLE_GRADIENT};
+                                                TRACE_ROLE_GRADIENT, TRACE_ROLE_ACTIVATION};
     for (int i = 0; i < N_TENSORS; i++) f->tensors[i] = (trace_tensor){.numel = 64, .itemsize = 4, .role = roles[i]};
+    f->tensors[T_POS].first_op = ARANGE_CASE;
     f->t.ops = f->ops;
     f->t.tensors = f->tensors;
     f->t.n_tensors = N_TENSORS;
@@ -61,8 +64,16 @@ static const want cases[] = {
      MT_OPC_EMBEDDING, 1, "embedding"},
     {"aten::layer_norm", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, T_W, -1}, TRACE_TP_CLOSER, MT_OPC_NORM, 1,
      "a norm closes a column region"},
-    {"MyCriterion", "aten::nll_loss_nd", TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, -1}, TRACE_TP_CLOSER,
-     MT_OPC_LOSS, 1, "a loss by its kind"},
+    {"MyCriterion", "aten::nll_loss_nd", TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, -1}, TRACE_TP_VOCAB_LOSS,
+     MT_OPC_LOSS, 1, "a loss over classes by its kind: vocabulary-parallel after a column-parallel head"},
+    {"aten::cross_entropy_loss", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, -1}, TRACE_TP_VOCAB_LOSS,
+     MT_OPC_LOSS, 1, "cross-entropy"},
+    {"aten::mse_loss", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, -1}, TRACE_TP_CLOSER, MT_OPC_LOSS, 1,
+     "a loss not over classes closes a region"},
+    {"aten::arange", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {-1}, TRACE_TP_NONE, MT_OPC_COPY, 1,
+     "positions (makes T_POS)"},
+    {"aten::embedding", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_W, T_POS, -1}, TRACE_TP_POS_EMBEDDING,
+     MT_OPC_EMBEDDING, 1, "an embedding of arange's output: positions, replicated"},
     {"aten::gelu", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_ACT, -1}, TRACE_TP_NONE, MT_OPC_ELEMWISE, 1,
      "elementwise"},
     {"aten::t", NULL, TRACE_PHASE_FORWARD, TRACE_COMM_NONE, {T_W, -1}, TRACE_TP_NONE, MT_OPC_NONE, 0,
@@ -84,6 +95,7 @@ static void classify_ops(void **state) {
     (void)state;
     static fixture f;
     fixture_init(&f);
+    assert_string_equal(cases[ARANGE_CASE].name, "aten::arange");
     size_t n = sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < n; i++) {
         const want *w = &cases[i];
