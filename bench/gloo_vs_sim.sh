@@ -4,22 +4,24 @@
 # measurement it is compared with (never a shipped trace against a fresh measurement).
 #
 # For each job (ddp: DistributedDataParallel of resmlp; pipeline: resmlp in 2 stages of whole
-# blocks, GPipe; embedding: dlrm-tiny with its tables sharded, all-to-alls + DDP of the MLP):
+# blocks, GPipe; embedding: dlrm-tiny with its tables sharded, all-to-alls + DDP of the dense part;
+# moe: moe-tiny with its experts split, all-to-all dispatch and combine + DDP of the rest):
 #   rank0   collect.py --dist JOB --world 2: the job's measured step and rank 0's trace, re-simulated at
 #           its own world size and plan (the traced collectives, mitosis's default for it);
 #   sibling collect.py on one process with --sibling-load (the other core runs the same model): the
 #           trace carries the contention each rank of the job sees;
 #   alone   the same with the other core idle;
 # the one-process traces extrapolated to the job's plan (ddp: --gpus 2 --strategy ddp; pipeline:
-# --pp 2 --schedule gpipe --micro-batches M; embedding: --gpus 2, which all-reduces every table: the
-# plan's collectives, not the job's). "cal" rows scale the operators to the measured one-process step
+# --pp 2 --schedule gpipe --micro-batches M; embedding and moe: --gpus 2, which all-reduces every
+# table or expert: the plan's collectives, not the job's, until mitosis has --ep and
+# --embedding-shard). "cal" rows scale the operators to the measured one-process step
 # (--calibrate; for rank 0's trace --measured-ms with the sibling run's factor, measured/traced).
 # The network: switch:2 with the link bandwidth and latency of gloo all-reduces on loopback, probed
 # in the same run (bench/gloo_probe.py). Every measurement waits for a quiet machine (1-minute load
 # < 0.5; MT_QUIET=0 skips the wait) and prints the time and load it started at.
 #
 # usage: bash bench/gloo_vs_sim.sh [MITOSIS] [OUTDIR]   (default build/mitosis, a temporary folder)
-#   MT_JOBS="ddp pipeline embedding"  which jobs;  MT_STEPS=10  timed steps per recording
+#   MT_JOBS="ddp pipeline embedding moe"  which jobs;  MT_STEPS=10  timed steps per recording
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MT="${1:-$ROOT/build/mitosis}"
@@ -49,13 +51,14 @@ quiet() { # waits (up to 30 min) for a 1-minute load under 0.5, then says when a
 
 declare -A MODEL=([ddp]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [pipeline]="--model resmlp --hidden 512 --layers 8 --batch 64"
-                  [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256")
-declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="")
+                  [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256"
+                  [moe]="--model moe-tiny --batch 4 --experts 4 --top-k 2")
+declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [moe]="")
 declare -A PLAN=([ddp]="--gpus 2 --strategy ddp" [pipeline]="--pp 2 --schedule gpipe --micro-batches 4"
-                 [embedding]="--gpus 2")
+                 [embedding]="--gpus 2" [moe]="--gpus 2")
 COMMON="--threads 1 --warmup 3 --steps $STEPS"
 
-for job in ${MT_JOBS:-ddp pipeline embedding}; do
+for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
     # shellcheck disable=SC2086
     { quiet "$job: rank 0 of the 2-process job"
       "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --dist "$job" --world 2 ${DISTARGS[$job]} -o "$OUT/$job-rank0" >&2
@@ -78,7 +81,7 @@ printf "%-10s %-8s %-10s %-4s %11s %11s %8s\n" job trace comm cal "sim ms" "job 
 row() { # job trace comm cal predicted measured
     "$PY" -c 'import sys; j,t,c,k,p,m=sys.argv[1:]; print("%-10s %-8s %-10s %-4s %11.1f %11.1f %+7.1f%%" % (j,t,c,k,float(p),float(m),(float(p)-float(m))/float(m)*100))' "$@"
 }
-for job in ${MT_JOBS:-ddp pipeline embedding}; do
+for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
     R="$OUT/$job-rank0" S="$OUT/$job-sibling" A="$OUT/$job-alone"
     measured=$(meta "$R/meta.json" 'd["step_time_ms"]["median"]')
     for t in sibling alone; do
@@ -95,7 +98,7 @@ for job in ${MT_JOBS:-ddp pipeline embedding}; do
     traced_r=$(sim "$R" | field 'd["traced_step_ms"]')
     ms=$("$PY" -c "import sys; print($traced_r * $f / $traced_s)")
     row "$job" rank0 traced yes "$(sim "$R" --measured-ms "$ms" | field 'd["step_ms"]')" "$measured"
-    [ "$job" = embedding ] && row "$job" rank0 regenerate no "$(sim "$R" --comm regenerate | field 'd["step_ms"]')" "$measured"
+    [ "$job" = embedding ] || [ "$job" = moe ] && row "$job" rank0 regenerate no "$(sim "$R" --comm regenerate | field 'd["step_ms"]')" "$measured"
     if [ "$job" = pipeline ]; then
         sent=$(meta "$R/meta.json" 'd["dist"]["sent_bytes_per_micro_batch"]')
         # shellcheck disable=SC2086
