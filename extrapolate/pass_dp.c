@@ -53,7 +53,7 @@ typedef struct dp_state {
 } dp_state;
 
 static int ddp_buckets(const mt_plan *pl) {
-    return pl->dp > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;
+    return mt_plan_replicas(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;
 }
 
 static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
@@ -307,7 +307,7 @@ static void dp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
 static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
     (void)st;
     const mt_plan *pl = b->plan;
-    if (pl->dp <= 1) return MT_OK;
+    if (mt_plan_replicas(pl) <= 1) return MT_OK;
     if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
         double grads = b->w_stage_bytes[s];
         if (grads <= 0) return MT_OK;

@@ -73,6 +73,9 @@ const char *mt_coll_why_name(mt_coll_why w) {
     case MT_COLL_WHY_TP_BWD: return "tp-backward";
     case MT_COLL_WHY_TRACED: return "traced";
     case MT_COLL_WHY_DP_PARAMS: return "dp-params";
+    case MT_COLL_WHY_EP: return "ep-tokens";
+    case MT_COLL_WHY_EP_GRAD: return "ep-gradients";
+    case MT_COLL_WHY_EMB: return "embeddings";
     default: return "dp-gradients";
     }
 }
