@@ -94,6 +94,18 @@ static void mark_expert(finder *f, int32_t k, int32_t e, const int32_t *lin, int
     }
 }
 
+/* Distinct weights among the E experts' first linears: fewer than E on one rank of an expert-parallel
+ * job that runs each of its experts once per source rank (sparse_dist.py: (rank, expert) calls). */
+static int32_t distinct_experts(const trace *t, const int32_t *lin, int32_t E, int32_t m) {
+    int32_t n = 0;
+    for (int32_t e = 0; e < E; e++) {
+        int32_t w = input_of(t, &t->ops[lin[e * m]], TRACE_ROLE_WEIGHT)->tensor, seen = 0;
+        for (int32_t q = 0; q < e && !seen; q++) seen = input_of(t, &t->ops[lin[q * m]], TRACE_ROLE_WEIGHT)->tensor == w;
+        n += !seen;
+    }
+    return n;
+}
+
 /* The MoE layer whose router is op r (topk k after it), when its experts follow; 1 when added. */
 static int try_layer(finder *f, int32_t r, int32_t k) {
     const trace *t = f->t;
@@ -107,7 +119,10 @@ static int try_layer(finder *f, int32_t r, int32_t k) {
         if (topk_after(t, i) > 0) break; /* the next router */
         f->lin[n++] = i;
     }
-    int32_t m = per_expert(t, f->lin, n, E);
+    int32_t m = 0, local = E; /* one rank of an expert-parallel job holds E / w of the experts */
+    for (; local >= 2 && !m; local--) /* one expert alone shows no repeating shapes: not found */
+        if (E % local == 0) m = per_expert(t, f->lin, n, local);
+    local++;
     if (m == 0) return 0;
     mt_moe *x = f->m;
     if (x->n_layers == f->cap_layers) {
@@ -122,15 +137,17 @@ static int try_layer(finder *f, int32_t r, int32_t k) {
     int32_t id = x->n_layers++;
     mt_moe_layer *L = &x->l[id];
     memset(L, 0, sizeof *L);
-    *L = (mt_moe_layer){.router = r, .experts = E, .top_k = k, .per_expert = m, .first_fwd = -1, .last_fwd = -1,
+    *L = (mt_moe_layer){.router = r, .experts = E, .local = local, .top_k = k, .per_expert = m, .first_fwd = -1, .last_fwd = -1,
                         .first_bwd = -1, .last_bwd = -1, .tokens = rows(t, in), .hidden = (double)dim(t, in, in->ndim - 1),
                         .itemsize = t->tensors[in->tensor].itemsize > 0 ? t->tensors[in->tensor].itemsize : 4};
-    for (int32_t e = 0; e < E; e++) {
+    for (int32_t e = 0; e < local; e++) {
         const trace_tref *xin = input_of(t, &t->ops[f->lin[e * m]], -1);
         x->traced[(size_t)id * MT_MOE_MAX_EXPERTS + e] = rows(t, xin);
         L->routed += rows(t, xin);
         mark_expert(f, id, e, f->lin + e * m, m);
     }
+    L->grad_bytes *= (double)E / local; /* every expert's, as one GPU of the plan holds E / ep */
+    if (local == E) L->local = distinct_experts(t, f->lin, E, m);
     return 1;
 }
 
@@ -229,7 +246,8 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
         return mt_fail(err, MT_ENOMEM, "out of memory planning expert parallelism");
     }
     m->ep = ep;
-    m->measured = skew < 0;
+    m->measured = skew < 0 && m->l[0].local == m->l[0].experts;
+    m->skew = skew;
     m->hot_share = -1;
     m->rank_max = 0;
     for (int32_t k = 0; k < m->n_layers; k++) {
@@ -238,7 +256,7 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
         int32_t E = L->experts, per = E / ep;
         if (skew >= 0) zipf(ld, E, skew, seed, perm); /* one permutation: the same experts hot in every layer */
         for (int32_t e = 0; e < E; e++) {
-            double f0 = L->routed > 0 ? tr[e] / L->routed : 1.0 / E;
+            double f0 = L->local == E && L->routed > 0 ? tr[e] / L->routed : 1.0 / E; /* a rank's trace: even */
             if (skew < 0) ld[e] = f0;
             m->scale[(size_t)k * MT_MOE_MAX_EXPERTS + e] = f0 > 0 ? ep * ld[e] / f0 : ep;
             m->rank_share[(size_t)k * ep + e / per] += ld[e];

@@ -6,7 +6,9 @@
  * run one after the other, each m linears (m found from the repeating weight shapes) whose input
  * rows are the tokens routed to it (capacity-dropped ones are not there). An expert's ops are the
  * ops of the trace layers its linears belong to (forward and backward), or the linears alone in a
- * trace without layers.
+ * trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
+ * after a router of E logits: found the same way; its all-to-alls are the traced plan's, regenerated
+ * for the new plan (plan comm regenerate), and the routed rows of its experts stand for one GPU's.
  * Expert parallelism over ep ranks (mt_moe_plan): expert e of a layer lives on EP rank
  * e / (E / ep). Every rank routes its own tokens; rank j receives the tokens routed to its experts
  * from every rank: with shares f_e (sum 1 per layer), ep x sum of its experts' f_e times the tokens
@@ -32,6 +34,8 @@
 typedef struct mt_moe_layer {
     int32_t router;          /* the router's linear op */
     int32_t experts, top_k, per_expert; /* E, k, linears per expert */
+    int32_t local;           /* experts in the trace: E, or E / w on one rank of a job with w EP ranks
+                              * (their rows then came from every rank; shares are taken as even) */
     int32_t first_fwd, last_fwd; /* first and last forward op of its experts */
     int32_t first_bwd, last_bwd; /* first and last backward op of its experts, -1 */
     double tokens;           /* router input rows at the traced batch */
@@ -50,6 +54,7 @@ typedef struct mt_moe {
     /* mt_moe_plan: */
     int32_t ep;
     int measured;            /* shares are the traced ones */
+    double skew;             /* the Zipf exponent, < 0 none (traced, else even, shares) */
     double *load;            /* per layer x expert: share of the layer's routed tokens */
     double *scale;           /* per layer x expert: the share's ratio to the traced one */
     double *rank_share;      /* per layer x EP rank: share of the routed tokens it receives */

@@ -97,7 +97,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
     if (p->gpus == 0 && unset == 3 && tp.multi_rank) p->gpus = tp.world_size; /* as the job ran */
-    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank ? MT_COMM_TRACED : MT_COMM_REGENERATE;
+    /* --ep / --embedding-shard on a rank of a MoE or TorchRec job regenerate its all-to-alls */
+    int sparse = p->ep > 1 || p->emb_shard != MT_EMB_NONE;
+    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank && !sparse ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     if (p->cp <= 0) p->cp = 1;
     if (p->ep <= 0) p->ep = 1;
     int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) * p->cp * p->ep;

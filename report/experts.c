@@ -29,7 +29,8 @@ json_t *mt_experts_json(const mt_program *p) {
     if (!m || !m->load) return NULL;
     json_t *o = json_object(), *ls = json_array();
     json_object_set_new(o, "ep", json_integer(m->ep));
-    json_object_set_new(o, "shares", json_string(m->measured ? "traced" : "zipf"));
+    json_object_set_new(o, "shares", json_string(m->measured ? "traced" : m->skew >= 0 ? "zipf" : "even"));
+    json_object_set_new(o, "skew", json_real(m->skew >= 0 ? m->skew : 0));
     for (int32_t k = 0; k < m->n_layers; k++) json_array_append_new(ls, layer_json(m, k, p->plan.batch_factor));
     json_object_set_new(o, "layers", ls);
     json_object_set_new(o, "straggler", json_pack("{s:i,s:i,s:i,s:f,s:f}", "layer", (int)m->hot_layer, "expert",
@@ -45,6 +46,6 @@ void mt_experts_print(FILE *out, const mt_program *p) {
     fprintf(out, "experts    %d MoE layer%s x %d experts (top-%d) over ep %d, %s shares; straggler: expert %d of layer "
             "%d (%.0f %% of its tokens) on EP rank %d, %.2fx an even rank's expert work\n", (int)m->n_layers,
             m->n_layers == 1 ? "" : "s", (int)L->experts, (int)L->top_k, (int)m->ep,
-            m->measured ? "traced" : "Zipf", (int)m->hot_expert, (int)m->hot_layer, 100 * m->hot_share,
+            m->measured ? "traced" : m->skew >= 0 ? "Zipf" : "even", (int)m->hot_expert, (int)m->hot_layer, 100 * m->hot_share,
             (int)m->hot_rank, m->rank_max);
 }
