@@ -12,7 +12,8 @@
  * Forward: one blocking all-to-all of the pooled embeddings after the last table lookup; backward:
  * one of their gradients before the first table's backward op (the same bytes, the other way).
  * Embedding gradients leave the data-parallel buckets (never all-reduced): each rank updates its
- * shard; their weights leave the stage's (memory: 1/R of them per GPU, added back in memory).
+ * shard: the stage's weights (memory, optimizer share) count 1/R of the tables (the mean rank's under
+ * table-wise).
  * Per rank and micro-batch the forward all-to-all sends: table (R-1) x its tables' pooled bytes,
  * row (R-1) x all pooled bytes, column (R-1)/R x all pooled bytes.
  * Invariant: each embedding weight byte is in no DP bucket; 2 all-to-alls per micro-batch.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 
 #include "extrapolate/build.h"
+#include "extrapolate/embtables.h"
 
 typedef struct emb_state {
     int32_t *tables;        /* embedding forward ops */
@@ -30,34 +32,13 @@ typedef struct emb_state {
     double weights;         /* table bytes */
 } emb_state;
 
-static int is_table(const trace *t, int32_t i) {
-    const trace_op *o = &t->ops[i];
-    if (o->phase != TRACE_PHASE_FORWARD || o->tp != TRACE_TP_EMBEDDING || o->out_count < 1) return 0;
-    for (int32_t j = 0; j < o->in_count; j++) {
-        int32_t w = t->trefs[o->in_first + j].tensor;
-        if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT) return 1;
-    }
-    return 0;
-}
-
-static double table_bytes(const trace *t, int32_t i) {
-    const trace_op *o = &t->ops[i];
-    for (int32_t j = 0; j < o->in_count; j++) {
-        int32_t w = t->trefs[o->in_first + j].tensor;
-        if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT) return t->tensors[w].bytes;
-    }
-    return 0;
-}
-
-static double pooled_bytes(const trace *t, int32_t i) {
-    int32_t x = t->trefs[t->ops[i].out_first].tensor;
-    return x >= 0 && x < t->n_tensors ? t->tensors[x].bytes : 0;
-}
-
 static mt_status emb_prepare(mt_bld *b, void **st, mt_error *err) {
     const trace *t = b->t;
     *st = NULL;
     if (b->plan->emb_shard == MT_EMB_NONE || mt_plan_replicas(b->plan) < 2) return MT_OK;
+    if (b->plan->dp_mode == MT_DP_SYNC)
+        return mt_fail(err, MT_EINVAL, "--embedding-shard keeps the dense part data parallel as DDP does, not "
+                       "--strategy dp (DataParallel's one all-reduce): drop --strategy dp");
     if (b->plan->comm == MT_COMM_TRACED)
         return mt_fail(err, MT_EINVAL, "--embedding-shard regenerates the pooled-embedding all-to-alls; the trace's "
                        "own are kept (--comm traced, a multi-rank trace's default): add --comm regenerate");
@@ -66,11 +47,11 @@ static mt_status emb_prepare(mt_bld *b, void **st, mt_error *err) {
     if (!x || !(x->tables = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *x->tables))) return MT_ENOMEM;
     x->first_bwd = x->last_fwd = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
-        if (is_table(t, i)) {
+        if (mt_emb_is_table(t, i)) {
             x->tables[x->n++] = i;
             x->last_fwd = i;
-            x->pooled += pooled_bytes(t, i);
-            x->weights += table_bytes(t, i);
+            x->pooled += mt_emb_pooled_bytes(t, i);
+            x->weights += mt_emb_table_bytes(t, i);
         }
     }
     if (x->n == 0)
@@ -102,13 +83,13 @@ static mt_status place_tables(mt_bld *b, emb_state *x) {
     for (int32_t done = 0; done < x->n; done++) { /* the largest unplaced table onto the least loaded rank */
         int32_t best = -1, r = 0;
         for (int32_t k = 0; k < x->n; k++)
-            if (p->emb_owner[x->tables[k]] < 0 && (best < 0 || table_bytes(t, x->tables[k]) > table_bytes(t, best)))
+            if (p->emb_owner[x->tables[k]] < 0 && (best < 0 || mt_emb_table_bytes(t, x->tables[k]) > mt_emb_table_bytes(t, best)))
                 best = x->tables[k];
         for (int32_t q = 1; q < R; q++)
             if (load[q] < load[r]) r = q;
         p->emb_owner[best] = r;
-        load[r] += table_bytes(t, best) + 1;
-        p->emb_share[r] += x->pooled > 0 ? pooled_bytes(t, best) / x->pooled : 1.0 / x->n;
+        load[r] += mt_emb_table_bytes(t, best) + 1;
+        p->emb_share[r] += x->pooled > 0 ? mt_emb_pooled_bytes(t, best) / x->pooled : 1.0 / x->n;
     }
     for (int32_t i = 0; i < t->n_ops; i++) {
         int32_t f = t->ops[i].fwd_op;
@@ -130,15 +111,15 @@ static mt_status emb_analyse(mt_bld *b, void *st, mt_error *err) {
     if (!x) return MT_OK;
     const trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops && x->first_bwd < 0; i++)
-        if (t->ops[i].phase == TRACE_PHASE_BACKWARD && t->ops[i].fwd_op >= 0 && is_table(t, t->ops[i].fwd_op))
+        if (t->ops[i].phase == TRACE_PHASE_BACKWARD && t->ops[i].fwd_op >= 0 && mt_emb_is_table(t, t->ops[i].fwd_op))
             x->first_bwd = i;
     for (int32_t k = 0; k < x->n; k++) {
         int32_t f = x->tables[k], s = mt_bld_op_stage(b, f), at = b->anchor[f];
         if (at >= 0 && (x->first_bwd < 0 || at < x->first_bwd)) x->first_bwd = at;
-        double w = table_bytes(b->t, f);
+        double w = mt_emb_table_bytes(b->t, f), drop = w * (1 - 1.0 / mt_plan_replicas(b->plan));
         double *g = at >= 0 ? &b->grad_ready[at] : &b->tail_grad[s];
         *g = *g > w ? *g - w : 0;
-        b->w_stage_bytes[s] = b->w_stage_bytes[s] > w ? b->w_stage_bytes[s] - w : 0;
+        b->w_stage_bytes[s] = b->w_stage_bytes[s] > drop ? b->w_stage_bytes[s] - drop : 0; /* 1/R of it here */
     }
     return b->plan->emb_shard == MT_EMB_TABLE ? place_tables(b, x) : MT_OK;
 }
@@ -172,18 +153,6 @@ static mt_status emb_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int3
     return op == x->last_fwd ? a2a(b, x, em, op, mb, 1) : MT_OK;
 }
 
-/* 1/R of the tables, their gradients and optimizer state per GPU (the mean under table-wise). */
-static void emb_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
-    emb_state *x = st;
-    if (!x) return;
-    double w = 0;
-    for (int32_t k = 0; k < x->n; k++)
-        if (mt_bld_op_stage(b, x->tables[k]) == s) w += table_bytes(b->t, x->tables[k]) / mt_plan_replicas(b->plan);
-    sp->param_bytes += w;
-    sp->grad_bytes += w;
-    if (b->total_w_bytes > 0) sp->optstate_bytes += b->t->optstate_bytes * w / b->total_w_bytes;
-}
-
 const mt_pass mt_pass_emb = {
     .name = "emb",
     .prepare = emb_prepare,
@@ -191,5 +160,4 @@ const mt_pass mt_pass_emb = {
     .analyse = emb_analyse,
     .before_op = emb_before_op,
     .after_op = emb_after_op,
-    .memory = emb_memory,
 };

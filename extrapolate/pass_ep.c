@@ -10,8 +10,9 @@
  * for the tokens all ranks routed to it.
  * Gradients: the experts' are taken out of the data-parallel buckets (the core's grad_ready) and
  * all-reduced per MoE layer, once its last backward micro-batch is done, over the expert-data-parallel
- * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp,
- * whose DP group spans ep x dp (group.c). With --expert-skew and no --ep the load changes the expert
+ * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp's
+ * DDP buckets, whose DP group spans ep x dp (group.c). A GPU's weights, memory and optimizer share
+ * count 1/ep of the experts. With --expert-skew and no --ep the load changes the expert
  * ops' time on one GPU only.
  * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1; each expert
  * gradient byte is all-reduced once, on edp, and never in a DP bucket.
@@ -32,6 +33,9 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     const mt_plan *pl = b->plan;
     *st = NULL;
     if (pl->ep <= 1 && pl->expert_skew < 0) return MT_OK;
+    if (pl->ep > 1 && pl->dp_mode == MT_DP_SYNC)
+        return mt_fail(err, MT_EINVAL, "--ep synchronises the dense gradients as DDP does, not --strategy dp "
+                       "(DataParallel's one all-reduce): drop --strategy dp");
     if (pl->ep > 1 && (pl->zero || pl->fsdp))
         return mt_fail(err, MT_EINVAL, "--ep with --zero or --fsdp is not modelled (expert parallelism uses DDP "
                        "for the dense parameters)");
@@ -64,16 +68,16 @@ static void ep_release(void *st) {
     free(x);
 }
 
-/* Experts' gradients leave the DP buckets: each GPU keeps 1/ep of them, all-reduced on edp. Their
- * weights leave the stage's (what DataParallel's one all-reduce carries); ep_memory adds 1/ep back. */
+/* Experts' gradients leave the DP buckets: each GPU keeps 1/ep of them, all-reduced on edp; the
+ * stage's weights (its memory, its optimizer's share) count 1/ep of the experts. */
 static mt_status ep_analyse(mt_bld *b, void *st, mt_error *err) {
     (void)err;
     ep_state *x = st;
     if (!x) return MT_OK;
     const mt_moe *m = x->moe;
-    for (int32_t k = 0; k < m->n_layers; k++) {
-        double *w = &b->w_stage_bytes[mt_bld_op_stage(b, m->l[k].first_fwd)];
-        *w = *w > m->l[k].grad_bytes ? *w - m->l[k].grad_bytes : 0;
+    for (int32_t k = 0; k < m->n_layers; k++) { /* a GPU holds (and steps) 1/ep of the experts */
+        double *w = &b->w_stage_bytes[mt_bld_op_stage(b, m->l[k].first_fwd)], drop = m->l[k].grad_bytes * (1 - 1.0 / m->ep);
+        *w = *w > drop ? *w - drop : 0;
     }
     for (int32_t i = 0; i < b->t->n_ops; i++) {
         if (m->op_moe[i] < 0 || b->t->ops[i].phase != TRACE_PHASE_BACKWARD || b->grad_ready[i] <= 0) continue;
@@ -121,18 +125,6 @@ static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
                         mb, TRACE_PHASE_BACKWARD);
 }
 
-/* Each GPU holds 1/ep of its stage's experts' weights, gradients and optimizer state. */
-static void ep_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
-    ep_state *x = st;
-    if (!x) return;
-    double w = 0;
-    for (int32_t k = 0; k < x->moe->n_layers; k++)
-        if (mt_bld_op_stage(b, x->moe->l[k].first_fwd) == s) w += x->moe->l[k].grad_bytes / x->moe->ep;
-    sp->param_bytes += w;
-    sp->grad_bytes += w;
-    if (b->total_w_bytes > 0) sp->optstate_bytes += b->t->optstate_bytes * w / b->total_w_bytes;
-}
-
 static int ep_warning(mt_bld *b, void *st, char *buf, int len) {
     ep_state *x = st;
     if (!x || x->moe->rank_max < 1.5 || x->moe->ep < 2) return 0;
@@ -150,6 +142,5 @@ const mt_pass mt_pass_ep = {
     .analyse = ep_analyse,
     .before_op = ep_before_op,
     .after_op = ep_after_op,
-    .memory = ep_memory,
     .warning = ep_warning,
 };

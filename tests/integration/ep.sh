@@ -6,7 +6,8 @@
 #    all-to-alls per MoE layer and step), moe.layers[].load even;
 #  - a hot expert (--expert-skew 3) is named as the straggler, its EP rank computes the most;
 #  - --embedding-shard: the tables' gradients are never all-reduced (the all-reduces carry the dense
-#    MLPs only), an all-to-all each way; table-wise an owner of more tables sends more.
+#    MLPs only), an all-to-all each way; table-wise an owner of more tables sends more;
+#  - compare lists ep= plans for a MoE trace, emb= plans for DLRM, --sparse-plans restricts them.
 # Usage: bash ep.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: ep.sh MITOSIS}
@@ -50,5 +51,15 @@ for m in (\"table\",\"row\",\"column\"):
     s=d[\"simulation\"]; assert s[\"collectives\"] == s[\"ddp_buckets\"] + 2, (m, s)
 t=[g[\"traffic_bytes\"][\"alltoall\"] for g in json.load(open(\"$tmp/d-table.json\"))[\"gpus\"]]
 assert len(set(t)) > 1, t"'
+
+for sp in auto none ep; do "$bin" compare "$moe" --gpus 4 --dp-modes ddp --sparse-plans $sp --json > "$tmp/c-$sp.json"; done
+"$bin" compare "$dlrm" --gpus 4 --dp-modes ddp --sparse-plans table --json > "$tmp/c-table.json"
+check "compare lists ep= and emb= plans; --sparse-plans restricts them" 'python3 -c "
+import json
+def labels(n): return [r[\"label\"] for r in json.load(open(\"$tmp/c-%s.json\" % n))[\"rows\"]]
+a, n, e, t = labels(\"auto\"), labels(\"none\"), labels(\"ep\"), labels(\"table\")
+assert \"ddp=2:ep=2\" in a and \"ep=4\" in a and sorted(a) == sorted(e), a
+assert not any(\"ep=\" in x for x in n) and len(n) < len(a), n
+assert \"ddp=4:emb=table\" in t and not any(\"emb=row\" in x for x in t), t"'
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
