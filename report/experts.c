@@ -49,3 +49,27 @@ void mt_experts_print(FILE *out, const mt_program *p) {
             m->measured ? "traced" : m->skew >= 0 ? "Zipf" : "even", (int)m->hot_expert, (int)m->hot_layer, 100 * m->hot_share,
             (int)m->hot_rank, m->rank_max);
 }
+
+void mt_experts_html(FILE *f, const mt_program *p) {
+    const mt_moe *m = p->moe;
+    if (!m || !m->load) return;
+    int32_t E = m->l[0].experts, rows = m->n_layers < 64 ? m->n_layers : 64;
+    const double L = 90, bw = E <= 64 ? 720.0 / E : 11.25, H = 60, top = 10;
+    fprintf(f, "<h2>Expert load</h2>\n<p class=\"note\">Share of each MoE layer's routed tokens per expert (%s "
+               "shares), over ep %d; the straggler: expert %d of layer %d (%.1f %%) on EP rank %d, %.2fx an even "
+               "rank's expert work.</p>\n", m->measured ? "traced" : m->skew >= 0 ? "Zipf" : "even", (int)m->ep,
+            (int)m->hot_expert, (int)m->hot_layer, 100 * m->hot_share, (int)m->hot_rank, m->rank_max);
+    fprintf(f, "<svg id=\"expert-load\" width=\"%.0f\" height=\"%.0f\">", L + 740, top + rows * (H + 10) + 10);
+    for (int32_t k = 0; k < rows; k++) {
+        double y = top + k * (H + 10);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">MoE layer %d</text>", L - 6, y + H / 2, (int)k);
+        for (int32_t e = 0; e < m->l[k].experts && e < 64; e++) {
+            double share = m->load[(size_t)k * MT_MOE_MAX_EXPERTS + e], h = share * H / (m->hot_share > 0 ? m->hot_share : 1);
+            int hot = k == m->hot_layer && e == m->hot_expert;
+            fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>layer %d "
+                       "expert %d (EP rank %d): %.1f %% of the tokens</title></rect>", hot ? "k-exp" : "k-comp",
+                    L + e * bw, y + H - h, bw * 0.8, h, (int)k, (int)e, (int)(e / (m->l[k].experts / m->ep)), 100 * share);
+        }
+    }
+    fprintf(f, "</svg>\n");
+}

@@ -19,4 +19,8 @@ json_t *mt_experts_json(const mt_program *p);
  * layer 0 (31 % of its tokens) on EP rank 2, 1.2x an even rank's expert work" */
 void mt_experts_print(FILE *out, const mt_program *p);
 
+/* An HTML section: "Expert load", per MoE layer one bar per expert (its share of the routed
+ * tokens, the straggler's marked) and the straggler named. */
+void mt_experts_html(FILE *f, const mt_program *p);
+
 #endif

@@ -4,7 +4,8 @@
 #  - --ep not dividing the experts: one line, exit 2;
 #  - uniform routing: every GPU's traffic_bytes.alltoall is (E-1)/E of what it dispatches (4
 #    all-to-alls per MoE layer and step), moe.layers[].load even;
-#  - a hot expert (--expert-skew 3) is named as the straggler, its EP rank computes the most;
+#  - a hot expert (--expert-skew 3) is named as the straggler (text, JSON, HTML's expert load), its EP
+#    rank computes the most;
 #  - --embedding-shard: the tables' gradients are never all-reduced (the all-reduces carry the dense
 #    MLPs only), an all-to-all each way; table-wise an owner of more tables sends more;
 #  - compare lists ep= plans for a MoE trace, emb= plans for DLRM, --sparse-plans restricts them.
@@ -33,11 +34,12 @@ for g in d[\"gpus\"]: assert abs(g[\"traffic_bytes\"][\"alltoall\"]-0.75*disp)<1
 assert set(d[\"mesh\"][\"traffic_bytes\"])>={\"dp\",\"ep\",\"edp\"}, d[\"mesh\"]"'
 
 "$bin" simulate "$moe" --gpus 4 --ep 4 --expert-skew 3 --json > "$tmp/s.json"
-"$bin" simulate "$moe" --gpus 4 --ep 4 --expert-skew 3 > "$tmp/s.txt"
+"$bin" simulate "$moe" --gpus 4 --ep 4 --expert-skew 3 --html "$tmp/s.html" > "$tmp/s.txt"
 check "a hot expert: named as the straggler, its rank computes the most" 'python3 -c "
 import json; d=json.load(open(\"$tmp/s.json\")); s=d[\"moe\"][\"straggler\"]
 c=[g[\"compute_ms\"] for g in d[\"gpus\"]]
-assert s[\"share\"]>0.6 and c.index(max(c))==s[\"ep_rank\"], (s, c)" && grep -q "straggler: expert" "$tmp/s.txt"'
+assert s[\"share\"]>0.6 and c.index(max(c))==s[\"ep_rank\"], (s, c)" && grep -q "straggler: expert" "$tmp/s.txt" &&
+  grep -q "id=\"expert-load\"" "$tmp/s.html" && grep -q "the straggler: expert" "$tmp/s.html"'
 
 "$bin" simulate "$dlrm" --gpus 4 --json > "$tmp/d0.json"
 for m in table row column; do "$bin" simulate "$dlrm" --gpus 4 --embedding-shard $m --json > "$tmp/d-$m.json"; done
