@@ -8,6 +8,8 @@
 #    rank computes the most;
 #  - --embedding-shard: the tables' gradients are never all-reduced (the all-reduces carry the dense
 #    MLPs only), an all-to-all each way; table-wise an owner of more tables sends more;
+#  - rank 0's trace of a 2-process MoE job (tests/fixtures/moe-tiny-w2-rank0, collect.py --dist moe):
+#    recognised, --ep 2 regenerates its all-to-alls (shares even: its experts' rows came from both ranks);
 #  - compare lists ep= plans for a MoE trace, emb= plans for DLRM, --sparse-plans restricts them.
 # Usage: bash ep.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
@@ -53,6 +55,14 @@ for m in (\"table\",\"row\",\"column\"):
     s=d[\"simulation\"]; assert s[\"collectives\"] == s[\"ddp_buckets\"] + 2, (m, s)
 t=[g[\"traffic_bytes\"][\"alltoall\"] for g in json.load(open(\"$tmp/d-table.json\"))[\"gpus\"]]
 assert len(set(t)) > 1, t"'
+
+"$bin" simulate "$root/tests/fixtures/moe-tiny-w2-rank0" --gpus 2 --ep 2 --json > "$tmp/r.json"
+check "rank 0 of a 2-process MoE job: recognised, its all-to-alls regenerated for --ep 2" 'python3 -c "
+import json; d=json.load(open(\"$tmp/r.json\")); m=d[\"moe\"]
+disp=sum(l[\"dispatch_bytes\"] for l in m[\"layers\"])*4
+assert m[\"shares\"]==\"even\" and len(m[\"layers\"])==2 and d[\"plan\"][\"comm\"]==\"regenerate\", m
+assert d[\"simulation\"][\"traced_collectives\"]==0, d[\"simulation\"]
+for g in d[\"gpus\"]: assert abs(g[\"traffic_bytes\"][\"alltoall\"]-0.5*disp)<1e-6, (g, disp)"'
 
 for sp in auto none ep; do "$bin" compare "$moe" --gpus 4 --dp-modes ddp --sparse-plans $sp --json > "$tmp/c-$sp.json"; done
 "$bin" compare "$dlrm" --gpus 4 --dp-modes ddp --sparse-plans table --json > "$tmp/c-table.json"
