@@ -208,7 +208,6 @@ void mt_moe_free(mt_moe *m) {
     free(m->op_moe);
     free(m->op_expert);
     free(m->load);
-    free(m->scale);
     free(m->rank_share);
     free(m);
 }
@@ -235,13 +234,11 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
                            "divisor of %d)", ep, m->l[k].experts, k, m->l[k].experts);
     size_t n = (size_t)m->n_layers * MT_MOE_MAX_EXPERTS;
     free(m->load);
-    free(m->scale);
     free(m->rank_share);
     m->load = calloc(n, sizeof *m->load);
-    m->scale = calloc(n, sizeof *m->scale);
     m->rank_share = calloc((size_t)m->n_layers * (size_t)ep, sizeof *m->rank_share);
     int32_t *perm = malloc(MT_MOE_MAX_EXPERTS * sizeof *perm);
-    if (!m->load || !m->scale || !m->rank_share || !perm) {
+    if (!m->load || !m->rank_share || !perm) {
         free(perm);
         return mt_fail(err, MT_ENOMEM, "out of memory planning expert parallelism");
     }
@@ -258,7 +255,6 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
         for (int32_t e = 0; e < E; e++) {
             double f0 = L->local == E && L->routed > 0 ? tr[e] / L->routed : 1.0 / E; /* a rank's trace: even */
             if (skew < 0) ld[e] = f0;
-            m->scale[(size_t)k * MT_MOE_MAX_EXPERTS + e] = f0 > 0 ? ep * ld[e] / f0 : ep;
             m->rank_share[(size_t)k * ep + e / per] += ld[e];
             if (ld[e] > m->hot_share) {
                 m->hot_share = ld[e];
@@ -275,7 +271,7 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
 }
 
 double mt_moe_op_factor(const mt_moe *m, int32_t op, int32_t r) {
-    if (!m || !m->scale || op < 0 || op >= m->n_ops || m->op_moe[op] < 0) return 1;
+    if (!m || !m->rank_share || op < 0 || op >= m->n_ops || m->op_moe[op] < 0) return 1;
     int32_t k = m->op_moe[op];
     return r >= 0 && r < m->ep ? m->ep * m->rank_share[(size_t)k * m->ep + r] : 0;
 }

@@ -56,7 +56,6 @@ typedef struct mt_moe {
     int measured;            /* shares are the traced ones */
     double skew;             /* the Zipf exponent, < 0 none (traced, else even, shares) */
     double *load;            /* per layer x expert: share of the layer's routed tokens */
-    double *scale;           /* per layer x expert: the share's ratio to the traced one */
     double *rank_share;      /* per layer x EP rank: share of the routed tokens it receives */
     int32_t hot_layer, hot_expert, hot_rank; /* the expert with the largest share, its rank */
     double hot_share;        /* that expert's share of its layer's routed tokens */
