@@ -47,6 +47,7 @@ def worker(rank, world, probe_bytes, port, out_path):
             json.dump({"allreduce": {"bytes": probe_bytes, "median_s": med, "bw_Bps": probe_bytes / med},
                        "latency_s": statistics.median(st[5:]), "torch_version": torch.__version__}, f)
     dist.destroy_process_group()
+    os._exit(0)  # torch 1.13's gloo sometimes hangs the interpreter's teardown (collect_dist.py)
 
 
 def main():

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "extrapolate/planlist.h"
+#include "extrapolate/sparseplans.h"
 #include "cli/runflags.h"
 #include "report/comparison.h"
 #include "run/compare.h"
@@ -29,6 +30,10 @@ static mt_status set_dp_modes(void *base, const char *v, mt_error *err) {
     return mt_dp_modes_parse(v, &((cmp_cli *)base)->cc.dp_modes, err);
 }
 
+static mt_status set_sparse(void *base, const char *v, mt_error *err) {
+    return mt_sparse_parse(v, &((cmp_cli *)base)->cc.sparse, err);
+}
+
 static mt_status set_sweep(void *base, const char *v, mt_error *err) {
     return mt_sweep_parse(v, &((cmp_cli *)base)->cc.sweep, err);
 }
@@ -44,6 +49,10 @@ static const mt_flag OWN[] = {
     {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
      "ddp, dp, zero1, zero2, zero3, fsdp (default ddp,dp; --strategy, --zero or --fsdp given fix the mode)",
      .call = set_dp_modes},
+    {"--sparse-plans", MT_FLAG_CALL, 0, "LIST", "expert-parallel and sharded-embedding variants --plans auto adds to "
+     "each DDP plan with D > 1: ep (ep=E for each E dividing D and the experts, dp D / E), table, row, column "
+     "(emb=); auto (default): ep for a trace with MoE layers, the three shardings for one with embedding_bag "
+     "tables; none: no variant", .call = set_sparse},
     {"--sweep", MT_FLAG_CALL, 0, "NAME=VALUES", "one row per value for the plan the plan flags give (as in "
      "mitosis simulate; each row equals simulate with that value). NAME: link-bw, nic-bw (bandwidths), gpus, "
      "batch (global). VALUES: FROM:TO (doubling), FROM:TO:xF (times F), FROM:TO:S (S evenly spaced values), or a "

@@ -35,6 +35,20 @@ static mt_status set_ring_model(void *base, const char *v, mt_error *err) {
     return mt_fail(err, MT_EINVAL, "--ring-model needs auto, steps or flow (got '%s')", v);
 }
 
+static mt_status set_a2a(void *base, const char *v, mt_error *err) {
+    mt_plan *p = &((mt_run_config *)base)->plan;
+    static const struct {
+        const char *name;
+        int32_t algo;
+    } algos[] = {{"auto", 0}, {"pairwise", 1 + MT_ALGO_RING}, {"direct", 1 + MT_ALGO_DIRECT}, {"hier", 1 + MT_ALGO_HIER}};
+    for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++)
+        if (!strcmp(v, algos[k].name)) {
+            p->a2a_algo = algos[k].algo;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "--a2a needs auto, pairwise, direct or hier (got '%s')", v);
+}
+
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
     return mt_scenario_load(((mt_run_config *)base)->scenario, v, err);
 }
@@ -98,6 +112,17 @@ static const mt_flag PLAN[] = {
      .call = set_ring_model, .choices = "auto|steps|flow"},
     {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
      .hi = 4096},
+    {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
+     "divides the expert count); tokens dispatched and combined by all-to-all, expert gradients all-reduced over the "
+     "dp replicas of the same experts, dense ones over dp x E; N = D x T x P x E", .lo = 1, .hi = 1 << 20},
+    {"--expert-skew", MT_FLAG_DOUBLE, CFG(plan.expert_skew), "S", "tokens per expert Zipf(S) over a permutation drawn "
+     "from --seed (0: uniform; default: the router's shares measured in the trace)", .lo = 0, .hi = 100},
+    {"--a2a", MT_FLAG_CALL, 0, "auto|pairwise|direct|hier", "all-to-all algorithm: pairwise exchange (N-1 shifted "
+     "steps), direct (all pairs at once), hier (inside nodes, then one message per node pair and local rank); auto "
+     "follows --algo", .call = set_a2a, .choices = "auto|pairwise|direct|hier"},
+    {"--embedding-shard", MT_FLAG_CHOICE, CFG(plan.emb_shard), "MODE", "shard the embedding tables over the DP group "
+     "as TorchRec: table (whole tables per rank), row (rows split), column (columns split); pooled embeddings "
+     "exchanged by all-to-all, embedding parameters never all-reduced (default none)", .choices = MT_EMB_CHOICES},
     {"--gpus-per-node", MT_FLAG_INT, CFG(gpus_per_node), "G", "ranks per node for hier collectives and {nodes} "
      "(default 8)", .lo = 1, .hi = 1 << 20},
     {"--gpu-mem", MT_FLAG_BYTES, CFG(gpu_mem), "SIZE", "warn when a GPU's estimated peak memory exceeds SIZE "

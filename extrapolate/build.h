@@ -90,6 +90,8 @@ typedef struct mt_pass {
 
 /* The passes, in program.c's table. */
 extern const mt_pass mt_pass_tp, mt_pass_cp, mt_pass_traced, mt_pass_dp, mt_pass_pp;
+extern const mt_pass mt_pass_ep;  /* pass_ep.c: expert parallelism (moe.h) */
+extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 

@@ -221,15 +221,50 @@ static void ringflow(builder *b, int32_t steps, double S) {
 /* All-to-all as a pairwise exchange: in step k = 1..N-1 rank i sends to i + k once it has
  * received step k-1, its own last send has left (one port) and i + k has received step k-1
  * (it is ready for step k). */
-static void exchange(builder *b, double bytes) {
+/* Bytes rank i sends rank j in an all-to-all of per-rank buffer S (mt_coll_params.share). */
+static double a2a_bytes(const mt_coll_params *p, double S, int32_t i, int32_t j) {
+    if (!p->share) return S / p->nranks;
+    return S * p->share[p->share_by_src ? i : j];
+}
+
+static void exchange(builder *b, const mt_coll_params *p, double S) {
     for (int32_t k = 1; k < b->n; k++) {
         step_begin(b);
         for (int32_t i = 0; i < b->n; i++) {
             int32_t dst = (i + k) % b->n;
-            add_ordered(b, 0, i, dst, bytes, 1);
+            add_ordered(b, 0, i, dst, a2a_bytes(p, S, i, dst), 1);
             dep_last(b, b->frontier[dst]);
         }
     }
+}
+
+/* Hierarchical all-to-all (collective.h): rank (a, l) = a x G + l. Phase 1 inside nodes, phase 2
+ * across nodes once a rank has received phase 1 from its local peers. */
+static mt_status hier_alltoall(builder *b, const mt_coll_params *p, double S, mt_error *err) {
+    int32_t n = p->nranks, G = p->ranks_per_node;
+    if (G < 1 || n % G)
+        return mt_fail(err, MT_EINVAL, "hier needs the rank count (%d) to be a multiple of the GPUs per node (%d)",
+                       (int)n, (int)G);
+    int32_t m = n / G;
+    step_begin(b);
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t l2 = 0; l2 < G; l2++) {
+            int32_t j = i / G * G + l2;
+            if (j == i) continue;
+            double x = 0; /* i's data for every rank (c, l2) */
+            for (int32_t c = 0; c < m; c++) x += a2a_bytes(p, S, i, c * G + l2);
+            add(b, 0, i, j, x);
+        }
+    step_begin(b);
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t c = 0; c < m; c++) {
+            int32_t dst = c * G + j % G;
+            if (c == j / G) continue;
+            double x = 0; /* node j/G's data for dst, gathered at j */
+            for (int32_t l = 0; l < G; l++) x += a2a_bytes(p, S, j / G * G + l, dst);
+            add(b, 0, j, dst, x);
+        }
+    return MT_OK;
 }
 
 static void chain(builder *b, int32_t root, int up, double bytes) {
@@ -264,7 +299,7 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
         else if (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ring_steps(b, all, 1, n, n - 1, S / n);
         else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) chain(b, p->root, op == MT_COLL_REDUCE, S);
         else
-            exchange(b, S / n);
+            exchange(b, p, S);
     } else if (p->algo == MT_ALGO_DIRECT) {
         int phases = op == MT_COLL_ALLREDUCE ? 2 : 1;
         for (int ph = 0; ph < phases; ph++) {
@@ -274,6 +309,7 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
                     if (i == j) continue;
                     if (op == MT_COLL_BROADCAST && i == p->root) add(b, 0, i, j, S);
                     else if (op == MT_COLL_REDUCE && j == p->root) add(b, 0, i, j, S);
+                    else if (op == MT_COLL_ALLTOALL) add(b, 0, i, j, a2a_bytes(p, S, i, j));
                     else if (op != MT_COLL_BROADCAST && op != MT_COLL_REDUCE) add(b, 0, i, j, S / n);
                 }
         }
@@ -293,6 +329,8 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
             rc = mt_fail(err, MT_EINVAL, "tree %s is not supported (use ring or direct)",
                          mt_coll_op_name(op));
         }
+    } else if (op == MT_COLL_ALLTOALL) { /* hier */
+        rc = hier_alltoall(b, p, S, err);
     } else { /* hier */
         int32_t g = p->ranks_per_node;
         if (op != MT_COLL_ALLREDUCE)

@@ -29,8 +29,11 @@
  *   tree   double binary tree: all-reduce = reduce up + broadcast down on two complementary
  *          binary trees each carrying S/2; broadcast/reduce on one tree.
  *   direct all pairs at once: all-reduce = direct reduce-scatter + direct all-gather.
- *   hier   all-reduce only: ring reduce-scatter inside each node of G ranks, ring all-reduce
- *          of S/G across nodes per local rank, ring all-gather inside nodes.
+ *   hier   all-reduce: ring reduce-scatter inside each node of G ranks, ring all-reduce
+ *          of S/G across nodes per local rank, ring all-gather inside nodes. all-to-all: inside
+ *          each node every rank sends each local peer l' what it has for the ranks of local index
+ *          l' on every node (m S/N even), then across nodes each rank sends rank (b, l') what its
+ *          node has for it (G S/N even): m-1 inter-node messages per rank instead of N-G.
  *   ringflow  all-reduce, reduce-scatter, all-gather as the steady state of a finely chunked
  *          ring: N concurrent neighbour flows of k/N x S bytes (k = 2(N-1) steps for
  *          all-reduce, N-1 otherwise), then, once all have arrived, a chain of k-1 zero-byte
@@ -78,6 +81,10 @@ typedef struct mt_coll_params {
     int32_t peer;           /* sendrecv destination */
     int32_t ranks_per_node; /* hier only */
     int32_t chunks;         /* 0 = default */
+    const double *share;    /* all-to-all only, NULL = even: per rank, its share of each rank's S
+                             * (sum 1): rank i sends j S x share[j] (share_by_src 0: j receives its
+                             * experts' tokens), or S x share[i] (1: i returns what its experts took) */
+    int8_t share_by_src;
 } mt_coll_params;
 
 typedef struct mt_coll_send {

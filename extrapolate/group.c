@@ -8,7 +8,9 @@ void mt_groups_init(mt_groups *g, const mt_mesh *m) {
     memset(g, 0, sizeof *g);
     g->mesh = *m;
     mt_groups_add(g, MT_DIM_BIT(MT_DIM_TP), 0, "tp");
-    mt_groups_add(g, MT_DIMS_DP, 0, "dp");
+    /* every replica of the dense model: with expert parallelism the EP ranks too (each routes its
+     * own batch); ep has size 1 otherwise */
+    mt_groups_add(g, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_EP), 0, "dp");
 }
 
 int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name) {

@@ -58,7 +58,7 @@ typedef struct dp_state {
 } dp_state;
 
 /* Ranks holding the same weights: the replicas, times the context-parallel ranks. */
-static int32_t grad_ranks(const mt_plan *pl) { return pl->dp * pl->cp; }
+static int32_t grad_ranks(const mt_plan *pl) { return mt_plan_replicas(pl) * pl->cp; }
 
 static int ddp_buckets(const mt_plan *pl) {
     return grad_ranks(pl) > 1 && pl->dp_mode == MT_DP_DDP && pl->comm != MT_COMM_TRACED && pl->zero < 3 && !pl->fsdp;

@@ -14,6 +14,7 @@ void mt_plan_init(mt_plan *p) {
     p->bucket_bytes = 25.0 * 1024 * 1024;
     p->first_bucket_bytes = 1024.0 * 1024;
     p->cp = p->ep = 1;
+    p->expert_skew = -1;
     memcpy(p->placement, "tpd", 4);
     p->algo = MT_ALGO_RING;
     p->ringflow_above = 64;
@@ -96,7 +97,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
     if (p->gpus == 0 && unset == 3 && tp.multi_rank) p->gpus = tp.world_size; /* as the job ran */
-    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank ? MT_COMM_TRACED : MT_COMM_REGENERATE;
+    /* --ep / --embedding-shard on a rank of a MoE or TorchRec job regenerate its all-to-alls */
+    int sparse = p->ep > 1 || p->emb_shard != MT_EMB_NONE;
+    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank && !sparse ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     if (p->cp <= 0) p->cp = 1;
     if (p->ep <= 0) p->ep = 1;
     int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) * p->cp * p->ep;
@@ -158,12 +161,13 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
         p->batch_factor = 1.0 / p->micro_batches;
         return MT_OK;
     }
-    if (p->global_batch == 0) p->global_batch = tb * p->dp;
-    if (p->global_batch % p->dp)
+    int32_t R = mt_plan_replicas(p); /* D, or D x E with expert parallelism */
+    if (p->global_batch == 0) p->global_batch = tb * R;
+    if (p->global_batch % R)
         return mt_fail(err, MT_EINVAL,
                        "global batch %lld does not divide over %d data-parallel replicas "
-                       "(use a multiple of %d)", (long long)p->global_batch, p->dp, p->dp);
-    p->replica_batch = p->global_batch / p->dp;
+                       "(use a multiple of %d)", (long long)p->global_batch, R, R);
+    p->replica_batch = p->global_batch / R;
     /* default M: the smallest divisor of the replica batch that is >= P */
     while (micro_default && p->micro_batches < p->replica_batch && p->replica_batch % p->micro_batches)
         p->micro_batches++;
@@ -176,6 +180,8 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     p->batch_factor = (double)p->micro_batch / (double)tb;
     return MT_OK;
 }
+
+int32_t mt_plan_replicas(const mt_plan *p) { return p->dp * (p->ep > 1 ? p->ep : 1); }
 
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
     mt_mesh m;

@@ -54,6 +54,12 @@ typedef struct mt_plan {
     int32_t ringflow_above;  /* ring all-reduce/reduce-scatter/all-gather over more ranks than
                                 this run as ringflow (collective.h): O(N) instead of O(N^2)
                                 sends. Default 64; 0 = always ringflow; -1 = never */
+    double expert_skew;      /* --expert-skew: Zipf exponent of the tokens per expert; < 0 (default):
+                                the traced shares (moe.h) */
+    uint64_t expert_seed;    /* seeds the skew's permutation of the experts */
+    int32_t a2a_algo;        /* --a2a: all-to-all algorithm, 0 = --algo's; else 1 + MT_ALGO_RING (pairwise
+                                exchange), MT_ALGO_DIRECT or MT_ALGO_HIER (intra-node then inter-node) */
+    int32_t emb_shard;       /* --embedding-shard: MT_EMB_* (pass_emb.c), 0 none */
     /* Filled by mt_plan_resolve: */
     int64_t replica_batch;   /* global_batch / D */
     int64_t micro_batch;     /* replica_batch / M */
@@ -76,6 +82,14 @@ void mt_plan_mesh(const mt_plan *p, mt_mesh *m);
 /* Rank of replica d, stage s, TP rank t (other dimensions at 0), and back. */
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t);
 void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int32_t *t);
+
+/* Sharded embeddings (TorchRec): table-wise, row-wise, column-wise. */
+enum { MT_EMB_NONE = 0, MT_EMB_TABLE, MT_EMB_ROW, MT_EMB_COLUMN };
+#define MT_EMB_CHOICES "none|table|row|column"
+
+/* Ranks holding a replica of the dense (non-expert) parameters, each on its own data: D x E (the EP
+ * ranks route their own batches). */
+int32_t mt_plan_replicas(const mt_plan *p);
 
 /* Ranks that shard the model's states: D for --zero and --fsdp, the --fsdp-shard G of hybrid
  * sharding, 1 when nothing is sharded. */

@@ -17,8 +17,10 @@ static const struct {
 } SIZE_FIELDS[] = {
     {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
     {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
-    {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)},
+    {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)}, {"ep", offsetof(mt_plan, ep)},
 };
+
+static const char *const EMB_NAMES[] = {"none", "table", "row", "column"}; /* MT_EMB_* */
 
 /* The data-parallel modes of auto, in listing order. */
 static const struct {
@@ -90,6 +92,14 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
     if (!strcmp(field, "schedule")) return mt_pp_schedule_parse(v, &p->schedule, err);
     if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
     if (!strcmp(field, "algo")) return mt_coll_algo_parse(v, &p->algo, err);
+    if (!strcmp(field, "emb")) {
+        for (int k = 0; k <= MT_EMB_COLUMN; k++)
+            if (!strcmp(v, EMB_NAMES[k])) {
+                p->emb_shard = k;
+                return MT_OK;
+            }
+        return mt_fail(err, MT_EINVAL, "--plans: emb=%s in plan '%s' needs table, row, column or none", v, plan_text);
+    }
     if (!strcmp(field, "bucket")) {
         if (mt_parse_bytes(v, &p->bucket_bytes, err) != MT_OK || p->bucket_bytes <= 0)
             return mt_fail(err, MT_EINVAL, "--plans: bucket=%s in plan '%s' needs a size such as 25MiB", v,
@@ -98,7 +108,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
     }
     return mt_fail(err, MT_EINVAL,
                    "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
-                   "placement, bucket, algo, zero or fsdp_shard)", field, plan_text);
+                   "placement, bucket, algo, zero, fsdp_shard, ep or emb)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -217,6 +227,8 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->fsdp && p->fsdp_shard > 0) ADD("fsdp_shard=%d", p->fsdp_shard);
     if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
     if (p->cp > 1) ADD("cp=%d", p->cp);
+    if (p->ep > 1) ADD("ep=%d", p->ep);
+    if (p->emb_shard > 0 && p->emb_shard <= MT_EMB_COLUMN) ADD("emb=%s", EMB_NAMES[p->emb_shard]);
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
@@ -245,6 +257,10 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     if (pl->zero) json_object_set_new(plan, "zero", json_integer(pl->zero));
     if (pl->fsdp) json_object_set_new(plan, "fsdp", json_true());
     if (pl->fsdp_shard) json_object_set_new(plan, "fsdp_shard", json_integer(pl->fsdp_shard));
+    if (pl->ep > 1) json_object_set_new(plan, "ep", json_integer(pl->ep));
+    if (pl->emb_shard > 0 && pl->emb_shard <= MT_EMB_COLUMN)
+        json_object_set_new(plan, "embedding_shard", json_string(EMB_NAMES[pl->emb_shard]));
+    if (pl->expert_skew >= 0) json_object_set_new(plan, "expert_skew", json_real(pl->expert_skew));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
     json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));

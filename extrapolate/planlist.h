@@ -10,6 +10,8 @@
  *   placement=ORDER  bucket=SIZE  algo=ring|tree|direct|hier|ringflow
  *   zero=1|2|3    ZeRO stage over the DP group (plan.h)
  *   fsdp          FSDP full shard; fsdp_shard=G its hybrid sharding in groups of G
+ *   ep=E          expert-parallel size (N = D x T x P x E)
+ *   emb=table|row|column  sharded embedding tables (--embedding-shard)
  *   single        one GPU (all sizes 1)
  *   default       no field: everything from the command's flags
  * e.g. "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe". A size left out takes the GPUs left
@@ -62,7 +64,7 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
 void mt_planlist_label(const mt_plan *p, char *buf, size_t len);
 
 /* The plan as a new jansson object: gpus, dp, tp, pp, dp_mode, schedule, micro_batches,
- * zero, fsdp, fsdp_shard, bucket_bytes, first_bucket_bytes, placement, algo, global_batch,
+ * zero, fsdp, fsdp_shard, ep, embedding_shard, expert_skew (the last three when used), bucket_bytes, first_bucket_bytes, placement, algo, global_batch,
  * replica_batch, micro_batch, batch_factor. NULL when out of memory. */
 json_t *mt_planlist_json(const mt_plan *p);
 

@@ -24,10 +24,12 @@
 #include <string.h>
 
 #include "extrapolate/build.h"
+#include "extrapolate/moe.h"
 #include "extrapolate/stages.h"
 #include "util/units.h"
 
-static const mt_pass *const passes[] = {&mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp};
+/* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
+static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */
@@ -424,5 +426,8 @@ void mt_program_free(mt_program *p) {
     }
     free(p->tp_replicated);
     free(p->stages);
+    mt_moe_free(p->moe);
+    free(p->emb_owner);
+    free(p->emb_share);
     free(p);
 }

@@ -78,7 +78,10 @@ typedef enum {
     MT_COLL_WHY_TRACED,     /* one of the traced job's own collectives, kept (plan comm traced) */
     MT_COLL_WHY_DP_PARAMS,  /* sharded data parallel: the all-gather of parameters (ZeRO, FSDP) */
     MT_COLL_WHY_CP_FWD,     /* context parallel: the K/V blocks of an attention around the CP ring */
-    MT_COLL_WHY_CP_BWD      /* context parallel: K/V and their gradients around the ring in backward */
+    MT_COLL_WHY_CP_BWD,     /* context parallel: K/V and their gradients around the ring in backward */
+    MT_COLL_WHY_EP,         /* expert parallel: tokens dispatched to / combined from their experts (pass_ep.c) */
+    MT_COLL_WHY_EP_GRAD,    /* expert parallel: expert gradients over the expert-data-parallel group */
+    MT_COLL_WHY_EMB         /* sharded embeddings: pooled embeddings or their gradients (pass_emb.c) */
 } mt_coll_why;
 
 typedef struct mt_item {     /* one operator inside a COMPUTE task */
@@ -104,6 +107,11 @@ typedef struct mt_task {
     double bytes;            /* COLL: per-rank buffer (all-gather: output); SEND: payload */
     int32_t traced;          /* COLL kept from the trace: its trace_coll index; -1 otherwise */
     int32_t keep;            /* WAIT_GROUP: collectives of its group that may stay unfinished */
+    int8_t moe;              /* COMPUTE: 1 when it holds expert ops or sharded tables, whose time depends
+                              * on the GPU's EP rank (moe.h: mt_moe_op_factor) or DP slot (emb_owner);
+                              * COLL all-to-all: 1 rank j receives its share (an EP dispatch, a table's
+                              * gradient), 2 rank j sends its share (a combine, pooled embeddings) */
+    int32_t moe_layer;       /* COLL with moe: the MoE layer whose shares it follows, -1 emb_share */
 } mt_task;
 
 typedef struct mt_stage_program {
@@ -145,6 +153,13 @@ typedef struct mt_program {
     int32_t skipped_comm_ops;          /* ops of the trace that are only a collective call (replaced);
                                         * an op enclosing one runs as compute */
     char warning[256];                 /* first warning, "" when none */
+    int32_t *emb_owner;                /* --embedding-shard table (pass_emb.c): per op, the DP slot holding
+                                        * the table of an embedding op (forward or backward; it runs there
+                                        * for all D replicas' batches, nowhere else), -1; NULL without */
+    double *emb_share;                 /* per DP slot: its tables' share of the pooled bytes (table-wise
+                                        * all-to-alls with moe_layer -1), NULL without */
+    struct mt_moe *moe;                /* expert parallelism (pass_ep.c, moe.h): the trace's MoE layers
+                                        * and the plan's expert load; NULL without */
 } mt_program;
 
 typedef struct mt_program_opts {

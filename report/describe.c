@@ -75,6 +75,9 @@ const char *mt_coll_why_name(mt_coll_why w) {
     case MT_COLL_WHY_CP_FWD: return "cp-forward";
     case MT_COLL_WHY_CP_BWD: return "cp-backward";
     case MT_COLL_WHY_DP_PARAMS: return "dp-params";
+    case MT_COLL_WHY_EP: return "ep-tokens";
+    case MT_COLL_WHY_EP_GRAD: return "ep-gradients";
+    case MT_COLL_WHY_EMB: return "embeddings";
     default: return "dp-gradients";
     }
 }

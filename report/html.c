@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report/describe.h"
+#include "report/experts.h"
 #include "util/units.h"
 
 enum { GPU_ROWS_MAX = 64, LAYER_ROWS_MAX = 300, GANTT_GPUS_MAX = 64, NAME_SHOWN = 40 };
@@ -483,6 +484,7 @@ mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err
         esc(f, d);
         fprintf(f, "</h2>\n");
         layer_bars(f, r->prog, r->res);
+        mt_experts_html(f, r->prog); /* MoE traces only */
         if (r->rec) {
             fprintf(f, "<h2>Timeline: ");
             esc(f, d);

@@ -6,6 +6,7 @@
 
 #include "extrapolate/planlist.h"
 #include "extrapolate/traced.h"
+#include "report/experts.h"
 #include "sim/scenario.h"
 #include "util/units.h"
 
@@ -157,6 +158,8 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     }
     json_object_set_new(o, "gpus", gs);
     json_object_set_new(o, "mesh", mesh_json(p, r));
+    json_t *ex = mt_experts_json(p);
+    if (ex) json_object_set_new(o, "moe", ex);
     json_t *ls = json_array();
     for (int32_t l = 0; l < r->n_layers; l++) {
         json_t *x = json_object();
@@ -271,6 +274,7 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
         fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
                 pl->cp, p->cp_rings);
     print_mesh(out, p, r);
+    mt_experts_print(out, p);
     char mode[32];
     int buckets = pl->dp_mode == MT_DP_DDP && pl->zero < 3 && !pl->fsdp;
     if (pl->dp > 1)

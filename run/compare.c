@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "extrapolate/sparseplans.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
 #include "util/units.h"
@@ -88,7 +89,10 @@ mt_status mt_sweep_parse(const char *text, mt_sweep *s, mt_error *err) {
     return MT_OK;
 }
 
-void mt_compare_config_init(mt_compare_config *cc) { memset(cc, 0, sizeof *cc); }
+void mt_compare_config_init(mt_compare_config *cc) {
+    memset(cc, 0, sizeof *cc);
+    cc->sparse = MT_SPARSE_AUTO;
+}
 
 mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err) {
     mt_sweep_kind sw = cc->sweep.kind;
@@ -231,6 +235,13 @@ static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, 
         int fixed_mode = c->strategy == MT_STRATEGY_DP || c->strategy == MT_STRATEGY_DDP;
         MT_CHECK(cc->plans ? mt_planlist_parse(cc->plans, &base, &plans, &np, err)
                            : mt_planlist_auto(&base, fixed_mode, c->schedule_set, cc->dp_modes, &plans, &np, err));
+        if (!cc->plans && cc->sparse) {
+            mt_status rc = mt_sparse_expand(t, cc->sparse, &plans, &np, err);
+            if (rc != MT_OK) {
+                free(plans);
+                return rc;
+            }
+        }
     }
     if (np > MT_COMPARE_MAX_ROWS) {
         free(plans);

@@ -44,6 +44,8 @@ typedef void (*mt_compare_progress_fn)(void *ctx, int32_t i, int32_t n, const ch
 typedef struct mt_compare_config {
     const char *plans;       /* a --plans list (extrapolate/planlist.h), NULL: every plan */
     unsigned dp_modes;       /* the data-parallel modes every plan lists (MT_DPM_*); 0: ddp and dp */
+    unsigned sparse;         /* expert-parallel and sharded-embedding variants auto lists too
+                              * (extrapolate/sparseplans.h: MT_SPARSE_*; 0 none); init: auto */
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;

@@ -39,6 +39,7 @@ mt_status mt_run_config_add_path(mt_run_config *c, const char *path, mt_error *e
 mt_plan mt_run_plan(const mt_run_config *c, int32_t gpus) {
     mt_plan p = c->plan;
     if (gpus > 0) p.gpus = gpus;
+    if (c->seed >= 0) p.expert_seed = (uint64_t)c->seed; /* --seed also seeds --expert-skew */
     if (c->strategy == MT_STRATEGY_DP) p.dp_mode = MT_DP_SYNC;
     if (c->strategy == MT_STRATEGY_DDP) p.dp_mode = MT_DP_DDP;
     if (c->strategy != MT_STRATEGY_NONE && !p.dp && !p.tp && !p.pp) {

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "extrapolate/hostdev.h"
+#include "extrapolate/moe.h"
 #include "sim/busy.h"
 #include "sim/collexec.h"
 #include "util/u64map.h"
@@ -233,6 +234,10 @@ static void resume(runner *r, vgpu *g) {
 mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node) {
     mt_coll_algo a = pl->algo;
     if (ranks_per_node <= 0) ranks_per_node = 8;
+    if (op == MT_COLL_ALLTOALL && pl->a2a_algo > 0) {
+        a = (mt_coll_algo)(pl->a2a_algo - 1);
+        return a == MT_ALGO_HIER && (n % ranks_per_node || n <= ranks_per_node) ? MT_ALGO_DIRECT : a;
+    }
     if (a == MT_ALGO_HIER && (op != MT_COLL_ALLREDUCE || n % ranks_per_node || n <= ranks_per_node))
         a = MT_ALGO_RING; /* hier is an all-reduce over whole nodes; smaller groups use rings */
     if (a == MT_ALGO_TREE && op == MT_COLL_ALLGATHER) a = MT_ALGO_RING;
@@ -242,9 +247,22 @@ mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32
     return a;
 }
 
-static const cached_sched *get_schedule(runner *r, mt_coll_op op, int32_t n, double bytes, mt_error *err) {
+/* The per-rank shares of an expert-parallel all-to-all (pass_ep.c), NULL for an even one. */
+static const double *a2a_share(const runner *r, const mt_task *k) {
+    const mt_moe *m = r->p->moe;
+    if (!k->moe || k->coll != MT_COLL_ALLTOALL) return NULL;
+    if (k->moe_layer < 0) return r->p->emb_share; /* table-wise embeddings (pass_emb.c) */
+    if (!m || !m->rank_share) return NULL;
+    return m->rank_share + (size_t)k->moe_layer * (size_t)m->ep;
+}
+
+static const cached_sched *get_schedule(runner *r, const mt_task *k, int32_t n, mt_error *err) {
+    mt_coll_op op = k->coll;
+    double bytes = k->bytes;
     mt_coll_params cp;
     mt_coll_params_init(&cp);
+    cp.share = a2a_share(r, k);
+    cp.share_by_src = k->moe == 2;
     cp.op = op;
     cp.nranks = n;
     cp.bytes = bytes;
@@ -254,11 +272,13 @@ static const cached_sched *get_schedule(runner *r, mt_coll_op op, int32_t n, dou
     uint64_t bb;
     memcpy(&bb, &bytes, sizeof bb);
     uint64_t key = mt_hash64(((uint64_t)op) | ((uint64_t)cp.algo << 8) | ((uint64_t)(uint32_t)n << 16) |
-                             ((uint64_t)(uint32_t)cp.chunks << 48)) ^ mt_hash64(bb);
+                             ((uint64_t)(uint32_t)cp.chunks << 48)) ^ mt_hash64(bb) ^
+                   (cp.share ? mt_hash64((uint64_t)(uintptr_t)cp.share + (uint64_t)cp.share_by_src) : 0);
     int64_t idx;
     if (mt_u64map_get(&r->cache_idx, key, &idx)) {
         const mt_coll_params *q = &r->cache[idx].p;
-        if (q->op == op && q->algo == cp.algo && q->nranks == n && q->bytes == bytes && q->chunks == cp.chunks)
+        if (q->op == op && q->algo == cp.algo && q->nranks == n && q->bytes == bytes && q->chunks == cp.chunks &&
+            q->share == cp.share && q->share_by_src == cp.share_by_src)
             return &r->cache[idx];
     }
     mt_coll_schedule *s;
@@ -301,7 +321,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
-        const cached_sched *cs = get_schedule(r, I->task->coll, G->n, I->task->bytes, &err);
+        const cached_sched *cs = get_schedule(r, I->task, G->n, &err);
         const mt_coll_schedule *s = cs ? cs->s : NULL;
         collref *c = s ? malloc(sizeof *c) : NULL;
         if (!c) {
@@ -490,6 +510,19 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
  * GPU's speed and, with a what-if hook, each item times its factor. */
 static mt_time_ps compute_ps(const runner *r, const vgpu *g, const mt_stage_program *sp, const mt_task *k) {
     double speed = r->o.gpu_speed ? r->o.gpu_speed[g->rank] : 1.0;
+    if (k->moe && (r->p->moe || r->p->emb_owner)) { /* this GPU's experts or tables only (pass_ep/emb.c) */
+        mt_coords c;
+        mt_mesh_coords(&r->p->groups.mesh, g->rank, &c);
+        int32_t slot = mt_group_slot(&r->p->groups, MT_GROUP_DP, g->rank), D = mt_group_size(&r->p->groups, MT_GROUP_DP);
+        double d = 0;
+        for (int32_t i = k->item_first; i < k->item_first + k->item_count; i++) {
+            int32_t op = sp->items[i].op, own = r->p->emb_owner ? r->p->emb_owner[op] : -1;
+            double f = own < 0 ? mt_moe_op_factor(r->p->moe, op, c.c[MT_DIM_EP]) : own == slot ? D : 0;
+            d += (double)sp->items[i].dur_ps * f *
+                 (r->o.compute_factor ? r->o.compute_factor(r->o.factor_ctx, g->rank, g->step, k, &sp->items[i]) : 1);
+        }
+        return mt_ps_sat(d / speed);
+    }
     if (!r->o.compute_factor) return speed == 1.0 ? k->dur_ps : mt_ps_sat((double)k->dur_ps / speed);
     double d = 0;
     for (int32_t i = k->item_first; i < k->item_first + k->item_count; i++)

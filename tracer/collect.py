@@ -195,21 +195,10 @@ def _builtin_modules():
         def forward(self, x):
             return self.run(x, 0, len(self.blocks), True)
 
-    class DLRMTiny(nn.Module):
-        """dlrm-tiny: --tables embedding bags (sum of --bag ids each) of --vocab rows x --emb-dim,
-        their pooled vectors concatenated into a 2-layer MLP (4 x emb-dim wide) and a logistic
-        loss: a recommendation model whose tables --dist embedding shards across ranks."""
-
-        def __init__(self, tables, rows, dim):
-            super().__init__()
-            self.tables = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
-            self.dense = nn.Sequential(nn.Linear(tables * dim, 4 * dim), nn.ReLU(), nn.Linear(4 * dim, 1))
-
-        def forward(self, ids):  # ids: [batch, tables, bag]
-            pooled = [t(ids[:, i]) for i, t in enumerate(self.tables)]
-            return self.dense(torch.cat(pooled, dim=1)).squeeze(1)
-
-    return {"TinyTransformer": TinyTransformer, "MLP": MLP, "ResMLP": ResMLP, "DLRMTiny": DLRMTiny}
+    import sparse_models
+    out = {"TinyTransformer": TinyTransformer, "MLP": MLP, "ResMLP": ResMLP}
+    out.update(sparse_models.modules(Block))  # moe-tiny, dlrm-tiny
+    return out
 
 
 BUILTIN = {
@@ -217,7 +206,9 @@ BUILTIN = {
     "bert-tiny": "built-in encoder transformer, masked-LM loss (plain torch)",
     "mlp": "built-in 2-layer MLP on random vectors (for tests)",
     "resmlp": "built-in residual MLP blocks on random vectors (splits into pipeline stages)",
-    "dlrm-tiny": "built-in embedding tables + MLP (a recommendation model; --dist embedding shards it)",
+    "moe-tiny": "built-in GPT with mixture-of-experts feed-forward layers (--experts, --top-k, --capacity-factor)",
+    "dlrm-tiny": "built-in DLRM: bottom MLP, embedding tables of different sizes, dot interaction, top MLP "
+                 "(--dist embedding shards its tables)",
 }
 
 # HuggingFace configs (random init) usable when `transformers` imports.
@@ -265,7 +256,7 @@ def _seq_len(args):
     return args.seq_len if args.seq_len else 128
 
 
-def build_workload(args, device, dtype):
+def build_workload(args, device, dtype, seed=None):
     """Returns (model, inputs, loss_fn, optimizer_or_None, info).
 
     inputs is a tensor, tuple (positional args) or dict (keyword args) passed to
@@ -275,7 +266,7 @@ def build_workload(args, device, dtype):
 
     name = args.model
     info = {}
-    gen = torch.Generator().manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed if seed is None else seed)
 
     if ":" in name:
         return build_user_workload(name, args, device, dtype)
@@ -319,12 +310,33 @@ def build_workload(args, device, dtype):
                 lambda out: F.cross_entropy(out.float(), y), None, info)
 
     if name == "dlrm-tiny":
-        model = _builtin_modules()["DLRMTiny"](args.tables, args.vocab, args.emb_dim)
-        ids = torch.randint(0, args.vocab, (args.batch, args.tables, args.bag), generator=gen).to(device)
-        y = torch.randint(0, 2, (args.batch,), generator=gen).to(device=device, dtype=torch.float32)
-        info.update(tables=args.tables, rows=args.vocab, emb_dim=args.emb_dim, bag=args.bag)
-        return (model.to(device=device, dtype=dtype), ids,
+        import sparse_models
+        rows = sparse_models.table_rows(args.vocab, args.tables)
+        model = _builtin_modules()["DLRMTiny"](rows, args.emb_dim)
+        dense, ids, y = sparse_models.dlrm_inputs(args, gen, device, dtype)
+        info.update(tables=args.tables, table_rows=rows, emb_dim=args.emb_dim, bag=args.bag,
+                    dense_features=sparse_models.DENSE_FEATURES,
+                    dense_parameters=sum(p.numel() for p in model.dense.parameters()))
+        return (model.to(device=device, dtype=dtype), (dense, ids),
                 lambda out: F.binary_cross_entropy_with_logits(out.float(), y), None, info)
+
+    if name == "moe-tiny":
+        import sparse_models
+        s = _seq_len(args)
+        if args.experts < 1 or args.top_k > args.experts:
+            fail("--top-k %d needs at least as many --experts (got %d)" % (args.top_k, args.experts))
+        model = _builtin_modules()["MoETiny"](args.vocab, args.hidden, args.layers, args.heads, max(s, 2),
+                                              args.experts, args.top_k, args.capacity_factor)
+        ids = torch.randint(0, args.vocab, (args.batch, s), generator=gen)
+        labels = ids.roll(-1, dims=1).to(device)
+        vocab = args.vocab
+        info.update(seq_len=s, hidden=args.hidden, layers=args.layers, heads=args.heads, vocab=args.vocab,
+                    experts=args.experts, top_k=args.top_k, capacity_factor=args.capacity_factor,
+                    expert_capacity=sparse_models.capacity(args.batch * s, args.experts, args.top_k,
+                                                           args.capacity_factor))
+        return (model.to(device=device, dtype=dtype), ids.to(device),
+                lambda out: F.cross_entropy(out.reshape(-1, vocab).float(), labels.reshape(-1)), None, info)
+
 
     if name in HF_CONFIGS:
         if not transformers_available():
@@ -890,6 +902,8 @@ def _record_steps(args, device, dtype, sibling):
         step()
     device_sync(device)
     rec = profile_step(step, args.warmup, device, args.out)
+    if hasattr(model, "expert_tokens"):  # moe-tiny: the routing of the profiled step
+        info["expert_tokens"] = model.expert_tokens()
     times, walls = time_steps(step, args.steps, device)
 
     meta = base_meta(args, device, n_params, opt_name)
@@ -938,19 +952,26 @@ def parse_args(argv):
     p.add_argument("--hidden", type=int, default=256,
                    help="built-in transformer hidden size / mlp input width (default 256)")
     p.add_argument("--heads", type=int, default=4, help="built-in transformer heads (default 4)")
-    p.add_argument("--vocab", type=int, default=8192, help="built-in transformer vocabulary (default 8192)")
+    p.add_argument("--vocab", type=int, default=8192, help="built-in transformer vocabulary; dlrm-tiny: rows of its largest table (default 8192)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch intra-op CPU threads (default: leave PyTorch's default)")
+    p.add_argument("--experts", type=int, default=4, help="moe-tiny experts per MoE layer (default 4)")
+    p.add_argument("--top-k", type=int, choices=[1, 2], default=2,
+                   help="moe-tiny experts per token: 1 (Switch) or 2 (GShard; default)")
+    p.add_argument("--capacity-factor", type=float, default=1.25,
+                   help="moe-tiny tokens an expert takes, x tokens x k / experts (default 1.25)")
     p.add_argument("--tables", type=int, default=8, help="dlrm-tiny embedding tables (default 8)")
     p.add_argument("--emb-dim", type=int, default=64, help="dlrm-tiny embedding width (default 64)")
     p.add_argument("--bag", type=int, default=16, help="dlrm-tiny ids per table and sample (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding"], default=None,
+    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding", "moe"], default=None,
                    help="record rank 0 of a --world-process job on this machine (torch.distributed, gloo, "
                         "CPU, one process per core) and measure that job's step: ddp (DistributedDataParallel "
                         "of --model), pipeline (resmlp cut into --world stages, GPipe over --micro-batches, "
                         "send/recv of each stage's output), embedding (dlrm-tiny with its tables sharded "
-                        "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP)")
+                        "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP), moe (moe-tiny with its "
+                        "experts split across ranks: all-to-all dispatch and combine of the routed tokens, DDP of "
+                        "the rest)")
     p.add_argument("--world", type=int, default=2, help="processes of a --dist job (default 2)")
     p.add_argument("--micro-batches", type=int, default=2,
                    help="--dist pipeline micro-batches per step (default 2; must divide --batch)")

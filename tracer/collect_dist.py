@@ -1,6 +1,6 @@
 """Multi-process recordings for tracer/collect.py.
 
---dist ddp|pipeline|embedding --world N: N processes on this machine (torch.distributed, gloo,
+--dist ddp|pipeline|embedding|moe --world N: N processes on this machine (torch.distributed, gloo,
 CPU, each pinned to its own core) run one training job; rank 0 records its step (Kineto + ET,
 with the job's distributedInfo as Kineto writes it), every rank times the same steps, and
 meta.json gets the job's measured step (per step the slowest rank, median over the steps) beside
@@ -12,9 +12,8 @@ rank 0's own times.  Workloads:
              --micro-batches: every forward with dist.send of its output to the next rank, then
              every backward with dist.send of its input's gradient to the previous rank;
              meta.json records the bytes rank 0 sends per micro-batch;
-  embedding  dlrm-tiny with its tables sharded table-wise (table t on rank t % N): an
-             all_to_all_single of the ids, the local lookups, an all_to_all_single of the pooled
-             vectors back (and of their gradients in backward), the MLP under DDP.
+  embedding  dlrm-tiny with its tables sharded table-wise, moe  moe-tiny with its experts split
+             over the ranks: the all-to-all jobs, in sparse_dist.py.
 
 --sibling-load (one process): the recording runs on core 0 while a sibling process runs the same
 model's step without communication on core 1, so that the recorded op times carry the contention
@@ -34,6 +33,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import collect as C  # noqa: E402  (the recorder's helpers: same folder)
+import sparse_dist  # noqa: E402  (the all-to-all jobs: moe, embedding)
 
 
 def free_port():
@@ -144,61 +144,8 @@ def pipeline_workload(args, rank, device, dtype):
     return step, sum(p.numel() for p in params), info
 
 
-def embedding_workload(args, rank, device, dtype):
-    import torch
-    import torch.distributed as dist
-    import torch.nn.functional as F
-    if args.model != "dlrm-tiny":
-        C.fail("--dist embedding shards dlrm-tiny's tables (got --model %s)" % args.model)
-    W, T, B, Lb, D = args.world, args.tables, args.batch, args.bag, args.emb_dim
-    if T % W:
-        C.fail("--dist embedding needs --tables divisible by --world (%d tables, %d ranks)" % (T, W))
-    model = C._builtin_modules()["DLRMTiny"](T, args.vocab, D).to(device=device, dtype=dtype)
-    mine = [t for t in range(T) if t % W == rank]
-    dense = torch.nn.parallel.DistributedDataParallel(model.dense)
-    params = list(model.dense.parameters()) + [p for t in mine for p in model.tables[t].parameters()]
-    opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9) if args.optimizer == "sgd" else \
-        torch.optim.Adam(params, lr=1e-4)
-    gen = torch.Generator().manual_seed(args.seed + rank)
-    ids = torch.randint(0, args.vocab, (B, T, Lb), generator=gen)
-    y = torch.randint(0, 2, (B,), generator=gen).to(dtype=torch.float32)
-    k = T // W
-
-    class AllToAll(torch.autograd.Function):
-        """all_to_all_single of equal splits, and of the gradients back in backward."""
-        @staticmethod
-        def forward(ctx, inp):
-            out = torch.empty_like(inp)
-            dist.all_to_all_single(out, inp.contiguous())
-            return out
-
-        @staticmethod
-        def backward(ctx, grad):
-            out = torch.empty_like(grad)
-            dist.all_to_all_single(out, grad.contiguous())
-            return out
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        # ids of peer p's tables to rank p: [W, B, k, Lb], block p for rank p
-        send_ids = torch.stack([ids[:, [t for t in range(T) if t % W == p]] for p in range(W)])
-        recv_ids = torch.empty_like(send_ids)
-        dist.all_to_all_single(recv_ids, send_ids)
-        # my tables for every rank's samples: [W, B, k, D]
-        pooled = torch.stack([torch.stack([model.tables[t](recv_ids[p, :, j]) for j, t in enumerate(mine)], 1)
-                              for p in range(W)])
-        back = AllToAll.apply(pooled)  # block p: my samples' vectors of rank p's tables
-        order = [t for p in range(W) for t in range(T) if t % W == p]
-        vec = back.permute(1, 0, 2, 3).reshape(B, T, D)[:, [order.index(t) for t in range(T)]]
-        out = dense(vec.reshape(B, T * D)).squeeze(1)
-        F.binary_cross_entropy_with_logits(out.float(), y).backward()
-        opt.step()
-
-    info = {"tables": T, "rows": args.vocab, "emb_dim": D, "bag": Lb, "tables_on_rank0": [t for t in range(T) if t % W == 0]}
-    return step, sum(p.numel() for p in params), info
-
-
-WORKLOADS = {"ddp": ddp_workload, "pipeline": pipeline_workload, "embedding": embedding_workload}
+WORKLOADS = {"ddp": ddp_workload, "pipeline": pipeline_workload, "embedding": sparse_dist.embedding_workload,
+             "moe": sparse_dist.moe_workload}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,6 +197,12 @@ def _rank_main(rank, args, port, result_path):
                 json.dump({"job_ms": meta["step_time_ms"]["median"], "ops": rec["kineto_cpu_ops"]}, f)
     finally:
         dist.destroy_process_group()
+    # Done and written: leave now. Left to the interpreter's teardown, a process sometimes hangs
+    # there for good (torch 1.13's gloo: a worker thread the exit waits for; seen with the short
+    # steps of --dist embedding), and the job with it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_dist(args):

@@ -1,0 +1,34 @@
+/* extrapolate/embtables.c — see embtables.h. */
+#include "extrapolate/embtables.h"
+
+#include <string.h>
+
+static int32_t weight_of(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count; j++) {
+        int32_t w = t->trefs[o->in_first + j].tensor;
+        if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT) return w;
+    }
+    return -1;
+}
+
+int mt_emb_is_table(const trace *t, int32_t i) {
+    const trace_op *o = &t->ops[i];
+    return o->phase == TRACE_PHASE_FORWARD && o->tp == TRACE_TP_EMBEDDING && o->out_count >= 1 && weight_of(t, o) >= 0;
+}
+
+double mt_emb_table_bytes(const trace *t, int32_t i) {
+    int32_t w = weight_of(t, &t->ops[i]);
+    return w >= 0 ? t->tensors[w].bytes : 0;
+}
+
+double mt_emb_pooled_bytes(const trace *t, int32_t i) {
+    int32_t x = t->trefs[t->ops[i].out_first].tensor;
+    return x >= 0 && x < t->n_tensors ? t->tensors[x].bytes : 0;
+}
+
+int32_t mt_emb_bag_count(const trace *t) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops; i++)
+        n += mt_emb_is_table(t, i) && t->ops[i].name && strstr(t->ops[i].name, "embedding_bag") != NULL;
+    return n;
+}

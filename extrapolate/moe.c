@@ -1,0 +1,277 @@
+/* extrapolate/moe.c — MoE layers found in a trace and their expert load (see moe.h). */
+#include "extrapolate/moe.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/u64map.h"
+
+/* The op's first input of `role` (TRACE_ROLE_WEIGHT) or, role < 0, its first non-weight input. */
+static const trace_tref *input_of(const trace *t, const trace_op *o, int role) {
+    for (int32_t j = 0; j < o->in_count; j++) {
+        const trace_tref *r = &t->trefs[o->in_first + j];
+        if (r->tensor < 0 || r->tensor >= t->n_tensors || r->ndim < 1) continue;
+        int w = t->tensors[r->tensor].role == TRACE_ROLE_WEIGHT;
+        if (role < 0 ? !w : w) return r;
+    }
+    return NULL;
+}
+
+static int64_t dim(const trace *t, const trace_tref *r, int32_t k) {
+    return k >= 0 && k < r->ndim ? t->dims[r->shape_off + k] : 0;
+}
+
+/* Rows of a tensor (every dimension but the last). */
+static double rows(const trace *t, const trace_tref *r) {
+    double n = 1;
+    for (int32_t k = 0; k + 1 < r->ndim; k++) n *= (double)t->dims[r->shape_off + k];
+    return n;
+}
+
+/* A forward linear reading a 2-D weight. */
+static int is_linear(const trace *t, int32_t i) {
+    const trace_op *o = &t->ops[i];
+    if (o->phase != TRACE_PHASE_FORWARD || o->tp != TRACE_TP_LINEAR) return 0;
+    const trace_tref *w = input_of(t, o, TRACE_ROLE_WEIGHT);
+    return w && w->ndim == 2 && input_of(t, o, -1);
+}
+
+static int same_weight_shape(const trace *t, int32_t a, int32_t b) {
+    const trace_tref *x = input_of(t, &t->ops[a], TRACE_ROLE_WEIGHT), *y = input_of(t, &t->ops[b], TRACE_ROLE_WEIGHT);
+    return dim(t, x, 0) == dim(t, y, 0) && dim(t, x, 1) == dim(t, y, 1);
+}
+
+/* The k of an aten::topk among the few forward ops after op i (within 8), 0 when none. */
+static int32_t topk_after(const trace *t, int32_t i) {
+    for (int32_t j = i + 1; j < t->n_ops && j <= i + 8; j++) {
+        const trace_op *o = &t->ops[j];
+        if (o->phase != TRACE_PHASE_FORWARD || !o->name || !strstr(o->name, "topk")) continue;
+        for (int32_t k = 0; k < o->out_count; k++) {
+            const trace_tref *r = &t->trefs[o->out_first + k];
+            if (r->ndim >= 1) return (int32_t)t->dims[r->shape_off + r->ndim - 1];
+        }
+    }
+    return 0;
+}
+
+/* Linears per expert: the smallest m whose weight shapes repeat E times in lin[0 .. n); 0 when none. */
+static int32_t per_expert(const trace *t, const int32_t *lin, int32_t n, int32_t E) {
+    for (int32_t m = 1; m <= 4 && (int64_t)m * E <= n; m++) {
+        int ok = 1;
+        for (int32_t j = m; j < m * E && ok; j++) ok = same_weight_shape(t, lin[j], lin[j % m]);
+        if (ok) return m;
+    }
+    return 0;
+}
+
+typedef struct finder {
+    const trace *t;
+    mt_moe *m;
+    int32_t *lin;        /* forward linears after the router */
+    int32_t cap_layers;
+} finder;
+
+/* Marks the ops of expert e of MoE layer k: the ops of the trace layer of each of its linears. */
+static void mark_expert(finder *f, int32_t k, int32_t e, const int32_t *lin, int32_t m) {
+    const trace *t = f->t;
+    mt_moe *x = f->m;
+    for (int32_t j = 0; j < m; j++) {
+        int32_t op = lin[j], layer = t->ops[op].layer;
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            int mine = layer >= 0 ? o->layer == layer : (i == op || o->fwd_op == op);
+            if (!mine || (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) || trace_op_is_comm(o))
+                continue;
+            x->op_moe[i] = k;
+            x->op_expert[i] = e;
+        }
+        const trace_op *o = &t->ops[op]; /* its weight and bias */
+        for (int32_t q = 0; q < o->in_count; q++) {
+            int32_t w = t->trefs[o->in_first + q].tensor;
+            if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT) x->l[k].grad_bytes += t->tensors[w].bytes;
+        }
+    }
+}
+
+/* Distinct weights among the E experts' first linears: fewer than E on one rank of an expert-parallel
+ * job that runs each of its experts once per source rank (sparse_dist.py: (rank, expert) calls). */
+static int32_t distinct_experts(const trace *t, const int32_t *lin, int32_t E, int32_t m) {
+    int32_t n = 0;
+    for (int32_t e = 0; e < E; e++) {
+        int32_t w = input_of(t, &t->ops[lin[e * m]], TRACE_ROLE_WEIGHT)->tensor, seen = 0;
+        for (int32_t q = 0; q < e && !seen; q++) seen = input_of(t, &t->ops[lin[q * m]], TRACE_ROLE_WEIGHT)->tensor == w;
+        n += !seen;
+    }
+    return n;
+}
+
+/* The MoE layer whose router is op r (topk k after it), when its experts follow; 1 when added. */
+static int try_layer(finder *f, int32_t r, int32_t k) {
+    const trace *t = f->t;
+    const trace_op *o = &t->ops[r];
+    const trace_tref *w = input_of(t, o, TRACE_ROLE_WEIGHT), *in = input_of(t, o, -1);
+    int32_t E = (int32_t)dim(t, w, 0);
+    if (E < 2 || E > MT_MOE_MAX_EXPERTS || k < 1 || k > E) return 0;
+    int32_t n = 0;
+    for (int32_t i = r + 1; i < t->n_ops && n < 4 * E; i++) {
+        if (!is_linear(t, i)) continue;
+        if (topk_after(t, i) > 0) break; /* the next router */
+        f->lin[n++] = i;
+    }
+    int32_t m = 0, local = E; /* one rank of an expert-parallel job holds E / w of the experts */
+    for (; local >= 2 && !m; local--) /* one expert alone shows no repeating shapes: not found */
+        if (E % local == 0) m = per_expert(t, f->lin, n, local);
+    local++;
+    if (m == 0) return 0;
+    mt_moe *x = f->m;
+    if (x->n_layers == f->cap_layers) {
+        int32_t c = f->cap_layers ? 2 * f->cap_layers : 4;
+        mt_moe_layer *l = realloc(x->l, (size_t)c * sizeof *l);
+        double *tr = l ? realloc(x->traced, (size_t)c * MT_MOE_MAX_EXPERTS * sizeof *tr) : NULL;
+        if (l) x->l = l;
+        if (!tr) return -1;
+        x->traced = tr;
+        f->cap_layers = c;
+    }
+    int32_t id = x->n_layers++;
+    mt_moe_layer *L = &x->l[id];
+    memset(L, 0, sizeof *L);
+    *L = (mt_moe_layer){.router = r, .experts = E, .local = local, .top_k = k, .per_expert = m, .first_fwd = -1, .last_fwd = -1,
+                        .first_bwd = -1, .last_bwd = -1, .tokens = rows(t, in), .hidden = (double)dim(t, in, in->ndim - 1),
+                        .itemsize = t->tensors[in->tensor].itemsize > 0 ? t->tensors[in->tensor].itemsize : 4};
+    for (int32_t e = 0; e < local; e++) {
+        const trace_tref *xin = input_of(t, &t->ops[f->lin[e * m]], -1);
+        x->traced[(size_t)id * MT_MOE_MAX_EXPERTS + e] = rows(t, xin);
+        L->routed += rows(t, xin);
+        mark_expert(f, id, e, f->lin + e * m, m);
+    }
+    L->grad_bytes *= (double)E / local; /* every expert's, as one GPU of the plan holds E / ep */
+    if (local == E) L->local = distinct_experts(t, f->lin, E, m);
+    return 1;
+}
+
+/* first/last forward and backward ops of each layer's experts. */
+static void extents(mt_moe *x, const trace *t) {
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        int32_t k = x->op_moe[i];
+        if (k < 0) continue;
+        mt_moe_layer *L = &x->l[k];
+        int fwd = t->ops[i].phase == TRACE_PHASE_FORWARD;
+        int32_t *first = fwd ? &L->first_fwd : &L->first_bwd, *last = fwd ? &L->last_fwd : &L->last_bwd;
+        if (*first < 0) *first = i;
+        *last = i;
+    }
+}
+
+mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err) {
+    *out = NULL;
+    mt_moe *x = calloc(1, sizeof *x);
+    finder f = {.t = t, .m = x};
+    size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
+    if (x) {
+        x->n_ops = t->n_ops;
+        x->op_moe = malloc(n * sizeof *x->op_moe);
+        x->op_expert = malloc(n * sizeof *x->op_expert);
+        f.lin = malloc((4 * MT_MOE_MAX_EXPERTS + 1) * sizeof *f.lin);
+    }
+    if (!x || !x->op_moe || !x->op_expert || !f.lin) {
+        free(f.lin);
+        mt_moe_free(x);
+        return mt_fail(err, MT_ENOMEM, "out of memory finding mixture-of-experts layers");
+    }
+    for (size_t i = 0; i < n; i++) x->op_moe[i] = x->op_expert[i] = -1;
+    int rc = 0;
+    for (int32_t i = 0; i < t->n_ops && rc >= 0; i++) {
+        if (!is_linear(t, i) || x->op_moe[i] >= 0) continue;
+        int32_t k = topk_after(t, i);
+        if (k > 0) rc = try_layer(&f, i, k);
+    }
+    free(f.lin);
+    if (rc < 0) {
+        mt_moe_free(x);
+        return mt_fail(err, MT_ENOMEM, "out of memory finding mixture-of-experts layers");
+    }
+    if (x->n_layers == 0) {
+        mt_moe_free(x);
+        return MT_OK;
+    }
+    extents(x, t);
+    *out = x;
+    return MT_OK;
+}
+
+void mt_moe_free(mt_moe *m) {
+    if (!m) return;
+    free(m->l);
+    free(m->traced);
+    free(m->op_moe);
+    free(m->op_expert);
+    free(m->load);
+    free(m->rank_share);
+    free(m);
+}
+
+/* Zipf(s) shares over a seeded permutation of E experts into out (sum 1). */
+static void zipf(double *out, int32_t E, double s, uint64_t seed, int32_t *perm) {
+    for (int32_t e = 0; e < E; e++) perm[e] = e;
+    uint64_t st = seed;
+    for (int32_t e = E - 1; e > 0; e--) { /* Fisher-Yates */
+        st = mt_hash64(st + 0x9e3779b97f4a7c15ULL);
+        int32_t j = (int32_t)(st % (uint64_t)(e + 1)), tmp = perm[e];
+        perm[e] = perm[j];
+        perm[j] = tmp;
+    }
+    double sum = 0;
+    for (int32_t r = 0; r < E; r++) sum += pow(r + 1, -s);
+    for (int32_t r = 0; r < E; r++) out[perm[r]] = pow(r + 1, -s) / sum;
+}
+
+mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_error *err) {
+    for (int32_t k = 0; k < m->n_layers; k++)
+        if (ep < 1 || m->l[k].experts % ep)
+            return mt_fail(err, MT_EINVAL, "--ep %d does not divide the %d experts of the trace's MoE layer %d (use a "
+                           "divisor of %d)", ep, m->l[k].experts, k, m->l[k].experts);
+    size_t n = (size_t)m->n_layers * MT_MOE_MAX_EXPERTS;
+    free(m->load);
+    free(m->rank_share);
+    m->load = calloc(n, sizeof *m->load);
+    m->rank_share = calloc((size_t)m->n_layers * (size_t)ep, sizeof *m->rank_share);
+    int32_t *perm = malloc(MT_MOE_MAX_EXPERTS * sizeof *perm);
+    if (!m->load || !m->rank_share || !perm) {
+        free(perm);
+        return mt_fail(err, MT_ENOMEM, "out of memory planning expert parallelism");
+    }
+    m->ep = ep;
+    m->measured = skew < 0 && m->l[0].local == m->l[0].experts;
+    m->skew = skew;
+    m->hot_share = -1;
+    m->rank_max = 0;
+    for (int32_t k = 0; k < m->n_layers; k++) {
+        const mt_moe_layer *L = &m->l[k];
+        double *ld = m->load + (size_t)k * MT_MOE_MAX_EXPERTS, *tr = m->traced + (size_t)k * MT_MOE_MAX_EXPERTS;
+        int32_t E = L->experts, per = E / ep;
+        if (skew >= 0) zipf(ld, E, skew, seed, perm); /* one permutation: the same experts hot in every layer */
+        for (int32_t e = 0; e < E; e++) {
+            double f0 = L->local == E && L->routed > 0 ? tr[e] / L->routed : 1.0 / E; /* a rank's trace: even */
+            if (skew < 0) ld[e] = f0;
+            m->rank_share[(size_t)k * ep + e / per] += ld[e];
+            if (ld[e] > m->hot_share) {
+                m->hot_share = ld[e];
+                m->hot_layer = k;
+                m->hot_expert = e;
+                m->hot_rank = e / per;
+            }
+        }
+        for (int32_t r = 0; r < ep; r++)
+            if (m->rank_share[(size_t)k * ep + r] * ep > m->rank_max) m->rank_max = m->rank_share[(size_t)k * ep + r] * ep;
+    }
+    free(perm);
+    return MT_OK;
+}
+
+double mt_moe_op_factor(const mt_moe *m, int32_t op, int32_t r) {
+    if (!m || !m->rank_share || op < 0 || op >= m->n_ops || m->op_moe[op] < 0) return 1;
+    int32_t k = m->op_moe[op];
+    return r >= 0 && r < m->ep ? m->ep * m->rank_share[(size_t)k * m->ep + r] : 0;
+}

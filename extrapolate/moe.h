@@ -1,0 +1,76 @@
+/* extrapolate/moe.h — mixture-of-experts layers found in a one-GPU trace, and how a plan's expert
+ * parallelism spreads their work.
+ *
+ * A MoE layer in a trace (tracer/sparse_models.py's moe-tiny, GShard/Switch-style code): a router
+ * linear producing E logits per token followed by aten::topk (k from its output), then E experts
+ * run one after the other, each m linears (m found from the repeating weight shapes) whose input
+ * rows are the tokens routed to it (capacity-dropped ones are not there). An expert's ops are the
+ * ops of the trace layers its linears belong to (forward and backward), or the linears alone in a
+ * trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
+ * after a router of E logits: found the same way; its all-to-alls are the traced plan's, regenerated
+ * for the new plan (plan comm regenerate), and the routed rows of its experts stand for one GPU's.
+ * Expert parallelism over ep ranks (mt_moe_plan): expert e of a layer lives on EP rank
+ * e / (E / ep). Every rank routes its own tokens; rank j receives the tokens routed to its experts
+ * from every rank: with shares f_e (sum 1 per layer), ep x sum of its experts' f_e times the tokens
+ * one GPU routed. Experts have the same shapes, so a token costs the same in any of them: rank j runs
+ * the layer's traced expert ops (all experts' together) scaled by ep x rank_share[j] (1 when even),
+ * which also averages out the noise of single expert ops' traced times. The shares are the
+ * traced ones (input rows of each expert's first linear), or Zipf(skew) over a seeded permutation
+ * of the experts, the same in every layer, when a skew is given (0: uniform). Dispatched bytes per rank and MoE layer: the
+ * routed rows x hidden x dtype, i.e. tokens x k x hidden x dtype less the dropped tokens.
+ * Invariant: op_moe[i] >= 0 iff op_expert[i] >= 0; load and rank_share sum to 1 per layer.
+ * Cost: O(ops + trefs) to find, O(layers x E) to plan.
+ */
+#ifndef MT_EXTRAPOLATE_MOE_H
+#define MT_EXTRAPOLATE_MOE_H
+
+#include <stdint.h>
+
+#include "tracer/trace.h"
+#include "util/err.h"
+
+#define MT_MOE_MAX_EXPERTS 4096
+
+typedef struct mt_moe_layer {
+    int32_t router;          /* the router's linear op */
+    int32_t experts, top_k, per_expert; /* E, k, linears per expert */
+    int32_t local;           /* experts in the trace: E, or E / w on one rank of a job with w EP ranks
+                              * (their rows then came from every rank; shares are taken as even) */
+    int32_t first_fwd, last_fwd; /* first and last forward op of its experts */
+    int32_t first_bwd, last_bwd; /* first and last backward op of its experts, -1 */
+    double tokens;           /* router input rows at the traced batch */
+    double hidden;           /* elements per token */
+    double itemsize;         /* bytes per element */
+    double routed;           /* rows the experts took (sum of per-expert rows) */
+    double grad_bytes;       /* every expert's weight bytes */
+} mt_moe_layer;
+
+typedef struct mt_moe {
+    int32_t n_layers;
+    mt_moe_layer *l;
+    double *traced;          /* per layer x expert: traced rows of the expert */
+    int32_t *op_moe, *op_expert; /* per op: its MoE layer and expert, -1 */
+    int32_t n_ops;
+    /* mt_moe_plan: */
+    int32_t ep;
+    int measured;            /* shares are the traced ones */
+    double skew;             /* the Zipf exponent, < 0 none (traced, else even, shares) */
+    double *load;            /* per layer x expert: share of the layer's routed tokens */
+    double *rank_share;      /* per layer x EP rank: share of the routed tokens it receives */
+    int32_t hot_layer, hot_expert, hot_rank; /* the expert with the largest share, its rank */
+    double hot_share;        /* that expert's share of its layer's routed tokens */
+    double rank_max;         /* largest rank_share x ep: the straggler's work / an even rank's */
+} mt_moe;
+
+/* The MoE layers of t; *out NULL when it has none. MT_ENOMEM only. */
+mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err);
+void mt_moe_free(mt_moe *m);
+
+/* Spreads the experts over ep ranks with the traced shares (skew < 0) or Zipf(skew) over a
+ * permutation drawn from seed. MT_EINVAL when ep does not divide a layer's expert count. */
+mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_error *err);
+
+/* The factor on op's time on EP rank r: 1 for a non-expert op, ep x rank_share for an expert op. */
+double mt_moe_op_factor(const mt_moe *m, int32_t op, int32_t r);
+
+#endif

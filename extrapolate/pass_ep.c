@@ -1,0 +1,149 @@
+/* extrapolate/pass_ep.c — the expert-parallel pass: the trace's MoE layers (moe.h) with their
+ * experts split over the EP group (mesh dimension ep, group kind "ep").
+ * Per micro-batch and MoE layer: a blocking all-to-all before the experts' first forward op (tokens
+ * dispatched to their experts' ranks) and after their last (combined back); in backward the same two
+ * in reverse (the combine's gradient before the experts' first backward op, the dispatch's after the
+ * last). Each carries the layer's routed rows x hidden x dtype at the micro-batch (dropped tokens
+ * excluded); a rank sends every other rank its share of its tokens (sim/ splits the bytes by the
+ * layer's rank_share: the rank of a hot expert receives more). Every GPU runs the program's expert
+ * ops scaled by mt_moe_op_factor for its EP rank (COMPUTE tasks flagged moe): only its experts, each
+ * for the tokens all ranks routed to it.
+ * Gradients: the experts' are taken out of the data-parallel buckets (the core's grad_ready) and
+ * all-reduced per MoE layer, once its last backward micro-batch is done, over the expert-data-parallel
+ * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp's
+ * DDP buckets, whose DP group spans ep x dp (group.c). A GPU's weights, memory and optimizer share
+ * count 1/ep of the experts. With --expert-skew and no --ep the load changes the expert
+ * ops' time on one GPU only.
+ * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1; each expert
+ * gradient byte is all-reduced once, on edp, and never in a DP bucket.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "extrapolate/build.h"
+#include "extrapolate/moe.h"
+
+typedef struct ep_state {
+    mt_moe *moe;             /* owned by the program once prepared */
+    int ep_kind, edp_kind;
+    double *pending;         /* per MoE layer: expert gradient bytes per GPU taken from the buckets */
+} ep_state;
+
+static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
+    const mt_plan *pl = b->plan;
+    *st = NULL;
+    if (pl->ep <= 1 && pl->expert_skew < 0) return MT_OK;
+    if (pl->ep > 1 && pl->dp_mode == MT_DP_SYNC)
+        return mt_fail(err, MT_EINVAL, "--ep synchronises the dense gradients as DDP does, not --strategy dp "
+                       "(DataParallel's one all-reduce): drop --strategy dp");
+    if (pl->ep > 1 && (pl->zero || pl->fsdp))
+        return mt_fail(err, MT_EINVAL, "--ep with --zero or --fsdp is not modelled (expert parallelism uses DDP "
+                       "for the dense parameters)");
+    if (pl->ep > 1 && pl->cp > 1)
+        return mt_fail(err, MT_EINVAL, "--ep with --cp is not modelled (the dense gradients would reduce over "
+                       "dp x cp x ep): drop one of them");
+    if (pl->ep > 1 && pl->comm == MT_COMM_TRACED)
+        return mt_fail(err, MT_EINVAL, "--ep regenerates the expert all-to-alls; the trace's own are kept (--comm "
+                       "traced, a multi-rank trace's default): add --comm regenerate");
+    ep_state *x = calloc(1, sizeof *x); /* its moe belongs to the program (mt_program_free) */
+    *st = x;
+    if (!x) return MT_ENOMEM;
+    MT_CHECK(mt_moe_find(b->t, &x->moe, err));
+    if (!x->moe)
+        return mt_fail(err, MT_EINVAL, "%s needs a trace with mixture-of-experts layers (a router linear to E logits "
+                       "and topk, then E experts); none found", pl->ep > 1 ? "--ep" : "--expert-skew");
+    b->p->moe = x->moe;
+    MT_CHECK(mt_moe_plan(x->moe, pl->ep > 1 ? pl->ep : 1, pl->expert_skew, pl->expert_seed, err));
+    x->pending = calloc((size_t)x->moe->n_layers, sizeof *x->pending);
+    if (!x->pending) return MT_ENOMEM;
+    x->ep_kind = mt_groups_add(&b->p->groups, MT_DIM_BIT(MT_DIM_EP), 0, "ep");
+    x->edp_kind = mt_groups_add(&b->p->groups, MT_DIMS_DP, 0, "edp");
+    if (x->ep_kind < 0 || x->edp_kind < 0)
+        return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
+                       MT_GROUP_KINDS_MAX);
+    return MT_OK;
+}
+
+static void ep_release(void *st) {
+    ep_state *x = st;
+    if (!x) return;
+    free(x->pending);
+    free(x);
+}
+
+/* Experts' gradients leave the DP buckets: each GPU keeps 1/ep of them, all-reduced on edp; the
+ * stage's weights (its memory, its optimizer's share) count 1/ep of the experts. */
+static mt_status ep_analyse(mt_bld *b, void *st, mt_error *err) {
+    (void)err;
+    ep_state *x = st;
+    if (!x) return MT_OK;
+    const mt_moe *m = x->moe;
+    for (int32_t k = 0; k < m->n_layers; k++) { /* a GPU holds (and steps) 1/ep of the experts */
+        double *w = &b->w_stage_bytes[mt_bld_op_stage(b, m->l[k].first_fwd)], drop = m->l[k].grad_bytes * (1 - 1.0 / m->ep);
+        *w = *w > drop ? *w - drop : 0;
+    }
+    for (int32_t i = 0; i < b->t->n_ops; i++) {
+        if (m->op_moe[i] < 0 || b->t->ops[i].phase != TRACE_PHASE_BACKWARD || b->grad_ready[i] <= 0) continue;
+        x->pending[m->op_moe[i]] += b->grad_ready[i] / m->ep;
+        b->grad_ready[i] = 0;
+    }
+    return MT_OK;
+}
+
+static mt_status a2a(mt_bld *b, ep_state *x, mt_emit *em, int32_t k, int combine, int32_t op, int32_t mb) {
+    const mt_moe_layer *L = &x->moe->l[k];
+    double bytes = L->routed * L->hidden * L->itemsize * b->plan->batch_factor;
+    int32_t layer = mt_bld_layer(b, op);
+    trace_phase ph = (trace_phase)b->t->ops[op].phase;
+    MT_CHECK(mt_emit_coll(em, x->ep_kind, MT_COLL_ALLTOALL, MT_COLL_WHY_EP, 1, bytes, layer, mb, ph));
+    mt_task *t = &em->sp->tasks[em->sp->n_tasks - 1];
+    t->moe = (int8_t)(combine ? 2 : 1);
+    t->moe_layer = k;
+    return MT_OK;
+}
+
+static mt_status ep_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
+    (void)last;
+    ep_state *x = st;
+    if (!x || b->plan->ep <= 1 || x->moe->op_moe[op] < 0) return MT_OK;
+    const mt_moe_layer *L = &x->moe->l[x->moe->op_moe[op]];
+    if (op == L->first_fwd) return a2a(b, x, em, x->moe->op_moe[op], 0, op, mb);
+    if (op == L->first_bwd) return a2a(b, x, em, x->moe->op_moe[op], 1, op, mb); /* the combine's gradient */
+    return MT_OK;
+}
+
+static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
+    ep_state *x = st;
+    if (!x || x->moe->op_moe[op] < 0) return MT_OK;
+    int32_t k = x->moe->op_moe[op];
+    const mt_moe_layer *L = &x->moe->l[k];
+    mt_task *t = em->sp->n_tasks > 0 ? &em->sp->tasks[em->sp->n_tasks - 1] : NULL;
+    if (t && t->kind == MT_TASK_COMPUTE) t->moe = 1; /* its time depends on the EP rank */
+    if (b->plan->ep <= 1) return MT_OK;
+    if (op == L->last_fwd) return a2a(b, x, em, k, 1, op, mb);
+    if (op != L->last_bwd) return MT_OK;
+    MT_CHECK(a2a(b, x, em, k, 0, op, mb)); /* the dispatch's gradient */
+    if (!last || x->pending[k] <= 0 || b->plan->dp <= 1) return MT_OK;
+    return mt_emit_coll(em, x->edp_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_EP_GRAD, 0, x->pending[k], mt_bld_layer(b, op),
+                        mb, TRACE_PHASE_BACKWARD);
+}
+
+static int ep_warning(mt_bld *b, void *st, char *buf, int len) {
+    ep_state *x = st;
+    if (!x || x->moe->rank_max < 1.5 || x->moe->ep < 2) return 0;
+    (void)b;
+    snprintf(buf, (size_t)len, "expert %d of MoE layer %d takes %.0f %% of its tokens: EP rank %d computes %.1fx an "
+             "even rank's expert work (the straggler)", x->moe->hot_expert, x->moe->hot_layer, 100 * x->moe->hot_share,
+             x->moe->hot_rank, x->moe->rank_max);
+    return 3;
+}
+
+const mt_pass mt_pass_ep = {
+    .name = "ep",
+    .prepare = ep_prepare,
+    .release = ep_release,
+    .analyse = ep_analyse,
+    .before_op = ep_before_op,
+    .after_op = ep_after_op,
+    .warning = ep_warning,
+};

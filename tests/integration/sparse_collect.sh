@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Integration: collect.py's sparse models (tracer/sparse_models.py, sparse_dist.py), tiny sizes.
+#  - moe-tiny in one process: the routing meta.json records is what the trace shows (each
+#    expert's first linear runs on exactly its tokens), no expert over its capacity;
+#  - moe-tiny as a 2-process gloo job (experts split): per MoE layer 3 all-to-alls in forward
+#    (tokens per expert, dispatch, combine) and 2 in backward, the all-reduces carry every
+#    parameter but the experts';
+#  - dlrm-tiny: tables of different sizes; as a 2-process job the all-reduces carry the dense
+#    part only.
+# Usage: bash sparse_collect.sh /path/to/mitosis   (skips, 77, without PyTorch)
+set -u
+bin=${1:?usage: sparse_collect.sh MITOSIS}
+root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+PY=/usr/bin/python3
+"$PY" -c "import torch.distributed as d; assert d.is_gloo_available()" 2>/dev/null || { echo "skip: no torch with gloo"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-sparse.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # name, command
+  if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+C="$root/tracer/collect.py"
+MOE="--model moe-tiny --layers 2 --hidden 32 --heads 2 --vocab 100 --seq-len 16 --experts 4 --threads 1 --warmup 1 --steps 2"
+
+"$PY" "$C" $MOE --batch 2 --capacity-factor 1.0 -o "$tmp/moe" > /dev/null 2> "$tmp/err" || cat "$tmp/err"
+t1() {
+"$PY" - "$tmp/moe" <<'PY'
+import gzip, json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/meta.json"))
+et = json.load(gzip.open(d + "/et.json.gz", "rt"))
+h, cap, E = m["hidden"], m["expert_capacity"], m["experts"]
+assert cap == -(-2 * 16 * 2 // 4), cap                     # ceil(1.0 x 32 tokens x k 2 / 4)
+tokens = m["expert_tokens"]
+assert len(tokens) == 2 and all(len(t) == E for t in tokens), tokens
+assert all(0 <= n <= cap for t in tokens for n in t) and all(sum(t) <= 32 * 2 for t in tokens), tokens
+# an expert's fc1 is the forward linear with a [2h, h] weight; the router's has [E, h]
+rows = [n["input_shapes"][0][0] for n in et["nodes"] if n["name"] == "aten::linear"
+        and len(n["input_shapes"]) > 1 and n["input_shapes"][1] == [2 * h, h]]
+want = [n for t in tokens for n in t if n > 0]
+assert rows == want, (rows, want)
+PY
+}
+check "moe-tiny: the trace shows the recorded routing, within capacity" t1
+
+"$PY" "$C" $MOE --batch 2 --dist moe --world 2 -o "$tmp/moe2" > /dev/null 2> "$tmp/err" || cat "$tmp/err"
+"$bin" inspect "$tmp/moe2" --json > "$tmp/i.json" 2> /dev/null
+t2() {
+"$PY" - "$tmp/moe2" "$tmp/i.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/meta.json"))
+i = json.load(open(sys.argv[2]))
+p = i["traced_plan"]; k = p["by_kind"]
+assert p["world_size"] == 2 and m["dist"]["mode"] == "moe", p
+assert k["alltoall"]["count"] == 5 * m["layers"], k
+h, E = m["hidden"], m["experts"]
+expert = (h * 2 * h + 2 * h + 2 * h * h + h)                 # fc1 + fc2 with biases
+dense = m["parameters"] - expert * E // 2 * m["layers"]       # this rank holds E/2 experts per layer
+assert abs(k["allreduce"]["bytes"] - 4 * dense) < 1, (k["allreduce"], dense)
+assert p["parameter_sync"] == "partial", p
+PY
+}
+check "moe-tiny --dist moe: 5 all-to-alls per MoE layer, experts not all-reduced" t2
+
+D="--model dlrm-tiny --tables 4 --vocab 1000 --emb-dim 8 --bag 4 --threads 1 --warmup 1 --steps 2"
+"$PY" "$C" $D --batch 8 -o "$tmp/dlrm" > /dev/null 2> "$tmp/err" || cat "$tmp/err"
+"$PY" "$C" $D --batch 8 --dist embedding --world 2 -o "$tmp/dlrm2" > /dev/null 2> "$tmp/err" || cat "$tmp/err"
+"$bin" inspect "$tmp/dlrm2" --json > "$tmp/i.json" 2> /dev/null
+t3() {
+"$PY" - "$tmp/dlrm" "$tmp/dlrm2" "$tmp/i.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/meta.json")); m2 = json.load(open(sys.argv[2] + "/meta.json"))
+assert m["table_rows"] == [1000, 500, 250, 125], m["table_rows"]
+assert m["parameters"] == m["dense_parameters"] + 8 * sum(m["table_rows"]), m
+k = json.load(open(sys.argv[3]))["traced_plan"]["by_kind"]
+assert k["alltoall"]["count"] == 3 and abs(k["allreduce"]["bytes"] - 4 * m2["dense_parameters"]) < 1, k
+assert m2["parameters"] == m2["dense_parameters"] + 8 * (1000 + 250), m2
+PY
+}
+check "dlrm-tiny: tables of different sizes; sharded, the all-reduces carry the dense part only" t3
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "PASS"

@@ -1,0 +1,162 @@
+"""The multi-process jobs of collect.py --dist whose ranks talk by all-to-all (torch.distributed,
+gloo, CPU; collect_dist.py runs them):
+
+  moe        moe-tiny with its experts split over the ranks (rank r holds experts
+             [r*E/W, (r+1)*E/W)) and every other parameter data parallel (DDP, the experts
+             left out of it). Per MoE layer and direction: an all-to-all of the tokens per expert
+             (ints), an all-to-all dispatching each token to its experts' rank and one combining
+             the results back (uneven splits: what the router chose), in forward and, for their
+             gradients, in backward;
+  embedding  dlrm-tiny with its tables split table-wise (table t on rank t % W): an all-to-all
+             of the ids, the local lookups for every rank's samples, an all-to-all of the pooled
+             vectors back (and of their gradients in backward), the dense part (bottom MLP,
+             interaction, top MLP) under DDP.
+
+Each workload returns (step function, the parameters on this rank, info for meta.json).
+"""
+
+import types
+
+import collect as C
+
+
+def _all_to_all_fn():
+    import torch
+    import torch.distributed as dist
+
+    class AllToAll(torch.autograd.Function):
+        """all_to_all_single of rows with these splits (None: equal), and of the gradients back
+        with the splits swapped."""
+
+        @staticmethod
+        def forward(ctx, inp, out_splits, in_splits):
+            ctx.splits = (out_splits, in_splits)
+            rows = sum(out_splits) if out_splits is not None else inp.shape[0]
+            out = inp.new_empty((rows,) + tuple(inp.shape[1:]))
+            dist.all_to_all_single(out, inp.contiguous(), out_splits, in_splits)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            out_splits, in_splits = ctx.splits
+            rows = sum(in_splits) if in_splits is not None else grad.shape[0]
+            back = grad.new_empty((rows,) + tuple(grad.shape[1:]))
+            dist.all_to_all_single(back, grad.contiguous(), in_splits, out_splits)
+            return back, None, None
+
+    return AllToAll
+
+
+def _optimizer(args, params):
+    import torch
+    if args.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    return torch.optim.Adam(params, lr=1e-4)
+
+
+def moe_workload(args, rank, device, dtype):
+    import torch
+    import torch.distributed as dist
+    if args.model != "moe-tiny":
+        C.fail("--dist moe splits moe-tiny's experts (got --model %s)" % args.model)
+    W, E = args.world, args.experts
+    if E % W:
+        C.fail("--dist moe needs --experts divisible by --world (%d experts, %d ranks)" % (E, W))
+    # each rank its own tokens (the seed draws the inputs; DDP makes the dense weights equal)
+    model, ids, loss_fn, _, info = C.build_workload(args, device, dtype, seed=args.seed + rank)
+    model.train()
+    per = E // W
+    mine = range(rank * per, (rank + 1) * per)
+    AllToAll = _all_to_all_fn()
+    sent = []  # rows this rank dispatched per MoE layer in the profiled step's forward
+
+    def forward(moe, x):
+        shape = x.shape
+        flat = x.reshape(-1, shape[-1])
+        routes = moe.router(flat)
+        moe.last_tokens = [int(t.numel()) for t, _ in routes]
+        counts = torch.tensor(moe.last_tokens, dtype=torch.int64)
+        got = torch.empty_like(counts)  # [W x per]: rank p's tokens for each of my experts
+        dist.all_to_all_single(got, counts)
+        in_splits = [int(counts[p * per:(p + 1) * per].sum()) for p in range(W)]
+        got = got.view(W, per).tolist()
+        out_splits = [sum(g) for g in got]
+        tok = torch.cat([t for t, _ in routes])
+        gate = torch.cat([g for _, g in routes])
+        recv = AllToAll.apply(flat.index_select(0, tok), out_splits, in_splits)
+        sent.append(int(tok.numel()))
+        ys, row = [], 0
+        for p in range(W):  # from each rank, its tokens grouped by my experts
+            for j, e in enumerate(mine):
+                n = got[p][j]
+                ys.append(moe.experts[e](recv[row:row + n]))
+                row += n
+        back = AllToAll.apply(torch.cat(ys), in_splits, out_splits)
+        out = torch.zeros_like(flat).index_add(0, tok, back * gate.unsqueeze(1))
+        return out.reshape(shape)
+
+    for blk in model.blocks:
+        blk.moe.forward = types.MethodType(forward, blk.moe)
+    skip = [n for n, _ in model.named_parameters() if ".experts." in n]  # each on its own rank
+    skip += [n for n, b in model.named_buffers() if not b.is_floating_point()]  # the causal masks
+    torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, skip)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    params = [p for n, p in model.named_parameters()
+              if ".experts." not in n or int(n.split(".experts.")[1].split(".")[0]) in mine]
+    opt = _optimizer(args, params)
+
+    done = [0]
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        sent.clear()
+        loss_fn(ddp(ids)).backward()
+        opt.step()
+        if done[0] == args.warmup:  # the profiled step (rank 0) and its twin on the others
+            info["expert_tokens"] = model.expert_tokens()
+            info["dispatched_rows_per_layer"] = list(sent)
+        done[0] += 1
+
+    info.update(experts_on_rank0=list(range(per)))
+    return step, sum(p.numel() for p in params), info
+
+
+def embedding_workload(args, rank, device, dtype):
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    import sparse_models
+    if args.model != "dlrm-tiny":
+        C.fail("--dist embedding shards dlrm-tiny's tables (got --model %s)" % args.model)
+    W, T, B, D = args.world, args.tables, args.batch, args.emb_dim
+    if T % W:
+        C.fail("--dist embedding needs --tables divisible by --world (%d tables, %d ranks)" % (T, W))
+    rows = sparse_models.table_rows(args.vocab, T)
+    model = C._builtin_modules()["DLRMTiny"](rows, D).to(device=device, dtype=dtype)
+    mine = [t for t in range(T) if t % W == rank]
+    dense = torch.nn.parallel.DistributedDataParallel(model.dense)
+    params = list(model.dense.parameters()) + [p for t in mine for p in model.tables[t].parameters()]
+    opt = _optimizer(args, params)
+    gen = torch.Generator().manual_seed(args.seed + rank)
+    dense_x, ids, y = sparse_models.dlrm_inputs(args, gen, device, dtype)
+    AllToAll = _all_to_all_fn()
+    order = [t for p in range(W) for t in range(T) if t % W == p]  # tables as the all-to-all returns them
+    place = [order.index(t) for t in range(T)]
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        # ids of peer p's tables to rank p: [W, B, k, bag], block p for rank p
+        send_ids = torch.stack([ids[:, [t for t in range(T) if t % W == p]] for p in range(W)])
+        recv_ids = torch.empty_like(send_ids)
+        dist.all_to_all_single(recv_ids, send_ids)
+        # my tables for every rank's samples: [W, B, k, D]
+        pooled = torch.stack([torch.stack([model.tables[t](recv_ids[p, :, j]) for j, t in enumerate(mine)], 1)
+                              for p in range(W)])
+        back = AllToAll.apply(pooled, None, None)  # block p: my samples' vectors of rank p's tables
+        vec = back.permute(1, 0, 2, 3).reshape(B, T, D)[:, place]
+        F.binary_cross_entropy_with_logits(dense(dense_x, vec).float(), y).backward()
+        opt.step()
+
+    info = {"tables": T, "table_rows": rows, "emb_dim": D, "bag": args.bag, "tables_on_rank0": mine if rank == 0 else
+            [t for t in range(T) if t % W == 0], "dense_parameters": sum(p.numel() for p in model.dense.parameters())}
+    return step, sum(p.numel() for p in params), info
