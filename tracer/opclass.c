@@ -479,12 +479,14 @@ static const name_pat closer_names[] = {{"norm", SUB, ON_BOTH}, {"loss", SUB, ON
 static const name_pat fixed_size_names[] = {{"AccumulateGrad", SUB, ON_NAME}, {"zero_", SUB, ON_NAME}};
 
 /* An embedding's indices are positions when a non-weight input was made by arange. */
+/* 1 when the embedding's indices (its first tensor input besides the weight) come from arange. Only
+ * the indices: an embedding bag's offsets come from arange too (PyTorch makes them for 2-D input). */
 static int reads_positions(const trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         if (tensor_role(t, r) == TRACE_ROLE_WEIGHT || tensor_role(t, r) < 0) continue;
         int32_t p = t->tensors[r->tensor].first_op;
-        if (p >= 0 && p < t->n_ops && p != o->id && ANY_PAT(t->ops[p].name, t->ops[p].kind, position_names)) return 1;
+        return p >= 0 && p < t->n_ops && p != o->id && ANY_PAT(t->ops[p].name, t->ops[p].kind, position_names);
     }
     return 0;
 }
