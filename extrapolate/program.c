@@ -112,7 +112,7 @@ static void assign_units(mt_bld *b) {
  * stage's layer range (first and last, which under --vpp span the stage's chunks). */
 static mt_status assign_stages(mt_bld *b) {
     int32_t U = b->n_units, P = b->plan->pp;
-    MT_CHECK(mt_stages_cut(b->t, b->unit, U, P * b->plan->vpp, b->chunk_of_unit, &b->p->stage_cut));
+    MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, b->plan->vpp, b->chunk_of_unit, &b->p->stage_cut));
     for (int32_t u = 0; u < U; u++) b->stage_of_unit[u] = b->chunk_of_unit[u] % P;
     for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {

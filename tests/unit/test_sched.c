@@ -206,6 +206,31 @@ static void test_interleaved_bubble(void **state) {
     mt_trace_free(t);
 }
 
+/* 8 equal layers, P = 2, V = 2: chunks of two layers, chunk c on stage c mod 2; a heavy last layer
+ * (half the model) alone in the last chunk, the stages' loads kept even by the other chunks. */
+static void test_chunk_partition(void **state) {
+    (void)state;
+    trace *t = make_model(8, 0);
+    zero_loss(t);
+    run_out o = run(t, pp_plan(2, 4, 2));
+    assert_int_equal(o.prog->stages[0].layer_first, 0);
+    assert_int_equal(o.prog->stages[0].layer_last, 5);
+    assert_int_equal(o.prog->stages[1].layer_first, 2);
+    assert_int_equal(o.prog->stages[1].layer_last, 7);
+    for (int32_t s = 0; s < 2; s++) assert_int_equal(o.prog->stages[s].compute_ps, o.prog->stages[0].compute_ps);
+    run_free(&o);
+    for (int32_t i = 0; i < t->n_ops; i++) /* layer 7 weighs as layers 0..6 together */
+        if (t->ops[i].layer == 7) t->ops[i].dev_ns *= 7;
+    o = run(t, pp_plan(2, 4, 2));
+    /* the last chunk is layer 7 alone (7 units); chunk 1 gets one layer, chunks 0 and 2 the other
+     * six: stages of 6 and 8 units, the most even a cut into 4 non-empty chunks allows (a cut of
+     * chunks as equal as possible would give 2 + 2 against 3 + 7) */
+    double a = (double)o.prog->stages[0].compute_ps, b = (double)o.prog->stages[1].compute_ps;
+    assert_true(fabs(a / b - 6.0 / 8.0) < 1e-9);
+    run_free(&o);
+    mt_trace_free(t);
+}
+
 static run_out run_one(const trace *t, mt_recompute rc) {
     mt_plan p;
     mt_plan_init(&p);
@@ -295,6 +320,7 @@ static void test_refusals(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaved_bubble),
+        cmocka_unit_test(test_chunk_partition),
         cmocka_unit_test(test_recompute_time_and_memory),
         cmocka_unit_test(test_recompute_pipeline),
         cmocka_unit_test(test_refusals),
