@@ -89,7 +89,9 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         return MT_OK;
     }
     if (!strcmp(field, "schedule")) return mt_pp_schedule_parse(v, &p->schedule, err);
-    if (!strcmp(field, "recompute")) return mt_recompute_parse(v, &p->recompute, err);
+    if (!strcmp(field, "recompute") && mt_recompute_parse(v, &p->recompute, err) != MT_OK)
+        return mt_error_prefix(err, "--plans: plan '%s'", plan_text);
+    if (!strcmp(field, "recompute")) return MT_OK;
     if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
     if (!strcmp(field, "algo")) return mt_coll_algo_parse(v, &p->algo, err);
     if (!strcmp(field, "bucket")) {
