@@ -34,6 +34,18 @@ rc, out, err = c.run("simulate", rn, "--pp", 2, "--micro-batches", 4, "--vpp", 2
 c.check("resnet18 vpp=2: the text names the schedule", rc == 0 and "pipeline: interleaved 2, 4 micro-batches" in out,
         out[:600])
 
+# the timeline names the chunks and sends the last stage's output to stage 0
+import os, tempfile
+tl = os.path.join(tempfile.mkdtemp(), "tl.json")
+rc, out, err = c.run("simulate", gpt, "--pp", 2, "--micro-batches", 4, "--vpp", 2, "--timeline", tl)
+if c.check("gpt-tiny vpp=2 --timeline exits 0", rc == 0, err):
+    ev = json.load(open(tl))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    names = {e.get("name", "") for e in ev}
+    c.check("timeline: chunk 1 (stage 1) sends to GPU 0, chunk 2 waits for it",
+            "send activations mb 0 (chunk 1) to GPU 0" in names and
+            "wait for activations mb 1 (chunk 2) from GPU 1" in names, sorted(n for n in names if "chunk" in n)[:8])
+
 # recomputation on one GPU: the step grows by exactly the re-run forward, the activations drop
 runs = {m: c.sim(gpt, "--gpus", 1, "--recompute", m) for m in ("none", "selective", "full")}
 if all(runs.values()):
