@@ -282,6 +282,7 @@ static mt_status run_baseline(const mt_run_config *c, const mt_run_input *in, mt
     cfg.plan = c->plan;
     cfg.plan.gpus = 1;
     cfg.plan.dp = cfg.plan.tp = cfg.plan.pp = cfg.plan.micro_batches = 0;
+    cfg.plan.vpp = 0; /* one GPU: no pipeline to interleave */
     cfg.plan.global_batch = 0;
     cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
     mt_simrun run;

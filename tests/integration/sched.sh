@@ -76,6 +76,11 @@ if c.check("compare --recompute-modes all --vpp-sizes 1,2 exits 0", rc == 0, err
             any("recompute=full" in l for l in labels) and any("recompute=selective" in l for l in labels)
             and any("vpp=2" in l and "schedule=1f1b" in l for l in labels)
             and not any("vpp=2" in l and "gpipe" in l for l in labels), labels)
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--vpp", 2, "--json")
+if c.check("compare --vpp 2 exits 0 (the 1-GPU baseline is not interleaved)", rc == 0, err):
+    labels = [r["label"] for r in json.loads(out)["rows"]]
+    c.check("compare --vpp 2 interleaves the pipelined 1f1b plans only",
+            all(("vpp=2" in l) == ("schedule=1f1b" in l) for l in labels), labels)
 rc, out, err = c.run("compare", gpt, "--gpus", 2, "--json")
 if c.check("compare (default) exits 0", rc == 0, err):
     labels = [r["label"] for r in json.loads(out)["rows"]]
