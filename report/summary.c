@@ -257,8 +257,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->dp > 1) fprintf(out, "\n");
     char sched[32];
     if (pl->pp > 1)
-        fprintf(out, "           pipeline: %s, %d micro-batch%s%s\n", mt_plan_schedule_label(pl, sched, sizeof sched),
-                pl->micro_batches, pl->micro_batches == 1 ? "" : "es", pl->vpp > 1 ? " (model chunks per GPU)" : "");
+        fprintf(out, "           pipeline: %s, %d micro-batch%s", mt_plan_schedule_label(pl, sched, sizeof sched),
+                pl->micro_batches, pl->micro_batches == 1 ? "" : "es");
+    if (pl->pp > 1 && pl->vpp > 1) fprintf(out, ", %d model chunks per GPU", (int)pl->vpp);
+    if (pl->pp > 1) fprintf(out, "\n");
     if (pl->recompute != MT_RECOMPUTE_NONE) print_recompute(out, p);
     print_comm(out, t, p);
     if (pl->global_batch > 0)
