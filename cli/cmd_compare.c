@@ -34,6 +34,15 @@ static mt_status set_sparse(void *base, const char *v, mt_error *err) {
     return mt_sparse_parse(v, &((cmp_cli *)base)->cc.sparse, err);
 }
 
+static mt_status set_recompute_modes(void *base, const char *v, mt_error *err) {
+    return mt_recompute_modes_parse(v, &((cmp_cli *)base)->cc.recompute_modes, err);
+}
+
+static mt_status set_vpp_sizes(void *base, const char *v, mt_error *err) {
+    mt_compare_config *cc = &((cmp_cli *)base)->cc;
+    return mt_vpp_list_parse(v, cc->vpps, &cc->n_vpps, err);
+}
+
 static mt_status set_sweep(void *base, const char *v, mt_error *err) {
     return mt_sweep_parse(v, &((cmp_cli *)base)->cc.sweep, err);
 }
@@ -43,7 +52,7 @@ static const mt_flag OWN[] = {
      "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
      "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
      "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
-     "placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
+     "vpp=V, recompute=none|selective|full, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
      "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
      .call = set_plans},
     {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
@@ -53,6 +62,11 @@ static const mt_flag OWN[] = {
      "each DDP plan with D > 1: ep (ep=E for each E dividing D and the experts, dp D / E), table, row, column "
      "(emb=); auto (default): ep for a trace with MoE layers, the three shardings for one with embedding_bag "
      "tables; none: no variant", .call = set_sparse},
+    {"--recompute-modes", MT_FLAG_CALL, 0, "LIST", "the activation recomputation modes --plans auto lists for every "
+     "plan: all, or a list of none, selective, full (default: --recompute's, none)", .call = set_recompute_modes},
+    {"--vpp-sizes", MT_FLAG_CALL, 0, "LIST", "the interleaving degrees --plans auto lists for pipelined 1f1b plans, "
+     "e.g. 1,2,4 (1: plain 1F1B; V > 1 where the micro-batches are a multiple of P; default: --vpp's, 1)",
+     .call = set_vpp_sizes},
     {"--sweep", MT_FLAG_CALL, 0, "NAME=VALUES", "one row per value for the plan the plan flags give (as in "
      "mitosis simulate; each row equals simulate with that value). NAME: link-bw, nic-bw (bandwidths), gpus, "
      "batch (global). VALUES: FROM:TO (doubling), FROM:TO:xF (times F), FROM:TO:S (S evenly spaced values), or a "

@@ -85,6 +85,13 @@ static const mt_flag PLAN[] = {
      .hi = 1 << 20},
     {"--schedule", MT_FLAG_CALL, 0, "gpipe|1f1b", "pipeline schedule (default 1f1b)", .call = set_schedule,
      .choices = "gpipe|1f1b"},
+    {"--vpp", MT_FLAG_INT, CFG(plan.vpp), "V", "interleaved 1F1B (Megatron's virtual pipeline): V model chunks per "
+     "GPU, the layers cut into P x V chunks, chunk c on stage c mod P; needs --pp > 1, the 1f1b schedule and "
+     "--micro-batches a multiple of P (default 1: plain 1F1B)", .lo = 1, .hi = 1 << 10},
+    {"--recompute", MT_FLAG_CHOICE, CFG(plan.recompute), MT_RECOMPUTE_CHOICES, "activation recomputation: full re-runs "
+     "every layer's forward before its backward and keeps only each layer's input (Megatron's full checkpointing); "
+     "selective re-runs the attention core (QK^T, softmax, dropout, PV) and drops its activations (default none)",
+     .choices = MT_RECOMPUTE_CHOICES},
     {"--bucket", MT_FLAG_BYTES, CFG(plan.bucket_bytes), "SIZE", "DDP bucket size (default 25MiB)", .lo = 0,
      .lo_open = 1},
     {"--first-bucket", MT_FLAG_BYTES, CFG(plan.first_bucket_bytes), "SIZE", "cap of the first DDP bucket filled "

@@ -34,7 +34,9 @@ typedef struct mt_bld {
     int one_op_per_task;
     int32_t n_units;               /* layers, or forward ops of a trace without layers */
     int32_t *unit;                 /* per op, -1 */
-    int32_t *stage_of_unit;
+    int32_t *stage_of_unit;        /* the pipeline stage (GPU) of a unit: its chunk mod P */
+    int32_t *chunk_of_unit;        /* the model chunk of a unit, 0 .. P x V - 1 (== stage without --vpp) */
+    int32_t chunk;                 /* emission: the model chunk whose micro-batch is being emitted */
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
     int32_t *tok;                  /* per op: the factor of split that divides its tokens (sequence
                                     * parallel, context parallel), 1 none: the weights it reads are
@@ -49,7 +51,7 @@ typedef struct mt_bld {
     int32_t *w_split;              /* per tensor: split of a weight */
     double *op_ns;                 /* per op: its time at the plan's micro-batch and its split */
     int32_t first_fwd;             /* first forward op, n_ops when none */
-    double *boundary;              /* per stage: activation bytes sent to the next, per micro-batch */
+    double *boundary;              /* per model chunk: activation bytes sent to the next, per micro-batch */
     double *act_mb;                /* per stage: activation bytes kept per micro-batch (per rank) */
     void **state;                  /* per pass (program.c's table order): what its prepare returned */
 } mt_bld;
@@ -79,6 +81,9 @@ typedef struct mt_pass {
     mt_status (*other_op)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t op);
     /* Every micro-batch has run its backward; the optimizer is next. */
     mt_status (*backward_done)(mt_bld *b, void *st, mt_emit *em, int32_t s);
+    /* Forward op `op` of micro-batch mb is re-run in backward (recomputation): the pass adds what
+     * that forward needs (tensor parallel: its forward collectives). */
+    mt_status (*recompute_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb);
     /* After the optimizer: the step's last tasks. Then the stage's memory (sp's byte fields, set by
      * the core to an unsharded replica's) may be adjusted. */
     mt_status (*step_end)(mt_bld *b, void *st, mt_emit *em, int32_t s);
@@ -92,6 +97,7 @@ typedef struct mt_pass {
 extern const mt_pass mt_pass_tp, mt_pass_cp, mt_pass_traced, mt_pass_dp, mt_pass_pp;
 extern const mt_pass mt_pass_ep;  /* pass_ep.c: expert parallelism (moe.h) */
 extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
+extern const mt_pass mt_pass_recompute;
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 
@@ -99,9 +105,15 @@ extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
 int32_t mt_bld_op_stage(const mt_bld *b, int32_t op);
 /* The unit of op as reports see it: -1 when the trace has no layers. */
 int32_t mt_bld_layer(const mt_bld *b, int32_t op);
-/* Emits micro-batch mb's forward or backward on stage s with every pass's hooks. */
-mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb);
-mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb, int last);
+/* The model chunk op runs in (as mt_bld_op_stage; == its stage without --vpp). */
+int32_t mt_bld_op_chunk(const mt_bld *b, int32_t op);
+/* Emits micro-batch mb's forward or backward of model chunk c (stage c mod P; c == the stage without
+ * --vpp) with every pass's hooks, which get the stage and find c in b->chunk. */
+mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb);
+mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb, int last);
+/* Forward op `op` re-run for micro-batch mb inside the backward (recomputation), with every pass's
+ * recompute_op hook after it. */
+mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 
 /* Tensor facts (program.c). */
 int mt_bld_tensor_role(const trace *t, const trace_tref *r);
@@ -119,7 +131,7 @@ mt_status mt_emit_simple(mt_emit *em, mt_task_kind kind, int dir, int32_t mb, do
 
 /* ---- the pipeline pass (pass_pp.c) -------------------------------------------------------- */
 
-/* Stage s's micro-batches in the plan's schedule (GPipe, 1F1B). */
+/* Stage s's micro-batches in the plan's schedule (GPipe, 1F1B, interleaved 1F1B). */
 mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s);
 /* Activation bytes per micro-batch: sent across each stage boundary, kept by each stage. */
 mt_status mt_pp_boundaries(mt_bld *b);

@@ -1,27 +1,69 @@
 /* extrapolate/pass_pp.c — the pipeline pass: P stages, each running its micro-batches in the plan's
  * schedule, activations sent forward and their gradients back at the stage boundaries.
- *   gpipe  every forward, then every backward;
- *   1f1b   stage s runs min(P - s - 1, M) warm-up forwards, then one forward and one backward in
- *          turn, then the remaining backwards.
- * A forward micro-batch of stage s > 0 first receives its activations (RECV +1) and one of stage
- * s < P - 1 ends by sending them on (SEND +1); backward mirrors it (RECV -1, SEND -1).
- * Boundary bytes: an activation produced by a forward op of stage a and read by one of stage c > a
+ *   gpipe        every forward, then every backward;
+ *   1f1b         stage s runs min(P - s - 1, M) warm-up forwards, then one forward and one backward
+ *                in turn, then the remaining backwards;
+ *   interleaved  (--vpp V > 1, Megatron's virtual pipeline) the layers are cut into P x V model
+ *                chunks, chunk c on stage c mod P; a stage runs M x V (chunk, micro-batch) passes:
+ *                forward k is micro-batch (k div PV) x P + k mod P of its chunk (k mod PV) div P,
+ *                backward k the same micro-batch of chunk V - 1 - (k mod PV) div P (micro-batches
+ *                in groups of P, M a multiple of P); min(2 (P - s - 1) + (V - 1) P, MV) warm-up
+ *                forwards, then one forward and one backward in turn, then the remaining backwards
+ *                (Megatron's forward_backward_pipelining_with_interleaving). On uniform stages with
+ *                free transfers the step is (M + (P - 1) / V) x (F + B) against 1F1B's
+ *                (M + P - 1) x (F + B): the bubble (P - 1) / (V M) of the ideal M (F + B).
+ * A forward pass of model chunk c > 0 first receives its activations (RECV +1) and one of chunk
+ * c < PV - 1 ends by sending them on (SEND +1) to chunk c + 1 (the last stage to stage 0, mt_pp_peer);
+ * backward mirrors it (RECV -1, SEND -1). Without --vpp a chunk is a stage.
+ * Boundary bytes: an activation produced by a forward op of chunk a and read by one of chunk c > a
  * crosses every boundary a .. c-1 (O(tensors + trefs)).
  * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
  * a weight read by forward ops of the first and of the last stage is held by both; after the last
  * backward micro-batch the two copies' gradients are all-reduced between those two stages' ranks
  * (an "emb" group kind of the first and last pipeline coordinates), and the last stage counts the
  * copy in its memory.
- * Invariant: every stage emits each micro-batch's forward before its backward, exactly once.
+ * Invariant: every stage emits each (chunk, micro-batch)'s forward before its backward, exactly once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "extrapolate/build.h"
 
+void mt_pp_peer(const mt_plan *p, int32_t s, int32_t v, int dir, int32_t *peer_s, int32_t *peer_v) {
+    int32_t P = p->pp > 0 ? p->pp : 1;
+    int32_t c = v * P + s + (dir > 0 ? 1 : -1); /* the peer model chunk */
+    *peer_s = (c % P + P) % P;
+    *peer_v = c >= 0 ? c / P : -1;
+}
+
+/* Interleaved 1F1B (--vpp V > 1) on stage s. */
+static mt_status emit_interleaved(mt_bld *b, mt_emit *em, int32_t s) {
+    const mt_plan *pl = b->plan;
+    int32_t P = pl->pp, V = pl->vpp, M = pl->micro_batches, total = M * V, PV = P * V;
+    int32_t warm = 2 * (P - s - 1) + (V - 1) * P;
+    if (warm > total) warm = total;
+#define IL_MB(k) ((k) / PV * P + (k) % P)
+#define IL_FWD(k) (((k) % PV) / P * P + s)
+#define IL_BWD(k) ((V - 1 - ((k) % PV) / P) * P + s)
+    int32_t f = 0;
+    for (; f < warm; f++) MT_CHECK(mt_bld_forward(b, em, IL_FWD(f), IL_MB(f)));
+    for (int32_t k = 0; k < total; k++) {
+        if (f < total) {
+            MT_CHECK(mt_bld_forward(b, em, IL_FWD(f), IL_MB(f)));
+            f++;
+        }
+        MT_CHECK(mt_bld_backward(b, em, IL_BWD(k), IL_MB(k), k == total - 1));
+    }
+#undef IL_MB
+#undef IL_FWD
+#undef IL_BWD
+    return MT_OK;
+}
+
 mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
     const mt_plan *pl = b->plan;
     int32_t P = pl->pp, M = pl->micro_batches;
+    if (pl->vpp > 1 && P > 1) return emit_interleaved(b, em, s);
     if (pl->schedule == MT_PP_GPIPE || P == 1) {
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_forward(b, em, s, m));
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_backward(b, em, s, m, m == M - 1));
@@ -41,14 +83,14 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
 
 mt_status mt_pp_boundaries(mt_bld *b) {
     const trace *t = b->t;
-    int32_t P = b->plan->pp;
+    int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1); /* model chunks */
     int32_t *maxcons = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *maxcons);
     if (!maxcons) return MT_ENOMEM;
     for (int32_t i = 0; i < t->n_tensors; i++) maxcons[i] = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD) continue;
-        int32_t s = mt_bld_op_stage(b, i);
+        int32_t s = mt_bld_op_chunk(b, i);
         for (int32_t j = 0; j < o->in_count; j++) {
             int32_t x = t->trefs[o->in_first + j].tensor;
             if (x >= 0 && x < t->n_tensors && s > maxcons[x]) maxcons[x] = s;
@@ -59,27 +101,38 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         if (tt->role != TRACE_ROLE_ACTIVATION || tt->first_op < 0 || tt->first_op >= t->n_ops) continue;
         int32_t f = tt->first_op;
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
-        int32_t ps = mt_bld_op_stage(b, f);
-        b->act_mb[ps] += tt->bytes / b->split[f];
-        for (int32_t s = ps; s < maxcons[x] && s < P - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
+        int32_t ps = mt_bld_op_chunk(b, f);
+        b->act_mb[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
+        for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
     }
     free(maxcons);
     return MT_OK;
 }
 
+/* A pipeline task of the chunk being emitted (b->chunk), marked with its chunk on this GPU. */
+static mt_status pp_task(mt_bld *b, mt_emit *em, mt_task_kind kind, int dir, int32_t mb, double bytes) {
+    MT_CHECK(mt_emit_simple(em, kind, dir, mb, bytes));
+    em->sp->tasks[em->sp->n_tasks - 1].chunk = b->chunk / b->plan->pp;
+    return MT_OK;
+}
+
 static mt_status pp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last) {
     (void)st;
+    (void)s;
     (void)last;
-    if (dir > 0 ? s > 0 : s < b->plan->pp - 1) return mt_emit_simple(em, MT_TASK_RECV, dir, mb, 0);
+    int32_t c = b->chunk, C = b->plan->pp * b->plan->vpp;
+    if (dir > 0 ? c > 0 : c < C - 1) return pp_task(b, em, MT_TASK_RECV, dir, mb, 0);
     return MT_OK;
 }
 
 static mt_status pp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last) {
     (void)st;
+    (void)s;
     (void)last;
     const mt_plan *pl = b->plan;
-    if (dir > 0 && s < pl->pp - 1) return mt_emit_simple(em, MT_TASK_SEND, +1, mb, em->sp->boundary_bytes * pl->batch_factor);
-    if (dir < 0 && s > 0) return mt_emit_simple(em, MT_TASK_SEND, -1, mb, b->boundary[s - 1] * pl->batch_factor);
+    int32_t c = b->chunk, C = pl->pp * pl->vpp;
+    if (dir > 0 && c < C - 1) return pp_task(b, em, MT_TASK_SEND, +1, mb, b->boundary[c] * pl->batch_factor);
+    if (dir < 0 && c > 0) return pp_task(b, em, MT_TASK_SEND, -1, mb, b->boundary[c - 1] * pl->batch_factor);
     return MT_OK;
 }
 

@@ -536,6 +536,12 @@ static mt_status tp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     return emit_tp_colls(b, x, em, x->bwd_anchor[op], mb, TRACE_PHASE_BACKWARD);
 }
 
+/* A forward op re-run in backward (recomputation) repeats its forward collectives. */
+static mt_status tp_recompute_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb) {
+    if (b->plan->tp <= 1) return MT_OK;
+    return emit_tp_colls(b, st, em, ((tp_state *)st)->fwd_coll[op], mb, TRACE_PHASE_FORWARD);
+}
+
 static int tp_warning(mt_bld *b, void *st, char *buf, int len) {
     tp_state *x = st;
     const mt_program *p = b->p;
@@ -562,5 +568,6 @@ const mt_pass mt_pass_tp = {
     .release = tp_release,
     .after_op = tp_after_op,
     .backward_done = tp_backward_done,
+    .recompute_op = tp_recompute_op,
     .warning = tp_warning,
 };

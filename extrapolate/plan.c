@@ -26,6 +26,24 @@ const char *mt_comm_mode_name(mt_comm_mode m) {
     return m == MT_COMM_TRACED ? "traced" : m == MT_COMM_REGENERATE ? "regenerate" : "auto";
 }
 
+const char *mt_recompute_name(mt_recompute r) {
+    return r == MT_RECOMPUTE_FULL ? "full" : r == MT_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+const char *mt_plan_schedule_label(const mt_plan *p, char *buf, int len) {
+    if (p->schedule == MT_PP_1F1B && p->vpp > 1) snprintf(buf, (size_t)len, "interleaved %d", (int)p->vpp);
+    else snprintf(buf, (size_t)len, "%s", mt_pp_schedule_name(p->schedule));
+    return buf;
+}
+
+mt_status mt_recompute_parse(const char *s, mt_recompute *out, mt_error *err) {
+    if (!strcmp(s, "none")) *out = MT_RECOMPUTE_NONE;
+    else if (!strcmp(s, "selective")) *out = MT_RECOMPUTE_SELECTIVE;
+    else if (!strcmp(s, "full")) *out = MT_RECOMPUTE_FULL;
+    else return mt_fail(err, MT_EINVAL, "unknown recompute mode '%s' (use none, selective or full)", s);
+    return MT_OK;
+}
+
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err) {
     if (!strcmp(s, "dp") || !strcmp(s, "sync")) *out = MT_DP_SYNC;
     else if (!strcmp(s, "ddp")) *out = MT_DP_DDP;
@@ -79,6 +97,28 @@ static mt_status check_sharding(const mt_plan *p, mt_error *err) {
     if (p->fsdp_shard > 0 && (p->fsdp_shard > p->dp || p->dp % p->fsdp_shard))
         return mt_fail(err, MT_EINVAL, "--fsdp-shard %d does not divide the %d data-parallel replicas (use a divisor "
                        "of %d)", p->fsdp_shard, p->dp, p->dp);
+    return MT_OK;
+}
+
+/* --vpp and --recompute against the rest of the plan (sizes resolved, before micro-batches). */
+static mt_status check_schedule(const mt_plan *p, mt_error *err) {
+    if ((unsigned)p->recompute > MT_RECOMPUTE_FULL)
+        return mt_fail(err, MT_EINVAL, "--recompute needs none, selective or full");
+    if (p->vpp < 0) return mt_fail(err, MT_EINVAL, "--vpp must be positive");
+    if (p->vpp <= 1) return MT_OK;
+    if (p->pp <= 1)
+        return mt_fail(err, MT_EINVAL, "--vpp %d interleaves pipeline stages: it needs --pp 2 or more", p->vpp);
+    if (p->schedule != MT_PP_1F1B)
+        return mt_fail(err, MT_EINVAL, "--vpp %d is interleaved 1F1B: it does not go with --schedule gpipe (drop one)",
+                       p->vpp);
+    return MT_OK;
+}
+
+/* Interleaved 1F1B runs micro-batches in groups of P (Megatron's rule). */
+static mt_status check_vpp_groups(const mt_plan *p, mt_error *err) {
+    if (p->vpp > 1 && p->micro_batches % p->pp)
+        return mt_fail(err, MT_EINVAL, "--vpp %d: --micro-batches %d is not a multiple of --pp %d (interleaved 1F1B runs "
+                       "micro-batches in groups of P, as Megatron)", p->vpp, p->micro_batches, p->pp);
     return MT_OK;
 }
 
@@ -138,6 +178,8 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
     if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
     MT_CHECK(check_sharding(p, err));
+    MT_CHECK(check_schedule(p, err));
+    if (p->vpp < 1) p->vpp = 1;
     int micro_default = p->micro_batches == 0;
     if (micro_default) p->micro_batches = p->pp > 1 ? p->pp : 1;
     if (p->bucket_bytes <= 0) return mt_fail(err, MT_EINVAL, "--bucket must be > 0");
@@ -151,6 +193,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
         return mt_fail(err, MT_EINVAL,
                        "a pipeline of %d stages needs at least %d layers; %s has %d "
                        "(use fewer stages, --pp)", p->pp, p->pp, path, units);
+    if ((int64_t)p->pp * p->vpp > units)
+        return mt_fail(err, MT_EINVAL, "--vpp %d: %d stages x %d chunks = %d model chunks need at least as many layers; "
+                       "%s has %d (use a smaller --vpp)", p->vpp, p->pp, p->vpp, p->pp * p->vpp, path, units);
     int64_t tb = t->batch_size;
     if (tb <= 0) {
         if (p->global_batch > 0)
@@ -159,7 +204,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                            "(drop --batch; each replica then runs the traced batch)");
         p->replica_batch = p->micro_batch = 0;
         p->batch_factor = 1.0 / p->micro_batches;
-        return MT_OK;
+        return check_vpp_groups(p, err);
     }
     int32_t R = mt_plan_replicas(p); /* D, or D x E with expert parallelism */
     if (p->global_batch == 0) p->global_batch = tb * R;
@@ -169,8 +214,9 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "(use a multiple of %d)", (long long)p->global_batch, R, R);
     p->replica_batch = p->global_batch / R;
     /* default M: the smallest divisor of the replica batch that is >= P */
+    int32_t step = p->vpp > 1 ? p->pp : 1; /* interleaved: a multiple of P */
     while (micro_default && p->micro_batches < p->replica_batch && p->replica_batch % p->micro_batches)
-        p->micro_batches++;
+        p->micro_batches += step;
     if (p->micro_batches > p->replica_batch || p->replica_batch % p->micro_batches)
         return mt_fail(err, MT_EINVAL,
                        "replica batch %lld does not split into %d equal micro-batches "
@@ -178,7 +224,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        p->micro_batches, (long long)p->replica_batch);
     p->micro_batch = p->replica_batch / p->micro_batches;
     p->batch_factor = (double)p->micro_batch / (double)tb;
-    return MT_OK;
+    return check_vpp_groups(p, err);
 }
 
 int32_t mt_plan_replicas(const mt_plan *p) { return p->dp * (p->ep > 1 ? p->ep : 1); }

@@ -24,6 +24,12 @@
 
 typedef enum { MT_DP_SYNC = 0, MT_DP_DDP } mt_dp_mode;
 typedef enum { MT_PP_GPIPE = 0, MT_PP_1F1B } mt_pp_schedule;
+/* Activation recomputation (pass_recompute.c): none; selective, the attention core (QK^T, scale,
+ * mask, softmax, attention dropout, PV) re-run before its backward, as Megatron's selective
+ * recomputation; full, every layer's forward re-run before its backward (Megatron's full activation
+ * checkpointing). The order is the order of MT_RECOMPUTE_CHOICES. */
+typedef enum { MT_RECOMPUTE_NONE = 0, MT_RECOMPUTE_SELECTIVE, MT_RECOMPUTE_FULL } mt_recompute;
+#define MT_RECOMPUTE_CHOICES "none|selective|full"
 /* The collectives of the data-parallel dimension: the traced job's own (a multi-rank trace's
  * all-reduces, all-to-alls, send/recv, ... as traced: extrapolate/traced.h), or the plan's
  * (DDP buckets or DataParallel's all-reduce of every parameter, generated). auto: traced for a
@@ -43,6 +49,9 @@ typedef struct mt_plan {
                                 all-reduce across them; 0 = shard over the whole DP group */
     mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */
+    int32_t vpp;             /* interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline);
+                                0 or 1 = none. Resolved to >= 1 */
+    mt_recompute recompute;  /* default none */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
                                 else 1 */
     double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
@@ -102,7 +111,12 @@ const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len);
 const char *mt_dp_mode_name(mt_dp_mode m);
 const char *mt_pp_schedule_name(mt_pp_schedule s);
 const char *mt_comm_mode_name(mt_comm_mode m);
+/* "none", "selective", "full". */
+const char *mt_recompute_name(mt_recompute r);
+/* "1f1b", "interleaved 2" (--vpp 2), "gpipe": the schedule as reports name it. */
+const char *mt_plan_schedule_label(const mt_plan *p, char *buf, int len);
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err);
 mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err);
+mt_status mt_recompute_parse(const char *s, mt_recompute *out, mt_error *err);
 
 #endif

@@ -18,6 +18,7 @@ static const struct {
     {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
     {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
     {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)}, {"ep", offsetof(mt_plan, ep)},
+    {"vpp", offsetof(mt_plan, vpp)},
 };
 
 static const char *const EMB_NAMES[] = {"none", "table", "row", "column"}; /* MT_EMB_* */
@@ -81,7 +82,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         }
         return mt_fail(err, MT_EINVAL,
                        "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
-                       "schedule=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, single or default)", field, plan_text);
+                       "schedule=, vpp=, recompute=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, single or default)", field, plan_text);
     }
     for (size_t k = 0; k < sizeof SIZE_FIELDS / sizeof SIZE_FIELDS[0]; k++) {
         if (strcmp(field, SIZE_FIELDS[k].name)) continue;
@@ -90,6 +91,9 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         return MT_OK;
     }
     if (!strcmp(field, "schedule")) return mt_pp_schedule_parse(v, &p->schedule, err);
+    if (!strcmp(field, "recompute") && mt_recompute_parse(v, &p->recompute, err) != MT_OK)
+        return mt_error_prefix(err, "--plans: plan '%s'", plan_text);
+    if (!strcmp(field, "recompute")) return MT_OK;
     if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
     if (!strcmp(field, "algo")) return mt_coll_algo_parse(v, &p->algo, err);
     if (!strcmp(field, "emb")) {
@@ -107,8 +111,8 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         return MT_OK;
     }
     return mt_fail(err, MT_EINVAL,
-                   "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, "
-                   "placement, bucket, algo, zero, fsdp_shard, ep or emb)", field, plan_text);
+                   "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, vpp, "
+                   "recompute, placement, bucket, algo, zero, fsdp_shard, ep or emb)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -211,6 +215,71 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
     return MT_OK;
 }
 
+mt_status mt_recompute_modes_parse(const char *s, unsigned *out, mt_error *err) {
+    *out = 0;
+    if (!strcmp(s, "all")) {
+        *out = MT_RCM_ALL;
+        return MT_OK;
+    }
+    for (const char *p = s; *p;) {
+        size_t len = strcspn(p, ",");
+        char one[16];
+        snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one ? len : sizeof one - 1), p);
+        mt_recompute r;
+        mt_error e = {0};
+        if (len >= sizeof one || mt_recompute_parse(one, &r, &e) != MT_OK)
+            return mt_fail(err, MT_EINVAL, "--recompute-modes: unknown mode '%.*s' (use %s)", (int)len, p,
+                           MT_RECOMPUTE_MODES_CHOICES);
+        *out |= 1u << r;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (!*out) return mt_fail(err, MT_EINVAL, "--recompute-modes is empty (use %s)", MT_RECOMPUTE_MODES_CHOICES);
+    return MT_OK;
+}
+
+mt_status mt_vpp_list_parse(const char *s, int32_t *vpps, int32_t *n, mt_error *err) {
+    *n = 0;
+    for (const char *p = s; *p;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || v < 1 || v > 1024 || *n >= MT_VPP_LIST_MAX)
+            return mt_fail(err, MT_EINVAL, "--vpp-sizes needs up to %d integers in 1..1024 separated by ',' (got '%s')",
+                           MT_VPP_LIST_MAX, s);
+        vpps[(*n)++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) return mt_fail(err, MT_EINVAL, "--vpp-sizes is empty (give degrees such as 1,2,4)");
+    return MT_OK;
+}
+
+mt_status mt_planlist_expand(const mt_plan *in, int32_t n, unsigned modes, const int32_t *vpps, int32_t n_vpps,
+                             mt_plan **out, int32_t *n_out, mt_error *err) {
+    mt_plan *v = NULL;
+    int64_t cap = 0, count = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int pipelined = in[i].pp > 1 && in[i].schedule == MT_PP_1F1B;
+        for (int32_t k = 0; k < (n_vpps > 0 && pipelined ? n_vpps : 1); k++) {
+            int32_t V = !pipelined ? 0 : n_vpps > 0 ? vpps[k] : in[i].vpp;
+            if (V > 1 && in[i].micro_batches > 0 && in[i].micro_batches % in[i].pp) continue;
+            for (int r = 0; r <= MT_RECOMPUTE_FULL; r++) {
+                if (modes ? !(modes & (1u << r)) : r > 0) continue;
+                if (mt_vec_reserve(&v, &cap, count + 1)) {
+                    free(v);
+                    return mt_fail(err, MT_ENOMEM, "out of memory listing plans");
+                }
+                v[count] = in[i];
+                v[count].vpp = V;
+                if (modes) v[count].recompute = (mt_recompute)r;
+                count++;
+            }
+        }
+    }
+    *out = v;
+    *n_out = (int32_t)count;
+    return MT_OK;
+}
+
 void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     mt_plan def;
     mt_plan_init(&def);
@@ -232,6 +301,8 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
+    if (p->vpp > 1) ADD("vpp=%d", p->vpp);
+    if (p->recompute != MT_RECOMPUTE_NONE) ADD("recompute=%s", mt_recompute_name(p->recompute));
     if (at == 0) ADD(p->dp || p->tp || p->pp ? "single" : "default");
     if (strcmp(p->placement, def.placement)) ADD("placement=%s", p->placement);
     if (p->algo != def.algo) ADD("algo=%s", mt_coll_algo_name(p->algo));
@@ -262,6 +333,8 @@ json_t *mt_planlist_json(const mt_plan *pl) {
         json_object_set_new(plan, "embedding_shard", json_string(EMB_NAMES[pl->emb_shard]));
     if (pl->expert_skew >= 0) json_object_set_new(plan, "expert_skew", json_real(pl->expert_skew));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
+    json_object_set_new(plan, "vpp", json_integer(pl->vpp > 1 ? pl->vpp : 1));
+    json_object_set_new(plan, "recompute", json_string(mt_recompute_name(pl->recompute)));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
     json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));
     json_object_set_new(plan, "placement", json_string(pl->placement));

@@ -7,6 +7,8 @@
  *   tp=T  pp=P    tensor- and pipeline-parallel sizes
  *   mb=M          pipeline micro-batches
  *   schedule=gpipe|1f1b (or just gpipe / 1f1b)
+ *   vpp=V         interleaved 1F1B with V model chunks per GPU (plan.h)
+ *   recompute=none|selective|full  activation recomputation
  *   placement=ORDER  bucket=SIZE  algo=ring|tree|direct|hier|ringflow
  *   zero=1|2|3    ZeRO stage over the DP group (plan.h)
  *   fsdp          FSDP full shard; fsdp_shard=G its hybrid sharding in groups of G
@@ -57,6 +59,21 @@ mt_status mt_dp_modes_parse(const char *s, unsigned *out, mt_error *err);
  * is set). Plans the trace may still refuse (too many stages) are included. O(N^(2/3)) plans. */
 mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, unsigned modes, mt_plan **out,
                            int32_t *n, mt_error *err);
+
+/* The recompute modes and interleaving degrees compare lists: a mask (MT_RCM_*) and a list. */
+enum { MT_RCM_NONE = 1, MT_RCM_SELECTIVE = 2, MT_RCM_FULL = 4, MT_RCM_ALL = 7, MT_VPP_LIST_MAX = 8 };
+#define MT_RECOMPUTE_MODES_CHOICES "all or a list of none, selective, full"
+/* "none,full" or "all" into a mask; MT_EINVAL naming --recompute-modes and the bad one. */
+mt_status mt_recompute_modes_parse(const char *s, unsigned *out, mt_error *err);
+/* "1,2,4" (each 1..1024, at most MT_VPP_LIST_MAX) into vpps; MT_EINVAL naming --vpp-sizes. */
+mt_status mt_vpp_list_parse(const char *s, int32_t *vpps, int32_t *n, mt_error *err);
+
+/* Each plan of in[0 .. n) once per recompute mode of `modes` (0: the plan's own), and, pipelined with
+ * the 1f1b schedule (pp > 1), once per interleaving degree of vpps (n_vpps 0: the plan's own; a degree
+ * V > 1 only where the micro-batches are unset or a multiple of P); other plans are not interleaved
+ * (vpp 0). Order: degrees outer, modes inner, in list order. *out is malloc'd. O(n x modes x vpps). */
+mt_status mt_planlist_expand(const mt_plan *in, int32_t n, unsigned modes, const int32_t *vpps, int32_t n_vpps,
+                             mt_plan **out, int32_t *n_out, mt_error *err);
 
 /* The plan's label in list syntax (sizes of 1, one micro-batch and default settings left out;
  * "single" for one GPU). Sizes still 0 (unresolved) are left out too ("default" when none is

@@ -29,7 +29,8 @@
 #include "util/units.h"
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
-static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp};
+static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
+                                        &mt_pass_recompute};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */
@@ -69,6 +70,12 @@ int32_t mt_bld_op_stage(const mt_bld *b, int32_t op) {
 }
 #define op_stage mt_bld_op_stage
 
+int32_t mt_bld_op_chunk(const mt_bld *b, int32_t op) {
+    int32_t u = b->unit[op];
+    if (u < 0) return b->t->ops[op].phase == TRACE_PHASE_BACKWARD ? b->plan->pp * b->plan->vpp - 1 : 0;
+    return b->chunk_of_unit[u];
+}
+
 int32_t mt_bld_layer(const mt_bld *b, int32_t op) { return b->t->n_layers > 0 ? b->unit[op] : -1; }
 
 /* 1. units */
@@ -104,10 +111,12 @@ static void assign_units(mt_bld *b) {
     b->n_units = t->n_layers > 0 ? t->n_layers : fwd_ord;
 }
 
-/* 2. stages: the partitioner (stages.h), then each stage's layer range. */
+/* 2. stages: the partitioner (stages.h) cuts P x V model chunks, chunk c on stage c mod P; then each
+ * stage's layer range (first and last, which under --vpp span the stage's chunks). */
 static mt_status assign_stages(mt_bld *b) {
     int32_t U = b->n_units, P = b->plan->pp;
-    MT_CHECK(mt_stages_cut(b->t, b->unit, U, P, b->stage_of_unit, &b->p->stage_cut));
+    MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, b->plan->vpp, b->chunk_of_unit, &b->p->stage_cut));
+    for (int32_t u = 0; u < U; u++) b->stage_of_unit[u] = b->chunk_of_unit[u] % P;
     for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {
         mt_stage_program *sp = &b->p->stages[b->stage_of_unit[u]];
@@ -188,14 +197,23 @@ static mt_status assign_gradients(mt_bld *b) {
 
 /* ---- emission ------------------------------------------------------------------------------ */
 
-mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb) {
+/* The MB_BEGIN / MB_END mark of chunk c. */
+static mt_status mb_mark(mt_bld *b, mt_emit *em, mt_task_kind kind, int dir, int32_t c, int32_t mb) {
+    MT_CHECK(mt_emit_simple(em, kind, dir, mb, 0));
+    em->sp->tasks[em->sp->n_tasks - 1].chunk = c / b->plan->pp;
+    return MT_OK;
+}
+
+mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb) {
     const trace *t = b->t;
     int last = mb == b->plan->micro_batches - 1;
-    MT_CHECK(mt_emit_simple(em, MT_TASK_MB_BEGIN, +1, mb, 0));
+    int32_t s = c % b->plan->pp;
+    b->chunk = c;
+    MT_CHECK(mb_mark(b, em, MT_TASK_MB_BEGIN, +1, c, mb));
     EACH_PASS(b, mb_begin, em, s, mb, +1, last);
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
         EACH_PASS(b, before_op, em, i, mb, last);
         MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         EACH_PASS(b, after_op, em, i, mb, last);
@@ -204,18 +222,26 @@ mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb) {
     return MT_OK;
 }
 
-mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t s, int32_t mb, int last) {
+mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb, int last) {
     const trace *t = b->t;
+    int32_t s = c % b->plan->pp;
+    b->chunk = c;
     EACH_PASS(b, mb_begin, em, s, mb, -1, last);
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || op_stage(b, i) != s) continue;
+        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
         EACH_PASS(b, before_op, em, i, mb, last);
         MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
         EACH_PASS(b, after_op, em, i, mb, last);
     }
     EACH_PASS(b, mb_end, em, s, mb, -1, last);
-    return mt_emit_simple(em, MT_TASK_MB_END, -1, mb, 0);
+    return mb_mark(b, em, MT_TASK_MB_END, -1, c, mb);
+}
+
+mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb) {
+    MT_CHECK(mt_emit_item(b, em, op, b->op_ns[op], b->split[op], mb));
+    EACH_PASS(b, recompute_op, em, op, mb);
+    return MT_OK;
 }
 
 /* Share of an optimizer (or parameter-sized OTHER) op that stage s runs: its weights in s
@@ -300,6 +326,7 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
     size_t nu = (size_t)(t->n_layers > t->n_ops ? t->n_layers : t->n_ops) + 1;
     b->unit = malloc(nops * sizeof *b->unit);
     b->stage_of_unit = calloc(nu, sizeof *b->stage_of_unit);
+    b->chunk_of_unit = calloc(nu, sizeof *b->chunk_of_unit);
     b->split = malloc(nops * sizeof *b->split);
     b->tok = malloc(nops * sizeof *b->tok);
     b->anchor = malloc(nops * sizeof *b->anchor);
@@ -309,10 +336,10 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
     b->w_stage_bytes = calloc((size_t)P, sizeof *b->w_stage_bytes);
     b->w_stage = malloc(nt * sizeof *b->w_stage);
     b->w_split = malloc(nt * sizeof *b->w_split);
-    b->boundary = calloc((size_t)P, sizeof *b->boundary);
+    b->boundary = calloc((size_t)P * (size_t)(b->plan->vpp > 1 ? b->plan->vpp : 1), sizeof *b->boundary);
     b->act_mb = calloc((size_t)P, sizeof *b->act_mb);
     b->state = calloc(N_PASSES, sizeof *b->state);
-    if (!b->unit || !b->stage_of_unit || !b->split || !b->tok || !b->anchor || !b->op_ns || !b->grad_ready || !b->tail_grad ||
+    if (!b->unit || !b->stage_of_unit || !b->chunk_of_unit || !b->split || !b->tok || !b->anchor || !b->op_ns || !b->grad_ready || !b->tail_grad ||
         !b->w_stage_bytes || !b->w_stage || !b->w_split || !b->boundary || !b->act_mb || !b->state)
         return 0;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = b->tok[i] = 1;
@@ -325,6 +352,7 @@ static void bld_free(mt_bld *b) {
     free(b->state);
     free(b->unit);
     free(b->stage_of_unit);
+    free(b->chunk_of_unit);
     free(b->split);
     free(b->tok);
     free(b->anchor);
@@ -366,6 +394,9 @@ static mt_status build(mt_bld *b, mt_error *err) {
     if (plan->pp > b->n_units)
         return mt_fail(err, MT_EINVAL, "a pipeline of %d stages needs at least %d layers; the trace has %d",
                        plan->pp, plan->pp, b->n_units);
+    if (plan->pp * plan->vpp > b->n_units)
+        return mt_fail(err, MT_EINVAL, "--vpp %d: %d model chunks need at least as many layers; the trace has %d",
+                       plan->vpp, plan->pp * plan->vpp, b->n_units);
     MT_CHECK(assign_stages(b));
     MT_CHECK(find_anchors(b));
     for (int pi = 0; pi < N_PASSES; pi++)
@@ -375,9 +406,10 @@ static mt_status build(mt_bld *b, mt_error *err) {
     MT_CHECK(mt_pp_boundaries(b));
     for (int pi = 0; pi < N_PASSES; pi++)
         if (passes[pi]->analyse) MT_CHECK(passes[pi]->analyse(b, b->state[pi], err));
+    int32_t C = plan->pp * plan->vpp;
     for (int32_t s = 0; s < plan->pp; s++) {
-        p->stages[s].boundary_bytes = s < plan->pp - 1 ? b->boundary[s] : 0;
-        p->stages[s].act_bytes_per_mb = b->act_mb[s] * plan->batch_factor;
+        for (int32_t c = s; c < C - 1; c += plan->pp) p->stages[s].boundary_bytes += b->boundary[c];
+        p->stages[s].act_bytes_per_mb = b->act_mb[s] * plan->batch_factor / plan->vpp;
     }
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
     for (int32_t s = 0; s < plan->pp; s++) MT_CHECK(build_stage(b, s));
@@ -392,6 +424,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     mt_status rc = MT_ENOMEM;
     if (!p) goto fail;
     p->plan = *plan;
+    if (p->plan.vpp < 1) p->plan.vpp = 1;
     p->trace = t;
     p->n_stages = plan->pp;
     p->n_layers = t->n_layers;

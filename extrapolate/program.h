@@ -101,6 +101,8 @@ typedef struct mt_task {
                                 MB_BEGIN/MB_END: +1 forward, -1 backward */
     int8_t phase;            /* trace_phase of the work (COMPUTE, COLL) */
     int32_t mb;              /* micro-batch, -1 none */
+    int32_t chunk;           /* SEND/RECV, MB_BEGIN/MB_END: the model chunk of this GPU (0 .. V-1, --vpp;
+                                0 without) */
     int32_t layer;           /* COLL: the layer that caused it, -1 */
     int32_t item_first, item_count; /* COMPUTE */
     int64_t dur_ps;          /* COMPUTE: sum of its items */
@@ -119,9 +121,13 @@ typedef struct mt_stage_program {
     mt_item *items;  int32_t n_items;
     int32_t layer_first, layer_last;   /* layers [first, last] of this stage, -1 when none */
     int64_t compute_ps;                /* sum of COMPUTE durations */
+    int64_t recompute_ps;              /* of which forward ops re-run in backward (--recompute) */
     double param_bytes;                /* parameters held per GPU (split ones / T) */
     double grad_bytes, optstate_bytes; /* per GPU */
-    double act_bytes_per_mb;           /* activations kept for backward, per micro-batch */
+    double act_bytes_per_mb;           /* activations kept for backward, per micro-batch (under --vpp
+                                        * per live chunk and micro-batch: the stage's / V) */
+    double act_bytes_transient;        /* recomputation: activations that live only while one layer
+                                        * (or attention core) runs its backward, once per GPU */
     double boundary_bytes;             /* activations sent to the next stage per micro-batch */
 } mt_stage_program;
 
@@ -175,5 +181,10 @@ typedef struct mt_program_opts {
 mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err);
 void mt_program_free(mt_program *p);
+
+/* Where a pipeline send goes: from chunk v (0 .. V-1) of stage s, dir +1 (activations) to the next
+ * model chunk v x P + s + 1, dir -1 (gradients) to the previous; the last stage sends chunk v's
+ * output to stage 0's chunk v + 1, stage 0 its gradients to stage P-1's chunk v - 1. */
+void mt_pp_peer(const mt_plan *p, int32_t s, int32_t v, int dir, int32_t *peer_s, int32_t *peer_v);
 
 #endif

@@ -2,6 +2,7 @@
 #include "extrapolate/stages.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int role_of(const trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
@@ -134,8 +135,81 @@ static mt_status cut_blocks(const double *cost, const unsigned char *ok, int32_t
     return MT_OK;
 }
 
+/* The largest stage's cost when chunk k (group[u] of each unit) runs on stage k mod P. */
+static double max_stage(const double *cost, const int32_t *group, int32_t U, int32_t P, double *acc) {
+    double worst = 0;
+    for (int32_t s = 0; s < P; s++) acc[s] = 0;
+    for (int32_t u = 0; u < U; u++) acc[group[u] % P] += cost[u];
+    for (int32_t s = 0; s < P; s++)
+        if (acc[s] > worst) worst = acc[s];
+    return worst;
+}
+
+/* Sum of squared stage costs (acc from max_stage): lower is more even. */
+static double spread(const double *acc, int32_t P) {
+    double q = 0;
+    for (int32_t s = 0; s < P; s++) q += acc[s] * acc[s];
+    return q;
+}
+
+/* Interleaved (V > 1): the chunk boundaries of `group` moved one unit at a time while that makes the
+ * busiest stage lighter, or as busy with the stages more even: at most 64 passes over the boundaries,
+ * each move evaluated in O(U). */
+static void balance_stages(const double *cost, int32_t U, int32_t P, int32_t *group, double *acc) {
+    double best = max_stage(cost, group, U, P, acc), best_q = spread(acc, P);
+    for (int pass = 0, moved = 1; pass < 64 && moved; pass++) {
+        moved = 0;
+        for (int32_t u = 1; u < U; u++) {
+            if (group[u] == group[u - 1]) continue; /* u starts a chunk */
+            for (int d = -1; d <= 1; d += 2) {
+                int32_t v = d < 0 ? u - 1 : u; /* the unit that changes chunk, never emptying one */
+                int32_t from = group[v], to = d < 0 ? group[u] : group[u - 1];
+                if (d < 0 ? v == 0 || group[v - 1] != from : v + 1 >= U || group[v + 1] != from) continue;
+                group[v] = to;
+                double m = max_stage(cost, group, U, P, acc), q = spread(acc, P);
+                if (m < best - 0.5 || (m <= best + 0.5 && q < best_q * (1 - 1e-9))) {
+                    best = m < best ? m : best;
+                    best_q = q;
+                    moved = 1;
+                    break;
+                }
+                group[v] = from;
+            }
+        }
+    }
+}
+
+/* Interleaved (V > 1): the better of the cut at clean points and the cut anywhere (by the busiest
+ * stage's cost, the sum of its V chunks; the cut anywhere only when at least 5 % lighter), then
+ * balanced by moving chunk boundaries (balance_stages). */
+static mt_status prefer_balanced(const double *cost, int32_t U, int32_t P, int32_t K, int32_t *group,
+                                 mt_stage_cut *in) {
+    int32_t *alt = malloc((size_t)U * sizeof *alt);
+    double *acc = malloc((size_t)P * sizeof *acc);
+    if (!alt || !acc) {
+        free(alt);
+        free(acc);
+        return MT_ENOMEM;
+    }
+    partition(cost, U, K, alt);
+    balance_stages(cost, U, P, alt, acc);
+    if (!in->clean_only || max_stage(cost, alt, U, P, acc) < 0.95 * max_stage(cost, group, U, P, acc)) {
+        memcpy(group, alt, (size_t)U * sizeof *group);
+        in->clean_only = 0;
+    }
+    free(alt);
+    free(acc);
+    return MT_OK;
+}
+
 mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t U, int32_t P, int32_t *stage_of_unit,
                         mt_stage_cut *info) {
+    return mt_stages_cut_chunks(t, unit, U, P, 1, stage_of_unit, info);
+}
+
+mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, int32_t Pst, int32_t V,
+                               int32_t *stage_of_unit, mt_stage_cut *info) {
+    int32_t P = Pst * (V > 1 ? V : 1); /* the pieces to cut: model chunks */
     double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
     int32_t *cross = malloc((size_t)(U + 1) * sizeof *cross);
     unsigned char *ok = calloc((size_t)(U > 0 ? U : 1), 1);
@@ -155,6 +229,7 @@ mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t U, int32_t 
     in.clean_only = rc == MT_OK && P > 1 && in.clean_points >= P - 1;
     if (rc == MT_OK && in.clean_only) rc = cut_blocks(cost, ok, U, in.clean_points + 1, P, stage_of_unit);
     else if (rc == MT_OK) partition(cost, U, P, stage_of_unit);
+    if (rc == MT_OK && V > 1) rc = prefer_balanced(cost, U, Pst, P, stage_of_unit, &in);
     if (info) *info = in;
     free(cost);
     free(cross);

@@ -10,6 +10,7 @@
  * block's input crosses beside the branch's activation (two tensors, or more), at its boundary
  * only the block's output does. Only when such clean points are fewer than the P - 1 cuts needed
  * may a stage end anywhere.
+ * Under --vpp the pieces are P x V model chunks, chunk c on stage c mod P (mt_stages_cut_chunks).
  * Cost: O(ops + trefs + tensors + units log time).
  */
 #ifndef MT_EXTRAPOLATE_STAGES_H
@@ -31,5 +32,12 @@ typedef struct mt_stage_cut {
  * at least one unit (n_units >= P, checked by the caller). MT_ENOMEM only. */
 mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t *stage_of_unit,
                         mt_stage_cut *info);
+
+/* Interleaved pipelines (--vpp V): the units cut into P x V contiguous model chunks the same way
+ * (chunk_of_unit[u]; chunk c runs on stage c mod P), except that a cut anywhere replaces the cut at
+ * clean points when it makes the busiest stage (the sum of its V chunks) at least 5 % lighter. V = 1
+ * is mt_stages_cut. n_units >= P x V. MT_ENOMEM only. */
+mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t V,
+                               int32_t *chunk_of_unit, mt_stage_cut *info);
 
 #endif

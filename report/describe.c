@@ -40,11 +40,26 @@ const char *mt_span_phase(const mt_span *s) {
     return k->kind == MT_TASK_WAIT_COMM ? "backward" : "";
 }
 
-int32_t mt_send_peer(const mt_program *p, const mt_span *s) {
+/* The GPU on the other side of pipeline task k of `rank`: where a SEND goes (dir as k's), where a
+ * RECV's data comes from (dir -1: the opposite side); under --vpp the chunk order (mt_pp_peer). */
+static int32_t pp_peer(const mt_program *p, int32_t rank, const mt_task *k, int dir) {
     mt_coords c;
-    mt_mesh_coords(&p->groups.mesh, s->rank, &c);
-    c.c[MT_DIM_PP] += s->task->dir > 0 ? 1 : -1;
+    int32_t v;
+    mt_mesh_coords(&p->groups.mesh, rank, &c);
+    mt_pp_peer(&p->plan, c.c[MT_DIM_PP], k->chunk, dir * k->dir, &c.c[MT_DIM_PP], &v);
     return mt_mesh_rank(&p->groups.mesh, &c);
+}
+
+int32_t mt_send_peer(const mt_program *p, const mt_span *s) { return pp_peer(p, s->rank, s->task, +1); }
+
+/* " (chunk 3)", the model chunk (0 .. P x V - 1) of task k of `rank` under --vpp, else "". */
+static const char *chunk_note(const mt_program *p, int32_t rank, const mt_task *k, char *buf, size_t len) {
+    buf[0] = '\0';
+    if (p->plan.vpp <= 1) return buf;
+    mt_coords c;
+    mt_mesh_coords(&p->groups.mesh, rank, &c);
+    snprintf(buf, len, " (chunk %d)", (int)(k->chunk * p->plan.pp + c.c[MT_DIM_PP]));
+    return buf;
 }
 
 int32_t mt_coll_group(const mt_program *p, const mt_span *s, int32_t *first_rank, char *buf, size_t len) {
@@ -92,6 +107,7 @@ static void coll_name(const mt_program *p, const mt_task *k, char *buf, size_t l
 char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *buf, size_t len) {
     const mt_task *k = s->task;
     const char *what = k->dir > 0 ? "activations" : "gradients";
+    char cn[24];
     switch ((mt_span_kind)s->kind) {
     case MT_SPAN_COMPUTE:
         snprintf(buf, len, "compute");
@@ -116,15 +132,14 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
         break;
     case MT_SPAN_SEND:
         if (receiving) snprintf(buf, len, "recv %s mb %d from GPU %d", what, k->mb, s->rank);
-        else snprintf(buf, len, "send %s mb %d to GPU %d", what, k->mb, mt_send_peer(p, s));
+        else snprintf(buf, len, "send %s mb %d%s to GPU %d", what, k->mb, chunk_note(p, s->rank, k, cn, sizeof cn),
+                      mt_send_peer(p, s));
         break;
     default:
         if (k->kind == MT_TASK_RECV) {
             /* the sender is the neighbour on the side the data comes from */
-            int32_t d, st, t;
-            mt_plan_coords(&p->plan, s->rank, &d, &st, &t);
-            snprintf(buf, len, "wait for %s mb %d from GPU %d", what, k->mb,
-                     mt_plan_rank(&p->plan, d, st - (k->dir > 0 ? 1 : -1), t));
+            snprintf(buf, len, "wait for %s mb %d%s from GPU %d", what, k->mb, chunk_note(p, s->rank, k, cn, sizeof cn),
+                     pp_peer(p, s->rank, k, -1));
         } else if (k->kind == MT_TASK_COLL) {
             char c[96];
             coll_name(p, k, c, sizeof c);

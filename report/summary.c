@@ -88,6 +88,18 @@ static void print_mesh(FILE *out, const mt_program *p, const mt_sim_result *r) {
     if (traffic_text(p, r, line, sizeof line)[0]) fprintf(out, "traffic    sent per GPU per run (mean): %s\n", line);
 }
 
+/* "           recompute: full, 151.490 ms of forward re-run per step (the busiest stage), 116.40 MB of
+ * activations per micro-batch kept" */
+static void print_recompute(FILE *out, const mt_program *p) {
+    const mt_stage_program *w = &p->stages[0];
+    for (int32_t k = 1; k < p->n_stages; k++)
+        if (p->stages[k].recompute_ps > w->recompute_ps) w = &p->stages[k];
+    char b[32], c[32];
+    fprintf(out, "           recompute: %s, %.3f ms of forward re-run per step (the busiest stage), %s kept per "
+            "micro-batch, %s while a layer runs backward\n", mt_recompute_name(p->plan.recompute), ms(w->recompute_ps),
+            mt_fmt_bytes(w->act_bytes_per_mb, b, sizeof b), mt_fmt_bytes(w->act_bytes_transient, c, sizeof c));
+}
+
 static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
     const mt_gpu_stats *w = &r->gpus[0];
     for (int32_t i = 1; i < r->n_gpus; i++)
@@ -104,6 +116,9 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     json_t *o = json_object();
     json_t *plan = mt_planlist_json(pl);
     json_object_set_new(o, "plan", plan);
+    char sched[32];
+    json_object_set_new(o, "schedule", json_string(pl->pp > 1 ? mt_plan_schedule_label(pl, sched, sizeof sched) : "none"));
+    json_object_set_new(o, "recompute", json_string(mt_recompute_name(pl->recompute)));
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
     json_object_set_new(o, "network", json_string(s->network));
@@ -179,6 +194,8 @@ json_t *mt_summary_json(const mt_run_summary *s) {
         json_object_set_new(x, "param_bytes", json_real(sp->param_bytes));
         json_object_set_new(x, "activation_bytes_per_micro_batch", json_real(sp->act_bytes_per_mb));
         json_object_set_new(x, "boundary_bytes", json_real(sp->boundary_bytes * pl->batch_factor));
+        json_object_set_new(x, "recompute_ms", json_real(ms(sp->recompute_ps)));
+        json_object_set_new(x, "activation_bytes_transient", json_real(sp->act_bytes_transient));
         json_array_append_new(st, x);
     }
     json_object_set_new(o, "stages", st);
@@ -286,9 +303,13 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->dp > 1 && p->shard_units)
         fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
     if (pl->dp > 1) fprintf(out, "\n");
+    char sched[32];
     if (pl->pp > 1)
-        fprintf(out, "           pipeline: %s, %d micro-batch%s\n", mt_pp_schedule_name(pl->schedule), pl->micro_batches,
-                pl->micro_batches == 1 ? "" : "es");
+        fprintf(out, "           pipeline: %s, %d micro-batch%s", mt_plan_schedule_label(pl, sched, sizeof sched),
+                pl->micro_batches, pl->micro_batches == 1 ? "" : "es");
+    if (pl->pp > 1 && pl->vpp > 1) fprintf(out, ", %d model chunks per GPU", (int)pl->vpp);
+    if (pl->pp > 1) fprintf(out, "\n");
+    if (pl->recompute != MT_RECOMPUTE_NONE) print_recompute(out, p);
     print_comm(out, t, p);
     if (pl->global_batch > 0)
         fprintf(out, "batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",

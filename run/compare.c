@@ -223,6 +223,20 @@ static mt_status run_row(const mt_run_config *c, const mt_run_input *in, job *j,
 
 /* ---- the rows ------------------------------------------------------------------------------ */
 
+/* The auto list times the recompute modes and interleaving degrees asked for (planlist.h). */
+static mt_status expand(const mt_compare_config *cc, mt_plan **plans, int32_t *np, mt_error *err) {
+    mt_plan *more = NULL;
+    int32_t n = 0;
+    mt_status rc = mt_planlist_expand(*plans, *np, cc->recompute_modes, cc->vpps, cc->n_vpps, &more, &n, err);
+    free(*plans);
+    *plans = more;
+    *np = n;
+    if (rc == MT_OK && n == 0)
+        return mt_fail(err, MT_EINVAL, "--vpp-sizes: no plan takes these degrees (interleaving needs --pp > 1 and "
+                       "--micro-batches a multiple of P)");
+    return rc;
+}
+
 /* The plans (or sweep values) as jobs and rows, not yet run. */
 static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const trace *t, job **jobs,
                            mt_comparison *cmp, mt_error *err) {
@@ -242,6 +256,7 @@ static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, 
                 return rc;
             }
         }
+        if (!cc->plans && (cc->recompute_modes || cc->n_vpps || base.vpp > 1)) MT_CHECK(expand(cc, &plans, &np, err));
     }
     if (np > MT_COMPARE_MAX_ROWS) {
         free(plans);
@@ -281,6 +296,7 @@ static mt_status run_baseline(const mt_run_config *c, const mt_run_input *in, mt
     cfg.plan = c->plan;
     cfg.plan.gpus = 1;
     cfg.plan.dp = cfg.plan.tp = cfg.plan.pp = cfg.plan.micro_batches = 0;
+    cfg.plan.vpp = 0; /* one GPU: no pipeline to interleave */
     cfg.plan.global_batch = 0;
     cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
     mt_simrun run;

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "extrapolate/planlist.h"
 #include "report/comparison.h"
 #include "run/config.h"
 #include "run/input.h"
@@ -46,6 +47,8 @@ typedef struct mt_compare_config {
     unsigned dp_modes;       /* the data-parallel modes every plan lists (MT_DPM_*); 0: ddp and dp */
     unsigned sparse;         /* expert-parallel and sharded-embedding variants auto lists too
                               * (extrapolate/sparseplans.h: MT_SPARSE_*; 0 none); init: auto */
+    unsigned recompute_modes; /* the recompute modes every plan lists (MT_RCM_*); 0: the flags' */
+    int32_t vpps[MT_VPP_LIST_MAX], n_vpps; /* interleaving degrees of pipelined 1f1b plans; 0: the flags' */
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;

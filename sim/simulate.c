@@ -4,8 +4,8 @@
  * group per communicator of every kind in the program's group table that has groups
  * (extrapolate/group.h; members, endpoints, a queue of collective instances),
  * a cache of collective schedules keyed by (op, ranks, bytes, algorithm, chunks) so 1024
- * identical bucket all-reduces share one schedule, and arrival flags per (rank, micro-batch,
- * direction) for pipeline transfers.
+ * identical bucket all-reduces share one schedule, and arrival flags per (rank, model chunk,
+ * micro-batch, direction) for pipeline transfers (a chunk is a stage's part under --vpp, else 0).
  * Re-entrancy: a collective's completion (which may be reported synchronously by
  * mt_collexec_start for empty schedules) is turned into an engine event, so a GPU's advance()
  * never runs inside another GPU's advance().
@@ -63,7 +63,7 @@ typedef struct vgpu {
     sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
     int32_t pc, step;
     int8_t state, wait_dir;
-    int32_t wait_mb;
+    int32_t wait_mb, wait_chunk;
     int32_t *issued;         /* per group kind: collectives issued on its group of that kind */
     int32_t *pending;        /* per group kind: its non-blocking collectives not finished */
     int32_t pending_async;   /* over all kinds */
@@ -100,7 +100,7 @@ typedef struct collref { /* ctx of one running collective */
 
 struct sendrec { /* ctx of one pipeline send */
     runner *r;
-    int32_t src, dst, mb;
+    int32_t src, dst, mb, chunk;  /* chunk: the receiver's */
     int8_t dir, left;
     const mt_task *task;
     mt_time_ps start;        /* issued (the span starts here, queued or not) */
@@ -115,14 +115,14 @@ struct runner {
     mt_engine *e;
     mt_sched sched;
     mt_sim_opts o;
-    int32_t N, D, T, P, M;
+    int32_t N, D, T, P, M, V;
     vgpu *g;
     int32_t n_kinds;         /* the program's group table (extrapolate/group.h) */
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
     int32_t *issued;         /* N x n_kinds: every vgpu's issued counts */
     int32_t *pending;        /* N x n_kinds: every vgpu's pending counts */
-    int32_t *arrived;        /* deliveries so far per (rank * M + mb) * 2 + (dir < 0), all steps */
+    int32_t *arrived;        /* deliveries so far per ((rank * V + chunk) * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
     int64_t *dev_words;      /* host model: every GPU's streams and event slots */
@@ -148,10 +148,11 @@ static int32_t gid_of(const runner *r, const vgpu *g, int kind) {
     return mt_group_id(&r->p->groups, kind, g->rank);
 }
 
-static int32_t peer_rank(const runner *r, const vgpu *g, int dir) {
+/* The rank and model chunk a pipeline send of chunk v goes to (mt_pp_peer). */
+static int32_t peer_rank(const runner *r, const vgpu *g, int dir, int32_t v, int32_t *peer_v) {
     mt_coords c;
     mt_mesh_coords(&r->p->groups.mesh, g->rank, &c);
-    c.c[MT_DIM_PP] += dir > 0 ? 1 : -1;
+    mt_pp_peer(r->pl, c.c[MT_DIM_PP], v, dir, &c.c[MT_DIM_PP], peer_v);
     return mt_mesh_rank(&r->p->groups.mesh, &c);
 }
 
@@ -436,8 +437,8 @@ static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
 
 /* ---- pipeline transfers ----------------------------------------------------------------- */
 
-static int32_t *arrival(runner *r, int32_t rank, int32_t mb, int dir) {
-    return &r->arrived[((size_t)rank * r->M + (size_t)mb) * 2 + (dir < 0)];
+static int32_t *arrival(runner *r, int32_t rank, int32_t chunk, int32_t mb, int dir) {
+    return &r->arrived[(((size_t)rank * r->V + (size_t)chunk) * r->M + (size_t)mb) * 2 + (dir < 0)];
 }
 
 static int start_send(runner *r, sendrec *sr);
@@ -465,9 +466,9 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     vgpu *src = &r->g[sr->src], *dst = &r->g[sr->dst];
     comm_end(src, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
-    int32_t got = ++*arrival(r, sr->dst, sr->mb, sr->dir);
+    int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
-               got > dst->step;
+               dst->wait_chunk == sr->chunk && got > dst->step;
     free(sr);
     if (wake) resume(r, dst);
 }
@@ -485,13 +486,14 @@ static int start_send(runner *r, sendrec *sr) {
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
-    int32_t peer = peer_rank(r, g, k->dir);
+    int32_t peer_v;
+    int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
     sendrec *sr = malloc(sizeof *sr);
     if (!sr) {
         fail(r, MT_ENOMEM, "out of memory sending pipeline data");
         return 0;
     }
-    *sr = (sendrec){r, g->rank, peer, k->mb, k->dir, 0, k, mt_sched_now(r->sched), NULL};
+    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL};
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
@@ -620,13 +622,14 @@ static void advance(runner *r, vgpu *g) {
             g->pc++;
             break;
         case MT_TASK_RECV:
-            if (*arrival(r, g->rank, k->mb, k->dir) > g->step) {
+            if (*arrival(r, g->rank, k->chunk, k->mb, k->dir) > g->step) {
                 g->pc++;
                 break;
             }
             g->state = ST_WAIT_RECV;
             g->wait_dir = k->dir;
             g->wait_mb = k->mb;
+            g->wait_chunk = k->chunk;
             g->wait_since = now;
             return;
         case MT_TASK_WAIT_COMM:
@@ -777,6 +780,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->T = r->pl->tp;
     r->P = r->pl->pp;
     r->M = r->pl->micro_batches;
+    r->V = r->pl->vpp > 1 ? r->pl->vpp : 1;
     const int32_t *eps;
     int32_t nep = mt_net_endpoints(net, &eps);
     r->eps = eps;
@@ -786,7 +790,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->res = calloc(1, sizeof *r->res);
     r->g = calloc((size_t)r->N, sizeof *r->g);
     r->steps = r->o.steps > 1 ? r->o.steps : 1;
-    r->arrived = calloc((size_t)r->N * r->M * 2, sizeof *r->arrived);
+    r->arrived = calloc((size_t)r->N * r->V * r->M * 2, sizeof *r->arrived);
     r->step_end = calloc((size_t)r->steps, sizeof *r->step_end);
     r->layer_comm = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof *r->layer_comm);
     int nomem = !r->res || !r->g || !r->arrived || !r->step_end || !r->layer_comm;
@@ -872,8 +876,9 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->mem_params_bytes = sp->param_bytes;
         st->mem_grads_bytes = sp->grad_bytes;
         st->mem_optimizer_bytes = sp->optstate_bytes;
-        st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb;
-        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + g->peak_live * sp->act_bytes_per_mb;
+        /* recomputation: one layer's (or attention core's) activations while it runs backward */
+        st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
+        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + st->mem_activations_bytes;
         memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
     }
     for (int32_t s = 0; s < r->P; s++) {

@@ -1,0 +1,239 @@
+/* extrapolate/pass_recompute.c — activation recomputation (--recompute selective|full): the backward
+ * re-runs forward ops whose activations were not kept, and the activations kept per micro-batch drop.
+ *   full       every layer (unit) of the stage that has backward work: its forward ops, in trace
+ *              order, re-run right before the layer's first backward op (Megatron's full activation
+ *              checkpointing, one layer per checkpoint). Kept per micro-batch: the activations a
+ *              layer hands to another layer (each layer's input); the rest of a layer's activations
+ *              live only while it runs its backward (the largest such layer, once per GPU);
+ *   selective  the attention core: a softmax (not log_softmax) and, within its layer, the weightless
+ *              matmul before it (QK^T) and after it (PV) with what lies between (scale, mask,
+ *              attention dropout); a fused attention op alone. Re-run right before the backward of
+ *              its first op to run backward (the PV matmul's, when the trace links backward ops to
+ *              forward ones; else the layer's first backward op), as Megatron's selective
+ *              recomputation. Not kept: the activations made inside a core and read only inside it
+ *              (scores, probabilities, dropout masks); the largest core's live while it runs backward.
+ * A recomputed op runs at its forward time (its split, the micro-batch's batch factor) in the
+ * backward's micro-batch; passes add what its forward needs through their recompute_op hooks (tensor
+ * parallel: its forward collectives).
+ * Invariant: each recomputed forward op is re-run exactly once per backward micro-batch, before its
+ * backward; kept + internal activation bytes of a stage == its activation bytes (mt_pp_boundaries).
+ * Cost: O(ops + trefs + tensors) to prepare, O(recomputed ops) per backward micro-batch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "extrapolate/build.h"
+
+typedef struct rc_state {
+    int32_t *at;         /* per forward op: the backward op before which it re-runs, -1 */
+    int32_t *first;      /* per backward op: its first re-run forward op in `list`, CSR with count */
+    int32_t *count;
+    int32_t *list;       /* forward ops, grouped by backward op, in trace order */
+    int32_t *group;      /* per forward op: its recompute group (a unit, or a core's first op), -1 */
+    double *kept, *total, *transient; /* per stage, per micro-batch (unscaled: the trace's batch) */
+} rc_state;
+
+static void rc_release(void *st) {
+    rc_state *x = st;
+    if (!x) return;
+    free(x->at);
+    free(x->first);
+    free(x->count);
+    free(x->list);
+    free(x->group);
+    free(x->kept);
+    free(x->total);
+    free(x->transient);
+    free(x);
+}
+
+static int is_fwd(const trace *t, int32_t i) {
+    return t->ops[i].phase == TRACE_PHASE_FORWARD && !trace_op_is_comm(&t->ops[i]);
+}
+
+/* A matmul that reads no weight: QK^T or PV inside attention. */
+static int weightless_matmul(const trace_op *o) { return o->cls == MT_OPC_MATMUL && o->tp != TRACE_TP_LINEAR; }
+
+/* The nearest weightless matmul from op i in direction d (-1, +1) within i's unit and 8 forward
+ * ops, else i. */
+static int32_t core_edge(const mt_bld *b, int32_t i, int d) {
+    const trace *t = b->t;
+    int seen = 0;
+    for (int32_t j = i + d; j >= 0 && j < t->n_ops && seen < 8; j += d) {
+        if (!is_fwd(t, j)) continue;
+        if (b->unit[j] != b->unit[i]) break;
+        if (weightless_matmul(&t->ops[j])) return j;
+        seen++;
+    }
+    return i;
+}
+
+/* Selective: group[op] = the core's first op for every op of an attention core. */
+static void find_cores(const mt_bld *b, rc_state *x) {
+    const trace *t = b->t;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (!is_fwd(t, i) || x->group[i] >= 0) continue;
+        if (o->cls == MT_OPC_ATTN) {
+            x->group[i] = i;
+            continue;
+        }
+        const char *name = o->kind ? o->kind : o->name;
+        if (o->cls != MT_OPC_SOFTMAX || o->tp == TRACE_TP_CLOSER || (name && strstr(name, "log_softmax"))) continue;
+        int32_t lo = core_edge(b, i, -1), hi = core_edge(b, i, +1);
+        for (int32_t j = lo; j <= hi; j++)
+            if (is_fwd(t, j)) x->group[j] = lo;
+    }
+}
+
+/* at[f] for every recomputed forward op f: full, its unit's first backward op (units without
+ * backward work are not recomputed); selective, the first backward op linked to an op of its core,
+ * else its unit's first backward op. */
+static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
+    const trace *t = b->t;
+    int full = b->plan->recompute == MT_RECOMPUTE_FULL;
+    int32_t *core_at = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *core_at); /* by core */
+    for (int32_t i = 0; core_at && i < t->n_ops; i++) core_at[i] = -1;
+    for (int32_t i = 0; core_at && !full && i < t->n_ops; i++) {
+        int32_t f = t->ops[i].fwd_op;
+        if (t->ops[i].phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(&t->ops[i]) || f < 0 || f >= t->n_ops) continue;
+        int32_t g = x->group[f];
+        if (g >= 0 && core_at[g] < 0) core_at[g] = i;
+    }
+    for (int32_t f = 0; f < t->n_ops; f++) {
+        x->at[f] = -1;
+        int32_t u = b->unit[f];
+        if (!is_fwd(t, f) || u < 0 || u >= b->n_units || first_bwd[u] < 0) continue;
+        if (full) x->group[f] = u;
+        if (x->group[f] < 0) continue;
+        x->at[f] = !full && core_at && core_at[x->group[f]] >= 0 ? core_at[x->group[f]] : first_bwd[u];
+    }
+    free(core_at);
+}
+
+/* The lists of forward ops each backward op re-runs (CSR over at[]). */
+static mt_status build_lists(const mt_bld *b, rc_state *x) {
+    const trace *t = b->t;
+    size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
+    x->first = calloc(n, sizeof *x->first);
+    x->count = calloc(n, sizeof *x->count);
+    x->list = malloc(n * sizeof *x->list);
+    if (!x->first || !x->count || !x->list) return MT_ENOMEM;
+    for (int32_t f = 0; f < t->n_ops; f++)
+        if (x->at[f] >= 0) x->count[x->at[f]]++;
+    for (int32_t i = 0, acc = 0; i < t->n_ops; i++) {
+        x->first[i] = acc;
+        acc += x->count[i];
+        x->count[i] = 0;
+    }
+    for (int32_t f = 0; f < t->n_ops; f++)
+        if (x->at[f] >= 0) x->list[x->first[x->at[f]] + x->count[x->at[f]]++] = f;
+    return MT_OK;
+}
+
+/* Per stage: activation bytes per micro-batch (as mt_pp_boundaries counts them), those still kept,
+ * and the largest group's that live only during its backward. */
+static mt_status measure(const mt_bld *b, rc_state *x) {
+    const trace *t = b->t;
+    int32_t P = b->plan->pp;
+    size_t nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1);
+    size_t nops = (size_t)(t->n_ops > b->n_units ? t->n_ops : b->n_units) + 1; /* groups: ops or units */
+    unsigned char *out = calloc(nt, 1); /* read in forward outside its producer's group */
+    double *inner = calloc(nops, sizeof *inner); /* by group */
+    x->kept = calloc((size_t)P, sizeof *x->kept);
+    x->total = calloc((size_t)P, sizeof *x->total);
+    x->transient = calloc((size_t)P, sizeof *x->transient);
+    mt_status rc = out && inner && x->kept && x->total && x->transient ? MT_OK : MT_ENOMEM;
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t v = t->trefs[o->in_first + j].tensor, f = v >= 0 && v < t->n_tensors ? t->tensors[v].first_op : -1;
+            if (f >= 0 && f < t->n_ops && (x->group[i] < 0 || x->group[i] != x->group[f])) out[v] = 1;
+        }
+    }
+    for (int32_t v = 0; rc == MT_OK && v < t->n_tensors; v++) {
+        const trace_tensor *tt = &t->tensors[v];
+        int32_t f = tt->first_op;
+        if (tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD)
+            continue;
+        int32_t s = mt_bld_op_stage(b, f);
+        double bytes = tt->bytes / b->split[f];
+        x->total[s] += bytes;
+        if (x->at[f] >= 0 && !out[v]) inner[x->group[f]] += bytes;
+        else x->kept[s] += bytes;
+    }
+    for (int32_t f = 0; rc == MT_OK && f < t->n_ops; f++)
+        if (x->at[f] >= 0 && x->group[f] == (b->plan->recompute == MT_RECOMPUTE_FULL ? b->unit[f] : f)) {
+            int32_t s = mt_bld_op_stage(b, f);
+            if (inner[x->group[f]] > x->transient[s]) x->transient[s] = inner[x->group[f]];
+        }
+    free(out);
+    free(inner);
+    return rc;
+}
+
+static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
+    (void)err;
+    rc_state *x = st;
+    const trace *t = b->t;
+    if (!x) return MT_OK;
+    size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
+    int32_t *first_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *first_bwd);
+    x->at = malloc(n * sizeof *x->at);
+    x->group = malloc(n * sizeof *x->group);
+    if (!first_bwd || !x->at || !x->group) {
+        free(first_bwd);
+        return MT_ENOMEM;
+    }
+    for (int32_t u = 0; u < b->n_units; u++) first_bwd[u] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        x->group[i] = -1;
+        int32_t u = b->unit[i];
+        if (t->ops[i].phase == TRACE_PHASE_BACKWARD && !trace_op_is_comm(&t->ops[i]) && u >= 0 && u < b->n_units &&
+            first_bwd[u] < 0)
+            first_bwd[u] = i;
+    }
+    if (b->plan->recompute == MT_RECOMPUTE_SELECTIVE) find_cores(b, x);
+    place(b, x, first_bwd);
+    free(first_bwd);
+    MT_CHECK(build_lists(b, x));
+    return measure(b, x);
+}
+
+static mt_status rc_prepare(mt_bld *b, void **st, mt_error *err) {
+    (void)err;
+    if (b->plan->recompute == MT_RECOMPUTE_NONE) return MT_OK;
+    rc_state *x = calloc(1, sizeof *x);
+    *st = x;
+    return x ? MT_OK : MT_ENOMEM;
+}
+
+static mt_status rc_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
+    (void)last;
+    const rc_state *x = st;
+    if (!x || b->t->ops[op].phase != TRACE_PHASE_BACKWARD) return MT_OK;
+    for (int32_t k = x->first[op]; k < x->first[op] + x->count[op]; k++) {
+        int64_t before = em->sp->compute_ps;
+        MT_CHECK(mt_bld_recompute(b, em, x->list[k], mb));
+        em->sp->recompute_ps += em->sp->compute_ps - before;
+    }
+    return MT_OK;
+}
+
+static void rc_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
+    const rc_state *x = st;
+    if (!x || x->total[s] <= 0) return;
+    double per_mb = sp->act_bytes_per_mb * b->plan->vpp; /* every chunk's, per micro-batch */
+    sp->act_bytes_transient = per_mb * x->transient[s] / x->total[s];
+    sp->act_bytes_per_mb *= x->kept[s] / x->total[s];
+}
+
+const mt_pass mt_pass_recompute = {
+    .name = "recompute",
+    .prepare = rc_prepare,
+    .release = rc_release,
+    .analyse = rc_analyse,
+    .before_op = rc_before_op,
+    .memory = rc_memory,
+};

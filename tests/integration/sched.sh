@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Integration: pipeline schedules and activation recomputation on this project's CPU traces:
+# interleaved 1F1B (--vpp) shrinks ResNet-18's bubble and sends along the chunk order; --recompute
+# adds the re-run forward to a one-GPU step and lowers the activations; the summary names both;
+# compare lists them (--recompute-modes, --vpp-sizes, --plans vpp=/recompute=); bad input is one
+# line naming the flag, exit 2.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from simcheck import Checker, rel
+
+bin_, traces = sys.argv[1:3]
+c = Checker(bin_)
+rn, gpt = f"{traces}/cpu-resnet18-b8", f"{traces}/cpu-gpt-tiny-b8"
+
+# interleaved 1F1B on ResNet-18: P = 4, M = 8
+one = c.sim(rn, "--pp", 4, "--micro-batches", 8)
+il = c.sim(rn, "--pp", 4, "--micro-batches", 8, "--vpp", 2)
+if one and il:
+    c.check_breakdown("resnet18 pp=4 M=8 vpp=2", il)
+    c.check("resnet18 pp=4 M=8: interleaving 2 chunks per GPU shortens the step", il["step_ms"] < one["step_ms"],
+            (il["step_ms"], one["step_ms"]))
+    bub = lambda d: max(g["bubble_ms"] + g["idle_ms"] for g in d["gpus"])
+    c.check("resnet18 pp=4 M=8: and its largest bubble", bub(il) < bub(one), (bub(il), bub(one)))
+    c.check("resnet18 vpp=2: 7 chunk boundaries, each crossed forward and back per micro-batch",
+            il["simulation"]["sends"] == 2 * 7 * 8, il["simulation"])
+    c.check("resnet18 vpp=2: the JSON names the schedule", il["schedule"] == "interleaved 2" and
+            il["plan"]["vpp"] == 2 and one["schedule"] == "1f1b" and one["plan"]["vpp"] == 1,
+            (il["schedule"], one["schedule"]))
+rc, out, err = c.run("simulate", rn, "--pp", 2, "--micro-batches", 4, "--vpp", 2)
+c.check("resnet18 vpp=2: the text names the schedule", rc == 0 and "pipeline: interleaved 2, 4 micro-batches" in out,
+        out[:600])
+
+# the timeline names the chunks and sends the last stage's output to stage 0
+import os, tempfile
+tl = os.path.join(tempfile.mkdtemp(), "tl.json")
+rc, out, err = c.run("simulate", gpt, "--pp", 2, "--micro-batches", 4, "--vpp", 2, "--timeline", tl)
+if c.check("gpt-tiny vpp=2 --timeline exits 0", rc == 0, err):
+    ev = json.load(open(tl))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    names = {e.get("name", "") for e in ev}
+    c.check("timeline: chunk 1 (stage 1) sends to GPU 0, chunk 2 waits for it",
+            "send activations mb 0 (chunk 1) to GPU 0" in names and
+            "wait for activations mb 1 (chunk 2) from GPU 1" in names, sorted(n for n in names if "chunk" in n)[:8])
+
+# recomputation on one GPU: the step grows by exactly the re-run forward, the activations drop
+runs = {m: c.sim(gpt, "--gpus", 1, "--recompute", m) for m in ("none", "selective", "full")}
+if all(runs.values()):
+    for m in ("selective", "full"):
+        d, n = runs[m], runs["none"]
+        c.check(f"gpt-tiny --recompute {m}: the step grows by the recomputed forward",
+                d["stages"][0]["recompute_ms"] > 0 and
+                abs(d["step_ms"] - n["step_ms"] - d["stages"][0]["recompute_ms"]) < 1e-6,
+                (d["step_ms"], n["step_ms"], d["stages"][0]["recompute_ms"]))
+        c.check(f"gpt-tiny --recompute {m}: the JSON names it", d["recompute"] == m and d["plan"]["recompute"] == m)
+    act = {m: runs[m]["gpus"][0]["mem_bytes"]["activations"] for m in runs}
+    c.check("gpt-tiny: activations full < selective < none", act["full"] < act["selective"] < act["none"], act)
+    c.check("gpt-tiny --recompute full: re-runs the whole forward (151.6 ms traced; arange has no backward)",
+            150 < runs["full"]["stages"][0]["recompute_ms"] < 151.6, runs["full"]["stages"][0])
+rc, out, err = c.run("simulate", gpt, "--gpus", 1, "--recompute", "selective")
+c.check("gpt-tiny --recompute selective: the text names it", rc == 0 and "recompute: selective" in out, out[:800])
+tp = {m: c.sim(gpt, "--tp", 2, "--recompute", m) for m in ("none", "full")}
+if all(tp.values()):
+    c.check("gpt-tiny tp=2 --recompute full: the re-run forward repeats its TP collectives",
+            tp["full"]["simulation"]["collectives"] - tp["none"]["simulation"]["collectives"]
+            == tp["none"]["simulation"]["tp_collectives_fwd"], (tp["full"]["simulation"], tp["none"]["simulation"]))
+
+# compare lists the new options when asked, and as before otherwise
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--recompute-modes", "all", "--vpp-sizes", "1,2", "--json")
+if c.check("compare --recompute-modes all --vpp-sizes 1,2 exits 0", rc == 0, err):
+    labels = [r["label"] for r in json.loads(out)["rows"]]
+    c.check("compare lists recompute modes and interleaved pipelines",
+            any("recompute=full" in l for l in labels) and any("recompute=selective" in l for l in labels)
+            and any("vpp=2" in l and "schedule=1f1b" in l for l in labels)
+            and not any("vpp=2" in l and "gpipe" in l for l in labels), labels)
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--vpp", 2, "--json")
+if c.check("compare --vpp 2 exits 0 (the 1-GPU baseline is not interleaved)", rc == 0, err):
+    labels = [r["label"] for r in json.loads(out)["rows"]]
+    c.check("compare --vpp 2 interleaves the pipelined 1f1b plans only",
+            all(("vpp=2" in l) == ("schedule=1f1b" in l) for l in labels), labels)
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--json")
+if c.check("compare (default) exits 0", rc == 0, err):
+    labels = [r["label"] for r in json.loads(out)["rows"]]
+    c.check("compare by default lists no recompute or interleaving", not any("vpp" in l or "recompute" in l
+                                                                             for l in labels), labels)
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--plans", "pp=2:mb=4:vpp=2:recompute=selective,pp=2:mb=4", "--json")
+if c.check("compare --plans vpp=2:recompute=selective exits 0", rc == 0, err):
+    d = json.loads(out)
+    rows = {r["label"]: r for r in d["rows"]}
+    c.check("compare --plans: both rows ran", len(rows) == 2 and not d.get("skipped") and
+            rows["pp=2:mb=4:schedule=1f1b:vpp=2:recompute=selective"]["plan"]["vpp"] == 2, (list(rows), d.get("skipped")))
+
+# bad input: one line naming the flag, exit 2
+c.check_bad("--vpp 2 interleaves pipeline stages: it needs --pp 2 or more", "simulate", gpt, "--gpus", 2, "--vpp", 2)
+c.check_bad("--vpp 2 is interleaved 1F1B: it does not go with --schedule gpipe", "simulate", gpt, "--pp", 2,
+            "--vpp", 2, "--schedule", "gpipe")
+c.check_bad("--vpp 2: --micro-batches 2 is not a multiple of --pp 4", "simulate", gpt, "--pp", 4,
+            "--micro-batches", 2, "--vpp", 2)
+c.check_bad("--vpp 64: 4 stages x 64 chunks = 256 model chunks need at least as many layers", "simulate", gpt,
+            "--pp", 4, "--vpp", 64)
+c.check_bad("--vpp needs an integer", "simulate", gpt, "--pp", 2, "--vpp", 0)
+c.check_bad("--recompute needs none, selective or full (got 'some')", "simulate", gpt, "--gpus", 1,
+            "--recompute", "some")
+c.check_bad("--recompute-modes: unknown mode 'most'", "compare", gpt, "--gpus", 2, "--recompute-modes", "none,most")
+c.check_bad("--vpp-sizes needs up to 8 integers", "compare", gpt, "--gpus", 2, "--vpp-sizes", "1,0")
+c.check_bad("--plans: plan 'pp=2:recompute=half': unknown recompute mode 'half'", "compare", gpt, "--gpus", 2, "--plans", "pp=2:recompute=half")
+c.finish()
+EOF
