@@ -43,6 +43,15 @@ static mt_status set_vpp_sizes(void *base, const char *v, mt_error *err) {
     return mt_vpp_list_parse(v, cc->vpps, &cc->n_vpps, err);
 }
 
+static mt_status set_cp_sizes(void *base, const char *v, mt_error *err) {
+    mt_compare_config *cc = &((cmp_cli *)base)->cc;
+    return mt_size_list_parse("--cp-sizes", v, cc->cps, &cc->n_cps, err);
+}
+
+static mt_status set_sp_modes(void *base, const char *v, mt_error *err) {
+    return mt_sp_modes_parse(v, &((cmp_cli *)base)->cc.sp_modes, err);
+}
+
 static mt_status set_sweep(void *base, const char *v, mt_error *err) {
     return mt_sweep_parse(v, &((cmp_cli *)base)->cc.sweep, err);
 }
@@ -67,6 +76,10 @@ static const mt_flag OWN[] = {
     {"--vpp-sizes", MT_FLAG_CALL, 0, "LIST", "the interleaving degrees --plans auto lists for pipelined 1f1b plans, "
      "e.g. 1,2,4 (1: plain 1F1B; V > 1 where the micro-batches are a multiple of P; default: --vpp's, 1)",
      .call = set_vpp_sizes},
+    {"--cp-sizes", MT_FLAG_CALL, 0, "LIST", "the context-parallel sizes --plans auto lists for every plan, e.g. 1,2,4: "
+     "C ranks taken out of the plan's dp (skipped where C does not divide it); default: none", .call = set_cp_sizes},
+    {"--sp-modes", MT_FLAG_CALL, 0, "M", "sequence parallelism in the plans --plans auto lists with tp > 1: off, on or "
+     "all (both; default: --sp's)", .call = set_sp_modes},
     {"--sweep", MT_FLAG_CALL, 0, "NAME=VALUES", "one row per value for the plan the plan flags give (as in "
      "mitosis simulate; each row equals simulate with that value). NAME: link-bw, nic-bw (bandwidths), gpus, "
      "batch (global). VALUES: FROM:TO (doubling), FROM:TO:xF (times F), FROM:TO:S (S evenly spaced values), or a "

@@ -18,7 +18,7 @@ static const struct {
     {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
     {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
     {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)}, {"ep", offsetof(mt_plan, ep)},
-    {"vpp", offsetof(mt_plan, vpp)},
+    {"vpp", offsetof(mt_plan, vpp)}, {"cp", offsetof(mt_plan, cp)},
 };
 
 static const char *const EMB_NAMES[] = {"none", "table", "row", "column"}; /* MT_EMB_* */
@@ -76,13 +76,13 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
             return MT_OK;
         }
         if (!strcmp(field, "default")) return MT_OK;
-        if (!strcmp(field, "fsdp")) {
-            p->fsdp = 1;
+        if (!strcmp(field, "fsdp") || !strcmp(field, "sp")) {
+            *(field[0] == 'f' ? &p->fsdp : &p->sp) = 1;
             return MT_OK;
         }
         return mt_fail(err, MT_EINVAL,
                        "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
-                       "schedule=, vpp=, recompute=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, single or default)", field, plan_text);
+                       "schedule=, vpp=, recompute=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, cp=, sp, single or default)", field, plan_text);
     }
     for (size_t k = 0; k < sizeof SIZE_FIELDS / sizeof SIZE_FIELDS[0]; k++) {
         if (strcmp(field, SIZE_FIELDS[k].name)) continue;
@@ -112,7 +112,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
     }
     return mt_fail(err, MT_EINVAL,
                    "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, vpp, "
-                   "recompute, placement, bucket, algo, zero, fsdp_shard, ep or emb)", field, plan_text);
+                   "recompute, placement, bucket, algo, zero, fsdp_shard, cp, ep or emb)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -238,18 +238,55 @@ mt_status mt_recompute_modes_parse(const char *s, unsigned *out, mt_error *err) 
     return MT_OK;
 }
 
-mt_status mt_vpp_list_parse(const char *s, int32_t *vpps, int32_t *n, mt_error *err) {
+mt_status mt_size_list_parse(const char *flag, const char *s, int32_t *vals, int32_t *n, mt_error *err) {
     *n = 0;
     for (const char *p = s; *p;) {
         char *end = NULL;
         long v = strtol(p, &end, 10);
         if (end == p || (*end && *end != ',') || v < 1 || v > 1024 || *n >= MT_VPP_LIST_MAX)
-            return mt_fail(err, MT_EINVAL, "--vpp-sizes needs up to %d integers in 1..1024 separated by ',' (got '%s')",
+            return mt_fail(err, MT_EINVAL, "%s needs up to %d integers in 1..1024 separated by ',' (got '%s')", flag,
                            MT_VPP_LIST_MAX, s);
-        vpps[(*n)++] = (int32_t)v;
+        vals[(*n)++] = (int32_t)v;
         p = *end ? end + 1 : end;
     }
-    if (*n == 0) return mt_fail(err, MT_EINVAL, "--vpp-sizes is empty (give degrees such as 1,2,4)");
+    if (*n == 0) return mt_fail(err, MT_EINVAL, "%s is empty (give sizes such as 1,2,4)", flag);
+    return MT_OK;
+}
+
+mt_status mt_vpp_list_parse(const char *s, int32_t *vpps, int32_t *n, mt_error *err) {
+    return mt_size_list_parse("--vpp-sizes", s, vpps, n, err);
+}
+
+mt_status mt_sp_modes_parse(const char *s, unsigned *out, mt_error *err) {
+    *out = !strcmp(s, "off") ? MT_SPM_OFF : !strcmp(s, "on") ? MT_SPM_ON : !strcmp(s, "all") ? MT_SPM_ALL : 0;
+    if (!*out) return mt_fail(err, MT_EINVAL, "--sp-modes needs off, on or all (got '%s')", s);
+    return MT_OK;
+}
+
+mt_status mt_planlist_expand_seq(const mt_plan *in, int32_t n, const int32_t *cps, int32_t n_cps, unsigned sp_modes,
+                                 mt_plan **out, int32_t *n_out, mt_error *err) {
+    mt_plan *v = NULL;
+    int64_t cap = 0, count = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t k = 0; k < (n_cps > 0 ? n_cps : 1); k++) {
+            int32_t C = n_cps > 0 ? cps[k] : in[i].cp;
+            if (C > 1 && (in[i].dp < C || in[i].dp % C)) continue; /* the C ranks come out of dp */
+            for (int sp = 0; sp <= 1; sp++) {
+                if (sp_modes ? !(sp_modes & (sp ? MT_SPM_ON : MT_SPM_OFF)) : sp != (in[i].sp != 0)) continue;
+                if (sp && in[i].tp <= 1) continue;
+                if (mt_vec_reserve(&v, &cap, count + 1)) {
+                    free(v);
+                    return mt_fail(err, MT_ENOMEM, "out of memory listing plans");
+                }
+                v[count] = in[i];
+                if (C != in[i].cp) v[count].dp = in[i].dp / C;
+                v[count].cp = C > 0 ? C : 1;
+                v[count].sp = sp;
+                count++;
+            }
+        }
+    *out = v;
+    *n_out = (int32_t)count;
     return MT_OK;
 }
 
@@ -290,11 +327,14 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
         if (at < len) at += (size_t)snprintf(buf + at, len - at, "%s", at ? ":" : "");            \
         if (at < len) at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                     \
     } while (0)
-    if (p->dp > 1) ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
+    /* the mode shows with one replica too when context parallelism still reduces gradients over cp */
+    if (p->dp > 1 || (p->dp == 1 && p->cp > 1 && p->dp_mode == MT_DP_SYNC))
+        ADD("%s=%d", mt_dp_mode_name(p->dp_mode), p->dp);
     if (p->zero > 0) ADD("zero=%d", p->zero);
     if (p->fsdp) ADD("fsdp");
     if (p->fsdp && p->fsdp_shard > 0) ADD("fsdp_shard=%d", p->fsdp_shard);
-    if (p->tp > 1) ADD("tp=%d%s", p->tp, p->sp ? "+sp" : "");
+    if (p->tp > 1) ADD("tp=%d", p->tp);
+    if (p->tp > 1 && p->sp) ADD("sp");
     if (p->cp > 1) ADD("cp=%d", p->cp);
     if (p->ep > 1) ADD("ep=%d", p->ep);
     if (p->emb_shard > 0 && p->emb_shard <= MT_EMB_COLUMN) ADD("emb=%s", EMB_NAMES[p->emb_shard]);

@@ -65,8 +65,21 @@ enum { MT_RCM_NONE = 1, MT_RCM_SELECTIVE = 2, MT_RCM_FULL = 4, MT_RCM_ALL = 7, M
 #define MT_RECOMPUTE_MODES_CHOICES "all or a list of none, selective, full"
 /* "none,full" or "all" into a mask; MT_EINVAL naming --recompute-modes and the bad one. */
 mt_status mt_recompute_modes_parse(const char *s, unsigned *out, mt_error *err);
-/* "1,2,4" (each 1..1024, at most MT_VPP_LIST_MAX) into vpps; MT_EINVAL naming --vpp-sizes. */
+/* "1,2,4" (each 1..1024, at most MT_VPP_LIST_MAX) into vals; MT_EINVAL naming flag. */
+mt_status mt_size_list_parse(const char *flag, const char *s, int32_t *vals, int32_t *n, mt_error *err);
+/* mt_size_list_parse for --vpp-sizes. */
 mt_status mt_vpp_list_parse(const char *s, int32_t *vpps, int32_t *n, mt_error *err);
+
+/* The sequence-parallel modes compare lists: off, on (Megatron SP where tp > 1), or both. */
+enum { MT_SPM_OFF = 1, MT_SPM_ON = 2, MT_SPM_ALL = 3 };
+mt_status mt_sp_modes_parse(const char *s, unsigned *out, mt_error *err);
+
+/* Each plan of in[0 .. n) once per context-parallel size of cps (n_cps 0: the plan's own; C > 1 takes
+ * its C ranks out of the plan's dp, so the GPU count stays: dp must be a multiple of C, else that
+ * size is skipped) and per sequence-parallel mode of sp_modes (MT_SPM_*; 0: the plan's own; on only
+ * where tp > 1). Order: sizes outer, off before on. *out is malloc'd. O(n x sizes x 2). */
+mt_status mt_planlist_expand_seq(const mt_plan *in, int32_t n, const int32_t *cps, int32_t n_cps, unsigned sp_modes,
+                                 mt_plan **out, int32_t *n_out, mt_error *err);
 
 /* Each plan of in[0 .. n) once per recompute mode of `modes` (0: the plan's own), and, pipelined with
  * the 1f1b schedule (pp > 1), once per interleaving degree of vpps (n_vpps 0: the plan's own; a degree

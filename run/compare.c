@@ -104,8 +104,11 @@ mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, 
     if (sw == MT_SWEEP_NONE && p->gpus == 0)
         return mt_fail(err, MT_EINVAL, "--gpus is required (the GPU count to compare plans for)");
     if (p->cp > 1 && sw == MT_SWEEP_NONE)
-        return mt_fail(err, MT_EINVAL, "--cp does not apply to compare's plan list (it enumerates dp x tp x pp); "
-                       "simulate the plan, or --sweep it");
+        return mt_fail(err, MT_EINVAL, "--cp does not apply to compare's plan list (it enumerates dp x tp x pp): "
+                       "list sizes with --cp-sizes (e.g. 1,2), give cp= in --plans, or --sweep the plan");
+    if ((cc->n_cps || cc->sp_modes) && cc->plans)
+        return mt_fail(err, MT_EINVAL, "--cp-sizes and --sp-modes list variants of the auto plans: with --plans give "
+                       "cp= and sp in each plan instead");
     if (sw == MT_SWEEP_GPUS && p->gpus)
         return mt_fail(err, MT_EINVAL, "--gpus and --sweep gpus= do not go together (drop --gpus)");
     if (sw != MT_SWEEP_NONE && sw != MT_SWEEP_GPUS && p->gpus == 0 && !p->dp && !p->tp && !p->pp)
@@ -237,6 +240,20 @@ static mt_status expand(const mt_compare_config *cc, mt_plan **plans, int32_t *n
     return rc;
 }
 
+/* The auto list times the context-parallel sizes and sequence-parallel modes asked for (planlist.h). */
+static mt_status expand_seq(const mt_compare_config *cc, mt_plan **plans, int32_t *np, mt_error *err) {
+    mt_plan *more = NULL;
+    int32_t n = 0;
+    mt_status rc = mt_planlist_expand_seq(*plans, *np, cc->cps, cc->n_cps, cc->sp_modes, &more, &n, err);
+    free(*plans);
+    *plans = more;
+    *np = n;
+    if (rc == MT_OK && n == 0)
+        return mt_fail(err, MT_EINVAL, "--cp-sizes/--sp-modes: no plan takes them (a context-parallel size must "
+                       "divide a plan's dp; sequence parallel needs tp > 1)");
+    return rc;
+}
+
 /* The plans (or sweep values) as jobs and rows, not yet run. */
 static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const trace *t, job **jobs,
                            mt_comparison *cmp, mt_error *err) {
@@ -257,6 +274,7 @@ static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, 
             }
         }
         if (!cc->plans && (cc->recompute_modes || cc->n_vpps || base.vpp > 1)) MT_CHECK(expand(cc, &plans, &np, err));
+        if (!cc->plans && (cc->n_cps || cc->sp_modes)) MT_CHECK(expand_seq(cc, &plans, &np, err));
     }
     if (np > MT_COMPARE_MAX_ROWS) {
         free(plans);

@@ -49,6 +49,8 @@ typedef struct mt_compare_config {
                               * (extrapolate/sparseplans.h: MT_SPARSE_*; 0 none); init: auto */
     unsigned recompute_modes; /* the recompute modes every plan lists (MT_RCM_*); 0: the flags' */
     int32_t vpps[MT_VPP_LIST_MAX], n_vpps; /* interleaving degrees of pipelined 1f1b plans; 0: the flags' */
+    int32_t cps[MT_VPP_LIST_MAX], n_cps; /* context-parallel sizes every plan lists (out of its dp); 0: none */
+    unsigned sp_modes;       /* sequence-parallel modes plans with tp > 1 list (MT_SPM_*); 0: the flags' */
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;

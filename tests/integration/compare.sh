@@ -33,7 +33,8 @@ def compare(*args):
 def sim_args(p):
     """simulate flags for a plan object of compare's JSON."""
     sharded = (["--zero", p["zero"]] if p.get("zero") else []) + (["--fsdp"] if p.get("fsdp") else []) + \
-        (["--fsdp-shard", p["fsdp_shard"]] if p.get("fsdp_shard") else [])
+        (["--fsdp-shard", p["fsdp_shard"]] if p.get("fsdp_shard") else []) + \
+        (["--cp", p["cp"]] if p.get("cp", 1) > 1 else []) + (["--sp"] if p.get("sp") else [])
     return ["--gpus", p["gpus"], "--dp", p["dp"], "--tp", p["tp"], "--pp", p["pp"],
             "--strategy", p["dp_mode"], "--micro-batches", p["micro_batches"],
             "--schedule", p["schedule"], "--batch", p["global_batch"], *sharded]
@@ -100,6 +101,23 @@ if d:
     check_against_simulate("gpt-tiny --plans with fsdp_shard= and zero=", gpt, d, [])
     c.check("gpt-tiny --plans: labels keep the sharded fields",
             sorted(r["label"] for r in d["rows"]) == ["ddp=2:zero=3:tp=2", "ddp=4:fsdp:fsdp_shard=2"], d["rows"])
+
+# sequence dimensions: --cp-sizes takes C ranks out of each plan's dp, --sp-modes all lists tp plans with
+# and without sequence parallelism; every row equals simulate, and every label runs again through --plans
+d = compare(gpt, "--gpus", 4, "--pp", 1, "--cp-sizes", "1,2", "--sp-modes", "all")
+if d:
+    check_against_simulate("gpt-tiny --cp-sizes 1,2 --sp-modes all", gpt, d, [])
+    labels = [r["label"] for r in d["rows"]]
+    c.check("--cp-sizes 1,2 --sp-modes all: cp=2 and sp plans, no duplicates",
+            "ddp=2:cp=2" in labels and "dp=1:tp=2:cp=2" in labels and "tp=2:sp:cp=2" in labels and "tp=4:sp" in labels
+            and len(set(labels)) == len(labels)
+            and all(r["plan"]["dp"] * r["plan"]["tp"] * r["plan"].get("cp", 1) == 4 for r in d["rows"]), labels)
+    again = compare(gpt, "--gpus", 4, "--plans", ",".join(labels))
+    c.check("the labels round-trip through --plans", again and sorted(r["step_ms"] for r in again["rows"]) ==
+            sorted(r["step_ms"] for r in d["rows"]), labels)
+c.check_bad("--cp-sizes", "compare", gpt, "--gpus", 4, "--plans", "ddp=4", "--cp-sizes", "2")
+c.check_bad("--sp-modes", "compare", gpt, "--gpus", 4, "--sp-modes", "maybe")
+c.check_bad("--cp-sizes", "compare", gpt, "--gpus", 4, "--cp-sizes", "2,x")
 
 for name, tr, n, extra in traces:
     d = compare(tr, "--gpus", n, *extra)
