@@ -945,12 +945,16 @@ def parse_args(argv):
     p.add_argument("--emb-dim", type=int, default=64, help="dlrm-tiny embedding width (default 64)")
     p.add_argument("--bag", type=int, default=16, help="dlrm-tiny ids per table and sample (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding"], default=None,
+    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding", "zero1", "tp"], default=None,
                    help="record rank 0 of a --world-process job on this machine (torch.distributed, gloo, "
                         "CPU, one process per core) and measure that job's step: ddp (DistributedDataParallel "
                         "of --model), pipeline (resmlp cut into --world stages, GPipe over --micro-batches, "
                         "send/recv of each stage's output), embedding (dlrm-tiny with its tables sharded "
-                        "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP)")
+                        "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP), zero1 (DDP of "
+                        "--model with ZeroRedundancyOptimizer: each rank steps its shard of the optimizer "
+                        "state, then broadcasts its shard of the parameters), tp (gpt-tiny split Megatron-style: "
+                        "attention by heads and the MLP by columns/rows, 2 all-reduces per layer in forward and "
+                        "2 in backward; embeddings and LM head replicated)")
     p.add_argument("--world", type=int, default=2, help="processes of a --dist job (default 2)")
     p.add_argument("--micro-batches", type=int, default=2,
                    help="--dist pipeline micro-batches per step (default 2; must divide --batch)")
