@@ -7,7 +7,8 @@
 # blocks, GPipe; embedding: dlrm-tiny with its tables sharded, all-to-alls + DDP of the MLP; zero1 and
 # zero1-gpt: DDP of resmlp (SGD, as ddp) / gpt-tiny (Adam) stepped by ZeroRedundancyOptimizer, each
 # rank stepping its shard and broadcasting it; tp: gpt-tiny split Megatron-style over 2 ranks, 2
-# all-reduces per layer in forward and 2 in backward, embeddings and LM head replicated):
+# all-reduces per layer in forward and 2 in backward, embeddings and LM head replicated; tp-vocab: the
+# same with the embedding, LM head and cross-entropy split by vocabulary):
 #   rank0   collect.py --dist JOB --world 2: the job's measured step and rank 0's trace, re-simulated at
 #           its own world size and plan (the traced collectives, mitosis's default for it);
 #   sibling collect.py on one process with --sibling-load (the other core runs the same model): the
@@ -23,8 +24,8 @@
 # < 0.5; MT_QUIET=0 skips the wait) and prints the time and load it started at.
 #
 # usage: bash bench/gloo_vs_sim.sh [MITOSIS] [OUTDIR]   (default build/mitosis, a temporary folder)
-#   MT_JOBS="ddp pipeline embedding"  which jobs (also zero1 zero1-gpt tp);  MT_STEPS=10  timed steps per
-#   recording
+#   MT_JOBS="ddp pipeline embedding"  which jobs (also zero1 zero1-gpt tp tp-vocab)
+#   MT_STEPS=10  timed steps per recording
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MT="${1:-$ROOT/build/mitosis}"
@@ -57,17 +58,20 @@ declare -A MODEL=([ddp]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [pipeline]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256"
                   [zero1]="--model resmlp --hidden 512 --layers 8 --batch 64"
-                  [zero1-gpt]="$GPT" [tp]="$GPT")
-declare -A DIST=([ddp]=ddp [pipeline]=pipeline [embedding]=embedding [zero1]=zero1 [zero1-gpt]=zero1 [tp]=tp)
-declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [zero1]="" [zero1-gpt]="" [tp]="")
+                  [zero1-gpt]="$GPT" [tp]="$GPT" [tp-vocab]="$GPT")
+declare -A DIST=([ddp]=ddp [pipeline]=pipeline [embedding]=embedding [zero1]=zero1 [zero1-gpt]=zero1 [tp]=tp
+              [tp-vocab]=tp)
+declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [zero1]="" [zero1-gpt]="" [tp]=""
+                  [tp-vocab]="--tp-vocab")
 # ZeRO-1 is DDP plus sharded optimizer steps and a broadcast of every shard: the plan is --zero 1 once
 # mitosis has it, DDP until then.
 ZERO="--gpus 2 --strategy ddp"
 "$MT" simulate --help 2>/dev/null | grep -q -- "--zero" && ZERO="$ZERO --zero 1"
 declare -A PLAN=([ddp]="--gpus 2 --strategy ddp" [pipeline]="--pp 2 --schedule gpipe --micro-batches 4"
-                 [embedding]="--gpus 2" [zero1]="$ZERO" [zero1-gpt]="$ZERO" [tp]="--tp 2")
+                 [embedding]="--gpus 2" [zero1]="$ZERO" [zero1-gpt]="$ZERO" [tp]="--tp 2"
+                 [tp-vocab]="--tp 2")
 for job in ${MT_JOBS:-ddp pipeline embedding}; do
-    [ -n "${DIST[$job]:-}" ] || { echo "gloo_vs_sim.sh: unknown job '$job' (ddp pipeline embedding zero1 zero1-gpt tp)" >&2; exit 2; }
+    [ -n "${DIST[$job]:-}" ] || { echo "gloo_vs_sim.sh: unknown job '$job' (ddp pipeline embedding zero1 zero1-gpt tp tp-vocab)" >&2; exit 2; }
 done
 COMMON="--threads 1 --warmup 3 --steps $STEPS"
 

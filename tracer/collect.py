@@ -956,6 +956,10 @@ def parse_args(argv):
                         "attention by heads and the MLP by columns/rows, 2 all-reduces per layer in forward and "
                         "2 in backward; embeddings and LM head replicated)")
     p.add_argument("--world", type=int, default=2, help="processes of a --dist job (default 2)")
+    p.add_argument("--tp-vocab", action="store_true",
+                   help="--dist tp: split the token embedding, the tied LM head and the cross-entropy by "
+                        "vocabulary too (Megatron-LM: an all-reduce after the embedding, three small ones in the "
+                        "cross-entropy, one of the LM head's input gradient) instead of replicating them")
     p.add_argument("--micro-batches", type=int, default=2,
                    help="--dist pipeline micro-batches per step (default 2; must divide --batch)")
     p.add_argument("--sibling-load", action="store_true",
@@ -978,6 +982,8 @@ def parse_args(argv):
         p.error("--dist needs --world >= 2")
     if a.dist and a.sibling_load:
         p.error("--sibling-load is for one process: in a --dist run each rank is the others' load")
+    if a.tp_vocab and a.dist != "tp":
+        p.error("--tp-vocab is for --dist tp")
     if a.dist == "pipeline" and a.batch % a.micro_batches:
         p.error("--micro-batches %d must divide --batch %d" % (a.micro_batches, a.batch))
     return a

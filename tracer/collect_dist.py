@@ -28,9 +28,13 @@ rank 0's own times.  Workloads:
              backward all-reduces its gradient.  Per layer: 2 all-reduces in forward and 2 in
              backward, each of a [batch, seq, hidden] tensor.  Token and position embeddings,
              LayerNorms and the (tied) LM head are replicated, not vocabulary-parallel: their
-             gradients are equal on every rank and are not communicated.  meta.json's "tp"
-             counts the all-reduces and bytes of a step and compares the first forward's loss
-             with the unsplit model's.
+             gradients are equal on every rank and are not communicated.  With --tp-vocab the
+             token embedding, the tied LM head and the cross-entropy are split by vocabulary as
+             in Megatron-LM: an all-reduce after the embedding lookup, three of per-token
+             values in the cross-entropy (maximum, target logit, sum of exponentials), one of
+             the LM head's input gradient in backward; the position embedding stays replicated.
+             meta.json's "tp" counts the all-reduces and bytes of a step by site and compares
+             the first forward's loss with the unsplit model's.
 
 --sibling-load (one process): the recording runs on core 0 while a sibling process runs the same
 model's step without communication on core 1, so that the recorded op times carry the contention
@@ -286,35 +290,82 @@ def tp_workload(args, rank, device, dtype):
     if args.heads % W or (4 * args.hidden) % W:
         C.fail("--dist tp needs --world to divide --heads and 4 x --hidden (%d heads, hidden %d, %d ranks)"
                % (args.heads, args.hidden, W))
+    vocab_par = args.tp_vocab
+    if vocab_par and args.vocab % W:
+        C.fail("--tp-vocab needs --world to divide --vocab (%d rows, %d ranks)" % (args.vocab, W))
     full, ids, loss_fn, _, info = C.build_workload(args, device, dtype)
-    count = {"forward": 0, "backward": 0, "forward_bytes": 0, "backward_bytes": 0}
+    labels = ids.roll(-1, dims=1)  # build_workload's next-token targets
+    count = {}
 
-    def all_reduce(t, phase):
+    def all_reduce(t, phase, site, op=None):
+        """An in-place all-reduce, counted by phase (forward/backward) and site (layer, embedding,
+        cross_entropy, lm_head)."""
         t = t.contiguous()
-        dist.all_reduce(t)
-        count[phase] += 1
-        count[phase + "_bytes"] += t.numel() * t.element_size()
+        dist.all_reduce(t, op=op or dist.ReduceOp.SUM)
+        c = count.setdefault(site, {"forward": 0, "backward": 0, "bytes": 0})
+        c[phase] += 1
+        c["bytes"] += t.numel() * t.element_size()
         return t
 
     class _CopyToModelParallelRegion(torch.autograd.Function):
         """f (named as in Megatron-LM): identity in forward, all-reduce of the gradient in backward."""
         @staticmethod
-        def forward(ctx, x):
+        def forward(ctx, x, site="layer"):
+            ctx.site = site
             return x
 
         @staticmethod
         def backward(ctx, g):
-            return all_reduce(g, "backward")
+            return all_reduce(g, "backward", ctx.site), None
 
     class _ReduceFromModelParallelRegion(torch.autograd.Function):
         """g (named as in Megatron-LM): all-reduce in forward, identity in backward."""
         @staticmethod
-        def forward(ctx, x):
-            return all_reduce(x, "forward")
+        def forward(ctx, x, site="layer"):
+            return all_reduce(x, "forward", site)
 
         @staticmethod
         def backward(ctx, g):
-            return g
+            return g, None
+
+    vs = args.vocab // W
+    v0 = rank * vs
+
+    class _VocabParallelCrossEntropy(torch.autograd.Function):
+        """Megatron-LM's cross-entropy over logits split by vocabulary: all-reduces of the
+        per-token maximum, target logit and sum of exponentials in forward, none in backward."""
+        @staticmethod
+        def forward(ctx, logits, target):
+            m = all_reduce(logits.max(dim=-1)[0], "forward", "cross_entropy", dist.ReduceOp.MAX)
+            logits = logits - m.unsqueeze(-1)
+            out = (target < v0) | (target >= v0 + vs)
+            t = (target - v0).masked_fill(out, 0)
+            pred = all_reduce(logits.gather(1, t.unsqueeze(1)).squeeze(1).masked_fill(out, 0.0),
+                              "forward", "cross_entropy")
+            e = logits.exp()
+            z = all_reduce(e.sum(dim=-1), "forward", "cross_entropy")
+            e.div_(z.unsqueeze(-1))
+            ctx.save_for_backward(e, t, out)
+            return z.log() - pred
+
+        @staticmethod
+        def backward(ctx, g):
+            p, t, out = ctx.saved_tensors
+            grad = p.clone()
+            rows = torch.arange(grad.shape[0], device=grad.device)
+            grad[rows, t] -= (~out).to(grad.dtype)
+            return grad * g.unsqueeze(-1), None
+
+    class VocabParallelEmbedding(nn.Module):
+        """Rows [v0, v0 + V/N) of the token embedding; other ids look up zeros, then an all-reduce."""
+        def __init__(self, emb):
+            super().__init__()
+            self.weight = nn.Parameter(emb.weight.detach()[v0:v0 + vs].clone())
+
+        def forward(self, ids):
+            out = (ids < v0) | (ids >= v0 + vs)
+            x = F.embedding((ids - v0).masked_fill(out, 0), self.weight).masked_fill(out.unsqueeze(-1), 0.0)
+            return _ReduceFromModelParallelRegion.apply(x, "embedding")
 
     def part(lin, rows=None, cols=None, bias=True):
         w = lin.weight.detach()
@@ -363,7 +414,8 @@ def tp_workload(args, rank, device, dtype):
     class TPGPT(nn.Module):
         def __init__(self, m):
             super().__init__()
-            self.tok, self.pos, self.ln_f = m.tok, m.pos, m.ln_f
+            self.tok = VocabParallelEmbedding(m.tok) if vocab_par else m.tok
+            self.pos, self.ln_f = m.pos, m.ln_f
             self.blocks = nn.ModuleList(TPBlock(b) for b in m.blocks)
 
         def forward(self, ids):
@@ -371,36 +423,49 @@ def tp_workload(args, rank, device, dtype):
             x = self.tok(ids) + self.pos(pos)
             for blk in self.blocks:
                 x = blk(x)
-            return F.linear(self.ln_f(x), self.tok.weight)  # the LM head, tied, replicated
+            x = self.ln_f(x)
+            if vocab_par:  # the tied LM head, column-parallel by vocabulary
+                x = _CopyToModelParallelRegion.apply(x, "lm_head")
+            return F.linear(x, self.tok.weight)
+
+    def tp_loss(out):
+        if not vocab_par:
+            return loss_fn(out)
+        return _VocabParallelCrossEntropy.apply(out.reshape(-1, vs).float(), labels.reshape(-1)).mean()
 
     with torch.no_grad():
         ref = float(loss_fn(full(ids)))
     model = TPGPT(full).to(device=device, dtype=dtype)
     model.train()
     with torch.no_grad():
-        got = float(loss_fn(model(ids)))
-    for k in count:
-        count[k] = 0
+        got = float(tp_loss(model(ids)))
+    count.clear()
     opt = C.make_optimizer(args.optimizer, model)
     steps = [0]
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss_fn(model(ids)).backward()
+        tp_loss(model(ids)).backward()
         opt.step()
         steps[0] += 1
 
     def after(info):
         n = max(steps[0], 1)
         L = len(model.blocks)
-        per = {k: count[k] / n for k in count}
+        site = {k: {x: v / n for x, v in c.items()} for k, c in count.items()}
+        lay = site.get("layer", {"forward": 0, "backward": 0})
         info["tp"] = {
             "size": W, "heads_per_rank": args.heads // W, "ffn_per_rank": 4 * args.hidden // W,
-            "embedding": "replicated (token and position embeddings, LayerNorms and the tied LM head on every "
+            "embedding": "vocabulary-parallel (token embedding rows, the tied LM head's columns and the cross-"
+                         "entropy split by vocabulary, %d rows per rank, as Megatron-LM; position embedding and "
+                         "LayerNorms replicated)" % vs if vocab_par else
+                         "replicated (token and position embeddings, LayerNorms and the tied LM head on every "
                          "rank; not vocabulary-parallel; their gradients are equal and not communicated)",
-            "allreduce_per_step": {"forward": per["forward"], "backward": per["backward"]},
-            "allreduce_per_layer": {"forward": per["forward"] / L, "backward": per["backward"] / L},
-            "allreduce_bytes_per_step": per["forward_bytes"] + per["backward_bytes"],
+            "vocab_parallel": vocab_par,
+            "allreduce_per_step": {p: sum(c[p] for c in site.values()) for p in ("forward", "backward")},
+            "allreduce_per_layer": {p: lay[p] / L for p in ("forward", "backward")},
+            "allreduce_by_site": site,
+            "allreduce_bytes_per_step": sum(c["bytes"] for c in site.values()),
             "allreduce_bytes_each": args.batch * info["seq_len"] * args.hidden * torch.finfo(dtype).bits // 8,
             "first_loss": {"tp": got, "one_process": ref},
             "steps_counted": steps[0],

@@ -211,6 +211,31 @@ ph = [c["phase"] for c in i["collectives"]]
 assert ph[:4] == ["forward"] * 4 and "forward" not in ph[4:], ph
 PY
 fi
+# --tp-vocab: the token embedding, tied LM head and cross-entropy split by vocabulary too (64 rows, 32
+# per rank): one all-reduce after the embedding and three of [16] per-token values in the
+# cross-entropy (forward), one of the LM head's input gradient (backward); the same first loss.
+"$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --layers 2 --hidden 32 --heads 4 --vocab 64 --seq-len 8 \
+  --batch 2 --optimizer adam --dist tp --tp-vocab --world 2 --warmup 2 --steps 2 -o "$tmpdir/tpv" >/dev/null \
+  2>"$tmpdir/tpv.err" || { cat "$tmpdir/tpv.err" >&2; fail "collect.py --dist tp --tp-vocab"; }
+"$PY" - "$tmpdir/tpv" <<'PY' || fail "--dist tp --tp-vocab trace"
+import gzip, json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/meta.json"))
+t = m["tp"]
+assert t["vocab_parallel"] and t["allreduce_per_layer"] == {"forward": 2, "backward": 2}, t
+s = t["allreduce_by_site"]
+assert s["embedding"] == {"forward": 1, "backward": 0, "bytes": 2048}, s
+assert s["cross_entropy"] == {"forward": 3, "backward": 0, "bytes": 3 * 16 * 4}, s
+assert s["lm_head"] == {"forward": 0, "backward": 1, "bytes": 2048}, s
+assert t["allreduce_per_step"] == {"forward": 8, "backward": 5}, t
+l = t["first_loss"]
+assert abs(l["tp"] - l["one_process"]) <= 1e-5 * abs(l["one_process"]), l
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+assert sum(e.get("name") == "gloo:all_reduce" for e in k["traceEvents"]) == 13, "all-reduces in the trace"
+PY
+err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --vocab 63 --dist tp --tp-vocab -o "$tmpdir/tpbad" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--tp-vocab of 63 rows: $rc: $err"
 err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist tp -o "$tmpdir/tpbad" 2>&1)
 rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist tp of mlp: $rc: $err"
