@@ -30,7 +30,8 @@ c=[(x[\"collective\"], x[\"bytes\"], x[\"group_size\"]) for x in d[\"communicati
 assert c==[(\"alltoall\",4000,4),(\"allgather\",400,2),(\"allreduce\",8192,4)], c
 p=d[\"traced_plan\"]; assert p[\"world_size\"]==4 and p[\"rank\"]==1 and p[\"parameter_sync\"]==\"ddp\", p"'
 
-for job in ddp-resmlp pipeline-resmlp embedding-dlrm zero1-resmlp zero1-gpt-tiny tp-gpt-tiny tp-gpt-l8h16; do
+for job in ddp-resmlp pipeline-resmlp embedding-dlrm zero1-resmlp zero1-gpt-tiny tp-gpt-tiny tp-gpt-l8h16 \
+           tp-vocab-gpt-tiny; do
   d="$T/cpu-$job-w2"
   "$bin" inspect "$d" --json > "$tmp/i.json" && "$bin" simulate "$d" --json > "$tmp/s.json"
   check "$job: re-simulated at its world size it runs the traced collectives" 'python3 -c "
@@ -70,6 +71,15 @@ assert all(c[\"bytes\"]==b for c in i[\"collectives\"]), i[\"collectives\"]
 ph=[c[\"phase\"] for c in i[\"collectives\"]]; assert ph[:2*L]==[\"forward\"]*(2*L) and \"forward\" not in ph[2*L:], ph
 assert m[\"tp\"][\"allreduce_per_layer\"]=={\"forward\": 2, \"backward\": 2}, m[\"tp\"]"'
 done
+
+t="$T/cpu-tp-vocab-gpt-tiny-w2"
+"$bin" inspect "$t" --json > "$tmp/i.json"
+check "tp-vocab-gpt-tiny: the layers 2 + 2 per layer, the vocabulary-parallel embedding, cross-entropy and LM head 5 more" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); m=json.load(open(\"$t/meta.json\"))
+k=i[\"traced_plan\"][\"by_kind\"]; L=m[\"layers\"]; b=m[\"batch\"]*m[\"seq_len\"]*m[\"hidden\"]*4; n=m[\"batch\"]*m[\"seq_len\"]*4
+assert list(k)==[\"allreduce\"] and k[\"allreduce\"][\"count\"]==4*L+5, k
+assert k[\"allreduce\"][\"bytes\"]==(4*L+2)*b+3*n==m[\"tp\"][\"allreduce_bytes_per_step\"], (k, m[\"tp\"])
+assert sorted(c[\"bytes\"] for c in i[\"collectives\"])==[n]*3+[b]*(4*L+2), i[\"collectives\"]"'
 
 e="$T/cpu-embedding-dlrm-w2"
 "$bin" inspect "$e" --json > "$tmp/i.json"
