@@ -5,7 +5,11 @@
 #
 # For each job (ddp: DistributedDataParallel of resmlp; pipeline: resmlp in 2 stages of whole
 # blocks, GPipe; embedding: dlrm-tiny with its tables sharded, all-to-alls + DDP of the dense part;
-# moe: moe-tiny with its experts split, all-to-all dispatch and combine + DDP of the rest):
+# moe: moe-tiny with its experts split, all-to-all dispatch and combine + DDP of the rest;
+# zero1 and zero1-gpt: DDP of resmlp (SGD, as ddp) / gpt-tiny (Adam) stepped by ZeroRedundancyOptimizer, each
+# rank stepping its shard and broadcasting it; tp: gpt-tiny split Megatron-style over 2 ranks, 2
+# all-reduces per layer in forward and 2 in backward, embeddings and LM head replicated; tp-vocab: the
+# same with the embedding, LM head and cross-entropy split by vocabulary):
 #   rank0   collect.py --dist JOB --world 2: the job's measured step and rank 0's trace, re-simulated at
 #           its own world size and plan (the traced collectives, mitosis's default for it);
 #   sibling collect.py on one process with --sibling-load (the other core runs the same model): the
@@ -13,14 +17,16 @@
 #   alone   the same with the other core idle;
 # the one-process traces extrapolated to the job's plan (ddp: --gpus 2 --strategy ddp; pipeline:
 # --pp 2 --schedule gpipe --micro-batches M; embedding: --gpus 2 --embedding-shard table, the job's
-# tables split whole over the ranks; moe: --gpus 2 --ep 2, the job's experts split). "cal" rows scale the operators to the measured one-process step
+# tables split whole over the ranks; moe: --gpus 2 --ep 2, the job's experts split; zero1: --gpus 2
+# --strategy ddp --zero 1; tp: --tp 2). "cal" rows scale the operators to the measured one-process step
 # (--calibrate; for rank 0's trace --measured-ms with the sibling run's factor, measured/traced).
 # The network: switch:2 with the link bandwidth and latency of gloo all-reduces on loopback, probed
 # in the same run (bench/gloo_probe.py). Every measurement waits for a quiet machine (1-minute load
 # < 0.5; MT_QUIET=0 skips the wait) and prints the time and load it started at.
 #
 # usage: bash bench/gloo_vs_sim.sh [MITOSIS] [OUTDIR]   (default build/mitosis, a temporary folder)
-#   MT_JOBS="ddp pipeline embedding moe"  which jobs;  MT_STEPS=10  timed steps per recording
+#   MT_JOBS="ddp pipeline embedding moe"  which jobs (also zero1 zero1-gpt tp tp-vocab)
+#   MT_STEPS=10  timed steps per recording
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MT="${1:-$ROOT/build/mitosis}"
@@ -48,19 +54,30 @@ quiet() { # waits (up to 30 min) for a 1-minute load under 0.5, then says when a
     exit 1
 }
 
+GPT="--model gpt-tiny --layers 4 --hidden 256 --heads 4 --vocab 8192 --seq-len 128 --batch 8 --optimizer adam"
 declare -A MODEL=([ddp]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [pipeline]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256"
-                  [moe]="--model moe-tiny --batch 4 --experts 4 --top-k 2")
-declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [moe]="")
+                  [moe]="--model moe-tiny --batch 4 --experts 4 --top-k 2"
+                  [zero1]="--model resmlp --hidden 512 --layers 8 --batch 64"
+                  [zero1-gpt]="$GPT" [tp]="$GPT" [tp-vocab]="$GPT")
+declare -A DIST=([ddp]=ddp [pipeline]=pipeline [embedding]=embedding [moe]=moe [zero1]=zero1 [zero1-gpt]=zero1
+              [tp]=tp [tp-vocab]=tp)
+declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [moe]="" [zero1]="" [zero1-gpt]=""
+                  [tp]="" [tp-vocab]="--tp-vocab")
+ZERO="--gpus 2 --strategy ddp --zero 1"
 declare -A PLAN=([ddp]="--gpus 2 --strategy ddp" [pipeline]="--pp 2 --schedule gpipe --micro-batches 4"
-                 [embedding]="--gpus 2 --embedding-shard table" [moe]="--gpus 2 --ep 2")
+                 [embedding]="--gpus 2 --embedding-shard table" [moe]="--gpus 2 --ep 2" [zero1]="$ZERO"
+                 [zero1-gpt]="$ZERO" [tp]="--tp 2" [tp-vocab]="--tp 2")
+for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
+    [ -n "${DIST[$job]:-}" ] || { echo "gloo_vs_sim.sh: unknown job '$job' (ddp pipeline embedding moe zero1 zero1-gpt tp tp-vocab)" >&2; exit 2; }
+done
 COMMON="--threads 1 --warmup 3 --steps $STEPS"
 
 for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
     # shellcheck disable=SC2086
     { quiet "$job: rank 0 of the 2-process job"
-      "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --dist "$job" --world 2 ${DISTARGS[$job]} -o "$OUT/$job-rank0" >&2
+      "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --dist "${DIST[$job]}" --world 2 ${DISTARGS[$job]} -o "$OUT/$job-rank0" >&2
       quiet "$job: one process beside a sibling load"
       "$PY" "$COLLECT" ${MODEL[$job]} $COMMON --sibling-load -o "$OUT/$job-sibling" >&2
       quiet "$job: one process, the other core idle"
@@ -105,6 +122,18 @@ for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
         # shellcheck disable=SC2086
         got=$(sim "$S" ${PLAN[$job]} | field 'd["stages"][0]["boundary_bytes"]')
         echo "pipeline boundary: mitosis sends $got B per micro-batch from stage 0, PyTorch sent $sent B" >&2
+    fi
+    if [ "${DIST[$job]}" = tp ]; then
+        # shellcheck disable=SC2086
+        got=$(sim "$S" ${PLAN[$job]} | field '"%d forward + %d backward collectives, %.0f B" % (d["simulation"]["tp_collectives_fwd"], d["simulation"]["tp_collectives_bwd"], d["simulation"]["collective_bytes"])')
+        sent=$(meta "$R/meta.json" '"%d forward + %d backward all-reduces, %.0f B" % (d["tp"]["allreduce_per_step"]["forward"], d["tp"]["allreduce_per_step"]["backward"], d["tp"]["allreduce_bytes_per_step"])')
+        echo "$job per step: mitosis --tp 2 runs $got; PyTorch ran $sent" >&2
+    fi
+    if [ "${DIST[$job]}" = zero1 ]; then
+        # shellcheck disable=SC2086
+        got=$(sim "$S" ${PLAN[$job]} | field '"%d collectives, %.0f B" % (d["simulation"]["collectives"], d["simulation"]["collective_bytes"])')
+        sent=$(meta "$R/meta.json" '"all-reduces of %d B and %d broadcasts of %s B" % (d["zero"]["allreduce_bytes_per_step"], d["zero"]["broadcasts_per_step"], "+".join(map(str, d["zero"]["broadcast_bytes_per_step"])))')
+        echo "$job per step: mitosis ($ZERO) runs $got; PyTorch ran $sent" >&2
     fi
 done
 echo "job ms: the 2-process job's measured step (median of $STEPS; per step the slower rank). sim: mitosis" \

@@ -964,15 +964,23 @@ def parse_args(argv):
     p.add_argument("--emb-dim", type=int, default=64, help="dlrm-tiny embedding width (default 64)")
     p.add_argument("--bag", type=int, default=16, help="dlrm-tiny ids per table and sample (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding", "moe"], default=None,
+    p.add_argument("--dist", choices=["ddp", "pipeline", "embedding", "moe", "zero1", "tp"], default=None,
                    help="record rank 0 of a --world-process job on this machine (torch.distributed, gloo, "
                         "CPU, one process per core) and measure that job's step: ddp (DistributedDataParallel "
                         "of --model), pipeline (resmlp cut into --world stages, GPipe over --micro-batches, "
                         "send/recv of each stage's output), embedding (dlrm-tiny with its tables sharded "
                         "across ranks: all-to-all of ids and pooled vectors, DDP of the MLP), moe (moe-tiny with its "
                         "experts split across ranks: all-to-all dispatch and combine of the routed tokens, DDP of "
-                        "the rest)")
+                        "the rest), zero1 (DDP of "
+                        "--model with ZeroRedundancyOptimizer: each rank steps its shard of the optimizer "
+                        "state, then broadcasts its shard of the parameters), tp (gpt-tiny split Megatron-style: "
+                        "attention by heads and the MLP by columns/rows, 2 all-reduces per layer in forward and "
+                        "2 in backward; embeddings and LM head replicated)")
     p.add_argument("--world", type=int, default=2, help="processes of a --dist job (default 2)")
+    p.add_argument("--tp-vocab", action="store_true",
+                   help="--dist tp: split the token embedding, the tied LM head and the cross-entropy by "
+                        "vocabulary too (Megatron-LM: an all-reduce after the embedding, three small ones in the "
+                        "cross-entropy, one of the LM head's input gradient) instead of replicating them")
     p.add_argument("--micro-batches", type=int, default=2,
                    help="--dist pipeline micro-batches per step (default 2; must divide --batch)")
     p.add_argument("--sibling-load", action="store_true",
@@ -995,6 +1003,8 @@ def parse_args(argv):
         p.error("--dist needs --world >= 2")
     if a.dist and a.sibling_load:
         p.error("--sibling-load is for one process: in a --dist run each rank is the others' load")
+    if a.tp_vocab and a.dist != "tp":
+        p.error("--tp-vocab is for --dist tp")
     if a.dist == "pipeline" and a.batch % a.micro_batches:
         p.error("--micro-batches %d must divide --batch %d" % (a.micro_batches, a.batch))
     return a

@@ -13,7 +13,27 @@ rank 0's own times.  Workloads:
              every backward with dist.send of its input's gradient to the previous rank;
              meta.json records the bytes rank 0 sends per micro-batch;
   embedding  dlrm-tiny with its tables sharded table-wise, moe  moe-tiny with its experts split
-             over the ranks: the all-to-all jobs, in sparse_dist.py.
+             over the ranks: the all-to-all jobs, in sparse_dist.py;
+  zero1      DistributedDataParallel of --model stepped by torch.distributed.optim.
+             ZeroRedundancyOptimizer (ZeRO-1, parameters_as_bucket_view=True): DDP all-reduces
+             every gradient, each rank steps the optimizer on its shard of the parameters (its
+             optimizer state only), then every rank's shard is broadcast from it as one flat
+             bucket (N broadcasts per step, together the parameter bytes: an all-gather);
+             meta.json's "zero" says which parameters each rank owns and what was communicated;
+  tp         gpt-tiny split Megatron-style across the N ranks (every rank sees the same batch):
+             q/k/v column-parallel by heads, the output projection row-parallel closed by an
+             all_reduce, fc1 column-parallel, fc2 row-parallel closed by an all_reduce; the
+             input of each column-parallel region goes through an autograd Function whose
+             backward all-reduces its gradient.  Per layer: 2 all-reduces in forward and 2 in
+             backward, each of a [batch, seq, hidden] tensor.  Token and position embeddings,
+             LayerNorms and the (tied) LM head are replicated, not vocabulary-parallel: their
+             gradients are equal on every rank and are not communicated.  With --tp-vocab the
+             token embedding, the tied LM head and the cross-entropy are split by vocabulary as
+             in Megatron-LM: an all-reduce after the embedding lookup, three of per-token
+             values in the cross-entropy (maximum, target logit, sum of exponentials), one of
+             the LM head's input gradient in backward; the position embedding stays replicated.
+             meta.json's "tp" counts the all-reduces and bytes of a step by site and compares
+             the first forward's loss with the unsplit model's.
 
 --sibling-load (one process): the recording runs on core 0 while a sibling process runs the same
 model's step without communication on core 1, so that the recorded op times carry the contention
@@ -21,6 +41,7 @@ each rank of a two-process run sees on a two-core machine.
 """
 
 import json
+import math
 import os
 import socket
 import statistics
@@ -144,8 +165,264 @@ def pipeline_workload(args, rank, device, dtype):
     return step, sum(p.numel() for p in params), info
 
 
+def _ddp_of(model):
+    import torch
+    skip = [n for n, b in model.named_buffers() if not b.is_floating_point()]
+    torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, skip)
+    return torch.nn.parallel.DistributedDataParallel(model)
+
+
+def _call(model, inputs):
+    if isinstance(inputs, dict):
+        return model(**inputs)
+    if isinstance(inputs, (tuple, list)):
+        return model(*inputs)
+    return model(inputs)
+
+
+def zero1_workload(args, rank, device, dtype):
+    import torch
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    model, inputs, loss_fn, opt, info = C.build_workload(args, device, dtype)
+    if opt is not None:
+        C.fail("--dist zero1 builds its own sharded optimizer (--optimizer); %s returned one" % args.model)
+    model.train()
+    ddp = _ddp_of(model)
+    if args.optimizer == "sgd":
+        cls, kw = torch.optim.SGD, dict(lr=1e-3, momentum=0.9)
+    else:
+        cls, kw = torch.optim.Adam, dict(lr=1e-4)
+    params = [p for p in ddp.parameters() if p.requires_grad]
+    opt = ZeroRedundancyOptimizer(params, optimizer_class=cls, parameters_as_bucket_view=True, **kw)
+    W = args.world
+    owner = opt._param_to_rank
+    shard = [[p for p in params if owner[p] == r] for r in range(W)]
+    nbytes = lambda ps: sum(p.numel() * p.element_size() for p in ps)
+    names = {id(p): n for n, p in model.named_parameters()}
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(_call(ddp, inputs)).backward()
+        opt.step()
+
+    def after(info):
+        state = [t for st in opt.optim.state.values() for t in st.values() if torch.is_tensor(t) and t.dim() > 0]
+        info["zero"] = {
+            "stage": 1, "optimizer": cls.__name__, "parameters_as_bucket_view": True,
+            "shard_parameters": [sum(p.numel() for p in ps) for ps in shard],
+            "shard_bytes": [nbytes(ps) for ps in shard],
+            "rank0_owns": [names.get(id(p), "?") for p in shard[0]],
+            "rank0_optimizer_state_bytes": sum(t.numel() * t.element_size() for t in state),
+            "allreduce_bytes_per_step": nbytes(params),
+            "broadcasts_per_step": W,
+            "broadcast_bytes_per_step": [nbytes(ps) for ps in shard],
+            "note": "DDP all-reduces every gradient (allreduce_bytes_per_step, in its buckets); "
+                    "rank r steps the optimizer on shard r only, then broadcasts its shard as one "
+                    "flat bucket (broadcast_bytes_per_step[r], rank r the source)",
+        }
+
+    info["_after"] = after
+    return step, sum(p.numel() for p in model.parameters()), info
+
+
+def tp_workload(args, rank, device, dtype):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import torch.distributed as dist
+    if args.model != "gpt-tiny":
+        C.fail("--dist tp splits gpt-tiny's attention and MLP across ranks (got --model %s)" % args.model)
+    W = args.world
+    if args.heads % W or (4 * args.hidden) % W:
+        C.fail("--dist tp needs --world to divide --heads and 4 x --hidden (%d heads, hidden %d, %d ranks)"
+               % (args.heads, args.hidden, W))
+    vocab_par = args.tp_vocab
+    if vocab_par and args.vocab % W:
+        C.fail("--tp-vocab needs --world to divide --vocab (%d rows, %d ranks)" % (args.vocab, W))
+    full, ids, loss_fn, _, info = C.build_workload(args, device, dtype)
+    labels = ids.roll(-1, dims=1)  # build_workload's next-token targets
+    count = {}
+
+    def all_reduce(t, phase, site, op=None):
+        """An in-place all-reduce, counted by phase (forward/backward) and site (layer, embedding,
+        cross_entropy, lm_head)."""
+        t = t.contiguous()
+        dist.all_reduce(t, op=op or dist.ReduceOp.SUM)
+        c = count.setdefault(site, {"forward": 0, "backward": 0, "bytes": 0})
+        c[phase] += 1
+        c["bytes"] += t.numel() * t.element_size()
+        return t
+
+    class _CopyToModelParallelRegion(torch.autograd.Function):
+        """f (named as in Megatron-LM): identity in forward, all-reduce of the gradient in backward."""
+        @staticmethod
+        def forward(ctx, x, site="layer"):
+            ctx.site = site
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return all_reduce(g, "backward", ctx.site), None
+
+    class _ReduceFromModelParallelRegion(torch.autograd.Function):
+        """g (named as in Megatron-LM): all-reduce in forward, identity in backward."""
+        @staticmethod
+        def forward(ctx, x, site="layer"):
+            return all_reduce(x, "forward", site)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    vs = args.vocab // W
+    v0 = rank * vs
+
+    class _VocabParallelCrossEntropy(torch.autograd.Function):
+        """Megatron-LM's cross-entropy over logits split by vocabulary: all-reduces of the
+        per-token maximum, target logit and sum of exponentials in forward, none in backward."""
+        @staticmethod
+        def forward(ctx, logits, target):
+            m = all_reduce(logits.max(dim=-1)[0], "forward", "cross_entropy", dist.ReduceOp.MAX)
+            logits = logits - m.unsqueeze(-1)
+            out = (target < v0) | (target >= v0 + vs)
+            t = (target - v0).masked_fill(out, 0)
+            pred = all_reduce(logits.gather(1, t.unsqueeze(1)).squeeze(1).masked_fill(out, 0.0),
+                              "forward", "cross_entropy")
+            e = logits.exp()
+            z = all_reduce(e.sum(dim=-1), "forward", "cross_entropy")
+            e.div_(z.unsqueeze(-1))
+            ctx.save_for_backward(e, t, out)
+            return z.log() - pred
+
+        @staticmethod
+        def backward(ctx, g):
+            p, t, out = ctx.saved_tensors
+            grad = p.clone()
+            rows = torch.arange(grad.shape[0], device=grad.device)
+            grad[rows, t] -= (~out).to(grad.dtype)
+            return grad * g.unsqueeze(-1), None
+
+    class VocabParallelEmbedding(nn.Module):
+        """Rows [v0, v0 + V/N) of the token embedding; other ids look up zeros, then an all-reduce."""
+        def __init__(self, emb):
+            super().__init__()
+            self.weight = nn.Parameter(emb.weight.detach()[v0:v0 + vs].clone())
+
+        def forward(self, ids):
+            out = (ids < v0) | (ids >= v0 + vs)
+            x = F.embedding((ids - v0).masked_fill(out, 0), self.weight).masked_fill(out.unsqueeze(-1), 0.0)
+            return _ReduceFromModelParallelRegion.apply(x, "embedding")
+
+    def part(lin, rows=None, cols=None, bias=True):
+        w = lin.weight.detach()
+        w = w[rows] if rows is not None else w[:, cols]
+        out = nn.Linear(w.shape[1], w.shape[0], bias=bias)
+        with torch.no_grad():
+            out.weight.copy_(w)
+            if bias:
+                out.bias.copy_(lin.bias.detach()[rows])
+        return out
+
+    class TPBlock(nn.Module):
+        def __init__(self, blk):
+            super().__init__()
+            a = blk.attn
+            self.hl, self.hd = a.heads // W, a.head_dim
+            sl = slice(rank * self.hl * self.hd, (rank + 1) * self.hl * self.hd)
+            ffn = blk.fc1.out_features // W
+            fl = slice(rank * ffn, (rank + 1) * ffn)
+            self.ln1, self.ln2 = blk.ln1, blk.ln2
+            self.q, self.k, self.v = (part(x, rows=sl) for x in (a.q_proj, a.k_proj, a.v_proj))
+            self.o = part(a.o_proj, cols=sl, bias=False)
+            self.o_bias = nn.Parameter(a.o_proj.bias.detach().clone())
+            self.fc1 = part(blk.fc1, rows=fl)
+            self.fc2 = part(blk.fc2, cols=fl, bias=False)
+            self.fc2_bias = nn.Parameter(blk.fc2.bias.detach().clone())
+            self.register_buffer("mask", a.mask, persistent=False)
+
+        def attn(self, x):
+            b, s, _ = x.shape
+
+            def split(t):
+                return t.view(b, s, self.hl, self.hd).transpose(1, 2)
+
+            q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+            scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.hd)
+            scores = scores.masked_fill(self.mask[:s, :s], float("-inf"))
+            ctx = torch.matmul(F.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, self.hl * self.hd)
+            return _ReduceFromModelParallelRegion.apply(self.o(ctx)) + self.o_bias
+
+        def forward(self, x):
+            x = x + self.attn(_CopyToModelParallelRegion.apply(self.ln1(x)))
+            h = self.fc2(F.gelu(self.fc1(_CopyToModelParallelRegion.apply(self.ln2(x)))))
+            return x + _ReduceFromModelParallelRegion.apply(h) + self.fc2_bias
+
+    class TPGPT(nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.tok = VocabParallelEmbedding(m.tok) if vocab_par else m.tok
+            self.pos, self.ln_f = m.pos, m.ln_f
+            self.blocks = nn.ModuleList(TPBlock(b) for b in m.blocks)
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[1], device=ids.device)
+            x = self.tok(ids) + self.pos(pos)
+            for blk in self.blocks:
+                x = blk(x)
+            x = self.ln_f(x)
+            if vocab_par:  # the tied LM head, column-parallel by vocabulary
+                x = _CopyToModelParallelRegion.apply(x, "lm_head")
+            return F.linear(x, self.tok.weight)
+
+    def tp_loss(out):
+        if not vocab_par:
+            return loss_fn(out)
+        return _VocabParallelCrossEntropy.apply(out.reshape(-1, vs).float(), labels.reshape(-1)).mean()
+
+    with torch.no_grad():
+        ref = float(loss_fn(full(ids)))
+    model = TPGPT(full).to(device=device, dtype=dtype)
+    model.train()
+    with torch.no_grad():
+        got = float(tp_loss(model(ids)))
+    count.clear()
+    opt = C.make_optimizer(args.optimizer, model)
+    steps = [0]
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        tp_loss(model(ids)).backward()
+        opt.step()
+        steps[0] += 1
+
+    def after(info):
+        n = max(steps[0], 1)
+        L = len(model.blocks)
+        site = {k: {x: v / n for x, v in c.items()} for k, c in count.items()}
+        lay = site.get("layer", {"forward": 0, "backward": 0})
+        info["tp"] = {
+            "size": W, "heads_per_rank": args.heads // W, "ffn_per_rank": 4 * args.hidden // W,
+            "embedding": "vocabulary-parallel (token embedding rows, the tied LM head's columns and the cross-"
+                         "entropy split by vocabulary, %d rows per rank, as Megatron-LM; position embedding and "
+                         "LayerNorms replicated)" % vs if vocab_par else
+                         "replicated (token and position embeddings, LayerNorms and the tied LM head on every "
+                         "rank; not vocabulary-parallel; their gradients are equal and not communicated)",
+            "vocab_parallel": vocab_par,
+            "allreduce_per_step": {p: sum(c[p] for c in site.values()) for p in ("forward", "backward")},
+            "allreduce_per_layer": {p: lay[p] / L for p in ("forward", "backward")},
+            "allreduce_by_site": site,
+            "allreduce_bytes_per_step": sum(c["bytes"] for c in site.values()),
+            "allreduce_bytes_each": args.batch * info["seq_len"] * args.hidden * torch.finfo(dtype).bits // 8,
+            "first_loss": {"tp": got, "one_process": ref},
+            "steps_counted": steps[0],
+        }
+
+    info["_after"] = after
+    return step, sum(p.numel() for p in model.parameters()), info
+
+
 WORKLOADS = {"ddp": ddp_workload, "pipeline": pipeline_workload, "embedding": sparse_dist.embedding_workload,
-             "moe": sparse_dist.moe_workload}
+             "moe": sparse_dist.moe_workload, "zero1": zero1_workload, "tp": tp_workload}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,6 +461,9 @@ def _rank_main(rank, args, port, result_path):
             meta["step_time_ms"] = dict(C.stats(job), all=[round(t, 3) for t in job], timer="time.perf_counter",
                                         note="the job's step: per step the slowest rank's, after a barrier")
             meta["step_wall_ms"] = C.stats(job)
+            after = info.pop("_after", None)
+            if after:
+                after(info)
             sent = info.pop("sent", None)
             meta["dist"] = {
                 "mode": args.dist, "world": args.world, "rank": 0, "backend": "gloo", "pinned": pinned,

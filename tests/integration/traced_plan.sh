@@ -7,6 +7,8 @@
 #    default for them) they run exactly the traced collectives: kinds, bytes and count per step;
 #    the sharded embedding all-reduces only its MLP (no invented all-reduce of its tables unless
 #    --comm regenerate); --calibrate refuses a job's step as one GPU's;
+#  - ZeRO-1 (cpu-zero1-*-w2): the gradients all-reduced, one broadcast per rank's shard, together the
+#    parameter bytes; Megatron TP (cpu-tp-*-w2): 2 forward and 2 backward all-reduces per layer;
 #  - pipeline cuts: the one-process resmlp cut into 2 stages sends what the real 2-process
 #    pipeline sent per micro-batch (one block's output), ResNet-18 and gpt-tiny one tensor too.
 # Usage: bash traced_plan.sh /path/to/mitosis   (env MT_ROOT = repo root)
@@ -28,7 +30,8 @@ c=[(x[\"collective\"], x[\"bytes\"], x[\"group_size\"]) for x in d[\"communicati
 assert c==[(\"alltoall\",4000,4),(\"allgather\",400,2),(\"allreduce\",8192,4)], c
 p=d[\"traced_plan\"]; assert p[\"world_size\"]==4 and p[\"rank\"]==1 and p[\"parameter_sync\"]==\"ddp\", p"'
 
-for job in ddp-resmlp pipeline-resmlp embedding-dlrm; do
+for job in ddp-resmlp pipeline-resmlp embedding-dlrm zero1-resmlp zero1-gpt-tiny tp-gpt-tiny tp-gpt-l8h16 \
+           tp-vocab-gpt-tiny; do
   d="$T/cpu-$job-w2"
   "$bin" inspect "$d" --json > "$tmp/i.json" && "$bin" simulate "$d" --json > "$tmp/s.json"
   check "$job: re-simulated at its world size it runs the traced collectives" 'python3 -c "
@@ -46,6 +49,37 @@ m="$T/cpu-ddp-resmlp-w2"
 check "ddp: the all-reduces carry every parameter" 'python3 -c "
 import json; p=json.load(open(\"$tmp/i.json\"))[\"traced_plan\"]
 assert p[\"parameter_sync\"]==\"ddp\" and abs(p[\"allreduce_param_share\"]-1)<1e-9, p"'
+
+for job in zero1-resmlp zero1-gpt-tiny; do
+  z="$T/cpu-$job-w2"
+  "$bin" inspect "$z" --json > "$tmp/i.json"
+  check "$job: ZeRO-1 all-reduces every gradient and broadcasts each rank's shard, together the parameters" 'python3 -c "
+import json; k=json.load(open(\"$tmp/i.json\"))[\"traced_plan\"][\"by_kind\"]; m=json.load(open(\"$z/meta.json\"))
+P=m[\"parameters\"]*4; z=m[\"zero\"]
+assert sorted(k)==[\"allreduce\",\"broadcast\"] and k[\"allreduce\"][\"bytes\"]==P==z[\"allreduce_bytes_per_step\"], (k, P)
+assert k[\"broadcast\"][\"count\"]==2 and k[\"broadcast\"][\"bytes\"]==P==sum(z[\"broadcast_bytes_per_step\"]), (k, z)"'
+done
+
+for job in tp-gpt-tiny tp-gpt-l8h16; do
+  t="$T/cpu-$job-w2"
+  "$bin" inspect "$t" --json > "$tmp/i.json"
+  check "$job: Megatron TP runs 2 forward and 2 backward all-reduces of [batch, seq, hidden] per layer" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); m=json.load(open(\"$t/meta.json\"))
+k=i[\"traced_plan\"][\"by_kind\"]; L=m[\"layers\"]; b=m[\"batch\"]*m[\"seq_len\"]*m[\"hidden\"]*4
+assert list(k)==[\"allreduce\"] and k[\"allreduce\"][\"count\"]==4*L and k[\"allreduce\"][\"bytes\"]==4*L*b, (k, L, b)
+assert all(c[\"bytes\"]==b for c in i[\"collectives\"]), i[\"collectives\"]
+ph=[c[\"phase\"] for c in i[\"collectives\"]]; assert ph[:2*L]==[\"forward\"]*(2*L) and \"forward\" not in ph[2*L:], ph
+assert m[\"tp\"][\"allreduce_per_layer\"]=={\"forward\": 2, \"backward\": 2}, m[\"tp\"]"'
+done
+
+t="$T/cpu-tp-vocab-gpt-tiny-w2"
+"$bin" inspect "$t" --json > "$tmp/i.json"
+check "tp-vocab-gpt-tiny: the layers 2 + 2 per layer, the vocabulary-parallel embedding, cross-entropy and LM head 5 more" 'python3 -c "
+import json; i=json.load(open(\"$tmp/i.json\")); m=json.load(open(\"$t/meta.json\"))
+k=i[\"traced_plan\"][\"by_kind\"]; L=m[\"layers\"]; b=m[\"batch\"]*m[\"seq_len\"]*m[\"hidden\"]*4; n=m[\"batch\"]*m[\"seq_len\"]*4
+assert list(k)==[\"allreduce\"] and k[\"allreduce\"][\"count\"]==4*L+5, k
+assert k[\"allreduce\"][\"bytes\"]==(4*L+2)*b+3*n==m[\"tp\"][\"allreduce_bytes_per_step\"], (k, m[\"tp\"])
+assert sorted(c[\"bytes\"] for c in i[\"collectives\"])==[n]*3+[b]*(4*L+2), i[\"collectives\"]"'
 
 e="$T/cpu-embedding-dlrm-w2"
 "$bin" inspect "$e" --json > "$tmp/i.json"

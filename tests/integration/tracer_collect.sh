@@ -164,6 +164,124 @@ rc=$?
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist pipeline of mlp: $rc: $err"
 echo "ok: --dist pipeline records rank 0 with its sends and distributedInfo"
 
+# --dist tp: gpt-tiny (2 layers, hidden 32, 4 heads, seq 8, batch 2) split Megatron-style over 2 ranks.
+# Per layer 2 all-reduces in forward (attention output, fc2) and 2 in backward (the gradients of the
+# two column-parallel regions' inputs), each of a [2, 8, 32] fp32 tensor (2048 bytes); the split model
+# computes the unsplit one's loss; nothing else is communicated (embeddings and LM head replicated).
+"$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --layers 2 --hidden 32 --heads 4 --vocab 64 --seq-len 8 \
+  --batch 2 --optimizer adam --dist tp --world 2 --warmup 2 --steps 2 -o "$tmpdir/tp" >/dev/null 2>"$tmpdir/tp.err" \
+  || { cat "$tmpdir/tp.err" >&2; fail "collect.py --dist tp"; }
+"$PY" - "$tmpdir/tp" <<'PY' || fail "--dist tp trace"
+import gzip, json, sys
+d = sys.argv[1]
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+di = k.get("distributedInfo", {})
+assert di.get("world_size") == 2 and di.get("rank") == 0 and di.get("backend") == "gloo", di
+ev = [e for e in k["traceEvents"] if e.get("ph") == "X"]
+step = [e for e in ev if e["name"].startswith("ProfilerStep#")][0]
+ar = [e for e in ev if e["name"] == "gloo:all_reduce"]
+assert len(ar) == 8 and all(e["args"]["Input Dims"] == [[2, 8, 32]] for e in ar), [e["args"] for e in ar]
+fwd = [e for e in ev if e["name"] == "_ReduceFromModelParallelRegion"]
+bwd = [e for e in ev if e["name"] == "_CopyToModelParallelRegionBackward"]
+assert len(fwd) == 4 and len(bwd) == 4, (len(fwd), len(bwd))
+assert all(step["ts"] <= e["ts"] <= step["ts"] + step["dur"] for e in fwd + bwd), "outside the step"
+m = json.load(open(d + "/meta.json"))
+assert m["dist"]["mode"] == "tp" and m["dist"]["world"] == 2 and len(m["dist"]["rank_step_ms"]) == 2, m["dist"]
+t = m["tp"]
+assert t["size"] == 2 and t["heads_per_rank"] == 2 and t["ffn_per_rank"] == 64, t
+assert t["allreduce_per_layer"] == {"forward": 2, "backward": 2}, t
+assert t["allreduce_per_step"] == {"forward": 4, "backward": 4}, t
+assert t["allreduce_bytes_each"] == 2048 and t["allreduce_bytes_per_step"] == 8 * 2048, t
+l = t["first_loss"]
+assert abs(l["tp"] - l["one_process"]) <= 1e-5 * abs(l["one_process"]), l
+assert m["step_time_ms"]["median"] > 0, m["step_time_ms"]
+PY
+if "$MITOSIS" inspect --help >/dev/null 2>&1; then
+  "$MITOSIS" inspect "$tmpdir/tp" --json >"$tmpdir/tp.json" || fail "mitosis inspect of the --dist tp trace"
+  "$PY" - "$tmpdir/tp.json" <<'PY' || fail "traced plan of the --dist tp trace"
+import json, sys
+i = json.load(open(sys.argv[1]))
+p = i["traced_plan"]
+assert p["world_size"] == 2 and p["rank"] == 0 and p["multi_rank"], p
+assert list(p["by_kind"]) == ["allreduce"] and p["by_kind"]["allreduce"]["count"] == 8, p["by_kind"]
+assert p["by_kind"]["allreduce"]["bytes"] == 8 * 2048, p["by_kind"]
+# the 4 forward all-reduces first, then the 4 of backward (gloo's worker-thread events of those read
+# "backward" or "other" from one recording to the next: mitosis's phase of a bare backend event)
+ph = [c["phase"] for c in i["collectives"]]
+assert ph[:4] == ["forward"] * 4 and "forward" not in ph[4:], ph
+PY
+fi
+# --tp-vocab: the token embedding, tied LM head and cross-entropy split by vocabulary too (64 rows, 32
+# per rank): one all-reduce after the embedding and three of [16] per-token values in the
+# cross-entropy (forward), one of the LM head's input gradient (backward); the same first loss.
+"$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --layers 2 --hidden 32 --heads 4 --vocab 64 --seq-len 8 \
+  --batch 2 --optimizer adam --dist tp --tp-vocab --world 2 --warmup 2 --steps 2 -o "$tmpdir/tpv" >/dev/null \
+  2>"$tmpdir/tpv.err" || { cat "$tmpdir/tpv.err" >&2; fail "collect.py --dist tp --tp-vocab"; }
+"$PY" - "$tmpdir/tpv" <<'PY' || fail "--dist tp --tp-vocab trace"
+import gzip, json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/meta.json"))
+t = m["tp"]
+assert t["vocab_parallel"] and t["allreduce_per_layer"] == {"forward": 2, "backward": 2}, t
+s = t["allreduce_by_site"]
+assert s["embedding"] == {"forward": 1, "backward": 0, "bytes": 2048}, s
+assert s["cross_entropy"] == {"forward": 3, "backward": 0, "bytes": 3 * 16 * 4}, s
+assert s["lm_head"] == {"forward": 0, "backward": 1, "bytes": 2048}, s
+assert t["allreduce_per_step"] == {"forward": 8, "backward": 5}, t
+l = t["first_loss"]
+assert abs(l["tp"] - l["one_process"]) <= 1e-5 * abs(l["one_process"]), l
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+assert sum(e.get("name") == "gloo:all_reduce" for e in k["traceEvents"]) == 13, "all-reduces in the trace"
+PY
+err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --vocab 63 --dist tp --tp-vocab -o "$tmpdir/tpbad" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--tp-vocab of 63 rows: $rc: $err"
+err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist tp -o "$tmpdir/tpbad" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist tp of mlp: $rc: $err"
+err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --heads 3 --hidden 24 --dist tp -o "$tmpdir/tpbad" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist tp of 3 heads: $rc: $err"
+echo "ok: --dist tp records 2 forward and 2 backward all-reduces per layer"
+
+# --dist zero1: DDP of resmlp (2 blocks of width 32, batch 4) with ZeroRedundancyOptimizer (Adam):
+# the gradients all-reduced (every parameter), each rank's shard broadcast from it (2 broadcasts, the
+# parameter bytes together), rank 0 holding Adam's two moments of its own shard only.
+"$PY" "$ROOT/tracer/collect.py" --model resmlp --hidden 32 --layers 2 --batch 4 --optimizer adam \
+  --dist zero1 --world 2 --warmup 2 --steps 2 -o "$tmpdir/z1" >/dev/null 2>"$tmpdir/z1.err" \
+  || { cat "$tmpdir/z1.err" >&2; fail "collect.py --dist zero1"; }
+"$PY" - "$tmpdir/z1" <<'PY' || fail "--dist zero1 trace"
+import gzip, json, sys
+d = sys.argv[1]
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+di = k.get("distributedInfo", {})
+assert di.get("world_size") == 2 and di.get("rank") == 0, di
+m = json.load(open(d + "/meta.json"))
+assert m["dist"]["mode"] == "zero1" and m["dist"]["world"] == 2, m["dist"]
+z = m["zero"]
+P = m["parameters"] * 4
+assert z["stage"] == 1 and z["optimizer"] == "Adam" and z["broadcasts_per_step"] == 2, z
+assert sum(z["shard_bytes"]) == P and z["broadcast_bytes_per_step"] == z["shard_bytes"], (z, P)
+assert 0 < z["shard_bytes"][0] < P and z["allreduce_bytes_per_step"] == P, (z, P)
+assert z["rank0_optimizer_state_bytes"] == 2 * z["shard_bytes"][0], z
+bc = [e for e in k["traceEvents"] if e.get("name") == "gloo:broadcast"]
+assert sorted(e["args"]["Input Dims"][0][0] * 4 for e in bc) == sorted(z["shard_bytes"]), bc
+PY
+if "$MITOSIS" inspect --help >/dev/null 2>&1; then
+  "$MITOSIS" inspect "$tmpdir/z1" --json >"$tmpdir/z1.json" || fail "mitosis inspect of the --dist zero1 trace"
+  "$PY" - "$tmpdir/z1.json" "$tmpdir/z1/meta.json" <<'PY' || fail "traced plan of the --dist zero1 trace"
+import json, sys
+p = json.load(open(sys.argv[1]))["traced_plan"]
+z = json.load(open(sys.argv[2]))["zero"]
+k = p["by_kind"]
+assert p["world_size"] == 2 and p["rank"] == 0 and p["multi_rank"], p
+assert sorted(k) == ["allreduce", "broadcast"], k
+assert k["allreduce"]["bytes"] == z["allreduce_bytes_per_step"], (k, z)
+assert k["broadcast"]["count"] == 2 and k["broadcast"]["bytes"] == sum(z["shard_bytes"]), (k, z)
+PY
+fi
+echo "ok: --dist zero1 records the gradient all-reduces and one broadcast per rank's shard"
+
 # --sibling-load: the recording beside the same model stepping on the other core.
 "$PY" "$ROOT/tracer/collect.py" --model mlp --hidden 32 --batch 2 --warmup 1 --steps 2 --sibling-load \
   -o "$tmpdir/sib" >/dev/null 2>&1 || fail "collect.py --sibling-load"
