@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_mesh: the data-parallel modes of a 2048-GPU plan — gpt-tiny (traces/cpu-gpt-tiny-b8) at
+# bench_mesh: the data-parallel modes of a 2048-GPU plan (and a GPT-class one at the end) — gpt-tiny (traces/cpu-gpt-tiny-b8) at
 # tp 2 x pp 4 x dp 256 (1F1B, 4 micro-batches) with DDP, ZeRO-1/2/3, FSDP and hybrid FSDP (shard
 # groups of 8), on switch:2048 and on multinode:nodes=256,gpus=8: step time, bytes each GPU sent
 # (mean over GPUs, all classes), parameter and peak memory of GPU 0, and what the run cost.
@@ -16,8 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 row() { # label topology args...
   local label=$1 topo=$2; shift 2
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" simulate "$gpt" --gpus 2048 --tp 2 --pp 4 --topology "$topo" \
-    "$@" --json >"$tmp/out"
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" simulate "${TRACE:-$gpt}" --gpus 2048 ${SIZES:---tp 2 --pp 4} \
+    --topology "$topo" "$@" --json >"$tmp/out"
   python3 - "$label" "$topo" "$tmp/out" "$tmp/time" <<'PY'
 import json, sys
 label, topo, out, tm = sys.argv[1:5]
@@ -40,3 +41,13 @@ for topo in switch:2048 multinode:nodes=256,gpus=8; do
   row "fsdp" "$topo" --fsdp
   row "hsdp (shard 8)" "$topo" --fsdp --fsdp-shard 8
 done
+
+# A GPT-class plan (issue 17): the 16-head transformer at tp 8 x cp 2 x pp 8 x dp 16 with FSDP,
+# 1F1B over 8 micro-batches of 1 (global batch 128).
+echo
+echo "GPT-class: traces/cpu-gpt-l8h16-b2 at tp 8 x cp 2 x pp 8 x dp 16, 1F1B, 8 micro-batches, global batch 128"
+echo
+echo "| mode | topology | step ms | MB sent per GPU | GPU 0 params MB | GPU 0 peak MB | events | sim s | wall s | max RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+TRACE=$here/../traces/cpu-gpt-l8h16-b2 SIZES="--tp 8 --cp 2 --pp 8 --batch 128" row "fsdp" multinode:nodes=256,gpus=8 --fsdp
+TRACE=$here/../traces/cpu-gpt-l8h16-b2 SIZES="--tp 8 --cp 2 --pp 8 --batch 128" row "ddp" multinode:nodes=256,gpus=8
