@@ -107,41 +107,19 @@ static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
     return w;
 }
 
-json_t *mt_summary_json(const mt_run_summary *s) {
-    const trace *t = s->t;
-    const mt_program *p = s->prog;
-    const mt_sim_result *r = s->res;
-    const mt_hostmodel *host = s->host;
-    const mt_plan *pl = &p->plan;
-    json_t *o = json_object();
-    json_t *plan = mt_planlist_json(pl);
-    json_object_set_new(o, "plan", plan);
-    char sched[32];
-    json_object_set_new(o, "schedule", json_string(pl->pp > 1 ? mt_plan_schedule_label(pl, sched, sizeof sched) : "none"));
-    json_object_set_new(o, "recompute", json_string(mt_recompute_name(pl->recompute)));
-    json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
-    json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
-    json_object_set_new(o, "network", json_string(s->network));
-    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(s->perf_model)));
-    json_object_set_new(o, "target_gpu", s->target_gpu ? json_string(s->target_gpu) : json_null());
-    json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
-    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
-    json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
-    json_object_set_new(o, "calibration", mt_calibration_json(s->cal));
-    if (host) {
-        json_t *h = json_object();
-        json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
-        json_object_set_new(h, "traced_host_ms", json_real(ms(host->host_total_ps)));
-        json_object_set_new(h, "launch_latency_us", json_real(host->launch_lat_ps / 1e6));
-        json_object_set_new(h, "coll_host_us", json_real(host->coll_host_ps / 1e6));
-        json_object_set_new(h, "syncs", json_integer(host->n_syncs));
-        const mt_gpu_stats *w = most_host_wait(r);
-        json_object_set_new(h, "launch_bound", json_boolean(w->host_busy_ps > w->compute_ps));
-        json_object_set_new(o, "host", h);
-    }
-    if (pl->global_batch > 0 && r->step_ps > 0)
-        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
-    mt_whatif_json(o, r, s->base);
+static json_t *host_json(const mt_hostmodel *host, const mt_sim_result *r) {
+    json_t *h = json_object();
+    json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
+    json_object_set_new(h, "traced_host_ms", json_real(ms(host->host_total_ps)));
+    json_object_set_new(h, "launch_latency_us", json_real(host->launch_lat_ps / 1e6));
+    json_object_set_new(h, "coll_host_us", json_real(host->coll_host_ps / 1e6));
+    json_object_set_new(h, "syncs", json_integer(host->n_syncs));
+    const mt_gpu_stats *w = most_host_wait(r);
+    json_object_set_new(h, "launch_bound", json_boolean(w->host_busy_ps > w->compute_ps));
+    return h;
+}
+
+static json_t *gpus_json(const mt_sim_result *r) {
     json_t *gs = json_array();
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
@@ -171,19 +149,11 @@ json_t *mt_summary_json(const mt_run_summary *s) {
                                                       g->peak_mem_bytes));
         json_array_append_new(gs, x);
     }
-    json_object_set_new(o, "gpus", gs);
-    json_object_set_new(o, "mesh", mesh_json(p, r));
-    json_t *ex = mt_experts_json(p);
-    if (ex) json_object_set_new(o, "moe", ex);
-    json_t *ls = json_array();
-    for (int32_t l = 0; l < r->n_layers; l++) {
-        json_t *x = json_object();
-        json_object_set_new(x, "layer", json_string(t->layers[l].name));
-        json_object_set_new(x, "compute_ms", json_real(r->layer_compute_ps[l] / 1e9));
-        json_object_set_new(x, "comm_ms", json_real(r->layer_comm_ps[l] / 1e9));
-        json_array_append_new(ls, x);
-    }
-    json_object_set_new(o, "layers", ls);
+    return gs;
+}
+
+static json_t *stages_json(const mt_program *p) {
+    const mt_plan *pl = &p->plan;
     json_t *st = json_array();
     for (int32_t k = 0; k < p->n_stages; k++) {
         const mt_stage_program *sp = &p->stages[k];
@@ -198,7 +168,12 @@ json_t *mt_summary_json(const mt_run_summary *s) {
         json_object_set_new(x, "activation_bytes_transient", json_real(sp->act_bytes_transient));
         json_array_append_new(st, x);
     }
-    json_object_set_new(o, "stages", st);
+    return st;
+}
+
+static json_t *simulation_json(const mt_run_summary *s) {
+    const mt_program *p = s->prog;
+    const mt_sim_result *r = s->res;
     json_t *sim = json_object();
     json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
     json_object_set_new(sim, "collectives", json_integer((json_int_t)r->collectives));
@@ -227,7 +202,49 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     }
     json_object_set_new(sim, "tp_replicated_ops", rep);
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
-    json_object_set_new(o, "simulation", sim);
+    return sim;
+}
+
+json_t *mt_summary_json(const mt_run_summary *s) {
+    const trace *t = s->t;
+    const mt_program *p = s->prog;
+    const mt_sim_result *r = s->res;
+    const mt_hostmodel *host = s->host;
+    const mt_plan *pl = &p->plan;
+    json_t *o = json_object();
+    json_t *plan = mt_planlist_json(pl);
+    json_object_set_new(o, "plan", plan);
+    char sched[32];
+    json_object_set_new(o, "schedule", json_string(pl->pp > 1 ? mt_plan_schedule_label(pl, sched, sizeof sched) : "none"));
+    json_object_set_new(o, "recompute", json_string(mt_recompute_name(pl->recompute)));
+    json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
+    json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
+    json_object_set_new(o, "network", json_string(s->network));
+    json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(s->perf_model)));
+    json_object_set_new(o, "target_gpu", s->target_gpu ? json_string(s->target_gpu) : json_null());
+    json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
+    json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
+    json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
+    json_object_set_new(o, "calibration", mt_calibration_json(s->cal));
+    if (host) json_object_set_new(o, "host", host_json(host, r));
+    if (pl->global_batch > 0 && r->step_ps > 0)
+        json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
+    mt_whatif_json(o, r, s->base);
+    json_object_set_new(o, "gpus", gpus_json(r));
+    json_object_set_new(o, "mesh", mesh_json(p, r));
+    json_t *ex = mt_experts_json(p);
+    if (ex) json_object_set_new(o, "moe", ex);
+    json_t *ls = json_array();
+    for (int32_t l = 0; l < r->n_layers; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "layer", json_string(t->layers[l].name));
+        json_object_set_new(x, "compute_ms", json_real(r->layer_compute_ps[l] / 1e9));
+        json_object_set_new(x, "comm_ms", json_real(r->layer_comm_ps[l] / 1e9));
+        json_array_append_new(ls, x);
+    }
+    json_object_set_new(o, "layers", ls);
+    json_object_set_new(o, "stages", stages_json(p));
+    json_object_set_new(o, "simulation", simulation_json(s));
     json_object_set_new(o, "warning", json_string(p->warning));
     json_t *ws = json_array();
     for (int k = 0; k < s->n_warnings; k++) json_array_append_new(ws, json_string(s->warnings[k]));
@@ -263,11 +280,9 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
     }
 }
 
-void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
-    const trace *t = s->t;
-    const mt_program *p = s->prog;
-    const mt_sim_result *r = s->res;
-    const mt_hostmodel *host = s->host;
+/* The plan lines: sizes, what tensor/sequence/context parallelism do, the mesh, experts, data-
+ * parallel mode, pipeline schedule, recomputation. */
+static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_sim_result *r) {
     const mt_plan *pl = &p->plan;
     char bucket[32];
     mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
@@ -310,6 +325,15 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (pl->pp > 1 && pl->vpp > 1) fprintf(out, ", %d model chunks per GPU", (int)pl->vpp);
     if (pl->pp > 1) fprintf(out, "\n");
     if (pl->recompute != MT_RECOMPUTE_NONE) print_recompute(out, p);
+}
+
+void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
+    const trace *t = s->t;
+    const mt_program *p = s->prog;
+    const mt_sim_result *r = s->res;
+    const mt_hostmodel *host = s->host;
+    const mt_plan *pl = &p->plan;
+    print_plan(out, t, p, r);
     print_comm(out, t, p);
     if (pl->global_batch > 0)
         fprintf(out, "batch      global %lld, per replica %lld, micro-batch %lld (traced batch %lld)\n",
