@@ -226,32 +226,33 @@ static mt_status run_row(const mt_run_config *c, const mt_run_input *in, job *j,
 
 /* ---- the rows ------------------------------------------------------------------------------ */
 
-/* The auto list times the recompute modes and interleaving degrees asked for (planlist.h). */
+/* Replaces *plans by `more` (the list an expansion made of them, planlist.h); none left is an
+ * error saying `why`. */
+static mt_status adopt(mt_status rc, mt_plan *more, int32_t n, mt_plan **plans, int32_t *np, const char *why,
+                       mt_error *err) {
+    free(*plans);
+    *plans = more;
+    *np = n;
+    if (rc == MT_OK && n == 0) return mt_fail(err, MT_EINVAL, "%s", why);
+    return rc;
+}
+
+/* The auto list times the recompute modes and interleaving degrees asked for. */
 static mt_status expand(const mt_compare_config *cc, mt_plan **plans, int32_t *np, mt_error *err) {
     mt_plan *more = NULL;
     int32_t n = 0;
     mt_status rc = mt_planlist_expand(*plans, *np, cc->recompute_modes, cc->vpps, cc->n_vpps, &more, &n, err);
-    free(*plans);
-    *plans = more;
-    *np = n;
-    if (rc == MT_OK && n == 0)
-        return mt_fail(err, MT_EINVAL, "--vpp-sizes: no plan takes these degrees (interleaving needs --pp > 1 and "
-                       "--micro-batches a multiple of P)");
-    return rc;
+    return adopt(rc, more, n, plans, np, "--vpp-sizes: no plan takes these degrees (interleaving needs --pp > 1 "
+                 "and --micro-batches a multiple of P)", err);
 }
 
-/* The auto list times the context-parallel sizes and sequence-parallel modes asked for (planlist.h). */
+/* The auto list times the context-parallel sizes and sequence-parallel modes asked for. */
 static mt_status expand_seq(const mt_compare_config *cc, mt_plan **plans, int32_t *np, mt_error *err) {
     mt_plan *more = NULL;
     int32_t n = 0;
     mt_status rc = mt_planlist_expand_seq(*plans, *np, cc->cps, cc->n_cps, cc->sp_modes, &more, &n, err);
-    free(*plans);
-    *plans = more;
-    *np = n;
-    if (rc == MT_OK && n == 0)
-        return mt_fail(err, MT_EINVAL, "--cp-sizes/--sp-modes: no plan takes them (a context-parallel size must "
-                       "divide a plan's dp; sequence parallel needs tp > 1)");
-    return rc;
+    return adopt(rc, more, n, plans, np, "--cp-sizes/--sp-modes: no plan takes them (a context-parallel size "
+                 "must divide a plan's dp; sequence parallel needs tp > 1)", err);
 }
 
 /* The plans (or sweep values) as jobs and rows, not yet run. */

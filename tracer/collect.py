@@ -425,12 +425,19 @@ def build_user_workload(spec, args, device, dtype):
     return model, inputs, loss_fn, opt, info
 
 
-def make_optimizer(name, model):
+def optimizer_spec(name):
+    """(optimizer class, its keyword arguments) for --optimizer sgd|adam."""
     import torch
-    params = [p for p in model.parameters() if p.requires_grad]
     if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    return torch.optim.Adam(params, lr=1e-4)
+        return torch.optim.SGD, dict(lr=1e-3, momentum=0.9)
+    return torch.optim.Adam, dict(lr=1e-4)
+
+
+def make_optimizer(name, model):
+    """--optimizer's optimizer over a model's trainable parameters, or over a list of them."""
+    params = model.parameters() if hasattr(model, "parameters") else model
+    cls, kw = optimizer_spec(name)
+    return cls([p for p in params if p.requires_grad], **kw)
 
 
 # --------------------------------------------------------------------------

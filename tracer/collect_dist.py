@@ -122,8 +122,7 @@ def pipeline_workload(args, rank, device, dtype):
     params = [p for i, b in enumerate(model.blocks) if first <= i < last for p in b.parameters()]
     if head:
         params += list(model.head.parameters())
-    opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9) if args.optimizer == "sgd" else \
-        torch.optim.Adam(params, lr=1e-4)
+    opt = C.make_optimizer(args.optimizer, params)
     gen = torch.Generator().manual_seed(args.seed)
     x = torch.randn(args.batch, args.hidden, generator=gen).to(device=device, dtype=dtype)
     y = torch.randint(0, 10, (args.batch,), generator=gen).to(device)
@@ -188,10 +187,7 @@ def zero1_workload(args, rank, device, dtype):
         C.fail("--dist zero1 builds its own sharded optimizer (--optimizer); %s returned one" % args.model)
     model.train()
     ddp = _ddp_of(model)
-    if args.optimizer == "sgd":
-        cls, kw = torch.optim.SGD, dict(lr=1e-3, momentum=0.9)
-    else:
-        cls, kw = torch.optim.Adam, dict(lr=1e-4)
+    cls, kw = C.optimizer_spec(args.optimizer)
     params = [p for p in ddp.parameters() if p.requires_grad]
     opt = ZeroRedundancyOptimizer(params, optimizer_class=cls, parameters_as_bucket_view=True, **kw)
     W = args.world

@@ -47,13 +47,6 @@ def _all_to_all_fn():
     return AllToAll
 
 
-def _optimizer(args, params):
-    import torch
-    if args.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
-    return torch.optim.Adam(params, lr=1e-4)
-
-
 def moe_workload(args, rank, device, dtype):
     import torch
     import torch.distributed as dist
@@ -103,7 +96,7 @@ def moe_workload(args, rank, device, dtype):
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     params = [p for n, p in model.named_parameters()
               if ".experts." not in n or int(n.split(".experts.")[1].split(".")[0]) in mine]
-    opt = _optimizer(args, params)
+    opt = C.make_optimizer(args.optimizer, params)
 
     done = [0]
 
@@ -136,7 +129,7 @@ def embedding_workload(args, rank, device, dtype):
     mine = [t for t in range(T) if t % W == rank]
     dense = torch.nn.parallel.DistributedDataParallel(model.dense)
     params = list(model.dense.parameters()) + [p for t in mine for p in model.tables[t].parameters()]
-    opt = _optimizer(args, params)
+    opt = C.make_optimizer(args.optimizer, params)
     gen = torch.Generator().manual_seed(args.seed + rank)
     dense_x, ids, y = sparse_models.dlrm_inputs(args, gen, device, dtype)
     AllToAll = _all_to_all_fn()

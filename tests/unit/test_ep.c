@@ -20,6 +20,7 @@
 #include "netmodels/topologies.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
+#include "runfix.h"
 #include "tracefix.h"
 
 static trace *moe_trace(void) { return mt_test_load_fixture("moe-tiny", "."); }
@@ -56,38 +57,12 @@ static void test_moe_found(void **state) {
     mt_trace_free(t);
 }
 
-typedef struct run_out {
-    mt_program *prog;
-    mt_sim_result *res;
-} run_out;
+typedef fix_run_out run_out;
 
-static run_out run(const trace *t, mt_plan pl, const char *spec) {
-    run_out o = {0};
-    mt_error err = {0};
-    assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
-    assert_int_equal(mt_program_build(t, &pl, NULL, &o.prog, &err), MT_OK);
-    mt_topo_params tp;
-    mt_topo_params_init(&tp);
-    tp.link_bw_Bps = tp.nic_bw_Bps = 10e9;
-    tp.link_lat_ns = tp.nic_lat_ns = 1000;
-    mt_topo *topo = NULL;
-    assert_int_equal(mt_topo_build(spec, &tp, &topo, &err), MT_OK);
-    mt_engine *e = mt_engine_new();
-    mt_netmodel net = {0};
-    assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
-    mt_sim_opts so;
-    mt_sim_opts_init(&so);
-    assert_int_equal(mt_simulate(o.prog, &net, e, &so, &o.res, &err), MT_OK);
-    mt_net_free(&net);
-    mt_engine_free(e);
-    mt_topo_free(topo);
-    return o;
-}
+/* On 10 GB/s links with 1 us of latency. */
+static run_out run(const trace *t, mt_plan pl, const char *spec) { return fix_run(t, pl, spec, 10e9, 1000); }
 
-static void run_free(run_out *o) {
-    mt_sim_result_free(o->res);
-    mt_program_free(o->prog);
-}
+static void run_free(run_out *o) { fix_run_free(o); }
 
 static mt_plan ep_plan(int32_t gpus, int32_t ep, double skew) {
     mt_plan p;

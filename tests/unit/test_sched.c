@@ -27,6 +27,7 @@
 #include "netmodels/topologies.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
+#include "runfix.h"
 #include "tracer/opclass.h"
 
 enum { FWD_NS = 1000000, BWD_NS = 2000000, ATT_NS = 300000, LOSS_NS = 50000 };
@@ -126,38 +127,16 @@ static trace *make_model(int32_t L, int attn) {
     return t;
 }
 
-typedef struct run_out {
-    mt_program *prog;
-    mt_sim_result *res;
-} run_out;
+typedef fix_run_out run_out;
 
+/* On a free network (switch of P GPUs), so only the schedule shapes the step. */
 static run_out run(const trace *t, mt_plan pl) {
-    run_out o = {0};
-    mt_error err = {0};
-    assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
-    assert_int_equal(mt_program_build(t, &pl, NULL, &o.prog, &err), MT_OK);
-    mt_topo_params tp;
-    mt_topo_params_init(&tp);
-    tp.link_bw_Bps = tp.nic_bw_Bps = 1e15;
-    tp.link_lat_ns = tp.nic_lat_ns = 0;
     char spec[32];
     snprintf(spec, sizeof spec, "switch:%d", pl.gpus);
-    mt_topo *topo = NULL;
-    assert_int_equal(mt_topo_build(spec, &tp, &topo, &err), MT_OK);
-    mt_engine *e = mt_engine_new();
-    mt_netmodel net = {0};
-    assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
-    assert_int_equal(mt_simulate(o.prog, &net, e, NULL, &o.res, &err), MT_OK);
-    mt_net_free(&net);
-    mt_engine_free(e);
-    mt_topo_free(topo);
-    return o;
+    return fix_run(t, pl, spec, 1e15, 0);
 }
 
-static void run_free(run_out *o) {
-    mt_sim_result_free(o->res);
-    mt_program_free(o->prog);
-}
+static void run_free(run_out *o) { fix_run_free(o); }
 
 static mt_plan pp_plan(int32_t P, int32_t M, int32_t V) {
     mt_plan p;
