@@ -325,6 +325,8 @@ def build_workload(args, device, dtype, seed=None):
         s = _seq_len(args)
         if args.experts < 1 or args.top_k > args.experts:
             fail("--top-k %d needs at least as many --experts (got %d)" % (args.top_k, args.experts))
+        if not args.capacity_factor > 0:
+            fail("--capacity-factor needs a number above 0 (got %g)" % args.capacity_factor)
         model = _builtin_modules()["MoETiny"](args.vocab, args.hidden, args.layers, args.heads, max(s, 2),
                                               args.experts, args.top_k, args.capacity_factor)
         ids = torch.randint(0, args.vocab, (args.batch, s), generator=gen)
@@ -929,13 +931,21 @@ def _record_steps(args, device, dtype, sibling):
              ", beside a sibling load" if sibling is not None else "", args.out))
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad command line is one line on stderr and exit status 2, as every other error here."""
+
+    def error(self, message):
+        sys.stderr.write("%s: error: %s (see --help)\n" % (self.prog, message))
+        sys.exit(2)
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog=PROG,
         description="Record one training step (PyTorch profiler + Execution Trace of the same "
                     "step) and time N more steps, for mitosis.",
         epilog="Models: torchvision names (resnet18, resnet50, vgg16, ...; random weights), "
-               "built-ins gpt-tiny, bert-tiny, mlp; with `transformers` installed also "
+               "built-ins gpt-tiny, bert-tiny, mlp, resmlp, moe-tiny, dlrm-tiny; with `transformers` installed also "
                + ", ".join(sorted(HF_CONFIGS)) + " (random init, offline); or "
                "MODULE:FUNCTION returning (model, inputs, loss_fn, optimizer) where inputs is a "
                "tensor, tuple or dict passed to model, loss_fn(output) returns the loss, and "

@@ -27,6 +27,20 @@ dlrm="$root/tests/fixtures/dlrm-tiny"
 "$bin" simulate "$moe" --gpus 3 --ep 3 > "$tmp/o" 2> "$tmp/e"; rc=$?
 check "--ep 3 of 4 experts: exit 2, one line" '[ $rc -eq 2 ] && [ $(wc -l < "$tmp/e") -eq 1 ] && grep -q "does not divide the 4 experts" "$tmp/e"'
 
+# bad input: one line naming the flag, exit 2
+bad() { # name, wanted text, args...
+  local name=$1 want=$2; shift 2
+  "$bin" "$@" > "$tmp/o" 2> "$tmp/e"; local rc=$?
+  check "bad input: $name" '[ $rc -eq 2 ] && [ $(wc -l < "$tmp/e") -eq 1 ] && grep -q -- "$want" "$tmp/e"'
+}
+bad "--expert-skew -1" "--expert-skew needs" simulate "$moe" --gpus 4 --expert-skew -1
+bad "--expert-skew on a trace without experts" "--expert-skew needs a trace" simulate "$dlrm" --gpus 2 --expert-skew 1
+bad "--embedding-shard diagonal" "--embedding-shard needs" simulate "$dlrm" --gpus 2 --embedding-shard diagonal
+bad "--embedding-shard on a trace without tables" "--embedding-shard needs a trace" simulate "$root/traces/cpu-resnet18-b4" --gpus 2 --embedding-shard table
+bad "--a2a ring" "--a2a needs" simulate "$moe" --gpus 4 --ep 2 --a2a ring
+bad "--comm maybe" "--comm needs" simulate "$moe" --gpus 4 --comm maybe
+bad "--sparse-plans bogus" "--sparse-plans" compare "$moe" --gpus 4 --sparse-plans bogus
+
 "$bin" simulate "$moe" --gpus 8 --ep 4 --expert-skew 0 --json > "$tmp/u.json"
 check "uniform routing: all-to-all bytes per GPU = (E-1)/E of the dispatched bytes" 'python3 -c "
 import json; d=json.load(open(\"$tmp/u.json\")); m=d[\"moe\"]

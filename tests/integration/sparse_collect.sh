@@ -79,5 +79,12 @@ PY
 }
 check "dlrm-tiny: tables of different sizes; sharded, the all-reduces carry the dense part only" t3
 
+# bad input: one line on stderr, exit 2
+for args in "--experts 1 --top-k 2" "--capacity-factor 0" "--experts 3 --dist moe --world 2" "--top-k 3"; do
+  # shellcheck disable=SC2086
+  "$PY" "$C" $MOE --batch 2 $args -o "$tmp/bad" > /dev/null 2> "$tmp/err"; rc=$?
+  check "bad input moe-tiny $args: exit 2, one line" '[ $rc -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 1 ]'
+done
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "PASS"
