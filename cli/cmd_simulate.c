@@ -9,12 +9,14 @@
 #include "cli/runflags.h"
 #include "report/record.h"
 #include "report/summary.h"
+#include "run/asis.h"
 #include "run/input.h"
 #include "run/simulate.h"
 
 typedef struct sim_cli {
     mt_sim_outputs out;
     int as_json, per_gpu, layers;
+    int as_is;                /* --as-is: TRACE is a set of per-rank Chakra ET files (run/asis.h) */
 } sim_cli;
 
 static mt_status set_window(void *base, const char *v, mt_error *err) {
@@ -43,6 +45,8 @@ static const mt_flag OUTPUT[] = {
      "in DIR (created when missing; columns in the README)", .complete = "dir"},
     {"--html", MT_FLAG_STRING, OUT(out.html), "FILE", "a self-contained HTML report: summary, per-GPU and "
      "per-layer bars, zoomable timeline of GPUs 0-15", .complete = "file"},
+    {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
+     "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
 #undef OUT
 static const mt_flag_table OUTPUT_FLAGS = MT_FLAG_TABLE("Output", OUTPUT);
@@ -79,6 +83,20 @@ static void print(const mt_simulation *s, const mt_run_config *rc, const mt_run_
     }
 }
 
+/* simulate --as-is: the per-rank graphs run as given (run/asis.h). */
+static mt_status run_as_is(const mt_run_config *rc, const sim_cli *c, mt_error *err) {
+    if (c->out.timeline || c->out.csv_dir || c->out.html || c->layers)
+        return mt_fail(err, MT_EINVAL, "--as-is runs a Chakra workload: --timeline, --csv, --html and --layers "
+                       "need an extrapolated trace (drop them)");
+    mt_asis_job run;
+    MT_CHECK(mt_run_asis(rc, &run, err));
+    mt_asis_summary s = mt_asis_job_summary(&run, rc);
+    if (c->as_json) mt_cli_print_json(mt_asis_json(&s));
+    else mt_asis_print(stdout, &s, c->per_gpu);
+    mt_asis_job_free(&run);
+    return MT_OK;
+}
+
 int cmd_simulate(int argc, char **argv) {
     mt_run_config rc;
     sim_cli c;
@@ -98,6 +116,10 @@ int cmd_simulate(int argc, char **argv) {
         goto out;
     }
     if (st == MT_OK) st = check(&rc, &c, &err);
+    if (st == MT_OK && c.as_is) {
+        if (run_as_is(&rc, &c, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
+        goto out;
+    }
     if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
     if (st == MT_OK) st = mt_run_check_gpus(&rc, in.t, &err);
     if (st == MT_OK) st = mt_run_simulate(&rc, &in, &c.out, &sim, &err);
