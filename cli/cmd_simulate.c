@@ -45,6 +45,12 @@ static const mt_flag OUTPUT[] = {
      "in DIR (created when missing; columns in the README)", .complete = "dir"},
     {"--html", MT_FLAG_STRING, OUT(out.html), "FILE", "a self-contained HTML report: summary, per-GPU and "
      "per-layer bars, zoomable timeline of GPUs 0-15", .complete = "file"},
+    {"--chakra", MT_FLAG_STRING, OUT(out.chakra_dir), "DIR", "the simulated workload as Chakra ET, one "
+     "DIR/mitosis.RANK.et per GPU (created when missing): compute, collectives, sends and receives with the "
+     "simulated order as dependencies; replay with --as-is", .complete = "dir"},
+    {"--chakra-json", MT_FLAG_SWITCH, OUT(out.chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
+     "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
+    {"--chakra-ranks", MT_FLAG_STRING, OUT(out.chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
     {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
      "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
@@ -71,6 +77,11 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
     const mt_sim_outputs *o = &c->out;
     if (!o->timeline && (o->timeline_gpus || o->window_from > 0 || o->window_to != MT_TIME_NEVER))
         return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE");
+    if (!o->chakra_dir && (o->chakra_json || o->chakra_ranks))
+        return mt_fail(err, MT_EINVAL, "--chakra-json and --chakra-ranks need --chakra DIR");
+    if (c->as_is && o->chakra_dir)
+        return mt_fail(err, MT_EINVAL, "--chakra writes an extrapolated workload; with --as-is the workload is "
+                       "already Chakra (drop one of them)");
     return MT_OK;
 }
 

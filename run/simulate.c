@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "report/chakra.h"
 #include "report/csvout.h"
 #include "report/progress.h"
 #include "report/record.h"
@@ -25,6 +26,7 @@ typedef struct outs {
     mt_span_filter html_gpus;        /* the GPUs the HTML timeline draws */
     const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
     int html_pending;                /* created empty before the run, not written yet */
+    mt_span_filter ck_ranks;         /* the ranks --chakra writes */
 } outs;
 
 static void outs_init(outs *w, const mt_sim_outputs *o) {
@@ -33,6 +35,7 @@ static void outs_init(outs *w, const mt_sim_outputs *o) {
     mt_recorder_init(&w->rec);
     mt_span_filter_init(&w->tl);
     mt_span_filter_init(&w->html_gpus);
+    mt_span_filter_init(&w->ck_ranks);
 }
 
 /* A timeline still open, or an HTML report not written, goes. */
@@ -44,6 +47,7 @@ static void outs_free(outs *w) {
     if (w->html_pending) remove(w->o->html);
     mt_span_filter_destroy(&w->tl);
     mt_span_filter_destroy(&w->html_gpus);
+    mt_span_filter_destroy(&w->ck_ranks);
     mt_recorder_destroy(&w->rec);
 }
 
@@ -57,10 +61,23 @@ static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
     w->html_pending = 1;
     MT_CHECK(mt_summary_html_gpus(&w->html_gpus, gpus, err));
     w->html_draw = &w->html_gpus;
-    if (!o->timeline && !o->csv_dir) { /* record only what the HTML timeline shows */
+    if (!o->timeline && !o->csv_dir && !o->chakra_dir) { /* record only what the HTML timeline shows */
         w->rec.filter = w->html_gpus;
         mt_span_filter_init(&w->html_gpus);
         w->html_draw = &w->rec.filter;
+    }
+    return MT_OK;
+}
+
+/* --chakra: the directory made, the ranks parsed; alone, the recorder keeps only those ranks. */
+static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
+        return mt_error_prefix(err, "--chakra-ranks");
+    MT_CHECK(mt_csv_prepare_dir(o->chakra_dir, err));
+    if (!o->timeline && !o->csv_dir && !o->html) {
+        w->rec.filter = w->ck_ranks;
+        mt_span_filter_init(&w->ck_ranks);
     }
     return MT_OK;
 }
@@ -79,7 +96,8 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
         return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", o->timeline,
                        strerror(errno));
     if (o->html) MT_CHECK(open_html(w, gpus, err));
-    if (o->timeline || o->csv_dir || o->html) {
+    if (o->chakra_dir) MT_CHECK(open_chakra(w, gpus, err));
+    if (o->timeline || o->csv_dir || o->html || o->chakra_dir) {
         run->sim.on_span = mt_recorder_span;
         run->sim.span_ctx = &w->rec;
     }
@@ -87,7 +105,7 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
         run->on_link = mt_recorder_link;
         run->link_ctx = &w->rec;
         w->tl_draw = &w->tl;
-        if (!o->csv_dir && !o->html) { /* record only what the timeline shows */
+        if (!o->csv_dir && !o->html && !o->chakra_dir) { /* record only what the timeline shows */
             w->rec.filter = w->tl;
             mt_span_filter_init(&w->tl);
             w->tl_draw = &w->rec.filter;
@@ -106,6 +124,12 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
     const mt_sim_outputs *o = w->o;
     const mt_simrun *run = &s->run;
     mt_report_src src = {run->prog, run->res, &w->rec, run->topo, &run->net, c->gpus_per_node};
+    if (o->chakra_dir) { /* first: the spans still in recording order */
+        mt_ckx_src cs = {run->prog, &w->rec, run->plan.gpus, run->sim.ranks_per_node};
+        mt_ckx_stats st;
+        const mt_span_filter *keep = w->o->chakra_ranks ? (w->ck_ranks.keep ? &w->ck_ranks : &w->rec.filter) : NULL;
+        MT_CHECK(mt_ckx_write(&cs, o->chakra_dir, keep, o->chakra_json, &st, err));
+    }
     if (o->timeline) {
         MT_CHECK(mt_timeline_write(&src, w->tl_draw, w->tf, o->timeline, err));
         FILE *f = w->tf;

@@ -28,6 +28,9 @@ typedef struct mt_sim_outputs {
     const char *csv_dir;        /* ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv */
     const char *html;           /* the self-contained HTML report */
     FILE *progress;             /* where a progress line goes (shown on a terminal only), NULL */
+    const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
+    const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
+    int chakra_json;            /* also DIR/mitosis.RANK.json */
 } mt_sim_outputs;
 
 void mt_sim_outputs_init(mt_sim_outputs *o);

@@ -1,0 +1,346 @@
+/* report/chakra.c — the simulated workload as per-rank Chakra ET files (see chakra.h). */
+#include "report/chakra.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra.pb-c.h"
+#include "sim/simulate.h"
+#include "tracer/chakra.h"
+
+enum { X_COMP, X_COLL, X_SEND, X_RECV, X_DELAY };
+
+typedef struct xnode {
+    int8_t kind;
+    int32_t span;            /* index in the recorder (X_DELAY: -1) */
+    int32_t peer;            /* SEND: destination, RECV: source */
+    mt_time_ps start, end;
+    uint64_t deps[3];
+    int32_t ndeps;
+} xnode;
+
+/* Per rank, its spans (and the sends into it) in recording order, which is end order. */
+typedef struct xindex {
+    int64_t *beg;            /* CSR over ranks */
+    int32_t *span;           /* >= 0: a span of the rank; < 0: -(1 + the send span) received */
+} xindex;
+
+/* The rank a pipeline send span of rank `src` goes to. */
+static int32_t send_peer(const mt_program *p, int32_t src, const mt_task *k) {
+    mt_coords c;
+    int32_t ps, pv;
+    mt_mesh_coords(&p->groups.mesh, src, &c);
+    mt_pp_peer(&p->plan, c.c[MT_DIM_PP], k->chunk, k->dir, &ps, &pv);
+    c.c[MT_DIM_PP] = ps;
+    return mt_mesh_rank(&p->groups.mesh, &c);
+}
+
+static int wanted(const mt_span *sp) {
+    return sp->kind == MT_SPAN_COMPUTE || sp->kind == MT_SPAN_COLL || sp->kind == MT_SPAN_SEND;
+}
+
+static mt_status index_build(const mt_ckx_src *s, xindex *x, mt_error *err) {
+    const mt_recorder *rec = s->rec;
+    int32_t N = s->n_gpus;
+    x->beg = calloc((size_t)N + 2, sizeof *x->beg);
+    int64_t total = 0;
+    if (!x->beg) return mt_fail(err, MT_ENOMEM, "out of memory");
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t i = 0; i < rec->n_spans; i++) {
+            const mt_span *sp = &rec->spans[i];
+            if (!wanted(sp) || sp->rank < 0 || sp->rank >= N) continue;
+            int32_t to[2] = {sp->rank, sp->kind == MT_SPAN_SEND ? send_peer(s->prog, sp->rank, sp->task) : -1};
+            for (int k = 0; k < 2; k++) {
+                if (to[k] < 0 || to[k] >= N) continue;
+                if (pass == 0) x->beg[to[k] + 2]++, total++;
+                else x->span[x->beg[to[k] + 1]++] = k == 0 ? (int32_t)i : -(int32_t)(1 + i);
+            }
+        }
+        if (pass == 0) {
+            if (rec->n_spans > INT32_MAX) return mt_fail(err, MT_EINVAL, "too many spans to export");
+            for (int32_t r = 0; r < N; r++) x->beg[r + 2] += x->beg[r + 1];
+            if (!(x->span = malloc(((size_t)total + 1) * sizeof *x->span)))
+                return mt_fail(err, MT_ENOMEM, "out of memory");
+        }
+    }
+    return MT_OK; /* now beg[r] .. beg[r + 1] is rank r's range */
+}
+
+/* ---- one rank's nodes ---------------------------------------------------------------------- */
+
+typedef struct xrank {
+    xnode *n;
+    int64_t len, cap;
+    int64_t *real, n_real;   /* the nodes that are not delays, in end order */
+    int64_t delays;
+} xrank;
+
+static int push(xrank *x, const xnode *nd) {
+    if (x->len == x->cap) {
+        int64_t cap = x->cap ? x->cap * 2 : 256;
+        xnode *nn = realloc(x->n, (size_t)cap * sizeof *nn);
+        int64_t *nr = nn ? realloc(x->real, (size_t)cap * sizeof *nr) : NULL;
+        if (nn) x->n = nn;
+        if (!nr) return -1;
+        x->real = nr, x->cap = cap;
+    }
+    if (nd->kind != X_DELAY) x->real[x->n_real++] = x->len;
+    x->n[x->len++] = *nd;
+    return 0;
+}
+
+/* The last node of x that is not a delay and ended at or before t: -1 when none. Spans were
+ * recorded as they ended, so a binary search. */
+static int64_t latest_before(const xrank *x, mt_time_ps t) {
+    int64_t lo = 0, hi = x->n_real; /* answer in [lo - 1, hi) */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (x->n[x->real[mid]].end <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 ? x->real[lo - 1] : -1;
+}
+
+/* Appends the node for entry e of rank r, after a delay node when its dependencies end early. */
+static mt_status add_entry(const mt_ckx_src *s, int32_t r, int32_t e, xrank *x, int64_t *last_comp, mt_error *err) {
+    const mt_recorder *rec = s->rec;
+    const mt_span *sp = &rec->spans[e >= 0 ? e : -(e + 1)];
+    xnode nd = {0};
+    nd.span = e >= 0 ? e : -(e + 1);
+    nd.start = sp->start, nd.end = sp->end;
+    nd.kind = e < 0 ? X_RECV : sp->kind == MT_SPAN_COMPUTE ? X_COMP : sp->kind == MT_SPAN_COLL ? X_COLL : X_SEND;
+    if (nd.kind == X_SEND) nd.peer = send_peer(s->prog, r, sp->task);
+    if (nd.kind == X_RECV) {
+        nd.peer = sp->rank;
+        nd.start = 0; /* posted from the start: it completes on arrival */
+        return push(x, &nd) ? mt_fail(err, MT_ENOMEM, "out of memory") : MT_OK;
+    }
+    if (nd.kind == X_COLL && (sp->task->coll == MT_COLL_SENDRECV || sp->task->moe))
+        return mt_fail(err, MT_EINVAL, "--chakra: this plan has %s, which Chakra cannot express as mitosis runs it "
+                       "(export a plan without them)", sp->task->moe ? "expert-parallel all-to-alls with per-rank "
+                       "shares" : "traced send/recv pairs");
+    mt_time_ps ready = 0;
+    int64_t gate = latest_before(x, nd.start);
+    if (gate >= 0) nd.deps[nd.ndeps++] = (uint64_t)gate, ready = x->n[gate].end;
+    if (nd.kind == X_COMP && *last_comp >= 0 && *last_comp != gate) {
+        nd.deps[nd.ndeps++] = (uint64_t)*last_comp;
+        if (x->n[*last_comp].end > ready) ready = x->n[*last_comp].end;
+    }
+    if (ready < nd.start) { /* a gap no dependency explains: a host node of its length fills it */
+        xnode d = nd;
+        d.kind = X_DELAY, d.span = -1, d.start = ready, d.end = nd.start;
+        nd.ndeps = 0;
+        nd.deps[nd.ndeps++] = (uint64_t)x->len;
+        x->delays++;
+        if (push(x, &d)) return mt_fail(err, MT_ENOMEM, "out of memory");
+    }
+    if (nd.kind == X_COMP) *last_comp = x->len;
+    return push(x, &nd) ? mt_fail(err, MT_ENOMEM, "out of memory") : MT_OK;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+/* Chakra's collective type of a mitosis op (-1: none). */
+static int32_t ck_type(mt_coll_op op) {
+    switch (op) {
+    case MT_COLL_ALLREDUCE: return MT_CK_ALL_REDUCE;
+    case MT_COLL_ALLGATHER: return MT_CK_ALL_GATHER;
+    case MT_COLL_REDUCESCATTER: return MT_CK_REDUCE_SCATTER;
+    case MT_COLL_ALLTOALL: return MT_CK_ALL_TO_ALL;
+    case MT_COLL_BROADCAST: return MT_CK_BROADCAST;
+    case MT_COLL_REDUCE: return MT_CK_REDUCE;
+    default: return -1;
+    }
+}
+
+typedef struct xattrs {      /* a node's attributes, in place (no allocation) */
+    ChakraProtoMsg__AttributeProto a[10];
+    ChakraProtoMsg__AttributeProto *p[10];
+    int n;
+} xattrs;
+
+static ChakraProtoMsg__AttributeProto *attr(xattrs *x, const char *name, ChakraProtoMsg__AttributeProto__ValueCase c) {
+    ChakraProtoMsg__AttributeProto *a = &x->a[x->n];
+    chakra_proto_msg__attribute_proto__init(a);
+    a->name = (char *)name;
+    a->value_case = c;
+    x->p[x->n++] = a;
+    return a;
+}
+#define ATTR_I64(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL)->int64_val = (v))
+#define ATTR_I32(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL)->int32_val = (v))
+#define ATTR_STR(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)->string_val = (v))
+#define ATTR_BOOL(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL)->bool_val = (v))
+
+/* What to write of node i of rank r: m (pointing into x, name and pg) filled. */
+static void fill(const mt_ckx_src *s, int32_t r, const xrank *xr, int64_t i, ChakraProtoMsg__Node *m, xattrs *x,
+                 char *name, size_t nlen, char *pg, size_t plen, char *algo, size_t alen) {
+    const xnode *nd = &xr->n[i];
+    const mt_task *k = nd->span >= 0 ? s->rec->spans[nd->span].task : NULL;
+    chakra_proto_msg__node__init(m);
+    x->n = 0;
+    m->id = (uint64_t)i;
+    m->start_time_micros = (uint64_t)(nd->start / 1000000);
+    m->duration_micros = nd->kind == X_RECV ? 0 : (uint64_t)((nd->end - nd->start + 500000) / 1000000);
+    static const int types[] = {[X_COMP] = MT_CK_COMP, [X_COLL] = MT_CK_COLL, [X_SEND] = MT_CK_SEND,
+                                [X_RECV] = MT_CK_RECV, [X_DELAY] = MT_CK_COMP};
+    m->type = (ChakraProtoMsg__NodeType)types[nd->kind];
+    ATTR_BOOL(x, "is_cpu_op", nd->kind == X_DELAY);
+    if (nd->kind == X_COMP || nd->kind == X_DELAY) ATTR_I64(x, "mitosis.duration_ps", nd->end - nd->start);
+    if (nd->kind == X_DELAY) snprintf(name, nlen, "mitosis.delay");
+    else if (nd->kind == X_COMP) snprintf(name, nlen, "compute layer %d mb %d", (int)k->layer, (int)k->mb);
+    if (nd->kind == X_COLL) {
+        int32_t n = mt_group_size(&s->prog->groups, k->group);
+        char kn[32];
+        snprintf(pg, plen, "%s.%d", mt_group_kind_name(&s->prog->groups, k->group, kn, sizeof kn),
+                 (int)mt_group_id(&s->prog->groups, k->group, r));
+        snprintf(algo, alen, "%s", mt_coll_algo_name(mt_sim_coll_algo(&s->prog->plan, k->coll, n, s->ranks_per_node)));
+        snprintf(name, nlen, "%s %s", mt_coll_op_name(k->coll), pg);
+        ATTR_I64(x, "comm_type", ck_type(k->coll));
+        ATTR_I64(x, "comm_size", (int64_t)k->bytes);
+        ATTR_STR(x, "pg_name", pg);
+        ATTR_STR(x, "mitosis.algo", algo);
+        if (s->prog->plan.chunks > 0) ATTR_I32(x, "mitosis.chunks", s->prog->plan.chunks);
+    }
+    if (nd->kind == X_SEND || nd->kind == X_RECV) {
+        int32_t src = nd->kind == X_SEND ? r : nd->peer, dst = nd->kind == X_SEND ? nd->peer : r;
+        snprintf(name, nlen, "%s mb %d %d->%d", nd->kind == X_SEND ? "send" : "recv", (int)k->mb, (int)src, (int)dst);
+        ATTR_I64(x, "comm_size", (int64_t)k->bytes);
+        ATTR_I32(x, "comm_src", src);
+        ATTR_I32(x, "comm_dst", dst);
+        ATTR_I32(x, "comm_tag", k->mb * 2 + (k->dir < 0));
+    }
+    m->name = name;
+    m->n_attr = (size_t)x->n;
+    m->attr = x->p;
+    m->n_data_deps = (size_t)nd->ndeps;
+    m->data_deps = (uint64_t *)nd->deps;
+}
+
+/* A JSON string (names and pg names are plain ASCII, but quote what needs it). */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The node as protobuf's JSON mapping prints it (Chakra's jsonizer: one object per message,
+ * 64-bit integers as strings, enums by name, fields at their default left out). */
+static void json_node(FILE *f, const ChakraProtoMsg__Node *m) {
+    static const char *const types[] = {"INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
+                                        "COMP_NODE", "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
+    fprintf(f, "{");
+    if (m->id) fprintf(f, "\"id\": \"%llu\", ", (unsigned long long)m->id);
+    fprintf(f, "\"name\": ");
+    json_str(f, m->name);
+    fprintf(f, ", \"type\": \"%s\"", types[m->type]);
+    if (m->n_data_deps) {
+        fprintf(f, ", \"dataDeps\": [");
+        for (size_t i = 0; i < m->n_data_deps; i++) fprintf(f, "%s\"%llu\"", i ? ", " : "", (unsigned long long)m->data_deps[i]);
+        fprintf(f, "]");
+    }
+    if (m->start_time_micros) fprintf(f, ", \"startTimeMicros\": \"%llu\"", (unsigned long long)m->start_time_micros);
+    if (m->duration_micros) fprintf(f, ", \"durationMicros\": \"%llu\"", (unsigned long long)m->duration_micros);
+    fprintf(f, ", \"attr\": [");
+    for (size_t i = 0; i < m->n_attr; i++) {
+        const ChakraProtoMsg__AttributeProto *a = m->attr[i];
+        fprintf(f, "%s{\"name\": ", i ? ", " : "");
+        json_str(f, a->name);
+        switch (a->value_case) {
+        case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: fprintf(f, ", \"int64Val\": \"%lld\"}", (long long)a->int64_val); break;
+        case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL: fprintf(f, ", \"int32Val\": %d}", (int)a->int32_val); break;
+        case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL: fprintf(f, ", \"boolVal\": %s}", a->bool_val ? "true" : "false"); break;
+        default: fprintf(f, ", \"stringVal\": "), json_str(f, a->string_val), fputc('}', f);
+        }
+    }
+    fprintf(f, "]}\n");
+}
+
+/* Writes one length-delimited message. */
+static int put_msg(FILE *f, const ProtobufCMessage *m, uint8_t **buf, size_t *cap) {
+    size_t n = protobuf_c_message_get_packed_size(m);
+    if (n + 10 > *cap) {
+        size_t c = (n + 10) * 2;
+        uint8_t *nb = realloc(*buf, c);
+        if (!nb) return -1;
+        *buf = nb, *cap = c;
+    }
+    size_t at = 0;
+    uint64_t v = n;
+    do {
+        (*buf)[at++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    protobuf_c_message_pack(m, *buf + at);
+    return fwrite(*buf, 1, at + n, f) == at + n ? 0 : -1;
+}
+
+static FILE *open_out(const char *dir, int32_t r, const char *ext, char *path, size_t plen, mt_error *err) {
+    snprintf(path, plen, "%s/mitosis.%d.%s", dir, (int)r, ext);
+    FILE *f = fopen(path, "wb");
+    if (!f) mt_fail(err, MT_EIO, "cannot write '%s': %s (choose a writable --chakra directory)", path, strerror(errno));
+    return f;
+}
+
+/* Writes rank r's nodes to DIR/mitosis.r.et (and .json). */
+static mt_status write_rank(const mt_ckx_src *s, const char *dir, int32_t r, const xrank *xr, int json,
+                            mt_ckx_stats *st, mt_error *err) {
+    char path[4096], jpath[4096];
+    FILE *f = open_out(dir, r, "et", path, sizeof path, err), *jf = NULL;
+    if (!f) return MT_EIO;
+    if (json && !(jf = open_out(dir, r, "json", jpath, sizeof jpath, err))) {
+        fclose(f);
+        return MT_EIO;
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    ChakraProtoMsg__GlobalMetadata gm;
+    chakra_proto_msg__global_metadata__init(&gm);
+    gm.version = (char *)"0.0.4";
+    int bad = put_msg(f, &gm.base, &buf, &cap);
+    if (jf) fprintf(jf, "{\"version\": \"0.0.4\"}\n");
+    for (int64_t i = 0; i < xr->len && !bad; i++) {
+        ChakraProtoMsg__Node m;
+        xattrs x;
+        char name[128], pg[64] = "", algo[16] = "";
+        fill(s, r, xr, i, &m, &x, name, sizeof name, pg, sizeof pg, algo, sizeof algo);
+        bad = put_msg(f, &m.base, &buf, &cap);
+        if (jf) json_node(jf, &m);
+    }
+    free(buf);
+    st->bytes += (double)ftell(f);
+    if (fclose(f) != 0) bad = 1;
+    if (jf && (ferror(jf) | fclose(jf))) bad = 1;
+    if (bad) return mt_fail(err, MT_EIO, "cannot write '%s': %s (check the disk space)", path, strerror(errno));
+    st->files++;
+    st->nodes += xr->len;
+    st->delays += xr->delays;
+    return MT_OK;
+}
+
+mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filter *ranks, int json,
+                       mt_ckx_stats *st, mt_error *err) {
+    memset(st, 0, sizeof *st);
+    xindex ix = {0};
+    xrank xr = {0};
+    mt_status rc = index_build(s, &ix, err);
+    for (int32_t r = 0; r < s->n_gpus && rc == MT_OK; r++) {
+        if (!mt_span_filter_rank(ranks, r)) continue;
+        xr.len = xr.n_real = xr.delays = 0;
+        int64_t last_comp = -1;
+        for (int64_t i = ix.beg[r]; i < ix.beg[r + 1] && rc == MT_OK; i++)
+            rc = add_entry(s, r, ix.span[i], &xr, &last_comp, err);
+        if (rc == MT_OK) rc = write_rank(s, dir, r, &xr, json, st, err);
+    }
+    free(xr.n);
+    free(xr.real);
+    free(ix.beg);
+    free(ix.span);
+    return rc;
+}

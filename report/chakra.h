@@ -1,0 +1,50 @@
+/* report/chakra.h — the simulated workload written as Chakra execution traces (tracer/chakra.proto),
+ * one file per rank, `DIR/mitosis.RANK.et` (and `DIR/mitosis.RANK.json` with json), from what the
+ * simulation recorded (report/record.h: every GPU's compute, collective and send spans).
+ *
+ * Nodes of rank r, in the order their spans ended: COMP_NODE per compute task (its simulated
+ * duration), COMM_COLL_NODE per collective (comm_type, comm_size = the per-rank buffer, pg_name =
+ * "KIND.GROUP", e.g. "dp.3", and mitosis.algo / mitosis.chunks: the schedule mitosis ran),
+ * COMM_SEND_NODE per pipeline send (comm_src, comm_dst, comm_tag = micro-batch x 2 + (backward)),
+ * COMM_RECV_NODE per send into r. Dependencies reproduce the simulated order: a compute node
+ * depends on the previous one (ctrl), and every node on the latest node of its rank that ended
+ * at or before it started (data); when that leaves a gap (a host launch delay, a collective
+ * waiting for a later member), a host node (is_cpu_op, "mitosis.delay") of the gap's length
+ * fills it. Replaying the files with `simulate DIR --as-is` on the same network therefore
+ * starts every node when the simulation did. Durations are written in microseconds
+ * (duration_micros, as Chakra has them) and exactly in picoseconds (mitosis.duration_ps).
+ * Refused: plans whose collectives mitosis cannot name in Chakra (a traced send/recv pair run
+ * as a collective) or that depend on per-rank expert shares (MoE all-to-alls).
+ * Costs: the spans are held by the recorder (40 bytes each); writing holds one rank's nodes
+ * at a time (O(its spans)) plus an index over all spans (O(spans)); files are written as they
+ * are built, one rank at a time.
+ */
+#ifndef MT_REPORT_CHAKRA_H
+#define MT_REPORT_CHAKRA_H
+
+#include <stdint.h>
+
+#include "extrapolate/program.h"
+#include "report/record.h"
+#include "util/err.h"
+
+typedef struct mt_ckx_src {
+    const mt_program *prog;      /* the resolved plan and its group table */
+    const mt_recorder *rec;      /* every span of the ranks to write (and all pipeline sends) */
+    int32_t n_gpus;
+    int32_t ranks_per_node;      /* as the simulation used it (hier) */
+} mt_ckx_src;
+
+typedef struct mt_ckx_stats {
+    int32_t files;               /* ranks written */
+    int64_t nodes;               /* over all files */
+    int64_t delays;              /* of which mitosis.delay host nodes */
+    double bytes;                /* of the .et files */
+} mt_ckx_stats;
+
+/* Writes DIR/mitosis.RANK.et (and .json) for every rank `ranks` keeps (NULL: all). dir must
+ * exist. MT_EIO naming the file that cannot be written; MT_EINVAL for a plan it cannot express. */
+mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filter *ranks, int json,
+                       mt_ckx_stats *st, mt_error *err);
+
+#endif
