@@ -516,14 +516,14 @@ static mt_status stuck(const ck_runner *R, int32_t r, mt_error *err) {
         int32_t kk = k->inst_of[i], late = -1;
         for (int32_t m = 0; m < c->n && late < 0; m++)
             if (R->r[c->ranks[m]].state[c->node[(size_t)kk * c->n + m]] == NS_WAIT) late = c->ranks[m];
-        return mt_fail(err, MT_ESTUCK, "%s: node %llu (\"%s\") waits for collective #%d of communicator %s, which "
+        return mt_fail(err, MT_EFORMAT, "%s: node %llu (\"%s\") waits for collective #%d of communicator %s, which "
                        "rank %d never reaches (its dependencies are not met: a cross-rank deadlock)", k->g->path,
                        (unsigned long long)nd->id, nd->name, (int)kk, *c->name ? c->name : "(all ranks)", (int)late);
     }
     if (nd->type == MT_CK_RECV)
-        return mt_fail(err, MT_ESTUCK, "%s: node %llu (\"%s\") waits for a send from rank %d with tag %d that never "
+        return mt_fail(err, MT_EFORMAT, "%s: node %llu (\"%s\") waits for a send from rank %d with tag %d that never "
                        "comes", k->g->path, (unsigned long long)nd->id, nd->name, (int)nd->src, (int)nd->tag);
-    return mt_fail(err, MT_ESTUCK, "%s: node %llu (\"%s\") never finished", k->g->path, (unsigned long long)nd->id,
+    return mt_fail(err, MT_EFORMAT, "%s: node %llu (\"%s\") never finished", k->g->path, (unsigned long long)nd->id,
                    nd->name);
 }
 

@@ -17,8 +17,9 @@
  * send of (s, this rank, t) has arrived (sends and receives pair in order per (src, dst, tag)).
  * Errors before the run (MT_EFORMAT, naming rank file and node): members whose instance counts or
  * collective types differ, a collective type without a schedule (GATHER, SCATTER), a send or
- * receive peer that is not a rank. A run that ends with nodes unfinished is MT_ESTUCK naming the
- * rank and the node it waits on.
+ * receive peer that is not a rank. A run that ends with nodes unfinished (the graphs deadlock
+ * across ranks, or a receive has no send) is MT_EFORMAT too, naming the rank file and the node
+ * it waits on: the input is at fault, not the simulation.
  * Costs: memory O(nodes + dependencies + ranks x communicators); time O(nodes + dependencies +
  * network events); schedules are cached per (op, ranks, bytes, algorithm, chunks).
  */

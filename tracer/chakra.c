@@ -65,6 +65,11 @@ static int attr_num(const ChakraProtoMsg__AttributeProto *a, double *out) {
     }
 }
 
+/* v as an int32 when it is a whole number in range; -2 (no rank, tag or type) otherwise. */
+static int32_t to_i32(double v) {
+    return v >= -1 && v <= INT32_MAX && v == (double)(int64_t)v ? (int32_t)v : -2;
+}
+
 static char *dupstr(const char *s) {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
@@ -87,16 +92,16 @@ static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, mt_err
             continue;
         }
         if (!attr_num(a, &v)) continue;
-        if (!strcmp(k, "comm_type")) n->comm_type = (int32_t)v;
+        if (!strcmp(k, "comm_type")) n->comm_type = to_i32(v);
         else if (!strcmp(k, "comm_size")) n->comm_bytes = v;
-        else if (!strcmp(k, "comm_src")) n->src = (int32_t)v;
-        else if (!strcmp(k, "comm_dst")) n->dst = (int32_t)v;
-        else if (!strcmp(k, "comm_tag")) n->tag = (int32_t)v;
+        else if (!strcmp(k, "comm_src")) n->src = to_i32(v);
+        else if (!strcmp(k, "comm_dst")) n->dst = to_i32(v);
+        else if (!strcmp(k, "comm_tag")) n->tag = to_i32(v);
         else if (!strcmp(k, "num_ops")) n->flops = v;
         else if (!strcmp(k, "tensor_size")) n->bytes = v;
         else if (!strcmp(k, "is_cpu_op")) n->is_cpu = v != 0;
-        else if (!strcmp(k, "mitosis.duration_ps")) n->duration_ps = (int64_t)v;
-        else if (!strcmp(k, "mitosis.chunks")) n->chunks = (int32_t)v;
+        else if (!strcmp(k, "mitosis.duration_ps")) n->duration_ps = v >= 0 && v <= MT_CK_DURATION_MAX_PS ? (int64_t)v : -1;
+        else if (!strcmp(k, "mitosis.chunks")) n->chunks = to_i32(v);
     }
     return MT_OK;
 }
@@ -135,6 +140,18 @@ static mt_status grow(ck_parse *p, size_t more_deps, mt_error *err) {
     return MT_OK;
 }
 
+/* Values mitosis cannot time: refused rather than overflowing the clock. */
+static mt_status check_node(const char *path, const mt_ck_node *n, mt_error *err) {
+    const char *bad = n->duration_ps < 0 ? "a duration over 1000 s"
+                      : !(n->comm_bytes >= 0 && n->comm_bytes <= MT_CK_COMM_MAX_BYTES) ? "a comm_size that is negative "
+                        "or over 1 PB" : n->chunks < 0 || n->chunks > 1024 ? "mitosis.chunks outside 0 .. 1024"
+                      : n->comm_type < -1 ? "a comm_type that is not a CollectiveCommType"
+                      : n->src < -1 || n->dst < -1 || n->tag < -1 ? "a comm_src, comm_dst or comm_tag that is not a "
+                        "rank or tag" : NULL;
+    if (!bad) return MT_OK;
+    return mt_fail(err, MT_EFORMAT, "%s: node %llu (\"%s\") has %s", path, (unsigned long long)n->id, n->name, bad);
+}
+
 /* Appends the node m, its dependencies as ids (resolved by resolve()). */
 static mt_status add_node(ck_parse *p, const ChakraProtoMsg__Node *m, mt_error *err) {
     mt_ck_graph *g = p->g;
@@ -147,12 +164,13 @@ static mt_status add_node(ck_parse *p, const ChakraProtoMsg__Node *m, mt_error *
     memset(n, 0, sizeof *n);
     n->id = m->id;
     n->type = (int32_t)m->type;
-    n->duration_ps = (int64_t)m->duration_micros * 1000000;
+    n->duration_ps = m->duration_micros <= MT_CK_DURATION_MAX_PS / 1000000 ? (int64_t)m->duration_micros * 1000000 : -1;
     n->comm_type = n->src = n->dst = n->tag = -1;
     n->dep_begin = g->n_deps;
     g->n_nodes++; /* from here on mt_ck_graph_free releases its strings */
     if (!(n->name = dupstr(m->name ? m->name : ""))) return mt_fail(err, MT_ENOMEM, "out of memory");
     MT_CHECK(take_attrs(m, n, err));
+    MT_CHECK(check_node(g->path, n, err));
     for (size_t i = 0; i < m->n_ctrl_deps; i++) p->dep_ids[g->n_deps++] = m->ctrl_deps[i];
     for (size_t i = 0; i < m->n_data_deps; i++) p->dep_ids[g->n_deps++] = m->data_deps[i];
     n->ndeps = g->n_deps - n->dep_begin;

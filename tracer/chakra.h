@@ -6,7 +6,7 @@
  * and data dependencies to node indices. Errors, one line naming the file and the byte offset or
  * node: a varint cut short, a message longer than the bytes left, a message protobuf-c refuses (a
  * field of the wrong wire type), a repeated node id, a dependency on an id the file lacks, and a
- * dependency cycle (naming a node on it).
+ * dependency cycle (naming a node on it), a duration or size past the limits below.
  * Invariant after a successful read: nodes[] is in file order, every deps[] entry is the index of
  * a node of the graph, and `order` lists every node once with each node after all it depends on
  * (Kahn's order, ties by file order).
@@ -32,6 +32,10 @@ enum {
     MT_CK_BROADCAST = 5, MT_CK_ALL_TO_ALL = 6, MT_CK_REDUCE_SCATTER = 7, MT_CK_REDUCE_SCATTER_BLOCK = 8,
     MT_CK_BARRIER = 9
 };
+
+/* Beyond these a node is refused (the clock is int64 picoseconds). */
+#define MT_CK_DURATION_MAX_PS 1e15  /* 1000 s */
+#define MT_CK_COMM_MAX_BYTES 1e15   /* 1 PB */
 
 typedef struct mt_ck_node {
     uint64_t id;

@@ -296,6 +296,13 @@ def families(root, work, binary):
             {"link": "gpu1", "bandwidth_factor": 0.5, "at": "0.2ms"},
             {"link": "gpu0->gpu1", "bandwidth_factor": 0.2, "period": "0.1ms", "duration": "20us",
              "start": "0ms"}]}
+    # A Chakra ET workload to mutate (simulate --as-is): this binary's export of a 2-stage pipeline.
+    ck = f"{base}/chakra"
+    p = subprocess.run([binary, "simulate", res, "--gpus", "2", "--pp", "2", "--chakra", ck],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"fuzz: cannot export the base Chakra workload: {p.stderr.strip()}")
+    chakra_et = {f"w.{r}.et": rd(f"{ck}/mitosis.{r}.et") for r in range(2)}
     sim = lambda *a: ["simulate", sm, *a, "--json"]
     return [
         Family("small", 150, small, pair_targets,
@@ -326,6 +333,9 @@ def families(root, work, binary):
                 ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"],
                 ["simulate", "{F}", "--gpus", "2", "--pp", "2", "--json"]],
                drop_one=True, stop_after_load=True),
+        Family("chakrapb", 60, chakra_et, {n: "bytes" for n in chakra_et},
+               [["simulate", "{F}", "--as-is", "--json"],
+                ["simulate", "{F}", "--as-is", "--topology", "ring:2", "--json"]], drop_one=True),
         Family("model", 50, {"model.json": rd(f"{base}/model.json")}, {"model.json": "json"},
                [["perfmodel", "show", "{F}/model.json"],
                 ["perfmodel", "predict", sm, "--model", "{F}/model.json", "--perf-model", "linear",
@@ -436,7 +446,8 @@ def make_case(fam, idx, seed):
         return files, f"{gone} missing"
     name = rng.choice(targets)
     kind = fam.targets[name]
-    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file, "cut": mutate_cut}[kind]
+    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file, "cut": mutate_cut,
+              "bytes": mutate_bytes}[kind]
     files[name], what = mutate(rng, files[name])
     return files, f"{name}: {what}"
 
