@@ -15,6 +15,7 @@
 
 #include "sim/collexec.h"
 #include "util/u64map.h"
+#include "util/vec.h"
 
 enum { NS_WAIT = 0, NS_READY, NS_DONE };
 
@@ -29,7 +30,8 @@ typedef struct ck_comm {
     int32_t *ranks, *ep;     /* members in rank order, and their endpoints */
     int32_t n_inst;
     int32_t *node;           /* node[k * n + m]: instance k's node on member m */
-    int32_t *cnt, *cap;      /* while building: per member, nodes so far and capacity of mnodes */
+    int32_t *cnt;            /* while building: per member, nodes so far and capacity of mnodes */
+    int64_t *cap;            /* while building: per member, the capacity of mnodes */
     int32_t **mnodes;        /* while building: per member, its collective nodes in file order */
     ck_inst *inst;
     int32_t next;
@@ -58,7 +60,8 @@ typedef struct ck_conn {     /* sends of one (src, dst) in issue order */
 typedef struct ck_match {    /* deliveries and receives of one (src, dst, tag) */
     int32_t src, dst, tag;
     int64_t delivered;       /* arrived, no receive has taken them yet */
-    int32_t *waiting, n_wait, cap_wait, head_wait; /* receive nodes (on dst) ready first */
+    int32_t *waiting, n_wait, head_wait;
+    int64_t cap_wait; /* receive nodes (on dst) ready first */
 } ck_match;
 
 struct ck_send {
@@ -78,16 +81,20 @@ struct ck_runner {
     int32_t N;
     ck_rank *r;
     ck_comm *comms;
-    int32_t n_comms, cap_comms;
+    int32_t n_comms;
+    int64_t cap_comms;
     mt_u64map comm_by_name;
     ck_conn *conns;
-    int32_t n_conns, cap_conns;
+    int32_t n_conns;
+    int64_t cap_conns;
     mt_u64map conn_by_key;
     ck_match *matches;
-    int32_t n_matches, cap_matches;
+    int32_t n_matches;
+    int64_t cap_matches;
     mt_u64map match_by_key;
     ck_sched *cache;
-    int32_t n_cache, cap_cache;
+    int32_t n_cache;
+    int64_t cap_cache;
     mt_netmodel *net;
     mt_sched sched;
     const int32_t *eps;
@@ -100,17 +107,6 @@ void mt_asis_opts_init(mt_asis_opts *o) {
     memset(o, 0, sizeof *o);
     o->algo = MT_ALGO_RING;
     o->ranks_per_node = 8;
-}
-
-static int grow(void **p, int32_t *cap, int32_t need, size_t size) {
-    if (need <= *cap) return 0;
-    int32_t c = *cap ? *cap : 8;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
 }
 
 /* The schedule op of a Chakra collective type; 0 when mitosis has none. */
@@ -141,7 +137,7 @@ static int32_t comm_index(ck_runner *R, const char *name, mt_error *err) {
     int64_t at;
     for (; mt_u64map_get(&R->comm_by_name, key, &at); key++)
         if (!strcmp(R->comms[at].name, name)) return (int32_t)at;
-    if (grow((void **)&R->comms, &R->cap_comms, R->n_comms + 1, sizeof *R->comms) ||
+    if (mt_vec_reserve(&R->comms, &R->cap_comms, R->n_comms + 1) ||
         mt_u64map_put(&R->comm_by_name, key, R->n_comms, err) != MT_OK) {
         mt_fail(err, MT_ENOMEM, "out of memory");
         return -1;
@@ -164,7 +160,7 @@ static mt_status comm_add(ck_runner *R, int32_t r, int32_t i, mt_error *err) {
         if (rk) c->ranks = rk;
         int32_t *cnt = rk ? realloc(c->cnt, (size_t)n * sizeof *cnt) : NULL;
         if (cnt) c->cnt = cnt;
-        int32_t *cap = cnt ? realloc(c->cap, (size_t)n * sizeof *cap) : NULL;
+        int64_t *cap = cnt ? realloc(c->cap, (size_t)n * sizeof *cap) : NULL;
         if (cap) c->cap = cap;
         int32_t **mn = cap ? realloc(c->mnodes, (size_t)n * sizeof *mn) : NULL;
         if (!mn) return mt_fail(err, MT_ENOMEM, "out of memory");
@@ -175,7 +171,7 @@ static mt_status comm_add(ck_runner *R, int32_t r, int32_t i, mt_error *err) {
         c->n = n;
     }
     int32_t m = c->n - 1;
-    if (grow((void **)&c->mnodes[m], &c->cap[m], c->cnt[m] + 1, sizeof **c->mnodes))
+    if (mt_vec_reserve(&c->mnodes[m], &c->cap[m], c->cnt[m] + 1))
         return mt_fail(err, MT_ENOMEM, "out of memory");
     R->r[r].comm_of[i] = ci;
     R->r[r].inst_of[i] = c->cnt[m];
@@ -217,7 +213,7 @@ static mt_status comm_seal(ck_runner *R, ck_comm *c, mt_error *err) {
     }
     for (int32_t m = 0; m < c->n; m++) free(c->mnodes[m]);
     free(c->mnodes), free(c->cnt), free(c->cap);
-    c->mnodes = NULL, c->cnt = c->cap = NULL;
+    c->mnodes = NULL, c->cnt = NULL, c->cap = NULL;
     return MT_OK;
 }
 
@@ -325,7 +321,7 @@ static const mt_coll_schedule *schedule(ck_runner *R, const mt_ck_node *nd, int3
             q->ranks_per_node == p.ranks_per_node)
             return R->cache[i].s;
     }
-    if (grow((void **)&R->cache, &R->cap_cache, R->n_cache + 1, sizeof *R->cache)) {
+    if (mt_vec_reserve(&R->cache, &R->cap_cache, R->n_cache + 1)) {
         mt_fail(err, MT_ENOMEM, "out of memory");
         return NULL;
     }
@@ -390,8 +386,8 @@ static int32_t table_index(ck_runner *R, int is_match, int32_t src, int32_t dst,
     }
     mt_error err = {0};
     int32_t *n = is_match ? &R->n_matches : &R->n_conns;
-    int bad = is_match ? grow((void **)&R->matches, &R->cap_matches, *n + 1, sizeof *R->matches)
-                       : grow((void **)&R->conns, &R->cap_conns, *n + 1, sizeof *R->conns);
+    int bad = is_match ? mt_vec_reserve(&R->matches, &R->cap_matches, *n + 1)
+                       : mt_vec_reserve(&R->conns, &R->cap_conns, *n + 1);
     if (bad || mt_u64map_put(map, key, *n, &err) != MT_OK) {
         fail(R, MT_ENOMEM, "out of memory");
         return -1;
@@ -463,7 +459,7 @@ static void recv_ready(ck_runner *R, int32_t r, int32_t i) {
         m->delivered--;
         { done_at(R, r, i, mt_sched_now(R->sched)); return; }
     }
-    if (m->n_wait == m->cap_wait && grow((void **)&m->waiting, &m->cap_wait, m->n_wait + 1, sizeof *m->waiting))
+    if (m->n_wait == m->cap_wait && mt_vec_reserve(&m->waiting, &m->cap_wait, m->n_wait + 1))
         { fail(R, MT_ENOMEM, "out of memory"); return; }
     m->waiting[m->n_wait++] = i;
 }

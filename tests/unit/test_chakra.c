@@ -218,22 +218,30 @@ static void net_close(netfix *f) {
     mt_topo_free(f->topo);
 }
 
-/* mitosis's own time of a ring all-reduce of `bytes` over n ranks on spec. */
-static mt_time_ps allreduce_ps(const char *spec, int32_t n, double bytes) {
+/* mitosis's own time of the schedule p on spec, alone on a fresh network. */
+static mt_time_ps schedule_ps(const char *spec, const mt_coll_params *p) {
     netfix f;
-    net_open(&f, spec, n);
-    mt_coll_params p;
-    mt_coll_params_init(&p);
-    p.nranks = n;
-    p.bytes = bytes;
+    net_open(&f, spec, p->nranks);
     mt_coll_schedule *s;
     mt_error err = {0};
-    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
+    assert_int_equal(mt_coll_build(p, &s, &err), MT_OK);
     mt_time_ps t = 0;
     assert_int_equal(mt_collexec_time(s, &f.net, f.e, NULL, &t, &err), MT_OK);
     mt_coll_free(s);
     net_close(&f);
     return t;
+}
+
+/* Parses the two ranks' files and runs them on switch:2; the graphs and network are freed. */
+static mt_status run_two(const buf f[2], mt_asis_result *res, mt_error *err) {
+    mt_ck_graph g[2];
+    for (int r = 0; r < 2; r++) assert_int_equal(mt_ck_parse("t.et", f[r].b, f[r].n, &g[r], err), MT_OK);
+    netfix nf;
+    net_open(&nf, "switch:2", 2);
+    mt_status rc = mt_asis_run(g, 2, &nf.net, nf.e, NULL, res, err);
+    net_close(&nf);
+    for (int r = 0; r < 2; r++) mt_ck_graph_free(&g[r]);
+    return rc;
 }
 
 /* Two ranks: compute 5 us (rank 0) and 2 us (rank 1), then an all-reduce of 1 MB on both, then
@@ -249,14 +257,13 @@ static void test_asis_compute_then_allreduce(void **state) {
                                 .val = {MT_CK_ALL_REDUCE, 1000000}});
         if (r == 0) put_node(&f[r], &(ckspec){.id = 2, .type = MT_CK_COMP, .dur_us = 1, .ndeps = 1, .deps = {1}});
     }
-    mt_ck_graph g[2];
-    mt_error err = {0};
-    for (int r = 0; r < 2; r++) assert_int_equal(mt_ck_parse("t.et", f[r].b, f[r].n, &g[r], &err), MT_OK);
-    netfix nf;
-    net_open(&nf, "switch:2", 2);
     mt_asis_result res;
-    assert_int_equal(mt_asis_run(g, 2, &nf.net, nf.e, NULL, &res, &err), MT_OK);
-    mt_time_ps ar = allreduce_ps("switch:2", 2, 1e6);
+    mt_error err = {0};
+    assert_int_equal(run_two(f, &res, &err), MT_OK);
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.nranks = 2, p.bytes = 1e6;
+    mt_time_ps ar = schedule_ps("switch:2", &p);
     assert_true(ar > 0);
     assert_int_equal(res.finish_ps[1], 5000000 + ar);
     assert_int_equal(res.finish_ps[0], 5000000 + ar + 1000000);
@@ -265,8 +272,6 @@ static void test_asis_compute_then_allreduce(void **state) {
     assert_int_equal(res.collectives, 1);
     assert_int_equal(res.communicators, 1);
     mt_asis_result_free(&res);
-    net_close(&nf);
-    for (int r = 0; r < 2; r++) mt_ck_graph_free(&g[r]);
 }
 
 /* Rank 0 sends 1 MB to rank 1 after 4 us of compute; rank 1's receive gates its compute of 3 us.
@@ -282,31 +287,17 @@ static void test_asis_send_recv(void **state) {
     put_meta(&f[1]);
     put_node(&f[1], &(ckspec){.id = 0, .type = MT_CK_RECV, .attr = {"comm_src", "comm_size", "comm_tag"}, .val = {0, 1000000, 9}});
     put_node(&f[1], &(ckspec){.id = 1, .type = MT_CK_COMP, .dur_us = 3, .ndeps = 1, .deps = {0}});
-    mt_ck_graph g[2];
-    mt_error err = {0};
-    for (int r = 0; r < 2; r++) assert_int_equal(mt_ck_parse("t.et", f[r].b, f[r].n, &g[r], &err), MT_OK);
-    netfix nf;
-    net_open(&nf, "switch:2", 2);
     mt_asis_result res;
-    assert_int_equal(mt_asis_run(g, 2, &nf.net, nf.e, NULL, &res, &err), MT_OK);
-    /* the transfer's time alone, as a one-send schedule */
-    netfix n2;
-    net_open(&n2, "switch:2", 2);
-    mt_coll_params p;
+    mt_error err = {0};
+    assert_int_equal(run_two(f, &res, &err), MT_OK);
+    mt_coll_params p; /* the transfer's time alone, as a one-send schedule */
     mt_coll_params_init(&p);
     p.op = MT_COLL_SENDRECV, p.nranks = 2, p.bytes = 1e6, p.root = 0, p.peer = 1;
-    mt_coll_schedule *s;
-    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
-    mt_time_ps xfer = 0;
-    assert_int_equal(mt_collexec_time(s, &n2.net, n2.e, NULL, &xfer, &err), MT_OK);
-    mt_coll_free(s);
-    net_close(&n2);
+    mt_time_ps xfer = schedule_ps("switch:2", &p);
     assert_int_equal(res.finish_ps[0], 4000000 + xfer);
     assert_int_equal(res.finish_ps[1], 4000000 + xfer + 3000000);
     assert_int_equal(res.sends, 1);
     mt_asis_result_free(&res);
-    net_close(&nf);
-    for (int r = 0; r < 2; r++) mt_ck_graph_free(&g[r]);
 }
 
 /* Members that disagree: rank 1 has one all-reduce fewer; a receive whose send never comes. */
@@ -319,16 +310,10 @@ static void test_asis_refusals(void **state) {
         put_node(&f[r], &(ckspec){.id = 0, .type = MT_CK_COLL, .attr = {"comm_type", "comm_size"}, .val = {0, 1000}});
         if (r == 0) put_node(&f[r], &(ckspec){.id = 1, .type = MT_CK_COLL, .attr = {"comm_type", "comm_size"}, .val = {0, 1000}});
     }
-    mt_ck_graph g[2];
-    mt_error err = {0};
-    for (int r = 0; r < 2; r++) assert_int_equal(mt_ck_parse("t.et", f[r].b, f[r].n, &g[r], &err), MT_OK);
-    netfix nf;
-    net_open(&nf, "switch:2", 2);
     mt_asis_result res;
-    assert_int_equal(mt_asis_run(g, 2, &nf.net, nf.e, NULL, &res, &err), MT_EFORMAT);
+    mt_error err = {0};
+    assert_int_equal(run_two(f, &res, &err), MT_EFORMAT);
     assert_non_null(strstr(err.msg, "has 1 collectives but rank 0"));
-    net_close(&nf);
-    for (int r = 0; r < 2; r++) mt_ck_graph_free(&g[r]);
 
     buf h[2];
     memset(h, 0, sizeof h);
@@ -336,12 +321,8 @@ static void test_asis_refusals(void **state) {
     put_node(&h[0], &(ckspec){.id = 0, .type = MT_CK_COMP, .dur_us = 1});
     put_meta(&h[1]);
     put_node(&h[1], &(ckspec){.id = 0, .type = MT_CK_RECV, .attr = {"comm_src", "comm_size"}, .val = {0, 10}});
-    for (int r = 0; r < 2; r++) assert_int_equal(mt_ck_parse("t.et", h[r].b, h[r].n, &g[r], &err), MT_OK);
-    net_open(&nf, "switch:2", 2);
-    assert_int_equal(mt_asis_run(g, 2, &nf.net, nf.e, NULL, &res, &err), MT_EFORMAT);
+    assert_int_equal(run_two(h, &res, &err), MT_EFORMAT);
     assert_non_null(strstr(err.msg, "never comes"));
-    net_close(&nf);
-    for (int r = 0; r < 2; r++) mt_ck_graph_free(&g[r]);
 }
 
 int main(void) {
