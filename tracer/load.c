@@ -1,13 +1,14 @@
 /* tracer/load.c — mt_trace_load(): finds the files of a trace, tells what each is by its content
  * (the reader registry, reader.h; gzip or not), loads the parts, puts the trace together (the
- * linker, link.h, or the TrioSim builder, triosim.h), classifies its operators (opclass.h), and
- * owns the trace's lifetime.
+ * linker, link.h, the TrioSim builder, triosim.h, or the Chakra one, cktrace.h), classifies its
+ * operators (opclass.h), and owns the trace's lifetime.
  *
  * Files: each path is a file, sniffed whatever its name, or a directory, whose entries with a
  * suffix some reader lists are sniffed in name order (dot files and subdirectories skipped; files
  * no reader claims, such as meta.json, ignored). An empty file is an error even in a directory.
  * At most one file per part, and one format per trace: TrioSim CSV files together with Kineto or
- * Execution Trace files (two traces in one call) are refused, naming one file of each.
+ * Execution Trace files, or a Chakra ET with either (two traces in one call), are refused, naming
+ * one file of each.
  * Sniffing reads a prefix of each file (64 KiB, eight times more while a reader needs more).
  */
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracer/cktrace.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
 #include "tracer/reader.h"
@@ -123,7 +125,7 @@ static mt_status unclaimed(const char *path, int explicit_path, int json_like, m
     }
     if (explicit_path)
         return mt_fail(err, MT_EFORMAT, "%s: unknown format: expected Kineto JSON, Execution Trace JSON "
-                       "(optionally gzipped) or a TrioSim CSV", path);
+                       "(optionally gzipped), a TrioSim CSV or a Chakra ET", path);
     return MT_OK;
 }
 
@@ -174,24 +176,28 @@ static mt_status scan_dir(mt_trace_parts *parts, const char *dir, mt_error *err)
     closedir(d);
     for (size_t i = 0; i < n && rc == MT_OK; i++)
         if (!mt_is_dir(names[i])) rc = add_file(parts, names[i], 0, err);
-    if (rc == MT_OK && !parts->path[MT_PART_EVENTS] && !parts->path[MT_PART_GRAPH] && !parts->path[MT_PART_CSV_OPS])
-        rc = mt_fail(err, MT_EFORMAT, "%s: no Kineto, Execution Trace or TrioSim CSV file found in this directory",
-                     dir);
+    if (rc == MT_OK && !parts->path[MT_PART_EVENTS] && !parts->path[MT_PART_GRAPH] && !parts->path[MT_PART_CSV_OPS] &&
+        !parts->path[MT_PART_CHAKRA])
+        rc = mt_fail(err, MT_EFORMAT, "%s: no Kineto, Execution Trace, TrioSim CSV or Chakra ET file found in this "
+                     "directory", dir);
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     return rc;
 }
 
-/* One trace, one format: a TrioSim file beside a Kineto or ET file means two traces were given
- * (two directories, or a directory holding both kinds), and using either would ignore the other. */
+/* One trace, one format: a TrioSim file beside a Kineto or ET file (or a Chakra ET beside either)
+ * means two traces were given (two directories, or a directory holding both kinds), and using
+ * either would ignore the other. */
 static mt_status check_one_format(const mt_trace_parts *p, mt_error *err) {
-    int csv = p->path[MT_PART_CSV_OPS] || p->path[MT_PART_CSV_TENSORS];
     int pt = p->path[MT_PART_EVENTS] ? MT_PART_EVENTS : MT_PART_GRAPH;
-    if (!csv || !p->path[pt]) return MT_OK;
-    const char *c = p->path[MT_PART_CSV_OPS] ? p->path[MT_PART_CSV_OPS] : p->path[MT_PART_CSV_TENSORS];
-    return mt_fail(err, MT_EINVAL, "%s (%s) and %s (TrioSim CSV) belong to two traces of different formats: give "
-                   "one trace per call (a Kineto + Execution Trace pair, or a TrioSim trace.csv + tensor.csv pair)",
-                   p->path[pt], mt_reader_part_label((mt_trace_part)pt), c);
+    int ct = p->path[MT_PART_CSV_OPS] ? MT_PART_CSV_OPS : MT_PART_CSV_TENSORS;
+    int first = p->path[pt] ? pt : p->path[ct] ? ct : -1;
+    int second = first == pt && p->path[ct] ? ct : first >= 0 && p->path[MT_PART_CHAKRA] ? MT_PART_CHAKRA : -1;
+    if (second < 0) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "%s (%s) and %s (%s) belong to two traces of different formats: give "
+                   "one trace per call (a Kineto + Execution Trace pair, a TrioSim trace.csv + tensor.csv pair, or "
+                   "one Chakra ET)", p->path[first], mt_reader_part_label((mt_trace_part)first), p->path[second],
+                   mt_reader_part_label((mt_trace_part)second));
 }
 
 /* ---- putting a trace together ----------------------------------------------------------- */
@@ -213,6 +219,13 @@ static mt_status build_triosim(mt_trace_parts *p, trace *t, mt_error *err) {
     MT_CHECK(load_part(p, MT_PART_CSV_OPS, t, err));
     MT_CHECK(load_part(p, MT_PART_CSV_TENSORS, t, err));
     return mt_triosim_build(ops, &p->csv[0], tensors, &p->csv[1], t, err);
+}
+
+static mt_status build_chakra(mt_trace_parts *p, trace *t, mt_error *err) {
+    const char *path = p->path[MT_PART_CHAKRA];
+    MT_CHECK(load_part(p, MT_PART_CHAKRA, t, err));
+    t->kineto_path = dupstr(path);
+    return mt_cktrace_build(path, &p->chakra, t, err);
 }
 
 static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, trace *t, mt_error *err) {
@@ -245,6 +258,7 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
     if (rc == MT_OK) {
         t->step = -1;
         rc = parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS] ? build_triosim(&parts, t, err)
+             : parts.path[MT_PART_CHAKRA]                                  ? build_chakra(&parts, t, err)
                                                                            : build_linked(&parts, &opts, t, err);
     }
     mt_reader_parts_free(&parts);

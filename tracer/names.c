@@ -28,8 +28,8 @@ const char *mt_trace_group_src_name(trace_group_src s) {
 }
 
 const char *mt_trace_format_name(trace_format f) {
-    static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv"};
-    return (unsigned)f <= TRACE_FORMAT_TRIOSIM_CSV ? n[f] : "?";
+    static const char *const n[] = {"kineto+et", "kineto", "et", "triosim-csv", "chakra"};
+    return (unsigned)f <= TRACE_FORMAT_CHAKRA ? n[f] : "?";
 }
 
 const char *mt_trace_link_method_name(trace_link_method m) {

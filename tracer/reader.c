@@ -35,7 +35,8 @@ int mt_reader_dir_candidate(const char *name) {
 }
 
 const char *mt_reader_part_label(mt_trace_part part) {
-    static const char *const labels[MT_PART_COUNT] = {"Kineto", "Execution Trace", "TrioSim CSV", "TrioSim CSV"};
+    static const char *const labels[MT_PART_COUNT] = {"Kineto", "Execution Trace", "TrioSim CSV", "TrioSim CSV",
+                                                               "Chakra ET"};
     return (unsigned)part < MT_PART_COUNT ? labels[part] : "?";
 }
 
@@ -44,6 +45,7 @@ void mt_reader_parts_free(mt_trace_parts *p) {
     if (p->loaded[MT_PART_GRAPH]) mt_et_free(&p->graph);
     for (int i = 0; i < 2; i++)
         if (p->loaded[MT_PART_CSV_OPS + i]) mt_csv_table_free(&p->csv[i]);
+    if (p->loaded[MT_PART_CHAKRA]) mt_ck_graph_free(&p->chakra);
     for (int i = 0; i < MT_PART_COUNT; i++) free(p->path[i]);
     memset(p, 0, sizeof *p);
 }

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "tracer/chakra.h"
 #include "tracer/csvtable.h"
 #include "tracer/et.h"
 #include "tracer/kineto.h"
@@ -32,6 +33,7 @@ typedef enum {
     MT_PART_GRAPH,         /* operators with tensor ids and shapes: et_data */
     MT_PART_CSV_OPS,       /* TrioSim trace.csv */
     MT_PART_CSV_TENSORS,   /* TrioSim tensor.csv */
+    MT_PART_CHAKRA,        /* one rank's Chakra ET: chakra (tracer/cktrace.h) */
     MT_PART_COUNT
 } mt_trace_part;
 
@@ -45,6 +47,7 @@ typedef struct mt_trace_parts {
     kineto_data events;
     et_data graph;
     csv_table csv[2];                  /* [0] trace.csv, [1] tensor.csv */
+    mt_ck_graph chakra;
 } mt_trace_parts;
 
 typedef struct mt_trace_reader {
@@ -62,7 +65,7 @@ typedef struct mt_trace_reader {
 } mt_trace_reader;
 
 /* The registry: X(name) for each reader, in the order they are asked. */
-#define MT_TRACE_READERS(X) X(kineto) X(et) X(triosim_ops) X(triosim_tensors)
+#define MT_TRACE_READERS(X) X(kineto) X(et) X(triosim_ops) X(triosim_tensors) X(chakra)
 
 #define MT_TRACE_READER_DECLARE(name) extern const mt_trace_reader mt_reader_##name;
 MT_TRACE_READERS(MT_TRACE_READER_DECLARE)
@@ -75,7 +78,7 @@ const mt_trace_reader *mt_reader_find(const char *head, size_t len, int complete
 /* 1 when a directory entry named `name` is worth sniffing: it ends with a suffix some reader
  * lists (and is longer than it). */
 int mt_reader_dir_candidate(const char *name);
-/* "Kineto", "Execution Trace", "TrioSim CSV": what a part's file is called in messages. */
+/* "Kineto", "Execution Trace", "TrioSim CSV", "Chakra ET": what a part's file is called in messages. */
 const char *mt_reader_part_label(mt_trace_part part);
 /* Frees every loaded part and path; leaves p zeroed. */
 void mt_reader_parts_free(mt_trace_parts *p);

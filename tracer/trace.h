@@ -109,7 +109,8 @@ typedef enum {
     TRACE_FORMAT_KINETO_ET = 0, /* Kineto JSON + Execution Trace */
     TRACE_FORMAT_KINETO,        /* Kineto JSON alone */
     TRACE_FORMAT_ET,            /* Execution Trace alone (no timings) */
-    TRACE_FORMAT_TRIOSIM_CSV    /* TrioSim trace.csv + tensor.csv */
+    TRACE_FORMAT_TRIOSIM_CSV,   /* TrioSim trace.csv + tensor.csv */
+    TRACE_FORMAT_CHAKRA         /* one rank's Chakra ET (protobuf; tracer/cktrace.h) */
 } trace_format;
 
 typedef enum {

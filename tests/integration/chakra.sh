@@ -118,6 +118,21 @@ rm -rf "$TMP/ck"
     >/dev/null || fail "--chakra-ranks"
 [ "$(ls "$TMP/ck")" = "$(printf 'mitosis.0.et\nmitosis.5.et\nmitosis.6.et')" ] || fail "--chakra-ranks: $(ls "$TMP/ck")"
 
+# ---- one rank's file as the "one GPU" trace of simulate (the reader registry) ------------------
+rm -rf "$TMP/one"
+a=$("$BIN" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 1 --chakra "$TMP/one" --json | step) || fail "1-GPU export"
+b=$("$BIN" simulate "$TMP/one/mitosis.0.et" --gpus 1 --json 2>/dev/null | step) || fail "1-GPU import"
+python3 -c "import sys; sys.exit(abs($a-$b) > 1e-6*$a)" || fail "one rank as a trace: $a ms exported, $b ms read back"
+"$BIN" inspect "$TMP/one/mitosis.0.et" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["format"] == "chakra", d["format"]' || fail "inspect of a Chakra ET"
+"$BIN" simulate "$TMP/one/mitosis.0.et" --gpus 4 --strategy ddp >/dev/null 2>"$TMP/e" || fail "4 GPUs from a Chakra ET"
+grep -q "no tensor shapes, weights or batch size" "$TMP/e" || fail "the Chakra warning: $(cat "$TMP/e")"
+if [ -d "$fx" ]; then
+    check_bad "no GPU compute node" simulate "$fx/all_reduce_4npus_1MB/all_reduce.0.et" --gpus 2
+fi
+
 # ---- bad input: one line, exit 2 --------------------------------------------------------------
 mkdir -p "$TMP/bad"
 python3 - "$TMP/bad" <<'PY'
