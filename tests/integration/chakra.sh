@@ -85,16 +85,14 @@ for t in cpu-gpt-tiny-b8 cpu-resmlp-b64; do
     roundtrip "$ROOT/traces/$t" --gpus 4 --pp 4 --schedule 1f1b
     roundtrip "$ROOT/traces/$t" --gpus 8 --dp 2 --tp 2 --pp 2
 done
-roundtrip "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 4 --tp 4
 roundtrip "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 16 --dp 4 --pp 4 --topology ring:16
 if [ -d "$shared/param-resnet" ]; then # a GPU trace: the host model's launch gaps become delay nodes
     roundtrip "$shared/param-resnet" --gpus 8 --dp 2 --tp 2 --pp 2
-    roundtrip "$shared/param-resnet" --gpus 8 --strategy ddp
 fi
 
 # ---- outputs: JSON form, a subset of ranks ------------------------------------------------------
 rm -rf "$TMP/ck"
-"$BIN" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 8 --dp 2 --tp 2 --pp 2 --chakra "$TMP/ck" --chakra-json \
+"$BIN" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 8 --dp 2 --tp 2 --pp 2 --chakra "$TMP/ck" --chakra-json \
     >/dev/null || fail "--chakra-json"
 [ "$(ls "$TMP/ck" | grep -c '\.et$')" -eq 8 ] && [ "$(ls "$TMP/ck" | grep -c '\.json$')" -eq 8 ] ||
     fail "--chakra-json files: $(ls "$TMP/ck")"
@@ -114,13 +112,13 @@ print(n)') || fail "the JSON form does not parse"
     [ "$n_et" -eq "$n_js" ] || fail "JSON has $n_js nodes, .et $n_et"
 fi
 rm -rf "$TMP/ck"
-"$BIN" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 8 --strategy ddp --chakra "$TMP/ck" --chakra-ranks 0,5-6 \
+"$BIN" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 8 --strategy ddp --chakra "$TMP/ck" --chakra-ranks 0,5-6 \
     >/dev/null || fail "--chakra-ranks"
 [ "$(ls "$TMP/ck")" = "$(printf 'mitosis.0.et\nmitosis.5.et\nmitosis.6.et')" ] || fail "--chakra-ranks: $(ls "$TMP/ck")"
 
 # ---- one rank's file as the "one GPU" trace of simulate (the reader registry) ------------------
 rm -rf "$TMP/one"
-a=$("$BIN" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 1 --chakra "$TMP/one" --json | step) || fail "1-GPU export"
+a=$("$BIN" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 1 --chakra "$TMP/one" --json | step) || fail "1-GPU export"
 b=$("$BIN" simulate "$TMP/one/mitosis.0.et" --gpus 1 --json 2>/dev/null | step) || fail "1-GPU import"
 python3 -c "import sys; sys.exit(abs($a-$b) > 1e-6*$a)" || fail "one rank as a trace: $a ms exported, $b ms read back"
 "$BIN" inspect "$TMP/one/mitosis.0.et" --json 2>/dev/null | python3 -c '
@@ -158,6 +156,6 @@ check_bad "truncated varint" simulate "$TMP/bad/varint.0.et" --as-is
 check_bad "not a Chakra Node" simulate "$TMP/bad/wrong.0.et" --as-is
 check_bad "missing rank" simulate "$TMP/bad/gap.0.et" "$TMP/bad/gap.2.et" --as-is
 check_bad "NAME.RANK.et" simulate "$ROOT/traces/cpu-gpt-tiny-b8/meta.json" --as-is
-check_bad "need --chakra DIR" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 2 --chakra-json
-check_bad "--chakra-ranks" simulate "$ROOT/traces/cpu-gpt-tiny-b8" --gpus 2 --chakra "$TMP/x" --chakra-ranks 7
+check_bad "need --chakra DIR" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 2 --chakra-json
+check_bad "--chakra-ranks" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 2 --chakra "$TMP/x" --chakra-ranks 7
 echo "chakra: ok"
