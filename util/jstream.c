@@ -72,16 +72,20 @@ static const char *path_of(const jstream *js, char *buf, size_t len) {
     return buf;
 }
 
-/* "path:LINE:COLUMN: <what> at byte N, in traceEvents[3].ts" */
-static int fail_here(jstream *js, mt_status code, const char *what) {
+/* "path:LINE:COLUMN: <what> at byte N, in traceEvents[3].ts": where the parser stands, less
+ * `back` bytes (the length of the token refused, when it is known). */
+static int fail_back(jstream *js, size_t back, mt_status code, const char *what) {
     char where[256];
     int64_t at = js->chunk_start + (js->chunk ? (int64_t)yajl_get_bytes_consumed(js->h) : 0), line, col;
+    if ((int64_t)back <= at - js->chunk_start) at -= (int64_t)back; /* a token cut by a chunk: its end */
     locate(js, at, &line, &col);
     mt_fail(js->err, code, "%s:%lld:%lld: %s at byte %lld, in %s", js->path, (long long)line, (long long)col, what,
             (long long)at, path_of(js, where, sizeof where));
     js->stopped = 1;
     return 0;
 }
+
+static int fail_here(jstream *js, mt_status code, const char *what) { return fail_back(js, 0, code, what); }
 
 static const char *copy(jstream *js, const void *s, size_t len) {
     if (mt_vec_reserve(&js->scratch, &js->scratch_cap, (int64_t)len + 1)) return NULL;
@@ -102,15 +106,15 @@ static int handled(jstream *js, int ok) {
 }
 
 static int scalar(jstream *js, const mt_jv *v) {
-    element(js);
     return js->sax->value ? handled(js, js->sax->value(js->ctx, v)) : 1;
 }
 
-static int cb_null(void *c) { return scalar(c, &(mt_jv){.type = MT_JV_NULL}); }
-static int cb_bool(void *c, int b) { return scalar(c, &(mt_jv){.type = b ? MT_JV_TRUE : MT_JV_FALSE}); }
+static int cb_null(void *c) { return element(c), scalar(c, &(mt_jv){.type = MT_JV_NULL}); }
+static int cb_bool(void *c, int b) { return element(c), scalar(c, &(mt_jv){.type = b ? MT_JV_TRUE : MT_JV_FALSE}); }
 
 static int cb_string(void *c, const unsigned char *s, size_t len) {
     jstream *js = c;
+    element(js);
     const char *t = copy(js, s, len);
     if (!t) return fail_here(js, MT_ENOMEM, "out of memory");
     return scalar(js, &(mt_jv){.type = MT_JV_STRING, .s = t, .len = len});
@@ -120,13 +124,14 @@ static int cb_string(void *c, const unsigned char *s, size_t len) {
  * beyond int64 or a real beyond double is refused, as jansson refuses it. */
 static int cb_number(void *c, const char *s, size_t len) {
     jstream *js = c;
+    element(js);
     const char *t = copy(js, s, len);
     if (!t) return fail_here(js, MT_ENOMEM, "out of memory");
     mt_jv v = {.type = MT_JV_INT};
-    size_t q = t[0] == '-', digits = len - q;
-    if (digits > 0 && digits <= 18 && strspn(t + q, "0123456789") == digits) { /* fits int64: no strtoll */
-        int64_t x = 0;
-        for (size_t k = q; k < len; k++) x = x * 10 + (t[k] - '0');
+    size_t q = t[0] == '-', k = q;
+    int64_t x = 0;
+    while (k < len && k - q < 18 && t[k] >= '0' && t[k] <= '9') x = x * 10 + (t[k++] - '0');
+    if (k == len && k > q) { /* at most 18 digits: fits int64, no strtoll */
         v.i = q ? -x : x;
         v.d = (double)v.i;
         return scalar(js, &v);
@@ -135,12 +140,12 @@ static int cb_number(void *c, const char *s, size_t len) {
     if (strpbrk(t, ".eE")) {
         v.type = MT_JV_REAL;
         v.d = strtod(t, NULL);
-        if (errno == ERANGE && v.d != 0) return fail_here(js, MT_EFORMAT, "invalid JSON: real number overflow");
+        if (errno == ERANGE && v.d != 0) return fail_back(js, len, MT_EFORMAT, "invalid JSON: real number overflow");
     } else {
         v.i = strtoll(t, NULL, 10);
         if (errno == ERANGE)
-            return fail_here(js, MT_EFORMAT, v.i < 0 ? "invalid JSON: too big negative integer"
-                                                     : "invalid JSON: too big integer");
+            return fail_back(js, len, MT_EFORMAT, v.i < 0 ? "invalid JSON: too big negative integer"
+                                                          : "invalid JSON: too big integer");
         v.d = (double)v.i;
     }
     return scalar(js, &v);
