@@ -6,8 +6,9 @@ shifted c x the source's span (rounded up to whole ms, plus 1 ms) later, and eve
 renumbered ("External id", "Record function id", "correlation", flow "id" + copy x 10^9), so ids
 stay unique and flows, launches and kernels still pair up within each copy; the last copy keeps
 the source's ids, so the Execution Trace (copied unchanged: it records one step) still links to
-it, and `mitosis inspect` of the result reports the same step as the source, numbered
-(copies - 1) x steps later. Metadata ("M") and instant ("i") events are written once.
+it, and `mitosis inspect` of the result reports the same step as the source (numbered
+(copies - 1) x steps later when steps are numbered by position; ProfilerStep#N names are copied
+as they are). Metadata ("M") and instant ("i") events are written once.
 
   bench/gen_trace.py SRC_DIR OUT_DIR --mb 1000 [--gzip]
   bench/gen_trace.py SRC_DIR OUT_DIR --copies 40

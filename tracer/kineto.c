@@ -166,7 +166,7 @@ static mt_status keep_args(kreader *r, const kin_event *e, kargs *a) {
         if (mt_vec_reserve(&k->dims, &k->cap_dims, k->n_dims + d->ndim)) return MT_ENOMEM;
         kinput *in = &k->inputs[k->n_inputs++];
         *in = (kinput){.dim_first = (int32_t)k->n_dims, .ndim = d->ndim, .size = d->size};
-        memcpy(k->dims + k->n_dims, e->dimv + d->first, (size_t)d->ndim * sizeof *k->dims);
+        if (d->ndim > 0) memcpy(k->dims + k->n_dims, e->dimv + d->first, (size_t)d->ndim * sizeof *k->dims);
         k->n_dims += d->ndim;
         const char *ty = i < e->n_types ? e->types[i] : NULL;
         if (ty && !(in->type = mt_strpool_intern(pool, ty, -1))) return MT_ENOMEM;

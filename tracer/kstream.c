@@ -92,7 +92,7 @@ static int oom(kstream *s) {
  * the length before the rest. */
 static int lookup(const char *const *names, int n, const char *k, size_t len) {
     for (int i = 0; i < n; i++)
-        if (names[i][0] == k[0] && !memcmp(names[i], k, len) && names[i][len] == '\0') return i;
+        if (names[i][0] == k[0] && strlen(names[i]) == len && !memcmp(names[i], k, len)) return i;
     return -1;
 }
 
