@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "report/progress.h"
 #include "report/tracesum.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
@@ -79,7 +80,13 @@ int cmd_inspect(int argc, char **argv) {
         return mt_cli_fail("inspect", &err);
     }
     trace *t = NULL;
-    if (mt_trace_load(c.paths, c.n_paths, &c.opts, &t, &err) != MT_OK) return mt_cli_fail("inspect", &err);
+    mt_progress bar; /* large files: bytes read on a terminal (stderr) */
+    mt_progress_init_bytes(&bar, stderr, "reading trace");
+    c.opts.on_progress = mt_progress_update;
+    c.opts.progress_ctx = &bar;
+    mt_status rc = mt_trace_load(c.paths, c.n_paths, &c.opts, &t, &err);
+    mt_progress_end(&bar);
+    if (rc != MT_OK) return mt_cli_fail("inspect", &err);
     double measured = measured_ms(c.paths[0], t);
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);

@@ -15,7 +15,13 @@ void mt_progress_init(mt_progress *p, FILE *out, int32_t gpus) {
     p->on = out && isatty(fileno(out));
     p->shown = 0;
     p->gpus = gpus;
+    p->what = NULL;
     p->t0 = p->last = now_s();
+}
+
+void mt_progress_init_bytes(mt_progress *p, FILE *out, const char *what) {
+    mt_progress_init(p, out, -1);
+    p->what = what;
 }
 
 void mt_progress_update(void *ctx, int64_t done, int64_t total) {
@@ -25,8 +31,11 @@ void mt_progress_update(void *ctx, int64_t done, int64_t total) {
     if (t - p->last < 0.25) return;
     p->last = t;
     double pct = total > 0 ? 100.0 * (double)done / (double)total : 0;
-    fprintf(p->out, "\rsimulating: %.0f%% of %d GPU%s tasks, %.1f s\033[K", pct, (int)p->gpus,
-            p->gpus == 1 ? "'s" : "s'", t - p->t0);
+    if (p->gpus < 0)
+        fprintf(p->out, "\r%s: %.0f%% of %.2f GB, %.1f s\033[K", p->what, pct, (double)total / 1e9, t - p->t0);
+    else
+        fprintf(p->out, "\rsimulating: %.0f%% of %d GPU%s tasks, %.1f s\033[K", pct, (int)p->gpus,
+                p->gpus == 1 ? "'s" : "s'", t - p->t0);
     fflush(p->out);
     p->shown = 1;
 }

@@ -1,5 +1,6 @@
 /* report/progress.h — a one-line progress report on a terminal for long simulations:
- * "simulating: 35% of 1024 GPUs' tasks, 1.2 s", redrawn in place at most 4 times a second,
+ * "simulating: 35% of 1024 GPUs' tasks, 1.2 s", or for reading a large file (bytes mode,
+ * trace_load_opts.on_progress): "reading trace: 35% of 1.02 GB, 1.2 s", redrawn in place at most 4 times a second,
  * first after a quarter of a second (short runs print nothing), erased by mt_progress_end.
  * Silent when the stream is not a terminal (piped or redirected), so scripts see nothing.
  *
@@ -16,11 +17,14 @@ typedef struct mt_progress {
     FILE *out;
     int on;                  /* out is a terminal */
     int shown;               /* a line is on screen */
-    int32_t gpus;
+    int32_t gpus;            /* -1: bytes mode */
+    const char *what;        /* bytes mode: "reading trace" */
     double t0, last;         /* monotonic seconds: start, last redraw */
 } mt_progress;
 
 void mt_progress_init(mt_progress *p, FILE *out, int32_t gpus);
+/* Bytes mode: done/total are bytes of a file being read; `what` (static) opens the line. */
+void mt_progress_init_bytes(mt_progress *p, FILE *out, const char *what);
 void mt_progress_update(void *ctx, int64_t done, int64_t total);
 /* Erases the line when one was drawn. */
 void mt_progress_end(mt_progress *p);

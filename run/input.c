@@ -3,13 +3,22 @@
 
 #include <string.h>
 
+#include "report/progress.h"
 #include "run/calibrate.h"
 
 mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
     in->cal.host_scale = in->cal.op_scale = 1;
     if (c->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given");
-    mt_status rc = mt_trace_load(c->paths, c->n_paths, &c->topts, &in->t, err);
+    trace_load_opts topts = c->topts;
+    mt_progress bar; /* large files: bytes read on a terminal (stderr), nothing when piped */
+    if (!topts.on_progress) {
+        mt_progress_init_bytes(&bar, stderr, "reading trace");
+        topts.on_progress = mt_progress_update;
+        topts.progress_ctx = &bar;
+    }
+    mt_status rc = mt_trace_load(c->paths, c->n_paths, &topts, &in->t, err);
+    if (topts.progress_ctx == &bar) mt_progress_end(&bar);
     if (rc == MT_OK) rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);

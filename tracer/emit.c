@@ -41,39 +41,32 @@ mt_status mt_emit_et_tensors(trace_builder *b, const et_data *e, int32_t j) {
 /* Kineto-only tensors: "Input Dims" / "Input type" of the op or its first nested op having them. */
 static mt_status add_kineto_tensors(trace_builder *b, const kineto_data *k, const int32_t *ord,
                                     int64_t pos, int32_t outer) {
-    json_t *dims = NULL, *types = NULL;
+    const kargs *args = NULL;
     for (int64_t i = pos; i < k->n_ev; i++) {
         const kev *x = &k->ev[ord[i]];
         if (i > pos && x->outer != outer) break;
-        json_t *d = x->args ? json_object_get(x->args, "Input Dims") : NULL;
-        if (json_is_array(d) && json_array_size(d) > 0) {
-            dims = d;
-            types = json_object_get(x->args, "Input type");
+        if (x->a.n_in > 0) {
+            args = &x->a;
             break;
         }
     }
-    size_t a;
-    json_t *d;
     int64_t shape[16];
-    json_array_foreach(dims, a, d) {
-        if (!json_is_array(d) || json_array_size(d) == 0) continue;
-        const char *ty = json_is_array(types) ? json_string_value(json_array_get(types, a)) : NULL;
+    for (int32_t a = 0; args && a < args->n_in; a++) {
+        const kinput *in = &k->inputs[args->in_first + a];
+        if (in->size <= 0) continue;
+        const char *ty = in->type;
         int32_t isz = mt_trace_dtype_size(ty);
         if (ty && isz == 0) continue; /* Scalar, ScalarList, ... */
         int32_t nd = 0;
         int64_t numel = 1;
-        size_t q;
-        json_t *v;
-        json_array_foreach(d, q, v) {
-            if (!json_is_integer(v) || nd >= 16) break;
-            shape[nd++] = (int64_t)json_integer_value(v);
-            numel *= shape[nd - 1];
+        while (nd < in->ndim && nd < 16) {
+            shape[nd] = k->dims[in->dim_first + nd];
+            numel *= shape[nd++];
         }
         if (nd == 0) continue;
-        const char *dt = ty ? mt_strpool_intern(b->t->pool, ty, -1) : NULL;
-        int32_t ti = mt_tb_anon_tensor(b, numel, isz ? isz : 4, dt);
+        int32_t ti = mt_tb_anon_tensor(b, numel, isz ? isz : 4, ty);
         if (ti < 0) return MT_ENOMEM;
-        MT_CHECK(mt_tb_add_tref(b, ti, shape, nd, (int32_t)a, 0));
+        MT_CHECK(mt_tb_add_tref(b, ti, shape, nd, a, 0));
     }
     return MT_OK;
 }
@@ -177,11 +170,9 @@ static void op_comm(const emitter *em, int32_t c, const kev *x, trace_op *op) {
         const kev *y = &em->k->ev[em->ord[i]];
         if (y->outer != c) break;
         op->comm = mt_opclass_comm_of(y->name);
-        if (!strcmp(y->name, "record_param_comms") && y->args) {
-            json_t *cn = json_object_get(y->args, "Collective name");
-            if (json_is_string(cn)) op->comm = mt_opclass_comm_of(json_string_value(cn));
-            json_t *gs = json_object_get(y->args, "Group size");
-            if (trace_group_size(gs)) op->comm_group = trace_group_size(gs);
+        if (!strcmp(y->name, "record_param_comms")) {
+            if (y->a.coll_name) op->comm = mt_opclass_comm_of(y->a.coll_name);
+            if (y->a.group) op->comm_group = y->a.group;
         }
     }
 }
@@ -190,9 +181,8 @@ static void op_comm(const emitter *em, int32_t c, const kev *x, trace_op *op) {
  * neither says. */
 static trace_comm call_kind(const kev *y, trace_comm dflt) {
     trace_comm k = mt_opclass_comm_of(y->name);
-    json_t *cn = !strcmp(y->name, "record_param_comms") && y->args ? json_object_get(y->args, "Collective name") : NULL;
-    if (json_is_string(cn) && mt_opclass_comm_of(json_string_value(cn)) != TRACE_COMM_NONE)
-        k = mt_opclass_comm_of(json_string_value(cn));
+    const char *cn = !strcmp(y->name, "record_param_comms") ? y->a.coll_name : NULL;
+    if (cn && mt_opclass_comm_of(cn) != TRACE_COMM_NONE) k = mt_opclass_comm_of(cn);
     return k != TRACE_COMM_NONE ? k : dflt;
 }
 

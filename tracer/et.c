@@ -30,15 +30,12 @@ static mt_sniff sniff(const char *head, size_t len) {
 }
 
 static mt_status load(const char *path, trace_strpool *pool, mt_trace_parts *parts, mt_error *err) {
-    json_t *root = NULL;
-    MT_CHECK(mt_json_load(path, &root, err));
-    return mt_et_parse(path, root, pool, &parts->graph, err);
+    return mt_et_read(path, pool, &parts->jopts, &parts->graph, err);
 }
 
 const mt_trace_reader mt_reader_et = {"execution-trace-json", MT_PART_GRAPH, ".json .json.gz .gz", sniff, load};
 
 void mt_et_free(et_data *e) {
-    if (e->root) json_decref(e->root);
     free(e->nodes);
     free(e->vals);
     free(e->dims);
@@ -279,7 +276,6 @@ static mt_status read_node(const char *path, size_t i, json_t *jn, walk_ctx *w, 
     if ((a.vals[0] && !json_is_array(a.vals[0])) || (a.vals[1] && !json_is_array(a.vals[1])))
         return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld): inputs/outputs are not lists", path, i,
                        (long)x->id);
-    x->inputs = a.vals[0];
     x->in_first = (int32_t)e->n_vals;
     w->side = "inputs";
     x->in_count = a.vals[0] ? walk_args(w, a.vals[0], a.shapes[0], a.types[0]) : 0;
@@ -314,30 +310,103 @@ static mt_status index_nodes(const char *path, et_data *e, mt_error *err) {
     return MT_OK;
 }
 
-static mt_status parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
-    json_t *nodes = json_object_get(root, "nodes");
-    if (!json_is_array(nodes))
-        return mt_fail(err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", path);
-    json_t *schema = json_object_get(root, "schema");
-    e->schema = mt_strpool_intern(pool, json_is_string(schema) ? json_string_value(schema) : "unknown", -1);
-    walk_ctx w = {.e = e, .pool = pool};
-    mt_status rc = mt_vec_reserve(&e->nodes, &e->cap_nodes, (int64_t)json_array_size(nodes) + 1) ? MT_ENOMEM : MT_OK;
-    size_t i;
-    json_t *jn;
-    json_array_foreach(nodes, i, jn) {
-        if (rc != MT_OK) break;
-        rc = read_node(path, i, jn, &w, err);
-    }
-    if (rc == MT_OK && e->n_nodes == 0) return mt_fail(err, MT_EFORMAT, "%s: Execution Trace has no nodes", path);
-    if (rc == MT_OK) rc = index_nodes(path, e, err);
-    return rc == MT_ENOMEM ? mt_fail(err, MT_ENOMEM, "%s: out of memory reading Execution Trace", path) : rc;
+/* ---- the file: one node at a time ------------------------------------------------------- */
+
+/* The reading of one file, an mt_jsax handler: each element of the root's "nodes" is built as a
+ * small jansson value (mt_jbuild) and read by read_node, then dropped; "schema" is kept. */
+typedef struct etreader {
+    const char *path;
+    mt_error *err;
+    walk_ctx w;
+    int64_t depth, index;
+    int root_object, key_nodes, key_schema, saw_nodes, in_nodes, building;
+    mt_jbuild jb;
+    const char *schema;   /* interned */
+} etreader;
+
+static int et_oom(etreader *r) {
+    mt_fail(r->err, MT_ENOMEM, "%s: out of memory reading Execution Trace", r->path);
+    return 0;
 }
 
-mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err) {
+/* The node being built is complete: read it. */
+static int node_done(etreader *r) {
+    if (!mt_jbuild_finished(&r->jb) && !r->jb.failed) return 1;
+    r->building = 0;
+    json_t *jn = mt_jbuild_take(&r->jb);
+    et_data *e = r->w.e;
+    if (!jn || mt_vec_reserve(&e->nodes, &e->cap_nodes, e->n_nodes + 1)) return json_decref(jn), et_oom(r);
+    mt_status rc = read_node(r->path, (size_t)r->index++, jn, &r->w, r->err);
+    json_decref(jn);
+    if (rc == MT_ENOMEM) return et_oom(r);
+    return rc == MT_OK;
+}
+
+static int et_value(void *c, const mt_jv *v) {
+    etreader *r = c;
+    if (r->building || (r->in_nodes && r->depth == 2)) {
+        r->building = 1;
+        return mt_jbuild_sax.value(&r->jb, v) ? node_done(r) : et_oom(r);
+    }
+    if (r->depth == 1 && r->root_object && r->key_schema && v->type == MT_JV_STRING &&
+        !(r->schema = mt_strpool_intern(r->w.pool, v->s, -1)))
+        return et_oom(r);
+    return 1;
+}
+
+static int et_open(etreader *r, int is_map) {
+    if (r->building || (r->in_nodes && r->depth == 2)) {
+        r->building = 1;
+        r->depth++;
+        return (is_map ? mt_jbuild_sax.start_map(&r->jb) : mt_jbuild_sax.start_array(&r->jb)) ? 1 : et_oom(r);
+    }
+    if (r->depth == 0) r->root_object = is_map;
+    if (r->depth == 1 && r->root_object && r->key_nodes && !is_map) r->in_nodes = r->saw_nodes = 1;
+    r->depth++;
+    return 1;
+}
+
+static int et_start_map(void *c) { return et_open(c, 1); }
+static int et_start_array(void *c) { return et_open(c, 0); }
+
+static int et_close(void *c) {
+    etreader *r = c;
+    r->depth--;
+    if (r->building) return mt_jbuild_sax.end_map(&r->jb) ? node_done(r) : et_oom(r);
+    if (r->depth == 1 && r->in_nodes) r->in_nodes = 0;
+    return 1;
+}
+
+static int et_key(void *c, const char *k, size_t len) {
+    etreader *r = c;
+    if (r->building) return mt_jbuild_sax.key(&r->jb, k, len) ? 1 : et_oom(r);
+    if (r->depth == 1 && r->root_object) {
+        r->key_nodes = !strcmp(k, "nodes");
+        r->key_schema = !strcmp(k, "schema");
+    }
+    return 1;
+}
+
+static const mt_jsax et_sax = {et_value, et_start_map, et_key, et_close, et_start_array, et_close};
+
+static mt_status read_file(etreader *r, const mt_jstream_opts *opts) {
+    et_data *e = r->w.e;
+    MT_CHECK(mt_jstream_file(r->path, &et_sax, r, opts, r->err));
+    if (!r->saw_nodes) return mt_fail(r->err, MT_EFORMAT, "%s: no \"nodes\" array: not an Execution Trace", r->path);
+    e->schema = r->schema ? r->schema : mt_strpool_intern(r->w.pool, "unknown", -1);
+    if (!e->schema) return et_oom(r), MT_ENOMEM;
+    if (e->n_nodes == 0) return mt_fail(r->err, MT_EFORMAT, "%s: Execution Trace has no nodes", r->path);
+    mt_status rc = index_nodes(r->path, e, r->err);
+    return rc == MT_ENOMEM ? mt_fail(r->err, MT_ENOMEM, "%s: out of memory reading Execution Trace", r->path) : rc;
+}
+
+mt_status mt_et_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, et_data *e, mt_error *err) {
     memset(e, 0, sizeof *e);
     mt_u64map_init(&e->by_id);
-    e->root = root;
-    mt_status rc = parse(path, root, pool, e, err);
+    etreader r = {.path = path, .err = err, .w = {.e = e, .pool = pool}};
+    mt_jbuild_init(&r.jb);
+    mt_status rc = read_file(&r, opts);
+    mt_jbuild_free(&r.jb);
     if (rc != MT_OK) mt_et_free(e);
     return rc;
 }

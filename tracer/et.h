@@ -8,7 +8,8 @@
  * Invariant after mt_et_parse: nodes[] are sorted by id (ids unique, by_id maps id -> index);
  * each node's children are linked in id order (first_child / next_sibling); a node's tensor
  * values are vals[in_first .. +in_count) and vals[out_first .. +out_count); names are interned.
- * `root` is owned (mt_et_free); et_node.inputs borrows from it.
+ * The file is streamed (util/jstream.h): each node is built alone as a small jansson value, read
+ * into the arrays and dropped, so memory holds the arrays, never the document.
  */
 #ifndef MT_TRACER_ET_H
 #define MT_TRACER_ET_H
@@ -18,6 +19,7 @@
 
 #include "tracer/strpool.h"
 #include "tracer/trace.h"
+#include "util/jstream.h"
 #include "util/u64map.h"
 
 typedef struct et_val {        /* a tensor mentioned in an ET node's inputs or outputs */
@@ -35,13 +37,11 @@ typedef struct et_node {
     int32_t out_first, out_count;
     int32_t first_child, next_sibling; /* indices into nodes[], children in id order */
     int32_t is_meta;              /* "[pytorch|profiler|...]" thread/process root */
-    json_t *inputs;               /* borrowed: raw input values (scalars for perfmodel) */
     int32_t comm_group;           /* from record_param_comms / pg attrs, 0 unknown */
     const char *comm_name;        /* collective name from record_param_comms, or NULL */
 } et_node;
 
 typedef struct et_data {
-    json_t *root;                                    /* owned */
     const char *schema;
     et_node *nodes;  int64_t n_nodes, cap_nodes;     /* sorted by id */
     et_val *vals;    int64_t n_vals, cap_vals;
@@ -49,11 +49,12 @@ typedef struct et_data {
     mt_u64map by_id;                                 /* node id -> index */
 } et_data;
 
-/* Reads the nodes of `root` (a parsed ET document, owned by e from now on). On failure e is
- * freed (the document too) and the message names `path` and the node (nodes[i], its id and
- * name). Cost: O(nodes + values + n log n). */
-mt_status mt_et_parse(const char *path, json_t *root, trace_strpool *pool, et_data *e, mt_error *err);
-/* Frees the arrays and the document; e is zeroed. */
+/* Reads the Execution Trace `path` (plain or gzip) into e, streaming it (opts: progress, or the
+ * reference DOM reader). On failure e holds nothing and the message names `path` and the node
+ * (nodes[i], its id and name), or the byte, line and column where the JSON breaks.
+ * Cost: O(file bytes + n log n) time, O(nodes + values) memory. */
+mt_status mt_et_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, et_data *e, mt_error *err);
+/* Frees the arrays; e is zeroed. */
 void mt_et_free(et_data *e);
 
 /* ---- the node tree ---------------------------------------------------------------------- */

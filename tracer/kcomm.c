@@ -36,7 +36,7 @@ mt_status mt_kcomm_dist(const kineto_data *k, trace *t) {
     trace_dist *d = &t->dist;
     memset(d, 0, sizeof *d);
     d->rank = -1;
-    json_t *di = json_is_object(k->root) ? json_object_get(k->root, "distributedInfo") : NULL;
+    json_t *di = k->dist;
     if (!json_is_object(di)) return MT_OK;
     json_t *ws = json_object_get(di, "world_size"), *rk = json_object_get(di, "rank");
     d->world_size = trace_group_size(ws);
@@ -82,28 +82,24 @@ typedef struct nest {
     double max_bytes, min_bytes;         /* over every tensor of the nest, 0 none */
 } nest;
 
-/* Bytes and dtype of tensor a of an event's "Input Dims" / "Input type" (0: not a sized tensor). */
-static double tensor_bytes(json_t *args, size_t a, const char **dtype) {
-    json_t *dims = args ? json_array_get(json_object_get(args, "Input Dims"), a) : NULL;
-    json_t *types = args ? json_object_get(args, "Input type") : NULL;
-    const char *ty = json_string_value(json_array_get(types, a));
-    int32_t isz = mt_trace_dtype_size(ty);
-    if (!json_is_array(dims) || json_array_size(dims) == 0 || isz == 0) return 0;
+/* Bytes and dtype of entry a of an event's "Input Dims" / "Input type" (0: not a sized tensor). */
+static double tensor_bytes(const kineto_data *k, const kargs *args, int32_t a, const char **dtype) {
+    const kinput *in = &k->inputs[args->in_first + a];
+    int32_t isz = mt_trace_dtype_size(in->type);
+    if (in->size <= 0 || isz == 0) return 0;
     double numel = 1;
-    size_t q;
-    json_t *v;
-    json_array_foreach(dims, q, v) numel *= json_is_integer(v) ? (double)json_integer_value(v) : 0;
-    if (dtype) *dtype = ty;
+    if (in->ndim < in->size) numel = 0; /* an element that is not an integer */
+    for (int32_t q = 0; q < in->ndim; q++) numel *= (double)k->dims[in->dim_first + q];
+    if (dtype) *dtype = in->type;
     return numel * isz;
 }
 
 /* The event's tensors into the nest's extremes; its first sized tensor's bytes (input order). */
-static double scan_tensors(json_t *args, nest *n, const char **dtype) {
-    json_t *dims = args ? json_object_get(args, "Input Dims") : NULL;
+static double scan_tensors(const kineto_data *k, const kargs *args, nest *n, const char **dtype) {
     double first = 0;
-    for (size_t a = 0; a < json_array_size(dims); a++) {
+    for (int32_t a = 0; a < args->n_in; a++) {
         const char *ty = NULL;
-        double b = tensor_bytes(args, a, &ty);
+        double b = tensor_bytes(k, args, a, &ty);
         if (b <= 0) continue;
         if (first == 0) {
             first = b;
@@ -115,38 +111,32 @@ static double scan_tensors(json_t *args, nest *n, const char **dtype) {
     return first;
 }
 
-static double num_arg(json_t *args, const char *key) {
-    json_t *v = json_object_get(args, key);
-    return json_is_number(v) && json_number_value(v) >= 0 ? json_number_value(v) : -1;
-}
-
-static void read_rpc(const kev *z, trace *t, nest *n) {
-    json_t *a = z->args;
-    n->rpc_bytes = scan_tensors(a, n, &n->rpc_dtype);
-    if (!a) return;
-    const char *cn = json_string_value(json_object_get(a, "Collective name"));
+static void read_rpc(const kineto_data *k, const kev *z, nest *n) {
+    const kargs *a = &z->a;
+    n->rpc_bytes = scan_tensors(k, a, n, &n->rpc_dtype);
+    if (!a->present) return;
+    const char *cn = a->coll_name;
     if (cn && names_wait(cn)) n->wait = 1;
     if (cn && mt_opclass_comm_of(cn) != TRACE_COMM_NONE) n->rpc_kind = mt_opclass_comm_of(cn);
-    n->in_n = num_arg(a, "In msg nelems");
-    n->out_n = num_arg(a, "Out msg nelems");
-    const char *dt = json_string_value(json_object_get(a, "dtype"));
-    if (dt) n->dtype = mt_strpool_intern(t->pool, dt, -1);
-    if (trace_group_size(json_object_get(a, "Group size"))) n->group = trace_group_size(json_object_get(a, "Group size"));
-    n->pg_name = str_of(json_object_get(a, "Process Group Name"), t->pool);
-    n->pg_desc = str_of(json_object_get(a, "Process Group Description"), t->pool);
+    n->in_n = a->in_nelems;
+    n->out_n = a->out_nelems;
+    if (a->dtype) n->dtype = a->dtype;
+    if (a->group) n->group = a->group;
+    n->pg_name = a->pg_name;
+    n->pg_desc = a->pg_desc;
 }
 
-static void read_event(const kev *z, int outer, trace *t, nest *n) {
+static void read_event(const kineto_data *k, const kev *z, int outer, nest *n) {
     if (!strcmp(z->name, "record_param_comms")) {
-        read_rpc(z, t, n);
+        read_rpc(k, z, n);
     } else if (is_backend(z->name)) {
         n->backend = 1;
         n->bare |= outer;
         n->backend_kind = mt_opclass_comm_of(z->name);
-        n->backend_bytes = scan_tensors(z->args, n, &n->backend_dtype);
+        n->backend_bytes = scan_tensors(k, &z->a, n, &n->backend_dtype);
     } else if (starts(z->name, "c10d::")) {
         if (n->api_kind == TRACE_COMM_NONE || n->api_kind == TRACE_COMM_OTHER) n->api_kind = mt_opclass_comm_of(z->name);
-        scan_tensors(z->args, n, NULL);
+        scan_tensors(k, &z->a, n, NULL);
     }
     if (names_wait(z->name)) n->wait = 1;
 }
@@ -195,7 +185,7 @@ void mt_kcomm_call(const kineto_data *k, const int32_t *ord, int64_t pos, trace 
     for (int64_t i = pos; i < k->n_ev; i++) {
         const kev *z = &k->ev[ord[i]];
         if (i > pos && (z->tid != y->tid || z->ts_ns > end || (z->ts_ns == end && y->dur_ns > 0))) break;
-        read_event(z, i == pos, t, &n);
+        read_event(k, z, i == pos, &n);
     }
     if (c->op >= 0 && c->op < t->n_ops && names_wait(t->ops[c->op].name)) n.wait = 1;
     if (known_kind(n.rpc_kind)) c->kind = n.rpc_kind;

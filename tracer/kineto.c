@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tracer/kineto.h"
+#include "tracer/kstream.h"
 #include "tracer/limits.h"
 #include "tracer/reader.h"
 #include "util/fileio.h"
@@ -33,27 +34,35 @@ static mt_sniff sniff(const char *head, size_t len) {
 }
 
 static mt_status load(const char *path, trace_strpool *pool, mt_trace_parts *parts, mt_error *err) {
-    json_t *root = NULL;
-    MT_CHECK(mt_json_load(path, &root, err));
-    return mt_kineto_parse(path, root, pool, &parts->events, err);
+    return mt_kineto_read(path, pool, &parts->jopts, &parts->events, err);
 }
 
 const mt_trace_reader mt_reader_kineto = {"kineto-json", MT_PART_EVENTS, ".json .json.gz .gz", sniff, load};
 
+
 /* ---- fields ----------------------------------------------------------------------------- */
 
-static int64_t int_arg(json_t *args, const char *key, int64_t dflt) {
-    json_t *v = args ? json_object_get(args, key) : NULL;
-    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-    if (json_is_real(v) && fabs(json_real_value(v)) < 9e18) return (int64_t)json_real_value(v);
-    return dflt; /* absent, or a real beyond int64 (its conversion would be undefined) */
+/* An integer member: its value, a real's truncation when it fits int64, else dflt (absent, a
+ * string, or a real beyond int64: its conversion would be undefined). */
+static int64_t int_of(const kval *v, int64_t dflt) {
+    if (v->present && v->type == MT_JV_INT) return v->i;
+    if (v->present && v->type == MT_JV_REAL && fabs(v->d) < 9e18) return (int64_t)v->d;
+    return dflt;
 }
 
-static int64_t tid_of(json_t *e) {
-    json_t *v = json_object_get(e, "tid");
-    if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-    if (json_is_string(v)) { /* "stream 7" or a label: hash it stably */
-        const char *s = json_string_value(v);
+static int64_t int_arg(const kin_event *e, kin_arg a, int64_t dflt) { return int_of(&e->a[a], dflt); }
+
+static const char *str_arg(const kin_event *e, kin_arg a) {
+    return e->a[a].present && e->a[a].type == MT_JV_STRING ? e->a[a].s : NULL;
+}
+
+static int is_num(const kval *v) { return v->present && (v->type == MT_JV_INT || v->type == MT_JV_REAL); }
+
+static int64_t tid_of(const kin_event *e) {
+    const kval *v = &e->f[KF_TID];
+    if (v->present && v->type == MT_JV_INT) return v->i;
+    if (v->present && v->type == MT_JV_STRING) { /* "stream 7" or a label: hash it stably */
+        const char *s = v->s;
         int64_t n = 0;
         if (sscanf(s, "stream %ld", &n) == 1) return n;
         uint64_t h = 1469598103934665603ULL;
@@ -65,26 +74,25 @@ static int64_t tid_of(json_t *e) {
 
 /* The "Input Dims" of an op (tensor shapes, read by emit.c for Kineto-only traces): every
  * dimension, and the element count of each leading run of them, in 0..TRACE_MAX_NUMEL. */
-static mt_status check_input_dims(const char *path, size_t ev, json_t *args, mt_error *err) {
-    json_t *dims = args ? json_object_get(args, "Input Dims") : NULL;
-    size_t a, q;
-    json_t *d, *v;
-    json_array_foreach(dims, a, d) {
+static mt_status check_input_dims(const char *path, const kin_event *e, mt_error *err) {
+    for (int32_t a = 0; a < e->n_dims; a++) {
         double numel = 1;
-        json_array_foreach(d, q, v) {
-            if (!json_is_integer(v)) break;
-            numel *= (double)json_integer_value(v);
-            if (json_integer_value(v) < 0 || numel > (double)TRACE_MAX_NUMEL)
-                return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].args.Input Dims[%zu][%zu]: %lld is not a "
+        for (int32_t q = 0; q < e->dims[a].ndim; q++) {
+            int64_t v = e->dimv[e->dims[a].first + q];
+            numel *= (double)v;
+            if (v < 0 || numel > (double)TRACE_MAX_NUMEL)
+                return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%lld].args.Input Dims[%d][%d]: %lld is not a "
                                "tensor dimension, or makes a tensor of more than 1e12 elements (is the file "
-                               "damaged?)", path, ev, a, q, (long long)json_integer_value(v));
+                               "damaged?)", path, (long long)e->index, (int)a, (int)q, (long long)v);
         }
     }
     return MT_OK;
 }
 
 void mt_kineto_free(kineto_data *k) {
-    if (k->root) json_decref(k->root);
+    if (k->dist) json_decref(k->dist);
+    free(k->inputs);
+    free(k->dims);
     free(k->ev);
     free(k->rt);
     free(k->gpu);
@@ -112,209 +120,257 @@ static const struct {
 
 #define MODULE_PREFIX "nn.Module: "
 
-/* One complete event, its common fields checked. */
-typedef struct xev {
-    json_t *e, *args;
-    const char *name;
-    int64_t ts_ns, dur_ns;
-} xev;
+/* The reading of one file: the arrays being filled, and each kept record's raw ts (us), made
+ * relative once the trace's first event is known (at the end). */
+typedef struct kreader {
+    const char *path;
+    trace_strpool *pool;
+    kineto_data *k;
+    mt_error *err;
+    double *ts_us[4];            /* of ev, rt, gpu, mod */
+    int64_t cap_ts[4];
+    double lo_ts, hi_ts;         /* the extreme ts of the complete events with a category */
+    int64_t lo_ev, hi_ev;        /* and their traceEvents index */
+} kreader;
 
-static mt_status add_host(kineto_data *k, trace_strpool *pool, const xev *x, kev_kind kind) {
+enum { TS_EV = 0, TS_RT, TS_GPU, TS_MOD };
+
+static mt_status keep_ts(kreader *r, int which, int64_t n, double ts) {
+    if (mt_vec_reserve(&r->ts_us[which], &r->cap_ts[which], n + 1)) return MT_ENOMEM;
+    r->ts_us[which][n] = ts;
+    return MT_OK;
+}
+
+/* A host event's args: what emit.c and kcomm.c read (kineto.h, kargs). */
+static mt_status keep_args(kreader *r, const kin_event *e, kargs *a) {
+    kineto_data *k = r->k;
+    trace_strpool *pool = r->pool;
+    memset(a, 0, sizeof *a);
+    a->in_nelems = a->out_nelems = -1;
+    if (!e->args_object) return MT_OK;
+    a->present = 1;
+    const char *s[4] = {str_arg(e, KA_COLL_NAME), str_arg(e, KA_DTYPE), str_arg(e, KA_PG_NAME), str_arg(e, KA_PG_DESC)};
+    const char **to[4] = {&a->coll_name, &a->dtype, &a->pg_name, &a->pg_desc};
+    for (int i = 0; i < 4; i++)
+        if (s[i] && !(*to[i] = mt_strpool_intern(pool, s[i], -1))) return MT_ENOMEM;
+    const kval *g = &e->a[KA_GROUP];
+    a->group = g->present && g->type == MT_JV_INT && g->i > 0 && g->i <= INT32_MAX ? (int32_t)g->i : 0;
+    if (is_num(&e->a[KA_IN_NELEMS]) && e->a[KA_IN_NELEMS].d >= 0) a->in_nelems = e->a[KA_IN_NELEMS].d;
+    if (is_num(&e->a[KA_OUT_NELEMS]) && e->a[KA_OUT_NELEMS].d >= 0) a->out_nelems = e->a[KA_OUT_NELEMS].d;
+    if (e->n_dims == 0) return MT_OK;
+    if (mt_vec_reserve(&k->inputs, &k->cap_inputs, k->n_inputs + e->n_dims)) return MT_ENOMEM;
+    a->in_first = (int32_t)k->n_inputs;
+    a->n_in = e->n_dims;
+    for (int32_t i = 0; i < e->n_dims; i++) {
+        const kin_dims *d = &e->dims[i];
+        if (mt_vec_reserve(&k->dims, &k->cap_dims, k->n_dims + d->ndim)) return MT_ENOMEM;
+        kinput *in = &k->inputs[k->n_inputs++];
+        *in = (kinput){.dim_first = (int32_t)k->n_dims, .ndim = d->ndim, .size = d->size};
+        if (d->ndim > 0) memcpy(k->dims + k->n_dims, e->dimv + d->first, (size_t)d->ndim * sizeof *k->dims);
+        k->n_dims += d->ndim;
+        const char *ty = i < e->n_types ? e->types[i] : NULL;
+        if (ty && !(in->type = mt_strpool_intern(pool, ty, -1))) return MT_ENOMEM;
+    }
+    return MT_OK;
+}
+
+static mt_status add_host(kreader *r, const kin_event *e, double ts, int64_t dur_ns, kev_kind kind) {
+    kineto_data *k = r->k;
     if (mt_vec_reserve(&k->ev, &k->cap_ev, k->n_ev + 1)) return MT_ENOMEM;
-    kev *v = &k->ev[k->n_ev++];
-    v->name = mt_strpool_intern(pool, x->name, -1);
-    v->tid = tid_of(x->e);
-    v->ts_ns = x->ts_ns;
-    v->dur_ns = x->dur_ns;
-    v->ext_id = int_arg(x->args, "External id", -1);
-    v->rf_id = int_arg(x->args, "Record function id", -1);
-    v->seq = int_arg(x->args, "Sequence number", -1);
-    v->fwd_tid = int_arg(x->args, "Fwd thread id", -1);
-    v->args = x->args;
+    MT_CHECK(keep_ts(r, TS_EV, k->n_ev, ts));
+    kev *v = &k->ev[k->n_ev];
+    v->name = mt_strpool_intern(r->pool, e->f[KF_NAME].s, -1);
+    v->tid = tid_of(e);
+    v->dur_ns = dur_ns;
+    v->ext_id = int_arg(e, KA_EXT_ID, -1);
+    v->rf_id = int_arg(e, KA_RF_ID, -1);
+    v->seq = int_arg(e, KA_SEQ, -1);
+    v->fwd_tid = int_arg(e, KA_FWD_TID, -1);
     v->kind = kind;
     v->parent = v->outer = -1;
     v->et_node = -1;
+    MT_CHECK(keep_args(r, e, &v->a));
+    k->n_ev++;
     return v->name ? MT_OK : MT_ENOMEM;
 }
 
-static mt_status add_runtime(kineto_data *k, trace_strpool *pool, const xev *x) {
+static mt_status add_runtime(kreader *r, const kin_event *e, double ts, int64_t dur_ns) {
+    kineto_data *k = r->k;
     if (mt_vec_reserve(&k->rt, &k->cap_rt, k->n_rt + 1)) return MT_ENOMEM;
-    krt *r = &k->rt[k->n_rt++];
-    r->tid = tid_of(x->e);
-    r->ts_ns = x->ts_ns;
-    r->dur_ns = x->dur_ns;
-    r->correlation = int_arg(x->args, "correlation", -1);
-    r->name = mt_strpool_intern(pool, x->name, -1);
-    return r->name ? MT_OK : MT_ENOMEM;
+    MT_CHECK(keep_ts(r, TS_RT, k->n_rt, ts));
+    krt *x = &k->rt[k->n_rt++];
+    x->tid = tid_of(e);
+    x->dur_ns = dur_ns;
+    x->correlation = int_arg(e, KA_CORRELATION, -1);
+    x->name = mt_strpool_intern(r->pool, e->f[KF_NAME].s, -1);
+    return x->name ? MT_OK : MT_ENOMEM;
 }
 
-static mt_status add_gpu(kineto_data *k, trace_strpool *pool, const xev *x, trace_kernel_kind kind) {
+static mt_status add_gpu(kreader *r, const kin_event *e, double ts, int64_t dur_ns, trace_kernel_kind kind) {
+    kineto_data *k = r->k;
     if (mt_vec_reserve(&k->gpu, &k->cap_gpu, k->n_gpu + 1)) return MT_ENOMEM;
+    MT_CHECK(keep_ts(r, TS_GPU, k->n_gpu, ts));
     kgpu *g = &k->gpu[k->n_gpu++];
-    g->ts_ns = x->ts_ns;
-    g->dur_ns = x->dur_ns;
-    g->correlation = int_arg(x->args, "correlation", -1);
-    g->ext_id = int_arg(x->args, "External id", -1);
-    g->stream = (int32_t)int_arg(x->args, "stream", -1);
+    g->dur_ns = dur_ns;
+    g->correlation = int_arg(e, KA_CORRELATION, -1);
+    g->ext_id = int_arg(e, KA_EXT_ID, -1);
+    g->stream = (int32_t)int_arg(e, KA_STREAM, -1);
     g->kind = kind;
-    g->name = mt_strpool_intern(pool, x->name, -1);
+    g->name = mt_strpool_intern(r->pool, e->f[KF_NAME].s, -1);
     return g->name ? MT_OK : MT_ENOMEM;
 }
 
-static mt_status add_module(kineto_data *k, trace_strpool *pool, const xev *x) {
-    if (strncmp(x->name, MODULE_PREFIX, strlen(MODULE_PREFIX)) != 0) return MT_OK;
+static mt_status add_module(kreader *r, const kin_event *e, double ts, int64_t dur_ns) {
+    kineto_data *k = r->k;
+    const char *name = e->f[KF_NAME].s;
+    if (strncmp(name, MODULE_PREFIX, strlen(MODULE_PREFIX)) != 0) return MT_OK;
     if (mt_vec_reserve(&k->mod, &k->cap_mod, k->n_mod + 1)) return MT_ENOMEM;
+    MT_CHECK(keep_ts(r, TS_MOD, k->n_mod, ts));
     kmod *m = &k->mod[k->n_mod++];
-    m->name = mt_strpool_intern(pool, x->name + strlen(MODULE_PREFIX), -1);
-    m->tid = tid_of(x->e);
-    m->ts_ns = x->ts_ns;
-    m->dur_ns = x->dur_ns;
+    m->name = mt_strpool_intern(r->pool, name + strlen(MODULE_PREFIX), -1);
+    m->tid = tid_of(e);
+    m->dur_ns = dur_ns;
     return m->name ? MT_OK : MT_ENOMEM;
 }
 
-/* A stream id from args[key]: -1 when absent, negative or not a 32-bit id (CUPTI writes
+/* A stream id from an arg: -1 when absent, negative or not a 32-bit id (CUPTI writes
  * 4294967295 for "none"). */
-static int32_t stream_arg(json_t *args, const char *key) {
-    int64_t v = int_arg(args, key, -1);
+static int32_t stream_arg(const kin_event *e, kin_arg a) {
+    int64_t v = int_arg(e, a, -1);
     return v >= 0 && v < INT32_MAX ? (int32_t)v : -1;
 }
 
-static mt_status add_sync(kineto_data *k, const xev *x) {
+static mt_status add_sync(kineto_data *k, const kin_event *e) {
     static const struct { const char *name; ksync_kind kind; } kinds[] = {
         {"Stream Wait Event", KSYNC_WAIT_EVENT}, {"Stream Sync", KSYNC_STREAM},
         {"Event Sync", KSYNC_EVENT}, {"Context Sync", KSYNC_CONTEXT}};
     size_t i = 0, n = sizeof kinds / sizeof *kinds;
-    while (i < n && strcmp(x->name, kinds[i].name)) i++;
+    while (i < n && strcmp(e->f[KF_NAME].s, kinds[i].name)) i++;
     if (i == n) return MT_OK;
     if (mt_vec_reserve(&k->sync, &k->cap_sync, k->n_sync + 1)) return MT_ENOMEM;
-    k->sync[k->n_sync++] = (ksyncev){int_arg(x->args, "correlation", -1),
-                                     int_arg(x->args, "wait_on_cuda_event_record_corr_id", -1),
-                                     stream_arg(x->args, "stream"), stream_arg(x->args, "wait_on_stream"),
-                                     kinds[i].kind};
+    k->sync[k->n_sync++] = (ksyncev){int_arg(e, KA_CORRELATION, -1), int_arg(e, KA_REC_CORR, -1),
+                                     stream_arg(e, KA_STREAM), stream_arg(e, KA_WAIT_STREAM), kinds[i].kind};
     return MT_OK;
 }
 
-/* ---- parsing ---------------------------------------------------------------------------- */
+/* ---- one event -------------------------------------------------------------------------- */
 
-static void read_device(json_t *root, trace_strpool *pool, kineto_data *k) {
-    json_t *props = json_is_object(root) ? json_object_get(root, "deviceProperties") : NULL;
-    if (!json_is_array(props) || json_array_size(props) == 0) return;
-    json_t *p0 = json_array_get(props, 0);
-    json_t *nm = json_object_get(p0, "name");
-    if (json_is_string(nm)) k->device_name = mt_strpool_intern(pool, json_string_value(nm), -1);
-    k->device_mem = int_arg(p0, "totalGlobalMem", 0);
-}
-
-/* The earliest positive timestamp (us), so relative ns fit comfortably in int64; 0 when none
- * or absurd (the events' own checks refuse those). */
-static int64_t base_us(json_t *events) {
-    double min_ts = INFINITY;
-    size_t i;
-    json_t *e;
-    json_array_foreach(events, i, e) {
-        json_t *ts = json_is_object(e) ? json_object_get(e, "ts") : NULL;
-        if (json_is_number(ts) && json_number_value(ts) < min_ts && json_number_value(ts) > 0)
-            min_ts = json_number_value(ts);
-    }
-    return (int64_t)floor(min_ts < 1e18 ? min_ts : 0);
-}
-
-/* Checks traceEvents[i]'s name and ts into *x, and keeps its dur for event_dur; *cat is NULL for
- * an event that is not a complete ("X") event with a category. */
-static mt_status event_fields(const char *path, size_t i, json_t *e, int64_t base, xev *x, const char **cat,
-                              mt_error *err) {
-    if (!json_is_object(e)) return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu] is not an object", path, i);
-    const char *ph = json_string_value(json_object_get(e, "ph"));
-    *cat = json_string_value(json_object_get(e, "cat"));
-    if (!ph || strcmp(ph, "X") != 0 || !*cat) {
-        *cat = NULL;
-        return MT_OK;
-    }
-    json_t *jname = json_object_get(e, "name"), *jts = json_object_get(e, "ts");
-    if (!json_is_string(jname) || !json_is_number(jts))
-        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu] (cat %s) lacks a string \"name\" or numeric "
-                       "\"ts\"", path, i, *cat);
-    double ts_rel = (json_number_value(jts) - (double)base) * 1000.0;
-    if (!(fabs(ts_rel) <= TRACE_MAX_NS))
-        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].ts: %.17g us is more than 11 days from the "
-                       "trace's first event (is the file damaged?)", path, i, json_number_value(jts));
-    x->e = e;
-    x->ts_ns = llround(ts_rel);
-    x->dur_ns = 0;
-    x->args = json_object_get(e, "args");
-    if (x->args && !json_is_object(x->args)) x->args = NULL;
-    x->name = json_string_value(jname);
-    return MT_OK;
-}
-
-/* The dur of a kept event (0 when absent) into x->dur_ns. A dur that is not a number, negative
+/* The dur of a kept event (0 when absent) into *dur_ns. A dur that is not a number, negative
  * or longer than 11 days is refused, naming the event: a trace whose timings are damaged cannot
  * be simulated (a clamped or guessed time would be a silently wrong answer). */
-static mt_status event_dur(const char *path, size_t i, const char *cat, xev *x, mt_error *err) {
-    json_t *jdur = json_object_get(x->e, "dur");
-    if (!jdur) return MT_OK;
+static mt_status event_dur(const kreader *r, const kin_event *e, int64_t *dur_ns) {
+    const kval *jdur = &e->f[KF_DUR];
+    *dur_ns = 0;
+    if (!jdur->present) return MT_OK;
     const char *why = NULL;
-    double dur_us = json_is_number(jdur) ? json_number_value(jdur) : 0;
-    if (!json_is_number(jdur)) why = "is not a number";
+    double dur_us = is_num(jdur) ? jdur->d : 0;
+    if (!is_num(jdur)) why = "is not a number";
     else if (dur_us < 0) why = "is negative";
     else if (!(dur_us * 1000.0 <= TRACE_MAX_NS)) why = "is longer than 11 days";
     if (why) {
         char val[48] = "";
-        if (json_is_number(jdur)) snprintf(val, sizeof val, " (%.17g us)", dur_us);
-        return mt_fail(err, MT_EFORMAT, "%s: traceEvents[%zu].dur %s%s: event \"%.80s\" (cat %s, ts %.17g us); "
-                       "the trace's timings are damaged, re-record or re-export it", path, i, why, val, x->name,
-                       cat, json_number_value(json_object_get(x->e, "ts")));
+        if (is_num(jdur)) snprintf(val, sizeof val, " (%.17g us)", dur_us);
+        return mt_fail(r->err, MT_EFORMAT, "%s: traceEvents[%lld].dur %s%s: event \"%.80s\" (cat %s, ts %.17g us); "
+                       "the trace's timings are damaged, re-record or re-export it", r->path, (long long)e->index,
+                       why, val, e->f[KF_NAME].s, e->f[KF_CAT].s, e->f[KF_TS].d);
     }
-    x->dur_ns = llround(dur_us * 1000.0);
+    *dur_ns = llround(dur_us * 1000.0);
     return MT_OK;
 }
 
-/* Keeps traceEvents[i] in the array its category names. */
-static mt_status read_event(const char *path, size_t i, json_t *e, trace_strpool *pool, kineto_data *k,
-                            mt_error *err) {
-    xev x = {0};
-    const char *cat = NULL;
-    MT_CHECK(event_fields(path, i, e, k->base_us, &x, &cat, err));
+/* Keeps complete ("X") events with a category, in the array their category names. */
+static mt_status read_event(kreader *r, const kin_event *e) {
+    const kval *ph = &e->f[KF_PH], *cat = &e->f[KF_CAT], *name = &e->f[KF_NAME], *ts = &e->f[KF_TS];
+    if (!ph->present || ph->type != MT_JV_STRING || strcmp(ph->s, "X") || !cat->present || cat->type != MT_JV_STRING)
+        return MT_OK;
+    if (!name->present || name->type != MT_JV_STRING || !is_num(ts))
+        return mt_fail(r->err, MT_EFORMAT, "%s: traceEvents[%lld] (cat %s) lacks a string \"name\" or numeric "
+                       "\"ts\"", r->path, (long long)e->index, cat->s);
+    if (ts->d < r->lo_ts) r->lo_ts = ts->d, r->lo_ev = e->index;
+    if (ts->d > r->hi_ts) r->hi_ts = ts->d, r->hi_ev = e->index;
     size_t c = 0, n = sizeof categories / sizeof *categories;
-    while (cat && c < n && strcmp(cat, categories[c].cat)) c++;
-    if (!cat || c == n) return MT_OK;
-    MT_CHECK(event_dur(path, i, cat, &x, err));
-    mt_status rc = MT_OK;
+    while (c < n && strcmp(cat->s, categories[c].cat)) c++;
+    if (c == n) return MT_OK;
+    int64_t dur_ns;
+    MT_CHECK(event_dur(r, e, &dur_ns));
     switch (categories[c].kind) {
     case CAT_HOST_OP:
     case CAT_ANNOTATION:
-        MT_CHECK(check_input_dims(path, i, x.args, err));
-        rc = add_host(k, pool, &x, categories[c].kind == CAT_ANNOTATION ? KEV_ANNOTATION : KEV_OP);
-        break;
-    case CAT_RUNTIME: rc = add_runtime(k, pool, &x); break;
-    case CAT_GPU: rc = add_gpu(k, pool, &x, categories[c].gpu); break;
-    case CAT_PYTHON: rc = add_module(k, pool, &x); break;
-    case CAT_SYNC: rc = add_sync(k, &x); break;
+        MT_CHECK(check_input_dims(r->path, e, r->err));
+        return add_host(r, e, ts->d, dur_ns, categories[c].kind == CAT_ANNOTATION ? KEV_ANNOTATION : KEV_OP);
+    case CAT_RUNTIME: return add_runtime(r, e, ts->d, dur_ns);
+    case CAT_GPU: return add_gpu(r, e, ts->d, dur_ns, categories[c].gpu);
+    case CAT_PYTHON: return add_module(r, e, ts->d, dur_ns);
+    case CAT_SYNC: return add_sync(r->k, e);
     }
-    return rc == MT_OK ? MT_OK : mt_fail(err, MT_ENOMEM, "%s: out of memory reading Kineto events", path);
-}
-
-static mt_status parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k, mt_error *err) {
-    json_t *events = json_is_array(root) ? root : json_object_get(root, "traceEvents");
-    if (!json_is_array(events))
-        return mt_fail(err, MT_EFORMAT, "%s: no \"traceEvents\" array: not a Kineto trace", path);
-    read_device(root, pool, k);
-    k->base_us = base_us(events);
-    size_t i;
-    json_t *e;
-    json_array_foreach(events, i, e) MT_CHECK(read_event(path, i, e, pool, k, err));
-    if (k->n_ev == 0 && k->n_gpu == 0)
-        return mt_fail(err, MT_EFORMAT,
-                       "%s: Kineto trace has no cpu_op, user_annotation or kernel events: was "
-                       "the profiler active during the step?", path);
     return MT_OK;
 }
 
-mt_status mt_kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
-                          mt_error *err) {
+static int on_event(void *ctx, const kin_event *e) {
+    kreader *r = ctx;
+    mt_status rc = read_event(r, e);
+    if (rc == MT_ENOMEM) mt_fail(r->err, MT_ENOMEM, "%s: out of memory reading Kineto events", r->path);
+    return rc == MT_OK;
+}
+
+/* ---- the whole file --------------------------------------------------------------------- */
+
+static void read_device(json_t *props, trace_strpool *pool, kineto_data *k) {
+    if (!json_is_array(props) || json_array_size(props) == 0) return;
+    json_t *p0 = json_array_get(props, 0);
+    json_t *nm = json_object_get(p0, "name");
+    if (json_is_string(nm)) k->device_name = mt_strpool_intern(pool, json_string_value(nm), -1);
+    json_t *mem = json_object_get(p0, "totalGlobalMem");
+    if (json_is_integer(mem)) k->device_mem = (int64_t)json_integer_value(mem);
+    else if (json_is_real(mem) && fabs(json_real_value(mem)) < 9e18) k->device_mem = (int64_t)json_real_value(mem);
+}
+
+/* Times relative to the earliest positive ts (us), so they fit comfortably in int64: refuses an
+ * event more than 11 days from it (is the file damaged?). */
+static mt_status relative_times(kreader *r, double min_ts) {
+    kineto_data *k = r->k;
+    k->base_us = (int64_t)floor(min_ts < 1e18 ? min_ts : 0);
+    double base = (double)k->base_us;
+    int64_t far = !(fabs((r->lo_ts - base) * 1000.0) <= TRACE_MAX_NS) ? r->lo_ev
+                : !(fabs((r->hi_ts - base) * 1000.0) <= TRACE_MAX_NS) ? r->hi_ev : -1;
+    if (far >= 0)
+        return mt_fail(r->err, MT_EFORMAT, "%s: traceEvents[%lld].ts: %.17g us is more than 11 days from the "
+                       "trace's first event (is the file damaged?)", r->path, (long long)far,
+                       far == r->lo_ev ? r->lo_ts : r->hi_ts);
+    for (int64_t i = 0; i < k->n_ev; i++) k->ev[i].ts_ns = llround((r->ts_us[TS_EV][i] - base) * 1000.0);
+    for (int64_t i = 0; i < k->n_rt; i++) k->rt[i].ts_ns = llround((r->ts_us[TS_RT][i] - base) * 1000.0);
+    for (int64_t i = 0; i < k->n_gpu; i++) k->gpu[i].ts_ns = llround((r->ts_us[TS_GPU][i] - base) * 1000.0);
+    for (int64_t i = 0; i < k->n_mod; i++) k->mod[i].ts_ns = llround((r->ts_us[TS_MOD][i] - base) * 1000.0);
+    return MT_OK;
+}
+
+static mt_status read_all(kreader *r, const mt_jstream_opts *opts) {
+    kstream *s = mt_kstream_new(r->path, on_event, r, r->err);
+    if (!s) return mt_fail(r->err, MT_ENOMEM, "%s: out of memory reading Kineto events", r->path);
+    mt_status rc = mt_jstream_file(r->path, &mt_kstream_sax, s, opts, r->err);
+    if (rc == MT_OK && !mt_kstream_saw_events(s))
+        rc = mt_fail(r->err, MT_EFORMAT, "%s: no \"traceEvents\" array: not a Kineto trace", r->path);
+    if (rc == MT_OK) {
+        json_t *props = mt_kstream_take(s, "deviceProperties");
+        read_device(props, r->pool, r->k);
+        json_decref(props);
+        r->k->dist = mt_kstream_take(s, "distributedInfo");
+        rc = relative_times(r, mt_kstream_min_ts(s));
+    }
+    mt_kstream_free(s);
+    return rc;
+}
+
+mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, kineto_data *k,
+                         mt_error *err) {
     memset(k, 0, sizeof *k);
-    k->root = root;
-    mt_status rc = parse(path, root, pool, k, err);
+    kreader r = {.path = path, .pool = pool, .k = k, .err = err, .lo_ts = INFINITY, .hi_ts = -INFINITY,
+                 .lo_ev = -1, .hi_ev = -1};
+    mt_status rc = read_all(&r, opts);
+    for (int i = 0; i < 4; i++) free(r.ts_us[i]);
+    if (rc == MT_OK && k->n_ev == 0 && k->n_gpu == 0)
+        rc = mt_fail(err, MT_EFORMAT, "%s: Kineto trace has no cpu_op, user_annotation or kernel events: was "
+                     "the profiler active during the step?", path);
     if (rc != MT_OK) mt_kineto_free(k);
     return rc;
 }

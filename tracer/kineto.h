@@ -4,9 +4,14 @@
  * calls (launches, with correlation ids), kernel/gpu_memcpy/gpu_memset events (device work),
  * cuda_sync events (which stream a stream wait or a synchronisation waited for, PyTorch >= 2.3),
  * python_function events that are nn.Module calls (layers) and deviceProperties.
- * Invariant after mt_kineto_parse: every name is interned in the trace's pool; times are int64
- * ns relative to base_us; kev.args borrow from root, which kineto_data owns (mt_kineto_free);
- * kev.parent/outer/et_node are -1 until the linker fills them (khost.h, match.h).
+ * The file is streamed (util/jstream.h): one event at a time is gathered into a flat record and
+ * handed to the one consumer (kineto.c), which keeps only what the model reads: the event's
+ * fields above and, of a host event's args, its ids and what the op emitter and the collective
+ * reader ask (kargs: "Input Dims", "Input type", record_param_comms' fields). Nothing of the
+ * document is kept but distributedInfo (a few process groups, as jansson).
+ * Invariant after mt_kineto_read: every name is interned in the trace's pool; times are int64
+ * ns relative to base_us; kev.parent/outer/et_node are -1 until the linker fills them (khost.h,
+ * match.h). Memory: about 150 bytes per kept event plus its input shapes.
  */
 #ifndef MT_TRACER_KINETO_H
 #define MT_TRACER_KINETO_H
@@ -16,15 +21,32 @@
 
 #include "tracer/strpool.h"
 #include "tracer/trace.h"
+#include "util/jstream.h"
 
 typedef enum { KEV_OP = 0, KEV_ANNOTATION } kev_kind;
+
+typedef struct kinput {        /* one entry of a host event's "Input Dims", with its "Input type" */
+    int32_t dim_first;         /* its leading integers: kineto_data.dims[dim_first .. +ndim) */
+    int32_t ndim;
+    int32_t size;              /* elements of the entry, -1 when it is not an array */
+    const char *type;          /* "Input type"[a] when a string (interned), else NULL */
+} kinput;
+
+typedef struct kargs {         /* what the model reads of a host event's args */
+    int32_t present;           /* the event has an args object (else all below are empty) */
+    int32_t in_first, n_in;    /* "Input Dims": kineto_data.inputs[in_first .. +n_in), 0 when absent */
+    const char *coll_name, *dtype, *pg_name, *pg_desc;  /* "Collective name", "dtype", "Process
+                                * Group Name", "... Description" when strings (interned), else NULL */
+    int32_t group;             /* "Group size" (trace_group_size), 0 */
+    double in_nelems, out_nelems; /* "In msg nelems", "Out msg nelems" when numbers >= 0, else -1 */
+} kargs;
 
 typedef struct kev {           /* a cpu_op or user_annotation event */
     const char *name;          /* interned */
     int64_t tid, ts_ns, dur_ns;
     int64_t ext_id, rf_id;     /* -1 when absent */
     int64_t seq, fwd_tid;      /* -1 when absent */
-    json_t *args;              /* borrowed from the JSON root (may be NULL) */
+    kargs a;
     kev_kind kind;
     int32_t parent;            /* enclosing kev (op or annotation) on the same thread, -1 */
     int32_t outer;             /* outermost enclosing KEV_OP (itself when outermost), -1 for annotations outside ops */
@@ -59,7 +81,9 @@ typedef struct kmod {          /* a python_function event that is an nn.Module c
 } kmod;
 
 typedef struct kineto_data {
-    json_t *root;              /* owned */
+    json_t *dist;              /* the document's distributedInfo (owned), NULL */
+    kinput *inputs; int64_t n_inputs, cap_inputs;
+    int64_t *dims; int64_t n_dims, cap_dims;
     kev *ev;     int64_t n_ev, cap_ev;
     krt *rt;     int64_t n_rt, cap_rt;
     kgpu *gpu;   int64_t n_gpu, cap_gpu;
@@ -70,12 +94,13 @@ typedef struct kineto_data {
     int64_t base_us;           /* subtracted from every ts */
 } kineto_data;
 
-/* Reads the events of `root` (a parsed Kineto document, owned by k from now on). On failure
- * k is freed (the document too) and the message names `path` and the event (traceEvents[i]).
- * Cost: O(events). */
-mt_status mt_kineto_parse(const char *path, json_t *root, trace_strpool *pool, kineto_data *k,
-                          mt_error *err);
-/* Frees the arrays and the document; k is zeroed. */
+/* Reads the Kineto trace `path` (plain or gzip) into k, streaming it (opts: progress, or the
+ * reference DOM reader). On failure k holds nothing and the message names `path` and the event
+ * (traceEvents[i]), or the byte, line and column where the JSON breaks. Cost: O(file bytes)
+ * time, O(kept events) memory. */
+mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, kineto_data *k,
+                         mt_error *err);
+/* Frees the arrays; k is zeroed. */
 void mt_kineto_free(kineto_data *k);
 
 #endif

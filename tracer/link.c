@@ -8,12 +8,40 @@
 #include "tracer/link.h"
 #include "tracer/match.h"
 
-/* Number of events linked to the ET that start in step w. */
-static int64_t linked_in(const kineto_data *k, const kstep *w) {
-    int64_t c = 0;
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Index of the first of ts[0..n) (sorted) that is >= v. */
+static int64_t lower(const int64_t *ts, int64_t n, int64_t v) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ts[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The step holding the most events linked to the ET (ties: the earlier), or last when none is
+ * linked; -1 out of memory. O(E + L log L + S log L) for L linked events. */
+static int64_t most_linked(const kineto_data *k, const kstep *win, int64_t n_win, int64_t last) {
+    int64_t n = 0, *ts = malloc(sizeof *ts * (size_t)(k->n_ev ? k->n_ev : 1));
+    if (!ts) return -1;
     for (int64_t i = 0; i < k->n_ev; i++)
-        c += k->ev[i].et_node >= 0 && k->ev[i].ts_ns >= w->start && k->ev[i].ts_ns < w->end;
-    return c;
+        if (k->ev[i].et_node >= 0) ts[n++] = k->ev[i].ts_ns;
+    qsort(ts, (size_t)n, sizeof *ts, cmp_i64);
+    int64_t best = -1, w_sel = last;
+    for (int64_t w = 0; w < n_win; w++) {
+        int64_t c = win[w].end > win[w].start ? lower(ts, n, win[w].end) - lower(ts, n, win[w].start) : 0;
+        if (c > best) {
+            best = c;
+            w_sel = w;
+        }
+    }
+    free(ts);
+    return w_sel;
 }
 
 /* 1 when an outermost op starts in step w. */
@@ -37,16 +65,8 @@ static int64_t choose_step(const char *kpath, const kineto_data *k, int linked, 
                     kpath, opts->step, win[0].number, win[n_win - 1].number);
         return w_sel;
     }
-    if (linked && n_win > 1) {
-        int64_t best = -1;
-        for (int64_t w = 0; w < n_win; w++) {
-            int64_t c = linked_in(k, &win[w]);
-            if (c > best) {
-                best = c;
-                w_sel = w;
-            }
-        }
-    }
+    if (linked && n_win > 1 && (w_sel = most_linked(k, win, n_win, w_sel)) < 0)
+        mt_fail(err, MT_ENOMEM, "%s: out of memory choosing the step", kpath);
     if (!linked) /* the last step that holds operators */
         for (int64_t w = n_win - 1; w >= 0; w--)
             if (holds_ops(k, &win[w])) return w;
@@ -71,7 +91,7 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
     if (e && (rc = mt_match_link(kpath, k, ord, epath, e, win, n_win, opts, &t->link, err)) != MT_OK) goto out;
     int64_t w = choose_step(kpath, k, e != NULL, win, n_win, opts, err);
     if (w < 0) {
-        rc = MT_EINVAL;
+        rc = err && err->code != MT_OK ? err->code : MT_EINVAL;
         goto out;
     }
     t->step = win[w].number;

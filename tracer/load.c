@@ -26,8 +26,11 @@
 #define SNIFF_FIRST_BYTES ((size_t)64 << 10)
 
 void mt_trace_load_opts_init(trace_load_opts *o) {
+    memset(o, 0, sizeof *o);
     o->step = -1;
     o->min_link_ratio = 0.5;
+    const char *r = getenv("MITOSIS_JSON_READER");
+    o->dom_reader = r && !strcmp(r, "dom");
 }
 
 int64_t mt_trace_total_dev_ns(const trace *t) {
@@ -248,6 +251,7 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
     else mt_trace_load_opts_init(&opts);
     if (n_paths < 1) return mt_fail(err, MT_EINVAL, "no trace given");
     mt_trace_parts parts = {0};
+    parts.jopts = (mt_jstream_opts){opts.on_progress, opts.progress_ctx, opts.dom_reader};
     mt_status rc = MT_OK;
     for (int i = 0; i < n_paths && rc == MT_OK; i++)
         rc = mt_is_dir(paths[i]) ? scan_dir(&parts, paths[i], err) : add_file(&parts, paths[i], 1, err);

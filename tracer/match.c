@@ -65,22 +65,48 @@ static int64_t find_seq(seq **s, int64_t *n, int64_t *cap, int64_t tid) {
 
 /* ---- by order --------------------------------------------------------------------------- */
 
-/* Groups the ET op nodes (by id) and the Kineto events starting in [ws, we) (by ts) per thread. */
-static mt_status group_by_thread(const kineto_data *k, const int32_t *ord, const et_data *e, int64_t ws, int64_t we,
-                                 seq **es, int64_t *nes, seq **ks, int64_t *nks) {
-    int64_t ces = 0, cks = 0;
+/* Groups the ET op nodes per thread, by id. */
+static mt_status group_et(const et_data *e, seq **es, int64_t *nes) {
+    int64_t ces = 0;
     for (int64_t j = 0; j < e->n_nodes; j++) { /* nodes are sorted by id */
         if (e->nodes[j].is_meta) continue;
         int64_t s = find_seq(es, nes, &ces, e->nodes[j].tid);
         if (s < 0 || mt_vec_reserve(&(*es)[s].idx, &(*es)[s].cap, (*es)[s].n + 1)) return MT_ENOMEM;
         (*es)[s].idx[(*es)[s].n++] = (int32_t)j;
     }
-    for (int64_t i = 0; i < k->n_ev; i++) { /* ord is sorted by tid, ts */
-        const kev *x = &k->ev[ord[i]];
-        if (x->ts_ns < ws || x->ts_ns >= we) continue;
-        int64_t s = find_seq(ks, nks, &cks, x->tid);
-        if (s < 0 || mt_vec_reserve(&(*ks)[s].idx, &(*ks)[s].cap, (*ks)[s].n + 1)) return MT_ENOMEM;
-        (*ks)[s].idx[(*ks)[s].n++] = ord[i];
+    return MT_OK;
+}
+
+/* Where each thread's events start in ord (sorted by tid, ts): runs[r] .. runs[r + 1], *n runs. */
+static mt_status thread_runs(const kineto_data *k, const int32_t *ord, int64_t **runs, int64_t *n) {
+    int64_t cap = 0;
+    *n = 0;
+    for (int64_t i = 0; i <= k->n_ev; i++) {
+        if (i > 0 && i < k->n_ev && k->ev[ord[i]].tid == k->ev[ord[i - 1]].tid) continue;
+        if (mt_vec_reserve(runs, &cap, *n + 1)) return MT_ENOMEM;
+        (*runs)[(*n)++] = i;
+    }
+    (*n)--; /* the last entry is the end */
+    return MT_OK;
+}
+
+/* Groups the Kineto events starting in [ws, we) per thread (by ts): a binary search in each
+ * thread's run, so a window costs O(threads log E + its events), not O(E). */
+static mt_status group_window(const kineto_data *k, const int32_t *ord, const int64_t *runs, int64_t n_runs,
+                              int64_t ws, int64_t we, seq **ks, int64_t *nks) {
+    int64_t cks = 0;
+    for (int64_t r = 0; r < n_runs; r++) {
+        int64_t lo = runs[r], hi = runs[r + 1];
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (k->ev[ord[mid]].ts_ns < ws) lo = mid + 1;
+            else hi = mid;
+        }
+        for (int64_t i = lo; i < runs[r + 1] && k->ev[ord[i]].ts_ns < we; i++) {
+            int64_t s = i == lo ? find_seq(ks, nks, &cks, k->ev[ord[i]].tid) : *nks - 1;
+            if (s < 0 || mt_vec_reserve(&(*ks)[s].idx, &(*ks)[s].cap, (*ks)[s].n + 1)) return MT_ENOMEM;
+            (*ks)[s].idx[(*ks)[s].n++] = ord[i];
+        }
     }
     return MT_OK;
 }
@@ -138,47 +164,69 @@ static void walk_pair(kineto_data *k, const et_data *e, const seq *E, const seq 
     }
 }
 
-/* Order linking restricted to Kineto events starting in [ws, we). */
-static mt_status link_by_order(kineto_data *k, const int32_t *ord, et_data *e, int64_t ws,
-                               int64_t we, link_try *res) {
-    seq *es = NULL, *ks = NULL;
-    int64_t nes = 0, nks = 0;
+/* What order linking reads for every window: the ET's threads and the Kineto threads' runs. */
+typedef struct order_ctx {
+    kineto_data *k;
+    const int32_t *ord;
+    et_data *e;
+    seq *es;
+    int64_t nes;
+    int64_t *runs, n_runs;
+} order_ctx;
+
+/* Order linking restricted to Kineto events starting in [ws, we); with keep 0 the links made are
+ * undone (a probe: only res is wanted). Expects no links in the window. */
+static mt_status link_by_order(order_ctx *o, int64_t ws, int64_t we, int keep, link_try *res) {
+    seq *ks = NULL;
+    int64_t nks = 0;
     char *used = NULL;
-    mt_status rc = group_by_thread(k, ord, e, ws, we, &es, &nes, &ks, &nks);
-    clear_links(k);
+    mt_status rc = group_window(o->k, o->ord, o->runs, o->n_runs, ws, we, &ks, &nks);
     res->matched = res->equal = 0;
     if (rc == MT_OK && !(used = calloc((size_t)(nks ? nks : 1), 1))) rc = MT_ENOMEM;
-    for (int64_t a = 0; rc == MT_OK && a < nes; a++) {
+    for (int64_t a = 0; rc == MT_OK && a < o->nes; a++) {
         int64_t b, off;
-        best_alignment(k, e, &es[a], ks, nks, used, &b, &off);
+        best_alignment(o->k, o->e, &o->es[a], ks, nks, used, &b, &off);
         if (b < 0) continue;
         used[b] = 1;
-        walk_pair(k, e, &es[a], &ks[b], off, res);
+        walk_pair(o->k, o->e, &o->es[a], &ks[b], off, res);
     }
+    for (int64_t b = 0; !keep && b < nks; b++)
+        for (int64_t i = 0; i < ks[b].n; i++) o->k->ev[ks[b].idx[i]].et_node = -1;
     free(used);
-    seqs_free(es, nes);
     seqs_free(ks, nks);
     return rc;
 }
 
 /* ---- choosing the method ---------------------------------------------------------------- */
 
-/* Links with `method` into r; order linking aligns the ET with each step (only opts->step when
- * given) and keeps the best, ties to the later. */
-static mt_status try_method(kineto_data *k, const int32_t *ord, et_data *e, trace_link_method method,
-                            const kstep *win, int64_t n_win, const trace_load_opts *opts, link_try *r) {
-    if (method != TRACE_LINK_ORDER) return link_by_id(k, e, method == TRACE_LINK_RF_ID, r);
-    mt_status rc = MT_OK;
+/* Order linking: aligns the ET with each step (only opts->step when given) and keeps the best,
+ * ties to the later. */
+static mt_status try_order(kineto_data *k, const int32_t *ord, et_data *e, const kstep *win, int64_t n_win,
+                           const trace_load_opts *opts, link_try *r) {
+    order_ctx o = {.k = k, .ord = ord, .e = e};
+    mt_status rc = group_et(e, &o.es, &o.nes);
+    if (rc == MT_OK) rc = thread_runs(k, ord, &o.runs, &o.n_runs);
+    clear_links(k);
     int64_t best = -1, best_w = 0;
     for (int64_t w = 0; w < n_win && rc == MT_OK; w++) {
         if (opts->step >= 0 && win[w].number != opts->step) continue;
-        rc = link_by_order(k, ord, e, win[w].start, win[w].end, r);
+        rc = link_by_order(&o, win[w].start, win[w].end, 0, r);
         if (r->equal >= best) {
             best = r->equal;
             best_w = w;
         }
     }
-    return rc == MT_OK ? link_by_order(k, ord, e, win[best_w].start, win[best_w].end, r) : rc;
+    if (rc == MT_OK) rc = link_by_order(&o, win[best_w].start, win[best_w].end, 1, r);
+    seqs_free(o.es, o.nes);
+    free(o.runs);
+    return rc;
+}
+
+/* Links with `method` into r. */
+static mt_status try_method(kineto_data *k, const int32_t *ord, et_data *e, trace_link_method method,
+                            const kstep *win, int64_t n_win, const trace_load_opts *opts, link_try *r) {
+    if (method != TRACE_LINK_ORDER) return link_by_id(k, e, method == TRACE_LINK_RF_ID, r);
+    return try_order(k, ord, e, win, n_win, opts, r);
 }
 
 mt_status mt_match_link(const char *kpath, kineto_data *k, const int32_t *ord, const char *epath, et_data *e,

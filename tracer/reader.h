@@ -27,6 +27,7 @@
 #include "tracer/kineto.h"
 #include "tracer/sniff.h"
 #include "tracer/strpool.h"
+#include "util/jstream.h"
 
 typedef enum {
     MT_PART_EVENTS = 0,    /* timed host ops, runtime calls, kernels: kineto_data */
@@ -48,6 +49,7 @@ typedef struct mt_trace_parts {
     et_data graph;
     csv_table csv[2];                  /* [0] trace.csv, [1] tensor.csv */
     mt_ck_graph chakra;
+    mt_jstream_opts jopts;             /* how JSON parts are read: progress, DOM (from trace_load_opts) */
 } mt_trace_parts;
 
 typedef struct mt_trace_reader {

@@ -319,8 +319,16 @@ typedef struct trace {
 typedef struct trace_load_opts {
     int step;             /* -1: the step the ET covers, else the last complete one */
     double min_link_ratio;/* refuse a pair with fewer matched ET nodes than this (default 0.5) */
+    /* Called while a JSON file is read, with bytes read and the file's size (report/progress.h's
+     * mt_progress_update fits), ctx first; NULL none. */
+    void (*on_progress)(void *ctx, int64_t done_bytes, int64_t total_bytes);
+    void *progress_ctx;
+    int dom_reader;       /* 1: read JSON through a whole jansson document (the reference reader,
+                           * memory ~9x the file) instead of streaming it; set by opts_init from
+                           * MITOSIS_JSON_READER=dom, for comparisons */
 } trace_load_opts;
 
+/* Defaults: step -1, min_link_ratio 0.5, no progress, dom_reader from the environment. */
 void mt_trace_load_opts_init(trace_load_opts *o);
 
 /* Loads a trace from `paths` (n_paths >= 1): a directory holding a Kineto+ET pair or a TrioSim

@@ -367,6 +367,61 @@ def families(root, work, binary):
     ]
 
 
+# ---- the streaming JSON reader (util/jstream.c, tracer/kstream.c; issue 23) -----------------
+# Damage aimed at a reader that sees the file in 1 MiB chunks: the Kineto file is padded past
+# one chunk with instant events (which the reader skips), then cut anywhere, nested deeper than
+# 2048 levels, given numbers beyond int64 or double, or invalid UTF-8 inside a string. Cuts and
+# invalid UTF-8 must be refused (exit 2, one line); nothing may crash or hang.
+
+STREAM_PAD = 1_300_000  # bytes of padding: the file crosses the first 1 MiB chunk
+HUGE_NUMBERS = ["9" * 400, "-" + "9" * 30, "9223372036854775808", "-9223372036854775809",
+                "9223372036854775807", "1e400", "-1e400", "1e-400", "123456789012345678",
+                "0.000000000000000000000000000001", "1" + "0" * 310 + ".5"]
+BAD_UTF8 = [b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xe2\x82"]
+
+
+def stream_padded(data):
+    """The Kineto text with instant events before its first event, past STREAM_PAD bytes."""
+    at = data.index(b'"traceEvents": [') + len(b'"traceEvents": [')
+    pad = b'{"ph": "i", "cat": "pad", "name": "pad", "pid": 1, "tid": 1, "ts": 1000000, "s": "t"},\n'
+    return data[:at] + b"\n" + pad * (STREAM_PAD // len(pad) + 1) + data[at:]
+
+
+def mutate_stream(rng, data):
+    """One damage of a JSON file as a stream sees it (see the block comment)."""
+    op = rng.choice(["cut", "cut", "deep", "huge", "huge", "utf8", "utf8", "gzcut"])
+    if op in ("cut", "gzcut"):
+        body = data.rstrip()
+        at = rng.randrange(1, len(body))
+        if op == "gzcut":
+            gz = gzip.compress(data, mtime=0)
+            at = rng.randrange(10, len(gz))
+            return gz[:at], f"gzip cut at byte {at} of {len(gz)} (must refuse)"
+        return body[:at], f"cut at byte {at} of {len(body)} (must refuse)"
+    objs = [m.start() for m in re.finditer(rb'\{"', data)]
+    if op == "deep":
+        at = rng.choice(objs) + 1
+        n = rng.choice([100, 2047, 2049, 100_000])
+        return data[:at] + b'"deep": ' + b"[" * n + b"]" * n + b", " + data[at:], f"nesting {n} deep at byte {at}"
+    if op == "huge":
+        nums = [m for m in re.finditer(rb'(?<=[:\[, ])-?[0-9][0-9.eE+-]*', data)]
+        m = rng.choice(nums)
+        num = rng.choice(HUGE_NUMBERS).encode()
+        return data[:m.start()] + num + data[m.end():], f"number at byte {m.start()} -> {num[:20]!r}"
+    strs = [m.start() + 1 for m in re.finditer(rb'": "', data)]
+    at = rng.choice(strs) + 2
+    bad = rng.choice(BAD_UTF8)
+    return data[:at] + bad + data[at:], f"invalid UTF-8 {bad!r} in a string at byte {at} (must refuse)"
+
+
+def stream_families(root):
+    fx = f"{root}/tests/fixtures"
+    rd = lambda p: open(p, "rb").read()
+    files = {"kineto.json": stream_padded(rd(f"{fx}/small/kineto.json")), "et.json": rd(f"{fx}/small/et.json")}
+    return [Family("stream", 60, files, {"kineto.json": mutate_stream, "et.json": mutate_stream},
+                   [["inspect", "{F}", "--json"], ["simulate", "{F}", "--gpus", "2", "--json"]])]
+
+
 # Kineto categories mitosis reads (tracer/kineto.c): a damaged dur on one of these is refused.
 KINETO_READ = {"cpu_op", "user_annotation", "operator", "cuda_runtime", "cuda_driver", "hip_runtime", "kernel",
                "gpu_memcpy", "gpu_memset", "python_function"}
@@ -446,8 +501,8 @@ def make_case(fam, idx, seed):
         return files, f"{gone} missing"
     name = rng.choice(targets)
     kind = fam.targets[name]
-    mutate = {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file, "cut": mutate_cut,
-              "bytes": mutate_bytes}[kind]
+    mutate = kind if callable(kind) else {"json": mutate_json_file, "gz": mutate_gz_file, "csv": mutate_csv_file,
+                                          "cut": mutate_cut, "bytes": mutate_bytes}[kind]
     files[name], what = mutate(rng, files[name])
     return files, f"{name}: {what}"
 
@@ -550,6 +605,8 @@ def run_case(binary, fam, idx, seed, work, timeout):
         except subprocess.TimeoutExpired:
             rc, out, err = 124, "", ""
         probs = judge(rc, out, err, args, d, refuse)
+        if "(must refuse)" in what and rc != 2:
+            probs.append(f"a damaged stream was accepted (exit {rc}), want exit 2")
         if fam.refuse_cut and "mid-line" in what and rc != 2:
             probs.append(f"a file cut mid-line was accepted (exit {rc}), want exit 2")
         if idx == "base" and rc != 0:
@@ -578,7 +635,7 @@ def main():
     timeout = int(os.environ.get("MT_FUZZ_TIMEOUT", "20"))
     work = tempfile.mkdtemp(prefix="mitosis-fuzz.")
     t0 = time.time()
-    fams = families(root, work, binary)
+    fams = families(root, work, binary) + stream_families(root)
     if only:  # exactly these ids, whatever the scale they came from
         by_name = {f.name: f for f in fams}
         cases = []

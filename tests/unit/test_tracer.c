@@ -219,7 +219,7 @@ static void bad_inputs(void **state) {
     char p[64];
     write_tmp(p, sizeof p, NULL, "{\"traceEvents\": [\n {\"ph\": \"X\",,}]}", 0);
     load1(p, NULL, -1, MT_EFORMAT, &e);
-    assert_non_null(strstr(e.msg, ":2:")); /* line from jansson */
+    assert_non_null(strstr(e.msg, ":2:")); /* line:column of the break */
     assert_non_null(strstr(e.msg, "invalid JSON"));
     unlink(p);
 

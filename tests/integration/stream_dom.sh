@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Integration (issue 23): the streaming JSON reader gives the same trace as the reference reader
+# that parses the whole document with jansson (MITOSIS_JSON_READER=dom, util/jstream.h): byte-
+# identical `inspect --json` and `simulate --json` (less its wall_s) on every shipped trace
+# (traces/) and every shared Kineto/ET one (../shared/traces/, skipped with a message when
+# absent); and
+# the same one-line error (exit 2) on a few damaged inputs, naming line, column and JSON path.
+set -u
+bin=$1
+root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+shared=${MT_SHARED_TRACES:-$root/../shared/traces}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; return 1; else echo "ok: $1"; fi; }
+
+# Both readers on one trace: inspect, and a simulation with tensor parallelism (reads shapes).
+# TrioSim CSV traces read no JSON: not compared.
+same() {
+  local t=$1 name=$2
+  for r in stream dom; do  # the two readers side by side
+    ( MITOSIS_JSON_READER=$r "$bin" inspect "$t" --json > "$tmp/i.$r" 2>> "$tmp/e.$r"; echo "rc $?" >> "$tmp/i.$r"
+      MITOSIS_JSON_READER=$r "$bin" simulate "$t" --gpus 2 --tp 2 --json 2>> "$tmp/e.$r" | grep -v '"wall_s"' > "$tmp/s.$r"
+      cat "$tmp/e.$r" >> "$tmp/s.$r"; rm -f "$tmp/e.$r" ) &
+  done
+  wait
+  check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom" && grep -q "rc 0" "$tmp/i.stream"' ||
+    diff "$tmp/i.stream" "$tmp/i.dom" | head -4
+  check "$name: simulate --json identical" 'cmp -s "$tmp/s.stream" "$tmp/s.dom"' || diff "$tmp/s.stream" "$tmp/s.dom" | head -4
+}
+
+for d in "$root"/traces/*/; do same "$d" "traces/$(basename "$d")"; done
+if [ -d "$shared" ]; then
+  for d in "$shared"/*/; do
+    case "$(basename "$d")" in
+      triosim-*) ;;
+      et-schemas|kineto-only) for f in "$d"*.gz; do same "$f" "shared/$(basename "$d")/$(basename "$f")"; done ;;
+      *) same "$d" "shared/$(basename "$d")" ;;
+    esac
+  done
+else
+  echo "note: $shared is absent: shared traces not compared"
+fi
+
+# Damaged inputs: exit 2, one line, the place (line:column and the JSON path) named.
+k=$root/tests/fixtures/small/kineto.json
+head -c 700 "$k" > "$tmp/cut.json"
+check "cut stream: exit 2, line:column and JSON path" '"$bin" inspect "$tmp/cut.json" 2> "$tmp/e"; [ $? -eq 2 ] &&
+  [ $(wc -l < "$tmp/e") -eq 1 ] && grep -q "cut.json:7:40: invalid JSON (parse error: premature EOF) at byte 700, in traceEvents\[3\].cat" "$tmp/e"'
+sed 's/"dur": 50,/"dur": 99999999999999999999,/' "$k" > "$tmp/huge.json"
+check "integer beyond int64: refused where it is" '"$bin" inspect "$tmp/huge.json" 2> "$tmp/e"; [ $? -eq 2 ] &&
+  grep -q "too big integer at byte [0-9]*, in traceEvents\[1\].dur" "$tmp/e"'
+printf '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a\377", "ts": 1}]}' > "$tmp/utf8.json"
+check "invalid UTF-8: refused" '"$bin" inspect "$tmp/utf8.json" 2> "$tmp/e"; [ $? -eq 2 ] &&
+  grep -q "invalid bytes in UTF8 string.*in traceEvents\[0\].name" "$tmp/e"'
+python3 -c "print('{\"traceEvents\": [{\"args\": ' + '['*3000 + ']'*3000 + '}]}')" > "$tmp/deep.json"
+check "nesting beyond 2048: refused" '"$bin" inspect "$tmp/deep.json" 2> "$tmp/e"; [ $? -eq 2 ] &&
+  grep -q "nesting deeper than 2048 levels" "$tmp/e"'
+exit $fail
