@@ -10,7 +10,7 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-src=$root/traces/cpu-gpt-tiny-b8
+src=$root/traces/cpu-resmlp-b64
 python3 "$root/bench/gen_trace.py" "$src" "$tmp/x3" --copies 3 > /dev/null || { echo "FAIL: gen_trace.py"; exit 1; }
 python3 "$root/bench/gen_trace.py" "$src" "$tmp/x3gz" --copies 3 --gzip > /dev/null || { echo "FAIL: gen_trace.py --gzip"; exit 1; }
 "$bin" inspect "$src" --json > "$tmp/src.json"
