@@ -29,7 +29,7 @@ typedef struct mt_command {
 } mt_command;
 
 /* Shared flag tables a command takes besides its own: none, the network's
- * (netmodels/netcfg.h), or the run tables and the network's (cli/runflags.h). */
+ * (netmodels/netcfg.h), or the run tables and the network's (run/flags.h). */
 enum { MT_CMD_OWN = 0, MT_CMD_NET, MT_CMD_RUN };
 
 extern const mt_command mt_cmd_inspect, mt_cmd_simulate, mt_cmd_compare, mt_cmd_topo, mt_cmd_collective,

@@ -7,7 +7,7 @@
 #include <igraph.h>
 
 #include "cli/commands.h"
-#include "cli/runflags.h"
+#include "run/flags.h"
 #include "netmodels/netcfg.h"
 
 #define MITOSIS_VERSION "0.2.0"
@@ -31,7 +31,7 @@ static void usage(FILE *out) {
 /* Every flag table a command takes: its own, then the shared ones it has. */
 static void each_table(const mt_command *c, void (*fn)(FILE *, const mt_flag_table *), FILE *out) {
     for (int k = 0; c->tables && c->tables[k]; k++) fn(out, c->tables[k]);
-    for (int k = 0; c->shared == MT_CMD_RUN && MT_CLI_RUN_TABLE_LIST[k]; k++) fn(out, MT_CLI_RUN_TABLE_LIST[k]);
+    for (int k = 0; c->shared == MT_CMD_RUN && MT_RUN_TABLE_LIST[k]; k++) fn(out, MT_RUN_TABLE_LIST[k]);
     const mt_flag_table *net[MT_NETCFG_TABLES];
     int n = c->shared != MT_CMD_OWN ? mt_netcfg_tables(net) : 0;
     for (int k = 0; k < n; k++) fn(out, net[k]);
