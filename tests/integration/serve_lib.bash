@@ -4,6 +4,7 @@
 # most: the ASan build starts slower). serve_stop: SIGTERM, then checks that it exits 0 within 30 s
 # with no sanitizer report (leaks included) on its stderr. Both fail with "FAIL: ..." and exit 1.
 serve_start() {
+    rm -f "$TMP/serve.out" "$TMP/serve.err" # not a previous server's address
     "$BIN" serve --port 0 "$@" >"$TMP/serve.out" 2>"$TMP/serve.err" &
     SERVE_PID=$!
     URL=
