@@ -284,6 +284,14 @@ static mt_status list_upload(mt_upload *u, const char *name, const mt_catalog_pa
     return st;
 }
 
+/* The reader's message names the stored file ("DIR/file-0: ..."): the client needs "file-0" only. */
+static void strip_dir(mt_error *err, const char *dir) {
+    if (!err) return;
+    size_t n = strlen(dir);
+    char *p;
+    while ((p = strstr(err->msg, dir)) && p[n] == '/') memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+}
+
 mt_status mt_upload_finish(mt_upload *u, const char *name, json_t **out, mt_error *err) {
     if (u->f) fclose(u->f);
     u->f = NULL;
@@ -293,7 +301,10 @@ mt_status mt_upload_finish(mt_upload *u, const char *name, json_t **out, mt_erro
     mt_catalog_paths ps = {.n = u->n_files};
     for (int k = 0; k < u->n_files; k++) snprintf(ps.path[k], sizeof ps.path[k], "%s/file-%d", u->dir, k);
     json_t *summary = NULL;
-    if (st == MT_OK && (st = load_summary(&ps, &summary, err)) != MT_OK) mt_error_prefix(err, "upload");
+    if (st == MT_OK && (st = load_summary(&ps, &summary, err)) != MT_OK) {
+        strip_dir(err, u->dir);
+        mt_error_prefix(err, "upload");
+    }
     if (st == MT_OK) st = list_upload(u, name, &ps, summary, out, err);
     json_decref(summary);
     if (st != MT_OK) {

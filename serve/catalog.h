@@ -9,6 +9,8 @@
  * are never used (the readers tell the formats apart by content). An upload is parsed by the same
  * readers as the CLI's before it is listed; a bad one is removed and refused with the reader's
  * message.
+ * Invariant: every listed entry's paths lie in a shipped or --traces folder or in the private
+ * folder, and an upload is listed only after the readers loaded it.
  * Thread safety: every function may be called from any thread (one mutex); trace summaries
  * (`inspect --json`'s JSON) are computed once per trace and cached. The readers do not use
  * igraph, so loading runs beside a simulation.

@@ -14,6 +14,8 @@
  * timeline.json (GPUs 0-15) and the CSV tables (simulate). Failed: the run's one-line error.
  * Progress: compare reports plan i of n (run/compare.h's callback); simulate only its elapsed
  * time. Runs live as long as the server (a restart loses them; in-flight ones are not resumed).
+ * Invariant: a run's state only moves forward (queued -> running -> done | failed); its result
+ * and files are set once, when it is done, and never change after.
  * Thread safety: all functions may be called from any thread (one mutex and a condition).
  * Costs: O(1) per call besides the JSON built; the worker's run costs the run's.
  */

@@ -20,6 +20,9 @@
  * Threads: libmicrohttpd's pool answers requests; runs go to serve/jobs.h's one worker (igraph
  * is not thread-safe on Debian). A client that disconnects mid-request or mid-upload only has its
  * request freed (its partial upload removed).
+ * Invariant: every request's state (its body, its upload) is freed by libmicrohttpd's completion
+ * callback, however the request ends. Costs: a request O(its body + its answer); a run's cost is
+ * the run's (serve/jobs.h).
  */
 #ifndef MT_SERVE_SERVE_H
 #define MT_SERVE_SERVE_H

@@ -113,7 +113,7 @@ try {
   await page.click('#upload-btn');
   await page.waitForFunction(() => document.querySelector('#upload-error').textContent.length > 0);
   const upErr = await text('#upload-error');
-  check(upErr.startsWith('Upload refused: upload:'), 'a bad upload shows the reader\'s error: "' + upErr.slice(0, 120) + '"');
+  check(upErr.startsWith('Upload refused: upload: file-0: JSON is neither'), 'a bad upload shows the reader\'s error: "' + upErr.slice(0, 120) + '"');
   await page.screenshot({ path: path.join(shots, 'serve-bad-upload.png'), fullPage: true });
   const alive = await page.evaluate(async () => (await fetch('/api/traces')).status);
   check(alive === 200, 'the server answers after the bad upload');

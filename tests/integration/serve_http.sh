@@ -120,7 +120,7 @@ req POST /api/traces -H 'Transfer-Encoding: chunked' -F "file=@$TMP/big.json"
 want 413 "over the limit" "an oversize chunked upload (no Content-Length)"
 echo '{"not": "a trace"}' >"$TMP/junk.json"
 req POST /api/traces -F "file=@$TMP/junk.json"
-want 400 "neither a Kineto trace" "an upload that is no trace"
+want 400 "upload: file-0: JSON is neither a Kineto trace" "an upload that is no trace"
 req POST /api/traces -H 'Content-Type: application/json' -d '{}'
 want 400 "multipart/form-data" "an upload that is not multipart"
 req POST /api/traces -F name=mine -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/kineto.json.gz" \
