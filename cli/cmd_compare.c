@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "extrapolate/planlist.h"
 #include "extrapolate/sparseplans.h"
-#include "cli/runflags.h"
+#include "run/flags.h"
 #include "report/comparison.h"
 #include "run/compare.h"
 #include "run/input.h"
@@ -21,76 +21,12 @@ typedef struct cmp_cli {
     const char *html;
 } cmp_cli;
 
-static mt_status set_plans(void *base, const char *v, mt_error *err) {
-    ((cmp_cli *)base)->cc.plans = strcmp(v, "auto") ? v : NULL;
-    return MT_OK;
-}
-
-static mt_status set_dp_modes(void *base, const char *v, mt_error *err) {
-    return mt_dp_modes_parse(v, &((cmp_cli *)base)->cc.dp_modes, err);
-}
-
-static mt_status set_sparse(void *base, const char *v, mt_error *err) {
-    return mt_sparse_parse(v, &((cmp_cli *)base)->cc.sparse, err);
-}
-
-static mt_status set_recompute_modes(void *base, const char *v, mt_error *err) {
-    return mt_recompute_modes_parse(v, &((cmp_cli *)base)->cc.recompute_modes, err);
-}
-
-static mt_status set_vpp_sizes(void *base, const char *v, mt_error *err) {
-    mt_compare_config *cc = &((cmp_cli *)base)->cc;
-    return mt_vpp_list_parse(v, cc->vpps, &cc->n_vpps, err);
-}
-
-static mt_status set_cp_sizes(void *base, const char *v, mt_error *err) {
-    mt_compare_config *cc = &((cmp_cli *)base)->cc;
-    return mt_size_list_parse("--cp-sizes", v, cc->cps, &cc->n_cps, err);
-}
-
-static mt_status set_sp_modes(void *base, const char *v, mt_error *err) {
-    return mt_sp_modes_parse(v, &((cmp_cli *)base)->cc.sp_modes, err);
-}
-
-static mt_status set_sweep(void *base, const char *v, mt_error *err) {
-    return mt_sweep_parse(v, &((cmp_cli *)base)->cc.sweep, err);
-}
-
-static const mt_flag OWN[] = {
-    {"--plans", MT_FLAG_CALL, 0, "auto|LIST", "auto (default): every D x T x P = N; ddp and dp when D > 1; 1f1b and "
-     "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
-     "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
-     "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
-     "vpp=V, recompute=none|selective|full, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
-     "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
-     .call = set_plans},
-    {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
-     "ddp, dp, zero1, zero2, zero3, fsdp (default ddp,dp; --strategy, --zero or --fsdp given fix the mode)",
-     .call = set_dp_modes},
-    {"--sparse-plans", MT_FLAG_CALL, 0, "LIST", "expert-parallel and sharded-embedding variants --plans auto adds to "
-     "each DDP plan with D > 1: ep (ep=E for each E dividing D and the experts, dp D / E), table, row, column "
-     "(emb=); auto (default): ep for a trace with MoE layers, the three shardings for one with embedding_bag "
-     "tables; none: no variant", .call = set_sparse},
-    {"--recompute-modes", MT_FLAG_CALL, 0, "LIST", "the activation recomputation modes --plans auto lists for every "
-     "plan: all, or a list of none, selective, full (default: --recompute's, none)", .call = set_recompute_modes},
-    {"--vpp-sizes", MT_FLAG_CALL, 0, "LIST", "the interleaving degrees --plans auto lists for pipelined 1f1b plans, "
-     "e.g. 1,2,4 (1: plain 1F1B; V > 1 where the micro-batches are a multiple of P; default: --vpp's, 1)",
-     .call = set_vpp_sizes},
-    {"--cp-sizes", MT_FLAG_CALL, 0, "LIST", "the context-parallel sizes --plans auto lists for every plan, e.g. 1,2,4: "
-     "C ranks taken out of the plan's dp (skipped where C does not divide it); default: none", .call = set_cp_sizes},
-    {"--sp-modes", MT_FLAG_CALL, 0, "M", "sequence parallelism in the plans --plans auto lists with tp > 1: off, on or "
-     "all (both; default: --sp's)", .call = set_sp_modes},
-    {"--sweep", MT_FLAG_CALL, 0, "NAME=VALUES", "one row per value for the plan the plan flags give (as in "
-     "mitosis simulate; each row equals simulate with that value). NAME: link-bw, nic-bw (bandwidths), gpus, "
-     "batch (global). VALUES: FROM:TO (doubling), FROM:TO:xF (times F), FROM:TO:S (S evenly spaced values), or a "
-     "list A,B,C; e.g. link-bw=100GB/s:900GB/s:5, gpus=8:64, nic-bw=25GB/s,50GB/s. In --topology, {gpus} and "
-     "{nodes} (= gpus / --gpus-per-node) are replaced for each run: multinode:nodes={nodes},gpus=8",
-     .call = set_sweep},
+static const mt_flag OUTPUT[] = {
     {"--json", MT_FLAG_SWITCH, offsetof(cmp_cli, as_json), NULL, "the table as JSON on stdout"},
     {"--html", MT_FLAG_STRING, offsetof(cmp_cli, html), "FILE", "a self-contained HTML report: the table and "
      "chart, and the fastest run's per-GPU and per-layer bars and timeline", .complete = "file"},
 };
-static const mt_flag_table OWN_FLAGS = MT_FLAG_TABLE("Compare", OWN);
+static const mt_flag_table OUTPUT_FLAGS = MT_FLAG_TABLE("Output", OUTPUT);
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -103,11 +39,12 @@ static void usage(FILE *out) {
             "topology cannot run are listed as skipped, with the reason. With what-if flags every plan\n"
             "runs perturbed (and ranks by that) and unperturbed; the 'change' column is the difference;\n"
             "with --steps K, step ms is the mean over the K steps.\n\n");
-    mt_flags_help(out, &OWN_FLAGS);
-    mt_cli_run_help(out, 1);
+    mt_flags_help(out, &MT_RUN_COMPARE_FLAGS);
+    mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_run_flags_help(out, 1);
 }
 
-static const mt_flag_table *const TABLES[] = {&OWN_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&MT_RUN_COMPARE_FLAGS, &OUTPUT_FLAGS, NULL};
 const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
     "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
@@ -152,7 +89,8 @@ int cmd_compare(int argc, char **argv) {
     mt_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     int code = 0, html_pending = 0;
-    mt_status st = mt_cli_run_parse(argc, argv, "compare", &rc, &OWN_FLAGS, &c, &seen, &err);
+    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}};
+    mt_status st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 2, &seen, &err);
     if (st == MT_OK && seen.help) {
         usage(stdout);
         goto out;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/runflags.h"
+#include "run/flags.h"
 #include "report/record.h"
 #include "report/summary.h"
 #include "run/asis.h"
@@ -61,9 +61,9 @@ static void usage(FILE *out) {
     fprintf(out, "usage: mitosis simulate TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]\n\n"
                  "Extrapolates the traced step onto N = D x T x P virtual GPUs and simulates it.\n"
                  "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
-    mt_cli_run_help(out, 0);
+    mt_run_flags_help(out, 0);
     mt_flags_help(out, &OUTPUT_FLAGS);
-    mt_flags_help(out, &MT_CLI_WHATIF_FLAGS);
+    mt_flags_help(out, &MT_RUN_WHATIF_FLAGS);
 }
 
 static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, NULL};
@@ -120,7 +120,8 @@ int cmd_simulate(int argc, char **argv) {
     mt_run_input in = {0};
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
-    mt_status st = mt_cli_run_parse(argc, argv, "simulate", &rc, &OUTPUT_FLAGS, &c, &seen, &err);
+    const mt_flag_bind own = {&OUTPUT_FLAGS, &c};
+    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, &own, 1, &seen, &err);
     int code = 0;
     if (st == MT_OK && seen.help) {
         usage(stdout);

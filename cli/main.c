@@ -7,13 +7,14 @@
 #include <igraph.h>
 
 #include "cli/commands.h"
-#include "cli/runflags.h"
+#include "run/flags.h"
 #include "netmodels/netcfg.h"
 
 #define MITOSIS_VERSION "0.2.0"
 
 static const mt_command *const COMMANDS[] = {&mt_cmd_inspect, &mt_cmd_simulate, &mt_cmd_compare, &mt_cmd_topo,
-                                             &mt_cmd_collective, &mt_cmd_hop, &mt_cmd_perfmodel};
+                                             &mt_cmd_collective, &mt_cmd_hop, &mt_cmd_perfmodel,
+                                             &mt_cmd_serve};
 enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
 static const char UNITS[] = "Units: bandwidth is decimal and needs its unit (1 GB/s = 1e9 B/s; 400Gbps = 50 GB/s; "
@@ -31,7 +32,7 @@ static void usage(FILE *out) {
 /* Every flag table a command takes: its own, then the shared ones it has. */
 static void each_table(const mt_command *c, void (*fn)(FILE *, const mt_flag_table *), FILE *out) {
     for (int k = 0; c->tables && c->tables[k]; k++) fn(out, c->tables[k]);
-    for (int k = 0; c->shared == MT_CMD_RUN && MT_CLI_RUN_TABLE_LIST[k]; k++) fn(out, MT_CLI_RUN_TABLE_LIST[k]);
+    for (int k = 0; c->shared == MT_CMD_RUN && MT_RUN_TABLE_LIST[k]; k++) fn(out, MT_RUN_TABLE_LIST[k]);
     const mt_flag_table *net[MT_NETCFG_TABLES];
     int n = c->shared != MT_CMD_OWN ? mt_netcfg_tables(net) : 0;
     for (int k = 0; k < n; k++) fn(out, net[k]);

@@ -1,9 +1,11 @@
-/* cli/runflags.c — see runflags.h. */
-#include "cli/runflags.h"
+/* run/flags.c — see flags.h. */
+#include "run/flags.h"
 
 #include <stddef.h>
 #include <string.h>
 
+#include "extrapolate/planlist.h"
+#include "extrapolate/sparseplans.h"
 #include "netmodels/netcfg.h"
 
 #define CFG(field) offsetof(mt_run_config, field)
@@ -136,7 +138,7 @@ static const mt_flag PLAN[] = {
      "(default: the --target-gpu's memory from the GPU table, else the traced GPU's when known)", .lo = 0,
      .lo_open = 1},
 };
-const mt_flag_table MT_CLI_PLAN_FLAGS = MT_FLAG_TABLE("Plan", PLAN);
+const mt_flag_table MT_RUN_PLAN_FLAGS = MT_FLAG_TABLE("Plan", PLAN);
 
 static const mt_flag OPTIME[] = {
     {"--perf-model", MT_FLAG_CHOICE, CFG(pm.kind), "trace|linear|roofline", "how a resized or moved op's time is "
@@ -155,7 +157,7 @@ static const mt_flag OPTIME[] = {
      "set_float32_matmul_precision('high')), none (full FP32). A GPU without TF32 (V100) runs them on FP32 CUDA "
      "cores", .choices = MT_TF32_CHOICES},
 };
-const mt_flag_table MT_CLI_OPTIME_FLAGS = MT_FLAG_TABLE("Operator times (perfmodel/, see mitosis perfmodel --help)",
+const mt_flag_table MT_RUN_OPTIME_FLAGS = MT_FLAG_TABLE("Operator times (perfmodel/, see mitosis perfmodel --help)",
                                                         OPTIME);
 
 static const mt_flag HOST[] = {
@@ -172,13 +174,13 @@ static const mt_flag HOST[] = {
     {"--measured-ms", MT_FLAG_DOUBLE, CFG(measured_ms), "MS", "the same, to a step time you measured yourself",
      .lo = 0, .hi = 1e9, .lo_open = 1},
 };
-const mt_flag_table MT_CLI_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calibration", HOST);
+const mt_flag_table MT_RUN_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calibration", HOST);
 
 static const mt_flag TRACE[] = {
     {"--step", MT_FLAG_INT, CFG(topts.step), "N", "which ProfilerStep of the trace (see mitosis inspect)", .lo = 0,
      .hi = 1 << 30},
 };
-const mt_flag_table MT_CLI_TRACE_FLAGS = MT_FLAG_TABLE("Trace", TRACE);
+const mt_flag_table MT_RUN_TRACE_FLAGS = MT_FLAG_TABLE("Trace", TRACE);
 
 static const mt_flag WHATIF[] = {
     {"--scenario", MT_FLAG_CALL, 0, "FILE", "JSON: compute slowdowns per GPU / layer / micro-batch / step (fixed "
@@ -195,28 +197,97 @@ static const mt_flag WHATIF[] = {
     {"--steps", MT_FLAG_INT, CFG(steps), "K", "run K training steps back to back (default 1)", .lo = 1,
      .hi = 100000},
 };
-const mt_flag_table MT_CLI_WHATIF_FLAGS = MT_FLAG_TABLE("What-if scenarios (README \"What-if scenarios\"; with a "
+const mt_flag_table MT_RUN_WHATIF_FLAGS = MT_FLAG_TABLE("What-if scenarios (README \"What-if scenarios\"; with a "
                                                         "perturbation an unperturbed run is simulated too and the "
                                                         "output adds its cost)", WHATIF);
 
-const mt_flag_table *const MT_CLI_RUN_TABLE_LIST[] = {&MT_CLI_PLAN_FLAGS, &MT_CLI_OPTIME_FLAGS, &MT_CLI_HOST_FLAGS,
-                                                      &MT_CLI_TRACE_FLAGS, &MT_CLI_WHATIF_FLAGS, NULL};
+static mt_status set_plans(void *base, const char *v, mt_error *err) {
+    ((mt_compare_config *)base)->plans = strcmp(v, "auto") ? v : NULL;
+    return MT_OK;
+}
+
+static mt_status set_dp_modes(void *base, const char *v, mt_error *err) {
+    return mt_dp_modes_parse(v, &((mt_compare_config *)base)->dp_modes, err);
+}
+
+static mt_status set_sparse(void *base, const char *v, mt_error *err) {
+    return mt_sparse_parse(v, &((mt_compare_config *)base)->sparse, err);
+}
+
+static mt_status set_recompute_modes(void *base, const char *v, mt_error *err) {
+    return mt_recompute_modes_parse(v, &((mt_compare_config *)base)->recompute_modes, err);
+}
+
+static mt_status set_vpp_sizes(void *base, const char *v, mt_error *err) {
+    mt_compare_config *cc = base;
+    return mt_vpp_list_parse(v, cc->vpps, &cc->n_vpps, err);
+}
+
+static mt_status set_cp_sizes(void *base, const char *v, mt_error *err) {
+    mt_compare_config *cc = base;
+    return mt_size_list_parse("--cp-sizes", v, cc->cps, &cc->n_cps, err);
+}
+
+static mt_status set_sp_modes(void *base, const char *v, mt_error *err) {
+    return mt_sp_modes_parse(v, &((mt_compare_config *)base)->sp_modes, err);
+}
+
+static mt_status set_sweep(void *base, const char *v, mt_error *err) {
+    return mt_sweep_parse(v, &((mt_compare_config *)base)->sweep, err);
+}
+
+static const mt_flag COMPARE[] = {
+    {"--plans", MT_FLAG_CALL, 0, "auto|LIST", "auto (default): every D x T x P = N; ddp and dp when D > 1; 1f1b and "
+     "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
+     "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
+     "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
+     "vpp=V, recompute=none|selective|full, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
+     "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
+     .call = set_plans},
+    {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
+     "ddp, dp, zero1, zero2, zero3, fsdp (default ddp,dp; --strategy, --zero or --fsdp given fix the mode)",
+     .call = set_dp_modes},
+    {"--sparse-plans", MT_FLAG_CALL, 0, "LIST", "expert-parallel and sharded-embedding variants --plans auto adds to "
+     "each DDP plan with D > 1: ep (ep=E for each E dividing D and the experts, dp D / E), table, row, column "
+     "(emb=); auto (default): ep for a trace with MoE layers, the three shardings for one with embedding_bag "
+     "tables; none: no variant", .call = set_sparse},
+    {"--recompute-modes", MT_FLAG_CALL, 0, "LIST", "the activation recomputation modes --plans auto lists for every "
+     "plan: all, or a list of none, selective, full (default: --recompute's, none)", .call = set_recompute_modes},
+    {"--vpp-sizes", MT_FLAG_CALL, 0, "LIST", "the interleaving degrees --plans auto lists for pipelined 1f1b plans, "
+     "e.g. 1,2,4 (1: plain 1F1B; V > 1 where the micro-batches are a multiple of P; default: --vpp's, 1)",
+     .call = set_vpp_sizes},
+    {"--cp-sizes", MT_FLAG_CALL, 0, "LIST", "the context-parallel sizes --plans auto lists for every plan, e.g. 1,2,4: "
+     "C ranks taken out of the plan's dp (skipped where C does not divide it); default: none", .call = set_cp_sizes},
+    {"--sp-modes", MT_FLAG_CALL, 0, "M", "sequence parallelism in the plans --plans auto lists with tp > 1: off, on or "
+     "all (both; default: --sp's)", .call = set_sp_modes},
+    {"--sweep", MT_FLAG_CALL, 0, "NAME=VALUES", "one row per value for the plan the plan flags give (as in "
+     "mitosis simulate; each row equals simulate with that value). NAME: link-bw, nic-bw (bandwidths), gpus, "
+     "batch (global). VALUES: FROM:TO (doubling), FROM:TO:xF (times F), FROM:TO:S (S evenly spaced values), or a "
+     "list A,B,C; e.g. link-bw=100GB/s:900GB/s:5, gpus=8:64, nic-bw=25GB/s,50GB/s. In --topology, {gpus} and "
+     "{nodes} (= gpus / --gpus-per-node) are replaced for each run: multinode:nodes={nodes},gpus=8",
+     .call = set_sweep},
+};
+const mt_flag_table MT_RUN_COMPARE_FLAGS = MT_FLAG_TABLE("Compare", COMPARE);
+
+const mt_flag_table *const MT_RUN_TABLE_LIST[] = {&MT_RUN_PLAN_FLAGS, &MT_RUN_OPTIME_FLAGS, &MT_RUN_HOST_FLAGS,
+                                                      &MT_RUN_TRACE_FLAGS, &MT_RUN_WHATIF_FLAGS, NULL};
 
 static mt_status take_path(void *ctx, const char *arg, mt_error *err) { return mt_run_config_add_path(ctx, arg, err); }
 
-mt_status mt_cli_run_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_table *own,
-                           void *own_base, mt_flag_seen *seen, mt_error *err) {
-    mt_flag_bind binds[8 + MT_NETCFG_TABLES];
+mt_status mt_run_flags_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_bind *own,
+                            int n_own, mt_flag_seen *seen, mt_error *err) {
+    mt_flag_bind binds[8 + MT_RUN_OWN_MAX + MT_NETCFG_TABLES];
     int n = 0;
-    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++) binds[n++] = (mt_flag_bind){MT_CLI_RUN_TABLE_LIST[k], c};
+    if (n_own < 0 || n_own > MT_RUN_OWN_MAX) return mt_fail(err, MT_EINTERNAL, "%s: %d own flag tables", cmd, n_own);
+    for (int k = 0; MT_RUN_TABLE_LIST[k]; k++) binds[n++] = (mt_flag_bind){MT_RUN_TABLE_LIST[k], c};
     n += mt_netcfg_binds(&c->net, binds + n);
-    binds[n++] = (mt_flag_bind){own, own_base};
+    for (int k = 0; k < n_own; k++) binds[n++] = own[k];
     MT_CHECK(mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err));
     return seen->help ? MT_OK : mt_netcfg_check(&c->net, seen, err);
 }
 
-void mt_cli_run_help(FILE *out, int whatif) {
-    for (int k = 0; MT_CLI_RUN_TABLE_LIST[k]; k++)
-        if (MT_CLI_RUN_TABLE_LIST[k] != &MT_CLI_WHATIF_FLAGS || whatif) mt_flags_help(out, MT_CLI_RUN_TABLE_LIST[k]);
+void mt_run_flags_help(FILE *out, int whatif) {
+    for (int k = 0; MT_RUN_TABLE_LIST[k]; k++)
+        if (MT_RUN_TABLE_LIST[k] != &MT_RUN_WHATIF_FLAGS || whatif) mt_flags_help(out, MT_RUN_TABLE_LIST[k]);
     mt_netcfg_help(out);
 }

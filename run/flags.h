@@ -1,0 +1,40 @@
+/* run/flags.h — the flag tables that fill a run configuration (run/config.h), shared by
+ * `simulate` and `compare`: the plan, operator times, the host model, calibration, the trace
+ * step, what-if scenarios; plus the network tables (netmodels/netcfg.h).
+ * Each entry writes into mt_run_config by offset (util/flags.h); help, man page and completion
+ * come from the same entries.
+ */
+#ifndef MT_CLI_RUNFLAGS_H
+#define MT_CLI_RUNFLAGS_H
+
+#include <stdio.h>
+
+#include "run/compare.h"
+#include "run/config.h"
+#include "util/flags.h"
+
+extern const mt_flag_table MT_RUN_PLAN_FLAGS;
+extern const mt_flag_table MT_RUN_OPTIME_FLAGS;
+extern const mt_flag_table MT_RUN_HOST_FLAGS;
+extern const mt_flag_table MT_RUN_TRACE_FLAGS;
+extern const mt_flag_table MT_RUN_WHATIF_FLAGS;
+/* compare's plan list, the variants --plans auto lists, --sweep: bound to an mt_compare_config. */
+extern const mt_flag_table MT_RUN_COMPARE_FLAGS;
+
+/* The run tables above (without the network's), for help, man page and completion;
+ * NULL-terminated. */
+extern const mt_flag_table *const MT_RUN_TABLE_LIST[];
+
+enum { MT_RUN_OWN_MAX = 4 };
+
+/* Parses the argv of simulate or compare (cmd names it in errors) into c (initialised by the
+ * caller with mt_run_config_init): the run tables and the network's bound to c, the command's own
+ * n_own (at most MT_RUN_OWN_MAX) bound tables too; positional arguments are trace paths. Then
+ * refuses network flags that do not apply (mt_netcfg_check). */
+mt_status mt_run_flags_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_bind *own,
+                            int n_own, mt_flag_seen *seen, mt_error *err);
+
+/* Prints the tables' help (network last, with the topology presets). */
+void mt_run_flags_help(FILE *out, int whatif);
+
+#endif

@@ -1,0 +1,57 @@
+/* serve/options.h — a web request's run options turned into the CLI's: the JSON object
+ * {"gpus": 8, "topology": "dgx-h100", "slow-gpu": ["0:2"], "sp": true} becomes the argv
+ * `--gpus 8 --topology dgx-h100 --slow-gpu 0:2 --sp -- TRACE` and is parsed by the same flag
+ * tables as `mitosis simulate` / `mitosis compare` (run/flags.h), so the API takes exactly the
+ * CLI's run options, range-checked with the CLI's one-line messages.
+ *
+ * Refused (MT_EINVAL, one line naming the option): a key that is no run option of the command
+ * (the CLI's output flags --json, --html, --timeline, --csv... included: the server writes its
+ * own files); an option whose value is a file or folder on the server (--model, --gpu-specs,
+ * --scenario: the server opens no path a client names); a value that is not a string, number or
+ * boolean (an array only for a repeatable option); `false` for a value-taking option.
+ * Invariant after a successful mt_serve_opts_parse: rc and cc are filled and checked
+ * (mt_compare_check for compare), and point into argv, which the struct owns.
+ * Costs: O(options x flags).
+ */
+#ifndef MT_SERVE_OPTIONS_H
+#define MT_SERVE_OPTIONS_H
+
+#include <jansson.h>
+
+#include "run/compare.h"
+#include "run/config.h"
+#include "util/err.h"
+
+enum { MT_SERVE_OPTS_MAX_ARGS = 256 };
+
+typedef enum { MT_SERVE_SIMULATE = 0, MT_SERVE_COMPARE } mt_serve_cmd;
+
+typedef struct mt_serve_opts {
+    mt_serve_cmd cmd;
+    char *argv[MT_SERVE_OPTS_MAX_ARGS]; /* owned copies; argv[0] is the command name */
+    int argc;
+    mt_run_config rc;
+    mt_compare_config cc;   /* compare only */
+    int rc_live;            /* rc was initialised (and must be freed) */
+} mt_serve_opts;
+
+/* "simulate" or "compare" into *cmd; MT_EINVAL naming the value otherwise. */
+mt_status mt_serve_cmd_parse(const char *name, mt_serve_cmd *cmd, mt_error *err);
+const char *mt_serve_cmd_name(mt_serve_cmd cmd);
+
+/* Fills o from options (a JSON object, or NULL for none) for the trace's paths (a folder or its
+ * files). On failure o holds nothing (mt_serve_opts_free is still safe). */
+mt_status mt_serve_opts_parse(mt_serve_cmd cmd, const json_t *options, const char *const *paths, int n_paths,
+                              mt_serve_opts *o, mt_error *err);
+void mt_serve_opts_free(mt_serve_opts *o);
+
+/* The options a command takes through the API as JSON, for the page: [{name, section, kind,
+ * metavar, help, lo, hi, choices, repeat}], without the refused ones. */
+json_t *mt_serve_opts_json(mt_serve_cmd cmd);
+
+/* What the page offers as option values: {gpus: [{name, note, mem_bytes}] (the GPU table,
+ * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps}] (the topology presets,
+ * --topology, with their tiers' default bandwidths; nic 0: none)}. NULL on failure. */
+json_t *mt_serve_opts_values_json(void);
+
+#endif

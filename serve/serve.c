@@ -1,0 +1,423 @@
+/* serve/serve.c — see serve.h: the daemon, the routing table and the request bodies. */
+#include "serve/serve.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "serve/jobs.h"
+#include "serve/options.h"
+#include "serve/page.h"
+
+enum { JSON_BODY_MAX = 1 << 20, POST_BUFFER = 64 * 1024 };
+
+struct mt_serve {
+    struct MHD_Daemon *d;
+    mt_catalog *cat;
+    mt_jobs *jobs;
+    double max_upload_bytes;
+    int port;
+};
+
+typedef enum { BODY_NONE = 0, BODY_JSON, BODY_UPLOAD } body_kind;
+
+/* One request being received (libmicrohttpd's per-connection pointer). */
+typedef struct request {
+    const struct route *route;
+    const char *rest;          /* the URL after a prefix route */
+    char *body;                /* BODY_JSON */
+    size_t len;
+    mt_upload *up;             /* BODY_UPLOAD */
+    struct MHD_PostProcessor *pp;
+    char name[128];            /* the upload's "name" field */
+    int file_started, file_off;
+    int failed;                /* 0, or the HTTP status to answer with err */
+    mt_error err;
+} request;
+
+typedef enum MHD_Result (*handler_fn)(mt_serve *s, struct MHD_Connection *c, request *r);
+
+typedef struct route {
+    const char *method, *path;
+    int prefix;                /* path is a prefix ("/api/runs/") */
+    body_kind body;
+    handler_fn fn;
+} route;
+
+/* ---- answers --------------------------------------------------------------------------------- */
+
+/* Queues resp (released) with its content type; NULL resp: MHD_NO (the connection is closed). */
+static enum MHD_Result send_response(struct MHD_Connection *c, unsigned status, struct MHD_Response *resp,
+                                     const char *type) {
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", type);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result ret = MHD_queue_response(c, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, char *buf, size_t len, const char *type) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+    if (!resp) free(buf);
+    return send_response(c, status, resp, type);
+}
+
+/* Sends j (released) as JSON, reals to 10 digits as the CLI's --json. */
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j) {
+    char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+    json_decref(j);
+    if (!s) return MHD_NO;
+    return send_buf(c, status, s, strlen(s), "application/json");
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg) {
+    return send_json(c, status, json_pack("{s:s}", "error", msg));
+}
+
+static unsigned status_of(mt_status st) { return st == MT_ENOMEM || st == MT_EINTERNAL ? 500 : 400; }
+
+static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, const char *type) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0) close(fd);
+        return send_error(c, 404, "no such file");
+    }
+    struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+    if (!resp) close(fd);
+    return send_response(c, MHD_HTTP_OK, resp, type);
+}
+
+/* ---- handlers -------------------------------------------------------------------------------- */
+
+static enum MHD_Result h_page(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)s, (void)r;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(mt_serve_page_len, (void *)mt_serve_page, MHD_RESPMEM_PERSISTENT);
+    if (resp) MHD_add_response_header(resp, "Content-Security-Policy", "default-src 'self' 'unsafe-inline'");
+    return send_response(c, MHD_HTTP_OK, resp, "text/html; charset=utf-8");
+}
+
+static enum MHD_Result h_options(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)s, (void)r;
+    json_t *values = mt_serve_opts_values_json();
+    if (!values) return send_error(c, 500, "cannot read the GPU table");
+    return send_json(c, 200, json_pack("{s:o, s:o, s:o}", "simulate", mt_serve_opts_json(MT_SERVE_SIMULATE),
+                                       "compare", mt_serve_opts_json(MT_SERVE_COMPARE), "values", values));
+}
+
+static enum MHD_Result h_traces(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)r;
+    return send_json(c, 200, mt_catalog_list_json(s->cat));
+}
+
+static enum MHD_Result h_trace(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)r;
+    const char *id = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "id");
+    json_t *o = NULL;
+    mt_error err = {0};
+    mt_status st = mt_catalog_summary(s->cat, id, &o, &err);
+    return st == MT_OK ? send_json(c, 200, o) : send_error(c, status_of(st), err.msg);
+}
+
+static enum MHD_Result h_upload(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)s;
+    if (r->pp) MHD_destroy_post_processor(r->pp);
+    r->pp = NULL;
+    json_t *o = NULL;
+    mt_upload *up = r->up;
+    r->up = NULL;
+    mt_status st = mt_upload_finish(up, r->name, &o, &r->err);
+    return st == MT_OK ? send_json(c, 201, o) : send_error(c, status_of(st), r->err.msg);
+}
+
+static const char *const REQUEST_KEYS[] = {"command", "trace", "options"};
+
+static mt_status check_request(const json_t *req, mt_error *err) {
+    if (!json_is_object(req))
+        return mt_fail(err, MT_EINVAL, "the body must be a JSON object {\"command\", \"trace\", \"options\"}");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)req, key, v) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof REQUEST_KEYS / sizeof *REQUEST_KEYS; k++) known |= !strcmp(key, REQUEST_KEYS[k]);
+        if (!known) return mt_fail(err, MT_EINVAL, "unknown key '%.100s' (a run is {\"command\", \"trace\", \"options\"})", key);
+    }
+    if (!json_is_string(json_object_get(req, "trace")))
+        return mt_fail(err, MT_EINVAL, "\"trace\" must be a trace id from GET /api/traces");
+    return MT_OK;
+}
+
+static enum MHD_Result h_submit(mt_serve *s, struct MHD_Connection *c, request *r) {
+    json_error_t jerr;
+    json_t *req = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!req) {
+        snprintf(r->err.msg, sizeof r->err.msg, "malformed JSON body at line %d column %d: %s", jerr.line,
+                 jerr.column, jerr.text);
+        return send_error(c, 400, r->err.msg);
+    }
+    mt_serve_cmd cmd = MT_SERVE_SIMULATE;
+    mt_catalog_paths ps;
+    mt_serve_opts o;
+    memset(&o, 0, sizeof o);
+    const char *tid = json_string_value(json_object_get(req, "trace"));
+    json_t *cmdv = json_object_get(req, "command");
+    mt_status st = check_request(req, &r->err);
+    if (st == MT_OK && cmdv) st = mt_serve_cmd_parse(json_string_value(cmdv), &cmd, &r->err);
+    if (st == MT_OK) st = mt_catalog_paths_of(s->cat, tid, &ps, &r->err);
+    const char *paths[MT_CATALOG_MAX_FILES];
+    for (int k = 0; st == MT_OK && k < ps.n; k++) paths[k] = ps.path[k];
+    if (st == MT_OK) st = mt_serve_opts_parse(cmd, json_object_get(req, "options"), paths, ps.n, &o, &r->err);
+    int id = 0;
+    if (st == MT_OK) st = mt_jobs_submit(s->jobs, &o, tid, req, &id, &r->err);
+    mt_serve_opts_free(&o);
+    json_decref(req);
+    if (st != MT_OK) return send_error(c, status_of(st), r->err.msg);
+    return send_json(c, 202, json_pack("{s:i}", "id", id));
+}
+
+static enum MHD_Result h_runs(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)r;
+    return send_json(c, 200, mt_jobs_list_json(s->jobs));
+}
+
+/* /api/runs/N or /api/runs/N/FILE. */
+static enum MHD_Result h_run(mt_serve *s, struct MHD_Connection *c, request *r) {
+    char *end = NULL;
+    long id = strtol(r->rest, &end, 10);
+    if (end == r->rest || id < 1 || id > MT_JOBS_MAX || (*end && *end != '/'))
+        return send_error(c, 404, "no such run (GET /api/runs lists them)");
+    if (!*end) {
+        json_t *o = mt_jobs_status_json(s->jobs, (int)id);
+        return o ? send_json(c, 200, o) : send_error(c, 404, "no such run (GET /api/runs lists them)");
+    }
+    char path[2048];
+    if (!mt_jobs_file(s->jobs, (int)id, end + 1, path, sizeof path))
+        return send_error(c, 404, "no such file for this run (its status lists \"files\")");
+    return send_file(c, path, mt_jobs_file_type(end + 1));
+}
+
+static const route ROUTES[] = {
+    {"GET", "/", 0, BODY_NONE, h_page},
+    {"GET", "/index.html", 0, BODY_NONE, h_page},
+    {"GET", "/api/options", 0, BODY_NONE, h_options},
+    {"GET", "/api/traces", 0, BODY_NONE, h_traces},
+    {"POST", "/api/traces", 0, BODY_UPLOAD, h_upload},
+    {"GET", "/api/trace", 0, BODY_NONE, h_trace},
+    {"GET", "/api/runs", 0, BODY_NONE, h_runs},
+    {"POST", "/api/runs", 0, BODY_JSON, h_submit},
+    {"GET", "/api/runs/", 1, BODY_NONE, h_run},
+};
+enum { N_ROUTES = sizeof ROUTES / sizeof ROUTES[0] };
+
+/* The route for method and url; *path_known: some route has this path. */
+static const route *find_route(const char *method, const char *url, int *path_known) {
+    *path_known = 0;
+    for (int k = 0; k < N_ROUTES; k++) {
+        const route *x = &ROUTES[k];
+        int match = x->prefix ? !strncmp(url, x->path, strlen(x->path)) : !strcmp(url, x->path);
+        if (!match) continue;
+        *path_known = 1;
+        if (!strcmp(method, x->method)) return x;
+    }
+    return NULL;
+}
+
+/* ---- request bodies --------------------------------------------------------------------------- */
+
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                               const char *content_type, const char *encoding, const char *data, uint64_t off,
+                               size_t size) {
+    (void)kind, (void)content_type, (void)encoding;
+    request *r = cls;
+    if (!filename) {
+        if (key && !strcmp(key, "name")) {
+            size_t have = strlen(r->name), n = size < sizeof r->name - 1 - have ? size : sizeof r->name - 1 - have;
+            memcpy(r->name + have, data, n);
+            r->name[have + n] = 0;
+        }
+        return MHD_YES;
+    }
+    mt_status st = MT_OK;
+    if (off == 0 && !(r->file_started && r->file_off == 0)) {
+        st = mt_upload_file(r->up, &r->err);
+        r->file_started = 1;
+    }
+    r->file_off += (int)(size > 0);
+    if (st == MT_OK) st = mt_upload_write(r->up, data, size, &r->err);
+    if (st != MT_OK) r->failed = strstr(r->err.msg, "over the limit") ? 413 : 400;
+    return st == MT_OK ? MHD_YES : MHD_NO;
+}
+
+/* First call of a request: its route, and refusals that need no body. 0: go on. */
+static unsigned begin(mt_serve *s, struct MHD_Connection *c, request *r, const char *url, const char *method) {
+    if (strstr(url, "..")) return snprintf(r->err.msg, sizeof r->err.msg, "path refused: '..' in the URL"), 400;
+    int known = 0;
+    r->route = find_route(method, url, &known);
+    if (!r->route) return snprintf(r->err.msg, sizeof r->err.msg, known ? "method not allowed" : "not found"),
+                   known ? 405 : 404;
+    r->rest = url + strlen(r->route->path);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    double len = cl ? strtod(cl, NULL) : 0;
+    double max = r->route->body == BODY_UPLOAD ? s->max_upload_bytes + POST_BUFFER : JSON_BODY_MAX;
+    if (len > max)
+        return snprintf(r->err.msg, sizeof r->err.msg, "request body over the limit of %.0f bytes%s", max,
+                        r->route->body == BODY_UPLOAD ? " (mitosis serve --max-upload SIZE)" : ""), 413;
+    if (r->route->body != BODY_UPLOAD) return 0;
+    mt_status st = mt_upload_begin(s->cat, s->max_upload_bytes, &r->up, &r->err);
+    if (st != MT_OK) return 500;
+    r->pp = MHD_create_post_processor(c, POST_BUFFER, on_part, r);
+    if (!r->pp)
+        return snprintf(r->err.msg, sizeof r->err.msg, "an upload is multipart/form-data (the trace's files, and "
+                        "optionally a field \"name\")"), 400;
+    return 0;
+}
+
+static void append_body(request *r, const char *data, size_t size) {
+    if (r->failed) return;
+    if (r->route->body == BODY_UPLOAD) {
+        if (MHD_post_process(r->pp, data, size) != MHD_YES && !r->failed) {
+            r->failed = 400;
+            snprintf(r->err.msg, sizeof r->err.msg, "upload: malformed multipart/form-data body");
+        }
+        return;
+    }
+    if (r->route->body != BODY_JSON || r->len + size > JSON_BODY_MAX) {
+        r->failed = r->route->body == BODY_JSON ? 413 : 400;
+        snprintf(r->err.msg, sizeof r->err.msg, r->failed == 413 ? "request body over the limit" : "unexpected body");
+        return;
+    }
+    char *b = realloc(r->body, r->len + size + 1);
+    if (!b) {
+        r->failed = 500;
+        snprintf(r->err.msg, sizeof r->err.msg, "out of memory");
+        return;
+    }
+    memcpy(b + r->len, data, size);
+    r->body = b;
+    r->len += size;
+    b[r->len] = 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+    (void)version;
+    mt_serve *s = cls;
+    request *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+        *con_cls = r;
+        unsigned status = begin(s, c, r, url, method);
+        if (status) return send_error(c, status, r->err.msg);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        append_body(r, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->failed) return send_error(c, (unsigned)r->failed, r->err.msg);
+    return r->route->fn(s, c, r);
+}
+
+/* Called for every request at its end, finished or not (a client that went away). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    (void)cls, (void)c, (void)toe;
+    request *r = *con_cls;
+    if (!r) return;
+    if (r->pp) MHD_destroy_post_processor(r->pp);
+    mt_upload_abort(r->up);
+    free(r->body);
+    free(r);
+    *con_cls = NULL;
+}
+
+/* ---- the server -------------------------------------------------------------------------------- */
+
+void mt_serve_config_init(mt_serve_config *c) {
+    memset(c, 0, sizeof *c);
+    c->listen = "127.0.0.1";
+    c->port = 8080;
+    c->max_upload_bytes = 256.0 * 1024 * 1024;
+    c->threads = 4;
+}
+
+int mt_serve_is_loopback(const char *addr) {
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (!strcmp(addr, "localhost")) return 1;
+    if (inet_pton(AF_INET, addr, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+    return inet_pton(AF_INET6, addr, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
+    struct sockaddr_in a4;
+    struct sockaddr_in6 a6;
+    memset(&a4, 0, sizeof a4);
+    memset(&a6, 0, sizeof a6);
+    const char *addr = strcmp(c->listen, "localhost") ? c->listen : "127.0.0.1";
+    /* poll, not epoll: with epoll (MHD_USE_AUTO) libmicrohttpd 0.9.75's thread pool missed some clients
+     * that closed mid-upload under load (their partial uploads stayed until the timeout);
+     * tests/integration/serve_http.sh cuts five uploads off among 50 requests. */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    struct sockaddr *sa = (struct sockaddr *)&a4;
+    if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
+        a4.sin_family = AF_INET;
+        a4.sin_port = htons((uint16_t)c->port);
+    } else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
+        a6.sin6_family = AF_INET6;
+        a6.sin6_port = htons((uint16_t)c->port);
+        sa = (struct sockaddr *)&a6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        return mt_fail(err, MT_EINVAL, "--listen needs an IPv4 or IPv6 address (got '%s')", c->listen);
+    }
+    s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE,
+                            (unsigned)(c->threads > 0 ? c->threads : 4), MHD_OPTION_CONNECTION_LIMIT, 256u,
+                            MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!s->d)
+        return mt_fail(err, MT_EINVAL, "cannot listen on %s port %d (in use? choose another with --port)",
+                       c->listen, c->port);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : c->port;
+    return MT_OK;
+}
+
+mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err) {
+    if (c->port < 0 || c->port > 65535) return mt_fail(err, MT_EINVAL, "--port needs 0..65535 (got %d)", c->port);
+    mt_serve *s = calloc(1, sizeof *s);
+    if (!s) return mt_fail(err, MT_ENOMEM, "out of memory");
+    s->max_upload_bytes = c->max_upload_bytes;
+    mt_status st = mt_catalog_new(c->shipped, c->traces, c->n_traces, &s->cat, err);
+    if (st == MT_OK) st = mt_jobs_new(mt_catalog_dir(s->cat), &s->jobs, err);
+    if (st == MT_OK) st = start(s, c, err);
+    if (st != MT_OK) {
+        mt_serve_free(s);
+        return st;
+    }
+    *out = s;
+    return MT_OK;
+}
+
+int mt_serve_port(const mt_serve *s) { return s->port; }
+
+void mt_serve_free(mt_serve *s) {
+    if (!s) return;
+    if (s->d) MHD_stop_daemon(s->d);
+    mt_jobs_free(s->jobs);
+    mt_catalog_free(s->cat);
+    free(s);
+}

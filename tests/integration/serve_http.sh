@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Integration: the web UI's JSON API (`mitosis serve`) with curl. A run through the API returns
+# exactly the CLI's --json for the same options (simulate with a what-if, compare on a --traces
+# folder); an upload is parsed by the readers and runs; path traversal, file-valued options,
+# malformed JSON, unknown options, out-of-range values (the CLI's own message), oversize uploads
+# (with and without Content-Length) and unknown routes are refused with a 4xx and a message; 50
+# concurrent requests, some of them uploads cut off mid-way, leave the server answering with no
+# partial upload left behind; it stops cleanly on SIGTERM (in the ASan build: no leak report).
+set -u
+BIN=$1
+ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+command -v curl >/dev/null && command -v jq >/dev/null ||
+    { echo "serve_http: skipped: curl and jq are needed (apt-get install curl jq)"; exit 77; }
+TMP=$(mktemp -d)
+trap 'kill "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+. "$ROOT/tests/integration/serve_lib.bash"
+. "$ROOT/tests/integration/clicheck.bash"
+trap 'kill "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+ok() { echo "ok: $*"; }
+
+# the command line refuses bad flags in one line
+check_bad "--port needs an integer in 0..65535" serve --port 70000
+check_bad "--listen needs an IPv4 or IPv6 address" serve --listen nowhere --port 0
+check_bad "--traces $TMP/none: cannot open the folder" serve --traces "$TMP/none" --port 0
+ok "bad flags refused"
+
+mkdir -p "$TMP/more" "$TMP/tmpdir"
+ln -s "$ROOT/traces/cpu-gpt-tiny-b4" "$TMP/more/mine"
+TMPDIR=$TMP/tmpdir serve_start --traces "$TMP/more" --max-upload 1MB
+STORE=$(echo "$TMP"/tmpdir/mitosis-serve-*)
+[ -d "$STORE" ] || fail "no private folder under TMPDIR"
+[ "$(stat -c %a "$STORE")" = 700 ] || fail "the private folder is not mode 700"
+
+# req METHOD PATH [curl args...]: the body into $TMP/body, the status into $CODE
+req() {
+    local m=$1 p=$2; shift 2
+    CODE=$(curl -s --path-as-is -o "$TMP/body" -w '%{http_code}' -X "$m" "$@" "$URL$p")
+}
+want() { # want CODE TEXT WHAT
+    [ "$CODE" = "$1" ] || fail "$3: HTTP $CODE, want $1: $(head -c 300 "$TMP/body")"
+    grep -q -- "$2" "$TMP/body" || fail "$3: the answer lacks '$2': $(head -c 300 "$TMP/body")"
+    ok "$3 ($1)"
+}
+run() { # run JSON: submits, waits until done or failed; ID and the status in $TMP/status
+    req POST /api/runs -H 'Content-Type: application/json' -d "$1"
+    [ "$CODE" = 202 ] || fail "POST /api/runs $1: HTTP $CODE: $(cat "$TMP/body")"
+    ID=$(jq .id "$TMP/body")
+    for _ in $(seq 1200); do
+        curl -s "$URL/api/runs/$ID" >"$TMP/status"
+        case $(jq -r .status "$TMP/status") in done | failed) return ;; esac
+        sleep 0.1
+    done
+    fail "run $ID not finished in 120 s"
+}
+bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEXT
+    req POST /api/runs -d "$1"
+    want 400 "$2" "$3"
+}
+same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json
+    local what=$1; shift
+    jq -S 'del(.simulation.wall_s)' <(jq .result "$TMP/status") >"$TMP/api.json"
+    "$BIN" "$@" --json | jq -S 'del(.simulation.wall_s)' >"$TMP/cli.json" || fail "$what: the CLI failed"
+    cmp -s "$TMP/api.json" "$TMP/cli.json" || fail "$what: API and CLI differ: $(diff "$TMP/api.json" "$TMP/cli.json" | head -5)"
+    ok "$what: the API's result equals the CLI's --json"
+}
+
+req GET /
+want 200 "<title>mitosis" "the page"
+grep -Eq '(src|href)="https?:' "$TMP/body" && fail "the page refers to another site"
+req GET /api/traces
+want 200 '"id": "shipped/cpu-resnet18-b8"' "the shipped traces listed"
+grep -q '"id": "dir1/mine"' "$TMP/body" || fail "the --traces folder's trace is not listed"
+req GET '/api/trace?id=dir1/mine'
+want 200 '"batch_size": 4' "the summary of a --traces trace (inspect --json)"
+
+# API round trips equal the CLI's --json
+run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8",
+      "options": {"gpus": 8, "topology": "dgx-h100", "slow-gpu": ["1:1.5"], "sp": false}}'
+[ "$(jq -r .status "$TMP/status")" = done ] || fail "simulate run: $(jq -r .error "$TMP/status")"
+same "simulate with a slow GPU" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 8 --topology dgx-h100 --slow-gpu 1:1.5
+for f in report.html timeline.json csv/gpus.csv result.json; do
+    req GET "/api/runs/$ID/$f"
+    [ "$CODE" = 200 ] && [ -s "$TMP/body" ] || fail "download $f: HTTP $CODE"
+done
+ok "downloads: report.html, timeline.json, csv/gpus.csv, result.json"
+run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2"}}'
+[ "$(jq -r .status "$TMP/status")" = done ] || fail "compare run: $(jq -r .error "$TMP/status")"
+[ "$(jq .progress.total "$TMP/status")" = 3 ] || fail "compare progress total is not 3 plans"
+same "compare on a --traces folder" compare "$TMP/more/mine" --gpus 4 --plans ddp=4,dp=4,ddp=2:pp=2
+
+# refusals: 4xx and a message
+req GET '/api/trace?id=../../etc'
+want 400 "never by a path" "a trace id with .."
+req GET '/api/runs/1/../../../../etc/passwd'
+want 400 "path refused" "a URL with .."
+bad_run '{"command": "simulate", "trace": "/etc", "options": {"gpus": 2}}' "never by a path" "an absolute trace path"
+bad_run '{"command": "simulate", "trace": "shipped/../../etc"}' "never by a path" "a trace id climbing out"
+bad_run '{"command": "simulate", "trace": ' "malformed JSON body at line 1" "malformed JSON"
+bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"frobnicate": 1}}' "unknown option 'frobnicate'" "an unknown option"
+bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"json": true}}' "unknown option 'json'" "a CLI output flag"
+bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"model": "/etc/passwd"}}' "names a file on the server" "a file-valued option"
+bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"topology": "/etc/passwd"}}' "is a file on the server" "a topology file"
+bad_run '{"command": "rm", "trace": "shipped/cpu-resnet18-b8"}' 'must be .*simulate.* or .*compare.* (got .rm.)' "an unknown command"
+bad_run '{"trace": "shipped/cpu-resnet18-b8", "extra": 1}' "unknown key 'extra'" "an unknown key"
+"$BIN" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 0 2>"$TMP/cli.err"
+cli_msg=$(sed 's/^mitosis simulate: //' "$TMP/cli.err")
+bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}' "$cli_msg" "an out-of-range value, with the CLI's message"
+req GET /api/nothing
+want 404 "not found" "an unknown route"
+req GET /api/runs/999
+want 404 "no such run" "an unknown run"
+req POST /
+want 405 "method not allowed" "a wrong method"
+
+# uploads: oversize (declared and streamed), junk, a real Kineto + ET pair
+head -c 2000000 /dev/zero | tr '\0' 'x' >"$TMP/big.json"
+req POST /api/traces -F "file=@$TMP/big.json"
+want 413 "over the limit" "an oversize upload"
+req POST /api/traces -H 'Transfer-Encoding: chunked' -F "file=@$TMP/big.json"
+want 413 "over the limit" "an oversize chunked upload (no Content-Length)"
+echo '{"not": "a trace"}' >"$TMP/junk.json"
+req POST /api/traces -F "file=@$TMP/junk.json"
+want 400 "upload: file-0: JSON is neither a Kineto trace" "an upload that is no trace"
+req POST /api/traces -H 'Content-Type: application/json' -d '{}'
+want 400 "multipart/form-data" "an upload that is not multipart"
+req POST /api/traces -F name=mine -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/kineto.json.gz" \
+    -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/et.json.gz"
+want 201 '"batch_size": 4' "a Kineto + ET upload"
+UP=$(jq -r .id "$TMP/body")
+run "{\"command\": \"simulate\", \"trace\": \"$UP\", \"options\": {\"gpus\": 2}}"
+[ "$(jq -r .status "$TMP/status")" = done ] || fail "a run on the upload: $(jq -r .error "$TMP/status")"
+ok "a run on the upload"
+
+# 50 concurrent requests; five clients go away mid-upload
+head -c 900000 /dev/zero | tr '\0' 'x' >"$TMP/slow.json"
+pids=()
+mkdir -p "$TMP/conc"
+for i in $(seq 50); do
+    case $((i % 10)) in
+    0 | 1 | 2 | 3) curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/traces" ;;
+    4 | 5) curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/trace?id=shipped/cpu-resnet18-b$((4 << (i % 3)))" ;;
+    6) curl -s -o /dev/null -w '%{http_code}\n' -d '{"trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}' \
+           "$URL/api/runs" ;;
+    7) curl -s -o /dev/null -w '%{http_code}\n' -d '{"trace": ' "$URL/api/runs" ;;
+    8) curl -s -o /dev/null -w '%{http_code}\n' "$URL/" ;;
+    9) curl -s -o /dev/null -w 'cut\n' --limit-rate 200k --max-time 1 -F "file=@$TMP/slow.json" "$URL/api/traces" ;;
+    esac >"$TMP/conc/c$i" 2>/dev/null &
+    pids+=($!)
+done
+wait "${pids[@]}"
+codes=$(cat "$TMP"/conc/c* | sort | uniq -c | tr -s ' \n' ' ')
+[ "$(cat "$TMP"/conc/c* | grep -c '^200$')" = 35 ] || fail "concurrent GETs: $codes"
+[ "$(cat "$TMP"/conc/c* | grep -c '^202$')" = 5 ] || fail "concurrent runs: $codes"
+[ "$(cat "$TMP"/conc/c* | grep -c '^400$')" = 5 ] || fail "concurrent bad JSON: $codes"
+ok "50 concurrent requests answered:$codes"
+run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}'
+req GET /api/runs
+[ "$(jq '[.[] | select(.status == "done")] | length' "$TMP/body")" = "$ID" ] || fail "not every run is done"
+ok "every run done ($ID)"
+for _ in $(seq 100); do # a cut-off upload is removed once the server sees the connection closed
+    left=$(find "$STORE" -maxdepth 1 -name 'upload-*' | wc -l)
+    [ "$left" = 1 ] && break
+    sleep 0.2
+done
+[ "$left" = 1 ] || fail "$left upload folders left, want 1 (the good upload): $(ls -l "$STORE"/upload-*)"
+ok "cut-off and refused uploads removed"
+
+serve_stop
+[ ! -e "$STORE" ] || fail "the private folder $STORE is left after the server stopped"
+ok "the private folder removed at exit"
+
+# another address than loopback: a warning
+TMPDIR=$TMP/tmpdir serve_start --listen 0.0.0.0
+grep -q "warning: listening beyond this machine" "$TMP/serve.err" || fail "no warning for --listen 0.0.0.0"
+serve_stop
+echo "serve_http: all checks passed"

@@ -1,0 +1,184 @@
+/* Unit tests for serve/: a web request's options become exactly the CLI's (serve/options.h: the
+ * same configuration as the same flags parsed by run/flags.h, refusals in one line), and the
+ * trace catalogue names traces only by listed ids and keeps uploads within their limit
+ * (serve/catalog.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run/flags.h"
+#include "serve/catalog.h"
+#include "serve/options.h"
+
+static const char *const PATHS[] = {"some/trace"};
+
+static mt_status parse(mt_serve_cmd cmd, const char *json, mt_serve_opts *o, mt_error *err) {
+    json_t *j = json_loads(json, 0, NULL);
+    assert_non_null(j);
+    mt_status st = mt_serve_opts_parse(cmd, j, PATHS, 1, o, err);
+    json_decref(j);
+    return st;
+}
+
+/* {"gpus": 8, "tp": 2, "sp": true, "link-bw": "300GB/s", "slow-gpu": [...]} equals the argv. */
+static void test_same_as_cli(void **state) {
+    (void)state;
+    mt_serve_opts o;
+    mt_error err = {0};
+    assert_int_equal(parse(MT_SERVE_SIMULATE, "{\"gpus\": 8, \"tp\": 2, \"sp\": true, \"recompute\": \"full\", "
+                                              "\"link-bw\": \"300GB/s\", \"slow-gpu\": [\"1:2\", \"3:1.5\"], "
+                                              "\"ecmp\": false, \"host-scale\": 0.5}", &o, &err), MT_OK);
+    char *argv[] = {"simulate", "--gpus", "8", "--tp", "2", "--sp", "--recompute", "full", "--link-bw", "300GB/s",
+                    "--slow-gpu", "1:2", "--slow-gpu", "3:1.5", "--host-scale", "0.5", "--", "some/trace"};
+    int argc = (int)(sizeof argv / sizeof *argv);
+    assert_int_equal(o.argc, argc);
+    for (int k = 0; k < argc; k++) assert_string_equal(o.argv[k], argv[k]);
+    mt_run_config rc;
+    assert_int_equal(mt_run_config_init(&rc, &err), MT_OK);
+    mt_flag_seen seen;
+    assert_int_equal(mt_run_flags_parse(argc, argv, "simulate", &rc, NULL, 0, &seen, &err), MT_OK);
+    assert_int_equal(o.rc.plan.gpus, 8);
+    assert_int_equal(o.rc.plan.tp, rc.plan.tp);
+    assert_int_equal(o.rc.plan.sp, 1);
+    assert_int_equal(o.rc.plan.recompute, rc.plan.recompute);
+    assert_true(o.rc.net.tp.link_bw_Bps == 300e9 && rc.net.tp.link_bw_Bps == 300e9);
+    assert_true(o.rc.host_scale == 0.5);
+    assert_int_equal(o.rc.n_paths, 1);
+    assert_string_equal(o.rc.paths[0], "some/trace");
+    mt_run_config_free(&rc);
+    mt_serve_opts_free(&o);
+}
+
+/* compare's own options (the plan list) go to the compare configuration and are checked. */
+static void test_compare(void **state) {
+    (void)state;
+    mt_serve_opts o;
+    mt_error err = {0};
+    assert_int_equal(parse(MT_SERVE_COMPARE, "{\"gpus\": 4, \"plans\": \"ddp=4,dp=2:pp=2\"}", &o, &err), MT_OK);
+    assert_string_equal(o.cc.plans, "ddp=4,dp=2:pp=2");
+    mt_serve_opts_free(&o);
+    /* --plans is not a simulate option */
+    assert_int_equal(parse(MT_SERVE_SIMULATE, "{\"plans\": \"ddp=4\"}", &o, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown option 'plans' for simulate"));
+    /* a sweep and a plan list together: compare's own check */
+    assert_int_equal(parse(MT_SERVE_COMPARE, "{\"plans\": \"ddp=4\", \"sweep\": \"gpus=2:8\"}", &o, &err), MT_EINVAL);
+}
+
+static void expect_refused(const char *json, const char *want) {
+    mt_serve_opts o;
+    mt_error err = {0};
+    assert_int_equal(parse(MT_SERVE_SIMULATE, json, &o, &err), MT_EINVAL);
+    if (!strstr(err.msg, want)) fail_msg("%s: got '%s', want '%s'", json, err.msg, want);
+    assert_null(strchr(err.msg, '\n'));
+    mt_serve_opts_free(&o); /* safe after a failure */
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    expect_refused("{\"frobnicate\": 1}", "unknown option 'frobnicate'");
+    expect_refused("{\"json\": true}", "unknown option 'json'");
+    expect_refused("{\"timeline\": \"/tmp/x\"}", "unknown option 'timeline'");
+    expect_refused("{\"help\": true}", "unknown option 'help'");
+    expect_refused("{\"--gpus\": 8}", "without the leading --");
+    expect_refused("{\"model\": \"m.json\"}", "names a file on the server");
+    expect_refused("{\"scenario\": \"s.json\"}", "names a file on the server");
+    expect_refused("{\"topology\": \"../net.json\"}", "is a file on the server");
+    expect_refused("{\"gpus\": 0}", "--gpus needs an integer in 1..1048576 (got '0')");
+    expect_refused("{\"gpus\": 2.5}", "--gpus needs an integer");
+    expect_refused("{\"gpus\": [8]}", "takes one value, not a list");
+    expect_refused("{\"gpus\": {\"n\": 8}}", "takes a string or a number");
+    expect_refused("{\"sp\": 1}", "is a switch: true or false");
+    expect_refused("{\"link-bw\": \"300\"}", "--link-bw");
+    expect_refused("{\"ports\": 8}", "--ports");
+    expect_refused("[1, 2]", "must be a JSON object");
+}
+
+/* The API lists no file-only option, and lists compare's own ones for compare only. */
+static void test_options_json(void **state) {
+    (void)state;
+    json_t *sim = mt_serve_opts_json(MT_SERVE_SIMULATE), *cmp = mt_serve_opts_json(MT_SERVE_COMPARE);
+    int has_gpus = 0, has_model = 0, has_plans = 0, has_topology = 0;
+    size_t i;
+    json_t *f;
+    json_array_foreach(sim, i, f) {
+        const char *n = json_string_value(json_object_get(f, "name"));
+        has_gpus |= !strcmp(n, "gpus");
+        has_model |= !strcmp(n, "model");
+        has_plans |= !strcmp(n, "plans");
+        has_topology |= !strcmp(n, "topology");
+    }
+    assert_true(has_gpus && has_topology && !has_model && !has_plans);
+    assert_int_equal(json_array_size(cmp), json_array_size(sim) + MT_RUN_COMPARE_FLAGS.n);
+    json_decref(sim);
+    json_decref(cmp);
+}
+
+static int count_uploads(const char *dir) {
+    int n = 0;
+    char p[1100];
+    for (int k = 1; k <= 8; k++) {
+        struct stat st;
+        snprintf(p, sizeof p, "%s/upload-%d", dir, k);
+        n += stat(p, &st) == 0;
+    }
+    return n;
+}
+
+/* Ids only: "..", absolute paths and unlisted ids are refused; a bad or oversize upload leaves
+ * nothing behind; the private folder goes with the catalogue. */
+static void test_catalog(void **state) {
+    (void)state;
+    mt_catalog *c = NULL;
+    mt_error err = {0};
+    assert_int_equal(mt_catalog_new(NULL, NULL, 0, &c, &err), MT_OK);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", mt_catalog_dir(c));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    mt_catalog_paths ps;
+    assert_int_equal(mt_catalog_paths_of(c, "../etc", &ps, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "never by a path"));
+    assert_int_equal(mt_catalog_paths_of(c, "/etc", &ps, &err), MT_EINVAL);
+    assert_int_equal(mt_catalog_paths_of(c, "shipped/x", &ps, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown trace"));
+    /* over the limit: 10 bytes allowed, 11 written */
+    mt_upload *u = NULL;
+    assert_int_equal(mt_upload_begin(c, 10, &u, &err), MT_OK);
+    assert_int_equal(mt_upload_write(u, "12345", 5, &err), MT_OK);
+    assert_int_equal(mt_upload_write(u, "123456", 6, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "over the limit of 10 bytes"));
+    assert_int_equal(count_uploads(dir), 1);
+    mt_upload_abort(u);
+    assert_int_equal(count_uploads(dir), 0);
+    /* not a trace: refused by the readers, removed */
+    assert_int_equal(mt_upload_begin(c, 1000, &u, &err), MT_OK);
+    assert_int_equal(mt_upload_write(u, "{\"a\": 1}", 8, &err), MT_OK);
+    json_t *entry = NULL;
+    assert_int_not_equal(mt_upload_finish(u, "junk", &entry, &err), MT_OK);
+    assert_non_null(strstr(err.msg, "upload: "));
+    assert_int_equal(count_uploads(dir), 0);
+    json_t *list = mt_catalog_list_json(c);
+    assert_int_equal(json_array_size(list), 0);
+    json_decref(list);
+    mt_catalog_free(c);
+    assert_int_not_equal(stat(dir, &st), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_as_cli),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_options_json),
+        cmocka_unit_test(test_catalog),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
