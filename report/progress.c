@@ -31,8 +31,9 @@ void mt_progress_update(void *ctx, int64_t done, int64_t total) {
     if (t - p->last < 0.25) return;
     p->last = t;
     double pct = total > 0 ? 100.0 * (double)done / (double)total : 0;
-    if (p->gpus < 0)
-        fprintf(p->out, "\r%s: %.0f%% of %.2f GB, %.1f s\033[K", p->what, pct, (double)total / 1e9, t - p->t0);
+    if (p->gpus < 0) /* bytes of the file on disk (compressed for a gzip file) */
+        fprintf(p->out, "\r%s: %.0f%% of %.*f %s, %.1f s\033[K", p->what, pct, total >= 1000000000 ? 2 : 1,
+                (double)total / (total >= 1000000000 ? 1e9 : 1e6), total >= 1000000000 ? "GB" : "MB", t - p->t0);
     else
         fprintf(p->out, "\rsimulating: %.0f%% of %d GPU%s tasks, %.1f s\033[K", pct, (int)p->gpus,
                 p->gpus == 1 ? "'s" : "s'", t - p->t0);

@@ -1,6 +1,7 @@
 /* report/progress.h — a one-line progress report on a terminal for long simulations:
  * "simulating: 35% of 1024 GPUs' tasks, 1.2 s", or for reading a large file (bytes mode,
- * trace_load_opts.on_progress): "reading trace: 35% of 1.02 GB, 1.2 s", redrawn in place at most 4 times a second,
+ * trace_load_opts.on_progress): "reading trace: 35% of 1.02 GB, 1.2 s" (the file's size on
+ * disk: compressed for a gzip file; MB under a GB), redrawn in place at most 4 times a second,
  * first after a quarter of a second (short runs print nothing), erased by mt_progress_end.
  * Silent when the stream is not a terminal (piped or redirected), so scripts see nothing.
  *

@@ -5,7 +5,7 @@
  * `fw_parent`, parallel lists `inputs` / `input_shapes` / `input_types`, same for outputs) and
  * 1.0.2-chakra … 1.1.x (`ctrl_deps` for the parent, `inputs: {values, shapes, types}`,
  * `attrs: [{name, type, value}]` holding rf_id, seq_id, tid and collective attributes).
- * Invariant after mt_et_parse: nodes[] are sorted by id (ids unique, by_id maps id -> index);
+ * Invariant after mt_et_read: nodes[] are sorted by id (ids unique, by_id maps id -> index);
  * each node's children are linked in id order (first_child / next_sibling); a node's tensor
  * values are vals[in_first .. +in_count) and vals[out_first .. +out_count); names are interned.
  * The file is streamed (util/jstream.h): each node is built alone as a small jansson value, read
