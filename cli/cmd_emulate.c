@@ -40,8 +40,8 @@ static const mt_flag EMULATION[] = {
      "`--check 0.3` (or 30%) sets the threshold (default 0.25)"},
     {"--check-threshold", MT_FLAG_DOUBLE, EMU(threshold), "F", "the --check threshold as a fraction (0.25 = 25% "
      "slower than predicted)", 0, 100, 1},
-    {"--timeout", MT_FLAG_TIME, EMU(o.timeout_ns), "T", "give up a wait that makes no progress for T (a dead rank, "
-     "a cut link): one line on every surviving rank, then the job is aborted (default 60s)", 1e6, 1e13},
+    {"--timeout", MT_FLAG_TIME, EMU(o.timeout_ns), "T", "give up any wait (for a collective, a transfer, a peer) "
+     "longer than T (a dead rank, a cut link): one line on every surviving rank, then the job is aborted (default 60s)", 1e6, 1e13},
     {"--poll", MT_FLAG_TIME, EMU(o.poll_ns), "T", "while communication is in flight, test it every T and sleep in "
      "between (default 20us; 0 spins: most precise on dedicated cores, slower when ranks share cores)", 0, 1e9},
     {"--json", MT_FLAG_SWITCH, EMU(as_json), NULL, "the report as JSON on stdout (rank 0)"},

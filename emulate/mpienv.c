@@ -64,7 +64,7 @@ mt_status mt_mpienv_check(const mt_mpienv *env, int rc, const char *what, mt_err
 }
 
 mt_status mt_mpienv_timeout(const mt_mpienv *env, const char *what, mt_error *err) {
-    return mt_fail(err, MT_EIO, "rank %d: no progress in %.0f s waiting for %s: a rank died or the network is down "
+    return mt_fail(err, MT_EIO, "rank %d: waited %.0f s for %s in vain: a rank died or the network is down "
                    "(raise --timeout for slower networks); aborting the job", env->rank, (double)env->timeout_ns / 1e9,
                    what);
 }

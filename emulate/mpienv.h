@@ -5,7 +5,7 @@
  *
  * Invariants: after mt_mpienv_init, MPI_COMM_WORLD (and every communicator split from it, which
  * inherits it) has MPI_ERRORS_RETURN; every wait in emulate/ polls with MPI_Test* and gives up
- * after `timeout_ns` (then the caller reports and calls mt_mpienv_abort). Time is CLOCK_MONOTONIC
+ * after waiting `timeout_ns` for one thing (then the caller reports and calls mt_mpienv_abort). Time is CLOCK_MONOTONIC
  * in ns; the timer slack is set to 1 ns so that a sleep to a deadline wakes within a few us.
  * Costs: one MPI_Test per poll; a poll every poll_ns (0: spin).
  */

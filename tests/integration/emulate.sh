@@ -80,7 +80,7 @@ for recovery in --enable-recovery ""; do
     echo "rank killed ($recovery): job ended after $(( $(date +%s) - start )) s"
     if [ -n "$recovery" ]; then
         for r in 0 2; do
-            grep -q "^mitosis emulate: rank $r: no progress in 2 s waiting for .*a rank died or the network is down" \
+            grep -q "^mitosis emulate: rank $r: waited 2 s for .* in vain: a rank died or the network is down" \
                 "$TMP/e" || fail "rank $r did not report the death: $(cat "$TMP/e")"
         done
     fi
