@@ -104,6 +104,8 @@ static mt_status alloc_bufs(mt_walker *w, mt_error *err) {
     w->bufs.recv = calloc((size_t)w->bufs.bytes, 1);
     if (!w->bufs.send || !w->bufs.recv)
         return mt_fail(err, MT_ENOMEM, "out of memory for %.0f-byte message buffers: use --bytes-scale", m);
+    memset(w->bufs.send, 1, (size_t)w->bufs.bytes); /* touched now: no page faults during the step */
+    memset(w->bufs.recv, 1, (size_t)w->bufs.bytes);
     return MT_OK;
 }
 

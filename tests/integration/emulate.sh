@@ -71,7 +71,7 @@ for recovery in --enable-recovery ""; do
         [ "$(echo $kids | wc -w)" -eq 3 ] && break
     done
     [ "$(echo $kids | wc -w)" -eq 3 ] || { kill "$mp"; fail "ranks did not start: $kids"; }
-    sleep 1
+    sleep 3 # into the step (MPI_Init and the communicator splits are blocking calls: a death there is mpirun's)
     kill -9 "$(echo $kids | awk '{print $2}')"
     start=$(date +%s)
     for _ in $(seq 150); do kill -0 "$mp" 2>/dev/null || break; sleep 0.2; done
