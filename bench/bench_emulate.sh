@@ -5,7 +5,8 @@
 #
 # Cases (cpu-resmlp-b64, links at RATE, messages at 10%):
 #   allreduce-2    2 ranks, --strategy dp: one ring all-reduce of the gradients (compute at 1%)
-#   ddp-4          4 ranks, DDP, 3 buckets overlapping backward
+#   ddp-2          2 ranks, DDP, 3 buckets overlapping backward
+#   ddp-4          the same on 4 ranks
 #   ddp-4-slow     the same with rank 2's link 4x slower (testbed --slow 2:4), predicted with
 #                  --slow-link gpu2:4
 #   ddp-4-mpi      ddp-4 with MPI's own all-reduce (--coll mpi) instead of the simulator's ring
@@ -50,6 +51,7 @@ row() { # NAME N RT BEDARGS -- EMUARGS
 echo "# emulate on examples/testbed.sh: $RATE links, delay $DELAY, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at start"
 printf "%-14s %10s %10s %9s\n" case "measured" "predicted" "error"
 row allreduce-2 2 --rt -- --strategy dp --time-scale 0.01 --bytes-scale 0.1
+row ddp-2 2 --rt -- --strategy ddp --bytes-scale 0.1
 row ddp-4 4 --rt -- --strategy ddp --bytes-scale 0.1
 row ddp-4-slow 4 --rt --slow 2:4 -- --strategy ddp --bytes-scale 0.1 --slow-link gpu2:4
 row ddp-4-mpi 4 --rt -- --strategy ddp --bytes-scale 0.1 --coll mpi
