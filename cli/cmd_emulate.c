@@ -144,6 +144,8 @@ int cmd_emulate(int argc, char **argv) {
         usage(stdout);
         goto out;
     }
+    if (st == MT_OK && mt_flag_given(&seen, "--check-threshold") && !c.check)
+        st = mt_fail(&err, MT_EINVAL, "--check-threshold needs --check");
     if (st == MT_OK && rc.n_paths == 0)
         st = mt_fail(&err, MT_EINVAL, "no trace given (usage: mpirun -np N mitosis emulate TRACE [plan])");
     if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);

@@ -20,6 +20,7 @@ command -v mpirun >/dev/null || { echo "skipped: mpirun not found (openmpi-bin)"
 check_bad "not started by an MPI launcher" emulate "$T" --gpus 2
 check_bad "--coll" emulate "$T" --gpus 2 --coll nccl
 check_bad "no trace given" emulate --gpus 2
+check_bad "--check-threshold needs --check" emulate "$T" --gpus 2 --check-threshold 0.3
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 MPI=(mpirun --bind-to none)
