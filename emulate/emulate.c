@@ -15,14 +15,6 @@ struct mt_emulation {
     mt_mpienv env;
 };
 
-void mt_emu_opts_init(mt_emu_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->time_scale = o->bytes_scale = 1;
-    o->timeout_ns = 60e9;
-    o->poll_ns = 20e3;
-    o->threshold = -1;
-}
-
 mt_status mt_emulate_begin(mt_emulation **out, mt_error *err) {
     *out = NULL;
     if (!mt_mpienv_launched())

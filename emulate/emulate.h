@@ -18,6 +18,7 @@
 #define MT_EMULATE_EMULATE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "report/emureport.h"
 #include "run/config.h"
@@ -34,7 +35,14 @@ typedef struct mt_emu_opts {
     const char *timeline;  /* --timeline FILE, NULL */
 } mt_emu_opts;
 
-void mt_emu_opts_init(mt_emu_opts *o);
+/* Defaults (inline: the CLI fills the options in builds without MPI too). */
+static inline void mt_emu_opts_init(mt_emu_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->time_scale = o->bytes_scale = 1;
+    o->timeout_ns = 60e9;
+    o->poll_ns = 20e3;
+    o->threshold = -1;
+}
 
 typedef struct mt_emulation mt_emulation;
 
