@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/runflags.h"
+#include "run/flags.h"
 #include "emulate/emulate.h"
 #include "run/input.h"
 
@@ -58,7 +58,7 @@ static void usage(FILE *out) {
                  "Rank 0 prints\nthe measured step beside the simulate prediction for the same plan on the described "
                  "network (describe\nthe real one: e.g. --link-bw 1Gbps --link-lat 100us for examples/testbed.sh "
                  "N 1gbit 100us).\nThe host model is off. Needs a build with MPI.\n\n");
-    mt_cli_run_help(out, 1);
+    mt_run_flags_help(out, 1);
     mt_flags_help(out, &EMULATION_FLAGS);
 }
 
@@ -139,7 +139,8 @@ int cmd_emulate(int argc, char **argv) {
     mt_flag_seen seen;
     mt_run_input in = {0};
     int code = 0;
-    mt_status st = mt_cli_run_parse(ac, av, "emulate", &rc, &EMULATION_FLAGS, &c, &seen, &err);
+    const mt_flag_bind own = {&EMULATION_FLAGS, &c};
+    mt_status st = mt_run_flags_parse(ac, av, "emulate", &rc, &own, 1, &seen, &err);
     if (st == MT_OK && seen.help) {
         usage(stdout);
         goto out;

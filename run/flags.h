@@ -4,8 +4,8 @@
  * Each entry writes into mt_run_config by offset (util/flags.h); help, man page and completion
  * come from the same entries.
  */
-#ifndef MT_CLI_RUNFLAGS_H
-#define MT_CLI_RUNFLAGS_H
+#ifndef MT_RUN_FLAGS_H
+#define MT_RUN_FLAGS_H
 
 #include <stdio.h>
 
