@@ -176,7 +176,8 @@ static void ev_advance(void *ctx, uint64_t arg) {
         g->comp_task = NULL;
     }
     advance(r, g);
-    if (r->o.on_progress && ++r->ticks == 256) {
+    /* the sum below is O(N): taken every max(256, N) tasks, so it stays O(1) per task */
+    if (r->o.on_progress && ++r->ticks >= (uint32_t)(r->N > 256 ? r->N : 256)) {
         r->ticks = 0;
         int64_t done = 0;
         for (int32_t i = 0; i < r->N; i++) /* earlier steps count too (--steps) */
