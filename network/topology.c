@@ -41,7 +41,7 @@ struct mt_topo {
     int frozen;
     int has_graph;     /* `graph` built (lazily, for Dijkstra) */
     igraph_t graph;
-    int32_t *in_off, *in_link, *in_src;
+    int32_t *in_off, *in_link, *in_src, *in_from; /* in_from[k]: the source node of in_src[k] */
     int32_t *out_off, *out_link;
     double **dist;
     int32_t *dist_fifo;   /* sources whose dist is held, oldest first (ring of dist_cap) */
@@ -98,6 +98,7 @@ void mt_topo_free(mt_topo *t) {
     free(t->in_off);
     free(t->in_link);
     free(t->in_src);
+    free(t->in_from);
     free(t->out_off);
     free(t->out_link);
     free(t->dist_fifo);
@@ -246,8 +247,9 @@ static void build_in_src(mt_topo *t, int32_t *fill) {
     memcpy(fill, t->in_off, (size_t)t->nnodes * sizeof *fill);
     for (int32_t u = 0; u < t->nnodes; u++)
         for (int32_t k = t->out_off[u]; k < t->out_off[u + 1]; k++) {
-            int32_t l = t->out_link[k];
-            t->in_src[fill[t->links[l].dst]++] = l;
+            int32_t l = t->out_link[k], at = fill[t->links[l].dst]++;
+            t->in_src[at] = l;
+            t->in_from[at] = u;
         }
 }
 
@@ -258,6 +260,7 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     t->in_off = calloc((size_t)t->nnodes + 1, sizeof *t->in_off);
     t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link);
     t->in_src = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_src);
+    t->in_from = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_from);
     t->dist = calloc((size_t)t->nnodes, sizeof *t->dist);
     t->scratch = malloc(((size_t)t->nnodes + 1) * sizeof *t->scratch);
     t->out_off = calloc((size_t)t->nnodes + 1, sizeof *t->out_off);
@@ -268,7 +271,7 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->dist_cap > t->nnodes) t->dist_cap = t->nnodes;
     t->dist_fifo = malloc((size_t)t->dist_cap * sizeof *t->dist_fifo);
     t->dist_reach = calloc((size_t)t->nnodes, sizeof *t->dist_reach);
-    if (!t->in_off || !t->in_link || !t->in_src || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
+    if (!t->in_off || !t->in_link || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
         !t->bfs_queue || !t->dist_fifo || !t->dist_reach)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
     build_csr(t, 1, t->in_off, t->in_link, t->scratch);
@@ -522,16 +525,22 @@ static int32_t ecmp_index(uint64_t pairhash, int32_t at, int32_t ncand) {
 }
 
 /* Appends the links u -> v (ascending ids, failed ones too) to out (room entries); returns how
- * many. Binary search in v's in-links by source: O(log in-degree(v) + matches). */
+ * many. A scan of u's few out-links, else a binary search in v's in-links by source:
+ * O(min(out-degree(u), log in-degree(v)) + matches). */
 static int32_t links_between(const mt_topo *t, int32_t u, int32_t v, int32_t *out, int32_t room) {
+    int32_t n = 0;
+    if (t->out_off[u + 1] - t->out_off[u] <= 8) {
+        for (int32_t k = t->out_off[u]; k < t->out_off[u + 1] && n < room; k++)
+            if (t->links[t->out_link[k]].dst == v) out[n++] = t->out_link[k];
+        return n;
+    }
     int32_t lo = t->in_off[v], hi = t->in_off[v + 1];
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (t->links[t->in_src[mid]].src < u) lo = mid + 1;
+        if (t->in_from[mid] < u) lo = mid + 1;
         else hi = mid;
     }
-    int32_t n = 0;
-    for (; lo < t->in_off[v + 1] && t->links[t->in_src[lo]].src == u && n < room; lo++) out[n++] = t->in_src[lo];
+    for (; lo < t->in_off[v + 1] && t->in_from[lo] == u && n < room; lo++) out[n++] = t->in_src[lo];
     return n;
 }
 
