@@ -112,6 +112,7 @@ struct sendrec { /* ctx of one pipeline send */
     const mt_task *task;
     mt_time_ps start;        /* issued (the span starts here, queued or not) */
     sendrec *next;           /* in its connection's queue */
+    sendrec *lprev, *lnext;  /* in the runner's list of live sends (freed with it if a run stops) */
 };
 
 struct runner {
@@ -142,6 +143,7 @@ struct runner {
     uint32_t ticks;          /* compute tasks finished since the last progress report */
     char msg[1024];
     int failed;
+    sendrec *live;           /* pipeline sends issued and not delivered (queued or in the network) */
     int fold, fold_broken;   /* a folded run; its replicas diverged (rerun unfolded) */
     int32_t *dp_off;         /* folded: rank offset of replica d from replica 0, D entries */
     mt_time_ps *arrive_ps;   /* folded: per arrival slot, the time of its latest delivery */
@@ -510,6 +512,24 @@ static int32_t *arrival(runner *r, int32_t rank, int32_t chunk, int32_t mb, int 
 
 static int start_send(runner *r, sendrec *sr);
 
+/* A pipeline send's record, on the runner's live list until sr_free. NULL when out of memory. */
+static sendrec *sr_new(runner *r) {
+    sendrec *sr = malloc(sizeof *sr);
+    if (!sr) return NULL;
+    sr->lprev = NULL;
+    sr->lnext = r->live;
+    if (r->live) r->live->lprev = sr;
+    r->live = sr;
+    return sr;
+}
+
+static void sr_free(runner *r, sendrec *sr) {
+    if (sr->lprev) sr->lprev->lnext = sr->lnext;
+    else r->live = sr->lnext;
+    if (sr->lnext) sr->lnext->lprev = sr->lprev;
+    free(sr);
+}
+
 /* The send has left its source: the next one queued on its connection may go. */
 static void on_send_left(void *ctx, uint64_t tag) {
     (void)tag;
@@ -537,7 +557,7 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
-    free(sr);
+    sr_free(r, sr);
     if (wake) resume(r, dst);
 }
 
@@ -546,7 +566,7 @@ static int start_send(runner *r, sendrec *sr) {
     r->g[sr->src].out[sr->dir < 0].busy = 1;
     if (mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes, on_send_left, on_send_delivered,
                          sr, 0, &err) != MT_OK) {
-        free(sr);
+        sr_free(r, sr);
         fail(r, err.code, err.msg);
         return 0;
     }
@@ -556,12 +576,12 @@ static int start_send(runner *r, sendrec *sr) {
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
     int32_t peer_v;
     int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
-    sendrec *sr = malloc(sizeof *sr);
+    sendrec *sr = sr_new(r);
     if (!sr) {
         fail(r, MT_ENOMEM, "out of memory sending pipeline data");
         return 0;
     }
-    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL};
+    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL, sr->lprev, sr->lnext};
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
@@ -789,12 +809,7 @@ static void stuck_message(runner *r, mt_error *err) {
 }
 
 static void free_runner(runner *r) {
-    for (int32_t i = 0; r->g && i < r->N; i++) /* sends still queued when a run stopped */
-        for (int c = 0; c < 2; c++)
-            for (sendrec *x = r->g[i].out[c].head, *nx; x; x = nx) {
-                nx = x->next;
-                free(x);
-            }
+    while (r->live) sr_free(r, r->live); /* sends queued or in flight when a run stopped */
     if (r->p)
         for (int kind = 0; kind < r->n_kinds; kind++) {
             int32_t ng = mt_group_count(&r->p->groups, kind);
@@ -1048,6 +1063,7 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     mt_status rc = run_once(&r, p, net, e, o, no == NULL, err);
     if (rc == MT_OK && r.fold_broken) {
         snprintf(why, sizeof why, "the replicas diverged (%s)", r.fold_msg);
+        mt_sim_result_free(r.res);
         free_runner(&r);
         if (err) *err = (mt_error){0}; /* the folded run's stop was no error */
         rc = o->fresh(o->fresh_ctx, &net, &e, err);

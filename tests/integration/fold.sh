@@ -42,25 +42,26 @@ PY
   then echo "ok: $name"; else echo "FAIL: $name"; fails=$((fails + 1)); fi
 }
 
-mn="--topology multinode:nodes=4,gpus=8 --gpus 32"
-same "DDP (resnet18, 32 GPUs)" folded 1 "32 data-parallel replicas alike" "$tr/cpu-resnet18-b8" $mn --strategy ddp
-same "ZeRO-3" folded 1 "alike" "$tr/cpu-gpt-tiny-b8" $mn --dp 32 --zero 3
-same "FSDP, hybrid shards of 8" folded 1 "alike" "$tr/cpu-gpt-tiny-b8" $mn --dp 32 --fsdp --fsdp-shard 8
-same "TP 4 x DP 8" folded 4 "alike" "$tr/cpu-gpt-tiny-b8" $mn --dp 8 --tp 4
-same "CP 2 x DP 16" folded 2 "alike" "$tr/cpu-gpt-tiny-b8" $mn --dp 16 --cp 2
-same "EP 4 x DP 8, skewed experts" folded 4 "alike" "$tr/cpu-moe-tiny-b8" $mn --ep 4 --dp 8 --expert-skew 1.5
-same "hybrid TP 8 x PP 4 x DP 4 (1F1B)" folded 32 "alike" "$tr/cpu-gpt-l8h16-b2" \
-  --topology multinode:nodes=16,gpus=8 --gpus 128 --tp 8 --pp 4 --dp 4 --micro-batches 2
-same "PP 2 x DP 4 on switch, 2 steps" folded 2 "alike" "$tr/cpu-gpt-l8h16-b2" --topology switch:8 --gpus 8 \
-  --pp 2 --dp 4 --micro-batches 2 --steps 2
-same "asymmetric: falls back" full 12 "the replicas diverged" "$tr/cpu-gpt-l8h16-b2" \
-  --topology multinode:nodes=3,gpus=4 --gpus 12 --pp 3 --dp 4 --micro-batches 2
-same "a straggler: off" full 32 "a what-if scenario" "$tr/cpu-resnet18-b8" $mn --strategy ddp --slow-gpu 3:1.5
-same "embedding tables per replica: off" full 32 "embedding tables are owned per replica" "$tr/cpu-dlrm-tiny-b8" \
-  $mn --dp 32 --embedding-shard table
+moe="$root/tests/fixtures/moe-tiny" # a small MoE transformer: 35 layers, 4 experts
+mn="--topology multinode:nodes=2,gpus=8 --gpus 16"
+same "DDP (resnet18, 16 GPUs)" folded 1 "16 data-parallel replicas alike" "$tr/cpu-resnet18-b8" $mn --strategy ddp
+same "ZeRO-3" folded 1 "alike" "$moe" $mn --dp 16 --zero 3
+same "FSDP, hybrid shards of 4" folded 1 "alike" "$moe" $mn --dp 16 --fsdp --fsdp-shard 4
+same "TP 2 x DP 8" folded 2 "alike" "$moe" $mn --dp 8 --tp 2
+same "CP 2 x DP 8" folded 2 "alike" "$moe" $mn --dp 8 --cp 2
+same "EP 4 x DP 4, skewed experts" folded 4 "alike" "$moe" $mn --ep 4 --dp 4 --expert-skew 1.5
+same "hybrid TP 2 x PP 4 x DP 2 (1F1B), a replica per node" folded 8 "alike" "$moe" $mn --tp 2 --pp 4 --dp 2 \
+  --micro-batches 2
+same "PP 2 x DP 4 on switch, 2 steps" folded 2 "alike" "$moe" --topology switch:8 --gpus 8 --pp 2 --dp 4 \
+  --micro-batches 2 --steps 2
+same "asymmetric: falls back" full 12 "the replicas diverged" "$moe" --topology multinode:nodes=3,gpus=4 --gpus 12 \
+  --pp 3 --dp 4 --micro-batches 2
+same "a straggler: off" full 16 "a what-if scenario" "$tr/cpu-resnet18-b8" $mn --strategy ddp --slow-gpu 3:1.5
+same "embedding tables per replica: off" full 16 "embedding tables are owned per replica" "$root/tests/fixtures/dlrm-tiny" \
+  $mn --dp 16 --embedding-shard table
 
 "$bin" simulate "$tr/cpu-resnet18-b8" $mn --strategy ddp > "$tmp/t" 2>&1
-if grep -q "^folded     1 of 32 GPUs walked their programs: 32 data-parallel replicas alike" "$tmp/t"; then
+if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel replicas alike" "$tmp/t"; then
   echo "ok: text output says folded"; else echo "FAIL: text output: $(tail -2 "$tmp/t")"; fails=$((fails + 1)); fi
 "$bin" simulate "$tr/cpu-resnet18-b8" $mn --strategy ddp --no-fold > "$tmp/t" 2>&1
 if grep -q "^unfolded   every GPU walked its program: --no-fold" "$tmp/t"; then
