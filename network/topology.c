@@ -551,8 +551,9 @@ static int router_applies(const mt_topo *t, int32_t src, int32_t dst) {
 }
 
 /* The route read backwards from dst over the router's predecessors, choosing among the candidate
- * in-links (ascending ids) as mt_topo_route's graph search does. Writes it into scratch; returns 0
- * when the router declines (the graph search answers). O(hops x (preds x log degree + cands^2)). */
+ * in-links (ascending ids) as mt_topo_route's graph search does. Writes it into scratch backwards
+ * (scratch[0] enters dst), as the search does; returns 0 when the router declines (the graph
+ * search answers). O(hops x (preds x log degree + cands^2)). */
 static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairhash, int32_t *nout) {
     enum { CAND_MAX = 2 * MT_ROUTER_PREDS_MAX };
     int32_t pred[MT_ROUTER_PREDS_MAX], cand[CAND_MAX], n = 0, at = dst;
@@ -573,11 +574,6 @@ static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairh
         int32_t pick = (!t->ecmp || nc <= 1) ? cand[0] : cand[ecmp_index(pairhash, at, nc)];
         t->scratch[n++] = pick;
         at = t->links[pick].src;
-    }
-    for (int32_t i = 0; i < n / 2; i++) {
-        int32_t x = t->scratch[i];
-        t->scratch[i] = t->scratch[n - 1 - i];
-        t->scratch[n - 1 - i] = x;
     }
     *nout = n;
     return 1;
@@ -631,16 +627,15 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
         return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
                        (int)src, (int)dst);
     uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
-    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
-        *links = t->scratch;
-        t->n_structured++;
-        return MT_OK;
-    }
     int64_t v;
-    if (mt_u64map_get(&t->routes, key, &v)) {
+    if (mt_u64map_get(&t->routes, key, &v)) { /* a pair seen before: the same route */
         *links = t->arena + (v >> 20);
         *nlinks = (int32_t)(v & 0xfffff);
         return MT_OK;
+    }
+    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
+        t->n_structured++;
+        return cache_route(t, key, *nlinks, links, err);
     }
     MT_CHECK(distances_from(t, src, dst, err));
     t->n_searched++;

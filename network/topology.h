@@ -19,7 +19,7 @@
  * names, in closed form, the shortest-path predecessors of a node; a route between two GPUs is
  * then read backwards from the destination exactly as above (the same candidate in-links in link
  * order, the same lowest-link or ECMP-hash choice) without any search, in O(hops x log degree),
- * without igraph and without caching. It answers only while it is exact: GPU to GPU, no failed
+ * without igraph; it is cached like a searched one (a repeated pair costs one lookup). It answers only while it is exact: GPU to GPU, no failed
  * link, and the hop metric or the latency metric on equal link latencies (where both order paths
  * alike); otherwise the graph search does.
  *
