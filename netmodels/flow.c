@@ -67,6 +67,7 @@ struct mt_flownet {
     void *link_ctx;
     change *chg;
     int64_t nchg, chgcap;
+    int64_t chg_done;        /* scheduled changes that have taken effect */
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -396,6 +397,7 @@ static void on_change(void *ctx, uint64_t arg) {
     mt_flownet *net = ctx;
     const change *c = &net->chg[arg];
     mt_error err = {0};
+    net->chg_done++;
     mt_status rc = c->kind == MT_LINK_FACTOR    ? set_link_factor(net, c->link, c->value, &err)
                    : c->kind == MT_LINK_LATENCY ? set_link_extra_latency(net, c->link, (mt_time_ps)c->value, &err)
                                                 : fail_link(net, c->link, &err);
@@ -554,6 +556,18 @@ static void nm_set_link_observer(void *self, mt_link_rate_fn fn, void *ctx) {
     net->link_ctx = ctx;
 }
 
+/* A 0-byte send costs its route's latency (start_latency_only); fixed while no change is pending. */
+static int nm_fixed_latency(void *self, int32_t src, int32_t dst, mt_time_ps *out_ps) {
+    mt_flownet *net = self;
+    const int32_t *route;
+    int32_t nhops, nn = mt_topo_nnodes(net->topo);
+    if (net->chg_done < net->nchg || src < 0 || src >= nn || dst < 0 || dst >= nn ||
+        mt_topo_route(net->topo, src, dst, &route, &nhops, NULL) != MT_OK)
+        return 0;
+    *out_ps = route_latency(net, route, nhops);
+    return 1;
+}
+
 static const mt_netmodel_ops flownet_ops = {
     .name = "flow",
     .send = nm_send,
@@ -568,6 +582,7 @@ static const mt_netmodel_ops flownet_ops = {
     .link_stats = nm_link_stats,
     .set_link_observer = nm_set_link_observer,
     .send_sent = nm_send_sent,
+    .fixed_latency = nm_fixed_latency,
 };
 
 mt_netmodel mt_flownet_netmodel(mt_flownet *net) { return (mt_netmodel){&flownet_ops, net}; }

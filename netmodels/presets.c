@@ -2,11 +2,13 @@
  * defaults and ranges, tiers with their default bandwidth and latency, a help line, the GPU
  * count and the builder). It is the only place these defaults live: --help is printed from it
  * (mt_topo_presets_help), topology files and `mitosis hop` take their named tiers from here.
- * Adding a preset is one entry in PRESETS plus its builder. Spec parsing is in topospec.c. */
+ * Adding a preset is one entry in PRESETS plus its builder (and its structured router, routers.c,
+ * or NULL for graph search). Spec parsing is in topospec.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "netmodels/routers.h"
 #include "netmodels/topologies.h"
 #include "util/flags.h"
 
@@ -206,28 +208,28 @@ static mt_status b_multinode(mt_topo *t, const long *v, mt_tier link, mt_tier ni
 
 static const mt_topo_preset PRESETS[] = {
     {"ring", "ring:N[,uni]", "N GPUs in a ring, duplex links (uni: one direction only)",
-     {SIZE("N", 1), {"direction", 0, "bi|uni", 0, 0, 0, 0}}, TIER_GENERIC, NO_TIER, gpus_n, b_ring},
+     {SIZE("N", 1), {"direction", 0, "bi|uni", 0, 0, 0, 0}}, TIER_GENERIC, NO_TIER, gpus_n, b_ring, mt_router_ring},
     {"fc", "fc:N", "fully connected: a duplex link between every pair of N GPUs", {SIZE("N", 1)}, TIER_GENERIC,
-     NO_TIER, gpus_n, b_fc},
+     NO_TIER, gpus_n, b_fc, mt_router_fc},
     {"switch", "switch:N", "N GPUs on one non-blocking switch (NVSwitch-like)", {SIZE("N", 1)}, TIER_GENERIC,
-     NO_TIER, gpus_n, b_switch},
+     NO_TIER, gpus_n, b_switch, mt_router_switch},
     {"mesh", "mesh:RxC", "2-D grid of R x C GPUs, duplex links", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC,
-     NO_TIER, gpus_rc, b_mesh},
+     NO_TIER, gpus_rc, b_mesh, mt_router_mesh},
     {"torus", "torus:RxC", "2-D grid that wraps around", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC, NO_TIER,
-     gpus_rc, b_torus},
+     gpus_rc, b_torus, mt_router_torus},
     {"fattree", "fattree:k=K", "k-ary fat-tree: K pods, K^3/4 GPUs, every link at the link tier",
-     {{"k", 1, NULL, -1, 2, 128, 1}}, TIER_GENERIC, NO_TIER, gpus_fattree, b_fattree},
+     {{"k", 1, NULL, -1, 2, 128, 1}}, TIER_GENERIC, NO_TIER, gpus_fattree, b_fattree, mt_router_fattree},
     {"dgx1", "dgx1", "8 V100s, NVLink hybrid cube-mesh (link tier per NVLink, x2 on doubled pairs)", {{NULL}},
-     {25 * GBPS, 500}, NO_TIER, gpus_8, b_dgx1},
+     {25 * GBPS, 500}, NO_TIER, gpus_8, b_dgx1, NULL},
     {"dgx-a100", "dgx-a100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (200 Gb/s)",
-     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx},
+     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx},
     {"dgx-h100", "dgx-h100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (400 Gb/s)",
-     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx},
+     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx},
     {"multinode", "multinode:nodes=M,gpus=G[,fabric=rail|switch]",
      "M nodes of G GPUs on an NVSwitch (link tier), one NIC per GPU (nic tier) on G rail switches (rail, "
      "the default) or one switch",
      {SIZE("nodes", 0), SIZE("gpus", 0), {"fabric", 0, "rail|switch", 0, 0, 0, 0}}, {450 * GBPS, 500},
-     {50 * GBPS, 2000}, gpus_multinode, b_multinode},
+     {50 * GBPS, 2000}, gpus_multinode, b_multinode, mt_router_multinode},
 };
 
 const mt_topo_preset *mt_topo_presets(int32_t *n) {

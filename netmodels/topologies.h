@@ -83,6 +83,8 @@ typedef struct mt_topo_preset {
     long (*gpus)(const long *v); /* its GPU count for parameter values v */
     /* Adds its nodes and links to an empty topology, with the tiers resolved (flag or default). */
     mt_status (*build)(mt_topo *t, const long *v, mt_tier link, mt_tier nic, mt_error *err);
+    /* Its structured router (netmodels/routers.h), or NULL: routes by graph search. */
+    mt_topo_preds_fn preds;
 } mt_topo_preset;
 
 /* The table; *n gets its length. */

@@ -179,6 +179,7 @@ mt_status mt_topo_build(const char *text, const mt_topo_params *p, mt_topo **out
         return rc;
     }
     mt_topo_set_routing(t, p->metric, p->ecmp);
+    mt_topo_set_router(t, s.preset->preds, s.v, MT_PRESET_PARAMS_MAX);
     *out = t;
     return MT_OK;
 }

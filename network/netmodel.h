@@ -122,6 +122,10 @@ typedef struct mt_netmodel_ops {
      * 0 bytes or src == dst: it leaves at once (on_sent from an event at the current time). */
     mt_status (*send_sent)(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag, mt_error *err);
+    /* 1 and *out_ps = how long a 0-byte send from src to dst started now takes, when that stays
+     * so until the model is changed (no link change is scheduled; routes are fixed); 0 when it
+     * cannot promise it (the caller sends). Lets a chain of 0-byte sends run as one timer. */
+    int (*fixed_latency)(void *self, int32_t src, int32_t dst, mt_time_ps *out_ps);
 } mt_netmodel_ops;
 
 typedef struct mt_netmodel {
@@ -143,6 +147,10 @@ static inline mt_status mt_net_send_sent(mt_netmodel *net, int32_t src, int32_t 
     if (on_sent && net->ops->send_sent)
         return net->ops->send_sent(net->self, src, dst, bytes, on_sent, on_delivered, ctx, tag, err);
     return net->ops->send(net->self, src, dst, bytes, on_delivered, ctx, tag, err);
+}
+/* The model's fixed_latency, or 0 when it has none. */
+static inline int mt_net_fixed_latency(mt_netmodel *net, int32_t src, int32_t dst, mt_time_ps *out_ps) {
+    return net->ops->fixed_latency ? net->ops->fixed_latency(net->self, src, dst, out_ps) : 0;
 }
 static inline int32_t mt_net_endpoints(mt_netmodel *net, const int32_t **ids) {
     return net->ops->endpoints(net->self, ids);

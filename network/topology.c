@@ -7,7 +7,10 @@
  * metric, then two int32 arrays, per node the lowest-numbered in-link on a shortest path from src
  * and the number of such in-links; it is final up to distance dist_reach[src]. At most dist_cap
  * blocks are kept (the oldest is dropped first, dist_fifo); the routes computed from them stay
- * cached in `routes`.
+ * cached in `routes` (emptied whole once ROUTE_CACHE_BYTES are held). in_src holds every node's
+ * in-links like in_link but ordered by source node, then link id (a structured route finds the
+ * links u -> v by binary search in it). `graph` (igraph) is built only when a query needs it
+ * (Dijkstra for the latency metric): hop routes and structured routes never reach igraph.
  */
 #include "network/topology.h"
 
@@ -36,8 +39,9 @@ struct mt_topo {
     mt_route_metric metric;
     int ecmp;
     int frozen;
+    int has_graph;     /* `graph` built (lazily, for Dijkstra) */
     igraph_t graph;
-    int32_t *in_off, *in_link;
+    int32_t *in_off, *in_link, *in_src, *in_from; /* in_from[k]: the source node of in_src[k] */
     int32_t *out_off, *out_link;
     double **dist;
     int32_t *dist_fifo;   /* sources whose dist is held, oldest first (ring of dist_cap) */
@@ -50,6 +54,12 @@ struct mt_topo {
     int32_t *scratch;
     uint8_t *failed;   /* per link, NULL until the first failure */
     int32_t nfailed;
+
+    mt_topo_preds_fn preds; /* structured router, or NULL */
+    long shape[MT_ROUTER_SHAPE_MAX];
+    int use_router;         /* 0: graph search only (tests) */
+    int uniform_lat;        /* every link has the same latency (set at freeze) */
+    int64_t n_structured, n_searched;
 };
 
 static const char *kind_prefix[] = {"gpu", "nic", "host", "sw"};
@@ -69,6 +79,7 @@ mt_topo *mt_topo_new(const char *label) {
     }
     mt_u64map_init(&t->by_name);
     mt_u64map_init(&t->routes);
+    t->use_router = 1;
     return t;
 }
 
@@ -78,7 +89,7 @@ void mt_topo_free(mt_topo *t) {
         free(t->name[i]);
         if (t->dist) free(t->dist[i]);
     }
-    if (t->frozen) igraph_destroy(&t->graph);
+    if (t->has_graph) igraph_destroy(&t->graph);
     free(t->dist);
     free(t->name);
     free(t->kind);
@@ -86,6 +97,8 @@ void mt_topo_free(mt_topo *t) {
     free(t->gpus);
     free(t->in_off);
     free(t->in_link);
+    free(t->in_src);
+    free(t->in_from);
     free(t->out_off);
     free(t->out_link);
     free(t->dist_fifo);
@@ -210,10 +223,9 @@ static void build_csr(const mt_topo *t, int by_dst, int32_t *off, int32_t *link,
     for (int32_t i = 0; i < t->nlinks; i++) link[fill[by_dst ? t->links[i].dst : t->links[i].src]++] = i;
 }
 
-/* Builds the igraph mirror and the incoming- and outgoing-link CSRs. O(V + E). */
-static mt_status freeze(mt_topo *t, mt_error *err) {
-    if (t->frozen) return MT_OK;
-    if (t->nnodes == 0) return mt_fail(err, MT_EINVAL, "%s: the topology has no nodes", t->label);
+/* The igraph mirror of the links (edge id == link id), built on first need. O(V + E). */
+static mt_status ensure_graph(mt_topo *t, mt_error *err) {
+    if (t->has_graph) return MT_OK;
     igraph_vector_int_t edges;
     if (igraph_vector_int_init(&edges, 2 * (igraph_integer_t)t->nlinks) != IGRAPH_SUCCESS)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building the graph", t->label);
@@ -226,8 +238,29 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (rc != IGRAPH_SUCCESS)
         return mt_fail(err, MT_ENOMEM, "%s: igraph could not build the graph (%s)", t->label,
                        igraph_strerror(rc));
+    t->has_graph = 1;
+    return MT_OK;
+}
+
+/* in_src: per node its in-links by source node, then link id (walks the sources in order). */
+static void build_in_src(mt_topo *t, int32_t *fill) {
+    memcpy(fill, t->in_off, (size_t)t->nnodes * sizeof *fill);
+    for (int32_t u = 0; u < t->nnodes; u++)
+        for (int32_t k = t->out_off[u]; k < t->out_off[u + 1]; k++) {
+            int32_t l = t->out_link[k], at = fill[t->links[l].dst]++;
+            t->in_src[at] = l;
+            t->in_from[at] = u;
+        }
+}
+
+/* Builds the incoming- and outgoing-link CSRs and the route caches. O(V + E). */
+static mt_status freeze(mt_topo *t, mt_error *err) {
+    if (t->frozen) return MT_OK;
+    if (t->nnodes == 0) return mt_fail(err, MT_EINVAL, "%s: the topology has no nodes", t->label);
     t->in_off = calloc((size_t)t->nnodes + 1, sizeof *t->in_off);
     t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link);
+    t->in_src = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_src);
+    t->in_from = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_from);
     t->dist = calloc((size_t)t->nnodes, sizeof *t->dist);
     t->scratch = malloc(((size_t)t->nnodes + 1) * sizeof *t->scratch);
     t->out_off = calloc((size_t)t->nnodes + 1, sizeof *t->out_off);
@@ -238,13 +271,15 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->dist_cap > t->nnodes) t->dist_cap = t->nnodes;
     t->dist_fifo = malloc((size_t)t->dist_cap * sizeof *t->dist_fifo);
     t->dist_reach = calloc((size_t)t->nnodes, sizeof *t->dist_reach);
-    if (!t->in_off || !t->in_link || !t->dist || !t->scratch || !t->out_off || !t->out_link || !t->bfs_queue ||
-        !t->dist_fifo || !t->dist_reach) {
-        igraph_destroy(&t->graph);
+    if (!t->in_off || !t->in_link || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
+        !t->bfs_queue || !t->dist_fifo || !t->dist_reach)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
-    }
     build_csr(t, 1, t->in_off, t->in_link, t->scratch);
     build_csr(t, 0, t->out_off, t->out_link, t->scratch);
+    build_in_src(t, t->scratch);
+    t->uniform_lat = 1;
+    for (int32_t i = 1; i < t->nlinks; i++)
+        if (t->links[i].lat_ps != t->links[0].lat_ps) t->uniform_lat = 0;
     t->frozen = 1;
     return MT_OK;
 }
@@ -298,6 +333,7 @@ static void bfs_hops(const mt_topo *t, int32_t src, int32_t dst, double *d, int3
 
 /* Weighted distances from src (the latency metric) with igraph's Dijkstra. */
 static mt_status dijkstra(mt_topo *t, int32_t src, double *d, mt_error *err) {
+    MT_CHECK(ensure_graph(t, err));
     igraph_matrix_t res;
     igraph_vector_t w;
     igraph_error_t rc = igraph_matrix_init(&res, 0, 0);
@@ -469,53 +505,89 @@ mt_status mt_topo_select_links(const mt_topo *t, const char *sel, int32_t **out,
     return MT_OK;
 }
 
-mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
-                        int32_t *nlinks, mt_error *err) {
-    MT_CHECK(freeze(t, err));
-    if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
-        return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
-                       (int)src, (int)dst);
-    uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
-    int64_t v;
-    if (mt_u64map_get(&t->routes, key, &v)) {
-        *links = t->arena + (v >> 20);
-        *nlinks = (int32_t)(v & 0xfffff);
-        return MT_OK;
+void mt_topo_set_router(mt_topo *t, mt_topo_preds_fn preds, const long *shape, int nshape) {
+    t->preds = preds;
+    memset(t->shape, 0, sizeof t->shape);
+    for (int i = 0; i < nshape && i < MT_ROUTER_SHAPE_MAX; i++) t->shape[i] = shape[i];
+}
+
+void mt_topo_use_router(mt_topo *t, int on) { t->use_router = on != 0; }
+int mt_topo_has_router(const mt_topo *t) { return t->preds && t->use_router; }
+
+void mt_topo_route_counts(const mt_topo *t, int64_t *structured, int64_t *searched) {
+    *structured = t->n_structured;
+    *searched = t->n_searched;
+}
+
+/* Which of ncand equal-cost in-links of `at` the pair with hash pairhash takes under ECMP. */
+static int32_t ecmp_index(uint64_t pairhash, int32_t at, int32_t ncand) {
+    return (int32_t)(mt_hash64(pairhash ^ (uint64_t)at) % (uint64_t)ncand);
+}
+
+/* Appends the links u -> v (ascending ids, failed ones too) to out (room entries); returns how
+ * many. A scan of u's few out-links, else a binary search in v's in-links by source:
+ * O(min(out-degree(u), log in-degree(v)) + matches). */
+static int32_t links_between(const mt_topo *t, int32_t u, int32_t v, int32_t *out, int32_t room) {
+    int32_t n = 0;
+    if (t->out_off[u + 1] - t->out_off[u] <= 8) {
+        for (int32_t k = t->out_off[u]; k < t->out_off[u + 1] && n < room; k++)
+            if (t->links[t->out_link[k]].dst == v) out[n++] = t->out_link[k];
+        return n;
     }
-    MT_CHECK(distances_from(t, src, dst, err));
-    const double *d = t->dist[src];
-    const int32_t *first = (const int32_t *)(d + t->nnodes), *ncands = first + t->nnodes;
-    if (d[dst] == IGRAPH_INFINITY) {
-        if (t->nfailed > 0) {
-            char names[400];
-            failed_names(t, names, sizeof names);
-            return mt_fail(err, MT_ENOROUTE, "%s: no route from %s to %s once link%s %s failed (the "
-                           "failure cuts them apart: fail fewer links or pick a topology with "
-                           "another path)", t->label, t->name[src], t->name[dst],
-                           t->nfailed > 1 ? "s" : "", names);
-        }
-        return mt_fail(err, MT_ENOROUTE,
-                       "%s: no route from %s to %s (check that the links connect them in this "
-                       "direction)", t->label, t->name[src], t->name[dst]);
+    int32_t lo = t->in_off[v], hi = t->in_off[v + 1];
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t->in_from[mid] < u) lo = mid + 1;
+        else hi = mid;
     }
-    int32_t n = 0, at = dst;
-    uint64_t pairhash = mt_hash64(key);
+    for (; lo < t->in_off[v + 1] && t->in_from[lo] == u && n < room; lo++) out[n++] = t->in_src[lo];
+    return n;
+}
+
+/* 1 when the router's answer equals the graph search's for this pair (see topology.h). */
+static int router_applies(const mt_topo *t, int32_t src, int32_t dst) {
+    return t->preds && t->use_router && t->nfailed == 0 && t->kind[src] == MT_NODE_GPU &&
+           t->kind[dst] == MT_NODE_GPU && (t->metric == MT_ROUTE_HOPS || t->uniform_lat);
+}
+
+/* The route read backwards from dst over the router's predecessors, choosing among the candidate
+ * in-links (ascending ids) as mt_topo_route's graph search does. Writes it into scratch backwards
+ * (scratch[0] enters dst), as the search does; returns 0 when the router declines (the graph
+ * search answers). O(hops x (preds x log degree + cands^2)). */
+static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairhash, int32_t *nout) {
+    enum { CAND_MAX = 2 * MT_ROUTER_PREDS_MAX };
+    int32_t pred[MT_ROUTER_PREDS_MAX], cand[CAND_MAX], n = 0, at = dst;
     while (at != src) {
-        int32_t ncand = ncands[at], pick = -1;
-        if (!t->ecmp || ncand <= 1) {
-            pick = first[at];
-        } else { /* ECMP: the hash picks one of the equal-cost in-links, in link order */
-            int32_t want = (int32_t)(mt_hash64(pairhash ^ (uint64_t)at) % (uint64_t)ncand);
-            for (int32_t k = t->in_off[at]; k < t->in_off[at + 1] && pick < 0; k++) {
-                int32_t l = t->in_link[k];
-                if (d[t->links[l].src] + weight(t, l) == d[at] && want-- == 0) pick = l;
-            }
+        int32_t np = t->preds(t->shape, src, at, pred), nc = 0;
+        if (np <= 0 || np > MT_ROUTER_PREDS_MAX || n >= t->nnodes) return 0;
+        for (int32_t i = 0; i < np; i++) {
+            if (pred[i] < 0 || pred[i] >= t->nnodes) return 0;
+            nc += links_between(t, pred[i], at, cand + nc, CAND_MAX - nc);
         }
-        if (pick < 0 || n >= t->nnodes)
-            return mt_fail(err, MT_EINTERNAL, "%s: route reconstruction failed at %s", t->label,
-                           t->name[at]);
+        if (nc == 0) return 0;
+        for (int32_t i = 1; i < nc; i++) /* insertion sort: a handful of candidates */
+            for (int32_t j = i; j > 0 && cand[j - 1] > cand[j]; j--) {
+                int32_t x = cand[j];
+                cand[j] = cand[j - 1];
+                cand[j - 1] = x;
+            }
+        int32_t pick = (!t->ecmp || nc <= 1) ? cand[0] : cand[ecmp_index(pairhash, at, nc)];
         t->scratch[n++] = pick;
         at = t->links[pick].src;
+    }
+    *nout = n;
+    return 1;
+}
+
+/* Cached routes held at most (arena and table); the cache is emptied whole when full. */
+#define ROUTE_CACHE_BYTES (64u << 20)
+
+/* Caches the route scratch[0..n) (read backwards: scratch[n-1] leaves src) for key. */
+static mt_status cache_route(mt_topo *t, uint64_t key, int32_t n, const int32_t **links, mt_error *err) {
+    if ((t->alen + (size_t)n) * sizeof *t->arena + t->routes.cap * 17 > ROUTE_CACHE_BYTES) {
+        mt_u64map_destroy(&t->routes);
+        mt_u64map_init(&t->routes);
+        t->alen = 0;
     }
     if (t->alen + (size_t)n > t->acap) {
         size_t ncap = t->acap ? t->acap * 2 : 4096;
@@ -530,6 +602,66 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
     MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
     t->alen += (size_t)n;
     *links = out;
+    return MT_OK;
+}
+
+/* MT_ENOROUTE for an unreachable dst, naming the failed links when there are some. */
+static mt_status no_route(const mt_topo *t, int32_t src, int32_t dst, mt_error *err) {
+    if (t->nfailed > 0) {
+        char names[400];
+        failed_names(t, names, sizeof names);
+        return mt_fail(err, MT_ENOROUTE, "%s: no route from %s to %s once link%s %s failed (the "
+                       "failure cuts them apart: fail fewer links or pick a topology with "
+                       "another path)", t->label, t->name[src], t->name[dst],
+                       t->nfailed > 1 ? "s" : "", names);
+    }
+    return mt_fail(err, MT_ENOROUTE,
+                   "%s: no route from %s to %s (check that the links connect them in this "
+                   "direction)", t->label, t->name[src], t->name[dst]);
+}
+
+mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
+                        int32_t *nlinks, mt_error *err) {
+    MT_CHECK(freeze(t, err));
+    if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
+        return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
+                       (int)src, (int)dst);
+    uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
+    int64_t v;
+    if (mt_u64map_get(&t->routes, key, &v)) { /* a pair seen before: the same route */
+        *links = t->arena + (v >> 20);
+        *nlinks = (int32_t)(v & 0xfffff);
+        return MT_OK;
+    }
+    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
+        t->n_structured++;
+        return cache_route(t, key, *nlinks, links, err);
+    }
+    MT_CHECK(distances_from(t, src, dst, err));
+    t->n_searched++;
+    const double *d = t->dist[src];
+    const int32_t *first = (const int32_t *)(d + t->nnodes), *ncands = first + t->nnodes;
+    if (d[dst] == IGRAPH_INFINITY) return no_route(t, src, dst, err);
+    int32_t n = 0, at = dst;
+    uint64_t pairhash = mt_hash64(key);
+    while (at != src) {
+        int32_t ncand = ncands[at], pick = -1;
+        if (!t->ecmp || ncand <= 1) {
+            pick = first[at];
+        } else { /* ECMP: the hash picks one of the equal-cost in-links, in link order */
+            int32_t want = ecmp_index(pairhash, at, ncand);
+            for (int32_t k = t->in_off[at]; k < t->in_off[at + 1] && pick < 0; k++) {
+                int32_t l = t->in_link[k];
+                if (d[t->links[l].src] + weight(t, l) == d[at] && want-- == 0) pick = l;
+            }
+        }
+        if (pick < 0 || n >= t->nnodes)
+            return mt_fail(err, MT_EINTERNAL, "%s: route reconstruction failed at %s", t->label,
+                           t->name[at]);
+        t->scratch[n++] = pick;
+        at = t->links[pick].src;
+    }
+    MT_CHECK(cache_route(t, key, n, links, err));
     *nlinks = n;
     return MT_OK;
 }

@@ -13,7 +13,15 @@
  * among equal-cost links is a hash of (src, dst), so one pair always uses one path (flow
  * hashing) while different pairs spread. Routes are cached per (src, dst).
  * Costs: first route from a source O(V + E) (hops) or O(E log V) (latency); cached routes O(1);
- * memory at most 32 MiB of distances plus O(hops) per pair used.
+ * memory at most 32 MiB of distances plus 64 MiB of cached routes (the cache is emptied when full).
+ *
+ * Structured routing: a topology built by a preset may carry a router (mt_topo_set_router) that
+ * names, in closed form, the shortest-path predecessors of a node; a route between two GPUs is
+ * then read backwards from the destination exactly as above (the same candidate in-links in link
+ * order, the same lowest-link or ECMP-hash choice) without any search, in O(hops x log degree),
+ * without igraph; it is cached like a searched one (a repeated pair costs one lookup). It answers only while it is exact: GPU to GPU, no failed
+ * link, and the hop metric or the latency metric on equal link latencies (where both order paths
+ * alike); otherwise the graph search does.
  *
  * The builder calls may be made until the first route/bisection/dot query ("freeze").
  * Links may fail (and be repaired) after freeze: routes then avoid them (mt_topo_set_link_failed).
@@ -72,6 +80,23 @@ const int32_t *mt_topo_gpus(const mt_topo *t, int32_t *n);
 
 /* Routing options; call before the first route. Default: hops, no ECMP. */
 void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp);
+
+/* A structured router's closed form: writes into pred[] the nodes u with a link u -> at that lie
+ * on a shortest path (hop count) from GPU src to node at (!= src) and returns their count, at
+ * most MT_ROUTER_PREDS_MAX, or -1 when it does not know (the graph search then answers). `shape`
+ * is the preset's parameter values as given to mt_topo_set_router. */
+enum { MT_ROUTER_PREDS_MAX = 128, MT_ROUTER_SHAPE_MAX = 4 };
+typedef int32_t (*mt_topo_preds_fn)(const long *shape, int32_t src, int32_t at, int32_t *pred);
+
+/* Attaches a structured router (NULL: none) with the preset's shape (nshape <= 4 values). */
+void mt_topo_set_router(mt_topo *t, mt_topo_preds_fn preds, const long *shape, int nshape);
+/* 0: routes by graph search only, even with a router (tests compare the two); 1: the default. */
+void mt_topo_use_router(mt_topo *t, int on);
+/* 1 when a router is attached and in use. */
+int mt_topo_has_router(const mt_topo *t);
+/* Routes answered so far by the structured router and by a graph search (a source's distances
+ * computed; cached routes count in neither). */
+void mt_topo_route_counts(const mt_topo *t, int64_t *structured, int64_t *searched);
 
 /* The route src -> dst as link ids. *links points into the topology's route store and is valid
  * until the next mt_topo_route call. src == dst gives an empty route. MT_ENOROUTE with a message

@@ -202,6 +202,11 @@ static json_t *simulation_json(const mt_run_summary *s) {
     }
     json_object_set_new(sim, "tp_replicated_ops", rep);
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
+    json_t *fold = json_object();
+    json_object_set_new(fold, "mode", json_string(r->folded ? "folded" : "full"));
+    json_object_set_new(fold, "walkers", json_integer(r->walkers));
+    json_object_set_new(fold, "why", json_string(r->fold_why));
+    json_object_set_new(sim, "folding", fold);
     return sim;
 }
 
@@ -392,6 +397,8 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
            (unsigned long long)r->events, mt_plural((int64_t)r->events), (unsigned long long)r->collectives,
            mt_plural((int64_t)r->collectives), (unsigned long long)r->sends, mt_plural((int64_t)r->sends),
            r->sim_wall_s);
+    if (r->folded) fprintf(out, "folded     %d of %d GPUs walked their programs: %s\n", r->walkers, r->n_gpus, r->fold_why);
+    else fprintf(out, "unfolded   every GPU walked its program: %s\n", r->fold_why);
 }
 
 /* ---- calibration ---- */

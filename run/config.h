@@ -60,6 +60,7 @@ typedef struct mt_run_config {
     mt_scenario *scenario;     /* owned; never NULL after a successful init */
     long long seed;            /* -1: the scenario file's (default 0) */
     int32_t steps;             /* 0: the scenario file's (default 1) */
+    int no_fold;               /* --no-fold: every GPU walks its program (sim/simulate.h folding) */
 } mt_run_config;
 
 /* Defaults (see the fields); MT_ENOMEM when the scenario cannot be created. */

@@ -119,6 +119,9 @@ static const mt_flag PLAN[] = {
      "step's sends (steps, O(N^2) sends) or as N pipelined flows plus the per-step latencies (flow, O(N)); both "
      "give 2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps up to 64 ranks, flow above (default)",
      .call = set_ring_model, .choices = "auto|steps|flow"},
+    {"--no-fold", MT_FLAG_SWITCH, CFG(no_fold), NULL, "every GPU walks its program. Default: where data-parallel "
+     "replicas are alike (no what-if, timeline or per-GPU speeds), only replica 0's GPUs do and the others mirror "
+     "their transfers on the full network, checked as they go (a difference reruns unfolded; same results)"},
     {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "

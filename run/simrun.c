@@ -25,6 +25,7 @@ mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus) {
     c.host_model = rc->host_model;
     c.host_scale = rc->host_scale;
     c.op_scale = rc->op_scale;
+    c.sim.no_fold = rc->no_fold ? "--no-fold" : NULL;
     return c;
 }
 
@@ -81,7 +82,26 @@ static mt_status build_network(const mt_simrun_cfg *cfg, mt_simrun *out, mt_erro
     if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
     MT_CHECK(mt_netcfg_topology(&net, 0, &out->topo, err));
     if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
+    out->netcfg = cfg->net;
     return mt_netcfg_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
+}
+
+/* mt_sim_opts.fresh: the run's topology, engine and network model built again, for the unfolded
+ * rerun of a folded run whose replicas diverged. */
+static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_error *err) {
+    mt_simrun *run = ctx;
+    mt_simrun_cfg cfg;
+    mt_simrun_cfg_init(&cfg);
+    cfg.net = run->netcfg;
+    mt_net_free(&run->net);
+    mt_engine_free(run->e);
+    mt_topo_free(run->topo);
+    run->e = NULL;
+    run->topo = NULL;
+    MT_CHECK(build_network(&cfg, run, err));
+    *net = &run->net;
+    *e = run->e;
+    return MT_OK;
 }
 
 mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
@@ -109,6 +129,9 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
     if (rc == MT_OK) {
         mt_sim_opts so = run->sim;
         so.host = run->host;
+        so.fresh = fresh_network;
+        so.fresh_ctx = run;
+        if (!so.no_fold && run->on_link) so.no_fold = "link loads are recorded";
         rc = mt_simulate(run->prog, &run->net, run->e, &so, &run->res, err);
     }
     if (rc != MT_OK) mt_simrun_free(run);

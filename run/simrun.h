@@ -62,6 +62,7 @@ typedef struct mt_simrun {
     mt_simrun_prepare_fn prepare;
     void *prepare_ctx;
     mt_sim_result *res;      /* after mt_simrun_exec */
+    mt_netcfg netcfg;        /* the network configuration (a folded run that diverged rebuilds it) */
 } mt_simrun;
 
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure

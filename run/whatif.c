@@ -1,6 +1,8 @@
 /* run/whatif.c — see whatif.h. */
 #include "run/whatif.h"
 
+#include <string.h>
+
 static mt_status prepare(void *ctx, mt_simrun *run, mt_error *err) {
     mt_whatif *w = ctx;
     MT_CHECK(mt_scenario_bind(w->sc, run->prog, w->t, &w->pm, err));
@@ -14,6 +16,7 @@ void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const trace *t, m
     w->t = t;
     w->pm = c->pm;
     mt_scenario_sim_opts(w->sc, &cfg->sim);
+    if (mt_scenario_perturbs(w->sc) && !cfg->sim.no_fold) cfg->sim.no_fold = "a what-if scenario";
     cfg->prepare = prepare;
     cfg->prepare_ctx = w;
 }
@@ -27,6 +30,7 @@ mt_simrun_cfg mt_whatif_unperturbed(const mt_simrun_cfg *cfg) {
     b.sim.factor_ctx = NULL;
     b.sim.on_span = NULL;
     b.sim.on_progress = NULL;
+    b.sim.no_fold = cfg->sim.no_fold && !strcmp(cfg->sim.no_fold, "--no-fold") ? cfg->sim.no_fold : NULL;
     b.on_link = NULL;
     return b;
 }

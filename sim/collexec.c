@@ -3,7 +3,10 @@
  * left[i] reaches 0; `completed` counts delivered sends (joins included). The dependents of
  * send k are rev[rev_off[k] .. rev_off[k+1]): the first rev_nsent[k] wait for k to have LEFT
  * its source (counted down by on_sent, or at delivery when the model cannot tell), the rest
- * for its delivery. */
+ * for its delivery. A latency chain (0-byte sends each waiting only for the previous one's
+ * delivery, nobody waiting for them to leave: ringflow's per-step latencies) whose hops the
+ * model promises fixed latencies for (mt_net_fixed_latency) runs as one timer at its end
+ * instead of one event per hop; completions and rank_done are the same. */
 #include "sim/collexec.h"
 
 #include <stdio.h>
@@ -24,6 +27,7 @@ struct mt_collexec {
     uint32_t completed;
     mt_time_ps start_ps, finish_ps;
     mt_time_ps *rank_done;
+    mt_time_ps *hop_lat;    /* per send of a latency chain: its latency (allocated on first use) */
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -35,17 +39,54 @@ void mt_collexec_free(mt_collexec *x) {
     free(x->rev_nsent);
     free(x->stack);
     free(x->rank_done);
+    free(x->hop_lat);
     free(x);
 }
 
 static void on_sent(void *ctx, uint64_t tag);
 static void on_delivered(void *ctx, uint64_t tag);
+static void on_chain(void *ctx, uint64_t tag);
+
+/* rank's part of the collective ended at t (the latest such time is kept). */
+static void mark_done(mt_collexec *x, int32_t rank, mt_time_ps t) {
+    if (x->rank_done[rank] < t || x->rank_done[rank] == MT_TIME_NEVER) x->rank_done[rank] = t;
+}
+
+
+/* The next send of a latency chain after send k, or UINT32_MAX: k's only dependent (on its
+ * delivery; none on its leaving), a 0-byte send that waits for nothing else and for whose
+ * leaving nobody waits. */
+static uint32_t chain_next(const mt_collexec *x, uint32_t k) {
+    if (x->rev_nsent[k] != 0 || x->rev_off[k + 1] - x->rev_off[k] != 1) return UINT32_MAX;
+    uint32_t j = x->rev[x->rev_off[k]];
+    const mt_coll_send *c = &x->s->sends[j];
+    return x->left[j] == 1 && c->bytes == 0 && c->src != c->dst && x->rev_nsent[j] == 0 ? j : UINT32_MAX;
+}
+
+/* The latency of the chain from send i on, each hop's kept in hop_lat; 0 when the model cannot
+ * promise a hop's latency (or out of memory: the sends then run one by one). O(chain). */
+static int chain_latency(mt_collexec *x, uint32_t i, mt_time_ps *total) {
+    if (!x->hop_lat && !(x->hop_lat = malloc(((size_t)x->s->nsends + 1) * sizeof *x->hop_lat))) return 0;
+    *total = 0;
+    for (uint32_t k = i; k != UINT32_MAX; k = chain_next(x, k)) {
+        const mt_coll_send *c = &x->s->sends[k];
+        if (!mt_net_fixed_latency(x->net, x->ep[c->src], x->ep[c->dst], &x->hop_lat[k])) return 0;
+        *total += x->hop_lat[k];
+    }
+    return 1;
+}
 
 /* Starts send i (its dependencies are met); a local join goes on the stack to complete. */
 static mt_status issue(mt_collexec *x, uint32_t i, mt_error *err) {
     const mt_coll_send *c = &x->s->sends[i];
     if (c->src == c->dst) {
         x->stack[x->nstack++] = i;
+        return MT_OK;
+    }
+    mt_time_ps total;
+    if (c->bytes == 0 && x->rev_nsent[i] == 0 && chain_next(x, i) != UINT32_MAX && chain_latency(x, i, &total)) {
+        if (!mt_sched_at(x->sched, mt_sched_now(x->sched) + total, on_chain, x, i))
+            return mt_fail(err, MT_ENOMEM, "out of memory running a collective");
         return MT_OK;
     }
     return mt_net_send_sent(x->net, x->ep[c->src], x->ep[c->dst], c->bytes, x->rev_nsent[i] ? on_sent : NULL,
@@ -67,8 +108,8 @@ static mt_status run_stack(mt_collexec *x, mt_error *err) {
         uint32_t k = x->stack[--x->nstack];
         const mt_coll_send *c = &x->s->sends[k];
         x->completed++;
-        if (x->rank_done[c->src] < now || x->rank_done[c->src] == MT_TIME_NEVER) x->rank_done[c->src] = now;
-        if (x->rank_done[c->dst] < now || x->rank_done[c->dst] == MT_TIME_NEVER) x->rank_done[c->dst] = now;
+        mark_done(x, c->src, now);
+        mark_done(x, c->dst, now);
         uint32_t mid = x->rev_off[k] + x->rev_nsent[k];
         if (c->src == c->dst || !x->tells_sent) MT_CHECK(unlock(x, x->rev_off[k], mid, err));
         MT_CHECK(unlock(x, mid, x->rev_off[k + 1], err));
@@ -104,6 +145,24 @@ static void on_delivered(void *ctx, uint64_t tag) {
     e.msg[0] = 0;
     x->stack[x->nstack++] = (uint32_t)tag;
     stop_on_error(x, run_stack(x, &e), &e);
+}
+
+/* The latency chain that send `tag` began has arrived: each send but the last completes at its
+ * own delivery time (the running sum of the hops), the last one as a delivery now. */
+static void on_chain(void *ctx, uint64_t tag) {
+    mt_collexec *x = ctx;
+    uint32_t k = (uint32_t)tag;
+    mt_time_ps t = mt_sched_now(x->sched);
+    for (uint32_t j = k; j != UINT32_MAX; j = chain_next(x, j)) t -= x->hop_lat[j];
+    for (uint32_t j; (j = chain_next(x, k)) != UINT32_MAX; k = j) {
+        const mt_coll_send *c = &x->s->sends[k];
+        t += x->hop_lat[k];
+        x->completed++;
+        mark_done(x, c->src, t);
+        mark_done(x, c->dst, t);
+        x->left[j] = 0; /* its one dependency: met */
+    }
+    on_delivered(x, k);
 }
 
 /* left[] and the reverse lists (rev_off, rev, rev_nsent: LEFT-dependents first). */

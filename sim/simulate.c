@@ -9,6 +9,10 @@
  * Re-entrancy: a collective's completion (which may be reported synchronously by
  * mt_collexec_start for empty schedules) is turned into an engine event, so a GPU's advance()
  * never runs inside another GPU's advance().
+ * Folding (simulate.h): in a folded run only ranks of replica 0 (d == 0) are scheduled; rank
+ * rep + dp_off[d] is the mirror of rep in replica d. Every group keeps the finish times of its
+ * instances (fin) and, in a folded run, every rank the time of its latest pipeline arrival per
+ * slot (arrive_ps), so a mirror's inputs are compared with its representative's as they come.
  */
 #include "sim/simulate.h"
 
@@ -46,6 +50,9 @@ typedef struct group {
     int32_t base, len;       /* instances base .. base+len-1 are in q[0 .. len) */
     int32_t next;            /* next instance to start */
     int busy;
+    mt_time_ps *fin;         /* folded runs: finish time of each instance so far */
+    int64_t fincap;
+    int32_t nfin;
 } group;
 
 typedef struct sendrec sendrec;
@@ -105,6 +112,7 @@ struct sendrec { /* ctx of one pipeline send */
     const mt_task *task;
     mt_time_ps start;        /* issued (the span starts here, queued or not) */
     sendrec *next;           /* in its connection's queue */
+    sendrec *lprev, *lnext;  /* in the runner's list of live sends (freed with it if a run stops) */
 };
 
 struct runner {
@@ -135,6 +143,11 @@ struct runner {
     uint32_t ticks;          /* compute tasks finished since the last progress report */
     char msg[1024];
     int failed;
+    sendrec *live;           /* pipeline sends issued and not delivered (queued or in the network) */
+    int fold, fold_broken;   /* a folded run; its replicas diverged (rerun unfolded) */
+    int32_t *dp_off;         /* folded: rank offset of replica d from replica 0, D entries */
+    mt_time_ps *arrive_ps;   /* folded: per arrival slot, the time of its latest delivery */
+    char fold_msg[200];
 };
 
 static void fail(runner *r, mt_status code, const char *fmt_msg) {
@@ -176,12 +189,14 @@ static void ev_advance(void *ctx, uint64_t arg) {
         g->comp_task = NULL;
     }
     advance(r, g);
-    if (r->o.on_progress && ++r->ticks == 256) {
+    /* the sum below is O(N): taken every max(256, N) tasks, so it stays O(1) per task */
+    if (r->o.on_progress && ++r->ticks >= (uint32_t)(r->N > 256 ? r->N : 256)) {
         r->ticks = 0;
         int64_t done = 0;
         for (int32_t i = 0; i < r->N; i++) /* earlier steps count too (--steps) */
-            done += (int64_t)r->g[i].step * r->p->stages[r->g[i].s].n_tasks + r->g[i].pc;
-        r->o.on_progress(r->o.progress_ctx, done, r->total_tasks);
+            if (!r->fold || r->g[i].d == 0) /* folded: mirrors are where their representatives are */
+                done += (int64_t)r->g[i].step * r->p->stages[r->g[i].s].n_tasks + r->g[i].pc;
+        r->o.on_progress(r->o.progress_ctx, r->fold ? done * r->D : done, r->total_tasks);
     }
 }
 
@@ -228,6 +243,59 @@ static void resume(runner *r, vgpu *g) {
     if (g->state != ST_WAIT_COLL) g->pc++; /* RECV / WAIT_COMM stayed on their task */
     g->state = ST_RUN;
     advance(r, g);
+}
+
+/* ---- folding: mirrors act with their representatives and are checked against them ------- */
+
+/* The replicas diverged: stop the run (mt_simulate starts it again unfolded). */
+static void fold_break(runner *r, const char *what, int32_t rank, mt_time_ps now, int32_t other, mt_time_ps then) {
+    if (r->fold_broken) return;
+    r->fold_broken = 1;
+    snprintf(r->fold_msg, sizeof r->fold_msg, "%s of GPU %d ended at %.6f ms, GPU %d's at %.6f ms", what, (int)rank,
+             (double)now / 1e9, (int)other, (double)then / 1e9);
+    fail(r, MT_EINTERNAL, "folded replicas diverged");
+}
+
+/* Instance k of group B, if it has finished, must have finished at t. */
+static void fold_same(runner *r, const group *B, int32_t k, mt_time_ps t, int32_t rank) {
+    if (B->nfin > k && B->fin[k] != t) fold_break(r, "a collective", rank, t, B->ranks[0], B->fin[k]);
+}
+
+/* Instance nfin of group gid of `kind` finished now: the same instance of its partners (the
+ * representatives' group of a mirrors' group, or the mirrors' groups of a representatives' one)
+ * must finish at the same time. O(D). */
+static void fold_check_coll(runner *r, int kind, int32_t gid, mt_time_ps now) {
+    group *A = &r->groups[kind][gid];
+    if (mt_vec_reserve(&A->fin, &A->fincap, (int64_t)A->nfin + 1)) {
+        fail(r, MT_ENOMEM, "out of memory checking a folded run");
+        return;
+    }
+    int32_t k = A->nfin, first = A->ranks[0];
+    A->fin[A->nfin++] = now;
+    int32_t rep = first - r->dp_off[r->g[first].d], rg = gid_of(r, &r->g[rep], kind);
+    if (rg != gid) {
+        fold_same(r, &r->groups[kind][rg], k, now, first);
+        return;
+    }
+    for (int32_t d = 1; d < r->D && !r->fold_broken; d++) {
+        int32_t mg = gid_of(r, &r->g[rep + r->dp_off[d]], kind);
+        if (mg != gid) fold_same(r, &r->groups[kind][mg], k, now, first);
+    }
+}
+
+static int32_t *arrival(runner *r, int32_t rank, int32_t chunk, int32_t mb, int dir);
+
+/* Pipeline data for (chunk, mb, dir) reached `rank` for the got-th time, now: its partners
+ * (representative, or mirrors) must get their got-th at the same time. O(D) for a representative. */
+static void fold_check_arrival(runner *r, int32_t rank, int32_t chunk, int32_t mb, int dir, int32_t got,
+                               mt_time_ps now) {
+    r->arrive_ps[arrival(r, rank, chunk, mb, dir) - r->arrived] = now;
+    int32_t d = r->g[rank].d, rep = rank - r->dp_off[d];
+    for (int32_t e = d ? 0 : 1; e < (d ? 1 : r->D) && !r->fold_broken; e++) {
+        int32_t other = rep + r->dp_off[e], *pc = arrival(r, other, chunk, mb, dir);
+        mt_time_ps at = r->arrive_ps[pc - r->arrived];
+        if (*pc > got || (*pc == got && at != now)) fold_break(r, "pipeline data", rank, now, other, at);
+    }
 }
 
 /* ---- collectives ------------------------------------------------------------------------ */
@@ -377,6 +445,7 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
     mt_time_ps now = mt_sched_now(r->sched);
     mt_time_ps dur = now - I->start_ps;
     const mt_task *task = I->task;
+    if (r->fold) fold_check_coll(r, kind, gid, now);
     I->done = 1;
     G->busy = 0;
     mt_collexec_free(I->x);
@@ -443,6 +512,24 @@ static int32_t *arrival(runner *r, int32_t rank, int32_t chunk, int32_t mb, int 
 
 static int start_send(runner *r, sendrec *sr);
 
+/* A pipeline send's record, on the runner's live list until sr_free. NULL when out of memory. */
+static sendrec *sr_new(runner *r) {
+    sendrec *sr = malloc(sizeof *sr);
+    if (!sr) return NULL;
+    sr->lprev = NULL;
+    sr->lnext = r->live;
+    if (r->live) r->live->lprev = sr;
+    r->live = sr;
+    return sr;
+}
+
+static void sr_free(runner *r, sendrec *sr) {
+    if (sr->lprev) sr->lprev->lnext = sr->lnext;
+    else r->live = sr->lnext;
+    if (sr->lnext) sr->lnext->lprev = sr->lprev;
+    free(sr);
+}
+
 /* The send has left its source: the next one queued on its connection may go. */
 static void on_send_left(void *ctx, uint64_t tag) {
     (void)tag;
@@ -467,9 +554,10 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     comm_end(src, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
     int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
+    if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
-    free(sr);
+    sr_free(r, sr);
     if (wake) resume(r, dst);
 }
 
@@ -478,7 +566,7 @@ static int start_send(runner *r, sendrec *sr) {
     r->g[sr->src].out[sr->dir < 0].busy = 1;
     if (mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes, on_send_left, on_send_delivered,
                          sr, 0, &err) != MT_OK) {
-        free(sr);
+        sr_free(r, sr);
         fail(r, err.code, err.msg);
         return 0;
     }
@@ -488,12 +576,12 @@ static int start_send(runner *r, sendrec *sr) {
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
     int32_t peer_v;
     int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
-    sendrec *sr = malloc(sizeof *sr);
+    sendrec *sr = sr_new(r);
     if (!sr) {
         fail(r, MT_ENOMEM, "out of memory sending pipeline data");
         return 0;
     }
-    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL};
+    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL, sr->lprev, sr->lnext};
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
@@ -608,6 +696,8 @@ static void advance(runner *r, vgpu *g) {
                 break;
             }
             if (wait_for_host_issue(r, g, now)) return;
+            for (int32_t d = 1; r->fold && d < r->D; d++) /* the mirrors issue it too */
+                if (!issue_coll(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!issue_coll(r, g, k)) return;
             g->pc++;
             if (k->blocking) { /* resumed by the completion, always a later event */
@@ -618,6 +708,8 @@ static void advance(runner *r, vgpu *g) {
             break;
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
+            for (int32_t d = 1; r->fold && d < r->D; d++) /* the mirrors send too */
+                if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!do_send(r, g, k)) return;
             g->pc++;
             break;
@@ -717,12 +809,7 @@ static void stuck_message(runner *r, mt_error *err) {
 }
 
 static void free_runner(runner *r) {
-    for (int32_t i = 0; r->g && i < r->N; i++) /* sends still queued when a run stopped */
-        for (int c = 0; c < 2; c++)
-            for (sendrec *x = r->g[i].out[c].head, *nx; x; x = nx) {
-                nx = x->next;
-                free(x);
-            }
+    while (r->live) sr_free(r, r->live); /* sends queued or in flight when a run stopped */
     if (r->p)
         for (int kind = 0; kind < r->n_kinds; kind++) {
             int32_t ng = mt_group_count(&r->p->groups, kind);
@@ -734,6 +821,7 @@ static void free_runner(runner *r) {
                     mt_collexec_free(G->q[j].x);
                 }
                 free(G->q);
+                free(G->fin);
             }
             free(r->groups[kind]);
             free(r->members[kind]);
@@ -753,6 +841,8 @@ static void free_runner(runner *r) {
     free(r->arrived);
     free(r->step_end);
     free(r->layer_comm);
+    free(r->dp_off);
+    free(r->arrive_ps);
 }
 
 /* Host model: a busy span of the GPU's device, to be accounted when the cursor passes it. */
@@ -892,26 +982,100 @@ static mt_status collect_results(runner *r, mt_error *err) {
     return MT_OK;
 }
 
+/* Why this run may not fold (NULL: it may), from the options and the program. */
+static const char *fold_refusal(const runner *r) {
+    if (r->o.no_fold) return r->o.no_fold;
+    if (!r->o.fresh) return "this caller cannot rerun unfolded";
+    if (r->D <= 1) return "one data-parallel replica";
+    if (r->o.gpu_speed) return "GPUs of different speeds";
+    if (r->o.compute_factor) return "per-GPU compute factors";
+    if (r->o.on_span) return "a per-GPU timeline is recorded";
+    if (r->p->emb_owner) return "embedding tables are owned per replica";
+    return NULL;
+}
+
+/* Folded: the replicas' rank offsets and the arrival times; mirrors' cursors are never run. */
+static mt_status fold_setup(runner *r, mt_error *err) {
+    const mt_mesh *m = &r->p->groups.mesh;
+    r->dp_off = malloc((size_t)r->D * sizeof *r->dp_off);
+    r->arrive_ps = calloc((size_t)r->N * r->V * r->M * 2, sizeof *r->arrive_ps);
+    if (!r->dp_off || !r->arrive_ps) return mt_fail(err, MT_ENOMEM, "out of memory folding %d GPUs", r->N);
+    int32_t shard = m->size[MT_DIM_DP_SHARD];
+    for (int32_t d = 0; d < r->D; d++)
+        r->dp_off[d] = (int32_t)((d % shard) * m->stride[MT_DIM_DP_SHARD] + (d / shard) * m->stride[MT_DIM_DP_REP]);
+    r->fold = 1;
+    return MT_OK;
+}
+
+/* Folded: every mirror's own walk is its representative's (traffic and comm are its own). */
+static void fold_copy(runner *r) {
+    for (int32_t i = 0; i < r->N; i++) {
+        vgpu *g = &r->g[i];
+        const vgpu *f = &r->g[i - r->dp_off[g->d]];
+        if (g->d == 0) continue;
+        g->state = f->state;
+        g->pc = f->pc;
+        g->step = f->step;
+        g->finish_ps = f->finish_ps;
+        g->compute = f->compute;
+        g->exposed = f->exposed;
+        g->bubble = f->bubble;
+        g->host = f->host;
+        g->host_wait = f->host_wait;
+        g->host_sync = f->host_sync;
+        g->peak_live = f->peak_live;
+    }
+}
+
+/* One run, folded or not; r is set up and freed by the caller. */
+static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
+                          int fold, mt_error *err) {
+    memset(r, 0, sizeof *r);
+    mt_status rc = setup_runner(r, p, net, e, o, err);
+    if (rc == MT_OK && fold) rc = fold_setup(r, err);
+    for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
+        if ((!r->fold || r->g[i].d == 0) && !mt_engine_at(e, 0, ev_advance, r, (uint64_t)i))
+            rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r->N);
+    if (rc == MT_OK) rc = mt_engine_run(e, MT_TIME_NEVER, err);
+    if (r->fold_broken) return MT_OK; /* the caller reruns unfolded */
+    if (rc == MT_OK && r->fold) fold_copy(r);
+    for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
+        if (r->g[i].state != ST_DONE) {
+            stuck_message(r, err);
+            rc = MT_ESTUCK;
+        }
+    if (rc == MT_OK) rc = collect_results(r, err);
+    return rc;
+}
+
 mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                       mt_sim_result **out, mt_error *err) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     runner r;
     memset(&r, 0, sizeof r);
-    mt_status rc = setup_runner(&r, p, net, e, o, err);
-    for (int32_t i = 0; rc == MT_OK && i < r.N; i++)
-        if (!mt_engine_at(e, 0, ev_advance, &r, (uint64_t)i))
-            rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r.N);
-    if (rc == MT_OK) rc = mt_engine_run(e, MT_TIME_NEVER, err);
-    for (int32_t i = 0; rc == MT_OK && i < r.N; i++)
-        if (r.g[i].state != ST_DONE) {
-            stuck_message(&r, err);
-            rc = MT_ESTUCK;
-        }
-    if (rc == MT_OK) rc = collect_results(&r, err);
+    if (o) r.o = *o;
+    r.p = p;
+    r.D = p->plan.dp;
+    const char *no = fold_refusal(&r);
+    char why[256];
+    snprintf(why, sizeof why, "%s", no ? no : "");
+    mt_status rc = run_once(&r, p, net, e, o, no == NULL, err);
+    if (rc == MT_OK && r.fold_broken) {
+        snprintf(why, sizeof why, "the replicas diverged (%s)", r.fold_msg);
+        mt_sim_result_free(r.res);
+        free_runner(&r);
+        if (err) *err = (mt_error){0}; /* the folded run's stop was no error */
+        rc = o->fresh(o->fresh_ctx, &net, &e, err);
+        if (rc == MT_OK) rc = run_once(&r, p, net, e, o, 0, err);
+    }
     if (rc == MT_OK) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         r.res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        r.res->folded = r.fold;
+        r.res->walkers = r.fold ? r.N / r.D : r.N;
+        if (r.fold) snprintf(r.res->fold_why, sizeof r.res->fold_why, "%d data-parallel replicas alike", (int)r.D);
+        else snprintf(r.res->fold_why, sizeof r.res->fold_why, "%s", why);
         *out = r.res;
         r.res = NULL;
     }

@@ -71,6 +71,9 @@ typedef void (*mt_progress_fn)(void *ctx, int64_t done, int64_t total);
 typedef double (*mt_compute_factor_fn)(void *ctx, int32_t rank, int32_t step, const mt_task *task,
                                        const mt_item *item);
 
+/* A new network model and engine (the old ones freed), at time 0, for a rerun. */
+typedef mt_status (*mt_sim_fresh_fn)(void *ctx, mt_netmodel **net, mt_engine **e, mt_error *err);
+
 typedef struct mt_sim_opts {
     int32_t ranks_per_node;   /* for the hier algorithm (default 8) */
     const double *gpu_speed;  /* per rank: compute durations are divided by it; NULL = 1 */
@@ -85,6 +88,12 @@ typedef struct mt_sim_opts {
     int32_t steps;            /* training steps run back to back (<= 1: one) */
     mt_compute_factor_fn compute_factor; /* NULL: none */
     void *factor_ctx;
+    /* Symmetry folding (see mt_simulate): no_fold names why it is off (e.g. "--no-fold", "a
+     * what-if scenario"), NULL lets it run where it is exact; `fresh` gives a new network and
+     * engine for the unfolded rerun when the replicas diverge (NULL: no folding). */
+    const char *no_fold;
+    mt_sim_fresh_fn fresh;
+    void *fresh_ctx;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);
@@ -141,11 +150,26 @@ typedef struct mt_sim_result {
                                                     * all GPUs (program's group table order) */
     double pp_traffic_bytes;  /* bytes of pipeline sends, all GPUs */
     double sim_wall_s;        /* host seconds the simulation took */
+    int folded;               /* 1: one representative per data-parallel class walked its program */
+    int32_t walkers;          /* GPUs that walked their programs (N unless folded) */
+    char fold_why[256];       /* why the run was folded, or why not */
 } mt_sim_result;
 
 /* Simulates program p on net (whose endpoints, in rank order, are the GPUs; it needs at
  * least N) using engine e (which must be fresh, at time 0, and the engine net was created
- * on). On success *out holds the result (free with mt_sim_result_free). */
+ * on). On success *out holds the result (free with mt_sim_result_free).
+ *
+ * Symmetry folding: data-parallel replicas run the same program; when nothing tells them apart
+ * (o->no_fold NULL, o->fresh given, more than one replica, no per-GPU speeds, compute factors,
+ * spans or embedding tables owned per replica), only the ranks of replica 0 walk their programs
+ * and every other rank (a mirror) issues each collective and pipeline send at the moment its
+ * representative does, so the network still carries every transfer of every GPU. That is exact
+ * as long as every mirror's collectives and pipeline arrivals finish when its representative's
+ * do; each one is checked, and at the first difference (an asymmetric fabric or placement) the
+ * run stops and starts again unfolded on o->fresh's network and engine. A mirror's compute,
+ * exposed, bubble, host and finish times are its representative's; its traffic and comm time
+ * are its own. res->folded, walkers and fold_why say which mode ran and why. Events then scale
+ * with the replicas' transfers, not their programs. */
 mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                       mt_sim_result **out, mt_error *err);
 void mt_sim_result_free(mt_sim_result *r);

@@ -19,19 +19,26 @@ static inline mt_coll_schedule *collfix_build(mt_coll_op op, mt_coll_algo algo, 
     return s;
 }
 
-/* Seconds schedule s takes on topology t (flow model); frees s and t. */
-static inline double collfix_time_s(mt_topo *t, mt_coll_schedule *s) {
+/* Seconds schedule s takes on topology t (flow model), after prepare(ctx, net) when given (link
+ * changes), with the engine's event count in *events (may be NULL); frees s and t. */
+static inline double collfix_run(mt_topo *t, mt_coll_schedule *s, void (*prepare)(void *ctx, mt_netmodel *net),
+                                 void *ctx, uint64_t *events) {
     mt_engine *e = mt_engine_new();
     mt_netmodel net;
     mt_error err = {0};
     assert_int_equal(mt_netmodel_create("flow", t, NULL, mt_engine_sched(e), &net, &err), MT_OK);
+    if (prepare) prepare(ctx, &net);
     mt_time_ps ps = -1;
     assert_int_equal(mt_collexec_time(s, &net, e, NULL, &ps, &err), MT_OK);
+    if (events) *events = mt_engine_events(e);
     mt_net_free(&net);
     mt_engine_free(e);
     mt_coll_free(s);
     mt_topo_free(t);
     return (double)ps / 1e12;
 }
+
+/* Seconds schedule s takes on topology t (flow model); frees s and t. */
+static inline double collfix_time_s(mt_topo *t, mt_coll_schedule *s) { return collfix_run(t, s, NULL, NULL, NULL); }
 
 #endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench_scale: whole-process wall time and peak memory of `mitosis simulate` at 10^4..10^5 GPUs
+# (issue 22): ResNet-50 (TrioSim CSV, H100, batch 128 per GPU) DDP on switch:N, on
+# multinode:nodes=N/8,gpus=8 (rail fabric) and on a fat-tree, a 16,384-GPU tp8 x pp16 x dp128 GPT
+# (traces/cpu-gpt-l8h16-b2, 2 micro-batches: its replica batch is 2) on a multinode fabric, folded
+# and --no-fold, and the exact ring (--ring-model steps) at 1024 GPUs.
+# Usage: bench/bench_scale.sh [path/to/mitosis] [shared traces dir] [repeats]   (markdown table)
+# Each row is the best of `repeats` runs (default 3) by CPU time (user + system): the machine is
+# shared, and a single-threaded run's CPU time is what its wall time is on a quiet machine, while
+# its wall time there grows with everyone else's load ("wall s" is reported too, of the same run;
+# the load average is printed at the end). "cpu s", "wall s" and "peak RSS" are the whole process (/usr/bin/time:
+# loading the trace, building the topology, simulating, printing the text summary; --json would
+# add jansson's tree of every GPU's row: 11 s and 630 MiB more at 131,072 GPUs); "sim s" is the
+# simulation alone (the summary's "simulated ... in S s"); "mode" is folded (walkers = GPUs that
+# walked their programs) or full.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-$here/../build/mitosis}
+shared=${2:-$here/../../shared/traces}
+reps=${3:-3}
+res=$shared/triosim-csv-resnet50-h100-bs128
+gpt=$here/../traces/cpu-gpt-l8h16-b2
+for d in "$res" "$gpt"; do [ -d "$d" ] || { echo "bench_scale: $d is absent" >&2; exit 1; }; done
+[ -x /usr/bin/time ] || { echo "bench_scale: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+row() { # label trace topology args...
+  local label=$1 tr=$2 topo=$3; shift 3
+  local best=""
+  for ((i = 0; i < reps; i++)); do
+    /usr/bin/time -f "%e %M %U %S" -o "$tmp/time" "$bin" simulate "$tr" --topology "$topo" "$@" >"$tmp/out"
+    local w
+    w=$(tail -1 "$tmp/time" | awk '{ printf "%.2f", $3 + $4 }')
+    if [ -z "$best" ] || awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best=$w
+      cp "$tmp/out" "$tmp/best.txt"
+      cp "$tmp/time" "$tmp/best.time"
+    fi
+  done
+  python3 - "$label" "$topo" "$tmp/best.txt" "$tmp/best.time" <<'PY'
+import re, sys
+label, topo, out, tm = sys.argv[1:5]
+t = open(out).read()
+tp, pp, dp = re.search(r"^mesh +tp (\d+) x pp (\d+)(?: x \w+ \d+)* x dp (\d+)", t, re.M).groups()
+step = re.search(r"^step time +([\d.]+) ms", t, re.M).group(1)
+ev, sim = re.search(r"^simulated +(\d+) events?,.* in ([\d.]+) s", t, re.M).groups()
+f = re.search(r"^folded +(\d+) of", t, re.M)
+mode = f"folded ({f.group(1)})" if f else "full"
+wall, rss_kb, user, system = open(tm).read().split()[-4:]
+n = int(dp) * int(tp) * int(pp)
+print(f"| {label} | {n} | {dp}x{tp}x{pp} | {topo} | {step} | {ev} | {mode} | {sim} | "
+      f"{float(user) + float(system):.2f} | {float(wall):.2f} | {int(rss_kb) / 1024:.0f} |")
+PY
+}
+
+echo "| case | GPUs | dp x tp x pp | topology | step ms | events | mode (walkers) | sim s | cpu s | wall s | peak RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for n in 16384 65536 131072; do
+  row "ResNet-50 DDP" "$res" "switch:$n" --gpus "$n" --strategy ddp
+  row "ResNet-50 DDP" "$res" "multinode:nodes=$((n / 8)),gpus=8" --gpus "$n" --strategy ddp
+done
+row "ResNet-50 DDP" "$res" "fattree:k=64" --gpus 65536 --strategy ddp
+row "ResNet-50 DDP, --no-fold" "$res" "switch:131072" --gpus 131072 --strategy ddp --no-fold
+row "GPT l8h16 tp8 pp16 dp128" "$gpt" "multinode:nodes=2048,gpus=8" --gpus 16384 --tp 8 --pp 16 --dp 128 \
+    --micro-batches 2
+row "GPT l8h16 tp8 pp16 dp128, --no-fold" "$gpt" "multinode:nodes=2048,gpus=8" --gpus 16384 --tp 8 --pp 16 \
+    --dp 128 --micro-batches 2 --no-fold
+row "ResNet-50 tp4 pp8 dp256" "$res" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 4 --pp 8
+# the exact ring (every step's sends, O(N^2) sends) that --ring-model auto replaces above 64 ranks
+row "ResNet-50 DDP, ring steps" "$res" "switch:1024" --gpus 1024 --strategy ddp --ring-model steps
+row "ResNet-50 DDP, ring steps" "$res" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp --ring-model steps
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,123 @@
+/* Unit tests for netmodels/routers: on every preset with a structured router, the structured
+ * route between two GPUs equals the graph search's (same links, same ECMP choice), for the hop
+ * metric with and without ECMP and for the latency metric; all pairs on small shapes, a few
+ * sources against every destination on shapes of a few thousand GPUs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "netmodels/topologies.h"
+
+static mt_topo *build(const char *spec, int metric, int ecmp, int router) {
+    mt_topo_params p;
+    mt_topo_params_init(&p);
+    p.metric = metric;
+    p.ecmp = ecmp;
+    mt_topo *t = NULL;
+    mt_error err = {0};
+    if (mt_topo_build(spec, &p, &t, &err) != MT_OK) fail_msg("%s: %s", spec, err.msg);
+    mt_topo_use_router(t, router);
+    return t;
+}
+
+/* Compares the routes from every `step`-th GPU (plus the last) to every GPU; returns the number
+ * of pairs the router answered. */
+static int64_t compare(const char *spec, int metric, int ecmp, int32_t step) {
+    mt_topo *s = build(spec, metric, ecmp, 1), *g = build(spec, metric, ecmp, 0);
+    assert_true(mt_topo_has_router(s));
+    int32_t n;
+    const int32_t *gpu = mt_topo_gpus(s, &n);
+    for (int32_t a = 0; a < n; a = (a + step < n || a == n - 1) ? a + step : n - 1) {
+        for (int32_t b = 0; b < n; b++) {
+            const int32_t *rs, *rg;
+            int32_t ns, ng;
+            mt_error err = {0};
+            if (mt_topo_route(s, gpu[a], gpu[b], &rs, &ns, &err) != MT_OK) fail_msg("%s: %s", spec, err.msg);
+            if (mt_topo_route(g, gpu[a], gpu[b], &rg, &ng, &err) != MT_OK) fail_msg("%s: %s", spec, err.msg);
+            if (ns != ng || (ns > 0 && memcmp(rs, rg, (size_t)ns * sizeof *rs) != 0))
+                fail_msg("%s (metric %d, ecmp %d): gpu%d -> gpu%d: structured %d links (first %d), search %d "
+                         "(first %d)", spec, metric, ecmp, (int)a, (int)b, (int)ns, ns ? (int)rs[0] : -1, (int)ng,
+                         ng ? (int)rg[0] : -1);
+        }
+    }
+    int64_t structured, searched;
+    mt_topo_route_counts(s, &structured, &searched);
+    mt_topo_free(s);
+    mt_topo_free(g);
+    return structured;
+}
+
+static void check(const char *spec, int32_t step) {
+    for (int ecmp = 0; ecmp < 2; ecmp++) {
+        int64_t done = compare(spec, MT_ROUTE_HOPS, ecmp, step);
+        if (done == 0) fail_msg("%s: the router answered no route", spec);
+    }
+    compare(spec, MT_ROUTE_LATENCY, 1, step);
+}
+
+static void small_shapes_all_pairs(void **state) {
+    (void)state;
+    const char *specs[] = {"ring:2", "ring:2,uni", "ring:3", "ring:7", "ring:8", "ring:8,uni", "fc:5",
+                           "switch:1", "switch:9", "mesh:1x4", "mesh:3x5", "mesh:4x4", "torus:2x5",
+                           "torus:3x3", "torus:4x6", "torus:5x4", "fattree:k=2", "fattree:k=4",
+                           "fattree:k=6", "dgx-a100", "dgx-h100", "multinode:nodes=1,gpus=4",
+                           "multinode:nodes=4,gpus=1", "multinode:nodes=3,gpus=4",
+                           "multinode:nodes=3,gpus=4,fabric=switch", "multinode:nodes=2,gpus=1,fabric=switch"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        if (!strcmp(specs[i], "switch:1")) { /* one GPU: only the empty route */
+            assert_int_equal(compare(specs[i], MT_ROUTE_HOPS, 0, 1), 1);
+            continue;
+        }
+        check(specs[i], 1);
+    }
+}
+
+static void large_shapes_sampled(void **state) {
+    (void)state;
+    check("switch:4096", 509);
+    check("ring:2048", 1021);
+    check("ring:2047,uni", 1023);
+    check("mesh:32x64", 511);
+    check("torus:48x64", 767);
+    check("fattree:k=24", 431);
+    check("multinode:nodes=512,gpus=8", 1023);
+    check("multinode:nodes=512,gpus=8,fabric=switch", 1023);
+}
+
+/* Where the router is not exact it stays out: two tiers of different latency under the latency
+ * metric, and failed links. */
+static void router_declines(void **state) {
+    (void)state;
+    mt_topo *t = build("multinode:nodes=2,gpus=2", MT_ROUTE_LATENCY, 0, 1);
+    const int32_t *r;
+    int32_t n;
+    assert_int_equal(mt_topo_route(t, 0, 5, &r, &n, NULL), MT_OK);
+    int64_t structured, searched;
+    mt_topo_route_counts(t, &structured, &searched);
+    assert_int_equal(structured, 0);
+    assert_int_equal(searched, 1);
+    mt_topo_free(t);
+    t = build("switch:4", MT_ROUTE_HOPS, 0, 1);
+    assert_int_equal(mt_topo_route(t, 0, 1, &r, &n, NULL), MT_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mt_topo_set_link_failed(t, 6, 1, NULL), MT_OK); /* gpu3 -> sw0 */
+    assert_int_equal(mt_topo_route(t, 0, 1, &r, &n, NULL), MT_OK);
+    mt_topo_route_counts(t, &structured, &searched);
+    assert_int_equal(structured, 1);
+    assert_int_equal(searched, 1);
+    mt_topo_free(t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_shapes_all_pairs),
+        cmocka_unit_test(large_shapes_sampled),
+        cmocka_unit_test(router_declines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
