@@ -5,20 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "extrapolate/planlist.h"
 #include "extrapolate/sparseplans.h"
 #include "run/flags.h"
 #include "report/comparison.h"
+#include "report/progress.h"
 #include "run/compare.h"
 #include "run/input.h"
+#include "run/pool.h"
+#include "run/ranks.h"
 
 typedef struct cmp_cli {
     mt_compare_config cc;
     int as_json;
     const char *html;
+    mt_progress progress;
+    int progress_started;
 } cmp_cli;
 
 static const mt_flag OUTPUT[] = {
@@ -49,13 +53,16 @@ const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
     "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
 
-/* "mitosis compare: 3/61 ddp=4:tp=2" on a terminal, redrawn in place. */
-static void progress(void *ctx, int32_t i, int32_t n, const char *label) {
-    (void)ctx;
-    if (!isatty(STDERR_FILENO)) return;
-    if (i < n) fprintf(stderr, "\rmitosis compare: %d/%d %-40.40s\033[K", i + 1, n, label);
-    else fprintf(stderr, "\r\033[K");
-    fflush(stderr);
+/* "plans: 3/61 done, 1.2 s, about 20 s left: ddp=4:tp=2" on a terminal (report/progress.h). */
+static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
+    cmp_cli *c = ctx;
+    if (!c->progress_started) { /* the clock of the estimate starts with the rows */
+        mt_progress_end(&c->progress);
+        mt_progress_init(&c->progress, stderr, 0);
+        c->progress_started = 1;
+    }
+    if (done < n) mt_progress_items(&c->progress, c->cc.sweep.kind ? "runs" : "plans", done, n, label);
+    else mt_progress_end(&c->progress);
 }
 
 static void print(const mt_comparison *cmp, int as_json) {
@@ -76,37 +83,57 @@ static mt_status touch(const char *path, mt_error *err) {
     return MT_OK;
 }
 
+/* Loads the input (with a "loading" line on a terminal); with ranks, every rank agrees on the status. */
+static mt_status load(cmp_cli *c, mt_run_config *rc, mt_run_input *in, mt_status st, mt_error *err) {
+    mt_progress_init(&c->progress, stderr, 0);
+    if (st == MT_OK) {
+        char what[256];
+        snprintf(what, sizeof what, "loading %s", rc->paths[0]);
+        mt_progress_phase(&c->progress, what);
+        st = mt_run_input_open(rc, in, err);
+    }
+    return mt_ranks_agree(c->cc.ranks, st, err);
+}
+
 int cmd_compare(int argc, char **argv) {
     mt_run_config rc;
     cmp_cli c;
     memset(&c, 0, sizeof c);
     mt_compare_config_init(&c.cc);
     c.cc.progress = progress;
+    c.cc.progress_ctx = &c;
     mt_error err = {0};
     if (mt_run_config_init(&rc, &err) != MT_OK) return mt_cli_fail("compare", &err);
-    mt_flag_seen seen;
+    mt_flag_seen seen = {0};
     mt_run_input in = {0};
     mt_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
+    mt_ranks ranks;
+    c.cc.ranks = &ranks;
     int code = 0, html_pending = 0;
     const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}};
-    mt_status st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 2, &seen, &err);
+    mt_status st = mt_ranks_open(&ranks, &err); /* MPI_Init under mpirun, before anything else */
+    int root = mt_ranks_root(&ranks);
+    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 2, &seen, &err);
     if (st == MT_OK && seen.help) {
-        usage(stdout);
+        if (root) usage(stdout);
         goto out;
     }
     if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
-    if (st == MT_OK && c.html && (st = touch(c.html, &err)) == MT_OK) html_pending = 1;
-    if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
+    if (st == MT_OK && c.html && root && (st = touch(c.html, &err)) == MT_OK) html_pending = 1;
+    st = load(&c, &rc, &in, st, &err);
     if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
+    mt_progress_end(&c.progress);
+    if (!root) goto out; /* rank 0 prints the table, the files and the error */
     if (st == MT_OK && c.html && (st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err)) == MT_OK) html_pending = 0;
     if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
     for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);
-    if (st != MT_OK) code = mt_cli_fail("compare", &err);
 out:
+    if (st != MT_OK) code = root ? mt_cli_fail("compare", &err) : mt_exit_code(err.code);
     if (html_pending) remove(c.html);
     mt_comparison_free(&cmp);
     mt_run_input_close(&in);
     mt_run_config_free(&rc);
+    mt_ranks_close(&ranks);
     return code;
 }

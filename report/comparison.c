@@ -109,6 +109,8 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
                 fprintf(out, "fits       no plan fits in %.2f GB per GPU\n", o->mem_limit / 1e9);
         }
     }
+    fprintf(out, "\n%d %s in %.1f s\n", (int)o->n, o->sweep ? (o->n == 1 ? "run" : "runs") : (o->n == 1 ? "plan" : "plans"),
+            o->wall_s);
 }
 
 json_t *mt_comparison_json(const mt_comparison *o) {
@@ -155,6 +157,7 @@ json_t *mt_comparison_json(const mt_comparison *o) {
     for (int k = 0; k < o->n_warnings; k++) json_array_append_new(ws, json_string(o->warnings[k]));
     json_object_set_new(j, "warnings", ws);
     json_object_set_new(j, "skipped", skipped);
+    json_object_set_new(j, "wall_s", json_real(o->wall_s));
     return j;
 }
 

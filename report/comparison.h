@@ -61,6 +61,8 @@ typedef struct mt_comparison {
     char trace_warning[640]; /* the trace's warning, "" none */
     const char *warnings[2]; /* the trace's and the performance model's (JSON "warnings") */
     int n_warnings;
+    double wall_s;           /* host seconds the rows took (the baseline, every row, the gather);
+                                the last text line "N plans in S s", JSON "wall_s" */
 } mt_comparison;
 
 void mt_comparison_free(mt_comparison *c);

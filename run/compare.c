@@ -6,9 +6,12 @@
 
 #include "extrapolate/planlist.h"
 #include "extrapolate/sparseplans.h"
+#include "report/progress.h"
+#include "run/pool.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
 #include "util/units.h"
+#include "util/vec.h"
 
 /* ---- sweeps -------------------------------------------------------------------------------- */
 
@@ -151,9 +154,9 @@ static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, 
 
 static double units_of(const mt_plan *p) { return p->global_batch > 0 ? (double)p->global_batch : p->dp; }
 
-/* The run's config for job j (the what-if scenario bound through w). */
-static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_whatif *w, mt_simrun_cfg *cfg,
-                         mt_error *err) {
+/* The run's config for job j (the what-if scenario bound through w), an item of pool (or NULL). */
+static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_whatif *w, mt_pool *pool,
+                         mt_simrun_cfg *cfg, mt_error *err) {
     const mt_plan *p = &j->plan;
     int32_t gpus = p->gpus ? p->gpus : (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
     MT_CHECK(topology_for(c->net.topology, gpus, c->gpus_per_node, j->topology, sizeof j->topology, err));
@@ -161,6 +164,7 @@ static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_what
     cfg->plan = j->plan;
     cfg->net = j->net;
     cfg->net.topology = j->topology[0] ? j->topology : NULL;
+    cfg->pool = pool;
     mt_whatif_configure(w, c, t, cfg);
     return MT_OK;
 }
@@ -196,12 +200,12 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
 /* Runs row w; an infeasible plan (refused by the plan, the program or the topology) is skipped
  * with its reason. Other failures are returned. */
 static mt_status run_row(const mt_run_config *c, const mt_run_input *in, job *j, mt_cmp_row *w,
-                         const mt_comparison *cmp, mt_error *err) {
+                         const mt_comparison *cmp, mt_pool *pool, mt_error *err) {
     mt_error e = {0};
     mt_simrun_cfg cfg;
     mt_simrun run;
     mt_whatif wi;
-    mt_status rc = job_cfg(c, j, in->t, &wi, &cfg, &e);
+    mt_status rc = job_cfg(c, j, in->t, &wi, pool, &cfg, &e);
     if (rc == MT_OK && cmp->perturbed) { /* the same plan unperturbed, as simulate does */
         mt_simrun_cfg u = mt_whatif_unperturbed(&cfg);
         rc = mt_simrun_run(in->t, in->pm, &u, &run, &e);
@@ -363,26 +367,183 @@ static void describe_runs(const mt_run_config *c, mt_comparison *cmp) {
     else cmp->topology = first && first->topology[0] ? first->topology : NULL;
 }
 
+/* ---- the rows on threads and ranks --------------------------------------------------------- */
+
+/* This rank's rows as items of a pool map. */
+typedef struct rows_ctx {
+    const mt_run_config *c;
+    const mt_run_input *in;
+    const mt_compare_config *cc;
+    job *jobs;
+    mt_comparison *cmp;
+    const int32_t *mine; /* item k is row mine[k] */
+    int32_t n_mine;
+} rows_ctx;
+
+/* On a worker thread (pool set) the row gets its own copy of the what-if scenario: a run binds
+ * the scenario to its program, so runs on one scenario at once would overwrite each other's. */
+static mt_status row_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
+    rows_ctx *x = ctx;
+    int32_t i = x->mine[k];
+    if (!pool) return run_row(x->c, x->in, &x->jobs[i], &x->cmp->rows[i], x->cmp, NULL, err);
+    mt_run_config own = *x->c;
+    MT_CHECK(mt_scenario_clone(x->c->scenario, &own.scenario, err));
+    mt_status rc = run_row(&own, x->in, &x->jobs[i], &x->cmp->rows[i], x->cmp, pool, err);
+    mt_scenario_free(own.scenario);
+    return rc;
+}
+
+static void row_start(void *ctx, int32_t k, int32_t done, int32_t n) {
+    rows_ctx *x = ctx;
+    x->cc->progress(x->cc->progress_ctx, done, n, x->cmp->rows[x->mine[k]].label);
+}
+
+/* Runs this rank's rows on cc->jobs threads; *fail_at gets the first failing row (cmp->n: none). */
+static mt_status run_mine(rows_ctx *x, int32_t *fail_at, mt_error *err) {
+    const mt_compare_config *cc = x->cc;
+    int32_t jobs = cc->jobs > 0 ? cc->jobs : mt_pool_cores();
+    if (!mt_simrun_igraph_free(&x->c->net)) jobs = 1; /* igraph's Dijkstra in every route search */
+    mt_pool_map_cfg m = {.n = x->n_mine, .jobs = jobs, .fn = row_item, .ctx = x,
+                         .start = cc->progress ? row_start : NULL, .start_ctx = x};
+    int32_t k = x->n_mine;
+    mt_status rc = mt_pool_map(&m, &k, err);
+    *fail_at = k < x->n_mine ? x->mine[k] : x->cmp->n;
+    if (cc->progress) cc->progress(cc->progress_ctx, x->n_mine, x->n_mine, "");
+    return rc;
+}
+
+/* What a rank sends rank 0: a header, then its rows that ran or were skipped, each as its index,
+ * the row (reason NULL) and the reason's length and bytes. Same binary on every rank. */
+typedef struct wire_head {
+    int32_t fail_at;         /* -1: failed before the rows; a row: its first failing row; n: none */
+    int32_t n_rows;
+    mt_error err;
+} wire_head;
+
+typedef struct wire {
+    char *b;
+    int64_t n, cap;
+    int oom;
+} wire;
+
+static void put(wire *w, const void *p, size_t len) {
+    if (w->oom || mt_vec_reserve(&w->b, &w->cap, w->n + (int64_t)len)) {
+        w->oom = 1;
+        return;
+    }
+    memcpy(w->b + w->n, p, len);
+    w->n += (int64_t)len;
+}
+
+/* This rank's part: its status and its rows. */
+static mt_status pack(const mt_comparison *cmp, const int32_t *mine, int32_t n_mine, int32_t fail_at,
+                      const mt_error *e, wire *w, mt_error *err) {
+    wire_head h = {.fail_at = fail_at, .n_rows = n_mine};
+    if (fail_at < cmp->n && e) h.err = *e;
+    put(w, &h, sizeof h);
+    for (int32_t k = 0; k < n_mine && fail_at >= 0; k++) {
+        mt_cmp_row r = cmp->rows[mine[k]];
+        int32_t len = r.reason ? (int32_t)strlen(r.reason) : -1;
+        r.reason = NULL;
+        put(w, &mine[k], sizeof mine[k]);
+        put(w, &r, sizeof r);
+        put(w, &len, sizeof len);
+        if (len > 0) put(w, cmp->rows[mine[k]].reason, (size_t)len);
+    }
+    return w->oom ? mt_fail(err, MT_ENOMEM, "out of memory packing the rows") : MT_OK;
+}
+
+/* Rank 0: every rank's rows into cmp->rows; the first failure in row order (before the rows
+ * first, then by row, then by rank) into *fail_at and *e. */
+static mt_status unpack(mt_comparison *cmp, const char *b, size_t len, int32_t *fail_at, mt_error *e,
+                        mt_error *err) {
+    const char *end = b + len;
+    *fail_at = cmp->n;
+    while (b < end) {
+        wire_head h;
+        memcpy(&h, b, sizeof h);
+        b += sizeof h;
+        if (h.fail_at < *fail_at) *fail_at = h.fail_at, *e = h.err;
+        for (int32_t k = 0; k < h.n_rows && h.fail_at >= 0; k++) {
+            int32_t i, rl;
+            memcpy(&i, b, sizeof i);
+            if (i < 0 || i >= cmp->n) return mt_fail(err, MT_EINTERNAL, "a rank sent row %d of %d", (int)i, (int)cmp->n);
+            mt_cmp_row *r = &cmp->rows[i];
+            free(r->reason);
+            memcpy(r, b + sizeof i, sizeof *r);
+            memcpy(&rl, b + sizeof i + sizeof *r, sizeof rl);
+            b += sizeof i + sizeof *r + sizeof rl;
+            if (rl >= 0 && !(r->reason = strndup(b, (size_t)rl)))
+                return mt_fail(err, MT_ENOMEM, "out of memory gathering the rows");
+            b += rl > 0 ? rl : 0;
+        }
+    }
+    return MT_OK;
+}
+
+/* Over ranks: every rank packs its part, rank 0 gathers them all. rc: this rank's status so far
+ * (fail_at as in wire_head). Returns rank 0's first failure (MT_OK elsewhere). */
+static mt_status gather(const mt_ranks *rk, mt_comparison *cmp, const int32_t *mine, int32_t n_mine,
+                        mt_status rc, int32_t fail_at, mt_error *err) {
+    wire w = {0};
+    mt_status prc = pack(cmp, mine, n_mine, rc == MT_OK ? cmp->n : fail_at, err, &w, err);
+    if (prc != MT_OK) fail_at = -1, rc = prc;
+    void *all = NULL;
+    size_t all_len = 0;
+    mt_status grc = mt_ranks_gather(rk, w.b, (size_t)w.n, &all, &all_len, err);
+    free(w.b);
+    if (grc != MT_OK || !mt_ranks_root(rk)) {
+        free(all);
+        return grc;
+    }
+    mt_error e = {0};
+    int32_t first = cmp->n;
+    grc = fail_at == -1 ? MT_OK : unpack(cmp, all, all_len, &first, &e, err); /* no rows here to fill */
+    if (fail_at == -1) return rc;
+    free(all);
+    if (grc != MT_OK) return grc;
+    if (first == cmp->n) return MT_OK;
+    if (err) *err = e;
+    return e.code;
+}
+
+/* The rows: this rank's on threads, then (more than one rank) gathered at rank 0. rc: the status
+ * of what came before (the baseline, the list); every rank gets here whatever it is. */
+static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc, job *jobs,
+                          mt_comparison *cmp, mt_status rc, mt_error *err) {
+    static const mt_ranks one = {.rank = 0, .size = 1};
+    const mt_ranks *rk = cc->ranks ? cc->ranks : &one;
+    int32_t *mine = calloc((size_t)cmp->n + 1, sizeof *mine), n_mine = 0, fail_at = -1;
+    if (!mine && rc == MT_OK) rc = mt_fail(err, MT_ENOMEM, "out of memory");
+    for (int32_t i = 0; rc == MT_OK && i < cmp->n; i++)
+        if (mt_ranks_mine(rk, i)) mine[n_mine++] = i;
+    rows_ctx x = {c, in, cc, jobs, cmp, mine, n_mine};
+    if (rc == MT_OK) rc = run_mine(&x, &fail_at, err);
+    if (rk->size > 1) rc = gather(rk, cmp, mine, n_mine, rc, fail_at, err);
+    free(mine);
+    return rc;
+}
+
 mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
                          mt_comparison *cmp, mt_error *err) {
+    double t0 = mt_progress_clock_s();
     memset(cmp, 0, sizeof *cmp);
     describe(c, in, cc, cmp);
     job *jobs = NULL;
     mt_status rc = run_baseline(c, in, cmp, err);
     if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
-    for (int32_t i = 0; i < cmp->n && rc == MT_OK; i++) {
-        if (cc->progress) cc->progress(cc->progress_ctx, i, cmp->n, cmp->rows[i].label);
-        rc = run_row(c, in, &jobs[i], &cmp->rows[i], cmp, err);
-    }
-    if (cc->progress) cc->progress(cc->progress_ctx, cmp->n, cmp->n, "");
+    rc = run_rows(c, in, cc, jobs, cmp, rc, err);
     free(jobs);
-    if (rc == MT_OK) {
+    int root = !cc->ranks || mt_ranks_root(cc->ranks);
+    if (rc == MT_OK && root) {
         mt_comparison_rank(cmp);
         describe_runs(c, cmp);
         if (cmp->best < 0)
             rc = mt_fail(err, MT_EINVAL, "no plan could run; %s: %s", cmp->rows[0].label, cmp->rows[0].reason);
     }
-    if (rc != MT_OK) mt_comparison_free(cmp);
+    if (cc->ranks) rc = mt_ranks_agree(cc->ranks, root ? rc : MT_OK, err); /* rank 0's verdict, everywhere */
+    cmp->wall_s = mt_progress_clock_s() - t0;
+    if (rc != MT_OK || !root) mt_comparison_free(cmp);
     return rc;
 }
 
@@ -401,7 +562,7 @@ mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, cons
     mt_simrun run;
     memset(&run, 0, sizeof run);
     mt_whatif wi;
-    mt_status rc = job_cfg(c, &j, in->t, &wi, &cfg, err);
+    mt_status rc = job_cfg(c, &j, in->t, &wi, NULL, &cfg, err);
     if (rc == MT_OK) {
         cfg.sim.on_span = mt_recorder_span;
         cfg.sim.span_ctx = &rec;

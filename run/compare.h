@@ -5,7 +5,11 @@
  * equals `simulate` with the same settings. With a perturbing what-if, each row also runs
  * unperturbed (its change is reported). Infeasible plans are kept as skipped rows with the
  * reason; other failures stop the comparison.
- * Costs: one simulation per row (two with a what-if) plus the 1-GPU baseline.
+ * The rows run on worker threads (run/pool.h, `--jobs`) and, under mpirun, over ranks
+ * (run/ranks.h: rank r runs rows r, r + K, ...; rank 0 gathers them): every row is deterministic
+ * and lands in its own slot, so the table is the serial one byte for byte (but the wall time).
+ * Costs: one simulation per row (two with a what-if) plus the 1-GPU baseline; rows / (jobs x
+ * ranks) on each thread; memory: one run per thread at a time.
  */
 #ifndef MT_RUN_COMPARE_H
 #define MT_RUN_COMPARE_H
@@ -16,6 +20,7 @@
 #include "report/comparison.h"
 #include "run/config.h"
 #include "run/input.h"
+#include "run/ranks.h"
 
 typedef enum {
     MT_SWEEP_NONE = 0,
@@ -39,8 +44,9 @@ const char *mt_sweep_name(mt_sweep_kind k);
  * NAME=A,B,C into *out. One-line MT_EINVAL naming --sweep and what is accepted. */
 mt_status mt_sweep_parse(const char *text, mt_sweep *out, mt_error *err);
 
-/* Called before each row runs (i < n) and once at the end (i == n). */
-typedef void (*mt_compare_progress_fn)(void *ctx, int32_t i, int32_t n, const char *label);
+/* Called as each row starts, with `done` rows of this rank finished (never two calls at once, on
+ * whichever thread), and once at the end (done == n). n: the rows this rank runs. */
+typedef void (*mt_compare_progress_fn)(void *ctx, int32_t done, int32_t n, const char *label);
 
 typedef struct mt_compare_config {
     const char *plans;       /* a --plans list (extrapolate/planlist.h), NULL: every plan */
@@ -54,6 +60,8 @@ typedef struct mt_compare_config {
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;
+    int32_t jobs;            /* worker threads (0: one per core; 1: one row after another) */
+    const mt_ranks *ranks;   /* the ranks sharing the rows (NULL: this process alone) */
 } mt_compare_config;
 
 void mt_compare_config_init(mt_compare_config *cc);
@@ -63,7 +71,9 @@ void mt_compare_config_init(mt_compare_config *cc);
 mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err);
 
 /* Runs every row and ranks them (plans) into *out (free with mt_comparison_free). An error when
- * no plan could run, naming the first one and why. */
+ * no plan could run, naming the first one and why; a failing row's error is that of the first
+ * failing row in list order, as one thread would have it. With ranks, every rank must call it
+ * (collective); only rank 0's *out holds the rows, the others get their status alone. */
 mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
                          mt_comparison *out, mt_error *err);
 

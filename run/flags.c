@@ -269,6 +269,10 @@ static const mt_flag COMPARE[] = {
      "list A,B,C; e.g. link-bw=100GB/s:900GB/s:5, gpus=8:64, nic-bw=25GB/s,50GB/s. In --topology, {gpus} and "
      "{nodes} (= gpus / --gpus-per-node) are replaced for each run: multinode:nodes={nodes},gpus=8",
      .call = set_sweep},
+    {"--jobs", MT_FLAG_INT, offsetof(mt_compare_config, jobs), "N", "run the plans (or swept values) on N worker "
+     "threads (default: one per core; 1: one after another); the table is the same whatever N. --routing latency "
+     "runs one at a time (igraph's Dijkstra is not thread-safe). Across machines: mpirun -np K mitosis compare ... "
+     "splits the rows over K ranks (each on --jobs threads) and rank 0 prints the table", .lo = 1, .hi = 4096},
 };
 const mt_flag_table MT_RUN_COMPARE_FLAGS = MT_FLAG_TABLE("Compare", COMPARE);
 

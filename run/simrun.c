@@ -47,7 +47,9 @@ void mt_simrun_free(mt_simrun *r) {
     mt_sim_result_free(r->res);
     mt_net_free(&r->net);
     mt_engine_free(r->e);
+    mt_pool_lock(r->pool); /* igraph_destroy */
     mt_topo_free(r->topo);
+    mt_pool_unlock(r->pool);
     mt_program_free(r->prog);
     mt_hostmodel_free(r->host);
     memset(r, 0, sizeof *r);
@@ -77,14 +79,35 @@ static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun
     return mt_program_build(t, &out->plan, &po, &out->prog, err);
 }
 
-static mt_status build_network(const mt_simrun_cfg *cfg, mt_simrun *out, mt_error *err) {
+/* On a worker thread: freezes the topology now, under the pool's lock (its link tables and route
+ * caches), so that the simulation starts from a built topology. Routing calls igraph only for the
+ * latency metric's Dijkstra (network/topology.c), which mt_simrun_igraph_free keeps off threads. */
+static mt_status freeze_topology(mt_topo *topo, mt_error *err) {
+    int32_t n = 0;
+    const int32_t *gpus = mt_topo_gpus(topo, &n), *links = NULL;
+    int32_t nlinks = 0;
+    return n > 0 ? mt_topo_route(topo, gpus[0], gpus[0], &links, &nlinks, err) : MT_OK;
+}
+
+/* Called under the pool's lock when there is a pool. */
+static mt_status build_network_locked(const mt_simrun_cfg *cfg, mt_simrun *out, mt_error *err) {
     mt_netcfg net = cfg->net;
     if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
     MT_CHECK(mt_netcfg_topology(&net, 0, &out->topo, err));
+    if (cfg->pool && out->topo) MT_CHECK(freeze_topology(out->topo, err));
     if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
     out->netcfg = cfg->net;
     return mt_netcfg_model(&net, out->topo, mt_engine_sched(out->e), &out->net, err);
 }
+
+static mt_status build_network(const mt_simrun_cfg *cfg, mt_simrun *out, mt_error *err) {
+    mt_pool_lock(cfg->pool);
+    mt_status rc = build_network_locked(cfg, out, err);
+    mt_pool_unlock(cfg->pool);
+    return rc;
+}
+
+int mt_simrun_igraph_free(const mt_netcfg *net) { return net->tp.metric != MT_ROUTE_LATENCY; }
 
 /* mt_sim_opts.fresh: the run's topology, engine and network model built again, for the unfolded
  * rerun of a folded run whose replicas diverged. */
@@ -93,9 +116,12 @@ static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_e
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
     cfg.net = run->netcfg;
+    cfg.pool = run->pool;
     mt_net_free(&run->net);
     mt_engine_free(run->e);
+    mt_pool_lock(run->pool);
     mt_topo_free(run->topo);
+    mt_pool_unlock(run->pool);
     run->e = NULL;
     run->topo = NULL;
     MT_CHECK(build_network(&cfg, run, err));
@@ -113,6 +139,7 @@ mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg 
     out->link_ctx = cfg->link_ctx;
     out->prepare = cfg->prepare;
     out->prepare_ctx = cfg->prepare_ctx;
+    out->pool = cfg->pool;
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
     if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);

@@ -9,6 +9,14 @@
  *   mt_simrun_build  -> everything built, nothing simulated (run->sim holds the options to use)
  *   mt_simrun_exec   -> the prepare hook, then the simulation (run->res)
  * mt_simrun_run does both. Everything built is kept in the mt_simrun until mt_simrun_free.
+ *
+ * Threads: runs of one trace and performance model may go on at once on worker threads of a
+ * run/pool.h map (both are only read). With cfg.pool set, the steps that call igraph (whose
+ * global state is not thread-safe in Debian's build) run under the pool's lock: building the
+ * topology and freezing it (its igraph mirror, made here rather than at the first route), the
+ * network model, and freeing the topology. Routing under the hops metric then uses the
+ * topology's own search; the latency metric runs igraph's Dijkstra during the simulation, so a
+ * caller runs such runs one at a time (mt_simrun_igraph_free).
  */
 #ifndef MT_RUN_SIMRUN_H
 #define MT_RUN_SIMRUN_H
@@ -20,6 +28,7 @@
 #include "network/netmodel.h"
 #include "perfmodel/perfmodel.h"
 #include "run/config.h"
+#include "run/pool.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 #include "tracer/trace.h"
@@ -40,6 +49,7 @@ typedef struct mt_simrun_cfg {
     void *link_ctx;
     mt_simrun_prepare_fn prepare; /* optional */
     void *prepare_ctx;
+    mt_pool *pool;           /* the map this run is an item of (igraph under its lock); NULL none */
 } mt_simrun_cfg;
 
 /* Defaults: mt_plan_init, mt_netcfg_init, mt_sim_opts_init, host model auto, scales 1. */
@@ -63,6 +73,7 @@ typedef struct mt_simrun {
     void *prepare_ctx;
     mt_sim_result *res;      /* after mt_simrun_exec */
     mt_netcfg netcfg;        /* the network configuration (a folded run that diverged rebuilds it) */
+    mt_pool *pool;           /* cfg's, for mt_simrun_free */
 } mt_simrun;
 
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure
@@ -76,6 +87,10 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err);
 mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                         mt_error *err);
 void mt_simrun_free(mt_simrun *r);
+
+/* 1 when a run with this network calls no igraph function during its simulation (after
+ * mt_simrun_build), so runs may go on at once: every case but the latency routing metric. */
+int mt_simrun_igraph_free(const mt_netcfg *net);
 
 /* The step time in ms (the mean over the steps simulated). */
 double mt_simrun_step_ms(const mt_simrun *r);

@@ -219,6 +219,61 @@ void mt_scenario_free(mt_scenario *sc) {
     free(sc);
 }
 
+/* ---- clone -------------------------------------------------------------------------------- */
+
+/* *d = *s with its own array; 0 when out of memory (d then owns nothing). */
+static int iset_copy(iset *d, const iset *s) {
+    *d = *s;
+    d->v = NULL;
+    d->cap = 0;
+    if (s->n == 0) return 1;
+    if (mt_vec_reserve(&d->v, &d->cap, s->n)) return 0;
+    memcpy(d->v, s->v, (size_t)s->n * sizeof *d->v);
+    return 1;
+}
+
+/* strdup of NULL is NULL; *ok cleared when out of memory. */
+static char *dup_or_null(const char *s, int *ok) {
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d) *ok = 0;
+    return d;
+}
+
+static int crule_copy(crule *d, const crule *s) {
+    *d = *s;
+    int ok = iset_copy(&d->gpus, &s->gpus);
+    if (!iset_copy(&d->layers, &s->layers)) d->layers = (iset){0}, ok = 0;
+    if (!iset_copy(&d->mbs, &s->mbs)) d->mbs = (iset){0}, ok = 0;
+    if (!iset_copy(&d->steps, &s->steps)) d->steps = (iset){0}, ok = 0;
+    d->layer_names = s->n_layer_names ? calloc((size_t)s->n_layer_names, sizeof *d->layer_names) : NULL;
+    if (s->n_layer_names && !d->layer_names) d->n_layer_names = 0, ok = 0;
+    for (int32_t k = 0; k < d->n_layer_names; k++) d->layer_names[k] = dup_or_null(s->layer_names[k], &ok);
+    return ok;
+}
+
+mt_status mt_scenario_clone(const mt_scenario *sc, mt_scenario **out, mt_error *err) {
+    mt_scenario *d = *out = mt_scenario_new();
+    if (!d) return mt_fail(err, MT_ENOMEM, "out of memory copying the scenario");
+    d->seed = sc->seed;
+    d->steps = sc->steps;
+    int ok = !mt_vec_reserve(&d->c, &d->ccap, sc->nc) && !mt_vec_reserve(&d->n, &d->ncap, sc->nn) &&
+             !mt_vec_reserve(&d->ty, &d->tycap, sc->nty);
+    for (int64_t i = 0; ok && i < sc->nc; i++, d->nc++) ok = crule_copy(&d->c[i], &sc->c[i]);
+    for (int64_t i = 0; ok && i < sc->nn; i++, d->nn++) {
+        d->n[i] = sc->n[i];
+        d->n[i].sel = dup_or_null(sc->n[i].sel, &ok);
+    }
+    for (int64_t i = 0; ok && i < sc->nty; i++, d->nty++) {
+        d->ty[i] = sc->ty[i];
+        d->ty[i].type = dup_or_null(sc->ty[i].type, &ok);
+        if (!iset_copy(&d->ty[i].gpus, &sc->ty[i].gpus)) d->ty[i].gpus = (iset){0}, ok = 0;
+    }
+    if (ok) return MT_OK;
+    mt_scenario_free(d); /* frees what each copied rule owns */
+    *out = NULL;
+    return mt_fail(err, MT_ENOMEM, "out of memory copying the scenario");
+}
+
 void mt_scenario_set_seed(mt_scenario *sc, uint64_t seed) { sc->seed = seed; }
 void mt_scenario_set_steps(mt_scenario *sc, int32_t steps) { sc->steps = steps > 1 ? steps : 1; }
 int32_t mt_scenario_steps(const mt_scenario *sc) { return sc->steps; }

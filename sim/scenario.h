@@ -54,6 +54,11 @@ typedef struct mt_scenario mt_scenario;
 mt_scenario *mt_scenario_new(void);
 void mt_scenario_free(mt_scenario *sc);
 
+/* A copy of sc's rules, seed and steps (not its binding) into *out, for a run on another thread:
+ * runs on one scenario at once would overwrite each other's binding. MT_ENOMEM or MT_OK.
+ * O(rules + rank lists). */
+mt_status mt_scenario_clone(const mt_scenario *sc, mt_scenario **out, mt_error *err);
+
 /* Reads a scenario file into sc (adding to what it holds). Errors name the file and JSON path. */
 mt_status mt_scenario_load(mt_scenario *sc, const char *path, mt_error *err);
 

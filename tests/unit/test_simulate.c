@@ -730,6 +730,38 @@ static void test_whatif_seed_repeats(void **state) {
     mt_trace_free(t);
 }
 
+/* A worker thread's copy (compare --jobs): the clone of a bound scenario, used after the
+ * original is gone, draws the same numbers as a fresh scenario from the same file. */
+static void test_whatif_clone_runs_like_its_original(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    mt_plan p = plan_for(4);
+    const char *js = "{\"seed\": 5, \"steps\": 2, \"compute\": [{\"gpus\": \"0-2\", \"per\": \"step\","
+                     " \"slowdown\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 2}}]}";
+    mt_error err = {0};
+    mt_status rc;
+    mt_scenario *a = scenario_of_json(js, &err, &rc), *b = scenario_of_json(js, &err, &rc), *c = NULL;
+    assert_int_equal(rc, MT_OK);
+    run_out x = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, a); /* a is bound now */
+    assert_int_equal(mt_scenario_clone(a, &c, &err), MT_OK);
+    mt_scenario_free(a);
+    assert_int_equal(mt_scenario_steps(c), 2);
+    assert_true(mt_scenario_perturbs(c));
+    run_out y = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, c);
+    run_out z = run_plan_sc(t, p, "switch:4", 100e9, 500, NULL, b);
+    assert_int_equal(y.res->step_ps, z.res->step_ps);
+    assert_int_equal(x.res->step_ps, z.res->step_ps);
+    for (int32_t i = 0; i < 4; i++) assert_int_equal(y.res->gpus[i].compute_ps, z.res->gpus[i].compute_ps);
+    assert_true(y.res->gpus[3].compute_ps < y.res->gpus[0].compute_ps); /* GPU 3 is not slowed */
+    run_free(&x);
+    run_free(&y);
+    run_free(&z);
+    mt_scenario_free(b);
+    mt_scenario_free(c);
+    mt_trace_free(t);
+}
+
 static void test_whatif_steps_and_layers(void **state) {
     (void)state;
     syn s = syn_default();
@@ -1099,6 +1131,7 @@ int main(void) {
         cmocka_unit_test(test_whatif_uniform_slowdown_doubles_compute),
         cmocka_unit_test(test_whatif_straggler_delays_sync_step),
         cmocka_unit_test(test_whatif_seed_repeats),
+        cmocka_unit_test(test_whatif_clone_runs_like_its_original),
         cmocka_unit_test(test_whatif_steps_and_layers),
         cmocka_unit_test(test_whatif_errors_name_the_path),
         cmocka_unit_test(test_whatif_cut_link_stops_the_run),
