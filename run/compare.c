@@ -496,10 +496,13 @@ static mt_status gather(const mt_ranks *rk, mt_comparison *cmp, const int32_t *m
         free(all);
         return grc;
     }
+    if (fail_at == -1) { /* this rank failed before its rows (as every rank did): nothing to fill */
+        free(all);
+        return rc;
+    }
     mt_error e = {0};
     int32_t first = cmp->n;
-    grc = fail_at == -1 ? MT_OK : unpack(cmp, all, all_len, &first, &e, err); /* no rows here to fill */
-    if (fail_at == -1) return rc;
+    grc = unpack(cmp, all, all_len, &first, &e, err);
     free(all);
     if (grc != MT_OK) return grc;
     if (first == cmp->n) return MT_OK;
