@@ -1,8 +1,9 @@
 /* emulate/walker.c — see walker.h.
  *
- * State: per group kind its communicator, this rank's slot, a cache of schedules and the queue
- * of instances issued (head: the first unfinished; only it runs); the outstanding pipeline
- * sends; per RECV task of the stage its receive request of the current step.
+ * State: per group kind its communicator, this rank's slot and the queue of instances issued
+ * (head: the first unfinished; only it runs); the schedules run so far (extrapolate/collcache.h);
+ * the outstanding pipeline sends; per RECV task of the stage its receive request of the current
+ * step.
  */
 #include "emulate/walker.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/collcache.h"
 #include "extrapolate/moe.h"
 #include "sim/simulate.h"
 #include "util/vec.h"
@@ -23,20 +25,12 @@ typedef struct inst {
     mt_collmpi *c;
 } inst;
 
-typedef struct sched_entry {
-    mt_coll_params p;
-    mt_coll_schedule *s;
-} sched_entry;
-
 typedef struct kindq {
     MPI_Comm comm;           /* MPI_COMM_NULL: this kind has no group holding this rank */
     int32_t slot, size;
     inst *q;
     int64_t cap;
     int32_t len, head;
-    sched_entry *sc;
-    int64_t sc_cap;
-    int32_t n_sc;
 } kindq;
 
 typedef struct psend {
@@ -53,6 +47,7 @@ struct mt_walker {
     int native;
     int64_t *comp_ns;
     kindq kq[MT_GROUP_KINDS_MAX];
+    mt_collcache scheds;     /* every schedule this rank has run */
     MPI_Comm pp;             /* pipeline transfers (MPI_COMM_NULL without a pipeline) */
     psend *ps;
     int64_t ps_cap;
@@ -134,6 +129,7 @@ mt_status mt_walker_new(const mt_mpienv *env, const mt_program *p, int32_t ranks
     if (!w) return oom(err);
     w->env = env;
     w->p = p;
+    mt_collcache_init(&w->scheds);
     w->rank = env->rank;
     w->pp = MPI_COMM_NULL;
     w->n_kinds = p->groups.n_kinds;
@@ -168,12 +164,11 @@ void mt_walker_free(mt_walker *w) {
     for (int k = 0; k < w->n_kinds; k++) {
         kindq *q = &w->kq[k];
         for (int32_t i = q->head; i < q->len; i++) mt_collmpi_free(q->q[i].c);
-        for (int32_t i = 0; i < q->n_sc; i++) mt_coll_free(q->sc[i].s);
         free(q->q);
-        free(q->sc);
         if (q->comm != MPI_COMM_NULL) MPI_Comm_free(&q->comm);
     }
     if (w->pp != MPI_COMM_NULL) MPI_Comm_free(&w->pp);
+    mt_collcache_destroy(&w->scheds);
     free(w->comp_ns);
     free(w->recv);
     free(w->ps);
@@ -207,19 +202,8 @@ static mt_status schedule_of(mt_walker *w, kindq *q, const mt_task *k, const mt_
     cp.algo = mt_sim_coll_algo(&w->p->plan, k->coll, q->size, w->ranks_per_node);
     cp.share = a2a_share(w->p, k);
     cp.share_by_src = k->moe == 2;
-    for (int32_t i = 0; i < q->n_sc; i++) {
-        const mt_coll_params *c = &q->sc[i].p;
-        if (c->op == cp.op && c->bytes == cp.bytes && c->algo == cp.algo && c->share == cp.share &&
-            c->share_by_src == cp.share_by_src) {
-            *out = q->sc[i].s;
-            return MT_OK;
-        }
-    }
-    if (mt_vec_reserve(&q->sc, &q->sc_cap, (int64_t)q->n_sc + 1)) return oom(err);
-    MT_CHECK(mt_coll_build(&cp, &q->sc[q->n_sc].s, err));
-    q->sc[q->n_sc].p = cp;
-    *out = q->sc[q->n_sc++].s;
-    return MT_OK;
+    *out = mt_collcache_get(&w->scheds, &cp, NULL, err);
+    return *out ? MT_OK : err->code;
 }
 
 static mt_status issue_coll(mt_walker *w, const mt_task *k, int32_t pc, int32_t step, int64_t now, mt_error *err) {

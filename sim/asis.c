@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/collcache.h"
 #include "sim/collexec.h"
 #include "util/u64map.h"
 #include "util/vec.h"
@@ -72,11 +73,6 @@ struct ck_send {
     ck_send *next;
 };
 
-typedef struct ck_sched {
-    mt_coll_params p;
-    mt_coll_schedule *s;
-} ck_sched;
-
 struct ck_runner {
     int32_t N;
     ck_rank *r;
@@ -92,9 +88,7 @@ struct ck_runner {
     int32_t n_matches;
     int64_t cap_matches;
     mt_u64map match_by_key;
-    ck_sched *cache;
-    int32_t n_cache;
-    int64_t cap_cache;
+    mt_collcache scheds;
     mt_netmodel *net;
     mt_sched sched;
     const int32_t *eps;
@@ -315,20 +309,7 @@ static const mt_coll_schedule *schedule(ck_runner *R, const mt_ck_node *nd, int3
     p.ranks_per_node = R->o.ranks_per_node > 0 ? R->o.ranks_per_node : 8;
     if (nd->algo && mt_coll_algo_parse(nd->algo, &p.algo, err) != MT_OK) return NULL;
     if (p.algo == MT_ALGO_HIER && (n % p.ranks_per_node || n <= p.ranks_per_node)) p.algo = MT_ALGO_RING;
-    for (int32_t i = 0; i < R->n_cache; i++) {
-        const mt_coll_params *q = &R->cache[i].p;
-        if (q->op == p.op && q->nranks == n && q->bytes == p.bytes && q->algo == p.algo && q->chunks == p.chunks &&
-            q->ranks_per_node == p.ranks_per_node)
-            return R->cache[i].s;
-    }
-    if (mt_vec_reserve(&R->cache, &R->cap_cache, R->n_cache + 1)) {
-        mt_fail(err, MT_ENOMEM, "out of memory");
-        return NULL;
-    }
-    mt_coll_schedule *s;
-    if (mt_coll_build(&p, &s, err) != MT_OK) return NULL;
-    R->cache[R->n_cache++] = (ck_sched){p, s};
-    return s;
+    return mt_collcache_get(&R->scheds, &p, NULL, err);
 }
 
 static void try_start(ck_runner *R, int32_t ci) {
@@ -560,8 +541,7 @@ static void runner_free(ck_runner *R) {
     free(R->conns);
     for (int32_t m = 0; m < R->n_matches; m++) free(R->matches[m].waiting);
     free(R->matches);
-    for (int32_t i = 0; i < R->n_cache; i++) mt_coll_free(R->cache[i].s);
-    free(R->cache);
+    mt_collcache_destroy(&R->scheds);
     mt_u64map_destroy(&R->comm_by_name);
     mt_u64map_destroy(&R->conn_by_key);
     mt_u64map_destroy(&R->match_by_key);
@@ -582,6 +562,7 @@ mt_status mt_asis_run(const mt_ck_graph *g, int32_t n, mt_netmodel *net, mt_engi
     mt_u64map_init(&R.comm_by_name);
     mt_u64map_init(&R.conn_by_key);
     mt_u64map_init(&R.match_by_key);
+    mt_collcache_init(&R.scheds);
     out->n_ranks = n;
     mt_status rc = setup(&R, g, err);
     for (int32_t r = 0; r < n && rc == MT_OK && !R.failed; r++)

@@ -3,8 +3,8 @@
  * State: one vgpu per rank (cursor into its stage program, what it waits for, counters), one
  * group per communicator of every kind in the program's group table that has groups
  * (extrapolate/group.h; members, endpoints, a queue of collective instances),
- * a cache of collective schedules keyed by (op, ranks, bytes, algorithm, chunks) so 1024
- * identical bucket all-reduces share one schedule, and arrival flags per (rank, model chunk,
+ * a cache of collective schedules (extrapolate/collcache.h) so 1024 identical bucket
+ * all-reduces share one schedule, and arrival flags per (rank, model chunk,
  * micro-batch, direction) for pipeline transfers (a chunk is a stage's part under --vpp, else 0).
  * Re-entrancy: a collective's completion (which may be reported synchronously by
  * mt_collexec_start for empty schedules) is turned into an engine event, so a GPU's advance()
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "extrapolate/collcache.h"
 #include "extrapolate/hostdev.h"
 #include "extrapolate/moe.h"
 #include "sim/busy.h"
@@ -92,9 +93,8 @@ typedef struct vgpu {
 } vgpu;
 
 typedef struct cached_sched {
-    mt_coll_params p;
-    mt_coll_schedule *s;
-    double *sent;            /* per rank of the schedule: bytes it sends */
+    const mt_coll_schedule *s;
+    const double *sent;      /* per rank of the schedule: bytes it sends */
 } cached_sched;
 
 typedef struct runner runner;
@@ -134,9 +134,9 @@ struct runner {
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
     int64_t *dev_words;      /* host model: every GPU's streams and event slots */
-    cached_sched *cache;
-    int64_t n_cache, cap_cache;
-    mt_u64map cache_idx;
+    mt_collcache scheds;     /* every schedule the run has used */
+    double **sent;           /* beside scheds' entry i: per rank of it, the bytes it sends */
+    int64_t n_sent, cap_sent;
     mt_sim_result *res;
     double *layer_comm;
     int64_t total_tasks;     /* for on_progress: every GPU's program length */
@@ -325,7 +325,8 @@ static const double *a2a_share(const runner *r, const mt_task *k) {
     return m->rank_share + (size_t)k->moe_layer * (size_t)m->ep;
 }
 
-static const cached_sched *get_schedule(runner *r, const mt_task *k, int32_t n, mt_error *err) {
+/* The schedule of collective k on n ranks and what each rank sends in it; {NULL} on failure. */
+static cached_sched get_schedule(runner *r, const mt_task *k, int32_t n, mt_error *err) {
     mt_coll_op op = k->coll;
     double bytes = k->bytes;
     mt_coll_params cp;
@@ -338,36 +339,22 @@ static const cached_sched *get_schedule(runner *r, const mt_task *k, int32_t n, 
     cp.chunks = r->pl->chunks;
     cp.ranks_per_node = r->o.ranks_per_node;
     cp.algo = mt_sim_coll_algo(r->pl, op, n, cp.ranks_per_node);
-    uint64_t bb;
-    memcpy(&bb, &bytes, sizeof bb);
-    uint64_t key = mt_hash64(((uint64_t)op) | ((uint64_t)cp.algo << 8) | ((uint64_t)(uint32_t)n << 16) |
-                             ((uint64_t)(uint32_t)cp.chunks << 48)) ^ mt_hash64(bb) ^
-                   (cp.share ? mt_hash64((uint64_t)(uintptr_t)cp.share + (uint64_t)cp.share_by_src) : 0);
-    int64_t idx;
-    if (mt_u64map_get(&r->cache_idx, key, &idx)) {
-        const mt_coll_params *q = &r->cache[idx].p;
-        if (q->op == op && q->algo == cp.algo && q->nranks == n && q->bytes == bytes && q->chunks == cp.chunks &&
-            q->share == cp.share && q->share_by_src == cp.share_by_src)
-            return &r->cache[idx];
+    int64_t i;
+    const mt_coll_schedule *s = mt_collcache_get(&r->scheds, &cp, &i, err);
+    if (!s) return (cached_sched){0};
+    if (i == r->n_sent) { /* a new schedule: what each rank sends, once */
+        double *sent = calloc((size_t)n, sizeof *sent);
+        if (!sent || mt_vec_reserve(&r->sent, &r->cap_sent, r->n_sent + 1)) {
+            free(sent);
+            mt_fail(err, MT_ENOMEM, "out of memory caching collective schedules");
+            return (cached_sched){0};
+        }
+        for (uint32_t j = 0; j < s->nsends; j++)
+            if (s->sends[j].src != s->sends[j].dst && s->sends[j].src >= 0 && s->sends[j].src < n)
+                sent[s->sends[j].src] += s->sends[j].bytes;
+        r->sent[r->n_sent++] = sent;
     }
-    mt_coll_schedule *s;
-    if (mt_coll_build(&cp, &s, err) != MT_OK) return NULL;
-    double *sent = calloc((size_t)n, sizeof *sent);
-    if (!sent || mt_vec_reserve(&r->cache, &r->cap_cache, r->n_cache + 1) ||
-        mt_u64map_put(&r->cache_idx, key, r->n_cache, err) != MT_OK) {
-        mt_coll_free(s);
-        free(sent);
-        mt_fail(err, MT_ENOMEM, "out of memory caching collective schedules");
-        return NULL;
-    }
-    for (uint32_t i = 0; i < s->nsends; i++)
-        if (s->sends[i].src != s->sends[i].dst && s->sends[i].src >= 0 && s->sends[i].src < n)
-            sent[s->sends[i].src] += s->sends[i].bytes;
-    cached_sched *c = &r->cache[r->n_cache++];
-    c->p = cp;
-    c->s = s;
-    c->sent = sent;
-    return c;
+    return (cached_sched){s, r->sent[i]};
 }
 
 /* The traffic class of a collective (mt_traffic). */
@@ -390,8 +377,8 @@ static void try_start(runner *r, int kind, int32_t gid) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
-        const cached_sched *cs = get_schedule(r, I->task, G->n, &err);
-        const mt_coll_schedule *s = cs ? cs->s : NULL;
+        cached_sched cs = get_schedule(r, I->task, G->n, &err);
+        const mt_coll_schedule *s = cs.s;
         collref *c = s ? malloc(sizeof *c) : NULL;
         if (!c) {
             if (s) mt_fail(&err, MT_ENOMEM, "out of memory starting a collective");
@@ -409,8 +396,8 @@ static void try_start(runner *r, int kind, int32_t gid) {
         int cls = traffic_class(I->task->coll);
         for (int32_t m = 0; m < G->n; m++) {
             comm_begin(&r->g[G->ranks[m]], I->start_ps);
-            r->g[G->ranks[m]].traffic[cls] += cs->sent[m];
-            r->res->kind_traffic_bytes[kind] += cs->sent[m];
+            r->g[G->ranks[m]].traffic[cls] += cs.sent[m];
+            r->res->kind_traffic_bytes[kind] += cs.sent[m];
         }
         mt_collexec *x = NULL;
         if (mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err) != MT_OK) {
@@ -827,12 +814,9 @@ static void free_runner(runner *r) {
             free(r->members[kind]);
             free(r->member_ep[kind]);
         }
-    for (int64_t i = 0; i < r->n_cache; i++) {
-        mt_coll_free(r->cache[i].s);
-        free(r->cache[i].sent);
-    }
-    free(r->cache);
-    mt_u64map_destroy(&r->cache_idx);
+    mt_collcache_destroy(&r->scheds);
+    for (int64_t i = 0; i < r->n_sent; i++) free(r->sent[i]);
+    free(r->sent);
     for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
     free(r->dev_words);
     free(r->issued);
@@ -856,7 +840,7 @@ static void on_busy(void *ctx, int32_t stream, int64_t start_ps, int64_t end_ps)
  * in order; DP group (s, t) holds d in order) and their endpoints. */
 static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                               mt_error *err) {
-    mt_u64map_init(&r->cache_idx);
+    mt_collcache_init(&r->scheds);
     r->p = p;
     r->pl = &p->plan;
     r->net = net;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "extrapolate/collcache.h"
 #include "extrapolate/collective.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
@@ -169,6 +170,50 @@ static void schedule_shapes_and_refusals(void **state) {
     assert_true(fabs(mt_coll_busbw_factor(MT_COLL_ALLREDUCE, 8) - 1.75) < 1e-12);
 }
 
+/* The cache builds a schedule once per distinct parameters, in order of first use, and refuses
+ * what mt_coll_build refuses. */
+static void schedule_cache(void **state) {
+    (void)state;
+    mt_collcache c;
+    mt_collcache_init(&c);
+    mt_error err = {0};
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.op = MT_COLL_ALLREDUCE;
+    p.algo = MT_ALGO_RING;
+    p.nranks = 8;
+    p.bytes = 1e6;
+    int64_t i = -1, j = -1;
+    const mt_coll_schedule *a = mt_collcache_get(&c, &p, &i, &err);
+    assert_non_null(a);
+    assert_int_equal(i, 0);
+    assert_ptr_equal(mt_collcache_get(&c, &p, &j, &err), a); /* the same request: the same schedule */
+    assert_int_equal(j, 0);
+    mt_coll_params q = p;
+    q.nranks = 4; /* any field differing is another schedule */
+    const mt_coll_schedule *b = mt_collcache_get(&c, &q, &j, &err);
+    assert_non_null(b);
+    assert_ptr_not_equal(a, b);
+    assert_int_equal(j, 1);
+    assert_int_equal(b->p.nranks, 4);
+    double share[4] = {0.25, 0.25, 0.25, 0.25};
+    q.op = MT_COLL_ALLTOALL;
+    q.algo = MT_ALGO_DIRECT;
+    const mt_coll_schedule *even = mt_collcache_get(&c, &q, NULL, &err);
+    q.share = share;
+    const mt_coll_schedule *shared = mt_collcache_get(&c, &q, &j, &err);
+    assert_non_null(even);
+    assert_ptr_not_equal(even, shared);
+    assert_int_equal(j, 3);
+    assert_int_equal(c.n, 4);
+    q.nranks = 0; /* refused by mt_coll_build: its error, nothing cached */
+    assert_null(mt_collcache_get(&c, &q, NULL, &err));
+    assert_int_not_equal(err.code, MT_OK);
+    assert_int_equal(c.n, 4);
+    mt_collcache_destroy(&c);
+    assert_int_equal(c.n, 0);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -179,6 +224,7 @@ int main(void) {
         cmocka_unit_test(hier_allreduce),
         cmocka_unit_test(tree_allreduce_is_sane),
         cmocka_unit_test(schedule_shapes_and_refusals),
+        cmocka_unit_test(schedule_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
