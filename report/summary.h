@@ -48,6 +48,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
 
 /* The same as a new JSON object (keys in README "simulate --json"). */
 json_t *mt_summary_json(const mt_run_summary *s);
+/* The same JSON written to out, byte for byte what json_dumps(mt_summary_json(s), JSON_INDENT(2) |
+ * JSON_REAL_PRECISION(10)) and a newline would print, with the per-GPU rows streamed
+ * (report/jsonw.h): memory O(1) in the GPUs, not a tree of them. 0, or -1 when a write failed. */
+int mt_summary_json_write(FILE *out, const mt_run_summary *s);
 
 /* Writes the HTML report of the run to path: rep as the caller filled it (title, its own summary
  * lines, plan rows), then the run's summary lines (trace, plan, batch, network, op times, host
