@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "extrapolate/planlist.h"
@@ -23,6 +24,7 @@ typedef struct cmp_cli {
     const char *html;
     mt_progress progress;
     int progress_started;
+    int dry_run;             /* --dry-run: the estimate goes to stdout, alone */
 } cmp_cli;
 
 static const mt_flag OUTPUT[] = {
@@ -63,6 +65,16 @@ static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
     }
     if (done < n) mt_progress_items(&c->progress, c->cc.sweep.kind ? "runs" : "plans", done, n, label);
     else mt_progress_end(&c->progress);
+}
+
+/* Every row's cost, before they run: on stdout for --dry-run, else on a terminal's stderr. */
+static void estimate(void *ctx, const mt_compare_estimate *e) {
+    cmp_cli *c = ctx;
+    char line[512];
+    mt_compare_estimate_text(e, c->cc.sweep.kind ? "runs" : "plans", line, sizeof line);
+    mt_progress_end(&c->progress);
+    if (c->dry_run) printf("estimate   %s\n", line);
+    else fprintf(stderr, "estimate   %s; --dry-run to stop here\n", line);
 }
 
 static void print(const mt_comparison *cmp, int as_json) {
@@ -122,9 +134,12 @@ int cmd_compare(int argc, char **argv) {
     if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
     if (st == MT_OK && c.html && root && (st = touch(c.html, &err)) == MT_OK) html_pending = 1;
     st = load(&c, &rc, &in, st, &err);
+    c.dry_run = rc.dry_run;
+    if (root && (rc.dry_run || isatty(fileno(stderr)))) c.cc.estimate = estimate; /* piped: stderr stays empty */
+    c.cc.estimate_ctx = &c;
     if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
     mt_progress_end(&c.progress);
-    if (!root) goto out; /* rank 0 prints the table, the files and the error */
+    if (!root || rc.dry_run) goto out; /* rank 0 prints the table, the files and the error */
     if (st == MT_OK && c.html && (st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err)) == MT_OK) html_pending = 0;
     if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
     for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);

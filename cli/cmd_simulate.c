@@ -114,6 +114,7 @@ int cmd_simulate(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     mt_sim_outputs_init(&c.out);
     c.out.progress = stderr;
+    c.out.notices = stderr;
     mt_error err = {0};
     if (mt_run_config_init(&rc, &err) != MT_OK) return mt_cli_fail("simulate", &err);
     mt_flag_seen seen;
@@ -137,6 +138,11 @@ int cmd_simulate(int argc, char **argv) {
     if (st == MT_OK) st = mt_run_simulate(&rc, &in, &c.out, &sim, &err);
     if (st != MT_OK) {
         code = mt_cli_fail("simulate", &err);
+        goto out;
+    }
+    if (sim.dry) { /* --dry-run: the estimate is the answer */
+        char line[384];
+        printf("estimate   %s\n", mt_estimate_text(&sim.est, &sim.run.plan, line, sizeof line));
         goto out;
     }
     print(&sim, &rc, &in, &c);
