@@ -203,6 +203,7 @@ static json_t *simulation_json(const mt_run_summary *s) {
     }
     json_object_set_new(sim, "tp_replicated_ops", rep);
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
+    json_object_set_new(sim, "peak_rss_bytes", json_real(s->peak_rss_bytes));
     json_t *fold = json_object();
     json_object_set_new(fold, "mode", json_string(r->folded ? "folded" : "full"));
     json_object_set_new(fold, "walkers", json_integer(r->walkers));
@@ -454,10 +455,11 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
             fprintf(out, "%-32.32s %12.3f %12.3f\n", t->layers[l].name, r->layer_compute_ps[l] / 1e9,
                    r->layer_comm_ps[l] / 1e9);
     }
-    fprintf(out, "\nsimulated  %llu event%s, %llu collective%s, %llu pipeline send%s in %.3f s\n",
+    char rss[32];
+    fprintf(out, "\nsimulated  %llu event%s, %llu collective%s, %llu pipeline send%s in %.3f s (peak memory %s)\n",
            (unsigned long long)r->events, mt_plural((int64_t)r->events), (unsigned long long)r->collectives,
            mt_plural((int64_t)r->collectives), (unsigned long long)r->sends, mt_plural((int64_t)r->sends),
-           r->sim_wall_s);
+           r->sim_wall_s, mt_fmt_bytes(s->peak_rss_bytes, rss, sizeof rss));
     if (r->folded) fprintf(out, "folded     %d of %d GPUs walked their programs: %s\n", r->walkers, r->n_gpus, r->fold_why);
     else fprintf(out, "unfolded   every GPU walked its program: %s\n", r->fold_why);
 }

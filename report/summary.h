@@ -39,6 +39,7 @@ typedef struct mt_run_summary {
                                      performance model's, memory over the limit (JSON "warnings";
                                      the CLI prints them on stderr) */
     int n_warnings;
+    double peak_rss_bytes;        /* the process's peak resident memory when the run ended (0 unknown) */
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,

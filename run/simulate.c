@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "report/chakra.h"
 #include "report/csvout.h"
@@ -198,6 +199,8 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         out->mem_limit = mt_run_mem_limit(c, in->t, NULL);
         mt_trace_warning(in->t, out->trace_warning, sizeof out->trace_warning);
         mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
+        struct rusage u; /* Linux counts KiB */
+        out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
     }
@@ -219,7 +222,7 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .topology = s->run.topology[0] ? s->run.topology : NULL, .network = mt_netcfg_model_name(&c->net),
         .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
-        .base = s->has_base ? s->base.res : NULL,
+        .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
     };
     const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
     for (int k = 0; k < 3; k++)

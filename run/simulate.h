@@ -50,6 +50,7 @@ typedef struct mt_simulation {
     char mem_warning[256];      /* memory over the limit ("" none) */
     mt_estimate est;            /* what the run was predicted to cost (run/estimate.h), baseline included */
     int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
+    double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file
