@@ -22,6 +22,10 @@ static const double NS_PER_SEND[] = {
     [MT_ALGO_RINGFLOW] = 1600,
 };
 #define NS_PER_TASK 50.0
+/* igraph's Dijkstra from one source (--routing latency where the structured router declines):
+ * about this many ns x links x log2(nodes); measured 5.7-6.5 on multinode 2048..8192 GPUs and a
+ * 4096-GPU leaf-spine file (bench/bench_estimate.sh). Breadth-first searches (hops) are cheap. */
+#define NS_PER_DIJKSTRA_LINK_LOG 6.5
 #define NS_PER_PP 1000.0
 /* Bytes a cached schedule holds per send (extrapolate/collective.h: the send and its deps). */
 #define SCHED_BYTES_PER_SEND 40.0
@@ -62,6 +66,22 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
     }
 }
 
+/* Graph searches the run will make with Dijkstra (one per sending GPU: every GPU, bounded by the
+ * topology's), 0 when routes are structured or breadth-first; their cost into *ns. */
+static double dijkstra_searches(const mt_simrun *run, double *ns) {
+    const mt_topo *t = run->topo;
+    *ns = 0;
+    if (!t || run->netcfg.tp.metric != MT_ROUTE_LATENCY) return 0;
+    int uniform = 1;
+    int32_t nl = mt_topo_nlinks(t), ngpu = 0;
+    for (int32_t i = 1; i < nl && uniform; i++) uniform = mt_topo_link(t, i)->lat_ps == mt_topo_link(t, 0)->lat_ps;
+    if (mt_topo_has_router(t) && uniform) return 0; /* the router answers the latency metric there */
+    mt_topo_gpus(t, &ngpu);
+    double n = run->plan.gpus < ngpu ? run->plan.gpus : ngpu, v = mt_topo_nnodes(t);
+    *ns = n * NS_PER_DIJKSTRA_LINK_LOG * nl * log2(v > 2 ? v : 2);
+    return n;
+}
+
 /* 1 when mt_simulate will fold this run (sim/simulate.c fold_refusal, from what is known here). */
 static int will_fold(const mt_simrun *run) {
     const mt_sim_opts *o = &run->sim;
@@ -96,7 +116,10 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     out->coll_sends = sends * steps;
     out->pp_sends = pp * steps;
     out->events = steps * (tasks * EV_TASK + sends * EV_SEND + pp * EV_PP);
-    out->seconds = steps * (ns + tasks * NS_PER_TASK + pp * NS_PER_PP) * 1e-9;
+    double search_ns;
+    out->route_searches = dijkstra_searches(run, &search_ns);
+    out->route_seconds = search_ns * 1e-9; /* once: routes are cached across steps */
+    out->seconds = steps * (ns + tasks * NS_PER_TASK + pp * NS_PER_PP) * 1e-9 + out->route_seconds;
     out->mem_bytes = mt_estimate_mem_bytes(pl) + sched_bytes;
 }
 
@@ -152,6 +175,10 @@ const char *mt_estimate_text(const mt_estimate *e, const mt_plan *pl, char *buf,
     if (at > 0 && (size_t)at < len && pl->pp > 1)
         at += snprintf(buf + at, len - (size_t)at, ", %d micro-batches", pl->micro_batches);
     if (at > 0 && (size_t)at < len)
-        snprintf(buf + at, len - (size_t)at, " at %d GPUs; %d walk their programs)", e->gpus, e->walkers);
+        at += snprintf(buf + at, len - (size_t)at, " at %d GPUs; %d walk their programs)", e->gpus, e->walkers);
+    if (at > 0 && (size_t)at < len && e->route_searches > 0)
+        snprintf(buf + at, len - (size_t)at, ", of which ~%s in %s route searches (--routing latency)",
+                 mt_estimate_duration_text(e->route_seconds, dur, sizeof dur),
+                 mt_estimate_count_text(e->route_searches, ev, sizeof ev));
     return buf;
 }

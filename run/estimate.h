@@ -14,7 +14,9 @@
  * symmetry conditions the options decide; a run that diverges and reruns unfolded costs more than
  * estimated) and N otherwise. Seconds weigh each send by its algorithm's measured cost (a send
  * among many concurrent flows costs a bigger max-min re-solve) plus tasks and pipeline sends:
- * constants in estimate.c, measured by bench/bench_estimate.sh. Memory = N x (bytes per GPU + 24 x
+ * constants in estimate.c, measured by bench/bench_estimate.sh; with --routing latency where the
+ * structured router declines (a topology file, tiers of different latencies) one Dijkstra per
+ * GPU, O(links log nodes) each, is added: that is the long routing phase of such runs. Memory = N x (bytes per GPU + 24 x
  * chunks x micro-batches of pipeline arrival slots) + the cached schedules (40 bytes a send). The estimate is within a factor of 2 of
  * the events counted on the plans of tests/integration/estimate.sh.
  * Costs: O(tasks of the program), no allocation.
@@ -40,6 +42,9 @@ typedef struct mt_estimate {
     int32_t walkers;     /* GPUs predicted to walk their programs (N / dp folded, else N) */
     double coll_sends;   /* network sends of every collective instance, all steps */
     double pp_sends;     /* pipeline sends of all GPUs, all steps */
+    double route_searches; /* Dijkstra searches (--routing latency the router cannot answer), 0 none */
+    double route_seconds;  /* their share of `seconds` (they run inside the simulation, as routes are
+                            * first needed) */
 } mt_estimate;
 
 /* The estimate of a built, not yet run, run (mt_simrun_build). */
