@@ -21,12 +21,13 @@ static const double NS_PER_SEND[] = {
     [MT_ALGO_RING] = 500, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 800,
     [MT_ALGO_RINGFLOW] = 1600,
 };
+/* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
+#define NS_PER_PP 1000.0
 /* igraph's Dijkstra from one source (--routing latency where the structured router declines):
  * about this many ns x links x log2(nodes); measured 5.7-6.5 on multinode 2048..8192 GPUs and a
  * 4096-GPU leaf-spine file (bench/bench_estimate.sh). Breadth-first searches (hops) are cheap. */
 #define NS_PER_DIJKSTRA_LINK_LOG 6.5
-#define NS_PER_PP 1000.0
 /* Bytes a cached schedule holds per send (extrapolate/collective.h: the send and its deps). */
 #define SCHED_BYTES_PER_SEND 40.0
 
@@ -109,7 +110,8 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             double one = coll_sends(pl, t->coll, g, rpn, t->bytes, a);
             sends += per_stage / g * one;
             ns += per_stage / g * one * NS_PER_SEND[a];
-            if (a != MT_ALGO_RINGFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached, at most once */
+            if (a != MT_ALGO_RINGFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
+                                                                            * collectives share one) */
         }
     }
     double steps = run->sim.steps > 1 ? run->sim.steps : 1;
@@ -132,21 +134,33 @@ mt_status mt_estimate_cfg(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg 
     return MT_OK;
 }
 
-double mt_estimate_mem_bytes(const mt_plan *pl) {
-    double n = pl->gpus > 0 ? pl->gpus : (double)(pl->dp > 0 ? pl->dp : 1) * (pl->tp > 0 ? pl->tp : 1) *
-                                             (pl->pp > 0 ? pl->pp : 1);
-    double slots = pl->pp > 1 ? 24.0 * (pl->vpp > 1 ? pl->vpp : 1) * (pl->micro_batches > 0 ? pl->micro_batches : 1)
-                              : 0;
-    return n * (MT_ESTIMATE_BYTES_PER_GPU + slots);
+/* The GPUs of a plan as given: --gpus, else the product of the sizes given. */
+static double plan_gpus(const mt_plan *pl) {
+    if (pl->gpus > 0) return pl->gpus;
+    const int32_t sz[] = {pl->dp, pl->tp, pl->pp, pl->cp, pl->ep};
+    double n = 1;
+    for (size_t k = 0; k < sizeof sz / sizeof sz[0]; k++) n *= sz[k] > 0 ? sz[k] : 1;
+    return n;
 }
 
-mt_status mt_estimate_check_mem(double mem_bytes, int32_t gpus, mt_error *err) {
+double mt_estimate_mem_bytes(const mt_plan *pl) {
+    double n = plan_gpus(pl);
+    double slots = pl->pp > 1 ? 24.0 * (pl->vpp > 1 ? pl->vpp : 1) * (pl->micro_batches > 0 ? pl->micro_batches : 1)
+                              : 0;
+    return MT_ESTIMATE_BASE_BYTES + n * (MT_ESTIMATE_BYTES_PER_GPU + slots);
+}
+
+mt_status mt_estimate_check_plan(const mt_plan *pl, mt_error *err) {
+    return mt_estimate_check_mem(mt_estimate_mem_bytes(pl), plan_gpus(pl), err);
+}
+
+mt_status mt_estimate_check_mem(double mem_bytes, double gpus, mt_error *err) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     double have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
     if (!(have > 0) || mem_bytes <= have) return MT_OK;
     char need_s[32], have_s[32];
-    return mt_fail(err, MT_EINVAL, "--gpus %d would need about %s of memory, more than this machine's %s "
-                   "(fewer GPUs or micro-batches, or a machine with more memory)", (int)gpus,
+    return mt_fail(err, MT_EINVAL, "--gpus %.0f would need about %s of memory, more than this machine's %s "
+                   "(fewer GPUs or micro-batches, or a machine with more memory)", gpus,
                    mt_fmt_bytes(mem_bytes, need_s, sizeof need_s), mt_fmt_bytes(have, have_s, sizeof have_s));
 }
 

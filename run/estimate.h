@@ -16,9 +16,11 @@
  * among many concurrent flows costs a bigger max-min re-solve) plus tasks and pipeline sends:
  * constants in estimate.c, measured by bench/bench_estimate.sh; with --routing latency where the
  * structured router declines (a topology file, tiers of different latencies) one Dijkstra per
- * GPU, O(links log nodes) each, is added: that is the long routing phase of such runs. Memory = N x (bytes per GPU + 24 x
- * chunks x micro-batches of pipeline arrival slots) + the cached schedules (40 bytes a send). The estimate is within a factor of 2 of
- * the events counted on the plans of tests/integration/estimate.sh.
+ * GPU, O(links log nodes) each, is added: that is the long routing phase of such runs.
+ * Memory = a base + N x (bytes per GPU + 24 x model chunks x micro-batches of pipeline arrival
+ * slots) + the cached schedules (40 bytes a send). Events are within a factor of 2 of those
+ * counted on the plans of tests/integration/estimate.sh (0.67..1.00 measured); seconds and
+ * memory within about 2.5x on bench/bench_estimate.sh's.
  * Costs: O(tasks of the program), no allocation.
  */
 #ifndef MT_RUN_ESTIMATE_H
@@ -31,6 +33,9 @@
 /* Peak resident bytes per GPU of a run (topology, per-GPU state, results, routes), the largest
  * measured by bench/bench_estimate.sh (multinode fabric, 131,072 GPUs). */
 #define MT_ESTIMATE_BYTES_PER_GPU 4096.0
+/* The process before any GPU: the binary, libraries, the loaded trace and its program (ResNet-50
+ * TrioSim CSV: 17-50 MiB measured). */
+#define MT_ESTIMATE_BASE_BYTES (32.0 * 1024 * 1024)
 /* Runs predicted longer than this print their estimate first. */
 #define MT_ESTIMATE_LONG_S 5.0
 
@@ -57,12 +62,14 @@ mt_status mt_estimate_cfg(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg 
                           mt_error *err);
 
 /* Memory predicted for plan pl (resolved or not: its sizes as given) before anything is built:
- * N x (bytes per GPU + pipeline arrival slots). */
+ * the base + N x (bytes per GPU + pipeline arrival slots). */
 double mt_estimate_mem_bytes(const mt_plan *pl);
 
-/* MT_EINVAL, naming --gpus, the memory needed and the machine's, when mem_bytes exceeds the
- * machine's physical memory (sysconf); MT_OK otherwise. */
-mt_status mt_estimate_check_mem(double mem_bytes, int32_t gpus, mt_error *err);
+/* MT_EINVAL, naming --gpus (N = gpus), the memory needed and the machine's, when mem_bytes exceeds
+ * the machine's physical memory (sysconf); MT_OK otherwise. */
+mt_status mt_estimate_check_mem(double mem_bytes, double gpus, mt_error *err);
+/* The same for plan pl before anything is built (mt_estimate_mem_bytes). */
+mt_status mt_estimate_check_plan(const mt_plan *pl, mt_error *err);
 
 /* 1 when the run is predicted to take longer than MT_ESTIMATE_LONG_S. */
 int mt_estimate_long(const mt_estimate *e);

@@ -153,7 +153,10 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
 static mt_status estimate(const mt_run_config *c, const outs *w, mt_simulation *out, mt_error *err) {
     mt_estimate *e = &out->est;
     mt_estimate_of(&out->run, e);
-    if (mt_whatif_perturbs(c)) e->events *= 2, e->seconds *= 2, e->coll_sends *= 2, e->pp_sends *= 2;
+    if (mt_whatif_perturbs(c)) { /* the unperturbed baseline runs too */
+        e->events *= 2;
+        e->seconds *= 2;
+    }
     MT_CHECK(mt_estimate_check_mem(e->mem_bytes, e->gpus, err));
     if (c->dry_run || !w->o->notices || !mt_estimate_long(e)) return MT_OK;
     char line[384];
@@ -167,7 +170,7 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
                          mt_error *err) {
     mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
-    MT_CHECK(mt_estimate_check_mem(mt_estimate_mem_bytes(&cfg.plan), cfg.plan.gpus, err));
+    MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
     MT_CHECK(estimate(c, w, out, err));
     if (c->dry_run) {
