@@ -47,10 +47,11 @@ static void usage(FILE *out) {
             "with --steps K, step ms is the mean over the K steps.\n\n");
     mt_flags_help(out, &MT_RUN_COMPARE_FLAGS);
     mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_flags_help(out, &MT_RUN_DRY_FLAGS);
     mt_run_flags_help(out, 1);
 }
 
-static const mt_flag_table *const TABLES[] = {&MT_RUN_COMPARE_FLAGS, &OUTPUT_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&MT_RUN_COMPARE_FLAGS, &OUTPUT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
 const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
     "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
@@ -123,10 +124,10 @@ int cmd_compare(int argc, char **argv) {
     mt_ranks ranks;
     c.cc.ranks = &ranks;
     int code = 0, html_pending = 0;
-    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}};
+    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
     mt_status st = mt_ranks_open(&ranks, &err); /* MPI_Init under mpirun, before anything else */
     int root = mt_ranks_root(&ranks);
-    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 2, &seen, &err);
+    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 3, &seen, &err);
     if (st == MT_OK && seen.help) {
         if (root) usage(stdout);
         goto out;

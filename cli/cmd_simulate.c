@@ -63,10 +63,11 @@ static void usage(FILE *out) {
                  "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
     mt_run_flags_help(out, 0);
     mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_flags_help(out, &MT_RUN_DRY_FLAGS);
     mt_flags_help(out, &MT_RUN_WHATIF_FLAGS);
 }
 
-static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
 const mt_command mt_cmd_simulate = {
     "simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it",
     "TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]", usage, TABLES, MT_CMD_RUN};
@@ -121,8 +122,8 @@ int cmd_simulate(int argc, char **argv) {
     mt_run_input in = {0};
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
-    const mt_flag_bind own = {&OUTPUT_FLAGS, &c};
-    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, &own, 1, &seen, &err);
+    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
+    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, own, 2, &seen, &err);
     int code = 0;
     if (st == MT_OK && seen.help) {
         usage(stdout);

@@ -122,9 +122,6 @@ static const mt_flag PLAN[] = {
     {"--no-fold", MT_FLAG_SWITCH, CFG(no_fold), NULL, "every GPU walks its program. Default: where data-parallel "
      "replicas are alike (no what-if, timeline or per-GPU speeds), only replica 0's GPUs do and the others mirror "
      "their transfers on the full network, checked as they go (a difference reruns unfolded; same results)"},
-    {"--dry-run", MT_FLAG_SWITCH, CFG(dry_run), NULL, "build the run and print what simulating it would cost (events, "
-     "seconds on this machine, memory; run/estimate.h), then stop. Runs estimated over 5 s print that line on stderr "
-     "first anyway"},
     {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
@@ -278,6 +275,13 @@ static const mt_flag COMPARE[] = {
      "splits the rows over K ranks (each on --jobs threads) and rank 0 prints the table", .lo = 1, .hi = 4096},
 };
 const mt_flag_table MT_RUN_COMPARE_FLAGS = MT_FLAG_TABLE("Compare", COMPARE);
+
+static const mt_flag DRY[] = {
+    {"--dry-run", MT_FLAG_SWITCH, CFG(dry_run), NULL, "build the run and print what simulating it would cost (events, "
+     "seconds on this machine, memory; run/estimate.h), then stop. Runs estimated over 5 s print that line on stderr "
+     "first anyway"},
+};
+const mt_flag_table MT_RUN_DRY_FLAGS = MT_FLAG_TABLE("Cost", DRY);
 
 const mt_flag_table *const MT_RUN_TABLE_LIST[] = {&MT_RUN_PLAN_FLAGS, &MT_RUN_OPTIME_FLAGS, &MT_RUN_HOST_FLAGS,
                                                       &MT_RUN_TRACE_FLAGS, &MT_RUN_WHATIF_FLAGS, NULL};
