@@ -13,13 +13,15 @@
 #define EV_SEND 2.0
 #define EV_PP 3.0
 
-/* Host nanoseconds per network send of each algorithm (Release, this 2-core machine; measured by
- * bench/bench_estimate.sh, ResNet-50 DDP at 256..131,072 GPUs): a send's cost is the max-min
- * re-solve of the flows it shares links with, so concurrent big flows (ringflow, trees' chunks)
- * cost more than a ring's one step at a time. Indexed by mt_coll_algo. */
+/* Host nanoseconds per network send of each algorithm (Release, this 2-core machine; fitted on
+ * bench/bench_estimate.sh's plans: ResNet-50 DDP at 256..131,072 GPUs, tp4 x pp8, the GPT hybrid):
+ * a send's cost is the max-min re-solve of the flows it shares links with, so concurrent big flows
+ * (ringflow, trees' chunks, thousands of small TP rings at once) cost more than one ring's steps
+ * (427 ns a send measured alone, 1.3 us inside the tp4 x pp8 plan: 800 splits them). Indexed by
+ * mt_coll_algo. */
 static const double NS_PER_SEND[] = {
-    [MT_ALGO_RING] = 500, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 800,
-    [MT_ALGO_RINGFLOW] = 1600,
+    [MT_ALGO_RING] = 800, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 800,
+    [MT_ALGO_RINGFLOW] = 2000,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0

@@ -19,8 +19,8 @@
  * GPU, O(links log nodes) each, is added: that is the long routing phase of such runs.
  * Memory = a base + N x (bytes per GPU + 24 x model chunks x micro-batches of pipeline arrival
  * slots) + the cached schedules (40 bytes a send). Events are within a factor of 2 of those
- * counted on the plans of tests/integration/estimate.sh (0.67..1.00 measured); seconds and
- * memory within about 2.5x on bench/bench_estimate.sh's.
+ * counted on the plans of tests/integration/estimate.sh (0.67..1.00 measured); seconds 0.63..1.84x
+ * and memory 0.74..1.77x of the runs' on bench/bench_estimate.sh's.
  * Costs: O(tasks of the program), no allocation.
  */
 #ifndef MT_RUN_ESTIMATE_H
