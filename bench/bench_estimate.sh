@@ -11,15 +11,9 @@
 # shared; "peak RSS MiB" the whole process (/usr/bin/time) of that run. x = estimate / measured.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-bin=${1:-$here/../build/mitosis}
-shared=${2:-$here/../../shared/traces}
-reps=${3:-3}
-res=$shared/triosim-csv-resnet50-h100-bs128
+. "$here/benchlib.bash"
+bench_setup bench_estimate "$@"
 gpt=$here/../traces/cpu-gpt-l8h16-b2
-for d in "$res" "$gpt"; do [ -d "$d" ] || { echo "bench_estimate: $d is absent" >&2; exit 1; }; done
-[ -x /usr/bin/time ] || { echo "bench_estimate: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 python3 - "$tmp/leafspine4096.csv" <<'PY'
 import sys
 with open(sys.argv[1], "w") as f:  # 4096 GPUs, 128 leaves of 32, 8 spines: no structured router
@@ -32,17 +26,7 @@ PY
 row() { # label command args...   (command: simulate TRACE ... or compare TRACE ...)
   local label=$1; shift
   "$bin" "$@" --dry-run >"$tmp/dry" 2>&1
-  local best=""
-  for ((i = 0; i < reps; i++)); do
-    /usr/bin/time -f "%e %M %U %S" -o "$tmp/time" "$bin" "$@" >"$tmp/out" 2>/dev/null
-    local c
-    c=$(tail -1 "$tmp/time" | awk '{ printf "%.2f", $3 + $4 }')
-    if [ -z "$best" ] || awk -v a="$c" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best=$c
-      cp "$tmp/out" "$tmp/best.txt"
-      cp "$tmp/time" "$tmp/best.time"
-    fi
-  done
+  bench_best "$bin" "$@"
   python3 - "$label" "$tmp/dry" "$tmp/best.txt" "$tmp/best.time" <<'PY'
 import re, sys
 label, dry, out, tm = sys.argv[1:5]

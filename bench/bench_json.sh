@@ -8,26 +8,14 @@
 # shared), whole process (/usr/bin/time), output to a file in /tmp; "wall s" and "peak RSS" of that run.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-bin=${1:-$here/../build/mitosis}
-shared=${2:-$here/../../shared/traces}
-reps=${3:-3}
+. "$here/benchlib.bash"
+bench_setup bench_json "${@:1:3}"
 older=${4:-}
-res=$shared/triosim-csv-resnet50-h100-bs128
-[ -d "$res" ] || { echo "bench_json: $res is absent" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "bench_json: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 best() { # BIN N output-flags...: "cpu wall rss_mib bytes" of the best run
-  local bin=$1 n=$2; shift 2
-  local b=""
-  for ((i = 0; i < reps; i++)); do
-    /usr/bin/time -f "%e %M %U %S" -o "$tmp/time" "$bin" simulate "$res" --gpus "$n" --strategy ddp "$@" >"$tmp/out"
-    local line
-    line=$(tail -1 "$tmp/time" | awk -v sz="$(stat -c %s "$tmp/out")" '{ printf "%.2f %.2f %.0f %s", $3 + $4, $1, $2 / 1024, sz }')
-    if [ -z "$b" ] || awk -v a="${line%% *}" -v c="${b%% *}" 'BEGIN { exit !(a < c) }'; then b=$line; fi
-  done
-  echo "$b"
+  local b=$1 n=$2; shift 2
+  bench_best "$b" simulate "$res" --gpus "$n" --strategy ddp "$@"
+  awk -v sz="$(stat -c %s "$tmp/best.txt")" '{ printf "%.2f %.2f %.0f %s", $3 + $4, $1, $2 / 1024, sz }' "$tmp/best.time"
 }
 
 echo "| GPUs | output | cpu s | wall s | peak RSS MiB | MB written |"
