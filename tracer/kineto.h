@@ -92,14 +92,19 @@ typedef struct kineto_data {
     const char *device_name;
     int64_t device_mem;
     int64_t base_us;           /* subtracted from every ts */
+    int saw_sync;              /* the file has cuda_sync events (kept or not) */
+    int any_rf;                /* some host event of the file (kept or not) has a Record function id */
+    int64_t n_dropped;         /* events the step filter left out (kfilter.h), 0 without one */
+    int filter_sound;          /* 1 unless a drop may have been wrong: read again unfiltered */
 } kineto_data;
 
 /* Reads the Kineto trace `path` (plain or gzip) into k, streaming it (opts: progress, or the
- * reference DOM reader). On failure k holds nothing and the message names `path` and the event
- * (traceEvents[i]), or the byte, line and column where the JSON breaks. Cost: O(file bytes)
- * time, O(kept events) memory. */
-mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, kineto_data *k,
-                         mt_error *err);
+ * reference DOM reader). Only the neighbourhoods of ProfilerStep#keep_steps[0] and [1] are kept
+ * (tracer/kfilter.h; every ProfilerStep annotation is; -1: none); both -1 keeps every event. On failure k
+ * holds nothing and the message names `path` and the event (traceEvents[i]), or the byte, line
+ * and column where the JSON breaks. Cost: O(file bytes) time, O(kept events) memory. */
+mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts,
+                         const int keep_steps[2], kineto_data *k, mt_error *err);
 /* Frees the arrays; k is zeroed. */
 void mt_kineto_free(kineto_data *k);
 
