@@ -94,6 +94,7 @@ static mt_status check_input_dims(const char *path, const kin_event *e, mt_error
 void mt_kineto_free(kineto_data *k) {
     if (k->dist) json_decref(k->dist);
     free(k->inputs);
+    free(k->colls);
     free(k->dims);
     free(k->ev);
     free(k->rt);
@@ -145,22 +146,42 @@ static mt_status keep_ts(kreader *r, int which, int64_t n, double ts) {
     return MT_OK;
 }
 
+/* The collective's fields of a host event's args, into k->colls when it has any of them. */
+static mt_status keep_coll(kreader *r, const kin_event *e, kargs *a) {
+    kcollargs c = {.in_nelems = -1, .out_nelems = -1};
+    const char *s[4] = {str_arg(e, KA_COLL_NAME), str_arg(e, KA_DTYPE), str_arg(e, KA_PG_NAME), str_arg(e, KA_PG_DESC)};
+    const char **to[4] = {&c.coll_name, &c.dtype, &c.pg_name, &c.pg_desc};
+    int any = 0;
+    for (int i = 0; i < 4; i++) {
+        if (s[i] && !(*to[i] = mt_strpool_intern(r->pool, s[i], -1))) return MT_ENOMEM;
+        any |= s[i] != NULL;
+    }
+    const kval *g = &e->a[KA_GROUP];
+    c.group = g->present && g->type == MT_JV_INT && g->i > 0 && g->i <= INT32_MAX ? (int32_t)g->i : 0;
+    if (is_num(&e->a[KA_IN_NELEMS]) && e->a[KA_IN_NELEMS].d >= 0) c.in_nelems = e->a[KA_IN_NELEMS].d;
+    if (is_num(&e->a[KA_OUT_NELEMS]) && e->a[KA_OUT_NELEMS].d >= 0) c.out_nelems = e->a[KA_OUT_NELEMS].d;
+    if (!any && c.group == 0 && c.in_nelems < 0 && c.out_nelems < 0) return MT_OK;
+    kineto_data *k = r->k;
+    if (mt_vec_reserve(&k->colls, &k->cap_colls, k->n_colls + 1)) return MT_ENOMEM;
+    a->coll = (int32_t)k->n_colls;
+    k->colls[k->n_colls++] = c;
+    return MT_OK;
+}
+
+const kcollargs *mt_kineto_coll(const kineto_data *k, const kargs *a) {
+    static const kcollargs none = {NULL, NULL, NULL, NULL, 0, -1, -1};
+    return a->coll >= 0 ? &k->colls[a->coll] : &none;
+}
+
 /* A host event's args: what emit.c and kcomm.c read (kineto.h, kargs). */
 static mt_status keep_args(kreader *r, const kin_event *e, kargs *a) {
     kineto_data *k = r->k;
     trace_strpool *pool = r->pool;
     memset(a, 0, sizeof *a);
-    a->in_nelems = a->out_nelems = -1;
+    a->coll = -1;
     if (!e->args_object) return MT_OK;
     a->present = 1;
-    const char *s[4] = {str_arg(e, KA_COLL_NAME), str_arg(e, KA_DTYPE), str_arg(e, KA_PG_NAME), str_arg(e, KA_PG_DESC)};
-    const char **to[4] = {&a->coll_name, &a->dtype, &a->pg_name, &a->pg_desc};
-    for (int i = 0; i < 4; i++)
-        if (s[i] && !(*to[i] = mt_strpool_intern(pool, s[i], -1))) return MT_ENOMEM;
-    const kval *g = &e->a[KA_GROUP];
-    a->group = g->present && g->type == MT_JV_INT && g->i > 0 && g->i <= INT32_MAX ? (int32_t)g->i : 0;
-    if (is_num(&e->a[KA_IN_NELEMS]) && e->a[KA_IN_NELEMS].d >= 0) a->in_nelems = e->a[KA_IN_NELEMS].d;
-    if (is_num(&e->a[KA_OUT_NELEMS]) && e->a[KA_OUT_NELEMS].d >= 0) a->out_nelems = e->a[KA_OUT_NELEMS].d;
+    MT_CHECK(keep_coll(r, e, a));
     if (e->n_dims == 0) return MT_OK;
     if (mt_vec_reserve(&k->inputs, &k->cap_inputs, k->n_inputs + e->n_dims)) return MT_ENOMEM;
     a->in_first = (int32_t)k->n_inputs;
@@ -189,7 +210,6 @@ static mt_status add_host(kreader *r, const kin_event *e, double ts, int64_t dur
     v->ext_id = int_arg(e, KA_EXT_ID, -1);
     v->rf_id = int_arg(e, KA_RF_ID, -1);
     v->seq = int_arg(e, KA_SEQ, -1);
-    v->fwd_tid = int_arg(e, KA_FWD_TID, -1);
     k->any_rf |= v->rf_id >= 0;
     v->kind = kind;
     v->parent = v->outer = -1;
@@ -275,10 +295,11 @@ static mt_status step_filter(kreader *r, const kin_event *e, cat_kind kind, doub
     return MT_OK;
 }
 
-/* Drops the host events the filter no longer keeps, moving their kept inputs and dims down. */
+/* Drops the host events the filter no longer keeps, moving their kept inputs, dims and collective
+ * fields down. */
 static void compact_ev(kreader *r) {
     kineto_data *k = r->k;
-    int64_t n = 0, ni = 0, nd = 0;
+    int64_t n = 0, ni = 0, nd = 0, nc = 0;
     for (int64_t i = 0; i < k->n_ev; i++) {
         kev v = k->ev[i];
         double ts = r->ts_us[TS_EV][i];
@@ -293,12 +314,17 @@ static void compact_ev(kreader *r) {
         }
         if (v.a.n_in > 0) v.a.in_first = (int32_t)ni;
         ni += v.a.n_in;
+        if (v.a.coll >= 0) { /* so were the collective fields */
+            k->colls[nc] = k->colls[v.a.coll];
+            v.a.coll = (int32_t)nc++;
+        }
         k->ev[n] = v;
         r->ts_us[TS_EV][n++] = ts;
     }
     k->n_ev = n;
     k->n_inputs = ni;
     k->n_dims = nd;
+    k->n_colls = nc;
 }
 
 /* The same for one array of plain records (runtime calls, device work, modules): elem bytes
