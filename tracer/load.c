@@ -10,6 +10,9 @@
  * Execution Trace files, or a Chakra ET with either (two traces in one call), are refused, naming
  * one file of each.
  * Sniffing reads a prefix of each file (64 KiB, eight times more while a reader needs more).
+ * A Kineto + ET pair: the ET is read first, so the Kineto reader can keep only the neighbourhood
+ * of the step to build (tracer/kfilter.h); when a drop may have changed the result, the trace is
+ * loaded again keeping every event (load_attempt), so it is always the whole file's.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -275,9 +278,9 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
         rc = mt_fail(err, MT_ENOMEM, "out of memory");
     if (rc == MT_OK) {
         t->step = -1;
-        rc = parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS] ? build_triosim(&parts, t, err)
-             : parts.path[MT_PART_CHAKRA]                                  ? build_chakra(&parts, t, err)
-                                                                           : build_linked(&parts, opts, allow_filter, &expect, t, err);
+        if (parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS]) rc = build_triosim(&parts, t, err);
+        else if (parts.path[MT_PART_CHAKRA]) rc = build_chakra(&parts, t, err);
+        else rc = build_linked(&parts, opts, allow_filter, &expect, t, err);
     }
     *retry = parts.events.n_dropped > 0 &&
              (rc != MT_OK || !parts.events.filter_sound || !t || t->step != expect);

@@ -116,8 +116,8 @@ static char *write_trace(void) {
                 " \"tid\": 1, \"args\": {\"correlation\": %d}},\n", s + 20, 100 + i);
         fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": %g, \"dur\": 90, \"tid\": 7,"
                 " \"args\": {\"correlation\": %d, \"stream\": 7}},\n", s + 30, 100 + i);
-        fprintf(f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"ts\": %g, \"dur\": 100,"
-                " \"tid\": 1}%s\n", i + 1, s, i < 4 ? "," : "");
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"ts\": %g,"
+                " \"dur\": 100, \"tid\": 1}%s\n", i + 1, s, i < 4 ? "," : "");
     }
     fprintf(f, "]}\n");
     fclose(f);
