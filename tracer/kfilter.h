@@ -3,7 +3,9 @@
  *
  * The targets are ProfilerStep numbers, at most two: the step to build (`--step K`) and the step
  * the Execution Trace recorded (its ProfilerStep#E node; the ET is read first, load.c), whose
- * events linking matches (the method is chosen over what it matches, whatever step is built).
+ * events linking matches (the method is chosen over what it matches, whatever step is built);
+ * or, for a Kineto trace alone built by default (its last step), KFILTER_LAST: the latest window
+ * seen so far, moving as later ones come.
  * While the Kineto file streams, the reader shows the filter every ProfilerStep annotation
  * (mt_kfilter_marker: the step windows, always kept) and asks it of every other event
  * (mt_kfilter_keep). An event is dropped when its interval [ts, ts + dur] lies
@@ -18,8 +20,8 @@
  * not the file. Assumed, as in every real trace: an op of step T and its kernels end before step
  * T+2 begins, and no kernel of step T was launched before step T-1.
  * Invariant: the windows are sorted by start; lo <= hi for each known target.
- * mt_kfilter_verify says whether the numbers told the truth (the windows next to each target's
- * in time are numbered within 1 of a target); when not, load.c reads the file again keeping
+ * mt_kfilter_verify says whether the numbers told the truth (no window next to a target's in
+ * time lost events to the number rule); when not, load.c reads the file again keeping
  * everything, as it does when another step than the target gets built.
  * Cost: O(log W) per event for W windows, O(W) per marker.
  */
@@ -32,14 +34,17 @@
 
 #define KFILTER_MARKER "ProfilerStep#"
 #define KFILTER_TARGETS 2
+#define KFILTER_LAST (-2)  /* a target: the latest ProfilerStep window */
 
 typedef struct kwin {
     double start_us, end_us;
     int number;
+    int64_t dropped_by_number; /* events inside it the number rule dropped */
 } kwin;
 
 typedef struct ktarget {
-    int step;
+    int step;                  /* its number (KFILTER_LAST: of the latest window, once known) */
+    int last;                  /* KFILTER_LAST */
     int known;                 /* a ProfilerStep#step window was seen */
     double start_us, end_us;   /* the union of its windows */
     double lo_us, hi_us;       /* its neighbourhood ([-inf, +inf) sides until known) */
@@ -52,7 +57,8 @@ typedef struct kfilter {
     int64_t dropped, dropped_by_number;
 } kfilter;
 
-/* A filter keeping the neighbourhoods of ProfilerStep#a and #b (-1: none; both -1 keeps all). */
+/* A filter keeping the neighbourhoods of ProfilerStep#a and #b (-1: none; both -1 keeps all;
+ * a may be KFILTER_LAST). */
 void mt_kfilter_init(kfilter *f, int a, int b);
 void mt_kfilter_destroy(kfilter *f);
 /* A ProfilerStep annotation "ProfilerStep#number" over [ts, ts + dur] us. MT_ENOMEM. */
@@ -62,5 +68,7 @@ mt_status mt_kfilter_marker(kfilter *f, double ts_us, double dur_us, int number)
 int mt_kfilter_keep(kfilter *f, double ts_us, double dur_us);
 /* After the file: 1 when every drop was sound (see above). */
 int mt_kfilter_verify(const kfilter *f);
+/* The number of target i (after the file: KFILTER_LAST's is the latest window's), -1 unknown. */
+int mt_kfilter_step(const kfilter *f, int i);
 
 #endif

@@ -484,6 +484,7 @@ mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream
     for (int i = 0; i < 4; i++) free(r.ts_us[i]);
     k->n_dropped = f.dropped;
     k->filter_sound = mt_kfilter_verify(&f);
+    k->filter_last = keep_steps[0] == KFILTER_LAST ? mt_kfilter_step(&f, 0) : -1;
     mt_kfilter_destroy(&f);
     if (rc == MT_OK && k->n_ev == 0 && k->n_gpu == 0)
         rc = mt_fail(err, MT_EFORMAT, "%s: Kineto trace has no cpu_op, user_annotation or kernel events: was "

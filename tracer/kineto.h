@@ -103,6 +103,7 @@ typedef struct kineto_data {
     int any_rf;                /* some host event of the file (kept or not) has a Record function id */
     int64_t n_dropped;         /* events the step filter left out (kfilter.h), 0 without one */
     int filter_sound;          /* 1 unless a drop may have been wrong: read again unfiltered */
+    int filter_last;           /* with a KFILTER_LAST target: the latest ProfilerStep's number, else -1 */
 } kineto_data;
 
 /* Reads the Kineto trace `path` (plain or gzip) into k, streaming it (opts: progress, or the

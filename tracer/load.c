@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tracer/cktrace.h"
+#include "tracer/kfilter.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
 #include "tracer/reader.h"
@@ -235,15 +236,16 @@ static mt_status build_chakra(mt_trace_parts *p, trace *t, mt_error *err) {
 }
 
 /* The steps whose neighbourhoods alone the Kineto reader keeps (kfilter.h): --step K, and the
- * ProfilerStep#E the ET recorded (what linking matches); none for the reference reader, a retry,
- * or an ET naming no step (its matches could lie anywhere). *expect: the step to be built. */
+ * ProfilerStep#E the ET recorded (what linking matches); without an ET and --step, the last step
+ * (KFILTER_LAST); none for the reference reader, a retry, or an ET naming no step (its matches
+ * could lie anywhere). *expect: the step to be built (KFILTER_LAST: the latest the filter saw). */
 static void filter_steps(mt_trace_parts *p, const trace_load_opts *opts, int allow_filter, int *expect) {
-    int e = p->loaded[MT_PART_GRAPH] ? mt_et_profiler_step(&p->graph) : -1;
+    int with_et = p->loaded[MT_PART_GRAPH], e = with_et ? mt_et_profiler_step(&p->graph) : -1;
     p->keep_steps[0] = p->keep_steps[1] = *expect = -1;
-    if (!allow_filter || opts->dom_reader || (p->loaded[MT_PART_GRAPH] && e < 0)) return;
-    p->keep_steps[0] = opts->step;
+    if (!allow_filter || opts->dom_reader || (with_et && e < 0)) return;
+    p->keep_steps[0] = opts->step >= 0 || with_et ? opts->step : KFILTER_LAST;
     p->keep_steps[1] = e;
-    *expect = opts->step >= 0 ? opts->step : e;
+    *expect = opts->step >= 0 ? opts->step : with_et ? e : KFILTER_LAST;
 }
 
 static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, int allow_filter, int *expect,
@@ -282,6 +284,7 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
         else if (parts.path[MT_PART_CHAKRA]) rc = build_chakra(&parts, t, err);
         else rc = build_linked(&parts, opts, allow_filter, &expect, t, err);
     }
+    if (expect == KFILTER_LAST) expect = parts.events.filter_last;
     *retry = parts.events.n_dropped > 0 &&
              (rc != MT_OK || !parts.events.filter_sound || !t || t->step != expect);
     mt_reader_parts_free(&parts);

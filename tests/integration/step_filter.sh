@@ -5,8 +5,9 @@
 # copy, #5) gives, with the streaming reader (filtering) and the reference DOM reader (keeping
 # every event), byte-identical `inspect --json` and `simulate --json` (less wall_s): by default
 # (the ET's step, #5: neither first nor last), with --step 3 (first), 6 (next to the ET's), 7
-# (last), gzipped, and the same error for a step the trace lacks; and with the step numbers
-# lying about time order (#4 and #7 swapped: the filter's verdict fails, the file is read again).
+# (last), gzipped, and the same error for a step the trace lacks; with the step numbers lying
+# about time order (#4 and #7 swapped: the filter's verdict fails, the file is read again); and
+# the Kineto file alone (by default its last step: the filter follows the latest window).
 set -u
 bin=$1
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -50,4 +51,10 @@ sed -e 's/"ProfilerStep#4"/"ProfilerStep#X"/; s/"ProfilerStep#7"/"ProfilerStep#4
   cp "$tmp/x5/et.json" "$tmp/lie/et.json"
 same "numbers out of order, --step 7" "$tmp/lie" 7 --step 7
 same "numbers out of order, default" "$tmp/lie" 5
+
+# The Kineto trace alone: by default its last step (the filter follows the latest window).
+mkdir "$tmp/k5" "$tmp/klie" && cp "$tmp/x5/kineto.json" "$tmp/k5/" && cp "$tmp/lie/kineto.json" "$tmp/klie/"
+same "Kineto alone, default (the last)" "$tmp/k5" 7
+same "Kineto alone, --step 4" "$tmp/k5" 4 --step 4
+same "Kineto alone, numbers out of order, default" "$tmp/klie" 4
 exit $fail

@@ -1,7 +1,7 @@
 /* Unit tests for tracer/kfilter (the step filter of the Kineto reader) and its use by
  * mt_kineto_read: which events a target ProfilerStep keeps, by hand on five 10 us steps; the
  * number rule before the target's window is known; two targets; the verdict when the numbers
- * lie or the target never comes; and a file whose events come before their step's marker,
+ * lie or the target never comes; the latest window as the target (a Kineto trace alone); and a file whose events come before their step's marker,
  * compacted at the end with the kept ops' input shapes intact. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,6 +98,34 @@ static void test_verify(void **state) {
     mt_kfilter_destroy(&f);
 }
 
+static void test_last(void **state) {
+    (void)state;
+    kfilter f;
+    mt_kfilter_init(&f, KFILTER_LAST, -1); /* a Kineto trace alone, its last step */
+    static const int nums[] = {1, 2, 3, 4, 5};
+    steps(&f, 1, nums);
+    assert_int_equal(mt_kfilter_step(&f, 0), 1);
+    assert_int_equal(mt_kfilter_keep(&f, 1, 2), 1); /* #1 is the target so far */
+    for (int i = 1; i < 3; i++) assert_int_equal(mt_kfilter_marker(&f, 10.0 * i, 10, nums[i]), MT_OK);
+    assert_int_equal(mt_kfilter_step(&f, 0), 3);
+    assert_int_equal(mt_kfilter_keep(&f, 1, 2), 0);  /* inside #1, now 2 from the target */
+    assert_int_equal(mt_kfilter_keep(&f, 12, 2), 1); /* #2, its neighbour */
+    for (int i = 3; i < 5; i++) assert_int_equal(mt_kfilter_marker(&f, 10.0 * i, 10, nums[i]), MT_OK);
+    assert_int_equal(mt_kfilter_step(&f, 0), 5);      /* neighbourhood [30, +inf) */
+    assert_int_equal(mt_kfilter_keep(&f, 25, 1), 0);
+    assert_int_equal(mt_kfilter_keep(&f, 35, 1), 1);
+    assert_int_equal(mt_kfilter_keep(&f, 100, 1), 1); /* after every window: trailing work */
+    assert_int_equal(mt_kfilter_verify(&f), 1);        /* #1's drop is far from #4, #5 */
+    mt_kfilter_destroy(&f);
+    static const int lying[] = {1, 7}; /* #7 right after #1 in time */
+    mt_kfilter_init(&f, KFILTER_LAST, -1);
+    steps(&f, 2, lying);
+    assert_int_equal(mt_kfilter_step(&f, 0), 7);
+    assert_int_equal(mt_kfilter_keep(&f, 2, 1), 0); /* inside #1, 6 from #7 */
+    assert_int_equal(mt_kfilter_verify(&f), 0);      /* but #1 is #7's neighbour */
+    mt_kfilter_destroy(&f);
+}
+
 /* ---- the reader ------------------------------------------------------------------------- */
 
 /* Five steps of 100 us at 1000 + 100 i: each an op with "Input Dims" [[i + 1, 7]], a launch and a
@@ -173,6 +201,7 @@ int main(void) {
         cmocka_unit_test(test_none_keeps_all),
         cmocka_unit_test(test_two_targets),
         cmocka_unit_test(test_verify),
+        cmocka_unit_test(test_last),
         cmocka_unit_test(test_reader_keeps_the_neighbourhood),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
