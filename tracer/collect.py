@@ -507,6 +507,10 @@ def kineto_json_from_results(prof, trace_name, et_rf_by_id=None):
 
     res = prof.profiler.kineto_results
     events = list(res.events())
+    step = next((e for e in events if e.name().startswith("ProfilerStep#")), None)
+    if step is not None:  # what profile_step's settle ran after the step (a barrier) is not the step's
+        end_us = step.start_us() + step.duration_us()
+        events = [e for e in events if e.start_us() <= end_us]
     tree = {}
     try:
         stack = list(res.experimental_event_tree())
@@ -723,11 +727,12 @@ def device_sync(device):
         torch.cuda.synchronize(device)
 
 
-def profile_step(step, step_idx, device, out, extra_top=None):
+def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
     """Runs step() once as ProfilerStep#step_idx under the profiler and the ET observer and
     writes out/kineto.json.gz and out/et.json.gz.  extra_top: top-level keys the Kineto JSON
-    gets when it lacks them (distributedInfo of a multi-process run).  Returns what meta.json
-    says about the recording."""
+    gets when it lacks them (distributedInfo of a multi-process run).  settle: called after the
+    step, outside its window and the ET but before the profiler stops (a multi-process run's
+    barrier: see collect_dist.py).  Returns what meta.json says about the recording."""
     import torch
     from torch.profiler import profile, record_function, ProfilerActivity
     et_name, ETObserver = et_observer_class()
@@ -756,6 +761,8 @@ def profile_step(step, step_idx, device, out, extra_top=None):
                 step()
                 device_sync(device)
             observer.stop()
+            if settle is not None:
+                settle()
         profiled_ms = (time.perf_counter() - t_prof) * 1e3
         observer.unregister_callback()
 

@@ -442,11 +442,19 @@ def _rank_main(rank, args, port, result_path):
         for _ in range(args.warmup):
             step()
         dist.barrier()
+        # The barrier after the profiled step (before the profiler stops; on every rank, as they
+        # must all call it): gloo completes a collective's future before its worker thread closes
+        # the collective's profiler event (gloo:all_reduce ...), so the step can end, and the
+        # profiler stop, with the event still open, and it is lost (the step then lacks, say, DDP's
+        # all-reduce; seen under load). A gloo barrier first waits for every earlier work of the
+        # group to finish, which closes its event.
         if rank == 0:
             os.makedirs(args.out, exist_ok=True)
-            rec = C.profile_step(step, args.warmup, device, args.out, {"distributedInfo": dist_info(args.world)})
+            rec = C.profile_step(step, args.warmup, device, args.out, {"distributedInfo": dist_info(args.world)},
+                                 settle=dist.barrier)
         else:
             step()
+            dist.barrier()
         times, _ = C.time_steps(step, args.steps, device, before=dist.barrier)
         every = [None] * args.world
         dist.all_gather_object(every, times)

@@ -171,17 +171,18 @@ static void op_comm(const emitter *em, int32_t c, const kev *x, trace_op *op) {
         if (y->outer != c) break;
         op->comm = mt_opclass_comm_of(y->name);
         if (!strcmp(y->name, "record_param_comms")) {
-            if (y->a.coll_name) op->comm = mt_opclass_comm_of(y->a.coll_name);
-            if (y->a.group) op->comm_group = y->a.group;
+            const kcollargs *ca = mt_kineto_coll(em->k, &y->a);
+            if (ca->coll_name) op->comm = mt_opclass_comm_of(ca->coll_name);
+            if (ca->group) op->comm_group = ca->group;
         }
     }
 }
 
 /* The collective kind of call y: its name, or record_param_comms' "Collective name"; dflt when
  * neither says. */
-static trace_comm call_kind(const kev *y, trace_comm dflt) {
+static trace_comm call_kind(const kineto_data *kd, const kev *y, trace_comm dflt) {
     trace_comm k = mt_opclass_comm_of(y->name);
-    const char *cn = !strcmp(y->name, "record_param_comms") ? y->a.coll_name : NULL;
+    const char *cn = !strcmp(y->name, "record_param_comms") ? mt_kineto_coll(kd, &y->a)->coll_name : NULL;
     if (cn && mt_opclass_comm_of(cn) != TRACE_COMM_NONE) k = mt_opclass_comm_of(cn);
     return k != TRACE_COMM_NONE ? k : dflt;
 }
@@ -200,14 +201,14 @@ static mt_status add_coll(emitter *em, const kev *y, int32_t op, trace_comm kind
  * by start). Marks an op that only encloses its calls (comm_inside). */
 static mt_status op_colls(emitter *em, int32_t c, const kev *x, int32_t oi) {
     trace_op *o = &em->t->ops[oi];
-    if (mt_opclass_is_comm_name(x->name)) return add_coll(em, x, oi, call_kind(x, o->comm));
+    if (mt_opclass_is_comm_name(x->name)) return add_coll(em, x, oi, call_kind(em->k, x, o->comm));
     o->comm_inside = o->comm != TRACE_COMM_NONE;
     int64_t inside_until = INT64_MIN; /* the end of the last call taken: events before it are in it */
     for (int64_t i = em->kev_pos[c] + 1; i < em->k->n_ev; i++) {
         const kev *y = &em->k->ev[em->ord[i]];
         if (y->outer != c) break;
         if (y->ts_ns < inside_until || !mt_opclass_is_comm_name(y->name)) continue;
-        MT_CHECK(add_coll(em, y, oi, call_kind(y, o->comm)));
+        MT_CHECK(add_coll(em, y, oi, call_kind(em->k, y, o->comm)));
         inside_until = y->ts_ns + y->dur_ns;
     }
     return MT_OK;

@@ -421,6 +421,19 @@ int64_t mt_et_op_count(const et_data *e) {
     return n;
 }
 
+int mt_et_profiler_step(const et_data *e) {
+    const char *prefix = "ProfilerStep#";
+    int step = -1;
+    for (int64_t j = 0; j < e->n_nodes; j++) {
+        const char *name = e->nodes[j].name;
+        if (e->nodes[j].is_meta || !name || strncmp(name, prefix, strlen(prefix))) continue;
+        int n = atoi(name + strlen(prefix));
+        if (n < 0 || (step >= 0 && n != step)) return -1; /* two steps: none is "the" step */
+        step = n;
+    }
+    return step;
+}
+
 int mt_et_is_region(const et_data *e, const et_node *n) {
     (void)e;
     return !n->is_meta && n->first_child >= 0 && !strstr(n->name, "::") && !mt_opclass_is_comm_name(n->name);

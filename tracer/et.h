@@ -60,6 +60,9 @@ void mt_et_free(et_data *e);
 /* ---- the node tree ---------------------------------------------------------------------- */
 /* Nodes that are operators (not thread/process roots). */
 int64_t mt_et_op_count(const et_data *e);
+/* N when the ET's operators hold a ProfilerStep#N region (the step it recorded), else -1 (none,
+ * or two different ones). O(nodes). */
+int mt_et_profiler_step(const et_data *e);
 /* A record_function region: a name without "::" that is not a communication op, with children. */
 int mt_et_is_region(const et_data *e, const et_node *n);
 /* First node of node j's subtree (preorder, j included, 8 levels) named aten::, c10d:: or nccl:,

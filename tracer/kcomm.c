@@ -112,9 +112,9 @@ static double scan_tensors(const kineto_data *k, const kargs *args, nest *n, con
 }
 
 static void read_rpc(const kineto_data *k, const kev *z, nest *n) {
-    const kargs *a = &z->a;
-    n->rpc_bytes = scan_tensors(k, a, n, &n->rpc_dtype);
-    if (!a->present) return;
+    n->rpc_bytes = scan_tensors(k, &z->a, n, &n->rpc_dtype);
+    if (!z->a.present) return;
+    const kcollargs *a = mt_kineto_coll(k, &z->a);
     const char *cn = a->coll_name;
     if (cn && names_wait(cn)) n->wait = 1;
     if (cn && mt_opclass_comm_of(cn) != TRACE_COMM_NONE) n->rpc_kind = mt_opclass_comm_of(cn);

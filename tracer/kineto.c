@@ -7,10 +7,12 @@
  * become int64 ns relative to the first event. Cost: O(events).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracer/kfilter.h"
 #include "tracer/kineto.h"
 #include "tracer/kstream.h"
 #include "tracer/limits.h"
@@ -34,7 +36,7 @@ static mt_sniff sniff(const char *head, size_t len) {
 }
 
 static mt_status load(const char *path, trace_strpool *pool, mt_trace_parts *parts, mt_error *err) {
-    return mt_kineto_read(path, pool, &parts->jopts, &parts->events, err);
+    return mt_kineto_read(path, pool, &parts->jopts, parts->keep_steps, &parts->events, err);
 }
 
 const mt_trace_reader mt_reader_kineto = {"kineto-json", MT_PART_EVENTS, ".json .json.gz .gz", sniff, load};
@@ -92,6 +94,7 @@ static mt_status check_input_dims(const char *path, const kin_event *e, mt_error
 void mt_kineto_free(kineto_data *k) {
     if (k->dist) json_decref(k->dist);
     free(k->inputs);
+    free(k->colls);
     free(k->dims);
     free(k->ev);
     free(k->rt);
@@ -131,6 +134,8 @@ typedef struct kreader {
     int64_t cap_ts[4];
     double lo_ts, hi_ts;         /* the extreme ts of the complete events with a category */
     int64_t lo_ev, hi_ev;        /* and their traceEvents index */
+    kfilter *f;                  /* the step filter, NULL: keep every event */
+    int64_t kept_after, changes_seen; /* records kept at the last compaction, f->n_changes then */
 } kreader;
 
 enum { TS_EV = 0, TS_RT, TS_GPU, TS_MOD };
@@ -141,22 +146,42 @@ static mt_status keep_ts(kreader *r, int which, int64_t n, double ts) {
     return MT_OK;
 }
 
+/* The collective's fields of a host event's args, into k->colls when it has any of them. */
+static mt_status keep_coll(kreader *r, const kin_event *e, kargs *a) {
+    kcollargs c = {.in_nelems = -1, .out_nelems = -1};
+    const char *s[4] = {str_arg(e, KA_COLL_NAME), str_arg(e, KA_DTYPE), str_arg(e, KA_PG_NAME), str_arg(e, KA_PG_DESC)};
+    const char **to[4] = {&c.coll_name, &c.dtype, &c.pg_name, &c.pg_desc};
+    int any = 0;
+    for (int i = 0; i < 4; i++) {
+        if (s[i] && !(*to[i] = mt_strpool_intern(r->pool, s[i], -1))) return MT_ENOMEM;
+        any |= s[i] != NULL;
+    }
+    const kval *g = &e->a[KA_GROUP];
+    c.group = g->present && g->type == MT_JV_INT && g->i > 0 && g->i <= INT32_MAX ? (int32_t)g->i : 0;
+    if (is_num(&e->a[KA_IN_NELEMS]) && e->a[KA_IN_NELEMS].d >= 0) c.in_nelems = e->a[KA_IN_NELEMS].d;
+    if (is_num(&e->a[KA_OUT_NELEMS]) && e->a[KA_OUT_NELEMS].d >= 0) c.out_nelems = e->a[KA_OUT_NELEMS].d;
+    if (!any && c.group == 0 && c.in_nelems < 0 && c.out_nelems < 0) return MT_OK;
+    kineto_data *k = r->k;
+    if (mt_vec_reserve(&k->colls, &k->cap_colls, k->n_colls + 1)) return MT_ENOMEM;
+    a->coll = (int32_t)k->n_colls;
+    k->colls[k->n_colls++] = c;
+    return MT_OK;
+}
+
+const kcollargs *mt_kineto_coll(const kineto_data *k, const kargs *a) {
+    static const kcollargs none = {NULL, NULL, NULL, NULL, 0, -1, -1};
+    return a->coll >= 0 ? &k->colls[a->coll] : &none;
+}
+
 /* A host event's args: what emit.c and kcomm.c read (kineto.h, kargs). */
 static mt_status keep_args(kreader *r, const kin_event *e, kargs *a) {
     kineto_data *k = r->k;
     trace_strpool *pool = r->pool;
     memset(a, 0, sizeof *a);
-    a->in_nelems = a->out_nelems = -1;
+    a->coll = -1;
     if (!e->args_object) return MT_OK;
     a->present = 1;
-    const char *s[4] = {str_arg(e, KA_COLL_NAME), str_arg(e, KA_DTYPE), str_arg(e, KA_PG_NAME), str_arg(e, KA_PG_DESC)};
-    const char **to[4] = {&a->coll_name, &a->dtype, &a->pg_name, &a->pg_desc};
-    for (int i = 0; i < 4; i++)
-        if (s[i] && !(*to[i] = mt_strpool_intern(pool, s[i], -1))) return MT_ENOMEM;
-    const kval *g = &e->a[KA_GROUP];
-    a->group = g->present && g->type == MT_JV_INT && g->i > 0 && g->i <= INT32_MAX ? (int32_t)g->i : 0;
-    if (is_num(&e->a[KA_IN_NELEMS]) && e->a[KA_IN_NELEMS].d >= 0) a->in_nelems = e->a[KA_IN_NELEMS].d;
-    if (is_num(&e->a[KA_OUT_NELEMS]) && e->a[KA_OUT_NELEMS].d >= 0) a->out_nelems = e->a[KA_OUT_NELEMS].d;
+    MT_CHECK(keep_coll(r, e, a));
     if (e->n_dims == 0) return MT_OK;
     if (mt_vec_reserve(&k->inputs, &k->cap_inputs, k->n_inputs + e->n_dims)) return MT_ENOMEM;
     a->in_first = (int32_t)k->n_inputs;
@@ -185,7 +210,7 @@ static mt_status add_host(kreader *r, const kin_event *e, double ts, int64_t dur
     v->ext_id = int_arg(e, KA_EXT_ID, -1);
     v->rf_id = int_arg(e, KA_RF_ID, -1);
     v->seq = int_arg(e, KA_SEQ, -1);
-    v->fwd_tid = int_arg(e, KA_FWD_TID, -1);
+    k->any_rf |= v->rf_id >= 0;
     v->kind = kind;
     v->parent = v->outer = -1;
     v->et_node = -1;
@@ -240,17 +265,98 @@ static int32_t stream_arg(const kin_event *e, kin_arg a) {
     return v >= 0 && v < INT32_MAX ? (int32_t)v : -1;
 }
 
-static mt_status add_sync(kineto_data *k, const kin_event *e) {
+static mt_status add_sync(kreader *r, const kin_event *e, double ts, int64_t dur_ns) {
     static const struct { const char *name; ksync_kind kind; } kinds[] = {
         {"Stream Wait Event", KSYNC_WAIT_EVENT}, {"Stream Sync", KSYNC_STREAM},
         {"Event Sync", KSYNC_EVENT}, {"Context Sync", KSYNC_CONTEXT}};
+    kineto_data *k = r->k;
     size_t i = 0, n = sizeof kinds / sizeof *kinds;
     while (i < n && strcmp(e->f[KF_NAME].s, kinds[i].name)) i++;
     if (i == n) return MT_OK;
+    k->saw_sync = 1;
+    if (r->f && !mt_kfilter_keep(r->f, ts, (double)dur_ns / 1000.0)) return MT_OK; /* kept as they come */
     if (mt_vec_reserve(&k->sync, &k->cap_sync, k->n_sync + 1)) return MT_ENOMEM;
     k->sync[k->n_sync++] = (ksyncev){int_arg(e, KA_CORRELATION, -1), int_arg(e, KA_REC_CORR, -1),
                                      stream_arg(e, KA_STREAM), stream_arg(e, KA_WAIT_STREAM), kinds[i].kind};
     return MT_OK;
+}
+
+/* ---- the step filter (kfilter.h) ------------------------------------------------------- */
+
+/* Whether the filter keeps an event (*keep); a ProfilerStep annotation is kept and shown to it.
+ * cuda_sync events are asked in add_sync (only those of the kinds read). */
+static mt_status step_filter(kreader *r, const kin_event *e, cat_kind kind, double ts, int64_t dur_ns, int *keep) {
+    const char *name = e->f[KF_NAME].s;
+    *keep = 1;
+    if (!r->f || kind == CAT_SYNC) return MT_OK;
+    if (kind == CAT_ANNOTATION && !strncmp(name, KFILTER_MARKER, strlen(KFILTER_MARKER)))
+        return mt_kfilter_marker(r->f, ts, (double)dur_ns / 1000.0, atoi(name + strlen(KFILTER_MARKER)));
+    *keep = mt_kfilter_keep(r->f, ts, (double)dur_ns / 1000.0);
+    return MT_OK;
+}
+
+/* Drops the host events the filter no longer keeps, moving their kept inputs, dims and collective
+ * fields down. */
+static void compact_ev(kreader *r) {
+    kineto_data *k = r->k;
+    int64_t n = 0, ni = 0, nd = 0, nc = 0;
+    for (int64_t i = 0; i < k->n_ev; i++) {
+        kev v = k->ev[i];
+        double ts = r->ts_us[TS_EV][i];
+        int marker = v.kind == KEV_ANNOTATION && !strncmp(v.name, KFILTER_MARKER, strlen(KFILTER_MARKER));
+        if (!marker && !mt_kfilter_keep(r->f, ts, (double)v.dur_ns / 1000.0)) continue;
+        for (int32_t q = 0; q < v.a.n_in; q++) { /* inputs and dims were added in event order */
+            kinput in = k->inputs[v.a.in_first + q];
+            memmove(k->dims + nd, k->dims + in.dim_first, (size_t)in.ndim * sizeof *k->dims);
+            in.dim_first = (int32_t)nd;
+            nd += in.ndim;
+            k->inputs[ni + q] = in;
+        }
+        if (v.a.n_in > 0) v.a.in_first = (int32_t)ni;
+        ni += v.a.n_in;
+        if (v.a.coll >= 0) { /* so were the collective fields */
+            k->colls[nc] = k->colls[v.a.coll];
+            v.a.coll = (int32_t)nc++;
+        }
+        k->ev[n] = v;
+        r->ts_us[TS_EV][n++] = ts;
+    }
+    k->n_ev = n;
+    k->n_inputs = ni;
+    k->n_dims = nd;
+    k->n_colls = nc;
+}
+
+/* The same for one array of plain records (runtime calls, device work, modules): elem bytes
+ * each, their dur at dur_off. */
+static void compact_plain(kreader *r, void *base, int64_t *count, size_t elem, size_t dur_off, int which) {
+    char *a = base;
+    int64_t n = 0;
+    for (int64_t i = 0; i < *count; i++) {
+        int64_t dur_ns;
+        memcpy(&dur_ns, a + (size_t)i * elem + dur_off, sizeof dur_ns);
+        double ts = r->ts_us[which][i];
+        if (!mt_kfilter_keep(r->f, ts, (double)dur_ns / 1000.0)) continue;
+        if (n != i) memcpy(a + (size_t)n * elem, a + (size_t)i * elem, elem);
+        r->ts_us[which][n++] = ts;
+    }
+    *count = n;
+}
+
+static int64_t n_kept(const kineto_data *k) { return k->n_ev + k->n_rt + k->n_gpu + k->n_mod; }
+
+/* Compacts the arrays when markers came since the last time and they doubled (or at the end,
+ * final): amortised O(1) per event, and the records kept at the end depend only on the markers. */
+static void maybe_compact(kreader *r, int final) {
+    kineto_data *k = r->k;
+    if (!r->f || r->f->n_changes == r->changes_seen) return;
+    if (!final && n_kept(k) < 2 * r->kept_after + 65536) return;
+    compact_ev(r);
+    compact_plain(r, k->rt, &k->n_rt, sizeof *k->rt, offsetof(krt, dur_ns), TS_RT);
+    compact_plain(r, k->gpu, &k->n_gpu, sizeof *k->gpu, offsetof(kgpu, dur_ns), TS_GPU);
+    compact_plain(r, k->mod, &k->n_mod, sizeof *k->mod, offsetof(kmod, dur_ns), TS_MOD);
+    r->kept_after = n_kept(k);
+    r->changes_seen = r->f->n_changes;
 }
 
 /* ---- one event -------------------------------------------------------------------------- */
@@ -292,16 +398,20 @@ static mt_status read_event(kreader *r, const kin_event *e) {
     while (c < n && strcmp(cat->s, categories[c].cat)) c++;
     if (c == n) return MT_OK;
     int64_t dur_ns;
+    int keep;
     MT_CHECK(event_dur(r, e, &dur_ns));
+    if (categories[c].kind == CAT_HOST_OP || categories[c].kind == CAT_ANNOTATION)
+        MT_CHECK(check_input_dims(r->path, e, r->err)); /* refused in any step, kept or not */
+    MT_CHECK(step_filter(r, e, categories[c].kind, ts->d, dur_ns, &keep));
+    if (!keep) return MT_OK;
     switch (categories[c].kind) {
     case CAT_HOST_OP:
     case CAT_ANNOTATION:
-        MT_CHECK(check_input_dims(r->path, e, r->err));
         return add_host(r, e, ts->d, dur_ns, categories[c].kind == CAT_ANNOTATION ? KEV_ANNOTATION : KEV_OP);
     case CAT_RUNTIME: return add_runtime(r, e, ts->d, dur_ns);
     case CAT_GPU: return add_gpu(r, e, ts->d, dur_ns, categories[c].gpu);
     case CAT_PYTHON: return add_module(r, e, ts->d, dur_ns);
-    case CAT_SYNC: return add_sync(r->k, e);
+    case CAT_SYNC: return add_sync(r, e, ts->d, dur_ns);
     }
     return MT_OK;
 }
@@ -309,6 +419,7 @@ static mt_status read_event(kreader *r, const kin_event *e) {
 static int on_event(void *ctx, const kin_event *e) {
     kreader *r = ctx;
     mt_status rc = read_event(r, e);
+    if (rc == MT_OK) maybe_compact(r, 0);
     if (rc == MT_ENOMEM) mt_fail(r->err, MT_ENOMEM, "%s: out of memory reading Kineto events", r->path);
     return rc == MT_OK;
 }
@@ -355,19 +466,26 @@ static mt_status read_all(kreader *r, const mt_jstream_opts *opts) {
         read_device(props, r->pool, r->k);
         json_decref(props);
         r->k->dist = mt_kstream_take(s, "distributedInfo");
+        maybe_compact(r, 1);
         rc = relative_times(r, mt_kstream_min_ts(s));
     }
     mt_kstream_free(s);
     return rc;
 }
 
-mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts, kineto_data *k,
-                         mt_error *err) {
+mt_status mt_kineto_read(const char *path, trace_strpool *pool, const mt_jstream_opts *opts,
+                         const int keep_steps[2], kineto_data *k, mt_error *err) {
     memset(k, 0, sizeof *k);
+    kfilter f;
+    mt_kfilter_init(&f, keep_steps[0], keep_steps[1]);
     kreader r = {.path = path, .pool = pool, .k = k, .err = err, .lo_ts = INFINITY, .hi_ts = -INFINITY,
-                 .lo_ev = -1, .hi_ev = -1};
+                 .lo_ev = -1, .hi_ev = -1, .f = f.n_t > 0 ? &f : NULL};
     mt_status rc = read_all(&r, opts);
     for (int i = 0; i < 4; i++) free(r.ts_us[i]);
+    k->n_dropped = f.dropped;
+    k->filter_sound = mt_kfilter_verify(&f);
+    k->filter_last = keep_steps[0] == KFILTER_LAST ? mt_kfilter_step(&f, 0) : -1;
+    mt_kfilter_destroy(&f);
     if (rc == MT_OK && k->n_ev == 0 && k->n_gpu == 0)
         rc = mt_fail(err, MT_EFORMAT, "%s: Kineto trace has no cpu_op, user_annotation or kernel events: was "
                      "the profiler active during the step?", path);

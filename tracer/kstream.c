@@ -17,7 +17,7 @@ enum { KA_DIMS = KA_COUNT, KA_TYPES }; /* args members gathered as arrays */
 
 static const char *const field_names[KF_COUNT] = {"ph", "cat", "name", "ts", "dur", "tid", "args"};
 static const char *const arg_names[KA_COUNT] = {
-    "External id", "Record function id", "Sequence number", "Fwd thread id", "correlation", "stream",
+    "External id", "Record function id", "Sequence number", "correlation", "stream",
     "wait_on_cuda_event_record_corr_id", "wait_on_stream", "Group size", "In msg nelems", "Out msg nelems",
     "Collective name", "dtype", "Process Group Name", "Process Group Description"};
 

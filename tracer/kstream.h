@@ -34,7 +34,7 @@ typedef struct kval {      /* one member of an event: absent (present 0), a scal
 /* The event members read, and the args members read. */
 typedef enum { KF_PH = 0, KF_CAT, KF_NAME, KF_TS, KF_DUR, KF_TID, KF_ARGS, KF_COUNT } kin_field;
 typedef enum {
-    KA_EXT_ID = 0, KA_RF_ID, KA_SEQ, KA_FWD_TID, KA_CORRELATION, KA_STREAM, KA_REC_CORR, KA_WAIT_STREAM,
+    KA_EXT_ID = 0, KA_RF_ID, KA_SEQ, KA_CORRELATION, KA_STREAM, KA_REC_CORR, KA_WAIT_STREAM,
     KA_GROUP, KA_IN_NELEMS, KA_OUT_NELEMS, KA_COLL_NAME, KA_DTYPE, KA_PG_NAME, KA_PG_DESC, KA_COUNT
 } kin_arg;
 

@@ -257,7 +257,7 @@ static int cmp_wait(const void *a, const void *b) {
 
 static mt_status find_waits(const kineto_data *k, const kidx *d, trace *t) {
     int64_t cap = 0;
-    if (k->n_sync > 0) {
+    if (k->saw_sync) { /* the file has them, though the step filter may have kept none */
         MT_CHECK(waits_recorded(k, d, t, &cap));
     } else {
         for (int64_t p = 0; p < k->n_rt; p++)

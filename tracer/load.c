@@ -10,6 +10,9 @@
  * Execution Trace files, or a Chakra ET with either (two traces in one call), are refused, naming
  * one file of each.
  * Sniffing reads a prefix of each file (64 KiB, eight times more while a reader needs more).
+ * A Kineto + ET pair: the ET is read first, so the Kineto reader can keep only the neighbourhood
+ * of the step to build (tracer/kfilter.h); when a drop may have changed the result, the trace is
+ * loaded again keeping every event (load_attempt), so it is always the whole file's.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "tracer/cktrace.h"
+#include "tracer/kfilter.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
 #include "tracer/reader.h"
@@ -231,10 +235,25 @@ static mt_status build_chakra(mt_trace_parts *p, trace *t, mt_error *err) {
     return mt_cktrace_build(path, &p->chakra, t, err);
 }
 
-static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, trace *t, mt_error *err) {
+/* The steps whose neighbourhoods alone the Kineto reader keeps (kfilter.h): --step K, and the
+ * ProfilerStep#E the ET recorded (what linking matches); without an ET and --step, the last step
+ * (KFILTER_LAST); none for the reference reader, a retry, or an ET naming no step (its matches
+ * could lie anywhere). *expect: the step to be built (KFILTER_LAST: the latest the filter saw). */
+static void filter_steps(mt_trace_parts *p, const trace_load_opts *opts, int allow_filter, int *expect) {
+    int with_et = p->loaded[MT_PART_GRAPH], e = with_et ? mt_et_profiler_step(&p->graph) : -1;
+    p->keep_steps[0] = p->keep_steps[1] = *expect = -1;
+    if (!allow_filter || opts->dom_reader || (with_et && e < 0)) return;
+    p->keep_steps[0] = opts->step >= 0 || with_et ? opts->step : KFILTER_LAST;
+    p->keep_steps[1] = e;
+    *expect = opts->step >= 0 ? opts->step : with_et ? e : KFILTER_LAST;
+}
+
+static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, int allow_filter, int *expect,
+                              trace *t, mt_error *err) {
     const char *kpath = p->path[MT_PART_EVENTS], *epath = p->path[MT_PART_GRAPH];
+    MT_CHECK(load_part(p, MT_PART_GRAPH, t, err)); /* first: it may name the step to keep */
+    filter_steps(p, opts, allow_filter, expect);
     MT_CHECK(load_part(p, MT_PART_EVENTS, t, err));
-    MT_CHECK(load_part(p, MT_PART_GRAPH, t, err));
     t->kineto_path = kpath ? dupstr(kpath) : NULL;
     t->et_path = epath ? dupstr(epath) : NULL;
     t->has_et = epath != NULL;
@@ -244,14 +263,14 @@ static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, tr
     return MT_OK;
 }
 
-mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
-                        trace **out, mt_error *err) {
-    trace_load_opts opts;
-    if (opts_in) opts = *opts_in;
-    else mt_trace_load_opts_init(&opts);
-    if (n_paths < 1) return mt_fail(err, MT_EINVAL, "no trace given");
+/* One attempt at loading; *retry set when the step filter dropped events and its step was not
+ * the one built, or a drop may have been wrong, or the build failed (t is then freed: the caller
+ * loads again keeping every event, so the result is always that of the whole file). */
+static mt_status load_attempt(const char *const *paths, int n_paths, const trace_load_opts *opts, int allow_filter,
+                              trace **out, int *retry, mt_error *err) {
     mt_trace_parts parts = {0};
-    parts.jopts = (mt_jstream_opts){opts.on_progress, opts.progress_ctx, opts.dom_reader};
+    parts.jopts = (mt_jstream_opts){opts->on_progress, opts->progress_ctx, opts->dom_reader};
+    int expect = -1;
     mt_status rc = MT_OK;
     for (int i = 0; i < n_paths && rc == MT_OK; i++)
         rc = mt_is_dir(paths[i]) ? scan_dir(&parts, paths[i], err) : add_file(&parts, paths[i], 1, err);
@@ -261,16 +280,31 @@ mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_
         rc = mt_fail(err, MT_ENOMEM, "out of memory");
     if (rc == MT_OK) {
         t->step = -1;
-        rc = parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS] ? build_triosim(&parts, t, err)
-             : parts.path[MT_PART_CHAKRA]                                  ? build_chakra(&parts, t, err)
-                                                                           : build_linked(&parts, &opts, t, err);
+        if (parts.path[MT_PART_CSV_OPS] || parts.path[MT_PART_CSV_TENSORS]) rc = build_triosim(&parts, t, err);
+        else if (parts.path[MT_PART_CHAKRA]) rc = build_chakra(&parts, t, err);
+        else rc = build_linked(&parts, opts, allow_filter, &expect, t, err);
     }
+    if (expect == KFILTER_LAST) expect = parts.events.filter_last;
+    *retry = parts.events.n_dropped > 0 &&
+             (rc != MT_OK || !parts.events.filter_sound || !t || t->step != expect);
     mt_reader_parts_free(&parts);
-    if (rc != MT_OK) {
+    if (rc != MT_OK || *retry) {
         mt_trace_free(t);
         return rc;
     }
     mt_opclass_trace(t);
     *out = t;
     return MT_OK;
+}
+
+mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
+                        trace **out, mt_error *err) {
+    trace_load_opts opts;
+    if (opts_in) opts = *opts_in;
+    else mt_trace_load_opts_init(&opts);
+    if (n_paths < 1) return mt_fail(err, MT_EINVAL, "no trace given");
+    int retry = 0;
+    mt_status rc = load_attempt(paths, n_paths, &opts, 1, out, &retry, err);
+    if (retry) rc = load_attempt(paths, n_paths, &opts, 0, out, &retry, err);
+    return rc;
 }

@@ -234,8 +234,7 @@ mt_status mt_match_link(const char *kpath, kineto_data *k, const int32_t *ord, c
                         mt_error *err) {
     int64_t total = mt_et_op_count(e);
     link_try r = {0, 0};
-    int any_rf = 0;
-    for (int64_t i = 0; i < k->n_ev && !any_rf; i++) any_rf = k->ev[i].rf_id >= 0;
+    int any_rf = k->any_rf; /* of the whole file: the step filter may have dropped some events */
     static const trace_link_method methods[] = {TRACE_LINK_RF_ID, TRACE_LINK_EXTERNAL, TRACE_LINK_ORDER};
     for (size_t m = any_rf ? 0 : 1; m < sizeof methods / sizeof *methods; m++) {
         if (try_method(k, ord, e, methods[m], steps, n_steps, opts, &r) != MT_OK)

@@ -50,6 +50,8 @@ typedef struct mt_trace_parts {
     csv_table csv[2];                  /* [0] trace.csv, [1] tensor.csv */
     mt_ck_graph chakra;
     mt_jstream_opts jopts;             /* how JSON parts are read: progress, DOM (from trace_load_opts) */
+    int keep_steps[2];                 /* the Kineto reader keeps only the neighbourhoods of these
+                                        * ProfilerSteps (tracer/kfilter.h); -1 none */
 } mt_trace_parts;
 
 typedef struct mt_trace_reader {

@@ -20,7 +20,7 @@ check "3 copies: the same trace, 3x the steps" 'python3 - "$tmp/src.json" "$tmp/
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
 assert b["steps_in_trace"] == 3 * a["steps_in_trace"], (a["steps_in_trace"], b["steps_in_trace"])
-# steps numbered by position move 2 x steps later; ProfilerStep#N names are copied as they are
+# steps move 2 x steps later: numbered by position, or ProfilerStep#N renumbered per copy
 assert b["step"] in (a["step"], a["step"] + 2 * a["steps_in_trace"]), (a["step"], b["step"])
 for k in ("step", "steps_in_trace", "files", "measured_step_ms"):  # no meta.json beside the copy
     a.pop(k, None); b.pop(k, None)
