@@ -3,7 +3,7 @@
 # (tracer/kfilter.h), and every result is still that of the whole file. A 5-step pair made by
 # bench/gen_trace.py from traces/cpu-resmlp-b64 (ProfilerStep#3..#7, the ET linked to the middle
 # copy, #5) gives, with the streaming reader (filtering) and the reference DOM reader (keeping
-# every event), byte-identical `inspect --json` and `simulate --json` (less wall_s): by default
+# every event), byte-identical `inspect --json` and `simulate --json` (less wall_s and peak_rss_bytes): by default
 # (the ET's step, #5: neither first nor last), with --step 3 (first), 6 (next to the ET's), 7
 # (last), gzipped, and the same error for a step the trace lacks; with the step numbers lying
 # about time order (#4 and #7 swapped: the filter's verdict fails, the file is read again); and
@@ -26,7 +26,7 @@ same() {
   local name=$1 dir=$2 want=$3; shift 3
   for r in stream dom; do
     ( MITOSIS_JSON_READER=$r "$bin" inspect "$dir" --json "$@" > "$tmp/i.$r" 2>&1; echo "rc $?" >> "$tmp/i.$r"
-      MITOSIS_JSON_READER=$r "$bin" simulate "$dir" --gpus 2 --tp 2 --json "$@" 2>&1 | grep -v '"wall_s"' > "$tmp/s.$r" ) &
+      MITOSIS_JSON_READER=$r "$bin" simulate "$dir" --gpus 2 --tp 2 --json "$@" 2>&1 | grep -v '"wall_s"\|"peak_rss_bytes"' > "$tmp/s.$r" ) &
   done
   wait
   check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom"' || diff "$tmp/i.stream" "$tmp/i.dom" | head -4
