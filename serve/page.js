@@ -67,16 +67,20 @@ function showSummary(entry) {
   box.appendChild(dl);
 }
 
+/* Only the answer for the trace chosen last is shown: an earlier choice's answer (a larger trace
+ * reads longer) may come after it and must not replace it. */
 async function chooseTrace() {
   const id = $('trace').value;
   state.summary = null;
   $('trace-summary').textContent = 'Reading the trace…';
   try {
     const entry = await api('/api/trace?id=' + encodeURIComponent(id));
+    if ($('trace').value !== id) return;
     state.summary = entry.summary;
     showSummary(entry);
     if (!movable()) $('gpu-type').value = '';
   } catch (e) {
+    if ($('trace').value !== id) return;
     $('trace-summary').textContent = '';
     $('trace-summary').appendChild(el('p', e.message, { class: 'error' }));
   }
