@@ -18,7 +18,7 @@
 
 #define NO_POS UINT32_MAX
 #define ARITY 4
-#define LANES 4
+#define LANES 8
 #define LANE_POS (UINT32_MAX - LANES) /* pos of a record in lane l: LANE_POS + l */
 
 typedef struct hent {
