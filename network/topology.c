@@ -22,7 +22,7 @@
 #include "util/vec.h"
 
 /* A source's latest routes, most recent first, in front of the route map: a GPU sends to a few
- * peers over and over (ring neighbours, pipeline peers), and one cache line of the source's own
+ * peers over and over (ring neighbours, pipeline peers), and one 96-byte entry of the source's own
  * beats a random probe of three arrays of a map of every pair (131,072 GPUs: 17 % of the run).
  * dst1 = destination + 1 (0: empty); off/len: the route in the arena; lat_ps: its latency. */
 #define NEAR_WAYS 4
