@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "extrapolate/planlist.h"
@@ -23,6 +24,7 @@ typedef struct cmp_cli {
     const char *html;
     mt_progress progress;
     int progress_started;
+    int dry_run;             /* --dry-run: the estimate goes to stdout, alone */
 } cmp_cli;
 
 static const mt_flag OUTPUT[] = {
@@ -45,10 +47,11 @@ static void usage(FILE *out) {
             "with --steps K, step ms is the mean over the K steps.\n\n");
     mt_flags_help(out, &MT_RUN_COMPARE_FLAGS);
     mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_flags_help(out, &MT_RUN_DRY_FLAGS);
     mt_run_flags_help(out, 1);
 }
 
-static const mt_flag_table *const TABLES[] = {&MT_RUN_COMPARE_FLAGS, &OUTPUT_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&MT_RUN_COMPARE_FLAGS, &OUTPUT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
 const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
     "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
@@ -63,6 +66,16 @@ static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
     }
     if (done < n) mt_progress_items(&c->progress, c->cc.sweep.kind ? "runs" : "plans", done, n, label);
     else mt_progress_end(&c->progress);
+}
+
+/* Every row's cost, before they run: on stdout for --dry-run, else on a terminal's stderr. */
+static void estimate(void *ctx, const mt_compare_estimate *e) {
+    cmp_cli *c = ctx;
+    char line[512];
+    mt_compare_estimate_text(e, c->cc.sweep.kind ? "runs" : "plans", line, sizeof line);
+    mt_progress_end(&c->progress);
+    if (c->dry_run) printf("estimate   %s\n", line);
+    else fprintf(stderr, "estimate   %s; --dry-run to stop here\n", line);
 }
 
 static void print(const mt_comparison *cmp, int as_json) {
@@ -111,10 +124,10 @@ int cmd_compare(int argc, char **argv) {
     mt_ranks ranks;
     c.cc.ranks = &ranks;
     int code = 0, html_pending = 0;
-    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}};
+    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
     mt_status st = mt_ranks_open(&ranks, &err); /* MPI_Init under mpirun, before anything else */
     int root = mt_ranks_root(&ranks);
-    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 2, &seen, &err);
+    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 3, &seen, &err);
     if (st == MT_OK && seen.help) {
         if (root) usage(stdout);
         goto out;
@@ -122,9 +135,12 @@ int cmd_compare(int argc, char **argv) {
     if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
     if (st == MT_OK && c.html && root && (st = touch(c.html, &err)) == MT_OK) html_pending = 1;
     st = load(&c, &rc, &in, st, &err);
+    c.dry_run = rc.dry_run;
+    if (root && (rc.dry_run || isatty(fileno(stderr)))) c.cc.estimate = estimate; /* piped: stderr stays empty */
+    c.cc.estimate_ctx = &c;
     if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
     mt_progress_end(&c.progress);
-    if (!root) goto out; /* rank 0 prints the table, the files and the error */
+    if (!root || rc.dry_run) goto out; /* rank 0 prints the table, the files and the error */
     if (st == MT_OK && c.html && (st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err)) == MT_OK) html_pending = 0;
     if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
     for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);

@@ -63,10 +63,11 @@ static void usage(FILE *out) {
                  "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
     mt_run_flags_help(out, 0);
     mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_flags_help(out, &MT_RUN_DRY_FLAGS);
     mt_flags_help(out, &MT_RUN_WHATIF_FLAGS);
 }
 
-static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
 const mt_command mt_cmd_simulate = {
     "simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it",
     "TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]", usage, TABLES, MT_CMD_RUN};
@@ -88,7 +89,7 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
 static void print(const mt_simulation *s, const mt_run_config *rc, const mt_run_input *in, const sim_cli *c) {
     mt_run_summary sum = mt_simulation_summary(s, rc, in);
     if (c->as_json) {
-        mt_cli_print_json(mt_summary_json(&sum));
+        mt_summary_json_write(stdout, &sum); /* streamed: 10^5 GPU rows without a tree */
     } else {
         mt_summary_print(stdout, &sum, c->per_gpu, c->layers);
     }
@@ -114,14 +115,15 @@ int cmd_simulate(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     mt_sim_outputs_init(&c.out);
     c.out.progress = stderr;
+    c.out.notices = stderr;
     mt_error err = {0};
     if (mt_run_config_init(&rc, &err) != MT_OK) return mt_cli_fail("simulate", &err);
     mt_flag_seen seen;
     mt_run_input in = {0};
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
-    const mt_flag_bind own = {&OUTPUT_FLAGS, &c};
-    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, &own, 1, &seen, &err);
+    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
+    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, own, 2, &seen, &err);
     int code = 0;
     if (st == MT_OK && seen.help) {
         usage(stdout);
@@ -137,6 +139,11 @@ int cmd_simulate(int argc, char **argv) {
     if (st == MT_OK) st = mt_run_simulate(&rc, &in, &c.out, &sim, &err);
     if (st != MT_OK) {
         code = mt_cli_fail("simulate", &err);
+        goto out;
+    }
+    if (sim.dry) { /* --dry-run: the estimate is the answer */
+        char line[384];
+        printf("estimate   %s\n", mt_estimate_text(&sim.est, &sim.run.plan, line, sizeof line));
         goto out;
     }
     print(&sim, &rc, &in, &c);

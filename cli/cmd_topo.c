@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "report/progress.h"
 #include "netmodels/netcfg.h"
 #include "report/toposum.h"
 #include "util/flags.h"
@@ -85,10 +86,22 @@ int cmd_topo(int argc, char **argv) {
     int pr = parse(&c, argc, argv, &err);
     if (pr) return pr > 0 ? 0 : mt_cli_fail("topo", &err);
     mt_topo *t;
-    if (mt_netcfg_topology(&c.net, 0, &t, &err) != MT_OK) return mt_cli_fail("topo", &err);
+    mt_progress pg; /* on a terminal: the build, then the bisection's max-flow (8 s at 131,072 GPUs) */
+    char what[320];
+    mt_progress_init(&pg, stderr, 0);
+    snprintf(what, sizeof what, "topology  building %s", c.net.topology);
+    mt_progress_phase(&pg, what);
+    if (mt_netcfg_topology(&c.net, 0, &t, &err) != MT_OK) {
+        mt_progress_end(&pg);
+        return mt_cli_fail("topo", &err);
+    }
+    snprintf(what, sizeof what, "topology  %s: %d nodes, %d links; bisection (max-flow)", c.net.topology,
+             (int)mt_topo_nnodes(t), (int)mt_topo_nlinks(t));
+    mt_progress_phase(&pg, what);
     json_t *sum = NULL;
     int dot_stdout = c.dot && !strcmp(c.dot, "-");
     mt_status rc = mt_toposum_json(t, c.ra, c.rb, &sum, &err);
+    mt_progress_end(&pg);
     /* the file first: a failing run prints only its error */
     if (rc == MT_OK && c.dot && !dot_stdout) rc = write_dot(t, c.dot, &err);
     if (rc == MT_OK && !c.as_json) mt_toposum_print(stdout, sum);

@@ -7,6 +7,7 @@
 #include "extrapolate/planlist.h"
 #include "extrapolate/traced.h"
 #include "report/experts.h"
+#include "report/jsonw.h"
 #include "sim/scenario.h"
 #include "util/units.h"
 
@@ -202,6 +203,7 @@ static json_t *simulation_json(const mt_run_summary *s) {
     }
     json_object_set_new(sim, "tp_replicated_ops", rep);
     json_object_set_new(sim, "wall_s", json_real(r->sim_wall_s));
+    json_object_set_new(sim, "peak_rss_bytes", json_real(s->peak_rss_bytes));
     json_t *fold = json_object();
     json_object_set_new(fold, "mode", json_string(r->folded ? "folded" : "full"));
     json_object_set_new(fold, "walkers", json_integer(r->walkers));
@@ -210,7 +212,9 @@ static json_t *simulation_json(const mt_run_summary *s) {
     return sim;
 }
 
-json_t *mt_summary_json(const mt_run_summary *s) {
+/* The summary as a tree; with `gpus_slot` the "gpus" member is a null placeholder (in its place,
+ * so the key order stays) that mt_summary_json_write fills by streaming. */
+static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     const trace *t = s->t;
     const mt_program *p = s->prog;
     const mt_sim_result *r = s->res;
@@ -235,7 +239,7 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     if (pl->global_batch > 0 && r->step_ps > 0)
         json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
     mt_whatif_json(o, r, s->base);
-    json_object_set_new(o, "gpus", gpus_json(r));
+    json_object_set_new(o, "gpus", gpus_slot ? json_null() : gpus_json(r));
     json_object_set_new(o, "mesh", mesh_json(p, r));
     json_t *ex = mt_experts_json(p);
     if (ex) json_object_set_new(o, "moe", ex);
@@ -255,6 +259,64 @@ json_t *mt_summary_json(const mt_run_summary *s) {
     for (int k = 0; k < s->n_warnings; k++) json_array_append_new(ws, json_string(s->warnings[k]));
     json_object_set_new(o, "warnings", ws);
     return o;
+}
+
+json_t *mt_summary_json(const mt_run_summary *s) { return summary_tree(s, 0); }
+
+/* One element of "gpus", as gpus_json builds it. */
+static void gpu_row_write(mt_jw *w, const mt_gpu_stats *g) {
+    mt_jw_object(w);
+    mt_jw_key_int(w, "rank", g->rank);
+    mt_jw_key_int(w, "dp", g->dp);
+    mt_jw_key_int(w, "stage", g->stage);
+    mt_jw_key_int(w, "tp", g->tp);
+    mt_jw_key_real(w, "compute_ms", ms(g->compute_ps));
+    mt_jw_key_real(w, "comm_ms", ms(g->comm_ps));
+    mt_jw_key_real(w, "exposed_comm_ms", ms(g->exposed_ps));
+    mt_jw_key_real(w, "host_wait_ms", ms(g->host_wait_ps));
+    mt_jw_key_real(w, "host_busy_ms", ms(g->host_busy_ps));
+    mt_jw_key_real(w, "host_sync_ms", ms(g->host_sync_ps));
+    mt_jw_key_real(w, "bubble_ms", ms(g->bubble_ps));
+    mt_jw_key_real(w, "idle_ms", ms(g->idle_ps));
+    mt_jw_key_real(w, "finish_ms", ms(g->finish_ps));
+    mt_jw_key_int(w, "peak_live_micro_batches", g->peak_live_mb);
+    mt_jw_key_real(w, "peak_mem_bytes", g->peak_mem_bytes);
+    mt_jw_key(w, "traffic_bytes");
+    mt_jw_object(w);
+    for (int c = 0; c < MT_TRAFFIC_CLASSES; c++) mt_jw_key_real(w, mt_traffic_name((mt_traffic)c), g->traffic_bytes[c]);
+    mt_jw_end(w);
+    mt_jw_key(w, "mem_bytes");
+    mt_jw_object(w);
+    mt_jw_key_real(w, "params", g->mem_params_bytes);
+    mt_jw_key_real(w, "grads", g->mem_grads_bytes);
+    mt_jw_key_real(w, "optimizer", g->mem_optimizer_bytes);
+    mt_jw_key_real(w, "activations", g->mem_activations_bytes);
+    mt_jw_key_real(w, "peak", g->peak_mem_bytes);
+    mt_jw_end(w);
+    mt_jw_end(w);
+}
+
+int mt_summary_json_write(FILE *out, const mt_run_summary *s) {
+    json_t *o = summary_tree(s, 1);
+    if (!o) return -1;
+    mt_jw w;
+    mt_jw_init(&w, out);
+    mt_jw_object(&w);
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        mt_jw_key(&w, key);
+        if (strcmp(key, "gpus") != 0) {
+            mt_jw_value(&w, v);
+            continue;
+        }
+        mt_jw_array(&w);
+        for (int32_t i = 0; i < s->res->n_gpus; i++) gpu_row_write(&w, &s->res->gpus[i]);
+        mt_jw_end(&w);
+    }
+    mt_jw_end(&w);
+    json_decref(o);
+    return mt_jw_finish(&w) != 0 || fputc('\n', out) == EOF ? -1 : 0;
 }
 
 static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
@@ -393,10 +455,11 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
             fprintf(out, "%-32.32s %12.3f %12.3f\n", t->layers[l].name, r->layer_compute_ps[l] / 1e9,
                    r->layer_comm_ps[l] / 1e9);
     }
-    fprintf(out, "\nsimulated  %llu event%s, %llu collective%s, %llu pipeline send%s in %.3f s\n",
+    char rss[32];
+    fprintf(out, "\nsimulated  %llu event%s, %llu collective%s, %llu pipeline send%s in %.3f s (peak memory %s)\n",
            (unsigned long long)r->events, mt_plural((int64_t)r->events), (unsigned long long)r->collectives,
            mt_plural((int64_t)r->collectives), (unsigned long long)r->sends, mt_plural((int64_t)r->sends),
-           r->sim_wall_s);
+           r->sim_wall_s, mt_fmt_bytes(s->peak_rss_bytes, rss, sizeof rss));
     if (r->folded) fprintf(out, "folded     %d of %d GPUs walked their programs: %s\n", r->walkers, r->n_gpus, r->fold_why);
     else fprintf(out, "unfolded   every GPU walked its program: %s\n", r->fold_why);
 }

@@ -39,6 +39,7 @@ typedef struct mt_run_summary {
                                      performance model's, memory over the limit (JSON "warnings";
                                      the CLI prints them on stderr) */
     int n_warnings;
+    double peak_rss_bytes;        /* the process's peak resident memory when the run ended (0 unknown) */
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,
@@ -48,6 +49,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
 
 /* The same as a new JSON object (keys in README "simulate --json"). */
 json_t *mt_summary_json(const mt_run_summary *s);
+/* The same JSON written to out, byte for byte what json_dumps(mt_summary_json(s), JSON_INDENT(2) |
+ * JSON_REAL_PRECISION(10)) and a newline would print, with the per-GPU rows streamed
+ * (report/jsonw.h): memory O(1) in the GPUs, not a tree of them. 0, or -1 when a write failed. */
+int mt_summary_json_write(FILE *out, const mt_run_summary *s);
 
 /* Writes the HTML report of the run to path: rep as the caller filled it (title, its own summary
  * lines, plan rows), then the run's summary lines (trace, plan, batch, network, op times, host

@@ -527,6 +527,46 @@ static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const 
     return rc;
 }
 
+/* Every row priced from its program (no topology); refused plans counted, not fatal. */
+static void price_rows(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc, job *jobs,
+                       const mt_comparison *cmp) {
+    mt_compare_estimate e;
+    memset(&e, 0, sizeof e);
+    e.longest = "";
+    for (int32_t i = 0; i < cmp->n; i++) {
+        mt_simrun_cfg cfg;
+        mt_whatif wi;
+        mt_estimate one;
+        mt_error ign = {0};
+        if (job_cfg(c, &jobs[i], in->t, &wi, NULL, &cfg, &ign) != MT_OK ||
+            mt_estimate_cfg(in->t, in->pm, &cfg, &one, &ign) != MT_OK) {
+            e.refused++;
+            continue;
+        }
+        double k = cmp->perturbed ? 2 : 1; /* and its unperturbed baseline */
+        e.priced++;
+        e.total.events += k * one.events;
+        e.total.seconds += k * one.seconds;
+        if (one.mem_bytes > e.total.mem_bytes) e.total.mem_bytes = one.mem_bytes;
+        if (k * one.seconds > e.longest_s) e.longest_s = k * one.seconds, e.longest = cmp->rows[i].label;
+    }
+    cc->estimate(cc->estimate_ctx, &e);
+}
+
+const char *mt_compare_estimate_text(const mt_compare_estimate *e, const char *noun, char *buf, size_t len) {
+    char ev[32], dur[32], mem[32], lon[32];
+    int at = snprintf(buf, len, "%d %s: about %s events, ~%s on this machine, ~%s of memory at most", e->priced,
+                      noun, mt_estimate_count_text(e->total.events, ev, sizeof ev),
+                      mt_estimate_duration_text(e->total.seconds, dur, sizeof dur),
+                      mt_fmt_bytes(e->total.mem_bytes, mem, sizeof mem));
+    if (at > 0 && (size_t)at < len && e->longest[0])
+        at += snprintf(buf + at, len - (size_t)at, " (longest %s ~%s)", e->longest,
+                       mt_estimate_duration_text(e->longest_s, lon, sizeof lon));
+    if (at > 0 && (size_t)at < len && e->refused)
+        snprintf(buf + at, len - (size_t)at, "; %d refused", e->refused);
+    return buf;
+}
+
 mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
                          mt_comparison *cmp, mt_error *err) {
     double t0 = mt_progress_clock_s();
@@ -535,6 +575,13 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
     job *jobs = NULL;
     mt_status rc = run_baseline(c, in, cmp, err);
     if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
+    if (rc == MT_OK && cc->estimate) price_rows(c, in, cc, jobs, cmp);
+    if (rc == MT_OK && c->dry_run) {
+        free(jobs);
+        mt_comparison_free(cmp);
+        memset(cmp, 0, sizeof *cmp);
+        return MT_OK;
+    }
     rc = run_rows(c, in, cc, jobs, cmp, rc, err);
     free(jobs);
     int root = !cc->ranks || mt_ranks_root(cc->ranks);

@@ -19,6 +19,7 @@
 #include "extrapolate/planlist.h"
 #include "report/comparison.h"
 #include "run/config.h"
+#include "run/estimate.h"
 #include "run/input.h"
 #include "run/ranks.h"
 
@@ -48,6 +49,15 @@ mt_status mt_sweep_parse(const char *text, mt_sweep *out, mt_error *err);
  * whichever thread), and once at the end (done == n). n: the rows this rank runs. */
 typedef void (*mt_compare_progress_fn)(void *ctx, int32_t done, int32_t n, const char *label);
 
+/* What every row will cost, priced before any runs (run/estimate.h, from each row's program). */
+typedef struct mt_compare_estimate {
+    mt_estimate total;       /* events and seconds summed over the rows priced; mem_bytes the largest */
+    int32_t priced, refused; /* rows priced; rows whose plan is refused (they will be skipped) */
+    const char *longest;     /* the label of the row estimated longest ("" none) */
+    double longest_s;
+} mt_compare_estimate;
+typedef void (*mt_compare_estimate_fn)(void *ctx, const mt_compare_estimate *e);
+
 typedef struct mt_compare_config {
     const char *plans;       /* a --plans list (extrapolate/planlist.h), NULL: every plan */
     unsigned dp_modes;       /* the data-parallel modes every plan lists (MT_DPM_*); 0: ddp and dp */
@@ -60,6 +70,9 @@ typedef struct mt_compare_config {
     mt_sweep sweep;          /* kind MT_SWEEP_NONE: compare plans */
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;
+    mt_compare_estimate_fn estimate; /* optional: every row priced and this called once before the rows
+                              * run (it costs a program build per row); with --dry-run nothing runs */
+    void *estimate_ctx;
     int32_t jobs;            /* worker threads (0: one per core; 1: one row after another) */
     const mt_ranks *ranks;   /* the ranks sharing the rows (NULL: this process alone) */
 } mt_compare_config;
@@ -70,12 +83,18 @@ void mt_compare_config_init(mt_compare_config *cc);
  * a GPU count and a GPU sweep; a sweep without a plan), one line naming the flags. */
 mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err);
 
+/* "61 plans: about 2.3 M events, ~40 s on this machine, ~12 MB of memory at most (longest LABEL
+ * ~12 s; 3 refused)" into buf; noun "plans" or "runs". */
+const char *mt_compare_estimate_text(const mt_compare_estimate *e, const char *noun, char *buf, size_t len);
+
 /* Runs every row and ranks them (plans) into *out (free with mt_comparison_free). An error when
  * no plan could run, naming the first one and why; a failing row's error is that of the first
  * failing row in list order, as one thread would have it. With ranks, every rank must call it
  * (collective); only rank 0's *out holds the rows, the others get their status alone. */
 mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc,
                          mt_comparison *out, mt_error *err);
+/* With c->dry_run, mt_run_compare prices the rows (cc->estimate), runs none and returns MT_OK with
+ * out->n == 0. */
 
 /* Runs the best row again with a recorder and writes the HTML report of the comparison. */
 mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, const mt_run_input *in,

@@ -276,6 +276,13 @@ static const mt_flag COMPARE[] = {
 };
 const mt_flag_table MT_RUN_COMPARE_FLAGS = MT_FLAG_TABLE("Compare", COMPARE);
 
+static const mt_flag DRY[] = {
+    {"--dry-run", MT_FLAG_SWITCH, CFG(dry_run), NULL, "build the run and print what simulating it would cost (events, "
+     "seconds on this machine, memory; run/estimate.h), then stop. Runs estimated over 5 s print that line on stderr "
+     "first anyway"},
+};
+const mt_flag_table MT_RUN_DRY_FLAGS = MT_FLAG_TABLE("Cost", DRY);
+
 const mt_flag_table *const MT_RUN_TABLE_LIST[] = {&MT_RUN_PLAN_FLAGS, &MT_RUN_OPTIME_FLAGS, &MT_RUN_HOST_FLAGS,
                                                       &MT_RUN_TRACE_FLAGS, &MT_RUN_WHATIF_FLAGS, NULL};
 

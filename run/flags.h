@@ -21,6 +21,11 @@ extern const mt_flag_table MT_RUN_WHATIF_FLAGS;
 /* compare's plan list, the variants --plans auto lists, --sweep: bound to an mt_compare_config. */
 extern const mt_flag_table MT_RUN_COMPARE_FLAGS;
 
+/* --dry-run (mt_run_config.dry_run): a command-line table, bound to the mt_run_config by the
+ * commands that print an estimate (simulate, compare) as one of their own; not in the list below,
+ * so the web API, which has no estimate to show, does not take it. */
+extern const mt_flag_table MT_RUN_DRY_FLAGS;
+
 /* The run tables above (without the network's), for help, man page and completion;
  * NULL-terminated. */
 extern const mt_flag_table *const MT_RUN_TABLE_LIST[];

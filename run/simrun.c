@@ -130,8 +130,8 @@ static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_e
     return MT_OK;
 }
 
-mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
-                          mt_error *err) {
+mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                                  mt_error *err) {
     memset(out, 0, sizeof *out);
     out->plan = cfg->plan;
     out->sim = cfg->sim;
@@ -143,7 +143,14 @@ mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg 
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
     if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
-    if (rc == MT_OK) rc = build_network(cfg, out, err);
+    if (rc != MT_OK) mt_simrun_free(out);
+    return rc;
+}
+
+mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                          mt_error *err) {
+    MT_CHECK(mt_simrun_build_program(t, pm, cfg, out, err));
+    mt_status rc = build_network(cfg, out, err);
     if (rc != MT_OK) mt_simrun_free(out);
     return rc;
 }

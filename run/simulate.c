@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "report/chakra.h"
 #include "report/csvout.h"
@@ -147,11 +148,35 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
     return MT_OK;
 }
 
+/* The built run's cost (twice with a what-if baseline), refused when over the machine's memory;
+ * a long one says so on o->notices before it starts. */
+static mt_status estimate(const mt_run_config *c, const outs *w, mt_simulation *out, mt_error *err) {
+    mt_estimate *e = &out->est;
+    mt_estimate_of(&out->run, e);
+    if (mt_whatif_perturbs(c)) { /* the unperturbed baseline runs too */
+        e->events *= 2;
+        e->seconds *= 2;
+    }
+    MT_CHECK(mt_estimate_check_mem(e->mem_bytes, e->gpus, err));
+    if (c->dry_run || !w->o->notices || !mt_estimate_long(e)) return MT_OK;
+    char line[384];
+    fprintf(w->o->notices, "estimate   %s; --dry-run to stop here\n", mt_estimate_text(e, &out->run.plan, line,
+                                                                                     sizeof line));
+    fflush(w->o->notices);
+    return MT_OK;
+}
+
 static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w, mt_simulation *out,
                          mt_error *err) {
     mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
+    MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
+    MT_CHECK(estimate(c, w, out, err));
+    if (c->dry_run) {
+        out->dry = 1;
+        return MT_OK;
+    }
     MT_CHECK(outs_open(w, &out->run, err));
     if (mt_whatif_perturbs(c)) {
         mt_simrun_cfg b = mt_whatif_unperturbed(&cfg);
@@ -170,13 +195,15 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
     outs w;
     outs_init(&w, o);
     mt_status rc = run_all(c, in, &w, out, err);
-    if (rc == MT_OK) {
+    if (rc == MT_OK && !out->dry) {
         const mt_sim_result *r = out->run.res;
         for (int32_t i = 0; i < r->n_gpus; i++)
             if (r->gpus[i].peak_mem_bytes > r->gpus[out->worst_mem_gpu].peak_mem_bytes) out->worst_mem_gpu = i;
         out->mem_limit = mt_run_mem_limit(c, in->t, NULL);
         mt_trace_warning(in->t, out->trace_warning, sizeof out->trace_warning);
         mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
+        struct rusage u; /* Linux counts KiB */
+        out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
     }
@@ -187,7 +214,7 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
 
 void mt_simulation_free(mt_simulation *s) {
     if (!s) return;
-    mt_simrun_free(&s->run);
+    mt_simrun_free(&s->run); /* a dry run's too: built, never executed */
     if (s->has_base) mt_simrun_free(&s->base);
     memset(s, 0, sizeof *s);
 }
@@ -198,7 +225,7 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .topology = s->run.topology[0] ? s->run.topology : NULL, .network = mt_netcfg_model_name(&c->net),
         .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
-        .base = s->has_base ? s->base.res : NULL,
+        .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
     };
     const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
     for (int k = 0; k < 3; k++)

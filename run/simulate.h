@@ -2,10 +2,12 @@
  * what-if baseline when the scenario perturbs anything, and the files asked for (Perfetto
  * timeline, CSV tables, HTML report) written.
  *
- * Order: the plan is resolved and the run built first, so that a bad plan or topology fails
- * before any file is created and output files are opened (a bad path fails) before the
- * simulation runs; files are complete when mt_run_simulate returns MT_OK, and removed when it
- * fails. Nothing is printed: the caller renders mt_simulation_summary (report/summary.h).
+ * Order: a plan whose predicted memory exceeds the machine's fails first (run/estimate.h); the
+ * plan is resolved and the run built, so that a bad plan or topology fails before any file is
+ * created; its cost is estimated (--dry-run stops there; a long run's estimate goes to
+ * o->notices); output files are opened (a bad path fails) before the simulation runs; files are
+ * complete when mt_run_simulate returns MT_OK, and removed when it fails. Nothing else is
+ * printed: the caller renders mt_simulation_summary (report/summary.h).
  * Costs: the simulation's, twice with a baseline; recording spans O(spans kept).
  */
 #ifndef MT_RUN_SIMULATE_H
@@ -15,6 +17,7 @@
 
 #include "report/summary.h"
 #include "run/config.h"
+#include "run/estimate.h"
 #include "run/input.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
@@ -28,6 +31,7 @@ typedef struct mt_sim_outputs {
     const char *csv_dir;        /* ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv */
     const char *html;           /* the self-contained HTML report */
     FILE *progress;             /* where a progress line goes (shown on a terminal only), NULL */
+    FILE *notices;              /* where the estimate of a long run goes before it starts, NULL */
     const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
     const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
     int chakra_json;            /* also DIR/mitosis.RANK.json */
@@ -44,6 +48,9 @@ typedef struct mt_simulation {
     int32_t worst_mem_gpu;      /* the GPU with the largest estimated peak memory */
     char trace_warning[640];    /* the trace's warning ("" none) */
     char mem_warning[256];      /* memory over the limit ("" none) */
+    mt_estimate est;            /* what the run was predicted to cost (run/estimate.h), baseline included */
+    int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
+    double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file

@@ -28,7 +28,7 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 mode, walkers, why = sys.argv[3], int(sys.argv[4]), sys.argv[5]
 fa, fb = a["simulation"].pop("folding"), b["simulation"].pop("folding")
 for x in (a, b):
-    for k in ("events", "wall_s"):
+    for k in ("events", "wall_s", "peak_rss_bytes"):
         x["simulation"].pop(k)
 ok = True
 if fa["mode"] != mode or fa["walkers"] != walkers or why not in fa["why"]:

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-IGNORE = {"wall_s"}
+IGNORE = {"wall_s", "peak_rss_bytes"}
 REL = 1e-9
 
 

@@ -58,8 +58,9 @@ bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEX
 }
 same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json
     local what=$1; shift
-    jq -S 'del(.simulation.wall_s, .wall_s?)' <(jq .result "$TMP/status") >"$TMP/api.json"
-    "$BIN" "$@" --json | jq -S 'del(.simulation.wall_s, .wall_s?)' >"$TMP/cli.json" || fail "$what: the CLI failed"
+    jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' <(jq .result "$TMP/status") >"$TMP/api.json"
+    "$BIN" "$@" --json | jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' >"$TMP/cli.json" ||
+      fail "$what: the CLI failed"
     cmp -s "$TMP/api.json" "$TMP/cli.json" || fail "$what: API and CLI differ: $(diff "$TMP/api.json" "$TMP/cli.json" | head -5)"
     ok "$what: the API's result equals the CLI's --json"
 }

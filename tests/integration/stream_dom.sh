@@ -22,7 +22,7 @@ same() {
     ( MITOSIS_JSON_READER=$r "$bin" inspect "$t" --json > "$tmp/i.$r" 2>> "$tmp/e.$r"; echo "rc $?" >> "$tmp/i.$r"
       cat "$tmp/e.$r" >> "$tmp/i.$r"; rm -f "$tmp/e.$r"
       [ "$sim" = 1 ] && { MITOSIS_JSON_READER=$r "$bin" simulate "$t" --gpus 2 --tp 2 --json 2> "$tmp/se.$r" |
-        grep -v '"wall_s"' > "$tmp/s.$r"; cat "$tmp/se.$r" >> "$tmp/s.$r"; } ) &
+        grep -v '"wall_s"\|"peak_rss_bytes"' > "$tmp/s.$r"; cat "$tmp/se.$r" >> "$tmp/s.$r"; } ) &
   done
   wait
   check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom" && grep -q "rc 0" "$tmp/i.stream"' ||

@@ -222,6 +222,16 @@ static void simulate_equals_a_bare_run_and_writes_files(void **state) {
     json_t *j = mt_summary_json(&sum);
     assert_true(fabs(json_real_value(json_object_get(j, "step_ms")) - mt_simrun_step_ms(&s.run)) < 1e-12);
     assert_int_equal(json_array_size(json_object_get(j, "gpus")), 2);
+    /* the streamed JSON is the tree's dump, byte for byte */
+    char *tree = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    f = open_memstream(&buf, &len);
+    assert_int_equal(mt_summary_json_write(f, &sum), 0);
+    fclose(f);
+    assert_int_equal(len, strlen(tree) + 1);
+    assert_int_equal(memcmp(buf, tree, strlen(tree)), 0);
+    assert_int_equal(buf[len - 1], '\n');
+    free(tree);
+    free(buf);
     json_decref(j);
     char msg[256];
     assert_false(mt_simulation_mem_warning(&s, msg, sizeof msg)); /* 576 B of weights fit */
