@@ -9,8 +9,8 @@
 # shared, and a single-threaded run's CPU time is what its wall time is on a quiet machine, while
 # its wall time there grows with everyone else's load ("wall s" is reported too, of the same run;
 # the load average is printed at the end). "cpu s", "wall s" and "peak RSS" are the whole process (/usr/bin/time:
-# loading the trace, building the topology, simulating, printing the text summary; --json would
-# add jansson's tree of every GPU's row: 11 s and 630 MiB more at 131,072 GPUs); "sim s" is the
+# loading the trace, building the topology, simulating, printing the text summary; --json streams
+# its rows: +0.1-0.2 s and no more memory at 131,072 GPUs, bench_json.sh); "sim s" is the
 # simulation alone (the summary's "simulated ... in S s"); "mode" is folded (walkers = GPUs that
 # walked their programs) or full.
 set -eu

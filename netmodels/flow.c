@@ -68,6 +68,7 @@ struct mt_flownet {
     change *chg;
     int64_t nchg, chgcap;
     int64_t chg_done;        /* scheduled changes that have taken effect */
+    int32_t n_extra_lat;     /* links with an extra latency */
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -275,9 +276,10 @@ static void on_drain(void *ctx, uint64_t arg) {
 
 /* ---- perturbations ---- */
 
-static mt_time_ps route_latency(const mt_flownet *net, const int32_t *route, int32_t nhops) {
-    mt_time_ps lat = mt_topo_path_latency(net->topo, route, nhops);
-    for (int32_t h = 0; h < nhops; h++) lat += net->lk[route[h]].extra_lat_ps;
+/* The route's latency: the topology's (base_ps, mt_topo_route_lat) plus the links' extra. */
+static mt_time_ps route_latency(const mt_flownet *net, const int32_t *route, int32_t nhops, mt_time_ps base_ps) {
+    mt_time_ps lat = base_ps;
+    for (int32_t h = 0; net->n_extra_lat > 0 && h < nhops; h++) lat += net->lk[route[h]].extra_lat_ps;
     return lat;
 }
 
@@ -346,6 +348,7 @@ static mt_status set_link_extra_latency(void *self, int32_t link, mt_time_ps ext
     if (extra_ps < 0 || extra_ps > MT_LINK_LAT_MAX_PS)
         return mt_fail(err, MT_EINVAL, "flow model: extra latency must be 0 to 1 s (got %lld ps)",
                        (long long)extra_ps);
+    net->n_extra_lat += (extra_ps != 0) - (net->lk[link].extra_lat_ps != 0);
     net->lk[link].extra_lat_ps = extra_ps;
     return MT_OK;
 }
@@ -370,8 +373,9 @@ static mt_status reroute(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *
     const int32_t *route;
     int32_t nhops;
     flow *f = &net->fl[id];
-    MT_CHECK(mt_topo_route(net->topo, f->src, f->dst, &route, &nhops, err));
-    f->lat_ps = route_latency(net, route, nhops);
+    mt_time_ps base_ps;
+    MT_CHECK(mt_topo_route_lat(net->topo, f->src, f->dst, &route, &nhops, &base_ps, err));
+    f->lat_ps = route_latency(net, route, nhops, base_ps);
     return link_flow(net, id, route, nhops, now, err);
 }
 
@@ -474,12 +478,13 @@ static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double by
                        (int)src, (int)dst, mt_topo_label(net->topo));
     const int32_t *route;
     int32_t nhops;
-    MT_CHECK(mt_topo_route(net->topo, src, dst, &route, &nhops, err));
+    mt_time_ps base_ps;
+    MT_CHECK(mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, err));
     int32_t id = alloc_flow(net);
     if (id < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
     mt_time_ps now = mt_sched_now(net->sched);
     flow *f = &net->fl[id];
-    *f = (flow){.remaining = bytes, .bytes = bytes, .last_ps = now, .lat_ps = route_latency(net, route, nhops),
+    *f = (flow){.remaining = bytes, .bytes = bytes, .last_ps = now, .lat_ps = route_latency(net, route, nhops, base_ps),
                 .sent_fn = on_sent, .fn = on_delivered, .ctx = ctx, .tag = tag, .src = src, .dst = dst, .var = -1,
                 .next_free = -1};
     if (bytes == 0 || nhops == 0) {
@@ -561,10 +566,11 @@ static int nm_fixed_latency(void *self, int32_t src, int32_t dst, mt_time_ps *ou
     mt_flownet *net = self;
     const int32_t *route;
     int32_t nhops, nn = mt_topo_nnodes(net->topo);
+    mt_time_ps base_ps;
     if (net->chg_done < net->nchg || src < 0 || src >= nn || dst < 0 || dst >= nn ||
-        mt_topo_route(net->topo, src, dst, &route, &nhops, NULL) != MT_OK)
+        mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, NULL) != MT_OK)
         return 0;
-    *out_ps = route_latency(net, route, nhops);
+    *out_ps = route_latency(net, route, nhops, base_ps);
     return 1;
 }
 

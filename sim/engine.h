@@ -5,7 +5,10 @@
  * scheduled or moved, so two runs of the same program process events in the same order.
  * Storage: event records live in one array with a free list (no malloc per event); the queue
  * is a 4-ary min-heap of (time, seq, slot) entries and every record knows its heap position,
- * so cancel and move are O(log n) without scanning. A handle is (generation << 32 | slot):
+ * so cancel and move are O(log n) without scanning. Events issued a fixed delay after now (0:
+ * a solve, a completion; a path latency: a delivery) go to one of a few FIFO lanes instead, each
+ * sorted by construction: O(1) in and out, same order (engine.c), about half of a flow
+ * simulation's events (ResNet-50 tp8 x pp32 on 1024 GPUs: 1.95 -> 1.55 s CPU). A handle is (generation << 32 | slot):
  * cancelling a handle whose event already ran is a harmless no-op returning 0.
  *
  * Network models see the engine only through mt_sched (mt_engine_sched).

@@ -130,6 +130,7 @@ struct runner {
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
     int32_t *issued;         /* N x n_kinds: every vgpu's issued counts */
     int32_t *pending;        /* N x n_kinds: every vgpu's pending counts */
+    int32_t *gids;           /* N x n_kinds: every vgpu's group id per kind (mt_group_id) */
     int32_t *arrived;        /* deliveries so far per ((rank * V + chunk) * M + mb) * 2 + (dir < 0), all steps */
     int32_t steps;
     mt_time_ps *step_end;    /* per step: latest GPU finish */
@@ -157,8 +158,9 @@ static void fail(runner *r, mt_status code, const char *fmt_msg) {
     mt_sched_fail(r->sched, code, r->msg);
 }
 
+/* The id of g's group of `kind` (-1: none), from the table setup_runner fills. O(1). */
 static int32_t gid_of(const runner *r, const vgpu *g, int kind) {
-    return mt_group_id(&r->p->groups, kind, g->rank);
+    return r->gids[(size_t)g->rank * (size_t)r->n_kinds + (size_t)kind];
 }
 
 /* The rank and model chunk a pipeline send of chunk v goes to (mt_pp_peer). */
@@ -821,6 +823,7 @@ static void free_runner(runner *r) {
     free(r->dev_words);
     free(r->issued);
     free(r->pending);
+    free(r->gids);
     free(r->g);
     free(r->arrived);
     free(r->step_end);
@@ -871,7 +874,8 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->n_kinds = p->groups.n_kinds;
     r->issued = calloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1), sizeof *r->issued);
     r->pending = calloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1), sizeof *r->pending);
-    nomem |= !r->issued || !r->pending;
+    r->gids = malloc((size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1) * sizeof *r->gids);
+    nomem |= !r->issued || !r->pending || !r->gids;
     for (int kind = 0; kind < r->n_kinds; kind++) {
         int32_t ng = mt_group_count(&p->groups, kind);
         if (ng == 0) continue; /* a kind whose groups would have one rank: none */
@@ -895,6 +899,8 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
         g->pending = r->pending + (size_t)i * (size_t)r->n_kinds;
+        for (int kind = 0; kind < r->n_kinds; kind++)
+            r->gids[(size_t)i * (size_t)r->n_kinds + (size_t)kind] = mt_group_id(&p->groups, kind, i);
         for (int kind = 0; kind < r->n_kinds; kind++) {
             if (!r->groups[kind] || gid_of(r, g, kind) < 0) continue; /* in no group of this kind */
             int32_t at = gid_of(r, g, kind) * mt_group_size(&p->groups, kind) + mt_group_slot(&p->groups, kind, i);

@@ -316,6 +316,35 @@ static void route_cache_eviction(void **state) {
     mt_topo_free(t);
 }
 
+/* mt_topo_route_lat: a source's 4 latest routes answer from its own cache line; asking for
+ * more destinations than that in turn, and again, gives the same routes, each with its path
+ * latency; a failed link empties the cache (the route goes the other way round). */
+static void near_routes(void **state) {
+    (void)state;
+    mt_topo *t = build("ring:16");
+    int32_t ng;
+    const int32_t *g = mt_topo_gpus(t, &ng), *links;
+    int32_t nl;
+    mt_time_ps lat, hop = mt_topo_link(t, 0)->lat_ps;
+    assert_true(hop > 0);
+    for (int rep = 0; rep < 3; rep++)
+        for (int32_t d = 1; d <= 7; d++) { /* 7 destinations through 4 ways */
+            assert_int_equal(mt_topo_route_lat(t, g[0], g[d], &links, &nl, &lat, NULL), MT_OK);
+            assert_int_equal(nl, d);
+            assert_int_equal(lat, d * hop);
+            assert_int_equal(lat, mt_topo_path_latency(t, links, nl));
+            assert_int_equal(mt_topo_link(t, links[0])->src, g[0]);
+            assert_int_equal(mt_topo_link(t, links[nl - 1])->dst, g[d]);
+        }
+    assert_int_equal(mt_topo_route_lat(t, g[0], g[1], &links, &nl, &lat, NULL), MT_OK);
+    assert_int_equal(nl, 1);
+    assert_int_equal(mt_topo_set_link_failed(t, links[0], 1, NULL), MT_OK);
+    assert_int_equal(mt_topo_route_lat(t, g[0], g[1], &links, &nl, &lat, NULL), MT_OK);
+    assert_int_equal(nl, 15);
+    assert_int_equal(lat, 15 * hop);
+    mt_topo_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -324,6 +353,7 @@ int main(void) {
         cmocka_unit_test(preset_parameters), cmocka_unit_test(json_file),
         cmocka_unit_test(csv_file),        cmocka_unit_test(file_errors),
         cmocka_unit_test(hop_routes_match_igraph), cmocka_unit_test(route_cache_eviction),
+        cmocka_unit_test(near_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
