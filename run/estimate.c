@@ -17,11 +17,12 @@
  * bench/bench_estimate.sh's plans: ResNet-50 DDP at 256..131,072 GPUs, tp4 x pp8, the GPT hybrid):
  * a send's cost is the max-min re-solve of the flows it shares links with, so concurrent big flows
  * (ringflow, trees' chunks, thousands of small TP rings at once) cost more than one ring's steps
- * (427 ns a send measured alone, 1.3 us inside the tp4 x pp8 plan: 800 splits them). Indexed by
+ * (after the engine's lanes, quiet machine: 229 ns a send of one 1024-rank ring, ~0.7 us inside
+ * the tp4 x pp8 plan: 450 splits them; ringflow 0.56-0.86 us at 131,072 GPUs). Indexed by
  * mt_coll_algo. */
 static const double NS_PER_SEND[] = {
-    [MT_ALGO_RING] = 800, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 800,
-    [MT_ALGO_RINGFLOW] = 2000,
+    [MT_ALGO_RING] = 450, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 450,
+    [MT_ALGO_RINGFLOW] = 1500,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
