@@ -12,15 +12,10 @@
 # byte but the wall time.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-bin=${1:-$here/../build/mitosis}
-shared=${2:-$here/../../shared/traces}
+. "$here/benchlib.bash"
+bench_setup bench_compare "${1:-}" "${2:-}" "${REPS:-3}"
 n=${3:-1024}
-reps=${REPS:-3} jobs=${JOBS:-2} ranks=${RANKS:-2}
-res=$shared/triosim-csv-resnet50-h100-bs128
-[ -d "$res" ] || { echo "bench_compare: $res is absent" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "bench_compare: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+jobs=${JOBS:-2} ranks=${RANKS:-2}
 args=(compare "$res" --gpus "$n")
 
 # mode label, then the command line; keeps the best wall time of REPS runs

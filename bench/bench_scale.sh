@@ -15,29 +15,14 @@
 # walked their programs) or full.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-bin=${1:-$here/../build/mitosis}
-shared=${2:-$here/../../shared/traces}
-reps=${3:-3}
-res=$shared/triosim-csv-resnet50-h100-bs128
+. "$here/benchlib.bash"
+bench_setup bench_scale "$@"
 gpt=$here/../traces/cpu-gpt-l8h16-b2
-for d in "$res" "$gpt"; do [ -d "$d" ] || { echo "bench_scale: $d is absent" >&2; exit 1; }; done
-[ -x /usr/bin/time ] || { echo "bench_scale: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+[ -d "$gpt" ] || { echo "bench_scale: $gpt is absent" >&2; exit 1; }
 
 row() { # label trace topology args...
   local label=$1 tr=$2 topo=$3; shift 3
-  local best=""
-  for ((i = 0; i < reps; i++)); do
-    /usr/bin/time -f "%e %M %U %S" -o "$tmp/time" "$bin" simulate "$tr" --topology "$topo" "$@" >"$tmp/out"
-    local w
-    w=$(tail -1 "$tmp/time" | awk '{ printf "%.2f", $3 + $4 }')
-    if [ -z "$best" ] || awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best=$w
-      cp "$tmp/out" "$tmp/best.txt"
-      cp "$tmp/time" "$tmp/best.time"
-    fi
-  done
+  bench_best "$bin" simulate "$tr" --topology "$topo" "$@"
   python3 - "$label" "$topo" "$tmp/best.txt" "$tmp/best.time" <<'PY'
 import re, sys
 label, topo, out, tm = sys.argv[1:5]
