@@ -4,9 +4,12 @@
  * variable holds its constraint ids then, at the same k, its slot in each constraint's element
  * array — inline for up to INLINE_CNSTS constraints (the hops of most routes), else on the heap.
  * The solve walks: collect (breadth-first component from the modified set, marking with an
- * epoch so nothing is cleared afterwards), fill (progressive filling with a binary heap of
- * (share, constraint, version): a constraint re-pushed with a new version makes its older
- * entries stale), and settle (values stored, the changed ones listed).
+ * epoch so nothing is cleared afterwards), fill (a variable alone on all its constraints takes
+ * the smallest capacity at once; the rest is progressive filling with a binary heap of (share,
+ * constraint, version), heapified in O(C), ordered by share then constraint id — so the result
+ * of a component does not depend on what else is solved with it; a constraint re-pushed with a
+ * new version makes its older entries stale), and settle (values stored, the changed ones
+ * listed).
  */
 #include "network/lmm.h"
 
@@ -21,13 +24,12 @@ typedef struct elem {
     int32_t var, k;
 } elem;
 
-typedef struct cnst {
+typedef struct cnst { /* 56 bytes */
     double cap, rem, usage;
-    int32_t n, unfixed;
-    int64_t ecap;
+    elem *el;
+    int32_t n, unfixed, ecap;
     uint32_t mark, ver;
     int32_t modified;
-    elem *el;
 } cnst;
 
 typedef struct var {
@@ -95,6 +97,19 @@ static void mark(mt_lmm *s, int32_t c) {
 
 /* ---- constraints ---- */
 
+int mt_lmm_reserve(mt_lmm *s, int64_t ncnsts) {
+    if (ncnsts <= s->ccap) return 1;
+    cnst *c = realloc(s->c, (size_t)ncnsts * sizeof *c);
+    if (!c) return 0;
+    s->c = c;
+    s->ccap = ncnsts;
+    int32_t *mod = realloc(s->mod, (size_t)ncnsts * sizeof *mod);
+    if (!mod) return 0;
+    s->mod = mod;
+    s->modcap = ncnsts;
+    return 1;
+}
+
 int32_t mt_lmm_cnst_new(mt_lmm *s, double capacity) {
     if (s->nc >= INT32_MAX || mt_vec_reserve(&s->c, &s->ccap, s->nc + 1) ||
         mt_vec_reserve(&s->mod, &s->modcap, s->nc + 1))
@@ -133,12 +148,22 @@ int32_t mt_lmm_var_new(mt_lmm *s, int64_t data) {
     return id;
 }
 
+/* Room for one more element on c: from 2, doubling (most links carry a flow or two; a
+ * util/vec start of 16 would be 128 bytes on each of 10^6 links). */
+static int el_room(cnst *c) {
+    if (c->n < c->ecap) return 1;
+    if (c->ecap > INT32_MAX / 2) return 0;
+    int32_t ncap = c->ecap ? 2 * c->ecap : 2;
+    elem *p = realloc(c->el, (size_t)ncap * sizeof *p);
+    if (!p) return 0;
+    c->el = p;
+    c->ecap = ncap;
+    return 1;
+}
+
 mt_status mt_lmm_var_attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, mt_error *err) {
-    for (int32_t k = 0; k < n; k++) { /* room first, so that a failure changes nothing */
-        cnst *c = &s->c[cnsts[k]];
-        if (mt_vec_reserve(&c->el, &c->ecap, c->n + 1))
-            return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
-    }
+    for (int32_t k = 0; k < n; k++) /* room first, so that a failure changes nothing */
+        if (!el_room(&s->c[cnsts[k]])) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
     var *x = &s->v[v];
     int32_t *heap = n > INLINE_CNSTS ? malloc(2 * (size_t)n * sizeof *heap) : NULL;
     if (n > INLINE_CNSTS && !heap) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
@@ -192,37 +217,52 @@ int64_t mt_lmm_var_data(const mt_lmm *s, int32_t v) { return s->v[v].data; }
 
 int mt_lmm_modified(const mt_lmm *s) { return s->nmod > 0; }
 
+/* Heap order: by share, ties by constraint id, so that the order in which equal shares are fixed
+ * (which can move a result in its last digit) is the same whatever else is in the heap: a
+ * component solves alike alone or beside others. */
+static inline int before(const hitem *a, const hitem *b) {
+    return a->share < b->share || (a->share == b->share && a->cnst < b->cnst);
+}
+
+static void sift_down(hitem *h, int64_t n, int64_t i, hitem it) {
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(&h[c + 1], &h[c])) c++;
+        if (!before(&h[c], &it)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = it;
+}
+
 static int heap_push(mt_lmm *s, double share, int32_t c, uint32_t ver) {
     if (mt_vec_reserve(&s->heap, &s->hcap, s->nheap + 1)) return 0;
+    hitem it = {share, c, ver};
     int64_t i = s->nheap++;
     while (i > 0) {
         int64_t p = (i - 1) / 2;
-        if (s->heap[p].share <= share) break;
+        if (!before(&it, &s->heap[p])) break;
         s->heap[i] = s->heap[p];
         i = p;
     }
-    s->heap[i] = (hitem){share, c, ver};
+    s->heap[i] = it;
     return 1;
 }
 
 static hitem heap_pop(mt_lmm *s) {
-    hitem top = s->heap[0], last = s->heap[--s->nheap];
-    int64_t i = 0, n = s->nheap;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && s->heap[c + 1].share < s->heap[c].share) c++;
-        if (s->heap[c].share >= last.share) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n > 0) s->heap[i] = last;
+    hitem top = s->heap[0];
+    if (--s->nheap > 0) sift_down(s->heap, s->nheap, 0, s->heap[s->nheap]);
     return top;
 }
 
+/* Puts c in the component: marked, its filling state reset (unfixed negative: not pushed yet). */
 static int add_cnst(mt_lmm *s, int32_t c, uint32_t ep) {
     if (mt_vec_reserve(&s->cc, &s->ccc, s->ncc + 1)) return 0;
-    s->c[c].mark = ep;
+    cnst *x = &s->c[c];
+    x->mark = ep;
+    x->rem = x->cap;
+    x->unfixed = -x->n;
     s->cc[s->ncc++] = c;
     return 1;
 }
@@ -254,6 +294,9 @@ static int collect(mt_lmm *s) {
     return ok;
 }
 
+/* The last variable of m is fixed: what it uses is final. */
+static inline void settle_cnst(cnst *m) { m->usage = m->cap - (m->rem > 0 ? m->rem : 0); }
+
 /* Fixes the unfixed variables of constraint `at` at `share` and takes it off their other
  * constraints, re-pushing those that still have unfixed variables. */
 static int fix_at(mt_lmm *s, int32_t at, double share) {
@@ -266,23 +309,55 @@ static int fix_at(mt_lmm *s, int32_t at, double share) {
         for (int32_t h = 0; h < x->n; h++) {
             cnst *m = &s->c[list[h]];
             m->rem -= share;
-            m->unfixed--;
-            if (list[h] != at && m->unfixed > 0 && !heap_push(s, (m->rem > 0 ? m->rem : 0) / m->unfixed, list[h], ++m->ver))
+            if (--m->unfixed == 0) settle_cnst(m);
+            else if (list[h] != at && !heap_push(s, (m->rem > 0 ? m->rem : 0) / m->unfixed, list[h], ++m->ver))
                 return 0;
         }
     }
     return 1;
 }
 
-static int fill(mt_lmm *s) {
-    s->nheap = 0;
-    for (int64_t i = 0; i < s->ncv; i++) s->v[s->cv[i]].new_value = -1;
-    for (int64_t i = 0; i < s->ncc; i++) {
-        cnst *c = &s->c[s->cc[i]];
-        c->rem = c->cap;
-        c->unfixed = c->n;
-        if (!heap_push(s, c->rem / c->n, s->cc[i], ++c->ver)) return 0;
+/* A variable alone on each of its constraints: its value is the smallest capacity, fixed here
+ * without the heap, with the same arithmetic as a pop of that constraint (share = cap / 1). */
+static int fix_alone(mt_lmm *s, var *x) {
+    const int32_t *list = var_cnsts(x);
+    double share = -1;
+    for (int32_t h = 0; h < x->n; h++) {
+        const cnst *m = &s->c[list[h]];
+        if (m->n != 1) return 0;
+        if (share < 0 || m->cap < share) share = m->cap;
     }
+    if (share < 0) return 0;
+    if (!(share > 0)) share = 0;
+    x->new_value = share;
+    for (int32_t h = 0; h < x->n; h++) {
+        cnst *m = &s->c[list[h]];
+        m->rem -= share;
+        m->unfixed = 0;
+        settle_cnst(m);
+    }
+    return 1;
+}
+
+/* Progressive filling of the collected component. Every constraint of a variable that is not
+ * alone goes on the heap once at its first share (rem = cap, unfixed = n: no alone variable
+ * shares it), then the heap is made in O(C). */
+static int fill(mt_lmm *s) {
+    if (mt_vec_reserve(&s->heap, &s->hcap, s->ncc)) return 0;
+    s->nheap = 0;
+    for (int64_t i = 0; i < s->ncv; i++) {
+        var *x = &s->v[s->cv[i]];
+        x->new_value = -1;
+        if (fix_alone(s, x)) continue;
+        const int32_t *list = var_cnsts(x);
+        for (int32_t h = 0; h < x->n; h++) {
+            cnst *c = &s->c[list[h]];
+            if (c->unfixed >= 0) continue;
+            c->unfixed = c->n;
+            s->heap[s->nheap++] = (hitem){c->rem / c->n, list[h], ++c->ver};
+        }
+    }
+    for (int64_t i = s->nheap / 2 - 1; i >= 0; i--) sift_down(s->heap, s->nheap, i, s->heap[i]);
     while (s->nheap > 0) {
         hitem it = heap_pop(s);
         const cnst *c = &s->c[it.cnst];
@@ -301,10 +376,6 @@ mt_status mt_lmm_solve(mt_lmm *s, mt_error *err) {
     if (!collect(s) || !fill(s) || mt_vec_reserve(&s->chg, &s->cchg, s->ncv)) {
         s->ncc = s->ncv = 0;
         return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory solving the flow rates");
-    }
-    for (int64_t i = 0; i < s->ncc; i++) {
-        cnst *c = &s->c[s->cc[i]];
-        c->usage = c->cap - (c->rem > 0 ? c->rem : 0);
     }
     for (int64_t i = 0; i < s->ncv; i++) {
         var *x = &s->v[s->cv[i]];

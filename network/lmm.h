@@ -35,6 +35,9 @@ void mt_lmm_free(mt_lmm *s);
 
 /* ---- constraints ---- */
 
+/* Room for ncnsts constraints in all (so that many mt_lmm_cnst_new do not grow the arrays by
+ * doubling); 0 when out of memory (the constraints are kept). */
+int mt_lmm_reserve(mt_lmm *s, int64_t ncnsts);
 /* Adds a constraint of capacity >= 0; returns its id (0, 1, ... in creation order) or -1 when out
  * of memory. O(1) amortised. */
 int32_t mt_lmm_cnst_new(mt_lmm *s, double capacity);

@@ -1,7 +1,9 @@
 /* Unit tests for network/lmm: max-min systems small enough to solve by hand — two variables on
  * one constraint, the textbook line, a parking lot, a bottleneck that moves when a capacity
- * changes, a modified constraint far from others (only its component is re-solved), and the
- * empty modified set (solve returns at once). */
+ * changes, a modified constraint far from others (only its component is re-solved), the
+ * empty modified set (solve returns at once), a variable alone on its constraints, and a
+ * component whose values are bit for bit the same solved alone or beside other components
+ * (ties between equal shares broken by constraint id, not by the heap's layout). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "network/lmm.h"
 
@@ -180,6 +184,76 @@ static void zero_capacity(void **state) {
     mt_lmm_free(s);
 }
 
+/* A variable alone on its three constraints takes the smallest capacity; each constraint's usage
+ * is that value. */
+static void alone_takes_the_smallest(void **state) {
+    (void)state;
+    mt_lmm *s = mt_lmm_new();
+    int32_t c0 = mt_lmm_cnst_new(s, 5), c1 = mt_lmm_cnst_new(s, 3), c2 = mt_lmm_cnst_new(s, 7);
+    int32_t a = var_on(s, 0, (int32_t[]){c0, c1, c2, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(mt_lmm_var_value(s, a) == 3);
+    assert_true(mt_lmm_cnst_usage(s, c0) == 3 && mt_lmm_cnst_usage(s, c1) == 3 && mt_lmm_cnst_usage(s, c2) == 3);
+    /* a second variable on c1: both share it (1.5 each), no longer alone */
+    int32_t b = var_on(s, 1, (int32_t[]){c1, -1});
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(mt_lmm_var_value(s, a) == 1.5 && mt_lmm_var_value(s, b) == 1.5);
+    assert_true(mt_lmm_cnst_usage(s, c0) == 1.5 && mt_lmm_cnst_usage(s, c1) == 3);
+    mt_lmm_free(s);
+}
+
+/* One random component: ncs constraints with capacities from a few values that make ties and
+ * inexact sums (0.1, 0.3, 0.7, 1/3), nvs variables on 1..3 of them. `other` > 0 puts that many
+ * unrelated constraints (and a variable on each pair of them) before each of the component's, so
+ * its ids keep their order but the heap holds other entries. Returns the values after a solve, a
+ * detach of variable 0 and a second solve. */
+static void random_component(unsigned seed, int other, double *out1, double *out2) {
+    enum { NC = 12, NV = 30 };
+    static const double caps[] = {0.1, 0.3, 0.7, 1.0 / 3.0};
+    mt_lmm *s = mt_lmm_new();
+    int32_t c[NC], v[NV];
+    for (int i = 0; i < NC; i++) {
+        for (int k = 0; k < other; k++) {
+            int32_t o = mt_lmm_cnst_new(s, caps[(i + k) % 4]);
+            if (k % 2) var_on(s, 100 + k, (int32_t[]){o - 1, o, -1});
+        }
+        c[i] = mt_lmm_cnst_new(s, caps[rand_r(&seed) % 4]);
+    }
+    for (int j = 0; j < NV; j++) {
+        int32_t list[4], n = 1 + (int32_t)(rand_r(&seed) % 3);
+        for (int32_t h = 0; h < n; h++) {
+            int32_t pick;
+            int fresh;
+            do { /* distinct constraints */
+                pick = c[rand_r(&seed) % NC];
+                fresh = 1;
+                for (int32_t q = 0; q < h; q++) fresh &= list[q] != pick;
+            } while (!fresh);
+            list[h] = pick;
+        }
+        list[n] = -1;
+        v[j] = var_on(s, j, list);
+    }
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    for (int j = 0; j < NV; j++) out1[j] = mt_lmm_var_value(s, v[j]);
+    mt_lmm_var_detach(s, v[0]);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    for (int j = 1; j < NV; j++) out2[j] = mt_lmm_var_value(s, v[j]);
+    out2[0] = 0;
+    mt_lmm_free(s);
+}
+
+static void component_alike_alone_or_beside_others(void **state) {
+    (void)state;
+    for (unsigned seed = 1; seed <= 200; seed++) {
+        double a1[30], a2[30], b1[30], b2[30];
+        random_component(seed, 0, a1, a2);
+        random_component(seed, 1 + (int)(seed % 5), b1, b2);
+        assert_memory_equal(a1, b1, sizeof a1);
+        assert_memory_equal(a2, b2, sizeof a2);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_variables_share_one_constraint),
@@ -187,6 +261,8 @@ int main(void) {
         cmocka_unit_test(parking_lot),
         cmocka_unit_test(far_modification_leaves_others_alone),
         cmocka_unit_test(zero_capacity),
+        cmocka_unit_test(alone_takes_the_smallest),
+        cmocka_unit_test(component_alike_alone_or_beside_others),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
