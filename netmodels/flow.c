@@ -41,9 +41,12 @@ typedef struct lstate {
     double reported_Bps; /* last rate given to the link observer */
     double base, factor; /* topology bandwidth; factor set by set_link_factor */
     mt_time_ps extra_lat_ps;
-    mt_link_periodic per; /* periodic degradation (period 0: none) */
-    mt_event_id pev;      /* pending periodic boundary */
 } lstate;
+
+typedef struct lperiodic { /* a link's periodic degradation (net->per, made on first use) */
+    mt_link_periodic per; /* period 0: none */
+    mt_event_id pev;      /* pending periodic boundary */
+} lperiodic;
 
 typedef struct change { /* a scheduled perturbation */
     int kind;
@@ -57,6 +60,7 @@ struct mt_flownet {
     mt_lmm *lmm;
     int32_t nlinks;
     lstate *lk;
+    lperiodic *per; /* per link, NULL until a periodic degradation is set */
     flow *fl;
     int64_t nfl, flcap;
     int32_t free_head;
@@ -82,7 +86,7 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     n->free_head = -1;
     n->lk = calloc((size_t)n->nlinks + 1, sizeof *n->lk);
     n->lmm = mt_lmm_new();
-    int ok = n->lk && n->lmm;
+    int ok = n->lk && n->lmm && mt_lmm_reserve(n->lmm, n->nlinks);
     for (int32_t l = 0; ok && l < n->nlinks; l++) {
         n->lk[l].base = mt_topo_link(topo, l)->bw_Bps;
         n->lk[l].factor = 1;
@@ -100,6 +104,7 @@ void mt_flownet_free(mt_flownet *net) {
     if (!net) return;
     mt_lmm_free(net->lmm);
     free(net->lk);
+    free(net->per);
     free(net->fl);
     free(net->chg);
     free(net);
@@ -220,7 +225,7 @@ static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, in
         int32_t n = mt_lmm_cnst_nvars(net->lmm, route[h]);
         if (n == 1) L->busy_since = now;
         if (n > L->peak) L->peak = n;
-        if (L->per.period_ps > 0 && !L->pev) arm_periodic(net, route[h]);
+        if (net->per && net->per[route[h]].per.period_ps > 0 && !net->per[route[h]].pev) arm_periodic(net, route[h]);
     }
     return MT_OK;
 }
@@ -298,7 +303,8 @@ static mt_time_ps next_boundary(const mt_link_periodic *p, mt_time_ps now) {
 static void refresh_cap(mt_flownet *net, int32_t l) {
     lstate *L = &net->lk[l];
     double cap = L->base * L->factor;
-    if (L->per.period_ps > 0 && in_window(&L->per, mt_sched_now(net->sched))) cap *= L->per.factor;
+    const lperiodic *P = net->per ? &net->per[l] : NULL;
+    if (P && P->per.period_ps > 0 && in_window(&P->per, mt_sched_now(net->sched))) cap *= P->per.factor;
     mt_lmm_cnst_set_capacity(net->lmm, l, cap);
     ensure_solve(net);
 }
@@ -307,17 +313,17 @@ static void on_boundary(void *ctx, uint64_t arg);
 
 /* Sets the periodic link's capacity for now and schedules its next boundary. */
 static void arm_periodic(mt_flownet *net, int32_t l) {
-    lstate *L = &net->lk[l];
+    lperiodic *P = &net->per[l];
     mt_time_ps now = mt_sched_now(net->sched);
     refresh_cap(net, l);
-    L->pev = mt_sched_at(net->sched, next_boundary(&L->per, now), on_boundary, net, (uint64_t)l);
-    if (!L->pev) fail(net, "scheduling a periodic degradation");
+    P->pev = mt_sched_at(net->sched, next_boundary(&P->per, now), on_boundary, net, (uint64_t)l);
+    if (!P->pev) fail(net, "scheduling a periodic degradation");
 }
 
 static void on_boundary(void *ctx, uint64_t arg) {
     mt_flownet *net = ctx;
     int32_t l = (int32_t)arg;
-    net->lk[l].pev = 0;
+    net->per[l].pev = 0;
     if (mt_lmm_cnst_nvars(net->lmm, l) == 0) return; /* idle: re-armed by the next flow start */
     arm_periodic(net, l);
 }
@@ -360,10 +366,12 @@ static mt_status set_link_periodic(void *self, int32_t link, const mt_link_perio
         !factor_ok(p->factor))
         return mt_fail(err, MT_EINVAL, "flow model: periodic degradation needs start >= 0, "
                        "0 < duration <= period and 0 < factor <= 1e6");
-    lstate *L = &net->lk[link];
-    if (L->pev) mt_sched_cancel(net->sched, L->pev);
-    L->pev = 0;
-    L->per = *p;
+    if (!net->per && !(net->per = calloc((size_t)net->nlinks + 1, sizeof *net->per)))
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory setting a periodic degradation");
+    lperiodic *P = &net->per[link];
+    if (P->pev) mt_sched_cancel(net->sched, P->pev);
+    P->pev = 0;
+    P->per = *p;
     if (mt_lmm_cnst_nvars(net->lmm, link) > 0) arm_periodic(net, link);
     return MT_OK;
 }
