@@ -39,8 +39,12 @@ struct mt_topo {
     int32_t nnodes;
     int64_t ncap;
     mt_node_kind *kind;
-    char **name;
-    mt_u64map by_name; /* hash(name) -> node id */
+    char **name;       /* a given name, or NULL: made up from the kind (mt_topo_name) */
+    int32_t *kidx;     /* per node: its index among the nodes of its kind */
+    int32_t *by_kind[4];  /* per kind: node ids in kidx order */
+    int64_t kcap[4];
+    int32_t nnamed;    /* nodes with a given name */
+    mt_u64map by_name; /* hash(given name) -> node id */
     mt_link *links;
     int32_t nlinks;
     int64_t lcap;
@@ -106,6 +110,8 @@ void mt_topo_free(mt_topo *t) {
     if (t->has_graph) igraph_destroy(&t->graph);
     free(t->dist);
     free(t->name);
+    free(t->kidx);
+    for (int k = 0; k < 4; k++) free(t->by_kind[k]);
     free(t->kind);
     free(t->links);
     free(t->gpus);
@@ -128,6 +134,9 @@ void mt_topo_free(mt_topo *t) {
     free(t);
 }
 
+/* Made-up names ("gpu12", "sw3": the kind's prefix and the node's index among its kind) are not
+ * stored: 10^5-node presets would spend more on the strings and their map than on the rest of
+ * the build. mt_topo_name prints them; mt_topo_find parses them. */
 int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_error *err) {
     if (t->frozen) {
         mt_fail(err, MT_EINTERNAL, "%s: nodes added after routing started", t->label);
@@ -137,42 +146,67 @@ int32_t mt_topo_add_node(mt_topo *t, mt_node_kind kind, const char *name, mt_err
         mt_fail(err, MT_EINVAL, "%s: bad node kind %d", t->label, (int)kind);
         return -1;
     }
-    char made[32];
-    if (!name) {
-        snprintf(made, sizeof made, "%s%d", kind_prefix[kind], (int)t->counters[kind]);
-        name = made;
-    }
-    if (mt_topo_find(t, name) >= 0) {
+    char made[32] = "";
+    const char *shown = name ? name : made;
+    /* a made-up name (printed only when needed) can only clash with a given one */
+    if (!name && t->nnamed > 0) snprintf(made, sizeof made, "%s%d", kind_prefix[kind], (int)t->counters[kind]);
+    if ((name || t->nnamed > 0) && mt_topo_find(t, shown) >= 0) {
         mt_fail(err, MT_EFORMAT, "%s: node '%s' defined twice (node names must be unique)",
-                t->label, name);
+                t->label, shown);
         return -1;
     }
-    int64_t cap = t->ncap;
-    if (mt_vec_reserve(&t->kind, &cap, t->nnodes + 1) ||
+    int64_t cap = t->ncap, cap2 = t->ncap;
+    if (mt_vec_reserve(&t->kind, &cap, t->nnodes + 1) || mt_vec_reserve(&t->kidx, &cap2, t->nnodes + 1) ||
         mt_vec_reserve(&t->name, &t->ncap, t->nnodes + 1) ||
+        mt_vec_reserve(&t->by_kind[kind], &t->kcap[kind], t->counters[kind] + 1) ||
         (kind == MT_NODE_GPU && mt_vec_reserve(&t->gpus, &t->gcap, t->ngpus + 1))) {
-        mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
+        if (!name) snprintf(made, sizeof made, "%s%d", kind_prefix[kind], (int)t->counters[kind]);
+        mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, shown);
         return -1;
     }
     int32_t id = t->nnodes;
-    t->name[id] = strdup(name);
-    if (!t->name[id] || mt_u64map_put(&t->by_name, mt_hash_str(name), id, err) != MT_OK) {
-        free(t->name[id]);
-        mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
-        return -1;
+    t->name[id] = NULL;
+    if (name) {
+        t->name[id] = strdup(name);
+        if (!t->name[id] || mt_u64map_put(&t->by_name, mt_hash_str(name), id, err) != MT_OK) {
+            free(t->name[id]);
+            mt_fail(err, MT_ENOMEM, "%s: out of memory adding node '%s'", t->label, name);
+            return -1;
+        }
+        t->nnamed++;
     }
     t->kind[id] = kind;
+    t->kidx[id] = t->counters[kind];
+    t->by_kind[kind][t->counters[kind]++] = id;
     t->nnodes++;
-    t->counters[kind]++;
     if (kind == MT_NODE_GPU) t->gpus[t->ngpus++] = id;
     return id;
 }
 
+/* The node whose made-up name is `name` ("sw3": prefix, then a number without leading zeros),
+ * or -1. */
+static int32_t find_made_up(const mt_topo *t, const char *name) {
+    for (int k = 0; k < 4; k++) {
+        size_t n = strlen(kind_prefix[k]);
+        if (strncmp(name, kind_prefix[k], n) != 0) continue;
+        const char *d = name + n;
+        if (*d < '0' || *d > '9' || (d[0] == '0' && d[1] != 0)) continue;
+        int64_t idx = 0;
+        for (; *d >= '0' && *d <= '9' && idx <= INT32_MAX; d++) idx = idx * 10 + (*d - '0');
+        if (*d != 0 || idx >= t->counters[k]) continue;
+        int32_t id = t->by_kind[k][idx];
+        if (!t->name[id]) return id;
+    }
+    return -1;
+}
+
 int32_t mt_topo_find(const mt_topo *t, const char *name) {
     int64_t id;
-    if (!name || !mt_u64map_get(&t->by_name, mt_hash_str(name), &id)) return -1;
+    if (!name) return -1;
     /* a 64-bit hash collision would map two names to one id: confirm by name */
-    return strcmp(t->name[id], name) == 0 ? (int32_t)id : -1;
+    if (t->nnamed > 0 && mt_u64map_get(&t->by_name, mt_hash_str(name), &id) && strcmp(t->name[id], name) == 0)
+        return (int32_t)id;
+    return find_made_up(t, name);
 }
 
 int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
@@ -189,7 +223,7 @@ int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt
     if (!(bw_Bps > 0) || bw_Bps > 1e18 || lat_ps < 0 || lat_ps > MT_LINK_LAT_MAX_PS) {
         mt_fail(err, MT_EINVAL,
                 "%s: link %s -> %s needs a bandwidth of 0 to 1e18 B/s and a latency of 0 to 1 s "
-                "(got %g B/s, %lld ps)", t->label, t->name[src], t->name[dst], bw_Bps, (long long)lat_ps);
+                "(got %g B/s, %lld ps)", t->label, mt_topo_name(t, src), mt_topo_name(t, dst), bw_Bps, (long long)lat_ps);
         return -1;
     }
     if (mt_vec_reserve(&t->links, &t->lcap, t->nlinks + 1)) {
@@ -212,7 +246,14 @@ int32_t mt_topo_nlinks(const mt_topo *t) { return t->nlinks; }
 const mt_link *mt_topo_link(const mt_topo *t, int32_t id) { return &t->links[id]; }
 mt_link *mt_topo_link_mut(mt_topo *t, int32_t id) { return t->frozen ? NULL : &t->links[id]; }
 mt_node_kind mt_topo_kind(const mt_topo *t, int32_t node) { return t->kind[node]; }
-const char *mt_topo_name(const mt_topo *t, int32_t node) { return t->name[node]; }
+const char *mt_topo_name(const mt_topo *t, int32_t node) {
+    if (t->name[node]) return t->name[node];
+    static _Thread_local char ring[8][32]; /* a made-up name: valid for the next 7 calls */
+    static _Thread_local unsigned next;
+    char *b = ring[next++ % 8];
+    snprintf(b, sizeof ring[0], "%s%d", kind_prefix[t->kind[node]], (int)t->kidx[node]);
+    return b;
+}
 const char *mt_topo_label(const mt_topo *t) { return t->label; }
 const int32_t *mt_topo_gpus(const mt_topo *t, int32_t *n) {
     *n = t->ngpus;
@@ -409,7 +450,7 @@ static mt_status distances_from(mt_topo *t, int32_t src, int32_t dst, mt_error *
 
 const char *mt_topo_link_name(const mt_topo *t, int32_t link, char *buf, size_t len) {
     if (link < 0 || link >= t->nlinks) snprintf(buf, len, "link %d", (int)link);
-    else snprintf(buf, len, "%s->%s", t->name[t->links[link].src], t->name[t->links[link].dst]);
+    else snprintf(buf, len, "%s->%s", mt_topo_name(t, t->links[link].src), mt_topo_name(t, t->links[link].dst));
     return buf;
 }
 
@@ -629,12 +670,12 @@ static mt_status no_route(const mt_topo *t, int32_t src, int32_t dst, mt_error *
         failed_names(t, names, sizeof names);
         return mt_fail(err, MT_ENOROUTE, "%s: no route from %s to %s once link%s %s failed (the "
                        "failure cuts them apart: fail fewer links or pick a topology with "
-                       "another path)", t->label, t->name[src], t->name[dst],
+                       "another path)", t->label, mt_topo_name(t, src), mt_topo_name(t, dst),
                        t->nfailed > 1 ? "s" : "", names);
     }
     return mt_fail(err, MT_ENOROUTE,
                    "%s: no route from %s to %s (check that the links connect them in this "
-                   "direction)", t->label, t->name[src], t->name[dst]);
+                   "direction)", t->label, mt_topo_name(t, src), mt_topo_name(t, dst));
 }
 
 /* The route as mt_topo_route, from the map or computed (and cached). */
@@ -671,7 +712,7 @@ static mt_status route_slow(mt_topo *t, int32_t src, int32_t dst, const int32_t 
         }
         if (pick < 0 || n >= t->nnodes)
             return mt_fail(err, MT_EINTERNAL, "%s: route reconstruction failed at %s", t->label,
-                           t->name[at]);
+                           mt_topo_name(t, at));
         t->scratch[n++] = pick;
         at = t->links[pick].src;
     }
@@ -765,7 +806,7 @@ mt_status mt_topo_write_dot(const mt_topo *t, FILE *out, mt_error *err) {
     static const char *shape[] = {"box", "ellipse", "hexagon", "diamond"};
     fprintf(out, "digraph \"%s\" {\n", t->label);
     for (int32_t i = 0; i < t->nnodes; i++)
-        fprintf(out, "  n%d [label=\"%s\", shape=%s];\n", (int)i, t->name[i], shape[t->kind[i]]);
+        fprintf(out, "  n%d [label=\"%s\", shape=%s];\n", (int)i, mt_topo_name(t, i), shape[t->kind[i]]);
     for (int32_t i = 0; i < t->nlinks; i++)
         fprintf(out, "  n%d -> n%d [label=\"%.4g GB/s\"];\n", (int)t->links[i].src,
                 (int)t->links[i].dst, t->links[i].bw_Bps / 1e9);

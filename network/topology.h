@@ -72,6 +72,8 @@ int32_t mt_topo_nlinks(const mt_topo *t);
 const mt_link *mt_topo_link(const mt_topo *t, int32_t id);
 mt_link *mt_topo_link_mut(mt_topo *t, int32_t id); /* for per-link overrides before freeze */
 mt_node_kind mt_topo_kind(const mt_topo *t, int32_t node);
+/* A node's name: the given one, or one made up from its kind and index ("gpu12", "sw3"), which
+ * stays valid for the next 7 calls of this thread. */
 const char *mt_topo_name(const mt_topo *t, int32_t node);
 const char *mt_topo_label(const mt_topo *t);
 const char *mt_node_kind_name(mt_node_kind k);

@@ -797,13 +797,15 @@ mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_netmodel *net, mt_
         if (mt_net_require(net, rule_op(n), err) != MT_OK) return mt_error_prefix(err, "%s", n->path);
         if (!topo) return mt_fail(err, MT_EINVAL, "%s: link perturbations need a topology (--topology)", n->path);
         const char *sel = n->sel;
+        char gpu_sel[48];
         if (!sel) {
             int32_t ng;
             const int32_t *gpus = mt_topo_gpus(topo, &ng);
             if (n->gpu >= ng)
                 return mt_fail(err, MT_EINVAL, "%s: gpu %d, but %s has %d GPU%s", n->path, (int)n->gpu,
                                mt_topo_label(topo), (int)ng, mt_plural(ng));
-            sel = mt_topo_name(topo, gpus[n->gpu]);
+            snprintf(gpu_sel, sizeof gpu_sel, "%s", mt_topo_name(topo, gpus[n->gpu]));
+            sel = gpu_sel;
         }
         int32_t *ids, k;
         if (mt_topo_select_links(topo, sel, &ids, &k, err) != MT_OK) return mt_error_prefix(err, "%s", n->path);
