@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "run/flags.h"
 #include "netmodels/netcfg.h"
+#include "perfmodel/fit.h"
 
 #define MITOSIS_VERSION "0.2.0"
 
@@ -84,6 +85,7 @@ int main(int argc, char **argv) {
     /* igraph's default handler aborts; library code checks return codes instead. */
     igraph_set_error_handler(igraph_error_handler_printignore);
     igraph_set_warning_handler(igraph_warning_handler_ignore);
+    mt_fit_single_thread();
     if (argc < 2) {
         usage(stderr);
         return 2;

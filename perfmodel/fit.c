@@ -1,11 +1,19 @@
 /* perfmodel/fit.c — exact small NNLS by subset enumeration over LAPACKE_dgelsd. */
 #include "perfmodel/fit.h"
 
+#include <cblas.h> /* OpenBLAS's: openblas_set_num_threads */
 #include <lapacke.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The systems are a few columns wide: OpenBLAS's worker threads buy nothing, and after each call
+ * they spin (sched_yield) on the other cores for a while, beside compare's worker threads. */
+static pthread_once_t one_thread = PTHREAD_ONCE_INIT;
+static void blas_one_thread(void) { openblas_set_num_threads(1); }
+void mt_fit_single_thread(void) { pthread_once(&one_thread, blas_one_thread); }
 
 static int popcount(unsigned m) {
     int c = 0;
@@ -52,6 +60,7 @@ static int solve_subset(const double *X, const double *y, const double *w, int n
     }
     for (int i = n; i < m; i++) b[i] = 0;
     lapack_int rank = 0;
+    mt_fit_single_thread();
     lapack_int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, n, k, 1, A, k, b, ldb, s, -1.0, &rank);
     int res = 0;
     if (info == 0 && rank == k && s[k - 1] > 0 && s[0] / s[k - 1] <= MT_FIT_MAX_COND) {

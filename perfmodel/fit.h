@@ -39,4 +39,8 @@ typedef struct mt_fit_result {
 mt_status mt_fit_nnls(const double *X, const double *y, const double *w, int n, int p,
                       unsigned allowed, const char *const *names, mt_fit_result *r, mt_error *err);
 
+/* Keeps OpenBLAS on the calling thread (its pool would spin on the other cores after each
+ * call); done by the first fit, and by main at start so the pool goes quiet at once. */
+void mt_fit_single_thread(void);
+
 #endif
