@@ -22,6 +22,10 @@
 #include "util/vec.h"
 
 enum { F_FREE, F_DRAINING, F_LATENCY };
+/* network folding: a flow's part (netmodel.h). VIRTUAL: replica 0's copy of a folded send whose
+ * other copies are not simulated; REAL: one whose copies are flows (COPY: no callbacks, checked
+ * to drain when their representative does). */
+enum { FOLD_NO = 0, FOLD_VIRTUAL, FOLD_REAL, FOLD_COPY };
 
 typedef struct flow {
     double remaining, rate, bytes;
@@ -32,12 +36,17 @@ typedef struct flow {
     void *ctx;
     uint64_t tag;
     int32_t src, dst, var, next_free, state;
+    int32_t folded;          /* FOLD_* */
+    int32_t rep, kidx;       /* FOLD_COPY: its representative (checked by rep_gen); scratch */
+    uint32_t gen, rep_gen;   /* gen: bumped when the slot is taken */
+    mt_time_ps ev_ps, drained_ps; /* when its drain event is due; when it drained */
+    uint64_t ev_order;       /* the model's own order of scheduling drain events */
 } flow;
 
 typedef struct lstate {
     double bytes;
     mt_time_ps busy_ps, busy_since;
-    int32_t peak;
+    int32_t peak, vn; /* vn: flows on the link now, folded copies of other replicas included */
     double reported_Bps; /* last rate given to the link observer */
     double base, factor; /* topology bandwidth; factor set by set_link_factor */
     mt_time_ps extra_lat_ps;
@@ -73,6 +82,24 @@ struct mt_flownet {
     int64_t nchg, chgcap;
     int64_t chg_done;        /* scheduled changes that have taken effect */
     int32_t n_extra_lat;     /* links with an extra latency */
+    int perturbed;           /* a link operation was used: no folding */
+    /* network folding (netmodel.h): NULL when off */
+    const mt_netfold *fold;
+    int fold_dead;           /* broken: the caller stops the run; no more checks */
+    int32_t *fold_e;         /* per node: its index among replica 0's endpoints, or -1 */
+    /* the copy map, learned from the routes as folded sends come: replica 0's link l has index
+     * rix[l] (-1: none yet) and its copy in replica d is cmap[rix[l] * D + d]; a copy link's
+     * replica-0 link is orig[] (-1: not a copy link); srt: the indexed links by id, so that every
+     * replica's copies keep replica 0's id order */
+    int32_t *rix, *orig, *cmap, *srt;
+    int64_t nrix, cmapcap, srtcap;
+    int32_t *nfold;          /* per link: folded copies on it, all replicas */
+    int32_t *frep;           /* per link with copies: whose replica they are */
+    int32_t (*checked)[2];   /* per node: the last two destinations whose copies' routes were checked */
+    uint64_t ev_seq;         /* ev_order source */
+    uint32_t *lmark, lepoch; /* per link: visited by materialize */
+    int32_t *kbuf, *lbuf, *vbuf, *rbuf; /* materialize's scratch */
+    int64_t kcap, lcap, vcap, rcap;
     char msg[MT_ERRMSG_MAX];
 };
 
@@ -105,6 +132,19 @@ void mt_flownet_free(mt_flownet *net) {
     mt_lmm_free(net->lmm);
     free(net->lk);
     free(net->per);
+    free(net->fold_e);
+    free(net->rix);
+    free(net->orig);
+    free(net->cmap);
+    free(net->srt);
+    free(net->nfold);
+    free(net->frep);
+    free(net->checked);
+    free(net->lmark);
+    free(net->kbuf);
+    free(net->lbuf);
+    free(net->vbuf);
+    free(net->rbuf);
     free(net->fl);
     free(net->chg);
     free(net);
@@ -118,6 +158,9 @@ static void fail(mt_flownet *net, const char *what) {
 /* ---- the lazy max-min solve ---- */
 static void on_solve(void *ctx, uint64_t arg);
 static void on_drain(void *ctx, uint64_t arg);
+static int32_t alloc_flow(mt_flownet *net);
+static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, int32_t nhops, mt_time_ps now,
+                           mt_error *err);
 
 /* Arms the solve event after a change marked links modified (one per instant). */
 static void ensure_solve(mt_flownet *net) {
@@ -163,6 +206,8 @@ static void rerate(mt_flownet *net, int32_t id, mt_time_ps now) {
         return;
     }
     mt_time_ps t = now + mt_ps_ceil(f->remaining / r);
+    f->ev_ps = t;
+    f->ev_order = ++net->ev_seq;
     if (f->ev) {
         mt_sched_move(net->sched, f->ev, t);
     } else {
@@ -213,6 +258,323 @@ static void on_deliver(void *ctx, uint64_t arg) { deliver(ctx, (int32_t)arg); }
 
 static void arm_periodic(mt_flownet *net, int32_t l);
 
+/* ---- network folding ---- */
+
+static void fold_break(mt_flownet *net, const char *why) {
+    if (net->fold_dead) return;
+    net->fold_dead = 1;
+    net->fold->broken(net->fold->ctx, why);
+}
+
+static int grow(int32_t **buf, int64_t *cap, int64_t need) { return mt_vec_reserve(buf, cap, need) == 0; }
+
+/* Copy link of replica 0's (indexed) link l in replica d. */
+static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
+    return d == 0 ? l : net->cmap[(size_t)net->rix[l] * net->fold->D + d];
+}
+
+/* Indexes replica 0's link l0 whose copies are cd[1..D) (cd[0] = l0): each copy link belongs to
+ * one (link, replica) pair, and the copies keep replica 0's id order in every replica (so a solve
+ * breaks ties among them as among replica 0's own: network/lmm.h). 0: they do not. */
+static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
+    int32_t D = net->fold->D;
+    int64_t lo = 0, hi = net->nrix; /* position of l0 among the indexed links, by id */
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (net->srt[mid] < l0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (int32_t d = 1; d < D; d++) {
+        if (net->orig[cd[d]] >= 0 || cd[d] == l0) return 0;
+        if (lo > 0 && net->cmap[(size_t)net->rix[net->srt[lo - 1]] * D + d] >= cd[d]) return 0;
+        if (lo < net->nrix && net->cmap[(size_t)net->rix[net->srt[lo]] * D + d] <= cd[d]) return 0;
+    }
+    if (mt_vec_reserve(&net->cmap, &net->cmapcap, (net->nrix + 1) * D) || !grow(&net->srt, &net->srtcap, net->nrix + 1))
+        return 0;
+    memmove(net->srt + lo + 1, net->srt + lo, (size_t)(net->nrix - lo) * sizeof *net->srt);
+    net->srt[lo] = l0;
+    net->rix[l0] = (int32_t)net->nrix;
+    memcpy(net->cmap + net->nrix * D, cd, (size_t)D * sizeof *cd);
+    net->nrix++;
+    net->orig[l0] = l0;
+    for (int32_t d = 1; d < D; d++) net->orig[cd[d]] = l0;
+    return 1;
+}
+
+/* The copies of folded send src -> dst (route r0) in replicas 1..D-1 take routes of the same
+ * length whose links map one to one onto replica 0's (the copy map, learned here), of the same
+ * bandwidth, with the same latency. Checked once per (src, dst) while they stay among src's last
+ * two destinations. 0: they do not (or out of memory). */
+static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32_t *r0, int32_t n, mt_time_ps lat0,
+                          mt_error *err) {
+    int32_t *ck = net->checked[src];
+    if (ck[0] == dst || ck[1] == dst) return 1;
+    const mt_netfold *F = net->fold;
+    int32_t es = net->fold_e[src], ed = net->fold_e[dst], D = F->D;
+    if (es < 0 || ed < 0 || !grow(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
+    int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
+    for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
+    for (int32_t d = 1; d < D; d++) {
+        const int32_t *rd;
+        int32_t nd;
+        mt_time_ps lat;
+        if (mt_topo_route_lat(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], &rd, &nd, &lat,
+                              err) != MT_OK || nd != n || lat != lat0)
+            return 0;
+        for (int32_t h = 0; h < n; h++) {
+            if (net->lk[rd[h]].base != net->lk[r0[h]].base) return 0;
+            cd[(size_t)h * D + d] = rd[h];
+        }
+    }
+    for (int32_t h = 0; h < n; h++) {
+        const int32_t *c = cd + (size_t)h * D;
+        if (net->rix[r0[h]] < 0) {
+            if (!index_link(net, r0[h], c)) return 0;
+            continue;
+        }
+        for (int32_t d = 1; d < D; d++)
+            if (copy_link(net, r0[h], d) != c[d]) return 0;
+    }
+    ck[1] = ck[0];
+    ck[0] = dst;
+    return 1;
+}
+
+
+/* The virtual folded flows whose component (over replica 0's links, starting at link l0) is
+ * about to meet other traffic become REAL: each gets its copies in replicas 1.. as flows, in the
+ * state the unfolded network has them in now (remaining bytes, rate, drain time; no solve is
+ * added: they join quietly, marked for the pending solve only where replica 0's own are), the
+ * copies' links holding them in replica 0's order. 0 when out of memory. */
+static int materialize(mt_flownet *net, int32_t l0) {
+    const mt_netfold *F = net->fold;
+    int64_t nk = 0, nl = 0;
+    if (++net->lepoch == 0) {
+        memset(net->lmark, 0, ((size_t)net->nlinks + 1) * sizeof *net->lmark);
+        net->lepoch = 1;
+    }
+    if (!grow(&net->lbuf, &net->lcap, 1)) return 0;
+    net->lbuf[nl++] = l0;
+    net->lmark[l0] = net->lepoch;
+    for (int64_t i = 0; i < nl; i++) { /* breadth-first over links and the virtual flows on them */
+        int32_t l = net->lbuf[i], n = mt_lmm_cnst_nvars(net->lmm, l);
+        for (int32_t k = 0; k < n; k++) {
+            int32_t id = (int32_t)mt_lmm_var_data(net->lmm, mt_lmm_cnst_var(net->lmm, l, k));
+            if (net->fl[id].folded != FOLD_VIRTUAL) continue;
+            net->fl[id].folded = FOLD_REAL;
+            if (!grow(&net->kbuf, &net->kcap, nk + 1)) return 0;
+            net->kbuf[nk++] = id;
+            const int32_t *route;
+            int32_t nh = mt_lmm_var_cnsts(net->lmm, net->fl[id].var, &route);
+            for (int32_t h = 0; h < nh; h++) {
+                if (net->lmark[route[h]] == net->lepoch) continue;
+                net->lmark[route[h]] = net->lepoch;
+                if (!grow(&net->lbuf, &net->lcap, nl + 1)) return 0;
+                net->lbuf[nl++] = route[h];
+            }
+        }
+    }
+    /* the copies are made in the order replica 0's drain events were scheduled (the engine's) */
+    for (int64_t i = 1; i < nk; i++) {
+        int32_t id = net->kbuf[i];
+        const flow *x = &net->fl[id];
+        int64_t j = i - 1;
+        for (; j >= 0; j--) {
+            const flow *y = &net->fl[net->kbuf[j]];
+            int after = !y->ev ? x->ev != 0 : x->ev && (y->ev_ps > x->ev_ps || (y->ev_ps == x->ev_ps && y->ev_order > x->ev_order));
+            if (!after) break;
+            net->kbuf[j + 1] = net->kbuf[j];
+        }
+        net->kbuf[j + 1] = id;
+    }
+    int pending = 0;
+    for (int64_t i = 0; i < nl; i++) pending |= mt_lmm_cnst_modified(net->lmm, net->lbuf[i]);
+    for (int64_t i = 0; i < nk; i++) net->fl[net->kbuf[i]].kidx = (int32_t)i;
+    if (!grow(&net->vbuf, &net->vcap, nk)) return 0;
+    for (int32_t d = 1; d < F->D; d++) {
+        for (int64_t i = 0; i < nk; i++) {
+            int32_t c = alloc_flow(net); /* may move net->fl */
+            if (c < 0) return 0;
+            const flow *r = &net->fl[net->kbuf[i]];
+            flow *x = &net->fl[c];
+            *x = (flow){.remaining = r->remaining, .rate = r->rate, .bytes = r->bytes, .last_ps = r->last_ps,
+                        .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]],
+                        .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]], .var = -1, .next_free = -1,
+                        .state = F_DRAINING, .folded = FOLD_COPY, .rep = net->kbuf[i], .rep_gen = r->gen, .gen = x->gen,
+                        .ev_ps = r->ev_ps, .ev_order = ++net->ev_seq};
+            const int32_t *route;
+            int32_t nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
+            double value = mt_lmm_var_value(net->lmm, r->var);
+            int has_ev = r->ev != 0;
+            if (!grow(&net->rbuf, &net->rcap, nh)) return 0;
+            for (int32_t h = 0; h < nh; h++) net->rbuf[h] = copy_link(net, route[h], d);
+            x->var = mt_lmm_var_new(net->lmm, c);
+            if (x->var < 0 || mt_lmm_var_attach_quiet(net->lmm, x->var, net->rbuf, nh, value, NULL) != MT_OK) return 0;
+            if (has_ev && !(x->ev = mt_sched_at(net->sched, x->ev_ps, on_drain, net, (uint64_t)c))) return 0;
+            net->vbuf[i] = x->var;
+            net->st.copies++;
+        }
+        for (int64_t i = 0; i < nl; i++) { /* each copy link: replica 0's order; pending where it is */
+            int32_t l = net->lbuf[i], n = mt_lmm_cnst_nvars(net->lmm, l), cl = copy_link(net, l, d);
+            if (!grow(&net->rbuf, &net->rcap, n)) return 0;
+            for (int32_t k = 0; k < n; k++)
+                net->rbuf[k] = net->vbuf[net->fl[mt_lmm_var_data(net->lmm, mt_lmm_cnst_var(net->lmm, l, k))].kidx];
+            mt_lmm_cnst_order(net->lmm, cl, net->rbuf, n);
+            net->nfold[cl] = 0;
+            if (mt_lmm_cnst_modified(net->lmm, l)) mt_lmm_cnst_touch(net->lmm, cl);
+        }
+    }
+    for (int64_t i = 0; i < nl; i++) net->nfold[net->lbuf[i]] = 0;
+    if (pending) ensure_solve(net);
+    return 1;
+}
+
+/* Makes REAL every virtual flow whose copies are on link l (a copy's, or replica 0's own). */
+static int materialize_at(mt_flownet *net, int32_t l) {
+    if (net->nfold[l] == 0) return 1;
+    if (!materialize(net, net->orig[l])) {
+        fail(net, "materializing folded flows");
+        return 0;
+    }
+    return 1;
+}
+
+/* A folded send from src to dst starts on route: VIRTUAL when every replica's copy finds its
+ * links holding only that replica's virtual copies (then they are counted there: replica 0's by
+ * link_flow, the others' here), else REAL (the virtual flows it meets become REAL first; its copies
+ * are started by start_copies). FOLD_NO when folding broke here. */
+static int fold_start(mt_flownet *net, int32_t src, int32_t dst, const int32_t *route_in, int32_t nhops, mt_time_ps lat,
+                      mt_time_ps now) {
+    const mt_netfold *F = net->fold;
+    int32_t r0[64]; /* the route checks below may move route_in */
+    if (nhops > 64) {
+        fold_break(net, "a route of more than 64 links");
+        return FOLD_NO;
+    }
+    memcpy(r0, route_in, (size_t)nhops * sizeof *r0);
+    mt_error e;
+    if (!fold_routes_ok(net, src, dst, r0, nhops, lat, &e)) {
+        fold_break(net, "a folded send's copies do not map one to one onto replica 0's links in their order");
+        return FOLD_NO;
+    }
+    int clean = 1;
+    for (int32_t d = 0; d < F->D && clean; d++)
+        for (int32_t h = 0; h < nhops && clean; h++) {
+            int32_t l = copy_link(net, r0[h], d);
+            clean = net->lk[l].vn == net->nfold[l] && (net->nfold[l] == 0 || net->frep[l] == d);
+        }
+    if (!clean) {
+        for (int32_t d = 0; d < F->D; d++)
+            for (int32_t h = 0; h < nhops; h++)
+                if (!materialize_at(net, copy_link(net, r0[h], d))) return FOLD_NO;
+        return FOLD_REAL;
+    }
+    for (int32_t d = 0; d < F->D; d++)
+        for (int32_t h = 0; h < nhops; h++) {
+            int32_t l = copy_link(net, r0[h], d);
+            net->nfold[l]++;
+            net->frep[l] = d;
+            if (d == 0) continue; /* replica 0's own: link_flow */
+            lstate *L = &net->lk[l];
+            int32_t n = ++L->vn;
+            if (n == 1) L->busy_since = now;
+            if (n > L->peak) L->peak = n;
+        }
+    return FOLD_VIRTUAL;
+}
+
+/* An unfolded flow starts on route: the virtual flows it meets become REAL first. */
+static void fold_plain(mt_flownet *net, const int32_t *route_in, int32_t nhops) {
+    for (int32_t h = 0; h < nhops; h++)
+        if (net->nfold[route_in[h]] > 0) {
+            int32_t route[64], *r = nhops <= 64 ? route : NULL;
+            if (!r) {
+                fold_break(net, "a route of more than 64 links");
+                return;
+            }
+            memcpy(r, route_in, (size_t)nhops * sizeof *r);
+            for (; h < nhops; h++)
+                if (!materialize_at(net, r[h])) return;
+            return;
+        }
+}
+
+/* A REAL folded flow has just started: its copies in replicas 1.. start with it. */
+static mt_status start_copies(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
+    const mt_netfold *F = net->fold;
+    for (int32_t d = 1; d < F->D; d++) {
+        int32_t c = alloc_flow(net);
+        if (c < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
+        const flow *r = &net->fl[id];
+        flow *x = &net->fl[c];
+        *x = (flow){.remaining = r->bytes, .bytes = r->bytes, .last_ps = now, .lat_ps = r->lat_ps,
+                    .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]], .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]],
+                    .var = -1, .next_free = -1, .state = F_DRAINING, .folded = FOLD_COPY, .rep = id, .rep_gen = r->gen,
+                    .gen = x->gen};
+        const int32_t *route;
+        int32_t nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
+        if (!grow(&net->rbuf, &net->rcap, nh)) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
+        for (int32_t h = 0; h < nh; h++) net->rbuf[h] = copy_link(net, route[h], d);
+        x->var = mt_lmm_var_new(net->lmm, c);
+        if (x->var < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
+        MT_CHECK(link_flow(net, c, net->rbuf, nh, now, err));
+        net->st.flow_events++;
+        net->st.copies++;
+    }
+    return MT_OK;
+}
+
+/* A folded flow leaves its links: its copies leave theirs, with the statistics they would have. */
+static void fold_unlink(mt_flownet *net, const flow *f, const int32_t *route, int32_t nhops, mt_time_ps now,
+                        int drained) {
+    for (int32_t d = 0; d < net->fold->D; d++)
+        for (int32_t h = 0; h < nhops; h++) {
+            int32_t l = copy_link(net, route[h], d);
+            net->nfold[l]--;
+            if (d == 0) continue;
+            lstate *L = &net->lk[l];
+            if (drained) L->bytes += f->bytes;
+            if (--L->vn == 0) L->busy_ps += now - L->busy_since;
+        }
+}
+
+static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
+    mt_flownet *net = self;
+    if (!f) {
+        net->fold = NULL;
+        return MT_OK;
+    }
+    if (net->perturbed) return mt_fail(err, MT_EINVAL, "a link is perturbed");
+    if (net->on_link) return mt_fail(err, MT_EINVAL, "link load is recorded over time");
+    if (net->nfl > 0) return mt_fail(err, MT_EINVAL, "flows were sent before");
+    int32_t nn = mt_topo_nnodes(net->topo);
+    net->fold_e = malloc((size_t)nn * sizeof *net->fold_e);
+    net->checked = malloc((size_t)nn * sizeof *net->checked);
+    net->lmark = calloc((size_t)net->nlinks + 1, sizeof *net->lmark);
+    net->rix = malloc(((size_t)net->nlinks + 1) * sizeof *net->rix);
+    net->orig = malloc(((size_t)net->nlinks + 1) * sizeof *net->orig);
+    net->nfold = calloc((size_t)net->nlinks + 1, sizeof *net->nfold);
+    net->frep = calloc((size_t)net->nlinks + 1, sizeof *net->frep);
+    if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->nfold || !net->frep)
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory folding the network");
+    for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1, net->checked[i][0] = net->checked[i][1] = -1;
+    for (int32_t e = 0; e < f->E; e++) {
+        int32_t node = f->ep[e];
+        if (node < 0 || node >= nn) return mt_fail(err, MT_EINVAL, "an endpoint is not a node");
+        net->fold_e[node] = e;
+    }
+    for (int32_t l = 0; l <= net->nlinks; l++) net->rix[l] = net->orig[l] = -1;
+    net->fold = f;
+    net->fold_dead = 0;
+    return MT_OK;
+}
+
+/* A link operation: no folding from now on (the caller runs again unfolded if it was on). */
+static void touched(mt_flownet *net) {
+    net->perturbed = 1;
+    if (net->fold) fold_break(net, "a link was perturbed");
+}
+
 /* Puts flow id on every link of route (marking them modified), then updates the links' counts
  * and arms their periodic degradations. */
 static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, int32_t nhops, mt_time_ps now,
@@ -222,7 +584,7 @@ static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, in
     ensure_solve(net);
     for (int32_t h = 0; h < nhops; h++) {
         lstate *L = &net->lk[route[h]];
-        int32_t n = mt_lmm_cnst_nvars(net->lmm, route[h]);
+        int32_t n = ++L->vn;
         if (n == 1) L->busy_since = now;
         if (n > L->peak) L->peak = n;
         if (net->per && net->per[route[h]].per.period_ps > 0 && !net->per[route[h]].pev) arm_periodic(net, route[h]);
@@ -239,10 +601,11 @@ static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained
     int32_t nhops = mt_lmm_var_cnsts(net->lmm, f->var, &route);
     mt_lmm_var_detach(net->lmm, f->var);
     ensure_solve(net);
+    if (f->folded == FOLD_VIRTUAL) fold_unlink(net, f, route, nhops, now, drained);
     for (int32_t h = 0; h < nhops; h++) {
         lstate *L = &net->lk[route[h]];
         if (drained) L->bytes += f->bytes;
-        if (mt_lmm_cnst_nvars(net->lmm, route[h]) > 0) continue;
+        if (--L->vn > 0) continue;
         L->busy_ps += now - L->busy_since;
         if (net->on_link && L->reported_Bps != 0) {
             L->reported_Bps = 0;
@@ -262,9 +625,17 @@ static void on_drain(void *ctx, uint64_t arg) {
     net->st.flow_events++;
     f->ev = 0;
     f->remaining = 0;
+    f->drained_ps = now;
     unlink_flow(net, id, now, 1);
     mt_lmm_var_free(net->lmm, f->var);
     f->var = -1;
+    if (f->folded == FOLD_COPY) { /* nobody waits for a copy: it must drain with its representative */
+        const flow *r = &net->fl[f->rep];
+        int ok = r->gen == f->rep_gen && (r->state == F_DRAINING ? r->ev && r->ev_ps == now : r->drained_ps == now);
+        release(net, id);
+        if (!ok) fold_break(net, "a replica's copy of a send drained apart from replica 0's");
+        return;
+    }
     mt_sent_fn sent = f->sent_fn;
     void *sctx = f->ctx;
     uint64_t stag = f->tag;
@@ -340,6 +711,7 @@ static int factor_ok(double factor) { return factor > 0 && factor <= MT_LINK_FAC
 static mt_status set_link_factor(void *self, int32_t link, double factor, mt_error *err) {
     mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "a bandwidth factor", err));
+    touched(net);
     if (!factor_ok(factor))
         return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 and at most 1e6 (got %g; "
                        "to cut a link, fail it)", factor);
@@ -351,6 +723,7 @@ static mt_status set_link_factor(void *self, int32_t link, double factor, mt_err
 static mt_status set_link_extra_latency(void *self, int32_t link, mt_time_ps extra_ps, mt_error *err) {
     mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "an extra latency", err));
+    touched(net);
     if (extra_ps < 0 || extra_ps > MT_LINK_LAT_MAX_PS)
         return mt_fail(err, MT_EINVAL, "flow model: extra latency must be 0 to 1 s (got %lld ps)",
                        (long long)extra_ps);
@@ -362,6 +735,7 @@ static mt_status set_link_extra_latency(void *self, int32_t link, mt_time_ps ext
 static mt_status set_link_periodic(void *self, int32_t link, const mt_link_periodic *p, mt_error *err) {
     mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "a periodic degradation", err));
+    touched(net);
     if (p->start_ps < 0 || p->period_ps <= 0 || p->duration_ps <= 0 || p->duration_ps > p->period_ps ||
         !factor_ok(p->factor))
         return mt_fail(err, MT_EINVAL, "flow model: periodic degradation needs start >= 0, "
@@ -390,6 +764,7 @@ static mt_status reroute(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *
 static mt_status fail_link(void *self, int32_t link, mt_error *err) {
     mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "a failure", err));
+    touched(net);
     MT_CHECK(mt_topo_set_link_failed(net->topo, link, 1, err));
     mt_time_ps now = mt_sched_now(net->sched);
     while (mt_lmm_cnst_nvars(net->lmm, link) > 0) { /* every draining flow on it moves */
@@ -423,6 +798,7 @@ static mt_status change_link_at(void *self, mt_time_ps t, mt_link_change_kind ki
                                 mt_error *err) {
     mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "a scheduled change", err));
+    touched(net);
     if (t < mt_sched_now(net->sched))
         return mt_fail(err, MT_EINVAL, "flow model: a link change cannot be scheduled in the past");
     if (kind == MT_LINK_FACTOR && !factor_ok(value))
@@ -449,7 +825,9 @@ static int32_t alloc_flow(mt_flownet *net) {
         if (net->nfl >= INT32_MAX || mt_vec_reserve(&net->fl, &net->flcap, net->nfl + 1)) return -1;
         id = (int32_t)net->nfl++;
     }
+    uint32_t gen = net->fl[id].gen + 1;
     memset(&net->fl[id], 0, sizeof net->fl[id]);
+    net->fl[id].gen = gen;
     net->fl[id].var = -1;
     net->fl[id].next_free = -1;
     return id;
@@ -475,7 +853,7 @@ static mt_status start_latency_only(mt_flownet *net, int32_t id, mt_time_ps now,
 
 /* mt_flownet_start, and on_sent (may be NULL) when the last byte has left. */
 static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
-                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag, int32_t *flow_id,
+                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag, int folded, int32_t *flow_id,
                             mt_error *err) {
     if (flow_id) *flow_id = -1;
     if (!(bytes >= 0) || !isfinite(bytes))
@@ -494,13 +872,23 @@ static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double by
     flow *f = &net->fl[id];
     *f = (flow){.remaining = bytes, .bytes = bytes, .last_ps = now, .lat_ps = route_latency(net, route, nhops, base_ps),
                 .sent_fn = on_sent, .fn = on_delivered, .ctx = ctx, .tag = tag, .src = src, .dst = dst, .var = -1,
-                .next_free = -1};
+                .next_free = -1, .gen = f->gen};
     if (bytes == 0 || nhops == 0) {
         MT_CHECK(start_latency_only(net, id, now, err));
     } else {
+        int mode = FOLD_NO;
+        if (net->fold && !net->fold_dead) { /* a failed check stops the run; the flow goes on meanwhile */
+            if (folded) mode = fold_start(net, src, dst, route, nhops, base_ps, now);
+            else fold_plain(net, route, nhops);
+            /* materializing may have moved net->fl and the route cache */
+            f = &net->fl[id];
+            MT_CHECK(mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, err));
+        }
+        f->folded = mode;
         f->var = mt_lmm_var_new(net->lmm, id);
         mt_status rc = f->var < 0 ? mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow")
                                   : link_flow(net, id, route, nhops, now, err);
+        if (rc == MT_OK && mode == FOLD_REAL) rc = start_copies(net, id, now, err);
         if (rc != MT_OK) {
             release(net, id);
             return rc;
@@ -517,7 +905,7 @@ static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double by
 mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double bytes,
                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag,
                            int32_t *flow_id, mt_error *err) {
-    return start_flow(net, src, dst, bytes, NULL, on_delivered, ctx, tag, flow_id, err);
+    return start_flow(net, src, dst, bytes, NULL, on_delivered, ctx, tag, 0, flow_id, err);
 }
 
 double mt_flownet_rate(const mt_flownet *net, int32_t id) {
@@ -538,7 +926,12 @@ static mt_status nm_send(void *self, int32_t src, int32_t dst, double bytes, mt_
 
 static mt_status nm_send_sent(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
                               mt_delivered_fn fn, void *ctx, uint64_t tag, mt_error *err) {
-    return start_flow(self, src, dst, bytes, on_sent, fn, ctx, tag, NULL, err);
+    return start_flow(self, src, dst, bytes, on_sent, fn, ctx, tag, 0, NULL, err);
+}
+
+static mt_status nm_send_folded(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                                mt_delivered_fn fn, void *ctx, uint64_t tag, mt_error *err) {
+    return start_flow(self, src, dst, bytes, on_sent, fn, ctx, tag, 1, NULL, err);
 }
 
 static int32_t nm_endpoints(void *self, const int32_t **ids) {
@@ -554,7 +947,7 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
     const mt_flownet *net = self;
     MT_CHECK(check_link(net, link, "statistics", err));
     const lstate *L = &net->lk[link];
-    int32_t n = mt_lmm_cnst_nvars(net->lmm, link);
+    int32_t n = L->vn;
     out->bytes = L->bytes;
     out->busy_ps = L->busy_ps;
     if (n > 0) out->busy_ps += mt_sched_now(net->sched) - L->busy_since;
@@ -565,6 +958,7 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
 
 static void nm_set_link_observer(void *self, mt_link_rate_fn fn, void *ctx) {
     mt_flownet *net = self;
+    if (fn && net->fold) fold_break(net, "link load is recorded over time");
     net->on_link = fn;
     net->link_ctx = ctx;
 }
@@ -597,6 +991,8 @@ static const mt_netmodel_ops flownet_ops = {
     .set_link_observer = nm_set_link_observer,
     .send_sent = nm_send_sent,
     .fixed_latency = nm_fixed_latency,
+    .set_fold = set_fold,
+    .send_folded = nm_send_folded,
 };
 
 mt_netmodel mt_flownet_netmodel(mt_flownet *net) { return (mt_netmodel){&flownet_ops, net}; }
@@ -615,5 +1011,6 @@ const mt_netmodel_kind mt_netmodel_kind_flow = {
     .name = "flow",
     .help = "packet-switched: max-min fair flows over the topology's links (default)",
     .uses_links = 1,
+    .folds = 1,
     .create = create,
 };

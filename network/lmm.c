@@ -161,7 +161,7 @@ static int el_room(cnst *c) {
     return 1;
 }
 
-mt_status mt_lmm_var_attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, mt_error *err) {
+static mt_status attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, int quiet, mt_error *err) {
     for (int32_t k = 0; k < n; k++) /* room first, so that a failure changes nothing */
         if (!el_room(&s->c[cnsts[k]])) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
     var *x = &s->v[v];
@@ -176,11 +176,38 @@ mt_status mt_lmm_var_attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t 
         list[k] = cnsts[k];
         slot[k] = c->n;
         c->el[c->n++] = (elem){v, k};
-        mark(s, cnsts[k]);
+        if (!quiet) mark(s, cnsts[k]);
     }
     x->attached = 1;
     return MT_OK;
 }
+
+mt_status mt_lmm_var_attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, mt_error *err) {
+    return attach(s, v, cnsts, n, 0, err);
+}
+
+mt_status mt_lmm_var_attach_quiet(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, double value,
+                                  mt_error *err) {
+    MT_CHECK(attach(s, v, cnsts, n, 1, err));
+    s->v[v].value = s->v[v].new_value = value;
+    return MT_OK;
+}
+
+void mt_lmm_cnst_order(mt_lmm *s, int32_t c, const int32_t *vars, int32_t n) {
+    cnst *x = &s->c[c];
+    for (int32_t k = 0; k < n && k < x->n; k++) {
+        var *y = &s->v[vars[k]];
+        const int32_t *list = var_cnsts(y);
+        int32_t h = 0;
+        while (h < y->n && list[h] != c) h++;
+        if (h == y->n) continue; /* not on c: left as it is */
+        x->el[k] = (elem){vars[k], h};
+        var_slots(y)[h] = k;
+    }
+}
+
+int mt_lmm_cnst_modified(const mt_lmm *s, int32_t c) { return s->c[c].modified; }
+void mt_lmm_cnst_touch(mt_lmm *s, int32_t c) { mark(s, c); }
 
 void mt_lmm_var_detach(mt_lmm *s, int32_t v) {
     var *x = &s->v[v];

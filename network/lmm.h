@@ -60,6 +60,17 @@ int32_t mt_lmm_var_new(mt_lmm *s, int64_t data);
 /* Puts v (which uses no constraint now) on constraints cnsts[0..n) in that order and marks
  * each modified. MT_ENOMEM leaves v and every constraint unchanged. */
 mt_status mt_lmm_var_attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, mt_error *err);
+/* mt_lmm_var_attach without marking anything modified, the value set to `value`: for a variable
+ * that joins a component as a copy whose solve is known (network folding, netmodels/flow.c). */
+mt_status mt_lmm_var_attach_quiet(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, double value,
+                                  mt_error *err);
+/* Puts c's variables in the order vars[0..n) (n = its variable count, a permutation of them), as
+ * if they had been attached and detached in the history that gave another constraint that order. */
+void mt_lmm_cnst_order(mt_lmm *s, int32_t c, const int32_t *vars, int32_t n);
+/* 1 when c is in the modified set (a solve is pending for its component). */
+int mt_lmm_cnst_modified(const mt_lmm *s, int32_t c);
+/* Marks c modified (its component is solved by the next solve). */
+void mt_lmm_cnst_touch(mt_lmm *s, int32_t c);
 /* Takes v off all its constraints; marks modified those that still have variables. v keeps its
  * list (mt_lmm_var_cnsts) until it is attached again or freed, and its value. */
 void mt_lmm_var_detach(mt_lmm *s, int32_t v);

@@ -11,6 +11,7 @@ static const char *const op_what[MT_NETOP_COUNT] = {
     [MT_NETOP_LINK_STATS] = "report per-link statistics",
     [MT_NETOP_LINK_OBSERVER] = "report link load over time",
     [MT_NETOP_SEND_SENT] = "tell when a send has left its source",
+    [MT_NETOP_FOLD] = "fold its network by data-parallel replicas",
 };
 
 int mt_net_can(const mt_netmodel *net, mt_netop op) {
@@ -25,6 +26,7 @@ int mt_net_can(const mt_netmodel *net, mt_netop op) {
     case MT_NETOP_LINK_STATS: return o->link_stats != NULL;
     case MT_NETOP_LINK_OBSERVER: return o->set_link_observer != NULL;
     case MT_NETOP_SEND_SENT: return o->send_sent != NULL;
+    case MT_NETOP_FOLD: return o->set_fold != NULL && o->send_folded != NULL;
     default: return 0;
     }
 }
@@ -72,4 +74,9 @@ mt_status mt_net_set_link_observer(mt_netmodel *net, mt_link_rate_fn fn, void *c
     MT_CHECK(mt_net_require(net, MT_NETOP_LINK_OBSERVER, err));
     net->ops->set_link_observer(net->self, fn, ctx);
     return MT_OK;
+}
+
+mt_status mt_net_set_fold(mt_netmodel *net, const mt_netfold *f, mt_error *err) {
+    MT_CHECK(mt_net_require(net, MT_NETOP_FOLD, err));
+    return net->ops->set_fold(net->self, f, err);
 }

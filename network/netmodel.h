@@ -23,6 +23,16 @@
  * model's hint ("the photonic model cannot change a link's bandwidth (it has no links; use
  * --network flow)"). Nobody needs to know which model is behind an mt_netmodel: ask mt_net_can.
  *
+ * NETWORK FOLDING (optional, set_fold): in a run whose D data-parallel replicas are alike
+ * (sim/simulate.c folds their programs), a send inside replica 0 marked folded (send_folded)
+ * stands for D copies, one per replica between the matching endpoints (mt_netfold.ep). The model
+ * carries replica 0's copy only, keeps every link's statistics as if all D were there, and
+ * promises the result of the unfolded network exactly as long as no copy ever shares a link with
+ * a send that is not folded or with another replica's copy, and the copies' routes are replica
+ * 0's shifted by one link-id offset per replica (so a solve orders their links alike); the
+ * moment that would not hold (or a link is perturbed) it calls fold.broken and the caller runs
+ * again unfolded.
+ *
  * Models are const tables of static handlers (CODES' model-net style). A model KIND
  * (mt_netmodel_kind) adds what is needed to create one from the command line: its parameter
  * struct (init, check), its own flags (util/flags.h, writing into that struct) and a factory.
@@ -50,6 +60,7 @@ typedef struct mt_netstats {
     uint64_t delivered; /* on_delivered calls made */
     uint64_t flow_events; /* model-internal events: flow starts, drains, circuit setups, ... */
     double bytes;       /* bytes delivered */
+    uint64_t copies;    /* network folding: other replicas' copies that had to run as flows */
 } mt_netstats;
 
 typedef struct mt_link_stats {
@@ -86,8 +97,19 @@ typedef enum {
     MT_NETOP_LINK_STATS,
     MT_NETOP_LINK_OBSERVER,
     MT_NETOP_SEND_SENT,
+    MT_NETOP_FOLD,
     MT_NETOP_COUNT
 } mt_netop;
+
+/* Network folding (above): D replicas of E endpoints each; ep[d * E + e] is replica d's copy of
+ * endpoint ep[e] (row 0: replica 0's own). broken(ctx, why) stops nothing by itself: the caller
+ * stops its run (from inside an event handler). */
+typedef struct mt_netfold {
+    int32_t D, E;
+    const int32_t *ep;
+    void (*broken)(void *ctx, const char *why);
+    void *ctx;
+} mt_netfold;
 
 typedef struct mt_netmodel_ops {
     const char *name;
@@ -126,6 +148,13 @@ typedef struct mt_netmodel_ops {
      * so until the model is changed (no link change is scheduled; routes are fixed); 0 when it
      * cannot promise it (the caller sends). Lets a chain of 0-byte sends run as one timer. */
     int (*fixed_latency)(void *self, int32_t src, int32_t dst, mt_time_ps *out_ps);
+    /* Network folding (above); NULL f switches it off. MT_EINVAL (one line: why) when this
+     * network cannot fold now (a link already perturbed, a link observer); the caller then
+     * runs unfolded. The mt_netfold must outlive the run. */
+    mt_status (*set_fold)(void *self, const mt_netfold *f, mt_error *err);
+    /* send_sent (on_sent may be NULL) of replica 0's copy of a folded send. */
+    mt_status (*send_folded)(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
+                             mt_delivered_fn on_delivered, void *ctx, uint64_t tag, mt_error *err);
 } mt_netmodel_ops;
 
 typedef struct mt_netmodel {
@@ -147,6 +176,12 @@ static inline mt_status mt_net_send_sent(mt_netmodel *net, int32_t src, int32_t 
     if (on_sent && net->ops->send_sent)
         return net->ops->send_sent(net->self, src, dst, bytes, on_sent, on_delivered, ctx, tag, err);
     return net->ops->send(net->self, src, dst, bytes, on_delivered, ctx, tag, err);
+}
+/* A folded send (set_fold); only called when the model can fold (mt_net_can MT_NETOP_FOLD). */
+static inline mt_status mt_net_send_folded(mt_netmodel *net, int32_t src, int32_t dst, double bytes,
+                                           mt_sent_fn on_sent, mt_delivered_fn on_delivered, void *ctx,
+                                           uint64_t tag, mt_error *err) {
+    return net->ops->send_folded(net->self, src, dst, bytes, on_sent, on_delivered, ctx, tag, err);
 }
 /* The model's fixed_latency, or 0 when it has none. */
 static inline int mt_net_fixed_latency(mt_netmodel *net, int32_t src, int32_t dst, mt_time_ps *out_ps) {
@@ -180,6 +215,7 @@ mt_status mt_net_change_link_at(mt_netmodel *net, mt_time_ps t, mt_link_change_k
                                 double value, mt_error *err);
 mt_status mt_net_link_stats(const mt_netmodel *net, int32_t link, mt_link_stats *out, mt_error *err);
 mt_status mt_net_set_link_observer(mt_netmodel *net, mt_link_rate_fn fn, void *ctx, mt_error *err);
+mt_status mt_net_set_fold(mt_netmodel *net, const mt_netfold *f, mt_error *err);
 
 /* ---- model kinds ----------------------------------------------------------------------------
  * What a model declares so that the command line can choose, configure and create it. Its
@@ -193,6 +229,9 @@ typedef struct mt_netmodel_kind {
     /* 1: transfers follow the topology's links, so the link-tier flags (--link-bw, --routing,
      * ...) apply; 0: the topology only gives the number of endpoints (one per GPU). */
     int uses_links;
+    /* 1: its models can fold the network by data-parallel replicas (set_fold; run/estimate.c
+     * prices folded runs with it). */
+    int folds;
     size_t params_size;         /* 0: no parameters */
     void (*params_init)(void *params);
     const mt_flag_table *flags; /* its own flags, writing into its params; NULL: none */

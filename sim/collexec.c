@@ -19,6 +19,7 @@ struct mt_collexec {
     const int32_t *ep;
     int32_t nep;
     int tells_sent; /* the model calls on_sent (else delivery counts as having left) */
+    int folded;     /* its sends are folded sends (mt_collexec_start_folded) */
     mt_coll_done_fn done;
     void *ctx;
     uint32_t *left, *rev_off, *rev, *rev_nsent;
@@ -89,6 +90,9 @@ static mt_status issue(mt_collexec *x, uint32_t i, mt_error *err) {
             return mt_fail(err, MT_ENOMEM, "out of memory running a collective");
         return MT_OK;
     }
+    if (x->folded)
+        return mt_net_send_folded(x->net, x->ep[c->src], x->ep[c->dst], c->bytes, x->rev_nsent[i] ? on_sent : NULL,
+                                  on_delivered, x, i, err);
     return mt_net_send_sent(x->net, x->ep[c->src], x->ep[c->dst], c->bytes, x->rev_nsent[i] ? on_sent : NULL,
                             on_delivered, x, i, err);
 }
@@ -210,12 +214,12 @@ static mt_status start_ready(mt_collexec *x, mt_error *err) {
     return MT_OK;
 }
 
-mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
-                            const int32_t *rank_ep, mt_coll_done_fn done, void *ctx,
-                            mt_collexec **out, mt_error *err) {
+static mt_status start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched, const int32_t *rank_ep,
+                       int folded, mt_coll_done_fn done, void *ctx, mt_collexec **out, mt_error *err) {
     *out = NULL;
     mt_collexec *x = calloc(1, sizeof *x);
     if (!x) return mt_fail(err, MT_ENOMEM, "out of memory starting a collective");
+    x->folded = folded;
     x->s = s;
     x->net = net;
     x->sched = sched;
@@ -253,6 +257,18 @@ mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sche
     }
     *out = x;
     return MT_OK;
+}
+
+mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
+                            const int32_t *rank_ep, mt_coll_done_fn done, void *ctx,
+                            mt_collexec **out, mt_error *err) {
+    return start(s, net, sched, rank_ep, 0, done, ctx, out, err);
+}
+
+mt_status mt_collexec_start_folded(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
+                                   const int32_t *rank_ep, mt_coll_done_fn done, void *ctx,
+                                   mt_collexec **out, mt_error *err) {
+    return start(s, net, sched, rank_ep, 1, done, ctx, out, err);
 }
 
 int mt_collexec_done(const mt_collexec *x) { return x->finish_ps != MT_TIME_NEVER; }

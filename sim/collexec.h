@@ -33,6 +33,11 @@ typedef void (*mt_coll_done_fn)(void *ctx);
 mt_status mt_collexec_start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
                             const int32_t *rank_ep, mt_coll_done_fn done, void *ctx,
                             mt_collexec **out, mt_error *err);
+/* mt_collexec_start whose sends are folded sends (network/netmodel.h: each stands for its copy in
+ * every data-parallel replica); the model must be able to fold (MT_NETOP_FOLD) and be folding. */
+mt_status mt_collexec_start_folded(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sched,
+                                   const int32_t *rank_ep, mt_coll_done_fn done, void *ctx,
+                                   mt_collexec **out, mt_error *err);
 void mt_collexec_free(mt_collexec *x);
 int mt_collexec_done(const mt_collexec *x);
 /* The ctx given to mt_collexec_start (for freeing it when a run stops before `done`). */

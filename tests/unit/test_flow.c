@@ -1,5 +1,8 @@
 /* Unit tests for network/topology + netmodels/flow: routes, max-min fair sharing solved by
- * hand, slow links, latency + size / rate delivery times, per-link statistics. */
+ * hand, slow links, latency + size / rate delivery times, per-link statistics, and network
+ * folding (two replicas of four GPUs on one switch: folded runs against the same sends with
+ * every copy spelled out; traffic between replicas meeting a folded send on both replicas'
+ * links, and on one only, where the copy drains apart and folding must break). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -346,6 +349,148 @@ static void routing_metrics_and_ecmp(void **state) {
     mt_topo_free(t);
 }
 
+/* ---- network folding ---- */
+
+typedef struct fsend {
+    mt_time_ps at;
+    int32_t src, dst;
+    double bytes;
+    int folded; /* 1: a send of replica 0 standing for replica 1's copy (src + 4 -> dst + 4) */
+} fsend;
+
+typedef struct frun {
+    mt_flownet *net;
+    mt_netmodel nm;
+    done_t d;
+    const fsend *s;
+    int unfold; /* 1: folded sends go as two plain sends (tag i and 8 + i) */
+    int broken;
+} frun;
+
+static void fold_broke(void *ctx, const char *why) {
+    (void)why;
+    ((frun *)ctx)->broken++;
+}
+
+static void fsend_go(void *ctx, uint64_t i) {
+    frun *r = ctx;
+    const fsend *x = &r->s[i];
+    if (x->folded && !r->unfold) {
+        assert_int_equal(mt_net_send_folded(&r->nm, x->src, x->dst, x->bytes, NULL, on_done, &r->d, i, NULL), MT_OK);
+        return;
+    }
+    assert_int_equal(mt_flownet_start(r->net, x->src, x->dst, x->bytes, on_done, &r->d, i, NULL, NULL), MT_OK);
+    if (x->folded) assert_int_equal(mt_flownet_start(r->net, x->src + 4, x->dst + 4, x->bytes, on_done, &r->d, 8 + i,
+                                                     NULL, NULL), MT_OK);
+}
+
+/* Eight GPUs on one switch (10 GB/s, 1 us links); replica 1 is GPUs 4..7. */
+static mt_topo *star8(void) {
+    mt_topo *t = mt_topo_new("star8");
+    for (int i = 0; i < 8; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    int32_t sw = mt_topo_add_node(t, MT_NODE_SWITCH, NULL, NULL);
+    for (int i = 0; i < 8; i++) mt_topo_add_duplex(t, i, sw, 10 * GB, 1000000, NULL);
+    return t;
+}
+
+/* Runs n sends folded (unfold 0) or spelled out (1); the link statistics go to st[]. */
+static void fold_run(const fsend *s, int n, int unfold, frun *r, mt_link_stats *st, int32_t *nlinks) {
+    static const int32_t ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    mt_topo *t = star8();
+    mt_engine *e = mt_engine_new();
+    memset(r, 0, sizeof *r);
+    r->d.e = e;
+    r->s = s;
+    r->unfold = unfold;
+    assert_int_equal(mt_flownet_new(t, mt_engine_sched(e), &r->net, NULL), MT_OK);
+    r->nm = mt_flownet_netmodel(r->net);
+    mt_netfold f = {2, 4, ep, fold_broke, r};
+    if (!unfold) assert_int_equal(mt_net_set_fold(&r->nm, &f, NULL), MT_OK);
+    for (int i = 0; i < n; i++) mt_engine_at(e, s[i].at, fsend_go, r, (uint64_t)i);
+    assert_int_equal(mt_engine_run(e, MT_TIME_NEVER, NULL), MT_OK);
+    *nlinks = mt_topo_nlinks(t);
+    for (int32_t l = 0; l < *nlinks; l++) link_stats(r->net, l, &st[l]);
+    mt_net_set_fold(&r->nm, NULL, NULL);
+    mt_flownet_free(r->net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
+/* Folded and spelled out: replica 0's and the unfolded sends delivered at the same times, every
+ * link's statistics (replica 1's included) the same; folding never broke. */
+static void fold_same(const fsend *s, int n) {
+    frun a, b;
+    mt_link_stats sa[32], sb[32];
+    int32_t na, nb;
+    fold_run(s, n, 0, &a, sa, &na);
+    fold_run(s, n, 1, &b, sb, &nb);
+    assert_int_equal(a.broken, 0);
+    for (int i = 0; i < n; i++) {
+        assert_true(a.d.at[i] > 0);
+        assert_int_equal(a.d.at[i], b.d.at[i]);
+        if (s[i].folded) assert_int_equal(b.d.at[8 + i], b.d.at[i]); /* the copy: with it */
+    }
+    assert_int_equal(na, nb);
+    for (int32_t l = 0; l < na; l++) {
+        assert_true(sa[l].bytes == sb[l].bytes);
+        assert_int_equal(sa[l].busy_ps, sb[l].busy_ps);
+        assert_int_equal(sa[l].peak_flows, sb[l].peak_flows);
+        assert_int_equal(sa[l].flows_now, 0);
+    }
+}
+
+static void fold_replica_own_traffic(void **state) {
+    (void)state;
+    /* two folded sends sharing GPU 1's links, one starting later */
+    const fsend s[] = {{0, 0, 1, 1e9, 1}, {0, 2, 1, 0.5e9, 1}, {20000000000LL, 1, 3, 0.3e9, 1}};
+    fold_same(s, 3);
+}
+
+static void fold_materializes_when_replicas_meet(void **state) {
+    (void)state;
+    /* at 50 ms traffic between the replicas (0 -> 4, 4 -> 0) meets the folded 0 -> 1 on GPU 0's
+     * link and its copy on GPU 4's: the copy becomes a flow and drains with replica 0's; a folded
+     * send starting after that starts as flows too, one after the traffic has left goes back
+     * to being folded */
+    const fsend s[] = {{0, 0, 1, 2e9, 1},          {50000000000LL, 0, 4, 1e9, 0}, {50000000000LL, 4, 0, 1e9, 0},
+                       {60000000000LL, 0, 2, 0.2e9, 1}, {900000000000LL, 1, 2, 0.1e9, 1}};
+    fold_same(s, 5);
+}
+
+static void fold_breaks_when_a_copy_drains_apart(void **state) {
+    (void)state;
+    /* traffic on replica 1's side only (4 -> 6 shares the copy's first link): the copy is slower
+     * than replica 0's send, and folding must break */
+    const fsend s[] = {{0, 0, 1, 2e9, 1}, {50000000000LL, 4, 6, 1e9, 0}};
+    frun a;
+    mt_link_stats st[32];
+    int32_t n;
+    fold_run(s, 2, 0, &a, st, &n);
+    assert_int_equal(a.broken, 1);
+}
+
+static void fold_refused_or_broken_by_perturbation(void **state) {
+    (void)state;
+    static const int32_t ep[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    mt_topo *t = star8();
+    mt_engine *e = mt_engine_new();
+    mt_flownet *net;
+    mt_flownet_new(t, mt_engine_sched(e), &net, NULL);
+    mt_netmodel nm = mt_flownet_netmodel(net);
+    frun r = {0};
+    mt_netfold f = {2, 4, ep, fold_broke, &r};
+    assert_int_equal(mt_net_set_fold(&nm, &f, NULL), MT_OK);
+    assert_int_equal(mt_net_set_link_factor(&nm, 0, 0.5, NULL), MT_OK); /* folding on: breaks */
+    assert_int_equal(r.broken, 1);
+    mt_net_set_fold(&nm, NULL, NULL);
+    mt_error err = {0};
+    assert_int_equal(mt_net_set_fold(&nm, &f, &err), MT_EINVAL); /* a perturbed network: refused */
+    assert_non_null(strstr(err.msg, "perturbed"));
+    mt_flownet_free(net);
+    mt_engine_free(e);
+    mt_topo_free(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -359,6 +504,10 @@ int main(void) {
         cmocka_unit_test(link_observer_reports_load_changes),
         cmocka_unit_test(routes_and_no_route),
         cmocka_unit_test(routing_metrics_and_ecmp),
+        cmocka_unit_test(fold_replica_own_traffic),
+        cmocka_unit_test(fold_materializes_when_replicas_meet),
+        cmocka_unit_test(fold_breaks_when_a_copy_drains_apart),
+        cmocka_unit_test(fold_refused_or_broken_by_perturbation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
