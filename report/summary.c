@@ -208,6 +208,11 @@ static json_t *simulation_json(const mt_run_summary *s) {
     json_object_set_new(fold, "mode", json_string(r->folded ? "folded" : "full"));
     json_object_set_new(fold, "walkers", json_integer(r->walkers));
     json_object_set_new(fold, "why", json_string(r->fold_why));
+    if (r->folded) {
+        json_object_set_new(fold, "network", json_string(r->net_folded ? "folded" : "full"));
+        json_object_set_new(fold, "network_why", json_string(r->net_fold_why));
+        if (r->net_folded) json_object_set_new(fold, "network_copies", json_integer((json_int_t)r->net_copies));
+    }
     json_object_set_new(sim, "folding", fold);
     return sim;
 }
@@ -460,7 +465,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
            (unsigned long long)r->events, mt_plural((int64_t)r->events), (unsigned long long)r->collectives,
            mt_plural((int64_t)r->collectives), (unsigned long long)r->sends, mt_plural((int64_t)r->sends),
            r->sim_wall_s, mt_fmt_bytes(s->peak_rss_bytes, rss, sizeof rss));
-    if (r->folded) fprintf(out, "folded     %d of %d GPUs walked their programs: %s\n", r->walkers, r->n_gpus, r->fold_why);
+    if (r->folded) {
+        fprintf(out, "folded     %d of %d GPUs walked their programs: %s\n", r->walkers, r->n_gpus, r->fold_why);
+        fprintf(out, "           network %s: %s\n", r->net_folded ? "folded" : "unfolded", r->net_fold_why);
+    }
     else fprintf(out, "unfolded   every GPU walked its program: %s\n", r->fold_why);
 }
 

@@ -61,6 +61,7 @@ typedef struct mt_run_config {
     long long seed;            /* -1: the scenario file's (default 0) */
     int32_t steps;             /* 0: the scenario file's (default 1) */
     int no_fold;               /* --no-fold: every GPU walks its program (sim/simulate.h folding) */
+    int no_netfold;            /* --no-net-fold: folded programs, every replica's traffic on the network */
     int dry_run;               /* --dry-run: build the run, print its cost estimate (run/estimate.h), stop */
 } mt_run_config;
 

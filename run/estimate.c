@@ -93,11 +93,25 @@ static int will_fold(const mt_simrun *run) {
            !o->on_span && !run->prog->emb_owner;
 }
 
+/* 1 when the network will fold too (sim/simulate.c netfold_setup): traffic inside a replica is
+ * carried for replica 0 only. */
+static int will_netfold(const mt_simrun *run) {
+    const mt_netmodel_kind *k = mt_netmodel_kind_at(run->netcfg.model);
+    return will_fold(run) && !run->sim.no_netfold && k && k->folds;
+}
+
+/* 1 when every group of this kind lies inside one data-parallel replica. */
+static int local_kind(const mt_program *p, int kind) {
+    return !mt_group_spans(&p->groups, kind, MT_DIM_DP_SHARD) && !mt_group_spans(&p->groups, kind, MT_DIM_DP_REP);
+}
+
 void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     const mt_program *p = run->prog;
     const mt_plan *pl = &p->plan;
     double n = pl->gpus, stages = p->n_stages > 0 ? p->n_stages : 1, per_stage = n / stages;
     int32_t rpn = run->sim.ranks_per_node;
+    int netfold = will_netfold(run);
+    double dp = pl->dp > 1 ? pl->dp : 1;
     out->gpus = pl->gpus;
     out->walkers = will_fold(run) ? pl->gpus / pl->dp : pl->gpus;
     double tasks = 0, sends = 0, pp = 0, ns = 0, sched_bytes = 0;
@@ -106,13 +120,14 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
         tasks += (double)sp->n_tasks * out->walkers / stages;
         for (int32_t k = 0; k < sp->n_tasks; k++) {
             const mt_task *t = &sp->tasks[k];
-            if (t->kind == MT_TASK_SEND) pp += per_stage;
+            if (t->kind == MT_TASK_SEND) pp += netfold ? per_stage / dp : per_stage;
             int32_t g = t->kind == MT_TASK_COLL ? mt_group_size(&p->groups, t->group) : 1;
             if (g <= 1) continue;
             mt_coll_algo a = mt_sim_coll_algo(pl, t->coll, g, rpn);
             double one = coll_sends(pl, t->coll, g, rpn, t->bytes, a);
-            sends += per_stage / g * one;
-            ns += per_stage / g * one * NS_PER_SEND[a];
+            double groups = per_stage / g / (netfold && local_kind(p, t->group) ? dp : 1);
+            sends += groups * one;
+            ns += groups * one * NS_PER_SEND[a];
             if (a != MT_ALGO_RINGFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
                                                                             * collectives share one) */
         }

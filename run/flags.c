@@ -122,6 +122,11 @@ static const mt_flag PLAN[] = {
     {"--no-fold", MT_FLAG_SWITCH, CFG(no_fold), NULL, "every GPU walks its program. Default: where data-parallel "
      "replicas are alike (no what-if, timeline or per-GPU speeds), only replica 0's GPUs do and the others mirror "
      "their transfers on the full network, checked as they go (a difference reruns unfolded; same results)"},
+    {"--no-net-fold", MT_FLAG_SWITCH, CFG(no_netfold), NULL, "in a folded run, the network carries every replica's "
+     "transfers. Default: traffic that stays inside a replica (tensor/context-parallel collectives, pipeline sends) "
+     "runs for replica 0 only and stands for every replica's, checked as it goes: the moment a replica's traffic "
+     "would meet another's or traffic between replicas on a link, the run starts again with this flag's network "
+     "(same results)"},
     {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "

@@ -26,6 +26,7 @@ mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus) {
     c.host_scale = rc->host_scale;
     c.op_scale = rc->op_scale;
     c.sim.no_fold = rc->no_fold ? "--no-fold" : NULL;
+    c.sim.no_netfold = rc->no_netfold ? "--no-net-fold" : NULL;
     return c;
 }
 
@@ -70,6 +71,7 @@ static mt_status build_host(const trace *t, const mt_simrun_cfg *cfg, mt_hostmod
 
 static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                mt_error *err) {
+    out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
     scaled_optime so = {pm, cfg->op_scale};
     mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, out->host != NULL};
     if (cfg->op_scale > 0 && cfg->op_scale != 1) {

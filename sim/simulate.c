@@ -13,6 +13,11 @@
  * rep + dp_off[d] is the mirror of rep in replica d. Every group keeps the finish times of its
  * instances (fin) and, in a folded run, every rank the time of its latest pipeline arrival per
  * slot (arrive_ps), so a mirror's inputs are compared with its representative's as they come.
+ * Network folding on top (simulate.h): a collective of a kind whose groups lie inside one
+ * replica (`local`) and every pipeline send run on the network for replica 0 only, as folded
+ * sends; a mirror's instance of it starts as bookkeeping (no sends) and finishes in the event
+ * its representative's does; a mirror's pipeline send is counted when issued and delivered with
+ * its representative's.
  */
 #include "sim/simulate.h"
 
@@ -146,6 +151,11 @@ struct runner {
     int failed;
     sendrec *live;           /* pipeline sends issued and not delivered (queued or in the network) */
     int fold, fold_broken;   /* a folded run; its replicas diverged (rerun unfolded) */
+    int netfold, netfold_broken; /* the network folded too; its check failed (rerun, network unfolded) */
+    int8_t local[MT_GROUP_KINDS_MAX]; /* netfold: per kind, its groups lie inside one replica */
+    mt_netfold nf;
+    int32_t *nf_ep;          /* nf.ep: D x (N / D) endpoints */
+    char netfold_why[200];   /* why the network did not fold (or stopped folding) */
     int32_t *dp_off;         /* folded: rank offset of replica d from replica 0, D entries */
     mt_time_ps *arrive_ps;   /* folded: per arrival slot, the time of its latest delivery */
     char fold_msg[200];
@@ -402,7 +412,14 @@ static void try_start(runner *r, int kind, int32_t gid) {
             r->res->kind_traffic_bytes[kind] += cs.sent[m];
         }
         mt_collexec *x = NULL;
-        if (mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err) != MT_OK) {
+        if (r->netfold && r->local[kind] && r->g[G->ranks[0]].d != 0) {
+            free(c); /* a mirror's: its representative's instance carries it (ev_coll_finish) */
+            continue;
+        }
+        mt_status rc = r->netfold && r->local[kind]
+                           ? mt_collexec_start_folded(s, r->net, r->sched, G->ep, coll_done, c, &x, &err)
+                           : mt_collexec_start(s, r->net, r->sched, G->ep, coll_done, c, &x, &err);
+        if (rc != MT_OK) {
             free(c); /* a failed start never calls coll_done (e.g. a send with no route) */
             fail(r, err.code, err.msg);
             return;
@@ -424,11 +441,8 @@ static void coll_done(void *ctx) {
         fail(r, MT_ENOMEM, "out of memory scheduling a collective completion");
 }
 
-static void ev_coll_finish(void *ctx, uint64_t arg) {
-    runner *r = ctx;
-    int kind = (int)(arg >> 61);
-    int32_t gid = (int32_t)((arg >> 31) & 0x3fffffff);
-    int32_t k = (int32_t)(arg & 0x7fffffff);
+/* Instance k of group gid of `kind` finished now. */
+static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     group *G = &r->groups[kind][gid];
     inst *I = &G->q[k - G->base];
     mt_time_ps now = mt_sched_now(r->sched);
@@ -464,6 +478,28 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
         if (r->failed) return;
     }
     try_start(r, kind, gid);
+}
+
+static void ev_coll_finish(void *ctx, uint64_t arg) {
+    runner *r = ctx;
+    int kind = (int)(arg >> 61);
+    int32_t gid = (int32_t)((arg >> 31) & 0x3fffffff);
+    int32_t k = (int32_t)(arg & 0x7fffffff);
+    const group *G = &r->groups[kind][gid];
+    int32_t rep = G->ranks[0];
+    mt_time_ps start = G->q[k - G->base].start_ps;
+    finish_inst(r, kind, gid, k);
+    if (!r->netfold || !r->local[kind]) return;
+    for (int32_t d = 1; d < r->D && !r->failed; d++) { /* the mirrors' instances end with it */
+        int32_t mrank = rep + r->dp_off[d], mg = gid_of(r, &r->g[mrank], kind);
+        const group *M = &r->groups[kind][mg];
+        const inst *J = k >= M->base && k < M->base + M->len ? &M->q[k - M->base] : NULL;
+        if (!J || !J->started || J->done || J->start_ps != start) {
+            fold_break(r, "a collective", mrank, J && J->started ? J->start_ps : -1, rep, start);
+            return;
+        }
+        finish_inst(r, kind, mg, k);
+    }
 }
 
 static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
@@ -544,6 +580,12 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
     int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
     if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
+    for (int32_t d = 1; r->netfold && d < r->D; d++) { /* the mirrors' copies arrive with it */
+        int32_t ms = sr->src + r->dp_off[d], md = sr->dst + r->dp_off[d];
+        comm_end(&r->g[ms], now);
+        int32_t mgot = ++*arrival(r, md, sr->chunk, sr->mb, sr->dir);
+        fold_check_arrival(r, md, sr->chunk, sr->mb, sr->dir, mgot, now);
+    }
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
     sr_free(r, sr);
@@ -553,13 +595,25 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
 static int start_send(runner *r, sendrec *sr) {
     mt_error err = {0};
     r->g[sr->src].out[sr->dir < 0].busy = 1;
-    if (mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes, on_send_left, on_send_delivered,
-                         sr, 0, &err) != MT_OK) {
+    mt_status rc = r->netfold ? mt_net_send_folded(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes,
+                                                   on_send_left, on_send_delivered, sr, 0, &err)
+                              : mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes,
+                                                 on_send_left, on_send_delivered, sr, 0, &err);
+    if (rc != MT_OK) {
         sr_free(r, sr);
         fail(r, err.code, err.msg);
         return 0;
     }
     return 1;
+}
+
+/* A mirror's pipeline send when the network folds: counted now, delivered with its
+ * representative's (on_send_delivered). */
+static void mirror_send(runner *r, vgpu *g, const mt_task *k) {
+    r->res->sends++;
+    g->traffic[MT_TRAFFIC_P2P] += k->bytes;
+    r->res->pp_traffic_bytes += k->bytes;
+    comm_begin(g, mt_sched_now(r->sched));
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
@@ -697,8 +751,10 @@ static void advance(runner *r, vgpu *g) {
             break;
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
-            for (int32_t d = 1; r->fold && d < r->D; d++) /* the mirrors send too */
-                if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
+            for (int32_t d = 1; r->fold && d < r->D; d++) { /* the mirrors send too */
+                if (r->netfold) mirror_send(r, &r->g[g->rank + r->dp_off[d]], k);
+                else if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
+            }
             if (!do_send(r, g, k)) return;
             g->pc++;
             break;
@@ -830,6 +886,7 @@ static void free_runner(runner *r) {
     free(r->layer_comm);
     free(r->dp_off);
     free(r->arrive_ps);
+    free(r->nf_ep);
 }
 
 /* Host model: a busy span of the GPU's device, to be accounted when the cursor passes it. */
@@ -1017,17 +1074,71 @@ static void fold_copy(runner *r) {
     }
 }
 
-/* One run, folded or not; r is set up and freed by the caller. */
+/* The network's check failed (netmodel.h): stop; mt_simulate runs again, network unfolded. */
+static void netfold_broken(void *ctx, const char *why) {
+    runner *r = ctx;
+    if (r->netfold_broken) return;
+    r->netfold_broken = 1;
+    snprintf(r->netfold_why, sizeof r->netfold_why, "%s", why);
+    fail(r, MT_EINTERNAL, "the folded network's check failed");
+}
+
+/* Folded run: folds the network too when the model can and some traffic stays inside a replica
+ * (a kind whose groups do, or pipeline sends); else netfold_why says why not. */
+static mt_status netfold_setup(runner *r, mt_error *err) {
+    int any = r->P > 1;
+    for (int kind = 0; kind < r->n_kinds; kind++) {
+        r->local[kind] = r->groups[kind] != NULL;
+        for (int32_t i = 0; r->local[kind] && i < r->N; i++) {
+            int32_t gid = gid_of(r, &r->g[i], kind);
+            if (r->g[i].d != 0 || gid < 0) continue;
+            const group *G = &r->groups[kind][gid];
+            for (int32_t m = 0; m < G->n && r->local[kind]; m++) r->local[kind] = r->g[G->ranks[m]].d == 0;
+        }
+        any |= r->local[kind];
+    }
+    if (!mt_net_can(r->net, MT_NETOP_FOLD)) {
+        snprintf(r->netfold_why, sizeof r->netfold_why, "the %s model cannot fold", mt_net_name(r->net));
+        return MT_OK;
+    }
+    if (!any) {
+        snprintf(r->netfold_why, sizeof r->netfold_why, "no traffic stays inside a replica");
+        return MT_OK;
+    }
+    int32_t E = r->N / r->D, e = 0;
+    r->nf_ep = malloc((size_t)r->N * sizeof *r->nf_ep);
+    if (!r->nf_ep) return mt_fail(err, MT_ENOMEM, "out of memory folding the network");
+    for (int32_t i = 0; i < r->N && e < E; i++)
+        if (r->g[i].d == 0) {
+            for (int32_t d = 0; d < r->D; d++) r->nf_ep[(size_t)d * E + e] = r->eps[i + r->dp_off[d]];
+            e++;
+        }
+    r->nf = (mt_netfold){r->D, E, r->nf_ep, netfold_broken, r};
+    mt_error why = {0};
+    if (mt_net_set_fold(r->net, &r->nf, &why) != MT_OK) {
+        if (why.code == MT_ENOMEM) return mt_fail(err, MT_ENOMEM, "%s", why.msg);
+        snprintf(r->netfold_why, sizeof r->netfold_why, "%.150s", why.msg);
+        return MT_OK;
+    }
+    r->netfold = 1;
+    return MT_OK;
+}
+
+/* One run: mode 0 unfolded, 1 programs folded, 2 programs and network folded; r is set up and
+ * freed by the caller. */
 static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
-                          int fold, mt_error *err) {
+                          int mode, mt_error *err) {
     memset(r, 0, sizeof *r);
     mt_status rc = setup_runner(r, p, net, e, o, err);
-    if (rc == MT_OK && fold) rc = fold_setup(r, err);
+    if (rc == MT_OK && mode >= 1) rc = fold_setup(r, err);
+    if (rc == MT_OK && mode == 2) rc = netfold_setup(r, err);
+    else if (mode == 1) snprintf(r->netfold_why, sizeof r->netfold_why, "%s", o->no_netfold ? o->no_netfold : "");
     for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
         if ((!r->fold || r->g[i].d == 0) && !mt_engine_at(e, 0, ev_advance, r, (uint64_t)i))
             rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r->N);
     if (rc == MT_OK) rc = mt_engine_run(e, MT_TIME_NEVER, err);
-    if (r->fold_broken) return MT_OK; /* the caller reruns unfolded */
+    if (r->netfold) mt_net_set_fold(net, NULL, NULL); /* r->nf dies with r */
+    if (r->fold_broken || r->netfold_broken) return MT_OK; /* the caller reruns */
     if (rc == MT_OK && r->fold) fold_copy(r);
     for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
         if (r->g[i].state != ST_DONE) {
@@ -1048,9 +1159,18 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     r.p = p;
     r.D = p->plan.dp;
     const char *no = fold_refusal(&r);
-    char why[256];
+    char why[256], netwhy[256] = "";
     snprintf(why, sizeof why, "%s", no ? no : "");
-    mt_status rc = run_once(&r, p, net, e, o, no == NULL, err);
+    int mode = no ? 0 : o->no_netfold ? 1 : 2;
+    mt_status rc = run_once(&r, p, net, e, o, mode, err);
+    if (rc == MT_OK && r.netfold_broken) { /* again with the programs folded, the network not */
+        snprintf(netwhy, sizeof netwhy, "its check failed (%.200s)", r.netfold_why);
+        mt_sim_result_free(r.res);
+        free_runner(&r);
+        if (err) *err = (mt_error){0};
+        rc = o->fresh(o->fresh_ctx, &net, &e, err);
+        if (rc == MT_OK) rc = run_once(&r, p, net, e, o, 1, err);
+    }
     if (rc == MT_OK && r.fold_broken) {
         snprintf(why, sizeof why, "the replicas diverged (%s)", r.fold_msg);
         mt_sim_result_free(r.res);
@@ -1066,6 +1186,15 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.res->walkers = r.fold ? r.N / r.D : r.N;
         if (r.fold) snprintf(r.res->fold_why, sizeof r.res->fold_why, "%d data-parallel replicas alike", (int)r.D);
         else snprintf(r.res->fold_why, sizeof r.res->fold_why, "%s", why);
+        r.res->net_folded = r.netfold;
+        if (r.netfold) {
+            mt_netstats st;
+            mt_net_stats(net, &st);
+            r.res->net_copies = st.copies;
+        }
+        if (r.netfold) snprintf(r.res->net_fold_why, sizeof r.res->net_fold_why, "replica 0's own traffic stands for all %d",
+                                (int)r.D);
+        else if (r.fold) snprintf(r.res->net_fold_why, sizeof r.res->net_fold_why, "%s", netwhy[0] ? netwhy : r.netfold_why);
         *out = r.res;
         r.res = NULL;
     }

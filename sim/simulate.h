@@ -92,6 +92,9 @@ typedef struct mt_sim_opts {
      * what-if scenario"), NULL lets it run where it is exact; `fresh` gives a new network and
      * engine for the unfolded rerun when the replicas diverge (NULL: no folding). */
     const char *no_fold;
+    /* Network folding on top (see mt_simulate): no_netfold names why it is off ("--no-net-fold"),
+     * NULL lets it run where its checks hold. */
+    const char *no_netfold;
     mt_sim_fresh_fn fresh;
     void *fresh_ctx;
 } mt_sim_opts;
@@ -153,6 +156,9 @@ typedef struct mt_sim_result {
     int folded;               /* 1: one representative per data-parallel class walked its program */
     int32_t walkers;          /* GPUs that walked their programs (N unless folded) */
     char fold_why[256];       /* why the run was folded, or why not */
+    int net_folded;           /* 1: the network carried replica 0's own traffic for every replica */
+    uint64_t net_copies;      /* net_folded: copies that ran as flows (where traffic between replicas met them) */
+    char net_fold_why[256];   /* folded runs: why the network folded, or why not */
 } mt_sim_result;
 
 /* Simulates program p on net (whose endpoints, in rank order, are the GPUs; it needs at
@@ -169,7 +175,19 @@ typedef struct mt_sim_result {
  * run stops and starts again unfolded on o->fresh's network and engine. A mirror's compute,
  * exposed, bubble, host and finish times are its representative's; its traffic and comm time
  * are its own. res->folded, walkers and fold_why say which mode ran and why. Events then scale
- * with the replicas' transfers, not their programs. */
+ * with the replicas' transfers, not their programs.
+ *
+ * Network folding, on top (o->no_netfold NULL, a model that can fold: network/netmodel.h): the
+ * collectives of group kinds whose groups lie inside one replica (tensor, context parallel...)
+ * and the pipeline sends run on the network for replica 0 only; each stands for its copies in
+ * the other replicas, whose instances and sends are bookkeeping that ends when replica 0's
+ * does. The network checks as it goes that this is what the full network would do (no copy
+ * meets traffic between replicas or another replica's copy on a link; every copy's route is
+ * replica 0's shifted; no link perturbed), and the max-min solver's result for a component does
+ * not depend on what else it solves (network/lmm.h), so the copies' rates would be replica 0's;
+ * at the first failed check the run stops and starts again with the network unfolded.
+ * res->net_folded and net_fold_why say which ran and why. Events then scale with replica 0's
+ * own traffic and the traffic between replicas. */
 mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                       mt_sim_result **out, mt_error *err);
 void mt_sim_result_free(mt_sim_result *r);

@@ -5,6 +5,10 @@
 # N / dp); an asymmetric case (3 stages of 4 replicas on nodes of 4 GPUs: stage boundaries cross
 # nodes differently per replica) must fall back by itself ("diverged") with the same numbers;
 # a what-if or --no-fold keeps it off and says why; the text output says which mode ran.
+# Network folding (NET=folded|full, NETWHY: the mode and why a folded run's network ran so): the
+# collectives inside a replica and pipeline sends carried for replica 0 only, equal to --no-fold
+# on every strategy with traffic inside replicas, with the traffic between replicas meeting it
+# (ddp buckets during the last backward, ZeRO/FSDP gathers), and --no-net-fold equal too.
 # Usage: bash fold.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: fold.sh MITOSIS}
@@ -25,14 +29,21 @@ same() {
   if python3 - "$tmp/a.json" "$tmp/b.json" "$mode" "$walkers" "$why" <<'PY'
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
+import os
 mode, walkers, why = sys.argv[3], int(sys.argv[4]), sys.argv[5]
 fa, fb = a["simulation"].pop("folding"), b["simulation"].pop("folding")
+net, netwhy = os.environ.get("NET"), os.environ.get("NETWHY", "")
+copies = os.environ.get("NETCOPIES")  # "0": none ran as flows; "+": some did
 for x in (a, b):
     for k in ("events", "wall_s", "peak_rss_bytes"):
         x["simulation"].pop(k)
 ok = True
 if fa["mode"] != mode or fa["walkers"] != walkers or why not in fa["why"]:
     print(f"  folded run: {fa}, want mode {mode}, {walkers} walkers, why containing '{why}'"); ok = False
+if net and (fa.get("network") != net or netwhy not in fa.get("network_why", "")):
+    print(f"  folded run's network: {fa}, want {net}, why containing '{netwhy}'"); ok = False
+if copies and (fa.get("network_copies", -1) > 0) != (copies == "+"):
+    print(f"  copies that ran as flows: {fa.get('network_copies')}, want {copies}"); ok = False
 if fb["mode"] != "full" or fb["why"] != "--no-fold":
     print(f"  --no-fold run: {fb}"); ok = False
 if a != b:
@@ -54,6 +65,20 @@ same "hybrid TP 2 x PP 4 x DP 2 (1F1B), a replica per node" folded 8 "alike" "$m
   --micro-batches 2
 same "PP 2 x DP 4 on switch, 2 steps" folded 2 "alike" "$moe" --topology switch:8 --gpus 8 --pp 2 --dp 4 \
   --micro-batches 2 --steps 2
+NET=folded NETWHY="stands for all 8" NETCOPIES=0 same "network: TP 2 x DP 8" folded 2 "alike" "$moe" $mn --dp 8 --tp 2
+NET=folded NETWHY="stands for all 2" NETCOPIES=+ same "network: TP 2 x PP 4 x DP 2, DDP buckets meet the pipeline" \
+  folded 8 "alike" "$moe" --topology switch:16 --gpus 16 --tp 2 --pp 4 --dp 2 --micro-batches 2 --strategy ddp
+NET=folded NETWHY="stands for all 4" NETCOPIES=+ same "network: TP 2 x PP 2 x DP 4, ZeRO-3" folded 4 "alike" \
+  "$moe" --topology switch:16 --gpus 16 --tp 2 --pp 2 --dp 4 --zero 3 --micro-batches 2
+NET=folded NETWHY="stands for all 4" same "network: interleaved 1F1B on a fat-tree" folded 4 "alike" \
+  "$tr/cpu-gpt-tiny-b8" --topology fattree:k=4 --gpus 16 --tp 2 --pp 2 --dp 4 --micro-batches 4 --vpp 2
+NET=folded NETWHY="stands for all 4" same "network: rail-less multinode, gpipe, dp" folded 4 "alike" \
+  "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=4,gpus=4,fabric=switch --gpus 16 --tp 2 --pp 2 --dp 4 \
+  --micro-batches 8 --schedule gpipe --strategy dp
+NET=full NETWHY="--no-net-fold" same "network: --no-net-fold" folded 4 "alike" "$tr/cpu-gpt-tiny-b8" \
+  --topology fattree:k=4 --gpus 16 --tp 2 --pp 2 --dp 4 --micro-batches 4 --no-net-fold
+NET=full NETWHY="no traffic stays inside a replica" same "network: DDP alone" folded 1 "alike" \
+  "$tr/cpu-resnet18-b8" $mn --strategy ddp
 same "asymmetric: falls back" full 12 "the replicas diverged" "$moe" --topology multinode:nodes=3,gpus=4 --gpus 12 \
   --pp 3 --dp 4 --micro-batches 2
 same "a straggler: off" full 16 "a what-if scenario" "$tr/cpu-resnet18-b8" $mn --strategy ddp --slow-gpu 3:1.5
@@ -61,7 +86,8 @@ same "embedding tables per replica: off" full 16 "embedding tables are owned per
   $mn --dp 16 --embedding-shard table
 
 "$bin" simulate "$tr/cpu-resnet18-b8" $mn --strategy ddp > "$tmp/t" 2>&1
-if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel replicas alike" "$tmp/t"; then
+if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel replicas alike" "$tmp/t" &&
+   grep -q "^           network unfolded: no traffic stays inside a replica" "$tmp/t"; then
   echo "ok: text output says folded"; else echo "FAIL: text output: $(tail -2 "$tmp/t")"; fails=$((fails + 1)); fi
 "$bin" simulate "$tr/cpu-resnet18-b8" $mn --strategy ddp --no-fold > "$tmp/t" 2>&1
 if grep -q "^unfolded   every GPU walked its program: --no-fold" "$tmp/t"; then
