@@ -3,7 +3,8 @@
 # (issue 22): ResNet-50 (TrioSim CSV, H100, batch 128 per GPU) DDP on switch:N, on
 # multinode:nodes=N/8,gpus=8 (rail fabric) and on a fat-tree, a 16,384-GPU tp8 x pp16 x dp128 GPT
 # (traces/cpu-gpt-l8h16-b2, 2 micro-batches: its replica batch is 2) on a multinode fabric, folded
-# and --no-fold, and the exact ring (--ring-model steps) at 1024 GPUs.
+# (programs and network), --no-net-fold and --no-fold, ResNet-50 tp4 x pp8 x dp256 with and without
+# the network folded, and the exact ring (--ring-model steps) at 1024 GPUs.
 # Usage: bench/bench_scale.sh [path/to/mitosis] [shared traces dir] [repeats]   (markdown table)
 # Each row is the best of `repeats` runs (default 3) by CPU time (user + system): the machine is
 # shared, and a single-threaded run's CPU time is what its wall time is on a quiet machine, while
@@ -12,7 +13,8 @@
 # loading the trace, building the topology, simulating, printing the text summary; --json streams
 # its rows: +0.1-0.2 s and no more memory at 131,072 GPUs, bench_json.sh); "sim s" is the
 # simulation alone (the summary's "simulated ... in S s"); "mode" is folded (walkers = GPUs that
-# walked their programs) or full.
+# walked their programs; ", network folded": replica 0's own traffic stood for every replica's) or
+# full.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/benchlib.bash"
@@ -32,6 +34,8 @@ step = re.search(r"^step time +([\d.]+) ms", t, re.M).group(1)
 ev, sim = re.search(r"^simulated +(\d+) events?,.* in ([\d.]+) s", t, re.M).groups()
 f = re.search(r"^folded +(\d+) of", t, re.M)
 mode = f"folded ({f.group(1)})" if f else "full"
+if f and re.search(r"^ +network folded", t, re.M):
+    mode += ", network folded"
 wall, rss_kb, user, system = open(tm).read().split()[-4:]
 n = int(dp) * int(tp) * int(pp)
 print(f"| {label} | {n} | {dp}x{tp}x{pp} | {topo} | {step} | {ev} | {mode} | {sim} | "
@@ -51,7 +55,10 @@ row "GPT l8h16 tp8 pp16 dp128" "$gpt" "multinode:nodes=2048,gpus=8" --gpus 16384
     --micro-batches 2
 row "GPT l8h16 tp8 pp16 dp128, --no-fold" "$gpt" "multinode:nodes=2048,gpus=8" --gpus 16384 --tp 8 --pp 16 \
     --dp 128 --micro-batches 2 --no-fold
+row "GPT l8h16 tp8 pp16 dp128, --no-net-fold" "$gpt" "multinode:nodes=2048,gpus=8" --gpus 16384 --tp 8 --pp 16 \
+    --dp 128 --micro-batches 2 --no-net-fold
 row "ResNet-50 tp4 pp8 dp256" "$res" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 4 --pp 8
+row "ResNet-50 tp4 pp8 dp256, --no-net-fold" "$res" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 4 --pp 8 --no-net-fold
 # the exact ring (every step's sends, O(N^2) sends) that --ring-model auto replaces above 64 ranks
 row "ResNet-50 DDP, ring steps" "$res" "switch:1024" --gpus 1024 --strategy ddp --ring-model steps
 row "ResNet-50 DDP, ring steps" "$res" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp --ring-model steps

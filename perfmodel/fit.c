@@ -12,7 +12,13 @@
 /* The systems are a few columns wide: OpenBLAS's worker threads buy nothing, and after each call
  * they spin (sched_yield) on the other cores for a while, beside compare's worker threads. */
 static pthread_once_t one_thread = PTHREAD_ONCE_INIT;
-static void blas_one_thread(void) { openblas_set_num_threads(1); }
+/* OpenBLAS's own (exported for its fork handler): stops the pool it started at load. Weak: a build
+ * against an OpenBLAS without it just keeps the idle pool. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+static void blas_one_thread(void) {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
 void mt_fit_single_thread(void) { pthread_once(&one_thread, blas_one_thread); }
 
 static int popcount(unsigned m) {

@@ -18,15 +18,19 @@
  * a send's cost is the max-min re-solve of the flows it shares links with, so concurrent big flows
  * (ringflow, trees' chunks, thousands of small TP rings at once) cost more than one ring's steps
  * (after the engine's lanes, quiet machine: 229 ns a send of one 1024-rank ring, ~0.7 us inside
- * the tp4 x pp8 plan: 450 splits them; ringflow 0.56-0.86 us at 131,072 GPUs). Indexed by
+ * the tp4 x pp8 plan: 450 splits them; ringflow 0.56-0.86 us at 131,072 GPUs, 0.33-0.63 us after
+ * the solver's ties by id and flows alone without the heap: 1100). Indexed by
  * mt_coll_algo. */
 static const double NS_PER_SEND[] = {
     [MT_ALGO_RING] = 450, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 450,
-    [MT_ALGO_RINGFLOW] = 1500,
+    [MT_ALGO_RINGFLOW] = 1100,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
 #define NS_PER_PP 1000.0
+/* Network folding: each other replica's copy of a folded send (its links' counters and statistics,
+ * its mirror's bookkeeping); fitted on the tp4 x pp8 x dp256 (256 copies) and GPT dp128 rows. */
+#define NS_PER_COPY 60.0
 /* igraph's Dijkstra from one source (--routing latency where the structured router declines):
  * about this many ns x links x log2(nodes); measured 5.7-6.5 on multinode 2048..8192 GPUs and a
  * 4096-GPU leaf-spine file (bench/bench_estimate.sh). Breadth-first searches (hops) are cheap. */
@@ -114,20 +118,25 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     double dp = pl->dp > 1 ? pl->dp : 1;
     out->gpus = pl->gpus;
     out->walkers = will_fold(run) ? pl->gpus / pl->dp : pl->gpus;
-    double tasks = 0, sends = 0, pp = 0, ns = 0, sched_bytes = 0;
+    double tasks = 0, sends = 0, pp = 0, ns = 0, sched_bytes = 0, copies = 0;
     for (int32_t s = 0; s < p->n_stages; s++) {
         const mt_stage_program *sp = &p->stages[s];
         tasks += (double)sp->n_tasks * out->walkers / stages;
         for (int32_t k = 0; k < sp->n_tasks; k++) {
             const mt_task *t = &sp->tasks[k];
-            if (t->kind == MT_TASK_SEND) pp += netfold ? per_stage / dp : per_stage;
+            if (t->kind == MT_TASK_SEND) {
+                pp += netfold ? per_stage / dp : per_stage;
+                if (netfold) copies += per_stage;
+            }
             int32_t g = t->kind == MT_TASK_COLL ? mt_group_size(&p->groups, t->group) : 1;
             if (g <= 1) continue;
             mt_coll_algo a = mt_sim_coll_algo(pl, t->coll, g, rpn);
             double one = coll_sends(pl, t->coll, g, rpn, t->bytes, a);
-            double groups = per_stage / g / (netfold && local_kind(p, t->group) ? dp : 1);
+            int folded = netfold && local_kind(p, t->group);
+            double groups = per_stage / g / (folded ? dp : 1);
             sends += groups * one;
             ns += groups * one * NS_PER_SEND[a];
+            if (folded) copies += per_stage / g * one;
             if (a != MT_ALGO_RINGFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
                                                                             * collectives share one) */
         }
@@ -139,7 +148,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     double search_ns;
     out->route_searches = dijkstra_searches(run, &search_ns);
     out->route_seconds = search_ns * 1e-9; /* once: routes are cached across steps */
-    out->seconds = steps * (ns + tasks * NS_PER_TASK + pp * NS_PER_PP) * 1e-9 + out->route_seconds;
+    out->seconds = steps * (ns + tasks * NS_PER_TASK + pp * NS_PER_PP + copies * NS_PER_COPY) * 1e-9 + out->route_seconds;
     out->mem_bytes = mt_estimate_mem_bytes(pl) + sched_bytes;
 }
 
