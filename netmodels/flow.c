@@ -46,7 +46,7 @@ typedef struct flow {
 typedef struct lstate {
     double bytes;
     mt_time_ps busy_ps, busy_since;
-    int32_t peak, vn; /* vn: flows on the link now, folded copies of other replicas included */
+    int32_t peak, vn; /* vn: flows on the link now (solver variables) */
     double reported_Bps; /* last rate given to the link observer */
     double base, factor; /* topology bandwidth; factor set by set_link_factor */
     mt_time_ps extra_lat_ps;
@@ -93,8 +93,12 @@ struct mt_flownet {
      * replica's copies keep replica 0's id order */
     int32_t *rix, *orig, *cmap, *srt;
     int64_t nrix, cmapcap, srtcap;
-    int32_t *nfold;          /* per link: folded copies on it, all replicas */
-    int32_t *frep;           /* per link with copies: whose replica they are */
+    /* per replica-0 link l0: its virtual folded flows now (their copies are on l0's copy links,
+     * which hold no flow of their own meanwhile), since when, their most at once, the bytes of
+     * those drained and the time with one or more; creal: flows on l0's copy links (any replica) */
+    int32_t *vcnt, *vpeak, *creal;
+    mt_time_ps *vsince, *vbusy;
+    double *vbytes;
     int32_t (*checked)[2];   /* per node: the last two destinations whose copies' routes were checked */
     uint64_t ev_seq;         /* ev_order source */
     uint32_t *lmark, lepoch; /* per link: visited by materialize */
@@ -137,8 +141,12 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->orig);
     free(net->cmap);
     free(net->srt);
-    free(net->nfold);
-    free(net->frep);
+    free(net->vcnt);
+    free(net->vpeak);
+    free(net->creal);
+    free(net->vsince);
+    free(net->vbusy);
+    free(net->vbytes);
     free(net->checked);
     free(net->lmark);
     free(net->kbuf);
@@ -297,7 +305,10 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     memcpy(net->cmap + net->nrix * D, cd, (size_t)D * sizeof *cd);
     net->nrix++;
     net->orig[l0] = l0;
-    for (int32_t d = 1; d < D; d++) net->orig[cd[d]] = l0;
+    for (int32_t d = 1; d < D; d++) {
+        net->orig[cd[d]] = l0;
+        net->creal[l0] += net->lk[cd[d]].vn; /* flows already there (traffic between replicas) */
+    }
     return 1;
 }
 
@@ -348,6 +359,7 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
  * copies' links holding them in replica 0's order. 0 when out of memory. */
 static int materialize(mt_flownet *net, int32_t l0) {
     const mt_netfold *F = net->fold;
+    mt_time_ps now = mt_sched_now(net->sched);
     int64_t nk = 0, nl = 0;
     if (++net->lepoch == 0) {
         memset(net->lmark, 0, ((size_t)net->nlinks + 1) * sizeof *net->lmark);
@@ -420,18 +432,26 @@ static int materialize(mt_flownet *net, int32_t l0) {
             for (int32_t k = 0; k < n; k++)
                 net->rbuf[k] = net->vbuf[net->fl[mt_lmm_var_data(net->lmm, mt_lmm_cnst_var(net->lmm, l, k))].kidx];
             mt_lmm_cnst_order(net->lmm, cl, net->rbuf, n);
-            net->nfold[cl] = 0;
             if (mt_lmm_cnst_modified(net->lmm, l)) mt_lmm_cnst_touch(net->lmm, cl);
+            lstate *L = &net->lk[cl]; /* its copies are flows now: its own count takes them on */
+            if (L->vn == 0 && n > 0) L->busy_since = now;
+            L->vn += n;
+            if (L->vn > L->peak) L->peak = L->vn;
+            net->creal[l] += n;
         }
     }
-    for (int64_t i = 0; i < nl; i++) net->nfold[net->lbuf[i]] = 0;
+    for (int64_t i = 0; i < nl; i++) { /* the virtual period of each link ends */
+        int32_t l = net->lbuf[i];
+        if (net->vcnt[l] > 0) net->vbusy[l] += now - net->vsince[l];
+        net->vcnt[l] = 0;
+    }
     if (pending) ensure_solve(net);
     return 1;
 }
 
 /* Makes REAL every virtual flow whose copies are on link l (a copy's, or replica 0's own). */
 static int materialize_at(mt_flownet *net, int32_t l) {
-    if (net->nfold[l] == 0) return 1;
+    if (net->orig[l] < 0 || net->vcnt[net->orig[l]] == 0) return 1;
     if (!materialize(net, net->orig[l])) {
         fail(net, "materializing folded flows");
         return 0;
@@ -457,36 +477,27 @@ static int fold_start(mt_flownet *net, int32_t src, int32_t dst, const int32_t *
         fold_break(net, "a folded send's copies do not map one to one onto replica 0's links in their order");
         return FOLD_NO;
     }
-    int clean = 1;
-    for (int32_t d = 0; d < F->D && clean; d++)
-        for (int32_t h = 0; h < nhops && clean; h++) {
-            int32_t l = copy_link(net, r0[h], d);
-            clean = net->lk[l].vn == net->nfold[l] && (net->nfold[l] == 0 || net->frep[l] == d);
-        }
+    int clean = 1; /* replica 0's links hold only virtual flows, their copy links nothing */
+    for (int32_t h = 0; h < nhops && clean; h++)
+        clean = net->lk[r0[h]].vn == net->vcnt[r0[h]] && net->creal[r0[h]] == 0;
     if (!clean) {
-        for (int32_t d = 0; d < F->D; d++)
-            for (int32_t h = 0; h < nhops; h++)
-                if (!materialize_at(net, copy_link(net, r0[h], d))) return FOLD_NO;
+        for (int32_t h = 0; h < nhops; h++)
+            if (!materialize_at(net, r0[h])) return FOLD_NO;
         return FOLD_REAL;
     }
-    for (int32_t d = 0; d < F->D; d++)
-        for (int32_t h = 0; h < nhops; h++) {
-            int32_t l = copy_link(net, r0[h], d);
-            net->nfold[l]++;
-            net->frep[l] = d;
-            if (d == 0) continue; /* replica 0's own: link_flow */
-            lstate *L = &net->lk[l];
-            int32_t n = ++L->vn;
-            if (n == 1) L->busy_since = now;
-            if (n > L->peak) L->peak = n;
-        }
+    for (int32_t h = 0; h < nhops; h++) {
+        int32_t l = r0[h];
+        if (net->vcnt[l]++ == 0) net->vsince[l] = now;
+        if (net->vcnt[l] > net->vpeak[l]) net->vpeak[l] = net->vcnt[l];
+    }
+    (void)F;
     return FOLD_VIRTUAL;
 }
 
 /* An unfolded flow starts on route: the virtual flows it meets become REAL first. */
 static void fold_plain(mt_flownet *net, const int32_t *route_in, int32_t nhops) {
     for (int32_t h = 0; h < nhops; h++)
-        if (net->nfold[route_in[h]] > 0) {
+        if (net->orig[route_in[h]] >= 0 && net->vcnt[net->orig[route_in[h]]] > 0) {
             int32_t route[64], *r = nhops <= 64 ? route : NULL;
             if (!r) {
                 fold_break(net, "a route of more than 64 links");
@@ -524,18 +535,15 @@ static mt_status start_copies(mt_flownet *net, int32_t id, mt_time_ps now, mt_er
     return MT_OK;
 }
 
-/* A folded flow leaves its links: its copies leave theirs, with the statistics they would have. */
+/* A virtual flow leaves replica 0's links: its copies leave theirs (their statistics: the
+ * links' virtual periods, bytes and peaks, read by link_stats for every copy link). */
 static void fold_unlink(mt_flownet *net, const flow *f, const int32_t *route, int32_t nhops, mt_time_ps now,
                         int drained) {
-    for (int32_t d = 0; d < net->fold->D; d++)
-        for (int32_t h = 0; h < nhops; h++) {
-            int32_t l = copy_link(net, route[h], d);
-            net->nfold[l]--;
-            if (d == 0) continue;
-            lstate *L = &net->lk[l];
-            if (drained) L->bytes += f->bytes;
-            if (--L->vn == 0) L->busy_ps += now - L->busy_since;
-        }
+    for (int32_t h = 0; h < nhops; h++) {
+        int32_t l = route[h];
+        if (drained) net->vbytes[l] += f->bytes;
+        if (--net->vcnt[l] == 0) net->vbusy[l] += now - net->vsince[l];
+    }
 }
 
 static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
@@ -553,9 +561,15 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     net->lmark = calloc((size_t)net->nlinks + 1, sizeof *net->lmark);
     net->rix = malloc(((size_t)net->nlinks + 1) * sizeof *net->rix);
     net->orig = malloc(((size_t)net->nlinks + 1) * sizeof *net->orig);
-    net->nfold = calloc((size_t)net->nlinks + 1, sizeof *net->nfold);
-    net->frep = calloc((size_t)net->nlinks + 1, sizeof *net->frep);
-    if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->nfold || !net->frep)
+    size_t nl = (size_t)net->nlinks + 1;
+    net->vcnt = calloc(nl, sizeof *net->vcnt);
+    net->vpeak = calloc(nl, sizeof *net->vpeak);
+    net->creal = calloc(nl, sizeof *net->creal);
+    net->vsince = calloc(nl, sizeof *net->vsince);
+    net->vbusy = calloc(nl, sizeof *net->vbusy);
+    net->vbytes = calloc(nl, sizeof *net->vbytes);
+    if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->vcnt || !net->vpeak ||
+        !net->creal || !net->vsince || !net->vbusy || !net->vbytes)
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory folding the network");
     for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1, net->checked[i][0] = net->checked[i][1] = -1;
     for (int32_t e = 0; e < f->E; e++) {
@@ -588,6 +602,7 @@ static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, in
         if (n == 1) L->busy_since = now;
         if (n > L->peak) L->peak = n;
         if (net->per && net->per[route[h]].per.period_ps > 0 && !net->per[route[h]].pev) arm_periodic(net, route[h]);
+        if (net->fold && net->orig[route[h]] >= 0 && net->orig[route[h]] != route[h]) net->creal[net->orig[route[h]]]++;
     }
     return MT_OK;
 }
@@ -605,6 +620,7 @@ static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained
     for (int32_t h = 0; h < nhops; h++) {
         lstate *L = &net->lk[route[h]];
         if (drained) L->bytes += f->bytes;
+        if (net->fold && net->orig[route[h]] >= 0 && net->orig[route[h]] != route[h]) net->creal[net->orig[route[h]]]--;
         if (--L->vn > 0) continue;
         L->busy_ps += now - L->busy_since;
         if (net->on_link && L->reported_Bps != 0) {
@@ -948,11 +964,19 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
     MT_CHECK(check_link(net, link, "statistics", err));
     const lstate *L = &net->lk[link];
     int32_t n = L->vn;
+    mt_time_ps now = mt_sched_now(net->sched);
     out->bytes = L->bytes;
     out->busy_ps = L->busy_ps;
-    if (n > 0) out->busy_ps += mt_sched_now(net->sched) - L->busy_since;
+    if (n > 0) out->busy_ps += now - L->busy_since;
     out->peak_flows = L->peak;
     out->flows_now = n;
+    int32_t l0 = net->orig ? net->orig[link] : -1;
+    if (l0 >= 0 && l0 != link) { /* a copy link: its virtual periods are replica 0's link's */
+        out->bytes += net->vbytes[l0];
+        out->busy_ps += net->vbusy[l0] + (net->vcnt[l0] > 0 ? now - net->vsince[l0] : 0);
+        if (net->vpeak[l0] > out->peak_flows) out->peak_flows = net->vpeak[l0];
+        out->flows_now += net->vcnt[l0];
+    }
     return MT_OK;
 }
 
