@@ -286,6 +286,7 @@ static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
  * breaks ties among them as among replica 0's own: network/lmm.h). 0: they do not. */
 static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     int32_t D = net->fold->D;
+    if (net->orig[l0] >= 0) return 0; /* already another link's copy: replica 0 would share it */
     int64_t lo = 0, hi = net->nrix; /* position of l0 among the indexed links, by id */
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;

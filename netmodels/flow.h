@@ -24,6 +24,16 @@
  * per-link statistics and the link-load observer. It also tells when a send has left its
  * source (send_sent): when its last byte drains, one path latency before delivery; a send with
  * nothing to drain (0 bytes, src == dst) leaves when it starts.
+ *
+ * Network folding (netmodel.h set_fold / send_folded): a folded send is a flow on replica 0's
+ * links whose copies in the other replicas are VIRTUAL — counted per replica-0 link (how many,
+ * since when, their peak, the bytes drained), which link_stats adds to every copy link — while
+ * its links hold only virtual flows and its copy links nothing. Copy links come from the copies'
+ * own routes, mapped one to one and in replica 0's id order. When other traffic would meet a
+ * virtual copy, the component's copies become flows (materialize: the unfolded state, no extra
+ * solve) and must drain with replica 0's; anything else calls the fold's `broken`. Costs: a
+ * folded send O(hops) (O(replicas x hops) the first time its pair is seen); a materialization
+ * O(replicas x the component).
  */
 #ifndef MT_NETMODELS_FLOW_H
 #define MT_NETMODELS_FLOW_H

@@ -28,9 +28,10 @@ static const double NS_PER_SEND[] = {
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
 #define NS_PER_PP 1000.0
-/* Network folding: each other replica's copy of a folded send (its links' counters and statistics,
- * its mirror's bookkeeping); fitted on the tp4 x pp8 x dp256 (256 copies) and GPT dp128 rows. */
-#define NS_PER_COPY 60.0
+/* Network folding: each other replica's copy of a folded send (its mirror's bookkeeping; the
+ * copy itself costs nothing while virtual); fitted on the tp4 x pp8 x dp256 (256 copies) and GPT
+ * dp128 rows. */
+#define NS_PER_COPY 25.0
 /* igraph's Dijkstra from one source (--routing latency where the structured router declines):
  * about this many ns x links x log2(nodes); measured 5.7-6.5 on multinode 2048..8192 GPUs and a
  * 4096-GPU leaf-spine file (bench/bench_estimate.sh). Breadth-first searches (hops) are cheap. */
