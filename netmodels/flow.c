@@ -10,6 +10,10 @@
  * cap_at(now) whenever it carries flows (its boundary event `pev` is pending exactly then,
  * lazily re-armed by the flow starts); a failure takes each draining flow crossing the link off
  * all its links (remaining advanced to now) and attaches it to its new route.
+ * Network folding (flow.h): a VIRTUAL flow's links hold only VIRTUAL flows (vn == vcnt) and their
+ * copy links no flow (creal == 0), so its copies are translates of it; a FOLD_COPY drains in the
+ * instant its representative does; lk[].vn counts solver variables only, a copy link's virtual
+ * share is its replica-0 link's vcnt / vsince / vbusy / vpeak / vbytes.
  */
 #include "netmodels/flow.h"
 
@@ -460,13 +464,12 @@ static int materialize_at(mt_flownet *net, int32_t l) {
     return 1;
 }
 
-/* A folded send from src to dst starts on route: VIRTUAL when every replica's copy finds its
- * links holding only that replica's virtual copies (then they are counted there: replica 0's by
- * link_flow, the others' here), else REAL (the virtual flows it meets become REAL first; its copies
- * are started by start_copies). FOLD_NO when folding broke here. */
+/* A folded send from src to dst starts on route: VIRTUAL when replica 0's links hold only virtual
+ * flows and their copy links nothing (it is then counted on replica 0's links: vcnt, and by
+ * link_flow), else REAL (the virtual flows it meets become REAL first; its copies are started by
+ * start_copies). FOLD_NO when folding broke here. */
 static int fold_start(mt_flownet *net, int32_t src, int32_t dst, const int32_t *route_in, int32_t nhops, mt_time_ps lat,
                       mt_time_ps now) {
-    const mt_netfold *F = net->fold;
     int32_t r0[64]; /* the route checks below may move route_in */
     if (nhops > 64) {
         fold_break(net, "a route of more than 64 links");
@@ -491,7 +494,6 @@ static int fold_start(mt_flownet *net, int32_t src, int32_t dst, const int32_t *
         if (net->vcnt[l]++ == 0) net->vsince[l] = now;
         if (net->vcnt[l] > net->vpeak[l]) net->vpeak[l] = net->vcnt[l];
     }
-    (void)F;
     return FOLD_VIRTUAL;
 }
 
