@@ -15,7 +15,7 @@ static int starts(const char *s, const char *prefix) { return strncmp(s, prefix,
 /* ---- tensors ---------------------------------------------------------------------------- */
 
 /* Node n's inputs (pass 0) or outputs (pass 1) as tensor uses of the last op. */
-static mt_status add_vals(trace_builder *b, const et_data *e, const et_node *n, int pass) {
+mt_status mt_emit_et_vals(trace_builder *b, const et_data *e, const et_node *n, int pass) {
     int32_t first = pass ? n->out_first : n->in_first, cnt = pass ? n->out_count : n->in_count;
     for (int32_t v = 0; v < cnt; v++) {
         const et_val *x = &e->vals[first + v];
@@ -31,9 +31,9 @@ mt_status mt_emit_et_tensors(trace_builder *b, const et_data *e, int32_t j) {
     int own = n->in_count + n->out_count > 0;
     /* without tensors of its own: inputs of all children first, then their outputs */
     for (int pass = 0; pass < 2; pass++) {
-        if (own) MT_CHECK(add_vals(b, e, n, pass));
+        if (own) MT_CHECK(mt_emit_et_vals(b, e, n, pass));
         else
-            for (int32_t c = n->first_child; c >= 0; c = e->nodes[c].next_sibling) MT_CHECK(add_vals(b, e, &e->nodes[c], pass));
+            for (int32_t c = n->first_child; c >= 0; c = e->nodes[c].next_sibling) MT_CHECK(mt_emit_et_vals(b, e, &e->nodes[c], pass));
     }
     return MT_OK;
 }
@@ -214,6 +214,32 @@ static mt_status op_colls(emitter *em, int32_t c, const kev *x, int32_t oi) {
     return MT_OK;
 }
 
+/* The tensors of outermost event c's linked ET node: its own; without any, those of the ET
+ * nodes linked to the events nested directly in c (Kineto's nesting, by time on c's thread),
+ * inputs first, then outputs — the ET node's children when none of those is linked. The ET's own
+ * parent links are not used there: PyTorch's observer can miss a record function's end (seen
+ * with gloo: an AccumulateGrad's evaluate_function "holding" the optimizer step that came after
+ * it), and a weight would then count as that gradient accumulation's input. */
+static mt_status emit_et_tensors(emitter *em, int32_t c, const kev *x) {
+    const et_node *n = &em->e->nodes[x->et_node];
+    if (n->in_count + n->out_count > 0) return mt_emit_et_tensors(em->b, em->e, (int32_t)x->et_node);
+    int linked = 0;
+    for (int64_t i = em->kev_pos[c] + 1; i < em->k->n_ev && !linked; i++) {
+        const kev *y = &em->k->ev[em->ord[i]];
+        if (y->outer != c) break;
+        linked = y->parent == c && y->et_node >= 0;
+    }
+    if (!linked) return mt_emit_et_tensors(em->b, em->e, (int32_t)x->et_node);
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t i = em->kev_pos[c] + 1; i < em->k->n_ev; i++) {
+            const kev *y = &em->k->ev[em->ord[i]];
+            if (y->outer != c) break;
+            if (y->parent == c && y->et_node >= 0)
+                MT_CHECK(mt_emit_et_vals(em->b, em->e, &em->e->nodes[y->et_node], pass));
+        }
+    return MT_OK;
+}
+
 /* Emits the op of candidate c with its tensors; widens the step to hold it. */
 static mt_status emit_op(emitter *em, const cand *c) {
     const kev *x = &em->k->ev[c->kev];
@@ -233,7 +259,7 @@ static mt_status emit_op(emitter *em, const cand *c) {
     if (oi < 0) return MT_ENOMEM;
     em->op_of_kev[c->kev] = oi;
     MT_CHECK(op_colls(em, c->kev, x, oi));
-    MT_CHECK(n ? mt_emit_et_tensors(em->b, em->e, (int32_t)x->et_node)
+    MT_CHECK(n ? emit_et_tensors(em, c->kev, x)
                : add_kineto_tensors(em->b, em->k, em->ord, em->kev_pos[c->kev], c->kev));
     trace *t = em->t;
     trace_op *o = &t->ops[oi];

@@ -31,5 +31,7 @@ mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *
 /* Adds the tensors of ET node j to the builder's last op, inputs then outputs; a node without
  * tensors of its own (a wrapper) gives its children's: all their inputs, then all outputs. */
 mt_status mt_emit_et_tensors(trace_builder *b, const et_data *e, int32_t j);
+/* Node n's own inputs (pass 0) or outputs (pass 1) as tensor uses of the last op. */
+mt_status mt_emit_et_vals(trace_builder *b, const et_data *e, const et_node *n, int pass);
 
 #endif

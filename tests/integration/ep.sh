@@ -10,6 +10,10 @@
 #    MLPs only), an all-to-all each way; table-wise an owner of more tables sends more;
 #  - rank 0's trace of a 2-process MoE job (tests/fixtures/moe-tiny-w2-rank0, collect.py --dist moe):
 #    recognised, --ep 2 regenerates its all-to-alls (shares even: its experts' rows came from both ranks);
+#  - the same job recorded when PyTorch's ET observer missed an AccumulateGrad's end, so that the ET
+#    nests the optimizer step in it (tests/fixtures/moe-tiny-w2-et-parent, from a failed
+#    sparse_collect run): every parameter still a weight (29,504, meta.json's count), the all-reduce
+#    partial (dense part only);
 #  - compare lists ep= plans for a MoE trace, emb= plans for DLRM, --sparse-plans restricts them.
 # Usage: bash ep.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
@@ -77,6 +81,12 @@ disp=sum(l[\"dispatch_bytes\"] for l in m[\"layers\"])*4
 assert m[\"shares\"]==\"even\" and len(m[\"layers\"])==2 and d[\"plan\"][\"comm\"]==\"regenerate\", m
 assert d[\"simulation\"][\"traced_collectives\"]==0, d[\"simulation\"]
 for g in d[\"gpus\"]: assert abs(g[\"traffic_bytes\"][\"alltoall\"]-0.5*disp)<1e-6, (g, disp)"'
+
+"$bin" inspect "$root/tests/fixtures/moe-tiny-w2-et-parent" --json > "$tmp/p.json"
+check "an ET that nests the optimizer in an AccumulateGrad: weights from Kineto's nesting" 'python3 -c "
+import json; d=json.load(open(\"$tmp/p.json\")); m=json.load(open(\"$root/tests/fixtures/moe-tiny-w2-et-parent/meta.json\"))
+assert d[\"param_count\"] == m[\"parameters\"] == 29504, (d[\"param_count\"], m[\"parameters\"])
+p = d[\"traced_plan\"]; assert p[\"parameter_sync\"] == \"partial\", p"'
 
 for sp in auto none ep; do "$bin" compare "$moe" --gpus 4 --dp-modes ddp --sparse-plans $sp --json > "$tmp/c-$sp.json"; done
 "$bin" compare "$dlrm" --gpus 4 --dp-modes ddp --sparse-plans table --json > "$tmp/c-table.json"
