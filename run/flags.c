@@ -124,9 +124,9 @@ static const mt_flag PLAN[] = {
      "their transfers on the full network, checked as they go (a difference reruns unfolded; same results)"},
     {"--no-net-fold", MT_FLAG_SWITCH, CFG(no_netfold), NULL, "in a folded run, the network carries every replica's "
      "transfers. Default: traffic that stays inside a replica (tensor/context-parallel collectives, pipeline sends) "
-     "runs for replica 0 only and stands for every replica's, checked as it goes: the moment a replica's traffic "
-     "would meet another's or traffic between replicas on a link, the run starts again with this flag's network "
-     "(same results)"},
+     "runs for replica 0 only and stands for every replica's; where traffic between replicas meets it on a link, "
+     "those copies run as flows from then on, and any other difference starts the run again with this flag's "
+     "network (same results)"},
     {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
