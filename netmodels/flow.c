@@ -278,8 +278,6 @@ static void fold_break(mt_flownet *net, const char *why) {
     net->fold->broken(net->fold->ctx, why);
 }
 
-static int grow(int32_t **buf, int64_t *cap, int64_t need) { return mt_vec_reserve(buf, cap, need) == 0; }
-
 /* Copy link of replica 0's (indexed) link l in replica d. */
 static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
     return d == 0 ? l : net->cmap[(size_t)net->rix[l] * net->fold->D + d];
@@ -302,7 +300,7 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
         if (lo > 0 && net->cmap[(size_t)net->rix[net->srt[lo - 1]] * D + d] >= cd[d]) return 0;
         if (lo < net->nrix && net->cmap[(size_t)net->rix[net->srt[lo]] * D + d] <= cd[d]) return 0;
     }
-    if (mt_vec_reserve(&net->cmap, &net->cmapcap, (net->nrix + 1) * D) || !grow(&net->srt, &net->srtcap, net->nrix + 1))
+    if (mt_vec_reserve(&net->cmap, &net->cmapcap, (net->nrix + 1) * D) || mt_vec_reserve(&net->srt, &net->srtcap, net->nrix + 1))
         return 0;
     memmove(net->srt + lo + 1, net->srt + lo, (size_t)(net->nrix - lo) * sizeof *net->srt);
     net->srt[lo] = l0;
@@ -327,7 +325,7 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
     if (ck[0] == dst || ck[1] == dst) return 1;
     const mt_netfold *F = net->fold;
     int32_t es = net->fold_e[src], ed = net->fold_e[dst], D = F->D;
-    if (es < 0 || ed < 0 || !grow(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
+    if (es < 0 || ed < 0 || mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
     int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
     for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
     for (int32_t d = 1; d < D; d++) {
@@ -357,6 +355,27 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
 }
 
 
+/* Replica d's copy of flow `rep` (draining, on the solver): a new flow between the replica's
+ * endpoints, checked against rep when it drains, with a solver variable; its route (rep's
+ * links, copied to replica d) is left in net->rbuf[0 .. *nh). -1 when out of memory. */
+static int32_t new_copy(mt_flownet *net, int32_t rep, int32_t d, int32_t *nh) {
+    const mt_netfold *F = net->fold;
+    int32_t c = alloc_flow(net); /* may move net->fl */
+    if (c < 0) return -1;
+    const flow *r = &net->fl[rep];
+    flow *x = &net->fl[c];
+    *x = (flow){.bytes = r->bytes, .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]],
+                .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]], .var = -1, .next_free = -1,
+                .state = F_DRAINING, .folded = FOLD_COPY, .rep = rep, .rep_gen = r->gen, .gen = x->gen};
+    const int32_t *route;
+    *nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
+    if (mt_vec_reserve(&net->rbuf, &net->rcap, *nh)) return -1;
+    for (int32_t h = 0; h < *nh; h++) net->rbuf[h] = copy_link(net, route[h], d);
+    x->var = mt_lmm_var_new(net->lmm, c);
+    net->st.copies++;
+    return x->var < 0 ? -1 : c;
+}
+
 /* The virtual folded flows whose component (over replica 0's links, starting at link l0) is
  * about to meet other traffic become REAL: each gets its copies in replicas 1.. as flows, in the
  * state the unfolded network has them in now (remaining bytes, rate, drain time; no solve is
@@ -370,7 +389,7 @@ static int materialize(mt_flownet *net, int32_t l0) {
         memset(net->lmark, 0, ((size_t)net->nlinks + 1) * sizeof *net->lmark);
         net->lepoch = 1;
     }
-    if (!grow(&net->lbuf, &net->lcap, 1)) return 0;
+    if (mt_vec_reserve(&net->lbuf, &net->lcap, 1)) return 0;
     net->lbuf[nl++] = l0;
     net->lmark[l0] = net->lepoch;
     for (int64_t i = 0; i < nl; i++) { /* breadth-first over links and the virtual flows on them */
@@ -379,14 +398,14 @@ static int materialize(mt_flownet *net, int32_t l0) {
             int32_t id = (int32_t)mt_lmm_var_data(net->lmm, mt_lmm_cnst_var(net->lmm, l, k));
             if (net->fl[id].folded != FOLD_VIRTUAL) continue;
             net->fl[id].folded = FOLD_REAL;
-            if (!grow(&net->kbuf, &net->kcap, nk + 1)) return 0;
+            if (mt_vec_reserve(&net->kbuf, &net->kcap, nk + 1)) return 0;
             net->kbuf[nk++] = id;
             const int32_t *route;
             int32_t nh = mt_lmm_var_cnsts(net->lmm, net->fl[id].var, &route);
             for (int32_t h = 0; h < nh; h++) {
                 if (net->lmark[route[h]] == net->lepoch) continue;
                 net->lmark[route[h]] = net->lepoch;
-                if (!grow(&net->lbuf, &net->lcap, nl + 1)) return 0;
+                if (mt_vec_reserve(&net->lbuf, &net->lcap, nl + 1)) return 0;
                 net->lbuf[nl++] = route[h];
             }
         }
@@ -407,33 +426,27 @@ static int materialize(mt_flownet *net, int32_t l0) {
     int pending = 0;
     for (int64_t i = 0; i < nl; i++) pending |= mt_lmm_cnst_modified(net->lmm, net->lbuf[i]);
     for (int64_t i = 0; i < nk; i++) net->fl[net->kbuf[i]].kidx = (int32_t)i;
-    if (!grow(&net->vbuf, &net->vcap, nk)) return 0;
+    if (mt_vec_reserve(&net->vbuf, &net->vcap, nk)) return 0;
     for (int32_t d = 1; d < F->D; d++) {
         for (int64_t i = 0; i < nk; i++) {
-            int32_t c = alloc_flow(net); /* may move net->fl */
+            int32_t nh, c = new_copy(net, net->kbuf[i], d, &nh);
             if (c < 0) return 0;
             const flow *r = &net->fl[net->kbuf[i]];
-            flow *x = &net->fl[c];
-            *x = (flow){.remaining = r->remaining, .rate = r->rate, .bytes = r->bytes, .last_ps = r->last_ps,
-                        .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]],
-                        .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]], .var = -1, .next_free = -1,
-                        .state = F_DRAINING, .folded = FOLD_COPY, .rep = net->kbuf[i], .rep_gen = r->gen, .gen = x->gen,
-                        .ev_ps = r->ev_ps, .ev_order = ++net->ev_seq};
-            const int32_t *route;
-            int32_t nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
-            double value = mt_lmm_var_value(net->lmm, r->var);
-            int has_ev = r->ev != 0;
-            if (!grow(&net->rbuf, &net->rcap, nh)) return 0;
-            for (int32_t h = 0; h < nh; h++) net->rbuf[h] = copy_link(net, route[h], d);
-            x->var = mt_lmm_var_new(net->lmm, c);
-            if (x->var < 0 || mt_lmm_var_attach_quiet(net->lmm, x->var, net->rbuf, nh, value, NULL) != MT_OK) return 0;
-            if (has_ev && !(x->ev = mt_sched_at(net->sched, x->ev_ps, on_drain, net, (uint64_t)c))) return 0;
+            flow *x = &net->fl[c]; /* in replica 0's state now */
+            x->remaining = r->remaining;
+            x->rate = r->rate;
+            x->last_ps = r->last_ps;
+            x->ev_ps = r->ev_ps;
+            x->ev_order = ++net->ev_seq;
+            if (mt_lmm_var_attach_quiet(net->lmm, x->var, net->rbuf, nh, mt_lmm_var_value(net->lmm, r->var), NULL) !=
+                    MT_OK ||
+                (r->ev && !(x->ev = mt_sched_at(net->sched, x->ev_ps, on_drain, net, (uint64_t)c))))
+                return 0;
             net->vbuf[i] = x->var;
-            net->st.copies++;
         }
         for (int64_t i = 0; i < nl; i++) { /* each copy link: replica 0's order; pending where it is */
             int32_t l = net->lbuf[i], n = mt_lmm_cnst_nvars(net->lmm, l), cl = copy_link(net, l, d);
-            if (!grow(&net->rbuf, &net->rcap, n)) return 0;
+            if (mt_vec_reserve(&net->rbuf, &net->rcap, n)) return 0;
             for (int32_t k = 0; k < n; k++)
                 net->rbuf[k] = net->vbuf[net->fl[mt_lmm_var_data(net->lmm, mt_lmm_cnst_var(net->lmm, l, k))].kidx];
             mt_lmm_cnst_order(net->lmm, cl, net->rbuf, n);
@@ -497,43 +510,22 @@ static int fold_start(mt_flownet *net, int32_t src, int32_t dst, const int32_t *
     return FOLD_VIRTUAL;
 }
 
-/* An unfolded flow starts on route: the virtual flows it meets become REAL first. */
-static void fold_plain(mt_flownet *net, const int32_t *route_in, int32_t nhops) {
+/* An unfolded flow starts on route: the virtual flows it meets become REAL first (the route
+ * stays where it is: materializing looks no route up). */
+static void fold_plain(mt_flownet *net, const int32_t *route, int32_t nhops) {
     for (int32_t h = 0; h < nhops; h++)
-        if (net->orig[route_in[h]] >= 0 && net->vcnt[net->orig[route_in[h]]] > 0) {
-            int32_t route[64], *r = nhops <= 64 ? route : NULL;
-            if (!r) {
-                fold_break(net, "a route of more than 64 links");
-                return;
-            }
-            memcpy(r, route_in, (size_t)nhops * sizeof *r);
-            for (; h < nhops; h++)
-                if (!materialize_at(net, r[h])) return;
-            return;
-        }
+        if (!materialize_at(net, route[h])) return;
 }
 
 /* A REAL folded flow has just started: its copies in replicas 1.. start with it. */
 static mt_status start_copies(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
-    const mt_netfold *F = net->fold;
-    for (int32_t d = 1; d < F->D; d++) {
-        int32_t c = alloc_flow(net);
+    for (int32_t d = 1; d < net->fold->D; d++) {
+        int32_t nh, c = new_copy(net, id, d, &nh);
         if (c < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
-        const flow *r = &net->fl[id];
-        flow *x = &net->fl[c];
-        *x = (flow){.remaining = r->bytes, .bytes = r->bytes, .last_ps = now, .lat_ps = r->lat_ps,
-                    .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]], .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]],
-                    .var = -1, .next_free = -1, .state = F_DRAINING, .folded = FOLD_COPY, .rep = id, .rep_gen = r->gen,
-                    .gen = x->gen};
-        const int32_t *route;
-        int32_t nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
-        if (!grow(&net->rbuf, &net->rcap, nh)) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
-        for (int32_t h = 0; h < nh; h++) net->rbuf[h] = copy_link(net, route[h], d);
-        x->var = mt_lmm_var_new(net->lmm, c);
-        if (x->var < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
+        net->fl[c].remaining = net->fl[c].bytes;
+        net->fl[c].last_ps = now;
         MT_CHECK(link_flow(net, c, net->rbuf, nh, now, err));
         net->st.flow_events++;
-        net->st.copies++;
     }
     return MT_OK;
 }
@@ -897,11 +889,13 @@ static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double by
     } else {
         int mode = FOLD_NO;
         if (net->fold && !net->fold_dead) { /* a failed check stops the run; the flow goes on meanwhile */
-            if (folded) mode = fold_start(net, src, dst, route, nhops, base_ps, now);
-            else fold_plain(net, route, nhops);
-            /* materializing may have moved net->fl and the route cache */
-            f = &net->fl[id];
-            MT_CHECK(mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, err));
+            if (!folded) {
+                fold_plain(net, route, nhops);
+            } else { /* it looked the copies' routes up, which may move ours */
+                mode = fold_start(net, src, dst, route, nhops, base_ps, now);
+                MT_CHECK(mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, err));
+            }
+            f = &net->fl[id]; /* materializing may have moved net->fl */
         }
         f->folded = mode;
         f->var = mt_lmm_var_new(net->lmm, id);
