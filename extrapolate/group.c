@@ -140,3 +140,7 @@ const char *mt_group_kind_name(const mt_groups *g, int kind, char *buf, int len)
 int mt_group_spans(const mt_groups *g, int kind, mt_dim d) {
     return kind >= 0 && kind < g->n_kinds && (g->kind[kind].dims & MT_DIM_BIT(d)) != 0;
 }
+
+int mt_group_in_replica(const mt_groups *g, int kind) {
+    return !mt_group_spans(g, kind, MT_DIM_DP_SHARD) && !mt_group_spans(g, kind, MT_DIM_DP_REP);
+}

@@ -75,5 +75,8 @@ int32_t mt_group_member(const mt_groups *g, int kind, int32_t rank, int32_t slot
 const char *mt_group_kind_name(const mt_groups *g, int kind, char *buf, int len);
 /* 1 when the kind spans mesh dimension d. */
 int mt_group_spans(const mt_groups *g, int kind, mt_dim d);
+/* 1 when every group of the kind lies inside one data-parallel replica (it spans neither
+ * data-parallel dimension): tensor, context, pipeline... (sim/simulate.c folds its traffic). */
+int mt_group_in_replica(const mt_groups *g, int kind);
 
 #endif

@@ -105,11 +105,6 @@ static int will_netfold(const mt_simrun *run) {
     return will_fold(run) && !run->sim.no_netfold && k && k->folds;
 }
 
-/* 1 when every group of this kind lies inside one data-parallel replica. */
-static int local_kind(const mt_program *p, int kind) {
-    return !mt_group_spans(&p->groups, kind, MT_DIM_DP_SHARD) && !mt_group_spans(&p->groups, kind, MT_DIM_DP_REP);
-}
-
 void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     const mt_program *p = run->prog;
     const mt_plan *pl = &p->plan;
@@ -133,7 +128,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             if (g <= 1) continue;
             mt_coll_algo a = mt_sim_coll_algo(pl, t->coll, g, rpn);
             double one = coll_sends(pl, t->coll, g, rpn, t->bytes, a);
-            int folded = netfold && local_kind(p, t->group);
+            int folded = netfold && mt_group_in_replica(&p->groups, t->group);
             double groups = per_stage / g / (folded ? dp : 1);
             sends += groups * one;
             ns += groups * one * NS_PER_SEND[a];

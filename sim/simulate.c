@@ -607,13 +607,14 @@ static int start_send(runner *r, sendrec *sr) {
     return 1;
 }
 
-/* A mirror's pipeline send when the network folds: counted now, delivered with its
- * representative's (on_send_delivered). */
-static void mirror_send(runner *r, vgpu *g, const mt_task *k) {
+/* GPU g issues pipeline send k now: counted, and in flight until delivered. A mirror's send
+ * when the network folds is only this; it is delivered with its representative's
+ * (on_send_delivered). */
+static void count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now) {
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
-    comm_begin(g, mt_sched_now(r->sched));
+    comm_begin(g, now);
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
@@ -625,10 +626,7 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
         return 0;
     }
     *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL, sr->lprev, sr->lnext};
-    r->res->sends++;
-    g->traffic[MT_TRAFFIC_P2P] += k->bytes;
-    r->res->pp_traffic_bytes += k->bytes;
-    comm_begin(g, sr->start);
+    count_send(r, g, k, sr->start);
     sendq *q = &g->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
     if (q->tail) q->tail->next = sr;
@@ -752,7 +750,7 @@ static void advance(runner *r, vgpu *g) {
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
             for (int32_t d = 1; r->fold && d < r->D; d++) { /* the mirrors send too */
-                if (r->netfold) mirror_send(r, &r->g[g->rank + r->dp_off[d]], k);
+                if (r->netfold) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now);
                 else if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             }
             if (!do_send(r, g, k)) return;
@@ -1088,13 +1086,7 @@ static void netfold_broken(void *ctx, const char *why) {
 static mt_status netfold_setup(runner *r, mt_error *err) {
     int any = r->P > 1;
     for (int kind = 0; kind < r->n_kinds; kind++) {
-        r->local[kind] = r->groups[kind] != NULL;
-        for (int32_t i = 0; r->local[kind] && i < r->N; i++) {
-            int32_t gid = gid_of(r, &r->g[i], kind);
-            if (r->g[i].d != 0 || gid < 0) continue;
-            const group *G = &r->groups[kind][gid];
-            for (int32_t m = 0; m < G->n && r->local[kind]; m++) r->local[kind] = r->g[G->ranks[m]].d == 0;
-        }
+        r->local[kind] = r->groups[kind] != NULL && mt_group_in_replica(&r->p->groups, kind);
         any |= r->local[kind];
     }
     if (!mt_net_can(r->net, MT_NETOP_FOLD)) {
