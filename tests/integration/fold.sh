@@ -93,5 +93,12 @@ if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel rep
 if grep -q "^unfolded   every GPU walked its program: --no-fold" "$tmp/t"; then
   echo "ok: text output says unfolded"; else echo "FAIL: text output: $(tail -2 "$tmp/t")"; fails=$((fails + 1)); fi
 
+# bad input: the switches take no value (one line naming the flag, exit 2)
+for f in --no-fold --no-net-fold; do
+  "$bin" simulate "$tr/cpu-resnet18-b8" --gpus 2 "$f=1" > "$tmp/o" 2> "$tmp/e"; rc=$?
+  if [ "$rc" -eq 2 ] && [ "$(wc -l < "$tmp/e")" -eq 1 ] && grep -q -- "$f takes no value" "$tmp/e"; then
+    echo "ok: $f=1 refused"; else echo "FAIL: $f=1: rc $rc, $(cat "$tmp/e")"; fails=$((fails + 1)); fi
+done
+
 [ "$fails" -eq 0 ] || { echo "fold.sh: $fails failure(s)"; exit 1; }
 echo "fold.sh: all passed"
