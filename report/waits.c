@@ -23,56 +23,78 @@ char *mt_waits_what(const mt_program *p, const mt_gpu_stats *g, char *buf, size_
 typedef struct wrow {
     const mt_gpu_stats *g;
     int64_t us;      /* waited_for_ps to the microsecond: GPUs alike share it */
-    char what[160];
 } wrow;
+
+/* GPUs alike: the same time, stage and longest-wait task (their peers may differ). */
+static int cmp_class(const wrow *x, const wrow *y) {
+    if (x->us != y->us) return x->us > y->us ? -1 : 1;
+    if (x->g->stage != y->g->stage) return x->g->stage < y->g->stage ? -1 : 1;
+    if (x->g->waited_pc != y->g->waited_pc) return x->g->waited_pc < y->g->waited_pc ? -1 : 1;
+    return 0;
+}
 
 static int by_wait(const void *a, const void *b) {
     const wrow *x = a, *y = b;
-    if (x->us != y->us) return x->us > y->us ? -1 : 1;
-    if (x->g->waited_for != y->g->waited_for) return x->g->waited_for < y->g->waited_for ? -1 : 1;
-    int c = strcmp(x->what, y->what);
-    if (c) return c;
-    return x->g->rank < y->g->rank ? -1 : x->g->rank > y->g->rank;
+    int c = cmp_class(x, y);
+    return c ? c : x->g->rank < y->g->rank ? -1 : x->g->rank > y->g->rank;
 }
 
-static int alike(const wrow *a, const wrow *b) {
-    return a->us == b->us && a->g->waited_for == b->g->waited_for && strcmp(a->what, b->what) == 0;
+static int by_int(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* The ranks of rows [i, j) (in rank order) as "0, 2-7". */
-static void rank_list(FILE *out, const wrow *w, int32_t i, int32_t j) {
-    for (int32_t k = i; k < j;) {
+/* Sorted distinct ranks as "0, 2-7". */
+static void rank_list(FILE *out, const int32_t *r, int32_t n) {
+    for (int32_t k = 0; k < n;) {
         int32_t e = k;
-        while (e + 1 < j && w[e + 1].g->rank == w[e].g->rank + 1) e++;
-        fprintf(out, "%s%d", k > i ? ", " : "", (int)w[k].g->rank);
-        if (e > k) fprintf(out, "-%d", (int)w[e].g->rank);
+        while (e + 1 < n && r[e + 1] == r[e] + 1) e++;
+        fprintf(out, "%s%d", k ? ", " : "", (int)r[k]);
+        if (e > k) fprintf(out, "-%d", (int)r[e]);
         k = e + 1;
     }
 }
 
 int mt_waits_print(FILE *out, const mt_program *p, const mt_sim_result *r, const char *prefix, int max_lines) {
     int32_t n = 0;
-    wrow *w = malloc((size_t)(r->n_gpus > 0 ? r->n_gpus : 1) * sizeof *w);
-    if (!w) return -1;
+    size_t cap = (size_t)(r->n_gpus > 0 ? r->n_gpus : 1);
+    wrow *w = malloc(cap * sizeof *w);
+    int32_t *who = malloc(2 * cap * sizeof *who), *whom = who ? who + cap : NULL;
+    if (!w || !who) {
+        free(w);
+        free(who);
+        return -1;
+    }
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
         if (g->waited_for < 0 || (double)g->waited_for_ps < 0.01 * (double)r->step_ps) continue;
         w[n].g = g;
         w[n].us = (g->waited_for_ps + 500000) / 1000000;
-        mt_waits_what(p, g, w[n].what, sizeof w[n].what);
         n++;
     }
     qsort(w, (size_t)n, sizeof *w, by_wait);
     int lines = 0, pad = (int)strlen(prefix);
     int32_t i = 0;
     for (; i < n && lines < max_lines;) {
-        int32_t j = i + 1;
-        while (j < n && alike(&w[i], &w[j])) j++;
+        int32_t j = i + 1, m = 0;
+        while (j < n && cmp_class(&w[i], &w[j]) == 0) j++;
+        for (int32_t k = i; k < j; k++) {
+            who[k - i] = w[k].g->rank;
+            whom[k - i] = w[k].g->waited_for;
+        }
+        qsort(whom, (size_t)(j - i), sizeof *whom, by_int);
+        for (int32_t k = 0; k < j - i; k++)
+            if (k == 0 || whom[k] != whom[m - 1]) whom[m++] = whom[k];
         fprintf(out, "%*s%sGPU%s ", lines ? pad : 0, "", lines ? "" : prefix, j - i > 1 ? "s" : "");
-        rank_list(out, w, i, j);
-        fprintf(out, " wait%s %.3f ms%s for GPU %d", j - i > 1 ? "" : "s", (double)w[i].g->waited_for_ps / 1e9,
-                j - i > 1 ? " each" : "", (int)w[i].g->waited_for);
-        if (w[i].what[0]) fprintf(out, " (longest: %s)", w[i].what);
+        rank_list(out, who, j - i);
+        fprintf(out, " wait%s %.3f ms%s for %sGPU%s ", j - i > 1 ? "" : "s", (double)w[i].g->waited_for_ps / 1e9,
+                j - i > 1 ? " each" : "", m > 1 ? "one of " : "", m > 1 ? "s" : "");
+        rank_list(out, whom, m);
+        char what[160];
+        if (mt_waits_what(p, w[i].g, what, sizeof what)[0] && j - i > 1)
+            fprintf(out, " (GPU %d's longest: %s)", (int)w[i].g->rank, what);
+        else if (what[0])
+            fprintf(out, " (longest: %s)", what);
         fprintf(out, "\n");
         lines++;
         i = j;
@@ -80,5 +102,6 @@ int mt_waits_print(FILE *out, const mt_program *p, const mt_sim_result *r, const
     if (i < n) fprintf(out, "%*s(%d more GPU%s wait%s; JSON waited_for per GPU)\n", pad, "", (int)(n - i),
                        n - i > 1 ? "s" : "", n - i > 1 ? "" : "s");
     free(w);
+    free(who);
     return lines;
 }

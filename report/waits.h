@@ -1,9 +1,11 @@
 /* report/waits.h — whom the GPUs waited for (sim/simulate.h: peer wait and bubble credited to
  * the rank that arrived last), as the `waits` lines of the text summary and the HTML report.
  *
- * GPUs alike (the same rank waited for, the same time to the microsecond and the same task) are
- * one line ("GPUs 0, 2-7 wait 21.000 ms each for GPU 1 (allreduce 12.5 MB (dp))"); the lines are
- * ordered by that time, longest first, and only waits of at least 1% of the step are named.
+ * GPUs alike (the same time to the microsecond, stage and task of their longest wait) are one
+ * line naming the ranks they waited for ("GPUs 0, 2-3 wait 21.000 ms each for GPU 1 (GPU 0's
+ * longest: data-parallel gradient buckets)", "GPUs 0-1, 4-5 wait 55.794 ms each for one of GPUs
+ * 2-3, 6-7 (...)"); the lines are ordered by that time, longest first, and only waits of at
+ * least 1% of the step are named.
  * Costs: O(N log N) for N GPUs.
  */
 #ifndef MT_REPORT_WAITS_H
