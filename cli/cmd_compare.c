@@ -40,11 +40,11 @@ static void usage(FILE *out) {
             "       mitosis compare TRACE [TRACE2] [plan flags] --sweep NAME=VALUES [options]\n\n"
             "Simulates the traced step under every plan for N GPUs (or the --plans LIST) and prints\n"
             "them ranked, fastest first: step time, speed-up over one GPU (throughput over the\n"
-            "traced batch on one GPU), samples/s, exposed communication, host wait and bubble\n"
-            "(max over GPUs), estimated peak memory per GPU, '!' over --gpu-mem. Plans the trace or the\n"
-            "topology cannot run are listed as skipped, with the reason. With what-if flags every plan\n"
-            "runs perturbed (and ranks by that) and unperturbed; the 'change' column is the difference;\n"
-            "with --steps K, step ms is the mean over the K steps.\n\n");
+            "traced batch on one GPU), samples/s, exposed communication, peer wait, host wait and\n"
+            "bubble (max over GPUs), estimated peak memory per GPU, '!' over --gpu-mem. Plans the\n"
+            "trace or the topology cannot run are listed as skipped, with the reason. With what-if\n"
+            "flags every plan runs perturbed (and ranks by that) and unperturbed; the 'change'\n"
+            "column is the difference; with --steps K, step ms is the mean over the K steps.\n\n");
     mt_flags_help(out, &MT_RUN_COMPARE_FLAGS);
     mt_flags_help(out, &OUTPUT_FLAGS);
     mt_flags_help(out, &MT_RUN_DRY_FLAGS);

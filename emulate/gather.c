@@ -59,7 +59,9 @@ static void fill_ranks(mt_emu_report *rep, const mt_emu_stats *st, const mt_sim_
         rep->ranks[r] = (mt_emu_rank){r,
                                       st[r].finish_ns / 1e6, st[r].compute_ns / 1e6, st[r].comm_ns / 1e6,
                                       st[r].exposed_ns / 1e6, st[r].bubble_ns / 1e6, g->finish_ps / 1e9,
-                                      g->compute_ps / 1e9, g->comm_ps / 1e9, g->exposed_ps / 1e9, g->bubble_ps / 1e9};
+                                      g->compute_ps / 1e9, g->comm_ps / 1e9,
+                                      /* the walker cannot tell peers from the network: both */
+                                      (g->exposed_ps + g->peer_wait_ps) / 1e9, g->bubble_ps / 1e9};
     }
 }
 

@@ -414,7 +414,7 @@ static mt_status block(mt_walker *w, int what, int32_t a, int32_t b, int32_t pc,
     if (t <= *cursor) return MT_OK;
     if (what == W_RECV) w->st.bubble_ns += t - *cursor;
     else w->st.exposed_ns += t - *cursor;
-    MT_CHECK(add_span(w, MT_SPAN_WAIT, pc, *cursor, t, err));
+    MT_CHECK(add_span(w, what == W_RECV ? MT_SPAN_BUBBLE : MT_SPAN_WAIT, pc, *cursor, t, err));
     *cursor = t;
     return MT_OK;
 }

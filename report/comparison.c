@@ -72,8 +72,8 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
     if (!o->sweep) fprintf(out, "%4s  %-*s", "#", wl, "plan");
     else fprintf(out, "%-*s", wl, o->sweep);
     int perturbed = o->perturbed;
-    fprintf(out, " %11s %9s %11s %11s %10s %10s %8s%s\n", "step ms", "speed-up", "samples/s", "exposed ms", "host ms",
-           "bubble ms", "mem GB", perturbed ? "    change" : "");
+    fprintf(out, " %11s %9s %11s %11s %10s %10s %10s %8s%s\n", "step ms", "speed-up", "samples/s", "exposed ms",
+            "peer ms", "host ms", "bubble ms", "mem GB", perturbed ? "    change" : "");
     int marks = 0, rank = 0;
     for (int32_t i = 0; i < o->n; i++) {
         const mt_cmp_row *w = &o->rows[i];
@@ -83,8 +83,8 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
         else snprintf(sps, sizeof sps, "-");
         if (!o->sweep) fprintf(out, "%4d  %-*s", ++rank, wl, w->label);
         else fprintf(out, "%-*s", wl, w->label);
-        fprintf(out, " %11.3f %9.2f %11s %11.3f %10.3f %10.3f %8.2f", w->step_ms, w->speedup, sps, w->exposed_ms,
-               w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9);
+        fprintf(out, " %11.3f %9.2f %11s %11.3f %10.3f %10.3f %10.3f %8.2f", w->step_ms, w->speedup, sps,
+                w->exposed_ms, w->peer_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9);
         if (perturbed)
             fprintf(out, " %+8.1f%%", w->base_step_ms > 0 ? 100.0 * (w->step_ms - w->base_step_ms) / w->base_step_ms : 0.0);
         fprintf(out, "%s\n", w->over_mem ? " !" : "");
@@ -146,6 +146,7 @@ json_t *mt_comparison_json(const mt_comparison *o) {
         json_object_set_new(x, "speedup", json_real(w->speedup));
         json_object_set_new(x, "samples_per_s", w->sps >= 0 ? json_real(w->sps) : json_null());
         json_object_set_new(x, "exposed_comm_ms", json_real(w->exposed_ms));
+        json_object_set_new(x, "peer_wait_ms", json_real(w->peer_ms));
         json_object_set_new(x, "host_wait_ms", json_real(w->host_wait_ms));
         json_object_set_new(x, "bubble_ms", json_real(w->bubble_ms));
         json_object_set_new(x, "peak_mem_bytes", json_real(w->mem_bytes));
@@ -169,7 +170,7 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
         const mt_cmp_row *w = &o->rows[i];
         hr[i] = (mt_html_row){.label = w->label, .skipped = w->ran ? NULL : w->reason, .step_ms = w->step_ms,
                               .speedup = w->speedup, .samples_per_s = w->sps, .exposed_ms = w->exposed_ms,
-                              .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
+                              .peer_ms = w->peer_ms, .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
                               .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
     }
     char lines[4][256];

@@ -156,6 +156,7 @@ static void gpu_rows(cw *w, const mt_report_src *src) {
         cw_ms(w, g->compute_ps);
         cw_ms(w, g->comm_ps);
         cw_ms(w, g->exposed_ps);
+        cw_ms(w, g->peer_wait_ps);
         cw_ms(w, g->host_wait_ps);
         cw_ms(w, g->bubble_ps);
         cw_ms(w, g->idle_ps);
@@ -163,6 +164,9 @@ static void gpu_rows(cw *w, const mt_report_src *src) {
         cw_num(w, "%.17g", g->peak_mem_bytes);
         cw_ms(w, g->host_busy_ps);
         cw_ms(w, g->host_sync_ps);
+        if (g->waited_for >= 0) cw_num(w, "%d", g->waited_for);
+        else cw_text(w, "");
+        cw_ms(w, g->waited_for_ps);
         cw_end(w);
     }
 }
@@ -242,8 +246,9 @@ mt_status mt_csv_write_dir(const mt_report_src *src, const char *dir, mt_error *
     static const char *const ops[] = {"gpu", "stream", "name", "layer", "phase", "micro_batch",
                                       "start_us", "end_us", "dur_us", NULL};
     static const char *const gpus[] = {"rank", "dp", "stage", "tp", "compute_ms", "comm_ms", "exposed_comm_ms",
-                                       "host_wait_ms", "bubble_ms", "idle_ms", "step_ms", "peak_mem_bytes",
-                                       "host_busy_ms", "host_sync_ms", NULL};
+                                       "peer_wait_ms", "host_wait_ms", "bubble_ms", "idle_ms", "step_ms",
+                                       "peak_mem_bytes", "host_busy_ms", "host_sync_ms", "waited_for",
+                                       "waited_for_ms", NULL};
     static const char *const layers[] = {"layer_index", "layer", "compute_ms", "comm_ms", NULL};
     static const char *const links[] = {"link", "src", "dst", "bandwidth_GBps", "bytes", "busy_ms",
                                         "utilisation", "peak_flows", NULL};

@@ -7,9 +7,10 @@
  *                    one per collective, pipeline send and wait span, per GPU by start time.
  *                    Times are exact to the picosecond; a GPU's compute rows add up to its
  *                    compute_ms.
- *   gpus.csv         rank, dp, stage, tp, compute_ms, comm_ms, exposed_comm_ms, host_wait_ms,
- *                    bubble_ms, idle_ms, step_ms, peak_mem_bytes, host_busy_ms, host_sync_ms;
- *                    compute + host wait + exposed + bubble + idle = step.
+ *   gpus.csv         rank, dp, stage, tp, compute_ms, comm_ms, exposed_comm_ms, peer_wait_ms,
+ *                    host_wait_ms, bubble_ms, idle_ms, step_ms, peak_mem_bytes, host_busy_ms,
+ *                    host_sync_ms, waited_for (a rank, empty: none), waited_for_ms;
+ *                    compute + host wait + exposed + peer wait + bubble + idle = step.
  *   layers.csv       layer_index, layer, compute_ms, comm_ms (sim/simulate.h's per-layer sums).
  *   links.csv        link, src, dst, bandwidth_GBps, bytes, busy_ms, utilisation, peak_flows:
  *                    every link of the topology (models with links: flow; header alone otherwise);

@@ -135,22 +135,25 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
         else snprintf(buf, len, "send %s mb %d%s to GPU %d", what, k->mb, chunk_note(p, s->rank, k, cn, sizeof cn),
                       mt_send_peer(p, s));
         break;
-    default:
+    default: { /* waits: exposed (WAIT), for peers (PEER), for pipeline data not sent yet (BUBBLE) */
+        const char *pre = s->kind == MT_SPAN_PEER ? "wait for peers at " : "wait for ";
+        int inflight = s->kind == MT_SPAN_WAIT;
         if (k->kind == MT_TASK_RECV) {
             /* the sender is the neighbour on the side the data comes from */
-            snprintf(buf, len, "wait for %s mb %d%s from GPU %d", what, k->mb, chunk_note(p, s->rank, k, cn, sizeof cn),
-                     pp_peer(p, s->rank, k, -1));
+            snprintf(buf, len, "%s%s mb %d%s from GPU %d%s", inflight ? "receive " : "wait for ", what, k->mb,
+                     chunk_note(p, s->rank, k, cn, sizeof cn), pp_peer(p, s->rank, k, -1), inflight ? " (in flight)" : "");
         } else if (k->kind == MT_TASK_COLL) {
             char c[96];
             coll_name(p, k, c, sizeof c);
-            snprintf(buf, len, "wait for %s", c);
+            snprintf(buf, len, "%s%s", pre, c);
         } else if (k->kind == MT_TASK_WAIT_GROUP) {
             char g[16];
-            snprintf(buf, len, "wait for %s collectives (%d may stay in flight)",
+            snprintf(buf, len, "%s%s collectives (%d may stay in flight)", pre,
                      mt_group_kind_name(&p->groups, k->group, g, sizeof g), (int)k->keep);
         } else {
-            snprintf(buf, len, "wait for data-parallel gradient buckets");
+            snprintf(buf, len, "%sdata-parallel gradient buckets", pre);
         }
+    }
     }
     return buf;
 }

@@ -61,7 +61,7 @@ static const char CSS[] =
     "svg text{font-size:11px;fill:#333}.grid{stroke:#e4e4e4}.axis{stroke:#999}"
     ".k-comp,.c-fwd{fill:#4e79a7}.k-exp,.coll{fill:#f28e2b}.k-bub,.wait-pp{fill:#e15759}"
     ".k-idle{fill:#d4cfcb}.k-host,.host{fill:#9c755f}.c-bwd{fill:#59a14f}.c-opt{fill:#b07aa1}.c-oth{fill:#76b7b2}"
-    ".send{fill:#edc948}.wait{fill:#ff9d9a}.bar{fill:#4e79a7}.bar.over{fill:#d4a5a5}"
+    ".send{fill:#edc948}.wait{fill:#ff9d9a}.k-peer,.wait-peer{fill:#8c564b}.bar{fill:#4e79a7}.bar.over{fill:#d4a5a5}"
     ".line{fill:none;stroke:#4e79a7;stroke-width:2}.pt{fill:#4e79a7}"
     ".lg rect{stroke:none}#gantt{cursor:grab;user-select:none}"
     ".tools button{margin-right:6px}";
@@ -104,7 +104,7 @@ static void rows_table(FILE *f, const mt_html_report *r) {
     fprintf(f, "<table id=\"%s\"><tr>%s<th class=\"l\">", plans ? "plans" : "sweep", plans ? "<th>#</th>" : "");
     esc(f, plans ? "plan" : r->sweep_name);
     fprintf(f, "</th><th>step ms</th><th>speed-up</th><th>samples/s</th><th>exposed comm ms</th>"
-               "<th>host wait ms</th><th>bubble ms</th><th>peak mem GB</th><th class=\"l\">memory</th></tr>\n");
+               "<th>peer wait ms</th><th>host wait ms</th><th>bubble ms</th><th>peak mem GB</th><th class=\"l\">memory</th></tr>\n");
     int rank = 0;
     for (int32_t i = 0; i < r->n_rows; i++) {
         const mt_html_row *w = &r->rows[i];
@@ -116,15 +116,15 @@ static void rows_table(FILE *f, const mt_html_report *r) {
         fprintf(f, "</td><td>%.3f</td><td>%.2f</td>", w->step_ms, w->speedup);
         if (w->samples_per_s >= 0) fprintf(f, "<td>%.1f</td>", w->samples_per_s);
         else fprintf(f, "<td>-</td>");
-        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td></tr>\n",
-                w->exposed_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? "over the limit" : "");
+        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td></tr>\n",
+                w->exposed_ms, w->peer_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? "over the limit" : "");
     }
     for (int32_t i = 0; i < r->n_rows; i++) {
         const mt_html_row *w = &r->rows[i];
         if (!w->skipped) continue;
         fprintf(f, "<tr class=\"skip\">%s<td class=\"l\">", plans ? "<td>-</td>" : "");
         esc(f, w->label);
-        fprintf(f, "</td><td class=\"l\" colspan=\"8\">skipped: ");
+        fprintf(f, "</td><td class=\"l\" colspan=\"9\">skipped: ");
         esc(f, w->skipped);
         fprintf(f, "</td></tr>\n");
     }
@@ -207,16 +207,17 @@ static void gpu_bars(FILE *f, const mt_sim_result *res) {
     if (n == 0 || !(max > 0)) return;
     const double L = 70, W = 760, top = 28, rowh = 16;
     fprintf(f, "<svg id=\"gpu-bars\" width=\"%.0f\" height=\"%.0f\">", L + W + 20, top + n * rowh + 34);
-    static const char *const cls[] = {"k-comp", "k-host", "k-exp", "k-bub", "k-idle"},
-                              *const names[] = {"compute", "host wait", "exposed comm", "bubble", "idle"};
-    legend(f, L, 4, cls, names, 5);
+    static const char *const cls[] = {"k-comp", "k-host", "k-exp", "k-peer", "k-bub", "k-idle"},
+                              *const names[] = {"compute", "host wait", "exposed comm", "peer wait", "bubble", "idle"};
+    legend(f, L, 4, cls, names, 6);
     ms_axis(f, L, W, top - 4, top + n * rowh, max);
     for (int32_t i = 0; i < n; i++) {
         const mt_gpu_stats *g = &res->gpus[i];
         double y = top + i * rowh, x = L;
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">GPU %d</text>", L - 6, y + 11, g->rank);
-        const mt_time_ps part[5] = {g->compute_ps, g->host_wait_ps, g->exposed_ps, g->bubble_ps, g->idle_ps};
-        for (int k = 0; k < 5; k++) {
+        const mt_time_ps part[6] = {g->compute_ps, g->host_wait_ps, g->exposed_ps, g->peer_wait_ps, g->bubble_ps,
+                                    g->idle_ps};
+        for (int k = 0; k < 6; k++) {
             double w = ms(part[k]) / max * W;
             fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"><title>GPU %d "
                        "(dp %d, stage %d, tp %d) %s: %.3f ms</title></rect>",
@@ -282,7 +283,9 @@ static const char *span_class(const mt_span *s) {
     case MT_SPAN_COLL: return "coll";
     case MT_SPAN_SEND: return "send";
     case MT_SPAN_HOST: return "host";
-    default: return s->task && s->task->kind == MT_TASK_RECV ? "wait-pp" : "wait";
+    case MT_SPAN_PEER: return "wait-peer";
+    case MT_SPAN_BUBBLE: return "wait-pp";
+    default: return "wait";
     }
 }
 
@@ -310,7 +313,7 @@ static void span_title(FILE *f, const mt_program *p, const mt_span *s) {
             esc(f, mt_layer_name(p, k->layer));
         }
     }
-    if (k->mb >= 0 && s->kind != MT_SPAN_SEND && !(s->kind == MT_SPAN_WAIT && k->kind == MT_TASK_RECV))
+    if (k->mb >= 0 && s->kind != MT_SPAN_SEND && k->kind != MT_TASK_RECV)
         fprintf(f, ", micro-batch %d", k->mb);
     fprintf(f, ": %.3f-%.3f ms (%.3f ms)", ms(s->start), ms(s->end), ms(s->end - s->start));
 }
@@ -394,12 +397,13 @@ static mt_status gantt(FILE *f, const mt_html_report *r, mt_error *err) {
         drawn++;
     }
     fprintf(f, "</g></g>");
-    static const char *const cls[] = {"c-fwd", "c-bwd", "c-opt", "host", "wait", "wait-pp", "coll", "send"},
+    static const char *const cls[] = {"c-fwd", "c-bwd", "c-opt", "host", "wait", "wait-peer", "wait-pp", "coll",
+                                      "send"},
                               *const names[] = {"forward", "backward", "optimizer", "host wait", "wait (comm)",
-                                                "wait (bubble)", "collective", "pipeline send"};
-    legend(f, L - 60, top + H + 22, cls, names, 8);
+                                                "wait (peers)", "wait (bubble)", "collective", "pipeline send"};
+    legend(f, L - 60, top + H + 22, cls, names, 9);
     fprintf(f, "</svg>\n<p class=\"note\">Each GPU has two lanes: the compute stream (compute, and waits "
-               "for its host, communication or pipeline data while it is blocked) above, its collectives "
+               "for its host, communication, peers or pipeline data while it is blocked) above, its collectives "
                "and pipeline sends below. %lld span%s drawn.",
             (long long)drawn, mt_plural(drawn));
     if (n_rows < res->n_gpus)
@@ -477,8 +481,8 @@ mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err
         const char *d = r->detail_label ? r->detail_label : "";
         fprintf(f, "<h2>Per GPU: ");
         esc(f, d);
-        fprintf(f, "</h2>\n<p class=\"note\">compute + host wait + exposed communication + bubble + idle = step "
-                   "time on every GPU.</p>\n");
+        fprintf(f, "</h2>\n<p class=\"note\">compute + host wait + exposed communication + peer wait + bubble + idle "
+                   "= step time on every GPU (docs/attribution.md).</p>\n");
         gpu_bars(f, r->res);
         fprintf(f, "<h2>Per layer: ");
         esc(f, d);

@@ -41,7 +41,7 @@ typedef struct mt_html_row {
     const char *skipped;        /* why it did not run; NULL when it ran */
     double step_ms, speedup;
     double samples_per_s;       /* < 0: unknown (the trace has no batch size) */
-    double exposed_ms, host_wait_ms, bubble_ms; /* max over GPUs */
+    double exposed_ms, peer_ms, host_wait_ms, bubble_ms; /* max over GPUs */
     double mem_bytes;           /* largest estimated peak per GPU */
     int over_mem;               /* 1: mem_bytes is over the memory limit */
 } mt_html_row;

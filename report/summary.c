@@ -8,6 +8,7 @@
 #include "extrapolate/traced.h"
 #include "report/experts.h"
 #include "report/jsonw.h"
+#include "report/waits.h"
 #include "sim/scenario.h"
 #include "util/units.h"
 
@@ -132,6 +133,9 @@ static json_t *gpus_json(const mt_sim_result *r) {
         json_object_set_new(x, "compute_ms", json_real(ms(g->compute_ps)));
         json_object_set_new(x, "comm_ms", json_real(ms(g->comm_ps)));
         json_object_set_new(x, "exposed_comm_ms", json_real(ms(g->exposed_ps)));
+        json_object_set_new(x, "peer_wait_ms", json_real(ms(g->peer_wait_ps)));
+        json_object_set_new(x, "waited_for", g->waited_for >= 0 ? json_integer(g->waited_for) : json_null());
+        json_object_set_new(x, "waited_for_ms", json_real(ms(g->waited_for_ps)));
         json_object_set_new(x, "host_wait_ms", json_real(ms(g->host_wait_ps)));
         json_object_set_new(x, "host_busy_ms", json_real(ms(g->host_busy_ps)));
         json_object_set_new(x, "host_sync_ms", json_real(ms(g->host_sync_ps)));
@@ -278,6 +282,11 @@ static void gpu_row_write(mt_jw *w, const mt_gpu_stats *g) {
     mt_jw_key_real(w, "compute_ms", ms(g->compute_ps));
     mt_jw_key_real(w, "comm_ms", ms(g->comm_ps));
     mt_jw_key_real(w, "exposed_comm_ms", ms(g->exposed_ps));
+    mt_jw_key_real(w, "peer_wait_ms", ms(g->peer_wait_ps));
+    mt_jw_key(w, "waited_for");
+    if (g->waited_for >= 0) mt_jw_int(w, g->waited_for);
+    else mt_jw_value(w, json_null());
+    mt_jw_key_real(w, "waited_for_ms", ms(g->waited_for_ps));
     mt_jw_key_real(w, "host_wait_ms", ms(g->host_wait_ps));
     mt_jw_key_real(w, "host_busy_ms", ms(g->host_busy_ps));
     mt_jw_key_real(w, "host_sync_ms", ms(g->host_sync_ps));
@@ -328,9 +337,9 @@ static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
     char name[32];
     if (label) snprintf(name, sizeof name, "%s", label);
     else snprintf(name, sizeof name, "%d", g->rank);
-    fprintf(out, "%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage, g->tp,
-           ms(g->compute_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->bubble_ps),
-           ms(g->idle_ps), g->peak_mem_bytes / 1e9);
+    fprintf(out, "%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage,
+            g->tp, ms(g->compute_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->peer_wait_ps),
+            ms(g->bubble_ps), ms(g->idle_ps), g->peak_mem_bytes / 1e9);
 }
 
 /* Whose collectives the data-parallel dimension runs: the traced job's (a multi-rank trace, by
@@ -437,21 +446,25 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     fprintf(out, "\n");
     mt_whatif_print(out, r, s->base);
     if (p->warning[0]) fprintf(out, "warning    %s\n", p->warning);
-    fprintf(out, "\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp", "compute ms",
-           "hostwait ms", "comm ms", "exposed ms", "bubble ms", "idle ms", "mem GB");
+    if (mt_waits_print(out, p, r, "waits      ", 3) < 0) fprintf(out, "waits      (out of memory listing them)\n");
+    fprintf(out, "\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp",
+            "compute ms", "hostwait ms", "comm ms", "exposed ms", "peer ms", "bubble ms", "idle ms", "mem GB");
     int all = per_gpu || r->n_gpus <= 16;
     if (all) {
         for (int32_t i = 0; i < r->n_gpus; i++) print_gpu_row(out, &r->gpus[i], NULL);
-    } else { /* the GPU that finished last, and the one with the most exposed communication */
-        int32_t last = 0, worst = 0;
+    } else { /* the GPU that finished last, the one with the most exposed communication, the one
+              * that waited longest for its peers */
+        int32_t last = 0, worst = 0, peer = 0;
         for (int32_t i = 0; i < r->n_gpus; i++) {
             if (r->gpus[i].finish_ps > r->gpus[last].finish_ps) last = i;
             if (r->gpus[i].exposed_ps > r->gpus[worst].exposed_ps) worst = i;
+            if (r->gpus[i].peer_wait_ps > r->gpus[peer].peer_wait_ps) peer = i;
         }
         char lab[32];
         snprintf(lab, sizeof lab, "%d*", r->gpus[last].rank);
         print_gpu_row(out, &r->gpus[last], lab);
         if (worst != last) print_gpu_row(out, &r->gpus[worst], NULL);
+        if (peer != last && peer != worst) print_gpu_row(out, &r->gpus[peer], NULL);
         fprintf(out, "(%d GPUs; * finished last; --per-gpu lists all)\n", r->n_gpus);
     }
     if (layers && r->n_layers > 0) {
@@ -560,7 +573,7 @@ mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err)
     return mt_span_filter_ranks(f, keep, n_gpus, err);
 }
 
-enum { RUN_LINES = 13 };
+enum { RUN_LINES = 14 };
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
@@ -613,6 +626,15 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
              peak > limit ? ": OVER THE LIMIT" : "");
     else
         LINE("peak memory", "%.2f GB per GPU (estimated; the GPU's memory is unknown, see --gpu-mem)", peak / 1e9);
+    FILE *m = fmemopen(val[k], sizeof val[k] - 1, "w"); /* the text's waits lines, joined by "; " */
+    int waits = m ? mt_waits_print(m, s->prog, r, " ", 2) : 0; /* lines after the first: " GPU ..." */
+    if (m) fclose(m);
+    if (waits > 0) {
+        val[k][sizeof val[k] - 1] = 0;
+        for (char *c = val[k]; *c; c++)
+            if (*c == '\n') *c = c[1] ? ';' : 0;
+        kv[n++] = (mt_html_kv){"waits", val[k++] + 1};
+    }
     if (s->prog->warning[0]) LINE("warning", "%s", s->prog->warning);
 #undef LINE
     mt_html_report full = *rep;

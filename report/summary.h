@@ -43,8 +43,9 @@ typedef struct mt_run_summary {
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,
- * what-if cost, per-GPU rows (all when per_gpu or N <= 16, else the last to finish and the one
- * with the most exposed communication), per-layer rows with `layers`, simulation counts. */
+ * what-if cost, whom GPUs waited for (report/waits.h), per-GPU rows (all when per_gpu or
+ * N <= 16, else the last to finish, the one with the most exposed communication and the one with
+ * the most peer wait), per-layer rows with `layers`, simulation counts. */
 void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers);
 
 /* The same as a new JSON object (keys in README "simulate --json"). */

@@ -54,11 +54,27 @@ static void name_thread(tl *w, int32_t pid, int32_t tid, const char *name) {
 }
 
 /* An "X" slice over [s, e] (ps), both ends rounded to ns; takes args. */
+static json_t *slice_event(int32_t pid, int32_t tid, const char *name, const char *cat, mt_time_ps s,
+                           mt_time_ps e, json_t *args) {
+    int64_t a = ns_of(s), b = ns_of(e);
+    return json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat", cat, "ph", "X", "ts",
+                     (double)a / 1e3, "dur", (double)(b - a) / 1e3, "pid", pid, "tid", tid, "args", args);
+}
+
 static void slice(tl *w, int32_t pid, int32_t tid, const char *name, const char *cat, mt_time_ps s,
                   mt_time_ps e, json_t *args) {
-    int64_t a = ns_of(s), b = ns_of(e);
-    emit(w, json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i, s:o}", "name", name, "cat", cat, "ph", "X", "ts",
-                      (double)a / 1e3, "dur", (double)(b - a) / 1e3, "pid", pid, "tid", tid, "args", args));
+    emit(w, slice_event(pid, tid, name, cat, s, e, args));
+}
+
+/* slice with a colour of the trace-event format's palette (cname; Chrome honours it). */
+static void slice_c(tl *w, int32_t pid, int32_t tid, const char *name, const char *cat, const char *cname,
+                    mt_time_ps s, mt_time_ps e, json_t *args) {
+    json_t *ev = slice_event(pid, tid, name, cat, s, e, args);
+    if (ev && json_object_set_new(ev, "cname", json_string(cname))) {
+        json_decref(ev);
+        ev = NULL;
+    }
+    emit(w, ev);
 }
 
 static void flow(tl *w, const char *ph, int64_t id, int32_t pid, int32_t tid, mt_time_ps t) {
@@ -205,10 +221,14 @@ static void gpu_events(tl *w) {
         } else if (st == MT_STREAM_HOST) {
             slice(w, gpu_pid(sp->rank), TID_HOST, mt_span_name(p, sp, 0, name, sizeof name), "host", s, e,
                   json_pack("{s:s}", "phase", mt_span_phase(sp)));
-        } else if (st == MT_STREAM_WAIT) {
+        } else if (st == MT_STREAM_WAIT) { /* one category (and colour) per part of the step */
+            int peer = sp->kind == MT_SPAN_PEER, bub = sp->kind == MT_SPAN_BUBBLE;
             json_t *a = json_pack("{s:s, s:s}", "phase", mt_span_phase(sp), "on",
-                                  sp->task->kind == MT_TASK_RECV ? "pipeline data" : "communication");
-            slice(w, gpu_pid(sp->rank), TID_WAIT, mt_span_name(p, sp, 0, name, sizeof name), "wait", s, e, a);
+                                  peer ? "peers (a member had not issued the collective)"
+                                  : bub ? "pipeline data (not sent yet)"
+                                  : sp->task->kind == MT_TASK_RECV ? "pipeline data in flight" : "communication");
+            slice_c(w, gpu_pid(sp->rank), TID_WAIT, mt_span_name(p, sp, 0, name, sizeof name),
+                    peer ? "peer wait" : bub ? "bubble" : "exposed", peer ? "terrible" : bub ? "grey" : "bad", s, e, a);
         } else {
             slice(w, gpu_pid(sp->rank), st == MT_STREAM_TP ? TID_TP : TID_DP, mt_span_name(p, sp, 0, name, sizeof name),
                   "collective", s, e, coll_args(w, sp));

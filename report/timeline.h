@@ -4,7 +4,8 @@
  * Layout: one process per virtual GPU ("GPU r (dp d, stage s, tp t)", pid r + 1) with one
  * thread per stream: compute (each operator an "X" slice named after the op, args layer,
  * layer_index, phase, op_index, micro_batch), host wait (the device waiting for its host
- * thread to launch work, host model), waiting (compute stream blocked), TP collectives,
+ * thread to launch work, host model), waiting (compute stream blocked; cat "exposed",
+ * "peer wait" or "bubble", each its own cname colour: sim/simulate.h), TP collectives,
  * DP collectives (args bytes, algorithm, group, gpus, why), pipeline send (one extra thread per
  * overlapping send) and pipeline recv (a zero-length slice at each arrival). A flow arrow
  * ("s"/"f", one id per transfer) joins each send to its arrival. A "network" process (pid

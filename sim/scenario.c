@@ -828,8 +828,8 @@ void mt_whatif_cost_of(const mt_sim_result *base, const mt_sim_result *run, mt_w
     int32_t n = run->n_gpus < base->n_gpus ? run->n_gpus : base->n_gpus;
     for (int32_t i = 0; i < n; i++) {
         const mt_gpu_stats *a = &base->gpus[i], *b = &run->gpus[i];
-        double wa = (double)(a->host_wait_ps + a->exposed_ps + a->bubble_ps + a->idle_ps);
-        double wb = (double)(b->host_wait_ps + b->exposed_ps + b->bubble_ps + b->idle_ps);
+        double wa = (double)(a->host_wait_ps + a->exposed_ps + a->peer_wait_ps + a->bubble_ps + a->idle_ps);
+        double wb = (double)(b->host_wait_ps + b->exposed_ps + b->peer_wait_ps + b->bubble_ps + b->idle_ps);
         out->extra_compute_ps += (double)(b->compute_ps - a->compute_ps);
         out->extra_wait_ps += wb - wa;
     }

@@ -98,7 +98,7 @@ mt_status mt_scenario_apply_network(const mt_scenario *sc, mt_netmodel *net, mt_
                                     mt_error *err);
 
 /* What a perturbation cost: the perturbed run against the same plan unperturbed. Per GPU the
- * run splits into compute + waiting (host wait + exposed + bubble + idle) = run time, so
+ * run splits into compute + waiting (host wait + exposed + peer wait + bubble + idle) = run time, so
  *   gpu_time_ps = N x run_change_ps = extra_compute_ps + extra_wait_ps
  * (a single 21 ms straggler among 8 GPUs: run +21 ms, 21 ms of its own extra compute and 7 x 21
  * ms of the others waiting for it). */

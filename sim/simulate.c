@@ -44,6 +44,9 @@ typedef struct inst {
     int8_t started, done, blocking;
     const mt_task *task;     /* the first issuer's task (all members issue the same one) */
     mt_time_ps start_ps;
+    mt_time_ps ready_ps;     /* when its last member issued it (monotone along a group's queue:
+                              * every member issues in queue order) */
+    int32_t last;            /* that member (among simultaneous ones, the lowest rank) */
     mt_collexec *x;
 } inst;
 
@@ -86,7 +89,13 @@ typedef struct vgpu {
     int32_t comm_active;     /* collectives and sends in flight */
     mt_time_ps comm_since;
     mt_time_ps wait_since, finish_ps, comp_start;
-    mt_time_ps compute, comm, exposed, bubble;
+    mt_time_ps compute, comm, exposed, peer, bubble;
+    /* the wait under way: the latest ready time of the collectives it waited for (a RECV: the
+     * send's issue), -1 none yet, and who issued last (a RECV: the sender) */
+    mt_time_ps wready;
+    int32_t wlast;
+    int32_t wf_rank, wf_pc;  /* the rank waited for longest in total (-1 none), its longest single wait's task */
+    mt_time_ps wf_ps;
     const mt_task *comp_task;
     /* host model: the host thread's clock, and the task (pc) whose issue it already paid; the
      * device's streams as the host fills them, and their busy time not yet accounted */
@@ -159,6 +168,9 @@ struct runner {
     int32_t *dp_off;         /* folded: rank offset of replica d from replica 0, D entries */
     mt_time_ps *arrive_ps;   /* folded: per arrival slot, the time of its latest delivery */
     char fold_msg[200];
+    /* waited for: per (waiter rank * N + rank waited for), the time credited in total, the longest
+     * single wait and its task index */
+    mt_u64map wf_total, wf_max, wf_pc;
 };
 
 static void fail(runner *r, mt_status code, const char *fmt_msg) {
@@ -240,17 +252,53 @@ static int wait_for_host_issue(runner *r, vgpu *g, mt_time_ps now) {
     return 1;
 }
 
+/* GPU g waited `part` for rank `who` at task pc: credited to who (simulate.h: the GPU waited
+ * for). O(1) expected. */
+static void credit_wait(runner *r, vgpu *g, int32_t who, mt_time_ps part, int32_t pc) {
+    if (part <= 0 || who < 0 || r->failed) return;
+    uint64_t key = (uint64_t)g->rank * (uint64_t)r->N + (uint64_t)who;
+    int64_t tot = 0, max = 0, at = pc;
+    mt_u64map_get(&r->wf_total, key, &tot);
+    mt_u64map_get(&r->wf_max, key, &max);
+    tot += part;
+    mt_error err = {0};
+    if (mt_u64map_put(&r->wf_total, key, tot, &err) != MT_OK ||
+        (part > max && (mt_u64map_put(&r->wf_max, key, part, &err) != MT_OK ||
+                        mt_u64map_put(&r->wf_pc, key, pc, &err) != MT_OK))) {
+        fail(r, MT_ENOMEM, "out of memory recording whom GPUs wait for");
+        return;
+    }
+    if (tot > g->wf_ps || (tot == g->wf_ps && who < g->wf_rank)) {
+        g->wf_rank = who;
+        g->wf_ps = tot;
+    }
+    if (who == g->wf_rank && mt_u64map_get(&r->wf_pc, key, &at)) g->wf_pc = (int32_t)at;
+}
+
+/* The compute stream's wait since wait_since ends now: split (simulate.h) at wready into peer
+ * wait (a collective) or bubble (a RECV) before it and exposed communication after it; the
+ * busy time of the device's other streams in either part is compute. */
 static void resume(runner *r, vgpu *g) {
     mt_time_ps now = mt_sched_now(r->sched);
-    mt_time_ps busy = mt_busy_take(&g->busy, now); /* other streams ran meanwhile */
-    mt_time_ps dt = now - g->wait_since;
-    g->compute += busy;
-    if (g->state == ST_WAIT_RECV) g->bubble += dt - busy;
-    else g->exposed += dt - busy;
+    int recv = g->state == ST_WAIT_RECV;
+    mt_time_ps split = g->wready < g->wait_since ? g->wait_since : g->wready > now ? now : g->wready;
+    mt_time_ps b1 = mt_busy_take(&g->busy, split); /* other streams ran meanwhile */
+    mt_time_ps b2 = mt_busy_take(&g->busy, now);
+    mt_time_ps early = split - g->wait_since - b1, late = now - split - b2;
+    int32_t pc = g->state == ST_WAIT_COLL ? g->pc - 1 : g->pc; /* a blocking collective has moved the cursor */
+    g->compute += b1 + b2;
+    if (recv) g->bubble += early;
+    else g->peer += early;
+    g->exposed += late;
+    credit_wait(r, g, g->wlast, early, pc);
+    g->wready = -1;
+    g->wlast = -1;
     g->dev.floor_ps = now; /* nothing the host launches from now on runs before */
-    if (r->o.on_span && dt > 0) { /* a blocking collective has already moved the cursor past it */
-        const mt_task *k = &r->p->stages[g->s].tasks[g->state == ST_WAIT_COLL ? g->pc - 1 : g->pc];
-        r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_WAIT, k, g->wait_since, now);
+    if (r->o.on_span) {
+        const mt_task *k = &r->p->stages[g->s].tasks[pc];
+        if (split > g->wait_since)
+            r->o.on_span(r->o.span_ctx, g->rank, recv ? MT_SPAN_BUBBLE : MT_SPAN_PEER, k, g->wait_since, split);
+        if (now > split) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_WAIT, k, split, now);
     }
     if (g->state != ST_WAIT_COLL) g->pc++; /* RECV / WAIT_COMM stayed on their task */
     g->state = ST_RUN;
@@ -455,6 +503,8 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     I->x = NULL;
     if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
     int blocking = I->blocking;
+    mt_time_ps ready = I->ready_ps;
+    int32_t last = I->last;
     /* drop finished instances from the front */
     int32_t drop = 0;
     while (drop < G->len && G->q[drop].done) drop++;
@@ -467,6 +517,13 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
         vgpu *g = &r->g[G->ranks[m]];
         comm_end(g, now);
         if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COLL, task, now - dur, now);
+        /* a wait this instance held up: the latest ready time so far of what it waits for */
+        if ((blocking ? g->state == ST_WAIT_COLL
+                      : g->state == ST_WAIT_COMM || (g->state == ST_WAIT_GROUP && g->wait_kind == kind)) &&
+            ready >= g->wready) {
+            if (ready > g->wready || last < g->wlast) g->wlast = last;
+            g->wready = ready;
+        }
         if (blocking) {
             if (g->state == ST_WAIT_COLL) resume(r, g);
         } else {
@@ -516,9 +573,14 @@ static int issue_coll(runner *r, vgpu *g, const mt_task *k) {
         G->len++;
     }
     inst *I = &G->q[idx - G->base];
+    mt_time_ps now = mt_sched_now(r->sched);
     if (I->arrived == 0) {
         I->task = k;
         I->blocking = k->blocking;
+    }
+    if (I->arrived == 0 || now > I->ready_ps || g->rank < I->last) { /* issues are in time order */
+        I->ready_ps = now;
+        I->last = g->rank;
     }
     I->arrived++;
     if (!k->blocking) {
@@ -577,17 +639,23 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     mt_time_ps now = mt_sched_now(r->sched);
     vgpu *src = &r->g[sr->src], *dst = &r->g[sr->dst];
     comm_end(src, now);
+    comm_end(dst, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
     int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
     if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
     for (int32_t d = 1; r->netfold && d < r->D; d++) { /* the mirrors' copies arrive with it */
         int32_t ms = sr->src + r->dp_off[d], md = sr->dst + r->dp_off[d];
         comm_end(&r->g[ms], now);
+        comm_end(&r->g[md], now);
         int32_t mgot = ++*arrival(r, md, sr->chunk, sr->mb, sr->dir);
         fold_check_arrival(r, md, sr->chunk, sr->mb, sr->dir, mgot, now);
     }
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
+    if (wake) { /* the part of its wait before the send was issued is bubble (simulate.h) */
+        dst->wready = sr->start;
+        dst->wlast = sr->src;
+    }
     sr_free(r, sr);
     if (wake) resume(r, dst);
 }
@@ -607,26 +675,29 @@ static int start_send(runner *r, sendrec *sr) {
     return 1;
 }
 
-/* GPU g issues pipeline send k now: counted, and in flight until delivered. A mirror's send
- * when the network folds is only this; it is delivered with its representative's
- * (on_send_delivered). */
-static void count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now) {
+/* GPU g issues pipeline send k now: counted, and in flight for both ends until delivered.
+ * Returns the receiver (its chunk into *peer_v). A mirror's send when the network folds is only
+ * this; it is delivered with its representative's (on_send_delivered). */
+static int32_t count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now, int32_t *peer_v) {
+    int32_t peer = peer_rank(r, g, k->dir, k->chunk, peer_v);
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
     comm_begin(g, now);
+    comm_begin(&r->g[peer], now);
+    return peer;
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
     int32_t peer_v;
-    int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
     sendrec *sr = sr_new(r);
     if (!sr) {
         fail(r, MT_ENOMEM, "out of memory sending pipeline data");
         return 0;
     }
-    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, mt_sched_now(r->sched), NULL, sr->lprev, sr->lnext};
-    count_send(r, g, k, sr->start);
+    mt_time_ps now = mt_sched_now(r->sched);
+    int32_t peer = count_send(r, g, k, now, &peer_v);
+    *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, now, NULL, sr->lprev, sr->lnext};
     sendq *q = &g->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
     if (q->tail) q->tail->next = sr;
@@ -750,7 +821,8 @@ static void advance(runner *r, vgpu *g) {
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
             for (int32_t d = 1; r->fold && d < r->D; d++) { /* the mirrors send too */
-                if (r->netfold) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now);
+                int32_t pv;
+                if (r->netfold) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now, &pv);
                 else if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             }
             if (!do_send(r, g, k)) return;
@@ -871,6 +943,9 @@ static void free_runner(runner *r) {
             free(r->member_ep[kind]);
         }
     mt_collcache_destroy(&r->scheds);
+    mt_u64map_destroy(&r->wf_total);
+    mt_u64map_destroy(&r->wf_max);
+    mt_u64map_destroy(&r->wf_pc);
     for (int64_t i = 0; i < r->n_sent; i++) free(r->sent[i]);
     free(r->sent);
     for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
@@ -899,6 +974,9 @@ static void on_busy(void *ctx, int32_t stream, int64_t start_ps, int64_t end_ps)
 static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                               mt_error *err) {
     mt_collcache_init(&r->scheds);
+    mt_u64map_init(&r->wf_total);
+    mt_u64map_init(&r->wf_max);
+    mt_u64map_init(&r->wf_pc);
     r->p = p;
     r->pl = &p->plan;
     r->net = net;
@@ -947,6 +1025,8 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         vgpu *g = &r->g[i];
         g->rank = i;
         g->host_issued = -1;
+        g->wready = -1;
+        g->wlast = g->wf_rank = g->wf_pc = -1;
         if (r->o.host) {
             g->host = r->o.host->head_ps;
             mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
@@ -1002,7 +1082,11 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->compute_ps = g->compute;
         st->comm_ps = g->comm;
         st->exposed_ps = g->exposed;
+        st->peer_wait_ps = g->peer;
         st->bubble_ps = g->bubble;
+        st->waited_for = g->wf_rank;
+        st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
+        st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
         st->idle_ps = res->step_ps - g->finish_ps;
         st->host_wait_ps = g->host_wait;
         st->host_sync_ps = g->host_sync;
@@ -1064,7 +1148,12 @@ static void fold_copy(runner *r) {
         g->finish_ps = f->finish_ps;
         g->compute = f->compute;
         g->exposed = f->exposed;
+        g->peer = f->peer;
         g->bubble = f->bubble;
+        /* whom it waited for: its representative's peer in its own replica (replicas are alike) */
+        g->wf_rank = f->wf_rank >= 0 && r->g[f->wf_rank].d == 0 ? f->wf_rank + r->dp_off[g->d] : f->wf_rank;
+        g->wf_ps = f->wf_ps;
+        g->wf_pc = f->wf_pc;
         g->host = f->host;
         g->host_wait = f->host_wait;
         g->host_sync = f->host_sync;

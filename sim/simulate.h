@@ -11,16 +11,26 @@
  * hold the members' compute streams until they finish. A pipeline RECV waits for the matching
  * micro-batch's delivery.
  *
- * Per GPU the step time splits exactly into
- *   compute + host wait + exposed communication + bubble + idle = step time
- * where compute is device busy time (with the host model, the union of the work on the GPU's
- * streams: sim/busy.h), host wait is device time waiting for the host to launch work (host
- * model only),
- * exposed communication is compute-stream time spent waiting on collectives (blocking
- * ones, or the optimizer's wait for DDP buckets), bubble is time waiting for another stage's
- * activations or gradients, and idle is the tail after the GPU finished while others ran.
- * Communication (comm_ps) is the time the GPU's collectives and sends were in flight, overlapped
- * or not.
+ * Per GPU the step time splits exactly (integer ps) into
+ *   compute + host wait + exposed communication + peer wait + bubble + idle = step time
+ * (docs/attribution.md). Compute is device busy time (with the host model, the union of the work
+ * on the GPU's streams: sim/busy.h, also while the compute stream waits); host wait is device
+ * time waiting for the host to launch work (host model only); the rest of a compute-stream wait
+ * is split by what it waited for:
+ *  - at a collective (a blocking one, a wait for a group's pending collectives, the optimizer's
+ *    wait for DDP buckets): each collective instance records when its last member issued it
+ *    (ready); the part of the wait before the latest ready time of the instances it waited for is
+ *    peer wait (another rank had not arrived: skew, straggler, pipeline order), the rest is
+ *    exposed communication (network time not hidden, queueing behind the group's earlier
+ *    collectives included);
+ *  - at a pipeline RECV: the part before the sender issued the send is bubble (another stage had
+ *    not produced the data), the part from its issue to its delivery is exposed communication.
+ * Idle is the tail after the GPU finished while others ran. Communication (comm_ps) is the union
+ * of the intervals in which the GPU's collectives, its sends or pipeline data coming to it were
+ * in flight (issue to delivery), overlapped or not; so exposed <= comm.
+ * The GPU waited for: per GPU, the rank it waited for longest in total (peer wait credited to
+ * the last issuer of the latest-ready instance, among simultaneous issuers the lowest rank;
+ * bubble to the sender of the data), with how long and the task of its longest single wait.
  *
  * With opts.steps = K > 1 every GPU walks its program K times (step k + 1 starts on a GPU as
  * soon as it has finished step k); collectives are matched by issue order across steps and
@@ -46,11 +56,16 @@ typedef enum {
     MT_SPAN_COMPUTE = 0,  /* a COMPUTE task (its items ran back to back from start) */
     MT_SPAN_COLL,         /* a collective this GPU took part in: start -> finish */
     MT_SPAN_SEND,         /* a pipeline send: issue -> delivery */
-    MT_SPAN_WAIT,         /* compute stream blocked (on communication or a pipeline recv) */
-    MT_SPAN_HOST          /* device idle waiting for the host to launch its next work (host
+    MT_SPAN_WAIT,         /* compute stream blocked on communication in flight (exposed): at a
+                           * collective after its last member issued it, at a RECV while the
+                           * data travelled */
+    MT_SPAN_HOST,         /* device idle waiting for the host to launch its next work (host
                            * model only; task = the task it waits to start, or
                            * &mt_host_tail_task when the device has finished and the host
                            * thread has not) */
+    MT_SPAN_PEER,         /* compute stream blocked at a collective before its last member issued
+                           * it (peer wait; task: the waiting task) */
+    MT_SPAN_BUBBLE        /* compute stream blocked at a RECV before the data was sent (bubble) */
 } mt_span_kind;
 
 /* The task an MT_SPAN_HOST span names when the device waits for its host to end the step. */
@@ -121,8 +136,13 @@ typedef struct mt_gpu_stats {
     mt_time_ps finish_ps;    /* when its last task ended */
     mt_time_ps compute_ps;
     mt_time_ps comm_ps;      /* collectives and sends in flight (may overlap compute) */
-    mt_time_ps exposed_ps;   /* compute stream waiting on communication */
-    mt_time_ps bubble_ps;    /* compute stream waiting on pipeline data */
+    mt_time_ps exposed_ps;   /* compute stream waiting on communication in flight */
+    mt_time_ps peer_wait_ps; /* compute stream waiting at a collective for a member to issue it */
+    mt_time_ps bubble_ps;    /* compute stream waiting for pipeline data not yet sent */
+    int32_t waited_for;      /* the rank whose lateness it waited for longest in total, -1 none */
+    mt_time_ps waited_for_ps; /* how long (peer wait and bubble credited to it) */
+    int32_t waited_pc;       /* its longest single wait for waited_for: the task index in its
+                              * stage program (a COLL, WAIT_* or RECV), -1 none */
     mt_time_ps idle_ps;      /* step_ps - finish_ps */
     mt_time_ps host_wait_ps; /* device idle waiting for the host to launch work (host model) */
     mt_time_ps host_busy_ps; /* host thread working (host model) */
@@ -173,8 +193,8 @@ typedef struct mt_sim_result {
  * as long as every mirror's collectives and pipeline arrivals finish when its representative's
  * do; each one is checked, and at the first difference (an asymmetric fabric or placement) the
  * run stops and starts again unfolded on o->fresh's network and engine. A mirror's compute,
- * exposed, bubble, host and finish times are its representative's; its traffic and comm time
- * are its own. res->folded, walkers and fold_why say which mode ran and why. Events then scale
+ * exposed, peer wait, bubble, host and finish times are its representative's (and whom it waited
+ * for, the same rank in its own replica); its traffic and comm time are its own. res->folded, walkers and fold_why say which mode ran and why. Events then scale
  * with the replicas' transfers, not their programs.
  *
  * Network folding, on top (o->no_netfold NULL, a model that can fold: network/netmodel.h): the

@@ -52,13 +52,14 @@ def check_against_simulate(name, trace, d, extra):
         steps.append(s["step_ms"])
         if rel(r["step_ms"], s["step_ms"]) > 1e-9:
             bad.append((r["label"], r["step_ms"], s["step_ms"]))
-        for key, sim_key in (("exposed_comm_ms", "exposed_comm_ms"), ("host_wait_ms", "host_wait_ms"),
+        for key, sim_key in (("exposed_comm_ms", "exposed_comm_ms"), ("peer_wait_ms", "peer_wait_ms"),
+                             ("host_wait_ms", "host_wait_ms"),
                              ("bubble_ms", "bubble_ms"), ("peak_mem_bytes", "peak_mem_bytes")):
             want = max(g[sim_key] for g in s["gpus"])
             if abs(r[key] - want) > 1e-9 * max(1.0, want):
                 bad.append((r["label"], key, r[key], want))
     c.check(f"{name}: each of {len(rows)} plans has simulate's step time, and its largest exposed "
-            f"communication, host wait, bubble and peak memory over the GPUs", not bad, bad[:4])
+            f"communication, peer wait, host wait, bubble and peak memory over the GPUs", not bad, bad[:4])
     c.check(f"{name}: ranked fastest first by simulate's step times (same global batch)",
             all(a <= b * (1 + 1e-12) for a, b in zip(steps, steps[1:])), steps[:8])
     gb = {r["plan"]["global_batch"] for r in rows}

@@ -67,10 +67,11 @@ def run_case(tag, tr, *plan):
     c.check(f"{tag}: per-GPU compute slices add up to gpus.csv compute_ms (1e-6)", not bad, bad[:3])
     bad = []
     for g in gpus:
-        s = sum(float(g[k]) for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "bubble_ms", "idle_ms"))
+        s = sum(float(g[k]) for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms",
+                                      "idle_ms"))
         if rel(s, float(g["step_ms"])) > 1e-9:
             bad.append((g["rank"], s, g["step_ms"]))
-    c.check(f"{tag}: gpus.csv compute + host wait + exposed + bubble + idle == step", gpus and not bad, bad[:3])
+    c.check(f"{tag}: gpus.csv compute + host wait + exposed + peer wait + bubble + idle == step", gpus and not bad, bad[:3])
     ops = rows(f"{out}/ops.csv")
     comp = {}
     for o in ops:

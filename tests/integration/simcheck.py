@@ -53,18 +53,20 @@ class Checker:
         return rows[0]["time_us"] / 1e3
 
     def check_breakdown(self, name, d):
-        """Positive finite step, and per GPU compute + host wait + exposed + bubble + idle == step
-        (sim/simulate.h), to 1e-6 relative."""
+        """Positive finite step, and per GPU compute + host wait + exposed + peer wait + bubble + idle
+        == step (sim/simulate.h), to 1e-6 relative, every part >= 0, exposed <= comm."""
         step = d["step_ms"]
         if not self.check(f"{name}: positive finite step", math.isfinite(step) and step > 0, step):
             return
         bad = []
         for g in d["gpus"]:
-            s = g["compute_ms"] + g["host_wait_ms"] + g["exposed_comm_ms"] + g["bubble_ms"] + g["idle_ms"]
+            s = (g["compute_ms"] + g["host_wait_ms"] + g["exposed_comm_ms"] + g["peer_wait_ms"] + g["bubble_ms"] +
+                 g["idle_ms"])
             if abs(s - step) > 1e-6 * step or min(g["compute_ms"], g["host_wait_ms"], g["exposed_comm_ms"],
-                                                   g["bubble_ms"], g["idle_ms"]) < 0:
+                                                   g["peer_wait_ms"], g["bubble_ms"], g["idle_ms"]) < 0 or \
+                    g["exposed_comm_ms"] > g["comm_ms"] + 1e-9:
                 bad.append((g["rank"], s))
-        self.check(f"{name}: compute+host wait+exposed+bubble+idle == step on every GPU", not bad,
+        self.check(f"{name}: compute+host wait+exposed+peer wait+bubble+idle == step, exposed <= comm", not bad,
                    f"step {step}, (rank, sum) {bad[:4]}")
 
     def check_bad(self, want, *args):

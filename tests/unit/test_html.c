@@ -60,8 +60,8 @@ static void fixture_init(fixture *f) {
     f->prog.n_layers = 2;
     mt_time_ps step = 200 * (mt_time_ps)1000000; /* 200 us */
     for (int g = 0; g < 2; g++)
-        f->gpus[g] = (mt_gpu_stats){.rank = g, .dp = g, .finish_ps = step, .compute_ps = step / 2,
-                                    .exposed_ps = step / 8, .host_wait_ps = step / 8, .idle_ps = step / 4,
+        f->gpus[g] = (mt_gpu_stats){.rank = g, .dp = g, .finish_ps = step, .compute_ps = 3 * step / 8,
+                                    .exposed_ps = step / 8, .peer_wait_ps = step / 8, .waited_for = -1, .host_wait_ps = step / 8, .idle_ps = step / 4,
                                     .peak_mem_bytes = 1e9};
     f->layer_compute[0] = 3e6, f->layer_compute[1] = 1e6, f->layer_comm[1] = 2e6;
     f->res = (mt_sim_result){.step_ps = step, .n_gpus = 2, .gpus = f->gpus, .n_layers = 2,
@@ -145,13 +145,14 @@ static void test_sections_and_escaping(void **state) {
     assert_null(strstr(s, "<script>alert"));
     assert_non_null(strstr(s, "2 is not a multiple of &lt;3&gt;"));
     assert_non_null(strstr(s, "<title>t &amp; t</title>"));
-    /* every span drawn: 201; five bars per GPU (and the legend's five) */
+    /* every span drawn: 201; six bars per GPU (and the legend's six) */
     const char *end, *g = gantt_plot(s, &end);
     assert_int_equal(count(g, end, "<rect"), 201);
     assert_null(strstr(s, "are not drawn"));
     const char *bars = strstr(s, "id=\"gpu-bars\""), *bars_end = strstr(bars, "</svg>");
-    assert_int_equal(count(bars, bars_end, "<rect"), 2 * 5 + 5);
+    assert_int_equal(count(bars, bars_end, "<rect"), 2 * 6 + 6);
     assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) exposed comm: 0.025 ms"));
+    assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) peer wait: 0.025 ms"));
     assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) host wait: 0.025 ms"));
     assert_int_equal(count(g, end, "<rect class=\"host\""), 1);
     assert_non_null(strstr(s, "GPU 0 host launches aten::linear"));

@@ -10,7 +10,7 @@
  *    compute inside it equal to the clipped spans; filtering while recording gives the same file
  *    as filtering while writing;
  *  - a slowed GPU's operators still tile its compute spans exactly;
- *  - the CSV tables: compute + host wait + exposed + bubble + idle = step, ops.csv compute rows add up to
+ *  - the CSV tables: compute + host wait + exposed + peer wait + bubble + idle = step, ops.csv compute rows add up to
  *    compute_ps, one collectives.csv row per instance with busbw = algbw x factor; an unwritable
  *    directory is MT_EIO naming it;
  *  - rank list and window parsing, the collective algorithm actually run, the progress hook. */
@@ -494,6 +494,7 @@ static void test_csv(void **state) {
     assert_int_equal(t->nrows, 9);
     for (int r = 1; r < t->nrows; r++) {
         double sum = cell(t, r, "compute_ms") + cell(t, r, "host_wait_ms") + cell(t, r, "exposed_comm_ms") +
+                     cell(t, r, "peer_wait_ms") +
                      cell(t, r, "bubble_ms") + cell(t, r, "idle_ms");
         assert_true(fabs(sum - cell(t, r, "step_ms")) < 1e-9);
         assert_true(fabs(cell(t, r, "compute_ms") - (double)s.res->gpus[r - 1].compute_ps / 1e9) < 1e-12);

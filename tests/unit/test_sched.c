@@ -175,7 +175,7 @@ static void test_interleaved_bubble(void **state) {
             const mt_gpu_stats *g = &il.res->gpus[r];
             int32_t warm = 2 * (P - g->stage - 1) + (V - 1) * P;
             assert_int_equal(g->peak_live_mb, warm < M * V ? warm + 1 : M * V);
-            assert_int_equal(g->compute_ps + g->exposed_ps + g->bubble_ps + g->idle_ps, il.res->step_ps);
+            assert_int_equal(g->compute_ps + g->exposed_ps + g->peer_wait_ps + g->bubble_ps + g->idle_ps, il.res->step_ps);
         }
         /* every chunk but the last sends forward, every chunk but the first backward */
         assert_int_equal(il.res->sends, 2 * (P * V - 1) * M);

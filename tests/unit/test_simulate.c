@@ -237,11 +237,14 @@ static double coll_time_s(const char *spec, double bw, double lat_ns, mt_coll_op
 
 static double sec(mt_time_ps ps) { return (double)ps / 1e12; }
 
-/* per GPU: compute + exposed + bubble + idle == step */
+/* per GPU: compute + exposed + peer wait + bubble + idle == step, every part >= 0, exposed <= comm */
 static void assert_breakdown(const mt_sim_result *r) {
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
-        assert_int_equal(g->compute_ps + g->exposed_ps + g->bubble_ps + g->idle_ps, r->step_ps);
+        assert_int_equal(g->compute_ps + g->exposed_ps + g->peer_wait_ps + g->bubble_ps + g->idle_ps, r->step_ps);
+        assert_true(g->compute_ps >= 0 && g->exposed_ps >= 0 && g->peer_wait_ps >= 0 && g->bubble_ps >= 0 &&
+                    g->idle_ps >= 0);
+        assert_true(g->exposed_ps <= g->comm_ps);
     }
 }
 
@@ -442,15 +445,21 @@ static void test_gpipe_bubble_and_1f1b(void **state) {
     mt_trace_free(t);
 }
 
+/* Two pipeline stages of t with M micro-batches (1F1B) on a 10 GB/s switch without latency. */
+static run_out run_pp2(const trace *t, int32_t M) {
+    mt_plan p = plan_for(2);
+    p.pp = 2;
+    p.micro_batches = M;
+    run_out o = run_plan(t, p, "switch:2", 10e9, 0, NULL);
+    assert_int_equal(o.rc, MT_OK);
+    return o;
+}
+
 static void test_pipeline_sends_activation_bytes(void **state) {
     (void)state;
     syn s = syn_default();
     trace *t = make_trace(&s);
-    mt_plan p = plan_for(2);
-    p.pp = 2;
-    p.micro_batches = 4;
-    run_out o = run_plan(t, p, "switch:2", 10e9, 0, NULL);
-    assert_int_equal(o.rc, MT_OK);
+    run_out o = run_pp2(t, 4);
     /* the boundary carries the one activation between layer 3 and 4, a quarter per micro-batch */
     assert_true(fabs(o.prog->stages[0].boundary_bytes - s.act_bytes) < 1);
     assert_int_equal(o.res->sends, 2 * 4);
@@ -459,6 +468,36 @@ static void test_pipeline_sends_activation_bytes(void **state) {
     double xfer = s.act_bytes / 4 / 10e9;
     double nocomm = (4 + 1) * (double)(4 * (s.fwd_ns + s.bwd_ns)) / 4 * 1e-9;
     assert_true(sec(o.res->step_ps) >= nocomm + 2 * xfer * (1 - 1e-6));
+    assert_breakdown(o.res);
+    run_free(&o);
+    mt_trace_free(t);
+}
+
+/* A RECV's wait splits at the send's issue: before it bubble (the other stage computes), after
+ * it exposed communication (the transfer). P = 2, M = 1, 8 layers of 1 ms forward and 2 ms
+ * backward, 1 MB of activations over 10 GB/s without latency: x = 0.1 ms each way. Stage 1 waits
+ * 4 ms for stage 0's forward, then x; stage 0 waits for stage 1's forward and backward (12 ms)
+ * after the activations' transfer (x, stage 1's exposed time: bubble for stage 0), then x. */
+static void test_pipeline_recv_splits_bubble_and_transfer(void **state) {
+    (void)state;
+    syn s = syn_default();
+    trace *t = make_trace(&s);
+    run_out o = run_pp2(t, 1);
+    const mt_time_ps x = (mt_time_ps)(s.act_bytes / 10e9 * 1e12), ms = 1000000000;
+    const mt_gpu_stats *g0 = &o.res->gpus[0], *g1 = &o.res->gpus[1];
+    assert_int_equal(g1->stage, 1);
+    assert_true(llabs(g1->bubble_ps - 4 * ms) <= 2);
+    assert_true(llabs(g1->exposed_ps - x) <= 2);
+    assert_true(llabs(g0->bubble_ps - (12 * ms + x)) <= 4);
+    assert_true(llabs(g0->exposed_ps - x) <= 2);
+    assert_int_equal(g0->peer_wait_ps + g1->peer_wait_ps, 0);
+    /* each GPU's comm: the transfer it received and the one it sent */
+    assert_true(llabs(g0->comm_ps - 2 * x) <= 4 && llabs(g1->comm_ps - 2 * x) <= 4);
+    /* whom they waited for: each other, for the bubble */
+    assert_int_equal(g1->waited_for, 0);
+    assert_int_equal(g1->waited_for_ps, g1->bubble_ps);
+    assert_int_equal(g0->waited_for, 1);
+    assert_int_equal(o.prog->stages[0].tasks[g0->waited_pc].kind, MT_TASK_RECV);
     assert_breakdown(o.res);
     run_free(&o);
     mt_trace_free(t);
@@ -698,6 +737,20 @@ static void test_whatif_straggler_delays_sync_step(void **state) {
     assert_true(c.extra_compute_ps == (double)extra);
     assert_true(c.extra_wait_ps == 3.0 * (double)extra); /* every other GPU waits for it */
     assert_true(c.gpu_time_ps == 4.0 * (double)extra);
+    /* the others reach the gradient all-reduce before GPU 2 issues it, by half its forward and
+     * backward (8 layers of 1 + 2 ms: 12 ms; its slower optimizer comes after the all-reduce):
+     * that wait is peer wait credited to GPU 2, the all-reduce itself stays exposed as in the
+     * baseline */
+    const mt_time_ps late = 8 * (1000000 + 2000000) * (mt_time_ps)1000 / 2;
+    for (int32_t i = 0; i < 4; i++) {
+        assert_int_equal(b.res->gpus[i].peer_wait_ps, 0); /* alike GPUs arrive together */
+        assert_int_equal(b.res->gpus[i].waited_for, -1);
+        assert_int_equal(o.res->gpus[i].exposed_ps, b.res->gpus[i].exposed_ps);
+        assert_int_equal(o.res->gpus[i].peer_wait_ps, i == 2 ? 0 : late);
+        assert_int_equal(o.res->gpus[i].waited_for, i == 2 ? -1 : 2);
+        assert_int_equal(o.res->gpus[i].waited_for_ps, i == 2 ? 0 : late);
+        if (i != 2) assert_int_equal(o.prog->stages[0].tasks[o.res->gpus[i].waited_pc].kind, MT_TASK_COLL);
+    }
     assert_breakdown(o.res);
     dp4_free(&x);
 }
@@ -1123,6 +1176,7 @@ int main(void) {
         cmocka_unit_test(test_gpipe_bubble_and_1f1b),
         cmocka_unit_test(test_pipeline_sends_activation_bytes),
         cmocka_unit_test(test_pipeline_sends_queue_per_connection),
+        cmocka_unit_test(test_pipeline_recv_splits_bubble_and_transfer),
         cmocka_unit_test(test_tp_megatron_mlp),
         cmocka_unit_test(test_batch_rescaling),
         cmocka_unit_test(test_stuck_is_an_error),
