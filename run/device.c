@@ -24,6 +24,23 @@ static const char *canonical(const mt_pm_opts *pm, const char *name, char *buf, 
     return buf;
 }
 
+/* ", not the topology's X: --target-gpu X moves them" when the topology promises a GPU other than
+ * the traced one (a GPU trace keeps its own times unless a target is named), else "". */
+static const char *other_gpu(const mt_pm_opts *pm, const char *traced, const char *topology, char *buf,
+                             size_t len) {
+    const char *topo = mt_topo_spec_gpu(topology);
+    buf[0] = '\0';
+    if (!topo || !traced) return buf;
+    mt_gpu_table *tab = NULL;
+    if (mt_gpu_table_new(pm->gpu_specs_path, &tab, NULL) == MT_OK) {
+        const mt_gpu_spec *a = mt_gpu_find(tab, traced), *b = mt_gpu_find(tab, topo);
+        if (a && b && a != b)
+            snprintf(buf, len, ", not the topology's %s: --target-gpu %s moves them there", b->name, b->name);
+    }
+    mt_gpu_table_free(tab);
+    return buf;
+}
+
 static mt_status cpu_trace(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,
                            mt_error *err) {
     const char *path = trace_path(t);
@@ -64,7 +81,7 @@ mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace 
     out->recorded_on = t->recorded_on;
     if (t->recorded_on.kind == TRACE_DEV_CPU) return cpu_trace(pm, topology, t, out, err);
     const char *traced = t->device_name ? t->device_name : pm->trace_gpu;
-    char name[64];
+    char name[64], note[160];
     out->target = pm->target_gpu;
     out->target_from = pm->target_gpu ? "--target-gpu" : NULL;
     out->analytical = pm->kind == MT_PM_ANALYTICAL;
@@ -75,8 +92,9 @@ mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace 
         snprintf(out->label, sizeof out->label, "%s model, moved from %s to %s", mt_pm_kind_name(pm->kind),
                  traced ? traced : "the traced GPU", canonical(pm, out->target, name, sizeof name));
     else
-        snprintf(out->label, sizeof out->label, "%s model on the traced %s (%s)", mt_pm_kind_name(pm->kind),
-                 t->recorded_on.kind == TRACE_DEV_GPU ? "GPU" : "device", traced ? traced : "model unknown");
+        snprintf(out->label, sizeof out->label, "%s model on the traced %s (%s)%s", mt_pm_kind_name(pm->kind),
+                 t->recorded_on.kind == TRACE_DEV_GPU ? "GPU" : "device", traced ? traced : "model unknown",
+                 other_gpu(pm, traced, topology, note, sizeof note));
     return MT_OK;
 }
 

@@ -3,7 +3,7 @@
  * by the topology (dgx-h100 holds H100-SXM: netmodels/topologies.h), --perf-model and --trace-gpu.
  *
  * A GPU-recorded (or unknown) trace: as configured (its measured times, moved to --target-gpu when
- * one is named; the topology's GPU is not applied to it).
+ * one is named; the topology's GPU is not applied to it, but the label names it when it differs).
  * A CPU-recorded trace, whose times are CPU times and say nothing about any GPU:
  *   - --trace-gpu is refused (MT_EINVAL, one line);
  *   - with a GPU to predict (--target-gpu, else the topology's): its ranks are that GPU, op times

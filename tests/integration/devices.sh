@@ -81,6 +81,11 @@ check "switch:N: JSON ranks cpu_processes, trace model, no target" \
 check "switch:N: the step keeps the CPU times (>= the traced 1101.9 ms of ops)" \
   'jq_py "$tmp/p.json" "assert d[\"step_ms\"] >= 1101.9, d[\"step_ms\"]"'
 
+# ---- a GPU trace keeps its GPU's times; a topology of other GPUs is pointed out ----
+"$bin" simulate "$h100" --gpus 8 --topology dgx-a100 --json > "$tmp/ga.json"
+check "H100 trace on dgx-a100: H100 times, and the label says the topology's GPUs differ" \
+  'jq_py "$tmp/ga.json" "o=d[\"op_times\"]; assert o.startswith(\"trace model on the traced GPU (NVIDIA H100 80GB HBM3), not the topology\") and \"--target-gpu A100-80GB\" in o and d[\"target_gpu\"] is None and d[\"recorded_on\"][\"kind\"]==\"gpu\", o"'
+
 # ---- refusals: one line, exit 2 ----
 bad() { # name, expected substring, args...
   local name=$1 want=$2; shift 2
