@@ -66,6 +66,9 @@ check "simulate HTML: the label and the recording device" \
   'grep -q "analytical roofline for H100-SXM (trace recorded on CPU" "$tmp/r.html" && grep -q "recorded on CPU AMD EPYC" "$tmp/r.html"'
 "$bin" compare "$cpu" --gpus 8 --topology dgx-h100 --plans ddp=8,dp=8 > "$tmp/c.txt"
 "$bin" compare "$cpu" --gpus 8 --topology dgx-h100 --plans ddp=8,dp=8 --json > "$tmp/c.json"
+"$bin" compare "$cpu" --gpus 8 --topology dgx-h100 --plans ddp=8,dp=8 --html "$tmp/c.html" > /dev/null
+check "compare HTML: the label and the recording device" \
+  'grep -q "analytical roofline for H100-SXM (trace recorded on CPU" "$tmp/c.html" && grep -q "recorded on CPU AMD EPYC" "$tmp/c.html"'
 check "compare text header: recorded on CPU, op times analytical" \
   'grep -q "^recorded   CPU " "$tmp/c.txt" && grep -q "^op times   $label" "$tmp/c.txt"'
 check "compare JSON: recorded_on cpu, op_times labelled, perf_model analytical" \
