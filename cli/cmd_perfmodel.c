@@ -47,8 +47,8 @@ static const mt_flag FIT[] = {
     {"--output", MT_FLAG_STRING, PM(out), "MODEL.json", "the same as -o", .complete = "file"},
 };
 static const mt_flag PREDICT[] = {
-    {"--perf-model", MT_FLAG_CHOICE, PM(o.kind), "trace|linear|roofline", "the model (default trace)",
-     .choices = "trace|linear|roofline"},
+    {"--perf-model", MT_FLAG_CHOICE, PM(o.kind), MT_PM_KIND_CHOICES, "the model (default trace; analytical for "
+     "a CPU-recorded trace with --target-gpu)", .choices = MT_PM_KIND_CHOICES},
     {"--model", MT_FLAG_CALL, 0, "MODEL.json", "a fitted model (implies --perf-model linear)", .call = set_model,
      .complete = "file"},
     {"--batch", MT_FLAG_DOUBLE, PM(batch), "N", "predict at batch N", .lo = 0, .hi = 1e12, .lo_open = 1},
@@ -83,7 +83,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: mitosis perfmodel fit TRACE... [--csv FILE]... -o MODEL.json\n"
             "       mitosis perfmodel show MODEL.json [--json]\n"
-            "       mitosis perfmodel predict TRACE [--perf-model trace|linear|roofline]\n"
+            "       mitosis perfmodel predict TRACE [--perf-model " MT_PM_KIND_CHOICES "]\n"
             "                [--model MODEL.json] [--batch N | --batch-factor F] [--tp N]\n"
             "                [--target-gpu GPU] [--trace-gpu GPU] [--tf32 conv|all|none]\n"
             "                [--gpu-specs FILE] [--json]\n"

@@ -220,11 +220,11 @@ static const mt_topo_preset PRESETS[] = {
     {"fattree", "fattree:k=K", "k-ary fat-tree: K pods, K^3/4 GPUs, every link at the link tier",
      {{"k", 1, NULL, -1, 2, 128, 1}}, TIER_GENERIC, NO_TIER, gpus_fattree, b_fattree, mt_router_fattree},
     {"dgx1", "dgx1", "8 V100s, NVLink hybrid cube-mesh (link tier per NVLink, x2 on doubled pairs)", {{NULL}},
-     {25 * GBPS, 500}, NO_TIER, gpus_8, b_dgx1, NULL},
+     {25 * GBPS, 500}, NO_TIER, gpus_8, b_dgx1, NULL, .gpu = "V100"},
     {"dgx-a100", "dgx-a100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (200 Gb/s)",
-     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx},
+     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "A100-80GB"},
     {"dgx-h100", "dgx-h100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (400 Gb/s)",
-     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx},
+     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "H100-SXM"},
     {"multinode", "multinode:nodes=M,gpus=G[,fabric=rail|switch]",
      "M nodes of G GPUs on an NVSwitch (link tier), one NIC per GPU (nic tier) on G rail switches (rail, "
      "the default) or one switch",
@@ -252,7 +252,8 @@ void mt_topo_presets_help(FILE *out) {
         const mt_topo_preset *p = &PRESETS[i];
         tier_text(link, sizeof link, "link tier", p->link);
         tier_text(nic, sizeof nic, "; NIC tier", p->nic);
-        snprintf(text[i], sizeof text[i], "%s; %s%s", p->help, link, p->nic.bw_Bps > 0 ? nic : "");
+        snprintf(text[i], sizeof text[i], "%s; %s%s%s%s", p->help, link, p->nic.bw_Bps > 0 ? nic : "",
+                 p->gpu ? "; GPUs: " : "", p->gpu ? p->gpu : "");
         rows[i] = (mt_flag){.name = p->syntax, .help = text[i]};
     }
     tier_text(link, sizeof link, " the link tier's", mt_topo_file_tier);

@@ -85,12 +85,18 @@ typedef struct mt_topo_preset {
     mt_status (*build)(mt_topo *t, const long *v, mt_tier link, mt_tier nic, mt_error *err);
     /* Its structured router (netmodels/routers.h), or NULL: routes by graph search. */
     mt_topo_preds_fn preds;
+    /* The GPU its name promises (a name of the GPU table, perfmodel/gpuspec.h: dgx-h100 holds
+     * H100-SXM), NULL for a shape of any GPU (switch:N, multinode). A run on a CPU-recorded trace
+     * takes it as the GPU to predict (run/device.h). */
+    const char *gpu;
 } mt_topo_preset;
 
 /* The table; *n gets its length. */
 const mt_topo_preset *mt_topo_presets(int32_t *n);
 /* The preset a spec names (the part before ':'), or NULL (a file, or unknown). */
 const mt_topo_preset *mt_topo_preset_find(const char *spec);
+/* The GPU a spec's preset promises (mt_topo_preset.gpu), or NULL (none, a file, NULL spec). */
+const char *mt_topo_spec_gpu(const char *spec);
 /* The names of the presets with a NIC tier, ", "-separated, into buf (returned). */
 const char *mt_topo_presets_with_nic(char *buf, size_t len);
 /* 1 when spec names a topology file rather than a preset. */

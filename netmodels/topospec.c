@@ -31,6 +31,11 @@ const mt_topo_preset *mt_topo_preset_find(const char *spec) {
     return NULL;
 }
 
+const char *mt_topo_spec_gpu(const char *spec) {
+    const mt_topo_preset *p = mt_topo_preset_find(spec);
+    return p ? p->gpu : NULL;
+}
+
 /* The names of the presets (nic_only: those with a NIC tier), ", "-separated, into buf. */
 static const char *names(char *buf, size_t len, int nic_only) {
     int32_t n;

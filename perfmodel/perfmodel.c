@@ -14,14 +14,14 @@
 #include "extrapolate/program.h"
 #include "util/fileio.h"
 
-static const char *const kind_names[] = {"trace", "linear", "roofline"};
+static const char *const kind_names[MT_PM_KIND_COUNT] = {"trace", "linear", "roofline", "analytical"};
 
 const char *mt_pm_kind_name(mt_pm_kind k) {
-    return (unsigned)k < 3 ? kind_names[k] : "?";
+    return (unsigned)k < MT_PM_KIND_COUNT ? kind_names[k] : "?";
 }
 
 int mt_pm_kind_parse(const char *s, mt_pm_kind *out) {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < MT_PM_KIND_COUNT; k++)
         if (s && !strcmp(s, kind_names[k])) {
             *out = (mt_pm_kind)k;
             return 0;
@@ -209,12 +209,20 @@ static mt_status resolve_gpus(mt_perfmodel *pm, const trace *t, const mt_pm_opts
         if (!dst)
             return mt_fail(err, MT_EINVAL, "unknown GPU '%s' (known: %s; add one with --gpu-specs FILE)",
                            o->target_gpu, mt_gpu_names(pm->gpus, names, sizeof names));
+        if (o->kind == MT_PM_ANALYTICAL) { /* measured times unused: no traced GPU needed */
+            if (dst != pm->src) pm->dst = dst;
+            return MT_OK;
+        }
         if (!pm->src)
             return mt_fail(err, MT_EINVAL, "%s: the trace's device '%s' is not in the GPU table, so it cannot be "
                            "scaled to %s (name it with --trace-gpu, or add it with --gpu-specs FILE)", path, shown,
                            dst->name);
         if (dst != pm->src) pm->dst = dst;
     }
+    if (o->kind == MT_PM_ANALYTICAL && !pm->src)
+        return mt_fail(err, MT_EINVAL, "%s: the analytical model needs a GPU to predict, and the trace's device '%s' "
+                       "is not in the GPU table (name one with --target-gpu; mitosis perfmodel gpus lists them)",
+                       path, shown);
     if (o->kind == MT_PM_ROOFLINE && !pm->src)
         return mt_fail(err, MT_EINVAL, "%s: the roofline model needs the trace's GPU, and '%s' is not in the GPU "
                        "table (name it with --trace-gpu, add it with --gpu-specs FILE, or use --perf-model linear)",
@@ -250,7 +258,7 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
         mt_pm_opts_init(&def);
         o = &def;
     }
-    if ((unsigned)o->kind > MT_PM_ROOFLINE)
+    if ((unsigned)o->kind >= MT_PM_KIND_COUNT)
         return mt_fail(err, MT_EINVAL, "perfmodel: unknown kind %d", (int)o->kind);
     if ((unsigned)o->tf32 >= MT_TF32_COUNT)
         return mt_fail(err, MT_EINVAL, "perfmodel: unknown TF32 mode %d", (int)o->tf32);
@@ -276,7 +284,8 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
     if (no_shapes) {
         char n[32];
         snprintf(n, sizeof n, "%d", (int)no_shapes);
-        add_warning(pm, "%s ops have no tensor shapes%s: scaled proportionally", n,
+        add_warning(pm, o->kind == MT_PM_ANALYTICAL ? "%s ops have no tensor shapes%s: each counted as one kernel "
+                    "launch" : "%s ops have no tensor shapes%s: scaled proportionally", n,
                     t->has_et ? "" : " (no Execution Trace)");
     }
     if ((rc = resolve_gpus(pm, t, o, err)) != MT_OK || (rc = init_linear(pm, t, o, err)) != MT_OK) goto fail;
@@ -323,6 +332,12 @@ double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double bat
     double prop = mt_optime_proportional(NULL, t, op, batch_factor, tp_split);
     mt_work w1 = mt_work_scale(&w0, bd, batch_factor, tp_split);
     int modelled = w0.has_shapes && w0.cls != MT_OPC_COMM && w0.cls != MT_OPC_NONE;
+    if (pm->kind == MT_PM_ANALYTICAL) {
+        /* views, allocation and communication: no kernel of their own; an op with device time
+         * but no shapes: one kernel launch */
+        if (w0.cls == MT_OPC_NONE || w0.cls == MT_OPC_COMM || measured <= 0) return 0;
+        return mt_analytical_ns(pm->dst ? pm->dst : pm->src, modelled ? &w1 : NULL, pm->tf32);
+    }
     double base = prop;
     if (pm->kind != MT_PM_TRACE && w0.cls == MT_OPC_NONE) {
         base = measured; /* views and allocation: host overhead, no work to scale */

@@ -1,12 +1,14 @@
 /* perfmodel/perfmodel.h — operator time models: how long a traced op takes at another batch size,
  * tensor split or GPU.
  *
- * Three kinds (`simulate --perf-model trace|linear|roofline`):
- *   trace     the traced time scaled proportionally (batch-dependent ops × batch factor, / split);
- *   linear    a regression per operator class, time = a·FLOPs + b·bytes + c with a, b, c >= 0,
- *             fitted on the trace itself or loaded from a model.json (`mitosis perfmodel fit`);
- *   roofline  time ∝ max(FLOPs / peak, bytes / bandwidth) on the trace's GPU.
- * Whatever the kind, a resized op keeps its measured residual:
+ * Four kinds (`simulate --perf-model trace|linear|roofline|analytical`):
+ *   trace      the traced time scaled proportionally (batch-dependent ops × batch factor, / split);
+ *   linear     a regression per operator class, time = a·FLOPs + b·bytes + c with a, b, c >= 0,
+ *              fitted on the trace itself or loaded from a model.json (`mitosis perfmodel fit`);
+ *   roofline   time ∝ max(FLOPs / peak, bytes / bandwidth) on the trace's GPU;
+ *   analytical the time on the target GPU (else the traced one) from the op's work alone, measured
+ *              times unused (perfmodel/analytical.h): what a CPU-recorded trace is predicted with.
+ * Whatever the kind but analytical, a resized op keeps its measured residual:
  *     new time = measured × predicted(new work) / predicted(traced work),
  * so an op the model mispredicts at the traced size is still right there. Ops without shapes,
  * ops of an unfitted class and communication ops fall back to proportional scaling; ops of class
@@ -26,6 +28,7 @@
 
 #include <jansson.h>
 
+#include "perfmodel/analytical.h"
 #include "perfmodel/fit.h"
 #include "perfmodel/gpuspec.h"
 #include "perfmodel/mathunit.h"
@@ -33,10 +36,12 @@
 #include "tracer/trace.h"
 #include "util/err.h"
 
-typedef enum { MT_PM_TRACE = 0, MT_PM_LINEAR, MT_PM_ROOFLINE } mt_pm_kind;
+typedef enum { MT_PM_TRACE = 0, MT_PM_LINEAR, MT_PM_ROOFLINE, MT_PM_ANALYTICAL, MT_PM_KIND_COUNT } mt_pm_kind;
+
+#define MT_PM_KIND_CHOICES "trace|linear|roofline|analytical"
 
 const char *mt_pm_kind_name(mt_pm_kind k);
-/* "trace", "linear", "roofline" -> 0 and *out; -1 for anything else. */
+/* "trace", "linear", "roofline", "analytical" -> 0 and *out; -1 for anything else. */
 int mt_pm_kind_parse(const char *s, mt_pm_kind *out);
 
 typedef struct mt_pm_opts {

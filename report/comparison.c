@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "tracer/device.h"
 #include "util/units.h"
 
 void mt_comparison_free(mt_comparison *c) {
@@ -36,8 +37,11 @@ void mt_comparison_rank(mt_comparison *c) {
 
 void mt_comparison_print(FILE *out, const mt_comparison *o) {
     const trace *t = o->t;
-    fprintf(out, "trace      %s (%s, batch %lld)\n", t->kineto_path ? t->kineto_path : "?",
-           t->device_name ? t->device_name : "device unknown", (long long)t->batch_size);
+    char dev[320];
+    fprintf(out, "trace      %s (batch %lld)\n", t->kineto_path ? t->kineto_path : "?", (long long)t->batch_size);
+    fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));
+    if (o->op_times) fprintf(out, "op times   %s\n", o->op_times);
+    if (o->cpu_ranks) fprintf(out, "ranks      %s\n", MT_CPU_RANKS_TEXT);
     const mt_cmp_row *first = NULL;
     for (int32_t i = 0; i < o->n && !first; i++)
         if (o->rows[i].ran) first = &o->rows[i];
@@ -121,6 +125,9 @@ json_t *mt_comparison_json(const mt_comparison *o) {
     else json_object_set_new(j, "sweep", json_string(o->sweep));
     json_object_set_new(j, "network", json_string(o->network));
     json_object_set_new(j, "perf_model", json_string(mt_pm_kind_name(o->perf_model)));
+    json_object_set_new(j, "recorded_on", mt_device_json(&o->t->recorded_on));
+    json_object_set_new(j, "ranks", json_string(o->cpu_ranks ? "cpu_processes" : "gpus"));
+    json_object_set_new(j, "op_times", o->op_times ? json_string(o->op_times) : json_null());
     json_object_set_new(j, "host_model", json_string(o->host ? "trace" : "none"));
     json_object_set_new(j, "calibration", mt_calibration_json(o->cal));
     json_object_set_new(j, "mem_limit_bytes", o->mem_limit > 0 ? json_real(o->mem_limit) : json_null());

@@ -47,6 +47,8 @@ typedef struct mt_comparison {
                                 or NULL (the model's own endpoints) */
     const char *network;
     mt_pm_kind perf_model;
+    const char *op_times;    /* one line: what the operator times are (run/device.h), NULL: the model */
+    int cpu_ranks;           /* 1: the ranks are CPU processes (a CPU trace, no GPU named) */
     int host;                /* the host model ran */
     double base_step_ms;     /* one GPU, traced batch */
     int64_t base_batch;      /* its batch, 0 unknown */

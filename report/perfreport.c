@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "tracer/device.h"
+
 void mt_perfreport_model(FILE *out, const mt_linmodel *m) {
     fprintf(out, "device     %s\n", m->device[0] ? m->device : "(unknown)");
     fprintf(out, "sources    %d trace%s, %ld CSV rows\n", m->n_traces, m->n_traces == 1 ? "" : "s",
@@ -55,8 +57,9 @@ static double total(const double *ns) {
 
 void mt_perfreport_prediction(FILE *out, const mt_predicted_step *p) {
     const trace *t = p->t;
-    fprintf(out, "trace      %s (batch %ld, %s)\n", p->path, (long)t->batch_size,
-            t->device_name ? t->device_name : p->source ? p->source->name : "unknown device");
+    char dev[320];
+    fprintf(out, "trace      %s (batch %ld, recorded on %s)\n", p->path, (long)t->batch_size,
+            t->recorded_on.kind == TRACE_DEV_UNKNOWN && p->source ? p->source->name : mt_device_describe(t, dev, sizeof dev));
     fprintf(out, "model      %s, batch x%.4g (%.4g), tp %d, on %s, tf32 %s\n", mt_pm_kind_name(p->kind),
             p->batch_factor, p->batch_factor * (double)t->batch_size, (int)p->tp,
             target_name(p, "the traced device"), mt_tf32_name(p->tf32));
@@ -79,6 +82,7 @@ json_t *mt_perfreport_prediction_json(const mt_predicted_step *p) {
     json_object_set_new(tr, "total", json_real(total(p->traced_ns) / 1e6));
     json_object_set_new(pr, "total", json_real(total(p->predicted_ns) / 1e6));
     json_object_set_new(j, "perf_model", json_string(mt_pm_kind_name(p->kind)));
+    json_object_set_new(j, "recorded_on", mt_device_json(&p->t->recorded_on));
     json_object_set_new(j, "batch_factor", json_real(p->batch_factor));
     json_object_set_new(j, "batch", json_real(p->batch_factor * (double)p->t->batch_size));
     json_object_set_new(j, "tp", json_integer(p->tp));

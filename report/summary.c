@@ -10,6 +10,7 @@
 #include "report/jsonw.h"
 #include "report/waits.h"
 #include "sim/scenario.h"
+#include "tracer/device.h"
 #include "util/units.h"
 
 static double ms(mt_time_ps t) { return (double)t / 1e9; }
@@ -221,6 +222,14 @@ static json_t *simulation_json(const mt_run_summary *s) {
     return sim;
 }
 
+/* The "op times" line: run/device.h's label, else the model and target. */
+static const char *op_times(const mt_run_summary *s, char *buf, size_t len) {
+    if (s->op_times && *s->op_times) return s->op_times;
+    snprintf(buf, len, "%s model%s%s", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
+             s->target_gpu ? s->target_gpu : "");
+    return buf;
+}
+
 /* The summary as a tree; with `gpus_slot` the "gpus" member is a null placeholder (in its place,
  * so the key order stays) that mt_summary_json_write fills by streaming. */
 static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
@@ -240,6 +249,10 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     json_object_set_new(o, "network", json_string(s->network));
     json_object_set_new(o, "perf_model", json_string(mt_pm_kind_name(s->perf_model)));
     json_object_set_new(o, "target_gpu", s->target_gpu ? json_string(s->target_gpu) : json_null());
+    char optbuf[160];
+    json_object_set_new(o, "recorded_on", mt_device_json(&t->recorded_on));
+    json_object_set_new(o, "ranks", json_string(s->cpu_ranks ? "cpu_processes" : "gpus"));
+    json_object_set_new(o, "op_times", json_string(op_times(s, optbuf, sizeof optbuf)));
     json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
@@ -423,9 +436,13 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     else
         fprintf(out, "batch      unknown in the trace: each replica runs the traced batch\n");
     fprintf(out, "network    %s on %s\n", s->network, s->topology ? s->topology : "its own endpoints");
-    fprintf(out, "op times   %s model%s%s\n", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
-           s->target_gpu ? s->target_gpu : "");
-    fprintf(out, "traced     %.3f ms (one GPU: sum of operator device time)", (double)mt_trace_total_dev_ns(t) / 1e6);
+    char dev[320];
+    fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));
+    fprintf(out, "op times   %s\n", op_times(s, dev, sizeof dev));
+    if (s->cpu_ranks) fprintf(out, "ranks      %s\n", MT_CPU_RANKS_TEXT);
+    fprintf(out, "traced     %.3f ms (%s)", (double)mt_trace_total_dev_ns(t) / 1e6,
+            t->recorded_on.kind == TRACE_DEV_CPU ? "one CPU process: sum of operator CPU time"
+                                                 : "one GPU: sum of operator device time");
     if (host) fprintf(out, ", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     fprintf(out, "\n");
     mt_calibration_print(out, s->cal);
@@ -592,7 +609,8 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
         snprintf(val[k], sizeof val[k], __VA_ARGS__);                                              \
         kv[n++] = (mt_html_kv){key, val[k++]};                                                     \
     } while (0)
-    LINE("trace", "%s (%s)", t->kineto_path ? t->kineto_path : "?", t->device_name ? t->device_name : "device unknown");
+    char dev[320];
+    LINE("trace", "%s, recorded on %s", t->kineto_path ? t->kineto_path : "?", mt_device_describe(t, dev, sizeof dev));
     LINE("plan", "%s: %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus,
          mt_plural(pl->gpus), pl->dp,
          pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
@@ -605,15 +623,16 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     else
         LINE("batch", "unknown in the trace: each replica runs the traced batch");
     LINE("network", "%s on %s", s->network, s->topology ? s->topology : "its own endpoints");
-    LINE("op times", "%s model%s%s", mt_pm_kind_name(s->perf_model), s->target_gpu ? ", target GPU " : "",
-         s->target_gpu ? s->target_gpu : "");
+    LINE("op times", "%s", op_times(s, dev, sizeof dev));
+    if (s->cpu_ranks) LINE("ranks", "%s", MT_CPU_RANKS_TEXT);
     LINE("host model", "%s", s->host ? "trace: each GPU's host thread launches its ops as in the trace"
                                        : "none: GPU time only");
     if (s->host_scale != 1 || s->op_scale != 1)
         LINE("time scaling", "host times x %.4f, operator times x %.4f (--host-scale or --calibrate)",
              s->host_scale, s->op_scale);
     int32_t steps = r->n_steps > 1 ? r->n_steps : 1;
-    LINE("step time", "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
+    LINE("step time", t->recorded_on.kind == TRACE_DEV_CPU ? "%.3f ms%s (the traced CPU process: %.3f ms of operator "
+         "time)" : "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
          steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",
          (double)mt_trace_total_dev_ns(t) / 1e6);
     if (pl->global_batch > 0 && r->step_ps > 0)

@@ -22,6 +22,10 @@
 #include "tracer/meta.h"
 #include "tracer/trace.h"
 
+/* What every output says when the ranks are CPU processes (run/device.h). */
+#define MT_CPU_RANKS_TEXT "CPU processes: the trace was recorded on a CPU and no GPU was named (--target-gpu, " \
+    "or a topology of GPUs such as dgx-h100), so every \"GPU\" here is one CPU process like the traced one"
+
 typedef struct mt_run_summary {
     const trace *t;
     const mt_program *prog;       /* the resolved plan and the stage programs */
@@ -31,6 +35,9 @@ typedef struct mt_run_summary {
     const char *network;          /* "flow", "photonic" */
     mt_pm_kind perf_model;
     const char *target_gpu;       /* NULL: the traced GPU */
+    const char *op_times;         /* one line: what the operator times are (run/device.h's label;
+                                     NULL: the model's name) */
+    int cpu_ranks;                /* 1: the ranks are CPU processes (a CPU trace, no GPU named) */
     double host_scale, op_scale;  /* time scaling (--host-scale, calibration) */
     double mem_limit;             /* bytes per GPU, 0 unknown */
     const mt_calibration *cal;    /* NULL or !on: no calibration */

@@ -6,6 +6,7 @@
 
 #include "extrapolate/traced.h"
 #include "perfmodel/work.h"
+#include "tracer/device.h"
 #include "util/units.h"
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }
@@ -110,6 +111,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "format", json_string(mt_trace_format_name(t->format)));
     json_object_set_new(o, "files", json_pack("[s?s?]", t->kineto_path, t->et_path));
     json_object_set_new(o, "device", t->device_name ? json_string(t->device_name) : json_null());
+    json_object_set_new(o, "recorded_on", mt_device_json(&t->recorded_on));
     json_object_set_new(o, "batch_size", json_integer(t->batch_size));
     json_object_set_new(o, "step", json_integer(t->step));
     json_object_set_new(o, "steps_in_trace", json_integer(t->n_steps));
@@ -201,7 +203,8 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
            t->et_path ? " + " : "", t->et_path ? t->et_path : "");
     fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", mt_trace_format_name(t->format),
            mt_trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
-    fprintf(out, "device     %s\n", t->device_name ? t->device_name : "(unknown)");
+    char dev[320];
+    fprintf(out, "device     %s\n", mt_device_describe(t, dev, sizeof dev));
     if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
     fprintf(out, "batch      %ld\n", (long)t->batch_size);
     fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));

@@ -149,17 +149,20 @@ static const mt_flag PLAN[] = {
 const mt_flag_table MT_RUN_PLAN_FLAGS = MT_FLAG_TABLE("Plan", PLAN);
 
 static const mt_flag OPTIME[] = {
-    {"--perf-model", MT_FLAG_CHOICE, CFG(pm.kind), "trace|linear|roofline", "how a resized or moved op's time is "
+    {"--perf-model", MT_FLAG_CHOICE, CFG(pm.kind), MT_PM_KIND_CHOICES, "how a resized or moved op's time is "
      "predicted: trace scales batch-dependent ops proportionally (default), linear uses a fitted a*FLOPs + "
-     "b*bytes + c per op class, roofline scales by FLOPs or bytes against the GPU's peaks; every op keeps its "
-     "measured residual", .choices = "trace|linear|roofline"},
+     "b*bytes + c per op class, roofline scales by FLOPs or bytes against the GPU's peaks (these three keep every "
+     "op's measured residual); analytical computes each op's time on the GPU from its FLOPs and bytes alone, at "
+     "stated efficiencies per math unit (the model of a CPU-recorded trace: with --target-gpu or a GPU topology "
+     "such as dgx-h100 it is the default there)", .choices = MT_PM_KIND_CHOICES},
     {"--model", MT_FLAG_STRING, CFG(pm.model_path), "FILE", "fitted model.json (mitosis perfmodel fit); linear "
      "without it fits on the trace itself", .complete = "file"},
     {"--target-gpu", MT_FLAG_STRING, CFG(pm.target_gpu), "NAME", "predict for another GPU (mitosis perfmodel gpus "
-     "lists them)"},
+     "lists them); a CPU-recorded trace is predicted on it with the analytical model (default: the topology's GPU, "
+     "dgx1 V100, dgx-a100 A100-80GB, dgx-h100 H100-SXM; none: CPU processes)"},
     {"--gpu-specs", MT_FLAG_STRING, CFG(pm.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
     {"--trace-gpu", MT_FLAG_STRING, CFG(pm.trace_gpu), "NAME", "the GPU the trace ran on, when the trace does not "
-     "say (TrioSim CSV)"},
+     "say (TrioSim CSV); refused for a CPU-recorded trace"},
     {"--tf32", MT_FLAG_CHOICE, CFG(pm.tf32), MT_TF32_CHOICES, "which fp32 ops ran and run on TF32 tensor cores where "
      "the GPU has them: conv (PyTorch's default: cudnn.allow_tf32 on, matmul.allow_tf32 off), all (matmuls too: "
      "set_float32_matmul_precision('high')), none (full FP32). A GPU without TF32 (V100) runs them on FP32 CUDA "

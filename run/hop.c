@@ -118,6 +118,12 @@ static mt_status load_work(const mt_hop_config *c, hop_run *r, mt_error *err) {
     mt_status rc = c->n_paths > 0 ? mt_trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;
     if (rc == MT_OK && t && c->compute_ns <= 0) rc = mt_trace_check_timed(t, err);
     if (rc == MT_OK && t) mt_trace_warning(t, r->warning, sizeof r->warning);
+    if (rc == MT_OK && t && t->recorded_on.kind == TRACE_DEV_CPU && c->compute_ns <= 0) {
+        size_t at = strlen(r->warning); /* hop has no GPU model: say whose times the workers take */
+        snprintf(r->warning + at, sizeof r->warning - at, "%s%s was recorded on a CPU (%s): every worker computes "
+                 "for its CPU time, not a GPU's (give --compute for a GPU's)", at ? "; " : "",
+                 t->kineto_path ? t->kineto_path : "the trace", t->recorded_on.source);
+    }
     if (rc == MT_OK) {
         r->compute_ns = c->compute_ns > 0 ? c->compute_ns : (double)mt_trace_total_dev_ns(t);
         r->bytes = c->model_bytes > 0 ? c->model_bytes : (t ? t->param_bytes : 0);

@@ -20,6 +20,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     mt_status rc = mt_trace_load(c->paths, c->n_paths, &topts, &in->t, err);
     if (topts.progress_ctx == &bar) mt_progress_end(&bar);
     if (rc == MT_OK) rc = mt_trace_check_timed(in->t, err);
+    if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
     if (rc != MT_OK) mt_run_input_close(in);

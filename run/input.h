@@ -9,6 +9,7 @@
 
 #include "perfmodel/perfmodel.h"
 #include "run/config.h"
+#include "run/device.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
 
@@ -16,10 +17,12 @@ typedef struct mt_run_input {
     trace *t;
     mt_perfmodel *pm;
     mt_calibration cal;
+    mt_run_device dev;   /* what the ranks are and where their op times come from (run/device.h) */
 } mt_run_input;
 
-/* Loads c's trace, checks that it has operator times, creates the performance model and, when c
- * asks for it, calibrates (which sets c->host_scale and c->op_scale). On failure nothing is kept
+/* Loads c's trace, checks that it has operator times, applies the recording device's rules
+ * (run/device.h: may set c->pm), creates the performance model and, when c asks for it,
+ * calibrates (which sets c->host_scale and c->op_scale). On failure nothing is kept
  * and err says why. */
 mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err);
 void mt_run_input_close(mt_run_input *in);

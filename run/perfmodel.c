@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/device.h"
+
 trace *mt_run_load_timed(const char *path, mt_error *err) {
     trace_load_opts o;
     mt_trace_load_opts_init(&o);
@@ -59,15 +61,18 @@ mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, do
     }
     out->batch_factor = factor > 0 ? factor : 1;
     out->tp = tp;
-    mt_status rc = mt_perfmodel_new(out->t, o, &out->pm, err);
+    mt_pm_opts opts = *o; /* a CPU trace: the analytical model for a named GPU (run/device.h) */
+    mt_run_device dev;
+    mt_status rc = mt_run_device_apply(&opts, NULL, out->t, &dev, err);
+    if (rc == MT_OK) rc = mt_perfmodel_new(out->t, &opts, &out->pm, err);
     if (rc != MT_OK) {
         mt_prediction_free(out);
         return rc;
     }
     mt_predicted_step *v = &out->view;
-    *v = (mt_predicted_step){.path = path, .t = out->t, .kind = o->kind, .batch_factor = out->batch_factor, .tp = tp,
+    *v = (mt_predicted_step){.path = path, .t = out->t, .kind = opts.kind, .batch_factor = out->batch_factor, .tp = tp,
                              .source = mt_perfmodel_source_gpu(out->pm), .target = mt_perfmodel_target_gpu(out->pm),
-                             .tf32 = o->tf32, .floor_ns = mt_perfmodel_floor_ns(out->pm, out->batch_factor, tp),
+                             .tf32 = opts.tf32, .floor_ns = mt_perfmodel_floor_ns(out->pm, out->batch_factor, tp),
                              .warning = mt_perfmodel_warning(out->pm)};
     mt_perfmodel_step_ns(out->pm, out->batch_factor, tp, v->predicted_ns);
     for (int p = 0; p < TRACE_PHASE_COUNT; p++) v->traced_ns[p] = (double)out->t->phase_ns[p];

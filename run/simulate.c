@@ -223,7 +223,8 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
     mt_run_summary sum = {
         .t = in->t, .prog = s->run.prog, .res = s->run.res, .host = s->run.host,
         .topology = s->run.topology[0] ? s->run.topology : NULL, .network = mt_netcfg_model_name(&c->net),
-        .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .host_scale = c->host_scale,
+        .perf_model = c->pm.kind, .target_gpu = c->pm.target_gpu, .op_times = in->dev.label,
+        .cpu_ranks = in->dev.cpu_ranks, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
     };

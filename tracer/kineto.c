@@ -427,6 +427,7 @@ static int on_event(void *ctx, const kin_event *e) {
 /* ---- the whole file --------------------------------------------------------------------- */
 
 static void read_device(json_t *props, trace_strpool *pool, kineto_data *k) {
+    k->device_props = json_is_array(props) ? (int)json_array_size(props) : -1;
     if (!json_is_array(props) || json_array_size(props) == 0) return;
     json_t *p0 = json_array_get(props, 0);
     json_t *nm = json_object_get(p0, "name");

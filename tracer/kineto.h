@@ -98,6 +98,7 @@ typedef struct kineto_data {
     ksyncev *sync; int64_t n_sync, cap_sync;
     const char *device_name;
     int64_t device_mem;
+    int device_props;          /* entries of the document's deviceProperties, -1 when absent */
     int64_t base_us;           /* subtracted from every ts */
     int saw_sync;              /* the file has cuda_sync events (kept or not) */
     int any_rf;                /* some host event of the file (kept or not) has a Record function id */

@@ -2,6 +2,7 @@
  * link.h): nesting, matching, step choice, emission, finishing. */
 #include <stdlib.h>
 
+#include "tracer/device.h"
 #include "tracer/emit.h"
 #include "tracer/khost.h"
 #include "tracer/ksync.h"
@@ -99,6 +100,7 @@ mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et
     if ((rc = mt_emit_kineto(&b, k, ord, e, &win[w], &hints, kpath, err)) != MT_OK) goto out;
     t->device_name = k->device_name;
     t->device_mem_bytes = k->device_mem;
+    mt_device_from_kineto(t, k->device_name, k->device_props);
     rc = mt_tb_finish(&b, hints, err);
     if (rc == MT_OK && mt_ksync_find(k, t) != MT_OK)
         rc = mt_fail(err, MT_ENOMEM, "%s: out of memory building operators", kpath);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tracer/cktrace.h"
+#include "tracer/device.h"
 #include "tracer/kfilter.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
@@ -292,6 +293,7 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
         mt_trace_free(t);
         return rc;
     }
+    mt_device_resolve(t, paths[0]);
     mt_opclass_trace(t);
     *out = t;
     return MT_OK;

@@ -273,10 +273,23 @@ typedef struct trace_link_stats {
     int64_t names_equal;             /* of the matched, how many had equal names */
 } trace_link_stats;
 
+/* What the step was recorded on (tracer/device.h finds it; interned strings). */
+typedef enum { TRACE_DEV_UNKNOWN = 0, TRACE_DEV_CPU, TRACE_DEV_GPU } trace_dev_kind;
+
+typedef struct trace_device {
+    trace_dev_kind kind;
+    const char *name;      /* "NVIDIA H100 80GB HBM3", "AMD EPYC (2 cores, 1 torch threads)"; NULL unknown */
+    const char *source;    /* where kind and name were read: "Kineto deviceProperties",
+                            * "traces/x/meta.json", ...; never NULL after a load */
+} trace_device;
+
 typedef struct trace {
     trace_format format;
     char *kineto_path, *et_path;     /* or trace.csv / tensor.csv for TrioSim */
-    const char *device_name;         /* GPU name from deviceProperties, or "cpu"/NULL */
+    const char *device_name;         /* the GPU's name (deviceProperties, else a meta.json's
+                                      * device_name of a GPU recording); NULL for a CPU recording
+                                      * or an unknown GPU */
+    trace_device recorded_on;        /* what the step ran on (kind, name, source) */
     int64_t device_mem_bytes;
     int64_t batch_size;              /* inferred from the model input, 0 unknown */
     int step;                        /* selected step number (ProfilerStep#N or index), -1 none */

@@ -22,7 +22,9 @@ a, b = (json.load(open(p)) for p in sys.argv[1:])
 assert b["steps_in_trace"] == 3 * a["steps_in_trace"], (a["steps_in_trace"], b["steps_in_trace"])
 # steps move 2 x steps later: numbered by position, or ProfilerStep#N renumbered per copy
 assert b["step"] in (a["step"], a["step"] + 2 * a["steps_in_trace"]), (a["step"], b["step"])
-for k in ("step", "steps_in_trace", "files", "measured_step_ms"):  # no meta.json beside the copy
+# no meta.json beside the copy: a CPU trace still (its Kineto deviceProperties is empty), found there
+assert a["recorded_on"]["kind"] == b["recorded_on"]["kind"] == "cpu", (a["recorded_on"], b["recorded_on"])
+for k in ("step", "steps_in_trace", "files", "measured_step_ms", "recorded_on"):
     a.pop(k, None); b.pop(k, None)
 assert a == b, [k for k in a if a[k] != b.get(k)]
 PY'

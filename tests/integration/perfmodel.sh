@@ -60,8 +60,9 @@ bad "fit: bad CSV line" "bad_ops.csv:3" perfmodel fit --csv "$root"/tests/fixtur
 bad "fit: no output" "-o MODEL.json" perfmodel fit "$root"/traces/cpu-gpt-tiny-b4
 bad "fit: missing trace" "/no/such/trace" perfmodel fit /no/such/trace -o "$tmp/x.json"
 bad "predict: unknown GPU" "unknown GPU 'Z9000'" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --target-gpu Z9000
-bad "predict: CPU trace to a GPU" "not in the GPU table" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --target-gpu H100
-bad "predict: bad kind" "trace, linear or roofline" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model magic
+bad "predict: a CPU trace's times as a GPU's (--trace-gpu)" "recorded on a CPU" perfmodel predict \
+  "$root"/traces/cpu-gpt-tiny-b4 --trace-gpu H100 --target-gpu A100-80GB
+bad "predict: bad kind" "trace, linear, roofline or analytical" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --perf-model magic
 bad "predict: bad batch" "--batch needs a positive number" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4 --batch -3
 bad "predict: Execution Trace alone" "et.json.gz: an Execution Trace alone" perfmodel predict "$root"/traces/cpu-gpt-tiny-b4/et.json.gz
 bad "fit: Execution Trace alone" "et.json.gz: an Execution Trace alone" perfmodel fit "$root"/traces/cpu-gpt-tiny-b4/et.json.gz -o "$tmp/x.json"
@@ -71,7 +72,7 @@ printf '{"gpus": [{"name": "Snail", "match": ["snail"], "mem_GBps": 1e-300, "tfl
 bad "gpus: absurd bandwidth (gave inf times)" "snail.json: gpus\[0\].mem_GBps" perfmodel gpus --gpu-specs "$tmp/snail.json"
 printf '{"gpus": [{"name": "Snail", "match": ["snail"], "mem_GBps": 1e-6, "tflops": {"fp32": 1e-6}}]}' > "$tmp/snail.json"
 bad "simulate: op times beyond the simulator's range" "beyond the simulator's range" simulate "$root"/traces/cpu-resnet18-b4 \
-  --gpus 2 --trace-gpu H100-SXM --target-gpu Snail --gpu-specs "$tmp/snail.json"
+  --gpus 2 --target-gpu Snail --gpu-specs "$tmp/snail.json"
 bad "unknown subcommand" "unknown subcommand" perfmodel frobnicate
 
 if [ -d "$shared/triosim-vgg13-h100-bs512" ]; then

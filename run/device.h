@@ -1,0 +1,45 @@
+/* run/device.h — what a run's ranks are and where their operator times come from, given the
+ * device the trace was recorded on (tracer/device.h), the GPU named by --target-gpu or promised
+ * by the topology (dgx-h100 holds H100-SXM: netmodels/topologies.h), --perf-model and --trace-gpu.
+ *
+ * A GPU-recorded (or unknown) trace: as configured (its measured times, moved to --target-gpu when
+ * one is named; the topology's GPU is not applied to it, but the label names it when it differs).
+ * A CPU-recorded trace, whose times are CPU times and say nothing about any GPU:
+ *   - --trace-gpu is refused (MT_EINVAL, one line);
+ *   - with a GPU to predict (--target-gpu, else the topology's): its ranks are that GPU, op times
+ *     from the analytical model (perfmodel/analytical.h). --perf-model trace (the default) and
+ *     roofline mean it here; linear is refused (it keeps each op's CPU time), and so are
+ *     --calibrate / --measured-ms (the measured step is the CPU's) and --host-model trace (a CPU
+ *     op's host time includes its compute);
+ *   - without one: its ranks are CPU processes like the traced one (the trace model on the CPU
+ *     times, switch:N and the like), and every output says "CPU processes"; roofline and
+ *     analytical are refused (no GPU to take peaks from).
+ * Invariant: after mt_run_device_resolve, c->pm holds what the performance model is built from,
+ * and out->label says in one line what the operator times are.
+ */
+#ifndef MT_RUN_DEVICE_H
+#define MT_RUN_DEVICE_H
+
+#include "run/config.h"
+#include "tracer/trace.h"
+#include "util/err.h"
+
+typedef struct mt_run_device {
+    trace_device recorded_on;  /* the trace's (strings owned by the trace) */
+    int cpu_ranks;             /* 1: the ranks are CPU processes (a CPU trace, no GPU named) */
+    int analytical;            /* 1: operator times from the analytical model */
+    const char *target;        /* the GPU predicted, as named (NULL: the traced device) */
+    const char *target_from;   /* "--target-gpu", "the topology", NULL */
+    char label[320];           /* "analytical roofline for H100-SXM (trace recorded on CPU: ...)" */
+} mt_run_device;
+
+/* Applies the rules above to c (c->pm.kind and c->pm.target_gpu may change) and fills *out.
+ * MT_EINVAL with one line naming the flag and what to do for a refused combination. O(1) plus
+ * reading the GPU table. */
+mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device *out, mt_error *err);
+/* The same rules for the operator-time model alone (perfmodel predict: no topology, NULL; no
+ * calibration or host model). */
+mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,
+                              mt_error *err);
+
+#endif
