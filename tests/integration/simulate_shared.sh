@@ -181,7 +181,7 @@ if all(pp2.values()):
     c.check("photonic pp 2: one circuit set-up (20 ms)", abs(ms["all"] - ms["buf"] - 20) < 1e-7, ms)
 
 # g. bad input: exit 2, one line
-c.check_bad("3 GPUs cannot hold dp=? x tp=2 x pp=?: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)
+c.check_bad("3 GPUs cannot hold tp=2 with dp taking the rest: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)
 c.check_bad("needs at least 36 layers", "simulate", vgg, "--gpus", 36, "--pp", 36, "--micro-batches", 4)
 c.check_bad("does not divide over 4", "simulate", res, "--gpus", 4, "--dp", 4, "--batch", 130)
 c.check_bad("unknown option '--bogus'", "simulate", res, "--gpus", 4, "--bogus")
