@@ -277,7 +277,6 @@ mt_status mt_scenario_clone(const mt_scenario *sc, mt_scenario **out, mt_error *
 void mt_scenario_set_seed(mt_scenario *sc, uint64_t seed) { sc->seed = seed; }
 void mt_scenario_set_steps(mt_scenario *sc, int32_t steps) { sc->steps = steps > 1 ? steps : 1; }
 int32_t mt_scenario_steps(const mt_scenario *sc) { return sc->steps; }
-int mt_scenario_has_network(const mt_scenario *sc) { return sc->nn > 0; }
 int mt_scenario_perturbs(const mt_scenario *sc) { return sc->nc > 0 || sc->nn > 0 || sc->nty > 0; }
 
 static crule *new_crule(mt_scenario *sc, mt_error *err) {

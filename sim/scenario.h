@@ -79,7 +79,6 @@ void mt_scenario_set_steps(mt_scenario *sc, int32_t steps);
 int32_t mt_scenario_steps(const mt_scenario *sc);
 /* 1 when it changes anything (compute, GPU types or network). */
 int mt_scenario_perturbs(const mt_scenario *sc);
-int mt_scenario_has_network(const mt_scenario *sc);
 
 /* Binds the compute side to a program: checks ranks against the plan, resolves layer names,
  * computes per-operator GPU-type factors with perfmodel (base_pm: the options the program was
