@@ -26,33 +26,23 @@ def node(i, name, typ, deps=(), dur=0, attrs=()):
     return (fv(1, i) + fb(2, name.encode()) + fv(3, typ) + b"".join(fv(5, x) for x in deps) +
             (fv(7, dur) if dur else b"") + b"".join(fb(10, attr(k, v)) for k, v in attrs))
 def msg(b): return varint(len(b)) + b
-COMP, SEND, RECV = 4, 5, 6
-for r in (0, 1):
-    peer = 1 - r
-    nodes = [node(1, "compute", COMP, dur=10),
-             node(2, "recv", RECV, [1], attrs=(("comm_src", peer), ("comm_dst", r), ("comm_tag", 7 + peer), ("comm_size", 1024))),
-             node(3, "send", SEND, [2], attrs=(("comm_src", r), ("comm_dst", peer), ("comm_tag", 7 + r), ("comm_size", 1024)))]
-    with open(f"{d}/dl.{r}.et", "wb") as f:
-        f.write(msg(fb(1, b"0.0.4")) + b"".join(msg(n) for n in nodes))
+COMP, SEND, RECV, COLL = 4, 5, 6, 7
+def p2p(typ, src, dst, tag): return {"type": typ, "attrs": (("comm_src", src), ("comm_dst", dst), ("comm_tag", tag),
+                                                          ("comm_size", 1024))}
+ALLREDUCE = {"type": COLL, "attrs": (("comm_type", 0), ("comm_size", 4096))}
+def write(name, ranks):  # ranks: per rank, the nodes after a 10 us compute, each after the one before
+    for r, after in enumerate(ranks):
+        nodes = [node(1, "compute", COMP, dur=10)] + [
+            node(i + 2, {SEND: "send", RECV: "recv", COLL: "allreduce"}[x["type"]], x["type"], [i + 1], attrs=x["attrs"])
+            for i, x in enumerate(after)]
+        with open(f"{d}/{name}.{r}.et", "wb") as f:
+            f.write(msg(fb(1, b"0.0.4")) + b"".join(msg(n) for n in nodes))
+# Each rank receives first, then sends: neither send ever comes
+write("dl", [[p2p(RECV, 1, 0, 8), p2p(SEND, 0, 1, 7)], [p2p(RECV, 0, 1, 7), p2p(SEND, 1, 0, 8)]])
 # A collective one rank never reaches: rank 0 all-reduces, then sends; rank 1 receives first
-COLL = 7
-ar = (("comm_type", 0), ("comm_size", 4096))
-r0 = [node(1, "compute", COMP, dur=10), node(2, "allreduce", COLL, [1], attrs=ar),
-      node(3, "send", SEND, [2], attrs=(("comm_src", 0), ("comm_dst", 1), ("comm_tag", 3), ("comm_size", 1024)))]
-r1 = [node(1, "compute", COMP, dur=10),
-      node(2, "recv", RECV, [1], attrs=(("comm_src", 0), ("comm_dst", 1), ("comm_tag", 3), ("comm_size", 1024))),
-      node(3, "allreduce", COLL, [2], attrs=ar)]
-for r, nodes in ((0, r0), (1, r1)):
-    with open(f"{d}/coll.{r}.et", "wb") as f:
-        f.write(msg(fb(1, b"0.0.4")) + b"".join(msg(n) for n in nodes))
+write("coll", [[ALLREDUCE, p2p(SEND, 0, 1, 3)], [p2p(RECV, 0, 1, 3), ALLREDUCE]])
 # Control: both ranks send first, then receive: no deadlock
-for r in (0, 1):
-    peer = 1 - r
-    nodes = [node(1, "compute", COMP, dur=10),
-             node(2, "send", SEND, [1], attrs=(("comm_src", r), ("comm_dst", peer), ("comm_tag", 7 + r), ("comm_size", 1024))),
-             node(3, "recv", RECV, [1], attrs=(("comm_src", peer), ("comm_dst", r), ("comm_tag", 7 + peer), ("comm_size", 1024)))]
-    with open(f"{d}/ok.{r}.et", "wb") as f:
-        f.write(msg(fb(1, b"0.0.4")) + b"".join(msg(n) for n in nodes))
+write("ok", [[p2p(SEND, 0, 1, 7), p2p(RECV, 1, 0, 8)], [p2p(SEND, 1, 0, 8), p2p(RECV, 0, 1, 7)]])
 PY
 check_bad 'dl.0.et: node 2 ("recv") waits for a send from rank 1 with tag 8 that never comes' \
     simulate "$TMP/dl.0.et" "$TMP/dl.1.et" --as-is
