@@ -17,6 +17,7 @@
 #include "run/input.h"
 #include "run/pool.h"
 #include "run/ranks.h"
+#include "util/fileio.h"
 
 typedef struct cmp_cli {
     mt_compare_config cc;
@@ -146,7 +147,7 @@ int cmd_compare(int argc, char **argv) {
     for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);
 out:
     if (st != MT_OK) code = root ? mt_cli_fail("compare", &err) : mt_exit_code(err.code);
-    if (html_pending) remove(c.html);
+    if (html_pending) mt_remove_partial(c.html);
     mt_comparison_free(&cmp);
     mt_run_input_close(&in);
     mt_run_config_free(&rc);

@@ -9,6 +9,7 @@
 #include "report/describe.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "util/fileio.h"
 
 /* All ranks' byte blobs on rank 0: *all (malloc'd), per rank its offset and size in bytes. */
 typedef struct blob {
@@ -262,7 +263,7 @@ static mt_status write_timeline(const blob *b, const mt_emu_pred *pred, const ch
         mt_report_src src = {p, pred->run->res, &rec, NULL, NULL, pred->run->sim.ranks_per_node};
         rc = mt_timeline_write(&src, NULL, f, path, err);
         if (fclose(f) != 0 && rc == MT_OK) rc = mt_fail(err, MT_EIO, "cannot write the timeline '%s'", path);
-        if (rc != MT_OK) remove(path);
+        if (rc != MT_OK) mt_remove_partial(path);
     }
     mt_recorder_destroy(&rec);
     return rc;

@@ -396,7 +396,7 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
     if (p->nranks < 1 || p->nranks > (1 << 20))
         return mt_fail(err, MT_EINVAL, "a collective needs 1..1048576 ranks (got %d)", (int)p->nranks);
     if (!(p->bytes >= 0) || p->bytes > 1e18)
-        return mt_fail(err, MT_EINVAL, "collective size must be >= 0 bytes (got %g)", p->bytes);
+        return mt_fail(err, MT_EINVAL, "collective size must be 0 to 1e18 bytes (1 EB) (got %g)", p->bytes);
     if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_RINGFLOW)
         return mt_fail(err, MT_EINVAL, "bad collective op or algorithm");
     if (p->root < 0 || p->root >= p->nranks || (p->op == MT_COLL_SENDRECV &&

@@ -15,13 +15,6 @@ void mt_hostdev_init(mt_hostdev *d, const mt_hostmodel *m, int64_t *words, mt_ho
     d->busy_ctx = ctx;
 }
 
-int64_t mt_hostdev_done(const mt_hostdev *d) {
-    int64_t end = 0;
-    for (int32_t s = 0; s < d->m->n_streams; s++)
-        if (d->done_ps[s] > end) end = d->done_ps[s];
-    return end;
-}
-
 /* One op being placed: per stream, the segment of back-to-back kernels being built (from
  * start, dur long so far), how much of the stream's block is placed, and the block. */
 typedef struct oprun {

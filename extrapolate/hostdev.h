@@ -49,7 +49,4 @@ void mt_hostdev_init(mt_hostdev *d, const mt_hostmodel *m, int64_t *words, mt_ho
 int64_t mt_hostdev_run_op(mt_hostdev *d, int32_t op, int64_t dev_ps, int64_t now, int64_t *host,
                           int64_t *sync_wait_ps, int64_t *busy0_ps);
 
-/* The end of the latest work placed on any stream. */
-int64_t mt_hostdev_done(const mt_hostdev *d);
-
 #endif

@@ -147,17 +147,18 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
         p->gpus = (int32_t)known;
     } else if (unset > 0) {
         if (p->gpus % known) {
-            /* Name the sizes as given: an unset one is the "?" that would take the rest. */
-            char sz[3][16];
-            const int32_t v[3] = {p->dp, p->tp, p->pp};
-            for (int i = 0; i < 3; i++) {
-                if (v[i]) snprintf(sz[i], sizeof sz[i], "%d", v[i]);
-                else snprintf(sz[i], sizeof sz[i], "?");
-            }
+            /* Name the plan as given: its fixed sizes, and the one that would take the rest. */
+            char given[96] = "";
+            const char *nm[5] = {"dp", "tp", "pp", "cp", "ep"};
+            const int32_t v[5] = {p->dp, p->tp, p->pp, p->cp, p->ep};
+            size_t at = 0;
+            for (int i = 0; i < 5; i++)
+                if (v[i] > (i < 3 ? 0 : 1) && at < sizeof given)
+                    at += (size_t)snprintf(given + at, sizeof given - at, "%s%s=%d", at ? " x " : "", nm[i], v[i]);
             return mt_fail(err, MT_EINVAL,
-                           "%d GPU%s cannot hold dp=%s x tp=%s x pp=%s: %d is not a multiple of %lld "
-                           "(change --gpus or the parallel sizes)", p->gpus, mt_plural(p->gpus), sz[0], sz[1], sz[2],
-                           p->gpus, (long long)known);
+                           "%d GPU%s cannot hold %s with %s taking the rest: %d is not a multiple of %lld "
+                           "(change --gpus or the parallel sizes)", p->gpus, mt_plural(p->gpus), given,
+                           !p->dp ? "dp" : !p->tp ? "tp" : "pp", p->gpus, (long long)known);
         }
         int32_t rest = (int32_t)(p->gpus / known);
         /* The remaining GPUs go to data parallelism unless dp was given. */

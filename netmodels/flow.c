@@ -79,7 +79,6 @@ struct mt_flownet {
     int32_t free_head;
     mt_event_id solve_ev;
     mt_netstats st;
-    uint64_t solves, rate_changes;
     mt_link_rate_fn on_link;
     void *link_ctx;
     change *chg;
@@ -210,7 +209,6 @@ static void rerate(mt_flownet *net, int32_t id, mt_time_ps now) {
     advance(f, now);
     double r = mt_lmm_var_value(net->lmm, f->var);
     if (f->ev && r == f->rate) return;
-    net->rate_changes++;
     f->rate = r;
     if (r <= 0) {
         if (f->ev) mt_sched_cancel(net->sched, f->ev);
@@ -237,7 +235,6 @@ static void on_solve(void *ctx, uint64_t arg) {
         fail(net, "in the max-min solve");
         return;
     }
-    net->solves++;
     int32_t nv;
     const int32_t *vars = mt_lmm_solved_vars(net->lmm, &nv);
     if (nv == 0) return;
@@ -924,11 +921,6 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
 double mt_flownet_rate(const mt_flownet *net, int32_t id) {
     if (id < 0 || id >= net->nfl || net->fl[id].state != F_DRAINING) return -1;
     return net->fl[id].rate;
-}
-
-void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes) {
-    if (solves) *solves = net->solves;
-    if (rate_changes) *rate_changes = net->rate_changes;
 }
 
 /* ---- netmodel interface ---- */

@@ -60,8 +60,6 @@ mt_status mt_flownet_start(mt_flownet *net, int32_t src, int32_t dst, double byt
 /* Current rate of an active flow in bytes/s (after the pending solve ran), or -1 when the
  * flow has drained. */
 double mt_flownet_rate(const mt_flownet *net, int32_t flow_id);
-/* Number of solves and of flows whose rate a solve changed (for benchmarks). */
-void mt_flownet_counters(const mt_flownet *net, uint64_t *solves, uint64_t *rate_changes);
 
 /* The model behind the netmodel interface (endpoints = the topology's GPUs). mt_net_free on
  * it frees the flownet. */

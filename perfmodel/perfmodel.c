@@ -308,9 +308,6 @@ const char *mt_perfmodel_warning(const mt_perfmodel *pm) { return pm ? pm->warni
 const mt_work *mt_perfmodel_op_work(const mt_perfmodel *pm, int32_t op) {
     return pm && op >= 0 && op < pm->t->n_ops ? &pm->work[op] : NULL;
 }
-const mt_linmodel *mt_perfmodel_linmodel(const mt_perfmodel *pm) {
-    return pm && pm->has_lin ? &pm->lin : NULL;
-}
 const mt_gpu_spec *mt_perfmodel_source_gpu(const mt_perfmodel *pm) { return pm ? pm->src : NULL; }
 const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm) { return pm ? pm->dst : NULL; }
 

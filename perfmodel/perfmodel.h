@@ -123,7 +123,6 @@ void mt_perfmodel_free(mt_perfmodel *pm);
 /* Warnings of the construction (degraded fits, device mismatch, ops without shapes); "" none. */
 const char *mt_perfmodel_warning(const mt_perfmodel *pm);
 const mt_work *mt_perfmodel_op_work(const mt_perfmodel *pm, int32_t op);
-const mt_linmodel *mt_perfmodel_linmodel(const mt_perfmodel *pm); /* NULL unless linear */
 const mt_gpu_spec *mt_perfmodel_source_gpu(const mt_perfmodel *pm); /* NULL when unknown */
 const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm); /* NULL: same GPU */
 

@@ -9,6 +9,7 @@
 #include "chakra.pb-c.h"
 #include "sim/simulate.h"
 #include "tracer/chakra.h"
+#include "util/fileio.h"
 
 enum { X_COMP, X_COLL, X_SEND, X_RECV, X_DELAY };
 
@@ -337,6 +338,15 @@ mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filte
         for (int64_t i = ix.beg[r]; i < ix.beg[r + 1] && rc == MT_OK; i++)
             rc = add_entry(s, r, ix.span[i], &xr, &last_comp, err);
         if (rc == MT_OK) rc = write_rank(s, dir, r, &xr, json, st, err);
+        if (rc != MT_OK) /* a failed export leaves no partial set: the ranks written so far go */
+            for (int32_t q = 0; q <= r; q++) {
+                if (!mt_span_filter_rank(ranks, q)) continue;
+                char path[4096];
+                for (int k = 0; k < 1 + (json != 0); k++) {
+                    snprintf(path, sizeof path, "%s/mitosis.%d.%s", dir, (int)q, k ? "json" : "et");
+                    mt_remove_partial(path);
+                }
+            }
     }
     free(xr.n);
     free(xr.real);

@@ -43,7 +43,8 @@ typedef struct mt_ckx_stats {
 } mt_ckx_stats;
 
 /* Writes DIR/mitosis.RANK.et (and .json) for every rank `ranks` keeps (NULL: all). dir must
- * exist. MT_EIO naming the file that cannot be written; MT_EINVAL for a plan it cannot express. */
+ * exist. MT_EIO naming the file that cannot be written; MT_EINVAL for a plan it cannot express. On
+ * failure the files this call wrote are removed (no partial set is left). */
 mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filter *ranks, int json,
                        mt_ckx_stats *st, mt_error *err);
 

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <csv.h>
 
@@ -79,25 +77,7 @@ static mt_status cw_close(cw *w, mt_status rc, mt_error *err) {
 }
 
 mt_status mt_csv_prepare_dir(const char *dir, mt_error *err) {
-    char path[4096];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof path) return mt_fail(err, MT_EIO, "bad CSV directory name '%s'", dir);
-    memcpy(path, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) { /* mkdir -p */
-        if (path[i] != '/' && path[i] != '\0') continue;
-        char c = path[i];
-        path[i] = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return mt_fail(err, MT_EIO, "cannot create the CSV directory '%s': %s (choose another directory)",
-                           path, strerror(errno));
-        path[i] = c;
-    }
-    if (!mt_is_dir(dir))
-        return mt_fail(err, MT_EIO, "cannot create the CSV directory '%s': a file of that name is in the way", dir);
-    if (access(dir, W_OK | X_OK) != 0)
-        return mt_fail(err, MT_EIO, "cannot write into the CSV directory '%s': %s (choose a writable directory)",
-                       dir, strerror(errno));
-    return MT_OK;
+    return mt_prepare_out_dir(dir, "CSV directory", err);
 }
 
 /* ---- the five tables ------------------------------------------------------------------------ */

@@ -73,6 +73,9 @@ mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, m
     if ((c->bytes >= 0) == (c->lo > 0))
         return mt_fail(err, MT_EINVAL, "give --bytes SIZE or --sweep MIN:MAX%s (see --help)",
                        c->bytes >= 0 ? ", not both" : "");
+    if (c->cp.op == MT_COLL_SENDRECV && c->cp.peer == c->cp.root)
+        return mt_fail(err, MT_EINVAL, "sendrecv from rank %d to itself moves nothing: give --peer other than "
+                       "--root", (int)c->cp.root);
     out->op = mt_coll_op_name(c->cp.op);
     out->algo = mt_coll_algo_name(c->cp.algo);
     out->network = mt_netcfg_model_name(&c->net);

@@ -10,6 +10,7 @@
 #include "report/progress.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "util/fileio.h"
 
 void mt_sim_outputs_init(mt_sim_outputs *o) {
     memset(o, 0, sizeof *o);
@@ -43,9 +44,9 @@ static void outs_init(outs *w, const mt_sim_outputs *o) {
 static void outs_free(outs *w) {
     if (w->tf) {
         fclose(w->tf);
-        remove(w->o->timeline);
+        mt_remove_partial(w->o->timeline);
     }
-    if (w->html_pending) remove(w->o->html);
+    if (w->html_pending) mt_remove_partial(w->o->html);
     mt_span_filter_destroy(&w->tl);
     mt_span_filter_destroy(&w->html_gpus);
     mt_span_filter_destroy(&w->ck_ranks);
@@ -75,7 +76,7 @@ static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--chakra-ranks");
-    MT_CHECK(mt_csv_prepare_dir(o->chakra_dir, err));
+    MT_CHECK(mt_prepare_out_dir(o->chakra_dir, "Chakra directory", err));
     if (!o->timeline && !o->csv_dir && !o->html) {
         w->rec.filter = w->ck_ranks;
         mt_span_filter_init(&w->ck_ranks);

@@ -6,7 +6,7 @@
  * for its delivery. A latency chain (0-byte sends each waiting only for the previous one's
  * delivery, nobody waiting for them to leave: ringflow's per-step latencies) whose hops the
  * model promises fixed latencies for (mt_net_fixed_latency) runs as one timer at its end
- * instead of one event per hop; completions and rank_done are the same. */
+ * instead of one event per hop; completions are the same. */
 #include "sim/collexec.h"
 
 #include <stdio.h>
@@ -27,7 +27,6 @@ struct mt_collexec {
     uint32_t nstack;
     uint32_t completed;
     mt_time_ps start_ps, finish_ps;
-    mt_time_ps *rank_done;
     mt_time_ps *hop_lat;    /* per send of a latency chain: its latency (allocated on first use) */
     char msg[MT_ERRMSG_MAX];
 };
@@ -39,7 +38,6 @@ void mt_collexec_free(mt_collexec *x) {
     free(x->rev);
     free(x->rev_nsent);
     free(x->stack);
-    free(x->rank_done);
     free(x->hop_lat);
     free(x);
 }
@@ -47,11 +45,6 @@ void mt_collexec_free(mt_collexec *x) {
 static void on_sent(void *ctx, uint64_t tag);
 static void on_delivered(void *ctx, uint64_t tag);
 static void on_chain(void *ctx, uint64_t tag);
-
-/* rank's part of the collective ended at t (the latest such time is kept). */
-static void mark_done(mt_collexec *x, int32_t rank, mt_time_ps t) {
-    if (x->rank_done[rank] < t || x->rank_done[rank] == MT_TIME_NEVER) x->rank_done[rank] = t;
-}
 
 
 /* The next send of a latency chain after send k, or UINT32_MAX: k's only dependent (on its
@@ -112,8 +105,6 @@ static mt_status run_stack(mt_collexec *x, mt_error *err) {
         uint32_t k = x->stack[--x->nstack];
         const mt_coll_send *c = &x->s->sends[k];
         x->completed++;
-        mark_done(x, c->src, now);
-        mark_done(x, c->dst, now);
         uint32_t mid = x->rev_off[k] + x->rev_nsent[k];
         if (c->src == c->dst || !x->tells_sent) MT_CHECK(unlock(x, x->rev_off[k], mid, err));
         MT_CHECK(unlock(x, mid, x->rev_off[k + 1], err));
@@ -159,11 +150,8 @@ static void on_chain(void *ctx, uint64_t tag) {
     mt_time_ps t = mt_sched_now(x->sched);
     for (uint32_t j = k; j != UINT32_MAX; j = chain_next(x, j)) t -= x->hop_lat[j];
     for (uint32_t j; (j = chain_next(x, k)) != UINT32_MAX; k = j) {
-        const mt_coll_send *c = &x->s->sends[k];
         t += x->hop_lat[k];
         x->completed++;
-        mark_done(x, c->src, t);
-        mark_done(x, c->dst, t);
         x->left[j] = 0; /* its one dependency: met */
     }
     on_delivered(x, k);
@@ -244,11 +232,9 @@ static mt_status start(const mt_coll_schedule *s, mt_netmodel *net, mt_sched sch
     x->rev = malloc(((size_t)s->ndeps + 1) * sizeof *x->rev);
     x->rev_nsent = calloc(n + 1, sizeof *x->rev_nsent);
     x->stack = malloc((n + 1) * sizeof *x->stack);
-    x->rank_done = malloc((size_t)s->p.nranks * sizeof *x->rank_done);
     mt_status rc = MT_OK;
-    if (!x->left || !x->rev_off || !x->rev || !x->rev_nsent || !x->stack || !x->rank_done)
+    if (!x->left || !x->rev_off || !x->rev || !x->rev_nsent || !x->stack)
         rc = mt_fail(err, MT_ENOMEM, "out of memory starting a collective");
-    for (int32_t r = 0; rc == MT_OK && r < s->p.nranks; r++) x->rank_done[r] = MT_TIME_NEVER;
     if (rc == MT_OK) rc = build_reverse(x, err);
     if (rc == MT_OK) rc = start_ready(x, err);
     if (rc != MT_OK) {
@@ -275,9 +261,6 @@ int mt_collexec_done(const mt_collexec *x) { return x->finish_ps != MT_TIME_NEVE
 void *mt_collexec_ctx(const mt_collexec *x) { return x->ctx; }
 mt_time_ps mt_collexec_start_ps(const mt_collexec *x) { return x->start_ps; }
 mt_time_ps mt_collexec_finish_ps(const mt_collexec *x) { return x->finish_ps; }
-mt_time_ps mt_collexec_rank_done_ps(const mt_collexec *x, int32_t rank) {
-    return (rank >= 0 && rank < x->s->p.nranks) ? x->rank_done[rank] : MT_TIME_NEVER;
-}
 
 #include "sim/engine.h"
 

@@ -44,8 +44,6 @@ int mt_collexec_done(const mt_collexec *x);
 void *mt_collexec_ctx(const mt_collexec *x);
 mt_time_ps mt_collexec_start_ps(const mt_collexec *x);
 mt_time_ps mt_collexec_finish_ps(const mt_collexec *x); /* MT_TIME_NEVER until done */
-/* Time the last send into or out of rank r was delivered (its part is over then). */
-mt_time_ps mt_collexec_rank_done_ps(const mt_collexec *x, int32_t rank);
 
 /* Convenience: starts s on net at the engine's current time, runs the engine until the
  * queue is empty and returns the collective's duration. MT_ESTUCK if it never finished. */

@@ -277,7 +277,6 @@ mt_status mt_scenario_clone(const mt_scenario *sc, mt_scenario **out, mt_error *
 void mt_scenario_set_seed(mt_scenario *sc, uint64_t seed) { sc->seed = seed; }
 void mt_scenario_set_steps(mt_scenario *sc, int32_t steps) { sc->steps = steps > 1 ? steps : 1; }
 int32_t mt_scenario_steps(const mt_scenario *sc) { return sc->steps; }
-int mt_scenario_has_network(const mt_scenario *sc) { return sc->nn > 0; }
 int mt_scenario_perturbs(const mt_scenario *sc) { return sc->nc > 0 || sc->nn > 0 || sc->nty > 0; }
 
 static crule *new_crule(mt_scenario *sc, mt_error *err) {
@@ -308,8 +307,17 @@ static nrule *new_nrule(mt_scenario *sc, mt_error *err) {
 
 /* ---- the JSON file ---------------------------------------------------------------------- */
 
+/* A fixed slowdown factor: a number in [MT_SLOWDOWN_MIN, MT_SLOWDOWN_MAX]. */
+static mt_status slowdown_factor(json_t *v, const char *where, double *out, mt_error *err) {
+    MT_CHECK(positive(v, where, out, err));
+    if (*out < MT_SLOWDOWN_MIN || *out > MT_SLOWDOWN_MAX)
+        return mt_fail(err, MT_EFORMAT, "%s: a slowdown is %g (100x faster) to %g (got %g)", where, MT_SLOWDOWN_MIN,
+                       MT_SLOWDOWN_MAX, *out);
+    return MT_OK;
+}
+
 static mt_status parse_slowdown(crule *c, json_t *v, const char *where, mt_error *err) {
-    if (json_is_number(v)) return positive(v, where, &c->a, err);
+    if (json_is_number(v)) return slowdown_factor(v, where, &c->a, err);
     if (!json_is_object(v))
         return mt_fail(err, MT_EFORMAT, "%s: expected a number > 0 or {\"dist\": ...}", where);
     static const char *const keys[] = {"dist", "min", "max", "mean", "std", "mu", "sigma", NULL};
@@ -319,9 +327,9 @@ static mt_status parse_slowdown(crule *c, json_t *v, const char *where, mt_error
     if (d && !strcmp(d, "uniform")) {
         c->dist = D_UNIFORM;
         snprintf(w, sizeof w, "%.150s.min", where);
-        MT_CHECK(positive(json_object_get(v, "min"), w, &c->a, err));
+        MT_CHECK(slowdown_factor(json_object_get(v, "min"), w, &c->a, err));
         snprintf(w, sizeof w, "%.150s.max", where);
-        MT_CHECK(positive(json_object_get(v, "max"), w, &c->b, err));
+        MT_CHECK(slowdown_factor(json_object_get(v, "max"), w, &c->b, err));
         if (c->b < c->a) return mt_fail(err, MT_EFORMAT, "%s: max must be >= min", where);
     } else if (d && (!strcmp(d, "normal") || !strcmp(d, "lognormal"))) {
         int logn = d[0] == 'l';
@@ -582,6 +590,9 @@ mt_status mt_scenario_add_slow_gpu(mt_scenario *sc, const char *spec, mt_error *
     if (!split_last(spec, ':', ranks, sizeof ranks, &f) || !parse_factor(f, &v))
         return mt_fail(err, MT_EINVAL, "--slow-gpu needs RANK:FACTOR such as 3:1.5 (GPU 3 computes 1.5x "
                        "slower; RANK may be a range 0-3) (got '%s')", spec);
+    if (v < MT_SLOWDOWN_MIN || v > MT_SLOWDOWN_MAX)
+        return mt_fail(err, MT_EINVAL, "--slow-gpu %s: FACTOR is %g (100x faster) to %g (1000x slower)", spec,
+                       MT_SLOWDOWN_MIN, MT_SLOWDOWN_MAX);
     crule *c = new_crule(sc, err);
     if (!c) return MT_ENOMEM;
     snprintf(c->path, sizeof c->path, "--slow-gpu %s", spec);

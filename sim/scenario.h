@@ -62,6 +62,11 @@ mt_status mt_scenario_clone(const mt_scenario *sc, mt_scenario **out, mt_error *
 /* Reads a scenario file into sc (adding to what it holds). Errors name the file and JSON path. */
 mt_status mt_scenario_load(mt_scenario *sc, const char *path, mt_error *err);
 
+/* A fixed compute slowdown (--slow-gpu's FACTOR, a scenario's "slowdown" number or uniform
+ * min/max) lies in [MT_SLOWDOWN_MIN, MT_SLOWDOWN_MAX]: 100 times faster to 1000 times slower. */
+#define MT_SLOWDOWN_MIN 0.01
+#define MT_SLOWDOWN_MAX 1000.0
+
 /* The short flags: "RANK:FACTOR" (compute slowdown of one GPU; RANK may be a range "0-3"),
  * "SEL:FACTOR" (link bandwidth divided by FACTOR, i.e. FACTOR times slower), "SEL@TIME" (the
  * link fails at TIME). Errors name the flag. */
@@ -74,7 +79,6 @@ void mt_scenario_set_steps(mt_scenario *sc, int32_t steps);
 int32_t mt_scenario_steps(const mt_scenario *sc);
 /* 1 when it changes anything (compute, GPU types or network). */
 int mt_scenario_perturbs(const mt_scenario *sc);
-int mt_scenario_has_network(const mt_scenario *sc);
 
 /* Binds the compute side to a program: checks ranks against the plan, resolves layer names,
  * computes per-operator GPU-type factors with perfmodel (base_pm: the options the program was

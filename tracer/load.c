@@ -5,7 +5,8 @@
  *
  * Files: each path is a file, sniffed whatever its name, or a directory, whose entries with a
  * suffix some reader lists are sniffed in name order (dot files and subdirectories skipped; files
- * no reader claims, such as meta.json, ignored). An empty file is an error even in a directory.
+ * no reader claims, such as meta.json, ignored). An empty file is an error even in a directory, and
+ * so is a file named *.json or *.json.gz that is not JSON.
  * At most one file per part, and one format per trace: TrioSim CSV files together with Kineto or
  * Execution Trace files, or a Chakra ET with either (two traces in one call), are refused, naming
  * one file of each.
@@ -119,8 +120,16 @@ static mt_status sniff_file(const char *path, const mt_trace_reader **reader, in
     }
 }
 
+/* True when the name says JSON (".json", ".json.gz"). */
+static int json_named(const char *path) {
+    size_t n = strlen(path);
+    return (n > 5 && !strcmp(path + n - 5, ".json")) || (n > 8 && !strcmp(path + n - 8, ".json.gz"));
+}
+
 /* A file no reader claims: refused when named explicitly; in a directory skipped, unless it is
- * broken JSON (then jansson's message says where). */
+ * broken JSON (then jansson's message says where) or named JSON without being JSON (a Kineto or
+ * ET file garbled in copying: skipping it would leave the other half of the trace alone, with
+ * zero times). */
 static mt_status unclaimed(const char *path, int explicit_path, int json_like, mt_error *err) {
     if (json_like) {
         json_t *root = NULL;
@@ -131,6 +140,9 @@ static mt_status unclaimed(const char *path, int explicit_path, int json_like, m
                            "Execution Trace (\"nodes\")", path);
         return MT_OK;
     }
+    if (!explicit_path && json_named(path))
+        return mt_fail(err, MT_EFORMAT, "%s: not JSON, so neither a Kineto trace nor an Execution Trace (re-copy "
+                       "it, or move it out of the trace directory)", path);
     if (explicit_path)
         return mt_fail(err, MT_EFORMAT, "%s: unknown format: expected Kineto JSON, Execution Trace JSON "
                        "(optionally gzipped), a TrioSim CSV or a Chakra ET", path);

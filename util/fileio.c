@@ -6,11 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 int mt_is_dir(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void mt_remove_partial(const char *path) {
+    struct stat st;
+    if (path && lstat(path, &st) == 0 && S_ISREG(st.st_mode)) remove(path);
+}
+
+mt_status mt_prepare_out_dir(const char *dir, const char *what, mt_error *err) {
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) return mt_fail(err, MT_EIO, "bad %s name '%s'", what, dir);
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) { /* mkdir -p */
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return mt_fail(err, MT_EIO, "cannot create the %s '%s': %s (choose another directory)", what, path,
+                           strerror(errno));
+        path[i] = c;
+    }
+    if (!mt_is_dir(dir))
+        return mt_fail(err, MT_EIO, "cannot create the %s '%s': a file of that name is in the way (name a "
+                       "directory)", what, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return mt_fail(err, MT_EIO, "cannot write into the %s '%s': %s (choose a writable directory)", what, dir,
+                       strerror(errno));
+    return MT_OK;
 }
 
 static mt_status read_raw(const char *path, unsigned char **out, size_t *out_len, mt_error *err) {

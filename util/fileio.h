@@ -34,4 +34,13 @@ mt_status mt_json_load(const char *path, json_t **out, mt_error *err);
 /* True when `path` names an existing directory. */
 int mt_is_dir(const char *path);
 
+/* Removes what a failed writer left at `path`, only when it is a regular file: a device such as
+ * /dev/full or /dev/null, a FIFO, a symbolic link or a directory named as an output stays. */
+void mt_remove_partial(const char *path);
+
+/* Creates dir (and its parents) when missing and checks that files can be made in it, so that a
+ * bad directory is reported before a long run. `what` names it in messages ("CSV directory",
+ * "Chakra directory"). MT_EIO with a message naming it. */
+mt_status mt_prepare_out_dir(const char *dir, const char *what, mt_error *err);
+
 #endif

@@ -140,6 +140,6 @@ if os.path.isdir(vgg):
             c.check("gpu: calibrating to the simulated wall is the identity (1e-5)",
                     rel(a["step_ms"], b["step_ms"]) < 1e-5, (a["step_ms"], b["step_ms"], b["calibration"]))
 else:
-    print(f"skip: {vgg} absent (GPU-trace checks)")
+    c.skip(f"{vgg} absent (GPU-trace checks)")
 c.finish()
 EOF

@@ -31,7 +31,7 @@ if [ -d "$fx" ]; then
     done
     [ "$n" -eq 16 ] || fail "expected 8 fixtures x 2 topologies, ran $n"
 else
-    echo "note: $fx absent, fixture checks skipped"
+    skip_part "$fx absent, fixture checks skipped"
 fi
 
 # ---- round trips ------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ print(total)
 PY
 }
 have_protoc=1
-command -v protoc >/dev/null || { have_protoc=0; echo "note: protoc absent, wire checks skipped"; }
+command -v protoc >/dev/null || { have_protoc=0; skip_part "protoc absent, wire checks skipped"; }
 
 roundtrip() { # TRACE PLAN...: the step back within 0.1% (it is exact: same order, same network)
     local t="$1"; shift
@@ -158,4 +158,4 @@ check_bad "missing rank" simulate "$TMP/bad/gap.0.et" "$TMP/bad/gap.2.et" --as-i
 check_bad "NAME.RANK.et" simulate "$ROOT/traces/cpu-gpt-tiny-b8/meta.json" --as-is
 check_bad "need --chakra DIR" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 2 --chakra-json
 check_bad "--chakra-ranks" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 2 --chakra "$TMP/x" --chakra-ranks 7
-echo "chakra: ok"
+checks_done chakra

@@ -86,7 +86,7 @@ vgg = f"{shared}/triosim-vgg13-h100-bs512"
 if os.path.isdir(vgg):
     traces.append(("vgg13", vgg, 8, ["--topology", "dgx-h100"]))
 else:
-    print(f"note: {vgg} absent, the shared-trace checks are skipped")
+    c.skip(f"{vgg} absent, the shared-trace checks are skipped")
 
 # the sharded data-parallel modes: --dp-modes all lists each for D > 1, every row equals simulate;
 # a --plans list takes them as fields

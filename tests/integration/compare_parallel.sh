@@ -79,7 +79,7 @@ c.check("--jobs 0 is refused in one line (exit 2)", rc == 2 and "--jobs" in err 
 # Across processes: mpirun -np K, rank 0 prints the table once.
 mpirun = shutil.which("mpirun")
 if not mpirun:
-    print("skip: MPI part: mpirun is not installed (apt-get install openmpi-bin)")
+    c.skip("MPI part: mpirun is not installed (apt-get install openmpi-bin)")
 else:
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -91,7 +91,7 @@ else:
         if k == 2 and "built without MPI" in p.stderr:
             c.check("built without MPI: mpirun is refused in one line per rank, exit 2",
                     p.returncode != 0 and "libopenmpi-dev" in p.stderr, p.stderr)
-            print("skip: MPI part: this mitosis was built without MPI")
+            c.skip("MPI part: this mitosis was built without MPI")
             break
         c.check(f"mpirun -np {k}: rank 0 prints the serial table once, byte for byte (but the wall time)",
                 p.returncode == 0 and strip(p.stdout, False) == strip(out1, False), p.stderr[-2000:])

@@ -2,7 +2,8 @@
 # mitosis emulate without a shaped network: the refusals (no MPI in the build, not under mpirun,
 # a bad --coll, a rank count that is not the plan's), then plain `mpirun -np 4` on loopback as a
 # smoke test (DDP of cpu-resmlp-b64: every rank waits exactly the simulated compute, one row per
-# DDP bucket, every ring pair i -> i+1 carries 3 x 6 transfers; --coll mpi; --timeline), and a
+# DDP bucket, every ring pair i -> i+1 carries 3 x 6 transfers; --coll mpi; --timeline), a 2-stage
+# pipeline (its sends and receives, each arriving), and a
 # rank killed mid-run: every survivor says so in one line and the job ends, no hang.
 # OpenMPI's own allocations trip LeakSanitizer in the ASan build: leaks are not checked here.
 set -u
@@ -59,6 +60,33 @@ timeout 120 "${MPI[@]}" -np 2 "$BIN" emulate "$T" --gpus 2 --strategy ddp --time
     --coll mpi >"$TMP/o" 2>"$TMP/e" || fail "--coll mpi exit $?: $(cat "$TMP/e")"
 [ "$(grep -c ' allreduce  mpi ' "$TMP/o")" -eq 3 ] || fail "--coll mpi rows: $(cat "$TMP/o")"
 
+# A pipeline (emulate/walker.c's do_send and post_recvs): 2 stages, 4 micro-batches. Each stage
+# waits exactly its simulated compute; stage 0 sends the activations of micro-batches 0..3 to GPU
+# 1, stage 1 the gradients back, every send arrives (a flow arrow pairs each send with its
+# receive), and both stages see a bubble.
+timeout 120 "${MPI[@]}" -np 2 "$BIN" emulate "$T" --gpus 2 --pp 2 --micro-batches 4 --time-scale 0.1 \
+    --bytes-scale 0.01 --json --timeline "$TMP/pp.json" >"$TMP/j" 2>"$TMP/e" || fail "pipeline exit $?: $(cat "$TMP/e")"
+python3 - "$TMP/j" "$TMP/pp.json" <<'PY' || fail "pipeline: $(cat "$TMP/j")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 2 and len(d["per_rank"]) == 2 and d["collectives"] == [], d
+for r in d["per_rank"]:
+    assert abs(r["compute_ms"] - r["predicted"]["compute_ms"]) < 1e-3, r
+    assert r["bubble_ms"] > 0 and r["predicted"]["bubble_ms"] > 0 and r["step_ms"] >= r["compute_ms"], r
+tl = json.load(open(sys.argv[2]))
+ev = tl["traceEvents"] if isinstance(tl, dict) else tl
+sends = sorted((e["pid"] - 1, e["name"]) for e in ev if e.get("ph") == "X" and e["name"].startswith("send "))
+want = sorted([(0, f"send activations mb {m} to GPU 1") for m in range(4)] +
+              [(1, f"send gradients mb {m} to GPU 0") for m in range(4)])
+assert sends == want, sends
+recvs = sorted((e["pid"] - 1, e["name"]) for e in ev if e.get("ph") == "X" and e["name"].startswith("recv "))
+assert recvs == sorted([(1, f"recv activations mb {m} from GPU 0") for m in range(4)] +
+                       [(0, f"recv gradients mb {m} from GPU 1") for m in range(4)]), recvs
+s = sorted(e["id"] for e in ev if e.get("ph") == "s")
+f = sorted(e["id"] for e in ev if e.get("ph") == "f")
+assert len(s) == 8 and s == f, (s, f)
+PY
+
 # A rank dies: with --enable-recovery mpirun lets the others run into their timeout (2 s), and each
 # prints one line; without it mpirun kills them at once. Either way the job ends.
 for recovery in --enable-recovery ""; do
@@ -86,4 +114,4 @@ for recovery in --enable-recovery ""; do
         done
     fi
 done
-echo "emulate: refusals, 4-rank loopback smoke test, --coll mpi, timeline, rank death all passed"
+echo "emulate: refusals, 4-rank loopback smoke test, --coll mpi, timeline, pipeline sends, rank death all passed"

@@ -8,7 +8,8 @@ listed in IGNORE (host wall-clock times) are skipped.
   MT_GOLDEN_UPDATE=1 python3 ...   rewrite the recorded outputs whose values changed or that
                                    gained keys (only when numbers change on purpose: say why in
                                    the commit); host wall times alone never rewrite a file
-Cases on ../shared/traces are skipped when it is absent.
+A case without its recording fails (outside MT_GOLDEN_UPDATE). Cases on ../shared/traces are
+skipped when it is absent; then, nothing else failing, the exit is 77 (skipped) for ctest.
 """
 import json
 import math
@@ -81,13 +82,16 @@ def main():
                     f.write("\n")
                 print(f"recorded: {name}")
             continue
-        if problems:
+        if want is None:
+            failed += 1
+            print(f"FAIL: {name}: no recording {fixture} (record it with MT_GOLDEN_UPDATE=1, saying why)")
+        elif problems:
             failed += 1
             print(f"FAIL: {name}: {len(problems)} differences, first: " + "; ".join(problems[:5]))
         else:
             print(f"ok: {name}")
     print(f"{ran - failed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if failed else 77 if skipped else 0)
 
 
 main()

@@ -75,6 +75,61 @@ for name, args in pages.items():
         check("simulate-32: the page says only 16 of 32 GPUs are drawn in the timeline",
               "Only 16 of the run's 32 GPUs are drawn" in text, re.findall(r"Only.{0,80}", text))
 
+
+
+class Table(html.parser.HTMLParser):
+    """The header and the rows (cell texts) of the table with id `tid`."""
+
+    def __init__(self, tid):
+        super().__init__()
+        self.tid, self.on, self.cell, self.head, self.rows = tid, False, None, [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.on = dict(attrs).get("id") == self.tid
+        elif self.on and tag == "tr":
+            self.rows.append([])
+        elif self.on and tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.on = False
+        elif self.on and tag in ("td", "th") and self.cell is not None:
+            (self.head if tag == "th" else self.rows[-1]).append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+# The compare table carries the JSON's numbers, column by column (a mutation of any column of the
+# HTML table, e.g. the bubble doubled, fails here). Pipelined plans give non-zero bubbles.
+import json
+for name, args in (("compare", pages["compare"] + ["--pp", 2]), ("sweep", pages["sweep"])):
+    hpath = os.path.join(tmp, f"{name}-vs-json.html")
+    rc, out, err = run(*args, "--json", "--html", hpath)
+    if not check(f"{name} --json --html exits 0", rc == 0, err.strip()):
+        continue
+    d = json.loads(out)
+    t = Table("plans" if name == "compare" else "sweep")
+    t.feed(open(hpath, encoding="utf-8").read())
+    rows = [dict(zip(t.head, r)) for r in t.rows if len(r) == len(t.head) and r[1 if name == "compare" else 0] != "-"]
+    ran = d["rows"]
+    check(f"{name}: one HTML row per ranked JSON row", len(rows) == len(ran), (len(rows), len(ran)))
+    fields = (("step ms", "step_ms", 1, 3), ("speed-up", "speedup", 1, 2), ("exposed comm ms", "exposed_comm_ms", 1, 3),
+              ("host wait ms", "host_wait_ms", 1, 3), ("bubble ms", "bubble_ms", 1, 3),
+              ("peak mem GB", "peak_mem_bytes", 1e-9, 2))
+    bad = [(h, r.get(h), j[k]) for r, j in zip(rows, ran) for h, k, scale, digits in fields
+           if r.get(h) != f"{j[k] * scale:.{digits}f}"]
+    check(f"{name}: HTML table columns == JSON rows {[f[0] for f in fields]}", rows and not bad, bad[:4])
+    if name == "compare":
+        check("compare --pp 2: some plan has a bubble (the bubble column is exercised)",
+              any(j["bubble_ms"] > 0 for j in ran), [j["bubble_ms"] for j in ran])
+        labels = [r.get("plan") for r in rows]
+        check("compare: HTML plan labels in the JSON's order", labels == [j["label"] for j in ran], labels)
+
 rc, out, err = run("simulate", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 2, "--html", os.path.join(tmp, "no/such/dir.html"))
 check("unwritable --html: exit 2, one line naming the file",
       rc == 2 and len(err.splitlines()) == 1 and "no/such/dir.html" in err, (rc, err))

@@ -18,7 +18,7 @@ if command -v man >/dev/null 2>&1; then
     MANWIDTH=200 man -l "$MAN" >"$TMP/man.txt" 2>"$TMP/man.err" || fail "man -l: $(cat "$TMP/man.err")"
     grep -q "MITOSIS simulate" "$TMP/man.txt" || fail "rendered man page lacks the simulate section"
 else
-    echo "skip: man is not installed (man-db), the page is not rendered"
+    skip_part "man is not installed (man-db), the page is not rendered"
 fi
 # Every flag of every command's --help is in the man page and in that command's completion words.
 for cmd in inspect simulate compare topo collective hop perfmodel; do
@@ -39,4 +39,4 @@ got=$(cd "$TMP" && bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --html l);
 [ "$got" = "log" ] || fail "completion of --html l: '$got' (want the file 'log')"
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis sim); COMP_CWORD=1; _mitosis; echo \"\${COMPREPLY[*]}\"")
 [ "$got" = "simulate" ] || fail "completion of the command: '$got'"
-echo "PASS"
+checks_done install

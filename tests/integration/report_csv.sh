@@ -37,9 +37,10 @@ def busbw_factor(op, n):
 
 def run_case(tag, tr, *plan):
     tl, out = f"{tmp}/{tag}.json", f"{tmp}/{tag}-csv/sub"  # sub: --csv creates parents too
-    rc, _, err = c.run("simulate", tr, *plan, "--timeline", tl, "--csv", out)
-    if not c.check(f"{tag}: simulate --timeline --csv exits 0", rc == 0, err.strip()):
+    rc, js, err = c.run("simulate", tr, *plan, "--timeline", tl, "--csv", out, "--json")
+    if not c.check(f"{tag}: simulate --timeline --csv --json exits 0", rc == 0, err.strip()):
         return
+    d = json.loads(js)
     with open(tl) as f:
         doc = json.load(f)
     ev = doc["traceEvents"]
@@ -99,6 +100,32 @@ def run_case(tag, tr, *plan):
             (sorted(counters)[:4], sorted(busy_links)[:4]))
     layers = rows(f"{out}/layers.csv")
     c.check(f"{tag}: layers.csv has compute per layer", layers and sum(float(l["compute_ms"]) for l in layers) > 0)
+    # Every CSV carries the JSON's numbers (a column of any table altered, e.g. doubled, fails here)
+    bad = [(l["layer"], k, l[k], j[k]) for l, j in zip(layers, d["layers"]) for k in ("compute_ms", "comm_ms")
+           if l["layer"] != j["layer"] or abs(float(l[k]) - j[k]) > 1e-9 + 1e-9 * j[k]]
+    c.check(f"{tag}: layers.csv == the JSON's layers (name, compute_ms, comm_ms)",
+            len(layers) == len(d["layers"]) and not bad, bad[:3])
+    cols = ("compute_ms", "comm_ms", "exposed_comm_ms", "host_wait_ms", "bubble_ms", "idle_ms", "peak_mem_bytes")
+    bad = [(g["rank"], k, g[k], j[k]) for g, j in zip(gpus, d["gpus"]) for k in cols
+           if int(g["rank"]) != j["rank"] or rel(float(g[k]), j[k]) > 1e-9]
+    c.check(f"{tag}: gpus.csv == the JSON's gpus {cols}", len(gpus) == len(d["gpus"]) and not bad, bad[:3])
+    c.check(f"{tag}: gpus.csv step_ms == the JSON's step", all(rel(float(g["step_ms"]), d["step_ms"]) < 1e-9
+                                                             for g in gpus), d["step_ms"])
+    # One switch (a star): GPU r's uplink carries what r sends, its downlink what r receives, which
+    # for these symmetric plans is the same: the JSON's traffic_bytes of r, summed over kinds.
+    if d["topology"].startswith("switch:"):
+        sent = {f"gpu{g['rank']}": sum(g["traffic_bytes"].values()) for g in d["gpus"]}
+        bad = [(l["src"], l["dst"], l["bytes"]) for l in links
+               if rel(float(l["bytes"]), sent[l["src"] if l["src"] in sent else l["dst"]]) > 1e-9]
+        c.check(f"{tag}: links.csv bytes == the JSON's traffic_bytes of the GPU at either end", not bad,
+                (bad[:3], sent))
+        bw = {float(l["bandwidth_GBps"]) for l in links}
+        bad = [l for l in links if rel(float(l["utilisation"]),
+                                       float(l["bytes"]) / (float(l["bandwidth_GBps"]) * 1e9 * d["step_ms"] / 1e3)) > 1e-6]
+        c.check(f"{tag}: links.csv utilisation == bytes / (bandwidth x the JSON's step)", len(bw) == 1 and not bad,
+                bad[:2])
+    else:
+        c.check(f"{tag}: the plan runs on one switch (so links.csv is checked against traffic)", False, d["topology"])
     return ev
 
 
@@ -118,7 +145,7 @@ if ev:
 for name, rel_path in (("vgg13", "triosim-vgg13-h100-bs512"), ("linear", "param-linear-rtx2080ti")):
     tr = f"{shared}/{rel_path}"
     if not os.path.isdir(tr):
-        print(f"skip: {tr} absent, no host-model timeline check")
+        c.skip(f"{tr} absent, no host-model timeline check")
         continue
     ev = run_case(f"{name}-dp2-host", tr, "--gpus", 2)
     if ev:

@@ -2,7 +2,8 @@
 
 Each script runs `python3 - BIN ...` with its checks inline and imports this module from the
 script's folder. A check that fails prints "FAIL: name: detail" and the run goes on; finish()
-exits 1 when any failed.
+exits 1 when any failed, else 77 (skipped, for ctest) when a prerequisite was missing (skip()),
+else 0: a run that could not check everything never reads as a pass.
 """
 import json
 import math
@@ -15,6 +16,7 @@ class Checker:
         self.bin = binary
         self.failed = 0
         self.runs = 0
+        self.skipped = []
 
     def check(self, name, ok, detail=""):
         if ok:
@@ -76,9 +78,14 @@ class Checker:
         self.check(f"bad input {' '.join(map(str, args[1:]))} -> exit 2, one line naming '{want}'",
                    rc == 2 and len(lines) == 1 and want in err, f"exit {rc}, stderr {err!r}")
 
+    def skip(self, why):
+        """A prerequisite is missing: the checks that need it do not run, and finish() exits 77."""
+        print(f"SKIP: {why}")
+        self.skipped.append(why)
+
     def finish(self):
-        print(f"{self.runs} mitosis runs, {self.failed} failed checks")
-        sys.exit(1 if self.failed else 0)
+        print(f"{self.runs} mitosis runs, {self.failed} failed checks, {len(self.skipped)} prerequisites missing")
+        sys.exit(1 if self.failed else 77 if self.skipped else 0)
 
 
 def rel(a, b):

@@ -33,12 +33,18 @@ for name, tr in traces.items():
     # a. one GPU is the trace's own device time
     one = c.sim(tr, "--gpus", 1)
     if one:
-        c.check(f"{name} N=1: step within 1% of traced_step_ms",
-                rel(one["step_ms"], one["traced_step_ms"]) < 0.01,
-                (one["step_ms"], one["traced_step_ms"]))
-        c.check(f"{name} N=1: step within 1% of inspect's total device time",
-                rel(one["step_ms"], ins["time_ms"]["total"]) < 0.01,
-                (one["step_ms"], ins["time_ms"]["total"]))
+        g = one["gpus"][0]
+        c.check(f"{name} N=1: compute == traced_step_ms == inspect's total device time (exact: 1e-12)",
+                rel(g["compute_ms"], one["traced_step_ms"]) < 1e-12 and rel(g["compute_ms"], ins["time_ms"]["total"]) < 1e-12,
+                (g["compute_ms"], one["traced_step_ms"], ins["time_ms"]["total"]))
+        c.check(f"{name} N=1: step == compute + host wait (nothing else on one GPU; exact: 1e-12)",
+                rel(one["step_ms"], g["compute_ms"] + g["host_wait_ms"]) < 1e-12 and
+                g["exposed_comm_ms"] == g["bubble_ms"] == g["idle_ms"] == 0, g)
+        if name == "resnet50":  # TrioSim CSV: the step is the non-overlapped CUDA times summed (us)
+            with open(f"{tr}/trace.csv", newline="") as f:
+                want = sum(float(r["Operator_cudatimenooverlap"]) for r in csv.DictReader(f)) / 1e3
+            c.check(f"{name} N=1: step == trace.csv's Operator_cudatimenooverlap summed (exact: 1e-12)",
+                    rel(one["step_ms"], want) < 1e-12, (one["step_ms"], want))
         # d. TP and PP of size 1 are the single GPU
         for flag in ("--tp", "--pp"):
             d = c.sim(tr, "--gpus", 1, flag, 1)
@@ -183,7 +189,7 @@ if all(pp2.values()):
     c.check("photonic pp 2: one circuit set-up (20 ms)", abs(ms["all"] - ms["buf"] - 20) < 1e-7, ms)
 
 # g. bad input: exit 2, one line
-c.check_bad("3 GPUs cannot hold dp=? x tp=2 x pp=?: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)
+c.check_bad("3 GPUs cannot hold tp=2 with dp taking the rest: 3 is not a multiple of 2", "simulate", res, "--gpus", 3, "--tp", 2)
 c.check_bad("needs at least 36 layers", "simulate", vgg, "--gpus", 36, "--pp", 36, "--micro-batches", 4)
 c.check_bad("does not divide over 4", "simulate", res, "--gpus", 4, "--dp", 4, "--batch", 130)
 c.check_bad("unknown option '--bogus'", "simulate", res, "--gpus", 4, "--bogus")

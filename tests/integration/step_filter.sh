@@ -26,7 +26,8 @@ same() {
   local name=$1 dir=$2 want=$3; shift 3
   for r in stream dom; do
     ( MITOSIS_JSON_READER=$r "$bin" inspect "$dir" --json "$@" > "$tmp/i.$r" 2>&1; echo "rc $?" >> "$tmp/i.$r"
-      MITOSIS_JSON_READER=$r "$bin" simulate "$dir" --gpus 2 --tp 2 --json "$@" 2>&1 | grep -v '"wall_s"\|"peak_rss_bytes"' > "$tmp/s.$r" ) &
+      MITOSIS_JSON_READER=$r "$bin" simulate "$dir" --gpus 2 --tp 2 --json "$@" > "$tmp/so.$r" 2>&1
+      echo "rc $?" >> "$tmp/so.$r"; grep -v '"wall_s"\|"peak_rss_bytes"' "$tmp/so.$r" > "$tmp/s.$r" ) &
   done
   wait
   check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom"' || diff "$tmp/i.stream" "$tmp/i.dom" | head -4
@@ -34,8 +35,11 @@ same() {
     diff "$tmp/s.stream" "$tmp/s.dom" | head -4
   if [ -n "$want" ]; then
     check "$name: step $want built" 'grep -q "^  \"step\": $want,\$" "$tmp/i.stream" && grep -q "rc 0" "$tmp/i.stream"'
+    check "$name: simulate exits 0 with both readers" 'grep -qx "rc 0" "$tmp/s.stream" && grep -qx "rc 0" "$tmp/s.dom"'
   else
     check "$name: refused (exit 2)" 'grep -q "rc 2" "$tmp/i.stream" && grep -q "no step 9 in the trace (steps 3 to 7)" "$tmp/i.stream"'
+    check "$name: simulate refused too (exit 2)" 'grep -qx "rc 2" "$tmp/s.stream" &&
+      grep -q "no step 9 in the trace (steps 3 to 7)" "$tmp/s.stream"'
   fi
 }
 same "default (the ET's step)" "$tmp/x5" 5

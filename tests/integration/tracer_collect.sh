@@ -58,13 +58,9 @@ print("ok: %d cpu ops, %d ET nodes (schema %s), step %.3f ms"
       % (len(ops), len(nodes), et.get("schema"), st["median"]))
 EOF
 
-if "$MITOSIS" inspect --help >/dev/null 2>&1; then
-  "$MITOSIS" inspect "$tmpdir" >"$tmpdir/inspect.out" 2>&1 \
-    || { cat "$tmpdir/inspect.out" >&2; fail "mitosis inspect $tmpdir"; }
-  echo "ok: mitosis inspect read the recorded trace"
-else
-  echo "note: '$MITOSIS inspect' not available yet; skipped that check"
-fi
+"$MITOSIS" inspect "$tmpdir" >"$tmpdir/inspect.out" 2>&1 \
+  || { cat "$tmpdir/inspect.out" >&2; fail "mitosis inspect $tmpdir"; }
+echo "ok: mitosis inspect read the recorded trace"
 # Running out of memory is a one-line error (exit 2) that says to lower --batch. The user
 # workload below raises PyTorch's out-of-memory error at batch >= 4.
 mkdir -p "$tmpdir/mod"

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Small wrong answers of issue 30, each refused in one line (exit 2) or cleaned up:
+# outputs that cannot be written (a link to /dev/full, so that a test run as root can never
+# delete the device), a failed Chakra export, a garbled Kineto file beside a valid ET, bounds of
+# --slow-gpu and collective flags, the nouns and plans errors name.
+set -u
+BIN="$1"
+. "$(dirname "$0")/clicheck.bash"
+T="$(dirname "$0")/../../traces/cpu-gpt-tiny-b8"
+[ -d "$T" ] || { echo "SKIP: $T missing"; exit 77; }
+[ -c /dev/full ] || { echo "SKIP: /dev/full is not the full device here"; exit 77; }
+
+# A failed write exits 2 in one line and leaves what it was given (here a link to /dev/full) in
+# place: the second run fails the same way (it once removed the path, so that the next run wrote a
+# regular file and exited 0).
+ln -s /dev/full "$TMP/full"
+for run in 1 2; do
+    check_bad "cannot write the timeline" simulate "$T" --gpus 2 --timeline "$TMP/full"
+    [ -L "$TMP/full" ] || fail "--timeline: run $run removed the output link"
+    check_bad "HTML report" simulate "$T" --gpus 2 --html "$TMP/full"
+    [ -L "$TMP/full" ] || fail "--html: run $run removed the output link"
+    check_bad "HTML report" compare "$T" --gpus 2 --html "$TMP/full"
+    [ -L "$TMP/full" ] || fail "compare --html: run $run removed the output link"
+    check_bad "cannot write the model" perfmodel fit "$T" -o "$TMP/full"
+    [ -L "$TMP/full" ] || fail "perfmodel fit -o: run $run removed the output link"
+done
+
+# A Chakra export that fails at rank 2 leaves none of the files it wrote (ranks 0 and 1)
+mkdir -p "$TMP/ck/mitosis.2.et"
+check_bad "mitosis.2.et" simulate "$T" --gpus 4 --chakra "$TMP/ck" --chakra-json
+left=$(cd "$TMP/ck" && ls)
+[ "$left" = "mitosis.2.et" ] || fail "failed Chakra export left: $left"
+# ... and one that succeeds writes every rank
+"$BIN" simulate "$T" --gpus 4 --chakra "$TMP/ck2" >/dev/null || fail "chakra export exit $?"
+[ "$(ls "$TMP/ck2" | grep -c '^mitosis\.[0-3]\.et$')" -eq 4 ] || fail "chakra export: $(ls "$TMP/ck2")"
+# --chakra names its own directory, not the CSV one
+check_bad "cannot create the Chakra directory '/dev/null'" simulate "$T" --gpus 2 --chakra /dev/null
+check_bad "cannot create the CSV directory '/dev/null'" simulate "$T" --gpus 2 --csv /dev/null
+
+# A garbled Kineto file beside a valid ET: refused, naming it (it was skipped: zero times)
+mkdir "$TMP/garbled"
+cp "$T"/* "$TMP/garbled/"
+echo "garbage{{" >"$TMP/garbled/kineto.json.gz"
+check_bad "kineto.json.gz: not JSON" inspect "$TMP/garbled"
+check_bad "kineto.json.gz: not JSON" simulate "$TMP/garbled" --gpus 2
+# meta.json and other files no reader claims are still ignored
+echo "notes" >"$TMP/garbled/README.txt"
+cp "$T/kineto.json.gz" "$TMP/garbled/"
+"$BIN" inspect "$TMP/garbled" >/dev/null || fail "a README.txt beside the trace is not ignored"
+
+# --slow-gpu FACTOR within [0.01, 1000]; the scenario file's numbers too
+check_bad "--slow-gpu 3:1e-300: FACTOR is 0.01" simulate "$T" --gpus 4 --slow-gpu 3:1e-300
+check_bad "--slow-gpu 0:1e9: FACTOR is 0.01" simulate "$T" --gpus 4 --slow-gpu 0:1e9
+echo '{"compute": [{"gpus": [1], "slowdown": 1e-300}]}' >"$TMP/sc.json"
+check_bad "slowdown: a slowdown is 0.01" simulate "$T" --gpus 4 --scenario "$TMP/sc.json"
+echo '{"compute": [{"gpus": [1], "slowdown": {"dist": "uniform", "min": 1, "max": 1e9}}]}' >"$TMP/sc.json"
+check_bad "slowdown.max: a slowdown is 0.01" simulate "$T" --gpus 4 --scenario "$TMP/sc.json"
+"$BIN" simulate "$T" --gpus 4 --slow-gpu 3:0.5 >/dev/null || fail "--slow-gpu 3:0.5 (twice as fast) refused"
+
+# collective: a sendrecv to itself, a size past the limit
+check_bad "sendrecv from rank 0 to itself" collective --topology ring:4 --op sendrecv --root 0 --peer 0 --bytes 1MB
+check_bad "0 to 1e18 bytes" collective --topology ring:4 --bytes 1e20
+"$BIN" collective --topology ring:4 --op sendrecv --root 0 --peer 1 --bytes 1MB >/dev/null || fail "sendrecv 0->1"
+
+# A plan that does not divide the GPUs names the sizes given, not "dp=? x tp=?"
+out=$("$BIN" compare "$T" --gpus 8 --plans ddp=8,tp=3 2>&1) || fail "compare exit $?"
+echo "$out" | grep -q "8 GPUs cannot hold tp=3 with dp taking the rest: 8 is not a multiple of 3" \
+    || fail "skipped plan: $out"
+echo "$out" | grep -q "=?" && fail "skipped plan reads ?: $out"
+check_bad "8 GPUs cannot hold tp=3 x cp=2 with dp taking the rest: 8 is not a multiple of 6" \
+    simulate "$T" --gpus 8 --tp 3 --cp 2
+echo "small answers: ok"
