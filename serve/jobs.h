@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "serve/catalog.h"
 #include "serve/options.h"
 #include "util/err.h"
 
@@ -33,8 +34,10 @@ enum { MT_JOBS_MAX = 10000 };
 
 typedef struct mt_jobs mt_jobs;
 
-/* Starts the worker; run folders go under dir (which must exist). */
-mt_status mt_jobs_new(const char *dir, mt_jobs **out, mt_error *err);
+/* Starts the worker; run folders go under dir (which must exist). The catalogue's paths are
+ * taken out of every run's result, files and error (mt_catalog_redact): a client never sees the
+ * server's paths. cat outlives the runs. */
+mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, mt_jobs **out, mt_error *err);
 /* Stops the worker after the run in progress (queued runs are dropped), removes nothing. */
 void mt_jobs_free(mt_jobs *j);
 
