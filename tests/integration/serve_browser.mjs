@@ -146,6 +146,22 @@ try {
   }
   await page.click('#slow-gpu-on');
 
+  // the sentence's arithmetic on a made-up run (4 GPUs, 100 ms steps): GPUs 0, 2, 3 wait 50 + 40 +
+  // 30 ms for GPU 1 and 4 ms for the network: 4/400 = 1% network, 120/400 = 30% other GPUs
+  const made = await page.evaluate(() => {
+    const gpu = (rank, exposed, peer, wf) => ({ rank, exposed_comm_ms: exposed, peer_wait_ms: peer, waited_for: wf, waited_for_ms: peer });
+    const r = { plan: { gpus: 4 }, step_ms: 100, samples_per_s: 0, traced_step_ms: 100,
+                gpus: [gpu(0, 1, 50, 1), gpu(1, 1, 0, null), gpu(2, 2, 40, 1), gpu(3, 0, 30, 1)] };
+    const old = { plan: { gpus: 4 }, step_ms: 100, samples_per_s: 0, traced_step_ms: 100,
+                  gpus: r.gpus.map((x) => ({ rank: x.rank, exposed_comm_ms: x.exposed_comm_ms })) };
+    const h = (res) => ({ req: { command: 'simulate', options: {} }, result: res, summary: null });
+    return [sentence(h(r)), sentence(h(old))];
+  });
+  check(made[0] === '4 GPUs: 100 ms per step; 1% of the time is waiting for the network, 30% for other GPUs ' +
+        '(most of it for GPU 1, the one the others wait for).', 'peer waits apart from the network: "' + made[0] + '"');
+  check(made[1] === '4 GPUs: 100 ms per step; 1% of the time is waiting for the network.',
+        'without peer_wait_ms, the sentence of before: "' + made[1] + '"');
+
   // 4. which plan is fastest? (compare) and its ranking
   await page.click('#mode-compare');
   await page.waitForFunction(() => !document.querySelector('#run').disabled);
