@@ -100,9 +100,9 @@ static void summary(FILE *f, const mt_html_report *r) {
 }
 
 /* The memory column: the row's peak per GPU against the limit ("fits: 38% of 80.00 GB", "over the
- * 80.00 GB limit"), or that no limit is known. */
+ * 80.00 GB limit"), or "limit unknown" (no GPU type, no --gpu-mem). */
 static void mem_words(FILE *f, const mt_html_row *w, double limit) {
-    if (limit <= 0) fprintf(f, "no limit known (--target-gpu or --gpu-mem)");
+    if (limit <= 0) fprintf(f, "limit unknown");
     else if (w->over_mem) fprintf(f, "over the %.2f GB limit", limit / 1e9);
     else fprintf(f, "fits: %.0f%% of %.2f GB", 100 * w->mem_bytes / limit, limit / 1e9);
 }

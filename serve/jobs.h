@@ -9,7 +9,8 @@
  * A run: submitted with its parsed options (serve/options.h, checked before it is queued, so a
  * bad option is a 400 and never a failed run); queued -> running -> done | failed. Done: the
  * result is exactly the JSON `mitosis simulate --json` / `compare --json` prints for the same
- * options (report/summary.h mt_summary_json, report/comparison.h mt_comparison_json) and the
+ * options (report/summary.h mt_summary_json, report/comparison.h mt_comparison_json) but for the
+ * server's folders, written as catalogue ids (serve/catalog.h mt_catalog_redact), and the
  * files sit in the run's folder under the catalogue's private folder: report.html (both),
  * timeline.json (GPUs 0-15) and the CSV tables (simulate). Failed: the run's one-line error.
  * Progress: compare reports plan i of n (run/compare.h's callback); simulate only its elapsed

@@ -129,8 +129,14 @@ function presetTiers(name) {
   return p ? { intra: p.link_bw_Bps / 1e9, inter: p.nic_bw_Bps / 1e9 } : { intra: 450, inter: 50 };
 }
 
-/* The trace's times can be moved to another GPU type: it names its GPU, or the user did. */
-const movable = () => !!(state.summary && (state.summary.device || $('trace-gpu').value));
+/* A trace recorded on a CPU (inspect's recorded_on, when the server has it): it names no GPU to
+ * move times from, so "Trace recorded on" is not offered; a GPU type predicts through the server's
+ * model for CPU traces. */
+const cpuTrace = () => !!(state.summary && state.summary.recorded_on && state.summary.recorded_on.kind === 'cpu');
+
+/* The trace's times can be moved to another GPU type: it names its GPU, the user did, or it is a
+ * CPU trace. */
+const movable = () => !!(state.summary && (state.summary.device || $('trace-gpu').value || cpuTrace()));
 
 function applyPreset() {
   const name = $('preset').value, p = PRESETS[name];
@@ -281,7 +287,7 @@ function problems() {
   }
   const device = state.summary && state.summary.device;
   if ($('gpu-type').value && !state.summary) p['gpu-type'] = 'Choose a trace first';
-  else if ($('gpu-type').value && !device && !$('trace-gpu').value)
+  else if ($('gpu-type').value && !device && !$('trace-gpu').value && !cpuTrace())
     p['gpu-type'] = 'This trace does not say which GPU it ran on: set "Trace recorded on", or keep "as traced"';
   planProblems(p, total);
   extraProblems(p);
@@ -395,7 +401,8 @@ function validate(fromServer) {
   $('inter-bw').disabled = !!preset.photonic || nodes < 2;
   $('plan-fields').hidden = !$('mode-plan').checked;
   const device = state.summary && state.summary.device;
-  $('row-trace-gpu').hidden = !!device || !state.summary;
+  $('row-trace-gpu').hidden = !!device || !state.summary || cpuTrace();
+  if (cpuTrace()) $('trace-gpu').value = '';
   const tp = intOf('tp') || 1, pp = intOf('pp') || 1, total = totalGpus();
   const dp = total && total % (tp * pp) === 0 ? total / (tp * pp) : null;
   $('dp-size').textContent = dp || '—';

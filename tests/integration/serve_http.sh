@@ -94,10 +94,17 @@ done
 [ "$(jq -r .result.trace "$TMP/status")" = shipped/cpu-resnet18-b8/kineto.json.gz ] ||
     fail "the result names the trace by path: $(jq -r .result.trace "$TMP/status")"
 ok "downloads: report.html, timeline.json, the CSV tables, result.json"
-run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2"}}'
+run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2", "gpu-mem": "1GB"}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "compare run: $(jq -r .error "$TMP/status")"
 [ "$(jq .progress.total "$TMP/status")" = 3 ] || fail "compare progress total is not 3 plans"
-same "compare on a --traces folder" compare "$TMP/more/mine" --gpus 4 --plans ddp=4,dp=4,ddp=2:pp=2
+same "compare on a --traces folder" compare "$TMP/more/mine" --gpus 4 --plans ddp=4,dp=4,ddp=2:pp=2 --gpu-mem 1GB
+# the report's memory column: each plan's peak against the 1 GB limit, as the JSON's peak_mem_bytes says
+jq -r '.result.rows[] | "fits: \(100 * .peak_mem_bytes / 1e9 | round)% of 1.00 GB"' "$TMP/status" >"$TMP/mem.want"
+req GET "/api/runs/$ID/report.html"
+grep -o '<td class="l">fits: [0-9]*% of 1.00 GB</td>' "$TMP/body" | sed 's|<td class="l">||; s|</td>||' >"$TMP/mem.got"
+[ -s "$TMP/mem.got" ] && cmp -s "$TMP/mem.want" "$TMP/mem.got" ||
+    fail "the report's memory column: $(tr '\n' ';' <"$TMP/mem.got"), want $(tr '\n' ';' <"$TMP/mem.want")"
+ok "the report's memory column: $(tr '\n' ';' <"$TMP/mem.got")"
 
 # refusals: 4xx and a message
 req GET '/api/trace?id=../../etc'
