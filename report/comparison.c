@@ -183,7 +183,13 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     char lines[4][256];
     mt_html_kv kv[4];
     int nk = 0;
-    if (!o->sweep)
+    int32_t ran = 0;
+    for (int32_t i = 0; i < o->n; i++) ran += o->rows[i].ran != 0;
+    if (!o->sweep && ran < o->n)
+        snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s: %d ran, ranked by throughput; %d skipped "
+                 "(they cannot run: the reason is in their row)", o->n, mt_plural(o->n), o->gpus, mt_plural(o->gpus),
+                 ran, o->n - ran);
+    else if (!o->sweep)
         snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s, ranked by throughput", o->n, mt_plural(o->n),
                  o->gpus, mt_plural(o->gpus));
     else
@@ -206,7 +212,8 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     mt_html_report rep = {.title = !o->sweep ? "mitosis compare" : "mitosis compare --sweep",
                           .summary = kv, .n_summary = nk,
                           .rows_kind = !o->sweep ? MT_HTML_PLANS : MT_HTML_SWEEP,
-                          .sweep_name = o->sweep ? o->sweep : "", .rows = hr, .n_rows = o->n};
+                          .sweep_name = o->sweep ? o->sweep : "", .rows = hr, .n_rows = o->n,
+                          .mem_limit = o->mem_limit};
     mt_status rc = mt_summary_html_write(path, &rep, best, rec, NULL, err);
     free(hr);
     return rc;

@@ -99,6 +99,14 @@ static void summary(FILE *f, const mt_html_report *r) {
     fprintf(f, "</table>\n");
 }
 
+/* The memory column: the row's peak per GPU against the limit ("fits: 38% of 80.00 GB", "over the
+ * 80.00 GB limit"), or "limit unknown" (no GPU type, no --gpu-mem). */
+static void mem_words(FILE *f, const mt_html_row *w, double limit) {
+    if (limit <= 0) fprintf(f, "limit unknown");
+    else if (w->over_mem) fprintf(f, "over the %.2f GB limit", limit / 1e9);
+    else fprintf(f, "fits: %.0f%% of %.2f GB", 100 * w->mem_bytes / limit, limit / 1e9);
+}
+
 static void rows_table(FILE *f, const mt_html_report *r) {
     int plans = r->rows_kind == MT_HTML_PLANS;
     fprintf(f, "<table id=\"%s\"><tr>%s<th class=\"l\">", plans ? "plans" : "sweep", plans ? "<th>#</th>" : "");
@@ -116,8 +124,10 @@ static void rows_table(FILE *f, const mt_html_report *r) {
         fprintf(f, "</td><td>%.3f</td><td>%.2f</td>", w->step_ms, w->speedup);
         if (w->samples_per_s >= 0) fprintf(f, "<td>%.1f</td>", w->samples_per_s);
         else fprintf(f, "<td>-</td>");
-        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">%s</td></tr>\n",
-                w->exposed_ms, w->peer_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9, w->over_mem ? "over the limit" : "");
+        fprintf(f, "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td class=\"l\">", w->exposed_ms,
+                w->peer_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9);
+        mem_words(f, w, r->mem_limit);
+        fprintf(f, "</td></tr>\n");
     }
     for (int32_t i = 0; i < r->n_rows; i++) {
         const mt_html_row *w = &r->rows[i];

@@ -56,6 +56,7 @@ typedef struct mt_html_report {
     const char *sweep_name;     /* MT_HTML_SWEEP: what was swept ("link-bw") */
     const mt_html_row *rows;    /* plans ranked best first, or in sweep order */
     int32_t n_rows;
+    double mem_limit;           /* bytes per GPU the rows' memory is held against, 0 unknown */
     const char *detail_label;   /* the run the per-GPU, per-layer and timeline sections show */
     const mt_program *prog;     /* NULL: no detail sections */
     const mt_sim_result *res;

@@ -260,31 +260,47 @@ static mt_status expand_seq(const mt_compare_config *cc, mt_plan **plans, int32_
                  "must divide a plan's dp; sequence parallel needs tp > 1)", err);
 }
 
+/* The plans compare runs (no sweep): the --plans list or every plan for the GPUs, expanded as
+ * asked; t NULL: without the sparse expansion (it reads the trace). */
+static mt_status plan_list(const mt_run_config *c, const mt_compare_config *cc, int64_t traced_batch, const trace *t,
+                           mt_plan **plans, int32_t *np, mt_error *err) {
+    mt_plan base = mt_run_plan(c, c->plan.gpus);
+    if (base.global_batch == 0 && traced_batch > 0) base.global_batch = traced_batch * base.gpus;
+    int fixed_mode = c->strategy == MT_STRATEGY_DP || c->strategy == MT_STRATEGY_DDP;
+    MT_CHECK(cc->plans ? mt_planlist_parse(cc->plans, &base, plans, np, err)
+                       : mt_planlist_auto(&base, fixed_mode, c->schedule_set, cc->dp_modes, plans, np, err));
+    if (!cc->plans && cc->sparse && t) MT_CHECK(mt_sparse_expand(t, cc->sparse, plans, np, err));
+    if (!cc->plans && (cc->recompute_modes || cc->n_vpps || base.vpp > 1)) MT_CHECK(expand(cc, plans, np, err));
+    if (!cc->plans && (cc->n_cps || cc->sp_modes)) MT_CHECK(expand_seq(cc, plans, np, err));
+    return MT_OK;
+}
+
+static mt_status too_many(int32_t np, mt_error *err) {
+    if (np <= MT_COMPARE_MAX_ROWS) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "%d plans to run is too many (at most %d: use fewer GPUs, or name the plans with "
+                   "--plans)", np, MT_COMPARE_MAX_ROWS);
+}
+
+mt_status mt_compare_plan_count(const mt_run_config *c, const mt_compare_config *cc, int64_t traced_batch,
+                                int32_t *n, mt_error *err) {
+    mt_plan *plans = NULL;
+    *n = cc->sweep.n;
+    mt_status rc = cc->sweep.kind == MT_SWEEP_NONE ? plan_list(c, cc, traced_batch, NULL, &plans, n, err) : MT_OK;
+    free(plans);
+    return rc == MT_OK ? too_many(*n, err) : rc;
+}
+
 /* The plans (or sweep values) as jobs and rows, not yet run. */
 static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const trace *t, job **jobs,
                            mt_comparison *cmp, mt_error *err) {
     mt_plan *plans = NULL;
     int32_t np = cc->sweep.n;
     mt_sweep_kind sw = cc->sweep.kind;
-    if (sw == MT_SWEEP_NONE) {
-        mt_plan base = mt_run_plan(c, c->plan.gpus);
-        if (base.global_batch == 0 && t->batch_size > 0) base.global_batch = t->batch_size * base.gpus;
-        int fixed_mode = c->strategy == MT_STRATEGY_DP || c->strategy == MT_STRATEGY_DDP;
-        MT_CHECK(cc->plans ? mt_planlist_parse(cc->plans, &base, &plans, &np, err)
-                           : mt_planlist_auto(&base, fixed_mode, c->schedule_set, cc->dp_modes, &plans, &np, err));
-        if (!cc->plans && cc->sparse) {
-            mt_status rc = mt_sparse_expand(t, cc->sparse, &plans, &np, err);
-            if (rc != MT_OK) {
-                free(plans);
-                return rc;
-            }
-        }
-        if (!cc->plans && (cc->recompute_modes || cc->n_vpps || base.vpp > 1)) MT_CHECK(expand(cc, &plans, &np, err));
-        if (!cc->plans && (cc->n_cps || cc->sp_modes)) MT_CHECK(expand_seq(cc, &plans, &np, err));
-    }
-    if (np > MT_COMPARE_MAX_ROWS) {
+    mt_status rc = sw == MT_SWEEP_NONE ? plan_list(c, cc, t->batch_size, t, &plans, &np, err) : MT_OK;
+    if (rc == MT_OK) rc = too_many(np, err);
+    if (rc != MT_OK) {
         free(plans);
-        return mt_fail(err, MT_EINVAL, "%d plans to run is too many (at most %d)", np, MT_COMPARE_MAX_ROWS);
+        return rc;
     }
     *jobs = calloc((size_t)np + 1, sizeof **jobs);
     cmp->rows = calloc((size_t)np + 1, sizeof *cmp->rows);

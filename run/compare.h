@@ -100,4 +100,11 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
 mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, const mt_run_input *in,
                           const mt_compare_config *cc, const char *path, mt_error *err);
 
+/* How many rows compare would run for c and cc, without running or reading a trace (the web
+ * UI's check as you type): MT_EINVAL with the run's message when they are more than
+ * MT_COMPARE_MAX_ROWS or the list is refused. traced_batch: the trace's batch (0 unknown); the
+ * sparse expansion (--sparse, it reads the trace) is not counted. */
+mt_status mt_compare_plan_count(const mt_run_config *c, const mt_compare_config *cc, int64_t traced_batch,
+                                int32_t *n, mt_error *err);
+
 #endif

@@ -15,7 +15,13 @@
 #include "tracer/meta.h"
 #include "tracer/trace.h"
 
-enum { MAX_ENTRIES = 1024, ID_MAX = 160 };
+enum { MAX_ENTRIES = 1024, ID_MAX = 160, MAX_PREFIXES = MT_CATALOG_MAX_DIRS + 3 };
+
+/* A folder of the server's and what clients see instead (mt_catalog_redact). */
+typedef struct shown_as {
+    char path[MT_CATALOG_PATH_MAX + 16];
+    char shown[32];
+} shown_as;
 
 typedef struct entry {
     char id[ID_MAX];
@@ -31,7 +37,9 @@ struct mt_catalog {
     int n;
     char root[256];           /* the private upload folder */
     int next_upload;
-    char sources[MT_CATALOG_MAX_DIRS][MT_CATALOG_PATH_MAX + 16];
+    char sources[MT_CATALOG_MAX_DIRS][32];
+    shown_as pre[MAX_PREFIXES]; /* longest first */
+    int n_pre;
 };
 
 struct mt_upload {
@@ -57,6 +65,9 @@ static mt_status add_entry(mt_catalog *c, const char *id, const char *name, cons
     x->source = source;
     return MT_OK;
 }
+
+static void add_prefix(mt_catalog *c, const char *path, const char *shown);
+static int longest_first(const void *a, const void *b);
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -112,15 +123,139 @@ mt_status mt_catalog_new(const char *shipped, const char *const *dirs, int n_dir
     for (int k = 0; st == MT_OK && k < n_dirs; k++) {
         char prefix[16];
         snprintf(prefix, sizeof prefix, "dir%d", k + 1);
-        snprintf(c->sources[k], sizeof c->sources[k], "--traces %s", dirs[k]);
+        snprintf(c->sources[k], sizeof c->sources[k], "--traces folder %d", k + 1);
         st = scan(c, dirs[k], prefix, c->sources[k], err);
     }
     if (st != MT_OK) {
         mt_catalog_free(c);
         return st;
     }
+    if (c->root[0]) {
+        char up[MT_CATALOG_PATH_MAX];
+        snprintf(up, sizeof up, "%s/upload-", c->root);
+        add_prefix(c, up, "upload/");
+        snprintf(up, sizeof up, "%s/", c->root);
+        add_prefix(c, up, "");
+    }
+    if (shipped) add_prefix(c, shipped, "shipped");
+    for (int k = 0; k < n_dirs; k++) {
+        char shown[16];
+        snprintf(shown, sizeof shown, "dir%d", k + 1);
+        add_prefix(c, dirs[k], shown);
+    }
+    qsort(c->pre, (size_t)c->n_pre, sizeof *c->pre, longest_first);
     *out = c;
     return MT_OK;
+}
+
+/* ---- the server's paths, never shown ------------------------------------------------------ */
+
+static void add_prefix(mt_catalog *c, const char *path, const char *shown) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/' && strcmp(shown, "") && strcmp(shown, "upload/")) n--; /* "dir/" as "dir" */
+    if (n < 2 || n >= sizeof c->pre[0].path || c->n_pre >= MAX_PREFIXES) return;
+    memcpy(c->pre[c->n_pre].path, path, n);
+    c->pre[c->n_pre].path[n] = 0;
+    snprintf(c->pre[c->n_pre].shown, sizeof c->pre[c->n_pre].shown, "%s", shown);
+    c->n_pre++;
+}
+
+static int longest_first(const void *a, const void *b) {
+    size_t la = strlen(((const shown_as *)a)->path), lb = strlen(((const shown_as *)b)->path);
+    return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+char *mt_catalog_redacted(const mt_catalog *c, const char *text, size_t len, size_t *out_len) {
+    size_t cap = len + 1, n = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    for (size_t i = 0; i < len;) {
+        const shown_as *hit = NULL;
+        for (int k = 0; k < c->n_pre && !hit; k++) {
+            size_t pl = strlen(c->pre[k].path);
+            if (pl <= len - i && !memcmp(text + i, c->pre[k].path, pl)) hit = &c->pre[k];
+        }
+        if (!hit) {
+            out[n++] = text[i++];
+            continue;
+        }
+        size_t sl = strlen(hit->shown);
+        if (n + sl + (len - i) + 1 > cap) { /* shown names are shorter than most paths; grow when not */
+            cap = n + sl + (len - i) + 1;
+            char *more = realloc(out, cap);
+            if (!more) {
+                free(out);
+                return NULL;
+            }
+            out = more;
+        }
+        memcpy(out + n, hit->shown, sl);
+        n += sl;
+        i += strlen(hit->path);
+    }
+    out[n] = 0;
+    if (out_len) *out_len = n;
+    return out;
+}
+
+void mt_catalog_redact(const mt_catalog *c, char *msg, size_t size) {
+    char *r = mt_catalog_redacted(c, msg, strlen(msg), NULL);
+    if (r) snprintf(msg, size, "%s", r);
+    free(r);
+}
+
+/* v redacted: a new string, or NULL when v is no string (or out of memory). */
+static json_t *redacted_string(const mt_catalog *c, const json_t *v) {
+    if (!json_is_string(v)) return NULL;
+    size_t n = 0;
+    char *r = mt_catalog_redacted(c, json_string_value(v), json_string_length(v), &n);
+    json_t *o = r ? json_stringn(r, n) : NULL;
+    free(r);
+    return o;
+}
+
+void mt_catalog_redact_json(const mt_catalog *c, json_t *j) {
+    size_t i;
+    const char *key;
+    json_t *v, *r;
+    json_object_foreach(j, key, v) {
+        if ((r = redacted_string(c, v))) json_object_set_new(j, key, r);
+        else mt_catalog_redact_json(c, v);
+    }
+    json_array_foreach(j, i, v) {
+        if ((r = redacted_string(c, v))) json_array_set_new(j, i, r);
+        else mt_catalog_redact_json(c, v);
+    }
+}
+
+mt_status mt_catalog_redact_file(const mt_catalog *c, const char *path, mt_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return MT_OK; /* a file the run did not write */
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    char chunk[65536];
+    mt_status st = MT_OK;
+    while (st == MT_OK && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + got > cap) {
+            cap = (len + got) * 2;
+            char *more = realloc(buf, cap);
+            if (!more) st = mt_fail(err, MT_ENOMEM, "out of memory");
+            else buf = more;
+        }
+        if (st == MT_OK) memcpy(buf + len, chunk, got), len += got;
+    }
+    fclose(f);
+    size_t rlen = 0;
+    char *r = st == MT_OK && len ? mt_catalog_redacted(c, buf, len, &rlen) : NULL;
+    if (st == MT_OK && len && !r) st = mt_fail(err, MT_ENOMEM, "out of memory");
+    if (r && (rlen != len || memcmp(r, buf, len))) {
+        f = fopen(path, "wb");
+        if (!f || fwrite(r, 1, rlen, f) != rlen) st = mt_fail(err, MT_EIO, "cannot rewrite a run file");
+        if (f && fclose(f) != 0 && st == MT_OK) st = mt_fail(err, MT_EIO, "cannot rewrite a run file");
+    }
+    free(r);
+    free(buf);
+    return st;
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
@@ -179,7 +314,7 @@ mt_status mt_catalog_paths_of(mt_catalog *c, const char *id, mt_catalog_paths *o
 }
 
 /* inspect --json's object for the trace at ps (with the measured step beside a folder). */
-static mt_status load_summary(const mt_catalog_paths *ps, json_t **out, mt_error *err) {
+static mt_status load_summary(const mt_catalog *c, const mt_catalog_paths *ps, json_t **out, mt_error *err) {
     const char *paths[MT_CATALOG_MAX_FILES];
     for (int k = 0; k < ps->n; k++) paths[k] = ps->path[k];
     trace_load_opts opts;
@@ -191,6 +326,7 @@ static mt_status load_summary(const mt_catalog_paths *ps, json_t **out, mt_error
     if (mt_trace_meta_measured(paths[0], t, &measured, src, sizeof src, NULL) != MT_OK) measured = 0;
     *out = mt_tracesum_json(t, measured);
     mt_trace_free(t);
+    if (*out) mt_catalog_redact_json(c, *out);
     return *out ? MT_OK : mt_fail(err, MT_ENOMEM, "out of memory");
 }
 
@@ -207,7 +343,11 @@ mt_status mt_catalog_summary(mt_catalog *c, const char *id, json_t **out, mt_err
     entry *x = find(c, id);
     json_t *have = x ? json_incref(x->summary) : NULL;
     pthread_mutex_unlock(&c->mu);
-    if (!have) MT_CHECK(load_summary(&ps, &have, err));
+    mt_status st = have ? MT_OK : load_summary(c, &ps, &have, err);
+    if (st != MT_OK) {
+        mt_catalog_redact(c, err->msg, sizeof err->msg);
+        return st;
+    }
     pthread_mutex_lock(&c->mu);
     x = find(c, id);
     if (x && !x->summary) x->summary = json_incref(have);
@@ -301,8 +441,9 @@ mt_status mt_upload_finish(mt_upload *u, const char *name, json_t **out, mt_erro
     mt_catalog_paths ps = {.n = u->n_files};
     for (int k = 0; k < u->n_files; k++) snprintf(ps.path[k], sizeof ps.path[k], "%s/file-%d", u->dir, k);
     json_t *summary = NULL;
-    if (st == MT_OK && (st = load_summary(&ps, &summary, err)) != MT_OK) {
+    if (st == MT_OK && (st = load_summary(u->c, &ps, &summary, err)) != MT_OK) {
         strip_dir(err, u->dir);
+        mt_catalog_redact(u->c, err->msg, sizeof err->msg);
         mt_error_prefix(err, "upload");
     }
     if (st == MT_OK) st = list_upload(u, name, &ps, summary, out, err);

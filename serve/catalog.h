@@ -1,7 +1,8 @@
 /* serve/catalog.h — the traces the web UI offers, and the only way from a client's trace id to a
  * path: the shipped traces, every sub-folder of each `--traces DIR`, and uploads.
  *
- * Ids: "shipped/NAME", "dirK/NAME" (the K-th --traces folder, from 1), "upload/N". A client
+ * Ids: "shipped/NAME", "dirK/NAME" (the K-th --traces folder, from 1), "upload/N"; sources:
+ * "shipped with mitosis", "--traces folder K", "upload" (never a path). A client
  * names a trace only by an id the catalogue listed; anything else (an unknown id, "..", an
  * absolute path) is refused, so no path from a client is ever opened.
  * Uploads live in one private folder made by mkdtemp (mode 0700) under $TMPDIR, removed with the
@@ -53,6 +54,19 @@ mt_status mt_catalog_paths_of(mt_catalog *c, const char *id, mt_catalog_paths *o
 /* {id, name, source, summary} of trace `id` (summary: inspect --json's object); a new reference.
  * MT_EINVAL for an unknown id, the reader's error for a trace that does not load. */
 mt_status mt_catalog_summary(mt_catalog *c, const char *id, json_t **out, mt_error *err);
+
+/* The server's own paths are never shown to clients: every text a client gets that may hold one
+ * (a run's result, files and error, a trace summary or a reader's error) goes through these,
+ * which write a shipped trace's folder as "shipped/NAME", a --traces folder's as "dirK/NAME", an
+ * upload's as "upload/N" and the private folder's runs as "run-N" (paths as the server was given
+ * them: a relative --traces folder is replaced as written).
+ * mt_catalog_redacted: a malloc'd copy of text[0..len) (*out_len its length; NULL: out of memory);
+ * mt_catalog_redact: msg in place (cut at size); mt_catalog_redact_json: every string in j;
+ * mt_catalog_redact_file: the file at path rewritten when it holds a path (absent: MT_OK). */
+char *mt_catalog_redacted(const mt_catalog *c, const char *text, size_t len, size_t *out_len);
+void mt_catalog_redact(const mt_catalog *c, char *msg, size_t size);
+void mt_catalog_redact_json(const mt_catalog *c, json_t *j);
+mt_status mt_catalog_redact_file(const mt_catalog *c, const char *path, mt_error *err);
 
 /* An upload being received: files written as they arrive, at most max_bytes in all. */
 typedef struct mt_upload mt_upload;

@@ -49,6 +49,7 @@ typedef struct job {
 } job;
 
 struct mt_jobs {
+    const mt_catalog *cat;    /* its paths are never shown (mt_catalog_redact) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t worker;
@@ -134,7 +135,12 @@ static void run_job(mt_jobs *j, job *jb) {
     if (st == MT_OK)
         st = jb->o.cmd == MT_SERVE_COMPARE ? run_compare(j, jb, &res, &err) : run_simulate(jb, &res, &err);
     if (st == MT_OK && !res) st = mt_fail(&err, MT_ENOMEM, "out of memory");
+    if (res) mt_catalog_redact_json(j->cat, res);
     char p[PATH_MAX_ + 32];
+    for (int k = 0; st == MT_OK && k < N_FILES; k++) {
+        snprintf(p, sizeof p, "%s/%s", jb->dir, FILES[k].name);
+        st = mt_catalog_redact_file(j->cat, p, &err);
+    }
     snprintf(p, sizeof p, "%s/result.json", jb->dir);
     if (st == MT_OK && json_dump_file(res, p, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
         st = mt_fail(&err, MT_EIO, "cannot write %s", p);
@@ -150,7 +156,10 @@ static void run_job(mt_jobs *j, job *jb) {
     jb->state = st == MT_OK ? DONE : FAILED;
     jb->result = st == MT_OK ? res : NULL;
     jb->files = files;
-    if (st != MT_OK) snprintf(jb->error, sizeof jb->error, "%s", err.msg);
+    if (st != MT_OK) {
+        snprintf(jb->error, sizeof jb->error, "%s", err.msg);
+        mt_catalog_redact(j->cat, jb->error, sizeof jb->error);
+    }
     pthread_mutex_unlock(&j->mu);
     if (st != MT_OK) json_decref(res);
 }
@@ -178,13 +187,14 @@ static void *worker(void *arg) {
 
 /* ---- the API ------------------------------------------------------------------------------- */
 
-mt_status mt_jobs_new(const char *dir, mt_jobs **out, mt_error *err) {
+mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, mt_jobs **out, mt_error *err) {
     mt_jobs *j = calloc(1, sizeof *j);
     if (!j || !(j->v = calloc(MT_JOBS_MAX, sizeof *j->v))) {
         free(j);
         return mt_fail(err, MT_ENOMEM, "out of memory");
     }
     snprintf(j->dir, sizeof j->dir, "%s", dir);
+    j->cat = cat;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     if (pthread_create(&j->worker, NULL, worker, j) != 0) {

@@ -9,7 +9,8 @@
  * A run: submitted with its parsed options (serve/options.h, checked before it is queued, so a
  * bad option is a 400 and never a failed run); queued -> running -> done | failed. Done: the
  * result is exactly the JSON `mitosis simulate --json` / `compare --json` prints for the same
- * options (report/summary.h mt_summary_json, report/comparison.h mt_comparison_json) and the
+ * options (report/summary.h mt_summary_json, report/comparison.h mt_comparison_json) but for the
+ * server's folders, written as catalogue ids (serve/catalog.h mt_catalog_redact), and the
  * files sit in the run's folder under the catalogue's private folder: report.html (both),
  * timeline.json (GPUs 0-15) and the CSV tables (simulate). Failed: the run's one-line error.
  * Progress: compare reports plan i of n (run/compare.h's callback); simulate only its elapsed
@@ -26,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "serve/catalog.h"
 #include "serve/options.h"
 #include "util/err.h"
 
@@ -33,8 +35,10 @@ enum { MT_JOBS_MAX = 10000 };
 
 typedef struct mt_jobs mt_jobs;
 
-/* Starts the worker; run folders go under dir (which must exist). */
-mt_status mt_jobs_new(const char *dir, mt_jobs **out, mt_error *err);
+/* Starts the worker; run folders go under dir (which must exist). The catalogue's paths are
+ * taken out of every run's result, files and error (mt_catalog_redact): a client never sees the
+ * server's paths. cat outlives the runs. */
+mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, mt_jobs **out, mt_error *err);
 /* Stops the worker after the run in progress (queued runs are dropped), removes nothing. */
 void mt_jobs_free(mt_jobs *j);
 

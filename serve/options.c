@@ -10,6 +10,7 @@
 #include "netmodels/topologies.h"
 #include "perfmodel/gpuspec.h"
 #include "run/flags.h"
+#include "util/units.h"
 
 enum { MAX_TABLES = 16 };
 
@@ -99,6 +100,17 @@ static mt_status value_text(const char *key, const json_t *v, char *buf, size_t 
     return mt_fail(err, MT_EINVAL, "option '%s' takes a string or a number", key);
 }
 
+/* The web API's own floor on bandwidths (the CLI's flags take any positive one, `topo` shows a
+ * 100 B/s link): a step over a link slower than 1 MB/s runs past the simulator's clock (about 53
+ * days of simulated time) for any model worth simulating, so a run would fail after its start. */
+static mt_status web_limits(const mt_flag *f, const char *key, const char *text, mt_error *err) {
+    double bps = 0;
+    if (f->kind != MT_FLAG_BANDWIDTH || mt_parse_bandwidth(text, &bps, NULL) != MT_OK) return MT_OK;
+    if (bps >= MT_SERVE_MIN_BW_BPS) return MT_OK;
+    return mt_fail(err, MT_EINVAL, "--%s %s is under the web page's floor of 1MB/s (a step would run past the "
+                   "simulator's range; the command line takes it)", key, text);
+}
+
 static mt_status add_option(mt_serve_opts *o, const char *key, const json_t *v, mt_error *err) {
     char name[80], text[512];
     if (!*key || key[0] == '-' || strlen(key) > 60)
@@ -123,6 +135,7 @@ static mt_status add_option(mt_serve_opts *o, const char *key, const json_t *v, 
         json_array_foreach(v, i, x) {
             MT_CHECK(value_text(key, x, text, sizeof text, err));
             MT_CHECK(refuse_path(f, key, text, err));
+            MT_CHECK(web_limits(f, key, text, err));
             MT_CHECK(push(o, name, err));
             MT_CHECK(push(o, text, err));
         }
@@ -130,6 +143,7 @@ static mt_status add_option(mt_serve_opts *o, const char *key, const json_t *v, 
     }
     MT_CHECK(value_text(key, v, text, sizeof text, err));
     MT_CHECK(refuse_path(f, key, text, err));
+    MT_CHECK(web_limits(f, key, text, err));
     MT_CHECK(push(o, name, err));
     return push(o, text, err);
 }

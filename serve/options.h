@@ -4,7 +4,8 @@
  * tables as `mitosis simulate` / `mitosis compare` (run/flags.h), so the API takes exactly the
  * CLI's run options, range-checked with the CLI's one-line messages.
  *
- * Refused (MT_EINVAL, one line naming the option): a key that is no run option of the command
+ * Refused (MT_EINVAL, one line naming the option): a bandwidth under MT_SERVE_MIN_BW_BPS; a
+ * key that is no run option of the command
  * (the CLI's output flags --json, --html, --timeline, --csv... included: the server writes its
  * own files); an option whose value is a file or folder on the server (--model, --gpu-specs,
  * --scenario: the server opens no path a client names); a value that is not a string, number or
@@ -23,6 +24,10 @@
 #include "util/err.h"
 
 enum { MT_SERVE_OPTS_MAX_ARGS = 256 };
+
+/* The web API's floor on every bandwidth option (link-bw, nic-bw, port-bw...), bytes/s: see
+ * options.c. The CLI has none beyond "above 0". */
+#define MT_SERVE_MIN_BW_BPS 1e6
 
 typedef enum { MT_SERVE_SIMULATE = 0, MT_SERVE_COMPARE } mt_serve_cmd;
 

@@ -50,13 +50,26 @@ function fillTraces(selectId) {
   if (selectId) s.value = selectId;
 }
 
+/* What the trace was recorded on: inspect's "recorded_on" ({kind, name, source} or a line) when
+ * the server has it, else its GPU name. */
+function recordedOn(m) {
+  const r = m && m.recorded_on;
+  if (typeof r === 'string') return r;
+  if (r && typeof r === 'object') {
+    const kind = r.kind === 'cpu' ? 'CPU' : r.kind === 'gpu' ? 'GPU' : 'unknown device';
+    return kind + (r.name ? ' ' + r.name : r.kind === 'gpu' ? ' (model unknown)' : '') +
+      (r.kind === 'cpu' ? ' — its times are CPU times, not GPU times' : '');
+  }
+  return m && m.device ? m.device : 'unknown device';
+}
+
 function showSummary(entry) {
   const box = $('trace-summary');
   box.textContent = '';
   const m = entry.summary, dl = el('dl');
   const t = m.time_ms || {};
   const rows = [
-    ['Format', m.format], ['Recorded on', m.device || 'unknown device'],
+    ['Format', m.format], ['Recorded on', recordedOn(m)],
     ['Batch (samples per step)', m.batch_size || 'unknown'],
     ['Model size', m.param_count ? fmtCount(m.param_count) + ' parameters (' + fmtBytes(m.param_bytes) + ')' : 'unknown'],
     ['Step time, one GPU', t.step_wall ? fmtMs(t.step_wall) + (m.measured_step_ms ? ' traced, ' + fmtMs(m.measured_step_ms) + ' measured without the profiler' : '') : '?'],
@@ -116,8 +129,14 @@ function presetTiers(name) {
   return p ? { intra: p.link_bw_Bps / 1e9, inter: p.nic_bw_Bps / 1e9 } : { intra: 450, inter: 50 };
 }
 
-/* The trace's times can be moved to another GPU type: it names its GPU, or the user did. */
-const movable = () => !!(state.summary && (state.summary.device || $('trace-gpu').value));
+/* A trace recorded on a CPU (inspect's recorded_on, when the server has it): it names no GPU to
+ * move times from, so "Trace recorded on" is not offered; a GPU type predicts through the server's
+ * model for CPU traces. */
+const cpuTrace = () => !!(state.summary && state.summary.recorded_on && state.summary.recorded_on.kind === 'cpu');
+
+/* The trace's times can be moved to another GPU type: it names its GPU, the user did, or it is a
+ * CPU trace. */
+const movable = () => !!(state.summary && (state.summary.device || $('trace-gpu').value || cpuTrace()));
 
 function applyPreset() {
   const name = $('preset').value, p = PRESETS[name];
@@ -175,11 +194,34 @@ function planOptions(o, command) {
     o.strategy = $('strategy').value;
     for (const k of ['tp', 'pp', 'micro-batches']) if (intOf(k) !== null) o[k] = intOf(k);
   }
-  if (intOf('batch') !== null) o.batch = intOf('batch');
+  const b = batchRule();
+  if (b.global !== null) o.batch = b.global;
   if ($('slow-gpu-on').checked) o['slow-gpu'] = [intOf('slow-gpu-rank') + ':' + $('slow-gpu-factor').value];
   if ($('slow-link-on').checked) o['slow-link'] = ['gpu' + intOf('slow-link-rank') + ':' + $('slow-link-factor').value];
   const extra = $('extra').value.trim();
   if (extra) Object.assign(o, JSON.parse(extra));
+}
+
+const totalGpus = () => (intOf('gpus-per-node') || 0) * (intOf('nodes') || 0);
+
+/* The one batch rule of both modes (simulate one plan, "Which plan is fastest?"): the global
+ * batch is the one typed, or else the traced batch × the GPUs, sent to the server explicitly, so
+ * every plan trains on the same samples per step. A trace with no known batch takes no batch:
+ * each replica then runs the traced step. {global (null: none), traced, gpus, typed}. */
+function batchRule() {
+  const traced = state.summary && state.summary.batch_size > 0 ? state.summary.batch_size : null;
+  const typed = intOf('batch'), gpus = totalGpus();
+  if (typed !== null) return { global: typed, traced, gpus, typed: true };
+  return { global: traced && gpus > 0 ? traced * gpus : null, traced, gpus, typed: false };
+}
+
+/* "global batch 64 = traced 8 × 8 GPUs" (the rule's words; replicas: the data-parallel size,
+ * when one plan is known). */
+function batchWords(b, replicas) {
+  if (b.global === null) return 'the trace does not say its batch: each replica runs the traced step';
+  let t = 'global batch ' + b.global + (b.typed ? ' (as typed)' : ' = traced ' + b.traced + ' × ' + b.gpus + ' GPUs');
+  if (replicas && b.global % replicas === 0) t += ', ' + b.global / replicas + ' samples per replica × ' + replicas + ' replica' + (replicas === 1 ? '' : 's');
+  return t;
 }
 
 function request() {
@@ -192,57 +234,91 @@ function request() {
 
 /* ---- validation as you type: impossible combinations keep Run disabled ---------------------- */
 
-function rangeOf(name) {
-  const f = (state.options.simulate || []).find((x) => x.name === name);
-  return f ? { lo: f.lo, hi: f.hi } : { lo: 1, hi: 1 << 20 };
-}
-
-function checkInt(id, lo, hi, what) {
-  const v = intOf(id);
-  if (v === null) return null;
-  if (!Number.isInteger(v) || v < lo || (hi !== null && v > hi)) return what + ' must be a whole number in ' + lo + '..' + hi;
+/* A run option of the CLI's flag tables as GET /api/options serialises them ({name, kind, lo,
+ * lo_open, hi, choices}): the page's limits are the CLI's, not a copy of them. */
+function flagOf(name) {
+  for (const cmd of ['simulate', 'compare']) {
+    const f = (state.options[cmd] || []).find((x) => x.name === name);
+    if (f) return f;
+  }
   return null;
 }
 
+/* The problem with value v (in the field's unit; scale: how many of the flag's units one is, e.g.
+ * 1e9 bytes/s per GB/s) against flag `name`'s range, or null. Integers must be whole. */
+function rangeProblem(name, v, what, scale, unit) {
+  const f = flagOf(name), k = scale || 1;
+  if (!Number.isFinite(v)) return what + ' must be a number';
+  if (f && (f.kind === 'int') && !Number.isInteger(v)) return what + ' must be a whole number';
+  if (!f || f.lo === null) return null;
+  const x = v * k, lo = f.lo, hi = f.hi;
+  if ((f.lo_open ? x > lo : x >= lo) && (hi === null || x <= hi)) return null;
+  const u = unit ? ' ' + unit : '';
+  return what + ' must be ' + (f.lo_open ? 'above ' : 'at least ') + lo / k + u +
+    (hi !== null ? ' and at most ' + hi / k + u : '') + ' (the limits of --' + name + ')';
+}
+
+/* The field's number (null when empty) checked against a flag's range. */
+function checkField(p, id, flag, what, scale, unit) {
+  const raw = $(id).value.trim();
+  if (raw === '') return null;
+  const e = rangeProblem(flag, Number(raw), what, scale, unit);
+  if (e) p[id] = e;
+  return e ? null : Number(raw);
+}
+
 function problems() {
-  const p = {}, per = intOf('gpus-per-node'), nodes = intOf('nodes'), preset = PRESETS[$('preset').value];
-  const gr = rangeOf('gpus');
-  if (per === null || !Number.isInteger(per) || per < 1) p['gpus-per-node'] = 'GPUs per node must be a whole number, 1 or more';
-  if (nodes === null || !Number.isInteger(nodes) || nodes < 1) p.nodes = 'Nodes must be a whole number, 1 or more';
-  else if (preset.photonic && nodes !== 1) p.nodes = 'A wafer is one node: set the GPUs on it instead';
+  const p = {}, preset = PRESETS[$('preset').value];
+  const per = $('gpus-per-node').value.trim() === '' ? null : checkField(p, 'gpus-per-node', 'gpus-per-node', 'GPUs per node');
+  if ($('gpus-per-node').value.trim() === '') p['gpus-per-node'] = 'GPUs per node: give a number';
+  const nodes = checkField(p, 'nodes', 'gpus', 'Nodes');
+  if ($('nodes').value.trim() === '') p.nodes = 'Nodes: give a number';
+  else if (!p.nodes && preset.photonic && nodes !== 1) p.nodes = 'A wafer is one node: set the GPUs on it instead';
   const total = (per || 0) * (nodes || 0);
-  if (!p['gpus-per-node'] && !p.nodes && total > gr.hi) p.nodes = 'At most ' + gr.hi + ' GPUs in all';
-  if (!(Number($('intra-bw').value) > 0)) p['intra-bw'] = 'The bandwidth must be above 0';
-  if (nodes > 1 && !(Number($('inter-bw').value) > 0)) p['inter-bw'] = 'With 2 nodes or more the network bandwidth must be above 0';
+  if (!p['gpus-per-node'] && !p.nodes) {
+    const e = rangeProblem('gpus', total, 'GPUs per node × nodes (' + total + ')');
+    if (e) p.nodes = e;
+  }
+  for (const [id, flag, what] of [['intra-bw', 'link-bw', 'The intra-node bandwidth'], ['inter-bw', 'nic-bw', 'The inter-node bandwidth']]) {
+    if (id === 'inter-bw' && (nodes || 0) < 2) continue;
+    const raw = $(id).value.trim();
+    if (raw === '') { p[id] = what + ': give a number of GB/s'; continue; }
+    checkField(p, id, flag, what, 1e9, 'GB/s');
+  }
   const device = state.summary && state.summary.device;
   if ($('gpu-type').value && !state.summary) p['gpu-type'] = 'Choose a trace first';
-  else if ($('gpu-type').value && !device && !$('trace-gpu').value)
+  else if ($('gpu-type').value && !device && !$('trace-gpu').value && !cpuTrace())
     p['gpu-type'] = 'This trace does not say which GPU it ran on: set "Trace recorded on", or keep "as traced"';
   planProblems(p, total);
-  if (!p.extra && $('extra').value.trim()) {
-    try { const x = JSON.parse($('extra').value); if (typeof x !== 'object' || Array.isArray(x) || x === null) throw new Error('not an object'); }
-    catch (e) { p.extra = 'Not a JSON object: ' + e.message; }
-  }
+  extraProblems(p);
   if (!$('trace').value) p.trace = 'Choose a trace';
   return p;
 }
 
 function planProblems(p, total) {
-  const simulate = $('mode-plan').checked, tp = intOf('tp') || 1, pp = intOf('pp') || 1;
+  const simulate = $('mode-plan').checked;
   const layers = state.summary ? state.summary.layers : null;
+  let tp = 1, pp = 1;
   if (simulate) {
-    for (const [id, what] of [['tp', 'Tensor parallel'], ['pp', 'Pipeline stages'], ['micro-batches', 'Micro-batches']]) {
-      const e = checkInt(id, 1, 1 << 20, what);
-      if (e) p[id] = e;
-    }
+    tp = checkField(p, 'tp', 'tp', 'Tensor parallel') || 1;
+    pp = checkField(p, 'pp', 'pp', 'Pipeline stages') || 1;
+    checkField(p, 'micro-batches', 'micro-batches', 'Micro-batches');
     if (!p.tp && !p.pp && total > 0 && total % (tp * pp) !== 0)
       p.tp = 'Tensor × pipeline (' + tp * pp + ') must divide the ' + total + ' GPUs';
     if (!p.pp && layers && pp > layers) p.pp = 'At most ' + layers + ' stages: the trace has ' + layers + ' layers';
     const mb = intOf('micro-batches');
     if (!p['micro-batches'] && mb !== null && pp === 1 && mb > 1) p['micro-batches'] = 'Micro-batches need pipeline stages (2 or more)';
   }
-  const b = checkInt('batch', 1, 1 << 30, 'The global batch');
-  if (b) p.batch = b;
+  checkField(p, 'batch', 'batch', 'The global batch');
+  const b = batchRule();
+  if (!p.batch && b.typed && !b.traced && state.summary)
+    p.batch = 'This trace does not say its batch, so it cannot be rescaled: leave the global batch empty';
+  if (!p.batch && b.typed && b.traced && simulate && !p.tp && !p.pp && total > 0 && total % (tp * pp) === 0) {
+    const dp = total / (tp * pp), mb = intOf('micro-batches') || pp;
+    if (b.global % dp !== 0) p.batch = 'The global batch ' + b.global + ' does not divide over ' + dp + ' data-parallel replicas: use a multiple of ' + dp;
+    else if (!p['micro-batches'] && (b.global / dp) % mb !== 0)
+      p.batch = 'Each replica\'s ' + b.global / dp + ' samples do not split into ' + mb + ' equal micro-batches';
+  }
   const gpuCheck = (on, rank, key) => {
     if (!$(on).checked) return;
     const r = intOf(rank);
@@ -250,23 +326,97 @@ function planProblems(p, total) {
   };
   gpuCheck('slow-gpu-on', 'slow-gpu-rank', 'slow-gpu');
   gpuCheck('slow-link-on', 'slow-link-rank', 'slow-link');
-  if (!p['slow-gpu'] && $('slow-gpu-on').checked && !(Number($('slow-gpu-factor').value) >= 1)) p['slow-gpu'] = 'The factor must be 1 or more';
-  if (!p['slow-link'] && $('slow-link-on').checked && !(Number($('slow-link-factor').value) >= 1)) p['slow-link'] = 'The factor must be 1 or more';
+  const factorCheck = (on, id, key) => {
+    if (p[key] || !$(on).checked) return;
+    const f = Number($(id).value);
+    if (!(f >= 1 && f <= 1e6)) p[key] = 'The factor must be a number in 1..1000000';
+  };
+  factorCheck('slow-gpu-on', 'slow-gpu-factor', 'slow-gpu');
+  factorCheck('slow-link-on', 'slow-link-factor', 'slow-link');
   if ($('slow-link-on').checked && PRESETS[$('preset').value].photonic) p['slow-link'] = 'The photonic wafer has no fixed links to slow down';
 }
 
-function validate() {
+/* The experts' box: a JSON object of run options, each one the command takes, with a value of the
+ * option's kind and in its range (the server checks again: /api/check, as you type). */
+function extraProblems(p) {
+  const text = $('extra').value.trim();
+  if (!text) return;
+  let x;
+  try { x = JSON.parse(text); } catch (e) { p.extra = 'Not JSON: ' + e.message; return; }
+  if (typeof x !== 'object' || Array.isArray(x) || x === null) { p.extra = 'Give a JSON object: {"option": value, ...}'; return; }
+  const command = $('mode-plan').checked ? 'simulate' : 'compare';
+  for (const [k, v] of Object.entries(x)) {
+    const f = (state.options[command] || []).find((o) => o.name === k);
+    if (!f) { p.extra = 'Unknown option "' + k + '" for ' + command + ' (the list is below the box)'; return; }
+    if (f.kind === 'switch') {
+      if (typeof v !== 'boolean') { p.extra = '"' + k + '" is a switch: true or false'; return; }
+    } else if (Array.isArray(v) ? !f.repeat : typeof v !== 'string' && typeof v !== 'number') {
+      p.extra = '"' + k + '" takes ' + (f.repeat ? 'a value or a list of values' : 'one value (a string or a number)'); return;
+    } else if ((f.kind === 'int' || f.kind === 'number') && !Array.isArray(v)) {
+      const e = rangeProblem(k, Number(v), '"' + k + '"');
+      if (e) { p.extra = e; return; }
+    } else if (f.choices && f.kind === 'choice' && typeof v === 'string' && !f.choices.split('|').includes(v)) {
+      p.extra = '"' + k + '" is one of ' + f.choices.split('|').join(', '); return;
+    }
+  }
+}
+
+/* The server's own check of the whole request (POST /api/check: the CLI's flag parser, the same
+ * as a run's), asked once the page finds nothing, at most every 250 ms; its message goes under
+ * the field the option belongs to. */
+const FIELD_OF = { 'gpus': 'nodes', 'gpus-per-node': 'gpus-per-node', 'link-bw': 'intra-bw', 'nic-bw': 'inter-bw',
+                   'port-bw': 'intra-bw', 'batch': 'batch', 'tp': 'tp', 'pp': 'pp', 'micro-batches': 'micro-batches',
+                   'slow-gpu': 'slow-gpu', 'slow-link': 'slow-link', 'target-gpu': 'gpu-type', 'trace-gpu': 'gpu-type',
+                   'topology': 'gpus-per-node' };
+let checkTimer = null, checkSeq = 0;
+function serverCheck() {
+  clearTimeout(checkTimer);
+  checkTimer = setTimeout(async () => {
+    const seq = ++checkSeq;
+    let req;
+    try { req = request(); } catch (e) { return; }
+    const key = JSON.stringify(req);
+    let problem = null;
+    try { await api('/api/check', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: key }); }
+    catch (e) { problem = e.message; }
+    if (seq !== checkSeq) return;
+    state.serverProblem = problem ? { key, text: problem } : null;
+    validate(true);
+  }, 250);
+}
+
+function fieldOfMessage(text) {
+  const m = /(?:option '|--)([a-z0-9-]+)/.exec(text);
+  const opt = m ? m[1] : null;
+  const extra = $('extra').value.trim();
+  if (opt && extra && new RegExp('"' + opt + '"').test(extra)) return 'extra';
+  return (opt && FIELD_OF[opt]) || 'server';
+}
+
+function validate(fromServer) {
   if (!state.options) return false;
-  const preset = PRESETS[$('preset').value], per = intOf('gpus-per-node') || 0, nodes = intOf('nodes') || 0;
-  $('total-gpus').textContent = per * nodes;
+  const preset = PRESETS[$('preset').value], nodes = intOf('nodes') || 0;
+  $('total-gpus').textContent = totalGpus();
   $('nodes').disabled = !!preset.photonic;
   $('inter-bw').disabled = !!preset.photonic || nodes < 2;
   $('plan-fields').hidden = !$('mode-plan').checked;
   const device = state.summary && state.summary.device;
-  $('row-trace-gpu').hidden = !!device || !state.summary;
-  const tp = intOf('tp') || 1, pp = intOf('pp') || 1;
-  $('dp-size').textContent = per * nodes && (per * nodes) % (tp * pp) === 0 ? (per * nodes) / (tp * pp) : '—';
+  $('row-trace-gpu').hidden = !!device || !state.summary || cpuTrace();
+  if (cpuTrace()) $('trace-gpu').value = '';
+  const tp = intOf('tp') || 1, pp = intOf('pp') || 1, total = totalGpus();
+  const dp = total && total % (tp * pp) === 0 ? total / (tp * pp) : null;
+  $('dp-size').textContent = dp || '—';
   const p = problems();
+  if (!Object.keys(p).length) {
+    let key = null;
+    try { key = JSON.stringify(request()); } catch (e) { /* the experts' box: reported above */ }
+    const sp = state.serverProblem;
+    if (sp && sp.key === key) p[fieldOfMessage(sp.text)] = sp.text;
+    else if (!fromServer) serverCheck();
+  }
+  const b = batchRule();
+  $('batch-rule').textContent = p.batch ? '' : 'This run: ' + batchWords(b, $('mode-plan').checked ? dp : null) +
+    ($('mode-plan').checked ? '' : ' (every plan trains on this batch; plans it does not divide over are skipped)') + '.';
   for (const e of document.querySelectorAll('.err')) e.textContent = '';
   for (const e of document.querySelectorAll('.bad')) e.classList.remove('bad');
   for (const k in p) {
@@ -288,8 +438,10 @@ async function run() {
   $('run').disabled = true;
   $('step-answer').hidden = false;
   $('answer').textContent = '';
+  $('answer-detail').textContent = '';
   $('run-error').textContent = '';
   $('ranking').hidden = true;
+  $('skipped').hidden = true;
   $('downloads').textContent = '';
   $('report').removeAttribute('src');
   try {
@@ -329,38 +481,126 @@ function poll(h) {
   }, 300);
 }
 
-/* The answer in plain words: "8 GPUs: 46 ms per step, 6.9× one GPU; 12% of the time is waiting for the network." */
+const pct = (part, whole) => whole > 0 ? 100 * part / whole : 0;
+const fmtPct = (x) => (x > 0 && x < 0.5 ? '<1' : x.toFixed(0)) + '%';
+
+/* What a what-if cost: "630 ms → 1.26 s per step (+99.9%)" from the run's whatif {base_ms,
+ * run_ms, change_ms} (simulate) or a row's unperturbed_step_ms (compare); '' without one. */
+function whatifWords(base, run) {
+  if (!(base > 0) || !(run > 0)) return '';
+  const change = 100 * (run - base) / base;
+  return fmtMs(base) + ' → ' + fmtMs(run) + ' per step (' + (change >= 0 ? '+' : '') + change.toFixed(1) + '%)';
+}
+
+/* Where the GPUs' time goes, over all GPUs: network = exposed communication (transfers not
+ * hidden by compute), peers = waiting at a collective for another GPU to arrive (simulate's
+ * peer_wait_ms, when the server has it), and the GPU most waited for (waited_for / waited_for_ms
+ * summed over the GPUs that waited). Percentages are of the summed GPU time (GPUs × step). */
+function waits(gpus, stepMs) {
+  const total = gpus.length * stepMs;
+  const w = { network: pct(gpus.reduce((a, x) => a + x.exposed_comm_ms, 0), total), peers: null, waitedFor: null };
+  if (!gpus.length || !('peer_wait_ms' in gpus[0])) return w;
+  w.peers = pct(gpus.reduce((a, x) => a + (x.peer_wait_ms || 0), 0), total);
+  const by = new Map();
+  for (const x of gpus)
+    if (x.waited_for !== null && x.waited_for !== undefined && x.waited_for_ms > 0)
+      by.set(x.waited_for, (by.get(x.waited_for) || 0) + x.waited_for_ms);
+  let best = null;
+  for (const [rank, ms] of by) if (best === null || ms > best.ms || (ms === best.ms && rank < best.rank)) best = { rank, ms };
+  w.waitedFor = best;
+  return w;
+}
+
+/* "0% of the time is waiting for the network, 43% for other GPUs (most of it for GPU 1)" or,
+ * from a server without peer waits, "12% of the time is waiting for the network". */
+function waitWords(w) {
+  let t = fmtPct(w.network) + ' of the time is waiting for the network';
+  if (w.peers === null) return t;
+  t += ', ' + fmtPct(w.peers) + ' for other GPUs';
+  if (w.waitedFor && w.peers >= 0.5) t += ' (most of it for GPU ' + w.waitedFor.rank + ', the one the others wait for)';
+  return t;
+}
+
+/* The answer in plain words: "8 GPUs: 1.26 s per step, 4.0× one GPU; what-if: 630 ms → 1.26 s
+ * per step (+99.9%); 0% of the time is waiting for the network, 43% for other GPUs (...)." */
 function sentence(h) {
   const r = h.result;
   if (h.req.command === 'compare') {
     const best = r.rows && r.rows[0];
-    if (!best) return 'No plan could run on ' + r.gpus + ' GPUs.';
-    const wait = 100 * best.exposed_comm_ms / best.step_ms;
-    return 'Fastest of ' + (r.rows.length) + ' plans on ' + r.gpus + ' GPUs: ' + best.label + ' — ' +
-      fmtMs(best.step_ms) + ' per step, ' + best.speedup.toFixed(1) + '× one GPU; ' + wait.toFixed(0) +
-      '% of the time is waiting for the network.';
+    const skipped = (r.skipped || []).length;
+    if (!best) return 'No plan could run on ' + r.gpus + ' GPUs (' + skipped + ' skipped: see below).';
+    const wait = { network: pct(best.exposed_comm_ms, best.step_ms), peers: 'peer_wait_ms' in best ? pct(best.peer_wait_ms, best.step_ms) : null };
+    const wi = whatifWords(best.unperturbed_step_ms, best.step_ms);
+    return 'Fastest of ' + r.rows.length + ' plans on ' + r.gpus + ' GPUs' + (skipped ? ' (' + skipped + ' more skipped)' : '') +
+      ': ' + best.label + ' — ' + fmtMs(best.step_ms) + ' per step, ' + best.speedup.toFixed(1) + '× one GPU' +
+      (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(wait).replace(' of the time', ' of the step (its busiest GPU)') + '.';
   }
   const g = r.plan.gpus, batch = h.summary && h.summary.batch_size;
   const speed = batch && r.samples_per_s > 0 ? r.samples_per_s * r.traced_step_ms / 1000 / batch : null;
-  const wait = r.gpus.reduce((a, x) => a + x.exposed_comm_ms, 0) / r.gpus.length / r.step_ms * 100;
+  const wi = r.whatif ? whatifWords(r.whatif.base_ms, r.whatif.run_ms) : '';
   return g + ' GPUs: ' + fmtMs(r.step_ms) + ' per step' + (speed ? ', ' + speed.toFixed(1) + '× one GPU' : '') +
-    '; ' + wait.toFixed(0) + '% of the time is waiting for the network.';
+    (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(waits(r.gpus, r.step_ms)) + '.';
 }
+
+/* The line under the sentence: the batch the run trained on, and what the trace was recorded on. */
+function detailWords(h) {
+  const r = h.result, parts = [];
+  const plan = h.req.command === 'compare' ? r.rows && r.rows[0] && r.rows[0].plan : r.plan;
+  const traced = h.summary && h.summary.batch_size > 0 ? h.summary.batch_size : null;
+  if (plan && plan.global_batch > 0) {
+    const typed = h.req.options.batch !== undefined && traced && h.req.options.batch !== traced * plan.gpus;
+    parts.push('Global batch ' + plan.global_batch + (traced && !typed ? ' = traced ' + traced + ' × ' + plan.gpus + ' GPUs' : '') +
+               (h.req.command === 'compare' ? ' for every plan' : ', ' + plan.replica_batch + ' samples per replica × ' + plan.dp + ' replica' + (plan.dp === 1 ? '' : 's')));
+  }
+  const rec = r.recorded_on || (h.summary && h.summary.recorded_on);
+  if (rec) parts.push('trace recorded on ' + recordedOn({ recorded_on: rec }));
+  return parts.length ? parts.join('; ') + '.' : '';
+}
+
+/* The skipped plans grouped by why (numbers aside): [{why, n, example}], most first. */
+function skippedGroups(skipped) {
+  const groups = new Map();
+  for (const x of skipped || []) {
+    const key = (x.reason || '').replace(/[0-9]+(\.[0-9]+)?/g, 'N');
+    const g = groups.get(key) || { n: 0, example: x };
+    g.n++;
+    groups.set(key, g);
+  }
+  return [...groups.values()].sort((a, b) => b.n - a.n);
+}
+
+const RANKING_ROWS = 10;
 
 function showRanking(r) {
   const t = $('ranking');
   t.textContent = '';
+  const ran = r.rows.length, skipped = (r.skipped || []).length, shown = Math.min(RANKING_ROWS, ran);
+  t.appendChild(el('caption', (shown < ran ? 'Top ' + shown + ' of ' + ran : 'All ' + ran) + ' plans that ran, fastest first' +
+    (skipped ? '; ' + skipped + ' more skipped (below)' : '') + '. ' + (ran + skipped) + ' plans tried in all.'));
   const head = el('tr');
   for (const c of ['rank', 'plan', 'step', 'speed-up', 'samples/s', 'waiting for network', 'memory per GPU']) head.appendChild(el('th', c));
   t.appendChild(head);
-  r.rows.slice(0, 10).forEach((x, i) => {
+  r.rows.slice(0, RANKING_ROWS).forEach((x, i) => {
     const tr = el('tr');
     for (const c of [i + 1, x.label, fmtMs(x.step_ms), x.speedup.toFixed(2) + '×', x.samples_per_s > 0 ? x.samples_per_s.toFixed(1) : '?',
-                     (100 * x.exposed_comm_ms / x.step_ms).toFixed(0) + '%', fmtBytes(x.peak_mem_bytes) + (x.over_mem ? ' !' : '')])
+                     fmtPct(pct(x.exposed_comm_ms, x.step_ms)), fmtBytes(x.peak_mem_bytes) + (x.over_mem ? ' — over the GPU\'s memory' : '')])
       tr.appendChild(el('td', c));
     t.appendChild(tr);
   });
   t.hidden = false;
+  const box = $('skipped');
+  box.textContent = '';
+  if (!skipped) { box.hidden = true; return; }
+  box.appendChild(el('p', skipped + ' plan' + (skipped === 1 ? ' was' : 's were') + ' skipped: they cannot run this trace on ' + r.gpus + ' GPUs.'));
+  const ul = el('ul');
+  for (const g of skippedGroups(r.skipped)) {
+    const li = el('li');
+    li.appendChild(el('b', g.n + ' × '));
+    li.appendChild(document.createTextNode(g.example.reason + (g.n > 1 ? ' (e.g. ' + g.example.label + ')' : ' (' + g.example.label + ')')));
+    ul.appendChild(li);
+  }
+  box.appendChild(ul);
+  box.hidden = false;
 }
 
 const FILE_LABELS = { 'result.json': 'JSON', 'report.html': 'standalone HTML report', 'timeline.json': 'timeline (Perfetto)' };
@@ -369,7 +609,9 @@ function showRun(h) {
   $('step-answer').hidden = false;
   $('answer').textContent = '';
   $('run-error').textContent = '';
+  $('answer-detail').textContent = '';
   $('ranking').hidden = true;
+  $('skipped').hidden = true;
   $('downloads').textContent = '';
   if (h.status === 'failed') {
     $('run-error').textContent = 'The run failed: ' + h.error;
@@ -377,6 +619,7 @@ function showRun(h) {
     return;
   }
   $('answer').textContent = sentence(h);
+  $('answer-detail').textContent = detailWords(h);
   if (h.req.command === 'compare') showRanking(h.result);
   $('downloads').appendChild(el('span', 'Downloads: '));
   for (const f of h.files) {
@@ -417,13 +660,19 @@ function keyNumbers(h) {
   const r = h.result;
   if (h.req.command === 'compare') {
     const b = r.rows[0];
-    return [['GPUs', r.gpus], ['plan', b.label], ['step', fmtMs(b.step_ms)], ['speed-up', b.speedup.toFixed(2) + '×'],
-            ['samples/s', b.samples_per_s.toFixed(1)], ['memory per GPU', fmtBytes(b.peak_mem_bytes)]];
+    if (!b) return [['GPUs', r.gpus], ['plans', '0 ran, ' + (r.skipped || []).length + ' skipped']];
+    return [['GPUs', r.gpus], ['plans', r.rows.length + ' ran, ' + (r.skipped || []).length + ' skipped'], ['plan', b.label],
+            ['step', fmtMs(b.step_ms)], ['speed-up', b.speedup.toFixed(2) + '×'],
+            ['samples/s', b.samples_per_s > 0 ? b.samples_per_s.toFixed(1) : '?'], ['global batch', b.plan.global_batch || '?'],
+            ['memory per GPU', fmtBytes(b.peak_mem_bytes)]];
   }
   const worst = r.gpus.reduce((a, x) => Math.max(a, x.peak_mem_bytes), 0);
-  return [['GPUs', r.plan.gpus], ['plan', 'dp ' + r.plan.dp + ' × tp ' + r.plan.tp + ' × pp ' + r.plan.pp],
-          ['step', fmtMs(r.step_ms)], ['samples/s', r.samples_per_s.toFixed(1)], ['network', r.topology || r.network],
-          ['memory per GPU', fmtBytes(worst)]];
+  const rows = [['GPUs', r.plan.gpus], ['plan', 'dp ' + r.plan.dp + ' × tp ' + r.plan.tp + ' × pp ' + r.plan.pp],
+                ['step', fmtMs(r.step_ms)], ['samples/s', r.samples_per_s > 0 ? r.samples_per_s.toFixed(1) : '?'],
+                ['global batch', r.plan.global_batch || '?'], ['network', r.topology || r.network],
+                ['memory per GPU', fmtBytes(worst)]];
+  if (r.whatif) rows.push(['what-if', whatifWords(r.whatif.base_ms, r.whatif.run_ms)]);
+  return rows;
 }
 
 function sideBySide() {
@@ -462,7 +711,7 @@ async function start() {
   $('run').addEventListener('click', run);
   $('side-by-side-btn').addEventListener('click', sideBySide);
   for (const e of document.querySelectorAll('input, select, textarea'))
-    if (e.id !== 'trace' && e.id !== 'preset' && !e.id.startsWith('upload')) e.addEventListener('input', validate);
+    if (e.id !== 'trace' && e.id !== 'preset' && !e.id.startsWith('upload')) e.addEventListener('input', () => validate());
   applyPreset();
   if (state.traces.length) await chooseTrace();
 }

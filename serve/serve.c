@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "run/compare.h"
 #include "serve/jobs.h"
 #include "serve/options.h"
 #include "serve/page.h"
@@ -159,32 +160,62 @@ static mt_status check_request(const json_t *req, mt_error *err) {
     return MT_OK;
 }
 
-static enum MHD_Result h_submit(mt_serve *s, struct MHD_Connection *c, request *r) {
+/* A comparison's plans counted before it is queued: too many is refused as the run would. */
+static mt_status count_plans(mt_serve *s, const char *trace_id, const mt_serve_opts *o, mt_error *err) {
+    json_t *entry = NULL;
+    MT_CHECK(mt_catalog_summary(s->cat, trace_id, &entry, err));
+    json_int_t batch = json_integer_value(json_object_get(json_object_get(entry, "summary"), "batch_size"));
+    json_decref(entry);
+    int32_t n = 0;
+    return mt_compare_plan_count(&o->rc, &o->cc, batch > 0 ? (int64_t)batch : 0, &n, err);
+}
+
+/* Parses and checks a run request's body (r->body) as a run would take it: *req and *o filled
+ * (the caller frees both), or the one-line problem in r->err. */
+static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts *o) {
     json_error_t jerr;
-    json_t *req = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!req) {
-        snprintf(r->err.msg, sizeof r->err.msg, "malformed JSON body at line %d column %d: %s", jerr.line,
-                 jerr.column, jerr.text);
-        return send_error(c, 400, r->err.msg);
-    }
+    memset(o, 0, sizeof *o);
+    *req = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!*req)
+        return mt_fail(&r->err, MT_EINVAL, "malformed JSON body at line %d column %d: %s", jerr.line, jerr.column,
+                       jerr.text);
     mt_serve_cmd cmd = MT_SERVE_SIMULATE;
     mt_catalog_paths ps;
-    mt_serve_opts o;
-    memset(&o, 0, sizeof o);
-    const char *tid = json_string_value(json_object_get(req, "trace"));
-    json_t *cmdv = json_object_get(req, "command");
-    mt_status st = check_request(req, &r->err);
+    const char *tid = json_string_value(json_object_get(*req, "trace"));
+    json_t *cmdv = json_object_get(*req, "command");
+    mt_status st = check_request(*req, &r->err);
     if (st == MT_OK && cmdv) st = mt_serve_cmd_parse(json_string_value(cmdv), &cmd, &r->err);
     if (st == MT_OK) st = mt_catalog_paths_of(s->cat, tid, &ps, &r->err);
     const char *paths[MT_CATALOG_MAX_FILES];
     for (int k = 0; st == MT_OK && k < ps.n; k++) paths[k] = ps.path[k];
-    if (st == MT_OK) st = mt_serve_opts_parse(cmd, json_object_get(req, "options"), paths, ps.n, &o, &r->err);
+    if (st == MT_OK) st = mt_serve_opts_parse(cmd, json_object_get(*req, "options"), paths, ps.n, o, &r->err);
+    if (st == MT_OK && cmd == MT_SERVE_COMPARE) st = count_plans(s, tid, o, &r->err);
+    if (st != MT_OK) mt_catalog_redact(s->cat, r->err.msg, sizeof r->err.msg);
+    return st;
+}
+
+static enum MHD_Result h_submit(mt_serve *s, struct MHD_Connection *c, request *r) {
+    json_t *req = NULL;
+    mt_serve_opts o;
+    mt_status st = parse_run(s, r, &req, &o);
     int id = 0;
-    if (st == MT_OK) st = mt_jobs_submit(s->jobs, &o, tid, req, &id, &r->err);
+    if (st == MT_OK)
+        st = mt_jobs_submit(s->jobs, &o, json_string_value(json_object_get(req, "trace")), req, &id, &r->err);
     mt_serve_opts_free(&o);
     json_decref(req);
     if (st != MT_OK) return send_error(c, status_of(st), r->err.msg);
     return send_json(c, 202, json_pack("{s:i}", "id", id));
+}
+
+/* The same checks as a run's, without running: 200 {"ok": true} or the 4xx a run would get. */
+static enum MHD_Result h_check(mt_serve *s, struct MHD_Connection *c, request *r) {
+    json_t *req = NULL;
+    mt_serve_opts o;
+    mt_status st = parse_run(s, r, &req, &o);
+    mt_serve_opts_free(&o);
+    json_decref(req);
+    if (st != MT_OK) return send_error(c, status_of(st), r->err.msg);
+    return send_json(c, 200, json_pack("{s:b}", "ok", 1));
 }
 
 static enum MHD_Result h_runs(mt_serve *s, struct MHD_Connection *c, request *r) {
@@ -217,6 +248,7 @@ static const route ROUTES[] = {
     {"GET", "/api/trace", 0, BODY_NONE, h_trace},
     {"GET", "/api/runs", 0, BODY_NONE, h_runs},
     {"POST", "/api/runs", 0, BODY_JSON, h_submit},
+    {"POST", "/api/check", 0, BODY_JSON, h_check},
     {"GET", "/api/runs/", 1, BODY_NONE, h_run},
 };
 enum { N_ROUTES = sizeof ROUTES / sizeof ROUTES[0] };
@@ -402,7 +434,7 @@ mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err) 
     if (!s) return mt_fail(err, MT_ENOMEM, "out of memory");
     s->max_upload_bytes = c->max_upload_bytes;
     mt_status st = mt_catalog_new(c->shipped, c->traces, c->n_traces, &s->cat, err);
-    if (st == MT_OK) st = mt_jobs_new(mt_catalog_dir(s->cat), &s->jobs, err);
+    if (st == MT_OK) st = mt_jobs_new(mt_catalog_dir(s->cat), s->cat, &s->jobs, err);
     if (st == MT_OK) st = start(s, c, err);
     if (st != MT_OK) {
         mt_serve_free(s);

@@ -13,8 +13,12 @@
  *                              at most max_upload_bytes: 413 over it, 400 when the readers refuse
  *   POST /api/runs             {"command": "simulate"|"compare", "trace": ID, "options": {..}}
  *                              -> 202 {"id": N} (serve/options.h: the CLI's options by name)
+ *   POST /api/check            the same body, checked as POST /api/runs checks it (the CLI's flag
+ *                              parser, the web floor on bandwidths, a comparison's plan count),
+ *                              not run: 200 {"ok": true} or the 4xx and message a run would get
  *   GET  /api/runs             [{id, command, trace, status}]
  *   GET  /api/runs/N           status, progress, and when done the same JSON as `--json`
+ *                              (the server's folders written as catalogue ids: catalog.h)
  *   GET  /api/runs/N/FILE      result.json, report.html, timeline.json, csv/NAME.csv
  * A URL holding ".." is refused (400) before routing; no path from a client is opened.
  * Threads: libmicrohttpd's pool answers requests; runs go to serve/jobs.h's one worker (igraph

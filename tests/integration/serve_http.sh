@@ -6,6 +6,9 @@
 # (with and without Content-Length) and unknown routes are refused with a 4xx and a message; 50
 # concurrent requests, some of them uploads cut off mid-way, leave the server answering with no
 # partial upload left behind; it stops cleanly on SIGTERM (in the ASan build: no leak report).
+# POST /api/check answers as POST /api/runs would, without running (the web floor on bandwidths,
+# a comparison of too many plans). No answer, run status, error or run file holds the server's
+# own paths (the trace folders, the private folder): traces are named by their catalogue ids.
 set -u
 BIN=$1
 ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,6 +38,7 @@ STORE=$(echo "$TMP"/tmpdir/mitosis-serve-*)
 req() {
     local m=$1 p=$2; shift 2
     CODE=$(curl -s --path-as-is -o "$TMP/body" -w '%{http_code}' -X "$m" "$@" "$URL$p")
+    cat "$TMP/body" >>"$TMP/all-bodies"
 }
 want() { # want CODE TEXT WHAT
     [ "$CODE" = "$1" ] || fail "$3: HTTP $CODE, want $1: $(head -c 300 "$TMP/body")"
@@ -47,7 +51,7 @@ run() { # run JSON: submits, waits until done or failed; ID and the status in $T
     ID=$(jq .id "$TMP/body")
     for _ in $(seq 1200); do
         curl -s "$URL/api/runs/$ID" >"$TMP/status"
-        case $(jq -r .status "$TMP/status") in done | failed) return ;; esac
+        case $(jq -r .status "$TMP/status") in done | failed) cat "$TMP/status" >>"$TMP/all-bodies"; return ;; esac
         sleep 0.1
     done
     fail "run $ID not finished in 120 s"
@@ -56,10 +60,12 @@ bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEX
     req POST /api/runs -d "$1"
     want 400 "$2" "$3"
 }
-same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json
+same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json, but for the trace
+    # folders, which the API names by catalogue id (shipped/NAME, dir1/NAME), never by path
     local what=$1; shift
     jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' <(jq .result "$TMP/status") >"$TMP/api.json"
-    "$BIN" "$@" --json | jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' >"$TMP/cli.json" ||
+    "$BIN" "$@" --json | sed "s|$ROOT/traces/|shipped/|g; s|$TMP/more/|dir1/|g" |
+      jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' >"$TMP/cli.json" ||
       fail "$what: the CLI failed"
     cmp -s "$TMP/api.json" "$TMP/cli.json" || fail "$what: API and CLI differ: $(diff "$TMP/api.json" "$TMP/cli.json" | head -5)"
     ok "$what: the API's result equals the CLI's --json"
@@ -73,21 +79,32 @@ want 200 '"id": "shipped/cpu-resnet18-b8"' "the shipped traces listed"
 grep -q '"id": "dir1/mine"' "$TMP/body" || fail "the --traces folder's trace is not listed"
 req GET '/api/trace?id=dir1/mine'
 want 200 '"batch_size": 4' "the summary of a --traces trace (inspect --json)"
+grep -q '"source": "--traces folder 1"' "$TMP/body" || fail "a --traces trace's source is not '--traces folder 1'"
+grep -q '"dir1/mine/' "$TMP/body" || fail "the summary's files are not named dir1/mine/...: $(jq -c .summary.files "$TMP/body")"
 
 # API round trips equal the CLI's --json
 run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8",
       "options": {"gpus": 8, "topology": "dgx-h100", "slow-gpu": ["1:1.5"], "sp": false}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "simulate run: $(jq -r .error "$TMP/status")"
 same "simulate with a slow GPU" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 8 --topology dgx-h100 --slow-gpu 1:1.5
-for f in report.html timeline.json csv/gpus.csv result.json; do
+for f in report.html timeline.json csv/gpus.csv csv/layers.csv csv/ops.csv csv/links.csv csv/collectives.csv result.json; do
     req GET "/api/runs/$ID/$f"
-    [ "$CODE" = 200 ] && [ -s "$TMP/body" ] || fail "download $f: HTTP $CODE"
+    [ "$CODE" = 200 ] && [ -s "$TMP/body" ] || [ "${f#csv/}" != "$f" ] || fail "download $f: HTTP $CODE"
 done
-ok "downloads: report.html, timeline.json, csv/gpus.csv, result.json"
-run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2"}}'
+[ "$(jq -r .result.trace "$TMP/status")" = shipped/cpu-resnet18-b8/kineto.json.gz ] ||
+    fail "the result names the trace by path: $(jq -r .result.trace "$TMP/status")"
+ok "downloads: report.html, timeline.json, the CSV tables, result.json"
+run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2", "gpu-mem": "1GB"}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "compare run: $(jq -r .error "$TMP/status")"
 [ "$(jq .progress.total "$TMP/status")" = 3 ] || fail "compare progress total is not 3 plans"
-same "compare on a --traces folder" compare "$TMP/more/mine" --gpus 4 --plans ddp=4,dp=4,ddp=2:pp=2
+same "compare on a --traces folder" compare "$TMP/more/mine" --gpus 4 --plans ddp=4,dp=4,ddp=2:pp=2 --gpu-mem 1GB
+# the report's memory column: each plan's peak against the 1 GB limit, as the JSON's peak_mem_bytes says
+jq -r '.result.rows[] | "fits: \(100 * .peak_mem_bytes / 1e9 | round)% of 1.00 GB"' "$TMP/status" >"$TMP/mem.want"
+req GET "/api/runs/$ID/report.html"
+grep -o '<td class="l">fits: [0-9]*% of 1.00 GB</td>' "$TMP/body" | sed 's|<td class="l">||; s|</td>||' >"$TMP/mem.got"
+[ -s "$TMP/mem.got" ] && cmp -s "$TMP/mem.want" "$TMP/mem.got" ||
+    fail "the report's memory column: $(tr '\n' ';' <"$TMP/mem.got"), want $(tr '\n' ';' <"$TMP/mem.want")"
+ok "the report's memory column: $(tr '\n' ';' <"$TMP/mem.got")"
 
 # refusals: 4xx and a message
 req GET '/api/trace?id=../../etc'
@@ -106,6 +123,26 @@ bad_run '{"trace": "shipped/cpu-resnet18-b8", "extra": 1}' "unknown key 'extra'"
 "$BIN" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 0 2>"$TMP/cli.err"
 cli_msg=$(sed 's/^mitosis simulate: //' "$TMP/cli.err")
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}' "$cli_msg" "an out-of-range value, with the CLI's message"
+
+# POST /api/check: a run's checks without the run
+req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}'
+want 200 '"ok": true' "a good request checked"
+req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}'
+want 400 "$cli_msg" "a bad request checked, with the run's message"
+req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8, "topology": "switch:8", "link-bw": "1e-9GB/s"}}'
+want 400 "link-bw 1e-9GB/s is under the web page's floor of 1MB/s" "a bandwidth under the web floor"
+req POST /api/check -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000", "gpus-per-node": 100000}}'
+want 400 "plans to run is too many (at most 4096" "a comparison of too many plans (100000 GPUs)"
+req POST /api/runs -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000"}}'
+want 400 "plans to run is too many" "the same comparison refused before it is queued"
+
+# a run that fails names the trace by its id, not its path
+run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 64, "pp": 64}}'
+[ "$(jq -r .status "$TMP/status")" = failed ] || fail "64 stages on 41 layers did not fail"
+jq -r .error "$TMP/status" | grep -q "needs at least 64 layers; shipped/cpu-resnet18-b8/kineto.json.gz has 41" ||
+    fail "the failed run's error: $(jq -r .error "$TMP/status")"
+ok "a failed run's error names the trace by its id"
+
 req GET /api/nothing
 want 404 "not found" "an unknown route"
 req GET /api/runs/999
@@ -156,8 +193,9 @@ codes=$(cat "$TMP"/conc/c* | sort | uniq -c | tr -s ' \n' ' ')
 ok "50 concurrent requests answered:$codes"
 run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}'
 req GET /api/runs
-[ "$(jq '[.[] | select(.status == "done")] | length' "$TMP/body")" = "$ID" ] || fail "not every run is done"
-ok "every run done ($ID)"
+[ "$(jq '[.[] | select(.status == "done")] | length' "$TMP/body")" = "$((ID - 1))" ] ||
+    fail "not every run but the failing one is done"
+ok "every run done ($ID, one failed as it should)"
 for _ in $(seq 100); do # a cut-off upload is removed once the server sees the connection closed
     left=$(find "$STORE" -maxdepth 1 -name 'upload-*' | wc -l)
     [ "$left" = 1 ] && break
@@ -165,6 +203,21 @@ for _ in $(seq 100); do # a cut-off upload is removed once the server sees the c
 done
 [ "$left" = 1 ] || fail "$left upload folders left, want 1 (the good upload): $(ls -l "$STORE"/upload-*)"
 ok "cut-off and refused uploads removed"
+
+for i in $(seq "$ID"); do # every run's status and files
+    curl -s "$URL/api/runs/$i" >>"$TMP/all-bodies"
+    for f in report.html timeline.json result.json csv/gpus.csv csv/ops.csv csv/layers.csv; do
+        curl -s "$URL/api/runs/$i/$f" >>"$TMP/all-bodies"
+    done
+done
+curl -s "$URL/api/runs" "$URL/api/traces" "$URL/api/options" >>"$TMP/all-bodies"
+for p in "$ROOT" "$TMP" "$STORE" "$(cd "$ROOT" && pwd -P)" "$(cd "$TMP" && pwd -P)"; do
+    if grep -qF "$p" "$TMP/all-bodies"; then
+        fail "an answer shows the server's path $p: $(grep -oF -m1 "$p" -A0 "$TMP/all-bodies" | head -1) in $(grep -F -m1 "$p" "$TMP/all-bodies" | head -c 300)"
+    fi
+done
+[ "$(wc -c <"$TMP/all-bodies")" -gt 100000 ] || fail "too few answers gathered to look for paths"
+ok "no answer, run status, error or run file holds the server's paths ($(wc -c <"$TMP/all-bodies") bytes read)"
 
 serve_stop
 [ ! -e "$STORE" ] || fail "the private folder $STORE is left after the server stopped"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "run/flags.h"
 #include "serve/catalog.h"
@@ -172,6 +173,70 @@ static void test_catalog(void **state) {
     assert_int_not_equal(stat(dir, &st), 0);
 }
 
+/* The server's paths are replaced by catalogue ids in every text: the --traces folder (given with
+ * a trailing slash) by dirK, the private folder's uploads by upload/N and its runs by their names;
+ * a JSON tree's strings at any depth; a file rewritten, bytes after a NUL kept. */
+static void test_redact(void **state) {
+    (void)state;
+    char base[] = "/tmp/mt-redact-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char traces[300], slash[310];
+    snprintf(traces, sizeof traces, "%s/traces", base);
+    snprintf(slash, sizeof slash, "%s/", traces);
+    assert_int_equal(mkdir(traces, 0700), 0);
+    const char *dirs[] = {slash};
+    mt_catalog *c = NULL;
+    mt_error err = {0};
+    assert_int_equal(mt_catalog_new(NULL, dirs, 1, &c, &err), MT_OK);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "a: %s/gpt/kineto.json; b: %s/upload-3/file-0; c: %s/run-2/report.html", traces,
+             mt_catalog_dir(c), mt_catalog_dir(c));
+    mt_catalog_redact(c, msg, sizeof msg);
+    assert_string_equal(msg, "a: dir1/gpt/kineto.json; b: upload/3/file-0; c: run-2/report.html");
+    char text[1400];
+    snprintf(text, sizeof text, "{\"trace\": \"%s/x\", \"rows\": [{\"reason\": \"%s/y has 4\"}], \"n\": 1}", traces, traces);
+    json_t *j = json_loads(text, 0, NULL);
+    assert_non_null(j);
+    mt_catalog_redact_json(c, j);
+    assert_string_equal(json_string_value(json_object_get(j, "trace")), "dir1/x");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "reason")),
+                        "dir1/y has 4");
+    assert_int_equal(json_integer_value(json_object_get(j, "n")), 1);
+    json_decref(j);
+    char file[320];
+    snprintf(file, sizeof file, "%s/f.html", base);
+    FILE *f = fopen(file, "wb");
+    assert_non_null(f);
+    fprintf(f, "<td>%s/gpt</td>", traces);
+    fputc(0, f);
+    fprintf(f, "tail");
+    fclose(f);
+    assert_int_equal(mt_catalog_redact_file(c, file, &err), MT_OK);
+    char got[64] = {0};
+    f = fopen(file, "rb");
+    size_t n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    assert_int_equal(n, strlen("<td>dir1/gpt</td>") + 1 + 4);
+    assert_memory_equal(got, "<td>dir1/gpt</td>\0tail", n);
+    mt_catalog_free(c);
+    remove(file);
+    rmdir(traces);
+    rmdir(base);
+}
+
+/* The web API's floor on bandwidths, for every bandwidth option, in one line naming it. */
+static void test_web_floor(void **state) {
+    (void)state;
+    mt_serve_opts o;
+    mt_error err = {0};
+    assert_int_equal(parse(MT_SERVE_SIMULATE, "{\"link-bw\": \"1e-9GB/s\"}", &o, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--link-bw 1e-9GB/s is under the web page's floor of 1MB/s"));
+    assert_int_equal(parse(MT_SERVE_COMPARE, "{\"nic-bw\": \"999kB/s\"}", &o, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--nic-bw 999kB/s"));
+    assert_int_equal(parse(MT_SERVE_SIMULATE, "{\"topology\": \"dgx-h100\", \"link-bw\": \"1MB/s\", \"nic-bw\": \"8Mbps\"}", &o, &err), MT_OK);
+    mt_serve_opts_free(&o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_cli),
@@ -179,6 +244,8 @@ int main(void) {
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_options_json),
         cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_redact),
+        cmocka_unit_test(test_web_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
