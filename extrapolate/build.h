@@ -80,7 +80,7 @@ typedef struct mt_pass {
     /* Stage s begins (before the ops that precede the step's first forward op). */
     mt_status (*stage_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s);
     /* Micro-batch mb's forward (dir +1) or backward (dir -1) begins / ends on stage s; `last` is 1
-     * for the step's last backward micro-batch. Forward: after MB_BEGIN, before SEND's end;
+     * for the last backward micro-batch of the model chunk (of the step without --vpp). Forward: after MB_BEGIN, before SEND's end;
      * backward: before MB_END. */
     mt_status (*mb_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);
     mt_status (*mb_end)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);

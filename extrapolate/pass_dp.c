@@ -292,7 +292,7 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
                             TRACE_PHASE_BACKWARD);
     }
     if (!x->active) return MT_OK;
-    x->bucket += b->tail_grad[s];
+    if (b->chunk < b->plan->pp) x->bucket += b->tail_grad[s]; /* once: with the stage's first chunk (--vpp) */
     return x->bucket > 0 ? bucket_out(b, x, em, mb) : MT_OK;
 }
 

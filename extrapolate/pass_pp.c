@@ -56,7 +56,7 @@ static mt_status emit_interleaved(mt_bld *b, mt_emit *em, int32_t s) {
             MT_CHECK(mt_bld_forward(b, em, IL_FWD(f), IL_MB(f)));
             f++;
         }
-        MT_CHECK(mt_bld_backward(b, em, IL_BWD(k), IL_MB(k), k == total - 1));
+        MT_CHECK(mt_bld_backward(b, em, IL_BWD(k), IL_MB(k), IL_MB(k) == M - 1)); /* a chunk's last */
     }
 #undef IL_MB
 #undef IL_FWD
