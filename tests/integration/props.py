@@ -13,6 +13,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -34,13 +35,14 @@ MIN_PLANS = int(os.environ.get("PROPS_MIN", "60"))
 
 # family -> (trace, what it supports)
 FAMILIES = {
-    "gpt-tiny": ("cpu-gpt-tiny-b8", {"tp", "sp", "cp", "pp"}),
+    "gpt-tiny": ("cpu-gpt-tiny-b8", {"tp", "sp", "cp", "pp", "emb"}),
     "gpt-l8h16": ("cpu-gpt-l8h16-b2", {"tp", "sp", "cp", "pp"}),
     "resnet18": ("cpu-resnet18-b8", {"tp", "pp"}),
-    "moe-tiny": ("cpu-moe-tiny-b8", {"ep", "pp"}),
+    "moe-tiny": ("cpu-moe-tiny-b8", {"ep", "pp", "tp"}),
     "dlrm-tiny": ("cpu-dlrm-tiny-b8", {"tp", "emb"}),
     "resmlp": ("cpu-resmlp-b64", {"tp", "pp"}),
 }
+BATCH = {"gpt-tiny": 8, "gpt-l8h16": 2, "resnet18": 8, "moe-tiny": 8, "dlrm-tiny": 8, "resmlp": 64}
 WEIGHT = {"gpt-tiny": 3, "gpt-l8h16": 1, "resnet18": 2, "moe-tiny": 3, "dlrm-tiny": 3, "resmlp": 3}
 
 
@@ -56,16 +58,17 @@ def draw(rng):
         p["cp"] = 2
     if "ep" in sup and rng.random() < 0.6:
         p["ep"] = rng.choice([2, 4])
-    if "emb" in sup and rng.random() < 0.6:
+    if "emb" in sup and rng.random() < (0.6 if fam == "dlrm-tiny" else 0.1):
         p["emb"] = rng.choice(["table", "row", "column"])
+    batch = BATCH[fam]
     if "pp" in sup and rng.random() < 0.4:
-        p["pp"] = rng.choice([2, 2, 4])
+        p["pp"] = rng.choice([q for q in (2, 2, 4) if q <= batch])
         p["schedule"] = rng.choice(["1f1b", "gpipe", "interleaved"])
-        p["mb"] = rng.choice([p["pp"], 2 * p["pp"]])
+        p["mb"] = rng.choice([m for m in (p["pp"], 2 * p["pp"]) if batch % m == 0])
     elif rng.random() < 0.25:
-        p["mb"] = rng.choice([2, 4])
+        p["mb"] = rng.choice([m for m in (2, 4) if batch % m == 0])
     mode = rng.choice(["ddp", "ddp", "dp", "zero1", "zero2", "zero3", "fsdp", "hsdp"])
-    if p["ep"] > 1 or p.get("emb"):  # expert parallelism and sharded tables keep the dense part DDP
+    if p["ep"] > 1:  # expert parallelism keeps the dense part DDP
         mode = "ddp"
     if p["dp"] * p["cp"] > 1 or mode == "ddp":  # sharding over one rank is refused (memcombo.sh checks it)
         p["mode"] = mode
@@ -318,6 +321,41 @@ def chk_cp_traffic(x):
     return [] if abs(got - want) <= 1e-6 * want else [f"cp {got} B per GPU, closed form {want}"]
 
 
+def chk_pp_traffic(x):
+    """Transformers cut between blocks: each of the P V - 1 cuts carries the residual stream [B, S, h] of
+    the replica's batch forward and its gradient back, each GPU its tokens (1/C, and 1/T under --sp)."""
+    p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
+    if p["pp"] < 2 or x["fam"] not in ("gpt-tiny", "gpt-l8h16", "moe-tiny") or p["schedule"] == "interleaved":
+        return []  # (interleaved chunks may end inside a block when that balances them: stages.h)
+    V = 1
+    per_gpu = d["plan"]["replica_batch"] * meta["seq_len"] * meta["hidden"] * 4 / p["cp"] / (p["tp"] if p.get("sp") else 1)
+    want = 2 * (p["pp"] * V - 1) * per_gpu / p["pp"]
+    got = d["mesh"]["traffic_bytes"].get("pp", 0)
+    return [] if abs(got - want) <= 1e-6 * want else [f"pp {got} B per GPU, closed form {want}"]
+
+
+def chk_ep_traffic(x):
+    """MoE all-to-alls: per MoE layer and micro-batch 2 forward and 2 backward, each (E-1)/E of the
+    routed rows x hidden x 4 (meta.json's tokens per expert, capacity-capped): every GPU sends those of
+    whole MoE layers (its stage's), and the 'ep' kind the mean."""
+    p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
+    if p["ep"] < 2 or x["fam"] != "moe-tiny":
+        return []
+    E, scale = p["ep"], d["plan"]["replica_batch"] / meta["batch"]
+    cap = meta.get("expert_capacity", float("inf"))
+    units = [4 * (E - 1) / E * sum(min(t, cap) for t in lay) * meta["hidden"] * 4 * scale for lay in meta["expert_tokens"]]
+    unit, bad = units[0], []
+    for g in d["gpus"]:
+        n = g["traffic_bytes"]["alltoall"] / unit
+        if abs(n - round(n)) > 1e-6 * max(1, n):
+            bad.append(f"gpu {g['rank']} sends the all-to-alls of {n:.4f} MoE layers")
+    want = sum(units) / p["pp"]
+    got = d["mesh"]["traffic_bytes"].get("ep", 0)
+    if abs(got - want) > 1e-6 * want:
+        bad.append(f"ep {got} B per GPU, closed form {want}")
+    return bad[:3]
+
+
 def chk_csv(x):
     """gpus.csv and layers.csv carry the JSON's numbers."""
     import csv
@@ -376,11 +414,16 @@ def chk_html(x):
     peak = max(g["peak_mem_bytes"] for g in d["gpus"])
     if "%.2f GB per GPU" % (peak / 1e9) not in h:
         bad.append(f"the HTML report has no peak '{peak / 1e9:.2f} GB per GPU'")
+    p = x["p"]
+    line = re.search(r"GPUs? = ([^,<]*)", h)
+    for k in ("cp", "ep"):  # the plan line names every dimension the GPUs multiply
+        if p[k] > 1 and (not line or f"{k} {p[k]}" not in line.group(1)):
+            bad.append(f"the HTML plan line '{line.group(1) if line else None}' leaves out {k} {p[k]}")
     return bad
 
 
 CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_dp_traffic, chk_tied_traffic,
-          chk_cp_traffic, chk_csv, chk_timeline, chk_html]
+          chk_cp_traffic, chk_pp_traffic, chk_ep_traffic, chk_csv, chk_timeline, chk_html]
 
 
 def c_known(d):
