@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "extrapolate/program.h"
+#include "extrapolate/statemem.h"
 
 typedef struct mt_emit {           /* appends tasks and items to one stage program */
     mt_stage_program *sp;
@@ -45,10 +46,19 @@ typedef struct mt_bld {
                                     * work goes (its last backward op, else its unit's), -1 */
     double *grad_ready;            /* per backward op: gradient bytes (per rank) ready after it */
     double *tail_grad;             /* per stage: gradients with no backward op (ready at the end) */
-    double *w_stage_bytes;         /* per stage: weight bytes per rank */
+    double *w_stage_bytes;         /* per stage: weight bytes per rank (statemem.h's classes summed) */
+    double *w_stage_rep;           /* per stage: of which replicated over the data-parallel (x CP) group:
+                                    * what ZeRO / FSDP may shard (not experts, not sharded tables) */
     double total_w_bytes;          /* unsplit, all stages */
-    int32_t *w_stage;              /* per tensor: stage of a weight, -1 */
-    int32_t *w_split;              /* per tensor: split of a weight */
+    int32_t *w_stage;              /* per tensor: stage of a weight (its first forward reader's), -1 */
+    int32_t *w_copy;               /* per tensor: another stage whose forward reads the weight and so holds
+                                    * a copy (a tied embedding on the last stage), -1 */
+    int32_t *w_split;              /* per tensor: tensor-parallel split of a weight (mt_bld_weight_split) */
+    double *w_own;                 /* per tensor: the split of a weight over a group other than TP, set by
+                                    * the passes' prepare: ep x local / E for an expert's (a GPU holds its
+                                    * experts only), R for a sharded table; 1 for replicated weights */
+    int8_t *row;                   /* per op: a row-parallel linear (pass_tp): its 1-D weights (the bias,
+                                    * added after the all-reduce) stay whole */
     double *op_ns;                 /* per op: its time at the plan's micro-batch and its split */
     int32_t first_fwd;             /* first forward op, n_ops when none */
     double *boundary;              /* per model chunk: activation bytes sent to the next, per micro-batch */
@@ -70,7 +80,7 @@ typedef struct mt_pass {
     /* Stage s begins (before the ops that precede the step's first forward op). */
     mt_status (*stage_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s);
     /* Micro-batch mb's forward (dir +1) or backward (dir -1) begins / ends on stage s; `last` is 1
-     * for the step's last backward micro-batch. Forward: after MB_BEGIN, before SEND's end;
+     * for the last backward micro-batch of the model chunk (of the step without --vpp). Forward: after MB_BEGIN, before SEND's end;
      * backward: before MB_END. */
     mt_status (*mb_begin)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);
     mt_status (*mb_end)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last);
@@ -84,9 +94,12 @@ typedef struct mt_pass {
     /* Forward op `op` of micro-batch mb is re-run in backward (recomputation): the pass adds what
      * that forward needs (tensor parallel: its forward collectives). */
     mt_status (*recompute_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb);
-    /* After the optimizer: the step's last tasks. Then the stage's memory (sp's byte fields, set by
-     * the core to an unsharded replica's) may be adjusted. */
+    /* After the optimizer: the step's last tasks. */
     mt_status (*step_end)(mt_bld *b, void *st, mt_emit *em, int32_t s);
+    /* Then what only the pass knows of stage s's parameter states (statemem.h: ZeRO-3 / FSDP's
+     * gathered unit); the core composes them once (mt_state_memory) into sp's byte fields. */
+    void (*states)(mt_bld *b, void *st, int32_t s, mt_state_bytes *w);
+    /* Then the stage's activation memory (sp's act_ fields) may be adjusted. */
     void (*memory)(mt_bld *b, void *st, int32_t s, mt_stage_program *sp);
     /* One line into buf when the pass has something to warn about; returns its importance (0
      * none; the program keeps the most important, the first in table order on a tie). */
@@ -116,6 +129,9 @@ mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb, int las
 mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 
 /* Tensor facts (program.c). */
+/* The tensor-parallel split of input j of forward op `op` when it is a weight: the op's split over its
+ * token share (a split of tokens keeps whole weights), 1 for the bias of a row-parallel linear. */
+int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j);
 int mt_bld_tensor_role(const trace *t, const trace_tref *r);
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
 

@@ -16,6 +16,8 @@ int mt_emb_is_table(const trace *t, int32_t i) {
     return o->phase == TRACE_PHASE_FORWARD && o->tp == TRACE_TP_EMBEDDING && o->out_count >= 1 && weight_of(t, o) >= 0;
 }
 
+int32_t mt_emb_table_weight(const trace *t, int32_t i) { return weight_of(t, &t->ops[i]); }
+
 double mt_emb_table_bytes(const trace *t, int32_t i) {
     int32_t w = weight_of(t, &t->ops[i]);
     return w >= 0 ? t->tensors[w].bytes : 0;

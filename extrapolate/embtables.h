@@ -11,6 +11,8 @@
 
 /* 1 when op i looks up a table. */
 int mt_emb_is_table(const trace *t, int32_t i);
+/* Its table: the weight tensor it reads, -1. */
+int32_t mt_emb_table_weight(const trace *t, int32_t i);
 /* Its table's bytes; the bytes of its (pooled) output at the traced batch. */
 double mt_emb_table_bytes(const trace *t, int32_t i);
 double mt_emb_pooled_bytes(const trace *t, int32_t i);

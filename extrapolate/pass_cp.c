@@ -12,7 +12,9 @@
  * (WAIT_GROUP on the CP kind, keep 0). Backward: the same around the core's backward ops, with twice the
  * bytes (the K/V blocks again and their gradients on the way back): again C - 1 sends per rank.
  * The simulator runs the ring beside the attention compute, so a core takes about the larger of
- * its compute (1/C of the traced attention) and C - 1 block transfers.
+ * its compute (1/C of the traced attention) and C - 1 block transfers. Recomputation re-runs a
+ * core's forward ring before its backward (per core and micro-batch: K/V once forward, once
+ * recomputed, twice backward).
  * Invariant: with cp 1 the pass does nothing; every core's forward ring has one wait.
  */
 #include <stdio.h>
@@ -180,10 +182,32 @@ static mt_status cp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     return MT_OK;
 }
 
+/* A forward op re-run in backward (recomputation): a core's recomputed attention needs the whole
+ * sequence's K/V again, so its forward ring runs again (after the scores' op is re-issued) and is
+ * waited for after the context. */
+static mt_status cp_recompute_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb) {
+    cp_state *x = st;
+    if (!x) return MT_OK;
+    int32_t c = x->fwd_start[op];
+    if (c >= 0) {
+        b->p->cp_rings++;
+        MT_CHECK(mt_emit_coll(em, x->kind, MT_COLL_ALLGATHER, MT_COLL_WHY_CP_FWD, 0,
+                              x->cores[c].kv_bytes * b->plan->batch_factor, mt_bld_layer(b, op), mb, TRACE_PHASE_BACKWARD));
+    }
+    if (x->fwd_end[op] < 0) return MT_OK;
+    mt_task *k = mt_emit_task(em, MT_TASK_WAIT_GROUP);
+    if (!k) return MT_ENOMEM;
+    k->group = x->kind;
+    k->keep = 0;
+    k->mb = mb;
+    return MT_OK;
+}
+
 const mt_pass mt_pass_cp = {
     .name = "cp",
     .prepare = cp_prepare,
     .release = cp_release,
     .before_op = cp_before_op,
     .after_op = cp_after_op,
+    .recompute_op = cp_recompute_op,
 };

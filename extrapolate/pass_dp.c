@@ -19,9 +19,9 @@
  *         across the D / G groups (dp_rep) once its reduce-scatter has finished.
  * Sharded modes run every micro-batch's all-gathers and reduce-scatters (gradient accumulation
  * keeps sharded gradients). Per step and GPU a ZeRO-3/FSDP stage sends 3(N-1)/N of its parameter
- * bytes (two all-gathers, one reduce-scatter) against DDP's 2(N-1)/N. Memory per GPU: parameters,
- * gradients and optimizer state divided by the shard size where sharded, plus, for zero 3 and fsdp,
- * the largest unit's gathered parameters.
+ * bytes (two all-gathers, one reduce-scatter) against DDP's 2(N-1)/N. Sharding applies to the
+ * replicated weights only (statemem.h): experts and sharded tables are owned, never gathered. Memory
+ * per GPU is statemem.h's; this pass adds the largest unit's gathered parameters (zero 3, fsdp).
  * With plan comm traced (a multi-rank trace), the job's own collectives stand for these and the
  * pass only makes the optimizer wait for them.
  * Under context parallelism (cp > 1) the CP ranks hold the same weights too: DDP buckets and the
@@ -71,7 +71,7 @@ static mt_status dp_prepare(mt_bld *b, void **st, mt_error *err) {
     *st = x;
     if (!x) return MT_ENOMEM;
     int cp = pl->cp > 1;    /* the CP ranks hold the same weights: they join every DP group and shard */
-    x->shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1;
+    x->shard = mt_state_shard(pl);
     x->per_unit = grad_ranks(pl) > 1 && (pl->zero == 3 || pl->fsdp);
     x->prefetch = pl->fsdp;
     x->hybrid = x->per_unit && mt_plan_shard(pl) < pl->dp;
@@ -100,12 +100,13 @@ static void dp_release(void *st) {
     free(x);
 }
 
-/* unit_w and max_unit: each weight counts in the unit of the forward op that first reads it (as
- * the core's gradients), split as that op; O(ops + trefs). */
+/* unit_w and max_unit: each replicated weight (statemem.h: not an expert's, not a sharded table's)
+ * counts in the unit of the forward op that first reads it on its stage (as the core's gradients: a
+ * tied copy in the unit of the later stage reading it), split as that op; O(ops + trefs). */
 static mt_status unit_weights(mt_bld *b, dp_state *x) {
     const trace *t = b->t;
     int32_t P = b->plan->pp;
-    uint8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    uint8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1); /* 1 its stage, 2 its copy's */
     int32_t *first_unit = malloc((size_t)P * sizeof *first_unit);
     double *in_units = calloc((size_t)P, sizeof *in_units);
     x->unit_w = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *x->unit_w);
@@ -120,14 +121,17 @@ static mt_status unit_weights(mt_bld *b, dp_state *x) {
         if (first_unit[s] < 0 && !trace_op_is_comm(o)) first_unit[s] = u;
         for (int32_t j = 0; j < o->in_count; j++) {
             int32_t w = t->trefs[o->in_first + j].tensor;
-            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
-            seen[w] = 1;
-            x->unit_w[u] += t->tensors[w].bytes / (b->split[i] / b->tok[i]); /* weights: not the token split */
-            in_units[s] += t->tensors[w].bytes / (b->split[i] / b->tok[i]);
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_own[w] != 1) continue;
+            uint8_t bit = s == b->w_stage[w] ? 1 : s == b->w_copy[w] ? 2 : 0;
+            if (!bit || (seen[w] & bit)) continue;
+            seen[w] |= bit;
+            double bytes = t->tensors[w].bytes / b->w_split[w];
+            x->unit_w[u] += bytes;
+            in_units[s] += bytes;
         }
     }
     for (int32_t s = 0; rc == MT_OK && s < P; s++) {
-        double rest = b->w_stage_bytes[s] - in_units[s];
+        double rest = b->w_stage_rep[s] - in_units[s];
         if (rest > 1 && first_unit[s] >= 0) x->unit_w[first_unit[s]] += rest;
     }
     for (int32_t u = 0; rc == MT_OK && u < b->n_units; u++) {
@@ -288,7 +292,7 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
                             TRACE_PHASE_BACKWARD);
     }
     if (!x->active) return MT_OK;
-    x->bucket += b->tail_grad[s];
+    if (b->chunk < b->plan->pp) x->bucket += b->tail_grad[s]; /* once: with the stage's first chunk (--vpp) */
     return x->bucket > 0 ? bucket_out(b, x, em, mb) : MT_OK;
 }
 
@@ -296,8 +300,8 @@ static mt_status dp_mb_end(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t 
 static mt_status dp_step_end(mt_bld *b, void *st, mt_emit *em, int32_t s) {
     const dp_state *x = st;
     const mt_plan *pl = b->plan;
-    if (grad_ranks(pl) <= 1 || (pl->zero != 1 && pl->zero != 2) || b->w_stage_bytes[s] <= 0) return MT_OK;
-    return mt_emit_coll(em, x->kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, b->w_stage_bytes[s], -1, -1,
+    if (grad_ranks(pl) <= 1 || (pl->zero != 1 && pl->zero != 2) || b->w_stage_rep[s] <= 0) return MT_OK;
+    return mt_emit_coll(em, x->kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, b->w_stage_rep[s], -1, -1,
                         TRACE_PHASE_OPTIMIZER);
 }
 
@@ -308,13 +312,11 @@ static double dp_optimizer_share(mt_bld *b, void *st, int32_t op) {
     return 1.0 / x->shard;
 }
 
-static void dp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
+/* ZeRO-3 / FSDP: the largest unit is gathered whole while it runs (statemem.h composes the rest). */
+static void dp_states(mt_bld *b, void *st, int32_t s, mt_state_bytes *w) {
+    (void)b;
     const dp_state *x = st;
-    const mt_plan *pl = b->plan;
-    if (x->shard <= 1 || grad_ranks(pl) <= 1) return;
-    sp->optstate_bytes /= x->shard;
-    if (pl->zero >= 2 || x->per_unit) sp->grad_bytes /= x->shard;
-    if (x->per_unit) sp->param_bytes = sp->param_bytes / x->shard + x->max_unit[s];
+    if (x->per_unit && x->shard > 1) w->gathered = x->max_unit[s];
 }
 
 static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
@@ -322,7 +324,7 @@ static mt_status dp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
     const mt_plan *pl = b->plan;
     if (grad_ranks(pl) <= 1) return MT_OK;
     if (pl->dp_mode == MT_DP_SYNC && pl->comm != MT_COMM_TRACED) {
-        double grads = b->w_stage_bytes[s];
+        double grads = b->w_stage_rep[s];
         if (grads <= 0) return MT_OK;
         return mt_emit_coll(em, x->kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_DP_GRAD, 1, grads, -1, -1,
                             TRACE_PHASE_BACKWARD);
@@ -351,6 +353,6 @@ const mt_pass mt_pass_dp = {
     .mb_end = dp_mb_end,
     .backward_done = dp_backward_done,
     .step_end = dp_step_end,
-    .memory = dp_memory,
+    .states = dp_states,
     .warning = dp_warning,
 };

@@ -13,7 +13,9 @@
  * one of their gradients before the first table's backward op (the same bytes, the other way).
  * Embedding gradients leave the data-parallel buckets (never all-reduced): each rank updates its
  * shard: the stage's weights (memory, optimizer share) count 1/R of the tables (the mean rank's under
- * table-wise).
+ * table-wise; statemem.h's emb class: ZeRO / FSDP never shard or gather them again). Under --tp a
+ * table is split by vocabulary first, each TP rank's slice then sharded over R. A tied table (an LM
+ * head reads it) is refused.
  * Per rank and micro-batch the forward all-to-all sends: table (R-1) x its tables' pooled bytes,
  * row (R-1) x all pooled bytes, column (R-1)/R x all pooled bytes.
  * Invariant: each embedding weight byte is in no DP bucket; 2 all-to-alls per micro-batch.
@@ -31,6 +33,27 @@ typedef struct emb_state {
     double pooled;          /* pooled output bytes of all tables, traced batch */
     double weights;         /* table bytes */
 } emb_state;
+
+/* statemem.h's emb class: each table's weight is split over the R replicas; a table whose weight
+ * another forward op reads too (a tied embedding: the LM head) is refused, its gradient being the
+ * head's as well. */
+static mt_status mark_tables(mt_bld *b, emb_state *x, mt_error *err) {
+    const trace *t = b->t;
+    for (int32_t k = 0; k < x->n; k++) {
+        int32_t w = mt_emb_table_weight(t, x->tables[k]);
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            if (o->phase != TRACE_PHASE_FORWARD || mt_emb_is_table(t, i)) continue;
+            for (int32_t j = 0; j < o->in_count; j++)
+                if (t->trefs[o->in_first + j].tensor == w)
+                    return mt_fail(err, MT_EINVAL, "--embedding-shard: the table of op %d %s is tied (op %d %s reads its "
+                                   "weight too, as an LM head does); sharding a tied embedding is not modelled: drop "
+                                   "--embedding-shard", (int)x->tables[k], t->ops[x->tables[k]].name, (int)i, o->name);
+        }
+        b->w_own[w] = mt_plan_replicas(b->plan);
+    }
+    return MT_OK;
+}
 
 static mt_status emb_prepare(mt_bld *b, void **st, mt_error *err) {
     const trace *t = b->t;
@@ -57,7 +80,7 @@ static mt_status emb_prepare(mt_bld *b, void **st, mt_error *err) {
     if (x->n == 0)
         return mt_fail(err, MT_EINVAL, "--embedding-shard needs a trace with embedding tables (embedding or "
                        "embedding_bag ops reading a weight); none found");
-    return MT_OK;
+    return mark_tables(b, x, err);
 }
 
 static void emb_release(void *st) {
@@ -114,12 +137,11 @@ static mt_status emb_analyse(mt_bld *b, void *st, mt_error *err) {
         if (t->ops[i].phase == TRACE_PHASE_BACKWARD && t->ops[i].fwd_op >= 0 && mt_emb_is_table(t, t->ops[i].fwd_op))
             x->first_bwd = i;
     for (int32_t k = 0; k < x->n; k++) {
-        int32_t f = x->tables[k], s = mt_bld_op_stage(b, f), at = b->anchor[f];
+        int32_t f = x->tables[k], s = mt_bld_op_stage(b, f), at = b->anchor[f], w = mt_emb_table_weight(t, f);
         if (at >= 0 && (x->first_bwd < 0 || at < x->first_bwd)) x->first_bwd = at;
-        double w = mt_emb_table_bytes(b->t, f), drop = w * (1 - 1.0 / mt_plan_replicas(b->plan));
+        double mine = t->tensors[w].bytes / b->w_split[w] / b->w_own[w]; /* what the core made ready */
         double *g = at >= 0 ? &b->grad_ready[at] : &b->tail_grad[s];
-        *g = *g > w ? *g - w : 0;
-        b->w_stage_bytes[s] = b->w_stage_bytes[s] > drop ? b->w_stage_bytes[s] - drop : 0; /* 1/R of it here */
+        *g = *g > mine ? *g - mine : 0;
     }
     return b->plan->emb_shard == MT_EMB_TABLE ? place_tables(b, x) : MT_OK;
 }

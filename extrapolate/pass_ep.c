@@ -12,7 +12,9 @@
  * all-reduced per MoE layer, once its last backward micro-batch is done, over the expert-data-parallel
  * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp's
  * DDP buckets, whose DP group spans ep x dp (group.c). A GPU's weights, memory and optimizer share
- * count 1/ep of the experts. With --expert-skew and no --ep the load changes the expert
+ * count its E / ep experts (statemem.h's ep class). --ep with --tp is refused: the TP pass knows no
+ * router nor experts (it would split the router and take an expert's first linear for a row-parallel
+ * one), so expert tensor parallelism is not modelled. With --expert-skew and no --ep the load changes the expert
  * ops' time on one GPU only.
  * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1; each expert
  * gradient byte is all-reduced once, on edp, and never in a DP bucket.
@@ -29,6 +31,22 @@ typedef struct ep_state {
     double *pending;         /* per MoE layer: expert gradient bytes per GPU taken from the buckets */
 } ep_state;
 
+/* statemem.h's ep class: an expert's weights (those its forward ops read) are split over the EP
+ * group: a GPU holds E / ep of the E experts, of which the trace holds `local`. */
+static void mark_expert_weights(mt_bld *b, const mt_moe *m) {
+    const trace *t = b->t;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (m->op_expert[i] < 0 || o->phase != TRACE_PHASE_FORWARD) continue;
+        const mt_moe_layer *L = &m->l[m->op_moe[i]];
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t w = t->trefs[o->in_first + j].tensor;
+            if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT)
+                b->w_own[w] = (double)m->ep * L->local / L->experts;
+        }
+    }
+}
+
 static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     const mt_plan *pl = b->plan;
     *st = NULL;
@@ -39,6 +57,10 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     if (pl->ep > 1 && (pl->zero || pl->fsdp))
         return mt_fail(err, MT_EINVAL, "--ep with --zero or --fsdp is not modelled (expert parallelism uses DDP "
                        "for the dense parameters)");
+    if (pl->ep > 1 && pl->tp > 1)
+        return mt_fail(err, MT_EINVAL, "--ep with --tp is not modelled (tensor parallelism would split the router and "
+                       "take each expert's first linear for a row-parallel one, not Megatron's expert tensor "
+                       "parallelism): drop --tp or --ep");
     if (pl->ep > 1 && pl->cp > 1)
         return mt_fail(err, MT_EINVAL, "--ep with --cp is not modelled (the dense gradients would reduce over "
                        "dp x cp x ep): drop one of them");
@@ -56,6 +78,7 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     MT_CHECK(mt_moe_plan(x->moe, pl->ep > 1 ? pl->ep : 1, pl->expert_skew, pl->expert_seed, err));
     x->pending = calloc((size_t)x->moe->n_layers, sizeof *x->pending);
     if (!x->pending) return MT_ENOMEM;
+    if (pl->ep > 1) mark_expert_weights(b, x->moe);
     x->ep_kind = mt_groups_add(&b->p->groups, MT_DIM_BIT(MT_DIM_EP), 0, "ep");
     x->edp_kind = mt_groups_add(&b->p->groups, MT_DIMS_DP, 0, "edp");
     if (x->ep_kind < 0 || x->edp_kind < 0)
@@ -71,20 +94,24 @@ static void ep_release(void *st) {
     free(x);
 }
 
-/* Experts' gradients leave the DP buckets: each GPU keeps 1/ep of them, all-reduced on edp; the
- * stage's weights (its memory, its optimizer's share) count 1/ep of the experts. */
+/* Experts' gradients leave the DP buckets: each GPU's share of them (the core counted its experts
+ * only: statemem.h) is all-reduced on edp. */
 static mt_status ep_analyse(mt_bld *b, void *st, mt_error *err) {
-    (void)err;
     ep_state *x = st;
     if (!x) return MT_OK;
     const mt_moe *m = x->moe;
-    for (int32_t k = 0; k < m->n_layers; k++) { /* a GPU holds (and steps) 1/ep of the experts */
-        double *w = &b->w_stage_bytes[mt_bld_op_stage(b, m->l[k].first_fwd)], drop = m->l[k].grad_bytes * (1 - 1.0 / m->ep);
-        *w = *w > drop ? *w - drop : 0;
+    for (int32_t k = 0; k < m->n_layers; k++) { /* the all-to-alls pair up inside one model chunk */
+        const mt_moe_layer *L = &m->l[k];
+        int32_t c0 = mt_bld_op_chunk(b, L->router), c1 = mt_bld_op_chunk(b, L->last_fwd);
+        if (b->plan->pp > 1 && (c0 != c1 || mt_bld_op_chunk(b, L->first_fwd) != c0))
+            return mt_fail(err, MT_EINVAL, "--pp %d --vpp %d cuts MoE layer %d (router op %d .. experts' last op %d) "
+                           "between model chunks %d and %d: a pipeline cut inside a MoE layer is not modelled; choose "
+                           "another --pp or --vpp", b->plan->pp, b->plan->vpp, (int)k, (int)L->router, (int)L->last_fwd,
+                           (int)c0, (int)c1);
     }
     for (int32_t i = 0; i < b->t->n_ops; i++) {
         if (m->op_moe[i] < 0 || b->t->ops[i].phase != TRACE_PHASE_BACKWARD || b->grad_ready[i] <= 0) continue;
-        x->pending[m->op_moe[i]] += b->grad_ready[i] / m->ep;
+        x->pending[m->op_moe[i]] += b->grad_ready[i];
         b->grad_ready[i] = 0;
     }
     return MT_OK;

@@ -16,12 +16,16 @@
  * c < PV - 1 ends by sending them on (SEND +1) to chunk c + 1 (the last stage to stage 0, mt_pp_peer);
  * backward mirrors it (RECV -1, SEND -1). Without --vpp a chunk is a stage.
  * Boundary bytes: an activation produced by a forward op of chunk a and read by one of chunk c > a
- * crosses every boundary a .. c-1 (O(tensors + trefs)).
+ * crosses every boundary a .. c-1 (O(tensors + trefs)), each GPU sending its tokens: 1/C of them
+ * under context parallelism, 1/T under sequence parallelism when its producer is split by sequence
+ * (Megatron's sequence-parallel pipeline sends the scattered tensor).
  * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
  * a weight read by forward ops of the first and of the last stage is held by both; after the last
  * backward micro-batch the two copies' gradients are all-reduced between those two stages' ranks
- * (an "emb" group kind of the first and last pipeline coordinates), and the last stage counts the
- * copy in its memory.
+ * (an "emb" group kind of the first and last pipeline coordinates). The last stage holds its copy as
+ * its own weight (the core's w_copy): in its memory, its data-parallel buckets (the replicas of the
+ * last stage reduce it too, as Megatron's DDP does before the embedding all-reduce) and its ZeRO /
+ * FSDP shards.
  * Invariant: every stage emits each (chunk, micro-batch)'s forward before its backward, exactly once.
  */
 #include <stdio.h>
@@ -52,7 +56,7 @@ static mt_status emit_interleaved(mt_bld *b, mt_emit *em, int32_t s) {
             MT_CHECK(mt_bld_forward(b, em, IL_FWD(f), IL_MB(f)));
             f++;
         }
-        MT_CHECK(mt_bld_backward(b, em, IL_BWD(k), IL_MB(k), k == total - 1));
+        MT_CHECK(mt_bld_backward(b, em, IL_BWD(k), IL_MB(k), IL_MB(k) == M - 1)); /* a chunk's last */
     }
 #undef IL_MB
 #undef IL_FWD
@@ -81,6 +85,13 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
     return MT_OK;
 }
 
+/* Sequence parallelism: T when forward op f's output is split by sequence over the TP group (its
+ * tokens split by T beside context parallelism's C: pass_tp's tok), else 1. */
+static int32_t seq_split(const mt_bld *b, int32_t f) {
+    int32_t T = b->plan->tp, cp = b->t->ops[f].batch_dep && b->plan->cp > 1 ? b->plan->cp : 1;
+    return b->plan->sp && T > 1 && b->tok[f] == T * cp ? T : 1;
+}
+
 mt_status mt_pp_boundaries(mt_bld *b) {
     const trace *t = b->t;
     int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1); /* model chunks */
@@ -103,7 +114,8 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_chunk(b, f);
         b->act_mb[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
-        for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
+        double sent = tt->bytes / b->plan->cp / seq_split(b, f); /* its tokens on this GPU */
+        for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += sent;
     }
     free(maxcons);
     return MT_OK;
@@ -143,28 +155,15 @@ typedef struct pp_state {
 
 static void pp_release(void *st) { free(st); }
 
-/* The weights read by forward ops of both the first and the last stage, per GPU as split by their
- * first reader (split over its token share); O(ops + trefs). */
+/* The weights read by forward ops of both the first and the last stage (the core's copies:
+ * w_copy), per GPU as split by their first reader; O(tensors). */
 static mt_status pp_analyse(mt_bld *b, void *st, mt_error *err) {
     pp_state *x = st;
     const trace *t = b->t;
     int32_t P = b->plan->pp;
     if (P < 2) return MT_OK;
-    int8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1); /* bit 1 first, 2 last stage */
-    if (!seen) return MT_ENOMEM;
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        int32_t s = mt_bld_op_stage(b, i);
-        if (o->phase != TRACE_PHASE_FORWARD || (s != 0 && s != P - 1)) continue;
-        for (int32_t j = 0; j < o->in_count; j++) {
-            int32_t w = t->trefs[o->in_first + j].tensor;
-            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT) continue;
-            int bit = s == 0 ? 1 : 2;
-            if ((seen[w] & 3) != 3 && (seen[w] | bit) == 3) x->tied_bytes += t->tensors[w].bytes / b->w_split[w];
-            seen[w] |= (int8_t)bit;
-        }
-    }
-    free(seen);
+    for (int32_t w = 0; w < t->n_tensors; w++)
+        if (b->w_stage[w] == 0 && b->w_copy[w] == P - 1) x->tied_bytes += t->tensors[w].bytes / b->w_split[w] / b->w_own[w];
     if (x->tied_bytes <= 0) return MT_OK;
     x->kind = mt_groups_add_ends(&b->p->groups, MT_DIM_PP, "emb");
     return x->kind >= 0 ? MT_OK : mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
@@ -189,16 +188,6 @@ static mt_status pp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
                         TRACE_PHASE_BACKWARD);
 }
 
-/* The last stage holds its copy of the tied weights, their gradients and optimizer state. */
-static void pp_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
-    pp_state *x = st;
-    if (x->kind < 0 || s != b->plan->pp - 1) return;
-    double share = b->total_w_bytes > 0 ? b->t->optstate_bytes / b->total_w_bytes : 0;
-    sp->param_bytes += x->tied_bytes;
-    sp->grad_bytes += x->tied_bytes;
-    sp->optstate_bytes += x->tied_bytes * share;
-}
-
 static int pp_warning(mt_bld *b, void *st, char *buf, int len) {
     (void)st;
     if (b->plan->pp > 1 && b->t->n_trefs == 0) {
@@ -214,7 +203,6 @@ const mt_pass mt_pass_pp = {
     .release = pp_release,
     .analyse = pp_analyse,
     .backward_done = pp_backward_done,
-    .memory = pp_memory,
     .mb_begin = pp_mb_begin,
     .mb_end = pp_mb_end,
     .warning = pp_warning,

@@ -313,8 +313,9 @@ static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
         r->last_out_bytes = out_b;
         return MT_OK;
     }
-    if (r->open) { /* row-parallel: closes the pair */
+    if (r->open) { /* row-parallel: closes the pair; its bias, added after the all-reduce, stays whole */
         r->open = 0;
+        b->row[i] = 1;
         MT_CHECK(tp_reduce_out(b, x, r, i, out_b));
         return tp_add(b, x, 0, r->first_col, r->seq_in ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE, r->in_bytes);
     }
@@ -487,7 +488,9 @@ static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
             int32_t w = t->trefs[o->in_first + j].tensor;
             if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || seen[w]) continue;
             seen[w] = 1;
-            x->seq_w[w] = b->tok[i] > 1; /* only sp has split tokens yet: this pass runs first */
+            /* only sp has split tokens yet (this pass runs first); a row-parallel bias is added to the
+             * reduce-scattered output, 1/T of the tokens */
+            x->seq_w[w] = b->tok[i] > 1 || mt_bld_weight_split(b, i, j) < b->split[i] / b->tok[i];
         }
     }
     free(seen);
@@ -516,7 +519,7 @@ static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     return b->plan->sp ? mark_seq_weights(b, x) : MT_OK;
 }
 
-/* sp: the norms' and position embeddings' weights saw 1/T of the tokens on each rank, so their
+/* sp: the norms', position embeddings' and row-parallel biases' weights saw 1/T of the tokens on each rank, so their
  * gradients are partial sums: one all-reduce over the TP group once backward is done. */
 static mt_status tp_backward_done(mt_bld *b, void *st, mt_emit *em, int32_t s) {
     tp_state *x = st;

@@ -10,7 +10,8 @@
  *  3. anchors: where each forward op's backward-side work goes;
  *  then the passes' analyses (tensor-parallel splits first: the rest depends on them), and
  *  4. gradients: each weight's gradient is ready after the last backward op of the forward op
- *     that first read it; its stage and split follow that op;
+ *     that first read it; its stage and split follow that op (a later stage reading it holds a
+ *     copy); the stage's states per GPU compose the splits once (statemem.h);
  *  5. operator times, pipeline boundary bytes (O(tensors x P));
  *  6. emission of each stage: the pipeline pass's schedule of micro-batches, each walked here with
  *     every pass's hooks, then the optimizer share of the stage.
@@ -26,6 +27,7 @@
 #include "extrapolate/build.h"
 #include "extrapolate/moe.h"
 #include "extrapolate/stages.h"
+#include "extrapolate/statemem.h"
 #include "util/units.h"
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
@@ -148,29 +150,51 @@ static mt_status find_anchors(mt_bld *b) {
     return MT_OK;
 }
 
-/* Each weight belongs to the stage and split of the forward op that first reads it; its
- * gradient is ready after that op's anchor (or at the end of its stage's backward). */
+int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j) {
+    const trace_tref *r = &b->t->trefs[b->t->ops[op].in_first + j];
+    if (b->row[op] && r->ndim == 1) return 1; /* a row-parallel bias: added after the all-reduce, whole */
+    return b->split[op] / b->tok[op];         /* a split of tokens keeps whole weights */
+}
+
+/* Weight w of stage s read by forward op i, a new holder of it: its bytes per
+ * GPU (statemem.h's classes: / its TP split, / its EP or table split) join the stage's, its gradient
+ * ready after i's anchor (or at the end of the stage's backward). */
+static void hold_weight(mt_bld *b, int32_t w, int32_t s, int32_t i) {
+    double bytes = b->t->tensors[w].bytes / b->w_split[w] / b->w_own[w];
+    b->w_stage_bytes[s] += bytes;
+    if (b->w_own[w] == 1) b->w_stage_rep[s] += bytes;
+    int32_t at = b->anchor[i];
+    if (at >= 0) b->grad_ready[at] += bytes;
+    else b->tail_grad[s] += bytes;
+}
+
+/* Each weight belongs to the stage and split of the forward op that first reads it; a later stage
+ * whose forward reads it again (a tied embedding's LM head) holds a copy, whose gradient is reduced
+ * over that stage's data-parallel group as its own (and between the copies by pass_pp). */
 static mt_status assign_gradients(mt_bld *b) {
     const trace *t = b->t;
     for (int32_t i = 0; i < t->n_tensors; i++) {
-        b->w_stage[i] = -1;
+        b->w_stage[i] = b->w_copy[i] = -1;
         b->w_split[i] = 1;
     }
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD) continue;
+        int32_t s = op_stage(b, i);
         for (int32_t j = 0; j < o->in_count; j++) {
             int32_t w = t->trefs[o->in_first + j].tensor;
-            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] >= 0)
+            if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT) continue;
+            if (b->w_stage[w] >= 0) {
+                if (b->w_stage[w] != s && b->w_copy[w] < 0) {
+                    b->w_copy[w] = s;
+                    hold_weight(b, w, s, i);
+                }
                 continue;
-            b->w_stage[w] = op_stage(b, i);
-            b->w_split[w] = b->split[i] / b->tok[i]; /* a split of tokens keeps whole weights */
-            double bytes = t->tensors[w].bytes / b->w_split[w];
+            }
+            b->w_stage[w] = s;
+            b->w_split[w] = mt_bld_weight_split(b, i, j);
             b->total_w_bytes += t->tensors[w].bytes;
-            b->w_stage_bytes[b->w_stage[w]] += bytes;
-            int32_t at = b->anchor[i];
-            if (at >= 0) b->grad_ready[at] += bytes;
-            else b->tail_grad[b->w_stage[w]] += bytes;
+            hold_weight(b, w, s, i);
         }
     }
     /* Weights never read in forward (or traces without tensors): by stage compute share. */
@@ -186,12 +210,30 @@ static mt_status assign_gradients(mt_bld *b) {
         for (int32_t s = 0; s < b->plan->pp; s++) {
             double add = all > 0 ? rest * share[s] / all : rest / b->plan->pp;
             b->w_stage_bytes[s] += add;
+            b->w_stage_rep[s] += add;
             b->tail_grad[s] += add;
         }
         b->total_w_bytes = t->param_bytes;
         free(share);
     }
     return MT_OK;
+}
+
+/* Stage s's parameters, gradients and optimizer state per GPU (statemem.h): the core's classes, the
+ * passes' additions (the gathered unit of ZeRO-3 / FSDP), one composition. */
+static void stage_memory(mt_bld *b, int32_t s, mt_stage_program *sp) {
+    const trace *t = b->t;
+    mt_state_bytes w = {b->w_stage_rep[s], b->w_stage_bytes[s] - b->w_stage_rep[s], 0, 0};
+    if (w.owned < 0) w.owned = 0;
+    if (b->total_w_bytes > 0) w.opt_per_param = t->optstate_bytes / b->total_w_bytes;
+    for (int pi = 0; pi < N_PASSES; pi++)
+        if (passes[pi]->states) passes[pi]->states(b, b->state[pi], s, &w);
+    mt_state_mem m = mt_state_memory(b->plan, &w);
+    sp->param_bytes = m.params;
+    sp->grad_bytes = m.grads;
+    sp->optstate_bytes = b->total_w_bytes > 0 ? m.optimizer : ceil(t->optstate_bytes / b->plan->pp - 1e-6);
+    for (int pi = 0; pi < N_PASSES; pi++)
+        if (passes[pi]->memory) passes[pi]->memory(b, b->state[pi], s, sp);
 }
 
 
@@ -254,7 +296,7 @@ static double param_share(const mt_bld *b, int32_t op, int32_t s) {
         int32_t w = t->trefs[o->in_first + j].tensor;
         if (w < 0 || w >= t->n_tensors || t->tensors[w].role != TRACE_ROLE_WEIGHT || b->w_stage[w] < 0) continue;
         all += t->tensors[w].bytes;
-        if (b->w_stage[w] == s) mine += t->tensors[w].bytes / b->w_split[w];
+        if (b->w_stage[w] == s || b->w_copy[w] == s) mine += t->tensors[w].bytes / b->w_split[w] / b->w_own[w];
     }
     if (all > 0) return mine / all;
     if (b->total_w_bytes > 0) return b->w_stage_bytes[s] / b->total_w_bytes;
@@ -299,11 +341,7 @@ static mt_status build_stage(mt_bld *b, int32_t s) {
     EACH_PASS(b, backward_done, &em, s);
     MT_CHECK(emit_other(b, &em, s, 0));
     EACH_PASS(b, step_end, &em, s);
-    sp->param_bytes = sp->grad_bytes = b->w_stage_bytes[s];
-    sp->optstate_bytes = b->total_w_bytes > 0 ? b->t->optstate_bytes * b->w_stage_bytes[s] / b->total_w_bytes
-                                              : b->t->optstate_bytes / b->plan->pp;
-    for (int pi = 0; pi < N_PASSES; pi++)
-        if (passes[pi]->memory) passes[pi]->memory(b, b->state[pi], s, sp);
+    stage_memory(b, s, sp);
     return MT_OK;
 }
 
@@ -334,15 +372,21 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
     b->grad_ready = calloc(nops, sizeof *b->grad_ready);
     b->tail_grad = calloc((size_t)P, sizeof *b->tail_grad);
     b->w_stage_bytes = calloc((size_t)P, sizeof *b->w_stage_bytes);
+    b->w_stage_rep = calloc((size_t)P, sizeof *b->w_stage_rep);
     b->w_stage = malloc(nt * sizeof *b->w_stage);
+    b->w_copy = malloc(nt * sizeof *b->w_copy);
     b->w_split = malloc(nt * sizeof *b->w_split);
+    b->w_own = malloc(nt * sizeof *b->w_own);
+    b->row = calloc(nops, sizeof *b->row);
     b->boundary = calloc((size_t)P * (size_t)(b->plan->vpp > 1 ? b->plan->vpp : 1), sizeof *b->boundary);
     b->act_mb = calloc((size_t)P, sizeof *b->act_mb);
     b->state = calloc(N_PASSES, sizeof *b->state);
     if (!b->unit || !b->stage_of_unit || !b->chunk_of_unit || !b->split || !b->tok || !b->anchor || !b->op_ns || !b->grad_ready || !b->tail_grad ||
-        !b->w_stage_bytes || !b->w_stage || !b->w_split || !b->boundary || !b->act_mb || !b->state)
+        !b->w_stage_bytes || !b->w_stage_rep || !b->w_stage || !b->w_copy || !b->w_split || !b->w_own || !b->row ||
+        !b->boundary || !b->act_mb || !b->state)
         return 0;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = b->tok[i] = 1;
+    for (int32_t i = 0; i < t->n_tensors; i++) b->w_own[i] = 1;
     return 1;
 }
 
@@ -360,8 +404,12 @@ static void bld_free(mt_bld *b) {
     free(b->grad_ready);
     free(b->tail_grad);
     free(b->w_stage_bytes);
+    free(b->w_stage_rep);
     free(b->w_stage);
+    free(b->w_copy);
     free(b->w_split);
+    free(b->w_own);
+    free(b->row);
     free(b->boundary);
     free(b->act_mb);
 }

@@ -374,15 +374,23 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
     }
 }
 
+/* "dp D x tp T x pp P", with " x cp C" and " x ep E" when used: every dimension the GPUs multiply. */
+static const char *plan_dims(const mt_plan *pl, char *buf, size_t len) {
+    int n = snprintf(buf, len, "dp %d x tp %d x pp %d", pl->dp, pl->tp, pl->pp);
+    if (pl->cp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " x cp %d", pl->cp);
+    if (pl->ep > 1 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " x ep %d", pl->ep);
+    return buf;
+}
+
 /* The plan lines: sizes, what tensor/sequence/context parallelism do, the mesh, experts, data-
  * parallel mode, pipeline schedule, recomputation. */
 static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_sim_result *r) {
     const mt_plan *pl = &p->plan;
     char bucket[32];
     mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
-    fprintf(out, "plan       %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives\n", pl->gpus,
-            mt_plural(pl->gpus), pl->dp,
-           pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    char dims[96];
+    fprintf(out, "plan       %d GPU%s = %s, placement %s, %s collectives\n", pl->gpus, mt_plural(pl->gpus),
+            plan_dims(pl, dims, sizeof dims), pl->placement, mt_coll_algo_name(pl->algo));
     if (p->n_tp_replicated > 0) {
         double ns = 0;
         for (int32_t k = 0; k < p->n_tp_replicated; k++) ns += (double)t->ops[p->tp_replicated[k]].dev_ns;
@@ -611,9 +619,9 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     } while (0)
     char dev[320];
     LINE("trace", "%s, recorded on %s", t->kineto_path ? t->kineto_path : "?", mt_device_describe(t, dev, sizeof dev));
-    LINE("plan", "%s: %d GPU%s = dp %d x tp %d x pp %d, placement %s, %s collectives", label, pl->gpus,
-         mt_plural(pl->gpus), pl->dp,
-         pl->tp, pl->pp, pl->placement, mt_coll_algo_name(pl->algo));
+    char dims[96];
+    LINE("plan", "%s: %d GPU%s = %s, placement %s, %s collectives", label, pl->gpus, mt_plural(pl->gpus),
+         plan_dims(pl, dims, sizeof dims), pl->placement, mt_coll_algo_name(pl->algo));
     char mesh[200];
     LINE("mesh", "%s", mesh_text(s->prog, mesh, sizeof mesh));
     if (traffic_text(s->prog, r, mesh, sizeof mesh)[0]) LINE("traffic", "sent per GPU (mean): %s", mesh);

@@ -1,0 +1,125 @@
+"""Issue 31's reproductions 1-3 and 6-8: parameters, gradients, optimizer state and traffic per GPU under
+combinations of strategies, each against a closed form derived here from the model's definition
+(modelparams.py, from meta.json) or the ring collectives' 2(n-1)/n, (n-1)/n, or a one-line refusal.
+Usage: memcombo.py MITOSIS (run from anywhere; traces/ of the repository)."""
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import modelparams as mp  # noqa: E402
+from simcheck import Checker  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+TR = os.path.join(ROOT, "traces")
+c = Checker(sys.argv[1])
+
+
+def trace(name):
+    return os.path.join(TR, name)
+
+
+def whole(x):
+    return math.ceil(x - 1e-6) if x > 0 else 0
+
+
+def opt_ratio(tr):
+    rc, out, err = c.run("inspect", tr, "--json")
+    import json
+    tb = json.loads(out)["tensor_bytes"]
+    return tb["optimizer_state"] / tb["weight"]
+
+
+def mem(d, rank=0):
+    return d["gpus"][rank]["mem_bytes"]
+
+
+def eq(name, got, want):
+    c.check(name, abs(got - want) <= 0.5, f"got {got}, closed form {want}")
+
+
+# 1. EP x TP is refused (TP would split the router, not Megatron's expert tensor parallelism); EP alone
+#    holds the dense part and 1/ep of the experts.
+moe = trace("cpu-moe-tiny-b8")
+for g, ep, tp in ((16, 4, 4), (4, 2, 2)):
+    c.check_bad("--ep with --tp", "simulate", moe, "--gpus", g, "--ep", ep, "--tp", tp)
+ts = mp.params(moe)
+d = c.sim(moe, "--gpus", 4, "--ep", 4)
+if d:
+    rep, own = mp.per_gpu(ts, ep=4)
+    eq("1: --ep 4 params = dense + experts / 4", mem(d)["params"], rep + own)
+    eq("1: --ep 4 optimizer = ratio x params", mem(d)["optimizer"], whole(opt_ratio(moe) * (rep + own)))
+
+# 2. sharded tables x TP / ZeRO / FSDP.
+dlrm = trace("cpu-dlrm-tiny-b8")
+ts = mp.params(dlrm)
+d = c.sim(dlrm, "--gpus", 4, "--embedding-shard", "row", "--tp", 2, "--dp", 2)
+if d:
+    rep, own = mp.per_gpu(ts, tp=2, emb_replicas=2)
+    eq("2: row x tp 2 x dp 2 params = dense / T (row biases whole) + tables / (T R)", mem(d)["params"], rep + own)
+d = c.sim(dlrm, "--gpus", 4, "--embedding-shard", "column", "--zero", 1)
+if d:
+    rep, own = mp.per_gpu(ts, emb_replicas=4)
+    eq("2: column x zero 1 params = dense + tables / R", mem(d)["params"], rep + own)
+    eq("2: column x zero 1 optimizer = ratio x (tables / R + dense / D)", mem(d)["optimizer"],
+       whole(opt_ratio(dlrm) * (own + rep / 4)))
+d = c.sim(dlrm, "--gpus", 4, "--embedding-shard", "row", "--fsdp")
+if d:
+    rep, own = mp.per_gpu(ts, emb_replicas=4)
+    eq("2: row x fsdp grads = tables / R + dense / D", mem(d)["grads"], own + rep / 4)
+    eq("2: row x fsdp reduce-scatters the dense part only: (D-1)/D x dense", d["mesh"]["traffic_bytes"]["dp-rs"],
+       3 / 4 * rep)
+    gathered = mem(d)["params"] - own - rep / 4
+    c.check("2: row x fsdp gathers a dense unit, never a table", 0 < gathered < rep,
+            f"gathered {gathered}, dense {rep}")
+
+# 3. tied embeddings under PP x DP: the last stage's copy is reduced over its replicas too.
+gpt = trace("cpu-gpt-tiny-b8")
+ts = mp.params(gpt)
+total, tied = sum(t["bytes"] for t in ts), mp.tied_bytes(ts)
+d = c.sim(gpt, "--gpus", 8, "--pp", 2, "--dp", 4)
+if d:
+    first = [g for g in d["gpus"] if g["stage"] == 0][0]
+    last = [g for g in d["gpus"] if g["stage"] == 1][0]
+    eq("3: the stages hold the model and the last the tied copy", first["mem_bytes"]["grads"] + last["mem_bytes"]["grads"],
+       total + tied)
+    eq("3: the last stage all-reduces 2(D-1)/D x its gradients (the copy's included) + the copy between stages",
+       last["traffic_bytes"]["allreduce"], 2 * 3 / 4 * last["mem_bytes"]["grads"] + tied)
+d = c.sim(gpt, "--gpus", 8, "--pp", 2, "--dp", 4, "--zero", 1)
+if d:
+    last = [g for g in d["gpus"] if g["stage"] == 1][0]
+    eq("3: zero 1 shards the last stage's optimizer state, the copy's included", last["mem_bytes"]["optimizer"],
+       whole(opt_ratio(gpt) * math.ceil(last["mem_bytes"]["grads"] / 4)))
+c.check_bad("tied", "simulate", gpt, "--gpus", 4, "--embedding-shard", "row")
+
+# 6. SP x PP: each TP rank sends its sequence share at the stage cut.
+l8 = trace("cpu-gpt-l8h16-b2")
+meta = mp.load(l8)
+B, S, h, L = meta["batch"], meta["seq_len"], meta["hidden"], meta["layers"]
+d = c.sim(l8, "--gpus", 4, "--tp", 2, "--pp", 2, "--sp")
+if d:
+    eq("6: sp x pp sends B S h x 4 / T per GPU and step", d["mesh"]["traffic_bytes"]["pp"], B * S * h * 4 / 2)
+
+# 7. CP x recompute: the recomputed ring attention gathers K/V again: per layer forward 1, recomputed 1,
+#    backward 2 (K/V and their gradients) all-gathers of K and V of the whole sequence, (C-1)/C each.
+kv = 2 * B * S * h * 4
+for mode, rings in (("none", 3), ("full", 4)):
+    d = c.sim(l8, "--gpus", 2, "--cp", 2, "--recompute", mode)
+    if d:
+        eq(f"7: cp 2 recompute {mode}: L x {rings} x (C-1)/C x K/V", d["mesh"]["traffic_bytes"]["cp"], L * rings * kv / 2)
+
+# 8. a pipeline cut inside a MoE layer is refused; row-parallel biases stay whole; the plan line names
+#    ep; bytes are whole.
+c.check_bad("inside a MoE layer", "simulate", moe, "--gpus", 8, "--ep", 2, "--pp", 4, "--vpp", 2)
+ts = mp.params(gpt)
+d = c.sim(gpt, "--gpus", 2, "--tp", 2)
+if d:
+    rep, own = mp.per_gpu(ts, tp=2)
+    eq("8: tp 2 params: split / T, row-parallel biases and norms whole", mem(d)["params"], rep)
+rc, out, err = c.run("simulate", moe, "--gpus", 4, "--ep", 2)
+c.check("8: the plan line names ep", rc == 0 and "x ep 2" in out.splitlines()[0], out.splitlines()[:1])
+d = c.sim(gpt, "--gpus", 8, "--pp", 2, "--dp", 4)
+if d:
+    frac = [(g["rank"], k, v) for g in d["gpus"] for k, v in g["mem_bytes"].items() if v != int(v)]
+    c.check("8: memory in whole bytes", not frac, frac[:3])
+c.finish()
