@@ -16,7 +16,8 @@
  * c < PV - 1 ends by sending them on (SEND +1) to chunk c + 1 (the last stage to stage 0, mt_pp_peer);
  * backward mirrors it (RECV -1, SEND -1). Without --vpp a chunk is a stage.
  * Boundary bytes: an activation produced by a forward op of chunk a and read by one of chunk c > a
- * crosses every boundary a .. c-1 (O(tensors + trefs)).
+ * crosses every boundary a .. c-1 (O(tensors + trefs)). Kept bytes: the activations backward reads
+ * (acts.h), on the stage of the op that made them, split as that op is.
  * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
  * a weight read by forward ops of the first and of the last stage is held by both; after the last
  * backward micro-batch the two copies' gradients are all-reduced between those two stages' ranks
@@ -102,9 +103,10 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         int32_t f = tt->first_op;
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_chunk(b, f);
-        b->act_mb[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
         for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += tt->bytes / b->plan->cp; /* its tokens */
     }
+    for (int32_t k = 0; k < b->n_acts; k++) /* kept for backward (acts.h), per rank */
+        b->act_mb[mt_bld_op_stage(b, b->acts[k].op)] += b->acts[k].bytes / b->split[b->acts[k].op];
     free(maxcons);
     return MT_OK;
 }
