@@ -2,7 +2,10 @@
  * schedule, activations sent forward and their gradients back at the stage boundaries.
  *   gpipe        every forward, then every backward;
  *   1f1b         stage s runs min(P - s - 1, M) warm-up forwards, then one forward and one backward
- *                in turn, then the remaining backwards;
+ *                in turn, then the remaining backwards; without a pipeline (P = 1) this is gradient
+ *                accumulation as PyTorch and Megatron run it: each micro-batch's forward then its
+ *                backward, one micro-batch's activations live (the DP pass reduces gradients in the
+ *                last micro-batch's backward only: DDP's no_sync on the others);
  *   interleaved  (--vpp V > 1, Megatron's virtual pipeline) the layers are cut into P x V model
  *                chunks, chunk c on stage c mod P; a stage runs M x V (chunk, micro-batch) passes:
  *                forward k is micro-batch (k div PV) x P + k mod P of its chunk (k mod PV) div P,
@@ -65,7 +68,7 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
     const mt_plan *pl = b->plan;
     int32_t P = pl->pp, M = pl->micro_batches;
     if (pl->vpp > 1 && P > 1) return emit_interleaved(b, em, s);
-    if (pl->schedule == MT_PP_GPIPE || P == 1) {
+    if (pl->schedule == MT_PP_GPIPE) {
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_forward(b, em, s, m));
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_backward(b, em, s, m, m == M - 1));
         return MT_OK;
