@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "extrapolate/acts.h"
 #include "extrapolate/program.h"
 #include "extrapolate/statemem.h"
 
@@ -63,6 +64,12 @@ typedef struct mt_bld {
     int32_t first_fwd;             /* first forward op, n_ops when none */
     double *boundary;              /* per model chunk: activation bytes sent to the next, per micro-batch */
     double *act_mb;                /* per stage: activation bytes kept per micro-batch (per rank) */
+    mt_act *acts;                  /* the activations a micro-batch keeps for backward (acts.h) */
+    int32_t n_acts;
+    int32_t *act_from;             /* per act: the backward op before which recomputation makes it
+                                    * again (not kept from its forward), -1 kept (pass_recompute) */
+    double *act_extra;             /* per stage: bytes per rank kept only for recomputation (the
+                                    * recomputed groups' inputs), held through the backward */
     void **state;                  /* per pass (program.c's table order): what its prepare returned */
 } mt_bld;
 

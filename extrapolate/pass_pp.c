@@ -2,7 +2,10 @@
  * schedule, activations sent forward and their gradients back at the stage boundaries.
  *   gpipe        every forward, then every backward;
  *   1f1b         stage s runs min(P - s - 1, M) warm-up forwards, then one forward and one backward
- *                in turn, then the remaining backwards;
+ *                in turn, then the remaining backwards; without a pipeline (P = 1) this is gradient
+ *                accumulation as PyTorch and Megatron run it: each micro-batch's forward then its
+ *                backward, one micro-batch's activations live (the DP pass reduces gradients in the
+ *                last micro-batch's backward only: DDP's no_sync on the others);
  *   interleaved  (--vpp V > 1, Megatron's virtual pipeline) the layers are cut into P x V model
  *                chunks, chunk c on stage c mod P; a stage runs M x V (chunk, micro-batch) passes:
  *                forward k is micro-batch (k div PV) x P + k mod P of its chunk (k mod PV) div P,
@@ -18,7 +21,8 @@
  * Boundary bytes: an activation produced by a forward op of chunk a and read by one of chunk c > a
  * crosses every boundary a .. c-1 (O(tensors + trefs)), each GPU sending its tokens: 1/C of them
  * under context parallelism, 1/T under sequence parallelism when its producer is split by sequence
- * (Megatron's sequence-parallel pipeline sends the scattered tensor).
+ * (Megatron's sequence-parallel pipeline sends the scattered tensor). Kept bytes: the activations
+ * backward reads (acts.h), on the stage of the op that made them, split as that op is.
  * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
  * a weight read by forward ops of the first and of the last stage is held by both; after the last
  * backward micro-batch the two copies' gradients are all-reduced between those two stages' ranks
@@ -68,7 +72,7 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
     const mt_plan *pl = b->plan;
     int32_t P = pl->pp, M = pl->micro_batches;
     if (pl->vpp > 1 && P > 1) return emit_interleaved(b, em, s);
-    if (pl->schedule == MT_PP_GPIPE || P == 1) {
+    if (pl->schedule == MT_PP_GPIPE) {
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_forward(b, em, s, m));
         for (int32_t m = 0; m < M; m++) MT_CHECK(mt_bld_backward(b, em, s, m, m == M - 1));
         return MT_OK;
@@ -113,10 +117,11 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         int32_t f = tt->first_op;
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_chunk(b, f);
-        b->act_mb[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
         double sent = tt->bytes / b->plan->cp / seq_split(b, f); /* its tokens on this GPU */
         for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += sent;
     }
+    for (int32_t k = 0; k < b->n_acts; k++) /* kept for backward (acts.h), per rank */
+        b->act_mb[mt_bld_op_stage(b, b->acts[k].op)] += b->acts[k].bytes / b->split[b->acts[k].op];
     free(maxcons);
     return MT_OK;
 }

@@ -15,14 +15,20 @@
  * A recomputed op runs at its forward time (its split, the micro-batch's batch factor) in the
  * backward's micro-batch; passes add what its forward needs through their recompute_op hooks (tensor
  * parallel: its forward collectives).
+ * Activations are those backward reads (acts.h). Kept besides those made outside every group: a
+ * group's outputs (read in forward outside it) and its inputs (what its re-run reads: selective,
+ * the projections' Q, K, V, which backward alone does not keep; full, a layer's input) — the
+ * saving is then Korthikanti et al.'s (2022): selective drops the attention probabilities.
  * Invariant: each recomputed forward op is re-run exactly once per backward micro-batch, before its
- * backward; kept + internal activation bytes of a stage == its activation bytes (mt_pp_boundaries).
+ * backward; kept + internal activation bytes of a stage == its activation bytes (mt_pp_boundaries)
+ * + its groups' inputs that backward alone would not keep.
  * Cost: O(ops + trefs + tensors) to prepare, O(recomputed ops) per backward micro-batch.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "extrapolate/build.h"
+#include "util/u64map.h"
 
 typedef struct rc_state {
     int32_t *at;         /* per forward op: the backward op before which it re-runs, -1 */
@@ -131,38 +137,84 @@ static mt_status build_lists(const mt_bld *b, rc_state *x) {
     return MT_OK;
 }
 
-/* Per stage: activation bytes per micro-batch (as mt_pp_boundaries counts them), those still kept,
- * and the largest group's that live only during its backward. */
-static mt_status measure(const mt_bld *b, rc_state *x) {
+/* out[k] for each activation k (b->acts): read in forward by an op outside its maker's recompute
+ * group (a group's output: kept as a checkpoint). A read of storage S at op i is of the latest
+ * activation on S made before i. */
+static mt_status read_outside(const mt_bld *b, const rc_state *x, unsigned char *out) {
+    const trace *t = b->t;
+    mt_u64map last; /* storage -> latest activation on it */
+    mt_u64map_init(&last);
+    mt_status rc = MT_OK;
+    for (int32_t i = 0, k = 0; rc == MT_OK && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        for (int32_t j = 0; o->phase == TRACE_PHASE_FORWARD && j < o->in_count; j++) {
+            int32_t v = t->trefs[o->in_first + j].tensor;
+            int64_t a;
+            if (v < 0 || v >= t->n_tensors || !mt_u64map_get(&last, (uint64_t)t->tensors[v].storage_id, &a)) continue;
+            int32_t f = b->acts[a].op;
+            if (x->group[i] < 0 || x->group[i] != x->group[f]) out[a] = 1;
+        }
+        for (; rc == MT_OK && k < b->n_acts && b->acts[k].op <= i; k++)
+            rc = mt_u64map_put(&last, (uint64_t)b->acts[k].storage_id, k, NULL);
+    }
+    mt_u64map_destroy(&last);
+    return rc;
+}
+
+/* The inputs of the recomputed groups that backward alone would not keep (selective: the
+ * projections' Q, K, V; full: a layer's input when no backward op reads it): bytes per rank per
+ * stage added to kept, each storage once. */
+static mt_status group_inputs(mt_bld *b, const rc_state *x) {
+    const trace *t = b->t;
+    mt_u64map seen;
+    mt_u64map_init(&seen);
+    mt_status rc = MT_OK;
+    for (int32_t k = 0; rc == MT_OK && k < b->n_acts; k++) /* already an activation */
+        rc = mt_u64map_put(&seen, (uint64_t)b->acts[k].storage_id, k, NULL);
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (x->at[i] < 0) continue;
+        for (int32_t j = 0; rc == MT_OK && j < o->in_count; j++) {
+            int32_t v = t->trefs[o->in_first + j].tensor;
+            const trace_tensor *tt = v >= 0 && v < t->n_tensors ? &t->tensors[v] : NULL;
+            int32_t f = tt ? tt->first_op : -1;
+            if (!tt || tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops ||
+                t->ops[f].phase != TRACE_PHASE_FORWARD || (x->group[f] >= 0 && x->group[f] == x->group[i]) ||
+                mt_u64map_get(&seen, (uint64_t)tt->storage_id, NULL))
+                continue;
+            x->kept[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
+            b->act_extra[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
+            rc = mt_u64map_put(&seen, (uint64_t)tt->storage_id, -1, NULL);
+        }
+    }
+    mt_u64map_destroy(&seen);
+    return rc;
+}
+
+/* Per stage: activation bytes per micro-batch (b->acts, as mt_pp_boundaries counts them), those
+ * still kept (not made inside a recomputed group, or a group's output, or a group's input), and the
+ * largest group's that live only during its backward. */
+static mt_status measure(mt_bld *b, rc_state *x) {
     const trace *t = b->t;
     int32_t P = b->plan->pp;
-    size_t nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1);
     size_t nops = (size_t)(t->n_ops > b->n_units ? t->n_ops : b->n_units) + 1; /* groups: ops or units */
-    unsigned char *out = calloc(nt, 1); /* read in forward outside its producer's group */
+    unsigned char *out = calloc((size_t)(b->n_acts > 0 ? b->n_acts : 1), 1);
     double *inner = calloc(nops, sizeof *inner); /* by group */
     x->kept = calloc((size_t)P, sizeof *x->kept);
     x->total = calloc((size_t)P, sizeof *x->total);
     x->transient = calloc((size_t)P, sizeof *x->transient);
     mt_status rc = out && inner && x->kept && x->total && x->transient ? MT_OK : MT_ENOMEM;
-    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD) continue;
-        for (int32_t j = 0; j < o->in_count; j++) {
-            int32_t v = t->trefs[o->in_first + j].tensor, f = v >= 0 && v < t->n_tensors ? t->tensors[v].first_op : -1;
-            if (f >= 0 && f < t->n_ops && (x->group[i] < 0 || x->group[i] != x->group[f])) out[v] = 1;
-        }
-    }
-    for (int32_t v = 0; rc == MT_OK && v < t->n_tensors; v++) {
-        const trace_tensor *tt = &t->tensors[v];
-        int32_t f = tt->first_op;
-        if (tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD)
-            continue;
-        int32_t s = mt_bld_op_stage(b, f);
-        double bytes = tt->bytes / b->split[f];
+    if (rc == MT_OK) rc = read_outside(b, x, out);
+    for (int32_t k = 0; rc == MT_OK && k < b->n_acts; k++) {
+        int32_t f = b->acts[k].op, s = mt_bld_op_stage(b, f);
+        double bytes = b->acts[k].bytes / b->split[f];
         x->total[s] += bytes;
-        if (x->at[f] >= 0 && !out[v]) inner[x->group[f]] += bytes;
-        else x->kept[s] += bytes;
+        if (x->at[f] >= 0 && !out[k]) {
+            inner[x->group[f]] += bytes;
+            b->act_from[k] = x->at[f]; /* made again right before that backward op */
+        } else x->kept[s] += bytes;
     }
+    if (rc == MT_OK) rc = group_inputs(b, x);
     for (int32_t f = 0; rc == MT_OK && f < t->n_ops; f++)
         if (x->at[f] >= 0 && x->group[f] == (b->plan->recompute == MT_RECOMPUTE_FULL ? b->unit[f] : f)) {
             int32_t s = mt_bld_op_stage(b, f);

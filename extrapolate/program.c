@@ -387,6 +387,11 @@ static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
         return 0;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = b->tok[i] = 1;
     for (int32_t i = 0; i < t->n_tensors; i++) b->w_own[i] = 1;
+    if (mt_acts_of_trace(t, &b->acts, &b->n_acts) != MT_OK) return 0;
+    b->act_from = malloc((size_t)(b->n_acts > 0 ? b->n_acts : 1) * sizeof *b->act_from);
+    b->act_extra = calloc((size_t)P, sizeof *b->act_extra);
+    if (!b->act_from || !b->act_extra) return 0;
+    for (int32_t k = 0; k < b->n_acts; k++) b->act_from[k] = -1;
     return 1;
 }
 
@@ -412,6 +417,9 @@ static void bld_free(mt_bld *b) {
     free(b->row);
     free(b->boundary);
     free(b->act_mb);
+    free(b->acts);
+    free(b->act_from);
+    free(b->act_extra);
 }
 
 /* Op times once per op (the model may be costly and every micro-batch reuses them). Every task
@@ -431,6 +439,59 @@ static mt_status op_times(mt_bld *b, mt_error *err) {
                        "beyond the simulator's range (1e6 s): check the model (--model), the GPU specs "
                        "(--gpu-specs) and --batch", total_ns / 1e9);
     return MT_OK;
+}
+
+/* One micro-batch's backward (M = 1, no --vpp): per stage, the most activations (those recomputed
+ * from their re-run on, act_from; the recomputed groups' inputs throughout, act_extra),
+ * backward temporaries (activation gradients: trace bwd_temps) and gradients held at once (per
+ * rank), activations freed after their last backward reader, temporaries held from their op to
+ * their last reader, gradients allocated as their backward op makes them
+ * (zero_grad(set_to_none=True), PyTorch 2's default), into sp->mem_bwd_peak_bytes.
+ * O(ops + acts + temporaries). */
+static mt_status bwd_peaks(mt_bld *b) {
+    const trace *t = b->t;
+    const mt_plan *plan = b->plan;
+    if (plan->micro_batches != 1 || plan->vpp > 1 || !t->has_saved) return MT_OK;
+    size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
+    double *freed = calloc(nops, sizeof *freed), *made = calloc(nops, sizeof *made); /* by op */
+    double *alive = calloc((size_t)plan->pp, sizeof *alive), *grads = calloc((size_t)plan->pp, sizeof *grads);
+    mt_status rc = freed && made && alive && grads ? MT_OK : MT_ENOMEM;
+    for (int32_t k = 0; rc == MT_OK && k < b->n_acts; k++) {
+        const mt_act *a = &b->acts[k];
+        double bytes = a->bytes / b->split[a->op] * plan->batch_factor;
+        int32_t from = b->act_from[k], last = a->last_bwd;
+        if (from >= 0 && (last < from || last >= t->n_ops)) continue; /* re-made and read by none after */
+        if (from >= 0) made[from] += bytes;
+        else alive[mt_bld_op_stage(b, a->op)] += bytes;
+        if (last >= 0 && last < t->n_ops) freed[last] += bytes;
+    }
+    for (int32_t s = 0; rc == MT_OK && s < plan->pp; s++) alive[s] += b->act_extra[s] * plan->batch_factor;
+    for (int32_t k = 0; rc == MT_OK && k < t->n_bwd_temps; k++) { /* held from op to last_bwd */
+        const trace_saved *m = &t->bwd_temps[k];
+        if (m->op < 0 || m->op >= t->n_ops || m->last_bwd < m->op || m->last_bwd >= t->n_ops) continue;
+        double bytes = m->bytes / b->split[m->op] * plan->batch_factor;
+        made[m->op] += bytes;
+        freed[m->last_bwd] += bytes;
+    }
+    for (int32_t s = 0; rc == MT_OK && s < plan->pp; s++) b->p->stages[s].mem_bwd_peak_bytes = alive[s];
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
+        if (t->ops[i].phase != TRACE_PHASE_BACKWARD) continue;
+        int32_t s = mt_bld_op_stage(b, i);
+        mt_stage_program *sp = &b->p->stages[s];
+        grads[s] += b->grad_ready[i]; /* made while the op's inputs are still held */
+        alive[s] += made[i];
+        if (alive[s] + grads[s] > sp->mem_bwd_peak_bytes) sp->mem_bwd_peak_bytes = alive[s] + grads[s];
+        alive[s] -= freed[i];
+    }
+    for (int32_t s = 0; rc == MT_OK && s < plan->pp; s++) {
+        mt_stage_program *sp = &b->p->stages[s];
+        if (alive[s] + grads[s] + b->tail_grad[s] > sp->mem_bwd_peak_bytes) sp->mem_bwd_peak_bytes = alive[s] + grads[s] + b->tail_grad[s];
+    }
+    free(freed);
+    free(made);
+    free(alive);
+    free(grads);
+    return rc;
 }
 
 /* The analyses (core and passes) and the emission, on allocated state. */
@@ -459,6 +520,7 @@ static mt_status build(mt_bld *b, mt_error *err) {
         for (int32_t c = s; c < C - 1; c += plan->pp) p->stages[s].boundary_bytes += b->boundary[c];
         p->stages[s].act_bytes_per_mb = b->act_mb[s] * plan->batch_factor / plan->vpp;
     }
+    MT_CHECK(bwd_peaks(b));
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
     for (int32_t s = 0; s < plan->pp; s++) MT_CHECK(build_stage(b, s));
     set_warning(b);

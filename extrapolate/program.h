@@ -129,6 +129,12 @@ typedef struct mt_stage_program {
     double act_bytes_transient;        /* recomputation: activations that live only while one layer
                                         * (or attention core) runs its backward, once per GPU */
     double boundary_bytes;             /* activations sent to the next stage per micro-batch */
+    double mem_bwd_peak_bytes;         /* one micro-batch per step (M = 1, no --vpp, the trace's
+                                        * saved set known): the most activations + the backward's
+                                        * temporaries + gradients held at once in its backward,
+                                        * activations freed after their last backward reader (a
+                                        * recomputed one made at its re-run), gradients made as their
+                                        * backward op runs (zero_grad(set_to_none=True)); 0 else */
 } mt_stage_program;
 
 typedef struct mt_program {

@@ -110,28 +110,71 @@ static void partition(const double *c, int32_t n, int32_t P, int32_t *group) {
     }
 }
 
-/* Units merged into blocks ending at the clean points (ok[u]: a cut after u is clean), the blocks
- * partitioned, the units given their block's stage. */
-static mt_status cut_blocks(const double *cost, const unsigned char *ok, int32_t U, int32_t K, int32_t P,
-                            int32_t *stage_of_unit) {
-    double *bc = calloc((size_t)K, sizeof *bc);
-    int32_t *bs = malloc((size_t)K * sizeof *bs);
-    if (!bc || !bs) {
-        free(bc);
-        free(bs);
+/* The largest group's cost of a grouping (group[u] nondecreasing, 0 .. P-1). */
+static double max_group(const double *c, const int32_t *group, int32_t n, int32_t P) {
+    double worst = 0, acc = 0;
+    for (int32_t k = 0; k < n; k++) {
+        acc += c[k];
+        if (k == n - 1 || group[k + 1] != group[k]) {
+            if (acc > worst) worst = acc;
+            acc = 0;
+        }
+    }
+    (void)P;
+    return worst;
+}
+
+/* The time-balanced cut (partition) moved towards clean cut points without making any group heavier
+ * than its heaviest: groups chosen left to right, each ending at the unit e (it keeps at least a unit
+ * for every later group, its cost stays within the bound, and the rest still fits the remaining
+ * groups under the bound: need[e + 1], the fewest groups of the rest, from a greedy fill from the
+ * right) with the fewest tensors crossing after it, then the cost nearest an even share of what
+ * remains. O(n P). */
+static mt_status cut_refined(const double *c, const int32_t *cross, int32_t n, int32_t P, int32_t *group) {
+    partition(c, n, P, group);
+    double bound = max_group(c, group, n, P) + 0.5;
+    int32_t *need = malloc((size_t)(n + 1) * sizeof *need), *alt = malloc((size_t)n * sizeof *alt);
+    double *pre = malloc((size_t)(n + 1) * sizeof *pre);
+    if (!need || !alt || !pre) {
+        free(need);
+        free(alt);
+        free(pre);
         return MT_ENOMEM;
     }
-    for (int32_t u = 0, k = 0; u < U; u++) {
-        bc[k] += cost[u];
-        if (u < U - 1 && ok[u]) k++;
+    pre[0] = 0;
+    for (int32_t k = 0; k < n; k++) pre[k + 1] = pre[k] + c[k];
+    need[n] = 0;
+    double acc = 0;
+    for (int32_t k = n - 1, g = 0; k >= 0; k--) {
+        if (acc > 0 && acc + c[k] > bound) {
+            g++;
+            acc = 0;
+        }
+        acc += c[k];
+        need[k] = g + 1;
     }
-    partition(bc, K, P, bs);
-    for (int32_t u = 0, k = 0; u < U; u++) {
-        stage_of_unit[u] = bs[k];
-        if (u < U - 1 && ok[u]) k++;
+    int ok = 1;
+    for (int32_t s = 0, a = 0; ok && s < P; s++) {
+        int32_t rest = P - s - 1, best = -1;
+        double even = (pre[n] - pre[a]) / (P - s);
+        for (int32_t e = a; e <= n - 1 - rest && pre[e + 1] - pre[a] <= bound; e++) {
+            if (need[e + 1] > rest || (rest == 0 && e != n - 1)) continue;
+            if (best < 0) {
+                best = e;
+                continue;
+            }
+            int32_t ce = e < n - 1 ? cross[e] : 0, cb = best < n - 1 ? cross[best] : 0;
+            double de = pre[e + 1] - pre[a] - even, db = pre[best + 1] - pre[a] - even;
+            if (ce < cb || (ce == cb && de * de < db * db)) best = e;
+        }
+        if (best < 0) ok = 0;
+        for (int32_t u = a; ok && u <= best; u++) alt[u] = s;
+        a = best + 1;
     }
-    free(bc);
-    free(bs);
+    if (ok) memcpy(group, alt, (size_t)n * sizeof *group);
+    free(need);
+    free(alt);
+    free(pre);
     return MT_OK;
 }
 
@@ -179,11 +222,10 @@ static void balance_stages(const double *cost, int32_t U, int32_t P, int32_t *gr
     }
 }
 
-/* Interleaved (V > 1): the better of the cut at clean points and the cut anywhere (by the busiest
- * stage's cost, the sum of its V chunks; the cut anywhere only when at least 5 % lighter), then
- * balanced by moving chunk boundaries (balance_stages). */
-static mt_status prefer_balanced(const double *cost, int32_t U, int32_t P, int32_t K, int32_t *group,
-                                 mt_stage_cut *in) {
+/* Interleaved (V > 1): the chunks cut as refined (cut_refined), unless the time-balanced cut
+ * balanced further by moving chunk boundaries (balance_stages) makes the busiest stage (the sum of
+ * its V chunks) lighter. */
+static mt_status prefer_balanced(const double *cost, int32_t U, int32_t P, int32_t K, int32_t *group) {
     int32_t *alt = malloc((size_t)U * sizeof *alt);
     double *acc = malloc((size_t)P * sizeof *acc);
     if (!alt || !acc) {
@@ -193,10 +235,8 @@ static mt_status prefer_balanced(const double *cost, int32_t U, int32_t P, int32
     }
     partition(cost, U, K, alt);
     balance_stages(cost, U, P, alt, acc);
-    if (!in->clean_only || max_stage(cost, alt, U, P, acc) < 0.95 * max_stage(cost, group, U, P, acc)) {
+    if (max_stage(cost, alt, U, P, acc) < max_stage(cost, group, U, P, acc) - 0.5)
         memcpy(group, alt, (size_t)U * sizeof *group);
-        in->clean_only = 0;
-    }
     free(alt);
     free(acc);
     return MT_OK;
@@ -226,10 +266,11 @@ mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, i
         ok[u] = cross[u] <= in.min_crossing;
         in.clean_points += ok[u];
     }
-    in.clean_only = rc == MT_OK && P > 1 && in.clean_points >= P - 1;
-    if (rc == MT_OK && in.clean_only) rc = cut_blocks(cost, ok, U, in.clean_points + 1, P, stage_of_unit);
-    else if (rc == MT_OK) partition(cost, U, P, stage_of_unit);
-    if (rc == MT_OK && V > 1) rc = prefer_balanced(cost, U, Pst, P, stage_of_unit, &in);
+    if (rc == MT_OK) rc = cut_refined(cost, cross, U, P, stage_of_unit);
+    if (rc == MT_OK && V > 1) rc = prefer_balanced(cost, U, Pst, P, stage_of_unit);
+    in.clean_only = rc == MT_OK && P > 1;
+    for (int32_t u = 0; rc == MT_OK && u < U - 1; u++)
+        if (stage_of_unit[u] != stage_of_unit[u + 1] && !ok[u]) in.clean_only = 0;
     if (info) *info = in;
     free(cost);
     free(cross);

@@ -145,6 +145,7 @@ static json_t *gpus_json(const mt_sim_result *r) {
         json_object_set_new(x, "finish_ms", json_real(ms(g->finish_ps)));
         json_object_set_new(x, "peak_live_micro_batches", json_integer(g->peak_live_mb));
         json_object_set_new(x, "peak_mem_bytes", json_real(g->peak_mem_bytes));
+        json_object_set_new(x, "peak_mem_from_ms", json_real(ms(g->peak_mem_from_ps)));
         json_t *tr = json_object();
         for (int c = 0; c < MT_TRAFFIC_CLASSES; c++)
             json_object_set_new(tr, mt_traffic_name((mt_traffic)c), json_real(g->traffic_bytes[c]));
@@ -308,6 +309,7 @@ static void gpu_row_write(mt_jw *w, const mt_gpu_stats *g) {
     mt_jw_key_real(w, "finish_ms", ms(g->finish_ps));
     mt_jw_key_int(w, "peak_live_micro_batches", g->peak_live_mb);
     mt_jw_key_real(w, "peak_mem_bytes", g->peak_mem_bytes);
+    mt_jw_key_real(w, "peak_mem_from_ms", ms(g->peak_mem_from_ps));
     mt_jw_key(w, "traffic_bytes");
     mt_jw_object(w);
     for (int c = 0; c < MT_TRAFFIC_CLASSES; c++) mt_jw_key_real(w, mt_traffic_name((mt_traffic)c), g->traffic_bytes[c]);

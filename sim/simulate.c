@@ -86,6 +86,7 @@ typedef struct vgpu {
     int32_t wait_kind, wait_keep; /* ST_WAIT_GROUP: until pending[wait_kind] <= wait_keep */
     double traffic[MT_TRAFFIC_CLASSES]; /* bytes it sent, by collective class */
     int32_t live, peak_live;
+    mt_time_ps peak_live_ps; /* when live first reached peak_live (a forward's MB_BEGIN) */
     int32_t comm_active;     /* collectives and sends in flight */
     mt_time_ps comm_since;
     mt_time_ps wait_since, finish_ps, comp_start;
@@ -858,7 +859,10 @@ static void advance(runner *r, vgpu *g) {
             g->wait_since = now;
             return;
         case MT_TASK_MB_BEGIN:
-            if (++g->live > g->peak_live) g->peak_live = g->live;
+            if (++g->live > g->peak_live) {
+                g->peak_live = g->live;
+                g->peak_live_ps = now;
+            }
             g->pc++;
             break;
         case MT_TASK_MB_END:
@@ -1092,12 +1096,16 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->host_sync_ps = g->host_sync;
         st->host_busy_ps = r->o.host ? g->host - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
+        st->peak_mem_from_ps = g->peak_live_ps;
         st->mem_params_bytes = sp->param_bytes;
         st->mem_grads_bytes = sp->grad_bytes;
         st->mem_optimizer_bytes = sp->optstate_bytes;
         /* recomputation: one layer's (or attention core's) activations while it runs backward */
         st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
         st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + st->mem_activations_bytes;
+        if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
+            st->peak_mem_bytes = sp->param_bytes + sp->optstate_bytes +
+                                 fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), sp->grad_bytes);
         memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
     }
     for (int32_t s = 0; s < r->P; s++) {
@@ -1158,6 +1166,7 @@ static void fold_copy(runner *r) {
         g->host_wait = f->host_wait;
         g->host_sync = f->host_sync;
         g->peak_live = f->peak_live;
+        g->peak_live_ps = f->peak_live_ps;
     }
 }
 

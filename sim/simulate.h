@@ -148,7 +148,13 @@ typedef struct mt_gpu_stats {
     mt_time_ps host_busy_ps; /* host thread working (host model) */
     mt_time_ps host_sync_ps; /* host thread blocked in synchronising calls (host model) */
     int32_t peak_live_mb;    /* most micro-batches whose activations were held at once */
-    double peak_mem_bytes;   /* parameters + gradients + optimizer state + peak activations */
+    mt_time_ps peak_mem_from_ps; /* when the forward began that brought them to peak_live_mb: the
+                                  * activation peak builds through it and holds until the next
+                                  * backward frees (the first time, in a run of several steps) */
+    double peak_mem_bytes;   /* parameters + gradients + optimizer state + peak activations; with one
+                              * micro-batch per step, the gradients the backward makes while its
+                              * activations free count only as far as both are held at once
+                              * (mt_stage_program.mem_bwd_peak_bytes) */
     double mem_params_bytes, mem_grads_bytes, mem_optimizer_bytes; /* its stage's, per GPU: sharded
                                 * where the plan shards them, parameters with one gathered unit */
     double mem_activations_bytes; /* peak_live_mb x the stage's activations per micro-batch */

@@ -25,6 +25,7 @@
 #include "tracer/kfilter.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
+#include "tracer/saved.h"
 #include "tracer/reader.h"
 #include "tracer/triosim.h"
 #include "util/fileio.h"
@@ -58,6 +59,8 @@ void mt_trace_free(trace *t) {
     free(t->syncs);
     free(t->colls);
     free(t->waits);
+    free(t->saved);
+    free(t->bwd_temps);
     free(t->dist.pgs);
     mt_strpool_free(t->pool);
     free(t);
@@ -273,6 +276,7 @@ static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, in
     t->format = kpath && epath ? TRACE_FORMAT_KINETO_ET : kpath ? TRACE_FORMAT_KINETO : TRACE_FORMAT_ET;
     MT_CHECK(mt_link_build(kpath, kpath ? &p->events : NULL, epath, epath ? &p->graph : NULL, opts, t, err));
     if (epath && !kpath) t->format = TRACE_FORMAT_ET;
+    if (epath) MT_CHECK(mt_saved_build(&p->graph, t, err));
     return MT_OK;
 }
 

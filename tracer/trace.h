@@ -260,6 +260,15 @@ typedef struct trace_op {
     int8_t batch_dep;      /* 1 when its work grows with the batch */
 } trace_op;
 
+/* An activation kept for backward (tracer/saved.h): a storage forward op `op` allocated (its own
+ * output or a nested op's, as a matmul's contiguous copy of its input) that backward ops read again,
+ * the last of them `last_bwd`. */
+typedef struct trace_saved {
+    int32_t op, last_bwd;  /* forward op that allocated it; the last backward op reading it */
+    int64_t storage_id;    /* the ET's storage id */
+    double bytes;          /* numel x itemsize of the largest tensor of that storage the op made */
+} trace_saved;
+
 typedef struct trace_layer {
     const char *name;      /* nn.Module path, or "seq:<n>" when grouped by sequence number */
     int32_t n_ops;
@@ -309,6 +318,11 @@ typedef struct trace {
     trace_sync *syncs;       int32_t n_syncs;   /* sorted by ts_ns */
     trace_coll *colls;       int32_t n_colls;   /* sorted by ts_ns */
     trace_wait *waits;       int32_t n_waits;   /* sorted by ts_ns */
+    trace_saved *saved;      int32_t n_saved;   /* sorted by op (tracer/saved.h) */
+    trace_saved *bwd_temps;  int32_t n_bwd_temps; /* the backward's temporaries, in op order: op
+                                      * made it, last_bwd the last backward op reading it */
+    int has_saved;                   /* 1: saved[] is known (backward ops linked to ET nodes); 0:
+                                      * unknown, every activation a forward op makes counts as kept */
     trace_dist dist;                 /* the traced job's world size, rank and process groups */
 
     int64_t step_start_ns, step_end_ns;   /* wall span of the step: from its start (step window

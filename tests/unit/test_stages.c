@@ -4,15 +4,24 @@
  *  - the optimizer counts: unit 3 holds 97 of the 100 weight bytes, so it runs 58.2 of the
  *    optimizer's 60 ns, the others 0.6 each: costs 22.6, 22.6, 22.6, 80.2; two stages cut after
  *    unit 2 (67.8 | 80.2), not after unit 1 as forward + backward alone would (45.2 | 102.8);
- *  - a residual block is not cut: unit 2 adds unit 0's output to unit 1's, so after unit 1 two
- *    tensors cross, after units 0 and 2 one; two stages of equal units cut at a block boundary,
- *    never between units 1 and 2. */
+ *  - a residual block is cut only when cutting elsewhere would be slower: unit 2 adds unit 0's
+ *    output to unit 1's, so after unit 1 two tensors cross, after units 0 and 2 one. Units weigh
+ *    22 + 15 (optimizer) = 37 each. Two stages: the time-balanced cut after unit 1 (74 | 74) beats
+ *    both block boundaries (37 | 111); three stages: the slowest stage is 74 however the units are
+ *    cut, and the cut at both block boundaries (37 | 74 | 37) is as fast, so it is chosen over
+ *    (74 | 37 | 37), which cuts inside the block.
+ *  - on the shipped traces (units: the trace's layers) and P = 2..6 stages, the chosen cut's slowest
+ *    stage is never slower than the time-balanced cut's: the exact minimum over every contiguous
+ *    cut (dynamic programming, O(P U^2)) of the slowest stage, with the unit costs stages.h
+ *    documents, computed here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "extrapolate/stages.h"
@@ -81,7 +90,7 @@ static void optimizer_time_counts(void **state) {
     assert_memory_equal(stage, want, sizeof want);
 }
 
-static void a_residual_block_is_not_cut(void **state) {
+static void a_residual_block_is_cut_only_when_faster(void **state) {
     (void)state;
     static fake f;
     const double w[UNITS] = {1, 1, 1, 1};
@@ -89,15 +98,16 @@ static void a_residual_block_is_not_cut(void **state) {
     build(&f, w, reads);
     int32_t stage[UNITS];
     mt_stage_cut info;
+    /* two stages: the even cut inside the block (74 | 74), not a block boundary (37 | 111) */
     assert_int_equal(mt_stages_cut(&f.t, f.unit, UNITS, 2, stage, &info), MT_OK);
     assert_int_equal(info.min_crossing, 1);
     assert_int_equal(info.clean_points, 2); /* after units 0 and 2 */
-    assert_true(info.clean_only);
-    assert_int_equal(stage[1], stage[2]);
-    assert_int_equal(stage[0], 0);
-    assert_int_equal(stage[3], 1);
-    /* three stages need two cuts: both clean points */
+    assert_false(info.clean_only);
+    const int32_t even[UNITS] = {0, 0, 1, 1};
+    assert_memory_equal(stage, even, sizeof even);
+    /* three stages: as fast at both block boundaries as anywhere, so there */
     assert_int_equal(mt_stages_cut(&f.t, f.unit, UNITS, 3, stage, &info), MT_OK);
+    assert_true(info.clean_only);
     const int32_t want[UNITS] = {0, 1, 1, 2};
     assert_memory_equal(stage, want, sizeof want);
     /* four need three: a stage may then end anywhere */
@@ -107,10 +117,106 @@ static void a_residual_block_is_not_cut(void **state) {
     assert_memory_equal(stage, each, sizeof each);
 }
 
+/* The unit costs stages.h documents: forward and backward device time (+1 ns per op) and the
+ * optimizer's work (optimizer ops, and parameter-touching ops outside forward and backward after the
+ * first forward op) shared by the weight bytes each unit's forward ops read first. */
+static void unit_costs(const trace *t, const int32_t *unit, int32_t U, double *cost) {
+    double *wb = calloc((size_t)U, sizeof *wb), all = 0, opt = 0;
+    unsigned char *seen = calloc((size_t)t->n_tensors + 1, 1);
+    assert_non_null(wb);
+    assert_non_null(seen);
+    int fwd_seen = 0;
+    for (int32_t u = 0; u < U; u++) cost[u] = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        fwd_seen |= o->phase == TRACE_PHASE_FORWARD;
+        if (trace_op_is_comm(o)) continue;
+        if (unit[i] >= 0) cost[unit[i]] += (double)o->dev_ns + 1;
+        int params = 0;
+        for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
+            int32_t x = t->trefs[o->in_first + j].tensor;
+            trace_role r = x >= 0 ? t->tensors[x].role : TRACE_ROLE_OTHER;
+            params |= r == TRACE_ROLE_WEIGHT || r == TRACE_ROLE_GRADIENT || r == TRACE_ROLE_OPTSTATE;
+        }
+        if (o->phase == TRACE_PHASE_OPTIMIZER || (o->phase == TRACE_PHASE_OTHER && fwd_seen && params)) opt += (double)o->dev_ns;
+        if (o->phase != TRACE_PHASE_FORWARD || unit[i] < 0) continue;
+        for (int32_t j = 0; j < o->in_count; j++) {
+            int32_t x = t->trefs[o->in_first + j].tensor;
+            if (x < 0 || seen[x] || t->tensors[x].role != TRACE_ROLE_WEIGHT) continue;
+            seen[x] = 1;
+            wb[unit[i]] += t->tensors[x].bytes;
+            all += t->tensors[x].bytes;
+        }
+    }
+    for (int32_t u = 0; all > 0 && u < U; u++) cost[u] += opt * wb[u] / all;
+    free(wb);
+    free(seen);
+}
+
+/* The smallest slowest stage over every cut of U units into P contiguous non-empty stages. */
+static double best_cut(const double *cost, int32_t U, int32_t P) {
+    double *f = malloc((size_t)(P + 1) * (size_t)(U + 1) * sizeof *f), *pre = malloc((size_t)(U + 1) * sizeof *pre);
+    assert_non_null(f);
+    assert_non_null(pre);
+    pre[0] = 0;
+    for (int32_t u = 0; u < U; u++) pre[u + 1] = pre[u] + cost[u];
+#define F(k, j) f[(size_t)(k) * (size_t)(U + 1) + (size_t)(j)]
+    for (int32_t k = 0; k <= P; k++)
+        for (int32_t j = 0; j <= U; j++) F(k, j) = k == 0 && j == 0 ? 0 : 1e300;
+    for (int32_t k = 1; k <= P; k++)
+        for (int32_t j = k; j <= U; j++)
+            for (int32_t i = k - 1; i < j; i++) {
+                double v = F(k - 1, i) > pre[j] - pre[i] ? F(k - 1, i) : pre[j] - pre[i];
+                if (v < F(k, j)) F(k, j) = v;
+            }
+    double best = F(P, U);
+#undef F
+    free(f);
+    free(pre);
+    return best;
+}
+
+static void shipped_traces_never_slower_than_time_balanced(void **state) {
+    (void)state;
+    static const char *names[] = {"cpu-resnet18-b8", "cpu-gpt-tiny-b8", "cpu-resmlp-b64", "cpu-moe-tiny-b8",
+                                  "cpu-dlrm-tiny-b8"};
+    const char *fx = getenv("MT_FIXTURES");
+    for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/../../traces/%s", fx ? fx : "tests/fixtures", names[n]);
+        const char *paths[1] = {path};
+        trace *t = NULL;
+        mt_error err = {0};
+        assert_int_equal(mt_trace_load(paths, 1, NULL, &t, &err), MT_OK);
+        int32_t U = t->n_layers, *unit = malloc((size_t)t->n_ops * sizeof *unit), *stage = malloc((size_t)U * sizeof *stage);
+        double *cost = malloc((size_t)U * sizeof *cost);
+        assert_true(U >= 6 && unit && stage && cost);
+        for (int32_t i = 0; i < t->n_ops; i++) unit[i] = t->ops[i].layer < U ? t->ops[i].layer : -1;
+        unit_costs(t, unit, U, cost);
+        for (int32_t P = 2; P <= 6; P++) {
+            mt_stage_cut info;
+            assert_int_equal(mt_stages_cut(t, unit, U, P, stage, &info), MT_OK);
+            double acc[8] = {0}, worst = 0;
+            for (int32_t u = 0; u < U; u++) {
+                assert_true(stage[u] >= 0 && stage[u] < P && (u == 0 || stage[u] - stage[u - 1] <= 1));
+                acc[stage[u]] += cost[u];
+            }
+            for (int32_t s = 0; s < P; s++) worst = acc[s] > worst ? acc[s] : worst;
+            double best = best_cut(cost, U, P);
+            if (worst > best + 1) fail_msg("%s, %d stages: slowest stage %.0f ns, the time-balanced cut's %.0f ns", names[n], P, worst, best);
+        }
+        free(unit);
+        free(stage);
+        free(cost);
+        mt_trace_free(t);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(optimizer_time_counts),
-        cmocka_unit_test(a_residual_block_is_not_cut),
+        cmocka_unit_test(a_residual_block_is_cut_only_when_faster),
+        cmocka_unit_test(shipped_traces_never_slower_than_time_balanced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

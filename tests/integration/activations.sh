@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Integration: activation memory from what backward reads (tracer/saved.h, extrapolate/acts.h) against
+# Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer Models", per
+# layer adapted to fp32 without dropout (4 bytes an element; the dropout masks and outputs gone):
+#   per layer  16 s b h + a s^2 b elements: LayerNorm inputs 2, QKV input 1, Q K V 3, the output
+#              projection's input 1, fc1 input 1, GeLU input 4, fc2 input 4 (x s b h), softmax output
+#              (a s^2 b); the scores before it and the mask fill's are freed in forward
+#   outside    the final LayerNorm's and the LM head's inputs (2 s b h), cross-entropy's log-softmax
+#              output (s b V)
+#   TP t       LayerNorm inputs and their outputs (QKV and fc1 inputs) whole: 4 s b h + (12 s b h +
+#              a s^2 b) / t; the head's input whole, its output split by vocabulary
+#   SP, CP     everything / t (/ c)
+#   selective  drops the softmax output (a s^2 b a layer) for Q K V kept to re-run the core;
+#              the core's own (Q K V copies, probabilities: 3 s b h + a s^2 b) live while it runs
+# with s, b, h, a, L, V read from the trace's tensor shapes (softmax input [b, a, s, s], token
+# embedding weight [V, h], one softmax per layer). Each within 10 %.
+# Gradient accumulation (--micro-batches M, no --pp): forward and backward per micro-batch, one
+# micro-batch's activations live (M = 8: the M = 1 run's / 8), the DDP all-reduce once per step
+# (traffic equal to M = 1's: 2 (D-1)/D x the parameter bytes on a 2-GPU ring); --schedule gpipe
+# keeps all M live.
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'PY'
+import gzip, json, sys
+sys.path.insert(0, sys.argv[3])
+from simcheck import Checker, rel
+
+bin_, traces = sys.argv[1:3]
+c = Checker(bin_)
+
+
+def dims(tr):
+    """s, b, h, a, L, V from the ET's tensor shapes."""
+    nodes = json.load(gzip.open(f"{traces}/{tr}/et.json.gz"))["nodes"]
+    sm = [n for n in nodes if n["name"] == "aten::softmax"]
+    emb = [n for n in nodes if n["name"] == "aten::embedding"]
+    b, a, s, s2 = sm[0]["input_shapes"][0]
+    V, h = emb[0]["input_shapes"][0]
+    assert s == s2 and all(n["input_shapes"][0] == [b, a, s, s] for n in sm)
+    return s, b, h, a, len(sm), V
+
+
+def act(d):
+    st = d["stages"][0]
+    return st["activation_bytes_per_micro_batch"], st["activation_bytes_transient"], d["gpus"][0]
+
+
+for tr in ("cpu-gpt-l8h16-b2", "cpu-gpt-tiny-b8"):
+    s, b, h, a, L, V = dims(tr)
+    sbh, as2b = s * b * h, a * s * s * b
+    full = 4 * (L * (16 * sbh + as2b) + 2 * sbh + s * b * V)
+    d = c.sim(f"{traces}/{tr}", "--gpus", 1)
+    kept, tr_, g = act(d)
+    c.check(f"{tr}: activations {kept:.0f} B within 10 % of Korthikanti's {full} B", rel(kept, full) <= 0.10, (kept, full))
+    c.check(f"{tr}: one GPU, one micro-batch: the activations are that micro-batch's",
+            g["peak_live_micro_batches"] == 1 and g["mem_bytes"]["activations"] == kept, g)
+    sel = c.sim(f"{traces}/{tr}", "--gpus", 1, "--recompute", "selective")
+    k2, t2, _ = act(sel)
+    c.check(f"{tr} --recompute selective: saves the softmax outputs, 4 L a s^2 b = {4 * L * as2b} B",
+            rel(kept - k2, 4 * L * as2b) <= 0.10, (kept - k2, 4 * L * as2b))
+    c.check(f"{tr} --recompute selective: one core's 4 (3 s b h + a s^2 b) live while it re-runs",
+            rel(t2, 4 * (3 * sbh + as2b)) <= 0.10, (t2, 4 * (3 * sbh + as2b)))
+    tp = 4 * (L * (4 * sbh + (12 * sbh + as2b) / 2) + 2 * sbh + s * b * V / 2)
+    k3, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 2, "--tp", 2))
+    c.check(f"{tr} --tp 2: {k3:.0f} B within 10 % of {tp:.0f}", rel(k3, tp) <= 0.10, (k3, tp))
+    k4, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 2, "--tp", 2, "--sp"))
+    c.check(f"{tr} --tp 2 --sp: {k4:.0f} B within 10 % of half", rel(k4, full / 2) <= 0.10, (k4, full / 2))
+    k5, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 2, "--cp", 2))
+    c.check(f"{tr} --cp 2: {k5:.0f} B within 10 % of half", rel(k5, full / 2) <= 0.10, (k5, full / 2))
+
+# gradient accumulation on gpt-tiny (batch 8)
+gpt = f"{traces}/cpu-gpt-tiny-b8"
+one = c.sim(gpt, "--gpus", 1)
+acc = c.sim(gpt, "--gpus", 1, "--micro-batches", 8)
+g1, g8 = one["gpus"][0], acc["gpus"][0]
+c.check("--micro-batches 8: one micro-batch live", g8["peak_live_micro_batches"] == 1, g8)
+c.check("--micro-batches 8: activations = one micro-batch's (the batch's / 8)",
+        rel(g8["mem_bytes"]["activations"], g1["mem_bytes"]["activations"] / 8) < 1e-9,
+        (g8["mem_bytes"]["activations"], g1["mem_bytes"]["activations"]))
+gp = c.sim(gpt, "--gpus", 1, "--micro-batches", 8, "--schedule", "gpipe")
+c.check("--micro-batches 8 --schedule gpipe: all 8 live", gp["gpus"][0]["peak_live_micro_batches"] == 8, gp["gpus"][0])
+pb = c.param_bytes(gpt)
+d1, d4 = c.sim(gpt, "--gpus", 2, "--micro-batches", 1), c.sim(gpt, "--gpus", 2, "--micro-batches", 4)
+t1, t4 = d1["gpus"][0]["traffic_bytes"]["allreduce"], d4["gpus"][0]["traffic_bytes"]["allreduce"]
+c.check(f"DDP x 2, --micro-batches 4: one all-reduce of the gradients per step, 2 (D-1)/D x {pb} B",
+        t4 == t1 and rel(t4, pb) < 1e-9, (t1, t4, pb))
+c.check("DDP x 2, --micro-batches 4: the step is M x (forward + backward) + exposed sync (within 5 % of M = 1's)",
+        rel(d4["step_ms"], d1["step_ms"]) < 0.05 and d4["gpus"][0]["peak_live_micro_batches"] == 1,
+        (d1["step_ms"], d4["step_ms"]))
+c.finish()
+PY
