@@ -607,7 +607,7 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     const trace *t = s->t;
     const mt_plan *pl = &s->prog->plan;
     const mt_sim_result *r = s->res;
-    char val[RUN_LINES][256], label[128];
+    char val[RUN_LINES][512], label[128];
     mt_planlist_label(pl, label, sizeof label);
     mt_html_kv *kv = calloc((size_t)rep->n_summary + RUN_LINES, sizeof *kv);
     if (!kv) return mt_fail(err, MT_ENOMEM, "out of memory writing the HTML report");
