@@ -48,7 +48,7 @@ static int from_meta(trace *t, const char *dir_or_file) {
     if (dev && !strcasecmp(dev, "cpu")) kind = TRACE_DEV_CPU;
     else if (dev && (!strncasecmp(dev, "cuda", 4) || !strcasecmp(dev, "gpu"))) kind = TRACE_DEV_GPU;
     if (kind != TRACE_DEV_UNKNOWN) {
-        set(t, kind, name && *name ? name : NULL, path);
+        set(t, kind, name && *name ? name : NULL, "meta.json"); /* beside the trace; no path (a server's) */
         if (kind == TRACE_DEV_GPU && !t->device_name && t->recorded_on.name) t->device_name = t->recorded_on.name;
     }
     json_decref(m);

@@ -34,7 +34,7 @@ void mt_device_resolve(trace *t, const char *dir_or_file);
 const char *mt_device_kind_name(trace_dev_kind k);
 
 /* One line for humans: "GPU NVIDIA H100 80GB HBM3 [Kineto deviceProperties]", "CPU AMD EPYC
- * [traces/x/meta.json]", "unknown device [...]". Returns buf. */
+ * [meta.json]", "unknown device [...]". Returns buf. */
 char *mt_device_describe(const trace *t, char *buf, size_t len);
 
 /* {"kind": "cpu"|"gpu"|"unknown", "name": NAME|null, "source": ...}: every output's `recorded_on`. */

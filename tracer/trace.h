@@ -289,7 +289,8 @@ typedef struct trace_device {
     trace_dev_kind kind;
     const char *name;      /* "NVIDIA H100 80GB HBM3", "AMD EPYC (2 cores, 1 torch threads)"; NULL unknown */
     const char *source;    /* where kind and name were read: "Kineto deviceProperties",
-                            * "traces/x/meta.json", ...; never NULL after a load */
+                            * "meta.json" (the one beside the trace: no path, which a server
+                            * would give away), ...; never NULL after a load */
 } trace_device;
 
 typedef struct trace {

@@ -21,9 +21,9 @@ h100=$root/traces/triosim-vgg13-h100-bs512
 # ---- inspect: the recording device ----
 "$bin" inspect "$cpu" > "$tmp/i.txt" && "$bin" inspect "$cpu" --json > "$tmp/i.json"
 check "inspect CPU trace: text says CPU and where it was read" \
-  'grep -q "^device     CPU AMD EPYC .*\[.*cpu-resnet18-b8/meta.json\]" "$tmp/i.txt"'
+  'grep -q "^device     CPU AMD EPYC .*\[meta.json\]" "$tmp/i.txt"'
 check "inspect CPU trace: JSON recorded_on.kind cpu, source meta.json, device null" \
-  'jq_py "$tmp/i.json" "r=d[\"recorded_on\"]; assert r[\"kind\"]==\"cpu\" and r[\"source\"].endswith(\"meta.json\") and d[\"device\"] is None, d"'
+  'jq_py "$tmp/i.json" "r=d[\"recorded_on\"]; assert r[\"kind\"]==\"cpu\" and r[\"source\"]==\"meta.json\" and d[\"device\"] is None, d"'
 for t in triosim-vgg13-h100-bs512 triosim-csv-vgg13-h100-bs128 triosim-csv-resnet50-h100-bs128; do
   "$bin" inspect "$root/traces/$t" --json > "$tmp/g.json"
   check "inspect $t: a GPU (H100) trace" \
