@@ -19,9 +19,10 @@
  * c < PV - 1 ends by sending them on (SEND +1) to chunk c + 1 (the last stage to stage 0, mt_pp_peer);
  * backward mirrors it (RECV -1, SEND -1). Without --vpp a chunk is a stage.
  * Boundary bytes: an activation produced by a forward op of chunk a and read by one of chunk c > a
- * crosses every boundary a .. c-1 (O(tensors + trefs)), each GPU sending its tokens: 1/C of them
- * under context parallelism, 1/T under sequence parallelism when its producer is split by sequence
- * (Megatron's sequence-parallel pipeline sends the scattered tensor). Kept bytes: the activations
+ * crosses every boundary a .. c-1 (O(tensors + trefs)), each GPU sending what it holds of it (its
+ * producer's split: 1/C of the tokens under context parallelism, 1/T of them under sequence
+ * parallelism — Megatron's sequence-parallel pipeline sends the scattered tensor — or its 1/T of
+ * the heads or columns inside a tensor-parallel region). Kept bytes: the activations
  * backward reads (acts.h), on the stage of the op that made them, split as that op is.
  * Tied weights (an input embedding the LM head reads again, Megatron's shared word embeddings):
  * a weight read by forward ops of the first and of the last stage is held by both; after the last
@@ -89,13 +90,6 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
     return MT_OK;
 }
 
-/* Sequence parallelism: T when forward op f's output is split by sequence over the TP group (its
- * tokens split by T beside context parallelism's C: pass_tp's tok), else 1. */
-static int32_t seq_split(const mt_bld *b, int32_t f) {
-    int32_t T = b->plan->tp, cp = b->t->ops[f].batch_dep && b->plan->cp > 1 ? b->plan->cp : 1;
-    return b->plan->sp && T > 1 && b->tok[f] == T * cp ? T : 1;
-}
-
 mt_status mt_pp_boundaries(mt_bld *b) {
     const trace *t = b->t;
     int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1); /* model chunks */
@@ -117,7 +111,8 @@ mt_status mt_pp_boundaries(mt_bld *b) {
         int32_t f = tt->first_op;
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_chunk(b, f);
-        double sent = tt->bytes / b->plan->cp / seq_split(b, f); /* its tokens on this GPU */
+        double sent = tt->bytes / b->split[f]; /* what this GPU holds of it: its tokens (1/C under CP, 1/T
+                                               * under SP) or its heads/columns under TP */
         for (int32_t s = ps; s < maxcons[x] && s < C - 1; s++) b->boundary[s] += sent;
     }
     for (int32_t k = 0; k < b->n_acts; k++) /* kept for backward (acts.h), per rank */

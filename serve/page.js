@@ -536,9 +536,12 @@ function sentence(h) {
       (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(wait).replace(' of the time', ' of the step (its busiest GPU)') + '.';
   }
   const g = r.plan.gpus, batch = h.summary && h.summary.batch_size;
-  const speed = batch && r.samples_per_s > 0 ? r.samples_per_s * r.traced_step_ms / 1000 / batch : null;
+  /* a CPU-recorded trace predicted on GPUs (analytical op times) has no traced GPU step to compare with */
+  const modelled = r.recorded_on && r.recorded_on.kind === 'cpu' && r.ranks === 'gpus';
+  const speed = !modelled && batch && r.samples_per_s > 0 ? r.samples_per_s * r.traced_step_ms / 1000 / batch : null;
   const wi = r.whatif ? whatifWords(r.whatif.base_ms, r.whatif.run_ms) : '';
   return g + ' GPUs: ' + fmtMs(r.step_ms) + ' per step' + (speed ? ', ' + speed.toFixed(1) + '× one GPU' : '') +
+    (modelled ? ' (GPU op times from the analytical model: the trace was recorded on a CPU)' : '') +
     (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(waits(r.gpus, r.step_ms)) + '.';
 }
 

@@ -96,9 +96,17 @@ c.check_bad("tied", "simulate", gpt, "--gpus", 4, "--embedding-shard", "row")
 l8 = trace("cpu-gpt-l8h16-b2")
 meta = mp.load(l8)
 B, S, h, L = meta["batch"], meta["seq_len"], meta["hidden"], meta["layers"]
+#    Under SP every activation a GPU holds is split by T (by sequence, or by heads/columns inside a
+#    TP region), so at the same cut each GPU sends 1/T of what one GPU of a TP-less pipeline sends.
 d = c.sim(l8, "--gpus", 4, "--tp", 2, "--pp", 2, "--sp")
-if d:
-    eq("6: sp x pp sends B S h x 4 / T per GPU and step", d["mesh"]["traffic_bytes"]["pp"], B * S * h * 4 / 2)
+d1 = c.sim(l8, "--gpus", 2, "--pp", 2)
+if d and d1:
+    cuts = lambda r: [(s["layer_first"], s["layer_last"]) for s in r["stages"]]
+    c.check("6: sp x pp and the TP-less pipeline cut alike", cuts(d) == cuts(d1), (cuts(d), cuts(d1)))
+    eq("6: sp x pp sends 1/T of the TP-less pipeline's activations per GPU and step",
+       d["mesh"]["traffic_bytes"]["pp"], d1["mesh"]["traffic_bytes"]["pp"] / 2)
+    c.check("6: at least one B S h x 4 tensor crosses the cut", d1["mesh"]["traffic_bytes"]["pp"] >= 2 * B * S * h * 4,
+            d1["mesh"]["traffic_bytes"]["pp"])
 
 # 7. CP x recompute: the recomputed ring attention gathers K/V again: per layer forward 1, recomputed 1,
 #    backward 2 (K/V and their gradients) all-gathers of K and V of the whole sequence, (C-1)/C each.

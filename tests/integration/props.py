@@ -322,8 +322,9 @@ def chk_cp_traffic(x):
 
 
 def chk_pp_traffic(x):
-    """Transformers cut between blocks: each of the P V - 1 cuts carries the residual stream [B, S, h] of
-    the replica's batch forward and its gradient back, each GPU its tokens (1/C, and 1/T under --sp)."""
+    """Each of the P V - 1 cuts carries at least the residual stream [B, S, h] of the replica's batch
+    forward and its gradient back, each GPU its tokens (1/C, and 1/T under --sp): exactly that at a
+    block cut."""
     p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
     if p["pp"] < 2 or x["fam"] not in ("gpt-tiny", "gpt-l8h16", "moe-tiny") or p["schedule"] == "interleaved":
         return []  # (interleaved chunks may end inside a block when that balances them: stages.h)
@@ -331,7 +332,9 @@ def chk_pp_traffic(x):
     per_gpu = d["plan"]["replica_batch"] * meta["seq_len"] * meta["hidden"] * 4 / p["cp"] / (p["tp"] if p.get("sp") else 1)
     want = 2 * (p["pp"] * V - 1) * per_gpu / p["pp"]
     got = d["mesh"]["traffic_bytes"].get("pp", 0)
-    return [] if abs(got - want) <= 1e-6 * want else [f"pp {got} B per GPU, closed form {want}"]
+    # the partitioner may cut inside a block when that is faster (stages.h: the time-balanced cut is a
+    # bound), where more than the residual stream crosses: at least the block cut's bytes then
+    return [] if got >= want * (1 - 1e-6) else [f"pp {got} B per GPU, under the block cut's {want}"]
 
 
 def chk_ep_traffic(x):

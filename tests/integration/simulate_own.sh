@@ -162,8 +162,11 @@ if all(runs.values()):
     for m, d in runs.items():
         g = d["gpus"][0]
         mb = g["mem_bytes"]
-        c.check(f"gpt-tiny {m}: mem_bytes add up to the peak",
-                rel(mb["params"] + mb["grads"] + mb["optimizer"] + mb["activations"], mb["peak"]) < 1e-9, mb)
+        # one micro-batch per step: the peak follows backward (activations freed as gradients and
+        # backward temporaries appear, docs/memory.md), so it is at least the states held
+        # throughout plus the larger of the activations and the gradients
+        c.check(f"gpt-tiny {m}: the peak holds the states and the larger of activations and gradients",
+                mb["peak"] >= mb["params"] + mb["optimizer"] + max(mb["activations"], mb["grads"]) - 1, mb)
     c.check("gpt-tiny --zero 3: parameters sharded (plus one layer), less than DDP's",
             runs["--zero 3"]["gpus"][0]["mem_bytes"]["params"] < runs["--dp 4"]["gpus"][0]["mem_bytes"]["params"],
             (runs["--zero 3"]["gpus"][0]["mem_bytes"], runs["--dp 4"]["gpus"][0]["mem_bytes"]))
