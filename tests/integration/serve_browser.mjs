@@ -105,8 +105,8 @@ try {
         'the answer sentence: "' + answer + '"');
   check(!answer.includes('× one GPU'), 'no speed-up over the CPU-recorded step');
   const ms = sim.result.step_ms;
-  const shown = ms >= 1000 ? (ms / 1000).toPrecision(3) + ' s' : ms >= 10 ? ms.toFixed(0) + ' ms' : ms.toPrecision(2) + ' ms';
-  check(answer.includes(shown + ' per step'), 'the step time is the API\'s (' + shown + ')');
+  const stepShown = ms >= 1000 ? (ms / 1000).toPrecision(3) + ' s' : ms >= 10 ? ms.toFixed(0) + ' ms' : ms.toPrecision(2) + ' ms';
+  check(answer.includes(stepShown + ' per step'), 'the step time is the API\'s (' + stepShown + ')');
   check(sim.result.plan.global_batch === 8 * 8 && (await text('#answer-detail')).includes('Global batch 64 = traced 8 × 8 GPUs'),
         'simulate ran the batch rule: global batch 64 = traced 8 x 8 GPUs ("' + await text('#answer-detail') + '")');
 
@@ -135,9 +135,10 @@ try {
   // the baseline of the what-if is run 1: the same plan, unperturbed
   check(Math.abs(w.base_ms - sim.result.step_ms) <= 1e-6 * sim.result.step_ms, 'the what-if\'s baseline is run 1\'s step (' + w.base_ms + ' ms)');
   check(w.run_ms > w.base_ms, 'a GPU 2x slower makes the step longer (' + w.base_ms + ' -> ' + w.run_ms + ' ms)');
+  // (the page shows 2 significant digits under 10 ms, 3 above: within 2 %)
   const m = /what-if: ([0-9.]+) (ms|s) → ([0-9.]+) (ms|s) per step \(\+([0-9.]+)%\)/.exec(wAnswer);
   const inMs = (v, u) => Number(v) * (u === 's' ? 1000 : 1);
-  check(m && Math.abs(inMs(m[1], m[2]) - w.base_ms) <= 0.005 * w.base_ms && Math.abs(inMs(m[3], m[4]) - w.run_ms) <= 0.005 * w.run_ms &&
+  check(m && Math.abs(inMs(m[1], m[2]) - w.base_ms) <= 0.02 * w.base_ms && Math.abs(inMs(m[3], m[4]) - w.run_ms) <= 0.02 * w.run_ms &&
         m[5] === (100 * (w.run_ms - w.base_ms) / w.base_ms).toFixed(1), 'the what-if sentence: "' + wAnswer + '"');
   if ('peer_wait_ms' in wi.result.gpus[0]) {
     // the others wait for GPU 1: peer wait, named, never network time
