@@ -134,7 +134,9 @@ struct runner {
     const mt_program *p;
     const mt_plan *pl;
     mt_netmodel *net;
-    const int32_t *eps;      /* the model's endpoints in rank order */
+    const int32_t *eps;      /* the model's endpoints in rank order (a cluster job: its own) */
+    mt_time_ps start;        /* when its GPUs begin (a cluster job's offset; else 0) */
+    const int32_t *job_eps;  /* a cluster job: its endpoints, owned (freed by mt_simulate_jobs) */
     mt_engine *e;
     mt_sched sched;
     mt_sim_opts o;
@@ -976,7 +978,7 @@ static void on_busy(void *ctx, int32_t stream, int64_t start_ps, int64_t end_ps)
 /* Allocates the runner's state for program p on net: per-GPU state, groups (TP group (d, s) holds t
  * in order; DP group (s, t) holds d in order) and their endpoints. */
 static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
-                              mt_error *err) {
+                              const int32_t *job_eps, mt_error *err) {
     mt_collcache_init(&r->scheds);
     mt_u64map_init(&r->wf_total);
     mt_u64map_init(&r->wf_max);
@@ -997,6 +999,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->V = r->pl->vpp > 1 ? r->pl->vpp : 1;
     const int32_t *eps;
     int32_t nep = mt_net_endpoints(net, &eps);
+    if (job_eps) eps = job_eps, nep = r->N;
     r->eps = eps;
     if (nep < r->N)
         return mt_fail(err, MT_EINVAL, "the plan needs %d GPUs but the topology has %d (pick a larger topology or "
@@ -1032,7 +1035,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         g->wready = -1;
         g->wlast = g->wf_rank = g->wf_pc = -1;
         if (r->o.host) {
-            g->host = r->o.host->head_ps;
+            g->host = r->start + r->o.host->head_ps;
             mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
         }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
@@ -1069,11 +1072,12 @@ static mt_status collect_results(runner *r, mt_error *err) {
     res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
     if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps)
         return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
-    for (int32_t i = 0; i < r->N; i++)
-        if (r->g[i].finish_ps > res->step_ps) res->step_ps = r->g[i].finish_ps;
+    for (int32_t i = 0; i < r->N; i++) /* a cluster job's times count from its start */
+        if (r->g[i].finish_ps - r->start > res->step_ps) res->step_ps = r->g[i].finish_ps - r->start;
     res->n_steps = r->steps;
     res->step_end_ps = r->step_end;
     r->step_end = NULL;
+    for (int32_t k = 0; k < r->steps; k++) res->step_end_ps[k] -= r->start;
     for (int32_t i = 0; i < r->N; i++) {
         const vgpu *g = &r->g[i];
         const mt_stage_program *sp = &p->stages[g->s];
@@ -1082,7 +1086,7 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->dp = g->d;
         st->stage = g->s;
         st->tp = g->t;
-        st->finish_ps = g->finish_ps;
+        st->finish_ps = g->finish_ps - r->start;
         st->compute_ps = g->compute;
         st->comm_ps = g->comm;
         st->exposed_ps = g->exposed;
@@ -1091,12 +1095,12 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->waited_for = g->wf_rank;
         st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
         st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
-        st->idle_ps = res->step_ps - g->finish_ps;
+        st->idle_ps = res->step_ps - st->finish_ps;
         st->host_wait_ps = g->host_wait;
         st->host_sync_ps = g->host_sync;
-        st->host_busy_ps = r->o.host ? g->host - g->host_sync : 0;
+        st->host_busy_ps = r->o.host ? g->host - r->start - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
-        st->peak_mem_from_ps = g->peak_live_ps;
+        st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
         st->mem_params_bytes = sp->param_bytes;
         st->mem_grads_bytes = sp->grad_bytes;
         st->mem_optimizer_bytes = sp->optstate_bytes;
@@ -1219,7 +1223,7 @@ static mt_status netfold_setup(runner *r, mt_error *err) {
 static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                           int mode, mt_error *err) {
     memset(r, 0, sizeof *r);
-    mt_status rc = setup_runner(r, p, net, e, o, err);
+    mt_status rc = setup_runner(r, p, net, e, o, NULL, err);
     if (rc == MT_OK && mode >= 1) rc = fold_setup(r, err);
     if (rc == MT_OK && mode == 2) rc = netfold_setup(r, err);
     else if (mode == 1) snprintf(r->netfold_why, sizeof r->netfold_why, "%s", o->no_netfold ? o->no_netfold : "");
@@ -1290,6 +1294,70 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
     }
     mt_sim_result_free(r.res);
     free_runner(&r);
+    return rc;
+}
+
+mt_status mt_simulate_jobs(const mt_sim_job *jobs, int32_t n, mt_netmodel *net, mt_engine *e, mt_sim_result **outs,
+                           mt_error *err) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    runner *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    if (!rs) return mt_fail(err, MT_ENOMEM, "out of memory setting up %d jobs", (int)n);
+    const int32_t *all;
+    int32_t nep = mt_net_endpoints(net, &all);
+    mt_status rc = MT_OK;
+    for (int32_t j = 0; rc == MT_OK && j < n; j++) {
+        outs[j] = NULL;
+        for (int32_t i = 0; i < jobs[j].p->plan.gpus; i++)
+            if (jobs[j].eps[i] < 0 || jobs[j].eps[i] >= nep)
+                rc = mt_fail(err, MT_EINVAL, "job %d's GPU %d is placed on endpoint %d, outside the fabric's %d",
+                             (int)j, (int)i, (int)jobs[j].eps[i], (int)nep);
+        if (rc != MT_OK) break;
+        runner *r = &rs[j];
+        r->start = jobs[j].start_ps;
+        mt_sim_opts o = jobs[j].o ? *jobs[j].o : (mt_sim_opts){0};
+        if (!jobs[j].o) mt_sim_opts_init(&o);
+        o.no_fold = "a cluster job";
+        o.fresh = NULL;
+        int32_t *eps = malloc((size_t)(jobs[j].p->plan.gpus > 0 ? jobs[j].p->plan.gpus : 1) * sizeof *eps);
+        if (!eps) {
+            rc = mt_fail(err, MT_ENOMEM, "out of memory setting up job %d", (int)j);
+            break;
+        }
+        for (int32_t i = 0; i < jobs[j].p->plan.gpus; i++) eps[i] = all[jobs[j].eps[i]];
+        rc = setup_runner(r, jobs[j].p, jobs[j].net ? jobs[j].net : net, e, &o, eps, err);
+        r->job_eps = eps;
+        for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
+            if (!mt_engine_at(e, r->start, ev_advance, r, (uint64_t)i))
+                rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling job %d", (int)j);
+    }
+    if (rc == MT_OK) rc = mt_engine_run(e, MT_TIME_NEVER, err);
+    for (int32_t j = 0; rc == MT_OK && j < n; j++) {
+        runner *r = &rs[j];
+        for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
+            if (r->g[i].state != ST_DONE) {
+                stuck_message(r, err);
+                mt_error_prefix(err, "a cluster job");
+                rc = MT_ESTUCK;
+            }
+        if (rc == MT_OK) rc = collect_results(r, err);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (int32_t j = 0; j < n; j++) {
+        runner *r = &rs[j];
+        if (rc == MT_OK) {
+            r->res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            r->res->walkers = r->N;
+            snprintf(r->res->fold_why, sizeof r->res->fold_why, "a job of a cluster run");
+            snprintf(r->res->net_fold_why, sizeof r->res->net_fold_why, "a job of a cluster run");
+            outs[j] = r->res;
+            r->res = NULL;
+        }
+        mt_sim_result_free(r->res);
+        free((void *)r->job_eps);
+        free_runner(r);
+    }
+    free(rs);
     return rc;
 }
 

@@ -218,6 +218,26 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
                       mt_sim_result **out, mt_error *err);
 void mt_sim_result_free(mt_sim_result *r);
 
+/* A job of a cluster run: its program, options (steps, observers, per-rank speeds, host model;
+ * folding never applies: NULL = defaults), its GPUs (indices into the network's endpoint list,
+ * rank order, p->plan.gpus of them, no GPU in two jobs) and when it starts. */
+typedef struct mt_sim_job {
+    const mt_program *p;
+    const mt_sim_opts *o;
+    const int32_t *eps;
+    mt_time_ps start_ps;
+    mt_netmodel *net;   /* its view of the shared model (a tap: network/nettap.h), NULL: net itself */
+} mt_sim_job;
+
+/* Simulates n jobs at once on one engine and one network model (net on e, both fresh): each walks
+ * its program on its own GPUs with its own groups; their transfers share the model's links (the
+ * same max-min sharing as within a job). outs[j] is job j's result as mt_simulate gives it, its
+ * times counted from the job's start (step_ps = its last GPU's finish - start_ps); events
+ * counts the whole run's. Unfolded: a mirror cannot stand for a replica whose links carry
+ * another job's traffic. A span observer sees absolute times. On failure no result is kept. */
+mt_status mt_simulate_jobs(const mt_sim_job *jobs, int32_t n, mt_netmodel *net, mt_engine *e, mt_sim_result **outs,
+                           mt_error *err);
+
 /* The algorithm a collective of `op` over n ranks actually runs under plan pl: the plan's, except
  * that hier is for all-reduces over several whole nodes of ranks_per_node (<= 0: 8) ranks, tree
  * all-gathers run as rings, and rings over more than pl->ringflow_above ranks run as ringflow. */

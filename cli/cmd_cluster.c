@@ -1,0 +1,162 @@
+/* cli/cmd_cluster.c — `mitosis cluster FILE`: several jobs on one fabric (run/cluster.h), each
+ * placed by a policy, simulated together and alone; the flags, the usage text and the calls. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "netmodels/netcfg.h"
+#include "report/clusterrep.h"
+#include "run/cluster.h"
+#include "run/placement.h"
+
+typedef struct cluster_cli {
+    const char *file, *csv, *placement, *timeline;
+    int as_json, compare;
+    mt_netcfg net;
+} cluster_cli;
+
+static const mt_flag FLAGS[] = {
+    {"--json", MT_FLAG_SWITCH, offsetof(cluster_cli, as_json), NULL, "everything as JSON on stdout"},
+    {"--csv", MT_FLAG_STRING, offsetof(cluster_cli, csv), "DIR", "jobs.csv and shared_links.csv in DIR",
+     .complete = "dir"},
+    {"--timeline", MT_FLAG_STRING, offsetof(cluster_cli, timeline), "FILE", "the together run as Perfetto / "
+     "chrome://tracing JSON: a process per job, per GPU its compute, collective and send threads",
+     .complete = "file"},
+    {"--placement", MT_FLAG_STRING, offsetof(cluster_cli, placement), "POLICY", "place every job that the file "
+     "places by a policy with this one instead: packed, spread, random[:SEED], rail-aligned"},
+    {"--compare-placements", MT_FLAG_SWITCH, offsetof(cluster_cli, compare), NULL, "run the cluster under every "
+     "policy and rank them by the worst job's slowdown, then the mean"},
+};
+static const mt_flag_table TABLE = MT_FLAG_TABLE("Options", FLAGS);
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: mitosis cluster FILE [--json] [--csv DIR] [--placement POLICY] [--compare-placements] "
+                 "[network options]\n\n"
+                 "Several jobs on one fabric: each job (a trace and simulate's flags for it) is placed on the\n"
+                 "fabric's GPUs, all run together on one network model, and each is also run alone on the\n"
+                 "same GPUs; per job: step alone and together, slowdown, exposed communication, peer waits\n"
+                 "and the links where it met other jobs' traffic. FILE (JSON):\n"
+                 "  {\"topology\": \"fattree:k=8\", \"placement\": \"packed\",\n"
+                 "   \"jobs\": [{\"name\": \"a\", \"trace\": \"traces/cpu-resnet18-b8\",\n"
+                 "              \"args\": [\"--gpus\", \"8\", \"--strategy\", \"ddp\"], \"placement\": \"spread\",\n"
+                 "              \"start_ms\": 0, \"steps\": 1}]}\n"
+                 "Network flags on the command line override the file's \"topology\" and \"network\".\n\n"
+                 "Placement policies:\n");
+    for (int i = 0; MT_PLACEMENT_POLICIES[i]; i++)
+        fprintf(out, "  %-14s %s\n", MT_PLACEMENT_POLICIES[i]->name, MT_PLACEMENT_POLICIES[i]->help);
+    fprintf(out, "  0-7,16-23      an explicit list of GPUs in rank order (in the file)\n\n");
+    mt_flags_help(out, &TABLE);
+    mt_netcfg_help(out);
+}
+
+static mt_status positional(void *ctx, const char *a, mt_error *err) {
+    cluster_cli *c = ctx;
+    if (c->file)
+        return mt_fail(err, MT_EINVAL, "unexpected argument '%s' (the job file is %s; see mitosis cluster --help)", a,
+                       c->file);
+    c->file = a;
+    return MT_OK;
+}
+
+/* Every policy in turn: a row each, ranked. */
+static int compare_policies(cluster_cli *cc, mt_cluster *c, mt_error *err) {
+    int n = 0;
+    while (MT_PLACEMENT_POLICIES[n]) n++;
+    double worst[8], mean[8], makespan[8];
+    int order[8];
+    for (int i = 0; i < n && i < 8; i++) {
+        mt_cluster_result r;
+        if (mt_cluster_place(c, MT_PLACEMENT_POLICIES[i]->name, err) != MT_OK ||
+            mt_cluster_run(c, NULL, &r, err) != MT_OK)
+            return -1;
+        worst[i] = r.worst_slowdown;
+        mean[i] = r.mean_slowdown;
+        makespan[i] = r.makespan_ms;
+        order[i] = i;
+        mt_cluster_result_free(&r);
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: worst, then mean slowdown */
+        for (int k = i; k > 0; k--) {
+            int a = order[k - 1], b = order[k];
+            if (worst[b] < worst[a] || (worst[b] == worst[a] && mean[b] < mean[a])) order[k - 1] = b, order[k] = a;
+        }
+    if (cc->as_json) {
+        json_t *arr = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(arr, json_pack("{s:s,s:f,s:f,s:f}", "placement",
+                                                 MT_PLACEMENT_POLICIES[order[i]]->name, "worst_slowdown",
+                                                 worst[order[i]], "mean_slowdown", mean[order[i]], "makespan_ms",
+                                                 makespan[order[i]]));
+        mt_cli_print_json(json_pack("{s:s,s:o}", "topology", c->topology, "placements", arr));
+        return 0;
+    }
+    printf("cluster    %d jobs on %s; jobs with an explicit GPU list keep it\n\n", (int)c->n_jobs, c->topology);
+    printf("   #  %-14s %15s %14s %13s\n", "placement", "worst slowdown", "mean slowdown", "makespan ms");
+    for (int i = 0; i < n; i++)
+        printf("  %2d  %-14s %14.3fx %13.3fx %13.3f\n", i + 1, MT_PLACEMENT_POLICIES[order[i]]->name,
+               worst[order[i]], mean[order[i]], makespan[order[i]]);
+    printf("best       %s\n", MT_PLACEMENT_POLICIES[order[0]]->name);
+    return 0;
+}
+
+int cmd_cluster(int argc, char **argv) {
+    cluster_cli cc;
+    memset(&cc, 0, sizeof cc);
+    mt_netcfg_init(&cc.net);
+    mt_error err = {0};
+    mt_flag_seen seen;
+    if (mt_netcfg_parse(&cc.net, argc, argv, &TABLE, &cc, positional, &cc, "cluster", &seen, &err) != MT_OK)
+        return mt_cli_fail("cluster", &err);
+    if (seen.help) return usage(stdout), 0;
+    if (!cc.file) {
+        mt_fail(&err, MT_EINVAL, "no job file given (usage: mitosis cluster FILE; see --help)");
+        return mt_cli_fail("cluster", &err);
+    }
+    if (cc.placement && !mt_placement_is_policy(cc.placement)) {
+        mt_fail(&err, MT_EINVAL, "--placement '%s' is not a policy: packed, spread, random[:SEED], rail-aligned",
+                cc.placement);
+        return mt_cli_fail("cluster", &err);
+    }
+    if (cc.compare && (cc.placement || cc.csv || cc.timeline)) {
+        mt_fail(&err, MT_EINVAL, "--compare-placements runs every policy: drop --%s",
+                cc.placement ? "placement" : cc.csv ? "csv" : "timeline");
+        return mt_cli_fail("cluster", &err);
+    }
+    int net_given = 0;
+    for (int32_t k = 0; k < seen.n; k++) {
+        const mt_flag *f = seen.flag[k];
+        int own = f >= FLAGS && f < FLAGS + sizeof FLAGS / sizeof FLAGS[0];
+        net_given |= !own;
+    }
+    mt_cluster c;
+    if (mt_cluster_load(cc.file, &cc.net, net_given, &c, &err) != MT_OK) return mt_cli_fail("cluster", &err);
+    int rc = 0;
+    if (cc.compare) {
+        rc = compare_policies(&cc, &c, &err) ? mt_cli_fail("cluster", &err) : 0;
+    } else {
+        mt_cluster_result r;
+        memset(&r, 0, sizeof r);
+        mt_cluster_spans spans = {0};
+        mt_status st = mt_cluster_place(&c, cc.placement, &err);
+        if (st == MT_OK) st = mt_cluster_run(&c, cc.timeline ? &spans : NULL, &r, &err);
+        if (st == MT_OK && cc.csv) st = mt_cluster_csv(cc.csv, &r, &err);
+        if (st == MT_OK && cc.timeline) st = mt_cluster_timeline(cc.timeline, &r, &spans, &err);
+        mt_cluster_spans_free(&spans);
+        if (st == MT_OK) {
+            if (cc.as_json) mt_cli_print_json(mt_cluster_json(&r));
+            else mt_cluster_print(stdout, &r);
+        }
+        mt_cluster_result_free(&r);
+        rc = st == MT_OK ? 0 : mt_cli_fail("cluster", &err);
+    }
+    mt_cluster_free(&c);
+    return rc;
+}
+
+static const mt_flag_table *const TABLES[] = {&TABLE, NULL};
+const mt_command mt_cmd_cluster = {"cluster", cmd_cluster, "several jobs on one fabric: placed by a policy, "
+                                   "simulated together and alone, each with its slowdown",
+                                   "FILE [--json] [--csv DIR] [--placement POLICY] [--compare-placements] "
+                                   "[network options]", usage, TABLES, MT_CMD_NET};
