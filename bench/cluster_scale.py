@@ -26,13 +26,14 @@ def main():
         t0 = time.time()
         p = subprocess.run([binary, "cluster", path, "--json"], capture_output=True, text=True)
         wall = time.time() - t0
-        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rss, cpu = ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime
     if p.returncode != 0:
         print(p.stderr.strip())
         return 1
     d = json.loads(p.stdout)
     print(f"cluster scale: {len(sizes)} jobs, {sum(sizes)} of {d['fabric_gpus']} GPUs ({policy}): "
-          f"{wall:.2f} s wall, {rss:.0f} MB peak RSS, {d['events']} events together; "
+          f"{wall:.2f} s wall, {cpu:.2f} s CPU, {rss:.0f} MB peak RSS, {d['events']} events together; "
           f"worst slowdown {d['worst_slowdown']:.4f}x ({d['worst_job']}), {d['n_shared_links']} shared links")
     return 0
 

@@ -93,8 +93,10 @@ void mt_cluster_print(FILE *out, const mt_cluster_result *r) {
     char buf[64], lb[128], b1[32], b2[32];
     for (int32_t k = 0; k < r->n_jobs; k++) {
         const mt_cluster_jobres *j = &r->jobs[k], *jr = j;
+        mt_cluster_gpus_str(j, buf, sizeof buf);
+        if (strlen(buf) > 18) strcpy(buf + 15, "...");
         fprintf(out, "  %-12.12s %5d  %-13.13s %-18.18s %10.3f %12.3f %8.3fx %11.3f %9.3f\n", j->name, (int)j->n,
-                j->placement, mt_cluster_gpus_str(j, buf, sizeof buf), jr->alone_ms, jr->together_ms,
+                j->placement, buf, jr->alone_ms, jr->together_ms,
                 jr->slowdown, jr->exposed_ms, jr->peer_ms);
     }
     fprintf(out, "\n");
