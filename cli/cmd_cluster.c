@@ -12,7 +12,7 @@
 #include "run/placement.h"
 
 typedef struct cluster_cli {
-    const char *file, *csv, *placement, *timeline;
+    const char *file, *csv, *placement, *timeline, *html;
     int as_json, compare;
     mt_netcfg net;
 } cluster_cli;
@@ -24,6 +24,8 @@ static const mt_flag FLAGS[] = {
     {"--timeline", MT_FLAG_STRING, offsetof(cluster_cli, timeline), "FILE", "the together run as Perfetto / "
      "chrome://tracing JSON: a process per job, per GPU its compute, collective and send threads",
      .complete = "file"},
+    {"--html", MT_FLAG_STRING, offsetof(cluster_cli, html), "FILE", "a self-contained HTML report: a row per job "
+     "with its slowdown, the shared links as a heat map of each job's bytes", .complete = "file"},
     {"--placement", MT_FLAG_STRING, offsetof(cluster_cli, placement), "POLICY", "place every job that the file "
      "places by a policy with this one instead: packed, spread, random[:SEED], rail-aligned"},
     {"--compare-placements", MT_FLAG_SWITCH, offsetof(cluster_cli, compare), NULL, "run the cluster under every "
@@ -119,9 +121,9 @@ int cmd_cluster(int argc, char **argv) {
                 cc.placement);
         return mt_cli_fail("cluster", &err);
     }
-    if (cc.compare && (cc.placement || cc.csv || cc.timeline)) {
+    if (cc.compare && (cc.placement || cc.csv || cc.timeline || cc.html)) {
         mt_fail(&err, MT_EINVAL, "--compare-placements runs every policy: drop --%s",
-                cc.placement ? "placement" : cc.csv ? "csv" : "timeline");
+                cc.placement ? "placement" : cc.csv ? "csv" : cc.timeline ? "timeline" : "html");
         return mt_cli_fail("cluster", &err);
     }
     int net_given = 0;
@@ -142,6 +144,7 @@ int cmd_cluster(int argc, char **argv) {
         mt_status st = mt_cluster_place(&c, cc.placement, &err);
         if (st == MT_OK) st = mt_cluster_run(&c, cc.timeline ? &spans : NULL, &r, &err);
         if (st == MT_OK && cc.csv) st = mt_cluster_csv(cc.csv, &r, &err);
+        if (st == MT_OK && cc.html) st = mt_cluster_html(cc.html, &r, &err);
         if (st == MT_OK && cc.timeline) st = mt_cluster_timeline(cc.timeline, &r, &spans, &err);
         mt_cluster_spans_free(&spans);
         if (st == MT_OK) {

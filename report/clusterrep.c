@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "extrapolate/collective.h"
+#include "report/html.h"
 #include "util/fileio.h"
 
 const char *mt_cluster_gpus_str(const mt_cluster_jobres *j, char *buf, size_t len) {
@@ -231,6 +232,88 @@ mt_status mt_cluster_timeline(const char *path, const mt_cluster_result *r, mt_c
     if (bad) {
         mt_remove_partial(path);
         return mt_fail(err, MT_EIO, "--timeline: cannot write '%s' (disk full?)", path);
+    }
+    return MT_OK;
+}
+
+mt_status mt_cluster_html(const char *path, const mt_cluster_result *r, mt_error *err) {
+    FILE *f = fopen(path, "w");
+    if (!f) return mt_fail(err, MT_EIO, "--html: cannot write '%s' (check the directory exists)", path);
+    char buf[4096];
+    double worst = 1;
+    for (int32_t k = 0; k < r->n_jobs; k++)
+        if (r->jobs[k].slowdown > worst) worst = r->jobs[k].slowdown;
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>mitosis cluster</title><style>"
+          "body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
+          "td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td.l,th.l{text-align:left}"
+          ".bar{display:inline-block;height:10px;background:#d9534f;vertical-align:middle}"
+          ".heat td{font-size:12px;min-width:4em}</style></head><body>\n<h1>Cluster: ", f);
+    mt_html_esc(f, r->topology);
+    fprintf(f, "</h1>\n<p>%d jobs on %d GPUs (%d per node); worst slowdown <b>%.3fx</b> (", (int)r->n_jobs,
+            (int)r->fabric_gpus, (int)r->gpus_per_node, r->worst_slowdown);
+    mt_html_esc(f, r->jobs[r->worst_job].name);
+    fprintf(f, "), mean %.3fx, makespan %.3f ms; %d links carry two jobs or more.</p>\n", r->mean_slowdown,
+            r->makespan_ms, (int)r->n_links);
+    fputs("<h2>Jobs</h2>\n<table><tr><th class=l>job</th><th>GPUs</th><th class=l>placement</th><th class=l>on GPUs"
+          "</th><th>alone ms</th><th>together ms</th><th class=l>slowdown</th><th>exposed ms</th><th>peer ms</th>"
+          "<th>shared MB</th></tr>\n", f);
+    for (int32_t k = 0; k < r->n_jobs; k++) {
+        const mt_cluster_jobres *j = &r->jobs[k];
+        fputs("<tr><td class=l>", f);
+        mt_html_esc(f, j->name);
+        fprintf(f, "</td><td>%d</td><td class=l>", (int)j->n);
+        mt_html_esc(f, j->placement);
+        fputs("</td><td class=l>", f);
+        mt_html_esc(f, mt_cluster_gpus_str(j, buf, 64));
+        fprintf(f, "</td><td>%.3f</td><td>%.3f</td><td class=l><span class=bar style=\"width:%.0fpx\"></span> %.3fx"
+                   "</td><td>%.3f</td><td>%.3f</td><td>%.2f</td></tr>\n", j->alone_ms, j->together_ms,
+                worst > 1 ? 120 * (j->slowdown - 1) / (worst - 1) : 0, j->slowdown, j->exposed_ms, j->peer_ms,
+                j->shared_bytes / 1e6);
+    }
+    fputs("</table>\n", f);
+    if (r->n_heat > 0) {
+        /* the columns: jobs with bytes on a kept link, at most 40 */
+        int32_t cols[40], nc = 0;
+        double max = 0;
+        for (int32_t k = 0; k < r->n_jobs && nc < 40; k++) {
+            int any = 0;
+            for (int32_t h = 0; h < r->n_heat; h++) {
+                double b = r->heat[(size_t)h * (size_t)r->n_jobs + (size_t)k];
+                any |= b > 0;
+                if (b > max) max = b;
+            }
+            if (any) cols[nc++] = k;
+        }
+        fprintf(f, "<h2>Shared links</h2>\n<p>Each cell: the job's MB on the link (alone, all steps); darker = more."
+                   " The %d links most used, of %d.</p>\n<table class=heat><tr><th class=l>link</th>",
+                (int)r->n_heat, (int)r->n_links);
+        for (int32_t c = 0; c < nc; c++) {
+            fputs("<th>", f);
+            mt_html_esc(f, r->jobs[cols[c]].name);
+            fputs("</th>", f);
+        }
+        fputs("</tr>\n", f);
+        for (int32_t h = 0; h < r->n_heat; h++) {
+            fputs("<tr><td class=l>", f);
+            mt_topo_link_name(r->topo, r->links[h].link, buf, sizeof buf);
+            mt_html_esc(f, buf);
+            fputs("</td>", f);
+            for (int32_t c = 0; c < nc; c++) {
+                double b = r->heat[(size_t)h * (size_t)r->n_jobs + (size_t)cols[c]];
+                if (b > 0) fprintf(f, "<td style=\"background:rgba(217,83,79,%.2f)\">%.1f</td>", 0.1 + 0.8 * b / max, b / 1e6);
+                else fputs("<td></td>", f);
+            }
+            fputs("</tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    fputs("<p>Alone: the job alone on the same GPUs and fabric; together: all jobs on one network model "
+          "(docs/cluster.md).</p></body></html>\n", f);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) {
+        mt_remove_partial(path);
+        return mt_fail(err, MT_EIO, "--html: cannot write '%s' (disk full?)", path);
     }
     return MT_OK;
 }

@@ -39,6 +39,8 @@ typedef struct mt_cluster_jobres {
     double top_bytes[3], top_other[3];      /* its bytes there; the other jobs' */
 } mt_cluster_jobres;
 
+enum { MT_CLUSTER_HEAT = 32 };
+
 typedef struct mt_cluster_result {
     const char *topology;      /* borrowed */
     const mt_topo *topo;       /* borrowed: link names */
@@ -47,6 +49,8 @@ typedef struct mt_cluster_result {
     mt_cluster_jobres *jobs;
     int32_t n_links;           /* shared links, most bytes first */
     mt_cluster_link *links;
+    int32_t n_heat;            /* the first min(n_links, MT_CLUSTER_HEAT) shared links ... */
+    double *heat;              /* ... x n_jobs: each job's bytes on each (row-major) */
     double makespan_ms;        /* the last job's end, together */
     double worst_slowdown, mean_slowdown;
     int32_t worst_job;
@@ -59,6 +63,10 @@ json_t *mt_cluster_json(const mt_cluster_result *r);
 void mt_cluster_print(FILE *out, const mt_cluster_result *r);
 /* DIR/jobs.csv (a row per job) and DIR/shared_links.csv (a row per shared link and job on it). */
 mt_status mt_cluster_csv(const char *dir, const mt_cluster_result *r, mt_error *err);
+
+/* A self-contained HTML report: the jobs as rows (slowdown bars), the shared links as a heat map
+ * (a row per link, a column per job that used it, each cell its bytes there). */
+mt_status mt_cluster_html(const char *path, const mt_cluster_result *r, mt_error *err);
 
 /* The together run's spans for a timeline (--timeline): recorded through sim/simulate.h's span
  * observer, one mt_cluster_tap per job as its span_ctx. Memory O(spans). */

@@ -14,8 +14,7 @@
 
 enum { GPU_ROWS_MAX = 64, LAYER_ROWS_MAX = 300, GANTT_GPUS_MAX = 64, NAME_SHOWN = 40 };
 
-/* Text with &, <, >, " and ' escaped: safe in element content and quoted attributes. */
-static void esc(FILE *f, const char *s) {
+void mt_html_esc(FILE *f, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
         case '&': fputs("&amp;", f); break;
@@ -27,6 +26,8 @@ static void esc(FILE *f, const char *s) {
         }
     }
 }
+
+static void esc(FILE *f, const char *s) { mt_html_esc(f, s); }
 
 /* At most max bytes of s, cut on a UTF-8 character boundary, escaped; "…" when cut. */
 static void esc_short(FILE *f, const char *s, size_t max) {

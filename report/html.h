@@ -31,6 +31,9 @@
 #include "sim/simulate.h"
 #include "util/err.h"
 
+/* Text with &, <, >, " and ' escaped: safe in element content and quoted attributes. */
+void mt_html_esc(FILE *f, const char *s);
+
 typedef struct mt_html_kv {
     const char *key, *value;
 } mt_html_kv;

@@ -520,6 +520,18 @@ static mt_status shared_links(const mt_cluster *c, const joblinks *jl, mt_cluste
         }
     }
     qsort(r->links, (size_t)r->n_links, sizeof *r->links, by_bytes);
+    r->n_heat = r->n_links < MT_CLUSTER_HEAT ? r->n_links : MT_CLUSTER_HEAT;
+    r->heat = calloc((size_t)(r->n_heat > 0 ? r->n_heat : 1) * (size_t)c->n_jobs, sizeof *r->heat);
+    if (!r->heat) {
+        free(total);
+        free(users);
+        return mt_fail(err, MT_ENOMEM, "out of memory summing link bytes");
+    }
+    for (int32_t l = 0; l < nl; l++) users[l] = -1; /* now: the heat row of a link, -1 none */
+    for (int32_t h = 0; h < r->n_heat; h++) users[r->links[h].link] = h;
+    for (int32_t k = 0; k < c->n_jobs; k++)
+        for (int32_t i = 0; i < jl[k].n; i++)
+            if (users[jl[k].link[i]] >= 0) r->heat[(size_t)users[jl[k].link[i]] * (size_t)c->n_jobs + (size_t)k] = jl[k].bytes[i];
     free(total);
     free(users);
     return MT_OK;
@@ -633,5 +645,6 @@ void mt_cluster_result_free(mt_cluster_result *r) {
     }
     free(r->jobs);
     free(r->links);
+    free(r->heat);
     memset(r, 0, sizeof *r);
 }

@@ -118,9 +118,9 @@ assert abs(late["makespan_ms"] - max(250 + a["together_ms"], b["together_ms"])) 
 PY'
 
 # 6. every format carries the JSON's numbers; placements compared
-"$bin" cluster "$tmp/os2.json" --csv "$tmp/csv" --timeline "$tmp/tl.json" > "$tmp/os2.txt"
+"$bin" cluster "$tmp/os2.json" --csv "$tmp/csv" --timeline "$tmp/tl.json" --html "$tmp/c.html" > "$tmp/os2.txt"
 "$bin" cluster "$tmp/os2.json" --compare-placements --json > "$tmp/cmp.json"
-check "CSV, text and timeline carry the JSON's numbers; --compare-placements ranks 4 policies" 'python3 - "$tmp" <<PY
+check "CSV, text, HTML and timeline carry the JSON's numbers; --compare-placements ranks 4 policies" 'python3 - "$tmp" <<PY
 import csv, json, sys
 t = sys.argv[1]
 c = json.load(open(f"{t}/os2.out"))
@@ -134,6 +134,12 @@ assert {l["link"] for l in links} == {l["link"] for l in c["shared_links"]}
 txt = open(f"{t}/os2.txt").read()
 for j in c["jobs"]:
     assert "%.3f" % j["together_ms"] in txt and "%.3f" % j["alone_ms"] in txt, j["name"]
+html = open(f"{t}/c.html").read()
+for j in c["jobs"]:
+    assert "<td>%.3f</td><td>%.3f</td>" % (j["alone_ms"], j["together_ms"]) in html, j["name"]
+    assert "%.3fx" % j["slowdown"] in html and "<td>%.2f</td></tr>" % (j["shared_bytes"] / 1e6) in html, j["name"]
+for l in c["shared_links"]:
+    assert "<td class=l>%s</td>" % l["link"].replace(">", "&gt;") in html, l["link"]
 tl = json.load(open(f"{t}/tl.json"))["traceEvents"]
 procs = {e["pid"]: e["args"]["name"] for e in tl if e.get("name") == "process_name"}
 assert sorted(procs.values()) == ["job j0", "job j1", "job j2", "job j3"], procs
