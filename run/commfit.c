@@ -84,13 +84,17 @@ mt_status mt_commfit_apply(mt_run_config *c, const trace *t, mt_commfit *cf, mt_
     memset(cf, 0, sizeof *cf);
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
-    if (c->calibrate_comm == MT_COMMFIT_OFF || !tp.multi_rank) {
+    if (!tp.multi_rank) {
         if (c->calibrate_comm == MT_COMMFIT_ON)
             return mt_fail(err, MT_EINVAL, "--calibrate-comm on: %s is not a rank of a multi-rank job (no collective "
                            "of its own to fit the network to); drop the flag", c->paths[0]);
         return MT_OK;
     }
     cf->tried = 1;
+    if (c->calibrate_comm == MT_COMMFIT_OFF) {
+        snprintf(cf->why, sizeof cf->why, "--calibrate-comm off: the links as configured");
+        return MT_OK;
+    }
     const char *why = blocked(c, t);
     if (why && c->calibrate_comm == MT_COMMFIT_ON)
         return mt_fail(err, MT_EINVAL, "--calibrate-comm on: %s", why);
