@@ -84,8 +84,7 @@ int mt_traced_plan_describe(const mt_traced_plan *p, char *buf, size_t len) {
     return (int)n;
 }
 
-/* The schedule op of a traced kind; -1 for none (barrier, other). */
-static int coll_op_of(trace_comm k) {
+int mt_traced_coll_op(trace_comm k) {
     switch (k) {
     case TRACE_COMM_ALLREDUCE: return MT_COLL_ALLREDUCE;
     case TRACE_COMM_ALLGATHER: return MT_COLL_ALLGATHER;
@@ -101,7 +100,7 @@ static int coll_op_of(trace_comm k) {
 
 int mt_traced_task_of(const trace *t, int32_t ci, const mt_plan *pl, mt_groups *g, mt_traced_task *out) {
     const trace_coll *c = &t->colls[ci];
-    int op = coll_op_of(c->kind);
+    int op = mt_traced_coll_op(c->kind);
     int p2p = c->kind == TRACE_COMM_SEND || c->kind == TRACE_COMM_RECV;
     int32_t size = p2p ? 2 : c->group > 0 ? c->group : pl->dp;
     if (op < 0 || size < 2 || pl->dp < 2) return 0;
@@ -117,4 +116,23 @@ int mt_traced_task_of(const trace *t, int32_t ci, const mt_plan *pl, mt_groups *
     const trace_op *by = c->issued_by >= 0 && c->issued_by < t->n_ops ? &t->ops[c->issued_by] : NULL;
     out->blocking = !(c->kind == TRACE_COMM_ALLREDUCE && by && by->phase == TRACE_PHASE_BACKWARD);
     return 1;
+}
+
+int64_t mt_traced_coll_ns(const trace *t, int32_t ci) {
+    const trace_coll *c = &t->colls[ci];
+    if (!t->has_device_time) return c->dur_ns;
+    if (c->op < 0 || c->op >= t->n_ops) return -1;
+    const trace_op *o = &t->ops[c->op];
+    int64_t ns = 0, end = c->ts_ns + c->dur_ns;
+    int found = 0;
+    for (int32_t k = o->kernel_first; k < o->kernel_first + o->kernel_count; k++) {
+        const trace_kernel *K = &t->kernels[k];
+        if (!K->comm || K->launch_ns < c->ts_ns || K->launch_ns > end) continue;
+        ns += K->dur_ns;
+        found = 1;
+    }
+    if (found) return ns;
+    int32_t same = 0; /* instances the op made */
+    for (int32_t j = 0; j < t->n_colls; j++) same += t->colls[j].instance && t->colls[j].op == c->op;
+    return same == 1 && o->comm_dev_ns > 0 ? o->comm_dev_ns : -1;
 }

@@ -84,4 +84,14 @@ typedef struct mt_traced_task {
  * or a kind no schedule models. */
 int mt_traced_task_of(const trace *t, int32_t c, const mt_plan *pl, mt_groups *g, mt_traced_task *out);
 
+/* The schedule op of a traced kind (send and recv: an all-to-all on a pair); -1 for none (barrier,
+ * other). */
+int mt_traced_coll_op(trace_comm k);
+
+/* How long instance t->colls[c] took in the trace, in ns: on a GPU trace its communication kernels
+ * (NCCL; launched inside the call, else the op's comm_dev_ns when the op made only this collective),
+ * on a CPU trace the call itself (gloo's worker event). Both include the time it waited for its
+ * peers. -1 when the trace does not tell (GPU trace, no kernel found). */
+int64_t mt_traced_coll_ns(const trace *t, int32_t c);
+
 #endif

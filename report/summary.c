@@ -258,6 +258,8 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
     json_object_set_new(o, "host_model", json_string(host ? "trace" : "none"));
     json_object_set_new(o, "calibration", mt_calibration_json(s->cal));
+    if (s->commfit && s->commfit->tried) json_object_set_new(o, "comm_fit", mt_commfit_json(s->commfit));
+    if (s->replay && s->replay->on) json_object_set_new(o, "replay", mt_replay_json(s->replay));
     if (host) json_object_set_new(o, "host", host_json(host, r));
     if (pl->global_batch > 0 && r->step_ps > 0)
         json_object_set_new(o, "samples_per_s", json_real((double)pl->global_batch * r->n_steps / (ms(r->step_ps) / 1e3)));
@@ -456,6 +458,7 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     if (host) fprintf(out, ", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     fprintf(out, "\n");
     mt_calibration_print(out, s->cal);
+    mt_replay_print(out, s->replay, s->commfit);
     if (host) {
         const mt_gpu_stats *w = most_host_wait(r);
         fprintf(out, "host model trace: launch latency %.1f us, %d synchronising call%s, %.1f us per added "
@@ -600,7 +603,7 @@ mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err)
     return mt_span_filter_ranks(f, keep, n_gpus, err);
 }
 
-enum { RUN_LINES = 14 };
+enum { RUN_LINES = 18 };
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
@@ -645,6 +648,14 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
          "time)" : "%.3f ms%s (one traced GPU: %.3f ms of operator time)", (double)r->step_ps / 1e9 / steps,
          steps > 1 ? " a step, the mean of the steps simulated (the bars and timeline show them all)" : "",
          (double)mt_trace_total_dev_ns(t) / 1e6);
+    if (s->replay && s->replay->on) {
+        mt_replay_line(s->replay, val[k], sizeof val[k]);
+        kv[n++] = (mt_html_kv){"replay", val[k++]};
+    }
+    if (s->commfit && s->commfit->on)
+        LINE("comm fit", "links %.3f GB/s, %.2f us fitted to %d traced collectives (--calibrate-comm); measured "
+             "waiting for peers (%.0f us) stays inside the fitted times", s->commfit->bw_Bps / 1e9,
+             s->commfit->lat_ns / 1e3, (int)s->commfit->n, s->commfit->peer_wait_us);
     if (pl->global_batch > 0 && r->step_ps > 0)
         LINE("throughput", "%.1f samples/s", (double)pl->global_batch * steps / ((double)r->step_ps / 1e12));
     double peak = 0, limit = s->mem_limit;

@@ -18,6 +18,7 @@
 #include "perfmodel/perfmodel.h"
 #include "report/html.h"
 #include "report/record.h"
+#include "report/replay.h"
 #include "sim/simulate.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
@@ -47,6 +48,8 @@ typedef struct mt_run_summary {
                                      the CLI prints them on stderr) */
     int n_warnings;
     double peak_rss_bytes;        /* the process's peak resident memory when the run ended (0 unknown) */
+    const mt_replay *replay;      /* the run against the traced step (report/replay.h), NULL none */
+    const mt_commfit *commfit;    /* the network fitted to the traced collectives, NULL none */
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,

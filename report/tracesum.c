@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/blocks.h"
 #include "extrapolate/traced.h"
 #include "perfmodel/work.h"
 #include "tracer/device.h"
@@ -166,6 +167,13 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "collectives", collectives_json(t));
     json_object_set_new(o, "traced_plan", traced_plan_json(t));
     json_object_set_new(o, "tensor_parallel", tp_json(t));
+    mt_blocks blk;
+    mt_blocks_find(t, &blk);
+    json_object_set_new(o, "blocks", blk.found ? json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f}", "count", (int)blk.count,
+                                                          "first_layer", (int)blk.first, "layers", (int)blk.layers,
+                                                          "ops", (int)blk.ops, "param_bytes", blk.param_bytes,
+                                                          "fwd_ms", ms(blk.fwd_ns), "bwd_ms", ms(blk.bwd_ns))
+                                               : json_null());
     return o;
 }
 
@@ -243,6 +251,11 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
             "or closer %d; %d op%s no rule recognises (replicated outside a column region)\n", tpn[TRACE_TP_LINEAR],
             tpn[TRACE_TP_EMBEDDING], tpn[TRACE_TP_POS_EMBEDDING], tpn[TRACE_TP_VOCAB_LOSS], tpn[TRACE_TP_CONV],
             tpn[TRACE_TP_CLOSER], unrec, mt_plural(unrec));
+    mt_blocks blk;
+    mt_blocks_find(t, &blk);
+    char bl[320];
+    mt_blocks_describe(t, &blk, bl, sizeof bl);
+    fprintf(out, "blocks     %s\n", bl);
     int n_comm = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n_comm += t->ops[i].comm != TRACE_COMM_NONE;
     if (n_comm) {

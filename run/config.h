@@ -55,6 +55,7 @@ typedef struct mt_run_config {
     double op_scale;           /* operator device times x this (default 1; set by calibration) */
     int calibrate;             /* calibrate to the meta.json beside the trace */
     double measured_ms;        /* calibrate to this measured step (0 = not given) */
+    int calibrate_comm;        /* --calibrate-comm auto|on|off (run/commfit.h), default auto */
     double gpu_mem;            /* memory limit per GPU in bytes (0 = the target's or the trace's) */
     /* what-if */
     mt_scenario *scenario;     /* owned; never NULL after a successful init */

@@ -1,5 +1,6 @@
 /* run/flags.c — see flags.h. */
 #include "run/flags.h"
+#include "run/commfit.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -184,6 +185,10 @@ static const mt_flag HOST[] = {
      "(tracer/collect.py writes it): host times under the host model, else operator times"},
     {"--measured-ms", MT_FLAG_DOUBLE, CFG(measured_ms), "MS", "the same, to a step time you measured yourself",
      .lo = 0, .hi = 1e9, .lo_open = 1},
+    {"--calibrate-comm", MT_FLAG_CHOICE, CFG(calibrate_comm), MT_COMMFIT_CHOICES, "fit the links' bandwidth and "
+     "latency to the traced collective times of a rank of a multi-rank job (least squares over every collective; "
+     "measured waiting for peers stays inside them). auto (default): on unless --topology, --link-bw, --link-lat "
+     "or --comm regenerate is given", .choices = MT_COMMFIT_CHOICES},
 };
 const mt_flag_table MT_RUN_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calibration", HOST);
 

@@ -5,6 +5,7 @@
 
 #include "report/progress.h"
 #include "run/calibrate.h"
+#include "run/commfit.h"
 
 mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
@@ -23,6 +24,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
+    if (rc == MT_OK) rc = mt_commfit_apply(c, in->t, &in->commfit, err);
     if (rc != MT_OK) mt_run_input_close(in);
     return rc;
 }

@@ -8,6 +8,7 @@
 #define MT_RUN_INPUT_H
 
 #include "perfmodel/perfmodel.h"
+#include "report/replay.h"
 #include "run/config.h"
 #include "run/device.h"
 #include "tracer/meta.h"
@@ -17,6 +18,7 @@ typedef struct mt_run_input {
     trace *t;
     mt_perfmodel *pm;
     mt_calibration cal;
+    mt_commfit commfit;  /* the network fitted to the traced collectives (run/commfit.h) */
     mt_run_device dev;   /* what the ranks are and where their op times come from (run/device.h) */
 } mt_run_input;
 

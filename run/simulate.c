@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "extrapolate/traced.h"
 #include "report/chakra.h"
 #include "report/csvout.h"
 #include "report/progress.h"
@@ -190,6 +191,19 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
     return rc;
 }
 
+/* 1 when the run is the trace as it ran (report/replay.h's invariant): one GPU for a single-rank
+ * trace, the traced world size with its own collectives for a rank of a multi-rank job; traced
+ * batch, GPU and operator times, no what-if. */
+static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_simulation *s) {
+    const mt_plan *pl = &s->run.prog->plan;
+    mt_traced_plan tp;
+    mt_traced_plan_read(t, &tp);
+    int32_t world = tp.multi_rank ? tp.world_size : 1;
+    return !s->has_base && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && c->op_scale == 1 &&
+           c->host_scale == 1 && pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
+           pl->micro_batches == 1 && (!tp.multi_rank || pl->comm == MT_COMM_TRACED);
+}
+
 mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const mt_sim_outputs *o,
                           mt_simulation *out, mt_error *err) {
     memset(out, 0, sizeof *out);
@@ -205,6 +219,7 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
         struct rusage u; /* Linux counts KiB */
         out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
+        mt_replay_of(in->t, out->run.prog, r, out->run.host, &in->commfit, at_traced_plan(c, in->t, out), &out->replay);
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
     }
@@ -228,6 +243,7 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .cpu_ranks = in->dev.cpu_ranks, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
+        .replay = &s->replay, .commfit = &in->commfit,
     };
     const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
     for (int k = 0; k < 3; k++)

@@ -51,6 +51,7 @@ typedef struct mt_simulation {
     mt_estimate est;            /* what the run was predicted to cost (run/estimate.h), baseline included */
     int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
     double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */
+    mt_replay replay;           /* the run against the traced step (on at the traced plan) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file
