@@ -85,6 +85,7 @@ static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, int *m
         double v = 0;
         const char *k = a->name;
         int is_pg = !strcmp(k, "pg_name");
+        if (!strncmp(k, "mitosis.", 8)) *mitosis = 1;
         if (is_pg || !strcmp(k, "mitosis.algo")) {
             if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) continue;
             char **dst = is_pg ? &n->pg : &n->algo;
@@ -92,7 +93,6 @@ static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, int *m
             if (!(*dst = dupstr(a->string_val))) return mt_fail(err, MT_ENOMEM, "out of memory");
             continue;
         }
-        if (!strncmp(k, "mitosis.", 8)) *mitosis = 1;
         if (!attr_num(a, &v)) continue;
         if (!strcmp(k, "comm_type")) n->comm_type = to_i32(v);
         else if (!strcmp(k, "comm_size")) n->comm_bytes = v;
