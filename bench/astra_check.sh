@@ -34,12 +34,17 @@ net() { # N: Switch_N.yml
         >"$T/switch$1.yml"
     echo "$T/switch$1.yml"
 }
+# ASTRA-sim 518bd513 aborts now and then on the pipeline plans ("malloc_consolidate(): unaligned
+# fastbin chunk detected", glibc finding its heap corrupted; 2 runs in 11 completed here): retried.
 astra() { # DIR NAME N [GROUPS]: "rank cycles" lines
-    local groups=${4:-}
-    "$EXE" --workload-configuration="$1/$2" --system-configuration="$T/sys.json" \
-        --network-configuration="$(net "$3")" \
-        --remote-memory-configuration="$AS/examples/remote_memory/analytical/no_memory_expansion.json" \
-        ${groups:+--comm-group-configuration=$groups} >"$T/astra.log" 2>&1
+    local groups=${4:-} try
+    for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
+        "$EXE" --workload-configuration="$1/$2" --system-configuration="$T/sys.json" \
+            --network-configuration="$(net "$3")" \
+            --remote-memory-configuration="$AS/examples/remote_memory/analytical/no_memory_expansion.json" \
+            ${groups:+--comm-group-configuration=$groups} >"$T/astra.log" 2>&1
+        [ "$(grep -c 'sys\[[0-9]*\] finished' "$T/astra.log")" -ge "$3" ] && break
+    done
     grep -o 'sys\[[0-9]*\] finished, [0-9]* cycles' "$T/astra.log" | sed 's/sys\[\([0-9]*\)\] finished, \([0-9]*\) cycles/\1 \2/'
 }
 worst=0
@@ -79,9 +84,9 @@ plan "gpt-tiny DDP 8"                    "$g" --gpus 8 --strategy ddp 2>>"$T/ran
 plan "gpt-tiny dp2 x tp2 x pp2 (1f1b)"   "$g" --gpus 8 --dp 2 --tp 2 --pp 2 2>>"$T/ranks" || fails=$((fails + 1))
 plan "gpt-tiny DP 4"                     "$g" --gpus 4 --strategy dp 2>>"$T/ranks" || fails=$((fails + 1))
 plan "gpt-tiny FSDP 4"                   "$g" --gpus 4 --fsdp 2>>"$T/ranks" || fails=$((fails + 1))
-plan "moe-tiny EP 2 x DP 2, --a2a relay" "$ROOT/tests/fixtures/moe-tiny" --gpus 4 --ep 2 --expert-skew 0 --a2a relay \
+plan "moe-tiny EP 4, --a2a relay" "$ROOT/tests/fixtures/moe-tiny" --gpus 4 --ep 4 --expert-skew 0 --a2a relay \
     2>>"$T/ranks" || fails=$((fails + 1))
-plan "moe-tiny EP 2 x DP 2 (pairwise a2a)" "$ROOT/tests/fixtures/moe-tiny" --gpus 4 --ep 2 --expert-skew 0 \
+plan "moe-tiny EP 4 (pairwise a2a)" "$ROOT/tests/fixtures/moe-tiny" --gpus 4 --ep 4 --expert-skew 0 \
     2>>"$T/ranks" || echo "    (expected: ASTRA-sim's ring all-to-all is not pairwise; --a2a relay matches it)"
 [ -n "${VERBOSE:-}" ] && cat "$T/ranks"
 

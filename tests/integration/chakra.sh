@@ -199,11 +199,11 @@ fi
 rm -rf "$TMP/ck"
 "$BIN" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 8 --dp 2 --tp 2 --pp 2 --chakra "$TMP/ck" --chakra-json \
     >/dev/null || fail "--chakra-json"
-[ "$(ls "$TMP/ck" | grep -c '\.et$')" -eq 8 ] && [ "$(ls "$TMP/ck" | grep -c '\.json$')" -eq 8 ] ||
+[ "$(ls "$TMP/ck" | grep -c '\.et$')" -eq 8 ] && [ "$(ls "$TMP/ck" | grep -c '^mitosis\.[0-9]*\.json$')" -eq 8 ] ||
     fail "--chakra-json files: $(ls "$TMP/ck")"
 if [ $have_protoc -eq 1 ]; then
     n_et=$(check_protoc "$TMP/ck") || fail "protoc on the hybrid plan"
-    n_js=$(cat "$TMP"/ck/*.json | python3 -c '
+    n_js=$(cat "$TMP"/ck/mitosis.*.json | python3 -c '
 import json, sys
 n = 0
 for line in sys.stdin:
