@@ -204,9 +204,17 @@ static ChakraProtoMsg__AttributeProto *attr(xattrs *x, const char *name, ChakraP
 #define ATTR_STR(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)->string_val = (v))
 #define ATTR_BOOL(x, name, v) (attr(x, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL)->bool_val = (v))
 
-/* The communicator id of the group of `kind` holding `rank` (1, 2, ...: ASTRA-sim reads "" and "0"
- * as all ranks): the kinds' groups numbered one after another in table order; 0 when in none. */
-static int32_t comm_id(const mt_groups *g, int kind, int32_t rank) {
+void mt_ckx_members(const mt_groups *g, int kind, int32_t rank, int32_t *out) {
+    int32_t n = mt_group_size(g, kind);
+    for (int32_t k = 0; k < n; k++) out[k] = mt_group_member(g, kind, rank, k);
+    for (int32_t a = 1; a < n; a++) /* an insertion sort of a group's few members */
+        for (int32_t b = a; b > 0 && out[b - 1] > out[b]; b--) {
+            int32_t t = out[b];
+            out[b] = out[b - 1], out[b - 1] = t;
+        }
+}
+
+int32_t mt_ckx_comm_id(const mt_groups *g, int kind, int32_t rank) {
     int32_t base = 1, id = mt_group_id(g, kind, rank);
     for (int k = 0; k < kind; k++) base += mt_group_count(g, k);
     return id < 0 || mt_group_count(g, kind) == 0 ? 0 : base + id;
@@ -236,7 +244,7 @@ static void fill(const mt_ckx_src *s, int32_t r, const xrank *xr, int64_t i, uin
         int32_t n = mt_group_size(g, k->group);
         char kn[32];
         snprintf(hpg, hlen, "%s.%d", mt_group_kind_name(g, k->group, kn, sizeof kn), (int)mt_group_id(g, k->group, r));
-        snprintf(pg, plen, "%d", (int)comm_id(g, k->group, r));
+        snprintf(pg, plen, "%d", (int)mt_ckx_comm_id(g, k->group, r));
         snprintf(algo, alen, "%s", mt_coll_algo_name(mt_sim_coll_algo(&s->prog->plan, k->coll, n, s->ranks_per_node)));
         snprintf(name, nlen, "%s %s", mt_coll_op_name(k->coll), hpg);
         ATTR_I64(x, "comm_type", ck_type(k->coll));
@@ -456,13 +464,8 @@ static mt_status write_groups(const mt_ckx_src *s, const char *dir, mt_ckx_stats
             int32_t id = mt_group_id(g, kind, r);
             if (id < 0 || id >= count || done[id]) continue;
             done[id] = 1;
-            for (int32_t k = 0; k < n; k++) mem[k] = mt_group_member(g, kind, r, k);
-            for (int32_t a = 1; a < n; a++) /* rank order: an insertion sort of a group's few members */
-                for (int32_t b = a; b > 0 && mem[b - 1] > mem[b]; b--) {
-                    int32_t t = mem[b];
-                    mem[b] = mem[b - 1], mem[b - 1] = t;
-                }
-            fprintf(f, "%s\n  \"%d\": [", sep, (int)comm_id(g, kind, r));
+            mt_ckx_members(g, kind, r, mem);
+            fprintf(f, "%s\n  \"%d\": [", sep, (int)mt_ckx_comm_id(g, kind, r));
             for (int32_t k = 0; k < n; k++) fprintf(f, "%s%d", k ? ", " : "", (int)mem[k]);
             fprintf(f, "]");
             sep = ",";

@@ -68,6 +68,12 @@ typedef struct mt_ckx_stats {
     double bytes;                /* of the .et files */
 } mt_ckx_stats;
 
+/* The communicator id of the group of `kind` holding `rank` (1, 2, ...: ASTRA-sim reads "" and "0"
+ * as all ranks): the kinds' groups numbered one after another in table order; 0 when in none. */
+int32_t mt_ckx_comm_id(const mt_groups *g, int kind, int32_t rank);
+/* The members of that group in rank order into out (mt_group_size entries). */
+void mt_ckx_members(const mt_groups *g, int kind, int32_t rank, int32_t *out);
+
 /* Writes DIR/mitosis.RANK.et (and .json) for every rank `ranks` keeps (NULL: all), then
  * DIR/comm_groups.json. dir must
  * exist. MT_EIO naming the file that cannot be written; MT_EINVAL for a plan it cannot express. On

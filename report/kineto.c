@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/chakra.h"
 #include "sim/simulate.h"
 #include "util/fileio.h"
 
@@ -44,13 +45,6 @@ static const char *coll_name(mt_coll_op op) {
     }
 }
 
-/* The communicator id of report/chakra.h (kinds' groups numbered one after another from 1). */
-static int32_t comm_id(const mt_groups *g, int kind, int32_t rank) {
-    int32_t base = 1, id = mt_group_id(g, kind, rank);
-    for (int k = 0; k < kind; k++) base += mt_group_count(g, k);
-    return id < 0 ? 0 : base + id;
-}
-
 /* One kernel's args (after "device", "stream", "correlation", "External id"). */
 static void kernel_args(FILE *f, const mt_report_src *src, int32_t r, const mt_span *sp) {
     const mt_task *k = sp->task;
@@ -67,15 +61,10 @@ static void kernel_args(FILE *f, const mt_report_src *src, int32_t r, const mt_s
     char kn[32];
     fprintf(f, ", \"Collective name\": \"%s\", \"In msg nelems\": %.0f, \"Out msg nelems\": %.0f, \"Group size\": %d, "
             "\"dtype\": \"Float\", \"Process Group Name\": \"%d\", \"Process Group Description\": \"%s.%d\", "
-            "\"Process Group Ranks\": \"[", coll_name(k->coll), in, out, (int)n, (int)comm_id(g, k->group, r),
+            "\"Process Group Ranks\": \"[", coll_name(k->coll), in, out, (int)n, (int)mt_ckx_comm_id(g, k->group, r),
             mt_group_kind_name(g, k->group, kn, sizeof kn), (int)mt_group_id(g, k->group, r));
     int32_t *m = malloc(((size_t)n + 1) * sizeof *m);
-    for (int32_t i = 0; m && i < n; i++) m[i] = mt_group_member(g, k->group, r, i);
-    for (int32_t a = 1; m && a < n; a++)
-        for (int32_t b = a; b > 0 && m[b - 1] > m[b]; b--) {
-            int32_t t = m[b];
-            m[b] = m[b - 1], m[b - 1] = t;
-        }
+    if (m) mt_ckx_members(g, k->group, r, m);
     for (int32_t i = 0; m && i < n; i++) fprintf(f, "%s%d", i ? ", " : "", (int)m[i]);
     free(m);
     fprintf(f, "]\"");
