@@ -39,10 +39,10 @@ net() { # N: Switch_N.yml
 astra() { # DIR NAME N [GROUPS]: "rank cycles" lines
     local groups=${4:-} try
     for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
-        "$EXE" --workload-configuration="$1/$2" --system-configuration="$T/sys.json" \
+        (cd "$T" && "$EXE" --workload-configuration="$1/$2" --system-configuration="$T/sys.json" \
             --network-configuration="$(net "$3")" \
             --remote-memory-configuration="$AS/examples/remote_memory/analytical/no_memory_expansion.json" \
-            ${groups:+--comm-group-configuration=$groups} >"$T/astra.log" 2>&1
+            ${groups:+--comm-group-configuration=$groups}) >"$T/astra.log" 2>&1   # (its log/ goes to $T)
         [ "$(grep -c 'sys\[[0-9]*\] finished' "$T/astra.log")" -ge "$3" ] && break
     done
     grep -o 'sys\[[0-9]*\] finished, [0-9]* cycles' "$T/astra.log" | sed 's/sys\[\([0-9]*\)\] finished, \([0-9]*\) cycles/\1 \2/'
