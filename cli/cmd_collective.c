@@ -65,7 +65,7 @@ static const mt_flag FLAGS[] = {
      "are binary (1K:1G: 1 KiB to 1 GiB, 21 sizes)", .call = take_sweep},
     {"--dtype", MT_FLAG_CHOICE, offsetof(coll_cli, c.dtype), "TYPE",
      "element type, for the count column: " MT_COLL_DTYPES " (default float)", .choices = MT_COLL_DTYPES},
-    {"--algo", MT_FLAG_CALL, 0, "ALGO", "ring (default), tree, direct, hier or ringflow", .call = take_algo},
+    {"--algo", MT_FLAG_CALL, 0, "ALGO", "ring (default), tree, direct, hier, ringflow or relay (all-to-all as ASTRA-sim's ring)", .call = take_algo},
     {"--chunks", MT_FLAG_INT, offsetof(coll_cli, c.cp.chunks), "N",
      "pipeline chunks (default: 1, or by size for chains and trees)", .lo = 1, .hi = 4096},
     {"--ranks", MT_FLAG_INT, offsetof(coll_cli, c.ranks), "N", "ranks (default: every GPU of the topology)", .lo = 1,

@@ -51,6 +51,12 @@ static const mt_flag OUTPUT[] = {
     {"--chakra-json", MT_FLAG_SWITCH, OUT(out.chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
      "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
     {"--chakra-ranks", MT_FLAG_STRING, OUT(out.chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
+    {"--chakra-comm-only", MT_FLAG_SWITCH, OUT(out.chakra_comm_only), NULL, "with --chakra: only the communication "
+     "nodes, each depending on the communication it waited for (for network studies)"},
+    {"--kineto", MT_FLAG_STRING, OUT(out.kineto_dir), "DIR", "the simulated step as PyTorch-profiler (Kineto) JSON, "
+     "one DIR/mitosis_rankR.pt.trace.json per GPU (created when missing), NCCL-named collective kernels: opens in "
+     "Holistic Trace Analysis, TensorBoard, Perfetto", .complete = "dir"},
+    {"--kineto-ranks", MT_FLAG_STRING, OUT(out.kineto_ranks), "LIST", "with --kineto: only these GPUs, e.g. 0-7,12"},
     {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
      "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
@@ -78,8 +84,11 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
     const mt_sim_outputs *o = &c->out;
     if (!o->timeline && (o->timeline_gpus || o->window_from > 0 || o->window_to != MT_TIME_NEVER))
         return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE");
-    if (!o->chakra_dir && (o->chakra_json || o->chakra_ranks))
-        return mt_fail(err, MT_EINVAL, "--chakra-json and --chakra-ranks need --chakra DIR");
+    if (!o->chakra_dir && (o->chakra_json || o->chakra_ranks || o->chakra_comm_only))
+        return mt_fail(err, MT_EINVAL, "--chakra-json, --chakra-ranks and --chakra-comm-only need --chakra DIR");
+    if (!o->kineto_dir && o->kineto_ranks) return mt_fail(err, MT_EINVAL, "--kineto-ranks needs --kineto DIR");
+    if (c->as_is && o->kineto_dir)
+        return mt_fail(err, MT_EINVAL, "--kineto writes a simulated step; with --as-is use simulate without it");
     if (c->as_is && o->chakra_dir)
         return mt_fail(err, MT_EINVAL, "--chakra writes an extrapolated workload; with --as-is the workload is "
                        "already Chakra (drop one of them)");

@@ -33,7 +33,7 @@ typedef struct mt_command {
 enum { MT_CMD_OWN = 0, MT_CMD_NET, MT_CMD_RUN };
 
 extern const mt_command mt_cmd_inspect, mt_cmd_simulate, mt_cmd_compare, mt_cmd_topo, mt_cmd_collective,
-    mt_cmd_hop, mt_cmd_perfmodel, mt_cmd_serve, mt_cmd_emulate, mt_cmd_cluster;
+    mt_cmd_hop, mt_cmd_perfmodel, mt_cmd_serve, mt_cmd_emulate, mt_cmd_cluster, mt_cmd_chakra_check;
 
 int cmd_inspect(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
@@ -45,6 +45,7 @@ int cmd_hop(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_emulate(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+int cmd_chakra_check(int argc, char **argv);
 
 /* Prints "mitosis CMD: <message>" on stderr and returns the exit code for e->code. */
 int mt_cli_fail(const char *cmd, const mt_error *e);

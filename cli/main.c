@@ -15,7 +15,8 @@
 
 static const mt_command *const COMMANDS[] = {&mt_cmd_inspect, &mt_cmd_simulate, &mt_cmd_compare, &mt_cmd_topo,
                                              &mt_cmd_collective, &mt_cmd_hop, &mt_cmd_perfmodel,
-                                             &mt_cmd_serve, &mt_cmd_emulate, &mt_cmd_cluster};
+                                             &mt_cmd_serve, &mt_cmd_emulate, &mt_cmd_cluster,
+                                             &mt_cmd_chakra_check};
 enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
 static const char UNITS[] = "Units: bandwidth is decimal and needs its unit (1 GB/s = 1e9 B/s; 400Gbps = 50 GB/s; "

@@ -29,10 +29,10 @@ typedef struct builder {
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
                                  "reduce", "alltoall", "sendrecv"};
-static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow"};
+static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow", "relay"};
 
 const char *mt_coll_op_name(mt_coll_op op) { return (unsigned)op < 7 ? op_names[op] : "?"; }
-const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 5 ? algo_names[a] : "?"; }
+const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 6 ? algo_names[a] : "?"; }
 
 mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
     for (int i = 0; s && i < 7; i++)
@@ -45,12 +45,12 @@ mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
 }
 
 mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
-    for (int i = 0; s && i < 5; i++)
+    for (int i = 0; s && i < 6; i++)
         if (!strcmp(s, algo_names[i])) {
             *out = (mt_coll_algo)i;
             return MT_OK;
         }
-    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier or ringflow)",
+    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier, ringflow or relay)",
                    s ? s : "");
 }
 
@@ -294,7 +294,9 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
         add(b, 0, p->root, p->peer, S);
     } else if (p->algo == MT_ALGO_RINGFLOW && flow_steps > 0) {
         ringflow(b, flow_steps, S);
-    } else if (p->algo == MT_ALGO_RING || p->algo == MT_ALGO_RINGFLOW) {
+    } else if (p->algo == MT_ALGO_RELAY && op == MT_COLL_ALLTOALL) {
+        ring_steps(b, all, 1, n, (int32_t)((int64_t)n * (n - 1) / 2), S / n);
+    } else if (p->algo == MT_ALGO_RING || p->algo == MT_ALGO_RINGFLOW || p->algo == MT_ALGO_RELAY) {
         if (op == MT_COLL_ALLREDUCE) ring_steps(b, all, 1, n, 2 * (n - 1), S / n);
         else if (op == MT_COLL_REDUCESCATTER || op == MT_COLL_ALLGATHER) ring_steps(b, all, 1, n, n - 1, S / n);
         else if (op == MT_COLL_BROADCAST || op == MT_COLL_REDUCE) chain(b, p->root, op == MT_COLL_REDUCE, S);
@@ -397,7 +399,7 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
         return mt_fail(err, MT_EINVAL, "a collective needs 1..1048576 ranks (got %d)", (int)p->nranks);
     if (!(p->bytes >= 0) || p->bytes > 1e18)
         return mt_fail(err, MT_EINVAL, "collective size must be 0 to 1e18 bytes (1 EB) (got %g)", p->bytes);
-    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_RINGFLOW)
+    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_RELAY)
         return mt_fail(err, MT_EINVAL, "bad collective op or algorithm");
     if (p->root < 0 || p->root >= p->nranks || (p->op == MT_COLL_SENDRECV &&
                                                 (p->peer < 0 || p->peer >= p->nranks)))

@@ -44,6 +44,10 @@
  *          it puts all k latencies after the bulk, where ring's steps hide those that a slow
  *          link's queue covers (one slow link: bound + k alpha against bound + alpha).
  *          Other ops fall back to ring. Chunks do not apply.
+ *   relay  all-to-all as ASTRA-sim's ring runs it (its Ring algorithm, All_to_All): N(N-1)/2
+ *          ring steps of S/N, each rank forwarding to its successor what it received, so it
+ *          takes N(N-1)/2 x (S/N / B + alpha) where pairwise takes (N-1) x (S/N / B + alpha).
+ *          Shares are ignored (S/N a step). Other ops fall back to ring.
  * Chunking (chunks = C > 1) splits S into C pipelined pieces: piece c of a send also waits
  * for piece c-1 of the same send to have LEFT (the pieces stream back to back, each arriving
  * one path latency after it left: a pipelined chain takes (C + N - 2) S/C/B + (N - 1) alpha),
@@ -70,7 +74,7 @@ typedef enum {
     MT_COLL_SENDRECV
 } mt_coll_op;
 
-typedef enum { MT_ALGO_RING, MT_ALGO_TREE, MT_ALGO_DIRECT, MT_ALGO_HIER, MT_ALGO_RINGFLOW } mt_coll_algo;
+typedef enum { MT_ALGO_RING, MT_ALGO_TREE, MT_ALGO_DIRECT, MT_ALGO_HIER, MT_ALGO_RINGFLOW, MT_ALGO_RELAY } mt_coll_algo;
 
 typedef struct mt_coll_params {
     mt_coll_op op;

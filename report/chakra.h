@@ -9,12 +9,25 @@
  * COMM_RECV_NODE per send into r. Dependencies reproduce the simulated order: a compute node
  * depends on the previous one (ctrl), and every node on the latest node of its rank that ended
  * at or before it started (data); when that leaves a gap (a host launch delay, a collective
- * waiting for a later member), a host node (is_cpu_op, "mitosis.delay") of the gap's length
- * fills it. Replaying the files with `simulate DIR --as-is` on the same network therefore
- * starts every node when the simulation did. Durations are written in microseconds
- * (duration_micros, as Chakra has them) and exactly in picoseconds (mitosis.duration_ps).
+ * waiting for a later member), a GPU COMP_NODE "mitosis.delay" (attribute mitosis.delay) of the
+ * gap's length fills it — unless the gap overlaps one of the rank's compute spans (a collective
+ * waiting for its members while the GPU computes): no delay then, the collective waits for its
+ * members in any consumer. Replaying the files with `simulate DIR --as-is` on the same network
+ * therefore starts every node when the simulation did. Durations are written in microseconds
+ * (duration_micros, as Chakra has them; per rank the rounding carries over, so the written
+ * durations of any run of consecutive nodes sum to within 0.5 us of the exact sum) and exactly in
+ * picoseconds (mitosis.duration_ps). A BROADCAST's duration_micros is its simulated time
+ * (ASTRA-sim times broadcasts from it).
+ * Sizes (comm_size, GlobalMetadata attribute "comm_size_convention" = "chakra"): all-reduce,
+ * all-to-all, broadcast, reduce: the per-rank buffer; reduce-scatter: each rank's input (the
+ * whole buffer); all-gather: each rank's input (its output / N), as Chakra's PyTorch converter
+ * and ASTRA-sim read them.
+ * Beside the ranks, DIR/comm_groups.json maps every communicator id to its member ranks
+ * (ASTRA-sim's --comm-group-configuration). comm_only: only the communication nodes, each
+ * depending on the latest communication nodes (at most 3) it waited for through the others.
  * Refused: plans whose collectives mitosis cannot name in Chakra (a traced send/recv pair run
- * as a collective) or that depend on per-rank expert shares (MoE all-to-alls).
+ * as a collective) or that depend on uneven per-rank expert shares (MoE all-to-alls whose ranks
+ * receive different shares; even ones are plain ALL_TO_ALLs).
  * Costs: the spans are held by the recorder (40 bytes each); writing holds one rank's nodes
  * at a time (O(its spans)) plus an index over all spans (O(spans)); files are written as they
  * are built, one rank at a time.
@@ -35,17 +48,37 @@ typedef struct mt_ckx_src {
     int32_t ranks_per_node;      /* as the simulation used it (hier) */
 } mt_ckx_src;
 
+typedef struct mt_ckx_opts {
+    int json;                    /* also DIR/mitosis.RANK.json */
+    int comm_only;               /* only communication nodes (and their dependencies) */
+} mt_ckx_opts;
+
+/* The GlobalMetadata attribute naming the size convention, and the value mitosis writes. */
+#define MT_CKX_CONVENTION_ATTR "comm_size_convention"
+#define MT_CKX_CONVENTION "chakra"
+#define MT_CKX_COMM_GROUPS "comm_groups.json"
+
+
 typedef struct mt_ckx_stats {
     int32_t files;               /* ranks written */
     int64_t nodes;               /* over all files */
-    int64_t delays;              /* of which mitosis.delay host nodes */
+    int64_t delays;              /* of which mitosis.delay nodes */
+    int64_t waits;               /* gaps left to the consumer (a collective waiting while the GPU computes) */
+    int32_t communicators;       /* in comm_groups.json */
     double bytes;                /* of the .et files */
 } mt_ckx_stats;
 
-/* Writes DIR/mitosis.RANK.et (and .json) for every rank `ranks` keeps (NULL: all). dir must
+/* The communicator id of the group of `kind` holding `rank` (1, 2, ...: ASTRA-sim reads "" and "0"
+ * as all ranks): the kinds' groups numbered one after another in table order; 0 when in none. */
+int32_t mt_ckx_comm_id(const mt_groups *g, int kind, int32_t rank);
+/* The members of that group in rank order into out (mt_group_size entries). */
+void mt_ckx_members(const mt_groups *g, int kind, int32_t rank, int32_t *out);
+
+/* Writes DIR/mitosis.RANK.et (and .json) for every rank `ranks` keeps (NULL: all), then
+ * DIR/comm_groups.json. dir must
  * exist. MT_EIO naming the file that cannot be written; MT_EINVAL for a plan it cannot express. On
  * failure the files this call wrote are removed (no partial set is left). */
-mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filter *ranks, int json,
+mt_status mt_ckx_write(const mt_ckx_src *s, const char *dir, const mt_span_filter *ranks, const mt_ckx_opts *o,
                        mt_ckx_stats *st, mt_error *err);
 
 #endif

@@ -89,7 +89,7 @@ static mt_status check_files(rank_file *f, int32_t n, const mt_run_config *c, mt
     return MT_OK;
 }
 
-static mt_status load(const mt_run_config *c, mt_asis_job *out, mt_error *err) {
+mt_status mt_run_asis_load(const mt_run_config *c, mt_asis_job *out, mt_error *err) {
     rank_file *f = NULL;
     int32_t n = 0, cap = 0;
     mt_status rc = MT_OK;
@@ -130,7 +130,7 @@ mt_status mt_run_asis(const mt_run_config *c, mt_asis_job *out, mt_error *err) {
     memset(out, 0, sizeof *out);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    mt_status rc = load(c, out, err);
+    mt_status rc = mt_run_asis_load(c, out, err);
     if (rc == MT_OK) rc = simulate(c, out, err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

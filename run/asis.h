@@ -25,6 +25,8 @@ typedef struct mt_asis_job {
     double wall_s;
 } mt_asis_job;
 
+/* Reads c's paths (paths[0 .. n_paths)) into out->g / out->n, without running them. */
+mt_status mt_run_asis_load(const mt_run_config *c, mt_asis_job *out, mt_error *err);
 /* Reads c's paths (paths[0 .. n_paths)) and runs them on c's network. */
 mt_status mt_run_asis(const mt_run_config *c, mt_asis_job *out, mt_error *err);
 void mt_asis_job_free(mt_asis_job *r);

@@ -23,7 +23,7 @@
  * mt_coll_algo. */
 static const double NS_PER_SEND[] = {
     [MT_ALGO_RING] = 450, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 450,
-    [MT_ALGO_RINGFLOW] = 1100,
+    [MT_ALGO_RINGFLOW] = 1100, [MT_ALGO_RELAY] = 450,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
@@ -68,6 +68,10 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
     }
     case MT_ALGO_DIRECT:
         return (two_phase ? 2 : 1) * dn * (dn - 1);
+    case MT_ALGO_RELAY:
+        if (op == MT_COLL_ALLTOALL) return dn * dn * (dn - 1) / 2;
+        /* other ops run ring */
+        /* fall through */
     case MT_ALGO_RING:
     default:
         if (chain) return (dn - 1) * c;

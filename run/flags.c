@@ -43,13 +43,14 @@ static mt_status set_a2a(void *base, const char *v, mt_error *err) {
     static const struct {
         const char *name;
         int32_t algo;
-    } algos[] = {{"auto", 0}, {"pairwise", 1 + MT_ALGO_RING}, {"direct", 1 + MT_ALGO_DIRECT}, {"hier", 1 + MT_ALGO_HIER}};
+    } algos[] = {{"auto", 0}, {"pairwise", 1 + MT_ALGO_RING}, {"direct", 1 + MT_ALGO_DIRECT}, {"hier", 1 + MT_ALGO_HIER},
+                   {"relay", 1 + MT_ALGO_RELAY}};
     for (size_t k = 0; k < sizeof algos / sizeof algos[0]; k++)
         if (!strcmp(v, algos[k].name)) {
             p->a2a_algo = algos[k].algo;
             return MT_OK;
         }
-    return mt_fail(err, MT_EINVAL, "--a2a needs auto, pairwise, direct or hier (got '%s')", v);
+    return mt_fail(err, MT_EINVAL, "--a2a needs auto, pairwise, direct, hier or relay (got '%s')", v);
 }
 
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
@@ -114,8 +115,9 @@ static const mt_flag PLAN[] = {
      .choices = MT_COMM_CHOICES},
     {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of the mesh dimensions, innermost first: letters t, c, e, p, d "
      "or names tp,cp,ep,pp,dp (default tpd: TP ranks adjacent, then stages, then replicas; left-out ones go outermost)", .call = set_placement},
-    {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier or "
-     "ringflow (default ring)", .choices = "ring|tree|direct|hier|ringflow"},
+    {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier, "
+     "ringflow or relay (all-to-alls as ASTRA-sim's ring, others ring) (default ring)",
+     .choices = "ring|tree|direct|hier|ringflow|relay"},
     {"--ring-model", MT_FLAG_CALL, 0, "auto|steps|flow", "ring all-reduce/reduce-scatter/all-gather as every "
      "step's sends (steps, O(N^2) sends) or as N pipelined flows plus the per-step latencies (flow, O(N)); both "
      "give 2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps up to 64 ranks, flow above (default)",
@@ -135,9 +137,10 @@ static const mt_flag PLAN[] = {
      "dp replicas of the same experts, dense ones over dp x E; N = D x T x P x E", .lo = 1, .hi = 1 << 20},
     {"--expert-skew", MT_FLAG_DOUBLE, CFG(plan.expert_skew), "S", "tokens per expert Zipf(S) over a permutation drawn "
      "from --seed (0: uniform; default: the router's shares measured in the trace)", .lo = 0, .hi = 100},
-    {"--a2a", MT_FLAG_CALL, 0, "auto|pairwise|direct|hier", "all-to-all algorithm: pairwise exchange (N-1 shifted "
-     "steps), direct (all pairs at once), hier (inside nodes, then one message per node pair and local rank); auto "
-     "follows --algo", .call = set_a2a, .choices = "auto|pairwise|direct|hier"},
+    {"--a2a", MT_FLAG_CALL, 0, "auto|pairwise|direct|hier|relay", "all-to-all algorithm: pairwise exchange (N-1 "
+     "shifted steps), direct (all pairs at once), hier (inside nodes, then one message per node pair and local rank), "
+     "relay (ASTRA-sim's ring: N(N-1)/2 forwarding steps of S/N); auto follows --algo", .call = set_a2a,
+     .choices = "auto|pairwise|direct|hier|relay"},
     {"--embedding-shard", MT_FLAG_CHOICE, CFG(plan.emb_shard), "MODE", "shard the embedding tables over the DP group "
      "as TorchRec: table (whole tables per rank), row (rows split), column (columns split); pooled embeddings "
      "exchanged by all-to-all, embedding parameters never all-reduced (default none)", .choices = MT_EMB_CHOICES},

@@ -8,6 +8,7 @@
 #include "extrapolate/traced.h"
 #include "report/chakra.h"
 #include "report/csvout.h"
+#include "report/kineto.h"
 #include "report/progress.h"
 #include "report/record.h"
 #include "report/timeline.h"
@@ -30,6 +31,7 @@ typedef struct outs {
     const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
     int html_pending;                /* created empty before the run, not written yet */
     mt_span_filter ck_ranks;         /* the ranks --chakra writes */
+    mt_span_filter kt_ranks;         /* the ranks --kineto writes */
 } outs;
 
 static void outs_init(outs *w, const mt_sim_outputs *o) {
@@ -39,6 +41,7 @@ static void outs_init(outs *w, const mt_sim_outputs *o) {
     mt_span_filter_init(&w->tl);
     mt_span_filter_init(&w->html_gpus);
     mt_span_filter_init(&w->ck_ranks);
+    mt_span_filter_init(&w->kt_ranks);
 }
 
 /* A timeline still open, or an HTML report not written, goes. */
@@ -51,6 +54,7 @@ static void outs_free(outs *w) {
     mt_span_filter_destroy(&w->tl);
     mt_span_filter_destroy(&w->html_gpus);
     mt_span_filter_destroy(&w->ck_ranks);
+    mt_span_filter_destroy(&w->kt_ranks);
     mt_recorder_destroy(&w->rec);
 }
 
@@ -64,7 +68,7 @@ static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
     w->html_pending = 1;
     MT_CHECK(mt_summary_html_gpus(&w->html_gpus, gpus, err));
     w->html_draw = &w->html_gpus;
-    if (!o->timeline && !o->csv_dir && !o->chakra_dir) { /* record only what the HTML timeline shows */
+    if (!o->timeline && !o->csv_dir && !o->chakra_dir && !o->kineto_dir) { /* only what the HTML timeline shows */
         w->rec.filter = w->html_gpus;
         mt_span_filter_init(&w->html_gpus);
         w->html_draw = &w->rec.filter;
@@ -78,9 +82,22 @@ static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
     if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--chakra-ranks");
     MT_CHECK(mt_prepare_out_dir(o->chakra_dir, "Chakra directory", err));
-    if (!o->timeline && !o->csv_dir && !o->html) {
+    if (!o->timeline && !o->csv_dir && !o->html && !o->kineto_dir) {
         w->rec.filter = w->ck_ranks;
         mt_span_filter_init(&w->ck_ranks);
+    }
+    return MT_OK;
+}
+
+/* --kineto: as --chakra (report/kineto.h). */
+static mt_status open_kineto(outs *w, int32_t gpus, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    if (o->kineto_ranks && mt_span_filter_ranks(&w->kt_ranks, o->kineto_ranks, gpus, err) != MT_OK)
+        return mt_error_prefix(err, "--kineto-ranks");
+    MT_CHECK(mt_prepare_out_dir(o->kineto_dir, "Kineto directory", err));
+    if (!o->timeline && !o->csv_dir && !o->html && !o->chakra_dir) {
+        w->rec.filter = w->kt_ranks;
+        mt_span_filter_init(&w->kt_ranks);
     }
     return MT_OK;
 }
@@ -100,7 +117,8 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
                        strerror(errno));
     if (o->html) MT_CHECK(open_html(w, gpus, err));
     if (o->chakra_dir) MT_CHECK(open_chakra(w, gpus, err));
-    if (o->timeline || o->csv_dir || o->html || o->chakra_dir) {
+    if (o->kineto_dir) MT_CHECK(open_kineto(w, gpus, err));
+    if (o->timeline || o->csv_dir || o->html || o->chakra_dir || o->kineto_dir) {
         run->sim.on_span = mt_recorder_span;
         run->sim.span_ctx = &w->rec;
     }
@@ -108,7 +126,7 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
         run->on_link = mt_recorder_link;
         run->link_ctx = &w->rec;
         w->tl_draw = &w->tl;
-        if (!o->csv_dir && !o->html && !o->chakra_dir) { /* record only what the timeline shows */
+        if (!o->csv_dir && !o->html && !o->chakra_dir && !o->kineto_dir) { /* only what the timeline shows */
             w->rec.filter = w->tl;
             mt_span_filter_init(&w->tl);
             w->tl_draw = &w->rec.filter;
@@ -131,7 +149,12 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
         mt_ckx_src cs = {run->prog, &w->rec, run->plan.gpus, run->sim.ranks_per_node};
         mt_ckx_stats st;
         const mt_span_filter *keep = w->o->chakra_ranks ? (w->ck_ranks.keep ? &w->ck_ranks : &w->rec.filter) : NULL;
-        MT_CHECK(mt_ckx_write(&cs, o->chakra_dir, keep, o->chakra_json, &st, err));
+        mt_ckx_opts co = {o->chakra_json, o->chakra_comm_only};
+        MT_CHECK(mt_ckx_write(&cs, o->chakra_dir, keep, &co, &st, err));
+    }
+    if (o->kineto_dir) {
+        const mt_span_filter *keep = o->kineto_ranks ? (w->kt_ranks.keep ? &w->kt_ranks : &w->rec.filter) : NULL;
+        MT_CHECK(mt_kineto_write(&src, o->kineto_dir, keep, err));
     }
     if (o->timeline) {
         MT_CHECK(mt_timeline_write(&src, w->tl_draw, w->tf, o->timeline, err));

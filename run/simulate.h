@@ -35,6 +35,9 @@ typedef struct mt_sim_outputs {
     const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
     const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
     int chakra_json;            /* also DIR/mitosis.RANK.json */
+    int chakra_comm_only;       /* only the communication nodes (report/chakra.h) */
+    const char *kineto_dir;     /* per rank Kineto JSON, DIR/mitosis_rankR.pt.trace.json (report/kineto.h) */
+    const char *kineto_ranks;   /* only these ranks, NULL: all */
 } mt_sim_outputs;
 
 void mt_sim_outputs_init(mt_sim_outputs *o);

@@ -268,7 +268,7 @@ static void ev_compute_done(void *ctx, uint64_t arg) {
     ck_runner *R = ctx;
     int32_t r = (int32_t)(arg >> 32), i = (int32_t)(uint32_t)arg;
     R->r[r].busy = 0;
-    R->r[r].compute += node_of(R, r, i)->duration_ps;
+    if (!node_of(R, r, i)->is_delay) R->r[r].compute += node_of(R, r, i)->duration_ps;
     node_done(R, r, i);
     compute_next(R, r);
 }
@@ -298,12 +298,14 @@ static void coll_done(void *ctx) {
         fail(R, MT_ENOMEM, "out of memory scheduling a collective completion");
 }
 
-static const mt_coll_schedule *schedule(ck_runner *R, const mt_ck_node *nd, int32_t n, mt_error *err) {
+static const mt_coll_schedule *schedule(ck_runner *R, const mt_ck_graph *g, const mt_ck_node *nd, int32_t n,
+                                        mt_error *err) {
     mt_coll_params p;
     mt_coll_params_init(&p);
     ck_op(nd->comm_type, &p.op);
     p.nranks = n;
     p.bytes = nd->comm_type == MT_CK_BARRIER || nd->comm_bytes < 0 ? 0 : nd->comm_bytes;
+    if (p.op == MT_COLL_ALLGATHER && g->ag_input) p.bytes *= n; /* mitosis's all-gather size: its output */
     p.algo = R->o.algo;
     p.chunks = nd->chunks > 0 ? nd->chunks : R->o.chunks;
     p.ranks_per_node = R->o.ranks_per_node > 0 ? R->o.ranks_per_node : 8;
@@ -326,7 +328,8 @@ static void try_start(ck_runner *R, int32_t ci) {
             coll_done(cr);
             continue;
         }
-        const mt_coll_schedule *s = schedule(R, node_of(R, c->ranks[0], c->node[(size_t)k * c->n]), c->n, &err);
+        const mt_coll_schedule *s = schedule(R, R->r[c->ranks[0]].g, node_of(R, c->ranks[0], c->node[(size_t)k * c->n]),
+                                            c->n, &err);
         ck_collref *cr = s ? malloc(sizeof *cr) : NULL;
         if (!cr) {
             if (s) mt_fail(&err, MT_ENOMEM, "out of memory");

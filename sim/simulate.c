@@ -366,6 +366,7 @@ static void fold_check_arrival(runner *r, int32_t rank, int32_t chunk, int32_t m
 mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node) {
     mt_coll_algo a = pl->algo;
     if (ranks_per_node <= 0) ranks_per_node = 8;
+    if (a == MT_ALGO_RELAY && op != MT_COLL_ALLTOALL) a = MT_ALGO_RING; /* relay is an all-to-all */
     if (op == MT_COLL_ALLTOALL && pl->a2a_algo > 0) {
         a = (mt_coll_algo)(pl->a2a_algo - 1);
         return a == MT_ALGO_HIER && (n % ranks_per_node || n <= ranks_per_node) ? MT_ALGO_DIRECT : a;

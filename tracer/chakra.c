@@ -77,13 +77,15 @@ static char *dupstr(const char *s) {
     return d;
 }
 
-/* Fills n's attribute fields from m's attributes (unknown names ignored). */
-static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, mt_error *err) {
+/* Fills n's attribute fields from m's attributes (unknown names ignored); *mitosis set when one
+ * is a mitosis.* attribute. */
+static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, int *mitosis, mt_error *err) {
     for (size_t i = 0; i < m->n_attr; i++) {
         const ChakraProtoMsg__AttributeProto *a = m->attr[i];
         double v = 0;
         const char *k = a->name;
         int is_pg = !strcmp(k, "pg_name");
+        if (!strncmp(k, "mitosis.", 8)) *mitosis = 1;
         if (is_pg || !strcmp(k, "mitosis.algo")) {
             if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) continue;
             char **dst = is_pg ? &n->pg : &n->algo;
@@ -102,6 +104,7 @@ static mt_status take_attrs(const ChakraProtoMsg__Node *m, mt_ck_node *n, mt_err
         else if (!strcmp(k, "is_cpu_op")) n->is_cpu = v != 0;
         else if (!strcmp(k, "mitosis.duration_ps")) n->duration_ps = v >= 0 && v <= MT_CK_DURATION_MAX_PS ? (int64_t)v : -1;
         else if (!strcmp(k, "mitosis.chunks")) n->chunks = to_i32(v);
+        else if (!strcmp(k, "mitosis.delay")) n->is_delay = v != 0;
     }
     return MT_OK;
 }
@@ -165,11 +168,12 @@ static mt_status add_node(ck_parse *p, const ChakraProtoMsg__Node *m, mt_error *
     n->id = m->id;
     n->type = (int32_t)m->type;
     n->duration_ps = m->duration_micros <= MT_CK_DURATION_MAX_PS / 1000000 ? (int64_t)m->duration_micros * 1000000 : -1;
+    n->micros = m->duration_micros <= MT_CK_DURATION_MAX_PS / 1000000 ? (int64_t)m->duration_micros : -1;
     n->comm_type = n->src = n->dst = n->tag = -1;
     n->dep_begin = g->n_deps;
     g->n_nodes++; /* from here on mt_ck_graph_free releases its strings */
     if (!(n->name = dupstr(m->name ? m->name : ""))) return mt_fail(err, MT_ENOMEM, "out of memory");
-    MT_CHECK(take_attrs(m, n, err));
+    MT_CHECK(take_attrs(m, n, &g->foreign_attrs, err));
     MT_CHECK(check_node(g->path, n, err));
     for (size_t i = 0; i < m->n_ctrl_deps; i++) p->dep_ids[g->n_deps++] = m->ctrl_deps[i];
     for (size_t i = 0; i < m->n_data_deps; i++) p->dep_ids[g->n_deps++] = m->data_deps[i];
@@ -258,6 +262,7 @@ mt_status mt_ck_parse(const char *path, const uint8_t *buf, size_t len, mt_ck_gr
     size_t at = 0;
     const uint8_t *msg = NULL;
     size_t mlen = 0;
+    int convention = 0;
     if (rc == MT_OK && len == 0) rc = mt_fail(err, MT_EFORMAT, "%s: empty file (a Chakra ET starts with its "
                                               "GlobalMetadata)", path);
     if (rc == MT_OK) rc = next_message(path, buf, len, &at, "the GlobalMetadata", &msg, &mlen, err);
@@ -266,9 +271,19 @@ mt_status mt_ck_parse(const char *path, const uint8_t *buf, size_t len, mt_ck_gr
         if (!gm) rc = mt_fail(err, MT_EFORMAT, "%s: byte 0: the first message is not a Chakra GlobalMetadata (a "
                               "field of the wrong type, or not a Chakra ET)", path);
         else snprintf(g->version, sizeof g->version, "%s", gm->version ? gm->version : "");
+        for (size_t i = 0; gm && rc == MT_OK && i < gm->n_attr; i++) {
+            const ChakraProtoMsg__AttributeProto *a = gm->attr[i];
+            if (strcmp(a->name, "comm_size_convention")) continue;
+            if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL && !strcmp(a->string_val, "chakra"))
+                convention = 1;
+            else
+                rc = mt_fail(err, MT_EFORMAT, "%s: GlobalMetadata attribute comm_size_convention is not \"chakra\" "
+                             "(the only size convention mitosis knows: all-gather comm_size = each rank's input)", path);
+        }
         if (gm) chakra_proto_msg__global_metadata__free_unpacked(gm, NULL);
     }
     if (rc == MT_OK) rc = parse_nodes(&p, buf, len, at, err);
+    if (rc == MT_OK) g->ag_input = convention || !g->foreign_attrs;
     if (rc == MT_OK) rc = resolve(&p, err);
     if (rc == MT_OK) rc = topo_order(g, err);
     mt_u64map_destroy(&p.ids);

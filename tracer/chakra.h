@@ -7,6 +7,7 @@
  * node: a varint cut short, a message longer than the bytes left, a message protobuf-c refuses (a
  * field of the wrong wire type), a repeated node id, a dependency on an id the file lacks, and a
  * dependency cycle (naming a node on it), a duration or size past the limits below.
+ * A GlobalMetadata attribute comm_size_convention other than "chakra" is refused.
  * Invariant after a successful read: nodes[] is in file order, every deps[] entry is the index of
  * a node of the graph, and `order` lists every node once with each node after all it depends on
  * (Kahn's order, ties by file order).
@@ -43,6 +44,7 @@ typedef struct mt_ck_node {
     int32_t type;            /* MT_CK_* node type */
     int64_t duration_ps;     /* the attribute mitosis.duration_ps when present (mitosis writes it, as
                               * microseconds are too coarse), else duration_micros x 1e6 */
+    int64_t micros;          /* duration_micros as written (what ASTRA-sim runs) */
     int32_t comm_type;       /* MT_CK_ALL_REDUCE...; -1 when absent */
     double comm_bytes;       /* comm_size (collective per-rank buffer, or a send's bytes) */
     int32_t src, dst, tag;   /* comm_src, comm_dst, comm_tag; -1 when absent */
@@ -51,12 +53,18 @@ typedef struct mt_ck_node {
     int32_t chunks;          /* mitosis.chunks, 0 when absent */
     double flops, bytes;     /* num_ops, tensor_size; 0 when absent */
     int is_cpu;              /* is_cpu_op */
+    int is_delay;            /* mitosis.delay: a gap mitosis filled (GPU time that is not compute) */
     uint32_t dep_begin, ndeps; /* deps[dep_begin .. + ndeps): indices of nodes it waits for */
 } mt_ck_node;
 
 typedef struct mt_ck_graph {
     char *path;              /* owned copy of the file name, for messages */
     char version[32];        /* GlobalMetadata.version */
+    int ag_input;            /* 1: an ALL_GATHER's comm_size is each rank's input (Chakra's convention:
+                              * GlobalMetadata attribute comm_size_convention = "chakra", or a file
+                              * without mitosis.* attributes); 0: its output (mitosis files written
+                              * before the attribute existed) */
+    int foreign_attrs;       /* while reading: a node had a mitosis.* attribute */
     int32_t n_nodes, cap_nodes;
     mt_ck_node *nodes;
     uint32_t n_deps, cap_deps;
