@@ -89,6 +89,7 @@ static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
 static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     int32_t gpus = run->plan.gpus;
+    w->rec.max_bytes = o->max_record_bytes;
     w->tl.from = o->window_from;
     w->tl.to = o->window_to;
     if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
@@ -159,6 +160,7 @@ static mt_status estimate(const mt_run_config *c, const outs *w, mt_simulation *
         e->seconds *= 2;
     }
     MT_CHECK(mt_estimate_check_mem(e->mem_bytes, e->gpus, err));
+    MT_CHECK(mt_estimate_check_budget(e, "the run", err)); /* a server's limits (util/budget.h) */
     if (c->dry_run || !w->o->notices || !mt_estimate_long(e)) return MT_OK;
     char line[384];
     fprintf(w->o->notices, "estimate   %s; --dry-run to stop here\n", mt_estimate_text(e, &out->run.plan, line,
@@ -207,6 +209,7 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
+        out->files_cut_ps = w.rec.cut_ps;
     }
     outs_free(&w);
     if (rc != MT_OK) mt_simulation_free(out);

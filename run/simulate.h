@@ -35,6 +35,8 @@ typedef struct mt_sim_outputs {
     const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
     const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
     int chakra_json;            /* also DIR/mitosis.RANK.json */
+    double max_record_bytes;    /* what the files record kept under this many bytes of memory, 0: no cap
+                                 * (report/record.h; mt_simulation.files_cut_ps says where they stop) */
 } mt_sim_outputs;
 
 void mt_sim_outputs_init(mt_sim_outputs *o);
@@ -51,6 +53,8 @@ typedef struct mt_simulation {
     mt_estimate est;            /* what the run was predicted to cost (run/estimate.h), baseline included */
     int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
     double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */
+    mt_time_ps files_cut_ps;    /* MT_TIME_NEVER: the files cover the whole run; else they stop at this
+                                 * simulated time (mt_sim_outputs.max_record_bytes reached) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file
