@@ -10,6 +10,7 @@
 #include "report/progress.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "util/budget.h"
 #include "util/fileio.h"
 
 void mt_sim_outputs_init(mt_sim_outputs *o) {
@@ -114,7 +115,10 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
             w->tl_draw = &w->rec.filter;
         }
     }
-    if (o->progress) {
+    if (o->on_progress) { /* a caller's (mitosis serve) */
+        run->sim.on_progress = o->on_progress;
+        run->sim.progress_ctx = o->progress_ctx;
+    } else if (o->progress) {
         mt_progress_init(&w->progress, o->progress, gpus);
         run->sim.on_progress = mt_progress_update;
         run->sim.progress_ctx = &w->progress;
@@ -175,6 +179,7 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
     MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
+    MT_CHECK(mt_budget_check(err)); /* cancelled while it was built (util/budget.h; no budget: never) */
     MT_CHECK(estimate(c, w, out, err));
     if (c->dry_run) {
         out->dry = 1;

@@ -35,6 +35,9 @@ typedef struct mt_sim_outputs {
     const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
     const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
     int chakra_json;            /* also DIR/mitosis.RANK.json */
+    mt_progress_fn on_progress; /* called as the simulation goes (sim/simulate.h), instead of `progress`;
+                                 * NULL: none */
+    void *progress_ctx;
     double max_record_bytes;    /* what the files record kept under this many bytes of memory, 0: no cap
                                  * (report/record.h; mt_simulation.files_cut_ps says where they stop) */
 } mt_sim_outputs;

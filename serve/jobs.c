@@ -2,6 +2,7 @@
 #include "serve/jobs.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,16 @@ static void on_progress(void *ctx, int32_t i, int32_t n, const char *label) {
     pthread_mutex_unlock(&p->j->mu);
 }
 
+/* The simulation's progress (sim/simulate.h): tasks done of every GPU's program. */
+static void on_sim_progress(void *ctx, int64_t done, int64_t total) {
+    progress_ctx *p = ctx;
+    pthread_mutex_lock(&p->j->mu);
+    p->jb->done = (int32_t)(done > INT32_MAX ? INT32_MAX : done);
+    p->jb->total = (int32_t)(total > INT32_MAX ? INT32_MAX : total);
+    snprintf(p->jb->label, sizeof p->jb->label, "tasks simulated");
+    pthread_mutex_unlock(&p->j->mu);
+}
+
 static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     char tl[PATH_MAX_ + 32], csv[PATH_MAX_ + 32], html[PATH_MAX_ + 32];
     snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
@@ -120,10 +131,14 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
     if (jb->want & MT_JOBS_WANT_CSV) out.csv_dir = csv;
     out.html = html;
     out.max_record_bytes = j->cfg.max_run_bytes;
+    progress_ctx pc = {j, jb};
+    out.on_progress = on_sim_progress;
+    out.progress_ctx = &pc;
     mt_run_input in = {0};
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
+    if (st == MT_OK) st = mt_budget_check(err); /* cancelled while the trace loaded */
     if (st == MT_OK) st = mt_run_check_gpus(&jb->o.rc, in.t, err);
     if (st == MT_OK) st = mt_run_simulate(&jb->o.rc, &in, &out, &sim, err);
     if (st == MT_OK) {
@@ -152,6 +167,7 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     mt_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
+    if (st == MT_OK) st = mt_budget_check(err); /* cancelled while the trace loaded */
     if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
     if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
     if (st == MT_OK) *res = mt_comparison_json(&cmp);

@@ -10,8 +10,9 @@
  * (serve/catalog.h mt_catalog_redact). Files, in the run's folder under the catalogue's private
  * folder: result.json and report.html always; timeline.json (GPUs 0-15) and the CSV tables
  * (simulate) only when the request asked for them (MT_JOBS_WANT_*). Failed: the run's one-line
- * error. Progress: compare reports plan i of n (run/compare.h's callback); simulate its elapsed
- * time; a queued run its place in the queue (1: next).
+ * error. Progress: compare reports plan i of n (run/compare.h's callback); simulate the tasks
+ * simulated of all GPUs' programs (label "tasks simulated"; 0 while the trace loads and the run is
+ * built); a queued run its place in the queue (1: next).
  *
  * Limits (mt_jobs_config): each run carries a budget (util/budget.h) bound to its worker thread:
  * it is refused before it starts when its estimate (run/estimate.h) exceeds max_events,

@@ -481,6 +481,7 @@ function poll(h) {
     $('progress-bar').style.width = (100 * frac).toFixed(0) + '%';
     $('progress-text').textContent = s.status === 'queued' ?
       'waiting: ' + (s.queue_position > 1 ? (s.queue_position - 1) + ' run(s) queued before it' : 'next in the queue') + '…' :
+      pr.total && s.command === 'simulate' ? 'simulating: ' + (100 * pr.done / pr.total).toFixed(0) + '% of the steps (' + s.elapsed_s.toFixed(1) + ' s)' :
       pr.total ? 'plan ' + Math.min(pr.done + 1, pr.total) + ' of ' + pr.total + (pr.label ? ': ' + pr.label : '') +
                  ' (' + s.elapsed_s.toFixed(1) + ' s)' : s.status + ' (' + s.elapsed_s.toFixed(1) + ' s)';
     if (s.status !== 'done' && s.status !== 'failed' && s.status !== 'cancelled') return;
