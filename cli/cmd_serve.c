@@ -104,6 +104,8 @@ int cmd_serve(int argc, char **argv) {
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);
-    mt_serve_free(s);
+    mt_serve_free(s); /* every run cancelled, the private folder removed */
+    printf("mitosis serve: stopped\n");
+    fflush(stdout);
     return 0;
 }
