@@ -5,7 +5,7 @@
 # refused by its estimate (--max-events, --max-run-seconds) and one stopped at its wall limit,
 # SIGTERM during a long run (exit < 2 s, exit 0, the private folder gone, no sanitizer report),
 # 100 slow-header clients + 3 gzip bombs while a prober's GET p99 stays < 1 s, ids with %00
-# refused, the favicon, and N small runs (MT_SERVE_ABUSE_RUNS, default 60; 1000 for the README's
+# refused, the favicon, and N small runs (MT_SERVE_ABUSE_RUNS, default 40; 1000 for the README's
 # numbers) with eviction keeping the runs, the disk and the RSS under their caps.
 set -u
 BIN=$1
