@@ -179,8 +179,8 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
     MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
+    MT_CHECK(estimate(c, w, out, err)); /* refused over a server's limits first: the clearer message */
     MT_CHECK(mt_budget_check(err)); /* cancelled while it was built (util/budget.h; no budget: never) */
-    MT_CHECK(estimate(c, w, out, err));
     if (c->dry_run) {
         out->dry = 1;
         return MT_OK;

@@ -138,7 +138,8 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK) st = mt_budget_check(err); /* cancelled while the trace loaded */
+    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
+        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
     if (st == MT_OK) st = mt_run_check_gpus(&jb->o.rc, in.t, err);
     if (st == MT_OK) st = mt_run_simulate(&jb->o.rc, &in, &out, &sim, err);
     if (st == MT_OK) {
@@ -167,7 +168,8 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     mt_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK) st = mt_budget_check(err); /* cancelled while the trace loaded */
+    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
+        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
     if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
     if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
     if (st == MT_OK) *res = mt_comparison_json(&cmp);
