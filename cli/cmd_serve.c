@@ -30,8 +30,32 @@ static const mt_flag OWN[] = {
      "(repeatable)", .call = add_traces, .repeat = 1, .complete = "dir"},
     {"--max-upload", MT_FLAG_BYTES, CFG(max_upload_bytes), "SIZE", "largest upload, all its files together "
      "(default 256MiB)", .lo = 0, .lo_open = 1},
-    {"--threads", MT_FLAG_INT, CFG(threads), "N", "HTTP threads answering requests (default 4; runs always go one "
-     "at a time to one worker)", .lo = 1, .hi = 64},
+    {"--threads", MT_FLAG_INT, CFG(threads), "N", "HTTP threads answering requests (default 4; runs go to "
+     "--workers)", .lo = 1, .hi = 64},
+    {"--workers", MT_FLAG_INT, CFG(jobs.workers), "N", "runs at once (default 2; a --routing latency run holds "
+     "igraph's lock throughout, so it runs beside no topology build)", .lo = 1, .hi = 64},
+    {"--max-queued", MT_FLAG_INT, CFG(jobs.max_queued), "N", "runs waiting at most; past it a run is refused with "
+     "503 (default 64)", .lo = 1, .hi = 100000},
+    {"--max-run-seconds", MT_FLAG_DOUBLE, CFG(jobs.max_run_s), "S", "a run estimated longer is refused before it "
+     "starts, and a running one is stopped after S seconds of wall time (default 600)", .lo = 0, .lo_open = 1},
+    {"--max-events", MT_FLAG_DOUBLE, CFG(jobs.max_events), "N", "a run estimated at more engine events is refused "
+     "before it starts (default 2e9)", .lo = 0, .lo_open = 1},
+    {"--max-run-memory", MT_FLAG_BYTES, CFG(jobs.max_mem_bytes), "SIZE", "a run estimated to need more memory is "
+     "refused before it starts (default: a third of this machine's memory)", .lo = 0, .lo_open = 1},
+    {"--max-run-bytes", MT_FLAG_BYTES, CFG(jobs.max_run_bytes), "SIZE", "what a run's report, timeline and tables "
+     "record in memory, and its optional files on disk, at most (default 64MiB)", .lo = 0, .lo_open = 1},
+    {"--keep-runs", MT_FLAG_INT, CFG(jobs.keep_runs), "N", "finished runs kept; older ones are removed (default "
+     "200)", .lo = 1, .hi = 10000000},
+    {"--keep-bytes", MT_FLAG_BYTES, CFG(jobs.keep_bytes), "SIZE", "finished runs' files on disk at most, all "
+     "together; the oldest runs are removed past it (default 1GiB)", .lo = 0, .lo_open = 1},
+    {"--per-ip", MT_FLAG_INT, CFG(per_ip), "N", "connections from one address at most (default 32)", .lo = 1,
+     .hi = 256},
+    {"--timeout", MT_FLAG_INT, CFG(timeout_s), "S", "a connection idle for S seconds is closed (default 10)", .lo = 1,
+     .hi = 3600},
+    {"--max-inflate", MT_FLAG_BYTES, CFG(max_inflate_bytes), "SIZE", "what one uploaded gzip file may inflate to "
+     "(default 1GiB)", .lo = 0, .lo_open = 1},
+    {"--parse-queue", MT_FLAG_INT, CFG(parse_queue), "N", "uploads waiting to be parsed at most; past it an upload "
+     "is refused with 503 (default 4)", .lo = 1, .hi = 64},
 };
 #undef CFG
 static const mt_flag_table OWN_FLAGS = MT_FLAG_TABLE("Serve", OWN);
@@ -42,7 +66,8 @@ static void usage(FILE *out) {
                  "folders, or uploaded), describe the cluster, and run simulate or compare. The page is one\n"
                  "self-contained file (no network); the JSON API under /api takes the run options of\n"
                  "simulate and compare by name (README \"Web UI\"). Ctrl-C stops it; runs and uploads are\n"
-                 "kept in a private temporary folder that is removed then.\n\n");
+                 "kept in a private temporary folder that is removed then; Ctrl-C and SIGTERM cancel every\n"
+                 "run first (docs/serve.md).\n\n");
     mt_flags_help(out, &OWN_FLAGS);
 }
 
@@ -79,6 +104,8 @@ int cmd_serve(int argc, char **argv) {
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);
-    mt_serve_free(s);
+    mt_serve_free(s); /* every run cancelled, the private folder removed */
+    printf("mitosis serve: stopped\n");
+    fflush(stdout);
     return 0;
 }

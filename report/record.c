@@ -97,6 +97,7 @@ int mt_span_filter_time(const mt_span_filter *f, mt_time_ps start, mt_time_ps en
 void mt_recorder_init(mt_recorder *r) {
     memset(r, 0, sizeof *r);
     mt_span_filter_init(&r->filter);
+    r->cut_ps = MT_TIME_NEVER;
 }
 
 void mt_recorder_destroy(mt_recorder *r) {
@@ -104,6 +105,15 @@ void mt_recorder_destroy(mt_recorder *r) {
     free(r->links);
     mt_span_filter_destroy(&r->filter);
     memset(r, 0, sizeof *r);
+}
+
+/* 1 when one more record would pass max_bytes (then cut_ps is set, once). */
+static int over_cap(mt_recorder *r, mt_time_ps t) {
+    if (!(r->max_bytes > 0)) return 0;
+    double have = (double)r->n_spans * sizeof(mt_span) + (double)r->n_links * sizeof(mt_link_sample);
+    if (have + sizeof(mt_span) <= r->max_bytes) return 0;
+    if (r->cut_ps == MT_TIME_NEVER || t < r->cut_ps) r->cut_ps = t;
+    return 1;
 }
 
 void mt_recorder_span(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task, mt_time_ps start,
@@ -115,6 +125,7 @@ void mt_recorder_span(void *ctx, int32_t rank, mt_span_kind kind, const mt_task 
     } else if (!mt_span_filter_rank(&r->filter, rank) || !mt_span_filter_time(&r->filter, start, end)) {
         return;
     }
+    if (over_cap(r, start)) return;
     if (mt_vec_reserve(&r->spans, &r->cap_spans, r->n_spans + 1)) {
         r->failed = 1;
         return;
@@ -126,6 +137,7 @@ void mt_recorder_link(void *ctx, int32_t link, mt_time_ps t, double used_Bps) {
     mt_recorder *r = ctx;
     if (r->failed || t >= r->filter.to) return;
     if (t < r->filter.from) t = r->filter.from; /* the value in force when the window opens */
+    if (over_cap(r, t)) return;
     if (mt_vec_reserve(&r->links, &r->cap_links, r->n_links + 1)) {
         r->failed = 1;
         return;

@@ -9,7 +9,8 @@
  * out from its true start); pipeline sends are kept whatever their sender, since the receiving
  * GPU's arrival is drawn from them. Link samples after the window are dropped and those before
  * it are moved to its start (the last of them per link is the value in force when it opens).
- * Memory: O(kept spans + kept link samples); 40 bytes a span, 24 a link sample.
+ * Memory: O(kept spans + kept link samples); 40 bytes a span, 24 a link sample; at most max_bytes
+ * when set (a server's per-run cap: what comes after is dropped and cut_ps says from when).
  */
 #ifndef MT_REPORT_RECORD_H
 #define MT_REPORT_RECORD_H
@@ -61,6 +62,9 @@ typedef struct mt_recorder {
     int64_t n_links, cap_links;
     mt_span_filter filter;     /* applied while recording; set it before the run */
     int failed;                /* out of memory once: later records are dropped */
+    double max_bytes;          /* spans + link samples kept at most (bytes), 0: no cap; set before the run */
+    mt_time_ps cut_ps;         /* past max_bytes: the start of the first record dropped (later ones are
+                                * dropped too), MT_TIME_NEVER while nothing was */
 } mt_recorder;
 
 void mt_recorder_init(mt_recorder *r);

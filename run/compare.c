@@ -10,6 +10,7 @@
 #include "run/pool.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
+#include "util/budget.h"
 #include "util/units.h"
 #include "util/vec.h"
 
@@ -546,9 +547,10 @@ static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const 
     return rc;
 }
 
-/* Every row priced from its program (no topology); refused plans counted, not fatal. */
-static void price_rows(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc, job *jobs,
-                       const mt_comparison *cmp) {
+/* Every row priced from its program (no topology); refused plans counted, not fatal. Reported to
+ * cc->estimate when set; refused when over the calling thread's budget (mt_estimate_check_budget). */
+static mt_status price_rows(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc, job *jobs,
+                            const mt_comparison *cmp, mt_error *err) {
     mt_compare_estimate e;
     memset(&e, 0, sizeof e);
     e.longest = "";
@@ -569,7 +571,8 @@ static void price_rows(const mt_run_config *c, const mt_run_input *in, const mt_
         if (one.mem_bytes > e.total.mem_bytes) e.total.mem_bytes = one.mem_bytes;
         if (k * one.seconds > e.longest_s) e.longest_s = k * one.seconds, e.longest = cmp->rows[i].label;
     }
-    cc->estimate(cc->estimate_ctx, &e);
+    if (cc->estimate) cc->estimate(cc->estimate_ctx, &e);
+    return mt_estimate_check_budget(&e.total, "the comparison", err);
 }
 
 const char *mt_compare_estimate_text(const mt_compare_estimate *e, const char *noun, char *buf, size_t len) {
@@ -594,7 +597,7 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
     job *jobs = NULL;
     mt_status rc = run_baseline(c, in, cmp, err);
     if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
-    if (rc == MT_OK && cc->estimate) price_rows(c, in, cc, jobs, cmp);
+    if (rc == MT_OK && (cc->estimate || mt_budget_current())) rc = price_rows(c, in, cc, jobs, cmp, err);
     if (rc == MT_OK && c->dry_run) {
         free(jobs);
         mt_comparison_free(cmp);

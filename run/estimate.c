@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "util/budget.h"
 #include "util/units.h"
 
 /* Engine events per unit of work, counted (bench/bench_estimate.sh): a task a GPU walks (about
@@ -189,6 +190,26 @@ mt_status mt_estimate_check_mem(double mem_bytes, double gpus, mt_error *err) {
     return mt_fail(err, MT_EINVAL, "--gpus %.0f would need about %s of memory, more than this machine's %s "
                    "(fewer GPUs or micro-batches, or a machine with more memory)", gpus,
                    mt_fmt_bytes(mem_bytes, need_s, sizeof need_s), mt_fmt_bytes(have, have_s, sizeof have_s));
+}
+
+mt_status mt_estimate_check_budget(const mt_estimate *e, const char *what, mt_error *err) {
+    const mt_budget *b = mt_budget_current();
+    if (!b) return MT_OK;
+    char need[32], cap[32];
+    double max_s = b->max_seconds > 0 ? b->max_seconds : b->wall_s;
+    if (b->max_events > 0 && e->events > b->max_events)
+        return mt_fail(err, MT_EINVAL, "%s would take about %s events, over this server's limit of %s (%s): fewer "
+                       "steps, GPUs or plans", what, mt_estimate_count_text(e->events, need, sizeof need),
+                       mt_estimate_count_text(b->max_events, cap, sizeof cap), b->flag_events);
+    if (max_s > 0 && e->seconds > max_s)
+        return mt_fail(err, MT_EINVAL, "%s would take about %s on this machine, over this server's limit of %s (%s): "
+                       "fewer steps, GPUs or plans", what, mt_estimate_duration_text(e->seconds, need, sizeof need),
+                       mt_estimate_duration_text(max_s, cap, sizeof cap), b->flag_seconds);
+    if (b->max_mem_bytes > 0 && e->mem_bytes > b->max_mem_bytes)
+        return mt_fail(err, MT_EINVAL, "%s would need about %s of memory, over this server's limit of %s (%s): fewer "
+                       "GPUs or micro-batches", what, mt_fmt_bytes(e->mem_bytes, need, sizeof need),
+                       mt_fmt_bytes(b->max_mem_bytes, cap, sizeof cap), b->flag_mem);
+    return MT_OK;
 }
 
 int mt_estimate_long(const mt_estimate *e) { return e->seconds > MT_ESTIMATE_LONG_S; }

@@ -71,6 +71,11 @@ mt_status mt_estimate_check_mem(double mem_bytes, double gpus, mt_error *err);
 /* The same for plan pl before anything is built (mt_estimate_mem_bytes). */
 mt_status mt_estimate_check_plan(const mt_plan *pl, mt_error *err);
 
+/* MT_EINVAL, one line naming the limit's flag, when the calling thread's budget (util/budget.h:
+ * `mitosis serve`'s --max-events, --max-run-seconds, --max-run-memory) is below e's events,
+ * seconds or memory; what = "the run" or "the comparison". MT_OK without a budget (the CLI). */
+mt_status mt_estimate_check_budget(const mt_estimate *e, const char *what, mt_error *err);
+
 /* 1 when the run is predicted to take longer than MT_ESTIMATE_LONG_S. */
 int mt_estimate_long(const mt_estimate *e);
 

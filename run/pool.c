@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/budget.h"
+
 struct mt_pool {
     const mt_pool_map_cfg *cfg;
     pthread_mutex_t claim;  /* next, done, fail_at, err */
-    pthread_mutex_t serial; /* mt_pool_lock sections */
     int32_t next, done;
     int32_t fail_at;        /* the lowest failing item, n when none */
+    mt_budget *budget;      /* the caller's (util/budget.h), bound in every worker */
     mt_error err;           /* its error */
 };
 
@@ -19,12 +21,28 @@ int32_t mt_pool_cores(void) {
     return n < 1 ? 1 : n > 4096 ? 4096 : (int32_t)n;
 }
 
+/* One lock for the whole process (igraph's globals are the process's), recursive so that a thread
+ * holding it for a whole run (serve/jobs.c: a --routing latency run) may enter the sections inside. */
+static pthread_mutex_t serial_mu;
+static pthread_once_t serial_once = PTHREAD_ONCE_INIT;
+
+static void serial_init(void) {
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&serial_mu, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 void mt_pool_lock(mt_pool *pool) {
-    if (pool) pthread_mutex_lock(&pool->serial);
+    (void)pool;
+    pthread_once(&serial_once, serial_init);
+    pthread_mutex_lock(&serial_mu);
 }
 
 void mt_pool_unlock(mt_pool *pool) {
-    if (pool) pthread_mutex_unlock(&pool->serial);
+    (void)pool;
+    pthread_mutex_unlock(&serial_mu);
 }
 
 /* The next item to run, or -1 when none is left (or every later item is after a failure). */
@@ -49,9 +67,11 @@ static void finish(mt_pool *p, int32_t i, mt_status rc, const mt_error *e) {
 
 static void *worker(void *arg) {
     mt_pool *p = arg;
+    mt_budget_bind(p->budget);
     for (int32_t i; (i = claim(p)) >= 0;) {
         mt_error e = {0};
-        mt_status rc = p->cfg->fn(p->cfg->ctx, p, i, &e);
+        mt_status rc = mt_budget_check(&e); /* cancelled or past its wall limit: no further item */
+        if (rc == MT_OK) rc = p->cfg->fn(p->cfg->ctx, p, i, &e);
         finish(p, i, rc, &e);
     }
     return NULL;
@@ -62,7 +82,8 @@ static mt_status serial(const mt_pool_map_cfg *cfg, int32_t *failed, mt_error *e
     for (int32_t i = 0; i < cfg->n; i++) {
         if (cfg->start) cfg->start(cfg->start_ctx, i, i, cfg->n);
         mt_error e = {0};
-        mt_status rc = cfg->fn(cfg->ctx, NULL, i, &e);
+        mt_status rc = mt_budget_check(&e);
+        if (rc == MT_OK) rc = cfg->fn(cfg->ctx, NULL, i, &e);
         if (rc != MT_OK) {
             *failed = i;
             if (err) *err = e;
@@ -79,16 +100,14 @@ mt_status mt_pool_map(const mt_pool_map_cfg *cfg, int32_t *failed, mt_error *err
     int32_t jobs = cfg->jobs < 1 ? 1 : cfg->jobs > cfg->n ? cfg->n : cfg->jobs;
     pthread_t *th = jobs > 1 ? calloc((size_t)jobs, sizeof *th) : NULL;
     if (!th) return serial(cfg, failed, err);
-    mt_pool p = {.cfg = cfg, .fail_at = cfg->n};
+    mt_pool p = {.cfg = cfg, .fail_at = cfg->n, .budget = mt_budget_current()};
     pthread_mutex_init(&p.claim, NULL);
-    pthread_mutex_init(&p.serial, NULL);
     int32_t started = 0;
     for (int32_t k = 1; k < jobs; k++) /* this thread is worker 0 */
         if (pthread_create(&th[started], NULL, worker, &p) == 0) started++;
     worker(&p);
     for (int32_t k = 0; k < started; k++) pthread_join(th[k], NULL);
     pthread_mutex_destroy(&p.claim);
-    pthread_mutex_destroy(&p.serial);
     free(th);
     *failed = p.fail_at;
     if (p.fail_at == cfg->n) return MT_OK;

@@ -12,7 +12,9 @@
  * Shared state: items share only what the caller makes immutable before the map (the trace, the
  * performance model); code that touches a library's global state (Debian's igraph is built
  * without IGRAPH_THREAD_SAFE: its error handler and IGRAPH_FINALLY stack are globals) runs
- * between mt_pool_lock and mt_pool_unlock, one worker at a time.
+ * between mt_pool_lock and mt_pool_unlock, one thread of the process at a time (a process-wide lock).
+ * Budget: the calling thread's budget (util/budget.h) is bound in every worker, and checked before
+ * each item: a cancelled map starts no further item and fails with the budget's error.
  * Costs: jobs - 1 thread creations per map (the caller is a worker too); two mutex operations per
  * item.
  */
@@ -44,7 +46,9 @@ typedef struct mt_pool_map_cfg {
  * and the calling thread. */
 mt_status mt_pool_map(const mt_pool_map_cfg *cfg, int32_t *failed, mt_error *err);
 
-/* A section one worker at a time; no-ops for pool == NULL (a run outside any map). */
+/* A section one thread at a time in the whole process (pool may be NULL: a run outside any map,
+ * or several maps at once in `mitosis serve --workers N`); recursive: the thread holding it may
+ * enter again. */
 void mt_pool_lock(mt_pool *pool);
 void mt_pool_unlock(mt_pool *pool);
 

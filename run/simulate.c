@@ -12,6 +12,7 @@
 #include "report/progress.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "util/budget.h"
 #include "util/fileio.h"
 
 void mt_sim_outputs_init(mt_sim_outputs *o) {
@@ -107,6 +108,7 @@ static mt_status open_kineto(outs *w, int32_t gpus, mt_error *err) {
 static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     int32_t gpus = run->plan.gpus;
+    w->rec.max_bytes = o->max_record_bytes;
     w->tl.from = o->window_from;
     w->tl.to = o->window_to;
     if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
@@ -132,7 +134,10 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
             w->tl_draw = &w->rec.filter;
         }
     }
-    if (o->progress) {
+    if (o->on_progress) { /* a caller's (mitosis serve) */
+        run->sim.on_progress = o->on_progress;
+        run->sim.progress_ctx = o->progress_ctx;
+    } else if (o->progress) {
         mt_progress_init(&w->progress, o->progress, gpus);
         run->sim.on_progress = mt_progress_update;
         run->sim.progress_ctx = &w->progress;
@@ -183,6 +188,7 @@ static mt_status estimate(const mt_run_config *c, const outs *w, mt_simulation *
         e->seconds *= 2;
     }
     MT_CHECK(mt_estimate_check_mem(e->mem_bytes, e->gpus, err));
+    MT_CHECK(mt_estimate_check_budget(e, "the run", err)); /* a server's limits (util/budget.h) */
     if (c->dry_run || !w->o->notices || !mt_estimate_long(e)) return MT_OK;
     char line[384];
     fprintf(w->o->notices, "estimate   %s; --dry-run to stop here\n", mt_estimate_text(e, &out->run.plan, line,
@@ -197,7 +203,8 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
     MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
-    MT_CHECK(estimate(c, w, out, err));
+    MT_CHECK(estimate(c, w, out, err)); /* refused over a server's limits first: the clearer message */
+    MT_CHECK(mt_budget_check(err)); /* cancelled while it was built (util/budget.h; no budget: never) */
     if (c->dry_run) {
         out->dry = 1;
         return MT_OK;
@@ -245,6 +252,7 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         mt_replay_of(in->t, out->run.prog, r, out->run.host, &in->commfit, at_traced_plan(c, in->t, out), &out->replay);
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
+        out->files_cut_ps = w.rec.cut_ps;
     }
     outs_free(&w);
     if (rc != MT_OK) mt_simulation_free(out);

@@ -38,6 +38,11 @@ typedef struct mt_sim_outputs {
     int chakra_comm_only;       /* only the communication nodes (report/chakra.h) */
     const char *kineto_dir;     /* per rank Kineto JSON, DIR/mitosis_rankR.pt.trace.json (report/kineto.h) */
     const char *kineto_ranks;   /* only these ranks, NULL: all */
+    mt_progress_fn on_progress; /* called as the simulation goes (sim/simulate.h), instead of `progress`;
+                                 * NULL: none */
+    void *progress_ctx;
+    double max_record_bytes;    /* what the files record kept under this many bytes of memory, 0: no cap
+                                 * (report/record.h; mt_simulation.files_cut_ps says where they stop) */
 } mt_sim_outputs;
 
 void mt_sim_outputs_init(mt_sim_outputs *o);
@@ -55,6 +60,8 @@ typedef struct mt_simulation {
     int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
     double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */
     mt_replay replay;           /* the run against the traced step (on at the traced plan) */
+    mt_time_ps files_cut_ps;    /* MT_TIME_NEVER: the files cover the whole run; else they stop at this
+                                 * simulated time (mt_sim_outputs.max_record_bytes reached) */
 } mt_simulation;
 
 /* Simulates c's plan on in's trace and writes o's files. On failure nothing is kept and any file

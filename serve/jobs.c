@@ -2,67 +2,92 @@
 #include "serve/jobs.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "report/comparison.h"
 #include "report/summary.h"
 #include "run/compare.h"
 #include "run/input.h"
+#include "run/pool.h"
+#include "run/simrun.h"
 #include "run/simulate.h"
+#include "util/budget.h"
+#include "util/units.h"
 
-typedef enum { QUEUED = 0, RUNNING, DONE, FAILED } job_state;
-static const char *const STATE_NAMES[] = {"queued", "running", "done", "failed"};
+typedef enum { QUEUED = 0, RUNNING, DONE, FAILED, CANCELLED } job_state;
+static const char *const STATE_NAMES[] = {"queued", "running", "done", "failed", "cancelled"};
 
-/* The files a run may have, by name (the only names a download may ask for). */
+/* The files a run may have, by name (the only names a download may ask for); `want`: the request
+ * bit that asks for it (0: always written). */
 static const struct {
     const char *name, *type;
+    unsigned want;
 } FILES[] = {
-    {"result.json", "application/json"},
-    {"report.html", "text/html; charset=utf-8"},
-    {"timeline.json", "application/json"},
-    {"csv/gpus.csv", "text/csv"},
-    {"csv/layers.csv", "text/csv"},
-    {"csv/ops.csv", "text/csv"},
-    {"csv/links.csv", "text/csv"},
-    {"csv/collectives.csv", "text/csv"},
+    {"result.json", "application/json", 0},
+    {"report.html", "text/html; charset=utf-8", 0},
+    {"timeline.json", "application/json", MT_JOBS_WANT_TIMELINE},
+    {"csv/gpus.csv", "text/csv", MT_JOBS_WANT_CSV},
+    {"csv/layers.csv", "text/csv", MT_JOBS_WANT_CSV},
+    {"csv/ops.csv", "text/csv", MT_JOBS_WANT_CSV},
+    {"csv/links.csv", "text/csv", MT_JOBS_WANT_CSV},
+    {"csv/collectives.csv", "text/csv", MT_JOBS_WANT_CSV},
 };
 enum { N_FILES = sizeof FILES / sizeof FILES[0], PATH_MAX_ = 1200 };
 
 typedef struct job {
     int id;
     mt_serve_opts o;          /* the worker's while it runs; freed after */
+    mt_serve_cmd cmd;
+    unsigned want;            /* MT_JOBS_WANT_* */
     char trace_id[200];
     json_t *request;
     job_state state;
+    mt_budget budget;         /* bound to the worker while it runs; cancelled by mt_jobs_cancel */
     int32_t done, total;      /* compare: plans run of total */
     char label[128];
     double t_submit, t_start, t_end;
     char error[MT_ERRMSG_MAX];
+    char note[256];           /* files cut or dropped at max_run_bytes ("" none) */
     json_t *result;
     char dir[PATH_MAX_];
     unsigned files;           /* bit k: FILES[k] exists */
+    double bytes;             /* its files on disk */
 } job;
 
 struct mt_jobs {
     const mt_catalog *cat;    /* its paths are never shown (mt_catalog_redact) */
+    mt_jobs_config cfg;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_t worker;
+    pthread_t *workers;
+    int n_workers;
     int stop;
-    job **v;
-    int n, next;              /* next: the oldest run that may still be queued */
+    job **v;                  /* by id - 1; NULL once removed */
+    int n, cap, next;         /* next: the oldest run that may still be queued */
+    int queued;
+    int kept;                 /* finished runs not removed */
+    double kept_bytes;
     char dir[PATH_MAX_ - 64];
 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+void mt_jobs_config_init(mt_jobs_config *c) {
+    memset(c, 0, sizeof *c);
+    c->workers = 2;
+    c->max_queued = 64;
+    c->keep_runs = 200;
+    c->keep_bytes = 1024.0 * 1024 * 1024;
+    c->max_run_s = 600;
+    c->max_events = 2e9;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    double have = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * 1024 * 1024 * 1024;
+    c->max_mem_bytes = have / 3; /* (workers + 1) at the default 2 workers */
+    c->max_run_bytes = 64.0 * 1024 * 1024;
 }
 
 /* ---- the runs ------------------------------------------------------------------------------ */
@@ -81,27 +106,52 @@ static void on_progress(void *ctx, int32_t i, int32_t n, const char *label) {
     pthread_mutex_unlock(&p->j->mu);
 }
 
-static mt_status run_simulate(job *jb, json_t **res, mt_error *err) {
+/* The simulation's progress (sim/simulate.h): tasks done of every GPU's program. */
+static void on_sim_progress(void *ctx, int64_t done, int64_t total) {
+    progress_ctx *p = ctx;
+    pthread_mutex_lock(&p->j->mu);
+    p->jb->done = (int32_t)(done > INT32_MAX ? INT32_MAX : done);
+    p->jb->total = (int32_t)(total > INT32_MAX ? INT32_MAX : total);
+    snprintf(p->jb->label, sizeof p->jb->label, "tasks simulated");
+    pthread_mutex_unlock(&p->j->mu);
+}
+
+static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     char tl[PATH_MAX_ + 32], csv[PATH_MAX_ + 32], html[PATH_MAX_ + 32];
     snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
     snprintf(csv, sizeof csv, "%s/csv", jb->dir);
     snprintf(html, sizeof html, "%s/report.html", jb->dir);
     mt_sim_outputs out;
     mt_sim_outputs_init(&out);
-    out.timeline = tl;
     int32_t g = jb->o.rc.plan.gpus;
-    out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
-    out.csv_dir = csv;
+    if (jb->want & MT_JOBS_WANT_TIMELINE) {
+        out.timeline = tl;
+        out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
+    }
+    if (jb->want & MT_JOBS_WANT_CSV) out.csv_dir = csv;
     out.html = html;
+    out.max_record_bytes = j->cfg.max_run_bytes;
+    progress_ctx pc = {j, jb};
+    out.on_progress = on_sim_progress;
+    out.progress_ctx = &pc;
     mt_run_input in = {0};
     mt_simulation sim;
     memset(&sim, 0, sizeof sim);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
+    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
+        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
     if (st == MT_OK) st = mt_run_check_gpus(&jb->o.rc, in.t, err);
     if (st == MT_OK) st = mt_run_simulate(&jb->o.rc, &in, &out, &sim, err);
     if (st == MT_OK) {
         mt_run_summary sum = mt_simulation_summary(&sim, &jb->o.rc, &in);
         *res = mt_summary_json(&sum);
+        if (sim.files_cut_ps != MT_TIME_NEVER) {
+            char cap[32];
+            snprintf(jb->note, sizeof jb->note, "the report's timeline%s stops at %.6g ms of simulated time: what "
+                     "they record is held under %s a run (mitosis serve --max-run-bytes)",
+                     jb->want ? " and the files" : "", (double)sim.files_cut_ps / 1e9,
+                     mt_fmt_bytes(j->cfg.max_run_bytes, cap, sizeof cap));
+        }
     }
     mt_simulation_free(&sim);
     mt_run_input_close(&in);
@@ -118,6 +168,8 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     mt_comparison cmp;
     memset(&cmp, 0, sizeof cmp);
     mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
+    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
+        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
     if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
     if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
     if (st == MT_OK) *res = mt_comparison_json(&cmp);
@@ -126,40 +178,110 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     return st;
 }
 
-/* Runs jb (the worker, without the lock) and records its end under the lock. */
+static void file_path(const job *jb, int k, char *p, size_t len) { snprintf(p, len, "%s/%s", jb->dir, FILES[k].name); }
+
+/* Removes jb's files and folder (whatever exists). */
+static void remove_files(const job *jb) {
+    char p[PATH_MAX_ + 32];
+    for (int k = 0; k < N_FILES; k++) {
+        file_path(jb, k, p, sizeof p);
+        unlink(p);
+    }
+    snprintf(p, sizeof p, "%s/csv", jb->dir);
+    rmdir(p);
+    rmdir(jb->dir);
+}
+
+/* The files jb has, and their bytes; the optional ones dropped when they pass max_run_bytes. */
+static unsigned files_of(mt_jobs *j, job *jb) {
+    char p[PATH_MAX_ + 32];
+    struct stat sb;
+    unsigned files = 0;
+    double bytes = 0, optional = 0;
+    for (int k = 0; k < N_FILES; k++) {
+        file_path(jb, k, p, sizeof p);
+        if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        files |= 1u << k;
+        bytes += (double)sb.st_size;
+        if (FILES[k].want) optional += (double)sb.st_size;
+    }
+    if (bytes > j->cfg.max_run_bytes && optional > 0) {
+        for (int k = 0; k < N_FILES; k++)
+            if (FILES[k].want && (files & (1u << k))) {
+                file_path(jb, k, p, sizeof p);
+                unlink(p);
+                files &= ~(1u << k);
+            }
+        char have[32], cap[32];
+        snprintf(jb->note, sizeof jb->note, "the timeline and tables (%s) were dropped: over %s a run (mitosis "
+                 "serve --max-run-bytes)", mt_fmt_bytes(optional, have, sizeof have),
+                 mt_fmt_bytes(j->cfg.max_run_bytes, cap, sizeof cap));
+        bytes -= optional;
+    }
+    jb->bytes = bytes;
+    return files;
+}
+
+/* Under the lock: finished run v[k] removed, its files with it. */
+static void drop(mt_jobs *j, int k) {
+    job *jb = j->v[k];
+    remove_files(jb);
+    j->kept--;
+    j->kept_bytes -= jb->bytes;
+    mt_serve_opts_free(&jb->o);
+    json_decref(jb->request);
+    json_decref(jb->result);
+    free(jb);
+    j->v[k] = NULL;
+}
+
+/* Under the lock: finished runs past keep_runs or keep_bytes removed, oldest first. */
+static void evict(mt_jobs *j) {
+    for (int k = 0; k < j->n && (j->kept > j->cfg.keep_runs || j->kept_bytes > j->cfg.keep_bytes); k++)
+        if (j->v[k] && j->v[k]->state != QUEUED && j->v[k]->state != RUNNING) drop(j, k);
+}
+
+/* Runs jb (the worker, without the lock, its budget bound) and records its end under the lock. */
 static void run_job(mt_jobs *j, job *jb) {
     mt_error err = {0};
     json_t *res = NULL;
     mt_status st = MT_OK;
     if (mkdir(jb->dir, 0700) != 0) st = mt_fail(&err, MT_EIO, "cannot create %s: %s", jb->dir, strerror(errno));
+    /* igraph's Dijkstra runs inside a --routing latency simulation: it holds the igraph lock throughout */
+    int whole = !mt_simrun_igraph_free(&jb->o.rc.net);
+    if (whole) mt_pool_lock(NULL);
+    mt_budget_bind(&jb->budget);
+    if (st == MT_OK) st = mt_budget_check(&err); /* cancelled while waiting for the lock */
     if (st == MT_OK)
-        st = jb->o.cmd == MT_SERVE_COMPARE ? run_compare(j, jb, &res, &err) : run_simulate(jb, &res, &err);
+        st = jb->o.cmd == MT_SERVE_COMPARE ? run_compare(j, jb, &res, &err) : run_simulate(j, jb, &res, &err);
+    mt_budget_bind(NULL);
+    if (whole) mt_pool_unlock(NULL);
     if (st == MT_OK && !res) st = mt_fail(&err, MT_ENOMEM, "out of memory");
     if (res) mt_catalog_redact_json(j->cat, res);
     char p[PATH_MAX_ + 32];
     for (int k = 0; st == MT_OK && k < N_FILES; k++) {
-        snprintf(p, sizeof p, "%s/%s", jb->dir, FILES[k].name);
+        file_path(jb, k, p, sizeof p);
         st = mt_catalog_redact_file(j->cat, p, &err);
     }
     snprintf(p, sizeof p, "%s/result.json", jb->dir);
     if (st == MT_OK && json_dump_file(res, p, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
         st = mt_fail(&err, MT_EIO, "cannot write %s", p);
-    unsigned files = 0;
-    struct stat sb;
-    for (int k = 0; st == MT_OK && k < N_FILES; k++) {
-        snprintf(p, sizeof p, "%s/%s", jb->dir, FILES[k].name);
-        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) files |= 1u << k;
-    }
+    mt_budget_state why = mt_budget_stopped(&jb->budget);
+    if (st != MT_OK) remove_files(jb);
+    unsigned files = st == MT_OK ? files_of(j, jb) : 0;
     mt_serve_opts_free(&jb->o);
     pthread_mutex_lock(&j->mu);
-    jb->t_end = now_s();
-    jb->state = st == MT_OK ? DONE : FAILED;
+    jb->t_end = mt_budget_now_s();
+    jb->state = st == MT_OK ? DONE : why == MT_BUDGET_CANCELLED ? CANCELLED : FAILED;
     jb->result = st == MT_OK ? res : NULL;
     jb->files = files;
     if (st != MT_OK) {
         snprintf(jb->error, sizeof jb->error, "%s", err.msg);
         mt_catalog_redact(j->cat, jb->error, sizeof jb->error);
     }
+    j->kept++;
+    j->kept_bytes += jb->bytes;
+    evict(j);
     pthread_mutex_unlock(&j->mu);
     if (st != MT_OK) json_decref(res);
 }
@@ -168,7 +290,7 @@ static void *worker(void *arg) {
     mt_jobs *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        while (!j->stop && j->next < j->n && j->v[j->next]->state != QUEUED) j->next++;
+        while (!j->stop && j->next < j->n && (!j->v[j->next] || j->v[j->next]->state != QUEUED)) j->next++;
         if (j->stop) break;
         if (j->next >= j->n) {
             pthread_cond_wait(&j->cv, &j->mu);
@@ -176,7 +298,9 @@ static void *worker(void *arg) {
         }
         job *jb = j->v[j->next++];
         jb->state = RUNNING;
-        jb->t_start = now_s();
+        j->queued--;
+        jb->t_start = mt_budget_now_s();
+        mt_budget_start(&jb->budget, j->cfg.max_run_s);
         pthread_mutex_unlock(&j->mu);
         run_job(j, jb);
         pthread_mutex_lock(&j->mu);
@@ -187,22 +311,39 @@ static void *worker(void *arg) {
 
 /* ---- the API ------------------------------------------------------------------------------- */
 
-mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, mt_jobs **out, mt_error *err) {
+static void free_all(mt_jobs *j) {
+    for (int k = 0; k < j->n; k++) {
+        if (!j->v[k]) continue;
+        mt_serve_opts_free(&j->v[k]->o);
+        json_decref(j->v[k]->request);
+        json_decref(j->v[k]->result);
+        free(j->v[k]);
+    }
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    free(j->workers);
+    free(j->v);
+    free(j);
+}
+
+mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, const mt_jobs_config *c, mt_jobs **out,
+                      mt_error *err) {
     mt_jobs *j = calloc(1, sizeof *j);
-    if (!j || !(j->v = calloc(MT_JOBS_MAX, sizeof *j->v))) {
+    int workers = c->workers > 0 ? c->workers : 1;
+    if (!j || !(j->workers = calloc((size_t)workers, sizeof *j->workers))) {
         free(j);
         return mt_fail(err, MT_ENOMEM, "out of memory");
     }
     snprintf(j->dir, sizeof j->dir, "%s", dir);
     j->cat = cat;
+    j->cfg = *c;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
-    if (pthread_create(&j->worker, NULL, worker, j) != 0) {
-        pthread_cond_destroy(&j->cv);
-        pthread_mutex_destroy(&j->mu);
-        free(j->v);
-        free(j);
-        return mt_fail(err, MT_ENOMEM, "cannot start the run thread");
+    for (; j->n_workers < workers; j->n_workers++)
+        if (pthread_create(&j->workers[j->n_workers], NULL, worker, j) != 0) break;
+    if (j->n_workers == 0) {
+        free_all(j);
+        return mt_fail(err, MT_ENOMEM, "cannot start the run threads");
     }
     *out = j;
     return MT_OK;
@@ -212,43 +353,79 @@ void mt_jobs_free(mt_jobs *j) {
     if (!j) return;
     pthread_mutex_lock(&j->mu);
     j->stop = 1;
-    pthread_cond_signal(&j->cv);
+    for (int k = 0; k < j->n; k++)
+        if (j->v[k] && (j->v[k]->state == QUEUED || j->v[k]->state == RUNNING)) mt_budget_cancel(&j->v[k]->budget);
+    pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
-    pthread_join(j->worker, NULL);
-    for (int k = 0; k < j->n; k++) {
-        mt_serve_opts_free(&j->v[k]->o);
-        json_decref(j->v[k]->request);
-        json_decref(j->v[k]->result);
-        free(j->v[k]);
-    }
-    pthread_cond_destroy(&j->cv);
-    pthread_mutex_destroy(&j->mu);
-    free(j->v);
-    free(j);
+    for (int k = 0; k < j->n_workers; k++) pthread_join(j->workers[k], NULL);
+    free_all(j);
 }
 
-mt_status mt_jobs_submit(mt_jobs *j, mt_serve_opts *o, const char *trace_id, const json_t *request, int *id,
-                         mt_error *err) {
+mt_status mt_jobs_submit(mt_jobs *j, mt_serve_opts *o, const char *trace_id, const json_t *request, unsigned want,
+                         int *id, mt_error *err) {
     job *jb = calloc(1, sizeof *jb);
     if (!jb) return mt_fail(err, MT_ENOMEM, "out of memory");
     pthread_mutex_lock(&j->mu);
-    if (j->n >= MT_JOBS_MAX) {
+    mt_status st = MT_OK;
+    if (j->queued >= j->cfg.max_queued)
+        st = mt_fail(err, MT_EINVAL, "%d runs are already waiting: try again when one has started (mitosis serve "
+                     "--max-queued N)", j->queued);
+    else if (j->n >= j->cap) {
+        int cap = j->cap ? 2 * j->cap : 256;
+        job **v = cap > j->cap ? realloc(j->v, (size_t)cap * sizeof *v) : NULL;
+        if (v) j->v = v, j->cap = cap;
+        else st = mt_fail(err, MT_ENOMEM, "out of memory");
+    }
+    if (st != MT_OK) {
         pthread_mutex_unlock(&j->mu);
         free(jb);
-        return mt_fail(err, MT_EINVAL, "too many runs (%d): restart mitosis serve", MT_JOBS_MAX);
+        return st;
     }
     jb->id = j->n + 1;
     jb->o = *o;
+    jb->cmd = o->cmd;
+    jb->want = want;
     memset(o, 0, sizeof *o);
     snprintf(jb->trace_id, sizeof jb->trace_id, "%s", trace_id);
     jb->request = json_deep_copy(request);
-    jb->t_submit = now_s();
+    jb->t_submit = mt_budget_now_s();
+    mt_budget_init(&jb->budget);
+    jb->budget.max_events = j->cfg.max_events;
+    jb->budget.max_seconds = j->cfg.max_run_s;
+    jb->budget.max_mem_bytes = j->cfg.max_mem_bytes;
     snprintf(jb->dir, sizeof jb->dir, "%s/run-%d", j->dir, jb->id);
     j->v[j->n++] = jb;
+    j->queued++;
     *id = jb->id;
     pthread_cond_signal(&j->cv);
     pthread_mutex_unlock(&j->mu);
     return MT_OK;
+}
+
+/* Under the lock: run id, NULL when none (never was, or removed). */
+static job *find(mt_jobs *j, int id) { return id >= 1 && id <= j->n ? j->v[id - 1] : NULL; }
+
+json_t *mt_jobs_cancel(mt_jobs *j, int id) {
+    pthread_mutex_lock(&j->mu);
+    job *jb = find(j, id);
+    json_t *o = NULL;
+    if (jb && jb->state == QUEUED) {
+        jb->state = CANCELLED;
+        jb->t_start = jb->t_end = mt_budget_now_s();
+        snprintf(jb->error, sizeof jb->error, "run cancelled before it started");
+        j->queued--;
+        j->kept++;
+        evict(j);
+        o = json_pack("{s:i, s:s}", "id", id, "status", "cancelled");
+    } else if (jb && jb->state == RUNNING) {
+        mt_budget_cancel(&jb->budget); /* the worker sees it within MT_BUDGET_EVERY events */
+        o = json_pack("{s:i, s:s}", "id", id, "status", "cancelling");
+    } else if (jb) {
+        drop(j, id - 1);
+        o = json_pack("{s:i, s:s}", "id", id, "status", "removed");
+    }
+    pthread_mutex_unlock(&j->mu);
+    return o;
 }
 
 static json_t *files_json(const job *jb) {
@@ -260,20 +437,30 @@ static json_t *files_json(const job *jb) {
 
 static double elapsed_s(const job *jb) {
     if (jb->state == QUEUED) return 0;
-    return (jb->state == RUNNING ? now_s() : jb->t_end) - jb->t_start;
+    return (jb->state == RUNNING ? mt_budget_now_s() : jb->t_end) - jb->t_start;
+}
+
+/* Under the lock: 1 + the runs queued before jb, or JSON null when it is not queued. */
+static json_t *queue_position(const mt_jobs *j, const job *jb) {
+    if (jb->state != QUEUED) return json_null();
+    int ahead = 0;
+    for (int k = j->next; k < jb->id - 1; k++) ahead += j->v[k] && j->v[k]->state == QUEUED;
+    return json_integer(ahead + 1);
 }
 
 json_t *mt_jobs_status_json(mt_jobs *j, int id) {
     pthread_mutex_lock(&j->mu);
-    job *jb = id >= 1 && id <= j->n ? j->v[id - 1] : NULL;
+    job *jb = find(j, id);
     json_t *o = NULL;
     if (jb) {
-        o = json_pack("{s:i, s:s, s:s, s:O, s:s, s:{s:i, s:i, s:s}, s:f}", "id", jb->id, "command",
-                      mt_serve_cmd_name(jb->o.cmd), "trace", jb->trace_id, "request", jb->request, "status",
-                      STATE_NAMES[jb->state], "progress", "done", (int)jb->done, "total", (int)jb->total, "label",
-                      jb->label, "elapsed_s", elapsed_s(jb));
-        json_object_set_new(o, "error", jb->state == FAILED ? json_string(jb->error) : json_null());
+        o = json_pack("{s:i, s:s, s:s, s:O, s:s, s:o, s:{s:i, s:i, s:s}, s:f}", "id", jb->id, "command",
+                      mt_serve_cmd_name(jb->cmd), "trace", jb->trace_id, "request", jb->request, "status",
+                      STATE_NAMES[jb->state], "queue_position", queue_position(j, jb), "progress", "done",
+                      (int)jb->done, "total", (int)jb->total, "label", jb->label, "elapsed_s", elapsed_s(jb));
+        json_object_set_new(o, "error", jb->state == FAILED || jb->state == CANCELLED ? json_string(jb->error)
+                                                                                      : json_null());
         json_object_set_new(o, "files", files_json(jb));
+        json_object_set_new(o, "files_note", jb->note[0] ? json_string(jb->note) : json_null());
         json_object_set(o, "result", jb->result ? jb->result : json_null());
     }
     pthread_mutex_unlock(&j->mu);
@@ -283,10 +470,13 @@ json_t *mt_jobs_status_json(mt_jobs *j, int id) {
 json_t *mt_jobs_list_json(mt_jobs *j) {
     json_t *a = json_array();
     pthread_mutex_lock(&j->mu);
-    for (int k = 0; k < j->n; k++)
-        json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s}", "id", j->v[k]->id, "command",
-                                           mt_serve_cmd_name(j->v[k]->o.cmd), "trace", j->v[k]->trace_id, "status",
-                                           STATE_NAMES[j->v[k]->state]));
+    for (int k = 0; k < j->n; k++) {
+        const job *jb = j->v[k];
+        if (!jb) continue;
+        json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s, s:o}", "id", jb->id, "command",
+                                           mt_serve_cmd_name(jb->cmd), "trace", jb->trace_id, "status",
+                                           STATE_NAMES[jb->state], "queue_position", queue_position(j, jb)));
+    }
     pthread_mutex_unlock(&j->mu);
     return a;
 }
@@ -294,7 +484,7 @@ json_t *mt_jobs_list_json(mt_jobs *j) {
 int mt_jobs_file(mt_jobs *j, int id, const char *name, char *buf, size_t len) {
     int found = 0;
     pthread_mutex_lock(&j->mu);
-    job *jb = id >= 1 && id <= j->n ? j->v[id - 1] : NULL;
+    job *jb = find(j, id);
     for (int k = 0; jb && jb->state == DONE && k < N_FILES; k++)
         if (!strcmp(name, FILES[k].name) && (jb->files & (1u << k))) {
             found = (size_t)snprintf(buf, len, "%s/%s", jb->dir, FILES[k].name) < len;
@@ -308,4 +498,11 @@ const char *mt_jobs_file_type(const char *name) {
     for (int k = 0; k < N_FILES; k++)
         if (!strcmp(name, FILES[k].name)) return FILES[k].type;
     return "application/octet-stream";
+}
+
+void mt_jobs_usage(mt_jobs *j, int *runs, double *bytes) {
+    pthread_mutex_lock(&j->mu);
+    *runs = j->kept + j->queued;
+    *bytes = j->kept_bytes;
+    pthread_mutex_unlock(&j->mu);
 }

@@ -3,7 +3,7 @@
  * textContent, never as HTML. */
 'use strict';
 const $ = (id) => document.getElementById(id);
-const state = { options: null, values: null, traces: [], summary: null, history: [], polling: null };
+const state = { options: null, values: null, traces: [], summary: null, history: [], polling: null, running: null };
 
 /* The cluster presets: bandwidths of the DGX boxes come from the server's topology table
  * (netmodels/presets.c); the wafer is examples/wafer_scale.sh's (84 GPUs, 8 optical ports). */
@@ -229,7 +229,12 @@ function request() {
   const o = {};
   clusterOptions(o);
   planOptions(o, command);
-  return { command, trace: $('trace').value, options: o };
+  const req = { command, trace: $('trace').value, options: o };
+  const files = [];
+  if ($('want-timeline').checked) files.push('timeline');
+  if ($('want-csv').checked && command === 'simulate') files.push('csv');
+  if (files.length) req.files = files; /* written only when asked for (docs/serve.md) */
+  return req;
 }
 
 /* ---- validation as you type: impossible combinations keep Run disabled ---------------------- */
@@ -456,25 +461,40 @@ async function run() {
   }
 }
 
+/* Cancel: DELETE /api/runs/N stops a queued or running run within a second. */
+async function cancelRun() {
+  if (!state.running) return;
+  $('cancel').disabled = true;
+  try { await api('/api/runs/' + state.running.id, { method: 'DELETE' }); } catch (e) { $('run-error').textContent = e.message; }
+}
+
 function poll(h) {
   $('progress').hidden = false;
+  state.running = h;
+  $('cancel').hidden = false;
+  $('cancel').disabled = false;
   state.polling = setInterval(async () => {
     let s;
     try { s = await api('/api/runs/' + h.id); } catch (e) { return; }
     const pr = s.progress;
     const frac = s.status === 'done' ? 1 : pr.total ? pr.done / pr.total : 0;
     $('progress-bar').style.width = (100 * frac).toFixed(0) + '%';
-    $('progress-text').textContent = s.status === 'queued' ? 'waiting for the run before it…' :
+    $('progress-text').textContent = s.status === 'queued' ?
+      'waiting: ' + (s.queue_position > 1 ? (s.queue_position - 1) + ' run(s) queued before it' : 'next in the queue') + '…' :
+      pr.total && s.command === 'simulate' ? 'simulating: ' + (100 * pr.done / pr.total).toFixed(0) + '% of the steps (' + s.elapsed_s.toFixed(1) + ' s)' :
       pr.total ? 'plan ' + Math.min(pr.done + 1, pr.total) + ' of ' + pr.total + (pr.label ? ': ' + pr.label : '') +
                  ' (' + s.elapsed_s.toFixed(1) + ' s)' : s.status + ' (' + s.elapsed_s.toFixed(1) + ' s)';
-    if (s.status !== 'done' && s.status !== 'failed') return;
+    if (s.status !== 'done' && s.status !== 'failed' && s.status !== 'cancelled') return;
     clearInterval(state.polling);
     state.polling = null;
+    state.running = null;
+    $('cancel').hidden = true;
     $('progress').hidden = true;
     h.status = s.status;
     h.result = s.result;
     h.error = s.error;
     h.files = s.files;
+    h.filesNote = s.files_note;
     showRun(h);
     renderHistory();
     validate();
@@ -616,8 +636,8 @@ function showRun(h) {
   $('ranking').hidden = true;
   $('skipped').hidden = true;
   $('downloads').textContent = '';
-  if (h.status === 'failed') {
-    $('run-error').textContent = 'The run failed: ' + h.error;
+  if (h.status === 'failed' || h.status === 'cancelled') {
+    $('run-error').textContent = h.status === 'cancelled' ? 'The run was cancelled.' : 'The run failed: ' + h.error;
     $('report').removeAttribute('src');
     return;
   }
@@ -629,6 +649,7 @@ function showRun(h) {
     const label = FILE_LABELS[f] || 'CSV ' + f.replace('csv/', '');
     $('downloads').appendChild(el('a', label, { href: '/api/runs/' + h.id + '/' + f, download: 'mitosis-run' + h.id + '-' + f.replace('/', '-') }));
   }
+  if (h.filesNote) $('downloads').appendChild(el('small', ' (' + h.filesNote + ')'));
   $('report').setAttribute('src', '/api/runs/' + h.id + '/report.html');
 }
 
@@ -651,7 +672,7 @@ function renderHistory() {
     box.checked = !!h.picked;
     box.addEventListener('change', () => { h.picked = box.checked; renderHistory(); });
     const a = el('a', describe(h), { href: '#' });
-    a.addEventListener('click', (ev) => { ev.preventDefault(); if (h.status === 'done' || h.status === 'failed') showRun(h); });
+    a.addEventListener('click', (ev) => { ev.preventDefault(); if (h.status === 'done' || h.status === 'failed' || h.status === 'cancelled') showRun(h); });
     li.appendChild(box);
     li.appendChild(a);
     ul.appendChild(li);
@@ -712,6 +733,7 @@ async function start() {
   $('preset').addEventListener('change', applyPreset);
   $('upload-btn').addEventListener('click', upload);
   $('run').addEventListener('click', run);
+  $('cancel').addEventListener('click', cancelRun);
   $('side-by-side-btn').addEventListener('click', sideBySide);
   for (const e of document.querySelectorAll('input, select, textarea'))
     if (e.id !== 'trace' && e.id !== 'preset' && !e.id.startsWith('upload')) e.addEventListener('input', () => validate());

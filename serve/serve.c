@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +20,36 @@
 #include "serve/jobs.h"
 #include "serve/options.h"
 #include "serve/page.h"
+#include "util/budget.h"
 
-enum { JSON_BODY_MAX = 1 << 20, POST_BUFFER = 64 * 1024 };
+enum { JSON_BODY_MAX = 1 << 20, POST_BUFFER = 64 * 1024, PARSE_QUEUE_MAX = 64 };
+
+typedef struct request request;
+
+/* Uploads received and waiting for the parser thread (their connections suspended), FIFO. */
+typedef struct parser {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    int started, stop;
+    request *q[PARSE_QUEUE_MAX];
+    int head, n, cap;
+    mt_budget *busy;          /* the parse in progress, cancelled by a stop */
+} parser;
 
 struct mt_serve {
     struct MHD_Daemon *d;
     mt_catalog *cat;
     mt_jobs *jobs;
-    double max_upload_bytes;
+    double max_upload_bytes, max_inflate_bytes;
     int port;
+    parser ps;
 };
 
 typedef enum { BODY_NONE = 0, BODY_JSON, BODY_UPLOAD } body_kind;
 
 /* One request being received (libmicrohttpd's per-connection pointer). */
-typedef struct request {
+struct request {
     const struct route *route;
     const char *rest;          /* the URL after a prefix route */
     char *body;                /* BODY_JSON */
@@ -43,7 +60,10 @@ typedef struct request {
     int file_started, file_off;
     int failed;                /* 0, or the HTTP status to answer with err */
     mt_error err;
-} request;
+    struct MHD_Connection *conn; /* while suspended for the parser */
+    unsigned parsed;           /* the parser's answer: its HTTP status (0: not parsed yet) */
+    json_t *answer;            /* 201: the new entry */
+};
 
 typedef enum MHD_Result (*handler_fn)(mt_serve *s, struct MHD_Connection *c, request *r);
 
@@ -132,18 +152,112 @@ static enum MHD_Result h_trace(mt_serve *s, struct MHD_Connection *c, request *r
     return st == MT_OK ? send_json(c, 200, o) : send_error(c, status_of(st), err.msg);
 }
 
+/* Received: the connection is suspended and the upload queued for the parser thread; called again
+ * once the parser resumed it, with its answer. A full queue: 503 at once. */
 static enum MHD_Result h_upload(mt_serve *s, struct MHD_Connection *c, request *r) {
-    (void)s;
+    if (r->parsed) {
+        json_t *o = r->answer;
+        r->answer = NULL;
+        return r->parsed == 201 ? send_json(c, 201, o) : send_error(c, r->parsed, r->err.msg);
+    }
     if (r->pp) MHD_destroy_post_processor(r->pp);
     r->pp = NULL;
-    json_t *o = NULL;
-    mt_upload *up = r->up;
-    r->up = NULL;
-    mt_status st = mt_upload_finish(up, r->name, &o, &r->err);
-    return st == MT_OK ? send_json(c, 201, o) : send_error(c, status_of(st), r->err.msg);
+    parser *p = &s->ps;
+    pthread_mutex_lock(&p->mu);
+    int room = !p->stop && p->n < p->cap;
+    if (room) {
+        r->conn = c;
+        MHD_suspend_connection(c); /* before the parser can see it: it resumes only what is suspended */
+        p->q[(p->head + p->n++) % PARSE_QUEUE_MAX] = r;
+        pthread_cond_signal(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (room) return MHD_YES;
+    return send_error(c, 503, "uploads are being parsed: try again in a few seconds (mitosis serve --parse-queue N)");
 }
 
-static const char *const REQUEST_KEYS[] = {"command", "trace", "options"};
+/* The parser thread's answer for r (its upload parsed or refused), and r's connection resumed: after
+ * this r belongs to libmicrohttpd again. */
+static void parsed(request *r, unsigned status) {
+    r->parsed = status;
+    MHD_resume_connection(r->conn);
+}
+
+static void *parse_loop(void *arg) {
+    mt_serve *s = arg;
+    parser *p = &s->ps;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->n == 0) pthread_cond_wait(&p->cv, &p->mu);
+        if (p->n == 0) break;
+        request *r = p->q[p->head];
+        p->head = (p->head + 1) % PARSE_QUEUE_MAX;
+        p->n--;
+        mt_upload *up = r->up;
+        r->up = NULL;
+        if (p->stop) { /* stopping: the waiting ones are refused */
+            pthread_mutex_unlock(&p->mu);
+            mt_upload_abort(up);
+            snprintf(r->err.msg, sizeof r->err.msg, "the server is stopping");
+            parsed(r, 503);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
+        mt_budget b;
+        mt_budget_init(&b);
+        b.max_inflate_bytes = s->max_inflate_bytes;
+        p->busy = &b;
+        pthread_mutex_unlock(&p->mu);
+        mt_budget_bind(&b);
+        json_t *o = NULL;
+        mt_status st = mt_upload_finish(up, r->name, &o, &r->err);
+        mt_budget_bind(NULL);
+        r->answer = st == MT_OK ? o : NULL;
+        pthread_mutex_lock(&p->mu);
+        p->busy = NULL;
+        pthread_mutex_unlock(&p->mu);
+        parsed(r, st == MT_OK ? 201 : status_of(st));
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Every waiting upload refused, the one being parsed cancelled, the thread joined. */
+static void parser_stop(parser *p) {
+    if (!p->started) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    if (p->busy) mt_budget_cancel(p->busy);
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->th, NULL);
+    p->started = 0;
+}
+
+static const char *const REQUEST_KEYS[] = {"command", "trace", "options", "files"};
+
+/* The optional files a run request asks for: "files": ["timeline", "csv"] (absent: none). */
+static const struct {
+    const char *name;
+    unsigned bit;
+} WANTS[] = {{"timeline", MT_JOBS_WANT_TIMELINE}, {"csv", MT_JOBS_WANT_CSV}};
+
+static mt_status parse_wants(const json_t *files, unsigned *want, mt_error *err) {
+    *want = 0;
+    if (!files) return MT_OK;
+    size_t k;
+    const json_t *v;
+    if (!json_is_array(files)) return mt_fail(err, MT_EINVAL, "\"files\" must be a list of \"timeline\", \"csv\"");
+    json_array_foreach(files, k, v) {
+        unsigned bit = 0;
+        for (size_t w = 0; w < sizeof WANTS / sizeof *WANTS; w++)
+            if (json_is_string(v) && !strcmp(json_string_value(v), WANTS[w].name)) bit = WANTS[w].bit;
+        if (!bit) return mt_fail(err, MT_EINVAL, "\"files\": each entry is \"timeline\" or \"csv\"");
+        *want |= bit;
+    }
+    return MT_OK;
+}
 
 static mt_status check_request(const json_t *req, mt_error *err) {
     if (!json_is_object(req))
@@ -153,7 +267,8 @@ static mt_status check_request(const json_t *req, mt_error *err) {
     json_object_foreach((json_t *)req, key, v) {
         int known = 0;
         for (size_t k = 0; k < sizeof REQUEST_KEYS / sizeof *REQUEST_KEYS; k++) known |= !strcmp(key, REQUEST_KEYS[k]);
-        if (!known) return mt_fail(err, MT_EINVAL, "unknown key '%.100s' (a run is {\"command\", \"trace\", \"options\"})", key);
+        if (!known) return mt_fail(err, MT_EINVAL, "unknown key '%.100s' (a run is {\"command\", \"trace\", \"options\", "
+                                   "\"files\"})", key);
     }
     if (!json_is_string(json_object_get(req, "trace")))
         return mt_fail(err, MT_EINVAL, "\"trace\" must be a trace id from GET /api/traces");
@@ -172,7 +287,7 @@ static mt_status count_plans(mt_serve *s, const char *trace_id, const mt_serve_o
 
 /* Parses and checks a run request's body (r->body) as a run would take it: *req and *o filled
  * (the caller frees both), or the one-line problem in r->err. */
-static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts *o) {
+static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts *o, unsigned *want) {
     json_error_t jerr;
     memset(o, 0, sizeof *o);
     *req = json_loadb(r->body ? r->body : "", r->len, JSON_REJECT_DUPLICATES, &jerr);
@@ -185,6 +300,7 @@ static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts 
     json_t *cmdv = json_object_get(*req, "command");
     mt_status st = check_request(*req, &r->err);
     if (st == MT_OK && cmdv) st = mt_serve_cmd_parse(json_string_value(cmdv), &cmd, &r->err);
+    if (st == MT_OK) st = parse_wants(json_object_get(*req, "files"), want, &r->err);
     if (st == MT_OK) st = mt_catalog_paths_of(s->cat, tid, &ps, &r->err);
     const char *paths[MT_CATALOG_MAX_FILES];
     for (int k = 0; st == MT_OK && k < ps.n; k++) paths[k] = ps.path[k];
@@ -197,13 +313,16 @@ static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts 
 static enum MHD_Result h_submit(mt_serve *s, struct MHD_Connection *c, request *r) {
     json_t *req = NULL;
     mt_serve_opts o;
-    mt_status st = parse_run(s, r, &req, &o);
-    int id = 0;
-    if (st == MT_OK)
-        st = mt_jobs_submit(s->jobs, &o, json_string_value(json_object_get(req, "trace")), req, &id, &r->err);
+    unsigned want = 0;
+    mt_status st = parse_run(s, r, &req, &o, &want);
+    int id = 0, full = 0;
+    if (st == MT_OK) {
+        st = mt_jobs_submit(s->jobs, &o, json_string_value(json_object_get(req, "trace")), req, want, &id, &r->err);
+        full = st == MT_EINVAL;
+    }
     mt_serve_opts_free(&o);
     json_decref(req);
-    if (st != MT_OK) return send_error(c, status_of(st), r->err.msg);
+    if (st != MT_OK) return send_error(c, full ? 503 : status_of(st), r->err.msg);
     return send_json(c, 202, json_pack("{s:i}", "id", id));
 }
 
@@ -211,7 +330,8 @@ static enum MHD_Result h_submit(mt_serve *s, struct MHD_Connection *c, request *
 static enum MHD_Result h_check(mt_serve *s, struct MHD_Connection *c, request *r) {
     json_t *req = NULL;
     mt_serve_opts o;
-    mt_status st = parse_run(s, r, &req, &o);
+    unsigned want = 0;
+    mt_status st = parse_run(s, r, &req, &o, &want);
     mt_serve_opts_free(&o);
     json_decref(req);
     if (st != MT_OK) return send_error(c, status_of(st), r->err.msg);
@@ -223,20 +343,47 @@ static enum MHD_Result h_runs(mt_serve *s, struct MHD_Connection *c, request *r)
     return send_json(c, 200, mt_jobs_list_json(s->jobs));
 }
 
+#define NO_RUN "no such run (GET /api/runs lists them; finished runs past --keep-runs or --keep-bytes are removed, oldest first)"
+
+/* The run id at the start of rest, 0 when there is none; *end: after it. */
+static int run_id(const char *rest, char **end) {
+    long id = strtol(rest, end, 10);
+    return *end == rest || id < 1 || id > INT_MAX || (**end && **end != '/') ? 0 : (int)id;
+}
+
 /* /api/runs/N or /api/runs/N/FILE. */
 static enum MHD_Result h_run(mt_serve *s, struct MHD_Connection *c, request *r) {
     char *end = NULL;
-    long id = strtol(r->rest, &end, 10);
-    if (end == r->rest || id < 1 || id > MT_JOBS_MAX || (*end && *end != '/'))
-        return send_error(c, 404, "no such run (GET /api/runs lists them)");
+    int id = run_id(r->rest, &end);
+    if (!id) return send_error(c, 404, NO_RUN);
     if (!*end) {
-        json_t *o = mt_jobs_status_json(s->jobs, (int)id);
-        return o ? send_json(c, 200, o) : send_error(c, 404, "no such run (GET /api/runs lists them)");
+        json_t *o = mt_jobs_status_json(s->jobs, id);
+        return o ? send_json(c, 200, o) : send_error(c, 404, NO_RUN);
     }
     char path[2048];
-    if (!mt_jobs_file(s->jobs, (int)id, end + 1, path, sizeof path))
+    if (!mt_jobs_file(s->jobs, id, end + 1, path, sizeof path))
         return send_error(c, 404, "no such file for this run (its status lists \"files\")");
     return send_file(c, path, mt_jobs_file_type(end + 1));
+}
+
+/* DELETE /api/runs/N: cancel (queued, running) or remove (finished). */
+static enum MHD_Result h_delete(mt_serve *s, struct MHD_Connection *c, request *r) {
+    char *end = NULL;
+    int id = run_id(r->rest, &end);
+    json_t *o = id && !*end ? mt_jobs_cancel(s->jobs, id) : NULL;
+    return o ? send_json(c, 200, o) : send_error(c, 404, NO_RUN);
+}
+
+/* The icon: two cells dividing, inline SVG (no binary file). */
+static const char FAVICON[] =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 32 32\"><circle cx=\"11\" cy=\"16\" r=\"9\" "
+    "fill=\"#2f6fd6\"/><circle cx=\"21\" cy=\"16\" r=\"9\" fill=\"#e07b28\" fill-opacity=\"0.85\"/></svg>";
+
+static enum MHD_Result h_favicon(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)s, (void)r;
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(sizeof FAVICON - 1, (void *)FAVICON, MHD_RESPMEM_PERSISTENT);
+    return send_response(c, MHD_HTTP_OK, resp, "image/svg+xml");
 }
 
 static const route ROUTES[] = {
@@ -250,6 +397,9 @@ static const route ROUTES[] = {
     {"POST", "/api/runs", 0, BODY_JSON, h_submit},
     {"POST", "/api/check", 0, BODY_JSON, h_check},
     {"GET", "/api/runs/", 1, BODY_NONE, h_run},
+    {"DELETE", "/api/runs/", 1, BODY_NONE, h_delete},
+    {"GET", "/favicon.ico", 0, BODY_NONE, h_favicon},
+    {"GET", "/favicon.svg", 0, BODY_NONE, h_favicon},
 };
 enum { N_ROUTES = sizeof ROUTES / sizeof ROUTES[0] };
 
@@ -371,6 +521,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (!r) return;
     if (r->pp) MHD_destroy_post_processor(r->pp);
     mt_upload_abort(r->up);
+    json_decref(r->answer);
     free(r->body);
     free(r);
     *con_cls = NULL;
@@ -383,7 +534,33 @@ void mt_serve_config_init(mt_serve_config *c) {
     c->listen = "127.0.0.1";
     c->port = 8080;
     c->max_upload_bytes = 256.0 * 1024 * 1024;
+    c->max_inflate_bytes = 1024.0 * 1024 * 1024;
     c->threads = 4;
+    c->per_ip = 32;
+    c->timeout_s = 10;
+    c->parse_queue = 4;
+    mt_jobs_config_init(&c->jobs);
+}
+
+/* libmicrohttpd's unescaping of URLs and queries (%HH), but "%00" stays as written: a NUL would
+ * cut an id short ("upload/1%00.x" read as "upload/1"). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *str) {
+    (void)cls, (void)c;
+    static const char HEX[] = "0123456789abcdef";
+    char *w = str;
+    for (const char *p = str; *p;) {
+        const char *h1 = p[0] == '%' && p[1] ? strchr(HEX, p[1] | 0x20) : NULL;
+        const char *h2 = h1 && p[2] ? strchr(HEX, p[2] | 0x20) : NULL;
+        int v = h1 && h2 ? (int)(h1 - HEX) * 16 + (int)(h2 - HEX) : -1;
+        if (v > 0) {
+            *w++ = (char)v;
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - str);
 }
 
 int mt_serve_is_loopback(const char *addr) {
@@ -403,7 +580,7 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
     /* poll, not epoll: with epoll (MHD_USE_AUTO) libmicrohttpd 0.9.75's thread pool missed some clients
      * that closed mid-upload under load (their partial uploads stayed until the timeout);
      * tests/integration/serve_http.sh cuts five uploads off among 50 requests. */
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     struct sockaddr *sa = (struct sockaddr *)&a4;
     if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
         a4.sin_family = AF_INET;
@@ -419,7 +596,9 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
     s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE,
                             (unsigned)(c->threads > 0 ? c->threads : 4), MHD_OPTION_CONNECTION_LIMIT, 256u,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(c->per_ip > 0 ? c->per_ip : 32),
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(c->timeout_s > 0 ? c->timeout_s : 10),
+                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
     if (!s->d)
         return mt_fail(err, MT_EINVAL, "cannot listen on %s port %d (in use? choose another with --port)",
                        c->listen, c->port);
@@ -433,8 +612,16 @@ mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err) 
     mt_serve *s = calloc(1, sizeof *s);
     if (!s) return mt_fail(err, MT_ENOMEM, "out of memory");
     s->max_upload_bytes = c->max_upload_bytes;
+    s->max_inflate_bytes = c->max_inflate_bytes;
+    parser *p = &s->ps;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->cap = c->parse_queue < 1 ? 1 : c->parse_queue > PARSE_QUEUE_MAX ? PARSE_QUEUE_MAX : c->parse_queue;
     mt_status st = mt_catalog_new(c->shipped, c->traces, c->n_traces, &s->cat, err);
-    if (st == MT_OK) st = mt_jobs_new(mt_catalog_dir(s->cat), s->cat, &s->jobs, err);
+    if (st == MT_OK) st = mt_jobs_new(mt_catalog_dir(s->cat), s->cat, &c->jobs, &s->jobs, err);
+    if (st == MT_OK && pthread_create(&p->th, NULL, parse_loop, s) != 0)
+        st = mt_fail(err, MT_ENOMEM, "cannot start the upload parser thread");
+    p->started = st == MT_OK;
     if (st == MT_OK) st = start(s, c, err);
     if (st != MT_OK) {
         mt_serve_free(s);
@@ -448,8 +635,11 @@ int mt_serve_port(const mt_serve *s) { return s->port; }
 
 void mt_serve_free(mt_serve *s) {
     if (!s) return;
+    parser_stop(&s->ps); /* resumes every suspended connection: libmicrohttpd stops only without them */
     if (s->d) MHD_stop_daemon(s->d);
     mt_jobs_free(s->jobs);
+    pthread_cond_destroy(&s->ps.cv);
+    pthread_mutex_destroy(&s->ps.mu);
     mt_catalog_free(s->cat);
     free(s);
 }

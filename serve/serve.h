@@ -20,10 +20,17 @@
  *   GET  /api/runs/N           status, progress, and when done the same JSON as `--json`
  *                              (the server's folders written as catalogue ids: catalog.h)
  *   GET  /api/runs/N/FILE      result.json, report.html, timeline.json, csv/NAME.csv
- * A URL holding ".." is refused (400) before routing; no path from a client is opened.
- * Threads: libmicrohttpd's pool answers requests; runs go to serve/jobs.h's one worker (igraph
- * is not thread-safe on Debian). A client that disconnects mid-request or mid-upload only has its
- * request freed (its partial upload removed).
+ *   DELETE /api/runs/N         cancels a queued or running run (stopped within a second), removes
+ *                              a finished one: {id, status: cancelled|cancelling|removed}
+ *   GET  /favicon.ico, /favicon.svg   the icon (an inline SVG)
+ * A URL holding ".." is refused (400) before routing; no path from a client is opened. "%00" in a
+ * URL or a query is never decoded (so an id holding it is no listed id and is refused).
+ * Threads: libmicrohttpd's pool answers requests (event-driven: a slow client holds a connection,
+ * not a thread; at most per_ip connections per address, closed after timeout_s idle); runs go to
+ * serve/jobs.h's workers; an upload, once received, is parsed by ONE parser thread (its connection
+ * suspended meanwhile, at most parse_queue waiting, each file inflated to at most
+ * max_inflate_bytes), so neither a big upload nor a gzip bomb holds an HTTP thread. A client that
+ * disconnects mid-request or mid-upload only has its request freed (its partial upload removed).
  * Invariant: every request's state (its body, its upload) is freed by libmicrohttpd's completion
  * callback, however the request ends. Costs: a request O(its body + its answer); a run's cost is
  * the run's (serve/jobs.h).
@@ -34,6 +41,7 @@
 #include <stdint.h>
 
 #include "serve/catalog.h"
+#include "serve/jobs.h"
 #include "util/err.h"
 
 typedef struct mt_serve_config {
@@ -43,7 +51,12 @@ typedef struct mt_serve_config {
     const char *traces[MT_CATALOG_MAX_DIRS]; /* --traces folders */
     int n_traces;
     double max_upload_bytes;   /* per upload, all files together */
+    double max_inflate_bytes;  /* what one uploaded gzip file may inflate to (default 1 GiB) */
     int threads;               /* HTTP threads (default 4) */
+    int per_ip;                /* connections from one address at most (default 32) */
+    int timeout_s;             /* a connection idle this long is closed (default 10) */
+    int parse_queue;           /* uploads waiting to be parsed at most (default 4; past it: 503) */
+    mt_jobs_config jobs;       /* workers, limits and eviction of the runs (serve/jobs.h) */
 } mt_serve_config;
 
 void mt_serve_config_init(mt_serve_config *c);
@@ -55,7 +68,8 @@ typedef struct mt_serve mt_serve;
 mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err);
 /* The port it listens on. */
 int mt_serve_port(const mt_serve *s);
-/* Stops listening, waits for the run in progress, removes the uploads and run files. */
+/* Stops the parser (the upload being parsed is cancelled), stops listening, cancels every run
+ * (stopped within a second), removes the uploads and run files. */
 void mt_serve_free(mt_serve *s);
 
 /* 1 when addr is a loopback address (127.0.0.0/8, ::1, "localhost"). */

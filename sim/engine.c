@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 
+#include "util/budget.h"
+
 #define NO_POS UINT32_MAX
 #define ARITY 4
 #define LANES 8
@@ -324,6 +326,8 @@ mt_status mt_engine_run(mt_engine *e, mt_time_ps until, mt_error *err) {
         e->processed++;
         r.fn(r.ctx, r.arg);
         if (e->fail_code != MT_OK) return mt_fail(err, e->fail_code, "%s", e->fail_msg);
+        /* a cancel or the wall limit of the thread's budget (util/budget.h; none: never) */
+        if ((e->processed & (MT_BUDGET_EVERY - 1)) == 0 && mt_budget_current()) MT_CHECK(mt_budget_check(err));
     }
     return MT_OK;
 }

@@ -38,7 +38,9 @@ int mt_engine_move(mt_engine *e, mt_event_id id, mt_time_ps t);
 
 /* Runs events in order while the queue is non-empty and the next time <= until
  * (MT_TIME_NEVER: until empty). Returns MT_OK, or the status a handler reported through
- * mt_sched_fail (the message goes to err). The clock stays at the last event's time. */
+ * mt_sched_fail (the message goes to err). The clock stays at the last event's time. Every
+ * MT_BUDGET_EVERY events it asks the calling thread's budget (util/budget.h) and stops with its
+ * error when the run was cancelled or passed its wall limit (no budget bound: never). */
 mt_status mt_engine_run(mt_engine *e, mt_time_ps until, mt_error *err);
 
 /* Number of events processed so far, and pending now. */

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/budget.h"
+
 int mt_is_dir(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -122,6 +124,12 @@ static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t 
         uInt before = zs.avail_out;
         rc = inflate(&zs, Z_NO_FLUSH);
         len += before - zs.avail_out;
+        mt_status over = mt_budget_check_inflated((double)len, path, err); /* a server's cap (util/budget.h) */
+        if (over != MT_OK) {
+            free(buf);
+            inflateEnd(&zs);
+            return over;
+        }
         if (rc == Z_STREAM_END) {
             /* Concatenated gzip members: continue with the next one. */
             if (zs.avail_in > 0 || in_left > 0) {

@@ -10,6 +10,7 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "util/budget.h"
 #include "util/fileio.h"
 #include "util/vec.h"
 
@@ -245,6 +246,7 @@ static mt_status feed(jstream *js, gzFile g, int64_t total, const mt_jstream_opt
                            zmsg && *zmsg ? zmsg : "corrupt stream");
         }
         if (n == 0) break;
+        MT_CHECK(mt_budget_check_inflated((double)js->chunk_start + n, js->path, js->err)); /* a server's cap */
         js->chunk = buf;
         MT_CHECK(parse_status(js, yajl_parse(js->h, buf, (size_t)n), buf, (size_t)n));
         count_lines(js, buf, (size_t)n);

@@ -93,7 +93,9 @@ try {
   await setValue('#intra-bw', '450');
   await page.waitForFunction(() => !document.querySelector('#run').disabled);
 
-  // 3. run one plan (DDP over 8 GPUs) and wait for the answer
+  // 3. run one plan (DDP over 8 GPUs), asking for the timeline and the CSV tables, and wait for the answer
+  await page.click('#want-timeline');
+  await page.click('#want-csv');
   const answer = await runAndWait();
   const sim = await runApi(1);
   check(sim.status === 'done', 'run 1 done (' + (sim.error || '') + ')');
@@ -119,7 +121,9 @@ try {
   check(await frame.$('svg#gantt rect') !== null, 'the Gantt chart drawn');
   const links = await page.$$eval('#downloads a', (a) => a.map((x) => x.getAttribute('href')));
   check(['result.json', 'report.html', 'timeline.json', 'csv/gpus.csv'].every((f) => links.includes('/api/runs/1/' + f)),
-        'downloads: JSON, HTML, timeline, CSV');
+        'downloads: JSON, HTML, timeline, CSV (asked for)');
+  await page.click('#want-timeline'); // the next runs ask for no optional file
+  await page.click('#want-csv');
   await page.screenshot({ path: path.join(shots, 'serve-simulate.png'), fullPage: true });
 
   // 3b. the what-if: GPU 1 computes 2x slower; the sentence says what it cost

@@ -83,7 +83,7 @@ grep -q '"source": "--traces folder 1"' "$TMP/body" || fail "a --traces trace's 
 grep -q '"dir1/mine/' "$TMP/body" || fail "the summary's files are not named dir1/mine/...: $(jq -c .summary.files "$TMP/body")"
 
 # API round trips equal the CLI's --json
-run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8",
+run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "files": ["timeline", "csv"],
       "options": {"gpus": 8, "topology": "dgx-h100", "slow-gpu": ["1:1.5"], "sp": false}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "simulate run: $(jq -r .error "$TMP/status")"
 same "simulate with a slow GPU" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 8 --topology dgx-h100 --slow-gpu 1:1.5
@@ -93,7 +93,12 @@ for f in report.html timeline.json csv/gpus.csv csv/layers.csv csv/ops.csv csv/l
 done
 [ "$(jq -r .result.trace "$TMP/status")" = shipped/cpu-resnet18-b8/kineto.json.gz ] ||
     fail "the result names the trace by path: $(jq -r .result.trace "$TMP/status")"
-ok "downloads: report.html, timeline.json, the CSV tables, result.json"
+ok "downloads: report.html, timeline.json, the CSV tables, result.json (asked for: \"files\")"
+run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}'
+[ "$(jq -c .files "$TMP/status")" = '["result.json","report.html"]' ] ||
+    fail "a run that asked for no files wrote: $(jq -c .files "$TMP/status")"
+req GET "/api/runs/$ID/timeline.json"
+want 404 "no such file" "no timeline unless asked for"
 run '{"command": "compare", "trace": "dir1/mine", "options": {"gpus": 4, "plans": "ddp=4,dp=4,ddp=2:pp=2", "gpu-mem": "1GB"}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "compare run: $(jq -r .error "$TMP/status")"
 [ "$(jq .progress.total "$TMP/status")" = 3 ] || fail "compare progress total is not 3 plans"
