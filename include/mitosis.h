@@ -67,7 +67,7 @@ typedef struct mitosis_comparison mitosis_comparison; /* a compare: ranked plans
 
 /* "0.2.0" (the library's, which may differ from the header's MITOSIS_VERSION). */
 MITOSIS_API const char *mitosis_version(void);
-/* "EINVAL" and the like; "?" for an unknown code. */
+/* The code's short name ("invalid argument", as mt_status_name); "?" for an unknown code. */
 MITOSIS_API const char *mitosis_code_name(int code);
 /* The exit code the CLI gives for a code: 0, 2 bad input, 3 stuck, 70 internal. */
 MITOSIS_API int mitosis_exit_code(int code);
