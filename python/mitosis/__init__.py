@@ -117,7 +117,7 @@ def _df(rows):
 
 
 class Result:
-    """One simulation: .step_ms, .json (the dict `mitosis simulate --json` prints), .to_json()
+    """One simulation: .step_ms (.base_step_ms: unperturbed, with a what-if), .json (the dict `mitosis simulate --json` prints), .to_json()
     (its text), .gpus / .layers / .stages / .links DataFrames, .warnings, .timeline(path),
     .html(path), .csv(dir); shown in Jupyter as an HTML summary."""
 
@@ -126,6 +126,8 @@ class Result:
         self._text = lib().mitosis_result_json(handle).decode()
         self.json = json.loads(self._text)
         self.step_ms = lib().mitosis_result_step_ms(handle)
+        # with a what-if (slow_gpu, slow_link, scenario...): the same plan unperturbed, else None
+        self.base_step_ms = lib().mitosis_result_base_step_ms(handle) or None
         self.warnings = [lib().mitosis_result_warning(handle, i).decode()
                          for i in range(lib().mitosis_result_warnings(handle))]
         self.plan = self.json.get("plan", {})

@@ -75,6 +75,7 @@ _SIGS = {
     "mitosis_simulate": (ctypes.c_int, [_P, _P, ctypes.POINTER(_P), _E]),
     "mitosis_result_free": (None, [_P]),
     "mitosis_result_step_ms": (ctypes.c_double, [_P]),
+    "mitosis_result_base_step_ms": (ctypes.c_double, [_P]),
     "mitosis_result_json": (_S, [_P]),
     "mitosis_result_warnings": (ctypes.c_int, [_P]),
     "mitosis_result_warning": (_S, [_P, ctypes.c_int]),

@@ -183,3 +183,28 @@ def test_record_a_model(tmp_path):
     assert meta["model"] == "mlp3" and meta["step_time_ms"]["median"] > 0
     r = mitosis.simulate(t, gpus=4, target_gpu="H100-SXM")
     assert r.step_ms > 0 and r.json["ranks"] != "cpu_processes"
+
+
+def test_pip_install_offline(tmp_path):
+    """`pip install --no-build-isolation --no-index ./python` (Debian's pip and setuptools, no
+    PyPI) gives a package that imports and runs outside the source tree."""
+    import importlib.util
+    for m in ("pip", "setuptools"):  # found, not imported (setuptools after distutils asserts)
+        if importlib.util.find_spec(m) is None:
+            pytest.skip("no %s (Debian: python3-%s)" % (m, m))
+    src = tmp_path / "src"
+    import shutil
+    shutil.copytree(os.path.join(ROOT, "python"), src, symlinks=False,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--quiet",
+                        "--no-warn-script-location", "--target", str(tmp_path / "site"), str(src)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    code = ("import mitosis, sys; assert mitosis.__file__.startswith(sys.argv[1]), mitosis.__file__; "
+            "import mitosis._collect; r = mitosis.simulate(sys.argv[2], gpus=4); print('%.6f' % r.step_ms)")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site"), GPT], capture_output=True, text=True,
+                       env=env, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-2000:]
+    want = json.loads(cli("simulate", GPT, "--gpus", "4", "--json").stdout)["step_ms"]
+    assert float(p.stdout) == pytest.approx(want, rel=1e-9)
