@@ -7,11 +7,11 @@
 #include <igraph.h>
 
 #include "cli/commands.h"
+#include "include/mitosis.h"
 #include "run/flags.h"
 #include "netmodels/netcfg.h"
 #include "perfmodel/fit.h"
 
-#define MITOSIS_VERSION "0.2.0"
 
 static const mt_command *const COMMANDS[] = {&mt_cmd_inspect, &mt_cmd_simulate, &mt_cmd_compare, &mt_cmd_topo,
                                              &mt_cmd_collective, &mt_cmd_hop, &mt_cmd_perfmodel,
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
     }
     const char *a = argv[1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) return usage(stdout), 0;
-    if (!strcmp(a, "--version")) return printf("mitosis %s\n", MITOSIS_VERSION), 0;
+    if (!strcmp(a, "--version")) return printf("mitosis %s\n", mitosis_version()), 0; /* libmitosis's */
     if (!strcmp(a, "--man")) return man(stdout), 0;
     if (!strcmp(a, "--completion")) return completion(stdout), 0;
     for (int i = 0; i < N_COMMANDS; i++)

@@ -304,15 +304,20 @@ const mt_flag_table *const MT_RUN_TABLE_LIST[] = {&MT_RUN_PLAN_FLAGS, &MT_RUN_OP
 
 static mt_status take_path(void *ctx, const char *arg, mt_error *err) { return mt_run_config_add_path(ctx, arg, err); }
 
-mt_status mt_run_flags_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_bind *own,
-                            int n_own, mt_flag_seen *seen, mt_error *err) {
+mt_status mt_run_flags_parse_unchecked(int argc, char **argv, const char *cmd, mt_run_config *c,
+                                      const mt_flag_bind *own, int n_own, mt_flag_seen *seen, mt_error *err) {
     mt_flag_bind binds[8 + MT_RUN_OWN_MAX + MT_NETCFG_TABLES];
     int n = 0;
     if (n_own < 0 || n_own > MT_RUN_OWN_MAX) return mt_fail(err, MT_EINTERNAL, "%s: %d own flag tables", cmd, n_own);
     for (int k = 0; MT_RUN_TABLE_LIST[k]; k++) binds[n++] = (mt_flag_bind){MT_RUN_TABLE_LIST[k], c};
     n += mt_netcfg_binds(&c->net, binds + n);
     for (int k = 0; k < n_own; k++) binds[n++] = own[k];
-    MT_CHECK(mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err));
+    return mt_flags_parse(argc, argv, 1, binds, n, take_path, c, cmd, seen, err);
+}
+
+mt_status mt_run_flags_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_bind *own,
+                            int n_own, mt_flag_seen *seen, mt_error *err) {
+    MT_CHECK(mt_run_flags_parse_unchecked(argc, argv, cmd, c, own, n_own, seen, err));
     return seen->help ? MT_OK : mt_netcfg_check(&c->net, seen, err);
 }
 

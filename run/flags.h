@@ -39,6 +39,11 @@ enum { MT_RUN_OWN_MAX = 4 };
 mt_status mt_run_flags_parse(int argc, char **argv, const char *cmd, mt_run_config *c, const mt_flag_bind *own,
                             int n_own, mt_flag_seen *seen, mt_error *err);
 
+/* The same without the check (libmitosis checks each option as it is set, the combinations when
+ * the run starts: an option set before the one it depends on is not refused). */
+mt_status mt_run_flags_parse_unchecked(int argc, char **argv, const char *cmd, mt_run_config *c,
+                                      const mt_flag_bind *own, int n_own, mt_flag_seen *seen, mt_error *err);
+
 /* Prints the tables' help (network last, with the topology presets). */
 void mt_run_flags_help(FILE *out, int whatif);
 

@@ -18,9 +18,22 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
         topts.on_progress = mt_progress_update;
         topts.progress_ctx = &bar;
     }
-    mt_status rc = mt_trace_load(c->paths, c->n_paths, &topts, &in->t, err);
+    trace *t = NULL;
+    mt_status rc = mt_trace_load(c->paths, c->n_paths, &topts, &t, err);
     if (topts.progress_ctx == &bar) mt_progress_end(&bar);
-    if (rc == MT_OK) rc = mt_trace_check_timed(in->t, err);
+    if (rc != MT_OK) return rc;
+    rc = mt_run_input_bind(c, t, in, err);
+    if (rc != MT_OK) mt_trace_free(t);
+    else in->borrowed = 0; /* this one is ours */
+    return rc;
+}
+
+mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err) {
+    memset(in, 0, sizeof *in);
+    in->cal.host_scale = in->cal.op_scale = 1;
+    in->t = (trace *)t; /* only read: closed by the caller (borrowed) */
+    in->borrowed = 1;
+    mt_status rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
@@ -31,7 +44,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
 
 void mt_run_input_close(mt_run_input *in) {
     mt_perfmodel_free(in->pm);
-    mt_trace_free(in->t);
+    if (!in->borrowed) mt_trace_free(in->t);
     in->pm = NULL;
     in->t = NULL;
 }

@@ -20,6 +20,7 @@ typedef struct mt_run_input {
     mt_calibration cal;
     mt_commfit commfit;  /* the network fitted to the traced collectives (run/commfit.h) */
     mt_run_device dev;   /* what the ranks are and where their op times come from (run/device.h) */
+    int borrowed;        /* t belongs to the caller (mt_run_input_bind): close leaves it */
 } mt_run_input;
 
 /* Loads c's trace, checks that it has operator times, applies the recording device's rules
@@ -28,5 +29,11 @@ typedef struct mt_run_input {
  * and err says why. */
 mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err);
 void mt_run_input_close(mt_run_input *in);
+
+/* The same from a trace the caller loaded and keeps (libmitosis loads a trace once for many
+ * runs): checks its operator times, resolves the device, creates the performance model and
+ * calibrates. t is only read; mt_run_input_close leaves it to the caller. Calibration reads the
+ * meta.json beside c->paths[0]. */
+mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err);
 
 #endif

@@ -1,0 +1,575 @@
+/* lib/mitosis.c — libmitosis: include/mitosis.h over run/ (see the header for the contract).
+ *
+ * A configuration is its options as command-line words ("--gpus", "8", "--sp"); every run parses
+ * them afresh with the command's flag tables (run/flags.h) into its own mt_run_config, so runs
+ * share nothing mutable (each gets its own what-if scenario) and a result keeps a copy of the
+ * words its strings point into. A trace is loaded once (tracer/) and bound per run to a
+ * performance model (mt_run_input_bind), which only reads it.
+ * The one piece of shared state is LOCK: Debian's igraph keeps its error handler and "finally"
+ * stack in globals, and every run builds a topology through it, so runs take turns.
+ */
+#define MITOSIS_BUILDING 1
+#include "include/mitosis.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <igraph.h>
+#include <jansson.h>
+
+#include "netmodels/netcfg.h"
+#include "perfmodel/fit.h"
+#include "report/comparison.h"
+#include "report/summary.h"
+#include "report/tracesum.h"
+#include "run/compare.h"
+#include "run/flags.h"
+#include "run/input.h"
+#include "run/simulate.h"
+#include "tracer/meta.h"
+#include "tracer/opclass.h"
+#include "tracer/trace.h"
+
+enum { CMD_SIMULATE = 0, CMD_COMPARE = 1, MAX_TABLES = 24 };
+static const char *const CMD_NAMES[] = {"simulate", "compare"};
+
+static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t ONCE = PTHREAD_ONCE_INIT;
+
+/* What the CLI's main does first: igraph reports instead of aborting; OpenBLAS on one thread. */
+static void setup(void) {
+    igraph_set_error_handler(igraph_error_handler_printignore);
+    igraph_set_warning_handler(igraph_warning_handler_ignore);
+    mt_fit_single_thread();
+}
+
+static int fail_out(mitosis_error *out, const mt_error *e) {
+    if (out) {
+        out->code = e->code;
+        snprintf(out->message, sizeof out->message, "%s", e->msg);
+    }
+    return e->code;
+}
+
+static int ok_out(mitosis_error *out) {
+    if (out) {
+        out->code = MITOSIS_OK;
+        out->message[0] = '\0';
+    }
+    return MITOSIS_OK;
+}
+
+MITOSIS_API const char *mitosis_version(void) { return MITOSIS_VERSION; }
+
+MITOSIS_API const char *mitosis_code_name(int code) {
+    return code >= MT_OK && code <= MT_EINTERNAL ? mt_status_name((mt_status)code) : "?";
+}
+
+MITOSIS_API int mitosis_exit_code(int code) { return mt_exit_code((mt_status)code); }
+
+MITOSIS_API void mitosis_string_free(char *s) { free(s); }
+
+/* ---- traces ------------------------------------------------------------------------------ */
+
+struct mitosis_trace {
+    trace *t;
+    char *paths[MT_RUN_MAX_PATHS];
+    int n_paths;
+    int step;          /* as asked (-1: the ET's) */
+    double measured;   /* the unprofiled step beside the trace (meta.json), 0 none */
+};
+
+static void no_progress(void *ctx, int64_t done, int64_t total) {}
+
+MITOSIS_API void mitosis_trace_free(mitosis_trace *t) {
+    if (!t) return;
+    mt_trace_free(t->t);
+    for (int k = 0; k < t->n_paths; k++) free(t->paths[k]);
+    free(t);
+}
+
+MITOSIS_API int mitosis_trace_open(const char *const *paths, int n_paths, int step, mitosis_trace **out,
+                                   mitosis_error *err) {
+    pthread_once(&ONCE, setup);
+    mt_error e = {0};
+    *out = NULL;
+    if (!paths || n_paths < 1 || n_paths > MT_RUN_MAX_PATHS) {
+        mt_fail(&e, MT_EINVAL, "give 1 to %d trace paths (a folder or its files)", MT_RUN_MAX_PATHS);
+        return fail_out(err, &e);
+    }
+    mitosis_trace *t = calloc(1, sizeof *t);
+    if (!t) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    t->step = step;
+    for (int k = 0; k < n_paths; k++, t->n_paths++)
+        if (!paths[k] || !(t->paths[k] = strdup(paths[k]))) {
+            mitosis_trace_free(t);
+            mt_fail(&e, paths[k] ? MT_ENOMEM : MT_EINVAL, paths[k] ? "out of memory" : "trace path %d is NULL", k);
+            return fail_out(err, &e);
+        }
+    trace_load_opts o;
+    mt_trace_load_opts_init(&o);
+    o.step = step;
+    o.on_progress = no_progress;
+    if (mt_trace_load((const char **)t->paths, t->n_paths, &o, &t->t, &e) != MT_OK) {
+        mitosis_trace_free(t);
+        return fail_out(err, &e);
+    }
+    char src[512];
+    if (mt_trace_meta_measured(t->paths[0], t->t, &t->measured, src, sizeof src, NULL) != MT_OK) t->measured = 0;
+    *out = t;
+    return ok_out(err);
+}
+
+/* Every operator: id, name, kind, class, phase, layer, device and host time, collective. */
+static json_t *op_list(const trace *t) {
+    json_t *a = json_array();
+    for (int32_t i = 0; a && i < t->n_ops; i++) {
+        const trace_op *op = &t->ops[i];
+        const char *layer = op->layer >= 0 && op->layer < t->n_layers ? t->layers[op->layer].name : NULL;
+        json_array_append_new(a, json_pack("{s:i,s:s?,s:s?,s:s,s:s,s:s?,s:f,s:f,s:s,s:f,s:b}", "id", op->id,
+                                           "name", op->name, "kind", op->kind, "class", mt_opclass_name(op->cls),
+                                           "phase", mt_trace_phase_name(op->phase), "layer", layer, "device_ms",
+                                           op->dev_ns / 1e6, "host_ms", op->cpu_dur_ns / 1e6, "comm",
+                                           mt_trace_comm_name(op->comm), "comm_bytes", op->comm_bytes,
+                                           "batch_dependent", op->batch_dep));
+    }
+    return a;
+}
+
+MITOSIS_API char *mitosis_trace_json(const mitosis_trace *t, int ops) {
+    json_t *o = mt_tracesum_json(t->t, t->measured);
+    if (!o) return NULL;
+    if (ops) json_object_set_new(o, "op_list", op_list(t->t));
+    char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(o);
+    return s;
+}
+
+MITOSIS_API int mitosis_trace_ops(const mitosis_trace *t) { return t->t->n_ops; }
+MITOSIS_API long long mitosis_trace_batch(const mitosis_trace *t) { return t->t->batch_size; }
+
+/* ---- configurations ----------------------------------------------------------------------- */
+
+struct mitosis_config {
+    int cmd;     /* CMD_SIMULATE, CMD_COMPARE */
+    char **w;    /* words[0] is the command name, then the options ("--gpus", "8", "--sp") */
+    int n, cap;
+};
+
+/* The tables the command's options come from (the CLI's, less output and --dry-run). */
+static int tables(int cmd, const mt_flag_table **out) {
+    int n = 0;
+    if (cmd == CMD_COMPARE) out[n++] = &MT_RUN_COMPARE_FLAGS;
+    for (int k = 0; MT_RUN_TABLE_LIST[k]; k++) out[n++] = MT_RUN_TABLE_LIST[k];
+    n += mt_netcfg_tables(out + n);
+    return n;
+}
+
+static const mt_flag *find(int cmd, const char *name) {
+    const mt_flag_table *t[MAX_TABLES];
+    int n = tables(cmd, t);
+    for (int k = 0; k < n; k++) {
+        const mt_flag *f = mt_flag_find(t[k], name);
+        if (f) return f;
+    }
+    return NULL;
+}
+
+static void words_free(mitosis_config *c) {
+    for (int k = 0; k < c->n; k++) free(c->w[k]);
+    free(c->w);
+    c->w = NULL;
+    c->n = c->cap = 0;
+}
+
+static int push(mitosis_config *c, const char *s) {
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        char **w = realloc(c->w, (size_t)cap * sizeof *w);
+        if (!w) return -1;
+        c->w = w;
+        c->cap = cap;
+    }
+    if (!(c->w[c->n] = strdup(s))) return -1;
+    c->n++;
+    return 0;
+}
+
+/* A copy of c's words into d (d's own words released first). */
+static int words_copy(mitosis_config *d, const mitosis_config *c) {
+    mitosis_config x = {.cmd = c->cmd};
+    for (int k = 0; k < c->n; k++)
+        if (push(&x, c->w[k])) {
+            words_free(&x);
+            return -1;
+        }
+    words_free(d);
+    *d = x;
+    return 0;
+}
+
+/* Parses c's words into rc (initialised here; the caller frees it on MT_OK) and cc, as the CLI
+ * parses `mitosis CMD WORDS...`; `checked`: also the combination checks (network flags that do
+ * not apply, compare's plans-and-sweep). rc's strings point into c's words. */
+static mt_status parse(const mitosis_config *c, mt_run_config *rc, mt_compare_config *cc, int checked,
+                       mt_error *err) {
+    mt_compare_config_init(cc);
+    MT_CHECK(mt_run_config_init(rc, err));
+    mt_flag_seen seen;
+    mt_flag_bind own = {&MT_RUN_COMPARE_FLAGS, cc};
+    const char *cmd = CMD_NAMES[c->cmd];
+    int n_own = c->cmd == CMD_COMPARE;
+    mt_status st = checked ? mt_run_flags_parse(c->n, c->w, cmd, rc, &own, n_own, &seen, err)
+                           : mt_run_flags_parse_unchecked(c->n, c->w, cmd, rc, &own, n_own, &seen, err);
+    if (st == MT_OK && rc->n_paths > 0)
+        st = mt_fail(err, MT_EINVAL, "'%s' is not an option (trace paths go to mitosis_trace_open)", rc->paths[0]);
+    if (st == MT_OK && seen.help) st = mt_fail(err, MT_EINVAL, "help is not an option (see mitosis %s --help)", cmd);
+    if (st != MT_OK) mt_run_config_free(rc);
+    return st;
+}
+
+MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mitosis_error *err) {
+    pthread_once(&ONCE, setup);
+    mt_error e = {0};
+    *out = NULL;
+    int cmd = -1;
+    for (int k = 0; k < 2; k++)
+        if (command && !strcmp(command, CMD_NAMES[k])) cmd = k;
+    if (cmd < 0) {
+        mt_fail(&e, MT_EINVAL, "the command is \"simulate\" or \"compare\" (got '%s')", command ? command : "");
+        return fail_out(err, &e);
+    }
+    mitosis_config *c = calloc(1, sizeof *c);
+    if (!c || (c->cmd = cmd, push(c, CMD_NAMES[cmd]))) {
+        free(c);
+        return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    }
+    *out = c;
+    return ok_out(err);
+}
+
+MITOSIS_API void mitosis_config_free(mitosis_config *c) {
+    if (!c) return;
+    words_free(c);
+    free(c);
+}
+
+MITOSIS_API mitosis_config *mitosis_config_copy(const mitosis_config *c) {
+    mitosis_config *d = calloc(1, sizeof *d);
+    if (d && words_copy(d, c)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* "--name" into buf from "name" or "--name". */
+static void flag_name(const char *name, char *buf, size_t len) {
+    snprintf(buf, len, "%s%s", strncmp(name, "--", 2) ? "--" : "", name);
+}
+
+/* Removes every use of flag `name` (and its value) from c's words. */
+static void drop(mitosis_config *c, const char *name, int takes_value) {
+    int to = 1;
+    for (int k = 1; k < c->n; k++) {
+        if (!strcmp(c->w[k], name)) {
+            free(c->w[k]);
+            if (takes_value && k + 1 < c->n) free(c->w[++k]);
+            continue;
+        }
+        c->w[to++] = c->w[k];
+    }
+    c->n = to;
+}
+
+static int is_true(const char *v) { return !v || !*v || !strcmp(v, "true") || !strcmp(v, "1"); }
+static int is_false(const char *v) { return v && (!strcmp(v, "false") || !strcmp(v, "0")); }
+
+MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const char *value, mitosis_error *err) {
+    mt_error e = {0};
+    if (!name || !*name) return fail_out(err, (mt_fail(&e, MT_EINVAL, "an option needs a name"), &e));
+    char fl[128];
+    flag_name(name, fl, sizeof fl);
+    const mt_flag *f = find(c->cmd, fl);
+    mitosis_config old = {.cmd = c->cmd};
+    if (words_copy(&old, c)) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    int bad = 0;
+    if (f && !f->metavar) { /* a switch */
+        drop(c, fl, 0);
+        if (!is_false(value) && !is_true(value)) {
+            mt_fail(&e, MT_EINVAL, "%s is a switch: give no value, true or false (got '%s')", fl, value);
+            bad = 1;
+        } else if (is_true(value)) {
+            bad = push(c, fl);
+        }
+    } else {
+        if (f && !f->repeat) drop(c, fl, 1);
+        bad = push(c, fl) || (value && push(c, value)); /* unknown or value missing: parse says so */
+        if (bad) mt_fail(&e, MT_ENOMEM, "out of memory");
+    }
+    mt_run_config rc;
+    mt_compare_config cc;
+    if (!bad && parse(c, &rc, &cc, 0, &e) == MT_OK) {
+        mt_run_config_free(&rc);
+        words_free(&old);
+        return ok_out(err);
+    }
+    if (!e.code) mt_fail(&e, MT_ENOMEM, "out of memory");
+    words_free(c);
+    *c = old;
+    return fail_out(err, &e);
+}
+
+MITOSIS_API int mitosis_config_unset(mitosis_config *c, const char *name, mitosis_error *err) {
+    char fl[128];
+    flag_name(name ? name : "", fl, sizeof fl);
+    const mt_flag *f = find(c->cmd, fl);
+    if (!f) {
+        mt_error e = {0};
+        mt_fail(&e, MT_EINVAL, "unknown option '%s' (see mitosis %s --help)", fl, CMD_NAMES[c->cmd]);
+        return fail_out(err, &e);
+    }
+    drop(c, fl, f->metavar != NULL);
+    return ok_out(err);
+}
+
+MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char *const *argv, mitosis_error *err) {
+    for (int k = 0; k < argc; k++) {
+        char fl[128];
+        flag_name(argv[k], fl, sizeof fl);
+        const mt_flag *f = find(c->cmd, fl);
+        const char *v = f && f->metavar && k + 1 < argc ? argv[++k] : NULL;
+        int rc = mitosis_config_set(c, argv[k - (v != NULL)], v, err);
+        if (rc != MITOSIS_OK) return rc;
+    }
+    return ok_out(err);
+}
+
+MITOSIS_API const char *mitosis_config_command(const mitosis_config *c) { return CMD_NAMES[c->cmd]; }
+MITOSIS_API int mitosis_config_words(const mitosis_config *c) { return c->n - 1; }
+MITOSIS_API const char *mitosis_config_word(const mitosis_config *c, int i) {
+    return i >= 0 && i + 1 < c->n ? c->w[i + 1] : NULL;
+}
+
+/* ---- one run's configuration and input ------------------------------------------------------ */
+
+/* What every run holds: its own words (rc points into them), rc, cc and the input bound to the
+ * trace. */
+typedef struct run_state {
+    const mitosis_trace *t;
+    mitosis_config cfg;
+    mt_run_config rc;
+    mt_compare_config cc;
+    mt_run_input in;
+    int rc_live, in_live;
+} run_state;
+
+static void run_close(run_state *s) {
+    if (s->in_live) mt_run_input_close(&s->in);
+    if (s->rc_live) mt_run_config_free(&s->rc);
+    words_free(&s->cfg);
+    s->in_live = s->rc_live = 0;
+}
+
+/* Parses and checks c for command cmd on trace t and binds the input (under LOCK). */
+static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_config *c, int cmd, mt_error *err) {
+    memset(s, 0, sizeof *s);
+    s->t = t;
+    if (!t || !c) return mt_fail(err, MT_EINVAL, "a trace and a configuration are needed");
+    if (c->cmd != cmd)
+        return mt_fail(err, MT_EINVAL, "this configuration is for %s (make one with mitosis_config_new(\"%s\"))",
+                       CMD_NAMES[c->cmd], CMD_NAMES[cmd]);
+    if (words_copy(&s->cfg, c)) return mt_fail(err, MT_ENOMEM, "out of memory");
+    MT_CHECK(parse(&s->cfg, &s->rc, &s->cc, 1, err));
+    s->rc_live = 1;
+    if (s->rc.topts.step >= 0 && s->rc.topts.step != t->step)
+        return mt_fail(err, MT_EINVAL, "--step %d: the step is chosen when the trace is loaded (mitosis_trace_open)",
+                       s->rc.topts.step);
+    for (int k = 0; k < t->n_paths; k++) MT_CHECK(mt_run_config_add_path(&s->rc, t->paths[k], err));
+    if (cmd == CMD_COMPARE) MT_CHECK(mt_compare_check(&s->rc, &s->cc, err));
+    MT_CHECK(mt_run_input_bind(&s->rc, t->t, &s->in, err));
+    s->in_live = 1;
+    return MT_OK;
+}
+
+/* The text of a JSON writer into a malloc'd string. */
+static char *dump_summary(const mt_run_summary *sum) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    int bad = mt_summary_json_write(f, sum);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* ---- simulate ----------------------------------------------------------------------------- */
+
+struct mitosis_result {
+    run_state s;
+    mt_simulation sim;
+    int sim_live;
+    char *json;
+    const char *warnings[4];
+    int n_warnings;
+};
+
+MITOSIS_API void mitosis_result_free(mitosis_result *r) {
+    if (!r) return;
+    if (r->sim_live) mt_simulation_free(&r->sim);
+    run_close(&r->s);
+    free(r->json);
+    free(r);
+}
+
+/* One simulation of c on t writing o's files, into r (under LOCK). */
+static mt_status simulate(mitosis_result *r, const mitosis_trace *t, const mitosis_config *c,
+                          const mt_sim_outputs *o, mt_error *err) {
+    pthread_mutex_lock(&LOCK);
+    mt_status st = run_open(&r->s, t, c, CMD_SIMULATE, err);
+    if (st == MT_OK) st = mt_run_check_gpus(&r->s.rc, r->s.in.t, err);
+    if (st == MT_OK && (st = mt_run_simulate(&r->s.rc, &r->s.in, o, &r->sim, err)) == MT_OK) r->sim_live = 1;
+    pthread_mutex_unlock(&LOCK);
+    return st;
+}
+
+MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c, mitosis_result **out,
+                                 mitosis_error *err) {
+    mt_error e = {0};
+    *out = NULL;
+    mitosis_result *r = calloc(1, sizeof *r);
+    if (!r) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    mt_sim_outputs o;
+    mt_sim_outputs_init(&o);
+    mt_status st = simulate(r, t, c, &o, &e);
+    if (st == MT_OK) {
+        mt_run_summary sum = mt_simulation_summary(&r->sim, &r->s.rc, &r->s.in);
+        for (int k = 0; k < sum.n_warnings && k < 4; k++) r->warnings[r->n_warnings++] = sum.warnings[k];
+        if (!(r->json = dump_summary(&sum))) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
+    }
+    if (st != MT_OK) {
+        mitosis_result_free(r);
+        return fail_out(err, &e);
+    }
+    *out = r;
+    return ok_out(err);
+}
+
+MITOSIS_API double mitosis_result_step_ms(const mitosis_result *r) { return mt_simrun_step_ms(&r->sim.run); }
+MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
+    return r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
+}
+MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r->sim.run.plan.gpus; }
+MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r->sim.run.plan.dp; }
+MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r->sim.run.plan.tp; }
+MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r->sim.run.plan.pp; }
+
+MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
+    const mt_sim_result *res = r->sim.run.res;
+    return gpu >= 0 && gpu < res->n_gpus ? res->gpus[gpu].peak_mem_bytes : 0;
+}
+
+MITOSIS_API double mitosis_result_peak_mem_bytes(const mitosis_result *r) {
+    return mitosis_result_gpu_mem_bytes(r, r->sim.worst_mem_gpu);
+}
+
+MITOSIS_API double mitosis_result_samples_per_s(const mitosis_result *r) {
+    double ms = mitosis_result_step_ms(r);
+    int64_t b = r->sim.run.plan.global_batch;
+    return b > 0 && ms > 0 ? (double)b / (ms / 1e3) : -1;
+}
+
+MITOSIS_API const char *mitosis_result_json(const mitosis_result *r) { return r->json; }
+MITOSIS_API int mitosis_result_warnings(const mitosis_result *r) { return r->n_warnings; }
+MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i) {
+    return i >= 0 && i < r->n_warnings ? r->warnings[i] : NULL;
+}
+
+MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
+                                     mitosis_error *err) {
+    mt_error e = {0};
+    mt_sim_outputs o;
+    mt_sim_outputs_init(&o);
+    if (!path || !*path) return fail_out(err, (mt_fail(&e, MT_EINVAL, "mitosis_result_write needs a path"), &e));
+    if (what && !strcmp(what, "timeline")) o.timeline = path;
+    else if (what && !strcmp(what, "html")) o.html = path;
+    else if (what && !strcmp(what, "csv")) o.csv_dir = path;
+    else
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "write \"timeline\", \"html\" or \"csv\" (got '%s')",
+                                      what ? what : ""), &e));
+    mitosis_result *again = calloc(1, sizeof *again);
+    if (!again) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    mt_status st = simulate(again, r->s.t, &r->s.cfg, &o, &e);
+    mitosis_result_free(again);
+    return st == MT_OK ? ok_out(err) : fail_out(err, &e);
+}
+
+/* ---- compare ------------------------------------------------------------------------------ */
+
+struct mitosis_comparison {
+    run_state s;
+    mt_comparison cmp;
+    char *json;
+};
+
+MITOSIS_API void mitosis_comparison_free(mitosis_comparison *c) {
+    if (!c) return;
+    mt_comparison_free(&c->cmp);
+    run_close(&c->s);
+    free(c->json);
+    free(c);
+}
+
+MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c, mitosis_comparison **out,
+                                mitosis_error *err) {
+    mt_error e = {0};
+    *out = NULL;
+    mitosis_comparison *x = calloc(1, sizeof *x);
+    if (!x) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    pthread_mutex_lock(&LOCK);
+    mt_status st = run_open(&x->s, t, c, CMD_COMPARE, &e);
+    if (st == MT_OK) st = mt_run_compare(&x->s.rc, &x->s.in, &x->s.cc, &x->cmp, &e);
+    pthread_mutex_unlock(&LOCK);
+    if (st == MT_OK) {
+        json_t *j = mt_comparison_json(&x->cmp);
+        char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+        json_decref(j);
+        size_t n = s ? strlen(s) : 0;
+        if (s && (x->json = malloc(n + 2))) { /* as puts prints it */
+            memcpy(x->json, s, n);
+            memcpy(x->json + n, "\n", 2);
+        }
+        free(s);
+        if (!x->json) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
+    }
+    if (st != MT_OK) {
+        mitosis_comparison_free(x);
+        return fail_out(err, &e);
+    }
+    *out = x;
+    return ok_out(err);
+}
+
+MITOSIS_API const char *mitosis_comparison_json(const mitosis_comparison *c) { return c->json; }
+MITOSIS_API int mitosis_comparison_rows(const mitosis_comparison *c) { return c->cmp.n; }
+
+static const mt_cmp_row *row(const mitosis_comparison *c, int i) {
+    return i >= 0 && i < c->cmp.n ? &c->cmp.rows[i] : NULL;
+}
+
+MITOSIS_API const char *mitosis_comparison_label(const mitosis_comparison *c, int i) {
+    return row(c, i) ? row(c, i)->label : NULL;
+}
+MITOSIS_API double mitosis_comparison_step_ms(const mitosis_comparison *c, int i) {
+    return row(c, i) && row(c, i)->ran ? row(c, i)->step_ms : 0;
+}
+MITOSIS_API double mitosis_comparison_mem_bytes(const mitosis_comparison *c, int i) {
+    return row(c, i) && row(c, i)->ran ? row(c, i)->mem_bytes : 0;
+}
+MITOSIS_API int mitosis_comparison_ran(const mitosis_comparison *c, int i) { return row(c, i) && row(c, i)->ran; }
+MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c->cmp.best; }

@@ -1,0 +1,284 @@
+"""mitosis: predict multi-GPU training time from a one-GPU trace, from Python.
+
+    import mitosis
+    t = mitosis.load("traces/cpu-gpt-tiny-b8")
+    r = mitosis.simulate(t, gpus=8, tp=2, topology="dgx-h100")
+    r.step_ms, r.gpus                      # a float, a DataFrame
+    mitosis.compare(t, gpus=8)             # every plan, ranked (a DataFrame)
+
+A thin ctypes layer over libmitosis (include/mitosis.h): options are the long flags of
+`mitosis simulate|compare --help` (underscores for dashes: link_bw="300GB/s", slow_gpu=["0:2"],
+sp=True), checked by the same tables, so a misspelt one raises mitosis.Error with the CLI's
+message. Results equal the CLI's --json. See docs/python.md.
+"""
+
+import ctypes
+import html
+import json
+import os
+import tempfile
+
+from ._lib import Error, call, lib
+
+__all__ = ["Error", "Trace", "Result", "load", "simulate", "compare", "sweep", "record", "version"]
+__version__ = "0.2.0"
+
+
+def version():
+    """The loaded libmitosis's version."""
+    return lib().mitosis_version().decode()
+
+
+def _b(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+class Trace:
+    """A loaded trace (read once; simulate it as often as you like). Attributes: the summary of
+    `mitosis inspect --json` (format, device, batch_size, layers, time_ms, ...; the op count as
+    n_ops), .summary (that dict), .ops (a DataFrame, one row per operator), .path."""
+
+    def __init__(self, path, step=-1):
+        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+        self.paths = [os.fspath(p) for p in paths]
+        self.path = self.paths[0]
+        arr = (ctypes.c_char_p * len(self.paths))(*[_b(p) for p in self.paths])
+        h = ctypes.c_void_p()
+        call(lib().mitosis_trace_open, arr, len(self.paths), step, ctypes.byref(h))
+        self._h = h
+        self.summary = self._json(0)
+        for k, v in self.summary.items():
+            setattr(self, "n_ops" if k == "ops" else k, v)
+        self._ops = None
+
+    def _json(self, ops):
+        p = lib().mitosis_trace_json(self._h, ops)
+        if not p:
+            raise Error("out of memory", "out of memory", 2)
+        try:
+            return json.loads(ctypes.string_at(p).decode())
+        finally:
+            lib().mitosis_string_free(p)
+
+    @property
+    def ops(self):
+        if self._ops is None:
+            import pandas as pd
+            self._ops = pd.DataFrame(self._json(1)["op_list"])
+        return self._ops
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h and lib:
+            lib().mitosis_trace_free(h)
+
+    def __repr__(self):
+        return "<mitosis.Trace %s: %s, batch %s, %s ops, %s layers>" % (
+            self.path, self.summary.get("format"), self.summary.get("batch_size"), self.summary.get("ops"),
+            self.summary.get("layers"))
+
+
+def _trace(t):
+    return t if isinstance(t, Trace) else Trace(t)
+
+
+def _words(options):
+    """Keyword options as (flag, value) pairs: True a switch, False left out, a list repeated."""
+    for k, v in options.items():
+        if v is None:
+            continue
+        name = k.replace("_", "-")
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            if x is True:
+                yield name, None
+            elif x is False:
+                yield name, "false"
+            else:
+                yield name, str(x)
+
+
+class _Config:
+    def __init__(self, command, options):
+        h = ctypes.c_void_p()
+        call(lib().mitosis_config_new, _b(command), ctypes.byref(h))
+        self._h = h
+        for name, value in _words(options):
+            call(lib().mitosis_config_set, h, _b(name), _b(value) if value is not None else None)
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h and lib:
+            lib().mitosis_config_free(h)
+
+
+def _df(rows):
+    import pandas as pd
+    return pd.DataFrame(rows or [])
+
+
+class Result:
+    """One simulation: .step_ms (.base_step_ms: unperturbed, with a what-if), .json (the dict `mitosis simulate --json` prints), .to_json()
+    (its text), .gpus / .layers / .stages / .links DataFrames, .warnings, .timeline(path),
+    .html(path), .csv(dir); shown in Jupyter as an HTML summary."""
+
+    def __init__(self, trace, config, handle):
+        self.trace, self._config, self._h = trace, config, handle
+        self._text = lib().mitosis_result_json(handle).decode()
+        self.json = json.loads(self._text)
+        self.step_ms = lib().mitosis_result_step_ms(handle)
+        # with a what-if (slow_gpu, slow_link, scenario...): the same plan unperturbed, else None
+        self.base_step_ms = lib().mitosis_result_base_step_ms(handle) or None
+        self.warnings = [lib().mitosis_result_warning(handle, i).decode()
+                         for i in range(lib().mitosis_result_warnings(handle))]
+        self.plan = self.json.get("plan", {})
+        self._links = None
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h and lib:
+            lib().mitosis_result_free(h)
+
+    def to_json(self):
+        return self._text
+
+    @property
+    def gpus(self):
+        return _df(self.json.get("gpus"))
+
+    @property
+    def layers(self):
+        return _df(self.json.get("layers"))
+
+    @property
+    def stages(self):
+        return _df(self.json.get("stages"))
+
+    @property
+    def peak_mem_bytes(self):
+        return max((g.get("peak_mem_bytes", 0) for g in self.json.get("gpus", [])), default=0)
+
+    @property
+    def links(self):
+        """Per-link load (links.csv of `simulate --csv`; the run is simulated again with a recorder)."""
+        if self._links is None:
+            import pandas as pd
+            with tempfile.TemporaryDirectory(prefix="mitosis-links-") as d:
+                self.csv(d)
+                self._links = pd.read_csv(os.path.join(d, "links.csv"))
+        return self._links
+
+    def _write(self, what, path):
+        call(lib().mitosis_result_write, self._h, _b(what), _b(os.fspath(path)))
+        return path
+
+    def timeline(self, path):
+        """The step as Perfetto / chrome://tracing JSON (simulate --timeline); returns path."""
+        return self._write("timeline", path)
+
+    def html(self, path):
+        """The self-contained HTML report (simulate --html); returns path."""
+        return self._write("html", path)
+
+    def csv(self, path):
+        """ops/gpus/layers/links/collectives.csv into folder path (simulate --csv); returns path."""
+        return self._write("csv", path)
+
+    def __repr__(self):
+        p = self.plan
+        return "<mitosis.Result %s GPUs (dp %s x tp %s x pp %s) on %s: step %.3f ms, %.2f GB/GPU>" % (
+            p.get("gpus"), p.get("dp"), p.get("tp"), p.get("pp"), self.json.get("topology"), self.step_ms,
+            self.peak_mem_bytes / 1e9)
+
+    def _repr_html_(self):
+        p, j = self.plan, self.json
+        rows = [("step time", "%.3f ms" % self.step_ms),
+                ("plan", "%s GPUs = dp %s x tp %s x pp %s (%s, %s)" % (p.get("gpus"), p.get("dp"), p.get("tp"),
+                                                                      p.get("pp"), p.get("dp_mode"),
+                                                                      p.get("schedule"))),
+                ("samples/s", "%.1f" % j["samples_per_s"] if j.get("samples_per_s") else "n/a"),
+                ("peak memory / GPU", "%.3f GB" % (self.peak_mem_bytes / 1e9)),
+                ("network", "%s on %s" % (j.get("network"), j.get("topology"))),
+                ("op times", j.get("op_times"))] + [("warning", w) for w in self.warnings]
+        head = "".join("<tr><th style='text-align:left'>%s</th><td style='text-align:left'>%s</td></tr>"
+                       % (html.escape(str(a)), html.escape(str(b))) for a, b in rows)
+        g = self.gpus
+        cols = [c for c in ("rank", "compute_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms",
+                            "peak_mem_bytes") if c in g.columns]
+        return "<b>mitosis simulate</b><table>%s</table>%s" % (head, g[cols].head(16).to_html(index=False))
+
+
+def simulate(trace, gpus=None, tp=None, pp=None, topology=None, **options):
+    """`mitosis simulate` in this process: trace (a Trace or a path), options as the CLI's long
+    flags (dp=4, strategy="ddp", link_bw="300GB/s", target_gpu="H100-SXM", slow_gpu=["3:2"], ...).
+    Returns a Result; raises mitosis.Error with the CLI's message."""
+    t = _trace(trace)
+    cfg = _Config("simulate", dict(gpus=gpus, tp=tp, pp=pp, topology=topology, **options))
+    h = ctypes.c_void_p()
+    call(lib().mitosis_simulate, t._h, cfg._h, ctypes.byref(h))
+    return Result(t, cfg, h)
+
+
+def _comparison(trace, options):
+    t = _trace(trace)
+    cfg = _Config("compare", options)
+    h = ctypes.c_void_p()
+    call(lib().mitosis_compare, t._h, cfg._h, ctypes.byref(h))
+    try:
+        return lib().mitosis_comparison_json(h).decode()
+    finally:
+        lib().mitosis_comparison_free(h)
+
+
+def _flat(row):
+    out = {k: v for k, v in row.items() if k != "plan"}
+    for k, v in (row.get("plan") or {}).items():
+        out.setdefault(k, v)
+    return out
+
+
+def compare(trace, gpus=None, **options):
+    """`mitosis compare`: every plan for `gpus` GPUs (plans="auto" or a list "ddp=8,tp=2:ddp=4"),
+    or one plan under sweep="NAME=VALUES" (link-bw, nic-bw, gpus, batch). Returns the rows as a
+    DataFrame (ranked fastest first; a sweep in its order), plan fields as columns; .attrs["json"]
+    holds the CLI's --json dict (the skipped plans and their reasons under "skipped")."""
+    text = _comparison(trace, dict(gpus=gpus, **options))
+    j = json.loads(text)
+    df = _df([_flat(r) for r in j.get("rows", [])])
+    df.attrs["json"] = j
+    df.attrs["skipped"] = j.get("skipped", [])
+    return df
+
+
+def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
+    """Simulates one plan once per value of option `name` (e.g. "gpus", [8, 16, ..., 1024]) in
+    this process (the trace loaded once) and returns a DataFrame: the value, the resolved plan,
+    step_ms, samples_per_s, peak_mem_bytes (largest per GPU), exposed_comm_ms (max over GPUs).
+    In topology, {gpus} and {nodes} (= gpus / gpus_per_node) are replaced for each run, as
+    compare's --sweep does: "multinode:nodes={nodes},gpus=8"."""
+    t = _trace(trace)
+    rows = []
+    for v in values:
+        opts = dict(options)
+        opts[name] = v
+        n = int(opts.get("gpus") or 0)
+        topo = topology.format(gpus=n, nodes=max(1, n // gpus_per_node)) if topology else None
+        if topo is not None:
+            opts["gpus_per_node"] = gpus_per_node
+        r = simulate(t, topology=topo, **opts)
+        g = r.json.get("gpus", [])
+        rows.append({name: v, "gpus": r.plan.get("gpus"), "dp": r.plan.get("dp"), "tp": r.plan.get("tp"),
+                     "pp": r.plan.get("pp"), "step_ms": r.step_ms, "samples_per_s": r.json.get("samples_per_s"),
+                     "peak_mem_bytes": r.peak_mem_bytes,
+                     "exposed_comm_ms": max((x.get("exposed_comm_ms", 0) for x in g), default=0)})
+    return _df(rows)
+
+
+def load(path, step=-1):
+    """Loads a trace (a folder, or its files) as `mitosis inspect` reads it; step -1: the ET's."""
+    return Trace(path, step)
+
+
+def record(model, batch_fn, **kw):
+    """Records one training step of your model (see mitosis._record.record) and loads it."""
+    from ._record import record as _rec
+    return _rec(model, batch_fn, **kw)
