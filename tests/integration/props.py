@@ -564,6 +564,24 @@ def text_fails(args, d):
     return bad[:3]
 
 
+def sp_pp_fails(fam, p, d):
+    """Under --sp each GPU sends 1/T of what the TP-less pipeline sends at the same cut (its tokens of
+    the residual stream, its heads or columns inside a TP region): the same plan without --tp --sp,
+    when it cuts the same layers, sends T x the bytes."""
+    q = dict(p, tp=1, sp=False)
+    tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
+    rc, out, err = run(["simulate", tr, *argv(q), "--json"])
+    if rc != 0:
+        return []  # (the TP-less plan may be refused for reasons of its own)
+    d1 = json.loads(out)
+    cuts = [(st["layer_first"], st["layer_last"]) for st in d.get("stages", [])]
+    if cuts != [(st["layer_first"], st["layer_last"]) for st in d1.get("stages", [])]:
+        return []
+    got, want = d["mesh"]["traffic_bytes"].get("pp", 0), d1["mesh"]["traffic_bytes"].get("pp", 0) / p["tp"]
+    return [] if abs(got - want) <= 1e-6 * want + 1 else \
+        [f"pp {got} B per GPU under --sp, the TP-less pipeline's at the same cut / T = {want}"]
+
+
 def chakra_fails(args, d, dirk):
     """The plan exported as Chakra ET (--chakra) and simulated as given (--as-is) takes the step it was
     exported from; a plan Chakra cannot express is refused in one line (exit 2), not a failure."""
@@ -611,6 +629,9 @@ def one(k, fam, p, work):
                 res["fails" if c.__name__ not in known else "known"].append((c.__name__, f))
         except Exception as e:  # a check that cannot read an output fails
             res["fails"].append((c.__name__, f"{type(e).__name__}: {e}"))
+    if p.get("sp") and p["pp"] > 1:
+        for f in sp_pp_fails(fam, p, d):
+            res["fails"].append(("sp_pp", f))
     if k % TEXT_EVERY == 0:
         for f in text_fails(args, d):
             res["fails"].append(("text", f))
@@ -711,7 +732,7 @@ def main():
     print("  extra runs: " + ", ".join(f"{k} {v}" for k, v in sorted(RAN.items())))
     for k, v in sorted(refused.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  refused x{v}: {k}")
-    for name in [c.__name__ for c in CHECKS] + ["text", "chakra", "fold", "compare", "refusal"]:
+    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal"]:
         print(f"  {name}: {by_check.get(name, 0)} failures" + (f" ({known[name]} known)" if name in known else ""))
     sys.exit(1 if failed else 0)
 
