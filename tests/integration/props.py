@@ -31,7 +31,7 @@ JOBS = int(os.environ.get("PROPS_JOBS", "2"))
 # Wall-clock budget: after PROPS_MIN plans, no new plan starts once it is spent (the plans run in their
 # seeded order, so a slow machine runs a prefix of the same list).
 BUDGET_S = float(os.environ.get("PROPS_BUDGET_S", "170"))
-MIN_PLANS = int(os.environ.get("PROPS_MIN", "60"))
+MIN_PLANS = int(os.environ.get("PROPS_MIN", "40"))
 
 # family -> (trace, what it supports)
 FAMILIES = {
