@@ -49,7 +49,11 @@ typedef struct dp_state {
     int ag_kind, rs_kind, rep_kind; /* group kinds: all-gathers, reduce-scatters, hybrid all-reduces */
     double *unit_w;         /* per unit: its parameter bytes per GPU, unsharded (a stage's parameters
                              * outside any unit count in its first forward unit) */
-    double *max_unit;       /* per stage: the largest unit_w */
+    double *bwd_w;          /* per unit: the bytes its backward gathers and reduce-scatters: unit_w,
+                             * plus those of the units before it on its stage that no backward op
+                             * runs in (their gradients come from another unit's ops: ResNet's
+                             * downsampling blocks), up to the previous unit that has one */
+    double *max_unit;       /* per stage: the largest unit_w or bwd_w */
     int32_t *next_unit;     /* per forward/backward op: the next unit its stage runs in the same phase
                              * after this op's unit, -1 */
     int32_t cur;            /* the unit whose ops are being emitted, -1 before the first */
@@ -95,9 +99,38 @@ static void dp_release(void *st) {
     dp_state *x = st;
     if (!x) return;
     free(x->unit_w);
+    free(x->bwd_w);
     free(x->max_unit);
     free(x->next_unit);
     free(x);
+}
+
+/* bwd_w: every unit's bytes in a unit its stage's backward runs ops in: a unit without backward ops
+ * joins the nearest one before it on its stage (whose backward runs after: the gradients exist by
+ * its reduce-scatter), else the nearest after it; O(ops + units). */
+static mt_status backward_units(mt_bld *b, dp_state *x) {
+    const trace *t = b->t;
+    int32_t U = b->n_units;
+    uint8_t *has = calloc((size_t)(U > 0 ? U : 1), 1);
+    x->bwd_w = calloc((size_t)(U > 0 ? U : 1), sizeof *x->bwd_w);
+    if (!has || !x->bwd_w) {
+        free(has);
+        return MT_ENOMEM;
+    }
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (t->ops[i].phase == TRACE_PHASE_BACKWARD && !trace_op_is_comm(&t->ops[i]) && b->unit[i] >= 0 &&
+            b->unit[i] < U)
+            has[b->unit[i]] = 1;
+    for (int32_t u = 0; u < U; u++) {
+        int32_t to = -1, s = b->stage_of_unit[u];
+        for (int32_t v = u; v >= 0 && to < 0 && b->stage_of_unit[v] == s; v--)
+            if (has[v]) to = v;
+        for (int32_t v = u + 1; v < U && to < 0 && b->stage_of_unit[v] == s; v++)
+            if (has[v]) to = v;
+        x->bwd_w[to >= 0 ? to : u] += x->unit_w[u];
+    }
+    free(has);
+    return MT_OK;
 }
 
 /* unit_w and max_unit: each replicated weight (statemem.h: not an expert's, not a sharded table's)
@@ -134,9 +167,11 @@ static mt_status unit_weights(mt_bld *b, dp_state *x) {
         double rest = b->w_stage_rep[s] - in_units[s];
         if (rest > 1 && first_unit[s] >= 0) x->unit_w[first_unit[s]] += rest;
     }
+    if (rc == MT_OK) rc = backward_units(b, x);
     for (int32_t u = 0; rc == MT_OK && u < b->n_units; u++) {
         int32_t s = b->stage_of_unit[u];
         if (x->unit_w[u] > x->max_unit[s]) x->max_unit[s] = x->unit_w[u];
+        if (x->bwd_w[u] > x->max_unit[s]) x->max_unit[s] = x->bwd_w[u];
     }
     free(seen);
     free(first_unit);
@@ -180,8 +215,9 @@ static mt_status dp_analyse(mt_bld *b, void *st, mt_error *err) {
     return next_units(b, x);
 }
 
-static double unit_bytes(const mt_bld *b, const dp_state *x, int32_t u) {
-    return u >= 0 && u < b->n_units ? x->unit_w[u] : 0;
+/* Unit u's bytes gathered (and in backward reduce-scattered) in phase ph. */
+static double unit_bytes(const mt_bld *b, const dp_state *x, int32_t u, trace_phase ph) {
+    return u < 0 || u >= b->n_units ? 0 : ph == TRACE_PHASE_BACKWARD ? x->bwd_w[u] : x->unit_w[u];
 }
 
 static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t mb, int dir, int last) {
@@ -223,7 +259,7 @@ static mt_status wait_group(mt_emit *em, int kind, int32_t keep, int32_t mb, tra
  * shard across the replica groups once its reduce-scatter has finished (all but the one just issued,
  * in issue order). */
 static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
-    double w = unit_bytes(b, x, x->cur);
+    double w = unit_bytes(b, x, x->cur, TRACE_PHASE_BACKWARD);
     int32_t layer = x->cur >= 0 && b->t->n_layers > 0 ? x->cur : -1;
     if (w <= 0) return MT_OK;
     MT_CHECK(mt_emit_coll(em, x->rs_kind, MT_COLL_REDUCESCATTER, MT_COLL_WHY_DP_GRAD, 0, w, layer, mb,
@@ -241,7 +277,7 @@ static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
 /* Unit u begins (its ops follow; `next` is the unit after it in this phase, -1): its parameters are
  * gathered — blocking (zero 3), or waited for with the next unit's prefetch in flight (fsdp). */
 static mt_status unit_gather(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int32_t next, int32_t mb, trace_phase ph) {
-    double w = unit_bytes(b, x, u), wn = unit_bytes(b, x, next);
+    double w = unit_bytes(b, x, u, ph), wn = unit_bytes(b, x, next, ph);
     int32_t layer = b->t->n_layers > 0 ? u : -1;
     if (!x->prefetch) {
         if (w <= 0) return MT_OK;

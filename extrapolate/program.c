@@ -115,9 +115,26 @@ static void assign_units(mt_bld *b) {
 
 /* 2. stages: the partitioner (stages.h) cuts P x V model chunks, chunk c on stage c mod P; then each
  * stage's layer range (first and last, which under --vpp span the stage's chunks). */
+/* The cost of a byte of a crossing activation in the partitioner's unit, the trace's op time: the
+ * link's cost / (T x C) (each GPU sends its share of a tensor split by tensor or context
+ * parallelism: pass_pp.c; an estimate, as a tensor outside a TP region is sent whole) x the trace's
+ * time over the modelled time of the same ops (a perf model or --op-scale). */
+static double send_cost_traced(const mt_bld *b) {
+    double k = b->pp_send_ns_per_byte / ((double)b->plan->tp * b->plan->cp), traced = 0, modelled = 0;
+    if (!(k > 0) || b->plan->pp < 2 || !b->optime) return b->plan->pp < 2 ? 0 : k;
+    for (int32_t i = 0; i < b->t->n_ops; i++) {
+        const trace_op *o = &b->t->ops[i];
+        if ((o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) || trace_op_is_comm(o)) continue;
+        traced += (double)o->dev_ns;
+        modelled += b->optime(b->optime_ctx, b->t, i, 1.0, 1);
+    }
+    return modelled > 0 ? k * traced / modelled : k;
+}
+
 static mt_status assign_stages(mt_bld *b) {
     int32_t U = b->n_units, P = b->plan->pp;
-    MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, b->plan->vpp, b->chunk_of_unit, &b->p->stage_cut));
+    MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, b->plan->vpp, send_cost_traced(b), b->chunk_of_unit,
+                                  &b->p->stage_cut));
     for (int32_t u = 0; u < U; u++) b->stage_of_unit[u] = b->chunk_of_unit[u] % P;
     for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {
@@ -548,6 +565,7 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     b.optime = o && o->optime ? o->optime : mt_optime_proportional;
     b.optime_ctx = o ? o->optime_ctx : NULL;
     b.one_op_per_task = o ? o->one_op_per_task : 0;
+    b.pp_send_ns_per_byte = o ? o->pp_send_ns_per_byte : 0;
     if (!p->stages || !bld_alloc(&b, t, plan->pp)) goto fail;
     if ((rc = build(&b, err)) != MT_OK) goto fail;
     *out = p;

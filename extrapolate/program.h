@@ -178,6 +178,8 @@ typedef struct mt_program_opts {
     mt_optime_fn optime;     /* NULL: mt_optime_proportional */
     void *optime_ctx;
     int one_op_per_task;     /* every op its own COMPUTE task (host modelling times each op) */
+    double pp_send_ns_per_byte; /* the pipeline partitioner's cost of a byte sent between stages
+                                 * (stages.h; 1e9 / the link bandwidth), 0: sends not weighed */
 } mt_program_opts;
 
 /* Builds the stage programs for a resolved plan (mt_plan_resolve). Cost O(M x ops + tensors x P).

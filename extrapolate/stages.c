@@ -48,8 +48,9 @@ static mt_status add_optimizer(const trace *t, const int32_t *unit, int32_t U, d
     return MT_OK;
 }
 
-/* cross[u], u < U - 1: the activation tensors made in units <= u and read in forward after u. */
-static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32_t *cross) {
+/* cross[u], u < U - 1: the activation tensors made in units <= u and read in forward after u;
+ * xbytes[u] (when not NULL) their bytes. */
+static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32_t *cross, double *xbytes) {
     int32_t *last = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *last);
     if (!last) return MT_ENOMEM;
     for (int32_t x = 0; x < t->n_tensors; x++) last[x] = -1;
@@ -61,7 +62,10 @@ static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32
             if (x >= 0 && x < t->n_tensors && unit[i] > last[x]) last[x] = unit[i];
         }
     }
-    for (int32_t u = 0; u <= U; u++) cross[u] = 0;
+    for (int32_t u = 0; u <= U; u++) {
+        cross[u] = 0;
+        if (xbytes) xbytes[u] = 0;
+    }
     for (int32_t x = 0; x < t->n_tensors; x++) { /* +1 from its unit, -1 from its last reader's */
         const trace_tensor *tt = &t->tensors[x];
         int32_t f = tt->first_op;
@@ -70,8 +74,15 @@ static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32
             continue;
         cross[unit[f]]++;
         cross[last[x]]--;
+        if (xbytes) {
+            xbytes[unit[f]] += (double)tt->bytes;
+            xbytes[last[x]] -= (double)tt->bytes;
+        }
     }
-    for (int32_t u = 1; u < U; u++) cross[u] += cross[u - 1];
+    for (int32_t u = 1; u < U; u++) {
+        cross[u] += cross[u - 1];
+        if (xbytes) xbytes[u] += xbytes[u - 1];
+    }
     free(last);
     return MT_OK;
 }
@@ -242,23 +253,110 @@ static mt_status prefer_balanced(const double *cost, int32_t U, int32_t P, int32
     return MT_OK;
 }
 
+/* A group of units [i, j) with its sends: its cost, plus k x the bytes crossing its left cut (their
+ * gradients, sent back) and its right cut (the activations, sent on). */
+static double group_cost(const double *pre, const double *xb, int32_t U, double k, int32_t i, int32_t j) {
+    return pre[j] - pre[i] + k * ((i > 0 ? xb[i - 1] : 0) + (j < U ? xb[j - 1] : 0));
+}
+
+/* The slowest group of a grouping, sends included. */
+static double max_group_sends(const double *pre, const double *xb, const int32_t *group, int32_t U, double k) {
+    double worst = 0;
+    for (int32_t i = 0, j = 1; j <= U; j++)
+        if (j == U || group[j] != group[j - 1]) {
+            double g = group_cost(pre, xb, U, k, i, j);
+            if (g > worst) worst = g;
+            i = j;
+        }
+    return worst;
+}
+
+/* The grouping into P contiguous non-empty groups with the least slowest group, sends included
+ * (group_cost): exact dynamic programme over (groups, units), each group's start scanned back from
+ * its end until its compute alone reaches the best found (the sends only add): O(P U x a group's
+ * units). Returns that slowest group's cost, or -1 when out of memory. */
+static double cut_sends(const double *pre, const double *xb, int32_t U, int32_t P, double k, int32_t *group) {
+    size_t W = (size_t)U + 1;
+    double *f = malloc((size_t)(P + 1) * W * sizeof *f);
+    int32_t *arg = malloc((size_t)(P + 1) * W * sizeof *arg);
+    if (!f || !arg) {
+        free(f);
+        free(arg);
+        return -1;
+    }
+    for (size_t q = 0; q < (size_t)(P + 1) * W; q++) {
+        f[q] = 1e300;
+        arg[q] = -1;
+    }
+    f[0] = 0;
+    for (int32_t g = 1; g <= P; g++)
+        for (int32_t j = g; j <= U - (P - g); j++) {
+            double best = 1e300;
+            int32_t at = -1;
+            for (int32_t i = j - 1; i >= g - 1; i--) {
+                if (pre[j] - pre[i] >= best) break;
+                double prev = f[(size_t)(g - 1) * W + (size_t)i];
+                if (prev >= 1e300) continue;
+                double c = group_cost(pre, xb, U, k, i, j), v = prev > c ? prev : c;
+                if (v < best) {
+                    best = v;
+                    at = i;
+                }
+            }
+            f[(size_t)g * W + (size_t)j] = best;
+            arg[(size_t)g * W + (size_t)j] = at;
+        }
+    double worst = f[(size_t)P * W + (size_t)U];
+    for (int32_t g = P, j = U; g >= 1 && worst < 1e300; g--) {
+        int32_t i = arg[(size_t)g * W + (size_t)j];
+        for (int32_t u = i; u < j; u++) group[u] = g - 1;
+        j = i;
+    }
+    free(f);
+    free(arg);
+    return worst < 1e300 ? worst : -1;
+}
+
+/* With sends weighed (k > 0, one stage per piece, few enough units for cut_sends): the cut with the
+ * least slowest stage sends included replaces the refined one when that makes the slowest stage,
+ * sends included, lighter than the refined cut's. */
+static mt_status prefer_sends(const double *cost, const double *xb, int32_t U, int32_t P, double k, int32_t *group) {
+    if (!(k > 0) || P < 2 || U > MT_STAGES_SENDS_MAX_UNITS) return MT_OK;
+    double *pre = malloc((size_t)(U + 1) * sizeof *pre);
+    int32_t *alt = malloc((size_t)U * sizeof *alt);
+    if (!pre || !alt) {
+        free(pre);
+        free(alt);
+        return MT_ENOMEM;
+    }
+    pre[0] = 0;
+    for (int32_t u = 0; u < U; u++) pre[u + 1] = pre[u] + cost[u];
+    double best = cut_sends(pre, xb, U, P, k, alt);
+    mt_status rc = best < 0 && U >= P ? MT_ENOMEM : MT_OK;
+    if (best >= 0 && best < max_group_sends(pre, xb, group, U, k) - 0.5) memcpy(group, alt, (size_t)U * sizeof *group);
+    free(pre);
+    free(alt);
+    return rc;
+}
+
 mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t U, int32_t P, int32_t *stage_of_unit,
                         mt_stage_cut *info) {
-    return mt_stages_cut_chunks(t, unit, U, P, 1, stage_of_unit, info);
+    return mt_stages_cut_chunks(t, unit, U, P, 1, 0, stage_of_unit, info);
 }
 
 mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, int32_t Pst, int32_t V,
-                               int32_t *stage_of_unit, mt_stage_cut *info) {
+                               double send_ns_per_byte, int32_t *stage_of_unit, mt_stage_cut *info) {
     int32_t P = Pst * (V > 1 ? V : 1); /* the pieces to cut: model chunks */
     double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
+    double *xb = calloc((size_t)(U + 1), sizeof *xb);
     int32_t *cross = malloc((size_t)(U + 1) * sizeof *cross);
     unsigned char *ok = calloc((size_t)(U > 0 ? U : 1), 1);
-    mt_status rc = cost && cross && ok ? MT_OK : MT_ENOMEM;
+    mt_status rc = cost && xb && cross && ok ? MT_OK : MT_ENOMEM;
     for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++)
         if (unit[i] >= 0 && unit[i] < U && !trace_op_is_comm(&t->ops[i]))
             cost[unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
     if (rc == MT_OK) rc = add_optimizer(t, unit, U, cost);
-    if (rc == MT_OK) rc = crossings(t, unit, U, cross);
+    if (rc == MT_OK) rc = crossings(t, unit, U, cross, xb);
     mt_stage_cut in = {0, 0, 0};
     for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) /* the fewest, not counting none (a link lost) */
         if (cross[u] > 0 && (in.min_crossing == 0 || cross[u] < in.min_crossing)) in.min_crossing = cross[u];
@@ -268,11 +366,13 @@ mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, i
     }
     if (rc == MT_OK) rc = cut_refined(cost, cross, U, P, stage_of_unit);
     if (rc == MT_OK && V > 1) rc = prefer_balanced(cost, U, Pst, P, stage_of_unit);
+    if (rc == MT_OK && V <= 1) rc = prefer_sends(cost, xb, U, P, send_ns_per_byte, stage_of_unit);
     in.clean_only = rc == MT_OK && P > 1;
     for (int32_t u = 0; rc == MT_OK && u < U - 1; u++)
         if (stage_of_unit[u] != stage_of_unit[u + 1] && !ok[u]) in.clean_only = 0;
     if (info) *info = in;
     free(cost);
+    free(xb);
     free(cross);
     free(ok);
     return rc;

@@ -69,11 +69,27 @@ static mt_status build_host(const trace *t, const mt_simrun_cfg *cfg, mt_hostmod
     return MT_OK;
 }
 
+/* The pipeline partitioner's cost of a byte between stages (program.h): 1 / the GPU tier's link
+ * bandwidth of the run's topology (--link-bw, else its preset's or a topology file's default); 0
+ * without a pipeline or a topology (a model without links). */
+static double pp_send_ns_per_byte(const mt_simrun_cfg *cfg, const mt_plan *pl) {
+    char spec[256];
+    const char *s = pl->pp > 1 ? mt_netcfg_spec(&cfg->net, pl->gpus, spec, sizeof spec) : "";
+    if (!s || !*s) return 0;
+    double bw = cfg->net.tp.link_bw_Bps;
+    if (!(bw > 0)) {
+        const mt_topo_preset *p = mt_topo_preset_find(s);
+        bw = p ? p->link.bw_Bps : mt_topo_file_tier.bw_Bps;
+    }
+    return bw > 0 ? 1e9 / bw : 0;
+}
+
 static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                mt_error *err) {
     out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
     scaled_optime so = {pm, cfg->op_scale};
-    mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, out->host != NULL};
+    mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, out->host != NULL,
+                          pp_send_ns_per_byte(cfg, &out->plan)};
     if (cfg->op_scale > 0 && cfg->op_scale != 1) {
         po.optime = optime_scaled;
         po.optime_ctx = &so;

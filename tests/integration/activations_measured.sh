@@ -15,21 +15,14 @@ if ! "$py" -c "import torch" 2>/dev/null; then
     exit 77
 fi
 exec python3 - "$bin" "$root" "$(dirname "$0")" "$py" <<'PY'
-import json, shlex, subprocess, sys
+import subprocess, sys
 sys.path.insert(0, sys.argv[3])
-from simcheck import Checker, rel
+from simcheck import Checker, collect_flags, rel
 
 bin_, root, _, py = sys.argv[1:5]
 c = Checker(bin_)
 tr = f"{root}/traces/cpu-gpt-tiny-b8"
-argv = shlex.split(json.load(open(f"{tr}/meta.json"))["command"])[1:]
-keep = []
-for i, a in enumerate(argv):  # collect.py's model flags, without the output and the timing ones
-    if a in ("-o", "--warmup", "--steps", "--threads") or (i and argv[i - 1] in ("-o", "--warmup", "--steps", "--threads")):
-        continue
-    if a in ("--sibling-load",):
-        continue
-    keep.append(a)
+keep = collect_flags(tr)
 p = subprocess.run([py, f"{root}/bench/act_memory.py", *keep], capture_output=True, text=True, timeout=600)
 if not c.check("bench/act_memory.py runs", p.returncode == 0, p.stderr[-800:]):
     c.finish()

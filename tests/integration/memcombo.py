@@ -2,6 +2,7 @@
 combinations of strategies, each against a closed form derived here from the model's definition
 (modelparams.py, from meta.json) or the ring collectives' 2(n-1)/n, (n-1)/n, or a one-line refusal.
 Usage: memcombo.py MITOSIS (run from anywhere; traces/ of the repository)."""
+import json
 import math
 import os
 import sys
@@ -130,4 +131,18 @@ d = c.sim(gpt, "--gpus", 8, "--pp", 2, "--dp", 4)
 if d:
     frac = [(g["rank"], k, v) for g in d["gpus"] for k, v in g["mem_bytes"].items() if v != int(v)]
     c.check("8: memory in whole bytes", not frac, frac[:3])
+
+# ZeRO-3 / FSDP units: every parameter in exactly one unit, gathered before forward and backward and
+# reduce-scattered, also where a unit runs no backward op of its own (ResNet-18's downsampling blocks:
+# their second batch norm's gradients come from another layer's backward ops). On a ring of 4:
+# all-gathers 2 x 3/4 x params, reduce-scatters 3/4 x params, params from inspect.
+rn = trace("cpu-resnet18-b8")
+rc, out, err = c.run("inspect", rn, "--json")
+w = json.loads(out)["tensor_bytes"]["weight"] if rc == 0 else 0
+for flag in (["--zero", 3], ["--fsdp"]):
+    d = c.sim(rn, "--gpus", 4, "--dp", 4, *flag)
+    if d:
+        tb = d["mesh"]["traffic_bytes"]
+        eq(f"resnet18 {flag[0]}: all-gathers carry 2 x 3/4 x the parameters", tb["dp"], 1.5 * w)
+        eq(f"resnet18 {flag[0]}: reduce-scatters carry 3/4 x the parameters", tb["dp-rs"], 0.75 * w)
 c.finish()

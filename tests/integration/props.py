@@ -31,7 +31,7 @@ JOBS = int(os.environ.get("PROPS_JOBS", "2"))
 # Wall-clock budget: after PROPS_MIN plans, no new plan starts once it is spent (the plans run in their
 # seeded order, so a slow machine runs a prefix of the same list).
 BUDGET_S = float(os.environ.get("PROPS_BUDGET_S", "170"))
-MIN_PLANS = int(os.environ.get("PROPS_MIN", "60"))
+MIN_PLANS = int(os.environ.get("PROPS_MIN", "40"))
 
 # family -> (trace, what it supports)
 FAMILIES = {
@@ -427,23 +427,178 @@ def chk_html(x):
     return bad
 
 
+# ---- activations: the one-GPU run's one micro-batch, split and scaled, x the schedule's in flight ----
+
+BASE = {}
+
+
+def korthikanti(meta):
+    """Korthikanti et al. (2022) in fp32 without dropout (docs/memory.md): per layer 16 s b h + a s^2 b
+    elements, outside the layers 2 s b h + s b V; bytes at meta.json's batch."""
+    s, b, h, a, L, V = meta["seq_len"], meta["batch"], meta["hidden"], meta["heads"], meta["layers"], meta["vocab"]
+    return 4 * (L * (16 * s * b * h + a * s * s * b) + 2 * s * b * h + s * b * V)
+
+
+def base_acts(fam, recompute):
+    """(kept bytes of one micro-batch, transient bytes) of the whole traced batch on one GPU; for the
+    GPT traces without recomputation first checked against Korthikanti's formula (within 10 %)."""
+    key = (fam, recompute or "")
+    if key not in BASE:
+        tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
+        args = ["simulate", tr, "--gpus", "1", "--json"] + (["--recompute", recompute] if recompute else [])
+        rc, out, err = run(args)
+        if rc != 0:
+            raise AssertionError(f"the one-GPU run exits {rc}: {err.strip()[:200]}")
+        d = json.loads(out)
+        g, st = d["gpus"][0], (d.get("stages") or [{}])[0]
+        kept = st.get("activation_bytes_per_micro_batch", g["mem_bytes"]["activations"])
+        BASE[key] = (kept, st.get("activation_bytes_transient", 0), d["plan"].get("replica_batch", BATCH[fam]))
+    return BASE[key]
+
+
+def in_flight(p, M, s):
+    """Micro-batches (chunk-micro-batches under --vpp) stage s holds at its peak: 1F1B min(P - s, M),
+    GPipe M, interleaved (V = 2) min(2 (P - s - 1) + (V - 1) P + 1, M V); without --pp gradient
+    accumulation runs forward and backward per micro-batch: 1."""
+    P = p["pp"]
+    if P == 1:
+        return 1
+    if p["schedule"] == "gpipe":
+        return M
+    if p["schedule"] == "interleaved":
+        return min(2 * (P - s - 1) + P + 1, 2 * M)
+    return min(P - s, M)
+
+
+def chk_activations(x):
+    """Activations per GPU: the one-GPU run's one-micro-batch bytes (checked against Korthikanti's
+    formula on the GPT traces) x the micro-batch's share of the traced batch, / T under --sp and / C
+    under --cp (between / T and whole under TP without SP: LayerNorm inputs stay whole), summed over
+    the stages (each chunk-micro-batch 1/V of its stage's chunks under --vpp); each GPU holding its
+    stage's micro-batch bytes x the schedule's micro-batches in flight, plus the recomputation's
+    transient bytes (at most the one-GPU run's, scaled)."""
+    p, d, fam = x["p"], x["d"], x["fam"]
+    bad = []
+    if fam in ("gpt-tiny", "gpt-l8h16") and not p.get("recompute"):
+        kept1 = base_acts(fam, None)[0]
+        want = korthikanti(trace_info(fam)["meta"])
+        if abs(kept1 - want) > 0.10 * want:
+            bad.append(f"one GPU keeps {kept1:.0f} B of activations, Korthikanti's formula {want:.0f} B (10 %)")
+    kept1, trans1, batch1 = base_acts(fam, p.get("recompute"))
+    stages = d.get("stages")
+    if not stages or any("activation_bytes_per_micro_batch" not in st for st in stages):
+        return bad + ["the JSON has no stages[].activation_bytes_per_micro_batch"]
+    M = d["plan"]["micro_batches"]
+    scale = d["plan"]["replica_batch"] / M / batch1 / p["cp"]
+    V = 2 if p["pp"] > 1 and p["schedule"] == "interleaved" else 1
+    got = V * sum(st["activation_bytes_per_micro_batch"] for st in stages)
+    hi = kept1 * scale
+    lo = hi / p["tp"] if p["tp"] > 1 and not p.get("sp") else hi
+    if p.get("sp"):
+        hi = lo = hi / p["tp"]
+    if not lo * (1 - 1e-3) - 8 <= got <= hi * (1 + 1e-3) + 8:
+        bad.append(f"one micro-batch's activations over the stages {got:.0f} B, closed form "
+                   + (f"{lo:.0f} B" if lo == hi else f"{lo:.0f} .. {hi:.0f} B"))
+    for g in d["gpus"]:
+        st = stages[g["stage"]]
+        tr = st.get("activation_bytes_transient", 0)
+        want = st["activation_bytes_per_micro_batch"] * in_flight(p, M, g["stage"]) + tr
+        if abs(g["mem_bytes"]["activations"] - want) > 1e-9 * want + 1:
+            bad.append(f"gpu {g['rank']} (stage {g['stage']}) activations {g['mem_bytes']['activations']:.0f} B, "
+                       f"{st['activation_bytes_per_micro_batch']:.0f} B x {in_flight(p, M, g['stage'])} in flight "
+                       f"+ {tr:.0f} B transient = {want:.0f} B")
+        if tr > trans1 * scale * (1 + 1e-3) + 8:
+            bad.append(f"stage {g['stage']} transient {tr:.0f} B > the one-GPU run's scaled {trans1 * scale:.0f} B")
+    return bad[:3]
+
+
 CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_dp_traffic, chk_tied_traffic,
-          chk_cp_traffic, chk_pp_traffic, chk_ep_traffic, chk_csv, chk_timeline, chk_html]
+          chk_cp_traffic, chk_pp_traffic, chk_ep_traffic, chk_activations, chk_csv, chk_timeline, chk_html]
 
 
 def c_known(d, fam, p):
     """Checks whose violations are known and reported, not failed (PROPS_STRICT=1 fails them):
-    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution); ZeRO-3 / FSDP on
-    resnet18 gathering and reduce-scattering 7,168 B (1,792 batch-norm parameters) fewer than the
-    stage's parameters (pass_dp's units miss them; also on 48f3301)."""
+    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution)."""
     if os.environ.get("PROPS_STRICT") == "1":
         return set()
     known = set()
     if not any("peer_wait_ms" in g for g in d["gpus"]):
         known.add("chk_exposed_le_comm")
-    if fam == "resnet18" and p.get("mode") in ("zero3", "fsdp", "hsdp"):
-        known.add("chk_dp_traffic")
     return known
+
+
+# ---- outputs that need a run of their own: text (every TEXT_EVERY-th plan), Chakra round trip --------
+
+RAN = {}  # runs of the extra outputs, for the summary
+TEXT_EVERY = int(os.environ.get("PROPS_TEXT_EVERY", "5"))
+CHAKRA_EVERY = int(os.environ.get("PROPS_CHAKRA_EVERY", "10"))
+TEXT_COLS = ("compute_ms", "host_wait_ms", "comm_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms")
+
+
+def text_fails(args, d):
+    """The text report (--per-gpu) states the JSON's step and, per GPU, its time parts (3 decimals) and
+    peak memory (GB, 2 decimals)."""
+    RAN["text"] = RAN.get("text", 0) + 1
+    rc, out, err = run(args + ["--per-gpu"])
+    if rc != 0:
+        return [f"the text run exits {rc}: {err.strip()[:200]}"]
+    bad = []
+    m = re.search(r"^step time\s+([0-9.]+) ms", out, re.M)
+    if not m or abs(float(m.group(1)) - d["step_ms"]) > 0.0015:
+        bad.append(f"text step {m.group(1) if m else None} ms, JSON {d['step_ms']:.6f}")
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 12 and f[0].isdigit() and all(re.fullmatch(r"-?[0-9.]+", v) for v in f[1:]):
+            rows[int(f[0])] = f
+    for g in d["gpus"]:
+        f = rows.get(g["rank"])
+        if f is None:
+            bad.append(f"the text report has no row for gpu {g['rank']}")
+            continue
+        for col, key in zip(f[4:11], TEXT_COLS):
+            if abs(float(col) - g.get(key, 0)) > 0.0015:
+                bad.append(f"text gpu {g['rank']} {key} {col}, JSON {g.get(key, 0):.6f}")
+        if abs(float(f[11]) - g["peak_mem_bytes"] / 1e9) > 0.0051:
+            bad.append(f"text gpu {g['rank']} mem {f[11]} GB, JSON {g['peak_mem_bytes']} B")
+    return bad[:3]
+
+
+def sp_pp_fails(fam, p, d):
+    """Under --sp each GPU sends 1/T of what the TP-less pipeline sends at the same cut (its tokens of
+    the residual stream, its heads or columns inside a TP region): the same plan without --tp --sp,
+    when it cuts the same layers, sends T x the bytes."""
+    q = dict(p, tp=1, sp=False)
+    tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
+    rc, out, err = run(["simulate", tr, *argv(q), "--json"])
+    if rc != 0:
+        return []  # (the TP-less plan may be refused for reasons of its own)
+    d1 = json.loads(out)
+    cuts = [(st["layer_first"], st["layer_last"]) for st in d.get("stages", [])]
+    if cuts != [(st["layer_first"], st["layer_last"]) for st in d1.get("stages", [])]:
+        return []
+    got, want = d["mesh"]["traffic_bytes"].get("pp", 0), d1["mesh"]["traffic_bytes"].get("pp", 0) / p["tp"]
+    return [] if abs(got - want) <= 1e-6 * want + 1 else \
+        [f"pp {got} B per GPU under --sp, the TP-less pipeline's at the same cut / T = {want}"]
+
+
+def chakra_fails(args, d, dirk):
+    """The plan exported as Chakra ET (--chakra) and simulated as given (--as-is) takes the step it was
+    exported from; a plan Chakra cannot express is refused in one line (exit 2), not a failure."""
+    ck = os.path.join(dirk, "ck")
+    rc, out, err = run(args + ["--chakra", ck, "--json"])
+    if rc == 2 and len(err.strip().splitlines()) == 1:
+        RAN["chakra refused"] = RAN.get("chakra refused", 0) + 1
+        return []
+    RAN["chakra"] = RAN.get("chakra", 0) + 1
+    if rc != 0:
+        return [f"--chakra exits {rc}: {err.strip()[:200]}"]
+    rc, out, err = run(["simulate", ck, "--as-is", "--json"])
+    if rc != 0:
+        return [f"--as-is exits {rc}: {err.strip()[:200]}"]
+    step = json.loads(out)["step_ms"]
+    return [] if abs(step - d["step_ms"]) <= 1e-6 * d["step_ms"] else \
+        [f"--as-is of the export {step} ms, simulate {d['step_ms']} ms"]
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -474,6 +629,15 @@ def one(k, fam, p, work):
                 res["fails" if c.__name__ not in known else "known"].append((c.__name__, f))
         except Exception as e:  # a check that cannot read an output fails
             res["fails"].append((c.__name__, f"{type(e).__name__}: {e}"))
+    if p.get("sp") and p["pp"] > 1:
+        for f in sp_pp_fails(fam, p, d):
+            res["fails"].append(("sp_pp", f))
+    if k % TEXT_EVERY == 0:
+        for f in text_fails(args, d):
+            res["fails"].append(("text", f))
+    if k % CHAKRA_EVERY == 0:
+        for f in chakra_fails(args, d, dirk):
+            res["fails"].append(("chakra", f))
     if k % 4 == 0 and p["dp"] > 1:  # fold == no-fold
         rc2, out2, err2 = run(args + ["--json", "--no-fold"])
         if rc2 != 0:
@@ -555,6 +719,9 @@ def main():
             for name, msg in r["fails"]:
                 print(f"  {name}: {msg}")
                 by_check[name] = by_check.get(name, 0) + 1
+    if os.environ.get("PROPS_DUMP"):  # every plan's result, for counting failures by cause
+        with open(os.environ["PROPS_DUMP"], "w") as f:
+            json.dump([{k: r[k] for k in ("k", "fam", "p", "cmd", "rc", "fails", "known")} for r in results], f)
     accepted = sum(r["rc"] == 0 for r in results)
     refused = {}
     for r in results:
@@ -562,9 +729,10 @@ def main():
             refused[r["refused"][:90]] = refused.get(r["refused"][:90], 0) + 1
     print(f"{len(results)} of {N} plans (seed {SEED}, budget {BUDGET_S:.0f} s after {MIN_PLANS}): {accepted} simulated, {len(results) - accepted} refused; "
           f"{failed} counter-examples")
+    print("  extra runs: " + ", ".join(f"{k} {v}" for k, v in sorted(RAN.items())))
     for k, v in sorted(refused.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  refused x{v}: {k}")
-    for name in [c.__name__ for c in CHECKS] + ["fold", "compare", "refusal"]:
+    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal"]:
         print(f"  {name}: {by_check.get(name, 0)} failures" + (f" ({known[name]} known)" if name in known else ""))
     sys.exit(1 if failed else 0)
 

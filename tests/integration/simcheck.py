@@ -91,3 +91,18 @@ class Checker:
 def rel(a, b):
     """|a - b| relative to |b| (0 when both are 0)."""
     return abs(a - b) / abs(b) if b else abs(a)
+
+
+def collect_flags(trace_dir):
+    """The collect.py model flags a trace was recorded with (its meta.json's command), without the
+    output and timing ones: for re-running its model (bench/act_memory.py, bench/dist_memory.py)."""
+    import json
+    import shlex
+    with open(f"{trace_dir}/meta.json") as f:
+        argv = shlex.split(json.load(f)["command"])[1:]
+    drop, keep = ("-o", "--warmup", "--steps", "--threads"), []
+    for i, a in enumerate(argv):
+        if a in drop or (i and argv[i - 1] in drop) or a == "--sibling-load":
+            continue
+        keep.append(a)
+    return keep

@@ -17,13 +17,14 @@ typedef struct fix_run_out {
     mt_sim_result *res;
 } fix_run_out;
 
-/* pl resolved and built on t, simulated on topology `spec` with every link and NIC at bw B/s and
+/* pl resolved and built on t (program options po, NULL: defaults), simulated on topology `spec` with every link and NIC at bw B/s and
  * lat_ns of latency, default simulation options. */
-static inline fix_run_out fix_run(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns) {
+static inline fix_run_out fix_run_opts(const trace *t, mt_plan pl, const mt_program_opts *po, const char *spec,
+                                       double bw, double lat_ns) {
     fix_run_out o = {0};
     mt_error err = {0};
     assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
-    assert_int_equal(mt_program_build(t, &pl, NULL, &o.prog, &err), MT_OK);
+    assert_int_equal(mt_program_build(t, &pl, po, &o.prog, &err), MT_OK);
     mt_topo_params tp;
     mt_topo_params_init(&tp);
     tp.link_bw_Bps = tp.nic_bw_Bps = bw;
@@ -38,6 +39,11 @@ static inline fix_run_out fix_run(const trace *t, mt_plan pl, const char *spec, 
     mt_engine_free(e);
     mt_topo_free(topo);
     return o;
+}
+
+/* The same with the default program options. */
+static inline fix_run_out fix_run(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns) {
+    return fix_run_opts(t, pl, NULL, spec, bw, lat_ns);
 }
 
 static inline void fix_run_free(fix_run_out *o) {
