@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "report/progress.h"
+#include "report/recognised.h"
 #include "report/tracesum.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
@@ -90,10 +91,16 @@ int cmd_inspect(int argc, char **argv) {
     double measured = measured_ms(c.paths[0], t);
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);
+        json_t *rec = mt_recognised_json(t, &err);
+        if (rec) json_object_set_new(o, "recognised", rec);
         if (c.unknown_ops) mt_tracesum_unknown_ops_json(t, o);
         mt_cli_print_json(o);
     } else {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
+        if (mt_recognised_print(stdout, t, &err) != MT_OK) {
+            mt_trace_free(t);
+            return mt_cli_fail("inspect", &err);
+        }
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);
     }
     mt_cli_warn_trace("inspect", t);

@@ -24,6 +24,7 @@
 #ifndef MT_EXTRAPOLATE_MOE_H
 #define MT_EXTRAPOLATE_MOE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracer/trace.h"
@@ -33,6 +34,10 @@
 
 typedef struct mt_moe_layer {
     int32_t router;          /* the router's linear op */
+    int32_t select_op;       /* the op selecting its experts (topk, max, argmax, sort) */
+    int8_t batched;          /* 1: experts as matmuls over stacked [E, ...] weights (per_expert of them) */
+    int32_t shared_linears;  /* linears of shared experts reading the router's input, 0 none */
+    int32_t shared_experts;  /* their width over a routed expert's (1 when not a multiple) */
     int32_t experts, top_k, per_expert; /* E, k, linears per expert */
     int32_t local;           /* experts in the trace: E, or E / w on one rank of a job with w EP ranks
                               * (their rows then came from every rank; shares are taken as even) */
@@ -64,6 +69,9 @@ typedef struct mt_moe {
 
 /* The MoE layers of t; *out NULL when it has none. MT_ENOMEM only. */
 mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err);
+/* The same; why (why_n bytes, may be NULL) gets why the first router candidate (a linear to E
+ * logits followed by a selection) was not taken, "" when none was refused. */
+mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why, size_t why_n, mt_error *err);
 void mt_moe_free(mt_moe *m);
 
 /* Spreads the experts over ep ranks with the traced shares (skew < 0) or Zipf(skew) over a
