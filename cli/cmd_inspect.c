@@ -29,6 +29,8 @@ static const mt_flag FLAGS[] = {
      "param_bytes, link{method,matched,unmatched}, ...)"},
     {"--step", MT_FLAG_INT, IN(opts.step), "N", "with a Kineto trace of several steps, use ProfilerStep#N "
      "(default: the step the Execution Trace covers, else the last one)", .lo = 0, .hi = 1 << 30},
+    {"--moe-pattern", MT_FLAG_STRING, IN(opts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
+     "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
     {"--ops", MT_FLAG_SWITCH, IN(list_ops), NULL, "also list every operator (phase, layer, device time, kernels)"},
     {"--unknown-ops", MT_FLAG_SWITCH, IN(unknown_ops), NULL, "also list ops the performance model has no formula "
      "for (their time scales with the bytes of their tensors); JSON key unknown_ops"},
@@ -38,7 +40,7 @@ static const mt_flag_table TABLE = MT_FLAG_TABLE("Options", FLAGS);
 static const mt_flag_table *const TABLES[] = {&TABLE, NULL};
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--ops] [--unknown-ops]\n\n"
+    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--moe-pattern GLOB] [--ops] [--unknown-ops]\n\n"
                  "TRACE is a directory holding a Kineto + Execution Trace pair (or a TrioSim\n"
                  "trace.csv + tensor.csv pair), or the files themselves (.json or .json.gz; formats\n"
                  "are detected by content).\n\n");

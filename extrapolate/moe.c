@@ -1,6 +1,7 @@
 /* extrapolate/moe.c — MoE layers found in a trace and their expert load (see moe.h). */
 #include "extrapolate/moe.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,140 @@ static int try_layer(finder *f, int32_t r, int32_t k, int32_t sel) {
     return 1;
 }
 
+/* ---- experts named by the user ---------------------------------------------------------- */
+
+/* A module path's expert: the key of its shortest dot-prefix whose tail (from the start or after a dot)
+ * matches the glob, 0 when none. */
+static uint64_t module_key(const char *path, const char *glob) {
+    char buf[512];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return 0;
+    for (size_t j = 1; j <= n; j++) {
+        if (j < n && path[j] != '.') continue;
+        memcpy(buf, path, j);
+        buf[j] = 0;
+        for (size_t s = 0; s < j; s++) {
+            if (s && buf[s - 1] != '.') continue;
+            if (fnmatch(glob, buf + s, 0) == 0) {
+                uint64_t h = 1469598103934665603ULL;
+                for (size_t q = 0; q < j; q++) h = (h ^ (unsigned char)buf[q]) * 1099511628211ULL;
+                return h | 1ULL << 63;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The expert op o runs in, by name: inside a record_function "mitosis.expert..." or one matching the
+ * --moe-pattern glob (key: that annotation's instance), or in an nn.Module whose path matches the glob
+ * (key: the path up to the match); 0 none. */
+static uint64_t expert_key(const trace *t, const trace_op *o) {
+    if (o->phase != TRACE_PHASE_FORWARD) return 0;
+    if (o->mark && (!strncmp(o->mark, "mitosis.expert", 14) ||
+                    (t->expert_pattern && fnmatch(t->expert_pattern, o->mark, 0) == 0)))
+        return 1 + (uint64_t)(uint32_t)o->mark_id;
+    if (t->expert_pattern && o->layer >= 0 && o->layer < t->n_layers && t->layers[o->layer].name)
+        return module_key(t->layers[o->layer].name, t->expert_pattern);
+    return 0;
+}
+
+static int reads_weight(const trace *t, int32_t i) { return input_of(t, &t->ops[i], TRACE_ROLE_WEIGHT) != NULL; }
+
+/* Adds the MoE layer of named experts: ops[first .. end) of the forward pass, whose weight-reading ops
+ * f->lin[0 .. n) belong to experts key[0 .. n). 1 added, 0 not (no expert reads a weight), -1 ENOMEM. */
+static int named_layer(finder *f, int32_t lo, int32_t first, const uint64_t *key, int32_t n) {
+    const trace *t = f->t;
+    if (n == 0) return 0;
+    uint64_t keys[MT_MOE_MAX_EXPERTS];
+    int32_t E = 0, *ex = malloc((size_t)n * sizeof *ex), *mine = malloc((size_t)n * sizeof *mine);
+    if (!ex || !mine) {
+        free(ex);
+        free(mine);
+        return -1;
+    }
+    for (int32_t j = 0; j < n; j++) {
+        int32_t e = 0;
+        while (e < E && keys[e] != key[j]) e++;
+        if (e == E && E < MT_MOE_MAX_EXPERTS) keys[E++] = key[j];
+        ex[j] = e;
+    }
+    int32_t router = -1, sel = -1, k = 0;
+    for (int32_t i = first - 1; i >= lo && router < 0; i--)
+        if (is_linear(t, i)) router = i;
+    if (router >= 0 && dim(t, input_of(t, &t->ops[router], TRACE_ROLE_WEIGHT), 0) != E) router = -1; /* not to E logits */
+    if (router >= 0) k = select_after(t, router, &sel);
+    mt_moe *x = f->m;
+    if (x->n_layers == f->cap_layers) {
+        int32_t c = f->cap_layers ? 2 * f->cap_layers : 4;
+        mt_moe_layer *l = realloc(x->l, (size_t)c * sizeof *l);
+        double *tr = l ? realloc(x->traced, (size_t)c * MT_MOE_MAX_EXPERTS * sizeof *tr) : NULL;
+        if (l) x->l = l;
+        if (!tr) {
+            free(ex);
+            free(mine);
+            return -1;
+        }
+        x->traced = tr;
+        f->cap_layers = c;
+    }
+    int32_t id = x->n_layers++;
+    mt_moe_layer *L = &x->l[id];
+    const trace_tref *rin = router >= 0 ? input_of(t, &t->ops[router], -1) : input_of(t, &t->ops[f->lin[0]], -1);
+    *L = (mt_moe_layer){.router = router >= 0 ? router : first, .select_op = sel, .named = 1, .experts = E, .local = E,
+                        .first_fwd = -1, .last_fwd = -1, .first_bwd = -1, .last_bwd = -1,
+                        .hidden = rin ? (double)dim(t, rin, rin->ndim - 1) : 0,
+                        .itemsize = rin && t->tensors[rin->tensor].itemsize > 0 ? t->tensors[rin->tensor].itemsize : 4};
+    for (int32_t e = 0; e < E; e++) {
+        int32_t m = 0;
+        for (int32_t j = 0; j < n; j++)
+            if (ex[j] == e) mine[m++] = f->lin[j];
+        const trace_tref *xin = input_of(t, &t->ops[mine[0]], -1);
+        double r = xin ? rows(t, xin) : 0;
+        x->traced[(size_t)id * MT_MOE_MAX_EXPERTS + e] = r;
+        L->routed += r;
+        if (e == 0) L->per_expert = m;
+        mark_expert(f, id, e, mine, m);
+    }
+    L->tokens = router >= 0 && rin ? rows(t, rin) : L->routed;
+    L->top_k = k > 0 ? k : L->tokens > 0 && L->routed > L->tokens ? (int32_t)(L->routed / L->tokens + 0.5) : 1;
+    if (router >= 0) {
+        const trace_tref *w0 = input_of(t, &t->ops[f->lin[0]], TRACE_ROLE_WEIGHT);
+        shared_experts(f, id, lo, t->n_ops, w0 && w0->ndim == 2 ? dim(t, w0, 0) : 0);
+    }
+    free(ex);
+    free(mine);
+    return 1;
+}
+
+/* The MoE layers of named experts: a layer is a run of expert ops and the ops between them, closed by a
+ * weight-reading op outside every expert. 0 when nothing is named, 1 found, -1 ENOMEM. */
+static int find_named(finder *f) {
+    const trace *t = f->t;
+    uint64_t *key = malloc((4 * MT_MOE_MAX_EXPERTS + 1) * sizeof *key);
+    if (!key) return -1;
+    int32_t n = 0, first = -1, lo = 0, rc = 0, any = 0;
+    for (int32_t i = 0; i <= t->n_ops && rc >= 0; i++) {
+        uint64_t q = i < t->n_ops ? expert_key(t, &t->ops[i]) : 0;
+        int closes = i == t->n_ops || (!q && first >= 0 && t->ops[i].phase == TRACE_PHASE_FORWARD && reads_weight(t, i));
+        if (closes && first >= 0) {
+            int r = named_layer(f, lo, first, key, n);
+            rc = r < 0 ? -1 : rc;
+            any |= r > 0;
+            lo = i;
+            first = -1;
+            n = 0;
+        }
+        if (!q) continue;
+        if (first < 0) first = i;
+        if (reads_weight(t, i) && n < 4 * MT_MOE_MAX_EXPERTS) {
+            f->lin[n] = i;
+            key[n++] = q;
+        }
+    }
+    free(key);
+    return rc < 0 ? -1 : any;
+}
+
 /* first/last forward and backward ops of each layer's experts. */
 static void extents(mt_moe *x, const trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -266,8 +401,8 @@ mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t wh
         return mt_fail(err, MT_ENOMEM, "out of memory finding mixture-of-experts layers");
     }
     for (size_t i = 0; i < n; i++) x->op_moe[i] = x->op_expert[i] = -1;
-    int rc = 0;
-    for (int32_t i = 0; i < t->n_ops && rc >= 0; i++) {
+    int named = find_named(&f), rc = named < 0 ? -1 : 0; /* experts the user named: no heuristics */
+    for (int32_t i = 0; i < t->n_ops && rc >= 0 && named == 0; i++) {
         if (!is_linear(t, i) || x->op_moe[i] >= 0) continue;
         int32_t sel = -1, k = select_after(t, i, &sel);
         if (k > 0) rc = try_layer(&f, i, k, sel);

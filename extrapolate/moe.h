@@ -36,6 +36,7 @@ typedef struct mt_moe_layer {
     int32_t router;          /* the router's linear op */
     int32_t select_op;       /* the op selecting its experts (topk, max, argmax, sort) */
     int8_t batched;          /* 1: experts as matmuls over stacked [E, ...] weights (per_expert of them) */
+    int8_t named;            /* 1: experts named by annotations or --moe-pattern (router: the linear before them) */
     int32_t shared_linears;  /* linears of shared experts reading the router's input, 0 none */
     int32_t shared_experts;  /* their width over a routed expert's (1 when not a multiple) */
     int32_t experts, top_k, per_expert; /* E, k, linears per expert */

@@ -51,8 +51,13 @@ mt_status mt_recognised_print(FILE *out, const trace *t, mt_error *err) {
         fprintf(out, "  MoE        %d layer%s (--ep splits their experts)\n", m->n_layers, m->n_layers == 1 ? "" : "s");
         for (int32_t k = 0; k < m->n_layers; k++) {
             const mt_moe_layer *L = &m->l[k];
-            fprintf(out, "    layer %d: router op %d (%s, %d logits) -> %s top-%d; %d experts", k, L->router,
-                    op_name(t, L->router), L->experts, op_name(t, L->select_op), L->top_k, L->experts);
+            if (L->named && L->select_op < 0)
+                fprintf(out, "    layer %d: experts named (mitosis.expert or --moe-pattern), no router linear to %d logits "
+                        "before them: top-%d from their rows; %d experts", k, L->experts, L->top_k, L->experts);
+            else
+                fprintf(out, "    layer %d: %srouter op %d (%s, %d logits) -> %s top-%d; %d experts", k,
+                        L->named ? "experts named, " : "", L->router, op_name(t, L->router), L->experts,
+                        op_name(t, L->select_op), L->top_k, L->experts);
             if (L->local != L->experts) fprintf(out, " (%d in this trace)", L->local);
             if (L->batched)
                 fprintf(out, " batched: %d matmul%s over stacked [E, ...] weights", L->per_expert, L->per_expert == 1 ? "" : "s");
@@ -87,8 +92,9 @@ json_t *mt_recognised_json(const trace *t, mt_error *err) {
                                   s->rmsnorm, "layernorm", s->layernorm, "rotary", s->rotary));
     for (int32_t k = 0; f.moe && k < f.moe->n_layers; k++) {
         const mt_moe_layer *L = &f.moe->l[k];
-        json_array_append_new(ml, json_pack("{s:i,s:s,s:s,s:i,s:i,s:i,s:s,s:i,s:f,s:f,s:i,s:i}", "router", L->router,
-                                            "router_op", op_name(t, L->router), "select", op_name(t, L->select_op),
+        json_array_append_new(ml, json_pack("{s:i,s:s,s:s,s:b,s:i,s:i,s:i,s:s,s:i,s:f,s:f,s:i,s:i}", "router",
+                                            L->router, "router_op", op_name(t, L->router), "select",
+                                            L->select_op >= 0 ? op_name(t, L->select_op) : "none", "named", L->named,
                                             "experts", L->experts, "experts_in_trace", L->local, "top_k", L->top_k,
                                             "experts_as", L->batched ? "batched" : "looped", "per_expert",
                                             L->per_expert, "routed_rows", L->routed, "tokens", L->tokens,

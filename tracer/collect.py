@@ -1005,6 +1005,9 @@ def parse_args(argv):
                         "bmm-moe-tiny: expert width (default 2 x hidden)")
     p.add_argument("--moe-ffn", type=int, default=None,
                    help="deepseek-tiny: width of one fine-grained expert (default ffn / 4)")
+    p.add_argument("--expert-label", default="mitosis.expert",
+                   help="hash-moe-tiny: the record_function name around each expert call (default mitosis.expert, "
+                        "which mitosis honours; another name needs mitosis's --moe-pattern)")
     p.add_argument("--shared-experts", type=int, default=1,
                    help="deepseek-tiny: shared experts beside the routed ones (default 1)")
     p.add_argument("--capacity-factor", type=float, default=1.25,

@@ -26,6 +26,11 @@ deepseek-tiny  a DeepSeekMoE decoder (DeepSeek-V2's DeepseekV2MoE, training path
 vit-tiny       a ViT encoder (timm VisionTransformer): Conv2d patch embedding, class token and
                learned position embedding as Parameters, pre-LN blocks with a fused qkv
                Linear(d, 3d) and an MLP, a linear head on the class token.
+hash-moe-tiny  a Hash-layers MoE (Roller et al. 2021): no router, each token goes to expert
+               table[token id] (a fixed random hash, top-1); --experts GELU experts looped, each call
+               wrapped in record_function(--expert-label, default "mitosis.expert"), the layer in
+               record_function("mitosis.moe"): what a user adds so that mitosis sees experts that no
+               router reveals (with another label: `--moe-pattern LABEL`).
 torchrec-tiny  TorchRec-style sparse features: an EmbeddingBagCollection of --tables nn.EmbeddingBag
                (sum pooling) fed jagged ids (a KeyedJaggedTensor's values + lengths -> offsets, a
                different number of ids per sample), a dense MLP, an over-arch MLP on the
@@ -47,6 +52,8 @@ FAMILIES = {
     "deepseek-tiny": "DeepSeekMoE-style decoder: dense first layer, --shared-experts shared + --experts fine-grained "
                      "routed experts (--top-k, --moe-ffn)",
     "vit-tiny": "ViT encoder (timm layout): conv patch embedding, fused qkv, class token head (32x32 images)",
+    "hash-moe-tiny": "Hash-layers MoE: no router (expert = hash of the token id), experts annotated with "
+                     "record_function(--expert-label, default mitosis.expert)",
     "torchrec-tiny": "TorchRec-style EmbeddingBagCollection of --tables tables with jagged ids and offsets, dense "
                      "and over-arch MLPs",
 }
@@ -338,6 +345,44 @@ def _modules():
                 x = blk(x)
             return self.head(self.norm(x)[:, 0])
 
+    class HashMoE(nn.Module):
+        def __init__(self, d, f, experts, label):
+            super().__init__()
+            self.E, self.label = experts, label
+            self.experts = nn.ModuleList(nn.Sequential(nn.Linear(d, f), nn.GELU(), nn.Linear(f, d))
+                                         for _ in range(experts))
+            self.route = None  # [tokens] expert of each token, set by the model from the ids
+            self.last_tokens = []
+
+        def forward(self, x):
+            b, s, d = x.shape
+            flat = x.reshape(-1, d)
+            out = torch.zeros_like(flat)
+            self.last_tokens = []
+            with torch.autograd.profiler.record_function("mitosis.moe"):
+                for e, expert in enumerate(self.experts):
+                    with torch.autograd.profiler.record_function(self.label):
+                        sel = (self.route == e).nonzero().squeeze(1)
+                        self.last_tokens.append(int(sel.numel()))
+                        out = out.index_add(0, sel, expert(flat.index_select(0, sel)))
+            return out.view(b, s, d)
+
+    class HashMoEModel(nn.Module):
+        def __init__(self, vocab, d, heads, max_len, mlps, experts):
+            super().__init__()
+            self.gpt = GPTMoE(vocab, d, heads, max_len, mlps)
+            self.register_buffer("hash", torch.randperm(vocab, generator=torch.Generator().manual_seed(1)) % experts,
+                                 persistent=False)
+
+        def forward(self, ids):
+            route = self.hash[ids.reshape(-1)]
+            for blk in self.gpt.h:
+                blk.mlp.route = route
+            return self.gpt(ids)
+
+        def expert_tokens(self):
+            return self.gpt.expert_tokens()
+
     class EmbeddingBagCollection(nn.Module):
         """TorchRec's EmbeddingBagCollection without fbgemm: one nn.EmbeddingBag per table, looked up
         with a KeyedJaggedTensor's values and per-key offsets; the pooled vectors concatenated."""
@@ -365,7 +410,7 @@ def _modules():
         def forward(self, dense, values, lengths):
             return self.over_arch(torch.cat([self.dense_arch(dense), self.sparse_arch(values, lengths)], 1)).squeeze(1)
 
-    return dict(SwiGLU=SwiGLU, MixtralMoE=MixtralMoE, BatchedMoE=BatchedMoE, DeepseekMoE=DeepseekMoE,
+    return dict(HashMoE=HashMoE, HashMoEModel=HashMoEModel, SwiGLU=SwiGLU, MixtralMoE=MixtralMoE, BatchedMoE=BatchedMoE, DeepseekMoE=DeepseekMoE,
                 Decoder=Decoder, GPTMoE=GPTMoE, ViT=ViT, TorchRecModel=TorchRecModel)
 
 
@@ -414,6 +459,13 @@ def build(name, args, gen, device, dtype):
                   dict(ffn=f, moe_layers=L, experts=args.experts, top_k=1, shared_experts=0,
                        capacity_factor=args.capacity_factor, fused_qkv=True, router="softmax+max",
                        dispatch="capacity buffer, bmm over stacked [E, d, f] weights"))
+
+    if name == "hash-moe-tiny":
+        f = args.ffn or 2 * d
+        mlps = [M["HashMoE"](d, f, args.experts, args.expert_label) for _ in range(L)]
+        return lm(M["HashMoEModel"](args.vocab, d, H, max(s, 2), mlps, args.experts),
+                  dict(ffn=f, moe_layers=L, experts=args.experts, top_k=1, shared_experts=0, router="none (hash)",
+                       expert_label=args.expert_label, dispatch="index_select/index_add"))
 
     if name == "vit-tiny":
         img, patch, classes = 32, 8, 10

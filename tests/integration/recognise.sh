@@ -11,6 +11,9 @@
 #    shared), RMSNorm 2 per layer + the final one, rotary: q and k per layer; fused QKV (vit, bmm-moe:
 #    one per layer) and none in the SwiGLU families;
 #  - tables: torchrec-tiny's bags all jagged (offsets from lengths), one per table;
+#  - experts no router reveals (hash-moe-tiny: expert = hash of the token id): found when annotated
+#    with record_function("mitosis.expert"), or with the user's own label and --moe-pattern (not
+#    without it: --ep refused in one line naming --moe-pattern); rows = meta.json's expert_tokens;
 #  - no MoE layer in models without one (llama, vit, torchrec, gpt-tiny, resnet18: no false positive),
 #    moe-tiny still found as before;
 #  - --ep (2 and E), --tp 2, --embedding-shard simulate with exit 0 and a step within 0.2x..5x of the
@@ -31,7 +34,8 @@ tr="$root/traces"
 # expect TRACE PYTHON-ASSERTIONS: r = inspect's "recognised", m = meta.json
 expect() {
   local name=$1 code=$2
-  "$bin" inspect "$tr/$name" --json >"$tmp/$name.json" 2>"$tmp/$name.err" || { echo "FAIL: inspect $name"; cat "$tmp/$name.err"; fails=$((fails + 1)); return; }
+  # shellcheck disable=SC2086
+  "$bin" inspect "$tr/$name" --json ${MT_INSPECT_ARGS:-} >"$tmp/$name.json" 2>"$tmp/$name.err" || { echo "FAIL: inspect $name"; cat "$tmp/$name.err"; fails=$((fails + 1)); return; }
   if python3 - "$tmp/$name.json" "$tr/$name/meta.json" <<EOF
 import json, sys
 r = json.load(open(sys.argv[1]))["recognised"]
@@ -100,6 +104,14 @@ for x in moe:
     eq('experts', x['experts'], m['experts'])
     eq('top-k', x['top_k'], m['top_k'])
     eq('routed rows', x['routed_rows'], sum(m['expert_tokens'][moe.index(x)]))"
+named_checks="$moe_checks
+for i, x in enumerate(moe):
+    eq('layer %d named' % i, x['named'], True)
+    eq('layer %d select (no router)' % i, x['select'], 'none')
+    eq('layer %d rows per expert' % i, x['routed_rows'], sum(m['expert_tokens'][i]))"
+expect cpu-hash-moe-tiny-b4 "$named_checks"
+expect cpu-hash-moe-label-b4 "eq('MoE layers (own label, no --moe-pattern)', len(moe), 0)"
+MT_INSPECT_ARGS="--moe-pattern expert*" expect cpu-hash-moe-label-b4 "$named_checks"
 expect cpu-gpt-tiny-b8 "eq('MoE layers', len(moe), 0)
 eq('GQA', tp['gqa'], 0)
 eq('SwiGLU', tp['swiglu'], 0)"
@@ -125,6 +137,10 @@ sim "deepseek --ep 4" cpu-deepseek-tiny-b4 --gpus 4 --ep 4
 sim "llama --tp 2" cpu-llama-tiny-b4 --gpus 2 --tp 2
 sim "mixtral --tp 2" cpu-mixtral-tiny-b4 --gpus 2 --tp 2
 sim "vit --tp 2" cpu-vit-tiny-b4 --gpus 2 --tp 2
+sim "hash-moe (annotated) --ep 4" cpu-hash-moe-tiny-b4 --gpus 4 --ep 4
+sim "hash-moe (own label) --ep 2 --moe-pattern" cpu-hash-moe-label-b4 --gpus 2 --ep 2 --moe-pattern 'expert*'
+check "hash-moe (own label) --ep 2 without --moe-pattern: refused in one line naming --moe-pattern, exit 2" \
+  "'$bin' simulate '$tr/cpu-hash-moe-label-b4' --gpus 2 --ep 2 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q -- --moe-pattern '$tmp/e'"
 sim "torchrec --embedding-shard table" cpu-torchrec-tiny-b16 --gpus 4 --embedding-shard table
 sim "torchrec --embedding-shard row" cpu-torchrec-tiny-b16 --gpus 2 --embedding-shard row
 # EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
