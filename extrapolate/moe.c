@@ -123,6 +123,20 @@ static int32_t distinct_experts(const trace *t, const int32_t *lin, int32_t E, i
     return n;
 }
 
+/* Room for one more layer; -1 ENOMEM. */
+static int grow(finder *f) {
+    mt_moe *x = f->m;
+    if (x->n_layers < f->cap_layers) return 0;
+    int32_t c = f->cap_layers ? 2 * f->cap_layers : 4;
+    mt_moe_layer *l = realloc(x->l, (size_t)c * sizeof *l);
+    double *tr = l ? realloc(x->traced, (size_t)c * MT_MOE_MAX_EXPERTS * sizeof *tr) : NULL;
+    if (l) x->l = l;
+    if (!tr) return -1;
+    x->traced = tr;
+    f->cap_layers = c;
+    return 0;
+}
+
 static void why(finder *f, const char *fmt, int32_t r, int32_t E, int32_t k) {
     if (f->why && f->why_n && !f->why[0]) snprintf(f->why, f->why_n, fmt, r, E, k);
 }
@@ -195,15 +209,7 @@ static int try_layer(finder *f, int32_t r, int32_t k, int32_t sel) {
         return 0;
     }
     mt_moe *x = f->m;
-    if (x->n_layers == f->cap_layers) {
-        int32_t c = f->cap_layers ? 2 * f->cap_layers : 4;
-        mt_moe_layer *l = realloc(x->l, (size_t)c * sizeof *l);
-        double *tr = l ? realloc(x->traced, (size_t)c * MT_MOE_MAX_EXPERTS * sizeof *tr) : NULL;
-        if (l) x->l = l;
-        if (!tr) return -1;
-        x->traced = tr;
-        f->cap_layers = c;
-    }
+    if (grow(f) < 0) return -1;
     int32_t id = x->n_layers++;
     mt_moe_layer *L = &x->l[id];
     memset(L, 0, sizeof *L);
@@ -297,18 +303,10 @@ static int named_layer(finder *f, int32_t lo, int32_t first, const uint64_t *key
     if (router >= 0 && dim(t, input_of(t, &t->ops[router], TRACE_ROLE_WEIGHT), 0) != E) router = -1; /* not to E logits */
     if (router >= 0) k = select_after(t, router, &sel);
     mt_moe *x = f->m;
-    if (x->n_layers == f->cap_layers) {
-        int32_t c = f->cap_layers ? 2 * f->cap_layers : 4;
-        mt_moe_layer *l = realloc(x->l, (size_t)c * sizeof *l);
-        double *tr = l ? realloc(x->traced, (size_t)c * MT_MOE_MAX_EXPERTS * sizeof *tr) : NULL;
-        if (l) x->l = l;
-        if (!tr) {
-            free(ex);
-            free(mine);
-            return -1;
-        }
-        x->traced = tr;
-        f->cap_layers = c;
+    if (grow(f) < 0) {
+        free(ex);
+        free(mine);
+        return -1;
     }
     int32_t id = x->n_layers++;
     mt_moe_layer *L = &x->l[id];
