@@ -1,12 +1,24 @@
 /* extrapolate/moe.h — mixture-of-experts layers found in a one-GPU trace, and how a plan's expert
  * parallelism spreads their work.
  *
- * A MoE layer in a trace (tracer/sparse_models.py's moe-tiny, GShard/Switch-style code): a router
- * linear producing E logits per token followed by aten::topk (k from its output), then E experts
- * run one after the other, each m linears (m found from the repeating weight shapes) whose input
- * rows are the tokens routed to it (capacity-dropped ones are not there). An expert's ops are the
- * ops of the trace layers its linears belong to (forward and backward), or the linears alone in a
- * trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
+ * A MoE layer in a trace (docs/recognition.md), found from ops and tensors with no model names:
+ *  - router: a forward linear to E logits followed within 8 ops by a selection over them
+ *    (mt_opclass_select_k: topk -> k, max/argmax/sort -> 1), softmax or not in between;
+ *  - looped experts (moe-tiny, Mixtral, DeepSeek): the forward linears after it repeat their weight
+ *    shapes E times, m linears per expert (1..4); an expert's input rows are the tokens routed to it
+ *    (index/index_select/boolean masks), capacity-dropped ones not there;
+ *  - batched experts (GShard/Mesh-TF einsum, Llama-4, grouped GEMM): matmuls over a stacked 3-D weight
+ *    [E, ...] after the router, before the next dense linear; every expert takes the buffer's rows
+ *    (E x capacity, padding included), so shares are even;
+ *  - shared experts (DeepSeekMoE, Qwen2-MoE): forward linears reading the router's input storage,
+ *    dense and replicated; their count = their width / a routed expert's;
+ *  - named experts: ops inside record_function("mitosis.expert...") annotations, or whose annotation
+ *    or nn.Module path matches the trace's expert_pattern (--moe-pattern) form experts, one per
+ *    annotation instance or module; consecutive experts form one layer until a weight-reading op
+ *    outside them. When any op is named, the heuristics above are not used. Their router is the
+ *    linear to E logits right before them, if any (else none: top-k = rows / tokens).
+ * An expert's ops are the ops of the trace layers its linears belong to (forward and backward), or
+ * the linears alone in a trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
  * after a router of E logits: found the same way; its all-to-alls are the traced plan's, regenerated
  * for the new plan (plan comm regenerate), and the routed rows of its experts stand for one GPU's.
  * Expert parallelism over ep ranks (mt_moe_plan): expert e of a layer lives on EP rank
