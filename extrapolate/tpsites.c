@@ -73,6 +73,7 @@ static int activation_near(const trace *t, int32_t a, int32_t b) {
 
 void mt_tp_sites_find(const trace *t, mt_tp_sites *s) {
     memset(s, 0, sizeof *s);
+    s->gqa_op = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         if (!fwd(t, i)) continue;
         if (linear(t, i)) {
@@ -97,6 +98,7 @@ void mt_tp_sites_find(const trace *t, mt_tp_sites *s) {
                     if (!s->gqa++) {
                         s->gqa_q_width = out_w;
                         s->gqa_kv_width = wb;
+                        s->gqa_op = b;
                     }
                 }
             }

@@ -24,6 +24,7 @@ typedef struct mt_tp_sites {
     int32_t linears;            /* forward ops of TP kind LINEAR */
     int32_t fused_qkv, gqa, swiglu, rmsnorm, layernorm, rotary;
     int64_t gqa_q_width, gqa_kv_width; /* of the first GQA site */
+    int32_t gqa_op;             /* its k projection, -1 */
 } mt_tp_sites;
 
 void mt_tp_sites_find(const trace *t, mt_tp_sites *s);

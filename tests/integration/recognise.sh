@@ -16,6 +16,7 @@
 #    without it: --ep refused in one line naming --moe-pattern); rows = meta.json's expert_tokens;
 #  - no MoE layer in models without one (llama, vit, torchrec, gpt-tiny, resnet18: no false positive),
 #    moe-tiny still found as before;
+#  - --tp 4 on llama-tiny (2 K/V heads) refused naming them, the largest fitting --tp 2;
 #  - --ep (2 and E), --tp 2, --embedding-shard simulate with exit 0 and a step within 0.2x..5x of the
 #    same trace on one GPU.
 # Usage: bash recognise.sh /path/to/mitosis   (env MT_ROOT = repo root)
@@ -135,6 +136,8 @@ sim "bmm-moe --ep 2" cpu-bmm-moe-tiny-b4 --gpus 2 --ep 2
 sim "bmm-moe --ep 8" cpu-bmm-moe-tiny-b4 --gpus 8 --ep 8
 sim "deepseek --ep 4" cpu-deepseek-tiny-b4 --gpus 4 --ep 4
 sim "llama --tp 2" cpu-llama-tiny-b4 --gpus 2 --tp 2
+check "llama --tp 4 (2 K/V heads): refused in one line naming the key/value heads, exit 2" \
+  "'$bin' simulate '$tr/cpu-llama-tiny-b4' --gpus 4 --tp 4 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q '2 key/value heads' '$tmp/e' && grep -q 'largest --tp up to 4 that fits this model is 2' '$tmp/e'"
 sim "mixtral --tp 2" cpu-mixtral-tiny-b4 --gpus 2 --tp 2
 sim "vit --tp 2" cpu-vit-tiny-b4 --gpus 2 --tp 2
 sim "hash-moe (annotated) --ep 4" cpu-hash-moe-tiny-b4 --gpus 4 --ep 4
