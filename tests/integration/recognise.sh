@@ -16,6 +16,7 @@
 #    without it: --ep refused in one line naming --moe-pattern); rows = meta.json's expert_tokens;
 #  - no MoE layer in models without one (llama, vit, torchrec, gpt-tiny, resnet18: no false positive),
 #    moe-tiny still found as before;
+#  - --ep's parameter bytes per GPU = dense + expert bytes / ep, the expert bytes from meta.json's sizes;
 #  - --tp 4 on llama-tiny (2 K/V heads) refused naming them, the largest fitting --tp 2;
 #  - --ep (2 and E), --tp 2, --embedding-shard simulate with exit 0 and a step within 0.2x..5x of the
 #    same trace on one GPU.
@@ -150,6 +151,26 @@ sim "torchrec --embedding-shard row" cpu-torchrec-tiny-b16 --gpus 2 --embedding-
 "$bin" simulate "$tr/cpu-bmm-moe-tiny-b4" --gpus 2 --ep 2 --json >"$tmp/ep.json" 2>/dev/null
 check "bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)" \
   "python3 -c \"import json,sys; d=json.load(open('$tmp/ep.json'))['moe']; sys.exit(0 if d['shares'] != 'traced' and all(abs(x - 0.5) < 1e-9 for L in d['layers'] for x in L['rank_share']) else 1)\""
+
+# --ep splits the experts' weights, nothing else: parameter bytes per GPU = dense + experts / ep, the expert
+# bytes from the model definition (meta.json): bmm-moe 2 stacked [E, d, f] + [E, f, d] per layer, mixtral 3
+# d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
+ep_params() { # trace ep expert-bytes-expression
+  "$bin" simulate "$tr/$1" --gpus "$2" --ep "$2" --json >"$tmp/epp.json" 2>/dev/null
+  check "$1 --ep $2: parameter bytes per GPU = dense + experts / $2" "python3 - '$tmp/epp.json' '$tr/$1/meta.json' <<'EOF'
+import json, sys
+d, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+experts = $3
+want = m['parameters'] * 4 - experts + experts / $2
+got = d['gpus'][0]['mem_bytes']['params']
+print('  params per GPU %.0f, closed form %.0f' % (got, want))
+sys.exit(0 if abs(got - want) < 1 else 1)
+EOF"
+}
+ep_params cpu-bmm-moe-tiny-b4 2 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-bmm-moe-tiny-b4 8 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-mixtral-tiny-b4 4 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-deepseek-tiny-b4 2 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['moe_ffn'] * 4"
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all recognition checks passed"
