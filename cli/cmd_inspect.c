@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "report/progress.h"
+#include "report/recognised.h"
 #include "report/tracesum.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
@@ -28,6 +29,8 @@ static const mt_flag FLAGS[] = {
      "param_bytes, link{method,matched,unmatched}, ...)"},
     {"--step", MT_FLAG_INT, IN(opts.step), "N", "with a Kineto trace of several steps, use ProfilerStep#N "
      "(default: the step the Execution Trace covers, else the last one)", .lo = 0, .hi = 1 << 30},
+    {"--moe-pattern", MT_FLAG_STRING, IN(opts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
+     "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
     {"--ops", MT_FLAG_SWITCH, IN(list_ops), NULL, "also list every operator (phase, layer, device time, kernels)"},
     {"--unknown-ops", MT_FLAG_SWITCH, IN(unknown_ops), NULL, "also list ops the performance model has no formula "
      "for (their time scales with the bytes of their tensors); JSON key unknown_ops"},
@@ -37,7 +40,7 @@ static const mt_flag_table TABLE = MT_FLAG_TABLE("Options", FLAGS);
 static const mt_flag_table *const TABLES[] = {&TABLE, NULL};
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--ops] [--unknown-ops]\n\n"
+    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--moe-pattern GLOB] [--ops] [--unknown-ops]\n\n"
                  "TRACE is a directory holding a Kineto + Execution Trace pair (or a TrioSim\n"
                  "trace.csv + tensor.csv pair), or the files themselves (.json or .json.gz; formats\n"
                  "are detected by content).\n\n");
@@ -90,10 +93,16 @@ int cmd_inspect(int argc, char **argv) {
     double measured = measured_ms(c.paths[0], t);
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);
+        json_t *rec = mt_recognised_json(t, &err);
+        if (rec) json_object_set_new(o, "recognised", rec);
         if (c.unknown_ops) mt_tracesum_unknown_ops_json(t, o);
         mt_cli_print_json(o);
     } else {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
+        if (mt_recognised_print(stdout, t, &err) != MT_OK) {
+            mt_trace_free(t);
+            return mt_cli_fail("inspect", &err);
+        }
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);
     }
     mt_cli_warn_trace("inspect", t);

@@ -34,3 +34,37 @@ int32_t mt_emb_bag_count(const trace *t) {
         n += mt_emb_is_table(t, i) && t->ops[i].name && strstr(t->ops[i].name, "embedding_bag") != NULL;
     return n;
 }
+
+/* 1 when bag op i reads offsets not made by arange. */
+static int jagged(const trace *t, int32_t i) {
+    const trace_op *o = &t->ops[i];
+    int seen = 0;
+    for (int32_t j = 0; j < o->in_count; j++) {
+        int32_t x = t->trefs[o->in_first + j].tensor;
+        if (x < 0 || x >= t->n_tensors || t->tensors[x].role == TRACE_ROLE_WEIGHT) continue;
+        if (seen++ == 0) continue; /* the ids */
+        int32_t p = t->tensors[x].first_op;
+        return p >= 0 && p < t->n_ops && p != i && t->ops[p].name && !strstr(t->ops[p].name, "arange");
+    }
+    return 0;
+}
+
+int32_t mt_emb_jagged_count(const trace *t) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops; i++)
+        n += mt_emb_is_table(t, i) && t->ops[i].name && strstr(t->ops[i].name, "embedding_bag") != NULL && jagged(t, i);
+    return n;
+}
+
+int32_t mt_emb_dense_count(const trace *t) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        if (!mt_emb_is_table(t, i) || !t->ops[i].name || strstr(t->ops[i].name, "embedding_bag")) continue;
+        int32_t w = weight_of(t, &t->ops[i]), seen = 0;
+        for (int32_t q = 0; q < i && !seen; q++)
+            seen = mt_emb_is_table(t, q) && !strstr(t->ops[q].name ? t->ops[q].name : "", "embedding_bag") &&
+                   weight_of(t, &t->ops[q]) == w;
+        n += !seen;
+    }
+    return n;
+}

@@ -18,5 +18,11 @@ double mt_emb_table_bytes(const trace *t, int32_t i);
 double mt_emb_pooled_bytes(const trace *t, int32_t i);
 /* Tables looked up by an embedding_bag (a recommendation model's pooled lookups). */
 int32_t mt_emb_bag_count(const trace *t);
+/* Of those, the lookups fed jagged ids: an offsets input (the second non-weight input) that was not
+ * made by aten::arange (PyTorch makes arange offsets for fixed-size 2-D bags; TorchRec's
+ * KeyedJaggedTensor and user code build them from lengths by cumsum/cat). */
+int32_t mt_emb_jagged_count(const trace *t);
+/* Distinct tables (weights) looked up by a plain embedding (not a bag), positions excluded. */
+int32_t mt_emb_dense_count(const trace *t);
 
 #endif

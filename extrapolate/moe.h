@@ -1,12 +1,24 @@
 /* extrapolate/moe.h — mixture-of-experts layers found in a one-GPU trace, and how a plan's expert
  * parallelism spreads their work.
  *
- * A MoE layer in a trace (tracer/sparse_models.py's moe-tiny, GShard/Switch-style code): a router
- * linear producing E logits per token followed by aten::topk (k from its output), then E experts
- * run one after the other, each m linears (m found from the repeating weight shapes) whose input
- * rows are the tokens routed to it (capacity-dropped ones are not there). An expert's ops are the
- * ops of the trace layers its linears belong to (forward and backward), or the linears alone in a
- * trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
+ * A MoE layer in a trace (docs/recognition.md), found from ops and tensors with no model names:
+ *  - router: a forward linear to E logits followed within 8 ops by a selection over them
+ *    (mt_opclass_select_k: topk -> k, max/argmax/sort -> 1), softmax or not in between;
+ *  - looped experts (moe-tiny, Mixtral, DeepSeek): the forward linears after it repeat their weight
+ *    shapes E times, m linears per expert (1..4); an expert's input rows are the tokens routed to it
+ *    (index/index_select/boolean masks), capacity-dropped ones not there;
+ *  - batched experts (GShard/Mesh-TF einsum, Llama-4, grouped GEMM): matmuls over a stacked 3-D weight
+ *    [E, ...] after the router, before the next dense linear; every expert takes the buffer's rows
+ *    (E x capacity, padding included), so shares are even;
+ *  - shared experts (DeepSeekMoE, Qwen2-MoE): forward linears reading the router's input storage,
+ *    dense and replicated; their count = their width / a routed expert's;
+ *  - named experts: ops inside record_function("mitosis.expert...") annotations, or whose annotation
+ *    or nn.Module path matches the trace's expert_pattern (--moe-pattern) form experts, one per
+ *    annotation instance or module; consecutive experts form one layer until a weight-reading op
+ *    outside them. When any op is named, the heuristics above are not used. Their router is the
+ *    linear to E logits right before them, if any (else none: top-k = rows / tokens).
+ * An expert's ops are the ops of the trace layers its linears belong to (forward and backward), or
+ * the linears alone in a trace without layers. A rank of an expert-parallel job (collect.py --dist moe) runs E / w experts
  * after a router of E logits: found the same way; its all-to-alls are the traced plan's, regenerated
  * for the new plan (plan comm regenerate), and the routed rows of its experts stand for one GPU's.
  * Expert parallelism over ep ranks (mt_moe_plan): expert e of a layer lives on EP rank
@@ -24,6 +36,7 @@
 #ifndef MT_EXTRAPOLATE_MOE_H
 #define MT_EXTRAPOLATE_MOE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracer/trace.h"
@@ -33,6 +46,11 @@
 
 typedef struct mt_moe_layer {
     int32_t router;          /* the router's linear op */
+    int32_t select_op;       /* the op selecting its experts (topk, max, argmax, sort) */
+    int8_t batched;          /* 1: experts as matmuls over stacked [E, ...] weights (per_expert of them) */
+    int8_t named;            /* 1: experts named by annotations or --moe-pattern (router: the linear before them) */
+    int32_t shared_linears;  /* linears of shared experts reading the router's input, 0 none */
+    int32_t shared_experts;  /* their width over a routed expert's (1 when not a multiple) */
     int32_t experts, top_k, per_expert; /* E, k, linears per expert */
     int32_t local;           /* experts in the trace: E, or E / w on one rank of a job with w EP ranks
                               * (their rows then came from every rank; shares are taken as even) */
@@ -64,6 +82,9 @@ typedef struct mt_moe {
 
 /* The MoE layers of t; *out NULL when it has none. MT_ENOMEM only. */
 mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err);
+/* The same; why (why_n bytes, may be NULL) gets why the first router candidate (a linear to E
+ * logits followed by a selection) was not taken, "" when none was refused. */
+mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why, size_t why_n, mt_error *err);
 void mt_moe_free(mt_moe *m);
 
 /* Spreads the experts over ep ranks with the traced shares (skew < 0) or Zipf(skew) over a

@@ -73,7 +73,9 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     MT_CHECK(mt_moe_find(b->t, &x->moe, err));
     if (!x->moe)
         return mt_fail(err, MT_EINVAL, "%s needs a trace with mixture-of-experts layers (a router linear to E logits "
-                       "and topk, then E experts); none found", pl->ep > 1 ? "--ep" : "--expert-skew");
+                       "and a topk/max/argmax/sort, then E experts or a matmul over stacked [E, ...] weights); none "
+                       "found: `mitosis inspect` says why; name the experts with record_function(\"mitosis.expert\") "
+                       "or --moe-pattern GLOB", pl->ep > 1 ? "--ep" : "--expert-skew");
     b->p->moe = x->moe;
     MT_CHECK(mt_moe_plan(x->moe, pl->ep > 1 ? pl->ep : 1, pl->expert_skew, pl->expert_seed, err));
     x->pending = calloc((size_t)x->moe->n_layers, sizeof *x->pending);

@@ -14,7 +14,8 @@
  * all-reduce is a reduce-scatter + all-gather pair and the ops between (norms, adds, dropout,
  * positions) run on 1/T of the tokens; their weights' gradients are all-reduced once after
  * backward (tp_backward_done). T must divide every dimension a split divides (features, output
- * channels, attention heads, where the shapes say), else the plan is refused naming the op and
+ * channels, attention heads, a grouped-query attention's key/value heads (tpsites.h), where the shapes
+ * say), else the plan is refused naming the op and
  * the largest T that fits. Backward ops inherit their forward op's split (or their layer's
  * majority). Emission: each op's collectives after it, blocking, on the TP group.
  * Invariant: every collective is attached to exactly one op list (forward: after the op that
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "extrapolate/build.h"
+#include "extrapolate/tpsites.h"
 #include "util/units.h"
 #include "util/vec.h"
 
@@ -497,6 +499,20 @@ static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
     return MT_OK;
 }
 
+/* Grouped-query attention (tpsites.h): T must divide the K/V heads too, H x kv_width / q_width with H the
+ * attention's heads; MT_EINVAL (f noted) when it does not. */
+static mt_status kv_heads_fit(const trace *t, tp_fit *f, int32_t T) {
+    mt_tp_sites s;
+    mt_tp_sites_find(t, &s);
+    if (!s.gqa || s.gqa_q_width <= 0) return MT_OK;
+    int64_t H = 0;
+    for (int32_t i = 0; i < t->n_ops && H <= 0; i++)
+        if (t->ops[i].phase == TRACE_PHASE_FORWARD) H = attention_heads(t, &t->ops[i]);
+    if (H <= 0 || (H * s.gqa_kv_width) % s.gqa_q_width) return MT_OK;
+    tp_fit_note(f, T, s.gqa_op, H * s.gqa_kv_width / s.gqa_q_width, "key/value heads (grouped-query attention)");
+    return f->bad_op >= 0 ? MT_EINVAL : MT_OK;
+}
+
 static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     const trace *t = b->t;
     size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
@@ -512,6 +528,7 @@ static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     mt_status rc = classify_tp(b, x);
     if (rc == MT_EINVAL) return tp_fit_check(&x->fit, t, b->plan->tp, err);
     if (rc != MT_OK) return rc;
+    if (b->plan->tp > 1 && kv_heads_fit(t, &x->fit, b->plan->tp) != MT_OK) return tp_fit_check(&x->fit, t, b->plan->tp, err);
     place_bwd_colls(b, x);
     if (b->plan->sp && x->seq_splits == 0)
         return mt_fail(err, MT_EINVAL, "--sp does not apply to this model: tensor parallelism found no residual stream to "

@@ -198,6 +198,8 @@ const mt_flag_table MT_RUN_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calib
 static const mt_flag TRACE[] = {
     {"--step", MT_FLAG_INT, CFG(topts.step), "N", "which ProfilerStep of the trace (see mitosis inspect)", .lo = 0,
      .hi = 1 << 30},
+    {"--moe-pattern", MT_FLAG_STRING, CFG(topts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
+     "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
 };
 const mt_flag_table MT_RUN_TRACE_FLAGS = MT_FLAG_TABLE("Trace", TRACE);
 

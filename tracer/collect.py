@@ -201,6 +201,10 @@ def _builtin_modules():
     return out
 
 
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:  # imported from elsewhere
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import families  # noqa: E402  (public-code model families: llama-tiny, mixtral-tiny, ...)
+
 BUILTIN = {
     "gpt-tiny": "built-in causal transformer LM (plain torch)",
     "bert-tiny": "built-in encoder transformer, masked-LM loss (plain torch)",
@@ -210,6 +214,7 @@ BUILTIN = {
     "dlrm-tiny": "built-in DLRM: bottom MLP, embedding tables of different sizes, dot interaction, top MLP "
                  "(--dist embedding shards its tables)",
 }
+BUILTIN.update(families.FAMILIES)
 
 # HuggingFace configs (random init) usable when `transformers` imports.
 HF_CONFIGS = {
@@ -319,6 +324,14 @@ def build_workload(args, device, dtype, seed=None):
                     dense_parameters=sum(p.numel() for p in model.dense.parameters()))
         return (model.to(device=device, dtype=dtype), (dense, ids),
                 lambda out: F.binary_cross_entropy_with_logits(out.float(), y), None, info)
+
+    if name in families.FAMILIES:
+        try:
+            model, inputs, loss_fn, fam = families.build(name, args, gen, device, dtype)
+        except ValueError as e:
+            fail(str(e))
+        info.update(fam)
+        return model, inputs, loss_fn, None, info
 
     if name == "moe-tiny":
         import sparse_models
@@ -952,7 +965,8 @@ def parse_args(argv):
         description="Record one training step (PyTorch profiler + Execution Trace of the same "
                     "step) and time N more steps, for mitosis.",
         epilog="Models: torchvision names (resnet18, resnet50, vgg16, ...; random weights), "
-               "built-ins gpt-tiny, bert-tiny, mlp, resmlp, moe-tiny, dlrm-tiny; with `transformers` installed also "
+               "built-ins gpt-tiny, bert-tiny, mlp, resmlp, moe-tiny, dlrm-tiny, "
+               + ", ".join(families.FAMILIES) + " (tracer/families.py); with `transformers` installed also "
                + ", ".join(sorted(HF_CONFIGS)) + " (random init, offline); or "
                "MODULE:FUNCTION returning (model, inputs, loss_fn, optimizer) where inputs is a "
                "tensor, tuple or dict passed to model, loss_fn(output) returns the loss, and "
@@ -980,8 +994,22 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=None,
                    help="torch intra-op CPU threads (default: leave PyTorch's default)")
     p.add_argument("--experts", type=int, default=4, help="moe-tiny experts per MoE layer (default 4)")
-    p.add_argument("--top-k", type=int, choices=[1, 2], default=2,
-                   help="moe-tiny experts per token: 1 (Switch) or 2 (GShard; default)")
+    p.add_argument("--top-k", type=int, default=2,
+                   help="moe-tiny, mixtral-tiny, deepseek-tiny: experts per token (moe-tiny: 1 (Switch) or 2 "
+                        "(GShard); default 2)")
+    p.add_argument("--kv-heads", type=int, default=None,
+                   help="llama-tiny, mixtral-tiny, deepseek-tiny: key/value heads (grouped-query attention; "
+                        "default --heads)")
+    p.add_argument("--ffn", type=int, default=None,
+                   help="llama/mixtral/deepseek-tiny: SwiGLU width (default 8/3 x hidden rounded to 64); "
+                        "bmm-moe-tiny: expert width (default 2 x hidden)")
+    p.add_argument("--moe-ffn", type=int, default=None,
+                   help="deepseek-tiny: width of one fine-grained expert (default ffn / 4)")
+    p.add_argument("--expert-label", default="mitosis.expert",
+                   help="hash-moe-tiny: the record_function name around each expert call (default mitosis.expert, "
+                        "which mitosis honours; another name needs mitosis's --moe-pattern)")
+    p.add_argument("--shared-experts", type=int, default=1,
+                   help="deepseek-tiny: shared experts beside the routed ones (default 1)")
     p.add_argument("--capacity-factor", type=float, default=1.25,
                    help="moe-tiny tokens an expert takes, x tokens x k / experts (default 1.25)")
     p.add_argument("--tables", type=int, default=8, help="dlrm-tiny embedding tables (default 8)")
@@ -1014,9 +1042,16 @@ def parse_args(argv):
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder (created)")
     a = p.parse_args(argv)
     for flag in ("batch", "layers", "hidden", "heads", "vocab", "tables", "emb_dim", "bag", "world",
-                 "micro_batches"):
+                 "micro_batches", "top_k", "shared_experts"):
         if getattr(a, flag) < 1:
             p.error("--%s must be >= 1" % flag.replace("_", "-"))
+    for flag in ("kv_heads", "ffn", "moe_ffn"):
+        if getattr(a, flag) is not None and getattr(a, flag) < 1:
+            p.error("--%s must be >= 1" % flag.replace("_", "-"))
+    if a.model == "moe-tiny" and a.top_k > 2:
+        p.error("--top-k for moe-tiny is 1 (Switch) or 2 (GShard)")
+    if a.model in families.FAMILIES and a.top_k > a.experts:
+        p.error("--top-k %d needs at least as many --experts (got %d)" % (a.top_k, a.experts))
     if a.warmup < 0 or a.steps < 0:
         p.error("--warmup and --steps must be >= 0")
     if a.threads is not None and a.threads < 1:

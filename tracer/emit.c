@@ -254,6 +254,9 @@ static mt_status emit_op(emitter *em, const cand *c) {
     op.et_node = n ? n->id : -1;
     op.kind = op_kind(em, c->kev, x);
     op.phase = op_phase(em, x);
+    int32_t a = mt_khost_annotation(em->k, x);
+    op.mark = a >= 0 ? em->k->ev[a].name : NULL;
+    op.mark_id = a;
     op_comm(em, c->kev, x, &op);
     int32_t oi = mt_tb_add_op(em->b, &op);
     if (oi < 0) return MT_ENOMEM;

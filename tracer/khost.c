@@ -145,6 +145,14 @@ int mt_khost_backward_thread(const kineto_data *k, int64_t tid) {
     return all > 0 && bw * 2 > all && starts(k->ev[first].name, "autograd::engine::evaluate_function");
 }
 
+int32_t mt_khost_annotation(const kineto_data *k, const kev *x) {
+    for (int32_t p = x->parent; p >= 0; p = k->ev[p].parent)
+        if (k->ev[p].kind == KEV_ANNOTATION && k->ev[p].name && !starts(k->ev[p].name, "ProfilerStep#") &&
+            !mt_opclass_is_comm_name(k->ev[p].name))
+            return p;
+    return -1;
+}
+
 const char *mt_khost_module(const kineto_data *k, const kev *x) {
     /* innermost nn.Module event on the same thread containing x's start */
     const char *best = NULL;

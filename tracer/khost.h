@@ -36,5 +36,7 @@ int mt_khost_in_region(const kineto_data *k, const kev *x, const char *prefix);
 int mt_khost_backward_thread(const kineto_data *k, int64_t tid);
 /* The innermost nn.Module event on x's thread holding x's start, or NULL. */
 const char *mt_khost_module(const kineto_data *k, const kev *x);
+/* The innermost user annotation enclosing x (not a ProfilerStep#, not a collective's), -1 none. */
+int32_t mt_khost_annotation(const kineto_data *k, const kev *x);
 
 #endif

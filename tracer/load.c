@@ -50,6 +50,7 @@ void mt_trace_free(trace *t) {
     if (!t) return;
     free(t->kineto_path);
     free(t->et_path);
+    free(t->expert_pattern);
     free(t->ops);
     free(t->kernels);
     free(t->tensors);
@@ -310,6 +311,10 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
         return rc;
     }
     mt_device_resolve(t, paths[0]);
+    if (opts->expert_pattern && !(t->expert_pattern = dupstr(opts->expert_pattern))) {
+        mt_trace_free(t);
+        return mt_fail(err, MT_ENOMEM, "out of memory loading the trace");
+    }
     mt_opclass_trace(t);
     *out = t;
     return MT_OK;

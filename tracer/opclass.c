@@ -505,6 +505,28 @@ trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o) {
     return TRACE_TP_NONE;
 }
 
+/* A router's selection of experts (mt_opclass_select_k): names without "aten::", k from the output
+ * (topk) or 1. */
+static const struct { const char *name; int k_from_output; } select_tab[] = {
+    {"topk", 1}, {"max", 0}, {"argmax", 0}, {"amax", 0}, {"sort", 0}, {"argsort", 0},
+};
+
+int32_t mt_opclass_select_k(const trace *t, const trace_op *o, int64_t width, const char **name) {
+    if (o->phase != TRACE_PHASE_FORWARD || !o->name || !starts(o->name, "aten::") || o->in_count < 1 || o->out_count < 1)
+        return 0;
+    const char *n = o->name + 6;
+    size_t len = strlen(n);
+    if (len && n[len - 1] == '_') len--;
+    for (size_t i = 0; i < sizeof select_tab / sizeof select_tab[0]; i++) {
+        if (strlen(select_tab[i].name) != len || strncmp(n, select_tab[i].name, len)) continue;
+        const trace_tref *in = &t->trefs[o->in_first], *out = &t->trefs[o->out_first];
+        if (in->ndim < 1 || out->ndim < 1 || t->dims[in->shape_off + in->ndim - 1] != width) return 0;
+        if (name) *name = select_tab[i].name;
+        return select_tab[i].k_from_output ? (int32_t)t->dims[out->shape_off + out->ndim - 1] : 1;
+    }
+    return 0;
+}
+
 int mt_opclass_batch_dependent(const trace *t, const trace_op *o) {
     if (trace_op_is_comm(o)) return 0;
     if (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) return 0;

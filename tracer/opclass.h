@@ -71,6 +71,11 @@ trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o);
  * the model input. Parameter-sized work (optimizer, AccumulateGrad, weight transposes,
  * zero_grad) is 0, communication is 0, an op without tensor information is 1. Needs roles. */
 int mt_opclass_batch_dependent(const trace *t, const trace_op *o);
+/* Experts a router's selection op picks per row: o a forward topk (k from its output's last
+ * dimension), max/argmax/amax along a dimension (1), sort/argsort (1: a sort's k is not in its
+ * shapes), reading a tensor whose last dimension is `width` (the router's logits); 0 otherwise.
+ * *name (may be NULL) gets the selection's name ("topk", "max", ...). */
+int32_t mt_opclass_select_k(const trace *t, const trace_op *o, int64_t width, const char **name);
 /* Fills cls, tp and batch_dep of every op of t (after roles and comm are set). O(ops + trefs). */
 void mt_opclass_trace(trace *t);
 

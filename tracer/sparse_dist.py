@@ -1,7 +1,7 @@
 """The multi-process jobs of collect.py --dist whose ranks talk by all-to-all (torch.distributed,
 gloo, CPU; collect_dist.py runs them):
 
-  moe        moe-tiny with its experts split over the ranks (rank r holds experts
+  moe        moe-tiny, mixtral-tiny or deepseek-tiny with its experts split over the ranks (rank r holds experts
              [r*E/W, (r+1)*E/W)) and every other parameter data parallel (DDP, the experts
              left out of it). Per MoE layer and direction: an all-to-all of the tokens per expert
              (ints), an all-to-all dispatching each token to its experts' rank and one combining
@@ -47,11 +47,40 @@ def _all_to_all_fn():
     return AllToAll
 
 
+def _routes(moe, flat):
+    """Per expert (token rows, gates) as the model's own forward routes them: moe-tiny's Router;
+    mixtral-tiny's softmax -> topk -> renormalised (HF Mixtral); deepseek-tiny's softmax -> topk
+    (DeepSeek's MoEGate, not renormalised)."""
+    import torch
+    import torch.nn.functional as F
+    if hasattr(moe, "router"):
+        return moe.router(flat)
+    if hasattr(moe, "gate"):  # Mixtral
+        w = F.softmax(moe.gate(flat), dim=1, dtype=torch.float)
+        w, sel = torch.topk(w, moe.top_k, dim=-1)
+        w = (w / w.sum(dim=-1, keepdim=True)).to(flat.dtype)
+    else:  # DeepSeek
+        w, sel = torch.topk(F.linear(flat, moe.weight, None).softmax(dim=-1), k=moe.top_k, dim=-1, sorted=False)
+    out = []
+    for e in range(len(moe.experts)):
+        tok, slot = torch.where(sel == e)
+        out.append((tok, w[tok, slot]))
+    return out
+
+
+def _moe_modules(model):
+    """The MoE layers of a built-in model: moe-tiny's blocks[i].moe, the families' layers[i].mlp."""
+    if hasattr(model, "blocks"):
+        return [b.moe for b in model.blocks]
+    return [l.mlp for l in getattr(model, "layers", []) if hasattr(l.mlp, "experts")]
+
+
 def moe_workload(args, rank, device, dtype):
     import torch
     import torch.distributed as dist
-    if args.model != "moe-tiny":
-        C.fail("--dist moe splits moe-tiny's experts (got --model %s)" % args.model)
+    if args.model not in ("moe-tiny", "mixtral-tiny", "deepseek-tiny"):
+        C.fail("--dist moe splits the looped experts of moe-tiny, mixtral-tiny or deepseek-tiny (got --model %s)"
+               % args.model)
     W, E = args.world, args.experts
     if E % W:
         C.fail("--dist moe needs --experts divisible by --world (%d experts, %d ranks)" % (E, W))
@@ -66,7 +95,7 @@ def moe_workload(args, rank, device, dtype):
     def forward(moe, x):
         shape = x.shape
         flat = x.reshape(-1, shape[-1])
-        routes = moe.router(flat)
+        routes = _routes(moe, flat)
         moe.last_tokens = [int(t.numel()) for t, _ in routes]
         counts = torch.tensor(moe.last_tokens, dtype=torch.int64)
         got = torch.empty_like(counts)  # [W x per]: rank p's tokens for each of my experts
@@ -85,11 +114,13 @@ def moe_workload(args, rank, device, dtype):
                 ys.append(moe.experts[e](recv[row:row + n]))
                 row += n
         back = AllToAll.apply(torch.cat(ys), in_splits, out_splits)
-        out = torch.zeros_like(flat).index_add(0, tok, back * gate.unsqueeze(1))
-        return out.reshape(shape)
+        out = torch.zeros_like(flat).index_add(0, tok, back * gate.unsqueeze(1)).reshape(shape)
+        if hasattr(moe, "shared_experts"):  # DeepSeek: the shared experts, dense (data parallel)
+            out = out + moe.shared_experts(x)
+        return out
 
-    for blk in model.blocks:
-        blk.moe.forward = types.MethodType(forward, blk.moe)
+    for moe in _moe_modules(model):
+        moe.forward = types.MethodType(forward, moe)
     skip = [n for n, _ in model.named_parameters() if ".experts." in n]  # each on its own rank
     skip += [n for n, b in model.named_buffers() if not b.is_floating_point()]  # the causal masks
     torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, skip)

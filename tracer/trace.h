@@ -247,6 +247,9 @@ typedef struct trace_op {
                             * forward op whose weight shares storage with one of its tensors),
                             * -1 unknown or not backward */
     int64_t et_node;       /* linked ET node id, -1 when none */
+    const char *mark;      /* the innermost record_function annotation around the op (not a ProfilerStep
+                            * or collective one), NULL none: "mitosis.expert" etc. (extrapolate/moe.h) */
+    int32_t mark_id;       /* that annotation's instance (its event), meaningful when mark != NULL */
     trace_comm comm;       /* the collective the op is or makes, TRACE_COMM_NONE for compute */
     int8_t comm_inside;    /* 1: the op only encloses its collective call (DDP's AccumulateGrad hook,
                             * TorchRec's All2All_Pooled_Req): it is compute around the call, see
@@ -303,6 +306,7 @@ typedef struct trace {
     int64_t device_mem_bytes;
     int64_t batch_size;              /* inferred from the model input, 0 unknown */
     int step;                        /* selected step number (ProfilerStep#N or index), -1 none */
+    char *expert_pattern;            /* trace_load_opts' expert_pattern (owned), NULL none */
     int n_steps;                     /* complete steps seen in the Kineto trace */
     int has_device_time;             /* kernels were found */
     int has_et;
@@ -351,6 +355,8 @@ typedef struct trace_load_opts {
      * mt_progress_update fits), ctx first; NULL none. */
     void (*on_progress)(void *ctx, int64_t done_bytes, int64_t total_bytes);
     void *progress_ctx;
+    const char *expert_pattern; /* glob naming the experts (--moe-pattern): annotation names or nn.Module
+                           * paths (extrapolate/moe.h); NULL none; copied into the trace */
     int dom_reader;       /* 1: read JSON through a whole jansson document (the reference reader,
                            * memory ~9x the file) instead of streaming it; set by opts_init from
                            * MITOSIS_JSON_READER=dom, for comparisons */

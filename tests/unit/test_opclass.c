@@ -120,6 +120,33 @@ static void classify_ops(void **state) {
     }
 }
 
+/* A router's selection (mt_opclass_select_k): topk's k from its output, max/argmax/sort 1; only over
+ * the router's width, only forward, only selections. */
+static void select_k(void **state) {
+    (void)state;
+    static int64_t dims[] = {32, 8, 32, 2, 32, 32, 4};
+    trace t = {0};
+    trace_tref refs[4] = {{.tensor = 0, .shape_off = 0, .ndim = 2}, {.tensor = 0, .shape_off = 2, .ndim = 2},
+                          {.tensor = 0, .shape_off = 4, .ndim = 1}, {.tensor = 0, .shape_off = 5, .ndim = 2}};
+    t.dims = dims;
+    t.trefs = refs;
+    const struct { const char *name; trace_phase ph; int in, out; int64_t width; int32_t k; } c[] = {
+        {"aten::topk", TRACE_PHASE_FORWARD, 0, 1, 8, 2},    {"aten::max", TRACE_PHASE_FORWARD, 0, 2, 8, 1},
+        {"aten::argmax", TRACE_PHASE_FORWARD, 0, 2, 8, 1},  {"aten::sort", TRACE_PHASE_FORWARD, 0, 0, 8, 1},
+        {"aten::topk", TRACE_PHASE_FORWARD, 0, 1, 16, 0},   /* not over the router's 8 logits */
+        {"aten::topk", TRACE_PHASE_BACKWARD, 0, 1, 8, 0},   {"aten::softmax", TRACE_PHASE_FORWARD, 0, 0, 8, 0},
+        {"aten::max", TRACE_PHASE_FORWARD, 3, 2, 8, 0},     /* over 4 columns of [32, 4]... width 8 asked */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        trace_op o = {.name = c[i].name, .phase = c[i].ph, .in_first = c[i].in, .in_count = 1, .out_first = c[i].out,
+                      .out_count = 1};
+        const char *nm = NULL;
+        int32_t k = mt_opclass_select_k(&t, &o, c[i].width, &nm);
+        if (k != c[i].k) fail_msg("case %zu %s: k %d, want %d", i, c[i].name, k, c[i].k);
+        if (k) assert_string_equal(nm, c[i].name + 6);
+    }
+}
+
 static void comm_names(void **state) {
     (void)state;
     assert_int_equal(mt_opclass_comm_of("nccl:all_reduce"), TRACE_COMM_ALLREDUCE);
@@ -177,7 +204,7 @@ static void phase_and_inplace_names(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(classify_ops),
-        cmocka_unit_test(comm_names),
+        cmocka_unit_test(select_k), cmocka_unit_test(comm_names),
         cmocka_unit_test(phase_and_inplace_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

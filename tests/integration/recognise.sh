@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Integration: recognition of models written the way public code writes them (issue 32,
+# docs/recognition.md). For each family trace in traces/ (tracer/families.py, recorded on this CPU),
+# `mitosis inspect --json`'s "recognised" must match what the model definition says, read from the
+# trace's meta.json (written by collect.py from the model's constructor arguments, not by mitosis):
+#  - MoE families: MoE layers (deepseek: layers - 1, its first layer dense), experts, top-k (bmm-moe:
+#    1, routed by max), looped vs batched experts, shared experts (deepseek: --shared-experts, from
+#    the shared MLP's width over a routed expert's), routed rows = tokens x k (looped, dropless);
+#  - TP sites: grouped-query attention once per layer with q/kv width = heads / kv_heads, SwiGLU
+#    gate/up pairs (llama: one per layer; mixtral: one per expert and layer; deepseek: dense + routed +
+#    shared), RMSNorm 2 per layer + the final one, rotary: q and k per layer; fused QKV (vit, bmm-moe:
+#    one per layer) and none in the SwiGLU families;
+#  - tables: torchrec-tiny's bags all jagged (offsets from lengths), one per table;
+#  - experts no router reveals (hash-moe-tiny: expert = hash of the token id): found when annotated
+#    with record_function("mitosis.expert"), or with the user's own label and --moe-pattern (not
+#    without it: --ep refused in one line naming --moe-pattern); rows = meta.json's expert_tokens;
+#  - no MoE layer in models without one (llama, vit, torchrec, gpt-tiny, resnet18: no false positive),
+#    moe-tiny still found as before;
+#  - --ep's parameter bytes per GPU = dense + expert bytes / ep, the expert bytes from meta.json's sizes;
+#  - --tp 4 on llama-tiny (2 K/V heads) refused naming them, the largest fitting --tp 2;
+#  - --ep (2 and E), --tp 2, --embedding-shard simulate with exit 0 and a step within 0.2x..5x of the
+#    same trace on one GPU.
+# Usage: bash recognise.sh /path/to/mitosis   (env MT_ROOT = repo root)
+set -u
+bin=${1:?usage: recognise.sh MITOSIS}
+root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-recognise.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # name, command
+  if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+tr="$root/traces"
+
+# expect TRACE PYTHON-ASSERTIONS: r = inspect's "recognised", m = meta.json
+expect() {
+  local name=$1 code=$2
+  # shellcheck disable=SC2086
+  "$bin" inspect "$tr/$name" --json ${MT_INSPECT_ARGS:-} >"$tmp/$name.json" 2>"$tmp/$name.err" || { echo "FAIL: inspect $name"; cat "$tmp/$name.err"; fails=$((fails + 1)); return; }
+  if python3 - "$tmp/$name.json" "$tr/$name/meta.json" <<EOF
+import json, sys
+r = json.load(open(sys.argv[1]))["recognised"]
+m = json.load(open(sys.argv[2]))
+tp, moe, tab = r["tp_sites"], r["moe"]["layers"], r["tables"]
+bad = []
+def eq(what, got, want):
+    if got != want: bad.append("%s: recognised %r, the model has %r" % (what, got, want))
+L = m.get("layers", 0)
+$code
+if bad:
+    print("\n".join("  " + b for b in bad)); sys.exit(1)
+EOF
+  then echo "ok: $name recognised as its definition says"; else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+
+moe_checks='
+eq("MoE layers", len(moe), m["moe_layers"])
+for i, x in enumerate(moe):
+    eq("layer %d experts" % i, x["experts"], m["experts"])
+    eq("layer %d top-k" % i, x["top_k"], m["top_k"])
+    eq("layer %d shared experts" % i, x["shared_experts"], m["shared_experts"])
+'
+gqa_checks='
+eq("GQA sites", tp["gqa"], L)
+eq("q/kv width", tp["gqa_q_width"] // max(1, tp["gqa_kv_width"]), m["heads"] // m["kv_heads"])
+eq("RMSNorm", tp["rmsnorm"], 2 * L + 1)
+eq("rotary rotations", tp["rotary"], 2 * L)
+eq("fused QKV", tp["fused_qkv"], 0)
+'
+expect cpu-llama-tiny-b4 "$gqa_checks
+eq('SwiGLU pairs', tp['swiglu'], L)
+eq('MoE layers', len(moe), 0)
+eq('dense tables', tab['dense'], 1)"
+expect cpu-mixtral-tiny-b4 "$gqa_checks$moe_checks
+eq('SwiGLU pairs', tp['swiglu'], L * m['experts'])
+tokens = m['batch'] * m['seq_len']
+for x in moe:
+    eq('experts as', x['experts_as'], 'looped')
+    eq('routed rows', x['routed_rows'], tokens * m['top_k'])
+    eq('tokens', x['tokens'], tokens)"
+expect cpu-deepseek-tiny-b4 "$gqa_checks$moe_checks
+eq('SwiGLU pairs', tp['swiglu'], 1 + m['moe_layers'] * (m['experts'] + 1))
+for x in moe:
+    eq('routed rows', x['routed_rows'], m['batch'] * m['seq_len'] * m['top_k'])"
+expect cpu-bmm-moe-tiny-b4 "$moe_checks
+eq('fused QKV', tp['fused_qkv'], L)
+eq('LayerNorm', tp['layernorm'], 2 * L + 1)
+import math
+cap = math.ceil(m['capacity_factor'] * m['batch'] * m['seq_len'] / m['experts'])
+for x in moe:
+    eq('experts as', x['experts_as'], 'batched')
+    eq('select', x['select'], 'aten::max')
+    eq('routed rows (E x capacity)', x['routed_rows'], m['experts'] * cap)"
+expect cpu-vit-tiny-b4 "eq('fused QKV', tp['fused_qkv'], L)
+eq('LayerNorm', tp['layernorm'], 2 * L + 1)
+eq('MoE layers', len(moe), 0)
+eq('RMSNorm', tp['rmsnorm'], 0)"
+expect cpu-torchrec-tiny-b16 "eq('bags', tab['bags'], m['tables'])
+eq('jagged bags', tab['jagged'], m['tables'])
+eq('MoE layers', len(moe), 0)"
+expect cpu-dlrm-tiny-b8 "eq('bags', tab['bags'], m['tables'])
+eq('jagged bags (fixed 2-D bags: arange offsets)', tab['jagged'], 0)"
+expect cpu-moe-tiny-b8 "eq('MoE layers', len(moe), m['layers'])
+for x in moe:
+    eq('experts', x['experts'], m['experts'])
+    eq('top-k', x['top_k'], m['top_k'])
+    eq('routed rows', x['routed_rows'], sum(m['expert_tokens'][moe.index(x)]))"
+named_checks="$moe_checks
+for i, x in enumerate(moe):
+    eq('layer %d named' % i, x['named'], True)
+    eq('layer %d select (no router)' % i, x['select'], 'none')
+    eq('layer %d rows per expert' % i, x['routed_rows'], sum(m['expert_tokens'][i]))"
+expect cpu-hash-moe-tiny-b4 "$named_checks"
+expect cpu-hash-moe-label-b4 "eq('MoE layers (own label, no --moe-pattern)', len(moe), 0)"
+MT_INSPECT_ARGS="--moe-pattern expert*" expect cpu-hash-moe-label-b4 "$named_checks"
+expect cpu-gpt-tiny-b8 "eq('MoE layers', len(moe), 0)
+eq('GQA', tp['gqa'], 0)
+eq('SwiGLU', tp['swiglu'], 0)"
+expect cpu-resnet18-b8 "eq('MoE layers', len(moe), 0)"
+
+# --ep, --tp, --embedding-shard simulate, with a step near the one-GPU step
+step_of() { sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p' "$1" | head -1; }
+sim() { # name trace args...
+  local name=$1 t=$2; shift 2
+  "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one.txt" 2>&1
+  if ! "$bin" simulate "$tr/$t" "$@" >"$tmp/sim.txt" 2>&1; then
+    echo "FAIL: $name exits non-zero"; cat "$tmp/sim.txt"; fails=$((fails + 1)); return
+  fi
+  local one s
+  one=$(step_of "$tmp/one.txt"); s=$(step_of "$tmp/sim.txt")
+  check "$name: step $s ms vs $one ms on one GPU" "awk -v s='$s' -v o='$one' 'BEGIN{exit !(s > 0 && o > 0 && s > 0.2 * o && s < 5 * o)}'"
+}
+sim "mixtral --ep 2" cpu-mixtral-tiny-b4 --gpus 2 --ep 2
+sim "mixtral --ep 8" cpu-mixtral-tiny-b4 --gpus 8 --ep 8
+sim "bmm-moe --ep 2" cpu-bmm-moe-tiny-b4 --gpus 2 --ep 2
+sim "bmm-moe --ep 8" cpu-bmm-moe-tiny-b4 --gpus 8 --ep 8
+sim "deepseek --ep 4" cpu-deepseek-tiny-b4 --gpus 4 --ep 4
+sim "llama --tp 2" cpu-llama-tiny-b4 --gpus 2 --tp 2
+check "llama --tp 4 (2 K/V heads): refused in one line naming the key/value heads, exit 2" \
+  "'$bin' simulate '$tr/cpu-llama-tiny-b4' --gpus 4 --tp 4 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q '2 key/value heads' '$tmp/e' && grep -q 'largest --tp up to 4 that fits this model is 2' '$tmp/e'"
+sim "mixtral --tp 2" cpu-mixtral-tiny-b4 --gpus 2 --tp 2
+sim "vit --tp 2" cpu-vit-tiny-b4 --gpus 2 --tp 2
+sim "hash-moe (annotated) --ep 4" cpu-hash-moe-tiny-b4 --gpus 4 --ep 4
+sim "hash-moe (own label) --ep 2 --moe-pattern" cpu-hash-moe-label-b4 --gpus 2 --ep 2 --moe-pattern 'expert*'
+check "hash-moe (own label) --ep 2 without --moe-pattern: refused in one line naming --moe-pattern, exit 2" \
+  "'$bin' simulate '$tr/cpu-hash-moe-label-b4' --gpus 2 --ep 2 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q -- --moe-pattern '$tmp/e'"
+sim "torchrec --embedding-shard table" cpu-torchrec-tiny-b16 --gpus 4 --embedding-shard table
+sim "torchrec --embedding-shard row" cpu-torchrec-tiny-b16 --gpus 2 --embedding-shard row
+# EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
+"$bin" simulate "$tr/cpu-bmm-moe-tiny-b4" --gpus 2 --ep 2 --json >"$tmp/ep.json" 2>/dev/null
+check "bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)" \
+  "python3 -c \"import json,sys; d=json.load(open('$tmp/ep.json'))['moe']; sys.exit(0 if d['shares'] != 'traced' and all(abs(x - 0.5) < 1e-9 for L in d['layers'] for x in L['rank_share']) else 1)\""
+
+# --ep splits the experts' weights, nothing else: parameter bytes per GPU = dense + experts / ep, the expert
+# bytes from the model definition (meta.json): bmm-moe 2 stacked [E, d, f] + [E, f, d] per layer, mixtral 3
+# d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
+ep_params() { # trace ep expert-bytes-expression
+  "$bin" simulate "$tr/$1" --gpus "$2" --ep "$2" --json >"$tmp/epp.json" 2>/dev/null
+  check "$1 --ep $2: parameter bytes per GPU = dense + experts / $2" "python3 - '$tmp/epp.json' '$tr/$1/meta.json' <<'EOF'
+import json, sys
+d, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+experts = $3
+want = m['parameters'] * 4 - experts + experts / $2
+got = d['gpus'][0]['mem_bytes']['params']
+print('  params per GPU %.0f, closed form %.0f' % (got, want))
+sys.exit(0 if abs(got - want) < 1 else 1)
+EOF"
+}
+ep_params cpu-bmm-moe-tiny-b4 2 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-bmm-moe-tiny-b4 8 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-mixtral-tiny-b4 4 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['ffn'] * 4"
+ep_params cpu-deepseek-tiny-b4 2 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['moe_ffn'] * 4"
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all recognition checks passed"
