@@ -1,0 +1,1 @@
+../../tracer/sparse_models.py
