@@ -144,6 +144,13 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
 
 /* ---- compare ------------------------------------------------------------------------------ */
 
+/* ---- clusters ---------------------------------------------------------------------------- */
+
+/* `mitosis cluster FILE --json` (docs/cluster.md): the jobs of a cluster file placed on its fabric
+ * (placement: a policy overriding the file's policy-placed jobs, or NULL), simulated together and
+ * alone. *json: the CLI's JSON text, freed with mitosis_string_free. */
+MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **json, mitosis_error *err);
+
 /* `mitosis compare` on t with a "compare" configuration: every plan for --gpus, a --plans list,
  * or one plan under --sweep NAME=VALUES. Cost: one simulation per row, on "jobs" threads. */
 MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c, mitosis_comparison **out,

@@ -24,7 +24,10 @@
 #include "report/comparison.h"
 #include "report/summary.h"
 #include "report/tracesum.h"
+#include "report/clusterrep.h"
+#include "run/cluster.h"
 #include "run/compare.h"
+#include "run/placement.h"
 #include "run/flags.h"
 #include "run/input.h"
 #include "run/simulate.h"
@@ -573,3 +576,34 @@ MITOSIS_API double mitosis_comparison_mem_bytes(const mitosis_comparison *c, int
 }
 MITOSIS_API int mitosis_comparison_ran(const mitosis_comparison *c, int i) { return row(c, i) && row(c, i)->ran; }
 MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c->cmp.best; }
+
+MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **json, mitosis_error *err) {
+    mt_error e = {0};
+    *json = NULL;
+    if (!file) return fail_out(err, (mt_fail(&e, MT_EINVAL, "no cluster file given"), &e));
+    if (placement && !mt_placement_is_policy(placement))
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "--placement '%s' is not a policy: packed, spread, "
+                                      "random[:SEED], rail-aligned", placement), &e));
+    mt_netcfg net;
+    mt_netcfg_init(&net);
+    mt_cluster c;
+    mt_cluster_result r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_lock(&LOCK);
+    mt_status st = mt_cluster_load(file, &net, 0, &c, &e);
+    if (st == MT_OK) {
+        st = mt_cluster_place(&c, placement, &e);
+        if (st == MT_OK) st = mt_cluster_run(&c, NULL, &r, &e);
+        if (st == MT_OK) {
+            json_t *j = mt_cluster_json(&r);
+            char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+            json_decref(j);
+            if (!s) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
+            *json = s;
+        }
+        mt_cluster_result_free(&r);
+        mt_cluster_free(&c);
+    }
+    pthread_mutex_unlock(&LOCK);
+    return st == MT_OK ? ok_out(err) : fail_out(err, &e);
+}

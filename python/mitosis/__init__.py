@@ -20,7 +20,7 @@ import tempfile
 
 from ._lib import Error, call, lib
 
-__all__ = ["Error", "Trace", "Result", "load", "simulate", "compare", "sweep", "record", "version"]
+__all__ = ["Error", "Trace", "Result", "load", "simulate", "compare", "sweep", "record", "cluster", "version"]
 __version__ = "0.2.0"
 
 
@@ -271,6 +271,24 @@ def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
                      "peak_mem_bytes": r.peak_mem_bytes,
                      "exposed_comm_ms": max((x.get("exposed_comm_ms", 0) for x in g), default=0)})
     return _df(rows)
+
+
+def cluster(path, placement=None):
+    """`mitosis cluster FILE` (docs/cluster.md): several jobs placed on one fabric, simulated together
+    and alone. Returns a DataFrame, a row per job (name, gpus, placement, placed_on, alone_ms,
+    together_ms, slowdown, exposed_ms, peer_wait_ms, shared_bytes, ...); .attrs["json"] holds the
+    CLI's --json dict (shared links, makespan, worst slowdown). placement: a policy (packed, spread,
+    random[:SEED], rail-aligned) for every job the file places by a policy."""
+    h = ctypes.c_void_p()
+    call(lib().mitosis_cluster, _b(os.fspath(path)), _b(placement) if placement else None, ctypes.byref(h))
+    try:
+        j = json.loads(ctypes.string_at(h).decode())
+    finally:
+        lib().mitosis_string_free(h)
+    rows = [{k: v for k, v in job.items() if k not in ("plan", "shared_links")} for job in j["jobs"]]
+    df = _df(rows)
+    df.attrs["json"] = j
+    return df
 
 
 def load(path, step=-1):

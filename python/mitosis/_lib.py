@@ -83,6 +83,7 @@ _SIGS = {
     "mitosis_compare": (ctypes.c_int, [_P, _P, ctypes.POINTER(_P), _E]),
     "mitosis_comparison_free": (None, [_P]),
     "mitosis_comparison_json": (_S, [_P]),
+    "mitosis_cluster": (ctypes.c_int, [_S, _S, ctypes.POINTER(_P), _E]),
 }
 
 

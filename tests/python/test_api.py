@@ -211,3 +211,20 @@ def test_pip_install_offline(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     want = json.loads(cli("simulate", GPT, "--gpus", "4", "--json").stdout)["step_ms"]
     assert float(p.stdout) == pytest.approx(want, rel=1e-9)
+
+
+def test_cluster_equals_cli():
+    """mitosis.cluster = `mitosis cluster FILE --json` (issue 36), but for the wall time."""
+    path = os.path.join(ROOT, "tests", "fixtures", "cluster", "two-jobs.json")
+    for placement in (None, "spread"):
+        df = mitosis.cluster(path, placement=placement)
+        args = ["cluster", path, "--json"] + (["--placement", placement] if placement else [])
+        want = json.loads(cli(*args).stdout)
+        got = df.attrs["json"]
+        for d in (want, got):
+            d.pop("wall_s")
+        assert got == want
+        assert list(df["together_ms"]) == [j["together_ms"] for j in want["jobs"]]
+    with pytest.raises(mitosis.Error) as e:
+        mitosis.cluster(path, placement="sideways")
+    assert str(e.value) == cli("cluster", path, "--placement", "sideways", ok=False).stderr.strip().split(": ", 1)[1]
