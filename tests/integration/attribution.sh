@@ -8,7 +8,7 @@
 #    (the others' peer wait and idle are its extra compute, the peer wait credited to it);
 #  - the text table's `peer ms` column, the `waits` line naming the rank waited for, and the
 #    same numbers in gpus.csv;
-#  - ~200 random plans (seeded) over the shipped traces and strategies: the identity on every
+#  - 200 random plans (seeded; ATTR_PLANS, 120 under ctest) over the shipped traces and strategies: the identity on every
 #    GPU to 1e-6 ms, every part >= 0, exposed <= comm, and waited_for a rank or null; plans
 #    mitosis refuses (exit 2) are counted and must stay under half. A failure prints the plan.
 # Usage: bash attribution.sh /path/to/mitosis   (env MT_ROOT = repo root, ATTR_PLANS = count)

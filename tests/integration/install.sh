@@ -21,7 +21,7 @@ else
     skip_part "man is not installed (man-db), the page is not rendered"
 fi
 # Every flag of every command's --help is in the man page and in that command's completion words.
-for cmd in inspect simulate compare topo collective hop perfmodel; do
+for cmd in inspect simulate compare topo collective hop perfmodel cluster chakra-check; do
     "$BIN" "$cmd" --help | grep -oE '^  (-[a-zA-Z]|--[a-z0-9-]+)' | sed 's/^  //' | sort -u >"$TMP/help.$cmd"
     [ -s "$TMP/help.$cmd" ] || fail "$cmd --help lists no flags"
     while read -r f; do
@@ -34,7 +34,8 @@ for cmd in inspect simulate compare topo collective hop perfmodel; do
 done
 # Values: a choice list and a file name.
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --algo ''); COMP_CWORD=4; _mitosis; echo \"\${COMPREPLY[*]}\"")
-[ "$got" = "ring tree direct hier ringflow" ] || fail "completion of --algo: '$got'"
+want=$("$BIN" simulate --help | tr '\n' ' ' | grep -oE 'ring, tree, direct, hier, *ringflow or relay' | tr -d ',' | sed 's/ or / /; s/  */ /g')
+[ "$got" = "$want" ] && [ -n "$want" ] || fail "completion of --algo: '$got' (the help's choices: '$want')"
 got=$(cd "$TMP" && bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --html l); COMP_CWORD=4; _mitosis; echo \"\${COMPREPLY[*]}\"")
 [ "$got" = "log" ] || fail "completion of --html l: '$got' (want the file 'log')"
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis sim); COMP_CWORD=1; _mitosis; echo \"\${COMPREPLY[*]}\"")
