@@ -22,6 +22,7 @@
 #include "netmodels/netcfg.h"
 #include "perfmodel/fit.h"
 #include "report/comparison.h"
+#include "report/recognised.h"
 #include "report/summary.h"
 #include "report/tracesum.h"
 #include "report/clusterrep.h"
@@ -143,6 +144,9 @@ static json_t *op_list(const trace *t) {
 
 MITOSIS_API char *mitosis_trace_json(const mitosis_trace *t, int ops) {
     json_t *o = mt_tracesum_json(t->t, t->measured);
+    mt_error rerr = {0}; /* what the classifier recognised, as inspect --json adds it */
+    json_t *rec = o ? mt_recognised_json(t->t, &rerr) : NULL;
+    if (rec) json_object_set_new(o, "recognised", rec);
     if (!o) return NULL;
     if (ops) json_object_set_new(o, "op_list", op_list(t->t));
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
