@@ -64,11 +64,12 @@ static mt_status positional(void *ctx, const char *a, mt_error *err) {
 
 /* Every policy in turn: a row each, ranked. */
 static int compare_policies(cluster_cli *cc, mt_cluster *c, mt_error *err) {
+    enum { MAX = 16 };
     int n = 0;
-    while (MT_PLACEMENT_POLICIES[n]) n++;
-    double worst[8], mean[8], makespan[8];
-    int order[8];
-    for (int i = 0; i < n && i < 8; i++) {
+    while (MT_PLACEMENT_POLICIES[n] && n < MAX) n++;
+    double worst[MAX], mean[MAX], makespan[MAX];
+    int order[MAX];
+    for (int i = 0; i < n; i++) {
         mt_cluster_result r;
         if (mt_cluster_place(c, MT_PLACEMENT_POLICIES[i]->name, err) != MT_OK ||
             mt_cluster_run(c, NULL, &r, err) != MT_OK)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ranges.h"
 #include "util/units.h"
 #include "util/vec.h"
 
@@ -23,27 +24,18 @@ mt_status mt_span_filter_ranks(mt_span_filter *f, const char *spec, int32_t n_ra
     uint8_t *keep = calloc((size_t)(n_ranks > 0 ? n_ranks : 1), 1);
     if (!keep) return mt_fail(err, MT_ENOMEM, "out of memory selecting GPUs");
     const char *p = spec;
+    long a, b;
+    int r;
     if (!*p) goto bad;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || errno) goto bad;
-        if (*end == '-') {
-            const char *q = end + 1;
-            b = strtol(q, &end, 10);
-            if (end == q || errno) goto bad;
-        }
+    while ((r = mt_range_next(&p, &a, &b)) > 0) {
         if (a < 0 || b < a || b >= n_ranks) {
             free(keep);
             return mt_fail(err, MT_EINVAL, "GPU selection '%s': %ld-%ld is outside 0-%d", spec, a, b,
                            (int)n_ranks - 1);
         }
         for (long i = a; i <= b; i++) keep[i] = 1;
-        if (*end == ',' && end[1]) end++;
-        else if (*end) goto bad;
-        p = end;
     }
+    if (r < 0) goto bad;
     free(f->keep);
     f->keep = keep;
     f->n_keep = n_ranks;

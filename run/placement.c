@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ranges.h"
 #include "util/u64map.h"
 
 static int32_t nodes_of(const mt_fabric_slots *f) { return (f->total + f->gpn - 1) / f->gpn; }
@@ -122,44 +123,38 @@ int mt_placement_is_policy(const char *spec) {
 /* An explicit list "0-7,16-23" in rank order: n distinct free GPUs. */
 static mt_status place_list(const mt_fabric_slots *f, const char *job, const char *spec, int32_t n, int32_t *out,
                             mt_error *err) {
+    uint8_t *mine = calloc((size_t)f->total, 1); /* GPUs listed so far */
+    if (!mine) return mt_fail(err, MT_ENOMEM, "out of memory placing a job");
     int32_t k = 0;
     const char *p = spec;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || errno) goto bad;
-        if (*end == '-') {
-            const char *q = end + 1;
-            b = strtol(q, &end, 10);
-            if (end == q || errno) goto bad;
-        }
+    long a, b;
+    int r = 0;
+    mt_status rc = MT_OK;
+    while (rc == MT_OK && (r = mt_range_next(&p, &a, &b)) > 0) {
         if (a < 0 || b < a || b >= f->total)
-            return mt_fail(err, MT_EINVAL, "job %s: placement '%s': %ld-%ld is outside the fabric's GPUs 0-%d", job,
-                           spec, a, b, (int)f->total - 1);
-        for (long g = a; g <= b; g++) {
+            rc = mt_fail(err, MT_EINVAL, "job %s: placement '%s': %ld-%ld is outside the fabric's GPUs 0-%d", job,
+                         spec, a, b, (int)f->total - 1);
+        for (long g = a; rc == MT_OK && g <= b; g++) {
             if (k == n)
-                return mt_fail(err, MT_EINVAL, "job %s: placement '%s' lists more than its %d GPUs", job, spec,
-                               (int)n);
-            if (f->used[g])
-                return mt_fail(err, MT_EINVAL, "job %s: placement '%s': GPU %ld is already taken by an earlier job "
-                               "(placements must not overlap)", job, spec, g);
-            for (int32_t i = 0; i < k; i++)
-                if (out[i] == g)
-                    return mt_fail(err, MT_EINVAL, "job %s: placement '%s' lists GPU %ld twice", job, spec, g);
-            out[k++] = (int32_t)g;
+                rc = mt_fail(err, MT_EINVAL, "job %s: placement '%s' lists more than its %d GPUs", job, spec, (int)n);
+            else if (f->used[g])
+                rc = mt_fail(err, MT_EINVAL, "job %s: placement '%s': GPU %ld is already taken by an earlier job "
+                             "(placements must not overlap)", job, spec, g);
+            else if (mine[g])
+                rc = mt_fail(err, MT_EINVAL, "job %s: placement '%s' lists GPU %ld twice", job, spec, g);
+            else
+                mine[g] = 1, out[k++] = (int32_t)g;
         }
-        if (*end == ',' && end[1]) end++;
-        else if (*end) goto bad;
-        p = end;
     }
+    free(mine);
+    if (rc != MT_OK) return rc;
+    if (r < 0 || !*spec)
+        return mt_fail(err, MT_EINVAL, "job %s: placement '%s' is neither a policy (packed, spread, random[:SEED], "
+                       "rail-aligned) nor a list of GPUs such as 0-7,16-23", job, spec);
     if (k != n)
         return mt_fail(err, MT_EINVAL, "job %s: placement '%s' lists %d GPUs, the job's plan has %d", job, spec,
                        (int)k, (int)n);
     return MT_OK;
-bad:
-    return mt_fail(err, MT_EINVAL, "job %s: placement '%s' is neither a policy (packed, spread, random[:SEED], "
-                   "rail-aligned) nor a list of GPUs such as 0-7,16-23", job, spec);
 }
 
 mt_status mt_place(mt_fabric_slots *f, const char *job, const char *spec, int32_t n, int32_t *out, mt_error *err) {
