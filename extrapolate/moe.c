@@ -61,12 +61,32 @@ static int32_t select_after(const trace *t, int32_t i, int32_t *sel) {
     return 0;
 }
 
-/* A forward matmul (bmm, einsum, matmul) reading a stacked expert weight [n, ...] (3-D): n, else 0. */
-static int64_t stacked_experts(const trace *t, int32_t i) {
-    const trace_op *o = &t->ops[i];
-    if (o->phase != TRACE_PHASE_FORWARD || o->cls != MT_OPC_MATMUL) return 0;
-    const trace_tref *w = input_of(t, o, TRACE_ROLE_WEIGHT);
-    return w && w->ndim == 3 && input_of(t, o, -1) ? dim(t, w, 0) : 0;
+/* The weight tensor whose storage tensor r's shares (r itself when it is a weight): a stacked expert
+ * weight reaches a grouped matmul as a transposed view (HuggingFace's Mixtral: aten::_grouped_mm reads
+ * gate_up_proj.transpose(-1, -2)), a tensor of its own in the trace. -1 when none. */
+static int32_t weight_of(const mt_u64map *wst, const trace *t, const trace_tref *r) {
+    if (r->tensor < 0 || r->tensor >= t->n_tensors) return -1;
+    const trace_tensor *x = &t->tensors[r->tensor];
+    if (x->role == TRACE_ROLE_WEIGHT) return r->tensor;
+    int64_t w;
+    return x->storage_id > 0 && mt_u64map_get(wst, (uint64_t)x->storage_id, &w) ? (int32_t)w : -1;
+}
+
+/* The stacked expert weight [n, ...] (3-D, a weight or a view of one) that forward matmul o (bmm,
+ * einsum, matmul, grouped mm) reads, NULL when none. */
+static const trace_tref *stacked_weight(const mt_u64map *wst, const trace *t, const trace_op *o) {
+    if (o->phase != TRACE_PHASE_FORWARD || o->cls != MT_OPC_MATMUL) return NULL;
+    for (int32_t j = 0; j < o->in_count; j++) {
+        const trace_tref *r = &t->trefs[o->in_first + j];
+        if (r->ndim == 3 && weight_of(wst, t, r) >= 0) return r;
+    }
+    return NULL;
+}
+
+/* The expert count n of a forward matmul over a stacked expert weight [n, ...], else 0. */
+static int64_t stacked_experts(const mt_u64map *wst, const trace *t, int32_t i) {
+    const trace_tref *w = stacked_weight(wst, t, &t->ops[i]);
+    return w && input_of(t, &t->ops[i], -1) ? dim(t, w, 0) : 0;
 }
 
 /* Linears per expert: the smallest m whose weight shapes repeat E times in lin[0 .. n); 0 when none. */
@@ -85,6 +105,7 @@ typedef struct finder {
     int32_t *lin;        /* forward linears after the router */
     int32_t cap_layers;
     int32_t prev_router; /* the last layer's router, -1 */
+    mt_u64map wst;       /* storage id -> the weight tensor holding it (weight_of) */
     char *why;           /* the first candidate's reason for not being a MoE layer, or NULL */
     size_t why_n;
 } finder;
@@ -103,10 +124,10 @@ static void mark_expert(finder *f, int32_t k, int32_t e, const int32_t *lin, int
             x->op_moe[i] = k;
             x->op_expert[i] = e;
         }
-        const trace_op *o = &t->ops[op]; /* its weight and bias */
+        const trace_op *o = &t->ops[op]; /* its weight (or a view of it) and bias */
         for (int32_t q = 0; q < o->in_count; q++) {
-            int32_t w = t->trefs[o->in_first + q].tensor;
-            if (w >= 0 && w < t->n_tensors && t->tensors[w].role == TRACE_ROLE_WEIGHT) x->l[k].grad_bytes += t->tensors[w].bytes;
+            int32_t w = weight_of(&f->wst, t, &t->trefs[o->in_first + q]);
+            if (w >= 0) x->l[k].grad_bytes += t->tensors[w].bytes;
         }
     }
 }
@@ -184,7 +205,7 @@ static int try_layer(finder *f, int32_t r, int32_t k, int32_t sel) {
             next = i;
             break;
         }
-        int64_t s = stacked_experts(t, i);
+        int64_t s = stacked_experts(&f->wst, t, i);
         if (s >= 1 && E % s == 0 && n_stk < 8 && (!n_stk || s == stk_n)) {
             stk[n_stk++] = i;
             stk_n = s;
@@ -219,7 +240,7 @@ static int try_layer(finder *f, int32_t r, int32_t k, int32_t sel) {
                         .itemsize = t->tensors[in->tensor].itemsize > 0 ? t->tensors[in->tensor].itemsize : 4};
     int64_t width = 0;
     if (batched) { /* every expert takes the same rows: the buffer [E, C, d] */
-        const trace_tref *xin = input_of(t, &t->ops[stk[0]], -1), *sw = input_of(t, &t->ops[stk[0]], TRACE_ROLE_WEIGHT);
+        const trace_tref *xin = input_of(t, &t->ops[stk[0]], -1), *sw = stacked_weight(&f->wst, t, &t->ops[stk[0]]);
         for (int32_t e = 0; e < local; e++) x->traced[(size_t)id * MT_MOE_MAX_EXPERTS + e] = rows(t, xin) / local;
         L->routed = rows(t, xin);
         width = dim(t, sw, 2);
@@ -393,7 +414,13 @@ mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t wh
         x->op_expert = malloc(n * sizeof *x->op_expert);
         f.lin = malloc((4 * MT_MOE_MAX_EXPERTS + 1) * sizeof *f.lin);
     }
-    if (!x || !x->op_moe || !x->op_expert || !f.lin) {
+    mt_u64map_init(&f.wst);
+    int wst_ok = 1;
+    for (int32_t i = 0; i < t->n_tensors && wst_ok; i++)
+        if (t->tensors[i].role == TRACE_ROLE_WEIGHT && t->tensors[i].storage_id > 0)
+            wst_ok = mt_u64map_put(&f.wst, (uint64_t)t->tensors[i].storage_id, i, NULL) == MT_OK;
+    if (!x || !x->op_moe || !x->op_expert || !f.lin || !wst_ok) {
+        mt_u64map_destroy(&f.wst);
         free(f.lin);
         mt_moe_free(x);
         return mt_fail(err, MT_ENOMEM, "out of memory finding mixture-of-experts layers");
@@ -406,6 +433,7 @@ mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t wh
         if (k > 0) rc = try_layer(&f, i, k, sel);
     }
     free(f.lin);
+    mt_u64map_destroy(&f.wst);
     if (rc < 0) {
         mt_moe_free(x);
         return mt_fail(err, MT_ENOMEM, "out of memory finding mixture-of-experts layers");

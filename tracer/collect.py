@@ -225,7 +225,25 @@ HF_CONFIGS = {
     "bert-large": ("BertConfig", "BertForMaskedLM",
                    dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                         intermediate_size=4096)),
+    # Slices of models larger than one GPU, as HuggingFace writes them (SDPA attention, RMSNorm,
+    # rotary, SwiGLU, grouped-query attention, untied head): a 2-block Llama-3-8B and one
+    # Mixtral-8x7B block (8 experts, top-2), full width, random init.
+    "llama3-8b-2blocks": ("LlamaConfig", "LlamaForCausalLM",
+                          dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                               num_key_value_heads=8, num_hidden_layers=2, vocab_size=128256,
+                               max_position_embeddings=8192,
+                               tie_word_embeddings=False)),
+    "mixtral-8x7b-1block": ("MixtralConfig", "MixtralForCausalLM",
+                            dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32,
+                                 num_key_value_heads=8, num_hidden_layers=1, vocab_size=32000,
+                                 num_local_experts=8, num_experts_per_tok=2,
+                                 max_position_embeddings=32768, tie_word_embeddings=False)),
 }
+# The same slices at 8 and 2 blocks: the 2 -> 8 block check of `mitosis simulate --blocks` on a GPU.
+HF_CONFIGS["llama3-8b-8blocks"] = HF_CONFIGS["llama3-8b-2blocks"][:2] + (
+    dict(HF_CONFIGS["llama3-8b-2blocks"][2], num_hidden_layers=8),)
+HF_CONFIGS["mixtral-8x7b-2blocks"] = HF_CONFIGS["mixtral-8x7b-1block"][:2] + (
+    dict(HF_CONFIGS["mixtral-8x7b-1block"][2], num_hidden_layers=2),)
 
 # torchvision models whose input is not 224x224.
 TV_INPUT_SIZE = {"inception_v3": 299}
@@ -901,10 +919,28 @@ def _record(args):
             sibling.stop()
 
 
+def graphed(model, inputs, device):
+    """The model's forward and backward as CUDA graphs (torch.cuda.make_graphed_callables): each
+    step then launches two graphs instead of one kernel per op, as a user's graphed job does."""
+    import torch
+    if device.type != "cuda":
+        fail("--cuda-graphs needs --device cuda (CUDA graphs exist only on a GPU)")
+    if not isinstance(inputs, torch.Tensor):
+        fail("--cuda-graphs needs a model that takes one tensor (this one takes %s)"
+             % type(inputs).__name__)
+    g = torch.cuda.make_graphed_callables(model, (inputs,))
+    if not hasattr(g, "parameters"):  # a function: the optimizer and the count see the model's own
+        g.parameters = model.parameters
+    return g
+
+
 def _record_steps(args, device, dtype, sibling):
     import torch
     model, inputs, loss_fn, opt, info = build_workload(args, device, dtype)
     model.train()
+    if args.cuda_graphs:
+        model = graphed(model, inputs, device)
+        info["cuda_graphs"] = "forward and backward captured by torch.cuda.make_graphed_callables"
     opt_name = args.optimizer
     if opt is None:
         opt = make_optimizer(args.optimizer, model)
@@ -1016,6 +1052,9 @@ def parse_args(argv):
     p.add_argument("--emb-dim", type=int, default=64, help="dlrm-tiny embedding width (default 64)")
     p.add_argument("--bag", type=int, default=16, help="dlrm-tiny ids per table and sample (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="capture the model's forward and backward as CUDA graphs "
+                        "(torch.cuda.make_graphed_callables; --device cuda, one-tensor models)")
     p.add_argument("--dist", choices=["ddp", "pipeline", "embedding", "moe", "zero1", "tp"], default=None,
                    help="record rank 0 of a --world-process job on this machine (torch.distributed, gloo, "
                         "CPU, one process per core) and measure that job's step: ddp (DistributedDataParallel "

@@ -25,6 +25,7 @@ mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms, 
 /* What a calibration found (all zero but the scales, 1, when none was asked for). */
 typedef struct mt_calibration {
     int on;                /* 0: no calibration asked for */
+    int automatic;         /* 1: not asked for, made because a GPU trace's meta.json gives its measured step */
     double measured_ms;    /* the target */
     char source[512];      /* the meta.json it came from, or "--measured-ms" */
     double uncalibrated_ms;/* one GPU, traced batch, before */

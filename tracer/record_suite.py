@@ -37,7 +37,7 @@ import collect  # noqa: E402
 PROG = "record_suite.py"
 DEFAULT_MODELS = ["resnet50", "vgg16", "bert-base", "gpt2"]
 # CNNs train with SGD, transformers with Adam, as their papers and reference scripts do.
-ADAM_MODELS = ("gpt", "bert")
+ADAM_MODELS = ("gpt", "bert", "llama", "mixtral")
 PART_BYTES = 15 << 20
 MAX_PARTS = 7  # + suite.json = 8 files, the most some transports return
 
@@ -193,6 +193,11 @@ def main(argv=None):
             msg = str(e)
             rec = {"result": "oom" if msg.startswith("out of ") else "error", "error": msg}
             print("%s: %s: %s" % (PROG, folder, msg), file=sys.stderr)
+        except Exception as e:  # a library's own failure: noted, and the grid goes on
+            import traceback
+            traceback.print_exc()
+            rec = {"result": "error", "error": "%s: %s" % (type(e).__name__, e)}
+            print("%s: %s: %s" % (PROG, folder, rec["error"]), file=sys.stderr)
         dt = time.perf_counter() - t
         longest = max(longest, dt)
         rec["seconds"] = round(dt, 1)
