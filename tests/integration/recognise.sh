@@ -118,6 +118,28 @@ expect cpu-gpt-tiny-b8 "eq('MoE layers', len(moe), 0)
 eq('GQA', tp['gqa'], 0)
 eq('SwiGLU', tp['swiglu'], 0)"
 expect cpu-resnet18-b8 "eq('MoE layers', len(moe), 0)"
+# HuggingFace's own code (transformers 5.17, PyTorch 2.11, recorded on an H100 by tracer/record_gpu.sh):
+# Llama-3-8B's blocks (SDPA attention, GQA 32/8 heads, SwiGLU, RMSNorm, rotary) and Mixtral-8x7B's
+# MoE block (router linear -> softmax -> topk; experts as aten::_grouped_mm over the stacked
+# gate_up_proj/down_proj [E, ...] weights, read through transposed views), counts from hf_config.
+hf_checks='
+h = m["hf_config"]
+L = h["num_hidden_layers"]
+eq("GQA sites", tp["gqa"], L)
+eq("q/kv width", tp["gqa_q_width"] // max(1, tp["gqa_kv_width"]), h["num_attention_heads"] // h["num_key_value_heads"])
+eq("RMSNorm", tp["rmsnorm"], 2 * L + 1)
+eq("rotary rotations", tp["rotary"], 2 * L)
+'
+expect h100-llama3-8b-2blocks-b1-bf16 "$hf_checks
+eq('SwiGLU pairs', tp['swiglu'], L)
+eq('MoE layers', len(moe), 0)"
+expect h100-mixtral-8x7b-1block-b1-bf16 "$hf_checks
+eq('MoE layers', len(moe), L)
+for x in moe:
+    eq('experts', x['experts'], h['num_local_experts'])
+    eq('top-k', x['top_k'], h['num_experts_per_tok'])
+    eq('experts as', x['experts_as'], 'batched')
+    eq('routed rows', x['routed_rows'], m['batch'] * m['seq_len'] * h['num_experts_per_tok'])"
 
 # --ep, --tp, --embedding-shard simulate, with a step near the one-GPU step
 step_of() { sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p' "$1" | head -1; }
@@ -155,13 +177,13 @@ check "bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens pe
 # --ep splits the experts' weights, nothing else: parameter bytes per GPU = dense + experts / ep, the expert
 # bytes from the model definition (meta.json): bmm-moe 2 stacked [E, d, f] + [E, f, d] per layer, mixtral 3
 # d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
-ep_params() { # trace ep expert-bytes-expression
+ep_params() { # trace ep expert-bytes-expression [bytes per parameter, default 4]
   "$bin" simulate "$tr/$1" --gpus "$2" --ep "$2" --json >"$tmp/epp.json" 2>/dev/null
   check "$1 --ep $2: parameter bytes per GPU = dense + experts / $2" "python3 - '$tmp/epp.json' '$tr/$1/meta.json' <<'EOF'
 import json, sys
 d, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 experts = $3
-want = m['parameters'] * 4 - experts + experts / $2
+want = m['parameters'] * ${4:-4} - experts + experts / $2
 got = d['gpus'][0]['mem_bytes']['params']
 print('  params per GPU %.0f, closed form %.0f' % (got, want))
 sys.exit(0 if abs(got - want) < 1 else 1)
@@ -171,6 +193,9 @@ ep_params cpu-bmm-moe-tiny-b4 2 "m['moe_layers'] * 2 * m['experts'] * m['hidden'
 ep_params cpu-bmm-moe-tiny-b4 8 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
 ep_params cpu-mixtral-tiny-b4 4 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['ffn'] * 4"
 ep_params cpu-deepseek-tiny-b4 2 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['moe_ffn'] * 4"
+ep_params h100-mixtral-8x7b-1block-b1-bf16 8 "m['hf_config']['num_hidden_layers'] * 3 * m['hf_config']['num_local_experts'] * m['hf_config']['hidden_size'] * m['hf_config']['intermediate_size'] * 2" 2
+sim "HF mixtral --ep 8" h100-mixtral-8x7b-1block-b1-bf16 --gpus 8 --ep 8
+sim "HF llama --tp 8" h100-llama3-8b-2blocks-b1-bf16 --gpus 8 --tp 8
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all recognition checks passed"
