@@ -187,6 +187,14 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->first_bucket_bytes <= 0) p->first_bucket_bytes = p->bucket_bytes;
     int32_t units = pipeline_units(t);
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
+    /* A CUDA graph replays its kernels without the ops that made them: nothing in it can be split. */
+    const char *split = p->tp > 1 ? "--tp" : p->pp > 1 ? "--pp" : p->cp > 1 ? "--cp" : p->ep > 1 ? "--ep"
+                      : p->recompute != MT_RECOMPUTE_NONE ? "--recompute" : NULL;
+    if (split && t->graph_dev_share > 0.5)
+        return mt_fail(err, MT_EINVAL, "%s: %.0f %% of the step's kernel time ran inside %d CUDA graph%s "
+                       "(cudaGraphLaunch), whose operators are not in the trace, so %s cannot split them: record the "
+                       "step without CUDA graphs for this plan (data parallelism and ZeRO/FSDP work as traced)",
+                       path, 100 * t->graph_dev_share, t->n_graph_launches, mt_plural(t->n_graph_launches), split);
     if (units == 0)
         return mt_fail(err, MT_EINVAL, "%s: the step has no forward operators or layers to place on GPUs "
                        "(is it a training step? mitosis inspect shows its phases)", path);

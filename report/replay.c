@@ -112,6 +112,15 @@ void mt_replay_of(const trace *t, const mt_program *p, const mt_sim_result *r, c
     if (fabs(out->error_pct) > MT_REPLAY_TOL_PCT) explain(out, t, r, host, cf);
 }
 
+void mt_replay_measured(mt_replay *rp, double measured_ms, int calibrated) {
+    if (!rp->on || !(measured_ms > 0)) return;
+    rp->measured_ms = measured_ms;
+    rp->calibrated = calibrated;
+    if (!calibrated) return;
+    rp->error_pct = 100 * (rp->replayed_ms - measured_ms) / measured_ms;
+    rp->n_unexplained = 0;
+}
+
 void mt_replay_print(FILE *out, const mt_replay *rp, const mt_commfit *cf) {
     if (cf && cf->tried) {
         if (cf->on) {
@@ -132,10 +141,19 @@ void mt_replay_print(FILE *out, const mt_replay *rp, const mt_commfit *cf) {
         }
     }
     if (!rp || !rp->on) return;
+    if (rp->calibrated) {
+        fprintf(out, "replay     measured %.3f ms without the profiler (traced %.3f ms under it), replayed %.3f ms "
+                "(%+.1f %%)\n", rp->measured_ms, rp->traced_ms, rp->replayed_ms, rp->error_pct);
+        return;
+    }
     fprintf(out, "replay     traced %.3f ms, replayed %.3f ms (%+.1f %%)%s\n", rp->traced_ms, rp->replayed_ms,
             rp->error_pct, fabs(rp->error_pct) <= MT_REPLAY_TOL_PCT ? "" : ": unexplained (traced - replayed):");
     for (int32_t i = 0; i < rp->n_unexplained; i++)
         fprintf(out, "           %+.0f us  %s\n", rp->unexplained[i].us, rp->unexplained[i].what);
+    double d = rp->measured_ms > 0 ? 100 * (rp->replayed_ms - rp->measured_ms) / rp->measured_ms : 0;
+    if (fabs(d) > MT_REPLAY_TOL_PCT)
+        fprintf(out, "           but measured %.3f ms without the profiler (meta.json): the replay is %+.1f %% off "
+                "it, the profiler's share of the traced times (--calibrate takes it out)\n", rp->measured_ms, d);
 }
 
 json_t *mt_replay_json(const mt_replay *rp) {
@@ -143,8 +161,9 @@ json_t *mt_replay_json(const mt_replay *rp) {
     json_t *u = json_array();
     for (int32_t i = 0; i < rp->n_unexplained; i++)
         json_array_append_new(u, json_pack("{s:s, s:f}", "what", rp->unexplained[i].what, "us", rp->unexplained[i].us));
-    return json_pack("{s:f, s:f, s:f, s:o}", "traced_ms", rp->traced_ms, "replayed_ms", rp->replayed_ms, "error_pct",
-                     rp->error_pct, "unexplained", u);
+    return json_pack("{s:f, s:f, s:f, s:o, s:o, s:b}", "traced_ms", rp->traced_ms, "replayed_ms", rp->replayed_ms,
+                     "error_pct", rp->error_pct, "unexplained", u, "measured_ms",
+                     rp->measured_ms > 0 ? json_real(rp->measured_ms) : json_null(), "calibrated", rp->calibrated);
 }
 
 json_t *mt_commfit_json(const mt_commfit *cf) {
@@ -167,6 +186,9 @@ json_t *mt_commfit_json(const mt_commfit *cf) {
 
 int mt_replay_line(const mt_replay *rp, char *buf, size_t len) {
     if (!rp || !rp->on) return snprintf(buf, len, "%s", "");
+    if (rp->calibrated)
+        return snprintf(buf, len, "measured %.3f ms (traced %.3f ms under the profiler), replayed %.3f ms (%+.1f %%)",
+                        rp->measured_ms, rp->traced_ms, rp->replayed_ms, rp->error_pct);
     int n = snprintf(buf, len, "traced %.3f ms, replayed %.3f ms (%+.1f %%)", rp->traced_ms, rp->replayed_ms,
                      rp->error_pct);
     for (int32_t i = 0; i < rp->n_unexplained && n >= 0 && (size_t)n < len; i++)

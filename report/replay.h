@@ -61,12 +61,19 @@ typedef struct mt_replay {
     double error_pct;           /* 100 (replayed - traced) / traced */
     mt_replay_item unexplained[MT_REPLAY_ITEMS];
     int32_t n_unexplained;      /* filled only when |error_pct| > MT_REPLAY_TOL_PCT */
+    double measured_ms;         /* the step measured without the profiler (meta.json), 0 unknown */
+    int calibrated;             /* 1: the run was calibrated to it, and error_pct is against it */
 } mt_replay;
 
 /* The replay of run r (program p, host model host or NULL) of trace t; at_plan 0: out->on = 0.
  * cf: the run's network fit (NULL none). */
 void mt_replay_of(const trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
                   const mt_commfit *cf, int at_plan, mt_replay *out);
+
+/* The step measured without the profiler (meta.json, 0 unknown): a run calibrated to it replays that step,
+ * not the profiled one (the profiler slows the host), so the error is against it and what the profiled
+ * times left unexplained is moot; uncalibrated, the report says how far the replay is above it. */
+void mt_replay_measured(mt_replay *rp, double measured_ms, int calibrated);
 
 /* "replay     traced X ms, replayed Y ms (d %)" and the unexplained lines; "comm fit" lines. */
 void mt_replay_print(FILE *out, const mt_replay *rp, const mt_commfit *cf);

@@ -526,6 +526,10 @@ void mt_calibration_print(FILE *out, const mt_calibration *cal) {
     if (!cal->host || cal->op_scale != 1) fprintf(out, "operator times x %.4f", cal->op_scale);
     fprintf(out, ": one GPU takes %.3f ms (measured %.3f ms, %s; uncalibrated %.3f ms)\n", cal->calibrated_ms,
             cal->measured_ms, cal->source, cal->uncalibrated_ms);
+    if (cal->automatic)
+        fprintf(out, "           by default: the profiler slowed this GPU trace's host %+.0f %% over the step measured "
+                "without it (--no-calibrate keeps the profiled times)\n",
+                100 * (cal->uncalibrated_ms - cal->measured_ms) / cal->measured_ms);
 }
 
 json_t *mt_calibration_json(const mt_calibration *cal) {
@@ -537,6 +541,7 @@ json_t *mt_calibration_json(const mt_calibration *cal) {
     json_object_set_new(o, "calibrated_ms", json_real(cal->calibrated_ms));
     json_object_set_new(o, "host_scale", json_real(cal->host_scale));
     json_object_set_new(o, "op_scale", json_real(cal->op_scale));
+    json_object_set_new(o, "automatic", json_boolean(cal->automatic));
     return o;
 }
 

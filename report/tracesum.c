@@ -119,6 +119,9 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
     json_object_set_new(o, "ops", json_integer(t->n_ops));
     json_object_set_new(o, "kernels", json_integer(t->n_kernels));
     json_object_set_new(o, "kernels_left_out", json_integer(t->n_kernels_left_out));
+    json_object_set_new(o, "cuda_graphs", json_pack("{s:i, s:I, s:f}", "launches", (int)t->n_graph_launches,
+                                                    "kernels", (json_int_t)t->n_graph_kernels, "kernel_time_share",
+                                                    t->graph_dev_share));
     json_object_set_new(o, "layers", json_integer(t->n_layers));
     json_object_set_new(o, "tensors", json_integer(t->n_tensors));
     json_t *tm = json_object();
@@ -222,6 +225,11 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
                 t->n_kernels_left_out == 1 ? "it" : "them");
     fprintf(out, ", %d layer%s, %d tensor%s\n", t->n_layers, mt_plural(t->n_layers), t->n_tensors,
             mt_plural(t->n_tensors));
+    if (t->n_graph_launches > 0)
+        fprintf(out, "cuda graphs %d launch%s ran %lld kernels, %.0f %% of the kernel time: the operators inside a "
+                "graph are not in the trace\n            (data parallelism and ZeRO/FSDP see them; --tp, --pp, --cp, "
+                "--ep and --recompute cannot split them)\n", t->n_graph_launches,
+                t->n_graph_launches == 1 ? "" : "es", (long long)t->n_graph_kernels, 100 * t->graph_dev_share);
     fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
     for (int p = 0; p < TRACE_PHASE_COUNT; p++)
         fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
@@ -239,8 +247,11 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
     fprintf(out, "\n");
     if (measured > 0)
         fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
-               "%-12s %12s    --calibrate takes the profiler's share out)\n", "measured", measured,
-               100.0 * (traced_ms(t) - measured) / measured, "", "");
+               "%-12s %12s    %s)\n", "measured", measured,
+               100.0 * (traced_ms(t) - measured) / measured, "",
+               "", t->has_device_time && t->dist.world_size <= 1
+                       ? "simulate calibrates a GPU trace to it by default; --no-calibrate keeps the profiled times"
+                       : "--calibrate takes the profiler's share out");
     fprintf(out, "\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
            mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),

@@ -97,7 +97,16 @@ static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
 mt_status mt_calibrate(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
     memset(cal, 0, sizeof *cal);
     cal->host_scale = cal->op_scale = 1;
-    if (!o->calibrate && !(o->measured_ms > 0)) return MT_OK;
+    if (!o->calibrate && !(o->measured_ms > 0)) {
+        double ms = 0;
+        char src[sizeof cal->source];
+        if (o->no_calibrate || o->host_scale != 1 || !t->has_device_time || t->dist.world_size > 1 ||
+            mt_trace_meta_measured(o->paths[0], t, &ms, src, sizeof src, NULL) != MT_OK || !(ms > 0))
+            return MT_OK;
+        cal->automatic = 1;
+    }
+    if (o->calibrate && o->no_calibrate)
+        return mt_fail(err, MT_EINVAL, "--calibrate and --no-calibrate contradict each other: give one of them");
     if (o->host_scale != 1)
         return mt_fail(err, MT_EINVAL, "--host-scale and calibration both set the host times: give one of them");
     cal->on = 1;

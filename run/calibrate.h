@@ -8,7 +8,11 @@
  *     too slow, the host scale stays at its floor and the operator times are scaled too;
  *   - without it: the operator device times (the 1-GPU step is their sum, so the factor is
  *     measured / simulated, exact).
- * With neither calibrate nor measured_ms nothing changes. Cost: a few dozen 1-GPU simulations.
+ * With neither calibrate nor measured_ms, a GPU trace (kernels launched by a traced host) of a one-rank
+ * job whose meta.json gives the step measured without the profiler is calibrated to it all the same
+ * (cal->automatic): the profiler and the ET observer slow every op's host side, and on an H100 that
+ * made a host-bound 162 ms of a measured 53 ms step (traces/h100-bert-base-b32-bf16). --no-calibrate
+ * keeps the profiled times; otherwise nothing changes. Cost: a few dozen 1-GPU simulations.
  */
 #ifndef MT_RUN_CALIBRATE_H
 #define MT_RUN_CALIBRATE_H

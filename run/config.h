@@ -54,6 +54,7 @@ typedef struct mt_run_config {
     double host_scale;         /* host times x this (default 1; calibration may set it) */
     double op_scale;           /* operator device times x this (default 1; set by calibration) */
     int calibrate;             /* calibrate to the meta.json beside the trace */
+    int no_calibrate;          /* --no-calibrate: not even a GPU trace's meta.json (run/calibrate.h) */
     double measured_ms;        /* calibrate to this measured step (0 = not given) */
     int calibrate_comm;        /* --calibrate-comm auto|on|off (run/commfit.h), default auto */
     double gpu_mem;            /* memory limit per GPU in bytes (0 = the target's or the trace's) */

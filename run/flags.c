@@ -186,6 +186,9 @@ static const mt_flag HOST[] = {
     {"--calibrate", MT_FLAG_SWITCH, CFG(calibrate), NULL, "scale the traced times so that one GPU at the traced "
      "batch takes the step time measured without the profiler, read from the meta.json beside the trace "
      "(tracer/collect.py writes it): host times under the host model, else operator times"},
+    {"--no-calibrate", MT_FLAG_SWITCH, CFG(no_calibrate), NULL, "keep a GPU trace's profiled times even when "
+     "the meta.json beside it gives the step measured without the profiler (by default a one-rank GPU trace is "
+     "calibrated to it, since the profiler slows the host)"},
     {"--measured-ms", MT_FLAG_DOUBLE, CFG(measured_ms), "MS", "the same, to a step time you measured yourself",
      .lo = 0, .hi = 1e9, .lo_open = 1},
     {"--calibrate-comm", MT_FLAG_CHOICE, CFG(calibrate_comm), MT_COMMFIT_CHOICES, "fit the links' bandwidth and "

@@ -224,13 +224,15 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
 /* 1 when the run is the trace as it ran (report/replay.h's invariant): one GPU for a single-rank
  * trace, the traced world size with its own collectives for a rank of a multi-rank job; traced
  * batch, GPU and operator times, no what-if. */
-static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_simulation *s) {
+static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_calibration *cal, const mt_simulation *s) {
     const mt_plan *pl = &s->run.prog->plan;
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
     int32_t world = tp.multi_rank ? tp.world_size : 1;
-    return !s->has_base && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && c->op_scale == 1 &&
-           c->host_scale == 1 && pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
+    /* the scales are the traced times' own, or those of a calibration to the measured step */
+    int scaled = cal->on ? c->op_scale != cal->op_scale || c->host_scale != cal->host_scale
+                         : c->op_scale != 1 || c->host_scale != 1;
+    return !s->has_base && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && !scaled && pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
            pl->micro_batches == 1 && (!tp.multi_rank || pl->comm == MT_COMM_TRACED);
 }
 
@@ -249,7 +251,12 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
         struct rusage u; /* Linux counts KiB */
         out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
-        mt_replay_of(in->t, out->run.prog, r, out->run.host, &in->commfit, at_traced_plan(c, in->t, out), &out->replay);
+        mt_replay_of(in->t, out->run.prog, r, out->run.host, &in->commfit, at_traced_plan(c, in->t, &in->cal, out), &out->replay);
+        double measured = in->cal.on ? in->cal.measured_ms : 0;
+        if (!in->cal.on && in->t->dist.world_size <= 1 &&
+            mt_trace_meta_measured(c->paths[0], in->t, &measured, (char[512]){0}, 512, NULL) != MT_OK)
+            measured = 0;
+        mt_replay_measured(&out->replay, measured, in->cal.on && in->cal.calibrated_ms > 0);
         mt_run_summary sum = mt_simulation_summary(out, c, in);
         rc = outs_write(&w, out, &sum, c, err);
         out->files_cut_ps = w.rec.cut_ps;

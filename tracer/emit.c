@@ -336,13 +336,26 @@ static mt_status attach_kernels(emitter *em, const kstep *step) {
         if (k->rt[i].correlation >= 0) rc = mt_u64map_put(&rt_by_corr, k->rt[i].correlation, i, NULL);
     for (int64_t i = 0; i < k->n_ev && rc == MT_OK; i++)
         if (k->ev[i].ext_id >= 0) rc = mt_u64map_put(&kev_by_ext, k->ev[i].ext_id, i, NULL);
+    mt_u64map graphs; /* the cudaGraphLaunch calls seen, by correlation */
+    mt_u64map_init(&graphs);
+    double all_ns = 0, graph_ns = 0;
     for (int64_t g = 0; g < k->n_gpu && rc == MT_OK; g++) {
         const kgpu *kg = &k->gpu[g];
-        int64_t launch;
+        int64_t launch, ri;
         int in_comm = 0;
         int32_t owner = kernel_owner(em, &rt_by_corr, &kev_by_ext, kg, &launch, &in_comm);
         if (owner < 0) em->t->n_kernels_left_out += in_step(step, launch >= 0 ? launch : kg->ts_ns);
         if (owner < 0 || em->op_of_kev[owner] < 0) continue;
+        all_ns += (double)kg->dur_ns;
+        if (kg->correlation >= 0 && mt_u64map_get(&rt_by_corr, kg->correlation, &ri) &&
+            strstr(k->rt[ri].name, "GraphLaunch")) { /* cudaGraphLaunch, hipGraphLaunch */
+            em->t->n_graph_kernels++;
+            graph_ns += (double)kg->dur_ns;
+            if (!mt_u64map_get(&graphs, (uint64_t)kg->correlation, NULL)) {
+                em->t->n_graph_launches++;
+                if (mt_u64map_put(&graphs, (uint64_t)kg->correlation, 1, NULL) != MT_OK) rc = MT_ENOMEM;
+            }
+        }
         in_comm |= mt_opclass_comm_of(kg->name) != TRACE_COMM_NONE; /* ncclKernel_*, ncclDevKernel_* */
         trace_kernel kk = {kg->ts_ns, kg->dur_ns, em->op_of_kev[owner], kg->stream, kg->name, kg->kind, launch,
                            (int8_t)in_comm};
@@ -350,6 +363,8 @@ static mt_status attach_kernels(emitter *em, const kstep *step) {
     }
     mt_u64map_destroy(&rt_by_corr);
     mt_u64map_destroy(&kev_by_ext);
+    mt_u64map_destroy(&graphs);
+    em->t->graph_dev_share = all_ns > 0 ? graph_ns / all_ns : 0;
     return rc == MT_OK ? MT_OK : MT_ENOMEM;
 }
 

@@ -313,6 +313,10 @@ typedef struct trace {
 
     trace_op *ops;           int32_t n_ops;
     trace_kernel *kernels;   int32_t n_kernels;
+    int64_t n_graph_kernels;         /* kernels of kernels[] that CUDA graphs ran (their launch is a
+                                      * cudaGraphLaunch): the ops inside a graph are not in the trace */
+    int32_t n_graph_launches;        /* cudaGraphLaunch calls with kernels in the step */
+    double graph_dev_share;          /* their kernels' share of the step's kernel time, 0..1 */
     int64_t n_kernels_left_out;      /* GPU kernels of the step no op owns (their launch matches no
                                       * op): not in kernels[] nor in any time; a load refuses a step
                                       * where they outnumber the attached ones (mt_trace_warning) */

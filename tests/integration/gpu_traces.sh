@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Integration: the H100 traces recorded by tracer/record_gpu.sh (PyTorch 2.11: ET schema 1.1.1-chakra,
+# Kineto "Record function id", SDPA/flash kernels, aten::_grouped_mm, CUDA graphs), each with the step
+# measured without the profiler in its meta.json (CUDA events, median of 10). No GPU needed.
+#  - every trace reads with all its kernels attached to ops and every ET node linked;
+#  - one GPU at the traced plan replays the MEASURED step (calibrated by default: the profiler slowed
+#    the host by +4 .. +312 %), the replay line and the JSON say so;
+#  - --no-calibrate replays the profiled step within 5 % and says how far it is off the measured one;
+#  - the CUDA-graph trace: 2 graph launches (forward, backward) hold > 90 % of the kernel time; plans
+#    that split operators (--tp, --pp, --recompute) are refused in one line naming CUDA graphs (exit 2),
+#    data parallelism runs.
+# Usage: bash gpu_traces.sh /path/to/mitosis   (env MT_ROOT = repo root)
+set -u
+bin=${1:?usage: gpu_traces.sh MITOSIS}
+root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-gputr.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+n=0
+for d in "$root"/traces/h100-*/; do
+  d=${d%/}; name=$(basename "$d"); n=$((n + 1))
+  "$bin" inspect "$d" --json >"$tmp/i.json" 2>"$tmp/e" || { echo "FAIL: inspect $name"; cat "$tmp/e"; fails=$((fails + 1)); continue; }
+  "$bin" simulate "$d" --gpus 1 --json >"$tmp/s.json" 2>"$tmp/e" || { echo "FAIL: simulate $name"; cat "$tmp/e"; fails=$((fails + 1)); continue; }
+  "$bin" simulate "$d" --gpus 1 --no-calibrate --json >"$tmp/u.json" 2>/dev/null
+  "$bin" simulate "$d" --gpus 1 --no-calibrate >"$tmp/u.txt" 2>/dev/null
+  check "$name: read whole, replays its measured step (calibrated by default), and its profiled one with --no-calibrate" \
+    "python3 - '$tmp' '$d/meta.json' <<'PY'
+import json, sys, os
+t, m = sys.argv[1], json.load(open(sys.argv[2]))
+i, s, u = (json.load(open(os.path.join(t, f))) for f in ('i.json', 's.json', 'u.json'))
+want = m['step_time_ms']['median']
+bad = []
+if i['kernels_left_out'] != 0 or i['kernels'] < m['kineto_kernels']: bad.append('kernels %d (+%d left out) of %d' % (i['kernels'], i['kernels_left_out'], m['kineto_kernels']))
+if not m['et_schema'].startswith('1.1.'): bad.append('ET schema ' + m['et_schema'])
+if i['measured_step_ms'] != want: bad.append('inspect measured %r' % i['measured_step_ms'])
+step = s['step_ms'] if 'step_ms' in s else None
+r, c = s['replay'], s['calibration']
+if not (c and c['automatic'] and r and r['calibrated']): bad.append('not calibrated by default: %r %r' % (c, r))
+elif abs(r['replayed_ms'] - want) > 0.005 * want or abs(r['error_pct']) > 0.5: bad.append('replayed %.3f vs measured %.3f' % (r['replayed_ms'], want))
+ru = u['replay']
+if u['calibration'] is not None or not ru or abs(ru['error_pct']) > 5: bad.append('--no-calibrate: %r' % (ru,))
+elif ru['measured_ms'] != want: bad.append('--no-calibrate measured_ms %r' % ru['measured_ms'])
+off = abs(ru['replayed_ms'] - want) / want > 0.05
+said = 'but measured' in open(os.path.join(t, 'u.txt')).read()
+if off != said: bad.append('--no-calibrate text: off by %.1f %% but the \"but measured\" line %s' % (100 * (ru['replayed_ms'] - want) / want, 'printed' if said else 'missing'))
+print('  measured %.3f ms; profiled replay %.3f ms; calibrated replay %.3f ms' % (want, ru['replayed_ms'], r['replayed_ms']) if r else '')
+print('\n'.join('  ' + b for b in bad)); sys.exit(1 if bad else 0)
+PY"
+done
+check "the H100 traces are there (at least 15)" "[ $n -ge 15 ]"
+
+g="$root/traces/h100-resnet50-b128-fp32-cudagraphs"
+"$bin" inspect "$g" --json >"$tmp/g.json" 2>/dev/null
+check "CUDA graphs: 2 launches hold > 90 % of the kernel time" \
+  "python3 -c \"import json,sys; c=json.load(open('$tmp/g.json'))['cuda_graphs']; print('  ', c); sys.exit(0 if c['launches'] == 2 and c['kernel_time_share'] > 0.9 and c['kernels'] > 500 else 1)\""
+for f in "--tp 2" "--pp 2" "--recompute full"; do
+  check "CUDA graphs: $f refused in one line naming them, exit 2" \
+    "'$bin' simulate '$g' --gpus 2 $f >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q 'CUDA graph' '$tmp/e' && grep -q -- '${f%% *}' '$tmp/e'"
+done
+check "CUDA graphs: --dp 2 runs" "'$bin' simulate '$g' --gpus 2 --dp 2 >/dev/null 2>&1"
+check "no CUDA graphs in the eager ResNet-50" \
+  "'$bin' inspect '$root/traces/h100-resnet50-b128-fp32' --json | python3 -c \"import json,sys; sys.exit(0 if json.load(sys.stdin)['cuda_graphs']['launches'] == 0 else 1)\""
+check "--calibrate with --no-calibrate: refused, exit 2" \
+  "'$bin' simulate '$g' --gpus 1 --calibrate --no-calibrate >/dev/null 2>'$tmp/e'; [ \$? -eq 2 ] && grep -q no-calibrate '$tmp/e'"
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all H100 trace checks passed"
