@@ -110,6 +110,13 @@ static const mt_gpu_stats *most_host_wait(const mt_sim_result *r) {
     return w;
 }
 
+/* A GPU's wait for its host is over 10 % of the step and the host times are the profiled ones. */
+static int profiled_host_bound(const mt_run_summary *s, const mt_sim_result *r) {
+    const mt_gpu_stats *w = most_host_wait(r);
+    return (!s->cal || !s->cal->on) && s->host_scale == 1 && s->t->has_device_time && r->step_ps > 0 &&
+           (double)w->host_wait_ps > 0.1 * (double)r->step_ps;
+}
+
 static json_t *host_json(const mt_hostmodel *host, const mt_sim_result *r) {
     json_t *h = json_object();
     json_object_set_new(h, "traced_wall_ms", json_real(ms(host->wall_ps)));
@@ -467,6 +474,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
         fprintf(out, "           GPU %d waits %.3f ms (%.0f%% of the step) for its host to launch work%s\n", w->rank,
                ms(w->host_wait_ps), r->step_ps > 0 ? 100.0 * (double)w->host_wait_ps / (double)r->step_ps : 0.0,
                w->host_busy_ps > w->compute_ps ? ": the step is launch-bound (host work exceeds GPU work)" : "");
+        if (profiled_host_bound(s, r))
+            fprintf(out, "           these are the profiled host times: the profiler slows the host (by 4 to 448 %% of the "
+                    "step on the H100 traces, docs/gpu.md); give the step measured without it (--measured-ms MS) to "
+                    "take its share out\n");
     } else {
         fprintf(out, "host model none: GPU time only (--host-model trace adds CPU dispatch and launches)\n");
     }
