@@ -161,6 +161,9 @@ typedef struct tp_state {
     pcoll *colls;
     int64_t n_colls, cap_colls;
     tp_fit fit;             /* what the splits divide (classify_tp) */
+    int64_t vocab[4];       /* the vocabulary embeddings' rows (at most 4 distinct) */
+    int32_t n_vocab;
+    int64_t padded_vocab;   /* a vocabulary-sized output layer T does not divide: padded, 0 none */
     int8_t *seq_w;          /* per tensor: a weight first read by a sequence-split op (sp) */
     int32_t seq_splits;     /* sp: reduce-scatters into a sequence split (0: sp has nothing to do) */
 } tp_state;
@@ -309,7 +312,11 @@ static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
     double out_b = first_output_bytes(t, o);
     b->split[i] = T;
     int col = !r->open || (in >= 0 && in == r->in_tensor);
-    tp_fit_note(&x->fit, T, i, linear_features(t, o, col), col ? "output features" : "input features");
+    int64_t feat = linear_features(t, o, col);
+    int vocab = 0;
+    for (int32_t v = 0; col && v < x->n_vocab; v++) vocab |= feat == x->vocab[v];
+    if (vocab && feat % T) x->padded_vocab = feat; /* an LM head: Megatron pads the vocabulary */
+    else if (!vocab) tp_fit_note(&x->fit, T, i, feat, col ? "output features" : "input features");
     if (r->open && in >= 0 && in == r->in_tensor) { /* another column op on the same input (Q, K, V) */
         r->last_op = i;
         r->last_out_bytes = out_b;
@@ -525,6 +532,13 @@ static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
     if (!x->fwd_coll || !x->bwd_coll || !x->bwd_anchor) return MT_ENOMEM;
     for (int32_t i = 0; i < t->n_ops; i++) x->fwd_coll[i] = x->bwd_coll[i] = -1;
     x->fit.bad_op = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) { /* vocabulary sizes: the rows of the token embeddings */
+        int32_t nw;
+        const int64_t *w = t->ops[i].tp == TRACE_TP_EMBEDDING ? op_shape(t, &t->ops[i], 0, TRACE_ROLE_WEIGHT, &nw) : NULL;
+        int seen = !w || nw != 2 || x->n_vocab == 4;
+        for (int32_t v = 0; !seen && v < x->n_vocab; v++) seen = x->vocab[v] == w[0];
+        if (!seen) x->vocab[x->n_vocab++] = w[0];
+    }
     mt_status rc = classify_tp(b, x);
     if (rc == MT_EINVAL) return tp_fit_check(&x->fit, t, b->plan->tp, err);
     if (rc != MT_OK) return rc;
@@ -573,6 +587,14 @@ static int tp_warning(mt_bld *b, void *st, char *buf, int len) {
     if (b->plan->tp > 1 && p->tp_split_ops == 0) {
         snprintf(buf, (size_t)len, "tensor parallelism found nothing to split (no linear, convolution or embedding ops)");
         return 2;
+    }
+    if (x->padded_vocab > 0) {
+        int64_t m = 128LL * b->plan->tp, pad = (x->padded_vocab + m - 1) / m * m;
+        snprintf(buf, (size_t)len, "the vocabulary of %lld words does not divide over --tp %d: padded to %lld (a multiple "
+                 "of 128 x tp, as Megatron's --make-vocab-size-divisible-by 128), %lld rows per rank; the padding's %.2f %% "
+                 "more work in the output layer is not added", (long long)x->padded_vocab, b->plan->tp, (long long)pad,
+                 (long long)(pad / b->plan->tp), 100.0 * (double)(pad - x->padded_vocab) / (double)x->padded_vocab);
+        return 1;
     }
     if (b->plan->tp > 1 && x->fit.gcd == 0) {
         snprintf(buf, (size_t)len, "the trace records no shapes of the ops tensor parallelism splits: --tp %d is not "

@@ -8,7 +8,8 @@
 #  - --no-calibrate replays the profiled step within 5 % and says how far it is off the measured one;
 #  - the CUDA-graph trace: 2 graph launches (forward, backward) hold > 90 % of the kernel time; plans
 #    that split operators (--tp, --pp, --recompute) are refused in one line naming CUDA graphs (exit 2),
-#    data parallelism runs.
+#    data parallelism runs;
+#  - vocabularies no --tp divides are padded as Megatron pads them (closed form), heads still refuse.
 # Usage: bash gpu_traces.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: gpu_traces.sh MITOSIS}
@@ -64,6 +65,15 @@ check "no CUDA graphs in the eager ResNet-50" \
   "'$bin' inspect '$root/traces/h100-resnet50-b128-fp32' --json | python3 -c \"import json,sys; sys.exit(0 if json.load(sys.stdin)['cuda_graphs']['launches'] == 0 else 1)\""
 check "--calibrate with --no-calibrate: refused, exit 2" \
   "'$bin' simulate '$g' --gpus 1 --calibrate --no-calibrate >/dev/null 2>'$tmp/e'; [ \$? -eq 2 ] && grep -q no-calibrate '$tmp/e'"
+
+# Vocabularies no --tp divides (GPT-2's 50257, BERT's 30522 words) are padded as Megatron pads them,
+# to a multiple of 128 x tp, with a warning; the attention heads (12) still bound --tp.
+pad() { python3 -c "import sys; V, T = map(int, sys.argv[1:]); m = 128 * T; print(-(-V // m) * m)" "$1" "$2"; }
+for vt in "gpt2-b8 50257 2" "gpt2-b8 50257 4" "bert-base-b8 30522 4"; do
+  set -- $vt
+  check "$1 --tp $3: the $2-word vocabulary padded to $(pad "$2" "$3"), a warning, exit 0"     "'$bin' simulate '$root/traces/h100-$1-bf16' --gpus $3 --tp $3 >'$tmp/o' 2>&1 && grep -q 'vocabulary of $2 words does not divide over --tp $3: padded to $(pad "$2" "$3")' '$tmp/o'"
+done
+check "gpt2 --tp 8: refused naming its 12 attention heads, exit 2"   "'$bin' simulate '$root/traces/h100-gpt2-b8-bf16' --gpus 8 --tp 8 >/dev/null 2>'$tmp/e'; [ \$? -eq 2 ] && grep -q '12 attention heads' '$tmp/e'"
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all H100 trace checks passed"
