@@ -31,3 +31,15 @@ for dt in fp32 bf16; do pred h100-resnet50-b128-$dt h100-resnet50-b64-$dt --batc
 if "$bin" simulate --help 2>&1 | grep -q -- '--blocks'; then
   pred h100-llama3-8b-8blocks-b1-bf16 h100-llama3-8b-2blocks-b1-bf16 --blocks 8
 fi
+echo
+echo "| CPU trace predicted on H100-SXM (analytical, GPU time only) | predicted ms | measured on the H100 ms | error | its GPU time in the H100 trace ms | step per CPU-trace op |"
+echo "|---|---|---|---|---|---|"
+for d in "$tr"/cpu-*/; do
+  n=$(basename "$d"); h=h100-${n#cpu-}
+  [ -d "$tr/$h" ] || continue
+  p=$("$bin" simulate "$tr/$n" --gpus 1 --target-gpu H100-SXM 2>/dev/null | sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p')
+  m=$(meas "$h")
+  ops=$("$bin" inspect "$tr/$n" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['ops'])")
+  busy=$("$bin" inspect "$tr/$h" --json | python3 -c "import json,sys; print('%.3f' % json.load(sys.stdin)['time_ms']['device_busy'])")
+  echo "| $n | $p | $m | $(pct "$p" "$m") % | $busy | $(python3 -c "print('%.1f us' % (1e3 * $m / $ops))") |"
+done

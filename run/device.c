@@ -112,3 +112,14 @@ mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device 
                        out->target);
     return MT_OK;
 }
+
+int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len) {
+    if (len) buf[0] = 0;
+    double lo = ops_per_gpu * MT_EAGER_HOST_US_LO / 1e3, hi = ops_per_gpu * MT_EAGER_HOST_US_HI / 1e3;
+    if (!d->analytical || d->cpu_ranks || !(step_ms > 0) || lo <= 0.5 * step_ms) return 0;
+    snprintf(buf, len, "GPU time only: eager PyTorch needs host time per operator too (%.1f to %.1f us on the lent "
+             "H100, docs/devices.md), so this step's %.0f operators per GPU need about %.1f to %.1f ms of host against "
+             "%.3f ms predicted: it is likely host-bound unless CUDA graphs or torch.compile remove that", MT_EAGER_HOST_US_LO,
+             MT_EAGER_HOST_US_HI, ops_per_gpu, lo, hi, step_ms);
+    return 1;
+}

@@ -14,6 +14,10 @@
  *   - without one: its ranks are CPU processes like the traced one (the trace model on the CPU
  *     times, switch:N and the like), and every output says "CPU processes"; roofline and
  *     analytical are refused (no GPU to take peaks from).
+ * Such a prediction counts GPU time only (no host model can come from CPU times), but eager PyTorch
+ * needs host time per op on a GPU too: on the lent H100, the project's own models took 11.7 to 37.5 us
+ * of step per operator of their CPU trace (traces/cpu-* re-recorded there; docs/devices.md), so
+ * mt_run_device_host_warning says when that would exceed half the predicted step.
  * Invariant: after mt_run_device_resolve, c->pm holds what the performance model is built from,
  * and out->label says in one line what the operator times are.
  */
@@ -37,6 +41,13 @@ typedef struct mt_run_device {
  * MT_EINVAL with one line naming the flag and what to do for a refused combination. O(1) plus
  * reading the GPU table. */
 mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device *out, mt_error *err);
+
+#define MT_EAGER_HOST_US_LO 11.7 /* step per CPU-trace operator on the H100, least host-bound model */
+#define MT_EAGER_HOST_US_HI 37.5 /* the most (dlrm-tiny) */
+
+/* For a CPU trace predicted on a GPU: a warning in buf when ops_per_gpu operators at
+ * MT_EAGER_HOST_US_LO each take more than half of step_ms; 0 (buf "") otherwise. */
+int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len);
 /* The same rules for the operator-time model alone (perfmodel predict: no topology, NULL; no
  * calibration or host model). */
 mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,

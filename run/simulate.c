@@ -249,6 +249,10 @@ mt_status mt_run_simulate(const mt_run_config *c, const mt_run_input *in, const 
         out->mem_limit = mt_run_mem_limit(c, in->t, NULL);
         mt_trace_warning(in->t, out->trace_warning, sizeof out->trace_warning);
         mt_simulation_mem_warning(out, out->mem_warning, sizeof out->mem_warning);
+        const mt_plan *pl = &out->run.prog->plan;
+        mt_run_device_host_warning(&in->dev, (double)in->t->n_ops / (pl->pp > 0 ? pl->pp : 1),
+                                   (double)r->step_ps / 1e9 / (r->n_steps > 0 ? r->n_steps : 1), out->host_warning,
+                                   sizeof out->host_warning);
         struct rusage u; /* Linux counts KiB */
         out->peak_rss_bytes = getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss * 1024.0 : 0;
         mt_replay_of(in->t, out->run.prog, r, out->run.host, &in->commfit, at_traced_plan(c, in->t, &in->cal, out), &out->replay);
@@ -283,8 +287,8 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
         .replay = &s->replay, .commfit = &in->commfit,
     };
-    const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
-    for (int k = 0; k < 3; k++)
+    const char *w[4] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning, s->host_warning};
+    for (int k = 0; k < 4; k++)
         if (w[k] && *w[k]) sum.warnings[sum.n_warnings++] = w[k];
     return sum;
 }

@@ -56,6 +56,7 @@ typedef struct mt_simulation {
     int32_t worst_mem_gpu;      /* the GPU with the largest estimated peak memory */
     char trace_warning[640];    /* the trace's warning ("" none) */
     char mem_warning[256];      /* memory over the limit ("" none) */
+    char host_warning[400];     /* a CPU trace on a GPU: the host it does not count ("" none) */
     mt_estimate est;            /* what the run was predicted to cost (run/estimate.h), baseline included */
     int dry;                    /* --dry-run: built and estimated, not simulated (no result, no files) */
     double peak_rss_bytes;      /* the process's peak resident memory once the run ended (getrusage) */

@@ -115,6 +115,16 @@ for row in "triosim-vgg13-h100-bs512 346.366" "triosim-csv-vgg13-h100-bs128 94.0
     'jq_py "$tmp/a.json" "p=d[\"predicted_ms\"][\"total\"]; assert abs(p/$ms-1) < 0.15, p"'
 done
 
+# ---- a CPU trace on a GPU counts GPU time only: the host it would need is said ----
+# gpt-tiny b8's 1107 operators at 11.7..37.5 us (the H100 re-recordings, docs/devices.md) exceed
+# half its predicted GPU step: a warning with that range; at a batch whose GPU time dwarfs it, none.
+"$bin" simulate "$root/traces/cpu-gpt-tiny-b8" --gpus 1 --target-gpu H100-SXM --json > "$tmp/hw.json" 2>/dev/null
+check "CPU trace on H100: warns its 1107 operators need 13.0 to 41.5 ms of host" \
+  'jq_py "$tmp/hw.json" "w=[x for x in d[\"warnings\"] if x.startswith(\"GPU time only\")]; assert len(w) == 1 and \"1107 operators\" in w[0] and \"13.0 to 41.5 ms\" in w[0], d[\"warnings\"]"'
+"$bin" simulate "$root/traces/cpu-gpt-tiny-b8" --gpus 1 --target-gpu H100-SXM --batch 4096 --json > "$tmp/hw2.json" 2>/dev/null
+check "CPU trace on H100 at batch 4096: no host warning (GPU time dominates)" \
+  'jq_py "$tmp/hw2.json" "assert not any(x.startswith(\"GPU time only\") for x in d[\"warnings\"]), d[\"warnings\"]"'
+
 # ---- the demo ----
 MT_DEMO_NO_BUILD=1 MT_BIN="$bin" bash "$root/examples/demo.sh" > "$tmp/demo.txt" 2> "$tmp/demo.err"; rc=$?
 check "demo: runs from a GPU trace (exit 0)" '[ $rc -eq 0 ] && grep -q "^recorded   GPU NVIDIA H100 80GB HBM3" "$tmp/demo.txt"'

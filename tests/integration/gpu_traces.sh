@@ -66,6 +66,21 @@ check "no CUDA graphs in the eager ResNet-50" \
 check "--calibrate with --no-calibrate: refused, exit 2" \
   "'$bin' simulate '$g' --gpus 1 --calibrate --no-calibrate >/dev/null 2>'$tmp/e'; [ \$? -eq 2 ] && grep -q no-calibrate '$tmp/e'"
 
+# The host per operator that a CPU trace on a GPU does not count (run/device.h MT_EAGER_HOST_US_LO/HI):
+# the H100 re-recordings of the project's CPU traces (h100-X beside cpu-X), step over the CPU trace's ops.
+check "eager host per CPU-trace operator on the H100: 11.7 .. 37.5 us, as run/device.h says" "python3 - '$root' '$bin' <<'PY'
+import json, os, subprocess, sys
+root, bin = sys.argv[1:]
+us = {}
+for n in sorted(os.listdir(os.path.join(root, 'traces'))):
+    cpu = os.path.join(root, 'traces', 'cpu-' + n[5:])
+    if not n.startswith('h100-') or not os.path.isdir(cpu): continue
+    ops = json.loads(subprocess.run([bin, 'inspect', cpu, '--json'], capture_output=True, text=True).stdout)['ops']
+    us[n[5:]] = 1e3 * json.load(open(os.path.join(root, 'traces', n, 'meta.json')))['step_time_ms']['median'] / ops
+print('  ' + ', '.join('%s %.1f' % kv for kv in sorted(us.items(), key=lambda kv: kv[1])))
+sys.exit(0 if len(us) >= 8 and round(min(us.values()), 1) == 11.7 and round(max(us.values()), 1) == 37.5 else 1)
+PY"
+
 # Vocabularies no --tp divides (GPT-2's 50257, BERT's 30522 words) are padded as Megatron pads them,
 # to a multiple of 128 x tp, with a warning; the attention heads (12) still bound --tp.
 pad() { python3 -c "import sys; V, T = map(int, sys.argv[1:]); m = 128 * T; print(-(-V // m) * m)" "$1" "$2"; }
