@@ -861,6 +861,14 @@ static void advance(runner *r, vgpu *g) {
             g->wait_keep = k->keep;
             g->wait_since = now;
             return;
+        case MT_TASK_HOLD: /* a wait the trace measured, carried as it was: waiting for the peer */
+            g->pc++;
+            if (k->dur_ps <= 0) break;
+            g->bubble += k->dur_ps;
+            if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_BUBBLE, k, now, now + k->dur_ps);
+            if (!mt_engine_at(r->e, now + k->dur_ps, ev_advance, r, (uint64_t)g->rank))
+                fail(r, MT_ENOMEM, "out of memory scheduling a measured wait");
+            return;
         case MT_TASK_MB_BEGIN:
             if (++g->live > g->peak_live) {
                 g->peak_live = g->live;
@@ -900,6 +908,7 @@ static const char *task_name(mt_task_kind k) {
     case MT_TASK_RECV: return "pipeline data";
     case MT_TASK_WAIT_COMM: return "its data-parallel buckets";
     case MT_TASK_WAIT_GROUP: return "a group's collectives";
+    case MT_TASK_HOLD: return "a measured wait";
     default: return "a micro-batch mark";
     }
 }
