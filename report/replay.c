@@ -97,8 +97,8 @@ static void explain(mt_replay *rp, const trace *t, const mt_program *p, const mt
     }
     double ov = t->has_device_time ? 0 : coll_overlap_us(t); /* CPU: the calls are the collectives */
     if (ov > 0)
-        add(rp, ov, "traced collectives ran beside one another for %.0f us (%s); the simulation runs a group's "
-            "collectives one at a time", ov, "gloo's worker threads");
+        add(rp, ov, "traced collectives ran beside one another for %.0f us (gloo's two worker threads; the "
+            "simulation runs up to two of a group's collectives at once for a gloo job, sharing the links)", ov);
     if (cf && cf->tried && cf->n > 0) {
         double sim_peer = (double)g->peer_wait_ps / 1e6 / steps;
         add(rp, cf->peer_wait_us - sim_peer, "peer skew: traced collectives %.0f us above the fitted network, "

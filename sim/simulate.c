@@ -58,7 +58,7 @@ typedef struct group {
     int64_t qcap;
     int32_t base, len;       /* instances base .. base+len-1 are in q[0 .. len) */
     int32_t next;            /* next instance to start */
-    int busy;
+    int busy;                /* instances running (at most the run's coll_lanes) */
     mt_time_ps *fin;         /* folded runs: finish time of each instance so far */
     int64_t fincap;
     int32_t nfin;
@@ -437,7 +437,8 @@ static void coll_done(void *ctx);
 
 static void try_start(runner *r, int kind, int32_t gid) {
     group *G = &r->groups[kind][gid];
-    while (!G->busy && G->next < G->base + G->len) {
+    int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
+    while (G->busy < lanes && G->next < G->base + G->len) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
@@ -451,7 +452,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         }
         int32_t k = G->next;
         *c = (collref){r, kind, gid, k};
-        G->busy = 1;
+        G->busy++;
         I->started = 1;
         I->start_ps = mt_sched_now(r->sched);
         G->next++;
@@ -502,7 +503,7 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     const mt_task *task = I->task;
     if (r->fold) fold_check_coll(r, kind, gid, now);
     I->done = 1;
-    G->busy = 0;
+    G->busy--;
     mt_collexec_free(I->x);
     I->x = NULL;
     if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
