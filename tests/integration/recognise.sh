@@ -125,12 +125,12 @@ expect cpu-resnet18-b8 "eq('MoE layers', len(moe), 0)"
 step_of() { sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p' "$1" | head -1; }
 sim() { # name trace args...
   local name=$1 t=$2; shift 2
-  "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one.txt" 2>&1
+  [ -f "$tmp/one-$t.txt" ] || "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one-$t.txt" 2>&1 # once per trace
   if ! "$bin" simulate "$tr/$t" "$@" >"$tmp/sim.txt" 2>&1; then
     echo "FAIL: $name exits non-zero"; cat "$tmp/sim.txt"; fails=$((fails + 1)); return
   fi
   local one s
-  one=$(step_of "$tmp/one.txt"); s=$(step_of "$tmp/sim.txt")
+  one=$(step_of "$tmp/one-$t.txt"); s=$(step_of "$tmp/sim.txt")
   check "$name: step $s ms vs $one ms on one GPU" "awk -v s='$s' -v o='$one' 'BEGIN{exit !(s > 0 && o > 0 && s > 0.2 * o && s < 5 * o)}'"
 }
 sim "mixtral --ep 2" cpu-mixtral-tiny-b4 --gpus 2 --ep 2
