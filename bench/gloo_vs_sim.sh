@@ -25,8 +25,8 @@
 # < 0.5; MT_QUIET=0 skips the wait) and prints the time and load it started at.
 #
 # usage: bash bench/gloo_vs_sim.sh [MITOSIS] [OUTDIR]   (default build/mitosis, a temporary folder)
-#   MT_JOBS="ddp pipeline embedding moe"  which jobs (also moe-mixtral moe-deepseek zero1 zero1-gpt tp tp-vocab;
-#                                         moe-mixtral, moe-deepseek: tracer/families.py's MoE decoders, experts split)
+#   MT_JOBS="ddp pipeline embedding moe"  which jobs (also moe-mixtral moe-deepseek moe-bmm moe-hash zero1 zero1-gpt
+#                                         tp tp-vocab; moe-*: tracer/families.py's MoE models, experts split)
 #   MT_STEPS=10  timed steps per recording
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,28 +55,36 @@ quiet() { # waits (up to 30 min) for a 1-minute load under 0.5, then says when a
     exit 1
 }
 
+# the MoE families at a size where a step is compute (~0.3 s), not per-op overhead: at hidden 64,
+# sequence 32 (13 ms steps of 7,000 ops) the profiler inflates the step 5x and the job's step
+# itself varies 2x from step to step (docs/accuracy.md)
+FAM="--batch 4 --layers 2 --hidden 256 --heads 4 --kv-heads 2 --experts 8 --seq-len 128 --vocab 8192"
 GPT="--model gpt-tiny --layers 4 --hidden 256 --heads 4 --vocab 8192 --seq-len 128 --batch 8 --optimizer adam"
 declare -A MODEL=([ddp]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [pipeline]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [embedding]="--model dlrm-tiny --tables 8 --vocab 50000 --emb-dim 64 --bag 16 --batch 256"
                   [moe]="--model moe-tiny --batch 4 --experts 4 --top-k 2"
-                  [moe-mixtral]="--model mixtral-tiny --batch 4 --layers 2 --hidden 64 --heads 4 --kv-heads 2 --experts 8 --top-k 2 --seq-len 32 --vocab 1024"
-                  [moe-deepseek]="--model deepseek-tiny --batch 4 --layers 2 --hidden 64 --heads 4 --kv-heads 2 --experts 8 --top-k 2 --seq-len 32 --vocab 1024 --layers 3 --shared-experts 2"
+                  [moe-mixtral]="--model mixtral-tiny $FAM --top-k 2"
+                  [moe-deepseek]="--model deepseek-tiny $FAM --top-k 2 --layers 3 --shared-experts 2"
+                  [moe-bmm]="--model bmm-moe-tiny $FAM"
+                  [moe-hash]="--model hash-moe-tiny $FAM"
                   [zero1]="--model resmlp --hidden 512 --layers 8 --batch 64"
                   [zero1-gpt]="$GPT" [tp]="$GPT" [tp-vocab]="$GPT")
 declare -A DIST=([ddp]=ddp [pipeline]=pipeline [embedding]=embedding [moe]=moe [moe-mixtral]=moe [moe-deepseek]=moe
+              [moe-bmm]=moe [moe-hash]=moe
               [zero1]=zero1 [zero1-gpt]=zero1
               [tp]=tp [tp-vocab]=tp)
-declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [moe]="" [moe-mixtral]="" [moe-deepseek]=""
+declare -A DISTARGS=([ddp]="" [pipeline]="--micro-batches 4" [embedding]="" [moe]="" [moe-mixtral]="" [moe-deepseek]="" [moe-bmm]="" [moe-hash]=""
                   [zero1]="" [zero1-gpt]=""
                   [tp]="" [tp-vocab]="--tp-vocab")
 ZERO="--gpus 2 --strategy ddp --zero 1"
 declare -A PLAN=([ddp]="--gpus 2 --strategy ddp" [pipeline]="--pp 2 --schedule gpipe --micro-batches 4"
                  [embedding]="--gpus 2 --embedding-shard table" [moe]="--gpus 2 --ep 2" [moe-mixtral]="--gpus 2 --ep 2"
-                 [moe-deepseek]="--gpus 2 --ep 2" [zero1]="$ZERO"
+                 [moe-deepseek]="--gpus 2 --ep 2" [moe-bmm]="--gpus 2 --ep 2" [moe-hash]="--gpus 2 --ep 2"
+                 [zero1]="$ZERO"
                  [zero1-gpt]="$ZERO" [tp]="--tp 2" [tp-vocab]="--tp 2")
 for job in ${MT_JOBS:-ddp pipeline embedding moe}; do
-    [ -n "${DIST[$job]:-}" ] || { echo "gloo_vs_sim.sh: unknown job '$job' (ddp pipeline embedding moe moe-mixtral moe-deepseek zero1 zero1-gpt tp tp-vocab)" >&2; exit 2; }
+    [ -n "${DIST[$job]:-}" ] || { echo "gloo_vs_sim.sh: unknown job '$job' (ddp pipeline embedding moe moe-mixtral moe-deepseek moe-bmm moe-hash zero1 zero1-gpt tp tp-vocab)" >&2; exit 2; }
 done
 COMMON="--threads 1 --warmup 3 --steps $STEPS"
 

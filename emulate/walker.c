@@ -442,6 +442,13 @@ static mt_status run_task(mt_walker *w, int32_t step, int32_t pc, int64_t *curso
     case MT_TASK_WAIT_GROUP:
         if (w->kq[k->group].comm == MPI_COMM_NULL) return MT_OK;
         return block(w, W_GROUP, k->group, k->keep, pc, cursor, err);
+    case MT_TASK_HOLD: { /* a measured wait, carried as it was (program.h) */
+        int64_t d = k->dur_ps / 1000;
+        if (d <= 0) return MT_OK;
+        MT_CHECK(compute_until(w, *cursor + d, err));
+        *cursor += d;
+        return MT_OK;
+    }
     default: return MT_OK;
     }
 }

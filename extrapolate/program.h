@@ -24,6 +24,9 @@
  *              group of kind `group` are unfinished (a group runs them in issue order, so all but
  *              the last `keep`: FSDP waits for a unit's all-gather while the next one's prefetch
  *              stays in flight).
+ *   HOLD       the compute stream waits dur_ps, a wait the trace measured and the simulation
+ *              carries as it was (pass_traced.c: after a gloo send/recv of a CPU trace, the
+ *              unprofiled Work.wait() until the next op; counted as bubble: waiting for the peer);
  * Micro-batch boundaries are marked by MB_BEGIN/MB_END tasks (forward begin increments the
  * live-activation count, backward end decrements it) so the simulator can measure peak memory.
  *
@@ -65,7 +68,8 @@ typedef enum {
     MT_TASK_WAIT_COMM,
     MT_TASK_MB_BEGIN,
     MT_TASK_MB_END,
-    MT_TASK_WAIT_GROUP
+    MT_TASK_WAIT_GROUP,
+    MT_TASK_HOLD
 } mt_task_kind;
 
 
@@ -105,7 +109,7 @@ typedef struct mt_task {
                                 0 without) */
     int32_t layer;           /* COLL: the layer that caused it, -1 */
     int32_t item_first, item_count; /* COMPUTE */
-    int64_t dur_ps;          /* COMPUTE: sum of its items */
+    int64_t dur_ps;          /* COMPUTE: sum of its items; HOLD: the measured wait */
     double bytes;            /* COLL: per-rank buffer (all-gather: output); SEND: payload */
     int32_t traced;          /* COLL kept from the trace: its trace_coll index; -1 otherwise */
     int32_t keep;            /* WAIT_GROUP: collectives of its group that may stay unfinished */
@@ -162,6 +166,8 @@ typedef struct mt_program {
     int32_t traced_colls;              /* the trace's collectives kept per step (plan comm traced) */
     int32_t traced_dropped;            /* the trace's collectives not kept: on a group of one rank in
                                         * this plan, or of a kind no schedule models */
+    int64_t traced_hold_ps;            /* measured waits carried per step (HOLD tasks, stage 0) */
+    int32_t traced_holds;              /* how many */
     int32_t skipped_comm_ops;          /* ops of the trace that are only a collective call (replaced);
                                         * an op enclosing one runs as compute */
     char warning[256];                 /* first warning, "" when none */

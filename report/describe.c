@@ -146,6 +146,8 @@ char *mt_span_name(const mt_program *p, const mt_span *s, int receiving, char *b
             char c[96];
             coll_name(p, k, c, sizeof c);
             snprintf(buf, len, "%s%s", pre, c);
+        } else if (k->kind == MT_TASK_HOLD) {
+            snprintf(buf, len, "wait for the peer after a send/recv (measured, %.3f ms)", (double)k->dur_ps / 1e9);
         } else if (k->kind == MT_TASK_WAIT_GROUP) {
             char g[16];
             snprintf(buf, len, "%s%s collectives (%d may stay in flight)", pre,

@@ -63,8 +63,8 @@ static double coll_overlap_us(const trace *t) {
 }
 
 /* Where traced and replayed differ: operator time, host time, collectives, waiting for peers. */
-static void explain(mt_replay *rp, const trace *t, const mt_sim_result *r, const mt_hostmodel *host,
-                    const mt_commfit *cf) {
+static void explain(mt_replay *rp, const trace *t, const mt_program *p, const mt_sim_result *r,
+                    const mt_hostmodel *host, const mt_commfit *cf) {
     const mt_gpu_stats *g = &r->gpus[0];
     double steps = r->n_steps > 0 ? r->n_steps : 1;
     double op_us = (double)mt_trace_total_dev_ns(t) / 1e3, sim_op_us = (double)g->compute_ps / 1e6 / steps;
@@ -79,8 +79,14 @@ static void explain(mt_replay *rp, const trace *t, const mt_sim_result *r, const
             sim_sync);
     } else {
         double busy_us = t->has_device_time ? (double)t->dev_union_ns / 1e3 : op_us;
-        add(rp, wall_us - busy_us, "host time outside the traced %.0f us of operator work, not replayed without a "
-            "host model: %.0f us", busy_us, wall_us - busy_us);
+        double held_us = p ? (double)p->traced_hold_ps / 1e6 : 0;
+        if (held_us > 0)
+            add(rp, wall_us - busy_us - held_us, "host time outside the traced %.0f us of operator work: %.0f us, of "
+                "which %.0f us replayed as the measured waits after %d gloo send/recv calls; the rest not replayed "
+                "without a host model", busy_us, wall_us - busy_us, held_us, (int)p->traced_holds);
+        else
+            add(rp, wall_us - busy_us, "host time outside the traced %.0f us of operator work, not replayed without "
+                "a host model: %.0f us", busy_us, wall_us - busy_us);
     }
     int32_t n;
     double coll_us = traced_coll_us(t, &n);
@@ -91,8 +97,8 @@ static void explain(mt_replay *rp, const trace *t, const mt_sim_result *r, const
     }
     double ov = t->has_device_time ? 0 : coll_overlap_us(t); /* CPU: the calls are the collectives */
     if (ov > 0)
-        add(rp, ov, "traced collectives ran beside one another for %.0f us (%s); the simulation runs a group's "
-            "collectives one at a time", ov, "gloo's worker threads");
+        add(rp, ov, "traced collectives ran beside one another for %.0f us (gloo's two worker threads; the "
+            "simulation runs up to two of a group's collectives at once for a gloo job, sharing the links)", ov);
     if (cf && cf->tried && cf->n > 0) {
         double sim_peer = (double)g->peer_wait_ps / 1e6 / steps;
         add(rp, cf->peer_wait_us - sim_peer, "peer skew: traced collectives %.0f us above the fitted network, "
@@ -102,14 +108,13 @@ static void explain(mt_replay *rp, const trace *t, const mt_sim_result *r, const
 
 void mt_replay_of(const trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
                   const mt_commfit *cf, int at_plan, mt_replay *out) {
-    (void)p;
     memset(out, 0, sizeof *out);
     if (!at_plan || !r || r->n_gpus < 1 || t->step_end_ns <= t->step_start_ns) return;
     out->on = 1;
     out->traced_ms = (double)(t->step_end_ns - t->step_start_ns) / 1e6;
     out->replayed_ms = (double)r->step_ps / 1e9 / (r->n_steps > 0 ? r->n_steps : 1);
     out->error_pct = 100 * (out->replayed_ms - out->traced_ms) / out->traced_ms;
-    if (fabs(out->error_pct) > MT_REPLAY_TOL_PCT) explain(out, t, r, host, cf);
+    if (fabs(out->error_pct) > MT_REPLAY_TOL_PCT) explain(out, t, p, r, host, cf);
 }
 
 void mt_replay_measured(mt_replay *rp, double measured_ms, int calibrated) {

@@ -197,6 +197,8 @@ static json_t *simulation_json(const mt_run_summary *s) {
     json_object_set_new(sim, "shard_units", json_integer(p->shard_units));
     json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
     json_object_set_new(sim, "traced_collectives_dropped", json_integer(p->traced_dropped));
+    json_object_set_new(sim, "traced_waits", json_integer(p->traced_holds));
+    json_object_set_new(sim, "traced_wait_ms", json_real((double)p->traced_hold_ps / 1e9));
     json_object_set_new(sim, "tp_split_ops", json_integer(p->tp_split_ops));
     json_object_set_new(sim, "tp_collectives_fwd", json_integer(p->tp_colls_fwd));
     json_object_set_new(sim, "tp_collectives_bwd", json_integer(p->tp_colls_bwd));
@@ -379,6 +381,10 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
         if (p->traced_dropped) fprintf(out, " (%d on one rank here, left out)", p->traced_dropped);
         fprintf(out, ", no gradient all-reduce generated; --comm regenerate for the plan's\n"
                      "           trace: %s\n", line);
+        if (p->traced_holds)
+            fprintf(out, "           measured waits: %.3f ms per step after %d gloo send/recv call%s (the unprofiled "
+                    "Work.wait() for the peer), carried as they were (bubble)\n", (double)p->traced_hold_ps / 1e9,
+                    (int)p->traced_holds, mt_plural(p->traced_holds));
     } else if (tp.multi_rank) {
         fprintf(out, "comm       regenerated (--comm regenerate): the plan's collectives replace the trace's\n"
                      "           trace: %s\n", line);

@@ -183,6 +183,9 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
         so.host = run->host;
         so.fresh = fresh_network;
         so.fresh_ctx = run;
+        const trace *t = run->prog->trace;
+        if (run->prog->plan.comm == MT_COMM_TRACED && t && t->dist.backend && !strcmp(t->dist.backend, "gloo"))
+            so.coll_lanes = 2; /* the traced job's own collectives, as its gloo ran them */
         if (!so.no_fold && run->on_link) so.no_fold = "link loads are recorded";
         rc = mt_simulate(run->prog, &run->net, run->e, &so, &run->res, err);
     }

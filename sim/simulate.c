@@ -58,7 +58,7 @@ typedef struct group {
     int64_t qcap;
     int32_t base, len;       /* instances base .. base+len-1 are in q[0 .. len) */
     int32_t next;            /* next instance to start */
-    int busy;
+    int busy;                /* instances running (at most the run's coll_lanes) */
     mt_time_ps *fin;         /* folded runs: finish time of each instance so far */
     int64_t fincap;
     int32_t nfin;
@@ -437,7 +437,8 @@ static void coll_done(void *ctx);
 
 static void try_start(runner *r, int kind, int32_t gid) {
     group *G = &r->groups[kind][gid];
-    while (!G->busy && G->next < G->base + G->len) {
+    int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
+    while (G->busy < lanes && G->next < G->base + G->len) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
@@ -451,7 +452,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         }
         int32_t k = G->next;
         *c = (collref){r, kind, gid, k};
-        G->busy = 1;
+        G->busy++;
         I->started = 1;
         I->start_ps = mt_sched_now(r->sched);
         G->next++;
@@ -502,7 +503,7 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     const mt_task *task = I->task;
     if (r->fold) fold_check_coll(r, kind, gid, now);
     I->done = 1;
-    G->busy = 0;
+    G->busy--;
     mt_collexec_free(I->x);
     I->x = NULL;
     if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
@@ -861,6 +862,14 @@ static void advance(runner *r, vgpu *g) {
             g->wait_keep = k->keep;
             g->wait_since = now;
             return;
+        case MT_TASK_HOLD: /* a wait the trace measured, carried as it was: waiting for the peer */
+            g->pc++;
+            if (k->dur_ps <= 0) break;
+            g->bubble += k->dur_ps;
+            if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_BUBBLE, k, now, now + k->dur_ps);
+            if (!mt_engine_at(r->e, now + k->dur_ps, ev_advance, r, (uint64_t)g->rank))
+                fail(r, MT_ENOMEM, "out of memory scheduling a measured wait");
+            return;
         case MT_TASK_MB_BEGIN:
             if (++g->live > g->peak_live) {
                 g->peak_live = g->live;
@@ -900,6 +909,7 @@ static const char *task_name(mt_task_kind k) {
     case MT_TASK_RECV: return "pipeline data";
     case MT_TASK_WAIT_COMM: return "its data-parallel buckets";
     case MT_TASK_WAIT_GROUP: return "a group's collectives";
+    case MT_TASK_HOLD: return "a measured wait";
     default: return "a micro-batch mark";
     }
 }

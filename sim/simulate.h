@@ -112,6 +112,10 @@ typedef struct mt_sim_opts {
     const char *no_netfold;
     mt_sim_fresh_fn fresh;
     void *fresh_ctx;
+    /* Collectives one group runs at once, in issue order (<= 1: one at a time, as on one NCCL
+     * stream; 2: gloo's ProcessGroupGloo and its two worker threads, the default of
+     * ProcessGroupGloo::Options::threads). Concurrent ones share the links. */
+    int32_t coll_lanes;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);

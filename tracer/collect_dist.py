@@ -12,8 +12,9 @@ rank 0's own times.  Workloads:
              --micro-batches: every forward with dist.send of its output to the next rank, then
              every backward with dist.send of its input's gradient to the previous rank;
              meta.json records the bytes rank 0 sends per micro-batch;
-  embedding  dlrm-tiny with its tables sharded table-wise, moe  moe-tiny with its experts split
-             over the ranks: the all-to-all jobs, in sparse_dist.py;
+  embedding  dlrm-tiny with its tables sharded table-wise, moe  moe-tiny (or mixtral-, deepseek-,
+             hash-moe-, bmm-moe-tiny) with its experts split over the ranks: the all-to-all jobs,
+             in sparse_dist.py;
   zero1      DistributedDataParallel of --model stepped by torch.distributed.optim.
              ZeroRedundancyOptimizer (ZeRO-1, parameters_as_bucket_view=True): DDP all-reduces
              every gradient, each rank steps the optimizer on its shard of the parameters (its

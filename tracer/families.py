@@ -181,18 +181,22 @@ def _modules():
             self.w_out = nn.Parameter(torch.randn(experts, f, d) * f ** -0.5)
             self.last_tokens = []
 
-        def forward(self, x):
-            b, s, d = x.shape
-            flat = x.reshape(-1, d)
-            n = flat.shape[0]
-            cap = int(math.ceil(self.factor * n / self.E))
+        def route(self, flat):
+            """(capacity, gate, kept tokens, their slots in the [E x capacity] buffer)."""
+            cap = int(math.ceil(self.factor * flat.shape[0] / self.E))
             probs = F.softmax(self.router(flat), dim=-1)
             gate, expert = probs.max(dim=-1)
             onehot = F.one_hot(expert, self.E)
             pos = (torch.cumsum(onehot, dim=0) * onehot).sum(dim=-1) - 1  # place of the token in its expert
             keep = pos < cap
-            slot = (expert * cap + pos)[keep]
             self.last_tokens = [int(v) for v in onehot[keep].sum(dim=0)]
+            return cap, gate, keep, (expert * cap + pos)[keep]
+
+        def forward(self, x):
+            b, s, d = x.shape
+            flat = x.reshape(-1, d)
+            n = flat.shape[0]
+            cap, gate, keep, slot = self.route(flat)
             buf = flat.new_zeros(self.E * cap, d).index_copy(0, slot, flat[keep])
             h = torch.bmm(buf.view(self.E, cap, d), self.w_in)
             h = torch.bmm(F.gelu(h), self.w_out).view(self.E * cap, d)

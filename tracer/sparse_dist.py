@@ -1,12 +1,14 @@
 """The multi-process jobs of collect.py --dist whose ranks talk by all-to-all (torch.distributed,
 gloo, CPU; collect_dist.py runs them):
 
-  moe        moe-tiny, mixtral-tiny or deepseek-tiny with its experts split over the ranks (rank r holds experts
-             [r*E/W, (r+1)*E/W)) and every other parameter data parallel (DDP, the experts
-             left out of it). Per MoE layer and direction: an all-to-all of the tokens per expert
-             (ints), an all-to-all dispatching each token to its experts' rank and one combining
-             the results back (uneven splits: what the router chose), in forward and, for their
-             gradients, in backward;
+  moe        moe-tiny, mixtral-tiny, deepseek-tiny, hash-moe-tiny or bmm-moe-tiny with its experts split
+             over the ranks (rank r holds experts [r*E/W, (r+1)*E/W)) and every other parameter
+             data parallel (DDP, the experts left out of it). Per MoE layer and direction, looped
+             experts: an all-to-all of the tokens per expert (ints), an all-to-all dispatching each
+             token to its experts' rank and one combining the results back (uneven splits: what the
+             router chose), in forward and, for their gradients, in backward; bmm-moe-tiny (GShard's
+             layout): its [E, C, d] capacity buffer all-to-all'd in equal splits (each rank the
+             rows of its experts), the local experts' two bmm over [W x C] rows, and back;
   embedding  dlrm-tiny with its tables split table-wise (table t on rank t % W): an all-to-all
              of the ids, the local lookups for every rank's samples, an all-to-all of the pooled
              vectors back (and of their gradients in backward), the dense part (bottom MLP,
@@ -55,6 +57,8 @@ def _routes(moe, flat):
     import torch.nn.functional as F
     if hasattr(moe, "router"):
         return moe.router(flat)
+    if hasattr(moe, "route"):  # hash-moe-tiny: expert = hash of the token id (the model set route), gate 1
+        return [((moe.route == e).nonzero().squeeze(1), None) for e in range(len(moe.experts))]
     if hasattr(moe, "gate"):  # Mixtral
         w = F.softmax(moe.gate(flat), dim=1, dtype=torch.float)
         w, sel = torch.topk(w, moe.top_k, dim=-1)
@@ -69,18 +73,57 @@ def _routes(moe, flat):
 
 
 def _moe_modules(model):
-    """The MoE layers of a built-in model: moe-tiny's blocks[i].moe, the families' layers[i].mlp."""
+    """The MoE layers of a built-in model: moe-tiny's blocks[i].moe, the families' layers[i].mlp
+    (mixtral, deepseek) or h[i].mlp (bmm-moe; hash-moe under .gpt)."""
     if hasattr(model, "blocks"):
         return [b.moe for b in model.blocks]
-    return [l.mlp for l in getattr(model, "layers", []) if hasattr(l.mlp, "experts")]
+    model = getattr(model, "gpt", model)
+    blocks = getattr(model, "layers", None) or getattr(model, "h", [])
+    return [b.mlp for b in blocks if hasattr(b.mlp, "experts") or hasattr(b.mlp, "w_in")]
+
+
+def _bmm_forward(W, per, AllToAll, sent):
+    """bmm-moe-tiny's forward with the experts split (GShard): the router and capacity as the model
+    has them, the [E x C, d] buffer sent in equal splits (rank p gets the C rows of each of its
+    experts from every rank), the local [per, d, f] and [per, f, d] weights run by two bmm over
+    [W x C] rows each, the result sent back."""
+    import torch
+    import torch.nn.functional as F
+
+    def forward(moe, x):
+        b, s, d = x.shape
+        flat = x.reshape(-1, d)
+        n = flat.shape[0]
+        cap, gate, keep, slot = moe.route(flat)  # the model's own router and capacity
+        buf = flat.new_zeros(moe.E * cap, d).index_copy(0, slot, flat[keep])
+        recv = AllToAll.apply(buf, None, None)  # [W, per, cap, d]: every rank's rows for my experts
+        sent.append(int(buf.shape[0]))
+        h = recv.view(W, per, cap, d).transpose(0, 1).reshape(per, W * cap, d)
+        h = torch.bmm(F.gelu(torch.bmm(h, moe.w_in)), moe.w_out)
+        h = h.view(per, W, cap, d).transpose(0, 1).reshape(W * per * cap, d)
+        h = AllToAll.apply(h, None, None)  # back to the ranks the rows came from, in buf's order
+        out = flat.new_zeros(n, d)
+        out[keep] = h[slot] * gate[keep].unsqueeze(-1).to(x.dtype)
+        return out.view(b, s, d)
+
+    return forward
+
+
+MOE_MODELS = ("moe-tiny", "mixtral-tiny", "deepseek-tiny", "hash-moe-tiny", "bmm-moe-tiny")
+
+
+def _annotated(moe, x, forward):
+    """hash-moe-tiny's layer inside record_function("mitosis.moe"), as the model writes it."""
+    import torch
+    with torch.autograd.profiler.record_function("mitosis.moe"):
+        return forward(moe, x)
 
 
 def moe_workload(args, rank, device, dtype):
     import torch
     import torch.distributed as dist
-    if args.model not in ("moe-tiny", "mixtral-tiny", "deepseek-tiny"):
-        C.fail("--dist moe splits the looped experts of moe-tiny, mixtral-tiny or deepseek-tiny (got --model %s)"
-               % args.model)
+    if args.model not in MOE_MODELS:
+        C.fail("--dist moe splits the experts of %s (got --model %s)" % (", ".join(MOE_MODELS), args.model))
     W, E = args.world, args.experts
     if E % W:
         C.fail("--dist moe needs --experts divisible by --world (%d experts, %d ranks)" % (E, W))
@@ -104,29 +147,48 @@ def moe_workload(args, rank, device, dtype):
         got = got.view(W, per).tolist()
         out_splits = [sum(g) for g in got]
         tok = torch.cat([t for t, _ in routes])
-        gate = torch.cat([g for _, g in routes])
+        gate = None if routes[0][1] is None else torch.cat([g for _, g in routes])
         recv = AllToAll.apply(flat.index_select(0, tok), out_splits, in_splits)
         sent.append(int(tok.numel()))
         ys, row = [], 0
         for p in range(W):  # from each rank, its tokens grouped by my experts
             for j, e in enumerate(mine):
                 n = got[p][j]
-                ys.append(moe.experts[e](recv[row:row + n]))
+                ys.append(expert(moe, e, recv[row:row + n]))
                 row += n
         back = AllToAll.apply(torch.cat(ys), in_splits, out_splits)
-        out = torch.zeros_like(flat).index_add(0, tok, back * gate.unsqueeze(1)).reshape(shape)
+        out = torch.zeros_like(flat).index_add(0, tok, back if gate is None else back * gate.unsqueeze(1))
+        out = out.reshape(shape)
         if hasattr(moe, "shared_experts"):  # DeepSeek: the shared experts, dense (data parallel)
             out = out + moe.shared_experts(x)
         return out
 
+    def expert(moe, e, rows):
+        if not hasattr(moe, "label"):
+            return moe.experts[e](rows)
+        with torch.autograd.profiler.record_function(moe.label):  # hash-moe-tiny: what the user annotated
+            return moe.experts[e](rows)
+
+    bmm = _bmm_forward(W, per, AllToAll, sent)
     for moe in _moe_modules(model):
-        moe.forward = types.MethodType(forward, moe)
-    skip = [n for n, _ in model.named_parameters() if ".experts." in n]  # each on its own rank
+        if hasattr(moe, "w_in"):  # stacked experts: this rank keeps its slice of the [E, ...] weights
+            moe.w_in = torch.nn.Parameter(moe.w_in.detach()[mine.start:mine.stop].clone())
+            moe.w_out = torch.nn.Parameter(moe.w_out.detach()[mine.start:mine.stop].clone())
+            moe.forward = types.MethodType(bmm, moe)
+        elif hasattr(moe, "label"):
+            moe.forward = types.MethodType(lambda m, x, f=forward: _annotated(m, x, f), moe)
+        else:
+            moe.forward = types.MethodType(forward, moe)
+
+    def is_expert(n):
+        return ".experts." in n or n.endswith(".w_in") or n.endswith(".w_out")
+
+    skip = [n for n, _ in model.named_parameters() if is_expert(n)]  # each on its own rank
     skip += [n for n, b in model.named_buffers() if not b.is_floating_point()]  # the causal masks
     torch.nn.parallel.DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, skip)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     params = [p for n, p in model.named_parameters()
-              if ".experts." not in n or int(n.split(".experts.")[1].split(".")[0]) in mine]
+              if ".experts." not in n or int(n.split(".experts.")[1].split(".")[0]) in mine]  # w_in/w_out: sliced
     opt = C.make_optimizer(args.optimizer, params)
 
     done = [0]

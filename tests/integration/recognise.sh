@@ -19,7 +19,9 @@
 #  - --ep's parameter bytes per GPU = dense + expert bytes / ep, the expert bytes from meta.json's sizes;
 #  - --tp 4 on llama-tiny (2 K/V heads) refused naming them, the largest fitting --tp 2;
 #  - --ep (2 and E), --tp 2, --embedding-shard simulate with exit 0 and a step within 0.2x..5x of the
-#    same trace on one GPU.
+#    same trace on one GPU: --tp 2 on every family, --embedding-shard table on every family with a
+#    token embedding and on torchrec's bags, --ep on every MoE family; --ep on a model without MoE
+#    layers and --embedding-shard on one without tables (vit) refused in one line, exit 2.
 # Usage: bash recognise.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: recognise.sh MITOSIS}
@@ -145,12 +147,12 @@ for x in moe:
 step_of() { sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p' "$1" | head -1; }
 sim() { # name trace args...
   local name=$1 t=$2; shift 2
-  "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one.txt" 2>&1
+  [ -f "$tmp/one-$t.txt" ] || "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one-$t.txt" 2>&1 # once per trace
   if ! "$bin" simulate "$tr/$t" "$@" >"$tmp/sim.txt" 2>&1; then
     echo "FAIL: $name exits non-zero"; cat "$tmp/sim.txt"; fails=$((fails + 1)); return
   fi
   local one s
-  one=$(step_of "$tmp/one.txt"); s=$(step_of "$tmp/sim.txt")
+  one=$(step_of "$tmp/one-$t.txt"); s=$(step_of "$tmp/sim.txt")
   check "$name: step $s ms vs $one ms on one GPU" "awk -v s='$s' -v o='$one' 'BEGIN{exit !(s > 0 && o > 0 && s > 0.2 * o && s < 5 * o)}'"
 }
 sim "mixtral --ep 2" cpu-mixtral-tiny-b4 --gpus 2 --ep 2
@@ -169,6 +171,26 @@ check "hash-moe (own label) --ep 2 without --moe-pattern: refused in one line na
   "'$bin' simulate '$tr/cpu-hash-moe-label-b4' --gpus 2 --ep 2 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q -- --moe-pattern '$tmp/e'"
 sim "torchrec --embedding-shard table" cpu-torchrec-tiny-b16 --gpus 4 --embedding-shard table
 sim "torchrec --embedding-shard row" cpu-torchrec-tiny-b16 --gpus 2 --embedding-shard row
+# every family under every sharding flag (issue 32's "runs on them"): the ones not above run with a step
+# near one GPU's; a family without the thing a flag splits is refused in one line, exit 2, naming it
+sim "deepseek --tp 2" cpu-deepseek-tiny-b4 --gpus 2 --tp 2
+sim "bmm-moe --tp 2" cpu-bmm-moe-tiny-b4 --gpus 2 --tp 2
+sim "hash-moe --tp 2" cpu-hash-moe-tiny-b4 --gpus 2 --tp 2
+sim "torchrec --tp 2" cpu-torchrec-tiny-b16 --gpus 2 --tp 2
+for f in llama-tiny mixtral-tiny deepseek-tiny bmm-moe-tiny hash-moe-tiny; do # their token embedding is a table
+  sim "${f%-tiny} --embedding-shard table" "cpu-$f-b4" --gpus 2 --embedding-shard table
+done
+refused() { # name trace stderr-pattern args...
+  local name=$1 t=$2 pat=$3; shift 3
+  "$bin" simulate "$tr/$t" "$@" >"$tmp/o" 2>"$tmp/e"
+  local rc=$?
+  check "$name: refused in one line, exit 2" "[ $rc -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q -- '$pat' '$tmp/e'"
+}
+refused "llama --ep 2 (no MoE)" cpu-llama-tiny-b4 "mixture-of-experts" --gpus 2 --ep 2
+refused "vit --ep 2 (no MoE)" cpu-vit-tiny-b4 "mixture-of-experts" --gpus 2 --ep 2
+refused "torchrec --ep 2 (no MoE)" cpu-torchrec-tiny-b16 "mixture-of-experts" --gpus 2 --ep 2
+refused "vit --embedding-shard table (no table)" cpu-vit-tiny-b4 "embedding tables" --gpus 2 --embedding-shard table
+
 # EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
 "$bin" simulate "$tr/cpu-bmm-moe-tiny-b4" --gpus 2 --ep 2 --json >"$tmp/ep.json" 2>/dev/null
 check "bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)" \

@@ -167,6 +167,8 @@ static mt_topo *topo_for(const char *spec, double bw, double lat_ns) {
     return topo;
 }
 
+static int32_t g_lanes; /* mt_sim_opts.coll_lanes of the runs below (0: one at a time) */
+
 /* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
  * program before the run; sc (optional) is a what-if scenario bound to the program; on_span
  * (optional) observes the spans. */
@@ -185,6 +187,7 @@ static run_out run_plan_obs(const trace *t, mt_plan pl, const char *spec, double
     mt_sim_opts_init(&so);
     so.on_span = on_span;
     so.span_ctx = span_ctx;
+    so.coll_lanes = g_lanes;
     if (sc) {
         assert_int_equal(mt_scenario_bind(sc, o.prog, t, NULL, &err), MT_OK);
         assert_int_equal(mt_scenario_apply_network(sc, &net, topo, &err), MT_OK);
@@ -398,6 +401,55 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
         run_free(&f);
         run_free(&q);
         run_free(&o);
+    }
+    mt_trace_free(t);
+}
+
+/* Stage 0 becomes: two non-blocking all-reduces of g_ar_bytes on the DP group, then WAIT_COMM. */
+static double g_ar_bytes;
+static void two_async_allreduces(mt_program *p) {
+    mt_stage_program *sp = &p->stages[0];
+    assert_true(sp->n_tasks >= 3);
+    for (int i = 0; i < 3; i++) {
+        mt_task *k = &sp->tasks[i];
+        memset(k, 0, sizeof *k);
+        k->mb = k->layer = k->traced = k->moe_layer = -1;
+        k->kind = i < 2 ? MT_TASK_COLL : MT_TASK_WAIT_COMM;
+        k->group = MT_GROUP_DP;
+        k->coll = MT_COLL_ALLREDUCE;
+        k->bytes = g_ar_bytes;
+    }
+    sp->n_tasks = 3;
+    sp->compute_ps = 0;
+}
+
+/* coll_lanes (gloo's two worker threads): a group runs two collectives at once. Latency-bound, the
+ * pair takes one all-reduce's time (one at a time: two); bandwidth-bound they share the links and
+ * take two all-reduces' time either way (within the flow model's rounding). */
+static void test_coll_lanes(void **state) {
+    (void)state;
+    trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
+    mt_plan p = plan_for(2);
+    p.dp_mode = MT_DP_SYNC;
+    struct { double bytes, bw, lat; int latency_bound; } c[] = {{8, 1e15, 50000, 1}, {64e6, 1e9, 0, 0}};
+    for (int i = 0; i < 2; i++) {
+        g_ar_bytes = c[i].bytes;
+        double ar = coll_time_s("switch:2", c[i].bw, c[i].lat, MT_COLL_ALLREDUCE, 2, c[i].bytes);
+        assert_true(ar > 0);
+        g_lanes = 0;
+        run_out one = run_plan(t, p, "switch:2", c[i].bw, c[i].lat, two_async_allreduces);
+        g_lanes = 2;
+        run_out two = run_plan(t, p, "switch:2", c[i].bw, c[i].lat, two_async_allreduces);
+        g_lanes = 0;
+        assert_int_equal(one.rc, MT_OK);
+        assert_int_equal(two.rc, MT_OK);
+        assert_int_equal(two.res->collectives, 2);
+        assert_true(fabs(sec(one.res->step_ps) - 2 * ar) <= 1e-3 * ar);
+        if (c[i].latency_bound) assert_true(fabs(sec(two.res->step_ps) - ar) <= 1e-3 * ar);
+        else assert_true(fabs(sec(two.res->step_ps) - 2 * ar) <= 1e-2 * ar);
+        assert_breakdown(two.res);
+        run_free(&one);
+        run_free(&two);
     }
     mt_trace_free(t);
 }
@@ -1173,6 +1225,7 @@ int main(void) {
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_single_gpu),
         cmocka_unit_test(test_dp_equals_compute_plus_allreduce),
+        cmocka_unit_test(test_coll_lanes),
         cmocka_unit_test(test_gpipe_bubble_and_1f1b),
         cmocka_unit_test(test_pipeline_sends_activation_bytes),
         cmocka_unit_test(test_pipeline_sends_queue_per_connection),

@@ -1,0 +1,57 @@
+"""collect.py --dist moe's expert split (tracer/sparse_dist.py) against the unsplit model: 2 gloo
+processes, each builds MODEL, keeps an unsplit copy with the same weights, splits the other as
+moe_workload does (experts over the ranks, all-to-all dispatch and combine; bmm-moe-tiny: slices of
+the stacked weights and equal-split capacity buffers) and runs both on its own inputs: the loss and
+every dense parameter's gradient must agree (a dense parameter sees only this rank's tokens; the
+experts' gradients hold both ranks' tokens and are left out).
+usage: moe_split.py TRACER_DIR MODEL OUT_PREFIX   (exit 1 when they differ)"""
+import copy, os, sys
+sys.path.insert(0, sys.argv[1])
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def run(rank, model_name, port, out):
+    import collect as C
+    import sparse_dist
+    os.environ["MASTER_ADDR"] = "127.0.0.1"; os.environ["MASTER_PORT"] = str(port)
+    args = C.parse_args(["--model", model_name, "--batch", "2", "--layers", "2", "--hidden", "32", "--heads", "2",
+                         "--experts", "4", "--seq-len", "8", "--vocab", "64", "--threads", "1", "--warmup", "0",
+                         "--steps", "1", "--capacity-factor", "2.0", "--world", "2", "--dist", "moe", "-o", out + ".unused"])
+    device, dtype = C.setup_torch(args)
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    ref, ids, loss_fn, _, _ = C.build_workload(args, device, dtype, seed=args.seed + rank)
+    ref = copy.deepcopy(ref)
+    real = C.build_workload
+
+    def same_weights(*a, **k):  # the model moe_workload splits starts from ref's weights
+        r = real(*a, **k)
+        r[0].load_state_dict(ref.state_dict())
+        return r
+    C.build_workload = same_weights
+    captured = {}
+    real_ddp = torch.nn.parallel.DistributedDataParallel
+    class DDP(real_ddp):
+        def __init__(self, model, *a, **k):
+            captured["m"] = model
+            super().__init__(model, *a, **k)
+    torch.nn.parallel.DistributedDataParallel = DDP
+    sparse_dist.moe_workload(args, rank, device, dtype)
+    m = captured["m"]
+    ls = loss_fn(m(ids)); ls.backward()
+    lr = loss_fn(ref(ids)); lr.backward()
+    bad = abs(ls.item() - lr.item()) > 1e-5 * abs(lr.item())
+    gr = dict(ref.named_parameters())
+    for n, p in m.named_parameters():
+        if p.grad is None or n.endswith((".w_in", ".w_out")) or ".experts." in n:
+            continue
+        if not torch.allclose(p.grad, gr[n].grad, rtol=1e-4, atol=1e-6):
+            bad = True
+            print("rank %d: %s differs" % (rank, n))
+    open(out + ".%d" % rank, "w").write("%s %.7f %.7f\n" % ("BAD" if bad else "OK", ls.item(), lr.item()))
+    dist.destroy_process_group(); os._exit(0)
+
+if __name__ == "__main__":
+    out = sys.argv[3]
+    mp.spawn(run, args=(sys.argv[2], 29650 + os.getpid() % 300, out), nprocs=2)
+    lines = [open(out + ".%d" % r).read().strip() for r in (0, 1)]
+    print(sys.argv[2], *lines)
+    sys.exit(0 if all(l.startswith("OK") for l in lines) else 1)
