@@ -223,13 +223,13 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
 
 /* 1 when the run is the trace as it ran (report/replay.h's invariant): one GPU for a single-rank
  * trace, the traced world size with its own collectives for a rank of a multi-rank job; traced
- * batch, GPU and operator times, no what-if. */
+ * batch, GPU and operator times, no what-if, the traced blocks (no --blocks). */
 static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_simulation *s) {
     const mt_plan *pl = &s->run.prog->plan;
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
     int32_t world = tp.multi_rank ? tp.world_size : 1;
-    return !s->has_base && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && c->op_scale == 1 &&
+    return !s->has_base && !c->blocks && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && c->op_scale == 1 &&
            c->host_scale == 1 && pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
            pl->micro_batches == 1 && (!tp.multi_rank || pl->comm == MT_COMM_TRACED);
 }
