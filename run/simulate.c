@@ -1,10 +1,13 @@
 /* run/simulate.c — see simulate.h. */
 #include "run/simulate.h"
 
+#include "extrapolate/blocks.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "extrapolate/blocks.h"
 #include "extrapolate/traced.h"
 #include "report/chakra.h"
 #include "report/csvout.h"
@@ -276,6 +279,11 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
         .replay = &s->replay, .commfit = &in->commfit,
     };
+    if (in->traced) {
+        mt_blocks b;
+        mt_blocks_find(in->traced, &b);
+        sum.blocks = c->blocks, sum.traced_blocks = b.count;
+    }
     const char *w[3] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning};
     for (int k = 0; k < 3; k++)
         if (w[k] && *w[k]) sum.warnings[sum.n_warnings++] = w[k];
