@@ -13,7 +13,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WHOLE=${2:-$ROOT/traces/cpu-gpt-l8-b4}
 SLICE=${3:-$ROOT/traces/cpu-gpt-l2-b4}
 N=${4:-8}
-python3 "$ROOT/bench/blocks.py" "$BIN" "$WHOLE" "$SLICE" "$N" --tol "${TOL:-3}" --mem-tol "${MEM_TOL:-100}"
+python3 "$ROOT/bench/blocks.py" "$BIN" "$WHOLE" "$SLICE" "$N" --tol "${TOL:-3}" --mem-tol "${MEM_TOL:-100}" --worst-tol "${MEM_TOL:-100}"
 rc=$?
 # the 1-GPU prediction calibrated to the slice's own measured step (meta.json), against the whole
 # model's measured step
