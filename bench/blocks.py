@@ -6,6 +6,7 @@ and traffic, and the whole model's measured step (meta.json). Used by bench/bloc
 and tests/integration/blocks.sh (the bounds).
 
 usage: blocks.py MITOSIS WHOLE SLICE N [--tol PCT] [--mem-tol PCT] [--worst-tol PCT] [--plans 'P1;P2;...']
+                 [--flags 'FLAGS']   (FLAGS: given to every run of both, e.g. --calibrate)
 Exit 1 when a plan's step differs by more than --tol %, the parameters, gradients and optimizer state
 summed over the GPUs by more than --mem-tol %, or the worst GPU's parameters, optimizer state,
 activations or traffic by more than --worst-tol %; 2 on a failed run.
@@ -45,7 +46,7 @@ def pct(a, b):
 
 
 def main(argv):
-    args, opts = [], {"--tol": "3", "--mem-tol": "1", "--worst-tol": "1", "--plans": ";".join(PLANS)}
+    args, opts = [], {"--tol": "3", "--mem-tol": "1", "--worst-tol": "1", "--plans": ";".join(PLANS), "--flags": ""}
     it = iter(argv[1:])
     for a in it:
         if a in opts:
@@ -61,8 +62,9 @@ def main(argv):
                                                               "measured"))
     bad = 0
     for plan in [p for p in opts["--plans"].split(";") if p.strip()]:
-        a = run(binary, whole, plan, [])
-        b = run(binary, slc, plan, ["--blocks", n])
+        extra = opts["--flags"].split()
+        a = run(binary, whole, plan, extra)
+        b = run(binary, slc, plan, extra + ["--blocks", n])
         e = pct(b["step_ms"], a["step_ms"])
         m = {k: pct(worst(b, k), worst(a, k)) for k in PARTS + ("traffic",)}
         st = pct(total(b), total(a))
