@@ -61,6 +61,11 @@ static int32_t map_tensor(const rep *r, int32_t x, int32_t c) {
     return r->tnew[x];
 }
 
+/* The tensor of op o's use q (inputs, then outputs). */
+static int32_t ref_tensor(const trace *t, const trace_op *o, int32_t q) {
+    return t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
+}
+
 static int64_t shift_id(int64_t id, int32_t c, int64_t off) { return c >= 0 && id >= 0 ? id + (c + 1) * off : id; }
 
 static int64_t slot_ns(const trace *t, int32_t i) {
@@ -77,7 +82,7 @@ static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
     const trace *t = r->t;
     int32_t j = PENDING;
     for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
-        int32_t x = t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
+        int32_t x = ref_tensor(t, o, q);
         if (x < 0 || t->tensors[x].first_op == i || r->tb[x] == PENDING) continue;
         if (r->tb[x] == NONE) {
             if (is_state(t->tensors[x].role)) return NONE;
@@ -99,7 +104,7 @@ static void own(rep *r) {
         else r->ob[i] = o->layer >= 0 ? NONE : vote(r, o, i);
         if (r->ob[i] == PENDING) continue; /* its tensors wait for it */
         for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
-            int32_t x = t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
+            int32_t x = ref_tensor(t, o, q);
             if (x >= 0 && t->tensors[x].first_op == i) r->tb[x] = r->ob[i];
         }
     }
@@ -206,7 +211,7 @@ static mt_status sequence(rep *r, int64_t n_new) {
         const trace_op *o = &t->ops[i];
         if (r->onew[i] < 0) continue;
         for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
-            int32_t x = t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
+            int32_t x = ref_tensor(t, o, q);
             if (x >= 0) read[x] = 1;
         }
     }

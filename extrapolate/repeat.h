@@ -6,9 +6,11 @@
  * What belongs to block j: every op of its layers (forward and backward), and an op of no layer
  * (AccumulateGrad, the optimizer's per-parameter ops) whose weights, gradients, optimizer state
  * and block-made tensors all belong to block j; a tensor belongs to the block of the first op
- * using it. An op of no layer touching no tensor of any block (Adam's step counter) takes the block
- * of the next optimizer op; an op touching several blocks (a foreach optimizer op, a bucket's
- * collective) belongs to none and is kept once, unchanged.
+ * using it. An op of no layer that no tensor places takes, in the optimizer, the block of the next
+ * optimizer op (Adam's step counter), in backward the block of the backward op before it (an
+ * AccumulateGrad making its gradient inside it runs right after the op that made the gradient);
+ * an op touching several blocks (a foreach optimizer op, a bucket's collective) belongs to none
+ * and is kept once, unchanged.
  * N > k: copy c (0 <= c < N - k) repeats block c mod k (the traced blocks in turn, so a slow block
  * is not repeated N - k times): its forward (and optimizer, other) ops right after the last block's,
  * its backward ops just before the last block's (copies in reverse), each with new op ids, layers,
