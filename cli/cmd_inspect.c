@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "extrapolate/repeat.h"
 #include "report/progress.h"
 #include "report/recognised.h"
 #include "report/tracesum.h"
@@ -18,6 +19,7 @@ typedef struct inspect_cli {
     const char *paths[MAX_PATHS];
     int n_paths;
     int as_json, list_ops, unknown_ops;
+    int32_t blocks;
     trace_load_opts opts;
 } inspect_cli;
 
@@ -31,6 +33,9 @@ static const mt_flag FLAGS[] = {
      "(default: the step the Execution Trace covers, else the last one)", .lo = 0, .hi = 1 << 30},
     {"--moe-pattern", MT_FLAG_STRING, IN(opts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
      "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
+    {"--blocks", MT_FLAG_INT, IN(blocks), "N", "the trace with its repeating block repeated or cut to N, as simulate "
+     "--blocks N predicts it (docs/blocks.md): its layers, parameters, tensors and times", .lo = 1,
+     .hi = MT_REPEAT_MAX_BLOCKS},
     {"--ops", MT_FLAG_SWITCH, IN(list_ops), NULL, "also list every operator (phase, layer, device time, kernels)"},
     {"--unknown-ops", MT_FLAG_SWITCH, IN(unknown_ops), NULL, "also list ops the performance model has no formula "
      "for (their time scales with the bytes of their tensors); JSON key unknown_ops"},
@@ -40,7 +45,7 @@ static const mt_flag_table TABLE = MT_FLAG_TABLE("Options", FLAGS);
 static const mt_flag_table *const TABLES[] = {&TABLE, NULL};
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--moe-pattern GLOB] [--ops] [--unknown-ops]\n\n"
+    fprintf(out, "usage: mitosis inspect TRACE [TRACE2] [--json] [--step N] [--moe-pattern GLOB] [--blocks N] [--ops] [--unknown-ops]\n\n"
                  "TRACE is a directory holding a Kineto + Execution Trace pair (or a TrioSim\n"
                  "trace.csv + tensor.csv pair), or the files themselves (.json or .json.gz; formats\n"
                  "are detected by content).\n\n");
@@ -91,6 +96,16 @@ int cmd_inspect(int argc, char **argv) {
     mt_progress_end(&bar);
     if (rc != MT_OK) return mt_cli_fail("inspect", &err);
     double measured = measured_ms(c.paths[0], t);
+    trace *traced = NULL; /* with --blocks: the loaded trace, whose pool the repeated one uses */
+    if (c.blocks > 0) {
+        trace *rep = NULL;
+        if (mt_blocks_repeat(t, c.blocks, &rep, &err) != MT_OK) {
+            mt_trace_free(t);
+            return mt_cli_fail("inspect", &err);
+        }
+        traced = t, t = rep;
+        measured = 0; /* measured for the traced model, not this one */
+    }
     if (c.as_json) {
         json_t *o = mt_tracesum_json(t, measured);
         json_t *rec = mt_recognised_json(t, &err);
@@ -101,11 +116,13 @@ int cmd_inspect(int argc, char **argv) {
         mt_tracesum_print(stdout, t, c.list_ops, measured);
         if (mt_recognised_print(stdout, t, &err) != MT_OK) {
             mt_trace_free(t);
+            mt_trace_free(traced);
             return mt_cli_fail("inspect", &err);
         }
         if (c.unknown_ops) mt_tracesum_print_unknown_ops(stdout, t);
     }
     mt_cli_warn_trace("inspect", t);
     mt_trace_free(t);
+    mt_trace_free(traced);
     return 0;
 }

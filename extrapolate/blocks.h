@@ -10,8 +10,7 @@
  * Costs: O(L^2 x L / p) comparisons over the trace's L layers, L capped at MT_BLOCKS_MAX_LAYERS
  * (a longer trace is searched in its first MT_BLOCKS_MAX_LAYERS layers); no allocation.
  *
- * `simulate --blocks N` (predict a model of N blocks from a slice) is not built yet: it refuses in
- * one line (mt_blocks_check), and inspect shows what it would repeat.
+ * `--blocks N` repeats or cuts this block (extrapolate/repeat.h); inspect shows it.
  */
 #ifndef MT_EXTRAPOLATE_BLOCKS_H
 #define MT_EXTRAPOLATE_BLOCKS_H

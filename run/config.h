@@ -41,6 +41,8 @@ typedef struct mt_run_config {
     const char *paths[MT_RUN_MAX_PATHS]; /* a folder, or its files */
     int n_paths;
     trace_load_opts topts;
+    int32_t blocks;            /* --blocks N: the trace's repeating block repeated or cut to N before
+                                * the plan (extrapolate/repeat.h); 0 as traced */
     /* the plan */
     mt_plan plan;              /* sizes as given (0 = not given), unresolved */
     int strategy;              /* mt_strategy */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "extrapolate/repeat.h"
 #include "extrapolate/sparseplans.h"
 #include "netmodels/netcfg.h"
 
@@ -201,6 +202,9 @@ const mt_flag_table MT_RUN_HOST_FLAGS = MT_FLAG_TABLE("Host (CPU) side and calib
 static const mt_flag TRACE[] = {
     {"--step", MT_FLAG_INT, CFG(topts.step), "N", "which ProfilerStep of the trace (see mitosis inspect)", .lo = 0,
      .hi = 1 << 30},
+    {"--blocks", MT_FLAG_INT, CFG(blocks), "N", "predict the model of N blocks from a slice: the trace's repeating "
+     "block (mitosis inspect shows it) repeated or cut to N, with its parameters, gradients, optimizer state, "
+     "activations and operators, before the plan is applied (docs/blocks.md)", .lo = 1, .hi = MT_REPEAT_MAX_BLOCKS},
     {"--moe-pattern", MT_FLAG_STRING, CFG(topts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
      "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
 };

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "extrapolate/repeat.h"
 #include "report/progress.h"
 #include "run/calibrate.h"
 #include "run/commfit.h"
@@ -35,8 +36,21 @@ mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, 
     in->borrowed = 1;
     mt_status rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
+    if (rc == MT_OK && c->blocks > 0) {
+        /* the measured step is the traced model's: calibrate on it (asked for, or a GPU trace's by
+         * default: run/calibrate.h), then repeat the blocks */
+        {
+            rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
+            if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
+            mt_perfmodel_free(in->pm);
+            in->pm = NULL;
+        }
+        trace *rep = NULL;
+        if (rc == MT_OK) rc = mt_blocks_repeat(in->t, c->blocks, &rep, err);
+        if (rc == MT_OK) in->traced = in->t, in->t = rep;
+    }
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
-    if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
+    if (rc == MT_OK && !in->traced) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
     if (rc == MT_OK) rc = mt_commfit_apply(c, in->t, &in->commfit, err);
     if (rc != MT_OK) mt_run_input_close(in);
     return rc;
@@ -44,7 +58,12 @@ mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, 
 
 void mt_run_input_close(mt_run_input *in) {
     mt_perfmodel_free(in->pm);
-    if (!in->borrowed) mt_trace_free(in->t);
+    trace *loaded = in->t;
+    if (in->traced) {
+        mt_trace_free(in->t);
+        loaded = in->traced;
+    }
+    if (!in->borrowed) mt_trace_free(loaded);
     in->pm = NULL;
-    in->t = NULL;
+    in->t = in->traced = NULL;
 }

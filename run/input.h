@@ -2,7 +2,9 @@
  * the calibration against the measured step, made once and used by every simulation (simulate's
  * run and baseline, every compared plan, every swept value).
  * Invariant after mt_run_input_open: t has operator times, pm is bound to t, and the run
- * configuration's host_scale/op_scale hold the calibrated factors (1 without calibration).
+ * configuration's host_scale/op_scale hold the calibrated factors (1 without calibration). With
+ * --blocks N (c->blocks) t is the loaded trace's repeating block repeated or cut to N; calibration,
+ * which compares with the step measured for the traced model, runs on the loaded trace first.
  */
 #ifndef MT_RUN_INPUT_H
 #define MT_RUN_INPUT_H
@@ -15,12 +17,14 @@
 #include "tracer/trace.h"
 
 typedef struct mt_run_input {
-    trace *t;
+    trace *t;            /* the trace the run uses: the loaded one, or with --blocks the one repeated
+                          * from it (extrapolate/repeat.h) */
+    trace *traced;       /* with --blocks: the loaded trace (t's strings live in it); else NULL */
     mt_perfmodel *pm;
     mt_calibration cal;
     mt_commfit commfit;  /* the network fitted to the traced collectives (run/commfit.h) */
     mt_run_device dev;   /* what the ranks are and where their op times come from (run/device.h) */
-    int borrowed;        /* t belongs to the caller (mt_run_input_bind): close leaves it */
+    int borrowed;        /* the loaded trace belongs to the caller (mt_run_input_bind): close leaves it */
 } mt_run_input;
 
 /* Loads c's trace, checks that it has operator times, applies the recording device's rules

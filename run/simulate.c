@@ -1,10 +1,13 @@
 /* run/simulate.c — see simulate.h. */
 #include "run/simulate.h"
 
+#include "extrapolate/blocks.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "extrapolate/blocks.h"
 #include "extrapolate/traced.h"
 #include "report/chakra.h"
 #include "report/csvout.h"
@@ -223,7 +226,7 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
 
 /* 1 when the run is the trace as it ran (report/replay.h's invariant): one GPU for a single-rank
  * trace, the traced world size with its own collectives for a rank of a multi-rank job; traced
- * batch, GPU and operator times, no what-if. */
+ * batch, GPU and operator times, no what-if, the traced blocks (no --blocks). */
 static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_calibration *cal, const mt_simulation *s) {
     const mt_plan *pl = &s->run.prog->plan;
     mt_traced_plan tp;
@@ -232,7 +235,8 @@ static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_calib
     /* the scales are the traced times' own, or those of a calibration to the measured step */
     int scaled = cal->on ? c->op_scale != cal->op_scale || c->host_scale != cal->host_scale
                          : c->op_scale != 1 || c->host_scale != 1;
-    return !s->has_base && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && !scaled && pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
+    return !s->has_base && !c->blocks && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && !scaled &&
+           pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
            pl->micro_batches == 1 && (!tp.multi_rank || pl->comm == MT_COMM_TRACED);
 }
 
@@ -287,6 +291,11 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
         .replay = &s->replay, .commfit = &in->commfit,
     };
+    if (in->traced) {
+        mt_blocks b;
+        mt_blocks_find(in->traced, &b);
+        sum.blocks = c->blocks, sum.traced_blocks = b.count;
+    }
     const char *w[4] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning, s->host_warning};
     for (int k = 0; k < 4; k++)
         if (w[k] && *w[k]) sum.warnings[sum.n_warnings++] = w[k];

@@ -202,6 +202,8 @@ static void device_times(trace *t, int64_t *scratch) {
     }
 }
 
+static void tensor_totals(trace *t);
+
 static void assign_roles(trace *t) {
     enum { USED_FWD_IN = 1, PRODUCED = 2, UPDATED = 4, GRAD = 8, READ_BEFORE_PRODUCED = 16,
            FWD_OUT = 32 };
@@ -234,7 +236,6 @@ static void assign_roles(trace *t) {
             if (o->phase == TRACE_PHASE_FORWARD) f[r->tensor] |= FWD_OUT;
         }
     }
-    int any_weight = 0;
     for (int32_t i = 0; i < t->n_tensors; i++) {
         trace_tensor *x = &t->tensors[i];
         unsigned fl = f[i];
@@ -244,16 +245,21 @@ static void assign_roles(trace *t) {
         else if (fl & FWD_OUT) x->role = TRACE_ROLE_ACTIVATION;
         else if ((fl & READ_BEFORE_PRODUCED) && (fl & USED_FWD_IN)) x->role = TRACE_ROLE_INPUT;
         else x->role = TRACE_ROLE_OTHER;
-        if (x->role == TRACE_ROLE_WEIGHT) any_weight = 1;
     }
     free(f);
+    tensor_totals(t);
+}
+
+/* The parameter, gradient, state, activation and input totals from the tensors' roles. */
+static void tensor_totals(trace *t) {
+    int any_weight = 0;
     t->param_count = 0;
     t->param_bytes = t->grad_bytes = t->optstate_bytes = t->activation_bytes = t->input_bytes = 0;
     int64_t grad_numel = 0;
     for (int32_t i = 0; i < t->n_tensors; i++) {
         const trace_tensor *x = &t->tensors[i];
         switch (x->role) {
-        case TRACE_ROLE_WEIGHT: t->param_count += x->numel; t->param_bytes += x->bytes; break;
+        case TRACE_ROLE_WEIGHT: t->param_count += x->numel; t->param_bytes += x->bytes; any_weight = 1; break;
         case TRACE_ROLE_GRADIENT: grad_numel += x->numel; t->grad_bytes += x->bytes; break;
         case TRACE_ROLE_OPTSTATE: t->optstate_bytes += x->bytes; break;
         case TRACE_ROLE_ACTIVATION: t->activation_bytes += x->bytes; break;
@@ -413,14 +419,27 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
     if (rc == MT_OK) backward_layers(t, &seq_layer, &weight_op);
     mt_u64map_destroy(&seq_layer);
     mt_u64map_destroy(&weight_op);
-    if (rc != MT_OK) return rc;
+    return rc;
+}
+
+/* Sums over the ops: the layers' op counts and times, the phases' times, communication, the step's end. */
+static void op_totals(trace *t) {
+    for (int32_t l = 0; l < t->n_layers; l++) {
+        t->layers[l].n_ops = 0;
+        memset(t->layers[l].dev_ns, 0, sizeof t->layers[l].dev_ns);
+    }
+    memset(t->phase_ns, 0, sizeof t->phase_ns);
+    t->comm_ns = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (o->layer < 0) continue;
-        t->layers[o->layer].n_ops++;
-        t->layers[o->layer].dev_ns[o->phase] += o->dev_ns;
+        if (o->layer >= 0) {
+            t->layers[o->layer].n_ops++;
+            t->layers[o->layer].dev_ns[o->phase] += o->dev_ns;
+        }
+        if (o->dev_end_ns > t->step_end_ns) t->step_end_ns = o->dev_end_ns;
+        t->phase_ns[o->phase] += o->dev_ns;
+        t->comm_ns += o->comm_dev_ns;
     }
-    return MT_OK;
 }
 
 mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
@@ -434,12 +453,17 @@ mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_err
     infer_batch(t);
     if (assign_layers(b, hints) != MT_OK)
         return mt_fail(err, MT_ENOMEM, "out of memory assigning layers");
-    memset(t->phase_ns, 0, sizeof t->phase_ns);
-    t->comm_ns = 0;
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        if (t->ops[i].dev_end_ns > t->step_end_ns) t->step_end_ns = t->ops[i].dev_end_ns;
-        t->phase_ns[t->ops[i].phase] += t->ops[i].dev_ns;
-        t->comm_ns += t->ops[i].comm_dev_ns;
-    }
+    op_totals(t);
+    return MT_OK;
+}
+
+mt_status mt_tb_retotal(trace *t, mt_error *err) {
+    int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
+    int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);
+    if (!scratch) return mt_fail(err, MT_ENOMEM, "out of memory totalling the trace");
+    device_times(t, scratch);
+    free(scratch);
+    tensor_totals(t);
+    op_totals(t);
     return MT_OK;
 }

@@ -48,4 +48,10 @@ typedef struct builder_layer_hint {
 } builder_layer_hint;
 mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err);
 
+/* Re-derives, for a trace a transform rewrote (extrapolate/repeat.h), what mt_tb_finish derives
+ * from ops, kernels and tensors, keeping roles, layers and classes: kernels sorted per op, device
+ * times, unions, the tensor totals from the roles, the layers' and phases' sums, the step's end
+ * (raised to the last op's). */
+mt_status mt_tb_retotal(trace *t, mt_error *err);
+
 #endif

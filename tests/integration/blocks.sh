@@ -4,6 +4,19 @@
 #    as many blocks as the model has layers, each holding one layer's parameters, which is
 #    12 h^2 + 13 h fp32 values (q, k, v, o: 4 (h^2 + h); MLP h x 4h: 8 h^2 + 5 h; two LayerNorms: 4 h);
 #  - resmlp (8 blocks of hidden 512): 8 blocks; dlrm-tiny (no repeated group): none, said so.
+# --blocks N (extrapolate/repeat.h, docs/blocks.md), on gpt-tiny traced with 2 and with 8 blocks
+# (traces/cpu-gpt-l2-b4, cpu-gpt-l8-b4: hidden 256, vocab 4096):
+#  - inspect --blocks 8 of the 2-block trace: the 8-block model's parameters, as its meta.json counts
+#    them and as 2-block + 6 x (12 h^2 + 13 h);
+#  - simulate of the 2-block trace with --blocks 8 against the 8-block trace, plan by plan (1 GPU,
+#    TP 2, PP 2 and 4, FSDP, ZeRO-3, DP 2 x TP 2; bench/blocks.py), each trace calibrated to its own
+#    measured step (--calibrate; the profiler's overhead per op grows with the model): step within 3 %; parameters,
+#    gradients and optimizer state summed over the GPUs equal (0.01 %); the worst GPU's parameters,
+#    optimizer state, activations and traffic equal too where the split does not depend on op
+#    times (not pipeline cuts, which balance each recording's own op times);
+#  - --blocks 8 of the 8-block trace is that trace (1 GPU and PP 4, to 1e-4 %); --blocks 2 of it has the
+#    2-block model's parameters, gradients, state and activations per GPU (1 GPU, FSDP 4);
+#  - refused in one line, exit 2: no repeating block, N = 0, N > 1024, N not a number.
 # Usage: bash blocks.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: blocks.sh MITOSIS}
@@ -31,5 +44,44 @@ import json; b=json.load(open(\"$tmp/r.json\"))[\"blocks\"]; assert b[\"count\"]
 "$bin" inspect "$T/cpu-dlrm-tiny-b4" > "$tmp/d.txt"
 check "dlrm-tiny: no block, said so" 'python3 -c "
 import json; assert json.load(open(\"$tmp/d.json\"))[\"blocks\"] is None" && grep -q "^blocks     none" "$tmp/d.txt"'
+
+# ---- --blocks N -----------------------------------------------------------------------------------
+S="$T/cpu-gpt-l2-b4" W="$T/cpu-gpt-l8-b4" B="$root/bench/blocks.py"
+"$bin" inspect "$S" --blocks 8 --json > "$tmp/s8.json"
+"$bin" inspect "$W" --json > "$tmp/w.json"
+check "inspect --blocks 8: the 8-block model's parameters (meta.json; 2-block + 6 (12 h^2 + 13 h))" 'python3 -c "
+import json; s=json.load(open(\"$tmp/s8.json\")); h=256
+whole=json.load(open(\"$W/meta.json\"))[\"parameters\"]; part=json.load(open(\"$S/meta.json\"))[\"parameters\"]
+assert s[\"param_count\"]==whole==part+6*(12*h*h+13*h), (s[\"param_count\"], whole, part)
+w=json.load(open(\"$tmp/w.json\"))
+assert s[\"blocks\"][\"count\"]==8 and s[\"layers\"]==w[\"layers\"]==69, s[\"blocks\"]"'
+check "simulate --blocks 8 of the 2-block trace: 1 GPU, TP, FSDP, ZeRO-3, DP x TP within 3 %, memory and traffic equal" \
+  'python3 "$B" "$bin" "$W" "$S" 8 --tol 3 --mem-tol 0.01 --worst-tol 0.01 --flags --calibrate \
+     --plans "--gpus 1;--gpus 2 --tp 2;--gpus 4 --fsdp;--gpus 4 --zero 3;--gpus 4 --dp 2 --tp 2" > "$tmp/b1.txt"'
+cat "$tmp/b1.txt"
+check "simulate --blocks 8 of the 2-block trace: PP 2 and 4 within 3 %, the model's state over the stages equal" \
+  'python3 "$B" "$bin" "$W" "$S" 8 --tol 3 --mem-tol 0.01 --worst-tol 100 --flags --calibrate --plans "--gpus 2 --pp 2;--gpus 4 --pp 4" > "$tmp/b2.txt"'
+cat "$tmp/b2.txt"
+check "--blocks 8 of the 8-block trace is that trace" \
+  'python3 "$B" "$bin" "$W" "$W" 8 --tol 1e-4 --mem-tol 1e-4 --worst-tol 1e-4 --plans "--gpus 1;--gpus 4 --pp 4" > /dev/null'
+check "--blocks 2 of the 8-block trace: the 2-block model's memory per GPU" 'python3 -c "
+import json, subprocess
+def mem(args):
+    d = json.loads(subprocess.run([\"$bin\", \"simulate\"] + args + [\"--json\"], capture_output=True, text=True).stdout)
+    return [g[\"mem_bytes\"][k] for g in d[\"gpus\"] for k in (\"params\", \"grads\", \"optimizer\", \"activations\")]
+for plan in ([\"--gpus\", \"1\"], [\"--gpus\", \"4\", \"--fsdp\"]):
+    a, b = mem([\"$W\", \"--blocks\", \"2\"] + plan), mem([\"$S\"] + plan)
+    assert a == b, (plan, a, b)"'
+refused() { # name, expected text, args...
+  local name=$1 want=$2; shift 2
+  "$bin" "$@" > "$tmp/r.out" 2> "$tmp/r.err"; local rc=$?
+  check "$name: exit 2, one line naming --blocks" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/r.err")" -eq 1 ] && grep -q -- "--blocks.*$want" "$tmp/r.err"'
+}
+refused "no repeating block (simulate)" "no repeating block" simulate "$T/cpu-dlrm-tiny-b4" --gpus 1 --blocks 4
+refused "no repeating block (inspect)" "no repeating block" inspect "$T/cpu-dlrm-tiny-b4" --blocks 4
+refused "--blocks 0" "1..1024" simulate "$S" --gpus 1 --blocks 0
+refused "--blocks 1025" "1..1024" simulate "$S" --gpus 1 --blocks 1025
+refused "--blocks x" "1..1024" inspect "$S" --blocks x
+
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 exit 0
