@@ -2,6 +2,7 @@
 #include "extrapolate/repeat.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +263,24 @@ static int32_t new_layer(const rep *r, int32_t layer, int32_t c) {
     return c < 0 ? layer : F + (k + c) * p + (layer - F) % p;
 }
 
+/* The factor on the device time of an optimizer op of no block with kernels (a foreach or fused
+ * step over every parameter, PyTorch 2.x's default on GPUs, and its temporaries: the state lists it
+ * makes belong to no block): the model's weight bytes at n blocks over the traced ones. */
+static double weight_factor(const rep *r) {
+    const trace *t = r->t;
+    double in_blocks = 0, all = 0;
+    for (int32_t x = 0; x < t->n_tensors; x++) {
+        if (t->tensors[x].role != TRACE_ROLE_WEIGHT) continue;
+        all += t->tensors[x].bytes;
+        if (r->tb[x] >= 0) in_blocks += t->tensors[x].bytes;
+    }
+    return all > 0 ? (all + in_blocks * (r->n - r->b.count) / r->b.count) / all : 1;
+}
+
+static int steps_every_parameter(const rep *r, int32_t i) {
+    return r->ob[i] == NONE && r->t->ops[i].phase == TRACE_PHASE_OPTIMIZER && r->t->ops[i].kernel_count > 0;
+}
+
 /* Ops, their tensor uses and kernels. */
 static mt_status build_ops(const rep *r, trace *o) {
     const trace *t = r->t;
@@ -280,6 +299,7 @@ static mt_status build_ops(const rep *r, trace *o) {
     o->kernels = malloc(((size_t)n_k + 1) * sizeof *o->kernels);
     if (!o->ops || !o->trefs || !o->dims || !o->kernels) return MT_ENOMEM;
     o->n_trefs = o->n_dims = o->n_kernels = 0;
+    const double wf = weight_factor(r);
     for (int32_t j = 0; j < r->n_seq; j++) {
         int32_t c = r->seq[j].copy;
         const trace_op *s = &t->ops[r->seq[j].src];
@@ -305,9 +325,18 @@ static mt_status build_ops(const rep *r, trace *o) {
                 o->trefs[o->n_trefs++] = tr;
             }
         }
+        double f = steps_every_parameter(r, r->seq[j].src) ? wf : 1; /* its kernels lengthen with the model */
+        if (f != 1) {
+            d->dev_ns = (int64_t)llround((double)s->dev_ns * f);
+            d->dev_end_ns = d->dev_start_ns + (int64_t)llround((double)(s->dev_end_ns - s->dev_start_ns) * f);
+        }
         for (int32_t q = 0; q < s->kernel_count; q++) {
             trace_kernel kk = t->kernels[s->kernel_first + q];
             kk.op = j;
+            if (f != 1) {
+                kk.start_ns = s->dev_start_ns + (int64_t)llround((double)(kk.start_ns - s->dev_start_ns) * f);
+                kk.dur_ns = (int64_t)llround((double)kk.dur_ns * f);
+            }
             kk.start_ns += dt;
             if (kk.launch_ns >= 0) kk.launch_ns += dt;
             o->kernels[o->n_kernels++] = kk;

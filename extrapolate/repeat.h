@@ -10,7 +10,9 @@
  * optimizer op (Adam's step counter), in backward the block of the backward op before it (an
  * AccumulateGrad making its gradient inside it runs right after the op that made the gradient);
  * an op touching several blocks (a foreach optimizer op, a bucket's collective) belongs to none
- * and is kept once, unchanged.
+ * and is kept once; an optimizer one among them (a foreach or fused step over every parameter,
+ * PyTorch 2.x's default on GPUs) has its kernels lengthened as the model's weights grow (weight
+ * bytes at N blocks over the traced ones), their order and gaps kept.
  * N > k: copy c (0 <= c < N - k) repeats block c mod k (the traced blocks in turn, so a slow block
  * is not repeated N - k times): its forward (and optimizer, other) ops right after the last block's,
  * its backward ops just before the last block's (copies in reverse), each with new op ids, layers,

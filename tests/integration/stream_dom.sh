@@ -47,7 +47,7 @@ for d in "$root"/traces/*/; do
     *-cudagraphs|h100-gpt2-b8-*) sim=2 ;;  # graphs; GPT-2's 50257-word vocabulary refuses --tp 2
     h100-llama3-8b-2blocks-*|h100-mixtral-8x7b-1block-*|h100-resnet50-b64-fp32|h100-bert-base-b8-*) sim=1 ;;
     h100-*) sim=0 ;;
-    cpu-gpt-tiny-b4|cpu-gpt-tiny-b16|cpu-gpt-tiny-b8-sibling|cpu-dlrm-tiny-b4|cpu-dlrm-tiny-b16|cpu-moe-tiny-b4|cpu-moe-tiny-b16|cpu-resnet18-b4|cpu-resnet18-b16) sim=0 ;;
+    cpu-gpt-l8-b4|cpu-gpt-tiny-b4|cpu-gpt-tiny-b16|cpu-gpt-tiny-b8-sibling|cpu-dlrm-tiny-b4|cpu-dlrm-tiny-b16|cpu-moe-tiny-b4|cpu-moe-tiny-b16|cpu-resnet18-b4|cpu-resnet18-b16) sim=0 ;;
     *) sim=1 ;;
   esac
   same "$d" "traces/$n" "$sim"
