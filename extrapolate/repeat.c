@@ -325,11 +325,8 @@ static mt_status build_ops(const rep *r, trace *o) {
                 o->trefs[o->n_trefs++] = tr;
             }
         }
-        double f = steps_every_parameter(r, r->seq[j].src) ? wf : 1; /* its kernels lengthen with the model */
-        if (f != 1) {
-            d->dev_ns = (int64_t)llround((double)s->dev_ns * f);
-            d->dev_end_ns = d->dev_start_ns + (int64_t)llround((double)(s->dev_end_ns - s->dev_start_ns) * f);
-        }
+        /* its kernels lengthen with the model (the op's device times follow: mt_tb_retotal) */
+        double f = steps_every_parameter(r, r->seq[j].src) ? wf : 1;
         for (int32_t q = 0; q < s->kernel_count; q++) {
             trace_kernel kk = t->kernels[s->kernel_first + q];
             kk.op = j;

@@ -442,13 +442,19 @@ static void op_totals(trace *t) {
     }
 }
 
-mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
-    trace *t = b->t;
+/* device_times with its scratch; MT_ENOMEM (message set) when it cannot have it. */
+static mt_status device_times_alloc(trace *t, mt_error *err) {
     int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
     int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);
-    if (!scratch) return mt_fail(err, MT_ENOMEM, "out of memory finishing the trace");
+    if (!scratch) return mt_fail(err, MT_ENOMEM, "out of memory totalling the trace's device times");
     device_times(t, scratch);
     free(scratch);
+    return MT_OK;
+}
+
+mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
+    trace *t = b->t;
+    MT_CHECK(device_times_alloc(t, err));
     assign_roles(t);
     infer_batch(t);
     if (assign_layers(b, hints) != MT_OK)
@@ -458,11 +464,7 @@ mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_err
 }
 
 mt_status mt_tb_retotal(trace *t, mt_error *err) {
-    int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
-    int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);
-    if (!scratch) return mt_fail(err, MT_ENOMEM, "out of memory totalling the trace");
-    device_times(t, scratch);
-    free(scratch);
+    MT_CHECK(device_times_alloc(t, err));
     tensor_totals(t);
     op_totals(t);
     return MT_OK;
