@@ -358,7 +358,9 @@ def families(root, work, binary):
                 sim("--gpus", "3", "--strategy", "ddp", "--topology", "{F}/topo.csv")]),
         Family("meta", 25, {**small, "meta.json": rd(f"{res}/meta.json")}, {"meta.json": "json"},
                [["simulate", "{F}", "--gpus", "2", "--calibrate", "--json"],
-                ["simulate", "{F}", "--gpus", "2", "--calibrate", "--host-model", "none", "--json"]]),
+                ["simulate", "{F}", "--gpus", "2", "--calibrate", "--host-model", "none", "--json"],
+                # no flag: a GPU trace's meta.json is read for calibration by default
+                ["simulate", "{F}", "--gpus", "1", "--json"]]),
         Family("scenario", 80, {"scenario.json": json.dumps(scenario).encode()},
                {"scenario.json": "json"},
                [sim("--gpus", "4", "--strategy", "ddp", "--topology", "ring:4", "--scenario",
