@@ -10,6 +10,9 @@
 #define HOST_FLOOR 1e-6
 #define HOST_CEIL 1e4
 #define REL_TOL 1e-7
+/* A measured step below this share of the traced GPU work alone (host time removed) is refused;
+ * every shipped H100 recording calibrates with its kernels untouched (operator scale 1). */
+#define MIN_OF_GPU_WORK 0.5
 
 /* One GPU at the traced batch with these factors: its step in ms; *host: the host model ran. */
 static mt_status one_gpu_ms(const mt_run_config *o, const trace *t, mt_perfmodel *pm, double host_scale,
@@ -82,6 +85,12 @@ static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
                 return mt_fail(err, MT_EINVAL, "the measured %.3f ms is more than %g times the traced host "
                                "time allows (%.3f ms at most): check the measurement", X, HOST_CEIL, f_hi);
             MT_CHECK(bisect(o, t, pm, 0, 1, lo, f_lo, hi, X, &cal->host_scale, &cal->calibrated_ms, err));
+        } else if (X < MIN_OF_GPU_WORK * floor_ms) {
+            /* The profiler lengthens the host side, hardly the kernels: a step this much shorter
+             * than the traced kernels alone was not this step (a typo, another model or batch). */
+            return mt_fail(err, MT_EINVAL, "%s: the measured step %g ms is under %.0f %% of what the traced GPU "
+                           "work alone takes (%.3f ms with no host time): check the measurement (or give "
+                           "--no-calibrate)", cal->source, X, 100 * MIN_OF_GPU_WORK, floor_ms);
         } else {
             /* Faster than the traced GPU work alone: no host time, and the operators scaled. */
             cal->host_scale = HOST_FLOOR;
@@ -89,7 +98,6 @@ static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
         }
     }
     cal->host_removed = cal->host && cal->host_scale <= HOST_FLOOR;
-    o->host_scale = cal->host_scale;
     o->op_scale = cal->op_scale;
     return MT_OK;
 }
@@ -100,23 +108,35 @@ mt_status mt_calibrate(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
     if (!o->calibrate && !(o->measured_ms > 0)) {
         double ms = 0;
         char src[sizeof cal->source];
-        if (o->no_calibrate || o->host_scale != 1 || !t->has_device_time || t->dist.world_size > 1 ||
-            mt_trace_meta_measured(o->paths[0], t, &ms, src, sizeof src, NULL) != MT_OK || !(ms > 0))
-            return MT_OK;
+        if (o->no_calibrate || !t->has_device_time || t->dist.world_size > 1) return MT_OK;
+        /* No meta.json: nothing to calibrate to. A damaged one is refused, naming it, rather than
+         * dropped without a word (the prediction would then keep the profiler's times). */
+        mt_status rc = mt_trace_meta_measured(o->paths[0], t, &ms, src, sizeof src, err);
+        if (rc == MT_EIO) return MT_OK;
+        if (rc != MT_OK)
+            return mt_error_prefix(err, "the default calibration of a GPU trace reads its measured step (give "
+                                   "--no-calibrate to keep the profiled times, or --measured-ms)");
         cal->automatic = 1;
     }
     if (o->calibrate && o->no_calibrate)
         return mt_fail(err, MT_EINVAL, "--calibrate and --no-calibrate contradict each other: give one of them");
-    if (o->host_scale != 1)
-        return mt_fail(err, MT_EINVAL, "--host-scale and calibration both set the host times: give one of them");
     cal->on = 1;
-    if (!o->pm.target_gpu) return solve(o, t, pm, cal, err);
-    /* The measurement was taken on the traced GPU: solve there, then predict for the target. */
-    mt_pm_opts traced = o->pm;
-    traced.target_gpu = NULL;
-    mt_perfmodel *pm0 = NULL;
-    MT_CHECK(mt_perfmodel_new(t, &traced, &pm0, err));
-    mt_status rc = solve(o, t, pm0, cal, err);
-    mt_perfmodel_free(pm0);
+    /* --host-scale composes with calibration: the traced times are calibrated first (to the step
+     * measured on the traced host), then the host times scaled, a faster host (F < 1) making the
+     * step no slower. */
+    const double user_host_scale = o->host_scale;
+    mt_status rc;
+    if (!o->pm.target_gpu) {
+        rc = solve(o, t, pm, cal, err);
+    } else {
+        /* The measurement was taken on the traced GPU: solve there, then predict for the target. */
+        mt_pm_opts traced = o->pm;
+        traced.target_gpu = NULL;
+        mt_perfmodel *pm0 = NULL;
+        MT_CHECK(mt_perfmodel_new(t, &traced, &pm0, err));
+        rc = solve(o, t, pm0, cal, err);
+        mt_perfmodel_free(pm0);
+    }
+    if (rc == MT_OK) o->host_scale = cal->host_scale * user_host_scale;
     return rc;
 }

@@ -113,6 +113,14 @@ mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device 
     return MT_OK;
 }
 
+void mt_run_device_note_op_scale(mt_run_device *d, double op_scale, const char *source) {
+    const char *tag = "(the trace's times are not used)";
+    char *at = strstr(d->label, tag);
+    if (!d->analytical || op_scale == 1 || !at) return;
+    snprintf(at, sizeof d->label - (size_t)(at - d->label), "(its times scaled by %.4f to the step measured without "
+             "the profiler, %s; --no-calibrate keeps the model's own)", op_scale, source && *source ? source : "meta.json");
+}
+
 int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len) {
     if (len) buf[0] = 0;
     double lo = ops_per_gpu * MT_EAGER_HOST_US_LO / 1e3, hi = ops_per_gpu * MT_EAGER_HOST_US_HI / 1e3;

@@ -45,6 +45,10 @@ mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device 
 #define MT_EAGER_HOST_US_LO 11.7 /* step per CPU-trace operator on the H100, least host-bound model */
 #define MT_EAGER_HOST_US_HI 37.5 /* the most (dlrm-tiny) */
 
+/* After a calibration that scaled the operator times (op_scale != 1) of an analytical model, the
+ * label says so instead of "the trace's times are not used". */
+void mt_run_device_note_op_scale(mt_run_device *d, double op_scale, const char *source);
+
 /* For a CPU trace predicted on a GPU: a warning in buf when ops_per_gpu operators at
  * MT_EAGER_HOST_US_LO each take more than half of step_ms; 0 (buf "") otherwise. */
 int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len);

@@ -182,7 +182,8 @@ static const mt_flag HOST[] = {
      "synchronising calls; none: GPU work only. Default trace when the trace has kernel launches, else none",
      .choices = "none|trace"},
     {"--host-scale", MT_FLAG_DOUBLE, CFG(host_scale), "F", "multiply the traced host (CPU) times by F: a faster "
-     "(F < 1) or slower CPU, or the profiler's own overhead taken out (default 1)", .lo = 0, .hi = 1e6,
+     "(F < 1) or slower CPU, or the profiler's own overhead taken out (default 1); after a calibration, the "
+     "calibrated host times", .lo = 0, .hi = 1e6,
      .lo_open = 1},
     {"--calibrate", MT_FLAG_SWITCH, CFG(calibrate), NULL, "scale the traced times so that one GPU at the traced "
      "batch takes the step time measured without the profiler, read from the meta.json beside the trace "

@@ -51,6 +51,7 @@ mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, 
     }
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK && !in->traced) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
+    if (rc == MT_OK && in->cal.on) mt_run_device_note_op_scale(&in->dev, in->cal.op_scale, in->cal.source);
     if (rc == MT_OK) rc = mt_commfit_apply(c, in->t, &in->commfit, err);
     if (rc != MT_OK) mt_run_input_close(in);
     return rc;

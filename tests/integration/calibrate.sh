@@ -88,7 +88,47 @@ try:
     c.check_bad("meta.json", "simulate", tmp, "--gpus", 1, "--calibrate")
 finally:
     shutil.rmtree(tmp)
-c.check_bad("give one of them", "simulate", tiny, "--gpus", 1, "--calibrate", "--host-scale", 0.5)
+# --host-scale composes with calibration (issue 46.4): calibrate to the measured step, then scale the
+# calibrated host times; on a CPU trace (no host model) the calibrated step is unchanged.
+hs = c.sim(tiny, "--gpus", 1, "--calibrate", "--host-scale", 0.5)
+if hs and cal:
+    c.check("--calibrate --host-scale 0.5 on a CPU trace: operator factor kept, step = calibrated",
+            rel(hs["calibration"]["op_scale"], cal["calibration"]["op_scale"]) < 1e-9
+            and rel(hs["step_ms"], X) < 1e-6, hs["calibration"])
+
+# A GPU trace calibrated by default (issue 46): a damaged meta.json is refused naming it, not dropped;
+# a faster host (--host-scale 0.5) never makes the step slower; the analytical model's label says
+# its times were scaled to the measured step.
+bert = f"{traces}/h100-bert-base-b8-bf16"
+if os.path.isdir(bert):
+    base = c.sim(bert, "--gpus", 1)
+    half = c.sim(bert, "--gpus", 1, "--host-scale", 0.5)
+    if base and half:
+        c.check("GPU trace: --host-scale 0.5 after the default calibration is no slower than without it",
+                half["step_ms"] <= base["step_ms"] * (1 + 1e-9) and half["calibration"] is not None,
+                (half["step_ms"], base["step_ms"]))
+        c.check("GPU trace: the default calibration then x 0.5 (time scaling)",
+                rel(half["calibration"]["host_scale"], base["calibration"]["host_scale"]) < 1e-9, half["calibration"])
+    tmpg = tempfile.mkdtemp()
+    try:
+        for f in ("kineto.json.gz", "et.json.gz"):
+            shutil.copy(f"{bert}/{f}", tmpg)
+        m = json.load(open(f"{bert}/meta.json"))
+        for bad, why in ((0.001, "under 50 % of what the traced GPU work alone takes"),
+                         ("fast", "step_time_ms.median is missing or not a number"),
+                         (1e12, "step_time_ms.median is missing or not a number")):
+            m["step_time_ms"]["median"] = bad
+            json.dump(m, open(f"{tmpg}/meta.json", "w"))
+            c.check_bad(why, "simulate", tmpg, "--gpus", 1)
+        c.check("--no-calibrate still runs beside a damaged meta.json",
+                c.sim(tmpg, "--gpus", 1, "--no-calibrate") is not None)
+    finally:
+        shutil.rmtree(tmpg)
+llama = f"{traces}/h100-llama3-8b-2blocks-b1-bf16"
+if os.path.isdir(llama):
+    rc, out, err = c.run("simulate", llama, "--gpus", 1, "--perf-model", "analytical")
+    c.check("analytical + default calibration: the op-times line says the scaling, not 'not used'",
+            rc == 0 and "scaled by" in out and "times are not used" not in out, out[-600:] + err)
 c.check_bad("--measured-ms needs", "simulate", tiny, "--gpus", 1, "--measured-ms", "fast")
 c.check_bad("--measured-ms needs", "simulate", tiny, "--gpus", 1, "--measured-ms", 0)
 

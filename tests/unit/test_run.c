@@ -340,10 +340,13 @@ static void calibration_reaches_the_measurement(void **state) {
     assert_true(fabs(in.cal.calibrated_ms - 0.5) < 1e-6);
     assert_true(c.host_scale < 1 && c.op_scale == 1);
     mt_run_input_close(&in);
-    /* a host scale given as well is refused */
+    /* a host scale given as well composes: calibrated first, then the host times x 2 */
+    double calibrated_host = in.cal.host_scale;
     c.host_scale = 2;
-    assert_int_equal(mt_run_input_open(&c, &in, &e), MT_EINVAL);
-    assert_non_null(strstr(e.msg, "--host-scale and calibration"));
+    assert_int_equal(mt_run_input_open(&c, &in, &e), MT_OK);
+    assert_true(fabs(in.cal.host_scale - calibrated_host) < 1e-12);
+    assert_true(fabs(c.host_scale - 2 * calibrated_host) < 1e-12);
+    mt_run_input_close(&in);
     mt_run_config_free(&c);
 }
 
