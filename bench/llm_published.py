@@ -189,6 +189,8 @@ def build(row, feat, trace, trace_seq):
     if row["precision"].startswith("bf16"):
         if feat.precision:
             argv += ["--precision", "bf16-mixed"]
+            if row["precision"] == "bf16-O2":
+                missing.append("gradients reduced in bf16 (NeMo's grad_sync_dtype; bf16-mixed reduces in fp32)")
         else:
             missing.append("bf16-mixed precision (fp32 master/Adam, fp32 reduce)")
     if row["gpu"].startswith("A100"):
