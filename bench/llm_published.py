@@ -312,8 +312,8 @@ def main():
         sys.stderr.write("  %-28s %s\n" % (row["id"], "%.1f s" % res["wall_s"] if "wall_s" in res else "-"))
     total = time.time() - t_all
 
-    print("slice %s (seq %d, %d blocks traced), binary %s" % (os.path.relpath(a.slice, ROOT), trace_seq,
-                                                              trace_blocks, os.path.relpath(a.mitosis, ROOT)))
+    print("slice %s (seq %d, %d blocks traced), binary %s" % (shell([os.path.abspath(a.slice)]), trace_seq,
+                                                              trace_blocks, shell([os.path.abspath(a.mitosis)])))
     print("features: " + feat.describe())
     print()
     print("| row | set | config | published tok/s/GPU | predicted | pred/pub | GPU-only pred/pub | mem GiB pub / pred | host wait % | exposed comm % | missing modelling |")
