@@ -352,8 +352,11 @@ def main():
         worst = max(ok, key=lambda r: abs(math.log(r["ratio"])))
         within = sum(1 for r in ok if abs(r["ratio"] - 1) <= 0.10)
         print()
-        print("%d rows predicted, %d within 10 %% on tokens/s/GPU; worst %s at %.2f; %d not predictable; %.1f s"
-              % (len(ok), within, worst["id"], worst["ratio"],
+        mem = [r for r in ok if r["published_mem_gib"]]
+        mem_within = sum(1 for r in mem if abs(r["mem_gib"] / r["published_mem_gib"] - 1) <= 0.10)
+        print("%d rows predicted, %d within 10 %% on tokens/s/GPU; worst %s at %.2f; memory: %d of %d "
+              "within 10 %%; %d not predictable; %.1f s"
+              % (len(ok), within, worst["id"], worst["ratio"], mem_within, len(mem),
                  sum(1 for r in results if r["not_predictable"]), total))
     if a.commands:
         print()
