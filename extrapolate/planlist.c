@@ -128,6 +128,13 @@ mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out
         goto done;
     }
     memcpy(buf, text, len + 1);
+    /* strtok_r would pass over an empty item: "ddp=4,,tp=4" or "ddp=4::zero=2" is a typo, refused */
+    if (text[0] == ',' || (len && text[len - 1] == ',') || strstr(text, ",,") || strstr(text, "::") ||
+        text[0] == ':' || strstr(text, ",:") || strstr(text, ":,") || (len && text[len - 1] == ':')) {
+        rc = mt_fail(err, MT_EINVAL, "--plans '%s' has an empty plan or field (plans are separated by ',', "
+                     "fields by ':', e.g. ddp=8,tp=2:ddp=4)", text);
+        goto done;
+    }
     char *save_plan = NULL;
     for (char *pl = strtok_r(buf, ",", &save_plan); pl && rc == MT_OK; pl = strtok_r(NULL, ",", &save_plan)) {
         snprintf(plan_text, len + 1, "%s", pl);

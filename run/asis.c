@@ -2,9 +2,11 @@
 #include "run/asis.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "sim/engine.h"
@@ -25,10 +27,14 @@ int32_t mt_asis_rank_of(const char *file, size_t *name_len) {
 typedef struct rank_file { int32_t rank; char *path; } rank_file;
 
 static mt_status add_file(rank_file **f, int32_t *n, int32_t *cap, const char *path, int explicit_path, mt_error *err) {
+    struct stat st;
+    if (explicit_path && stat(path, &st) != 0)
+        return mt_fail(err, MT_EIO, "%s: %s (give Chakra ET files named NAME.RANK.et, or a directory of them)", path,
+                       strerror(errno));
     if (mt_asis_rank_of(path, NULL) < 0) {
         if (!explicit_path) return MT_OK;
-        return mt_fail(err, MT_EINVAL, "%s: --as-is takes Chakra ET files named NAME.RANK.et (e.g. "
-                       "all_reduce.0.et), or a directory of them", path);
+        return mt_fail(err, MT_EINVAL, "%s: not a Chakra ET rank file: the ranks of a job are files named NAME.RANK.et "
+                       "(e.g. all_reduce.0.et), or a directory of them", path);
     }
     if (*n == *cap) {
         int32_t c = *cap ? *cap * 2 : 16;

@@ -34,14 +34,14 @@ static char *resolve_path(const char *file, const char *p) {
     return out;
 }
 
-/* A JSON array of strings (or one string split at spaces) -> argv after a leading "cluster". */
+/* A JSON array of strings (or numbers) -> argv after a leading "cluster"; anything else is refused. */
 static mt_status take_args(const char *file, const char *what, json_t *v, char ***argv, int *argc, mt_error *err) {
     *argv = NULL;
     *argc = 0;
     size_t cap = 2;
     if (v && json_is_array(v)) cap += json_array_size(v);
-    else if (v && json_is_string(v)) cap += strlen(json_string_value(v)) / 2 + 1;
-    else if (v) return mt_fail(err, MT_EINVAL, "%s: %s must be a list of flags, e.g. [\"--gpus\", \"8\"]", file, what);
+    else if (v) /* a string split on spaces would break a path with a space: a list, as argv */
+        return mt_fail(err, MT_EINVAL, "%s: %s must be a list of flags, e.g. [\"--gpus\", \"8\"]", file, what);
     char **a = calloc(cap, sizeof *a);
     if (!a) return mt_fail(err, MT_ENOMEM, "out of memory reading %s", file);
     int n = 0;
@@ -60,10 +60,6 @@ static mt_status take_args(const char *file, const char *what, json_t *v, char *
             else if (json_is_real(x)) snprintf(buf, sizeof buf, "%.17g", json_real_value(x));
             a[n++] = dupstr(json_is_string(x) ? json_string_value(x) : buf);
         }
-    } else if (v) {
-        char *s = dupstr(json_string_value(v)), *save = NULL;
-        for (char *tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) a[n++] = dupstr(tok);
-        free(s);
     }
     *argv = a;
     *argc = n;
@@ -126,9 +122,10 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
         if (!s) return mt_fail(err, MT_ENOMEM, "out of memory reading %s", c->file);
         json_t *x;
         json_array_foreach(pl, i, x) {
-            if (!json_is_integer(x)) {
+            if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX) {
                 free(s);
-                return mt_fail(err, MT_EINVAL, "%s: job %s: placement[%zu] must be a GPU number", c->file, j->name, i);
+                return mt_fail(err, MT_EINVAL, "%s: job %s: placement[%zu] must be a GPU number >= 0 (GPUs are "
+                               "numbered from 0)", c->file, j->name, i);
             }
             snprintf(s + strlen(s), 13, "%s%lld", i ? "," : "", (long long)json_integer_value(x));
         }
@@ -141,7 +138,8 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
     }
     json_t *st = json_object_get(jj, "start_ms"), *sp = json_object_get(jj, "steps");
     if (st && (!json_is_number(st) || json_number_value(st) < 0 || json_number_value(st) > 1e9))
-        return mt_fail(err, MT_EINVAL, "%s: job %s: start_ms must be a number of milliseconds >= 0", c->file, j->name);
+        return mt_fail(err, MT_EINVAL, "%s: job %s: start_ms must be a number of milliseconds from 0 to 1e9", c->file,
+                       j->name);
     if (sp && (!json_is_integer(sp) || json_integer_value(sp) < 1 || json_integer_value(sp) > 100000))
         return mt_fail(err, MT_EINVAL, "%s: job %s: steps must be an integer 1..100000", c->file, j->name);
     j->start_ms = st ? json_number_value(st) : 0;
@@ -231,6 +229,8 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
     if (!(c->file = dupstr(path))) return mt_fail(err, MT_ENOMEM, "out of memory");
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root && je.line < 0) /* not opened: jansson's text already names the file */
+        return mt_fail(err, MT_EIO, "%s; see mitosis cluster --help", je.text);
     if (!root)
         return mt_fail(err, MT_EINVAL, "%s: not a cluster job file (line %d: %s); see mitosis cluster --help", path,
                        je.line, je.text);
@@ -287,9 +287,12 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
     json_t *gpn = rc == MT_OK ? json_object_get(root, "gpus_per_node") : NULL;
     if (rc == MT_OK && gpn && (!json_is_integer(gpn) || json_integer_value(gpn) < 1))
         rc = mt_fail(err, MT_EINVAL, "%s: gpus_per_node must be an integer >= 1", path);
-    c->gpn = gpn ? (int32_t)json_integer_value(gpn) : node_size(c->topology);
+    if (rc == MT_OK && gpn && c->total > 0 && json_integer_value(gpn) > c->total)
+        rc = mt_fail(err, MT_EINVAL, "%s: gpus_per_node %lld is more than the topology's %d GPUs", path,
+                     (long long)json_integer_value(gpn), (int)c->total);
+    c->gpn = rc == MT_OK && gpn ? (int32_t)json_integer_value(gpn) : node_size(c->topology);
     if (c->gpn < 1) c->gpn = 1;
-    if (c->gpn > c->total && c->total > 0) c->gpn = c->total;
+    if (c->gpn > c->total && c->total > 0) c->gpn = c->total; /* a preset's node size on a smaller fabric */
     json_t *pl = rc == MT_OK ? json_object_get(root, "placement") : NULL;
     if (rc == MT_OK && pl && !(json_is_string(pl) && mt_placement_is_policy(json_string_value(pl))))
         rc = mt_fail(err, MT_EINVAL, "%s: \"placement\" must be a policy: packed, spread, random[:SEED], rail-aligned",

@@ -113,6 +113,8 @@ mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, 
     if ((cc->n_cps || cc->sp_modes) && cc->plans)
         return mt_fail(err, MT_EINVAL, "--cp-sizes and --sp-modes list variants of the auto plans: with --plans give "
                        "cp= and sp in each plan instead");
+    if (sw == MT_SWEEP_NONE && p->gpus > 0 && c->scenario && mt_scenario_check_gpus(c->scenario, p->gpus, err) != MT_OK)
+        return mt_error_prefix(err, "every plan has --gpus %d", (int)p->gpus);
     if (sw == MT_SWEEP_GPUS && p->gpus)
         return mt_fail(err, MT_EINVAL, "--gpus and --sweep gpus= do not go together (drop --gpus)");
     if (sw != MT_SWEEP_NONE && sw != MT_SWEEP_GPUS && p->gpus == 0 && !p->dp && !p->tp && !p->pp)

@@ -131,7 +131,7 @@ static const mt_flag PLAN[] = {
      "runs for replica 0 only and stands for every replica's; where traffic between replicas meets it on a link, "
      "those copies run as flows from then on, and any other difference starts the run again with this flag's "
      "network (same results)"},
-    {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 0,
+    {"--chunks", MT_FLAG_INT, CFG(plan.chunks), "C", "collective pipeline chunks (default by algorithm)", .lo = 1,
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
      "divides the expert count); tokens dispatched and combined by all-to-all, expert gradients all-reduced over the "

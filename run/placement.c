@@ -1,6 +1,7 @@
 /* run/placement.c — see placement.h. */
 #include "run/placement.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,7 @@ static const mt_placement_policy *policy_of(const char *spec, uint64_t *seed) {
         if (spec[len] == ':' && MT_PLACEMENT_POLICIES[i]->place == place_random) {
             char *end;
             errno = 0;
+            if (!isdigit((unsigned char)spec[len + 1])) return NULL; /* strtoull takes "-1" as 2^64-1 */
             unsigned long long v = strtoull(spec + len + 1, &end, 10);
             if (end == spec + len + 1 || *end || errno) return NULL;
             *seed = v;

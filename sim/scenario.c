@@ -640,6 +640,16 @@ static mt_status check_ranks(const iset *s, int32_t n, const char *path, const c
     return MT_OK;
 }
 
+mt_status mt_scenario_check_gpus(const mt_scenario *sc, int32_t gpus, mt_error *err) {
+    for (int64_t i = 0; i < sc->nc; i++) MT_CHECK(check_ranks(&sc->c[i].gpus, gpus, sc->c[i].path, "GPU", err));
+    for (int64_t i = 0; i < sc->nty; i++) MT_CHECK(check_ranks(&sc->ty[i].gpus, gpus, sc->ty[i].path, "GPU", err));
+    for (int64_t i = 0; i < sc->nn; i++)
+        if (sc->n[i].gpu >= gpus)
+            return mt_fail(err, MT_EINVAL, "%s: gpu %d, but the plan has %d", sc->n[i].path, (int)sc->n[i].gpu,
+                           (int)gpus);
+    return MT_OK;
+}
+
 /* Per-operator factors time(op on `type`) / time(op as the program has it), per stage item. */
 static mt_status type_factors(mt_scenario *sc, int32_t ty, const char *type, const char *path, const trace *t,
                               const mt_pm_opts *base_pm, mt_perfmodel *base, mt_error *err) {
@@ -693,10 +703,7 @@ mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const trace *t,
         c->names_resolved = 1;
         MT_CHECK(check_ranks(&c->layers, p->n_layers, c->path, "layer", err));
     }
-    for (int64_t i = 0; i < sc->nn; i++)
-        if (sc->n[i].gpu >= sc->N)
-            return mt_fail(err, MT_EINVAL, "%s: gpu %d, but the plan has %d", sc->n[i].path, (int)sc->n[i].gpu,
-                           (int)sc->N);
+    MT_CHECK(mt_scenario_check_gpus(sc, sc->N, err));
     sc->rank_stage = malloc((size_t)sc->N * sizeof *sc->rank_stage);
     sc->rank_type = malloc((size_t)sc->N * sizeof *sc->rank_type);
     if (!sc->rank_stage || !sc->rank_type) return mt_fail(err, MT_ENOMEM, "out of memory binding a scenario");

@@ -70,6 +70,9 @@ mt_status mt_scenario_load(mt_scenario *sc, const char *path, mt_error *err);
 /* The short flags: "RANK:FACTOR" (compute slowdown of one GPU; RANK may be a range "0-3"),
  * "SEL:FACTOR" (link bandwidth divided by FACTOR, i.e. FACTOR times slower), "SEL@TIME" (the
  * link fails at TIME). Errors name the flag. */
+/* MT_EINVAL naming the rule when one names a GPU >= gpus (the same check binding makes, for a
+ * caller that knows the GPU count before any program exists: compare's --gpus). O(rules). */
+mt_status mt_scenario_check_gpus(const mt_scenario *sc, int32_t gpus, mt_error *err);
 mt_status mt_scenario_add_slow_gpu(mt_scenario *sc, const char *spec, mt_error *err);
 mt_status mt_scenario_add_slow_link(mt_scenario *sc, const char *spec, mt_error *err);
 mt_status mt_scenario_add_fail_link(mt_scenario *sc, const char *spec, mt_error *err);

@@ -171,6 +171,14 @@ bad "a list cut short" "{\"topology\": \"switch:8\", \"jobs\": [$(job a 2 ddp '"
 bad "a list of the wrong size" "{\"topology\": \"switch:8\", \"jobs\": [$(job a 2 ddp '"0-2"')]}" "lists more than its 2"
 bad "not JSON" 'jobs: [' "not a cluster job file"
 bad "no topology" "{\"jobs\": [$(job a 2 ddp '"packed"')]}" "no topology"
+# issue 46.13: clear refusals, nothing lenient
+bad "a negative GPU" "{\"topology\": \"switch:8\", \"jobs\": [$(job a 4 ddp '[0,1,2,-1]')]}" "placement\[3\] must be a GPU number >= 0"
+bad "start_ms out of range" "{\"topology\": \"switch:8\", \"jobs\": [$(job a 2 ddp '"packed"' 1e300)]}" "start_ms must be a number of milliseconds from 0 to 1e9"
+bad "args as a string" "{\"topology\": \"switch:8\", \"jobs\": [{\"name\": \"s\", \"trace\": \"$tr\", \"args\": \"--gpus 2\"}]}" "must be a list of flags"
+bad "gpus_per_node over the fabric" "{\"topology\": \"switch:16\", \"gpus_per_node\": 1000, \"jobs\": [$(job a 2 ddp '"packed"')]}" "gpus_per_node 1000 is more than the topology's 16 GPUs"
+bad "random with a negative seed" "{\"topology\": \"switch:8\", \"jobs\": [$(job a 2 ddp '"random:-1"')]}" "neither a policy"
+"$bin" cluster /nonexistent.json > /dev/null 2> "$tmp/err"
+check "a missing cluster file: exit 2, named, no 'line -1'" '[ $? -eq 2 ] && grep -q "/nonexistent.json" "$tmp/err" && ! grep -q "line -1" "$tmp/err"'
 "$bin" cluster "$tmp/os2.json" --placement sideways > /dev/null 2> "$tmp/err"
 check "--placement with an unknown policy: exit 2" '[ $? -eq 2 ] && grep -q "not a policy" "$tmp/err"'
 exit $fail

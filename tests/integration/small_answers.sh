@@ -69,4 +69,12 @@ echo "$out" | grep -q "8 GPUs cannot hold tp=3 with dp taking the rest: 8 is not
 echo "$out" | grep -q "=?" && fail "skipped plan reads ?: $out"
 check_bad "8 GPUs cannot hold tp=3 x cp=2 with dp taking the rest: 8 is not a multiple of 6" \
     simulate "$T" --gpus 8 --tp 3 --cp 2
+# issue 46.13: a what-if GPU past --gpus is named against --gpus, not one arbitrary plan; empty plans,
+# --chunks 0 and a missing Chakra path are refused in one clear line
+check_bad "every plan has --gpus 4: --slow-gpu 7:2: GPU 7" compare "$T" --gpus 4 --slow-gpu 7:2
+check_bad "has an empty plan or field" compare "$T" --gpus 4 --plans ddp=4,,tp=4
+check_bad "has an empty plan or field" compare "$T" --gpus 4 --plans ddp=4::zero=2
+check_bad "--chunks needs an integer in 1..4096" simulate "$T" --gpus 4 --chunks 0
+check_bad "/nonexistent.0.et: No such file" chakra-check /nonexistent.0.et
+grep -q -- "--as-is" "$TMP/e" && fail "chakra-check speaks of --as-is: $(cat "$TMP/e")"
 echo "small answers: ok"
