@@ -207,51 +207,9 @@ static void print_traced(FILE *out, const trace *t) {
         fprintf(out, "  * the trace names no group: the job's world size is assumed\n");
 }
 
-void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
+/* The tensors, TP sites, blocks, communication, traced plan, layers and (list_ops) operators. */
+static void tensors_and_rest(FILE *out, const trace *t, int list_ops) {
     char b1[32], b2[32];
-    int64_t total = mt_trace_total_dev_ns(t);
-    fprintf(out, "trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
-           t->et_path ? " + " : "", t->et_path ? t->et_path : "");
-    fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", mt_trace_format_name(t->format),
-           mt_trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
-    char dev[320];
-    fprintf(out, "device     %s\n", mt_device_describe(t, dev, sizeof dev));
-    if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
-    fprintf(out, "batch      %ld\n", (long)t->batch_size);
-    fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));
-    fprintf(out, "ops        %d outermost, %d kernel%s", t->n_ops, t->n_kernels, mt_plural(t->n_kernels));
-    if (t->n_kernels_left_out > 0)
-        fprintf(out, " (+%lld left out: no op launched %s)", (long long)t->n_kernels_left_out,
-                t->n_kernels_left_out == 1 ? "it" : "them");
-    fprintf(out, ", %d layer%s, %d tensor%s\n", t->n_layers, mt_plural(t->n_layers), t->n_tensors,
-            mt_plural(t->n_tensors));
-    if (t->n_graph_launches > 0)
-        fprintf(out, "cuda graphs %d launch%s ran %lld kernels, %.0f %% of the kernel time: the operators inside a "
-                "graph are not in the trace\n            (data parallelism and ZeRO/FSDP see them; --tp, --pp, --cp, "
-                "--ep and --recompute cannot split them)\n", t->n_graph_launches,
-                t->n_graph_launches == 1 ? "" : "es", (long long)t->n_graph_kernels, 100 * t->graph_dev_share);
-    fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
-    for (int p = 0; p < TRACE_PHASE_COUNT; p++)
-        fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
-               total ? 100.0 * (double)t->phase_ns[p] / (double)total : 0.0);
-    fprintf(out, "%-12s %12.3f\n", "total", ms(total));
-    fprintf(out, "%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
-           t->has_device_time ? "" : ": no kernels, CPU durations used");
-    int64_t wall = t->step_end_ns - t->step_start_ns;
-    fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
-    if (t->has_device_time && wall > 0)
-        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising call%s; compute on %d stream%s, %d "
-                "stream wait%s)", 100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns),
-                t->n_syncs, mt_plural(t->n_syncs), compute_streams(t), mt_plural(compute_streams(t)), t->n_waits,
-                mt_plural(t->n_waits));
-    fprintf(out, "\n");
-    if (measured > 0)
-        fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
-               "%-12s %12s    %s)\n", "measured", measured,
-               100.0 * (traced_ms(t) - measured) / measured, "",
-               "", t->has_device_time && t->dist.world_size <= 1
-                       ? "simulate calibrates a GPU trace to it by default; --no-calibrate keeps the profiled times"
-                       : "--calibrate takes the profiler's share out");
     fprintf(out, "\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
            mt_fmt_bytes(t->optstate_bytes, (char[32]){0}, 32),
@@ -301,6 +259,61 @@ void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured)
                    op->name);
         }
     }
+}
+
+void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
+    char b1[32];
+    int64_t total = mt_trace_total_dev_ns(t);
+    fprintf(out, "trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
+           t->et_path ? " + " : "", t->et_path ? t->et_path : "");
+    fprintf(out, "format     %s   link: %s (%ld matched, %ld unmatched)\n", mt_trace_format_name(t->format),
+           mt_trace_link_method_name(t->link.method), (long)t->link.matched, (long)t->link.unmatched);
+    char dev[320];
+    fprintf(out, "device     %s\n", mt_device_describe(t, dev, sizeof dev));
+    if (t->step >= 0) fprintf(out, "step       %d (%d in trace)\n", t->step, t->n_steps);
+    if (t->batch_size > 0) fprintf(out, "batch      %ld\n", (long)t->batch_size);
+    else fprintf(out, "batch      unknown (no operator reads the model input with a weight in a known phase)\n");
+    fprintf(out, "params     %ld (%s)\n", (long)t->param_count, mt_fmt_bytes(t->param_bytes, b1, sizeof b1));
+    fprintf(out, "ops        %d outermost, %d kernel%s", t->n_ops, t->n_kernels, mt_plural(t->n_kernels));
+    if (t->n_kernels_left_out > 0)
+        fprintf(out, " (+%lld left out: no op launched %s)", (long long)t->n_kernels_left_out,
+                t->n_kernels_left_out == 1 ? "it" : "them");
+    fprintf(out, ", %d layer%s, %d tensor%s\n", t->n_layers, mt_plural(t->n_layers), t->n_tensors,
+            mt_plural(t->n_tensors));
+    if (t->n_graph_launches > 0)
+        fprintf(out, "cuda graphs %d launch%s ran %lld kernels, %.0f %% of the kernel time: the operators inside a "
+                "graph are not in the trace\n            (data parallelism and ZeRO/FSDP see them; --tp, --pp, --cp, "
+                "--ep and --recompute cannot split them)\n", t->n_graph_launches,
+                t->n_graph_launches == 1 ? "" : "es", (long long)t->n_graph_kernels, 100 * t->graph_dev_share);
+    if (t->format == TRACE_FORMAT_ET) { /* no times at all: a table of zeros would read as a 0 ms step */
+        fprintf(out, "\ntimes      none: an Execution Trace alone has no operator times (give the Kineto trace of "
+                "the same step beside it)\n");
+        tensors_and_rest(out, t, list_ops);
+        return;
+    }
+    fprintf(out, "\n%-12s %12s %7s\n", "phase", "device ms", "share");
+    for (int p = 0; p < TRACE_PHASE_COUNT; p++)
+        fprintf(out, "%-12s %12.3f %6.1f%%\n", mt_trace_phase_name((trace_phase)p), ms(t->phase_ns[p]),
+               total ? 100.0 * (double)t->phase_ns[p] / (double)total : 0.0);
+    fprintf(out, "%-12s %12.3f\n", "total", ms(total));
+    fprintf(out, "%-12s %12.3f   (union of kernel intervals%s)\n", "busy", ms(t->dev_union_ns),
+           t->has_device_time ? "" : ": no kernels, CPU durations used");
+    int64_t wall = t->step_end_ns - t->step_start_ns;
+    fprintf(out, "%-12s %12.3f", "step wall", ms(wall));
+    if (t->has_device_time && wall > 0)
+        fprintf(out, "   (GPU busy %.0f%%; host %.3f ms, %d synchronising call%s; compute on %d stream%s, %d "
+                "stream wait%s)", 100.0 * (double)t->dev_union_ns / (double)wall, ms(t->host_end_ns - t->step_start_ns),
+                t->n_syncs, mt_plural(t->n_syncs), compute_streams(t), mt_plural(compute_streams(t)), t->n_waits,
+                mt_plural(t->n_waits));
+    fprintf(out, "\n");
+    if (measured > 0)
+        fprintf(out, "%-12s %12.3f   (median of the unprofiled steps, meta.json: the traced step is %+.1f%%;\n"
+               "%-12s %12s    %s)\n", "measured", measured,
+               100.0 * (traced_ms(t) - measured) / measured, "",
+               "", t->has_device_time && t->dist.world_size <= 1
+                       ? "simulate calibrates a GPU trace to it by default; --no-calibrate keeps the profiled times"
+                       : "--calibrate takes the profiler's share out");
+    tensors_and_rest(out, t, list_ops);
 }
 
 /* ---- ops without a FLOP formula ---- */

@@ -22,6 +22,7 @@
 
 #include "tracer/cktrace.h"
 #include "tracer/device.h"
+#include "tracer/meta.h"
 #include "tracer/kfilter.h"
 #include "tracer/link.h"
 #include "tracer/opclass.h"
@@ -311,6 +312,7 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
         return rc;
     }
     mt_device_resolve(t, paths[0]);
+    mt_trace_meta_batch(t, paths[0]);
     if (opts->expert_pattern && !(t->expert_pattern = dupstr(opts->expert_pattern))) {
         mt_trace_free(t);
         return mt_fail(err, MT_ENOMEM, "out of memory loading the trace");

@@ -250,7 +250,7 @@ mt_status mt_match_link(const char *kpath, kineto_data *k, const int32_t *ord, c
         return mt_fail(err, MT_EFORMAT,
                        "%s and %s do not describe the same run: only %ld of %ld Execution "
                        "Trace nodes match a Kineto event (best method: %s); record both in the "
-                       "same step, or pass the Kineto file alone",
+                       "same step (the Kineto file alone has times but no shapes: its batch and memory are guesses)",
                        kpath, epath, (long)r.equal, (long)total, mt_trace_link_method_name(st->method));
     /* Keep only links whose names agree. */
     for (int64_t i = 0; i < k->n_ev; i++)

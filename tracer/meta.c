@@ -6,10 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tracer/strpool.h"
 #include "util/fileio.h"
 
-mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
-                                 mt_error *err) {
+/* The meta.json beside dir_or_file (a folder or one of its files) into src. */
+static void meta_path(const char *path0, char *src, size_t srclen) {
     struct stat st;
     if (stat(path0, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(src, srclen, "%s/meta.json", path0);
@@ -18,6 +19,31 @@ mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_o
         int n = slash ? (int)(slash - path0) : 1;
         snprintf(src, srclen, "%.*s/meta.json", n, slash ? path0 : ".");
     }
+}
+
+void mt_trace_meta_batch(trace *t, const char *dir_or_file) {
+    char src[4096];
+    struct stat st;
+    if (t->format != TRACE_FORMAT_KINETO || !dir_or_file) return;
+    meta_path(dir_or_file, src, sizeof src);
+    if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return;
+    json_t *m = json_load_file(src, 0, NULL);
+    json_t *b = json_object_get(m, "batch");
+    if (json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) != t->batch_size) {
+        char w[6144];
+        snprintf(w, sizeof w, "%.1024s%sthe batch is %lld from %s (the Kineto file alone has no tensor shapes; its first "
+                 "op's input read %lld)", t->warning ? t->warning : "", t->warning ? "; " : "",
+                 (long long)json_integer_value(b), src, (long long)t->batch_size);
+        t->batch_size = json_integer_value(b);
+        t->warning = mt_strpool_intern(t->pool, w, -1);
+    }
+    json_decref(m);
+}
+
+mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
+                                 mt_error *err) {
+    struct stat st;
+    meta_path(path0, src, srclen);
     if (stat(src, &st) != 0)
         return mt_fail(err, MT_EIO,
                        "--calibrate needs the measured step time from %s, which does not exist (tracer/collect.py "

@@ -22,6 +22,12 @@
 mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms, char *src, size_t srclen,
                                  mt_error *err);
 
+/* A Kineto trace without its Execution Trace has no tensor shapes to find the batch in (the first
+ * op's input guessed it: 8,192 for a batch of 8 sequences of 1,024): when the meta.json beside it
+ * gives an integer "batch" > 0, that is the trace's batch, and t->warning says so. No meta.json,
+ * another format, or no such key: nothing changes. */
+void mt_trace_meta_batch(trace *t, const char *dir_or_file);
+
 /* What a calibration found (all zero but the scales, 1, when none was asked for). */
 typedef struct mt_calibration {
     int on;                /* 0: no calibration asked for */

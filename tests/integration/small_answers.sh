@@ -77,4 +77,20 @@ check_bad "has an empty plan or field" compare "$T" --gpus 4 --plans ddp=4::zero
 check_bad "--chunks needs an integer in 1..4096" simulate "$T" --gpus 4 --chunks 0
 check_bad "/nonexistent.0.et: No such file" chakra-check /nonexistent.0.et
 grep -q -- "--as-is" "$TMP/e" && fail "chakra-check speaks of --as-is: $(cat "$TMP/e")"
+# issue 46.1: a Kineto file without its ET takes the batch from the meta.json beside it (it read 8,192,
+# the first op's flattened input, and printed ~1,000x the samples/s); issue 46.6: inspect of an ET
+# alone says it has no times and no batch instead of a table of zeros
+mkdir -p "$TMP/konly" "$TMP/eonly"
+cp "$T/kineto.json.gz" "$T/meta.json" "$TMP/konly/"
+cp "$T/et.json.gz" "$TMP/eonly/"
+"$BIN" simulate "$TMP/konly" --gpus 4 --json >"$TMP/k.json" 2>"$TMP/k.err" || fail "kineto alone: exit $?"
+python3 - "$TMP/k.json" "$T/meta.json" <<'PY' || fail "kineto alone: batch"
+import json, sys
+s, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert s["plan"]["global_batch"] == 4 * m["batch"], s["plan"]
+PY
+grep -q "the batch is 8 from" "$TMP/k.err" || fail "kineto alone: no word on the batch: $(cat "$TMP/k.err")"
+"$BIN" inspect "$TMP/eonly" >"$TMP/e.txt" || fail "inspect et alone: exit $?"
+grep -q "^times      none: an Execution Trace alone has no operator times" "$TMP/e.txt" || fail "inspect et alone: $(head -12 "$TMP/e.txt")"
+grep -q "^batch      0" "$TMP/e.txt" && fail "inspect et alone prints batch 0"
 echo "small answers: ok"
