@@ -139,7 +139,6 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus == 0 && unset == 3 && tp.multi_rank) p->gpus = tp.world_size; /* as the job ran */
     /* --ep / --embedding-shard on a rank of a MoE or TorchRec job regenerate its all-to-alls */
     int sparse = p->ep > 1 || p->emb_shard != MT_EMB_NONE;
-    if (p->comm == MT_COMM_AUTO) p->comm = tp.multi_rank && !sparse ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     if (p->cp <= 0) p->cp = 1;
     if (p->ep <= 0) p->ep = 1;
     int64_t known = (int64_t)(p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) * p->cp * p->ep;
@@ -174,6 +173,18 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        "impossible plan: dp=%d x tp=%d x pp=%d = %lld GPU%s, but --gpus is %d "
                        "(the product must equal the GPU count)", p->dp, p->tp, p->pp,
                        (long long)p->dp * p->tp * p->pp, mt_plural((int64_t)p->dp * p->tp * p->pp), p->gpus);
+    /* A multi-rank trace keeps its own collectives at the traced GPU count. On another count the
+     * traced groups (a pair's all-reduce) would stand for the plan's: regenerate them when the
+     * ranks were replicas (DDP: a rank's trace is the whole model), else refuse (a rank of a TP,
+     * pipeline or sharded job holds part of the model, which the plan's collectives cannot know). */
+    if (p->comm == MT_COMM_AUTO && tp.multi_rank && !sparse && p->gpus != tp.world_size &&
+        tp.sync != MT_TRACED_DDP)
+        return mt_fail(err, MT_EINVAL, "%s is rank %d of a %d-GPU job whose ranks hold parts of the model (%s "
+                       "synchronisation): it cannot be moved to %d GPUs as it is; keep %d GPUs, or give --comm "
+                       "regenerate to treat the rank as a whole model", t->kineto_path ? t->kineto_path : "the trace",
+                       tp.rank, tp.world_size, mt_traced_sync_name(tp.sync), p->gpus, tp.world_size);
+    if (p->comm == MT_COMM_AUTO)
+        p->comm = tp.multi_rank && !sparse && p->gpus == tp.world_size ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     if (p->sp && p->tp <= 1)
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);

@@ -7,8 +7,8 @@
 #include "util/units.h"
 
 const char *mt_traced_sync_name(mt_traced_sync s) {
-    static const char *const n[] = {"single", "ddp", "partial", "none"};
-    return (unsigned)s <= MT_TRACED_NONE ? n[s] : "?";
+    static const char *const n[] = {"single", "ddp", "partial", "none", "tensor"};
+    return (unsigned)s <= MT_TRACED_TENSOR ? n[s] : "?";
 }
 
 static void add_kind(mt_traced_kind *k, const trace_coll *c) {
@@ -40,6 +40,9 @@ void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
         p->n_group_assumed += c->group_src == TRACE_GROUP_WORLD || c->group_src == TRACE_GROUP_UNKNOWN;
         add_kind(&p->kinds[c->kind], c);
         if (c->kind == TRACE_COMM_ALLREDUCE) p->allreduce_bytes += c->bytes;
+        if (c->kind == TRACE_COMM_ALLREDUCE && c->op >= 0 && c->op < t->n_ops &&
+            t->ops[c->op].phase == TRACE_PHASE_FORWARD)
+            p->fwd_allreduces++;
         if (c->group > widest) widest = c->group;
     }
     if (p->world_size == 0) p->world_size = widest;
@@ -48,6 +51,7 @@ void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
     p->param_share = t->param_bytes > 0 ? p->allreduce_bytes / t->param_bytes : 0;
     if (!p->multi_rank) p->sync = MT_TRACED_SINGLE;
     else if (p->kinds[TRACE_COMM_ALLREDUCE].count == 0) p->sync = MT_TRACED_NONE;
+    else if (p->fwd_allreduces > 0) p->sync = MT_TRACED_TENSOR;
     else if (p->param_share >= MT_TRACED_DDP_SHARE || (p->param_bytes <= 0 && only_replicated(p))) p->sync = MT_TRACED_DDP;
     else p->sync = MT_TRACED_PARTIAL;
 }
@@ -76,6 +80,9 @@ int mt_traced_plan_describe(const mt_traced_plan *p, char *buf, size_t len) {
     }
     if (p->kinds[TRACE_COMM_ALLREDUCE].count == 0) PUT("; no all-reduce: parameters are not synchronised (%s)",
                                                        mt_traced_sync_name(p->sync));
+    else if (p->sync == MT_TRACED_TENSOR)
+        PUT("; %d all-reduce%s in the forward pass: a tensor-parallel group's activations, each rank holds part of "
+            "the model (%s)", p->fwd_allreduces, mt_plural(p->fwd_allreduces), mt_traced_sync_name(p->sync));
     else if (p->param_bytes > 0) PUT("; all-reduces carry %.0f %% of the parameter bytes (%s)", 100 * p->param_share,
                                      mt_traced_sync_name(p->sync));
     else PUT("; parameter sizes unknown, %s (%s)", p->sync == MT_TRACED_DDP ? "nothing sharded" : "some sharded",

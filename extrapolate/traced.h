@@ -12,7 +12,10 @@
  *   partial  all-reduces carrying less: the rest of the parameters is sharded (embedding tables
  *            exchanged by all-to-all, ZeRO/FSDP reduce-scatter + all-gather) or not replicated;
  *   none     a multi-rank job without all-reduce (a pipeline stage's send/recv, tables sharded
- *            whole): no parameter is synchronised across ranks.
+ *            whole): no parameter is synchronised across ranks;
+ *   tensor   all-reduces issued in the forward pass: activations summed over a tensor-parallel
+ *            group (Megatron's row-parallel output), so each rank holds part of the model, however
+ *            many parameter bytes the all-reduces carry (checked before ddp).
  * The extrapolator keeps the traced collectives by default for a multi-rank trace (MT_COMM_TRACED,
  * plan.h) instead of inventing the plan's (a DDP all-reduce of parameters the job sharded, an
  * all-to-all or send/recv the job did that vanishes).
@@ -29,7 +32,7 @@
 #include "extrapolate/plan.h"
 #include "tracer/trace.h"
 
-typedef enum { MT_TRACED_SINGLE = 0, MT_TRACED_DDP, MT_TRACED_PARTIAL, MT_TRACED_NONE } mt_traced_sync;
+typedef enum { MT_TRACED_SINGLE = 0, MT_TRACED_DDP, MT_TRACED_PARTIAL, MT_TRACED_NONE, MT_TRACED_TENSOR } mt_traced_sync;
 
 /* The share of the parameter bytes the all-reduces must carry for the job to count as DDP. */
 #define MT_TRACED_DDP_SHARE 0.9
@@ -51,6 +54,7 @@ typedef struct mt_traced_plan {
     double allreduce_bytes;     /* every all-reduce's buffer, summed */
     double param_bytes;         /* the trace's parameter bytes */
     double param_share;         /* allreduce_bytes / param_bytes; 0 when the parameters are unknown */
+    int32_t fwd_allreduces;     /* all-reduces made by a forward op (tensor parallelism) */
     mt_traced_sync sync;
 } mt_traced_plan;
 

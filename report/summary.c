@@ -387,6 +387,9 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
             fprintf(out, "           measured waits: %.3f ms per step after %d gloo send/recv call%s (the unprofiled "
                     "Work.wait() for the peer), carried as they were (bubble)\n", (double)p->traced_hold_ps / 1e9,
                     (int)p->traced_holds, mt_plural(p->traced_holds));
+    } else if (tp.multi_rank && p->plan.gpus != tp.world_size) {
+        fprintf(out, "comm       regenerated: the plan's %d GPUs are not the traced job's %d, so the plan's collectives "
+                "replace the trace's\n           trace: %s\n", p->plan.gpus, tp.world_size, line);
     } else if (tp.multi_rank) {
         fprintf(out, "comm       regenerated (--comm regenerate): the plan's collectives replace the trace's\n"
                      "           trace: %s\n", line);
