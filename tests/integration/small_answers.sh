@@ -93,4 +93,14 @@ grep -q "the batch is 8 from" "$TMP/k.err" || fail "kineto alone: no word on the
 "$BIN" inspect "$TMP/eonly" >"$TMP/e.txt" || fail "inspect et alone: exit $?"
 grep -q "^times      none: an Execution Trace alone has no operator times" "$TMP/e.txt" || fail "inspect et alone: $(head -12 "$TMP/e.txt")"
 grep -q "^batch      0" "$TMP/e.txt" && fail "inspect et alone prints batch 0"
+# issue 46.5 / 46.3: a DDP rank moved to 64 GPUs regenerates the plan's collectives (its pair
+# all-reduces stood for 64 GPUs, so a 1 Gbps NIC cost nothing); a tensor-parallel rank (all-reduces
+# in forward) is read as such and refused at another GPU count
+R=$(dirname "$0")/../../traces
+out=$("$BIN" simulate "$R/cpu-ddp-resmlp-w2" --gpus 64 --topology multinode:nodes=8,gpus=8 --nic-bw 1Gbps 2>&1) \
+    || fail "ddp rank at 64 GPUs: exit $?"
+echo "$out" | grep -q "^comm       regenerated: the plan's 64 GPUs are not the traced job's 2" || fail "ddp rank at 64: $out"
+check_bad "whose ranks hold parts of the model (tensor synchronisation)" simulate "$R/cpu-tp-gpt-tiny-w2" --gpus 4
+"$BIN" inspect "$R/cpu-tp-gpt-tiny-w2" | grep -q "in the forward pass: a tensor-parallel group's activations" \
+    || fail "inspect does not read the TP rank as tensor-parallel"
 echo "small answers: ok"
