@@ -32,7 +32,7 @@
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
 static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
-                                        &mt_pass_recompute};
+                                        &mt_pass_recompute, &mt_pass_moecut};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */
@@ -590,5 +590,6 @@ void mt_program_free(mt_program *p) {
     mt_moe_free(p->moe);
     free(p->emb_owner);
     free(p->emb_share);
+    free(p->emb_mem);
     free(p);
 }
