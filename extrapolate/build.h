@@ -119,6 +119,7 @@ extern const mt_pass mt_pass_tp, mt_pass_cp, mt_pass_traced, mt_pass_dp, mt_pass
 extern const mt_pass mt_pass_ep;  /* pass_ep.c: expert parallelism (moe.h) */
 extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
 extern const mt_pass mt_pass_recompute;
+extern const mt_pass mt_pass_moecut; /* pass_moecut.c: no pipeline cut inside a MoE layer */
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 
