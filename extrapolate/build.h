@@ -143,6 +143,9 @@ mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j);
 int mt_bld_tensor_role(const trace *t, const trace_tref *r);
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
+/* Per tensor the forward op that outputs it (the last such), -1; a new array the caller frees, NULL
+ * when out of memory. O(ops + trefs). */
+int32_t *mt_bld_producers(const trace *t);
 
 /* ---- emission (emit.c) ------------------------------------------------------------------- */
 

@@ -82,22 +82,6 @@ static double kv_own_bytes(const trace *t, const int32_t *made_by, const trace_o
     return own;
 }
 
-/* Per tensor the forward op that outputs it (the last such), -1; O(ops + trefs). */
-static int32_t *producers(const trace *t) {
-    int32_t *m = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *m);
-    if (!m) return NULL;
-    for (int32_t x = 0; x < t->n_tensors; x++) m[x] = -1;
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD) continue;
-        for (int32_t j = 0; j < o->out_count; j++) {
-            int32_t x = t->trefs[o->out_first + j].tensor;
-            if (x >= 0 && x < t->n_tensors) m[x] = i;
-        }
-    }
-    return m;
-}
-
 /* 1 for a fused attention op (K, V its inputs 1 and 2); 2 for a matmul of two 4-D activations. */
 static int core_kind(const trace *t, const trace_op *o) {
     if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) return 0;
@@ -111,7 +95,7 @@ static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_
 static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
     const trace *t = b->t;
     int32_t C = b->plan->cp;
-    int32_t *made_by = producers(t);
+    int32_t *made_by = mt_bld_producers(t);
     if (!made_by) return MT_ENOMEM;
     mt_status rc = cores_of(b, x, made_by, C, err);
     free(made_by);

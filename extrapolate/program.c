@@ -63,6 +63,21 @@ double mt_bld_tensor_bytes(const trace *t, int32_t tensor) {
     return tensor >= 0 && tensor < t->n_tensors ? t->tensors[tensor].bytes : 0;
 }
 
+int32_t *mt_bld_producers(const trace *t) {
+    int32_t *m = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *m);
+    if (!m) return NULL;
+    for (int32_t x = 0; x < t->n_tensors; x++) m[x] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->out_count; j++) {
+            int32_t x = t->trefs[o->out_first + j].tensor;
+            if (x >= 0 && x < t->n_tensors) m[x] = i;
+        }
+    }
+    return m;
+}
+
 /* ---- the core analysis ------------------------------------------------------------------- */
 
 int32_t mt_bld_op_stage(const mt_bld *b, int32_t op) {

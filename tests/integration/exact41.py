@@ -1,7 +1,9 @@
-"""Issue 41's reproductions 1, 3, 4, 5 and 8: each plan's bytes against a closed form from the
+"""Issue 41's reproductions 1, 2, 3, 4, 5 and 8: each plan's bytes against a closed form from the
 framework it follows (docs/memory.md's table), not from mitosis's own output. Usage: exact41.py MITOSIS
   1  ZeRO-2 with M micro-batches reduce-scatters every micro-batch's gradients (DeepSpeed's stage 2
      reduces outside accumulation boundaries too) and keeps 1/n of them: dp traffic (M+1)(n-1)/n x P;
+  2  sequence parallelism on RMSNorm blocks: reduce-scatter / all-gather pairs in place of all-reduces
+     (the same bytes), the norms' weight gradients all-reduced once (Megatron);
   3  ring attention under grouped-query attention passes the KV heads' K/V (x kv_heads / heads);
   4  table-wise embedding sharding: each GPU holds its own whole tables (the 8,192-row table alone);
   5  a pipeline cut inside a MoE layer is refused in one line (exit 2), with or without --ep;
@@ -49,6 +51,27 @@ n = 4
 want = sum((2 + 1) * (n - 1) / n * v for v in stage.values()) / len(stage)
 expect("1b zero-2 pp4 cp2 M=2 dp+cp traffic", d["mesh"]["traffic_bytes"]["dp+cp"], want, 8 * len(stage))
 expect("1b against the issue's bytes", d["mesh"]["traffic_bytes"]["dp+cp"], 75914496, 8)
+
+# 2. SP on RMSNorm blocks (Megatron): each forward all-reduce of the residual stream X = [B, S, h] becomes a
+# reduce-scatter + all-gather (the same bytes), backward likewise; the norms' weight gradients (replicated,
+# their inputs split by sequence) all-reduced once. Per GPU, T-way ring: 2(T-1)/T x (per layer 4 X, the
+# vocabulary embedding's and the LM head's input gradient 2 X, cross-entropy's 3 statistics of [B S] fp32)
+# + with --sp 2(T-1)/T x the 2L+1 norm weights.
+def tp_closed(m, B, T, itemsize, sp):
+    X = B * m["seq_len"] * m["hidden"] * itemsize
+    ar = 2 * (T - 1) / T
+    return ar * ((4 * m["layers"] + 2) * X + 3 * B * m["seq_len"] * 4 + (sp * (2 * m["layers"] + 1) * m["hidden"] * itemsize))
+
+
+m = meta("cpu-llama-tiny-b4")
+for sp in (0, 1):
+    d = sim("cpu-llama-tiny-b4", "--gpus", "4", "--dp", "2", "--tp", "2", "--fsdp", *(["--sp"] if sp else []))
+    expect(f"2 llama-tiny tp traffic (sp {sp})", d["mesh"]["traffic_bytes"]["tp"], tp_closed(m, d["plan"]["replica_batch"], 2, 4, sp))
+expect("2 against the issue's bytes", d["mesh"]["traffic_bytes"]["tp"], 659456)
+m = meta("h100-llama3-8b-2blocks-b1-bf16")
+m = dict(m, layers=2, hidden=m["hf_config"]["hidden_size"])
+d = sim("h100-llama3-8b-2blocks-b1-bf16", "--gpus", "8", "--dp", "2", "--tp", "4", "--sp", "--zero", "2")
+expect("2 llama3-8b 2 blocks tp traffic (sp)", d["mesh"]["traffic_bytes"]["tp"], tp_closed(m, 1, 4, 2, 1))
 
 # 3. CP under GQA: per layer and micro-batch K and V of the KV heads: 3 rings (4 with full recompute)
 m = meta("cpu-llama-tiny-b4")
