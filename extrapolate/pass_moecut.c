@@ -31,10 +31,10 @@ static mt_status moecut_analyse(mt_bld *b, void *st, mt_error *err) {
         const mt_moe_layer *L = &m->l[k];
         int32_t c0 = mt_bld_op_chunk(b, L->router), c1 = mt_bld_op_chunk(b, L->last_fwd);
         if (c0 == c1 && mt_bld_op_chunk(b, L->first_fwd) == c0) continue;
-        return mt_fail(err, MT_EINVAL, "--pp %d%s cuts MoE layer %d (router op %d .. experts' last op %d) between "
+        return mt_fail(err, MT_EINVAL, "--pp %d --vpp %d cuts MoE layer %d (router op %d .. experts' last op %d) between "
                        "model chunks %d and %d: a pipeline cut inside a MoE layer is not modelled (frameworks cut "
                        "between blocks); cut at block boundaries or choose another --pp or --vpp",
-                       b->plan->pp, b->plan->vpp > 1 ? " --vpp" : "", (int)k, (int)L->router, (int)L->last_fwd,
+                       b->plan->pp, b->plan->vpp, (int)k, (int)L->router, (int)L->last_fwd,
                        (int)c0, (int)c1);
     }
     return MT_OK;
