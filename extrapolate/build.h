@@ -119,6 +119,7 @@ extern const mt_pass mt_pass_tp, mt_pass_cp, mt_pass_traced, mt_pass_dp, mt_pass
 extern const mt_pass mt_pass_ep;  /* pass_ep.c: expert parallelism (moe.h) */
 extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
 extern const mt_pass mt_pass_recompute;
+extern const mt_pass mt_pass_moecut; /* pass_moecut.c: no pipeline cut inside a MoE layer */
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 
@@ -142,6 +143,9 @@ mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j);
 int mt_bld_tensor_role(const trace *t, const trace_tref *r);
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
+/* Per tensor the forward op that outputs it (the last such), -1; a new array the caller frees, NULL
+ * when out of memory. O(ops + trefs). */
+int32_t *mt_bld_producers(const trace *t);
 
 /* ---- emission (emit.c) ------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  * weights stay whole, their gradients are reduced over dp x cp by the data-parallel pass). Per
  * core and micro-batch, forward: before the scores the rank's K/V block (K and V over T x C)
  * starts around the CP ring as a non-blocking ring all-gather of C blocks (each rank passes C - 1
- * blocks), beside the attention blocks; after the context the rank waits for that ring only
+ * blocks; under grouped-query attention the KV heads' K/V, before repeat_kv: kv_own_bytes), beside the attention blocks; after the context the rank waits for that ring only
  * (WAIT_GROUP on the CP kind, keep 0). Backward: the same around the core's backward ops, with twice the
  * bytes (the K/V blocks again and their gradients on the way back): again C - 1 sends per rank.
  * The simulator runs the ring beside the attention compute, so a core takes about the larger of
@@ -17,6 +17,7 @@
  * recomputed, twice backward).
  * Invariant: with cp 1 the pass does nothing; every core's forward ring has one wait.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,37 @@ static double in_bytes(const trace *t, const trace_op *o, int32_t k) {
     return k < o->in_count ? mt_bld_tensor_bytes(t, t->trefs[o->in_first + k].tensor) : 0;
 }
 
+/* A forward op that only reshapes, views, expands or copies its first input (a tensor's way from a
+ * projection to attention: transpose, the expand + reshape of grouped-query attention's repeat_kv). */
+static int shape_only(const trace_op *o) {
+    static const char *const names[] = {"aten::expand", "aten::reshape", "aten::view", "aten::_unsafe_view",
+                                        "aten::transpose", "aten::permute", "aten::unsqueeze", "aten::slice",
+                                        "aten::clone", "aten::contiguous", "aten::repeat_interleave", "aten::alias",
+                                        "aten::t", "aten::expand_as"};
+    if (o->phase != TRACE_PHASE_FORWARD || o->in_count < 1 || !o->name) return 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(o->name, names[k])) return 1;
+    return 0;
+}
+
+/* The bytes of K (or V), o's k-th input, as the ring passes them: its own heads. Under grouped-query
+ * attention the input is the KV heads repeated heads / kv_heads times (repeat_kv: expand, reshape);
+ * the ring passes the KV heads once and repeats them after (Megatron's and torchtitan's ring
+ * attention). Walks back through shape-only producers (`made_by`: per tensor the forward op that
+ * output it last before, -1) to the smallest tensor that the input is a whole multiple of; O(depth). */
+static double kv_own_bytes(const trace *t, const int32_t *made_by, const trace_op *o, int32_t k) {
+    double whole = in_bytes(t, o, k), own = whole;
+    int32_t x = k < o->in_count ? t->trefs[o->in_first + k].tensor : -1;
+    for (int depth = 0; depth < 16 && x >= 0 && x < t->n_tensors; depth++) {
+        int32_t p = made_by[x];
+        if (p < 0 || !shape_only(&t->ops[p])) break;
+        x = t->trefs[t->ops[p].in_first].tensor;
+        double v = mt_bld_tensor_bytes(t, x);
+        if (v > 0 && v < own && fabs(whole / v - floor(whole / v + 0.5)) < 1e-9) own = v;
+    }
+    return own;
+}
+
 /* 1 for a fused attention op (K, V its inputs 1 and 2); 2 for a matmul of two 4-D activations. */
 static int core_kind(const trace *t, const trace_op *o) {
     if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) return 0;
@@ -57,10 +89,21 @@ static int core_kind(const trace *t, const trace_op *o) {
     return o->cls == MT_OPC_MATMUL && o->tp != TRACE_TP_LINEAR && act4(t, o, 0) && act4(t, o, 1) ? 2 : 0;
 }
 
+static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_t C, mt_error *err);
+
 /* The cores of the forward pass, checking C against each one's sequence length. */
 static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
     const trace *t = b->t;
     int32_t C = b->plan->cp;
+    int32_t *made_by = mt_bld_producers(t);
+    if (!made_by) return MT_ENOMEM;
+    mt_status rc = cores_of(b, x, made_by, C, err);
+    free(made_by);
+    return rc;
+}
+
+static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_t C, mt_error *err) {
+    const trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         int k = core_kind(t, &t->ops[i]);
         if (!k) continue;
@@ -74,13 +117,13 @@ static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
         }
         cp_core c = {i, i, -1, -1, 0};
         if (k == 1) {
-            c.kv_bytes = in_bytes(t, &t->ops[i], 1) + in_bytes(t, &t->ops[i], 2);
+            c.kv_bytes = kv_own_bytes(t, made_by, &t->ops[i], 1) + kv_own_bytes(t, made_by, &t->ops[i], 2);
         } else { /* the scores' second input is K; the context is the next such matmul, V its second */
             int32_t j = i + 1;
             while (j < t->n_ops && core_kind(t, &t->ops[j]) != 2) j++;
             if (j >= t->n_ops) continue;
             c.last = j;
-            c.kv_bytes = in_bytes(t, &t->ops[i], 1) + in_bytes(t, &t->ops[j], 1);
+            c.kv_bytes = kv_own_bytes(t, made_by, &t->ops[i], 1) + kv_own_bytes(t, made_by, &t->ops[j], 1);
             i = j;
         }
         c.kv_bytes /= b->split[c.first] > 0 ? b->split[c.first] : 1; /* a TP rank holds its heads */

@@ -9,7 +9,10 @@
  *   zero 1  ddp's buckets, the optimizer runs on 1/D of the parameters (its optimizer state is
  *         sharded), then a blocking all-gather of the stage's parameters. Gradients are
  *         all-reduced, as DeepSpeed's stage 1 and torch's ZeroRedundancyOptimizer do;
- *   zero 2  as 1 with each bucket reduce-scattered (gradients sharded too);
+ *   zero 2  as 1 with each bucket reduce-scattered (gradients sharded too), in every micro-batch's
+ *         backward: each GPU keeps only its shard of the accumulated gradients, as DeepSpeed's
+ *         stage 2 does (it reduces outside accumulation boundaries too): per step (M+1)(N-1)/N of
+ *         the stage's gradient bytes (M reduce-scatters, one all-gather) where stage 1 sends 3(N-1)/N;
  *   zero 3  parameters sharded: each unit (a trace layer) all-gathers its parameters before its
  *         forward and again before its backward (blocking), and reduce-scatters its gradients
  *         after its backward on a second communicator ("dp-rs", as FSDP's separate stream);
@@ -49,11 +52,14 @@ typedef struct dp_state {
     int ag_kind, rs_kind, rep_kind; /* group kinds: all-gathers, reduce-scatters, hybrid all-reduces */
     double *unit_w;         /* per unit: its parameter bytes per GPU, unsharded (a stage's parameters
                              * outside any unit count in its first forward unit) */
-    double *bwd_w;          /* per unit: the bytes its backward gathers and reduce-scatters: unit_w,
-                             * plus those of the units before it on its stage that no backward op
-                             * runs in (their gradients come from another unit's ops: ResNet's
-                             * downsampling blocks), up to the previous unit that has one */
-    double *max_unit;       /* per stage: the largest unit_w or bwd_w */
+    double *bwd_w;          /* per unit: the bytes its backward gathers and reduce-scatters (unit_w;
+                             * 0 for a unit no backward op runs in) */
+    double *join_w;         /* per unit: the bytes of the units after it on its stage, up to the next
+                             * that a backward op runs in, that none runs in (their gradients come
+                             * from another unit's ops: ResNet's downsampling blocks, an RMSNorm):
+                             * gathered and reduce-scattered on their own after this unit's
+                             * reduce-scatter, never held with another unit's parameters */
+    double *max_unit;       /* per stage: the largest unit_w or join_w (one unit's own parameters) */
     int32_t *next_unit;     /* per forward/backward op: the next unit its stage runs in the same phase
                              * after this op's unit, -1 */
     int32_t cur;            /* the unit whose ops are being emitted, -1 before the first */
@@ -100,20 +106,22 @@ static void dp_release(void *st) {
     if (!x) return;
     free(x->unit_w);
     free(x->bwd_w);
+    free(x->join_w);
     free(x->max_unit);
     free(x->next_unit);
     free(x);
 }
 
-/* bwd_w: every unit's bytes in a unit its stage's backward runs ops in: a unit without backward ops
- * joins the nearest one before it on its stage (whose backward runs after: the gradients exist by
- * its reduce-scatter), else the nearest after it; O(ops + units). */
+/* bwd_w and join_w: a unit its stage's backward runs ops in gathers its own bytes; one it runs none
+ * in joins the nearest such unit before it on its stage (whose backward runs after: the gradients
+ * exist by its reduce-scatter), else the nearest after it, as a gather of its own; O(ops + units). */
 static mt_status backward_units(mt_bld *b, dp_state *x) {
     const trace *t = b->t;
     int32_t U = b->n_units;
     uint8_t *has = calloc((size_t)(U > 0 ? U : 1), 1);
     x->bwd_w = calloc((size_t)(U > 0 ? U : 1), sizeof *x->bwd_w);
-    if (!has || !x->bwd_w) {
+    x->join_w = calloc((size_t)(U > 0 ? U : 1), sizeof *x->join_w);
+    if (!has || !x->bwd_w || !x->join_w) {
         free(has);
         return MT_ENOMEM;
     }
@@ -123,11 +131,15 @@ static mt_status backward_units(mt_bld *b, dp_state *x) {
             has[b->unit[i]] = 1;
     for (int32_t u = 0; u < U; u++) {
         int32_t to = -1, s = b->stage_of_unit[u];
-        for (int32_t v = u; v >= 0 && to < 0 && b->stage_of_unit[v] == s; v--)
+        if (has[u]) {
+            x->bwd_w[u] += x->unit_w[u];
+            continue;
+        }
+        for (int32_t v = u - 1; v >= 0 && to < 0 && b->stage_of_unit[v] == s; v--)
             if (has[v]) to = v;
         for (int32_t v = u + 1; v < U && to < 0 && b->stage_of_unit[v] == s; v++)
             if (has[v]) to = v;
-        x->bwd_w[to >= 0 ? to : u] += x->unit_w[u];
+        if (to >= 0) x->join_w[to] += x->unit_w[u];
     }
     free(has);
     return MT_OK;
@@ -171,7 +183,7 @@ static mt_status unit_weights(mt_bld *b, dp_state *x) {
     for (int32_t u = 0; rc == MT_OK && u < b->n_units; u++) {
         int32_t s = b->stage_of_unit[u];
         if (x->unit_w[u] > x->max_unit[s]) x->max_unit[s] = x->unit_w[u];
-        if (x->bwd_w[u] > x->max_unit[s]) x->max_unit[s] = x->bwd_w[u];
+        if (x->join_w[u] > x->max_unit[s]) x->max_unit[s] = x->join_w[u];
     }
     free(seen);
     free(first_unit);
@@ -229,7 +241,7 @@ static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_
     x->prefetched = 0;
     x->rep_pending = 0;
     if (dir > 0) return MT_OK;
-    x->active = ddp_buckets(b->plan) && last;
+    x->active = ddp_buckets(b->plan) && (last || b->plan->zero == 2); /* zero 2: every micro-batch */
     x->bucket = 0;
     x->bucket_layer = -1;
     x->first_bucket = b->p->ddp_buckets;
@@ -255,12 +267,10 @@ static mt_status wait_group(mt_emit *em, int kind, int32_t keep, int32_t mb, tra
     return MT_OK;
 }
 
-/* Unit cur's gradients are complete: reduce-scatter them; hybrid, all-reduce the previous unit's
- * shard across the replica groups once its reduce-scatter has finished (all but the one just issued,
- * in issue order). */
-static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
-    double w = unit_bytes(b, x, x->cur, TRACE_PHASE_BACKWARD);
-    int32_t layer = x->cur >= 0 && b->t->n_layers > 0 ? x->cur : -1;
+/* w bytes of gradients are complete: reduce-scatter them; hybrid, all-reduce the previous
+ * reduce-scatter's shard across the replica groups once it has finished (all but the one just
+ * issued, in issue order). */
+static mt_status shard_reduce(mt_bld *b, dp_state *x, mt_emit *em, double w, int32_t layer, int32_t mb) {
     if (w <= 0) return MT_OK;
     MT_CHECK(mt_emit_coll(em, x->rs_kind, MT_COLL_REDUCESCATTER, MT_COLL_WHY_DP_GRAD, 0, w, layer, mb,
                           TRACE_PHASE_BACKWARD));
@@ -272,6 +282,18 @@ static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
     }
     x->rep_pending = w / x->shard;
     return MT_OK;
+}
+
+/* Unit cur's gradients are complete: reduce-scatter them; then the units joined to it (join_w),
+ * gathered on their own once cur's parameters are freed, and reduce-scattered. */
+static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
+    int32_t layer = x->cur >= 0 && b->t->n_layers > 0 ? x->cur : -1;
+    MT_CHECK(shard_reduce(b, x, em, unit_bytes(b, x, x->cur, TRACE_PHASE_BACKWARD), layer, mb));
+    double j = x->cur >= 0 && x->cur < b->n_units ? x->join_w[x->cur] : 0;
+    if (j <= 0) return MT_OK;
+    MT_CHECK(mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, j, layer, mb,
+                          TRACE_PHASE_BACKWARD));
+    return shard_reduce(b, x, em, j, layer, mb);
 }
 
 /* Unit u begins (its ops follow; `next` is the unit after it in this phase, -1): its parameters are

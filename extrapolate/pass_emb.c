@@ -12,8 +12,9 @@
  * Forward: one blocking all-to-all of the pooled embeddings after the last table lookup; backward:
  * one of their gradients before the first table's backward op (the same bytes, the other way).
  * Embedding gradients leave the data-parallel buckets (never all-reduced): each rank updates its
- * shard: the stage's weights (memory, optimizer share) count 1/R of the tables (the mean rank's under
- * table-wise; statemem.h's emb class: ZeRO / FSDP never shard or gather them again). Under --tp a
+ * shard: the stage's weights (memory, optimizer share) count 1/R of the tables (statemem.h's emb
+ * class: ZeRO / FSDP never shard or gather them again); table-wise, each GPU holds its own tables
+ * (emb_memory: the GPU holding the largest table is the one that runs out of memory first). Under --tp a
  * table is split by vocabulary first, each TP rank's slice then sharded over R. A tied table (an LM
  * head reads it) is refused.
  * Per rank and micro-batch the forward all-to-all sends: table (R-1) x its tables' pooled bytes,
@@ -24,6 +25,7 @@
 
 #include "extrapolate/build.h"
 #include "extrapolate/embtables.h"
+#include "extrapolate/statemem.h"
 
 typedef struct emb_state {
     int32_t *tables;        /* embedding forward ops */
@@ -175,7 +177,43 @@ static mt_status emb_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int3
     return op == x->last_fwd ? a2a(b, x, em, op, mb, 1) : MT_OK;
 }
 
+/* Table-wise: each DP slot's parameters, gradients and optimizer state hold its own tables, not
+ * the stage's mean (1/R of every table): the stage's states composed again (statemem.h) with the
+ * slot's table bytes in place of the mean's, the difference added to the stage's. */
+static void emb_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
+    emb_state *x = st;
+    mt_program *p = b->p;
+    if (!x || !p->emb_owner) return;
+    const trace *t = b->t;
+    int32_t R = mt_plan_replicas(b->plan), P = b->plan->pp;
+    if (!p->emb_mem && !(p->emb_mem = calloc((size_t)P * (size_t)R * 3, sizeof *p->emb_mem))) return;
+    double mean = 0, *own = calloc((size_t)R, sizeof *own);
+    if (!own) return;
+    for (int32_t k = 0; k < x->n; k++) {
+        int32_t f = x->tables[k], w = mt_emb_table_weight(t, f);
+        if (mt_bld_op_stage(b, f) != s || w < 0) continue;
+        double bytes = t->tensors[w].bytes / b->w_split[w];
+        mean += bytes / R;
+        own[p->emb_owner[f]] += bytes;
+    }
+    mt_state_bytes w = {b->w_stage_rep[s], b->w_stage_bytes[s] - b->w_stage_rep[s], 0, 0};
+    if (w.owned < 0) w.owned = 0;
+    if (b->total_w_bytes > 0) w.opt_per_param = t->optstate_bytes / b->total_w_bytes;
+    mt_state_mem m = mt_state_memory(b->plan, &w);
+    for (int32_t r = 0; r < R; r++) {
+        mt_state_bytes wr = w;
+        wr.owned = w.owned - mean + own[r] > 0 ? w.owned - mean + own[r] : 0;
+        mt_state_mem mr = mt_state_memory(b->plan, &wr);
+        double *q = &p->emb_mem[((size_t)s * R + r) * 3];
+        q[0] = sp->param_bytes + mr.params - m.params;
+        q[1] = sp->grad_bytes + mr.grads - m.grads;
+        q[2] = sp->optstate_bytes + (b->total_w_bytes > 0 ? mr.optimizer - m.optimizer : 0);
+    }
+    free(own);
+}
+
 const mt_pass mt_pass_emb = {
+    .memory = emb_memory,
     .name = "emb",
     .prepare = emb_prepare,
     .release = emb_release,

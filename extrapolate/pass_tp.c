@@ -12,8 +12,9 @@
  * (all-reduce forward), position embeddings stay replicated, convolutions split output channels
  * (all-gather forward, input-gradient all-reduce backward). With sp, each residual-stream
  * all-reduce is a reduce-scatter + all-gather pair and the ops between (norms, adds, dropout,
- * positions) run on 1/T of the tokens; their weights' gradients are all-reduced once after
- * backward (tp_backward_done). T must divide every dimension a split divides (features, output
+ * positions, HF's type_as casts) run on 1/T of the tokens; their weights' gradients are all-reduced
+ * once after backward (tp_backward_done); an op outside a region that reads no sequence-split
+ * activation (RoPE's frequencies) runs whole and leaves the stream split (reads_seq). T must divide every dimension a split divides (features, output
  * channels, attention heads, a grouped-query attention's key/value heads (tpsites.h), where the shapes
  * say), else the plan is refused naming the op and
  * the largest T that fits. Backward ops inherit their forward op's split (or their layer's
@@ -166,6 +167,8 @@ typedef struct tp_state {
     int64_t padded_vocab;   /* a vocabulary-sized output layer T does not divide: padded, 0 none */
     int8_t *seq_w;          /* per tensor: a weight first read by a sequence-split op (sp) */
     int32_t seq_splits;     /* sp: reduce-scatters into a sequence split (0: sp has nothing to do) */
+    int32_t *made_by;       /* sp, while classifying: per tensor its forward producer (mt_bld_producers) */
+    uint8_t *seq_out;       /* sp, while classifying: per op, its output is split by sequence */
 } tp_state;
 
 static mt_status add_pcoll(tp_state *x, int32_t *head, int32_t op, mt_coll_op c, double bytes) {
@@ -222,6 +225,7 @@ static mt_status tp_add(mt_bld *b, tp_state *x, int fwd, int32_t op, mt_coll_op 
 static mt_status tp_reduce_out(mt_bld *b, tp_state *x, region *r, int32_t op, double bytes) {
     if (!b->plan->sp) return tp_add(b, x, 1, op, MT_COLL_ALLREDUCE, bytes);
     r->seq = 1;
+    if (x->seq_out) x->seq_out[op] = 1;
     x->seq_splits++;
     MT_CHECK(tp_add(b, x, 1, op, MT_COLL_REDUCESCATTER, bytes));
     return tp_add(b, x, 0, op, MT_COLL_ALLGATHER, bytes);
@@ -338,17 +342,42 @@ static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
     return MT_OK;
 }
 
+/* A dtype cast written as tensor.type_as(other) (HF's RMSNorm: the normalised stream cast back before
+ * the weight's multiply): per token as a copy is. */
+static int cast_like(const trace_op *o) {
+    const char *n = o->name ? strstr(o->name, "type_as") : NULL;
+    return n && n[7] == 0;
+}
+
+/* sp: 1 when op o reads an activation split by sequence (the residual stream after a reduce-scatter,
+ * or what a per-token op made of it); an op reading none (rotary frequencies from the positions) runs
+ * whole without gathering the stream. */
+static int reads_seq(const mt_bld *b, const tp_state *x, const trace_op *o) {
+    const trace *t = b->t;
+    for (int32_t j = 0; j < o->in_count; j++) {
+        const trace_tref *r = &t->trefs[o->in_first + j];
+        int role = tensor_role(t, r);
+        if (r->tensor < 0 || r->tensor >= t->n_tensors || (role != TRACE_ROLE_ACTIVATION && role != TRACE_ROLE_INPUT))
+            continue;
+        int32_t p = x->made_by[r->tensor];
+        if (p >= 0 && x->seq_out[p]) return 1;
+    }
+    return 0;
+}
+
 /* An op outside a region: split by sequence while the stream is (sp), else replicated; an op
  * that needs every token (a convolution, a matmul, an unknown op) all-gathers first. */
 static mt_status tp_outside(mt_bld *b, tp_state *x, region *r, int32_t i) {
     const trace_op *o = &b->t->ops[i];
     int per_token = o->cls == MT_OPC_NORM || o->cls == MT_OPC_ELEMWISE || o->cls == MT_OPC_COPY ||
-                    o->cls == MT_OPC_NONE || o->tp == TRACE_TP_POS_EMBEDDING;
+                    o->cls == MT_OPC_NONE || o->tp == TRACE_TP_POS_EMBEDDING || cast_like(o);
     if (r->seq && per_token) {
         b->split[i] = b->plan->tp;
         b->tok[i] = b->plan->tp;
+        if (x->seq_out) x->seq_out[i] = reads_seq(b, x, o);
         return MT_OK;
     }
+    if (r->seq && x->made_by && !reads_seq(b, x, o)) return MT_OK; /* not the stream (RoPE's frequencies) */
     return tp_gather_seq(b, x, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
 }
 
@@ -423,12 +452,21 @@ static mt_status classify_tp(mt_bld *b, tp_state *x) {
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
     for (int32_t i = 0; i < t->n_ops; i++) b->tok[i] = 1;
     if (b->plan->tp <= 1) return MT_OK;
+    if (b->plan->sp) {
+        x->made_by = mt_bld_producers(t);
+        x->seq_out = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), 1);
+        if (!x->made_by || !x->seq_out) return MT_ENOMEM;
+    }
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) continue;
         MT_CHECK(tp_walk_op(b, x, &r, i));
         r.prev = i;
     }
+    free(x->made_by);
+    free(x->seq_out);
+    x->made_by = NULL;
+    x->seq_out = NULL;
     MT_CHECK(close_region(b, x, &r));
     if (x->fit.bad_op >= 0) return MT_EINVAL; /* the caller says why (tp_fit_check) */
     MT_CHECK(list_replicated(b));
@@ -478,6 +516,8 @@ static void tp_release(void *st) {
     free(x->bwd_anchor);
     free(x->colls);
     free(x->seq_w);
+    free(x->made_by);
+    free(x->seq_out);
     free(x);
 }
 

@@ -32,7 +32,7 @@
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
 static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
-                                        &mt_pass_recompute};
+                                        &mt_pass_recompute, &mt_pass_moecut};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */
@@ -61,6 +61,21 @@ double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batc
 
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor) {
     return tensor >= 0 && tensor < t->n_tensors ? t->tensors[tensor].bytes : 0;
+}
+
+int32_t *mt_bld_producers(const trace *t) {
+    int32_t *m = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *m);
+    if (!m) return NULL;
+    for (int32_t x = 0; x < t->n_tensors; x++) m[x] = -1;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD) continue;
+        for (int32_t j = 0; j < o->out_count; j++) {
+            int32_t x = t->trefs[o->out_first + j].tensor;
+            if (x >= 0 && x < t->n_tensors) m[x] = i;
+        }
+    }
+    return m;
 }
 
 /* ---- the core analysis ------------------------------------------------------------------- */
@@ -590,5 +605,6 @@ void mt_program_free(mt_program *p) {
     mt_moe_free(p->moe);
     free(p->emb_owner);
     free(p->emb_share);
+    free(p->emb_mem);
     free(p);
 }

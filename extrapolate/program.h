@@ -176,6 +176,9 @@ typedef struct mt_program {
                                         * for all D replicas' batches, nowhere else), -1; NULL without */
     double *emb_share;                 /* per DP slot: its tables' share of the pooled bytes (table-wise
                                         * all-to-alls with moe_layer -1), NULL without */
+    double *emb_mem;                   /* table-wise: per stage x DP slot, that GPU's params, grads and
+                                        * optimizer bytes (3 each: its own tables, not the stage's mean
+                                        * in mt_stage_program), NULL without */
     struct mt_moe *moe;                /* expert parallelism (pass_ep.c, moe.h): the trace's MoE layers
                                         * and the plan's expert load; NULL without */
 } mt_program;

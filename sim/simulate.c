@@ -1112,15 +1112,18 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->host_busy_ps = r->o.host ? g->host - r->start - g->host_sync : 0;
         st->peak_live_mb = g->peak_live;
         st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
-        st->mem_params_bytes = sp->param_bytes;
-        st->mem_grads_bytes = sp->grad_bytes;
-        st->mem_optimizer_bytes = sp->optstate_bytes;
+        /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
+        const double *own = p->emb_mem ? &p->emb_mem[((size_t)g->s * (size_t)mt_group_size(&p->groups, MT_GROUP_DP) +
+                                                      (size_t)mt_group_slot(&p->groups, MT_GROUP_DP, i)) * 3] : NULL;
+        st->mem_params_bytes = own ? own[0] : sp->param_bytes;
+        st->mem_grads_bytes = own ? own[1] : sp->grad_bytes;
+        st->mem_optimizer_bytes = own ? own[2] : sp->optstate_bytes;
         /* recomputation: one layer's (or attention core's) activations while it runs backward */
         st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
-        st->peak_mem_bytes = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes + st->mem_activations_bytes;
+        st->peak_mem_bytes = st->mem_params_bytes + st->mem_grads_bytes + st->mem_optimizer_bytes + st->mem_activations_bytes;
         if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
-            st->peak_mem_bytes = sp->param_bytes + sp->optstate_bytes +
-                                 fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), sp->grad_bytes);
+            st->peak_mem_bytes = st->mem_params_bytes + st->mem_optimizer_bytes +
+                                 fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), st->mem_grads_bytes);
         memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
     }
     for (int32_t s = 0; s < r->P; s++) {

@@ -1,7 +1,7 @@
 """Properties of `mitosis simulate` over random plans (issue 31).
 
 Seeded (PROPS_SEED, default 31) and bounded (PROPS_N plans, default 200): plans drawn over every trace
-family in traces/ (gpt-tiny, gpt-l8h16, resnet18, moe-tiny, dlrm-tiny, resmlp) and strategy (dp, ddp,
+family in traces/ (gpt-tiny, gpt-l8h16, resnet18, moe-tiny, dlrm-tiny, resmlp, llama-tiny) and strategy (dp, ddp,
 zero 1/2/3, fsdp, hsdp, tp, sp, cp, pp with 1f1b / gpipe / interleaved, recompute, ep, embedding-shard,
 micro-batches). Each plan runs once with --json --csv --html --timeline; a refused plan must be one
 stderr line, exit 2. Every accepted plan goes through every check of CHECKS (a function each: add
@@ -41,9 +41,10 @@ FAMILIES = {
     "moe-tiny": ("cpu-moe-tiny-b8", {"ep", "pp", "tp"}),
     "dlrm-tiny": ("cpu-dlrm-tiny-b8", {"tp", "emb"}),
     "resmlp": ("cpu-resmlp-b64", {"tp", "pp"}),
+    "llama-tiny": ("cpu-llama-tiny-b4", {"tp", "sp", "cp"}),  # RMSNorm, grouped-query attention
 }
-BATCH = {"gpt-tiny": 8, "gpt-l8h16": 2, "resnet18": 8, "moe-tiny": 8, "dlrm-tiny": 8, "resmlp": 64}
-WEIGHT = {"gpt-tiny": 3, "gpt-l8h16": 1, "resnet18": 2, "moe-tiny": 3, "dlrm-tiny": 3, "resmlp": 3}
+BATCH = {"gpt-tiny": 8, "gpt-l8h16": 2, "resnet18": 8, "moe-tiny": 8, "dlrm-tiny": 8, "resmlp": 64, "llama-tiny": 4}
+WEIGHT = {"gpt-tiny": 3, "gpt-l8h16": 1, "resnet18": 2, "moe-tiny": 3, "dlrm-tiny": 3, "resmlp": 3, "llama-tiny": 2}
 
 
 def draw(rng):
@@ -223,12 +224,15 @@ def chk_states(x):
     bad = []
     if p["pp"] == 1:
         lo, params, grads, opt = states(p, rep, own, ratio)
-        g = d["gpus"][0]["mem_bytes"]
-        if params is not None and g["params"] != params:
+        g, tol = d["gpus"][0]["mem_bytes"], 0
+        if p.get("emb") == "table":  # each GPU its own tables (chk_table_wise): the mean over the GPUs
+            g = {k: sum(q["mem_bytes"][k] for q in d["gpus"]) / len(d["gpus"]) for k in ("params", "grads", "optimizer")}
+            tol = 1
+        if params is not None and abs(g["params"] - params) > tol:
             bad.append(f"params {g['params']}, closed form {params}")
-        if params is None and not lo < g["params"] <= lo + rep:
+        if params is None and not lo - tol < g["params"] <= lo + rep + tol:
             bad.append(f"params {g['params']}, closed form {lo} + one gathered unit")
-        if g["grads"] != grads:
+        if abs(g["grads"] - grads) > tol:
             bad.append(f"grads {g['grads']}, closed form {grads}")
         if abs(g["optimizer"] - opt) > 1:
             bad.append(f"optimizer {g['optimizer']}, closed form {opt}")
@@ -241,6 +245,41 @@ def chk_states(x):
     if abs(got - want) > p["pp"]:
         bad.append(f"gradients over the {p['pp']} stages {got}, closed form {want} (tied copy {tied})")
     return bad
+
+
+def subset_sums(xs):
+    out = {0}
+    for v in xs:
+        out |= {a + v for a in out}
+    return out
+
+
+def chk_table_wise(x):
+    """Table-wise embedding sharding places whole tables: each GPU holds its own tables (the GPU with the
+    largest runs out of memory first), not the mean: per GPU its parameters beyond the dense part are a
+    sum of whole tables (/ T), the GPUs together hold every table once per TP rank, and the worst GPU at
+    least the largest table."""
+    p, d, info = x["p"], x["d"], trace_info(x["fam"])
+    if p.get("emb") != "table" or p["pp"] > 1 or p["dp"] * p["ep"] < 2 or info["tensors"] is None:
+        return []
+    ts, T = info["tensors"], p["tp"]
+    tables = [t["bytes"] / T for t in ts if t["kind"] == "table"]
+    dense = [t for t in ts if t["kind"] != "table"]
+    lo, exact, _, _ = states(p, *mp.per_gpu(dense, T), 0)
+    if exact is None:
+        return []  # (ZeRO-3 / FSDP: the gathered unit makes the dense part a bound)
+    sums, bad, held = subset_sums(tables), [], 0
+    for g in d["gpus"]:
+        own = g["mem_bytes"]["params"] - exact
+        held += own
+        if not any(abs(own - v) <= 1 for v in sums):
+            bad.append(f"gpu {g['rank']} holds {own} B of tables: no sum of whole tables {sorted(tables)}")
+    if abs(held - T * sum(tables)) > len(d["gpus"]):
+        bad.append(f"the GPUs hold {held} B of tables, every table once per TP rank {T * sum(tables)}")
+    worst = max(g["mem_bytes"]["params"] for g in d["gpus"]) - exact
+    if worst < max(tables) - 1:
+        bad.append(f"the worst GPU holds {worst} B of tables, under the largest table's {max(tables)}")
+    return bad[:3]
 
 
 def stage_grads(d):
@@ -280,8 +319,8 @@ def chk_dp_traffic(x):
             add(kind, 2 * (n - 1) / n * rep)
         elif m == "zero1":
             add(kind, 3 * (n - 1) / n * rep)
-        elif m == "zero2":
-            add(kind, 2 * (n - 1) / n * rep)
+        elif m == "zero2":  # DeepSpeed's stage 2: a reduce-scatter per micro-batch, one all-gather
+            add(kind, (M + 1) * (n - 1) / n * rep)
         elif m in ("zero3", "fsdp"):
             add(kind, 2 * M * (n - 1) / n * rep)
             add(kind + "-rs", M * (n - 1) / n * rep)
@@ -308,17 +347,36 @@ def chk_tied_traffic(x):
 
 def chk_cp_traffic(x):
     """Ring attention: per layer and micro-batch K and V of the whole sequence gathered forward, twice
-    backward (with their gradients), once more when recomputed in full: (C-1)/C each."""
+    backward (with their gradients), once more when recomputed in full: (C-1)/C each; under grouped-query
+    attention K and V of the KV heads only (x kv_heads / heads)."""
     p, d, info = x["p"], x["d"], trace_info(x["fam"])
     if p["cp"] < 2 or p.get("recompute") == "selective":
         return []
     meta = info["meta"]
     rings = 3 + (p.get("recompute") == "full")
     B = d["plan"]["replica_batch"]
-    kv = 2 * B * meta["seq_len"] * meta["hidden"] * 4 / p["tp"]
+    kv = 2 * B * meta["seq_len"] * meta["hidden"] * 4 / p["tp"] * meta.get("kv_heads", meta["heads"]) / meta["heads"]
     want = meta["layers"] * rings * (p["cp"] - 1) / p["cp"] * kv / p["pp"]
     got = d["mesh"]["traffic_bytes"].get("cp", 0)
     return [] if abs(got - want) <= 1e-6 * want else [f"cp {got} B per GPU, closed form {want}"]
+
+
+def chk_tp_traffic(x):
+    """Megatron TP on RMSNorm blocks (llama-tiny: no biases, untied head): per micro-batch, with X the
+    residual stream [B, S, h] of the GPU's tokens, 2(T-1)/T x (per layer 4 X: an all-reduce after the
+    attention and the MLP forward, one of each pair's input gradient backward; the vocabulary embedding's
+    and the LM head's input gradient 2 X; cross-entropy's 3 statistics of [B S] fp32); --sp turns each
+    all-reduce into a reduce-scatter + all-gather pair (the same bytes) and all-reduces the replicated
+    norm weights' gradients (2L + 1 of h) once per step."""
+    p, d = x["p"], x["d"]
+    if x["fam"] != "llama-tiny" or p["tp"] < 2 or p["pp"] > 1 or p["cp"] > 1 or p.get("recompute"):
+        return []
+    meta, T = trace_info(x["fam"])["meta"], p["tp"]
+    B, L, h, S = d["plan"]["replica_batch"], meta["layers"], meta["hidden"], meta["seq_len"]
+    ar = 2 * (T - 1) / T
+    want = ar * ((4 * L + 2) * B * S * h * 4 + 3 * B * S * 4 + (p.get("sp") and (2 * L + 1) * h * 4 or 0))
+    got = d["mesh"]["traffic_bytes"].get("tp", 0)
+    return [] if abs(got - want) <= 1e-6 * want else [f"tp {got} B per GPU, closed form {want}"]
 
 
 def chk_pp_traffic(x):
@@ -512,8 +570,8 @@ def chk_activations(x):
     return bad[:3]
 
 
-CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_dp_traffic, chk_tied_traffic,
-          chk_cp_traffic, chk_pp_traffic, chk_ep_traffic, chk_activations, chk_csv, chk_timeline, chk_html]
+CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_table_wise, chk_dp_traffic, chk_tied_traffic,
+          chk_cp_traffic, chk_tp_traffic, chk_pp_traffic, chk_ep_traffic, chk_activations, chk_csv, chk_timeline, chk_html]
 
 
 def c_known(d, fam, p):
