@@ -17,6 +17,7 @@
 #include <microhttpd.h>
 
 #include "run/compare.h"
+#include "serve/guard.h"
 #include "serve/jobs.h"
 #include "serve/options.h"
 #include "serve/page.h"
@@ -44,6 +45,8 @@ struct mt_serve {
     double max_upload_bytes, max_inflate_bytes;
     int port;
     parser ps;
+    mt_guard guard;            /* Host, Origin and token rules (serve/guard.h) */
+    char *page;                /* the page, carrying this server's token */
 };
 
 typedef enum { BODY_NONE = 0, BODY_JSON, BODY_UPLOAD } body_kind;
@@ -123,9 +126,8 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, con
 /* ---- handlers -------------------------------------------------------------------------------- */
 
 static enum MHD_Result h_page(mt_serve *s, struct MHD_Connection *c, request *r) {
-    (void)s, (void)r;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(mt_serve_page_len, (void *)mt_serve_page, MHD_RESPMEM_PERSISTENT);
+    (void)r;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(mt_serve_page_len, s->page, MHD_RESPMEM_PERSISTENT);
     if (resp) MHD_add_response_header(resp, "Content-Security-Policy", "default-src 'self' 'unsafe-inline'");
     return send_response(c, MHD_HTTP_OK, resp, "text/html; charset=utf-8");
 }
@@ -442,11 +444,28 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     return st == MT_OK ? MHD_YES : MHD_NO;
 }
 
+static const char *header(struct MHD_Connection *c, const char *name) {
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* The Host, Origin and content-type rules (serve/guard.h) for a request to route x (NULL: none). */
+static unsigned guard(mt_serve *s, struct MHD_Connection *c, request *r, const route *x, const char *method) {
+    static const mt_guard_body BODIES[] = {[BODY_NONE] = MT_GUARD_NO_BODY, [BODY_JSON] = MT_GUARD_JSON,
+                                           [BODY_UPLOAD] = MT_GUARD_UPLOAD};
+    mt_guard_req q = {method, x ? BODIES[x->body] : MT_GUARD_NO_BODY, header(c, MHD_HTTP_HEADER_HOST),
+                      header(c, "Origin"), header(c, "Referer"), header(c, "Sec-Fetch-Site"),
+                      header(c, MHD_HTTP_HEADER_CONTENT_TYPE), header(c, "X-Mitosis-Token")};
+    return mt_guard_check(&s->guard, &q, r->err.msg, sizeof r->err.msg);
+}
+
 /* First call of a request: its route, and refusals that need no body. 0: go on. */
 static unsigned begin(mt_serve *s, struct MHD_Connection *c, request *r, const char *url, const char *method) {
-    if (strstr(url, "..")) return snprintf(r->err.msg, sizeof r->err.msg, "path refused: '..' in the URL"), 400;
     int known = 0;
-    r->route = find_route(method, url, &known);
+    const route *x = find_route(method, url, &known);
+    unsigned refused = guard(s, c, r, x, method);
+    if (refused) return refused;
+    if (strstr(url, "..")) return snprintf(r->err.msg, sizeof r->err.msg, "path refused: '..' in the URL"), 400;
+    r->route = x;
     if (!r->route) return snprintf(r->err.msg, sizeof r->err.msg, known ? "method not allowed" : "not found"),
                    known ? 405 : 404;
     r->rest = url + strlen(r->route->path);
@@ -604,6 +623,7 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
                        c->listen, c->port);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
+    s->guard.port = s->port; /* before any client can know the port */
     return MT_OK;
 }
 
@@ -622,6 +642,14 @@ mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err) 
     if (st == MT_OK && pthread_create(&p->th, NULL, parse_loop, s) != 0)
         st = mt_fail(err, MT_ENOMEM, "cannot start the upload parser thread");
     p->started = st == MT_OK;
+    if (st == MT_OK) st = mt_guard_init(&s->guard, c->listen, c->port, err);
+    if (st == MT_OK && !(s->page = malloc(mt_serve_page_len + 1))) st = mt_fail(err, MT_ENOMEM, "out of memory");
+    if (st == MT_OK) { /* the page carries the token an upload needs (serve/guard.h) */
+        memcpy(s->page, mt_serve_page, mt_serve_page_len + 1);
+        char *at = strstr(s->page, MT_GUARD_TOKEN_PLACEHOLDER);
+        if (at) memcpy(at, s->guard.token, MT_GUARD_TOKEN_LEN);
+        else st = mt_fail(err, MT_EINTERNAL, "the page has no place for the server's token");
+    }
     if (st == MT_OK) st = start(s, c, err);
     if (st != MT_OK) {
         mt_serve_free(s);
@@ -641,5 +669,6 @@ void mt_serve_free(mt_serve *s) {
     pthread_cond_destroy(&s->ps.cv);
     pthread_mutex_destroy(&s->ps.mu);
     mt_catalog_free(s->cat);
+    free(s->page);
     free(s);
 }

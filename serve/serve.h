@@ -23,6 +23,9 @@
  *   DELETE /api/runs/N         cancels a queued or running run (stopped within a second), removes
  *                              a finished one: {id, status: cancelled|cancelling|removed}
  *   GET  /favicon.ico, /favicon.svg   the icon (an inline SVG)
+ * Every request passes serve/guard.h's rules first (Host names this server, else 421; a change
+ * from a foreign Origin 403; a JSON body without Content-Type: application/json 415; an upload
+ * without the page's X-Mitosis-Token or this server's Origin 403).
  * A URL holding ".." is refused (400) before routing; no path from a client is opened. "%00" in a
  * URL or a query is never decoded (so an id holding it is no listed id and is refused).
  * Threads: libmicrohttpd's pool answers requests (event-driven: a slow client holds a connection,
