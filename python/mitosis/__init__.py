@@ -284,6 +284,11 @@ def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
     step_ms, samples_per_s, peak_mem_bytes (largest per GPU), exposed_comm_ms (max over GPUs).
     In topology, {gpus} and {nodes} (= gpus / gpus_per_node) are replaced for each run, as
     compare's --sweep does: "multinode:nodes={nodes},gpus=8"."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError("mitosis.sweep: name must be an option's name, a string (got %s)" % type(name).__name__)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ArgumentTypeError("mitosis.sweep: values must be a list of the option's values (got %s)"
+                                % type(values).__name__)
     t = _trace(trace)
     rows = []
     for v in values:

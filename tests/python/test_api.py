@@ -246,6 +246,8 @@ def test_cluster_equals_cli():
     (lambda t: mitosis.simulate(None, gpus=2), TypeError, "path must be a trace folder or file"),
     (lambda t: mitosis.cluster(None), TypeError, "mitosis.cluster: path must be a string"),
     (lambda t: mitosis.simulate(t, gpus=2).html(None), TypeError, "the html's path must be a string"),
+    (lambda t: mitosis.sweep(t, 3, [2]), TypeError, "mitosis.sweep: name must be"),
+    (lambda t: mitosis.sweep(t, "gpus", 8), TypeError, "mitosis.sweep: values must be a list"),
 ])
 def test_python_misuse_raises_mitosis_error(gpt, call, kind, text):
     with pytest.raises(mitosis.Error) as e:
