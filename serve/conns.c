@@ -10,6 +10,8 @@
 
 #include "util/budget.h"
 
+enum { MT_CONNS_SEEN_MAX = 64 };
+
 typedef struct conn {
     int fd;
     double t0_s;              /* when its current header phase began */
@@ -26,7 +28,9 @@ struct mt_conns {
     double header_s;
     conn *head;
     mt_conns_stats st;
-    int64_t said_refused, said_slow, said_dropped; /* as of the last summary line */
+    int64_t said_refused, said_slow, said_dropped, said_repeats; /* as of the last summary line */
+    const char *seen[MT_CONNS_SEEN_MAX]; /* libmicrohttpd's message formats printed once already */
+    int n_seen;
     double said_s;
 };
 
@@ -34,10 +38,13 @@ struct mt_conns {
 static void summary(mt_conns *w) {
     int64_t refused = w->st.refused - w->said_refused, slow = w->st.slow_headers - w->said_slow,
             dropped = w->st.dropped - w->said_dropped;
-    if (!refused && !slow) return;
+    int64_t repeats = w->st.repeats - w->said_repeats;
+    if (!refused && !slow && !repeats) return;
     fprintf(stderr, "mitosis serve: in the last %.0f s, %lld connection(s) refused at the limits (--per-ip, 256 at "
-            "once), %lld closed for headers not in within %.0f s (--timeout), %lld ended mid-request\n",
-            mt_budget_now_s() - w->said_s, (long long)refused, (long long)slow, w->header_s, (long long)dropped);
+            "once), %lld closed for headers not in within %.0f s (--timeout), %lld ended mid-request, %lld other "
+            "libmicrohttpd message(s) repeated\n", mt_budget_now_s() - w->said_s, (long long)refused, (long long)slow,
+            w->header_s, (long long)dropped, (long long)repeats);
+    w->said_repeats = w->st.repeats;
     w->said_refused = w->st.refused;
     w->said_slow = w->st.slow_headers;
     w->said_dropped = w->st.dropped;
@@ -160,6 +167,16 @@ void mt_conns_log(void *cls, const char *fmt, va_list ap) {
         pthread_mutex_unlock(&w->mu);
         return;
     }
+    /* any other message: printed the first time its format is seen, then only counted (a client can
+     * cause one per connection: a malformed request, a response it stopped reading) */
+    pthread_mutex_lock(&w->mu);
+    int seen = 0;
+    for (int k = 0; k < w->n_seen && !seen; k++) seen = w->seen[k] == fmt;
+    int fresh = !seen && w->n_seen < MT_CONNS_SEEN_MAX;
+    if (fresh) w->seen[w->n_seen++] = fmt;
+    else w->st.repeats++;
+    pthread_mutex_unlock(&w->mu);
+    if (!fresh) return;
     fprintf(stderr, "mitosis serve: libmicrohttpd: ");
     vfprintf(stderr, fmt, ap);
 }

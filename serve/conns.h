@@ -11,9 +11,10 @@
  * minutes), only under the idle timeout.
  * libmicrohttpd logs one line per connection refused at its limits (the global one and the
  * per-address one), and one per connection that ends mid-request; mt_conns_log takes its log
- * (MHD_OPTION_EXTERNAL_LOGGER), counts those and passes every other message to stderr. The watcher prints at most one summary line every
- * MT_CONNS_SUMMARY_S seconds, only when something was refused or closed since the last one, and
- * one at mt_conns_free.
+ * (MHD_OPTION_EXTERNAL_LOGGER), counts those, and prints any other message only the first time
+ * its format is seen, counting its repeats (a client can cause one per connection). The watcher
+ * prints at most one summary line every MT_CONNS_SUMMARY_S seconds, only when something was
+ * refused, closed or repeated since the last one, and one at mt_conns_free.
  * Invariant: a watched socket is only shut down while it is registered, and it is unregistered
  * (MHD_CONNECTION_NOTIFY_CLOSED, under the lock) before libmicrohttpd closes it, so the watcher
  * never touches a closed or reused descriptor.
@@ -39,6 +40,7 @@ typedef struct mt_conns_stats {
     int64_t refused;          /* refused at the global or the per-address limit, since the start */
     int64_t slow_headers;     /* closed for headers past the deadline, since the start */
     int64_t dropped;          /* ended mid-request (the client gone, or shut at the deadline) */
+    int64_t repeats;          /* other libmicrohttpd messages not printed (their format seen before) */
 } mt_conns_stats;
 
 /* Starts the watcher: headers must arrive within header_s (> 0) of a connection's start or of its
