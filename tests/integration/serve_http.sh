@@ -9,6 +9,9 @@
 # POST /api/check answers as POST /api/runs would, without running (the web floor on bandwidths,
 # a comparison of too many plans). No answer, run status, error or run file holds the server's
 # own paths (the trace folders, the private folder): traces are named by their catalogue ids.
+# No web page can drive it (issue 42, serve/guard.h): cross-site POSTs, uploads and DELETEs, bodies
+# not sent as application/json, uploads without the page's token, and foreign Host headers (DNS
+# rebinding) are refused and start nothing; the server's own names and Origin are served.
 set -u
 BIN=$1
 ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
