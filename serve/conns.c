@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -62,12 +63,14 @@ static void *watch(void *arg) {
         ts.tv_nsec %= 1000000000L;
         pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         double now = mt_budget_now_s();
-        for (conn *c = w->head; c; c = c->next)
-            if (c->in_head && !c->shut && now - c->t0_s > w->header_s) {
-                shutdown(c->fd, SHUT_RDWR); /* registered, so still open (conns.h) */
-                c->shut = 1;
-                w->st.slow_headers++;
-            }
+        for (conn *c = w->head; c; c = c->next) {
+            if (!c->in_head || c->shut || now - c->t0_s <= w->header_s) continue;
+            int unread = 0; /* bytes the server has not read yet: its HTTP thread is busy, not the client slow */
+            if (ioctl(c->fd, FIONREAD, &unread) == 0 && unread > 0) continue;
+            shutdown(c->fd, SHUT_RDWR); /* registered, so still open (conns.h) */
+            c->shut = 1;
+            w->st.slow_headers++;
+        }
         if (now - w->said_s >= MT_CONNS_SUMMARY_S) summary(w);
     }
     summary(w);

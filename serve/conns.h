@@ -7,7 +7,8 @@
  * (from its accept, or from the end of its previous request on a kept-alive connection, to the
  * first call of the request's handler, when the headers are all in) must end within header_s: a
  * watcher thread shuts the socket down past it (libmicrohttpd then sees the end of the stream and
- * closes the connection). A request's body is not under this deadline (an upload may take
+ * closes the connection), unless bytes wait unread in the socket (then the server's HTTP thread
+ * is the slow one, busy with another request: the client is not blamed). A request's body is not under this deadline (an upload may take
  * minutes), only under the idle timeout.
  * libmicrohttpd logs one line per connection refused at its limits (the global one and the
  * per-address one), and one per connection that ends mid-request; mt_conns_log takes its log
