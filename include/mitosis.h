@@ -6,7 +6,10 @@
  * *_free that cannot fail; options set by name on a configuration handle; one call runs; results
  * read back by getters. Every fallible function returns a mitosis_code (MITOSIS_OK == 0) and, on
  * failure, fills the caller's mitosis_error (may be NULL) with the code and the one-line message
- * the command line prints after "mitosis CMD: ".
+ * the command line prints after "mitosis CMD: ". Misuse never crashes: a NULL handle, output
+ * pointer, name, file or argv (or argc below 0) is MITOSIS_EINVAL naming the function and the
+ * argument ("mitosis_simulate: argument 'out' is NULL"); a getter given a NULL handle answers NaN
+ * (a double), -1 (a count or size) or NULL (a string); *_free(NULL) does nothing.
  *
  * Options: a configuration is built for one command ("simulate" or "compare") from named options,
  * the long flags of `mitosis CMD --help` without the leading "--" (or with it): "gpus" = "8",

@@ -11,6 +11,7 @@
 #define MITOSIS_BUILDING 1
 #include "include/mitosis.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,17 @@ static int fail_out(mitosis_error *out, const mt_error *e) {
     return e->code;
 }
 
+/* A NULL argument (or a count below 0) refused in one line naming the function and the argument. */
+static int bad_arg(mitosis_error *out, const char *fn, const char *arg, const char *what) {
+    mt_error e = {0};
+    mt_fail(&e, MT_EINVAL, "%s: argument '%s' %s", fn, arg, what);
+    return fail_out(out, &e);
+}
+#define NEED(arg) \
+    do { \
+        if (!(arg)) return bad_arg(err, __func__, #arg, "is NULL"); \
+    } while (0)
+
 static int ok_out(mitosis_error *out) {
     if (out) {
         out->code = MITOSIS_OK;
@@ -98,6 +110,7 @@ MITOSIS_API int mitosis_trace_open(const char *const *paths, int n_paths, int st
                                    mitosis_error *err) {
     pthread_once(&ONCE, setup);
     mt_error e = {0};
+    NEED(out);
     *out = NULL;
     if (!paths || n_paths < 1 || n_paths > MT_RUN_MAX_PATHS) {
         mt_fail(&e, MT_EINVAL, "give 1 to %d trace paths (a folder or its files)", MT_RUN_MAX_PATHS);
@@ -143,6 +156,7 @@ static json_t *op_list(const trace *t) {
 }
 
 MITOSIS_API char *mitosis_trace_json(const mitosis_trace *t, int ops) {
+    if (!t) return NULL;
     json_t *o = mt_tracesum_json(t->t, t->measured);
     mt_error rerr = {0}; /* what the classifier recognised, as inspect --json adds it */
     json_t *rec = o ? mt_recognised_json(t->t, &rerr) : NULL;
@@ -154,8 +168,8 @@ MITOSIS_API char *mitosis_trace_json(const mitosis_trace *t, int ops) {
     return s;
 }
 
-MITOSIS_API int mitosis_trace_ops(const mitosis_trace *t) { return t->t->n_ops; }
-MITOSIS_API long long mitosis_trace_batch(const mitosis_trace *t) { return t->t->batch_size; }
+MITOSIS_API int mitosis_trace_ops(const mitosis_trace *t) { return t ? t->t->n_ops : -1; }
+MITOSIS_API long long mitosis_trace_batch(const mitosis_trace *t) { return t ? t->t->batch_size : -1; }
 
 /* ---- configurations ----------------------------------------------------------------------- */
 
@@ -240,6 +254,7 @@ static mt_status parse(const mitosis_config *c, mt_run_config *rc, mt_compare_co
 MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mitosis_error *err) {
     pthread_once(&ONCE, setup);
     mt_error e = {0};
+    NEED(out);
     *out = NULL;
     int cmd = -1;
     for (int k = 0; k < 2; k++)
@@ -264,6 +279,7 @@ MITOSIS_API void mitosis_config_free(mitosis_config *c) {
 }
 
 MITOSIS_API mitosis_config *mitosis_config_copy(const mitosis_config *c) {
+    if (!c) return NULL;
     mitosis_config *d = calloc(1, sizeof *d);
     if (d && words_copy(d, c)) {
         free(d);
@@ -296,6 +312,7 @@ static int is_false(const char *v) { return v && (!strcmp(v, "false") || !strcmp
 
 MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const char *value, mitosis_error *err) {
     mt_error e = {0};
+    NEED(c);
     if (!name || !*name) return fail_out(err, (mt_fail(&e, MT_EINVAL, "an option needs a name"), &e));
     char fl[128];
     flag_name(name, fl, sizeof fl);
@@ -330,6 +347,8 @@ MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const ch
 }
 
 MITOSIS_API int mitosis_config_unset(mitosis_config *c, const char *name, mitosis_error *err) {
+    NEED(c);
+    NEED(name);
     char fl[128];
     flag_name(name ? name : "", fl, sizeof fl);
     const mt_flag *f = find(c->cmd, fl);
@@ -343,6 +362,15 @@ MITOSIS_API int mitosis_config_unset(mitosis_config *c, const char *name, mitosi
 }
 
 MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char *const *argv, mitosis_error *err) {
+    NEED(c);
+    if (argc < 0) return bad_arg(err, __func__, "argc", "is below 0");
+    if (argc > 0) NEED(argv);
+    for (int k = 0; k < argc; k++)
+        if (!argv[k]) {
+            char arg[32];
+            snprintf(arg, sizeof arg, "argv[%d]", k);
+            return bad_arg(err, __func__, arg, "is NULL");
+        }
     for (int k = 0; k < argc; k++) {
         char fl[128];
         flag_name(argv[k], fl, sizeof fl);
@@ -354,10 +382,10 @@ MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char 
     return ok_out(err);
 }
 
-MITOSIS_API const char *mitosis_config_command(const mitosis_config *c) { return CMD_NAMES[c->cmd]; }
-MITOSIS_API int mitosis_config_words(const mitosis_config *c) { return c->n - 1; }
+MITOSIS_API const char *mitosis_config_command(const mitosis_config *c) { return c ? CMD_NAMES[c->cmd] : NULL; }
+MITOSIS_API int mitosis_config_words(const mitosis_config *c) { return c ? c->n - 1 : -1; }
 MITOSIS_API const char *mitosis_config_word(const mitosis_config *c, int i) {
-    return i >= 0 && i + 1 < c->n ? c->w[i + 1] : NULL;
+    return c && i >= 0 && i + 1 < c->n ? c->w[i + 1] : NULL;
 }
 
 /* ---- one run's configuration and input ------------------------------------------------------ */
@@ -384,7 +412,9 @@ static void run_close(run_state *s) {
 static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_config *c, int cmd, mt_error *err) {
     memset(s, 0, sizeof *s);
     s->t = t;
-    if (!t || !c) return mt_fail(err, MT_EINVAL, "a trace and a configuration are needed");
+    if (!t || !c)
+        return mt_fail(err, MT_EINVAL, "mitosis_%s: argument '%s' is NULL (a trace and a configuration are needed)",
+                       CMD_NAMES[cmd], t ? "c" : "t");
     if (c->cmd != cmd)
         return mt_fail(err, MT_EINVAL, "this configuration is for %s (make one with mitosis_config_new(\"%s\"))",
                        CMD_NAMES[c->cmd], CMD_NAMES[cmd]);
@@ -448,6 +478,7 @@ static mt_status simulate(mitosis_result *r, const mitosis_trace *t, const mitos
 MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c, mitosis_result **out,
                                  mitosis_error *err) {
     mt_error e = {0};
+    NEED(out);
     *out = NULL;
     mitosis_result *r = calloc(1, sizeof *r);
     if (!r) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
@@ -467,39 +498,42 @@ MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c
     return ok_out(err);
 }
 
-MITOSIS_API double mitosis_result_step_ms(const mitosis_result *r) { return mt_simrun_step_ms(&r->sim.run); }
+MITOSIS_API double mitosis_result_step_ms(const mitosis_result *r) { return r ? mt_simrun_step_ms(&r->sim.run) : NAN; }
 MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
-    return r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
+    return !r ? NAN : r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
 }
-MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r->sim.run.plan.gpus; }
-MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r->sim.run.plan.dp; }
-MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r->sim.run.plan.tp; }
-MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r->sim.run.plan.pp; }
+MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->sim.run.plan.gpus : -1; }
+MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? r->sim.run.plan.dp : -1; }
+MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? r->sim.run.plan.tp : -1; }
+MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->sim.run.plan.pp : -1; }
 
 MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
+    if (!r) return NAN;
     const mt_sim_result *res = r->sim.run.res;
     return gpu >= 0 && gpu < res->n_gpus ? res->gpus[gpu].peak_mem_bytes : 0;
 }
 
 MITOSIS_API double mitosis_result_peak_mem_bytes(const mitosis_result *r) {
-    return mitosis_result_gpu_mem_bytes(r, r->sim.worst_mem_gpu);
+    return r ? mitosis_result_gpu_mem_bytes(r, r->sim.worst_mem_gpu) : NAN;
 }
 
 MITOSIS_API double mitosis_result_samples_per_s(const mitosis_result *r) {
+    if (!r) return NAN;
     double ms = mitosis_result_step_ms(r);
     int64_t b = r->sim.run.plan.global_batch;
     return b > 0 && ms > 0 ? (double)b / (ms / 1e3) : -1;
 }
 
-MITOSIS_API const char *mitosis_result_json(const mitosis_result *r) { return r->json; }
-MITOSIS_API int mitosis_result_warnings(const mitosis_result *r) { return r->n_warnings; }
+MITOSIS_API const char *mitosis_result_json(const mitosis_result *r) { return r ? r->json : NULL; }
+MITOSIS_API int mitosis_result_warnings(const mitosis_result *r) { return r ? r->n_warnings : -1; }
 MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i) {
-    return i >= 0 && i < r->n_warnings ? r->warnings[i] : NULL;
+    return r && i >= 0 && i < r->n_warnings ? r->warnings[i] : NULL;
 }
 
 MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
                                      mitosis_error *err) {
     mt_error e = {0};
+    NEED(r);
     mt_sim_outputs o;
     mt_sim_outputs_init(&o);
     if (!path || !*path) return fail_out(err, (mt_fail(&e, MT_EINVAL, "mitosis_result_write needs a path"), &e));
@@ -535,6 +569,7 @@ MITOSIS_API void mitosis_comparison_free(mitosis_comparison *c) {
 MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c, mitosis_comparison **out,
                                 mitosis_error *err) {
     mt_error e = {0};
+    NEED(out);
     *out = NULL;
     mitosis_comparison *x = calloc(1, sizeof *x);
     if (!x) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
@@ -562,29 +597,30 @@ MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c,
     return ok_out(err);
 }
 
-MITOSIS_API const char *mitosis_comparison_json(const mitosis_comparison *c) { return c->json; }
-MITOSIS_API int mitosis_comparison_rows(const mitosis_comparison *c) { return c->cmp.n; }
+MITOSIS_API const char *mitosis_comparison_json(const mitosis_comparison *c) { return c ? c->json : NULL; }
+MITOSIS_API int mitosis_comparison_rows(const mitosis_comparison *c) { return c ? c->cmp.n : -1; }
 
 static const mt_cmp_row *row(const mitosis_comparison *c, int i) {
-    return i >= 0 && i < c->cmp.n ? &c->cmp.rows[i] : NULL;
+    return c && i >= 0 && i < c->cmp.n ? &c->cmp.rows[i] : NULL;
 }
 
 MITOSIS_API const char *mitosis_comparison_label(const mitosis_comparison *c, int i) {
     return row(c, i) ? row(c, i)->label : NULL;
 }
 MITOSIS_API double mitosis_comparison_step_ms(const mitosis_comparison *c, int i) {
-    return row(c, i) && row(c, i)->ran ? row(c, i)->step_ms : 0;
+    return !c ? NAN : row(c, i) && row(c, i)->ran ? row(c, i)->step_ms : 0;
 }
 MITOSIS_API double mitosis_comparison_mem_bytes(const mitosis_comparison *c, int i) {
-    return row(c, i) && row(c, i)->ran ? row(c, i)->mem_bytes : 0;
+    return !c ? NAN : row(c, i) && row(c, i)->ran ? row(c, i)->mem_bytes : 0;
 }
 MITOSIS_API int mitosis_comparison_ran(const mitosis_comparison *c, int i) { return row(c, i) && row(c, i)->ran; }
-MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c->cmp.best; }
+MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c ? c->cmp.best : -1; }
 
 MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **json, mitosis_error *err) {
     mt_error e = {0};
+    NEED(json);
     *json = NULL;
-    if (!file) return fail_out(err, (mt_fail(&e, MT_EINVAL, "no cluster file given"), &e));
+    NEED(file);
     if (placement && !mt_placement_is_policy(placement))
         return fail_out(err, (mt_fail(&e, MT_EINVAL, "--placement '%s' is not a policy: packed, spread, "
                                       "random[:SEED], rail-aligned", placement), &e));

@@ -2,6 +2,10 @@
 #include "serve/jobs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,10 +58,10 @@ typedef struct job {
     double t_submit, t_start, t_end;
     char error[MT_ERRMSG_MAX];
     char note[256];           /* files cut or dropped at max_run_bytes ("" none) */
-    json_t *result;
     char dir[PATH_MAX_];
     unsigned files;           /* bit k: FILES[k] exists */
-    double bytes;             /* its files on disk */
+    double bytes;             /* its files on disk and what it holds in memory (kept_bytes counts it) */
+    double mem_bytes;         /* what it holds in memory: the struct and its request */
 } job;
 
 struct mt_jobs {
@@ -230,7 +234,6 @@ static void drop(mt_jobs *j, int k) {
     j->kept_bytes -= jb->bytes;
     mt_serve_opts_free(&jb->o);
     json_decref(jb->request);
-    json_decref(jb->result);
     free(jb);
     j->v[k] = NULL;
 }
@@ -266,6 +269,15 @@ static void run_job(mt_jobs *j, job *jb) {
     snprintf(p, sizeof p, "%s/result.json", jb->dir);
     if (st == MT_OK && json_dump_file(res, p, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
         st = mt_fail(&err, MT_EIO, "cannot write %s", p);
+    json_decref(res); /* read back from result.json: a kept run holds no result in memory */
+    struct stat sb;
+    if (st == MT_OK && stat(p, &sb) == 0 && (double)sb.st_size > j->cfg.max_run_bytes) {
+        char have[32], cap[32];
+        st = mt_fail(&err, MT_EINVAL, "the run's result is %s of JSON, over this server's limit of %s a run "
+                     "(--max-run-bytes): fewer GPUs, or the command line (mitosis %s --json)",
+                     mt_fmt_bytes((double)sb.st_size, have, sizeof have),
+                     mt_fmt_bytes(j->cfg.max_run_bytes, cap, sizeof cap), mt_serve_cmd_name(jb->cmd));
+    }
     mt_budget_state why = mt_budget_stopped(&jb->budget);
     if (st != MT_OK) remove_files(jb);
     unsigned files = st == MT_OK ? files_of(j, jb) : 0;
@@ -273,17 +285,19 @@ static void run_job(mt_jobs *j, job *jb) {
     pthread_mutex_lock(&j->mu);
     jb->t_end = mt_budget_now_s();
     jb->state = st == MT_OK ? DONE : why == MT_BUDGET_CANCELLED ? CANCELLED : FAILED;
-    jb->result = st == MT_OK ? res : NULL;
     jb->files = files;
     if (st != MT_OK) {
         snprintf(jb->error, sizeof jb->error, "%s", err.msg);
         mt_catalog_redact(j->cat, jb->error, sizeof jb->error);
     }
+    jb->bytes = (st == MT_OK ? jb->bytes : 0) + jb->mem_bytes;
     j->kept++;
     j->kept_bytes += jb->bytes;
     evict(j);
     pthread_mutex_unlock(&j->mu);
-    if (st != MT_OK) json_decref(res);
+#ifdef __GLIBC__
+    malloc_trim(0); /* the run's memory back to the system: a kept run holds only its request */
+#endif
 }
 
 static void *worker(void *arg) {
@@ -316,7 +330,6 @@ static void free_all(mt_jobs *j) {
         if (!j->v[k]) continue;
         mt_serve_opts_free(&j->v[k]->o);
         json_decref(j->v[k]->request);
-        json_decref(j->v[k]->result);
         free(j->v[k]);
     }
     pthread_cond_destroy(&j->cv);
@@ -388,6 +401,9 @@ mt_status mt_jobs_submit(mt_jobs *j, mt_serve_opts *o, const char *trace_id, con
     memset(o, 0, sizeof *o);
     snprintf(jb->trace_id, sizeof jb->trace_id, "%s", trace_id);
     jb->request = json_deep_copy(request);
+    char *text = json_dumps(request, JSON_COMPACT);
+    jb->mem_bytes = (double)sizeof *jb + (text ? 4.0 * (double)strlen(text) : 0); /* a JSON tree: ~4x its text */
+    free(text);
     jb->t_submit = mt_budget_now_s();
     mt_budget_init(&jb->budget);
     jb->budget.max_events = j->cfg.max_events;
@@ -415,6 +431,8 @@ json_t *mt_jobs_cancel(mt_jobs *j, int id) {
         snprintf(jb->error, sizeof jb->error, "run cancelled before it started");
         j->queued--;
         j->kept++;
+        jb->bytes = jb->mem_bytes;
+        j->kept_bytes += jb->bytes;
         evict(j);
         o = json_pack("{s:i, s:s}", "id", id, "status", "cancelled");
     } else if (jb && jb->state == RUNNING) {
@@ -448,7 +466,8 @@ static json_t *queue_position(const mt_jobs *j, const job *jb) {
     return json_integer(ahead + 1);
 }
 
-json_t *mt_jobs_status_json(mt_jobs *j, int id) {
+json_t *mt_jobs_status_json(mt_jobs *j, int id, int *result_fd) {
+    *result_fd = -1;
     pthread_mutex_lock(&j->mu);
     job *jb = find(j, id);
     json_t *o = NULL;
@@ -461,7 +480,11 @@ json_t *mt_jobs_status_json(mt_jobs *j, int id) {
                                                                                       : json_null());
         json_object_set_new(o, "files", files_json(jb));
         json_object_set_new(o, "files_note", jb->note[0] ? json_string(jb->note) : json_null());
-        json_object_set(o, "result", jb->result ? jb->result : json_null());
+        if (jb->state == DONE) { /* opened under the lock: a removal after it leaves the descriptor readable */
+            char p[PATH_MAX_ + 32];
+            file_path(jb, 0, p, sizeof p);
+            *result_fd = open(p, O_RDONLY | O_CLOEXEC);
+        }
     }
     pthread_mutex_unlock(&j->mu);
     return o;

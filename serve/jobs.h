@@ -20,8 +20,11 @@
  * events, compare between plans), and stopped within a second by mt_jobs_cancel. What the files
  * record is held under max_run_bytes of memory (report/record.h: past it they stop, and the status
  * says where: "files_note"), and files over max_run_bytes on disk are dropped (result.json and
- * report.html kept). At most max_queued runs wait. Finished runs beyond keep_runs, or whose files
- * pass keep_bytes in all, are removed oldest first; a download in progress keeps its open file (a
+ * report.html kept); a result.json over max_run_bytes fails the run (one line naming the flag).
+ * A finished run keeps no result in memory (it is read from result.json when asked for), and what
+ * it does hold (its request) counts with its files against keep_bytes. At most max_queued runs
+ * wait. Finished runs beyond keep_runs, or whose files and memory pass keep_bytes in all, are
+ * removed oldest first; a download in progress keeps its open file (a
  * removed file stays readable through an open descriptor), and a removed run answers 404.
  *
  * Threads: `workers` runs at once. The simulation is thread-safe but for igraph (Debian builds it
@@ -55,11 +58,11 @@ typedef struct mt_jobs_config {
     int workers;             /* runs at once (default 2) */
     int max_queued;          /* runs waiting at most (default 64); past it a submit is refused */
     int keep_runs;           /* finished runs kept (default 200) */
-    double keep_bytes;       /* their files on disk, all together (default 1 GiB) */
+    double keep_bytes;       /* their files on disk and requests in memory, all together (default 1 GiB) */
     double max_run_s;        /* wall-clock limit of a run, and of its estimate (default 600) */
     double max_events;       /* engine events a run may be estimated at (default 2e9) */
     double max_mem_bytes;    /* memory a run may be estimated at (default: physical / (workers + 1)) */
-    double max_run_bytes;    /* one run's files, and what they record in memory (default 64 MiB) */
+    double max_run_bytes;    /* one run's files and result.json, and what they record in memory (default 64 MiB) */
 } mt_jobs_config;
 
 /* The defaults above (the memory one from this machine's physical memory). */
@@ -86,9 +89,11 @@ mt_status mt_jobs_submit(mt_jobs *j, mt_serve_opts *o, const char *trace_id, con
  * the call ({id, status}), NULL when there is no such run. */
 json_t *mt_jobs_cancel(mt_jobs *j, int id);
 /* {id, command, trace, request, status, queue_position, progress{done,total,label}, elapsed_s,
- * error, files[], files_note, result} of run id (a new reference), NULL when there is none (never
- * was, or removed). */
-json_t *mt_jobs_status_json(mt_jobs *j, int id);
+ * error, files[], files_note} of run id (a new reference), NULL when there is none (never was, or
+ * removed). A done run's result is not held in memory: *result_fd is its result.json opened for
+ * reading (the caller closes it; it stays readable if the run is removed meanwhile), -1 when the
+ * run is not done. */
+json_t *mt_jobs_status_json(mt_jobs *j, int id, int *result_fd);
 /* [{id, command, trace, status, queue_position}] of every run kept, newest last. */
 json_t *mt_jobs_list_json(mt_jobs *j);
 /* The path of file `name` of a finished run into buf, when the run has it (names: the entries of

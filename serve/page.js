@@ -17,7 +17,11 @@ const PRESETS = {
   'custom': { custom: true, help: 'Any number of nodes: NVSwitch inside a node, one network card per GPU between nodes.' },
 };
 
+/* Requests that change the server carry its token (serve/guard.h: an upload needs it). */
+const TOKEN = (document.querySelector('meta[name="mitosis-token"]') || {}).content || '';
+
 async function api(path, opts) {
+  if (opts && opts.method && opts.method !== 'GET') opts.headers = Object.assign({ 'X-Mitosis-Token': TOKEN }, opts.headers || {});
   const r = await fetch(path, opts);
   let body = null;
   try { body = await r.json(); } catch (e) { body = { error: 'the server sent no JSON (' + r.status + ')' }; }

@@ -17,6 +17,8 @@
 #include <microhttpd.h>
 
 #include "run/compare.h"
+#include "serve/conns.h"
+#include "serve/guard.h"
 #include "serve/jobs.h"
 #include "serve/options.h"
 #include "serve/page.h"
@@ -44,6 +46,9 @@ struct mt_serve {
     double max_upload_bytes, max_inflate_bytes;
     int port;
     parser ps;
+    mt_guard guard;            /* Host, Origin and token rules (serve/guard.h) */
+    mt_conns *conns;           /* the header deadline, refusals counted (serve/conns.h) */
+    char *page;                /* the page, carrying this server's token */
 };
 
 typedef enum { BODY_NONE = 0, BODY_JSON, BODY_UPLOAD } body_kind;
@@ -123,9 +128,8 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const char *path, con
 /* ---- handlers -------------------------------------------------------------------------------- */
 
 static enum MHD_Result h_page(mt_serve *s, struct MHD_Connection *c, request *r) {
-    (void)s, (void)r;
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(mt_serve_page_len, (void *)mt_serve_page, MHD_RESPMEM_PERSISTENT);
+    (void)r;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(mt_serve_page_len, s->page, MHD_RESPMEM_PERSISTENT);
     if (resp) MHD_add_response_header(resp, "Content-Security-Policy", "default-src 'self' 'unsafe-inline'");
     return send_response(c, MHD_HTTP_OK, resp, "text/html; charset=utf-8");
 }
@@ -351,14 +355,83 @@ static int run_id(const char *rest, char **end) {
     return *end == rest || id < 1 || id > INT_MAX || (**end && **end != '/') ? 0 : (int)id;
 }
 
+/* A run's status with its result.json spliced in as "result", streamed from the file (a kept run
+ * holds no result in memory: serve/jobs.h): head (the status, its closing brace replaced by
+ * `"result": `), the file, "\n}". */
+typedef struct spliced {
+    char *head;
+    size_t head_len;
+    int fd;
+    uint64_t file_len;
+} spliced;
+
+static const char SPLICE_TAIL[] = "\n}";
+
+static ssize_t read_spliced(void *cls, uint64_t pos, char *buf, size_t max) {
+    spliced *x = cls;
+    if (pos < x->head_len) {
+        size_t n = x->head_len - (size_t)pos < max ? x->head_len - (size_t)pos : max;
+        memcpy(buf, x->head + pos, n);
+        return (ssize_t)n;
+    }
+    pos -= x->head_len;
+    if (pos < x->file_len) {
+        size_t n = x->file_len - pos < max ? (size_t)(x->file_len - pos) : max;
+        ssize_t got = pread(x->fd, buf, n, (off_t)pos);
+        return got > 0 ? got : MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    pos -= x->file_len;
+    if (pos >= sizeof SPLICE_TAIL - 1) return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = sizeof SPLICE_TAIL - 1 - (size_t)pos < max ? sizeof SPLICE_TAIL - 1 - (size_t)pos : max;
+    memcpy(buf, SPLICE_TAIL + pos, n);
+    return (ssize_t)n;
+}
+
+static void free_spliced(void *cls) {
+    spliced *x = cls;
+    close(x->fd);
+    free(x->head);
+    free(x);
+}
+
+static enum MHD_Result send_status(struct MHD_Connection *c, json_t *o, int fd) {
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0) close(fd);
+        json_object_set_new(o, "result", json_null());
+        return send_json(c, 200, o);
+    }
+    spliced *x = calloc(1, sizeof *x);
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(o);
+    size_t n = text ? strlen(text) : 0;
+    char *head = n >= 2 ? realloc(text, n + 32) : NULL;
+    if (!x || !head) {
+        free(x);
+        free(head ? head : text);
+        close(fd);
+        return send_error(c, 500, "out of memory");
+    }
+    snprintf(head + n - 2, 32, ",\n  \"result\": "); /* over the closing "\n}" */
+    x->head = head;
+    x->head_len = strlen(head);
+    x->fd = fd;
+    x->file_len = (uint64_t)sb.st_size;
+    struct MHD_Response *resp = MHD_create_response_from_callback(x->head_len + x->file_len + sizeof SPLICE_TAIL - 1,
+                                                                  64 * 1024, read_spliced, x, free_spliced);
+    if (!resp) free_spliced(x);
+    return send_response(c, 200, resp, "application/json");
+}
+
 /* /api/runs/N or /api/runs/N/FILE. */
 static enum MHD_Result h_run(mt_serve *s, struct MHD_Connection *c, request *r) {
     char *end = NULL;
     int id = run_id(r->rest, &end);
     if (!id) return send_error(c, 404, NO_RUN);
     if (!*end) {
-        json_t *o = mt_jobs_status_json(s->jobs, id);
-        return o ? send_json(c, 200, o) : send_error(c, 404, NO_RUN);
+        int fd = -1;
+        json_t *o = mt_jobs_status_json(s->jobs, id, &fd);
+        return o ? send_status(c, o, fd) : send_error(c, 404, NO_RUN);
     }
     char path[2048];
     if (!mt_jobs_file(s->jobs, id, end + 1, path, sizeof path))
@@ -386,6 +459,16 @@ static enum MHD_Result h_favicon(mt_serve *s, struct MHD_Connection *c, request 
     return send_response(c, MHD_HTTP_OK, resp, "image/svg+xml");
 }
 
+/* GET /api/server: the connections now, refused at the limits and closed for slow headers. */
+static enum MHD_Result h_server(mt_serve *s, struct MHD_Connection *c, request *r) {
+    (void)r;
+    mt_conns_stats st;
+    mt_conns_get(s->conns, &st);
+    return send_json(c, 200, json_pack("{s:{s:I, s:I, s:I, s:I}}", "connections", "open", (json_int_t)st.open,
+                                       "refused", (json_int_t)st.refused, "slow_headers",
+                                       (json_int_t)st.slow_headers, "dropped", (json_int_t)st.dropped));
+}
+
 static const route ROUTES[] = {
     {"GET", "/", 0, BODY_NONE, h_page},
     {"GET", "/index.html", 0, BODY_NONE, h_page},
@@ -394,6 +477,7 @@ static const route ROUTES[] = {
     {"POST", "/api/traces", 0, BODY_UPLOAD, h_upload},
     {"GET", "/api/trace", 0, BODY_NONE, h_trace},
     {"GET", "/api/runs", 0, BODY_NONE, h_runs},
+    {"GET", "/api/server", 0, BODY_NONE, h_server},
     {"POST", "/api/runs", 0, BODY_JSON, h_submit},
     {"POST", "/api/check", 0, BODY_JSON, h_check},
     {"GET", "/api/runs/", 1, BODY_NONE, h_run},
@@ -442,11 +526,28 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     return st == MT_OK ? MHD_YES : MHD_NO;
 }
 
+static const char *header(struct MHD_Connection *c, const char *name) {
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* The Host, Origin and content-type rules (serve/guard.h) for a request to route x (NULL: none). */
+static unsigned guard(mt_serve *s, struct MHD_Connection *c, request *r, const route *x, const char *method) {
+    static const mt_guard_body BODIES[] = {[BODY_NONE] = MT_GUARD_NO_BODY, [BODY_JSON] = MT_GUARD_JSON,
+                                           [BODY_UPLOAD] = MT_GUARD_UPLOAD};
+    mt_guard_req q = {method, x ? BODIES[x->body] : MT_GUARD_NO_BODY, header(c, MHD_HTTP_HEADER_HOST),
+                      header(c, "Origin"), header(c, "Referer"), header(c, "Sec-Fetch-Site"),
+                      header(c, MHD_HTTP_HEADER_CONTENT_TYPE), header(c, "X-Mitosis-Token")};
+    return mt_guard_check(&s->guard, &q, r->err.msg, sizeof r->err.msg);
+}
+
 /* First call of a request: its route, and refusals that need no body. 0: go on. */
 static unsigned begin(mt_serve *s, struct MHD_Connection *c, request *r, const char *url, const char *method) {
-    if (strstr(url, "..")) return snprintf(r->err.msg, sizeof r->err.msg, "path refused: '..' in the URL"), 400;
     int known = 0;
-    r->route = find_route(method, url, &known);
+    const route *x = find_route(method, url, &known);
+    unsigned refused = guard(s, c, r, x, method);
+    if (refused) return refused;
+    if (strstr(url, "..")) return snprintf(r->err.msg, sizeof r->err.msg, "path refused: '..' in the URL"), 400;
+    r->route = x;
     if (!r->route) return snprintf(r->err.msg, sizeof r->err.msg, known ? "method not allowed" : "not found"),
                    known ? 405 : 404;
     r->rest = url + strlen(r->route->path);
@@ -501,6 +602,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r) {
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *con_cls = r;
+        mt_conns_head_done(s->conns, c); /* the headers are in */
         unsigned status = begin(s, c, r, url, method);
         if (status) return send_error(c, status, r->err.msg);
         return MHD_YES;
@@ -516,7 +618,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 /* Called for every request at its end, finished or not (a client that went away). */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
-    (void)cls, (void)c, (void)toe;
+    (void)toe;
+    mt_serve *s = cls;
+    mt_conns_request_done(s->conns, c); /* a kept-alive connection's next headers start now */
     request *r = *con_cls;
     if (!r) return;
     if (r->pp) MHD_destroy_post_processor(r->pp);
@@ -593,17 +697,20 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
     } else {
         return mt_fail(err, MT_EINVAL, "--listen needs an IPv4 or IPv6 address (got '%s')", c->listen);
     }
-    s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
+    s->d = MHD_start_daemon(flags, (uint16_t)c->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+                            mt_conns_log, s->conns, MHD_OPTION_SOCK_ADDR, sa,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_THREAD_POOL_SIZE,
                             (unsigned)(c->threads > 0 ? c->threads : 4), MHD_OPTION_CONNECTION_LIMIT, 256u,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(c->per_ip > 0 ? c->per_ip : 32),
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(c->timeout_s > 0 ? c->timeout_s : 10),
-                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
+                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+                            mt_conns_notify, s->conns, MHD_OPTION_END);
     if (!s->d)
         return mt_fail(err, MT_EINVAL, "cannot listen on %s port %d (in use? choose another with --port)",
                        c->listen, c->port);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
+    s->guard.port = s->port; /* before any client can know the port */
     return MT_OK;
 }
 
@@ -622,6 +729,15 @@ mt_status mt_serve_new(const mt_serve_config *c, mt_serve **out, mt_error *err) 
     if (st == MT_OK && pthread_create(&p->th, NULL, parse_loop, s) != 0)
         st = mt_fail(err, MT_ENOMEM, "cannot start the upload parser thread");
     p->started = st == MT_OK;
+    if (st == MT_OK) st = mt_guard_init(&s->guard, c->listen, c->port, err);
+    if (st == MT_OK) st = mt_conns_new(c->timeout_s > 0 ? c->timeout_s : 10, &s->conns, err);
+    if (st == MT_OK && !(s->page = malloc(mt_serve_page_len + 1))) st = mt_fail(err, MT_ENOMEM, "out of memory");
+    if (st == MT_OK) { /* the page carries the token an upload needs (serve/guard.h) */
+        memcpy(s->page, mt_serve_page, mt_serve_page_len + 1);
+        char *at = strstr(s->page, MT_GUARD_TOKEN_PLACEHOLDER);
+        if (at) memcpy(at, s->guard.token, MT_GUARD_TOKEN_LEN);
+        else st = mt_fail(err, MT_EINTERNAL, "the page has no place for the server's token");
+    }
     if (st == MT_OK) st = start(s, c, err);
     if (st != MT_OK) {
         mt_serve_free(s);
@@ -637,9 +753,11 @@ void mt_serve_free(mt_serve *s) {
     if (!s) return;
     parser_stop(&s->ps); /* resumes every suspended connection: libmicrohttpd stops only without them */
     if (s->d) MHD_stop_daemon(s->d);
+    mt_conns_free(s->conns); /* after the daemon: no connection is left to watch */
     mt_jobs_free(s->jobs);
     pthread_cond_destroy(&s->ps.cv);
     pthread_mutex_destroy(&s->ps.mu);
     mt_catalog_free(s->cat);
+    free(s->page);
     free(s);
 }

@@ -16,6 +16,7 @@
  *   POST /api/check            the same body, checked as POST /api/runs checks it (the CLI's flag
  *                              parser, the web floor on bandwidths, a comparison's plan count),
  *                              not run: 200 {"ok": true} or the 4xx and message a run would get
+ *   GET  /api/server           {connections: {open, refused, slow_headers, dropped}} (serve/conns.h)
  *   GET  /api/runs             [{id, command, trace, status}]
  *   GET  /api/runs/N           status, progress, and when done the same JSON as `--json`
  *                              (the server's folders written as catalogue ids: catalog.h)
@@ -23,10 +24,14 @@
  *   DELETE /api/runs/N         cancels a queued or running run (stopped within a second), removes
  *                              a finished one: {id, status: cancelled|cancelling|removed}
  *   GET  /favicon.ico, /favicon.svg   the icon (an inline SVG)
+ * Every request passes serve/guard.h's rules first (Host names this server, else 421; a change
+ * from a foreign Origin 403; a JSON body without Content-Type: application/json 415; an upload
+ * without the page's X-Mitosis-Token or this server's Origin 403).
  * A URL holding ".." is refused (400) before routing; no path from a client is opened. "%00" in a
  * URL or a query is never decoded (so an id holding it is no listed id and is refused).
  * Threads: libmicrohttpd's pool answers requests (event-driven: a slow client holds a connection,
- * not a thread; at most per_ip connections per address, closed after timeout_s idle); runs go to
+ * not a thread; at most per_ip connections per address, closed after timeout_s idle, and shut when
+ * a request's headers are not all in within timeout_s: serve/conns.h); runs go to
  * serve/jobs.h's workers; an upload, once received, is parsed by ONE parser thread (its connection
  * suspended meanwhile, at most parse_queue waiting, each file inflated to at most
  * max_inflate_bytes), so neither a big upload nor a gzip bomb holds an HTTP thread. A client that

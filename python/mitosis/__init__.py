@@ -18,9 +18,9 @@ import json
 import os
 import tempfile
 
-from ._lib import Error, call, lib
+from ._lib import ArgumentTypeError, ArgumentValueError, Error, call, int_arg, lib, text_arg
 
-__all__ = ["Error", "Trace", "Result", "load", "simulate", "compare", "sweep", "record", "cluster", "version"]
+__all__ = ["Error", "ArgumentTypeError", "ArgumentValueError", "Trace", "Result", "load", "simulate", "compare", "sweep", "record", "cluster", "version"]
 __version__ = "0.2.0"
 
 
@@ -29,8 +29,8 @@ def version():
     return lib().mitosis_version().decode()
 
 
-def _b(s):
-    return s.encode() if isinstance(s, str) else s
+def _b(s, what="a string argument"):
+    return text_arg(what, s)
 
 
 class Trace:
@@ -39,12 +39,22 @@ class Trace:
     n_ops), .summary (that dict), .ops (a DataFrame, one row per operator), .path."""
 
     def __init__(self, path, step=-1):
-        paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-        self.paths = [os.fspath(p) for p in paths]
+        if isinstance(path, (str, bytes, os.PathLike)):
+            paths = [path]
+        elif isinstance(path, (list, tuple)):
+            paths = list(path)
+        else:
+            raise ArgumentTypeError("mitosis.load: path must be a trace folder or file (a str or os.PathLike), or a "
+                                    "list of them (got %s)" % type(path).__name__)
+        if not 1 <= len(paths) <= 8:
+            raise ArgumentValueError("mitosis.load: give 1 to 8 paths, a folder or its files (got %d)" % len(paths))
+        raw = [_b(p, "mitosis.load: path %d" % k) for k, p in enumerate(paths)]
+        self.paths = [os.fsdecode(b) for b in raw]
         self.path = self.paths[0]
-        arr = (ctypes.c_char_p * len(self.paths))(*[_b(p) for p in self.paths])
+        step = int_arg("mitosis.load: step", step, -1)
+        arr = (ctypes.c_char_p * len(raw))(*raw)
         h = ctypes.c_void_p()
-        call(lib().mitosis_trace_open, arr, len(self.paths), step, ctypes.byref(h))
+        call(lib().mitosis_trace_open, arr, len(raw), step, ctypes.byref(h))
         self._h = h
         self.summary = self._json(0)
         for k, v in self.summary.items():
@@ -82,19 +92,29 @@ def _trace(t):
     return t if isinstance(t, Trace) else Trace(t)
 
 
+def _value(name, x):
+    """One option value as the CLI's word: True a switch (None), False "false", numbers and strings as
+    written; anything else (None inside a list, a dict, a nested list...) refused."""
+    if x is True:
+        return None
+    if x is False:
+        return "false"
+    if isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, (str, bytes, os.PathLike)):
+        return x
+    raise ArgumentTypeError("option %s takes a string, a number or True/False (got %s)" % (name, type(x).__name__))
+
+
 def _words(options):
-    """Keyword options as (flag, value) pairs: True a switch, False left out, a list repeated."""
+    """Keyword options as (flag, values): True a switch, False left out, a list or tuple several values
+    (each a value of a repeatable option)."""
     for k, v in options.items():
         if v is None:
             continue
         name = k.replace("_", "-")
-        for x in (v if isinstance(v, (list, tuple)) else [v]):
-            if x is True:
-                yield name, None
-            elif x is False:
-                yield name, "false"
-            else:
-                yield name, str(x)
+        many = isinstance(v, (list, tuple))
+        yield name, [_value(name, x) for x in (v if many else [v])], many
 
 
 class _Config:
@@ -102,8 +122,17 @@ class _Config:
         h = ctypes.c_void_p()
         call(lib().mitosis_config_new, _b(command), ctypes.byref(h))
         self._h = h
-        for name, value in _words(options):
-            call(lib().mitosis_config_set, h, _b(name), _b(value) if value is not None else None)
+        for name, values, many in _words(options):
+            flag = _b("--" + name if not name.startswith("--") else name, "an option's name")
+            for value in values:
+                call(lib().mitosis_config_set, h, flag, _b(value, "option %s" % name) if value is not None else None)
+            # a list where one value goes: the library kept only the last (a non-repeatable option replaces)
+            if many and len(values) > 1 and self._count(flag) < len(values):
+                raise ArgumentTypeError("option %s takes one value, not a list (got %d values)" % (name, len(values)))
+
+    def _count(self, flag):
+        n = lib().mitosis_config_words(self._h)
+        return sum(lib().mitosis_config_word(self._h, i) == flag for i in range(n))
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -168,7 +197,7 @@ class Result:
         return self._links
 
     def _write(self, what, path):
-        call(lib().mitosis_result_write, self._h, _b(what), _b(os.fspath(path)))
+        call(lib().mitosis_result_write, self._h, _b(what), _b(path, "the %s's path" % what))
         return path
 
     def timeline(self, path):
@@ -255,6 +284,11 @@ def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
     step_ms, samples_per_s, peak_mem_bytes (largest per GPU), exposed_comm_ms (max over GPUs).
     In topology, {gpus} and {nodes} (= gpus / gpus_per_node) are replaced for each run, as
     compare's --sweep does: "multinode:nodes={nodes},gpus=8"."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError("mitosis.sweep: name must be an option's name, a string (got %s)" % type(name).__name__)
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ArgumentTypeError("mitosis.sweep: values must be a list of the option's values (got %s)"
+                                % type(values).__name__)
     t = _trace(trace)
     rows = []
     for v in values:
@@ -280,7 +314,8 @@ def cluster(path, placement=None):
     CLI's --json dict (shared links, makespan, worst slowdown). placement: a policy (packed, spread,
     random[:SEED], rail-aligned) for every job the file places by a policy."""
     h = ctypes.c_void_p()
-    call(lib().mitosis_cluster, _b(os.fspath(path)), _b(placement) if placement else None, ctypes.byref(h))
+    call(lib().mitosis_cluster, _b(path, "mitosis.cluster: path"),
+         _b(placement, "mitosis.cluster: placement") if placement is not None else None, ctypes.byref(h))
     try:
         j = json.loads(ctypes.string_at(h).decode())
     finally:

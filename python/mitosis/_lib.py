@@ -31,6 +31,44 @@ class Error(Exception):
         self.exit_code = exit_code
 
 
+class ArgumentTypeError(Error, TypeError):
+    """A Python argument of the wrong type (None or a list where a path or one value goes, a dict as
+    an option's value...): a mitosis.Error that is also a TypeError."""
+
+
+class ArgumentValueError(Error, ValueError):
+    """A Python argument of the right type but a value libmitosis cannot take as given: a NUL byte in
+    a string (C would cut it there), an integer outside C's int (ctypes would wrap it), no paths:
+    a mitosis.Error that is also a ValueError."""
+
+
+def text_arg(what, v):
+    """v (str, bytes or os.PathLike) as the bytes a C string takes; refuses None, other types and NUL."""
+    if isinstance(v, os.PathLike):
+        v = os.fspath(v)
+    if isinstance(v, str):
+        b = v.encode()
+    elif isinstance(v, bytes):
+        b = v
+    else:
+        raise ArgumentTypeError("%s must be a string (got %s)" % (what, type(v).__name__))
+    if b"\0" in b:
+        raise ArgumentValueError("%s holds a NUL byte (%r): C would read only what comes before it" % (what, v))
+    return b
+
+
+INT_MIN, INT_MAX = -2**31, 2**31 - 1
+
+
+def int_arg(what, v, lo=INT_MIN, hi=INT_MAX):
+    """v as a C int in lo..hi; refuses bools, floats, other types and values out of range (ctypes wraps them)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ArgumentTypeError("%s must be an integer (got %s)" % (what, type(v).__name__))
+    if not lo <= v <= hi:
+        raise ArgumentValueError("%s must be an integer in %d..%d (got %d)" % (what, lo, hi, v))
+    return v
+
+
 class _Err(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("message", ctypes.c_char * 1024)]
 
@@ -72,6 +110,19 @@ _SIGS = {
     "mitosis_config_new": (ctypes.c_int, [_S, ctypes.POINTER(_P), _E]),
     "mitosis_config_free": (None, [_P]),
     "mitosis_config_set": (ctypes.c_int, [_P, _S, _S, _E]),
+    "mitosis_config_unset": (ctypes.c_int, [_P, _S, _E]),
+    "mitosis_config_set_args": (ctypes.c_int, [_P, ctypes.c_int, ctypes.POINTER(_S), _E]),
+    "mitosis_config_command": (_S, [_P]),
+    "mitosis_config_words": (ctypes.c_int, [_P]),
+    "mitosis_config_word": (_S, [_P, ctypes.c_int]),
+    "mitosis_trace_ops": (ctypes.c_int, [_P]),
+    "mitosis_trace_batch": (ctypes.c_longlong, [_P]),
+    "mitosis_result_gpus": (ctypes.c_int, [_P]),
+    "mitosis_result_peak_mem_bytes": (ctypes.c_double, [_P]),
+    "mitosis_comparison_rows": (ctypes.c_int, [_P]),
+    "mitosis_comparison_label": (_S, [_P, ctypes.c_int]),
+    "mitosis_comparison_step_ms": (ctypes.c_double, [_P, ctypes.c_int]),
+    "mitosis_comparison_best": (ctypes.c_int, [_P]),
     "mitosis_simulate": (ctypes.c_int, [_P, _P, ctypes.POINTER(_P), _E]),
     "mitosis_result_free": (None, [_P]),
     "mitosis_result_step_ms": (ctypes.c_double, [_P]),

@@ -6,7 +6,10 @@
 # SIGTERM during a long run (exit < 2 s, exit 0, the private folder gone, no sanitizer report),
 # 100 slow-header clients + 3 gzip bombs while a prober's GET p99 stays < 1 s, ids with %00
 # refused, the favicon, and N small runs (MT_SERVE_ABUSE_RUNS, default 40; 1000 for the README's
-# numbers) with eviction keeping the runs, the disk and the RSS under their caps.
+# numbers) with eviction keeping the runs, the disk and the RSS under their caps. Issue 42: 300
+# slow-header connections from 300 addresses shut at the header deadline while another client is
+# answered, refusals counted in one summary line; kept 1024-GPU runs hold no result in memory (RSS
+# flat, the status streamed from result.json), a result over --max-run-bytes fails its run.
 set -u
 BIN=$1
 ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -9,6 +9,9 @@
 # POST /api/check answers as POST /api/runs would, without running (the web floor on bandwidths,
 # a comparison of too many plans). No answer, run status, error or run file holds the server's
 # own paths (the trace folders, the private folder): traces are named by their catalogue ids.
+# No web page can drive it (issue 42, serve/guard.h): cross-site POSTs, uploads and DELETEs, bodies
+# not sent as application/json, uploads without the page's token, and foreign Host headers (DNS
+# rebinding) are refused and start nothing; the server's own names and Origin are served.
 set -u
 BIN=$1
 ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -57,7 +60,7 @@ run() { # run JSON: submits, waits until done or failed; ID and the status in $T
     fail "run $ID not finished in 120 s"
 }
 bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEXT
-    req POST /api/runs -d "$1"
+    req POST /api/runs "${J[@]}" -d "$1"
     want 400 "$2" "$3"
 }
 same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json, but for the trace
@@ -73,6 +76,11 @@ same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json,
 
 req GET /
 want 200 "<title>mitosis" "the page"
+# the server's token (serve/guard.h): an upload carries it; a JSON body says it is JSON
+TOKEN=$(sed -n 's/.*<meta name="mitosis-token" content="\([0-9a-f]\{32\}\)">.*/\1/p' "$TMP/body")
+[ -n "$TOKEN" ] || fail "the page carries no token"
+K=(-H "X-Mitosis-Token: $TOKEN")
+J=(-H 'Content-Type: application/json')
 grep -Eq '(src|href)="https?:' "$TMP/body" && fail "the page refers to another site"
 req GET /api/traces
 want 200 '"id": "shipped/cpu-resnet18-b8"' "the shipped traces listed"
@@ -130,16 +138,66 @@ cli_msg=$(sed 's/^mitosis simulate: //' "$TMP/cli.err")
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}' "$cli_msg" "an out-of-range value, with the CLI's message"
 
 # POST /api/check: a run's checks without the run
-req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}'
+req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}'
 want 200 '"ok": true' "a good request checked"
-req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}'
+req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}'
 want 400 "$cli_msg" "a bad request checked, with the run's message"
-req POST /api/check -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8, "topology": "switch:8", "link-bw": "1e-9GB/s"}}'
+req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8, "topology": "switch:8", "link-bw": "1e-9GB/s"}}'
 want 400 "link-bw 1e-9GB/s is under the web page's floor of 1MB/s" "a bandwidth under the web floor"
-req POST /api/check -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000", "gpus-per-node": 100000}}'
+req POST /api/check "${J[@]}" -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000", "gpus-per-node": 100000}}'
 want 400 "plans to run is too many (at most 4096" "a comparison of too many plans (100000 GPUs)"
-req POST /api/runs -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000"}}'
+req POST /api/runs "${J[@]}" -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000"}}'
 want 400 "plans to run is too many" "the same comparison refused before it is queued"
+
+# cross-site requests and DNS rebinding (issue 42; docs/serve.md "Who may drive the server")
+PORT=${URL##*:}
+echo '{"not": "a trace"}' >"$TMP/junk.json"
+req GET /api/runs
+runs_before=$(jq length "$TMP/body")
+GOOD='{"command": "simulate", "trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}'
+req POST /api/runs -H 'Content-Type: text/plain' -H 'Origin: http://evil.example' -d "$GOOD"
+want 403 "Origin 'http://evil.example' is not this server" "a cross-site text/plain POST"
+req POST /api/runs -H 'Content-Type: text/plain' -d "$GOOD"
+want 415 "Content-Type: application/json (got 'text/plain')" "a text/plain POST"
+req POST /api/runs -d "$GOOD"
+want 415 "application/x-www-form-urlencoded" "a form-encoded POST"
+req POST /api/runs -H 'Content-Type:' -d "$GOOD"
+want 415 "(got 'none')" "a POST without a content type"
+req POST /api/runs "${J[@]}" -H 'Origin: null' -d "$GOOD"
+want 403 "Origin 'null'" "a POST from an opaque origin"
+req POST /api/runs "${J[@]}" -H 'Sec-Fetch-Site: cross-site' -d "$GOOD"
+want 403 "cross-site request" "a POST with Sec-Fetch-Site: cross-site and no Origin"
+req POST /api/runs "${J[@]}" -H 'Referer: http://evil.example/page.html' -d "$GOOD"
+want 403 "Referer 'http://evil.example/page.html'" "a POST referred by another site"
+req POST /api/traces -H 'Origin: http://evil.example' -F "file=@$TMP/junk.json"
+want 403 "is not this server" "a cross-site upload"
+req POST /api/traces -F "file=@$TMP/junk.json"
+want 403 "X-Mitosis-Token" "an upload without the token or an Origin"
+req POST /api/traces -H 'X-Mitosis-Token: 00000000000000000000000000000000' -F "file=@$TMP/junk.json"
+want 403 "X-Mitosis-Token" "an upload with a wrong token"
+req DELETE /api/runs/1 -H 'Origin: http://evil.example'
+want 403 "is not this server" "a cross-site DELETE"
+req GET /api/runs -H 'Host: evil.attacker.example'
+want 421 "Host 'evil.attacker.example' is not this server's address" "a foreign Host (DNS rebinding)"
+req GET /api/runs/1 -H "Host: evil.attacker.example:$PORT"
+want 421 "not this server's address" "a foreign Host with the port"
+req GET /api/traces -H 'Host: 127.0.0.1'
+want 421 "not this server's address" "a Host without the port"
+req GET /api/traces -H "Host: 127.0.0.1:$((PORT + 1))"
+want 421 "not this server's address" "a Host with another port"
+req GET / -H 'Host:'
+want 400 "needs a Host header" "a request without Host"
+req GET /api/runs
+[ "$(jq length "$TMP/body")" = "$runs_before" ] || fail "a refused request started a run"
+for h in "localhost:$PORT" "LOCALHOST:$PORT" "[::1]:$PORT" "127.0.0.1:$PORT" "127.0.0.2:$PORT"; do
+    req GET /api/traces -H "Host: $h"
+    [ "$CODE" = 200 ] || fail "Host: $h refused: HTTP $CODE $(cat "$TMP/body")"
+done
+req POST /api/check "${J[@]}" -H "Origin: http://localhost:$PORT" -H 'Sec-Fetch-Site: same-origin' -d "$GOOD"
+want 200 '"ok": true' "a POST from the server's own page (Origin http://localhost:PORT)"
+req POST /api/traces -H "Origin: $URL" -F "file=@$TMP/junk.json"
+want 400 "JSON is neither a Kineto trace" "an upload from the server's own Origin, without the token, reaches the readers"
+ok "cross-site POSTs, uploads and DELETEs refused, foreign Hosts refused; this server's names accepted"
 
 # a run that fails names the trace by its id, not its path
 run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 64, "pp": 64}}'
@@ -157,16 +215,16 @@ want 405 "method not allowed" "a wrong method"
 
 # uploads: oversize (declared and streamed), junk, a real Kineto + ET pair
 head -c 2000000 /dev/zero | tr '\0' 'x' >"$TMP/big.json"
-req POST /api/traces -F "file=@$TMP/big.json"
+req POST /api/traces "${K[@]}" -F "file=@$TMP/big.json"
 want 413 "over the limit" "an oversize upload"
-req POST /api/traces -H 'Transfer-Encoding: chunked' -F "file=@$TMP/big.json"
+req POST /api/traces "${K[@]}" -H 'Transfer-Encoding: chunked' -F "file=@$TMP/big.json"
 want 413 "over the limit" "an oversize chunked upload (no Content-Length)"
 echo '{"not": "a trace"}' >"$TMP/junk.json"
-req POST /api/traces -F "file=@$TMP/junk.json"
+req POST /api/traces "${K[@]}" -F "file=@$TMP/junk.json"
 want 400 "upload: file-0: JSON is neither a Kineto trace" "an upload that is no trace"
-req POST /api/traces -H 'Content-Type: application/json' -d '{}'
+req POST /api/traces "${K[@]}" -H 'Content-Type: application/json' -d '{}'
 want 400 "multipart/form-data" "an upload that is not multipart"
-req POST /api/traces -F name=mine -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/kineto.json.gz" \
+req POST /api/traces "${K[@]}" -F name=mine -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/kineto.json.gz" \
     -F "file=@$ROOT/traces/cpu-gpt-tiny-b4/et.json.gz"
 want 201 '"batch_size": 4' "a Kineto + ET upload"
 UP=$(jq -r .id "$TMP/body")
@@ -182,11 +240,11 @@ for i in $(seq 50); do
     case $((i % 10)) in
     0 | 1 | 2 | 3) curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/traces" ;;
     4 | 5) curl -s -o /dev/null -w '%{http_code}\n' "$URL/api/trace?id=shipped/cpu-resnet18-b$((4 << (i % 3)))" ;;
-    6) curl -s -o /dev/null -w '%{http_code}\n' -d '{"trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}' \
+    6) curl -s -o /dev/null -w '%{http_code}\n' "${J[@]}" -d '{"trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}' \
            "$URL/api/runs" ;;
-    7) curl -s -o /dev/null -w '%{http_code}\n' -d '{"trace": ' "$URL/api/runs" ;;
+    7) curl -s -o /dev/null -w '%{http_code}\n' "${J[@]}" -d '{"trace": ' "$URL/api/runs" ;;
     8) curl -s -o /dev/null -w '%{http_code}\n' "$URL/" ;;
-    9) curl -s -o /dev/null -w 'cut\n' --limit-rate 200k --max-time 1 -F "file=@$TMP/slow.json" "$URL/api/traces" ;;
+    9) curl -s -o /dev/null -w 'cut\n' --limit-rate 200k --max-time 1 "${K[@]}" -F "file=@$TMP/slow.json" "$URL/api/traces" ;;
     esac >"$TMP/conc/c$i" 2>/dev/null &
     pids+=($!)
 done

@@ -5,6 +5,7 @@ MITOSIS_BIN and MT_ROOT set. Each check compares against the `mitosis` binary ru
 input -- two front-ends over run/, so a difference is a bug in the library or the binding."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -228,3 +229,86 @@ def test_cluster_equals_cli():
     with pytest.raises(mitosis.Error) as e:
         mitosis.cluster(path, placement="sideways")
     assert str(e.value) == cli("cluster", path, "--placement", "sideways", ok=False).stderr.strip().split(": ", 1)[1]
+
+
+# ---- misuse (issue 42): the library never crashes on NULL, Python never answers silently ----------
+
+@pytest.mark.parametrize("call,kind,text", [
+    (lambda t: mitosis.load(None), TypeError, "path must be a trace folder or file"),
+    (lambda t: mitosis.load([]), ValueError, "give 1 to 8 paths"),
+    (lambda t: mitosis.load(GPT + "\0junk"), ValueError, "holds a NUL byte"),
+    (lambda t: mitosis.load(GPT, step=2**32 + 3), ValueError, "step must be an integer in -1..2147483647"),
+    (lambda t: mitosis.load(GPT, step="3"), TypeError, "step must be an integer"),
+    (lambda t: mitosis.simulate(t, gpus=[2, 4]), TypeError, "option gpus takes one value, not a list"),
+    (lambda t: mitosis.simulate(t, gpus="8\0junk"), ValueError, "holds a NUL byte"),
+    (lambda t: mitosis.simulate(t, gpus={"n": 8}), TypeError, "takes a string, a number or True/False"),
+    (lambda t: mitosis.simulate(t, gpus=2**32 + 3), None, "--gpus needs an integer in 1..1048576 (got '4294967299')"),
+    (lambda t: mitosis.simulate(None, gpus=2), TypeError, "path must be a trace folder or file"),
+    (lambda t: mitosis.cluster(None), TypeError, "mitosis.cluster: path must be a string"),
+    (lambda t: mitosis.simulate(t, gpus=2).html(None), TypeError, "the html's path must be a string"),
+    (lambda t: mitosis.sweep(t, 3, [2]), TypeError, "mitosis.sweep: name must be"),
+    (lambda t: mitosis.sweep(t, "gpus", 8), TypeError, "mitosis.sweep: values must be a list"),
+])
+def test_python_misuse_raises_mitosis_error(gpt, call, kind, text):
+    with pytest.raises(mitosis.Error) as e:
+        call(gpt)
+    assert text in str(e.value) and "\n" not in str(e.value)
+    if kind:
+        assert isinstance(e.value, kind)
+
+
+def test_a_repeatable_option_takes_a_list(gpt):
+    r = mitosis.simulate(gpt, gpus=4, slow_gpu=["1:2", "2:1.5"])
+    want = json.loads(cli("simulate", GPT, "--gpus", "4", "--slow-gpu", "1:2", "--slow-gpu", "2:1.5", "--json").stdout)
+    assert r.step_ms == pytest.approx(want["step_ms"], rel=1e-9)
+
+
+def test_c_api_null_arguments(gpt):
+    """The 14 entry points of issue 42 given NULL (in this process: a crash fails the test run)."""
+    import ctypes
+    from mitosis._lib import _Err
+    L = mitosis._lib.lib()
+    P = ctypes.c_void_p
+
+    def err_of(fn, *args):
+        e = _Err()
+        rc = fn(*args, ctypes.byref(e))
+        return rc, e.message.decode()
+
+    arr = (ctypes.c_char_p * 1)(GPT.encode())
+    cfg = P()
+    assert L.mitosis_config_new(b"simulate", ctypes.byref(cfg), None) == 0
+    try:
+        cases = [
+            (err_of(L.mitosis_trace_open, arr, 1, -1, None), "mitosis_trace_open: argument 'out' is NULL"),
+            (err_of(L.mitosis_config_new, b"simulate", None), "mitosis_config_new: argument 'out' is NULL"),
+            (err_of(L.mitosis_config_new, None, ctypes.byref(P())), "the command is \"simulate\" or \"compare\""),
+            (err_of(L.mitosis_config_set, None, b"gpus", b"8"), "mitosis_config_set: argument 'c' is NULL"),
+            (err_of(L.mitosis_config_unset, None, b"gpus"), "mitosis_config_unset: argument 'c' is NULL"),
+            (err_of(L.mitosis_config_unset, cfg, None), "mitosis_config_unset: argument 'name' is NULL"),
+            (err_of(L.mitosis_config_set_args, cfg, 2, None), "mitosis_config_set_args: argument 'argv' is NULL"),
+            (err_of(L.mitosis_config_set_args, cfg, -1, None), "mitosis_config_set_args: argument 'argc' is below 0"),
+            (err_of(L.mitosis_config_set_args, cfg, 1, (ctypes.c_char_p * 1)(None)),
+             "mitosis_config_set_args: argument 'argv[0]' is NULL"),
+            (err_of(L.mitosis_simulate, gpt._h, cfg, None), "mitosis_simulate: argument 'out' is NULL"),
+            (err_of(L.mitosis_simulate, None, cfg, ctypes.byref(P())), "mitosis_simulate: argument 't' is NULL"),
+            (err_of(L.mitosis_compare, gpt._h, None, ctypes.byref(P())), "mitosis_compare: argument 'c' is NULL"),
+            (err_of(L.mitosis_compare, gpt._h, cfg, None), "mitosis_compare: argument 'out' is NULL"),
+            (err_of(L.mitosis_result_write, None, b"html", b"x.html"), "mitosis_result_write: argument 'r' is NULL"),
+            (err_of(L.mitosis_cluster, b"jobs.json", None, None), "mitosis_cluster: argument 'json' is NULL"),
+            (err_of(L.mitosis_cluster, None, None, ctypes.byref(P())), "mitosis_cluster: argument 'file' is NULL"),
+        ]
+        for (rc, msg), want in cases:
+            assert rc == 3 and want in msg, (rc, msg, want)
+        assert L.mitosis_config_command(None) is None and L.mitosis_config_words(None) == -1
+        assert L.mitosis_config_word(None, 0) is None and L.mitosis_trace_json(None, 0) is None
+        assert L.mitosis_trace_ops(None) == -1 and L.mitosis_trace_batch(None) == -1
+        assert L.mitosis_result_json(None) is None and L.mitosis_result_gpus(None) == -1
+        assert math.isnan(L.mitosis_result_step_ms(None)) and math.isnan(L.mitosis_result_peak_mem_bytes(None))
+        assert L.mitosis_result_warnings(None) == -1 and L.mitosis_result_warning(None, 0) is None
+        assert L.mitosis_comparison_json(None) is None and L.mitosis_comparison_rows(None) == -1
+        assert L.mitosis_comparison_label(None, 0) is None and L.mitosis_comparison_best(None) == -1
+        assert math.isnan(L.mitosis_comparison_step_ms(None, 0))
+        assert L.mitosis_config_words(cfg) == 0  # every refusal left the configuration as it was
+    finally:
+        L.mitosis_config_free(cfg)

@@ -16,6 +16,7 @@
 
 #include "run/flags.h"
 #include "serve/catalog.h"
+#include "serve/guard.h"
 #include "serve/options.h"
 
 static const char *const PATHS[] = {"some/trace"};
@@ -237,6 +238,71 @@ static void test_web_floor(void **state) {
     mt_serve_opts_free(&o);
 }
 
+/* Who may drive the server (serve/guard.h): Host names it, changes come from its own origin, JSON
+ * is sent as JSON, an upload carries the token. */
+static void test_guard(void **state) {
+    (void)state;
+    mt_guard g, any;
+    mt_error err = {0};
+    assert_int_equal(mt_guard_init(&g, "127.0.0.1", 8080, &err), MT_OK);
+    assert_int_equal(mt_guard_init(&any, "0.0.0.0", 80, &err), MT_OK);
+    assert_int_equal((int)strlen(g.token), MT_GUARD_TOKEN_LEN);
+    assert_string_not_equal(g.token, any.token);
+    assert_int_equal((int)strlen(MT_GUARD_TOKEN_PLACEHOLDER), MT_GUARD_TOKEN_LEN);
+    static const char *const OK[] = {"127.0.0.1:8080", "localhost:8080", "LocalHost:8080", "127.9.9.9:8080",
+                                     "[::1]:8080"};
+    static const char *const BAD[] = {"evil.example:8080", "evil.example", "127.0.0.1", "127.0.0.1:8081",
+                                      "localhost.:8080", "10.0.0.1:8080", "[::2]:8080", "::1:8080",
+                                      "127.0.0.1:8080x", "127.0.0.1:+8080", "[::1", "", ":8080", "127.1:8080"};
+    for (size_t k = 0; k < sizeof OK / sizeof *OK; k++) assert_true(mt_guard_host_ok(&g, OK[k]));
+    for (size_t k = 0; k < sizeof BAD / sizeof *BAD; k++) assert_false(mt_guard_host_ok(&g, BAD[k]));
+    assert_true(mt_guard_host_ok(&any, "10.0.0.1") && mt_guard_host_ok(&any, "[fe80::1]:80"));
+    assert_false(mt_guard_host_ok(&any, "mybox") || mt_guard_host_ok(&any, "10.0.0.1:8080"));
+    char msg[MT_GUARD_MSG_MAX];
+    const char *host = "127.0.0.1:8080";
+    mt_guard_req get = {"GET", MT_GUARD_NO_BODY, host, "http://evil.example", NULL, "cross-site", NULL, NULL};
+    assert_int_equal(mt_guard_check(&g, &get, msg, sizeof msg), 0); /* a read changes nothing */
+    get.host = "evil.example";
+    assert_int_equal(mt_guard_check(&g, &get, msg, sizeof msg), 421);
+    assert_non_null(strstr(msg, "open http://127.0.0.1:8080/"));
+    get.host = NULL;
+    assert_int_equal(mt_guard_check(&g, &get, msg, sizeof msg), 400);
+    mt_guard_req post = {"POST", MT_GUARD_JSON, host, NULL, NULL, NULL, "application/json; charset=utf-8", NULL};
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 0);
+    post.content_type = "text/plain";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 415);
+    post.content_type = "application/jsonx";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 415);
+    post.content_type = "application/json";
+    post.origin = "http://localhost:8080";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 0);
+    static const char *const FOREIGN[] = {"http://evil.example", "null", "https://127.0.0.1:8080",
+                                          "http://127.0.0.1:8080/x", "http://127.0.0.1:9999"};
+    for (size_t k = 0; k < sizeof FOREIGN / sizeof *FOREIGN; k++) {
+        post.origin = FOREIGN[k];
+        assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 403);
+    }
+    post.origin = NULL;
+    post.fetch_site = "same-site";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 403);
+    post.fetch_site = "same-origin";
+    post.referer = "http://evil.example/";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 403);
+    post.referer = "http://localhost:8080/?x#y";
+    assert_int_equal(mt_guard_check(&g, &post, msg, sizeof msg), 0);
+    mt_guard_req up = {"POST", MT_GUARD_UPLOAD, host, NULL, NULL, NULL, "multipart/form-data; boundary=x", NULL};
+    assert_int_equal(mt_guard_check(&g, &up, msg, sizeof msg), 403);
+    up.token = any.token;
+    assert_int_equal(mt_guard_check(&g, &up, msg, sizeof msg), 403);
+    up.token = g.token;
+    assert_int_equal(mt_guard_check(&g, &up, msg, sizeof msg), 0);
+    up.token = NULL;
+    up.origin = "http://[::1]:8080";
+    assert_int_equal(mt_guard_check(&g, &up, msg, sizeof msg), 0);
+    mt_guard_req del = {"DELETE", MT_GUARD_NO_BODY, host, "http://evil.example", NULL, NULL, NULL, NULL};
+    assert_int_equal(mt_guard_check(&g, &del, msg, sizeof msg), 403);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_cli),
@@ -246,6 +312,7 @@ int main(void) {
         cmocka_unit_test(test_catalog),
         cmocka_unit_test(test_redact),
         cmocka_unit_test(test_web_floor),
+        cmocka_unit_test(test_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
