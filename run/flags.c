@@ -166,6 +166,10 @@ static const mt_flag OPTIME[] = {
      "lists them); a CPU-recorded trace is predicted on it with the analytical model (default: the topology's GPU, "
      "dgx1 V100, dgx-a100 A100-80GB, dgx-h100 H100-SXM; none: CPU processes)"},
     {"--gpu-specs", MT_FLAG_STRING, CFG(pm.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
+    {"--gpu-clock", MT_FLAG_DOUBLE, CFG(pm.gpu_clock_MHz), "MHz", "run the predicted GPU (--target-gpu, else the "
+     "traced one) at this SM clock, as under a power cap: compute peaks scale by MHz / its clock in the GPU table, "
+     "HBM bandwidth does not (mitosis perfmodel gpus lists the clocks; H100-SXM-500W is a capped entry)", .lo = 1,
+     .hi = 10000},
     {"--trace-gpu", MT_FLAG_STRING, CFG(pm.trace_gpu), "NAME", "the GPU the trace ran on, when the trace does not "
      "say (TrioSim CSV); refused for a CPU-recorded trace"},
     {"--tf32", MT_FLAG_CHOICE, CFG(pm.tf32), MT_TF32_CHOICES, "which fp32 ops ran and run on TF32 tensor cores where "
