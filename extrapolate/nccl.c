@@ -144,3 +144,16 @@ mt_status mt_nccl_tune(const mt_nccl_fabric *f, mt_coll_op op, double bytes, int
                        : force_algo == MT_NCCL_TREE ? " (tree: all-reduce only)" : "");
     return MT_OK;
 }
+
+double mt_nccl_peak_Bps(const mt_nccl_fabric *f) {
+    return f->nnodes > 1 && f->inter_Bps > 0 ? fmin(f->intra_Bps, f->inter_Bps) : f->intra_Bps;
+}
+
+double mt_nccl_schedule_lat_us(const mt_nccl_fabric *f, mt_coll_op op, mt_nccl_algo a) {
+    int32_t n = f->nranks, nodes = f->nnodes > 0 ? f->nnodes : 1;
+    double in = 2 * f->link_lat_ns / 1e3, net = 2 * f->nic_lat_ns / 1e3;
+    if (a == MT_NCCL_NVLS) return 2 * in;
+    if (a == MT_NCCL_TREE) return (2 * log2i(n) - 1) * (nodes > 1 ? net : in);
+    int32_t steps = steps_of(op, n), inter = nodes > 1 ? steps_of(op, nodes) : 0;
+    return (steps - inter) * in + inter * net;
+}

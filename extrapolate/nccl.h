@@ -50,6 +50,8 @@ typedef struct mt_nccl_fabric {
     double inter_Bps;        /* per GPU across nodes (its NIC); 0: one node only */
     int nvswitch;            /* the node's GPUs hang off an NVSwitch (NVLS possible from Hopper) */
     mt_nccl_arch arch;
+    int32_t gpus_per_node;   /* for a simulator counting a group's nodes (0: nnodes as given) */
+    double link_lat_ns, nic_lat_ns; /* per link of each tier, for mt_nccl_schedule_lat_us */
 } mt_nccl_fabric;
 
 typedef struct mt_nccl_cost {
@@ -76,5 +78,14 @@ int mt_nccl_cost_of(const mt_nccl_fabric *f, mt_coll_op op, mt_nccl_algo a, mt_n
  * tuned), one rank, or a forced algorithm NCCL does not offer there. */
 mt_status mt_nccl_tune(const mt_nccl_fabric *f, mt_coll_op op, double bytes, int force_algo, mt_nccl_cost *out,
                        mt_error *err);
+
+/* The bottleneck bandwidth a schedule of collective.h reaches on f (the link tier on one node,
+ * min(link, NIC) across nodes); a schedule runs NCCL's choice c at NCCL's speed with wire_factor
+ * = this / c.busbw_Bps. */
+double mt_nccl_peak_Bps(const mt_nccl_fabric *f);
+/* The latency (us) the links of f already give the schedule that stands for algorithm a (two
+ * links a hop: ring steps, tree levels, NVLS's two phases through the switch); the schedule's
+ * extra_lat_ns is NCCL's latency less this, at least 0. */
+double mt_nccl_schedule_lat_us(const mt_nccl_fabric *f, mt_coll_op op, mt_nccl_algo a);
 
 #endif

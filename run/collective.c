@@ -58,6 +58,9 @@ mt_status mt_run_nccl_fabric(const mt_netcfg *net, int32_t gpus_per_node, int ar
     for (int k = 0; k < MT_PRESET_PARAMS_MAX && p->params[k].name; k++)
         if (!strcmp(p->params[k].name, "gpus") && !strcmp(p->name, "multinode")) gpn = (int32_t)spec.v[k];
     out->nnodes = out->inter_Bps > 0 ? (nranks + gpn - 1) / gpn : 1;
+    out->gpus_per_node = out->inter_Bps > 0 ? gpn : 0;
+    out->link_lat_ns = net->tp.link_lat_ns >= 0 ? net->tp.link_lat_ns : p->link.lat_ns;
+    out->nic_lat_ns = net->tp.nic_lat_ns >= 0 ? net->tp.nic_lat_ns : p->nic.lat_ns;
     out->nvswitch = p->nvswitch;
     out->arch = arch > 0 ? (mt_nccl_arch)(arch - 1) : mt_nccl_arch_of_gpu(p->gpu);
     return MT_OK;

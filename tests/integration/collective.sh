@@ -74,4 +74,11 @@ echo "$out" | python3 -c "import json,sys; r=json.load(sys.stdin)['rows'][0]; as
 check_bad "--nccl-algo applies to --algo nccl only" collective --bytes 1M --topology dgx-h100 --nccl-algo ring
 check_bad "NCCL does not run allreduce as nvls" collective --bytes 1M --topology dgx-a100 --algo nccl --nccl-algo nvls
 check_bad "point-to-point" collective --bytes 1M --topology dgx-h100 --algo nccl --op alltoall
+# simulate --algo nccl: NCCL's choice per collective; a topology file has no tiers for its tuner
+here=$(cd "$(dirname "$0")/../.." && pwd)
+check_bad "--algo nccl needs a topology preset" simulate "$here/traces/cpu-resnet18-b4" --gpus 2 \
+    --topology "$here/tests/fixtures/topo/line.csv" --algo nccl
+out=$("$BIN" simulate "$here/traces/cpu-resnet18-b4" --gpus 16 --topology multinode:nodes=2,gpus=8 --algo nccl) \
+    || fail "simulate --algo nccl exit $?"
+echo "$out" | grep -q "^step time" || fail "simulate --algo nccl: $out"
 echo "collective: ok"

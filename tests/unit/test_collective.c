@@ -271,6 +271,55 @@ static void nccl_tuner_closed_forms(void **state) {
     assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLTOALL, S, -1, &c, &err), MT_EINVAL);
 }
 
+/* NCCL's protocol costs on a schedule (collective.h): a wire factor w multiplies the bandwidth term,
+ * the extra latency comes after the last delivery. Ring all-reduce on ring:8: 2(N-1)/N w S/B +
+ * 2(N-1) alpha + extra. Treeflow: O(N) flows, rail-aligned over whole nodes. */
+static void protocol_costs_and_treeflow(void **state) {
+    (void)state;
+    const double S = 1e9, B = 100e9, alpha = 2e-6;
+    mt_topo_params tp;
+    mt_topo_params_init(&tp);
+    tp.link_bw_Bps = B;
+    tp.link_lat_ns = alpha * 1e9;
+    mt_topo *t;
+    mt_error err = {0};
+    assert_int_equal(mt_topo_build("ring:8", &tp, &t, &err), MT_OK);
+    mt_coll_params p = {.op = MT_COLL_ALLREDUCE, .algo = MT_ALGO_RING, .nranks = 8, .bytes = S, .peer = 1,
+                        .chunks = 1, .wire_factor = 2, .extra_lat_ns = 10000};
+    mt_coll_schedule *sch;
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    double want = 2.0 * 7 / 8 * 2 * S / B + 14 * alpha + 10e-6;
+    assert_true(fabs(collfix_time_s(t, sch) - want) / want < 1e-9);
+    /* treeflow over 4 nodes of 8: 8 double trees over the 4 nodes, each edge both ways: 4 x (32 - 8)
+     * flows, one join, a chain of 2 x depth(3) - 1 = 3 hops; every flow stays on its rail */
+    p = (mt_coll_params){.op = MT_COLL_ALLREDUCE, .algo = MT_ALGO_TREEFLOW, .nranks = 32, .bytes = S, .peer = 1,
+                         .ranks_per_node = 8};
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    assert_int_equal(sch->nsends, 96 + 1 + 3);
+    double bytes = 0;
+    for (uint32_t i = 0; i < 96; i++) {
+        assert_int_equal(sch->sends[i].src % 8, sch->sends[i].dst % 8);
+        bytes += sch->sends[i].bytes;
+    }
+    assert_true(fabs(bytes - 2.0 * 24 * S) < 1); /* 2 trees x 3 edges x 8 rails x 2 ways x S/2 */
+    mt_coll_free(sch);
+    /* one switch of 16: one flat double tree; every rank sends at most 2S (inner in one tree: S/2
+     * up, S/2 to each of two children; a leaf in the other: S/2 up), so it takes at least its
+     * busiest uplink's 2S/B-ish and no more than that plus the hops' latency */
+    mt_topo *sw;
+    assert_int_equal(mt_topo_build("switch:16", &tp, &sw, &err), MT_OK);
+    p.nranks = 16;
+    p.ranks_per_node = 16;
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    double most = 0, out[16] = {0};
+    for (uint32_t i = 0; i < sch->nsends; i++)
+        if (sch->sends[i].src != sch->sends[i].dst) out[sch->sends[i].src] += sch->sends[i].bytes;
+    for (int r = 0; r < 16; r++) most = fmax(most, out[r]);
+    assert_true(most <= 2 * S + 1);
+    double got = collfix_time_s(sw, sch);
+    assert_true(got >= most / B && got <= most / B * 1.01 + (2 * 7 + 2) * 2 * alpha);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -283,6 +332,7 @@ int main(void) {
         cmocka_unit_test(schedule_shapes_and_refusals),
         cmocka_unit_test(schedule_cache),
         cmocka_unit_test(nccl_tuner_closed_forms),
+        cmocka_unit_test(protocol_costs_and_treeflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
