@@ -219,24 +219,19 @@ static void ringflow(builder *b, int32_t steps, double S) {
     for (int32_t k = 0; k < steps - 1 && !b->oom; k++) prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
 }
 
-/* The steady state of a finely pipelined double binary tree all-reduce (collective.h). Over whole
- * nodes of G ranks (n a multiple of G, more than one node) there is one double tree per local
- * index l over the nodes, its ranks (node x G + l) on one NIC rail, as NCCL spreads its trees'
- * channels over a node's NICs; else one over all ranks. Every edge of every tree (the second
- * mirrored) carries S/2 each way at once; a join of them all; then a chain of 2 depth - 1
- * zero-byte hops (local index 0's leftmost leaf up to its root and down again). */
+/* The steady state of a finely pipelined double binary tree all-reduce (collective.h): its bulk
+ * as one flow per rank of 2S (m-1)/m to the next node on its rail (over whole nodes of G ranks: rank
+ * node x G + l to node + 1, same l; else the next rank, G = 1, m = n), a join of them all, then a
+ * chain of 2 depth - 1 zero-byte hops down and up the tree over the m nodes (local index 0's
+ * leftmost leaf to the root and back). */
 static void treeflow(builder *b, double S, int32_t G) {
     int32_t n = b->n;
     if (G < 1 || n % G || n <= G) G = 1;
     int32_t m = n / G, maxd = depth_of(m - 1);
     uint32_t first = b->s->nsends;
-    for (int32_t l = 0; l < G; l++)
-        for (int t = 0; t < 2; t++)
-            for (int32_t pos = 1; pos < m; pos++) {
-                int32_t child = t ? m - 1 - pos : pos, parent = t ? m - 1 - (pos - 1) / 2 : (pos - 1) / 2;
-                add_raw(b, child * G + l, parent * G + l, S / 2, NOSEND, NOSEND);
-                add_raw(b, parent * G + l, child * G + l, S / 2, NOSEND, NOSEND);
-            }
+    for (int32_t node = 0; node < m; node++)
+        for (int32_t l = 0; l < G; l++)
+            add_raw(b, node * G + l, (node + 1) % m * G + l, 2.0 * S * (m - 1) / m, NOSEND, NOSEND);
     uint32_t last = b->s->nsends, prev = add_raw(b, 0, 0, 0, first, first + 1 < last ? first + 1 : NOSEND);
     for (uint32_t i = first + 2; i < last && !b->oom; i++) dep_last(b, i);
     int32_t path[32], np = 0; /* positions 2^d - 1: the leftmost path, deepest first */

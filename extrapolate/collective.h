@@ -48,14 +48,15 @@
  *          ring steps of S/N, each rank forwarding to its successor what it received, so it
  *          takes N(N-1)/2 x (S/N / B + alpha) where pairwise takes (N-1) x (S/N / B + alpha).
  *          Shares are ignored (S/N a step). Other ops fall back to ring.
- *   treeflow  all-reduce as the steady state of a finely pipelined double binary tree: every edge
- *          of both trees carries S/2 up and S/2 down at once, then, once all have arrived, a
- *          chain of 2 depth - 1 zero-byte hops down and up one tree for the per-level latencies:
- *          O(N) sends where tree with C chunks has 4(N-1)C. Each rank moves about 2S each way, as
- *          a ring does. Over whole nodes (ranks_per_node G, N a multiple, more than one node) the
- *          trees run over the nodes, one double tree per local index (rank node x G + l: one NIC
- *          rail each, as NCCL spreads its trees' channels over the NICs): 4(N-G) flows, depth
- *          log2(N/G). Other ops fall back to tree.
+ *   treeflow  all-reduce as the steady state of a finely pipelined double binary tree: its bulk
+ *          as a ring's (every rank moves 2S (m-1)/m each way in a double tree as in a ring, so on
+ *          uniform links the two take the same time): one flow per rank to the next node on its
+ *          NIC rail (ranks_per_node G, N a multiple, more than one node: rank node x G + l to
+ *          node + 1; else to the next rank, m = N), then, once all have arrived, a chain of
+ *          2 depth - 1 zero-byte hops down and up the tree over the m nodes for its per-level
+ *          latencies: 2S (m-1)/m / B + (2 log2 m + 1) hops on uniform links, with N flows (equal,
+ *          so they finish together: cheap at 10^5-10^6 ranks) where tree with C chunks has
+ *          4(N-1)C sends. Contention is a ring's, not a tree's. Other ops fall back to tree.
  * Protocol costs (NCCL's, extrapolate/nccl.h) ride on any schedule: wire_factor multiplies every
  * send's bytes (bytes the wire carries per payload byte over the share of the link the kernels
  * reach; 0 or 1: none) and extra_lat_ns delays the collective's completion past its last delivery

@@ -62,9 +62,9 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
     case MT_ALGO_RINGFLOW:
         return dn + 1; /* n flows, then one timer for the latency chain */
     case MT_ALGO_TREEFLOW:
-        return 4 * (dn - 1) + 1; /* both trees' edges both ways, then the chain's timer */
+        return dn + 1; /* n flows, then one timer for the latency chain */
     case MT_ALGO_NCCL: /* chosen per size: a ring (flow above 64 ranks), a tree, or direct (NVLS, one node) */
-        if (dn > 64) return 4 * (dn - 1) + 1;
+        if (dn > 64) return dn + 1;
         return (two_phase ? 2 : 1) * dn * (dn - 1) * c;
     case MT_ALGO_TREE:
         return (two_phase ? 4 : 1) * (dn - 1) * c;
