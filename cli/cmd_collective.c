@@ -25,7 +25,26 @@ static mt_status take_op(void *base, const char *v, mt_error *err) {
 }
 
 static mt_status take_algo(void *base, const char *v, mt_error *err) {
-    return mt_coll_algo_parse(v, &((coll_cli *)base)->c.cp.algo, err);
+    mt_collective_config *c = &((coll_cli *)base)->c;
+    c->nccl = v && !strcmp(v, "nccl");
+    return c->nccl ? MT_OK : mt_coll_algo_parse(v, &c->cp.algo, err);
+}
+
+static mt_status take_nccl_algo(void *base, const char *v, mt_error *err) {
+    for (int a = 0; a < MT_NCCL_ALGO_COUNT; a++)
+        if (v && !strcmp(v, mt_nccl_algo_name((mt_nccl_algo)a))) {
+            ((coll_cli *)base)->c.nccl_force = 1 + a;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "--nccl-algo: unknown '%s' (use tree, ring or nvls)", v ? v : "");
+}
+
+static mt_status take_arch(void *base, const char *v, mt_error *err) {
+    mt_nccl_arch a;
+    if (mt_nccl_arch_parse(v, &a))
+        return mt_fail(err, MT_EINVAL, "--nccl-arch: unknown '%s' (use " MT_NCCL_ARCH_CHOICES ")", v);
+    ((coll_cli *)base)->c.nccl_arch = 1 + (int)a;
+    return MT_OK;
 }
 
 /* A --sweep bound: a bare K, M, G or T suffix is binary (1K = 1024, as nccl-tests -b/-e);
@@ -65,7 +84,14 @@ static const mt_flag FLAGS[] = {
      "are binary (1K:1G: 1 KiB to 1 GiB, 21 sizes)", .call = take_sweep},
     {"--dtype", MT_FLAG_CHOICE, offsetof(coll_cli, c.dtype), "TYPE",
      "element type, for the count column: " MT_COLL_DTYPES " (default float)", .choices = MT_COLL_DTYPES},
-    {"--algo", MT_FLAG_CALL, 0, "ALGO", "ring (default), tree, direct, hier, ringflow or relay (all-to-all as ASTRA-sim's ring)", .call = take_algo},
+    {"--algo", MT_FLAG_CALL, 0, "ALGO", "ring (default), tree, direct, hier, ringflow or relay (all-to-all as "
+     "ASTRA-sim's ring): that schedule simulated on the network; nccl: NCCL's tuner picks the algorithm (ring, "
+     "tree, NVLS) and protocol (LL, LL128, Simple) per size and times it in closed form at the bandwidths "
+     "nccl-tests reaches (docs/network.md); its choice is the last column", .call = take_algo},
+    {"--nccl-algo", MT_FLAG_CALL, 0, "tree|ring|nvls", "--algo nccl: only this algorithm (as NCCL_ALGO=...), "
+     "its protocol still chosen per size", .call = take_nccl_algo, .choices = "tree|ring|nvls"},
+    {"--nccl-arch", MT_FLAG_CALL, 0, MT_NCCL_ARCH_CHOICES, "--algo nccl: the GPU generation (NVLS from hopper; "
+     "default: the topology's GPU, else hopper)", .call = take_arch, .choices = MT_NCCL_ARCH_CHOICES},
     {"--chunks", MT_FLAG_INT, offsetof(coll_cli, c.cp.chunks), "N",
      "pipeline chunks (default: 1, or by size for chains and trees)", .lo = 1, .hi = 4096},
     {"--ranks", MT_FLAG_INT, offsetof(coll_cli, c.ranks), "N", "ranks (default: every GPU of the topology)", .lo = 1,
@@ -98,6 +124,11 @@ int cmd_collective(int argc, char **argv) {
     if (mt_netcfg_parse(&c.c.net, argc, argv, &TABLE, &c, NULL, NULL, "collective", &seen, &err) != MT_OK)
         return mt_cli_fail("collective", &err);
     if (seen.help) return usage(stdout), 0;
+    if ((c.c.nccl_arch || c.c.nccl_force) && !c.c.nccl) {
+        mt_fail(&err, MT_EINVAL, "--%s applies to --algo nccl only (add it, or leave --%s out)",
+                c.c.nccl_arch ? "nccl-arch" : "nccl-algo", c.c.nccl_arch ? "nccl-arch" : "nccl-algo");
+        return mt_cli_fail("collective", &err);
+    }
     mt_coll_table t;
     if (mt_run_collective(&c.c, &t, &err) != MT_OK) return mt_cli_fail("collective", &err);
     if (c.as_json) {

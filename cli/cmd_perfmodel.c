@@ -61,6 +61,8 @@ static const mt_flag PREDICT[] = {
     {"--tf32", MT_FLAG_CHOICE, PM(o.tf32), MT_TF32_CHOICES, "fp32 ops on TF32 tensor cores where the GPU has "
      "them: conv (PyTorch's default), all (matmul.allow_tf32 too), none", .choices = MT_TF32_CHOICES},
     {"--gpu-specs", MT_FLAG_STRING, PM(o.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
+    {"--gpu-clock", MT_FLAG_DOUBLE, PM(o.gpu_clock_MHz), "MHz", "the predicted GPU at this SM clock (a power cap): "
+     "compute peaks scale by MHz / its table clock, HBM bandwidth does not", .lo = 1, .hi = 10000},
     {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the prediction as JSON"},
 };
 static const mt_flag SHOW[] = {
@@ -70,7 +72,7 @@ static const mt_flag GPUS[] = {
     {"--json", MT_FLAG_SWITCH, PM(as_json), NULL, "the table as JSON"},
     {"--gpu-specs", MT_FLAG_STRING, PM(o.gpu_specs_path), "FILE", "extra GPU table (JSON): {\"gpus\": [{\"name\", "
      "\"match\", \"mem_GBps\", \"mem_GB\", \"tflops\": {\"fp32\", \"tf32\", \"bf16\", \"fp16\", \"fp8\", "
-     "\"fp64\"}}]}", .complete = "file"},
+     "\"fp64\"}, optional \"link_GBps\", \"sms\", \"tdp_W\", \"boost_MHz\"}]}", .complete = "file"},
 };
 #undef PM
 static const mt_flag_table FIT_FLAGS = MT_FLAG_TABLE("perfmodel fit", FIT);

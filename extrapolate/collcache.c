@@ -21,7 +21,8 @@ void mt_collcache_destroy(mt_collcache *c) {
 static int same_params(const mt_coll_params *a, const mt_coll_params *b) {
     return a->op == b->op && a->algo == b->algo && a->nranks == b->nranks && a->bytes == b->bytes &&
            a->root == b->root && a->peer == b->peer && a->ranks_per_node == b->ranks_per_node &&
-           a->chunks == b->chunks && a->share == b->share && a->share_by_src == b->share_by_src;
+           a->chunks == b->chunks && a->share == b->share && a->share_by_src == b->share_by_src &&
+           a->wire_factor == b->wire_factor && a->extra_lat_ns == b->extra_lat_ns;
 }
 
 static uint64_t hash_params(const mt_coll_params *p) {
@@ -31,6 +32,10 @@ static uint64_t hash_params(const mt_coll_params *p) {
                            (uint64_t)(uint32_t)p->chunks << 48);
     h ^= mt_hash64(bytes) + 0x9e3779b97f4a7c15ull * (uint64_t)(uint32_t)p->ranks_per_node;
     h ^= mt_hash64((uint64_t)(uint32_t)p->root << 32 | (uint32_t)p->peer);
+    uint64_t w, l;
+    memcpy(&w, &p->wire_factor, sizeof w);
+    memcpy(&l, &p->extra_lat_ns, sizeof l);
+    h ^= mt_hash64(w ^ (l * 0x9e3779b97f4a7c15ull));
     return h ^ (p->share ? mt_hash64((uint64_t)(uintptr_t)p->share + (uint64_t)p->share_by_src) : 0);
 }
 

@@ -29,10 +29,11 @@ typedef struct builder {
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
                                  "reduce", "alltoall", "sendrecv"};
-static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow", "relay"};
+static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow", "relay", "treeflow", "nccl"};
+#define N_ALGOS ((int)(sizeof algo_names / sizeof algo_names[0]))
 
 const char *mt_coll_op_name(mt_coll_op op) { return (unsigned)op < 7 ? op_names[op] : "?"; }
-const char *mt_coll_algo_name(mt_coll_algo a) { return (unsigned)a < 6 ? algo_names[a] : "?"; }
+const char *mt_coll_algo_name(mt_coll_algo a) { return (int)a >= 0 && (int)a < N_ALGOS ? algo_names[a] : "?"; }
 
 mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
     for (int i = 0; s && i < 7; i++)
@@ -45,13 +46,13 @@ mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
 }
 
 mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
-    for (int i = 0; s && i < 6; i++)
+    for (int i = 0; s && i < N_ALGOS - 1; i++)
         if (!strcmp(s, algo_names[i])) {
             *out = (mt_coll_algo)i;
             return MT_OK;
         }
-    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier, ringflow or relay)",
-                   s ? s : "");
+    return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier, ringflow, relay or "
+                   "treeflow)", s ? s : "");
 }
 
 double mt_coll_busbw_factor(mt_coll_op op, int32_t n) {
@@ -218,6 +219,27 @@ static void ringflow(builder *b, int32_t steps, double S) {
     for (int32_t k = 0; k < steps - 1 && !b->oom; k++) prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
 }
 
+/* The steady state of a finely pipelined double binary tree all-reduce (collective.h): its bulk
+ * as one flow per rank of 2S (m-1)/m to the next node on its rail (over whole nodes of G ranks: rank
+ * node x G + l to node + 1, same l; else the next rank, G = 1, m = n), a join of them all, then a
+ * chain of 2 depth - 1 zero-byte hops down and up the tree over the m nodes (local index 0's
+ * leftmost leaf to the root and back). */
+static void treeflow(builder *b, double S, int32_t G) {
+    int32_t n = b->n;
+    if (G < 1 || n % G || n <= G) G = 1;
+    int32_t m = n / G, maxd = depth_of(m - 1);
+    uint32_t first = b->s->nsends;
+    for (int32_t node = 0; node < m; node++)
+        for (int32_t l = 0; l < G; l++)
+            add_raw(b, node * G + l, (node + 1) % m * G + l, 2.0 * S * (m - 1) / m, NOSEND, NOSEND);
+    uint32_t last = b->s->nsends, prev = add_raw(b, 0, 0, 0, first, first + 1 < last ? first + 1 : NOSEND);
+    for (uint32_t i = first + 2; i < last && !b->oom; i++) dep_last(b, i);
+    int32_t path[32], np = 0; /* positions 2^d - 1: the leftmost path, deepest first */
+    for (int32_t d = maxd; d >= 0 && np < 32; d--) path[np++] = (int32_t)((1u << d) - 1) * G;
+    for (int32_t k = 0; k + 1 < np && !b->oom; k++) prev = add_raw(b, path[k], path[k + 1], 0, prev, NOSEND);
+    for (int32_t k = np - 1; k > 1 && !b->oom; k--) prev = add_raw(b, path[k], path[k - 1], 0, prev, NOSEND);
+}
+
 /* All-to-all as a pairwise exchange: in step k = 1..N-1 rank i sends to i + k once it has
  * received step k-1, its own last send has left (one port) and i + k has received step k-1
  * (it is ready for step k). */
@@ -294,6 +316,8 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
         add(b, 0, p->root, p->peer, S);
     } else if (p->algo == MT_ALGO_RINGFLOW && flow_steps > 0) {
         ringflow(b, flow_steps, S);
+    } else if (p->algo == MT_ALGO_TREEFLOW && op == MT_COLL_ALLREDUCE) {
+        treeflow(b, S, p->ranks_per_node);
     } else if (p->algo == MT_ALGO_RELAY && op == MT_COLL_ALLTOALL) {
         ring_steps(b, all, 1, n, (int32_t)((int64_t)n * (n - 1) / 2), S / n);
     } else if (p->algo == MT_ALGO_RING || p->algo == MT_ALGO_RINGFLOW || p->algo == MT_ALGO_RELAY) {
@@ -315,7 +339,7 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
                     else if (op != MT_COLL_BROADCAST && op != MT_COLL_REDUCE) add(b, 0, i, j, S / n);
                 }
         }
-    } else if (p->algo == MT_ALGO_TREE) {
+    } else if (p->algo == MT_ALGO_TREE || p->algo == MT_ALGO_TREEFLOW) {
         if (op == MT_COLL_ALLREDUCE) {
             for (int32_t i = 0; i < n; i++) map[i] = n - 1 - i; /* mirrored: leaves <-> inner */
             tree_phase(b, 0, all, 1, S / 2);
@@ -361,7 +385,7 @@ static mt_status build_template(builder *b, const mt_coll_params *p, double S, m
 }
 
 static int32_t default_chunks(const mt_coll_params *p) {
-    int pipelined = p->algo == MT_ALGO_TREE ||
+    int pipelined = (p->algo == MT_ALGO_TREE || p->algo == MT_ALGO_TREEFLOW) ||
                     (p->algo == MT_ALGO_RING && (p->op == MT_COLL_BROADCAST || p->op == MT_COLL_REDUCE));
     if (!pipelined) return 1;
     double c = p->bytes / 1048576.0;
@@ -399,14 +423,20 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
         return mt_fail(err, MT_EINVAL, "a collective needs 1..1048576 ranks (got %d)", (int)p->nranks);
     if (!(p->bytes >= 0) || p->bytes > 1e18)
         return mt_fail(err, MT_EINVAL, "collective size must be 0 to 1e18 bytes (1 EB) (got %g)", p->bytes);
-    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_RELAY)
+    if (p->algo == MT_ALGO_NCCL)
+        return mt_fail(err, MT_EINVAL, "algorithm nccl is chosen per collective by the simulator (NCCL's tuner, "
+                       "extrapolate/nccl.h), not built as a schedule: pick ring, tree, direct, hier or ringflow here");
+    if ((unsigned)p->op > MT_COLL_SENDRECV || (unsigned)p->algo > MT_ALGO_TREEFLOW)
         return mt_fail(err, MT_EINVAL, "bad collective op or algorithm");
+    if (!(p->wire_factor >= 0 && p->wire_factor < 1e6) || !(p->extra_lat_ns >= 0 && p->extra_lat_ns < 1e15))
+        return mt_fail(err, MT_EINVAL, "collective wire factor %g / extra latency %g ns out of range", p->wire_factor,
+                       p->extra_lat_ns);
     if (p->root < 0 || p->root >= p->nranks || (p->op == MT_COLL_SENDRECV &&
                                                 (p->peer < 0 || p->peer >= p->nranks)))
         return mt_fail(err, MT_EINVAL, "root %d / peer %d outside ranks 0..%d", (int)p->root,
                        (int)p->peer, (int)p->nranks - 1);
     int32_t chunks = p->chunks > 0 ? p->chunks : default_chunks(p);
-    if (p->algo == MT_ALGO_RINGFLOW) chunks = 1;
+    if (p->algo == MT_ALGO_RINGFLOW || (p->algo == MT_ALGO_TREEFLOW && p->op == MT_COLL_ALLREDUCE)) chunks = 1;
     mt_coll_schedule *s = calloc(1, sizeof *s);
     builder b = {.s = s, .n = p->nranks, .lanes = 2};
     mt_u64map_init(&b.conn);
@@ -424,7 +454,8 @@ mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_erro
         s->p.chunks = chunks;
         memset(b.frontier, 0xff, slots * sizeof *b.frontier);
         memset(b.out_last, 0xff, slots * sizeof *b.out_last);
-        if (p->nranks > 1 || p->op == MT_COLL_SENDRECV) rc = build_template(&b, p, p->bytes / chunks, err);
+        double wire = p->wire_factor > 0 ? p->wire_factor : 1;
+        if (p->nranks > 1 || p->op == MT_COLL_SENDRECV) rc = build_template(&b, p, p->bytes * wire / chunks, err);
     }
     for (size_t k = 0; b.recv && k < slots; k++) free(b.recv[k]);
     free(b.recv);

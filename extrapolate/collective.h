@@ -48,6 +48,19 @@
  *          ring steps of S/N, each rank forwarding to its successor what it received, so it
  *          takes N(N-1)/2 x (S/N / B + alpha) where pairwise takes (N-1) x (S/N / B + alpha).
  *          Shares are ignored (S/N a step). Other ops fall back to ring.
+ *   treeflow  all-reduce as the steady state of a finely pipelined double binary tree: its bulk
+ *          as a ring's (every rank moves 2S (m-1)/m each way in a double tree as in a ring, so on
+ *          uniform links the two take the same time): one flow per rank to the next node on its
+ *          NIC rail (ranks_per_node G, N a multiple, more than one node: rank node x G + l to
+ *          node + 1; else to the next rank, m = N), then, once all have arrived, a chain of
+ *          2 depth - 1 zero-byte hops down and up the tree over the m nodes for its per-level
+ *          latencies: 2S (m-1)/m / B + (2 log2 m + 1) hops on uniform links, with N flows (equal,
+ *          so they finish together: cheap at 10^5-10^6 ranks) where tree with C chunks has
+ *          4(N-1)C sends. Contention is a ring's, not a tree's. Other ops fall back to tree.
+ * Protocol costs (NCCL's, extrapolate/nccl.h) ride on any schedule: wire_factor multiplies every
+ * send's bytes (bytes the wire carries per payload byte over the share of the link the kernels
+ * reach; 0 or 1: none) and extra_lat_ns delays the collective's completion past its last delivery
+ * (launch and protocol latency the links do not already give).
  * Chunking (chunks = C > 1) splits S into C pipelined pieces: piece c of a send also waits
  * for piece c-1 of the same send to have LEFT (the pieces stream back to back, each arriving
  * one path latency after it left: a pipelined chain takes (C + N - 2) S/C/B + (N - 1) alpha),
@@ -74,7 +87,16 @@ typedef enum {
     MT_COLL_SENDRECV
 } mt_coll_op;
 
-typedef enum { MT_ALGO_RING, MT_ALGO_TREE, MT_ALGO_DIRECT, MT_ALGO_HIER, MT_ALGO_RINGFLOW, MT_ALGO_RELAY } mt_coll_algo;
+typedef enum {
+    MT_ALGO_RING,
+    MT_ALGO_TREE,
+    MT_ALGO_DIRECT,
+    MT_ALGO_HIER,
+    MT_ALGO_RINGFLOW,
+    MT_ALGO_RELAY,
+    MT_ALGO_TREEFLOW,
+    MT_ALGO_NCCL /* a plan's choice, not a schedule: NCCL's tuner picks one per collective (sim/simulate.h) */
+} mt_coll_algo;
 
 typedef struct mt_coll_params {
     mt_coll_op op;
@@ -89,6 +111,8 @@ typedef struct mt_coll_params {
                              * (sum 1): rank i sends j S x share[j] (share_by_src 0: j receives its
                              * experts' tokens), or S x share[i] (1: i returns what its experts took) */
     int8_t share_by_src;
+    double wire_factor;     /* > 0: every send carries bytes x this (0 = 1) */
+    double extra_lat_ns;    /* added after the last delivery (0: none) */
 } mt_coll_params;
 
 typedef struct mt_coll_send {

@@ -212,7 +212,7 @@ static const mt_topo_preset PRESETS[] = {
     {"fc", "fc:N", "fully connected: a duplex link between every pair of N GPUs", {SIZE("N", 1)}, TIER_GENERIC,
      NO_TIER, gpus_n, b_fc, mt_router_fc},
     {"switch", "switch:N", "N GPUs on one non-blocking switch (NVSwitch-like)", {SIZE("N", 1)}, TIER_GENERIC,
-     NO_TIER, gpus_n, b_switch, mt_router_switch},
+     NO_TIER, gpus_n, b_switch, mt_router_switch, .nvswitch = 1},
     {"mesh", "mesh:RxC", "2-D grid of R x C GPUs, duplex links", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC,
      NO_TIER, gpus_rc, b_mesh, mt_router_mesh},
     {"torus", "torus:RxC", "2-D grid that wraps around", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC, NO_TIER,
@@ -222,14 +222,16 @@ static const mt_topo_preset PRESETS[] = {
     {"dgx1", "dgx1", "8 V100s, NVLink hybrid cube-mesh (link tier per NVLink, x2 on doubled pairs)", {{NULL}},
      {25 * GBPS, 500}, NO_TIER, gpus_8, b_dgx1, NULL, .gpu = "V100"},
     {"dgx-a100", "dgx-a100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (200 Gb/s)",
-     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "A100-80GB"},
+     {{NULL}}, {300 * GBPS, 500}, {25 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "A100-80GB",
+     .nvswitch = 1},
     {"dgx-h100", "dgx-h100", "8 GPUs on an NVSwitch (link tier, per GPU) and one NIC per GPU (400 Gb/s)",
-     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "H100-SXM"},
+     {{NULL}}, {450 * GBPS, 500}, {50 * GBPS, 2000}, gpus_8, b_dgx, mt_router_dgx, .gpu = "H100-SXM",
+     .nvswitch = 1},
     {"multinode", "multinode:nodes=M,gpus=G[,fabric=rail|switch]",
      "M nodes of G GPUs on an NVSwitch (link tier), one NIC per GPU (nic tier) on G rail switches (rail, "
      "the default) or one switch",
      {SIZE("nodes", 0), SIZE("gpus", 0), {"fabric", 0, "rail|switch", 0, 0, 0, 0}}, {450 * GBPS, 500},
-     {50 * GBPS, 2000}, gpus_multinode, b_multinode, mt_router_multinode},
+     {50 * GBPS, 2000}, gpus_multinode, b_multinode, mt_router_multinode, .nvswitch = 1},
 };
 
 const mt_topo_preset *mt_topo_presets(int32_t *n) {

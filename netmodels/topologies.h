@@ -89,6 +89,8 @@ typedef struct mt_topo_preset {
      * H100-SXM), NULL for a shape of any GPU (switch:N, multinode). A run on a CPU-recorded trace
      * takes it as the GPU to predict (run/device.h). */
     const char *gpu;
+    /* 1: each node's GPUs hang off an NVSwitch (NCCL's NVLS algorithm possible: extrapolate/nccl.h) */
+    int nvswitch;
 } mt_topo_preset;
 
 /* The table; *n gets its length. */

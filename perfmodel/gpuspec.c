@@ -13,25 +13,61 @@
 #define T 1e12
 #define GB 1e9
 
-/* Dense peaks in TFLOP/s: fp64, fp32, tf32, bf16, fp16, fp8; bandwidth GB/s; memory GB. */
+/* Dense peaks in TFLOP/s at the boost clock: fp64, fp32, tf32, bf16, fp16, fp8; HBM GB/s and GB;
+ * GPU-to-GPU link (NVLink, Infinity Fabric) GB/s in each direction (half the datasheets'
+ * bidirectional figure); SMs (CUs on AMD); board power W; boost MHz; the clock the entry runs at
+ * (0: boost; below it, a power-capped part: compute peaks scale by clock / boost, HBM does not).
+ * Sources, by datasheet name (dense = the sparse figure halved where only that is printed):
+ *   NVIDIA H100 Tensor Core GPU datasheet (SXM5, PCIe, NVL columns; 2023); NVIDIA H100 Tensor Core
+ *   GPU Architecture whitepaper (SM counts 132 SXM5 / 114 PCIe, boost clocks); NVIDIA H200 Tensor
+ *   Core GPU datasheet; NVIDIA HGX B200 / DGX B200 datasheet (8-GPU totals divided by 8); NVIDIA
+ *   GB200 NVL72 datasheet (72-GPU totals divided by 72; FP32 not printed: the B200's); NVIDIA A100
+ *   Tensor Core GPU datasheet (SXM4 and PCIe, 40 and 80 GB) and A100 architecture whitepaper (108
+ *   SMs, 1410 MHz); NVIDIA H800 PCIe/SXM product brief (H100 silicon, NVLink 400 GB/s); AMD Instinct
+ *   MI300X data sheet (304 CUs, 2100 MHz, 750 W); the older parts as before (V100, A40, L40S,
+ *   RTX 2080 Ti, MI250 datasheets).
+ * H100-SXM-500W: the SXM5 board capped at 500 W (nvidia-smi -pl 500). No datasheet gives its
+ * clock; 1755 MHz (0.89 of boost) is the middle of the 10-15 % slowdown reported for that cap on
+ * dense GEMMs (issue 44); --gpu-clock sets a measured one. */
 static const struct builtin {
     const char *name;
     const char *match[MT_GPU_MATCH_MAX];
     double tflops[MT_DT_COUNT];
-    double bw_GBps, mem_GB;
+    double bw_GBps, mem_GB, link_GBps;
+    int sms, tdp_W, boost_MHz, clock_MHz;
     const char *note;
 } builtins[] = {
-    {"H100-PCIe", {"h100+pcie"}, {51, 51, 378, 756, 756, 1513}, 2000, 80, "H100 PCIe 80GB"},
-    {"H100-SXM", {"h100"}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 3350, 80, "H100 SXM5 80GB HBM3"},
-    {"H200", {"h200"}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 4800, 141, "H200 SXM 141GB HBM3e"},
-    {"A100-80GB", {"a100+80gb"}, {19.5, 19.5, 156, 312, 312, 0}, 2039, 80, "A100 SXM4 80GB"},
-    {"A100-40GB", {"a100"}, {19.5, 19.5, 156, 312, 312, 0}, 1555, 40, "A100 SXM4 40GB"},
-    {"V100", {"v100"}, {7.8, 15.7, 0, 0, 125, 0}, 900, 32, "V100 SXM2 32GB; no TF32/BF16"},
-    {"A40", {"a40"}, {0.58, 37.4, 74.8, 149.7, 149.7, 0}, 696, 48, "A40 48GB GDDR6"},
-    {"L40S", {"l40s"}, {1.4, 91.6, 183, 362, 362, 733}, 864, 48, "L40S 48GB GDDR6"},
-    {"RTX-2080Ti", {"2080+ti"}, {0.42, 13.4, 0, 0, 53.8, 0}, 616, 11,
+    {"H100-PCIe", {"h100+pcie"}, {51, 51, 378, 756, 756, 1513}, 2000, 80, 300, 114, 350, 1755, 0,
+     "H100 PCIe 80GB HBM2e"},
+    {"H100-NVL", {"h100+nvl"}, {60, 60, 417.5, 835.5, 835.5, 1670.5}, 3900, 94, 300, 132, 400, 1785, 0,
+     "H100 NVL 94GB HBM3 (one GPU of the pair)"},
+    {"H800-SXM", {"h800"}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 3350, 80, 200, 132, 700, 1980, 0,
+     "H800 SXM5 80GB: H100 silicon, NVLink 400 GB/s"},
+    {"H100-SXM-500W", {NULL}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 3350, 80, 450, 132, 500, 1980, 1755,
+     "H100 SXM5 80GB capped at 500 W (clock assumed 1755 MHz)"},
+    {"H100-SXM", {"h100"}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 3350, 80, 450, 132, 700, 1980, 0,
+     "H100 SXM5 80GB HBM3"},
+    {"H200", {"h200"}, {67, 67, 494.7, 989.4, 989.4, 1978.9}, 4800, 141, 450, 132, 700, 1980, 0,
+     "H200 SXM 141GB HBM3e"},
+    {"GB200", {"gb200"}, {45, 80, 1250, 2500, 2500, 5000}, 8000, 186, 900, 148, 1200, 1965, 0,
+     "one Blackwell GPU of a GB200 NVL72, 186GB HBM3e"},
+    {"B200", {"b200"}, {40, 80, 1125, 2250, 2250, 4500}, 8000, 180, 900, 148, 1000, 1965, 0,
+     "B200 (HGX) 180GB HBM3e"},
+    {"A100-PCIe-80GB", {"a100+pcie+80gb", "a100+80gb+pcie"}, {19.5, 19.5, 156, 312, 312, 0}, 1935, 80, 300, 108,
+     300, 1410, 0, "A100 PCIe 80GB HBM2e"},
+    {"A100-PCIe-40GB", {"a100+pcie"}, {19.5, 19.5, 156, 312, 312, 0}, 1555, 40, 300, 108, 250, 1410, 0,
+     "A100 PCIe 40GB HBM2"},
+    {"A100-80GB", {"a100+80gb"}, {19.5, 19.5, 156, 312, 312, 0}, 2039, 80, 300, 108, 400, 1410, 0,
+     "A100 SXM4 80GB"},
+    {"A100-40GB", {"a100"}, {19.5, 19.5, 156, 312, 312, 0}, 1555, 40, 300, 108, 400, 1410, 0, "A100 SXM4 40GB"},
+    {"MI300X", {"mi300x"}, {163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9}, 5300, 192, 448, 304, 750, 2100, 0,
+     "AMD Instinct MI300X 192GB HBM3 (FP64: matrix peak)"},
+    {"V100", {"v100"}, {7.8, 15.7, 0, 0, 125, 0}, 900, 32, 150, 80, 300, 1530, 0, "V100 SXM2 32GB; no TF32/BF16"},
+    {"A40", {"a40"}, {0.58, 37.4, 74.8, 149.7, 149.7, 0}, 696, 48, 56, 84, 300, 1740, 0, "A40 48GB GDDR6"},
+    {"L40S", {"l40s"}, {1.4, 91.6, 183, 362, 362, 733}, 864, 48, 0, 142, 350, 2520, 0, "L40S 48GB GDDR6"},
+    {"RTX-2080Ti", {"2080+ti"}, {0.42, 13.4, 0, 0, 53.8, 0}, 616, 11, 0, 68, 250, 1545, 0,
      "GeForce RTX 2080 Ti; FP16 with FP32 accumulate"},
-    {"MI250", {"mi250"}, {45.3, 45.3, 0, 181, 181, 0}, 1638.4, 64,
+    {"MI250", {"mi250"}, {45.3, 45.3, 0, 181, 181, 0}, 1638.4, 64, 0, 110, 280, 1700, 0,
      "one GCD of an MI250 (a PyTorch device); the OAM module has two"},
 };
 
@@ -59,7 +95,20 @@ static void from_builtin(const struct builtin *b, mt_gpu_spec *g) {
     for (int d = 0; d < MT_DT_COUNT; d++) g->peak_flops[d] = b->tflops[d] * T;
     g->mem_Bps = b->bw_GBps * GB;
     g->mem_bytes = b->mem_GB * GB;
+    g->link_Bps = b->link_GBps * GB;
+    g->sms = b->sms;
+    g->tdp_W = b->tdp_W;
+    g->boost_MHz = b->boost_MHz;
+    g->clock_MHz = b->boost_MHz;
     snprintf(g->note, sizeof g->note, "%s", b->note);
+    if (b->clock_MHz > 0) mt_gpu_set_clock(g, b->clock_MHz);
+}
+
+void mt_gpu_set_clock(mt_gpu_spec *g, double MHz) {
+    if (!(g->boost_MHz > 0) || !(MHz > 0)) return;
+    double f = MHz / g->clock_MHz;
+    for (int d = 0; d < MT_DT_COUNT; d++) g->peak_flops[d] *= f;
+    g->clock_MHz = MHz;
 }
 
 static mt_status pos_number(const char *path, const char *where, json_t *v, int required,
@@ -120,6 +169,16 @@ static mt_status parse_entry(const char *path, size_t i, json_t *e, mt_gpu_spec 
         MT_CHECK(pos_number(path, where, json_object_get(tf, dtype_names[d]), d == MT_DT_FP32, &v, err));
         g->peak_flops[d] = v * T;
     }
+    static const char *const extra[] = {"link_GBps", "sms", "tdp_W", "boost_MHz"};
+    double ex[4];
+    for (int x = 0; x < 4; x++) {
+        snprintf(where, sizeof where, "gpus[%zu].%s", i, extra[x]);
+        MT_CHECK(pos_number(path, where, json_object_get(e, extra[x]), 0, &ex[x], err));
+    }
+    g->link_Bps = ex[0] * GB;
+    g->sms = (int)ex[1];
+    g->tdp_W = (int)ex[2];
+    g->boost_MHz = g->clock_MHz = ex[3];
     const char *note = json_string_value(json_object_get(e, "note"));
     snprintf(g->note, sizeof g->note, "%s", note ? note : "");
     return MT_OK;

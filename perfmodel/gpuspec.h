@@ -1,13 +1,19 @@
 /* perfmodel/gpuspec.h — a table of GPU specs and the roofline that compares two GPUs.
  *
- * Built in (dense peaks from the vendors' datasheets, no structured sparsity):
- * V100, A40, A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, L40S, RTX-2080Ti, MI250 (one GCD,
- * which is what PyTorch calls a device; the OAM module holds two). A JSON file adds or replaces
- * entries (`--gpu-specs FILE`):
+ * Built in (dense peaks from the vendors' datasheets, no structured sparsity; sources named in
+ * gpuspec.c): H100-SXM, H100-SXM-500W (power-capped), H100-PCIe, H100-NVL, H800-SXM, H200, B200,
+ * GB200, A100-40GB / A100-80GB (SXM4), A100-PCIe-40GB / -80GB, MI300X, V100, A40, L40S,
+ * RTX-2080Ti, MI250 (one GCD, which is what PyTorch calls a device; the OAM module holds two).
+ * Each entry: peaks per data type, HBM bandwidth and capacity, the GPU-to-GPU link bandwidth per
+ * direction, SM count, board power, boost clock and the clock it runs at. A JSON file adds or
+ * replaces entries (`--gpu-specs FILE`; link_GBps, sms, tdp_W, boost_MHz optional):
  *
- *   {"gpus": [{"name": "B200", "match": ["b200"], "mem_GBps": 8000, "mem_GB": 192,
+ *   {"gpus": [{"name": "X1", "match": ["x1"], "mem_GBps": 8000, "mem_GB": 192,
  *              "tflops": {"fp64": 40, "fp32": 80, "tf32": 1100, "bf16": 2250,
- *                         "fp16": 2250, "fp8": 4500}, "note": "..."}]}
+ *                         "fp16": 2250, "fp8": 4500}, "boost_MHz": 1965, "note": "..."}]}
+ *
+ * A clock below boost (a power cap, `--gpu-clock MHz`: mt_gpu_set_clock) scales every compute
+ * peak by clock / boost and leaves HBM bandwidth alone (memory runs on its own clock).
  *
  * `match` patterns are lower-case substrings joined by '+' ("h100+pcie" matches
  * "NVIDIA H100 PCIe"); file entries are tried before the built-in ones. A missing or zero peak
@@ -33,6 +39,11 @@ typedef struct mt_gpu_spec {
     double peak_flops[MT_DT_COUNT]; /* FLOP/s, 0 = not supported (falls back) */
     double mem_Bps;                 /* bytes per second */
     double mem_bytes;
+    double link_Bps;            /* GPU-to-GPU link (NVLink, Infinity Fabric) per direction; 0: none */
+    int sms;                    /* streaming multiprocessors (AMD: compute units); 0: unknown */
+    int tdp_W;                  /* board power; 0: unknown */
+    double boost_MHz;           /* the clock the peaks are stated at; 0: unknown (no --gpu-clock) */
+    double clock_MHz;           /* the clock peak_flops holds now (boost unless capped) */
     char note[96];
 } mt_gpu_spec;
 
@@ -54,6 +65,10 @@ const mt_gpu_spec *mt_gpu_find(const mt_gpu_table *tab, const char *name);
 char *mt_gpu_names(const mt_gpu_table *tab, char *buf, int len);
 
 const char *mt_dtype_name(mt_dtype d);
+
+/* Runs g at MHz: every compute peak times MHz / g->clock_MHz (HBM bandwidth unchanged). A no-op
+ * when g's boost clock is unknown or MHz <= 0. O(1). */
+void mt_gpu_set_clock(mt_gpu_spec *g, double MHz);
 
 /* Peak FLOP/s of a column, or the FP32 peak when g lacks that unit (peak 0). */
 double mt_gpu_peak(const mt_gpu_spec *g, mt_dtype d);

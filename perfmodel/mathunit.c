@@ -75,6 +75,8 @@ double mt_unit_move_ns(const mt_gpu_spec *src, const mt_gpu_spec *dst, const mt_
     if (!(floor_src > 0) || !(t_src_ns > 0)) return t_src_ns * bw_ratio;
     mt_dtype cs = mt_unit_column(src, w, m), cd = mt_unit_column(dst, w, m);
     double e = fmin(1.0, floor_src / t_src_ns);
+    if (t_src_ns <= MT_UNIT_LATENCY_NS && e < MT_UNIT_LATENCY_EFF) /* latency-bound: kept */
+        return fmax(t_src_ns, mt_unit_floor_ns(dst, w, m));
     double e_c = mt_unit_kind_of(cs) == mt_unit_kind_of(cd) ? e : mt_unit_efficiency(mt_unit_kind_of(cd), w->cls);
     double t_c = w->flops / (e_c * mt_gpu_peak(dst, cd)), t_m = mt_work_bytes(w) / (e * dst->mem_Bps);
     return 1e9 * fmax(t_c, t_m);

@@ -21,8 +21,12 @@
  * nothing about the new one:
  *     t_dst = max(F / (e_c · peak_dst), B / (e · bandwidth_dst)),  e_c = e or the kind's
  * so t_dst >= roofline_dst always (e, e_c <= 1). On the same kind this is t_src · roofline_dst /
- * roofline_src, the plain roofline ratio. Work with no FLOPs and no bytes (ops without shapes)
- * scales by the bandwidth ratio. Cost: O(1) per call.
+ * roofline_src, the plain roofline ratio: a compute-bound op scales by the peak ratio of its
+ * unit (its data type's column), a memory-bound one by the bandwidth ratio. A latency-bound op
+ * (its work explains less than MT_UNIT_LATENCY_EFF of a time of at most MT_UNIT_LATENCY_NS: a
+ * launch, a tiny kernel, a synchronisation) keeps its time, t_dst = max(t_src, roofline_dst):
+ * kernel launch and scheduling cost about the same few microseconds on every recent GPU. Work
+ * with no FLOPs and no bytes (ops without shapes) scales by the bandwidth ratio. Cost: O(1).
  */
 #ifndef MT_PERFMODEL_MATHUNIT_H
 #define MT_PERFMODEL_MATHUNIT_H
@@ -41,6 +45,12 @@ typedef enum { MT_TF32_CONV = 0, MT_TF32_ALL, MT_TF32_NONE, MT_TF32_COUNT } mt_t
 #define MT_TF32_CHOICES "conv|all|none"
 
 const char *mt_tf32_name(mt_tf32 m);
+
+/* Latency-bound: measured at most 10 us with its roofline under a tenth of that (a kernel takes a
+ * few microseconds whatever it does: cudaLaunchKernel's median 6 us in the H100 VGG13 trace,
+ * perfmodel/analytical.h). */
+#define MT_UNIT_LATENCY_NS 10000.0
+#define MT_UNIT_LATENCY_EFF 0.1
 
 typedef enum { MT_UNIT_CUDA = 0, MT_UNIT_FP64, MT_UNIT_TENSOR } mt_unit_kind;
 

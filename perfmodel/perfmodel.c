@@ -179,6 +179,7 @@ struct mt_perfmodel {
     int has_lin;
     mt_gpu_table *gpus;
     const mt_gpu_spec *src, *dst; /* dst: only when it differs from src */
+    mt_gpu_spec clocked;          /* --gpu-clock: the predicted GPU at that clock (dst points here) */
     mt_tf32 tf32;
     char warning[2048];
 };
@@ -227,6 +228,27 @@ static mt_status resolve_gpus(mt_perfmodel *pm, const trace *t, const mt_pm_opts
         return mt_fail(err, MT_EINVAL, "%s: the roofline model needs the trace's GPU, and '%s' is not in the GPU "
                        "table (name it with --trace-gpu, add it with --gpu-specs FILE, or use --perf-model linear)",
                        path, shown);
+    return MT_OK;
+}
+
+/* --gpu-clock: pm->dst becomes a copy of the predicted GPU (the target, else the traced one) with
+ * its compute peaks at that clock. */
+static mt_status apply_clock(mt_perfmodel *pm, const mt_pm_opts *o, mt_error *err) {
+    if (!(o->gpu_clock_MHz > 0)) return MT_OK;
+    const mt_gpu_spec *g = pm->dst ? pm->dst : pm->src;
+    if (!g)
+        return mt_fail(err, MT_EINVAL, "--gpu-clock %.0f: no GPU to clock (the trace's device is not in the GPU table; "
+                       "name one with --target-gpu)", o->gpu_clock_MHz);
+    if (!(g->boost_MHz > 0))
+        return mt_fail(err, MT_EINVAL, "--gpu-clock %.0f: the GPU table gives no boost clock for %s (add boost_MHz to "
+                       "its --gpu-specs entry)", o->gpu_clock_MHz, g->name);
+    if (o->gpu_clock_MHz > g->clock_MHz * (1 + 1e-9))
+        return mt_fail(err, MT_EINVAL, "--gpu-clock %.0f: above %s's %.0f MHz (a clock or power cap only slows a GPU)",
+                       o->gpu_clock_MHz, g->name, g->clock_MHz);
+    pm->clocked = *g;
+    mt_gpu_set_clock(&pm->clocked, o->gpu_clock_MHz);
+    snprintf(pm->clocked.name, sizeof pm->clocked.name, "%.30s@%.0fMHz", g->name, o->gpu_clock_MHz);
+    pm->dst = &pm->clocked;
     return MT_OK;
 }
 
@@ -288,7 +310,7 @@ mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **o
                     "launch" : "%s ops have no tensor shapes%s: scaled proportionally", n,
                     t->has_et ? "" : " (no Execution Trace)");
     }
-    if ((rc = resolve_gpus(pm, t, o, err)) != MT_OK || (rc = init_linear(pm, t, o, err)) != MT_OK) goto fail;
+    if ((rc = resolve_gpus(pm, t, o, err)) != MT_OK || (rc = apply_clock(pm, o, err)) != MT_OK || (rc = init_linear(pm, t, o, err)) != MT_OK) goto fail;
     *out = pm;
     return MT_OK;
 fail:

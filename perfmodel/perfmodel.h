@@ -52,6 +52,7 @@ typedef struct mt_pm_opts {
     const char *trace_gpu;      /* the traced GPU when the trace does not name it (TrioSim CSV
                                    has no device); NULL: the trace's own device */
     mt_tf32 tf32;               /* which fp32 matrix ops ran and run on TF32 (default: conv) */
+    double gpu_clock_MHz;       /* the predicted GPU (target, else traced) at this clock; 0: its own */
 } mt_pm_opts;
 
 void mt_pm_opts_init(mt_pm_opts *o);

@@ -14,11 +14,12 @@ static double count(const mt_coll_table *t, int32_t i) { return floor(t->size[i]
 void mt_coll_table_print(FILE *out, const mt_coll_table *t) {
     fprintf(out, "# %s, algo %s, %d rank%s, %s, network %s\n", t->op, t->algo, (int)t->ranks, mt_plural(t->ranks),
             t->topology[0] ? t->topology : "(no topology)", t->network);
-    fprintf(out, "#%15s %13s %9s %14s %13s %13s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
-            "busbw(GB/s)");
+    int nccl = t->n > 0 && t->row_algo[0][0];
+    fprintf(out, "#%15s %13s %9s %14s %13s %13s%s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
+            "busbw(GB/s)", nccl ? "  algo/proto" : "");
     for (int32_t i = 0; i < t->n; i++)
-        fprintf(out, " %15.0f %13.0f %9s %14.3f %13.2f %13.2f\n", t->size[i], count(t, i), t->type, t->time_us[i],
-                algbw_GBps(t, i), algbw_GBps(t, i) * t->busbw_factor);
+        fprintf(out, " %15.0f %13.0f %9s %14.3f %13.2f %13.2f%s%s\n", t->size[i], count(t, i), t->type, t->time_us[i],
+                algbw_GBps(t, i), algbw_GBps(t, i) * t->busbw_factor, nccl ? "  " : "", t->row_algo[i]);
 }
 
 /* A whole number as a JSON integer, anything else as a real. */
@@ -35,6 +36,8 @@ json_t *mt_coll_table_json(const mt_coll_table *t) {
                                            "count", json_num(count(t, i)), "type", t->type, "time_us", t->time_us[i],
                                            "algbw_GBps", algbw_GBps(t, i), "busbw_GBps",
                                            algbw_GBps(t, i) * t->busbw_factor));
+    for (int32_t i = 0; i < t->n && t->row_algo[0][0]; i++)
+        json_object_set_new(json_array_get(a, (size_t)i), "nccl", json_string(t->row_algo[i]));
     json_object_set_new(o, "rows", a);
     return o;
 }

@@ -22,6 +22,7 @@ typedef struct mt_coll_table {
     int type_bytes;
     double busbw_factor;
     double size[MT_COLL_TABLE_MAX], time_us[MT_COLL_TABLE_MAX];
+    char row_algo[MT_COLL_TABLE_MAX][16]; /* per size: NCCL's "algo/proto" (--algo nccl); "" otherwise */
     int32_t n;
 } mt_coll_table;
 

@@ -30,19 +30,21 @@ void mt_perfreport_model(FILE *out, const mt_linmodel *m) {
 }
 
 void mt_perfreport_gpus(FILE *out, const mt_gpu_table *tab) {
-    fprintf(out, "%-12s %8s %8s %8s %8s %8s %8s %9s %7s  %s\n", "gpu", "fp64", "fp32", "tf32", "bf16", "fp16", "fp8",
-            "GB/s", "GB", "note");
+    fprintf(out, "%-15s %8s %8s %8s %8s %8s %8s %9s %7s %7s %5s %6s %6s  %s\n", "gpu", "fp64", "fp32", "tf32", "bf16",
+            "fp16", "fp8", "GB/s", "GB", "link", "SMs", "W", "MHz", "note");
     for (int i = 0; i < tab->n; i++) {
         const mt_gpu_spec *g = &tab->gpus[i];
-        fprintf(out, "%-12s", g->name);
+        fprintf(out, "%-15s", g->name);
         for (int d = 0; d < MT_DT_COUNT; d++) {
             if (g->peak_flops[d] > 0) fprintf(out, " %8.1f", g->peak_flops[d] / 1e12);
             else fprintf(out, " %8s", "-");
         }
-        fprintf(out, " %9.0f %7.0f  %s\n", g->mem_Bps / 1e9, g->mem_bytes / 1e9, g->note);
+        fprintf(out, " %9.0f %7.0f %7.0f %5d %6d %6.0f  %s\n", g->mem_Bps / 1e9, g->mem_bytes / 1e9, g->link_Bps / 1e9,
+                g->sms, g->tdp_W, g->clock_MHz, g->note);
     }
-    fprintf(out, "\nTFLOP/s dense (no sparsity); '-': the GPU lacks the unit, and matrix ops run on the next one\n"
-                 "(tf32->fp32, bf16->fp32, fp8->fp16->fp32; perfmodel/mathunit.h).\n");
+    fprintf(out, "\nTFLOP/s dense (no sparsity) at the MHz shown; '-': the GPU lacks the unit, and matrix ops run\n"
+                 "on the next one (tf32->fp32, bf16->fp32, fp8->fp16->fp32; perfmodel/mathunit.h). GB/s: HBM;\n"
+                 "link: GPU-to-GPU GB/s per direction; 0: unknown or none.\n");
 }
 
 static const char *target_name(const mt_predicted_step *p, const char *none) {
@@ -108,6 +110,11 @@ json_t *mt_perfreport_gpus_json(const mt_gpu_table *tab) {
         json_object_set_new(x, "tflops", tf);
         json_object_set_new(x, "mem_GBps", json_real(g->mem_Bps / 1e9));
         json_object_set_new(x, "mem_GB", json_real(g->mem_bytes / 1e9));
+        json_object_set_new(x, "link_GBps", json_real(g->link_Bps / 1e9));
+        json_object_set_new(x, "sms", json_integer(g->sms));
+        json_object_set_new(x, "tdp_W", json_integer(g->tdp_W));
+        json_object_set_new(x, "boost_MHz", json_real(g->boost_MHz));
+        json_object_set_new(x, "clock_MHz", json_real(g->clock_MHz));
         json_object_set_new(x, "note", json_string(g->note));
         json_array_append_new(arr, x);
     }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "netmodels/topologies.h"
 #include "sim/collexec.h"
 #include "sim/engine.h"
 #include "util/units.h"
@@ -41,6 +42,30 @@ static mt_status run_one(const mt_collective_config *c, const mt_coll_params *cp
     return rc;
 }
 
+mt_status mt_run_nccl_fabric(const mt_netcfg *net, int32_t gpus_per_node, int arch, int32_t nranks,
+                             mt_nccl_fabric *out, mt_error *err) {
+    mt_topo_spec spec;
+    if (!net->topology || mt_topo_spec_is_file(net->topology))
+        return mt_fail(err, MT_EINVAL, "--algo nccl needs a topology preset (dgx-h100, multinode:..., switch:N), "
+                       "not %s: NCCL's tuner reads its link and NIC tiers", net->topology ? net->topology : "none");
+    MT_CHECK(mt_topo_spec_parse(net->topology, &spec, err));
+    const mt_topo_preset *p = spec.preset;
+    memset(out, 0, sizeof *out);
+    out->nranks = nranks;
+    out->intra_Bps = net->tp.link_bw_Bps > 0 ? net->tp.link_bw_Bps : p->link.bw_Bps;
+    out->inter_Bps = p->nic.bw_Bps > 0 ? (net->tp.nic_bw_Bps > 0 ? net->tp.nic_bw_Bps : p->nic.bw_Bps) : 0;
+    int32_t gpn = gpus_per_node > 0 ? gpus_per_node : 8;
+    for (int k = 0; k < MT_PRESET_PARAMS_MAX && p->params[k].name; k++)
+        if (!strcmp(p->params[k].name, "gpus") && !strcmp(p->name, "multinode")) gpn = (int32_t)spec.v[k];
+    out->nnodes = out->inter_Bps > 0 ? (nranks + gpn - 1) / gpn : 1;
+    out->gpus_per_node = out->inter_Bps > 0 ? gpn : 0;
+    out->link_lat_ns = net->tp.link_lat_ns >= 0 ? net->tp.link_lat_ns : p->link.lat_ns;
+    out->nic_lat_ns = net->tp.nic_lat_ns >= 0 ? net->tp.nic_lat_ns : p->nic.lat_ns;
+    out->nvswitch = p->nvswitch;
+    out->arch = arch > 0 ? (mt_nccl_arch)(arch - 1) : mt_nccl_arch_of_gpu(p->gpu);
+    return MT_OK;
+}
+
 /* The i-th word of MT_COLL_DTYPES into buf. */
 static void dtype_name(int i, char *buf, size_t len) {
     const char *w = MT_COLL_DTYPES;
@@ -60,7 +85,19 @@ static mt_status run_sizes(const mt_collective_config *c, mt_topo *topo, mt_coll
     out->ranks = cp.nranks;
     out->busbw_factor = mt_coll_busbw_factor(cp.op, cp.nranks);
     double lo = c->lo > 0 ? c->lo : c->bytes, hi = c->lo > 0 ? c->hi : c->bytes;
+    mt_nccl_fabric f;
+    if (c->nccl) MT_CHECK(mt_run_nccl_fabric(&c->net, c->cp.ranks_per_node, c->nccl_arch, cp.nranks, &f, err));
     for (double size = lo; size <= hi * (1 + 1e-12) && out->n < MT_COLL_TABLE_MAX; size *= 2) {
+        if (c->nccl) {
+            mt_nccl_cost nc;
+            MT_CHECK(mt_nccl_tune(&f, cp.op, size, c->nccl_force - 1, &nc, err));
+            out->time_us[out->n] = nc.time_us;
+            snprintf(out->row_algo[out->n], sizeof out->row_algo[0], "%s/%s", mt_nccl_algo_name(nc.algo),
+                     mt_nccl_proto_name(nc.proto));
+            out->size[out->n++] = size;
+            if (size == 0) break;
+            continue;
+        }
         MT_CHECK(run_one(c, &cp, topo, size, &nep, &out->time_us[out->n], err));
         out->size[out->n++] = size;
         if (size == 0) break;
@@ -77,7 +114,7 @@ mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, m
         return mt_fail(err, MT_EINVAL, "sendrecv from rank %d to itself moves nothing: give --peer other than "
                        "--root", (int)c->cp.root);
     out->op = mt_coll_op_name(c->cp.op);
-    out->algo = mt_coll_algo_name(c->cp.algo);
+    out->algo = c->nccl ? "nccl (its tuner's choice per size)" : mt_coll_algo_name(c->cp.algo);
     out->network = mt_netcfg_model_name(&c->net);
     dtype_name(c->dtype, out->type, sizeof out->type);
     out->type_bytes = mt_coll_dtype_bytes[c->dtype];

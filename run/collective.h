@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "extrapolate/collective.h"
+#include "extrapolate/nccl.h"
 #include "netmodels/netcfg.h"
 #include "report/colltable.h"
 
@@ -23,6 +24,9 @@ typedef struct mt_collective_config {
     double lo, hi;           /* the sweep: lo, 2 lo, 4 lo, ... up to hi (lo < 0: none) */
     int dtype;               /* index in MT_COLL_DTYPES */
     int32_t ranks;           /* 0: every endpoint of the model */
+    int nccl;                /* --algo nccl: NCCL's tuner (extrapolate/nccl.h) times each size */
+    int nccl_arch;           /* --nccl-arch: 1 + mt_nccl_arch; 0: the topology's GPU's */
+    int nccl_force;          /* --nccl-algo: 1 + mt_nccl_algo; 0: the tuner's choice */
     mt_netcfg net;
 } mt_collective_config;
 
@@ -32,5 +36,13 @@ void mt_collective_config_init(mt_collective_config *c);
  * and a sweep, more ranks than the topology has GPUs, an impossible collective (tree all-to-all,
  * hier over partial nodes), a network that cannot be built. */
 mt_status mt_run_collective(const mt_collective_config *c, mt_coll_table *out, mt_error *err);
+
+/* The fabric NCCL's tuner sees for nranks ranks on net's topology preset: the link tier per GPU
+ * inside a node, the NIC tier across nodes (nodes of the preset's GPUs per node: multinode's
+ * gpus=G, else gpus_per_node; one node when the preset has no NIC tier), NVSwitch as the preset
+ * says, the architecture arch (1 + mt_nccl_arch) or the preset's GPU's (else Hopper). MT_EINVAL
+ * for a topology file (no tiers to read). O(1). */
+mt_status mt_run_nccl_fabric(const mt_netcfg *net, int32_t gpus_per_node, int arch, int32_t nranks,
+                             mt_nccl_fabric *out, mt_error *err);
 
 #endif

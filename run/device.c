@@ -7,6 +7,8 @@
 #include "netmodels/topologies.h"
 #include "perfmodel/gpuspec.h"
 
+static void clock_note(const mt_pm_opts *pm, mt_run_device *out);
+
 static const char *trace_path(const trace *t) {
     return t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
 }
@@ -72,6 +74,7 @@ static mt_status cpu_trace(mt_pm_opts *pm, const char *topology, const trace *t,
     out->analytical = 1;
     snprintf(out->label, sizeof out->label, "analytical roofline for %s (trace recorded on CPU: its times are not "
              "used; GPU from %s)", name, out->target_from);
+    clock_note(pm, out);
     return MT_OK;
 }
 
@@ -95,6 +98,7 @@ mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace 
         snprintf(out->label, sizeof out->label, "%s model on the traced %s (%s)%s", mt_pm_kind_name(pm->kind),
                  t->recorded_on.kind == TRACE_DEV_GPU ? "GPU" : "device", traced ? traced : "model unknown",
                  other_gpu(pm, traced, topology, note, sizeof note));
+    clock_note(pm, out);
     return MT_OK;
 }
 
@@ -119,6 +123,13 @@ void mt_run_device_note_op_scale(mt_run_device *d, double op_scale, const char *
     if (!d->analytical || op_scale == 1 || !at) return;
     snprintf(at, sizeof d->label - (size_t)(at - d->label), "(its times scaled by %.4f to the step measured without "
              "the profiler, %s; --no-calibrate keeps the model's own)", op_scale, source && *source ? source : "meta.json");
+}
+
+/* " at N MHz" for --gpu-clock on the label. */
+static void clock_note(const mt_pm_opts *pm, mt_run_device *out) {
+    size_t n = strlen(out->label);
+    if (pm->gpu_clock_MHz > 0 && n + 1 < sizeof out->label)
+        snprintf(out->label + n, sizeof out->label - n, ", at %.0f MHz (--gpu-clock)", pm->gpu_clock_MHz);
 }
 
 int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len) {

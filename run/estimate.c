@@ -24,7 +24,7 @@
  * mt_coll_algo. */
 static const double NS_PER_SEND[] = {
     [MT_ALGO_RING] = 450, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 450,
-    [MT_ALGO_RINGFLOW] = 1100, [MT_ALGO_RELAY] = 450,
+    [MT_ALGO_RINGFLOW] = 1100, [MT_ALGO_RELAY] = 450, [MT_ALGO_TREEFLOW] = 1100, [MT_ALGO_NCCL] = 1100,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
@@ -61,6 +61,11 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
     switch (a) {
     case MT_ALGO_RINGFLOW:
         return dn + 1; /* n flows, then one timer for the latency chain */
+    case MT_ALGO_TREEFLOW:
+        return dn + 1; /* n flows, then one timer for the latency chain */
+    case MT_ALGO_NCCL: /* chosen per size: a ring (flow above 64 ranks), a tree, or direct (NVLS, one node) */
+        if (dn > 64) return dn + 1;
+        return (two_phase ? 2 : 1) * dn * (dn - 1) * c;
     case MT_ALGO_TREE:
         return (two_phase ? 4 : 1) * (dn - 1) * c;
     case MT_ALGO_HIER: {
@@ -138,7 +143,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             sends += groups * one;
             ns += groups * one * NS_PER_SEND[a];
             if (folded) copies += per_stage / g * one;
-            if (a != MT_ALGO_RINGFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
+            if (a != MT_ALGO_RINGFLOW && a != MT_ALGO_TREEFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
                                                                             * collectives share one) */
         }
     }

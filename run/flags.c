@@ -117,8 +117,11 @@ static const mt_flag PLAN[] = {
     {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of the mesh dimensions, innermost first: letters t, c, e, p, d "
      "or names tp,cp,ep,pp,dp (default tpd: TP ranks adjacent, then stages, then replicas; left-out ones go outermost)", .call = set_placement},
     {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier, "
-     "ringflow or relay (all-to-alls as ASTRA-sim's ring, others ring) (default ring)",
-     .choices = "ring|tree|direct|hier|ringflow|relay"},
+     "ringflow, relay, treeflow or nccl (default ring). relay: all-to-alls as ASTRA-sim's ring, others ring; "
+     "treeflow: a pipelined double binary tree as flows; nccl: NCCL's tuner picks ring, tree or NVLS and "
+     "LL/LL128/Simple per collective, size and group, run as that schedule at NCCL's bandwidth and latency "
+     "(extrapolate/nccl.h; needs a topology preset)",
+     .choices = "ring|tree|direct|hier|ringflow|relay|treeflow|nccl"},
     {"--ring-model", MT_FLAG_CALL, 0, "auto|steps|flow", "ring all-reduce/reduce-scatter/all-gather as every "
      "step's sends (steps, O(N^2) sends) or as N pipelined flows plus the per-step latencies (flow, O(N)); both "
      "give 2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps up to 64 ranks, flow above (default)",
@@ -166,6 +169,10 @@ static const mt_flag OPTIME[] = {
      "lists them); a CPU-recorded trace is predicted on it with the analytical model (default: the topology's GPU, "
      "dgx1 V100, dgx-a100 A100-80GB, dgx-h100 H100-SXM; none: CPU processes)"},
     {"--gpu-specs", MT_FLAG_STRING, CFG(pm.gpu_specs_path), "FILE", "extra GPU table (JSON)", .complete = "file"},
+    {"--gpu-clock", MT_FLAG_DOUBLE, CFG(pm.gpu_clock_MHz), "MHz", "run the predicted GPU (--target-gpu, else the "
+     "traced one) at this SM clock, as under a power cap: compute peaks scale by MHz / its clock in the GPU table, "
+     "HBM bandwidth does not (mitosis perfmodel gpus lists the clocks; H100-SXM-500W is a capped entry)", .lo = 1,
+     .hi = 10000},
     {"--trace-gpu", MT_FLAG_STRING, CFG(pm.trace_gpu), "NAME", "the GPU the trace ran on, when the trace does not "
      "say (TrioSim CSV); refused for a CPU-recorded trace"},
     {"--tf32", MT_FLAG_CHOICE, CFG(pm.tf32), MT_TF32_CHOICES, "which fp32 ops ran and run on TF32 tensor cores where "

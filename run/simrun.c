@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/collective.h"
 #include "util/units.h"
 
 void mt_simrun_cfg_init(mt_simrun_cfg *c) {
@@ -112,6 +113,8 @@ static mt_status build_network_locked(const mt_simrun_cfg *cfg, mt_simrun *out, 
     mt_netcfg net = cfg->net;
     if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
     MT_CHECK(mt_netcfg_topology(&net, 0, &out->topo, err));
+    if (out->plan.algo == MT_ALGO_NCCL)
+        MT_CHECK(mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, 0, out->plan.gpus, &out->nccl, err));
     if (cfg->pool && out->topo) MT_CHECK(freeze_topology(out->topo, err));
     if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
     out->netcfg = cfg->net;
@@ -183,6 +186,7 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
         so.host = run->host;
         so.fresh = fresh_network;
         so.fresh_ctx = run;
+        so.nccl = run->plan.algo == MT_ALGO_NCCL ? &run->nccl : NULL;
         const trace *t = run->prog->trace;
         if (run->prog->plan.comm == MT_COMM_TRACED && t && t->dist.backend && !strcmp(t->dist.backend, "gloo"))
             so.coll_lanes = 2; /* the traced job's own collectives, as its gloo ran them */

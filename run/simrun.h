@@ -22,6 +22,7 @@
 #define MT_RUN_SIMRUN_H
 
 #include "extrapolate/hostmodel.h"
+#include "extrapolate/nccl.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
 #include "netmodels/netcfg.h"
@@ -74,6 +75,7 @@ typedef struct mt_simrun {
     mt_sim_result *res;      /* after mt_simrun_exec */
     mt_netcfg netcfg;        /* the network configuration (a folded run that diverged rebuilds it) */
     mt_pool *pool;           /* cfg's, for mt_simrun_free */
+    mt_nccl_fabric nccl;     /* --algo nccl: the fabric its tuner sees (mt_sim_opts.nccl points here) */
 } mt_simrun;
 
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure

@@ -20,6 +20,7 @@ struct mt_collexec {
     int32_t nep;
     int tells_sent; /* the model calls on_sent (else delivery counts as having left) */
     int folded;     /* its sends are folded sends (mt_collexec_start_folded) */
+    int lat_pending; /* every send delivered, the schedule's extra latency running */
     mt_coll_done_fn done;
     void *ctx;
     uint32_t *left, *rev_off, *rev, *rev_nsent;
@@ -45,6 +46,7 @@ void mt_collexec_free(mt_collexec *x) {
 static void on_sent(void *ctx, uint64_t tag);
 static void on_delivered(void *ctx, uint64_t tag);
 static void on_chain(void *ctx, uint64_t tag);
+static void on_extra(void *ctx, uint64_t tag);
 
 
 /* The next send of a latency chain after send k, or UINT32_MAX: k's only dependent (on its
@@ -109,11 +111,26 @@ static mt_status run_stack(mt_collexec *x, mt_error *err) {
         if (c->src == c->dst || !x->tells_sent) MT_CHECK(unlock(x, x->rev_off[k], mid, err));
         MT_CHECK(unlock(x, mid, x->rev_off[k + 1], err));
     }
-    if (x->completed == x->s->nsends && x->finish_ps == MT_TIME_NEVER) {
+    if (x->completed == x->s->nsends && x->finish_ps == MT_TIME_NEVER && !x->lat_pending) {
+        mt_time_ps extra = (mt_time_ps)(x->s->p.extra_lat_ns * 1e3 + 0.5);
+        if (extra > 0) { /* the protocol's latency after the last delivery (collective.h) */
+            x->lat_pending = 1;
+            if (!mt_sched_at(x->sched, now + extra, on_extra, x, 0))
+                return mt_fail(err, MT_ENOMEM, "out of memory running a collective");
+            return MT_OK;
+        }
         x->finish_ps = now;
         if (x->done) x->done(x->ctx);
     }
     return MT_OK;
+}
+
+/* The extra latency after the last delivery has passed: the collective is done. */
+static void on_extra(void *ctx, uint64_t tag) {
+    (void)tag;
+    mt_collexec *x = ctx;
+    x->finish_ps = mt_sched_now(x->sched);
+    if (x->done) x->done(x->ctx);
 }
 
 /* Handlers return nothing: an error stops the run through the scheduler. Their mt_error is

@@ -30,6 +30,7 @@
 #include "extrapolate/collcache.h"
 #include "extrapolate/hostdev.h"
 #include "extrapolate/moe.h"
+#include "extrapolate/nccl.h"
 #include "sim/busy.h"
 #include "sim/collexec.h"
 #include "util/u64map.h"
@@ -367,6 +368,8 @@ mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32
     mt_coll_algo a = pl->algo;
     if (ranks_per_node <= 0) ranks_per_node = 8;
     if (a == MT_ALGO_RELAY && op != MT_COLL_ALLTOALL) a = MT_ALGO_RING; /* relay is an all-to-all */
+    if (a == MT_ALGO_NCCL && (op == MT_COLL_ALLTOALL || op == MT_COLL_SENDRECV))
+        a = MT_ALGO_RING; /* point-to-point in NCCL: the pairwise exchange */
     if (op == MT_COLL_ALLTOALL && pl->a2a_algo > 0) {
         a = (mt_coll_algo)(pl->a2a_algo - 1);
         return a == MT_ALGO_HIER && (n % ranks_per_node || n <= ranks_per_node) ? MT_ALGO_DIRECT : a;
@@ -389,8 +392,28 @@ static const double *a2a_share(const runner *r, const mt_task *k) {
     return m->rank_share + (size_t)k->moe_layer * (size_t)m->ep;
 }
 
-/* The schedule of collective k on n ranks and what each rank sends in it; {NULL} on failure. */
-static cached_sched get_schedule(runner *r, const mt_task *k, int32_t n, mt_error *err) {
+/* --algo nccl: NCCL's choice for op over bytes on n ranks spanning `nodes` nodes, as the schedule
+ * that stands for it (ring or ringflow, tree or treeflow, direct for NVLS) with NCCL's protocol
+ * costs (extrapolate/nccl.h, collective.h). */
+static mt_status nccl_params(const runner *r, mt_coll_params *cp, int32_t nodes, mt_error *err) {
+    mt_nccl_fabric f = *r->o.nccl;
+    f.nranks = cp->nranks;
+    f.nnodes = nodes;
+    mt_nccl_cost c;
+    MT_CHECK(mt_nccl_tune(&f, cp->op, cp->bytes, -1, &c, err));
+    int32_t flow_above = r->pl->ringflow_above >= 0 ? r->pl->ringflow_above : 64;
+    int bulk = cp->op == MT_COLL_ALLREDUCE || cp->op == MT_COLL_REDUCESCATTER || cp->op == MT_COLL_ALLGATHER;
+    if (c.algo == MT_NCCL_TREE) cp->algo = cp->nranks > flow_above ? MT_ALGO_TREEFLOW : MT_ALGO_TREE;
+    else if (c.algo == MT_NCCL_NVLS) cp->algo = MT_ALGO_DIRECT;
+    else cp->algo = r->pl->ringflow_above >= 0 && cp->nranks > r->pl->ringflow_above && bulk ? MT_ALGO_RINGFLOW : MT_ALGO_RING;
+    cp->wire_factor = mt_nccl_peak_Bps(&f) / c.busbw_Bps;
+    cp->extra_lat_ns = 1e3 * fmax(0, c.lat_us - mt_nccl_schedule_lat_us(&f, cp->op, c.algo));
+    return MT_OK;
+}
+
+/* The schedule of collective k on n ranks (those of G) and what each rank sends in it; {NULL} on
+ * failure. */
+static cached_sched get_schedule(runner *r, const mt_task *k, const group *G, int32_t n, mt_error *err) {
     mt_coll_op op = k->coll;
     double bytes = k->bytes;
     mt_coll_params cp;
@@ -403,6 +426,15 @@ static cached_sched get_schedule(runner *r, const mt_task *k, int32_t n, mt_erro
     cp.chunks = r->pl->chunks;
     cp.ranks_per_node = r->o.ranks_per_node;
     cp.algo = mt_sim_coll_algo(r->pl, op, n, cp.ranks_per_node);
+    if (cp.algo == MT_ALGO_NCCL) {
+        if (!r->o.nccl) {
+            mt_fail(err, MT_EINVAL, "--algo nccl needs the fabric NCCL's tuner reads (a topology preset)");
+            return (cached_sched){0};
+        }
+        int32_t gpn = r->o.nccl->gpus_per_node > 0 ? r->o.nccl->gpus_per_node : n, nodes = 1;
+        for (int32_t m = 1; m < n; m++) nodes += G->ranks[m] / gpn != G->ranks[m - 1] / gpn;
+        if (nccl_params(r, &cp, nodes, err) != MT_OK) return (cached_sched){0};
+    }
     int64_t i;
     const mt_coll_schedule *s = mt_collcache_get(&r->scheds, &cp, &i, err);
     if (!s) return (cached_sched){0};
@@ -442,7 +474,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         inst *I = &G->q[G->next - G->base];
         if (I->arrived < G->n) return;
         mt_error err = {0};
-        cached_sched cs = get_schedule(r, I->task, G->n, &err);
+        cached_sched cs = get_schedule(r, I->task, G, G->n, &err);
         const mt_coll_schedule *s = cs.s;
         collref *c = s ? malloc(sizeof *c) : NULL;
         if (!c) {

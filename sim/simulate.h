@@ -116,6 +116,9 @@ typedef struct mt_sim_opts {
      * stream; 2: gloo's ProcessGroupGloo and its two worker threads, the default of
      * ProcessGroupGloo::Options::threads). Concurrent ones share the links. */
     int32_t coll_lanes;
+    /* --algo nccl: the fabric NCCL's tuner sees (extrapolate/nccl.h; nranks and nnodes are set per
+     * group); NULL otherwise. Must outlive the run. */
+    const struct mt_nccl_fabric *nccl;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);

@@ -64,4 +64,21 @@ check_bad "--ports applies to --network photonic only" collective --bytes 1M --t
 check_bad "--nic-bw does not apply to ring" collective --bytes 1M --topology ring:4 --nic-bw 10GB/s
 check_bad "--endpoints applies without --topology" collective --bytes 1M --network photonic --topology ring:4 --endpoints 8
 check_bad "dgx-h100 takes no argument '16'" collective --bytes 1M --topology dgx-h100:16
+# --algo nccl: NVLS on a DGX H100 at 8 GiB, busbw 0.60 x 1.75 x 450 = 472.5 GB/s less its 25 us
+# latency; forced rings 0.80 x 450 = 360 (nccl-tests: 460-480 and 360-370)
+out=$("$BIN" collective --bytes 8GiB --topology dgx-h100 --algo nccl) || fail "nccl exit $?"
+echo "$out" | grep -Eq " 472\.1[0-9] +nvls/Simple$" || fail "nccl nvls row: $out"
+out=$("$BIN" collective --bytes 8GiB --topology dgx-h100 --algo nccl --nccl-algo ring --json) || fail "nccl ring exit"
+echo "$out" | python3 -c "import json,sys; r=json.load(sys.stdin)['rows'][0]; assert r['nccl']=='ring/Simple' and 355<r['busbw_GBps']<360, r" \
+    || fail "nccl ring json: $out"
+check_bad "--nccl-algo applies to --algo nccl only" collective --bytes 1M --topology dgx-h100 --nccl-algo ring
+check_bad "NCCL does not run allreduce as nvls" collective --bytes 1M --topology dgx-a100 --algo nccl --nccl-algo nvls
+check_bad "point-to-point" collective --bytes 1M --topology dgx-h100 --algo nccl --op alltoall
+# simulate --algo nccl: NCCL's choice per collective; a topology file has no tiers for its tuner
+here=$(cd "$(dirname "$0")/../.." && pwd)
+check_bad "--algo nccl needs a topology preset" simulate "$here/traces/cpu-resnet18-b4" --gpus 2 \
+    --topology "$here/tests/fixtures/topo/line.csv" --algo nccl
+out=$("$BIN" simulate "$here/traces/cpu-resnet18-b4" --gpus 16 --topology multinode:nodes=2,gpus=8 --algo nccl) \
+    || fail "simulate --algo nccl exit $?"
+echo "$out" | grep -q "^step time" || fail "simulate --algo nccl: $out"
 echo "collective: ok"

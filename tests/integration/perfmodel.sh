@@ -28,8 +28,8 @@ check "predict at the traced batch gives the traced time back" \
 "$bin" perfmodel gpus > "$tmp/gpus.out"; rc=$?
 check "gpus lists the table" '[ $rc -eq 0 ] && [ $(grep -cE "^(V100|A40|A100-40GB|A100-80GB|H100-SXM|H100-PCIe|H200|L40S|RTX-2080Ti|MI250) " "$tmp/gpus.out") -eq 10 ]'
 "$bin" perfmodel gpus --json > "$tmp/gpus.json"; rc=$?
-check "gpus --json: the same table (H100-SXM: 494.7 TF32 TFLOP/s, 3350 GB/s; V100 has no TF32)" \
-  '[ $rc -eq 0 ] && python3 -c "import json; g={x[\"name\"]: x for x in json.load(open(\"$tmp/gpus.json\"))[\"gpus\"]}; assert len(g)==10; h=g[\"H100-SXM\"]; assert abs(h[\"tflops\"][\"tf32\"]-494.7)<0.05 and h[\"mem_GBps\"]==3350; assert g[\"V100\"][\"tflops\"][\"tf32\"] is None"'
+check "gpus --json: the same table (H100-SXM: 494.7 TF32 TFLOP/s, 3350 GB/s, 450 GB/s NVLink, 132 SMs; the 500 W cap at 1755/1980 of its peaks; V100 has no TF32)" \
+  '[ $rc -eq 0 ] && python3 -c "import json; g={x[\"name\"]: x for x in json.load(open(\"$tmp/gpus.json\"))[\"gpus\"]}; assert len(g)==18; h=g[\"H100-SXM\"]; assert abs(h[\"tflops\"][\"tf32\"]-494.7)<0.05 and h[\"mem_GBps\"]==3350 and h[\"link_GBps\"]==450 and h[\"sms\"]==132; c=g[\"H100-SXM-500W\"]; assert abs(c[\"tflops\"][\"bf16\"]-989.4*1755/1980)<0.05 and c[\"mem_GBps\"]==3350; assert g[\"V100\"][\"tflops\"][\"tf32\"] is None"'
 "$bin" perfmodel show "$tmp/model.json" --json > "$tmp/show.json"; rc=$?
 check "show --json is the model file's document (numbers to 10 digits)" \
   '[ $rc -eq 0 ] && python3 -c "

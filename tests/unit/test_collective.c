@@ -14,6 +14,7 @@
 
 #include "extrapolate/collcache.h"
 #include "extrapolate/collective.h"
+#include "extrapolate/nccl.h"
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
 #include "sim/collexec.h"
@@ -214,6 +215,104 @@ static void schedule_cache(void **state) {
     assert_int_equal(c.n, 0);
 }
 
+/* NCCL's tuner (extrapolate/nccl.h) in closed form on tuning.cc's tables. */
+static void nccl_tuner_closed_forms(void **state) {
+    (void)state;
+    mt_error err = {0};
+    mt_nccl_cost c;
+    /* 8 H100s on an NVSwitch (450 GB/s per GPU), 8 GiB all-reduce: NVLS Simple, busbw 0.60 x
+     * 2 x 7/8 x 450 = 472.5 GB/s, latency 25 us (its NVLink latency, no base) */
+    mt_nccl_fabric h = {8, 1, 450e9, 50e9, 1, MT_NCCL_HOPPER};
+    double S = 8589934592.0;
+    assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLREDUCE, S, -1, &c, &err), MT_OK);
+    assert_int_equal(c.algo, MT_NCCL_NVLS);
+    assert_int_equal(c.proto, MT_NCCL_SIMPLE);
+    assert_true(fabs(c.busbw_Bps - 472.5e9) < 1e3);
+    assert_true(fabs(c.time_us - (25 + S / (472.5e9 / 1.75) * 1e6)) < 1e-6);
+    /* rings forced: Simple at 0.80 x 450 = 360 GB/s busbw, latency 8.4 + 14 x 3.4 = 56 us */
+    assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLREDUCE, S, MT_NCCL_RING, &c, &err), MT_OK);
+    assert_int_equal(c.proto, MT_NCCL_SIMPLE);
+    assert_true(fabs(c.busbw_Bps - 360e9) < 1e3 && fabs(c.lat_us - 56.0) < 1e-9);
+    /* 64 B: ring LL, latency 6.6 + 14 x 0.6 = 15.0 us (tree LL's is 6.8 + 2 x 7 x 0.6 = 15.2) */
+    assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLREDUCE, 64, -1, &c, &err), MT_OK);
+    assert_int_equal(c.algo, MT_NCCL_RING);
+    assert_int_equal(c.proto, MT_NCCL_LL);
+    assert_true(fabs(c.lat_us - 15.0) < 1e-9);
+    /* LL's bandwidth: min(141 GB/s, 360 / 2) on one Hopper node */
+    assert_true(fabs(c.busbw_Bps - 141e9) < 1e3);
+    /* all-gather: rings only (n-1 steps: 8.4 + 7 x 3.4 latency on Simple) */
+    assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLGATHER, S, -1, &c, &err), MT_OK);
+    assert_int_equal(c.algo, MT_NCCL_RING);
+    assert_true(fabs(c.lat_us - (8.4 + 7 * 3.4)) < 1e-9);
+    /* A100s (Ampere): no NVLS; forcing it is refused in one line */
+    mt_nccl_fabric a = {8, 1, 300e9, 25e9, 1, MT_NCCL_AMPERE};
+    assert_int_equal(mt_nccl_tune(&a, MT_COLL_ALLREDUCE, S, MT_NCCL_NVLS, &c, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "NVLS"));
+    assert_int_equal(mt_nccl_tune(&a, MT_COLL_ALLREDUCE, S, -1, &c, &err), MT_OK);
+    assert_int_equal(c.algo, MT_NCCL_RING);
+    assert_true(fabs(c.busbw_Bps - 240e9) < 1e3);
+    /* 524,288 GPUs (65,536 nodes of 8, 400 Gb/s NICs), 1 GB: rings would pay 2 x 65,535
+     * network steps of 14 us; trees pay 2 x (7 x 4 + log2(65536) x 14) = 504 us (Simple; LL128's
+     * 289.5 us latency loses at 1 GB: 0.915 of Simple's bandwidth) */
+    mt_nccl_fabric big = {524288, 65536, 450e9, 50e9, 1, MT_NCCL_HOPPER};
+    assert_int_equal(mt_nccl_tune(&big, MT_COLL_ALLREDUCE, 1e9, -1, &c, &err), MT_OK);
+    assert_int_equal(c.algo, MT_NCCL_TREE);
+    assert_int_equal(c.proto, MT_NCCL_SIMPLE);
+    assert_true(fabs(c.lat_us - 504.0) < 1e-9);
+    /* across nodes: the NIC at 0.85 (42.5 GB/s of 50) */
+    assert_true(mt_nccl_cost_of(&big, MT_COLL_ALLREDUCE, MT_NCCL_RING, MT_NCCL_SIMPLE, 1e9, &c));
+    assert_true(fabs(c.busbw_Bps - 42.5e9) < 1e3);
+    /* ring latency there: 8.4 + (2 x 524287 - 2 x 65535) x 3.4 + 2 x 65535 x 14 (3.4 s); the
+     * plateau's x 1.9 only from n / 16 x 64 KiB = 2.1 GB up */
+    assert_true(fabs(c.lat_us - (8.4 + (2.0 * 524287 - 2.0 * 65535) * 3.4 + 2.0 * 65535 * 14)) < 1e-3);
+    assert_true(mt_nccl_cost_of(&big, MT_COLL_ALLREDUCE, MT_NCCL_RING, MT_NCCL_SIMPLE, 4e9, &c));
+    assert_true(fabs(c.lat_us - 1.9 * (8.4 + (2.0 * 524287 - 2.0 * 65535) * 3.4 + 2.0 * 65535 * 14)) < 1e-2);
+    /* all-to-all is point-to-point in NCCL: refused */
+    assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLTOALL, S, -1, &c, &err), MT_EINVAL);
+}
+
+/* NCCL's protocol costs on a schedule (collective.h): a wire factor w multiplies the bandwidth term,
+ * the extra latency comes after the last delivery. Ring all-reduce on ring:8: 2(N-1)/N w S/B +
+ * 2(N-1) alpha + extra. Treeflow: O(N) flows, rail-aligned over whole nodes. */
+static void protocol_costs_and_treeflow(void **state) {
+    (void)state;
+    const double S = 1e9, B = 100e9, alpha = 2e-6;
+    mt_topo_params tp;
+    mt_topo_params_init(&tp);
+    tp.link_bw_Bps = B;
+    tp.link_lat_ns = alpha * 1e9;
+    mt_topo *t;
+    mt_error err = {0};
+    assert_int_equal(mt_topo_build("ring:8", &tp, &t, &err), MT_OK);
+    mt_coll_params p = {.op = MT_COLL_ALLREDUCE, .algo = MT_ALGO_RING, .nranks = 8, .bytes = S, .peer = 1,
+                        .chunks = 1, .wire_factor = 2, .extra_lat_ns = 10000};
+    mt_coll_schedule *sch;
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    double want = 2.0 * 7 / 8 * 2 * S / B + 14 * alpha + 10e-6;
+    assert_true(fabs(collfix_time_s(t, sch) - want) / want < 1e-9);
+    /* treeflow over 4 nodes of 8: one flow per rank to the next node on its rail (2S x 3/4), a
+     * join, a chain of 2 x depth(3) - 1 = 3 hops */
+    p = (mt_coll_params){.op = MT_COLL_ALLREDUCE, .algo = MT_ALGO_TREEFLOW, .nranks = 32, .bytes = S, .peer = 1,
+                         .ranks_per_node = 8};
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    assert_int_equal(sch->nsends, 32 + 1 + 3);
+    for (uint32_t i = 0; i < 32; i++) {
+        assert_int_equal(sch->sends[i].src % 8, sch->sends[i].dst % 8);
+        assert_true(sch->sends[i].src / 8 != sch->sends[i].dst / 8);
+        assert_true(fabs(sch->sends[i].bytes - 1.5 * S) < 1);
+    }
+    mt_coll_free(sch);
+    /* one switch of 16 (flat): 2S x 15/16 / B through each uplink, one path of two links (2 alpha),
+     * then the chain of 2 x depth(15) - 1 = 7 hops of two links each */
+    mt_topo *sw;
+    assert_int_equal(mt_topo_build("switch:16", &tp, &sw, &err), MT_OK);
+    p.nranks = 16;
+    p.ranks_per_node = 16;
+    assert_int_equal(mt_coll_build(&p, &sch, &err), MT_OK);
+    want = 2 * S * 15 / 16 / B + 2 * alpha + 7 * 2 * alpha;
+    assert_true(fabs(collfix_time_s(sw, sch) - want) / want < 1e-9);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -225,6 +324,8 @@ int main(void) {
         cmocka_unit_test(tree_allreduce_is_sane),
         cmocka_unit_test(schedule_shapes_and_refusals),
         cmocka_unit_test(schedule_cache),
+        cmocka_unit_test(nccl_tuner_closed_forms),
+        cmocka_unit_test(protocol_costs_and_treeflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

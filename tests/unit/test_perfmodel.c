@@ -375,6 +375,30 @@ static void test_units(void **state) {
     assert_true(fabs(mt_unit_move_ns(h100, a100, &conv, 0.5 * roof_h, MT_TF32_CONV) - roof_a) < 1e-6 * roof_a);
     /* no work known: the bandwidth ratio */
     assert_true(fabs(mt_unit_move_ns(h100, a100, NULL, 1000, MT_TF32_CONV) - 1000 * 3350.0 / 2039.0) < 1e-9);
+    /* latency-bound (0.1 GFLOP of bf16 in 5 us: 0.1 us of it at the H100's peak, under a tenth)
+     * keeps its 5 us on the A100, where the peak ratio would give 5 x 989.4 / 312 = 15.9 us */
+    mt_work tiny = work_of(MT_OPC_MATMUL, MT_DT_BF16, 1e8, 1e3);
+    assert_true(fabs(mt_unit_move_ns(h100, a100, &tiny, 5000, MT_TF32_CONV) - 5000) < 1e-9);
+    /* the same work taking 1 us (e = 0.1011 >= 0.1) is compute-bound: the peak ratio */
+    assert_true(fabs(mt_unit_move_ns(h100, a100, &tiny, 1000, MT_TF32_CONV) - 1000 * 989.4 / 312) < 1e-6);
+    /* a clock cap: the H100 at half its 1980 MHz boost has half its compute peaks, all its HBM
+     * bandwidth: a compute-bound op takes twice as long, a memory-bound one the same */
+    mt_gpu_spec half = *h100;
+    mt_gpu_set_clock(&half, 990);
+    assert_true(fabs(half.peak_flops[MT_DT_BF16] - 989.4e12 / 2) < 1e3 && half.mem_Bps == h100->mem_Bps);
+    assert_true(fabs(mt_unit_move_ns(h100, &half, &bmm, 2e9, MT_TF32_CONV) - 4e9) < 1);
+    assert_true(fabs(mt_unit_move_ns(h100, &half, &relu, t, MT_TF32_CONV) - t) < 1e-3);
+    /* the catalogue's capped SXM board: 1755 of 1980 MHz */
+    const mt_gpu_spec *cap = mt_gpu_find(tab, "h100 sxm 500w");
+    assert_non_null(cap);
+    assert_true(fabs(cap->peak_flops[MT_DT_FP8] - 1978.9e12 * 1755 / 1980) < 1e6);
+    /* parts told apart by the names traces give them */
+    assert_string_equal(mt_gpu_find(tab, "NVIDIA H100 NVL")->name, "H100-NVL");
+    assert_string_equal(mt_gpu_find(tab, "NVIDIA GB200")->name, "GB200");
+    assert_string_equal(mt_gpu_find(tab, "NVIDIA B200")->name, "B200");
+    assert_string_equal(mt_gpu_find(tab, "NVIDIA A100 80GB PCIe")->name, "A100-PCIe-80GB");
+    assert_string_equal(mt_gpu_find(tab, "NVIDIA A100-SXM4-80GB")->name, "A100-80GB");
+    assert_string_equal(mt_gpu_find(tab, "AMD Instinct MI300X")->name, "MI300X");
     mt_gpu_table_free(tab);
 }
 
