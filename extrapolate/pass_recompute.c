@@ -30,12 +30,14 @@
  * + its groups' inputs that backward alone would not keep.
  * Cost: O(ops + trefs + tensors) to prepare, O(recomputed ops) per backward micro-batch.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
 #include "util/u64map.h"
+#include "util/units.h"
 
 typedef struct rc_state {
     int32_t *at;         /* per forward op: the backward op before which it re-runs, -1 */
@@ -44,6 +46,7 @@ typedef struct rc_state {
     int32_t *list;       /* forward ops, grouped by backward op, in trace order */
     int32_t *group;      /* per forward op: its recompute group (a unit, or a core's first op), -1 */
     double *kept, *total, *transient; /* per stage, per micro-batch (unscaled: the trace's batch) */
+    int32_t fused, eager; /* selective: attention cores found as one fused op (SDPA, flash), as a softmax */
 } rc_state;
 
 static void rc_release(void *st) {
@@ -89,11 +92,13 @@ static void find_cores(const mt_bld *b, rc_state *x) {
         if (!is_fwd(t, i) || x->group[i] >= 0) continue;
         if (o->cls == MT_OPC_ATTN) {
             x->group[i] = i;
+            x->fused++;
             continue;
         }
         const char *name = o->kind ? o->kind : o->name;
         if (o->cls != MT_OPC_SOFTMAX || o->tp == TRACE_TP_CLOSER || (name && strstr(name, "log_softmax"))) continue;
         int32_t lo = core_edge(b, i, -1), hi = core_edge(b, i, +1);
+        x->eager++;
         for (int32_t j = lo; j <= hi; j++)
             if (is_fwd(t, j)) x->group[j] = lo;
     }
@@ -338,6 +343,20 @@ static void rc_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
     sp->act_bytes_per_mb *= x->kept[s] / x->total[s];
 }
 
+/* selective over fused attention: little to drop, said once. */
+static int rc_warning(mt_bld *b, void *st, char *buf, int len) {
+    const rc_state *x = st;
+    if (!x || b->plan->recompute != MT_RECOMPUTE_SELECTIVE || x->fused == 0 || x->eager > 0) return 0;
+    double saved = 0;
+    for (int32_t s = 0; x->kept && s < b->plan->pp; s++) saved += x->total[s] - x->kept[s];
+    char sb[32];
+    snprintf(buf, (size_t)len, "--recompute selective: the trace's %d attention core%s %s fused (SDPA / flash / cuDNN), "
+             "which keep%s no s^2 scores: re-running them drops %s per micro-batch; full, every:K or ops:save= drop more",
+             (int)x->fused, mt_plural(x->fused), x->fused == 1 ? "is" : "are", x->fused == 1 ? "s" : "",
+             mt_fmt_bytes(saved, sb, sizeof sb));
+    return 1;
+}
+
 const mt_pass mt_pass_recompute = {
     .name = "recompute",
     .prepare = rc_prepare,
@@ -345,4 +364,5 @@ const mt_pass mt_pass_recompute = {
     .analyse = rc_analyse,
     .before_op = rc_before_op,
     .memory = rc_memory,
+    .warning = rc_warning,
 };

@@ -95,6 +95,12 @@ if all(runs.values()):
             c.check("gpt-tiny ops:save= (nothing saved) is full", nothing["stages"][0] == runs["full"]["stages"][0])
 rc, out, err = c.run("simulate", gpt, "--gpus", 1, "--recompute", "selective")
 c.check("gpt-tiny --recompute selective: the text names it", rc == 0 and "recompute: selective" in out, out[:800])
+c.check("gpt-tiny (eager attention) --recompute selective: no fused-attention warning", "are fused" not in out, out[:800])
+llama = f"{traces}/h100-llama3-8b-2blocks-b1-bf16"
+if os.path.isdir(llama):
+    rc, out, err = c.run("simulate", llama, "--gpus", 1, "--recompute", "selective")
+    c.check("llama3-8b (SDPA) --recompute selective: says the fused attention leaves little to drop",
+            rc == 0 and "--recompute selective: the trace's 2 attention cores are fused" in out, out[-600:])
 tp = {m: c.sim(gpt, "--tp", 2, "--recompute", m) for m in ("none", "full")}
 if all(tp.values()):
     c.check("gpt-tiny tp=2 --recompute full: the re-run blocks repeat their 2 forward all-reduces each (Megatron), "
