@@ -104,6 +104,21 @@ static void find_cores(const mt_bld *b, rc_state *x) {
     }
 }
 
+/* The trace's repeating block when it is a transformer block (an attention op or a softmax among
+ * its forward ops): found 0 otherwise (a ResNet's residual blocks: full re-runs every layer). */
+static void transformer_blocks(const trace *t, mt_blocks *blk) {
+    mt_blocks_find(t, blk);
+    int32_t end = blk->first + blk->count * blk->layers;
+    for (int32_t i = 0; blk->found && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        const char *name = o->kind ? o->kind : o->name;
+        if (is_fwd(t, i) && o->layer >= blk->first && o->layer < end &&
+            (o->cls == MT_OPC_ATTN || (o->cls == MT_OPC_SOFTMAX && !(name && strstr(name, "log_softmax")))))
+            return;
+    }
+    blk->found = 0;
+}
+
 /* The region unit u is re-run in (full, every:K, ops): the first unit of its repeating block on its
  * model chunk, when the plan re-runs that block (every:K: blocks K-1, 2K-1, ...); -1 outside the
  * blocks (embedding, head, loss); u itself in a trace where no block repeats. */
@@ -140,7 +155,7 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
     const trace *t = b->t;
     int full = b->plan->recompute == MT_RECOMPUTE_FULL || b->plan->recompute == MT_RECOMPUTE_OPS;
     mt_blocks blk;
-    mt_blocks_find(t, &blk);
+    transformer_blocks(t, &blk);
     unsigned char *sv = b->plan->recompute == MT_RECOMPUTE_OPS ? saved_ops(b, &blk) : NULL;
     int32_t *region_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *region_bwd); /* by region */
     for (int32_t u = 0; region_bwd && u < b->n_units; u++) region_bwd[u] = -1;
@@ -314,9 +329,9 @@ static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
 static mt_status rc_prepare(mt_bld *b, void **st, mt_error *err) {
     if (b->plan->recompute == MT_RECOMPUTE_NONE) return MT_OK;
     mt_blocks blk;
-    if (b->plan->rc_every > 1 && (mt_blocks_find(b->t, &blk), !blk.found))
-        return mt_fail(err, MT_EINVAL, "--recompute every:%d: %s has no repeating block (mitosis inspect lists its "
-                       "layers), so there is no K-th block to re-run; use full", (int)b->plan->rc_every,
+    if (b->plan->rc_every > 1 && (transformer_blocks(b->t, &blk), !blk.found))
+        return mt_fail(err, MT_EINVAL, "--recompute every:%d: %s has no repeating transformer block (mitosis inspect "
+                       "lists its layers and blocks), so there is no K-th block to re-run; use full", (int)b->plan->rc_every,
                        b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace");
     rc_state *x = calloc(1, sizeof *x);
     *st = x;
