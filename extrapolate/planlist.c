@@ -138,8 +138,15 @@ mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out
         mt_plan p = *base;
         p.dp = p.tp = p.pp = p.micro_batches = 0;
         char *save_field = NULL;
-        for (char *fl = strtok_r(pl, ":", &save_field); fl && rc == MT_OK; fl = strtok_r(NULL, ":", &save_field))
+        for (char *fl = strtok_r(pl, ":", &save_field); fl && rc == MT_OK; fl = strtok_r(NULL, ":", &save_field)) {
+            char joined[128]; /* recompute=every:K and recompute=ops:save=... hold the field separator */
+            if (!strcmp(fl, "recompute=every") || !strcmp(fl, "recompute=ops")) {
+                const char *rest = strtok_r(NULL, ":", &save_field);
+                snprintf(joined, sizeof joined, "%s:%s", fl, rest ? rest : "");
+                fl = joined;
+            }
             rc = parse_field(fl, &p, plan_text, err);
+        }
         v[count++] = p;
     }
     if (rc == MT_OK && count == 0)

@@ -133,6 +133,12 @@ if c.check("compare --plans vpp=2:recompute=selective exits 0", rc == 0, err):
     c.check("compare --plans: both rows ran", len(rows) == 2 and not d.get("skipped") and
             rows["pp=2:mb=4:schedule=1f1b:vpp=2:recompute=selective"]["plan"]["vpp"] == 2, (list(rows), d.get("skipped")))
 
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--plans", "dp=2:recompute=every:2,dp=2:recompute=ops:save=attn+mm/2:mb=2",
+                     "--json")
+if c.check("compare --plans recompute=every:2 / recompute=ops:save=attn+mm/2 exits 0", rc == 0, err):
+    got = sorted(r["plan"]["recompute"] for r in json.loads(out)["rows"]) if "rows" in json.loads(out) else out[:300]
+    c.check("compare --plans: the rows name every:2 and ops:save=attn+mm/2", got == ["every:2", "ops:save=attn+mm/2"], got)
+
 # bad input: one line naming the flag, exit 2
 c.check_bad("--vpp 2 interleaves pipeline stages: it needs --pp 2 or more", "simulate", gpt, "--gpus", 2, "--vpp", 2)
 c.check_bad("--vpp 2 is interleaved 1F1B: it does not go with --schedule gpipe", "simulate", gpt, "--pp", 2,
