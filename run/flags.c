@@ -277,7 +277,7 @@ static const mt_flag COMPARE[] = {
      "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
      "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
      "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
-     "vpp=V, recompute=none|selective|full, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
+     "vpp=V, recompute=none|selective|full|every:K|ops:save=attn+mm/2, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
      "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
      .call = set_plans},
     {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
