@@ -1,10 +1,16 @@
-/* extrapolate/pass_recompute.c — activation recomputation (--recompute selective|full): the backward
- * re-runs forward ops whose activations were not kept, and the activations kept per micro-batch drop.
- *   full       every layer (unit) of the stage that has backward work: its forward ops, in trace
- *              order, re-run right before the layer's first backward op (Megatron's full activation
- *              checkpointing, one layer per checkpoint). Kept per micro-batch: the activations a
- *              layer hands to another layer (each layer's input); the rest of a layer's activations
- *              live only while it runs its backward (the largest such layer, once per GPU);
+/* extrapolate/pass_recompute.c — activation recomputation (--recompute selective|full|every:K|ops:save=):
+ * the backward re-runs forward ops whose activations were not kept, and the activations kept per
+ * micro-batch drop.
+ *   full       every repeating block (extrapolate/blocks.h) of the stage, per model chunk: its forward
+ *              ops, in trace order, re-run right before the block's first backward op (Megatron's full
+ *              activation checkpointing, one transformer block per checkpoint; the embedding, head and
+ *              loss are not re-run). Kept per micro-batch: what a block reads from outside it (its
+ *              input); the rest of a block's activations live only while it runs its backward (the
+ *              largest block's, once per GPU). A trace where no block repeats: every layer (unit);
+ *   every:K    full for blocks K-1, 2K-1, ... only (torchtitan's layer-selective ac_freq);
+ *   ops        full, but the ops whose outputs the policy saves (attention; every K-th matmul reading
+ *              a weight, counted per block) are not re-run and keep their outputs (PyTorch's op-level
+ *              selective checkpointing);
  *   selective  the attention core: a softmax (not log_softmax) and, within its layer, the weightless
  *              matmul before it (QK^T) and after it (PV) with what lies between (scale, mask,
  *              attention dropout); a fused attention op alone. Re-run right before the backward of
@@ -24,11 +30,14 @@
  * + its groups' inputs that backward alone would not keep.
  * Cost: O(ops + trefs + tensors) to prepare, O(recomputed ops) per backward micro-batch.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
 #include "util/u64map.h"
+#include "util/units.h"
 
 typedef struct rc_state {
     int32_t *at;         /* per forward op: the backward op before which it re-runs, -1 */
@@ -37,6 +46,7 @@ typedef struct rc_state {
     int32_t *list;       /* forward ops, grouped by backward op, in trace order */
     int32_t *group;      /* per forward op: its recompute group (a unit, or a core's first op), -1 */
     double *kept, *total, *transient; /* per stage, per micro-batch (unscaled: the trace's batch) */
+    int32_t fused, eager; /* selective: attention cores found as one fused op (SDPA, flash), as a softmax */
 } rc_state;
 
 static void rc_release(void *st) {
@@ -82,22 +92,77 @@ static void find_cores(const mt_bld *b, rc_state *x) {
         if (!is_fwd(t, i) || x->group[i] >= 0) continue;
         if (o->cls == MT_OPC_ATTN) {
             x->group[i] = i;
+            x->fused++;
             continue;
         }
         const char *name = o->kind ? o->kind : o->name;
         if (o->cls != MT_OPC_SOFTMAX || o->tp == TRACE_TP_CLOSER || (name && strstr(name, "log_softmax"))) continue;
         int32_t lo = core_edge(b, i, -1), hi = core_edge(b, i, +1);
+        x->eager++;
         for (int32_t j = lo; j <= hi; j++)
             if (is_fwd(t, j)) x->group[j] = lo;
     }
 }
 
-/* at[f] for every recomputed forward op f: full, its unit's first backward op (units without
- * backward work are not recomputed); selective, the first backward op linked to an op of its core,
- * else its unit's first backward op. */
+/* The trace's repeating block when it is a transformer block (an attention op or a softmax among
+ * its forward ops): found 0 otherwise (a ResNet's residual blocks: full re-runs every layer). */
+static void transformer_blocks(const trace *t, mt_blocks *blk) {
+    mt_blocks_find(t, blk);
+    int32_t end = blk->first + blk->count * blk->layers;
+    for (int32_t i = 0; blk->found && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        const char *name = o->kind ? o->kind : o->name;
+        if (is_fwd(t, i) && o->layer >= blk->first && o->layer < end &&
+            (o->cls == MT_OPC_ATTN || (o->cls == MT_OPC_SOFTMAX && !(name && strstr(name, "log_softmax")))))
+            return;
+    }
+    blk->found = 0;
+}
+
+/* The region unit u is re-run in (full, every:K, ops): the first unit of its repeating block on its
+ * model chunk, when the plan re-runs that block (every:K: blocks K-1, 2K-1, ...); -1 outside the
+ * blocks (embedding, head, loss); u itself in a trace where no block repeats. */
+static int32_t region_of(const mt_bld *b, const mt_blocks *blk, int32_t u) {
+    if (!blk->found) return u;
+    if (u < blk->first || u >= blk->first + blk->count * blk->layers) return -1;
+    int32_t j = (u - blk->first) / blk->layers, g = blk->first + j * blk->layers;
+    if (b->plan->rc_every > 1 && (j + 1) % b->plan->rc_every != 0) return -1;
+    while (g < u && b->chunk_of_unit[g] != b->chunk_of_unit[u]) g++;
+    return g;
+}
+
+/* ops: 1 for a forward op whose output the policy saves (attention; every rc_save_mm-th matmul
+ * reading a weight in its region, counted from the region's first). */
+static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk) {
+    const trace *t = b->t;
+    unsigned char *sv = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), 1);
+    int32_t region = -2, mm = 0;
+    for (int32_t i = 0; sv && i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (!is_fwd(t, i) || b->unit[i] < 0) continue;
+        int32_t g = region_of(b, blk, b->unit[i]);
+        if (g != region) region = g, mm = 0;
+        if (o->cls == MT_OPC_ATTN || weightless_matmul(o)) sv[i] = (unsigned char)(b->plan->rc_save_attn != 0);
+        else if (o->cls == MT_OPC_MATMUL) sv[i] = b->plan->rc_save_mm > 0 && mm++ % b->plan->rc_save_mm == 0;
+    }
+    return sv;
+}
+
+/* at[f] for every recomputed forward op f: full / every:K / ops, its region's first backward op
+ * (units without backward work are not recomputed; ops: not the ops the policy saves); selective,
+ * the first backward op linked to an op of its core, else its unit's first backward op. */
 static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
     const trace *t = b->t;
-    int full = b->plan->recompute == MT_RECOMPUTE_FULL;
+    int full = b->plan->recompute == MT_RECOMPUTE_FULL || b->plan->recompute == MT_RECOMPUTE_OPS;
+    mt_blocks blk;
+    transformer_blocks(t, &blk);
+    unsigned char *sv = b->plan->recompute == MT_RECOMPUTE_OPS ? saved_ops(b, &blk) : NULL;
+    int32_t *region_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *region_bwd); /* by region */
+    for (int32_t u = 0; region_bwd && u < b->n_units; u++) region_bwd[u] = -1;
+    for (int32_t u = 0; region_bwd && full && u < b->n_units; u++) {
+        int32_t g = region_of(b, &blk, u);
+        if (g >= 0 && first_bwd[u] >= 0 && (region_bwd[g] < 0 || first_bwd[u] < region_bwd[g])) region_bwd[g] = first_bwd[u];
+    }
     int32_t *core_at = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *core_at); /* by core */
     for (int32_t i = 0; core_at && i < t->n_ops; i++) core_at[i] = -1;
     for (int32_t i = 0; core_at && !full && i < t->n_ops; i++) {
@@ -110,11 +175,19 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
         x->at[f] = -1;
         int32_t u = b->unit[f];
         if (!is_fwd(t, f) || u < 0 || u >= b->n_units || first_bwd[u] < 0) continue;
-        if (full) x->group[f] = u;
+        if (full) {
+            int32_t g = region_of(b, &blk, u);
+            if (g < 0 || !region_bwd || (sv && sv[f])) continue;
+            x->group[f] = g;
+            x->at[f] = region_bwd[g];
+            continue;
+        }
         if (x->group[f] < 0) continue;
-        x->at[f] = !full && core_at && core_at[x->group[f]] >= 0 ? core_at[x->group[f]] : first_bwd[u];
+        x->at[f] = core_at && core_at[x->group[f]] >= 0 ? core_at[x->group[f]] : first_bwd[u];
     }
     free(core_at);
+    free(region_bwd);
+    free(sv);
 }
 
 /* The lists of forward ops each backward op re-runs (CSR over at[]). */
@@ -216,7 +289,7 @@ static mt_status measure(mt_bld *b, rc_state *x) {
     }
     if (rc == MT_OK) rc = group_inputs(b, x);
     for (int32_t f = 0; rc == MT_OK && f < t->n_ops; f++)
-        if (x->at[f] >= 0 && x->group[f] == (b->plan->recompute == MT_RECOMPUTE_FULL ? b->unit[f] : f)) {
+        if (x->at[f] >= 0) { /* the largest group's (each op of a group sees the group's) */
             int32_t s = mt_bld_op_stage(b, f);
             if (inner[x->group[f]] > x->transient[s]) x->transient[s] = inner[x->group[f]];
         }
@@ -254,8 +327,12 @@ static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
 }
 
 static mt_status rc_prepare(mt_bld *b, void **st, mt_error *err) {
-    (void)err;
     if (b->plan->recompute == MT_RECOMPUTE_NONE) return MT_OK;
+    mt_blocks blk;
+    if (b->plan->rc_every > 1 && (transformer_blocks(b->t, &blk), !blk.found))
+        return mt_fail(err, MT_EINVAL, "--recompute every:%d: %s has no repeating transformer block (mitosis inspect "
+                       "lists its layers and blocks), so there is no K-th block to re-run; use full", (int)b->plan->rc_every,
+                       b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace");
     rc_state *x = calloc(1, sizeof *x);
     *st = x;
     return x ? MT_OK : MT_ENOMEM;
@@ -281,6 +358,20 @@ static void rc_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
     sp->act_bytes_per_mb *= x->kept[s] / x->total[s];
 }
 
+/* selective over fused attention: little to drop, said once. */
+static int rc_warning(mt_bld *b, void *st, char *buf, int len) {
+    const rc_state *x = st;
+    if (!x || b->plan->recompute != MT_RECOMPUTE_SELECTIVE || x->fused == 0 || x->eager > 0) return 0;
+    double saved = 0;
+    for (int32_t s = 0; x->kept && s < b->plan->pp; s++) saved += x->total[s] - x->kept[s];
+    char sb[32];
+    snprintf(buf, (size_t)len, "--recompute selective: the trace's %d attention core%s %s fused (SDPA / flash / cuDNN), "
+             "which keep%s no s^2 scores: re-running them drops %s per micro-batch; full, every:K or ops:save= drop more",
+             (int)x->fused, mt_plural(x->fused), x->fused == 1 ? "is" : "are", x->fused == 1 ? "s" : "",
+             mt_fmt_bytes(saved, sb, sizeof sb));
+    return 1;
+}
+
 const mt_pass mt_pass_recompute = {
     .name = "recompute",
     .prepare = rc_prepare,
@@ -288,4 +379,5 @@ const mt_pass mt_pass_recompute = {
     .analyse = rc_analyse,
     .before_op = rc_before_op,
     .memory = rc_memory,
+    .warning = rc_warning,
 };

@@ -2,6 +2,7 @@
 #include "extrapolate/plan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "extrapolate/traced.h"
@@ -27,7 +28,8 @@ const char *mt_comm_mode_name(mt_comm_mode m) {
 }
 
 const char *mt_recompute_name(mt_recompute r) {
-    return r == MT_RECOMPUTE_FULL ? "full" : r == MT_RECOMPUTE_SELECTIVE ? "selective" : "none";
+    return r == MT_RECOMPUTE_OPS ? "ops" : r == MT_RECOMPUTE_FULL ? "full" : r == MT_RECOMPUTE_SELECTIVE ? "selective"
+                                                                                                : "none";
 }
 
 const char *mt_plan_schedule_label(const mt_plan *p, char *buf, int len) {
@@ -42,6 +44,55 @@ mt_status mt_recompute_parse(const char *s, mt_recompute *out, mt_error *err) {
     else if (!strcmp(s, "full")) *out = MT_RECOMPUTE_FULL;
     else return mt_fail(err, MT_EINVAL, "unknown recompute mode '%s' (use none, selective or full)", s);
     return MT_OK;
+}
+
+mt_status mt_recompute_spec_parse(const char *s, mt_plan *p, mt_error *err) {
+    p->rc_every = p->rc_save_attn = p->rc_save_mm = 0;
+    if (!strncmp(s, "every:", 6)) {
+        char *end;
+        long k = strtol(s + 6, &end, 10);
+        if (end == s + 6 || *end || k < 1 || k > 1 << 20)
+            return mt_fail(err, MT_EINVAL, "--recompute %s: every:K needs a block count K >= 1 (every:2 re-runs every "
+                           "second block)", s);
+        p->recompute = MT_RECOMPUTE_FULL, p->rc_every = (int32_t)k;
+        return MT_OK;
+    }
+    if (strncmp(s, "ops:", 4) && mt_recompute_parse(s, &p->recompute, err) != MT_OK)
+        return mt_fail(err, MT_EINVAL, "unknown recompute mode '%s' (--recompute takes none, selective, full, every:K or "
+                       "ops:save=LIST)", s);
+    if (strncmp(s, "ops:", 4)) return MT_OK;
+    if (strncmp(s + 4, "save=", 5))
+        return mt_fail(err, MT_EINVAL, "--recompute %s: an op policy reads ops:save=LIST (attn, mm, mm/K; e.g. "
+                       "ops:save=attn,mm/2)", s);
+    p->recompute = MT_RECOMPUTE_OPS;
+    for (const char *q = s + 9; *q;) {
+        size_t n = strcspn(q, ",+");
+        char one[32];
+        if (n == 0 || n >= sizeof one)
+            return mt_fail(err, MT_EINVAL, "--recompute %s: an empty or long item in save= (use attn, mm, mm/K)", s);
+        memcpy(one, q, n), one[n] = '\0';
+        char *end;
+        long k = !strncmp(one, "mm/", 3) ? strtol(one + 3, &end, 10) : 0;
+        if (!strcmp(one, "attn")) p->rc_save_attn = 1;
+        else if (!strcmp(one, "mm")) p->rc_save_mm = 1;
+        else if (!strncmp(one, "mm/", 3) && end != one + 3 && !*end && k >= 1 && k <= 1 << 20) p->rc_save_mm = (int32_t)k;
+        else return mt_fail(err, MT_EINVAL, "--recompute %s: '%s' is not a save rule (use attn, mm or mm/K)", s, one);
+        q += n + (q[n] != '\0');
+    }
+    return MT_OK;
+}
+
+const char *mt_recompute_label(const mt_plan *p, char *buf, int len) {
+    if (p->recompute == MT_RECOMPUTE_FULL && p->rc_every > 1) snprintf(buf, (size_t)len, "every:%d", (int)p->rc_every);
+    else if (p->recompute != MT_RECOMPUTE_OPS) snprintf(buf, (size_t)len, "%s", mt_recompute_name(p->recompute));
+    else {
+        char mm[24] = "";
+        if (p->rc_save_mm == 1) snprintf(mm, sizeof mm, "mm");
+        else if (p->rc_save_mm > 1) snprintf(mm, sizeof mm, "mm/%d", (int)p->rc_save_mm);
+        snprintf(buf, (size_t)len, "ops:save=%s%s%s", p->rc_save_attn ? "attn" : "", p->rc_save_attn && mm[0] ? "+" : "",
+                 mm);
+    }
+    return buf;
 }
 
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err) {
@@ -102,8 +153,8 @@ static mt_status check_sharding(const mt_plan *p, mt_error *err) {
 
 /* --vpp and --recompute against the rest of the plan (sizes resolved, before micro-batches). */
 static mt_status check_schedule(const mt_plan *p, mt_error *err) {
-    if ((unsigned)p->recompute > MT_RECOMPUTE_FULL)
-        return mt_fail(err, MT_EINVAL, "--recompute needs none, selective or full");
+    if ((unsigned)p->recompute > MT_RECOMPUTE_OPS)
+        return mt_fail(err, MT_EINVAL, "--recompute needs none, selective, full, every:K or ops:save=LIST");
     if (p->vpp < 0) return mt_fail(err, MT_EINVAL, "--vpp must be positive");
     if (p->vpp <= 1) return MT_OK;
     if (p->pp <= 1)

@@ -26,10 +26,16 @@ typedef enum { MT_DP_SYNC = 0, MT_DP_DDP } mt_dp_mode;
 typedef enum { MT_PP_GPIPE = 0, MT_PP_1F1B } mt_pp_schedule;
 /* Activation recomputation (pass_recompute.c): none; selective, the attention core (QK^T, scale,
  * mask, softmax, attention dropout, PV) re-run before its backward, as Megatron's selective
- * recomputation; full, every layer's forward re-run before its backward (Megatron's full activation
- * checkpointing). The order is the order of MT_RECOMPUTE_CHOICES. */
-typedef enum { MT_RECOMPUTE_NONE = 0, MT_RECOMPUTE_SELECTIVE, MT_RECOMPUTE_FULL } mt_recompute;
+ * recomputation; full, each transformer block's forward re-run before its backward (Megatron's full
+ * activation checkpointing: the repeating blocks only, extrapolate/blocks.h; every layer in a trace
+ * without one), `every:K` the same for every K-th block only (torchtitan's layer-selective AC);
+ * ops, PyTorch's op-level selective checkpointing: each block re-run except the ops whose outputs the
+ * policy saves (`ops:save=attn+mm/2`: attention, every second matmul). The order of the plain modes
+ * is the order of MT_RECOMPUTE_CHOICES. */
+typedef enum { MT_RECOMPUTE_NONE = 0, MT_RECOMPUTE_SELECTIVE, MT_RECOMPUTE_FULL, MT_RECOMPUTE_OPS } mt_recompute;
 #define MT_RECOMPUTE_CHOICES "none|selective|full"
+/* What --recompute accepts (the plain modes, every:K and an op policy). */
+#define MT_RECOMPUTE_SPEC "none|selective|full|every:K|ops:save=LIST"
 /* The collectives of the data-parallel dimension: the traced job's own (a multi-rank trace's
  * all-reduces, all-to-alls, send/recv, ... as traced: extrapolate/traced.h), or the plan's
  * (DDP buckets or DataParallel's all-reduce of every parameter, generated). auto: traced for a
@@ -52,6 +58,10 @@ typedef struct mt_plan {
     int32_t vpp;             /* interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline);
                                 0 or 1 = none. Resolved to >= 1 */
     mt_recompute recompute;  /* default none */
+    int32_t rc_every;        /* full: re-run every K-th block only (blocks K-1, 2K-1, ...); 0 or 1 = every one */
+    int32_t rc_save_attn;    /* ops: 1 keeps the attention ops' outputs (SDPA, flash, eager QK^T / PV) */
+    int32_t rc_save_mm;      /* ops: keeps the output of every K-th matmul reading a weight in a block (the
+                                1st, K+1-th, ...); 0 none */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
                                 else 1 */
     double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
@@ -118,5 +128,10 @@ const char *mt_plan_schedule_label(const mt_plan *p, char *buf, int len);
 mt_status mt_dp_mode_parse(const char *s, mt_dp_mode *out, mt_error *err);
 mt_status mt_pp_schedule_parse(const char *s, mt_pp_schedule *out, mt_error *err);
 mt_status mt_recompute_parse(const char *s, mt_recompute *out, mt_error *err);
+/* --recompute's text (MT_RECOMPUTE_SPEC) into p's recompute, rc_every, rc_save_attn, rc_save_mm;
+ * `ops:save=` takes attn, mm and mm/K joined by ',' or '+'. */
+mt_status mt_recompute_spec_parse(const char *s, mt_plan *p, mt_error *err);
+/* "full", "every:2", "ops:save=attn+mm/2": the recomputation as --recompute and --plans take it. */
+const char *mt_recompute_label(const mt_plan *p, char *buf, int len);
 
 #endif

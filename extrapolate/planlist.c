@@ -91,7 +91,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         return MT_OK;
     }
     if (!strcmp(field, "schedule")) return mt_pp_schedule_parse(v, &p->schedule, err);
-    if (!strcmp(field, "recompute") && mt_recompute_parse(v, &p->recompute, err) != MT_OK)
+    if (!strcmp(field, "recompute") && mt_recompute_spec_parse(v, p, err) != MT_OK)
         return mt_error_prefix(err, "--plans: plan '%s'", plan_text);
     if (!strcmp(field, "recompute")) return MT_OK;
     if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
@@ -145,8 +145,15 @@ mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out
         mt_plan p = *base;
         p.dp = p.tp = p.pp = p.micro_batches = 0;
         char *save_field = NULL;
-        for (char *fl = strtok_r(pl, ":", &save_field); fl && rc == MT_OK; fl = strtok_r(NULL, ":", &save_field))
+        for (char *fl = strtok_r(pl, ":", &save_field); fl && rc == MT_OK; fl = strtok_r(NULL, ":", &save_field)) {
+            char joined[128]; /* recompute=every:K and recompute=ops:save=... hold the field separator */
+            if (!strcmp(fl, "recompute=every") || !strcmp(fl, "recompute=ops")) {
+                const char *rest = strtok_r(NULL, ":", &save_field);
+                snprintf(joined, sizeof joined, "%s:%s", fl, rest ? rest : "");
+                fl = joined;
+            }
             rc = parse_field(fl, &p, plan_text, err);
+        }
         v[count++] = p;
     }
     if (rc == MT_OK && count == 0)
@@ -349,7 +356,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
     if (p->pp > 1) ADD("schedule=%s", mt_pp_schedule_name(p->schedule));
     if (p->vpp > 1) ADD("vpp=%d", p->vpp);
-    if (p->recompute != MT_RECOMPUTE_NONE) ADD("recompute=%s", mt_recompute_name(p->recompute));
+    if (p->recompute != MT_RECOMPUTE_NONE) ADD("recompute=%s", mt_recompute_label(p, (char[48]){0}, 48));
     if (at == 0) ADD(p->dp || p->tp || p->pp ? "single" : "default");
     if (strcmp(p->placement, def.placement)) ADD("placement=%s", p->placement);
     if (p->algo != def.algo) ADD("algo=%s", mt_coll_algo_name(p->algo));
@@ -381,7 +388,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     if (pl->expert_skew >= 0) json_object_set_new(plan, "expert_skew", json_real(pl->expert_skew));
     json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
     json_object_set_new(plan, "vpp", json_integer(pl->vpp > 1 ? pl->vpp : 1));
-    json_object_set_new(plan, "recompute", json_string(mt_recompute_name(pl->recompute)));
+    json_object_set_new(plan, "recompute", json_string(mt_recompute_label(pl, (char[48]){0}, 48)));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));
     json_object_set_new(plan, "first_bucket_bytes", json_real(pl->first_bucket_bytes));
     json_object_set_new(plan, "placement", json_string(pl->placement));

@@ -67,6 +67,7 @@ static int32_t ref_tensor(const trace *t, const trace_op *o, int32_t q) {
     return t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
 }
 
+
 static int64_t shift_id(int64_t id, int32_t c, int64_t off) { return c >= 0 && id >= 0 ? id + (c + 1) * off : id; }
 
 static int64_t slot_ns(const trace *t, int32_t i) {
@@ -82,9 +83,11 @@ static int is_state(trace_role role) {
 static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
     const trace *t = r->t;
     int32_t j = PENDING;
+    int opt = o->phase == TRACE_PHASE_OPTIMIZER; /* its temporaries (scalars, reused buffers) say nothing */
     for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
         int32_t x = ref_tensor(t, o, q);
-        if (x < 0 || t->tensors[x].first_op == i || r->tb[x] == PENDING) continue;
+        if (x < 0 || t->tensors[x].first_op == i || r->tb[x] == PENDING || (opt && !is_state(t->tensors[x].role)))
+            continue;
         if (r->tb[x] == NONE) {
             if (is_state(t->tensors[x].role)) return NONE;
             continue;
@@ -93,6 +96,46 @@ static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
         else if (j != r->tb[x]) return NONE;
     }
     return j;
+}
+
+/* Optimizer state of no block follows its parameter: in an op of no block over lists (a foreach or
+ * fused step: `_foreach_lerp_(exp_avgs, grads, w)`, `_foreach_addcdiv_(params, exp_avgs, denoms)`,
+ * `_fused_adam_(params, grads, exp_avgs, ...)`), element q of one list argument and element q of
+ * another of the same length belong to the same parameter. A state (or a temporary: the gradient
+ * lists a step makes) of no block at q takes the block of what is at q in the other list, until
+ * nothing changes (exp_avg_sq reaches its block through the gradient list that exp_avg reached). */
+static const trace_tref *use_at(const trace *t, const trace_op *o, int32_t q) {
+    return &t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count];
+}
+
+/* The uses of the list argument starting at use q (0 when q is not its first use). */
+static int32_t list_len(const trace *t, const trace_op *o, int32_t q) {
+    int32_t end = q < o->in_count ? o->in_count : o->in_count + o->out_count, len = 1;
+    if (q != 0 && q != o->in_count && use_at(t, o, q - 1)->arg == use_at(t, o, q)->arg) return 0;
+    while (q + len < end && use_at(t, o, q + len)->arg == use_at(t, o, q)->arg) len++;
+    return len;
+}
+
+static int follows(const rep *r, int32_t x) {
+    trace_role role = r->t->tensors[x].role;
+    return r->tb[x] == NONE && (role == TRACE_ROLE_OPTSTATE || role == TRACE_ROLE_OTHER);
+}
+
+/* One round over op i's lists; returns how many tensors took a block. */
+static int pair_states(rep *r, int32_t i) {
+    const trace *t = r->t;
+    const trace_op *o = &t->ops[i];
+    int32_t n = o->in_count + o->out_count;
+    int moved = 0;
+    for (int32_t a = 0; a < n; a++) {
+        int32_t len = list_len(t, o, a);
+        for (int32_t b = 0; len >= 2 && b < n; b++)
+            for (int32_t q = 0; b != a && list_len(t, o, b) == len && q < len; q++) {
+                int32_t s = use_at(t, o, a + q)->tensor, p = use_at(t, o, b + q)->tensor;
+                if (s >= 0 && p >= 0 && follows(r, s) && r->tb[p] >= 0) r->tb[s] = r->tb[p], moved++;
+            }
+    }
+    return moved;
 }
 
 static void own(rep *r) {
@@ -133,6 +176,11 @@ static void own(rep *r) {
     }
     for (int32_t x = 0; x < t->n_tensors; x++)
         if (r->tb[x] == PENDING) r->tb[x] = r->ob[t->tensors[x].first_op];
+    for (int moved = 1, round = 0; moved && round < 8; round++) {
+        moved = 0;
+        for (int32_t i = 0; i < t->n_ops; i++)
+            if (r->ob[i] == NONE) moved += pair_states(r, i);
+    }
 }
 
 static mt_status alloc_all(rep *r) {
@@ -185,6 +233,10 @@ static void emit_copy(rep *r, int32_t c, trace_phase ph) {
         r->seq[r->n_seq++] = (slot){r->lst[k], c};
 }
 
+/* A weight, gradient or optimizer state of a block cut away: it goes with its block, even when an op
+ * over every parameter (a foreach step, a bucket's collective) that stays reads it. */
+static int cut_state(const rep *r, int32_t x) { return r->tb[x] >= r->n && is_state(r->t->tensors[x].role); }
+
 /* The result's op sequence, its new op and tensor indices and host starts. */
 static mt_status sequence(rep *r, int64_t n_new) {
     const trace *t = r->t;
@@ -213,7 +265,7 @@ static mt_status sequence(rep *r, int64_t n_new) {
         if (r->onew[i] < 0) continue;
         for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
             int32_t x = ref_tensor(t, o, q);
-            if (x >= 0) read[x] = 1;
+            if (x >= 0 && !cut_state(r, x)) read[x] = 1;
         }
     }
     int32_t nt = 0;
@@ -318,6 +370,10 @@ static mt_status build_ops(const rep *r, trace *o) {
             *(pass ? &d->out_first : &d->in_first) = o->n_trefs;
             for (int32_t q = 0; q < n; q++) {
                 trace_tref tr = t->trefs[first + q];
+                if (tr.tensor >= 0 && cut_state(r, tr.tensor)) { /* its list shortens */
+                    (*(pass ? &d->out_count : &d->in_count))--;
+                    continue;
+                }
                 memcpy(o->dims + o->n_dims, t->dims + tr.shape_off, (size_t)tr.ndim * sizeof *o->dims);
                 tr.shape_off = o->n_dims;
                 o->n_dims += tr.ndim;

@@ -9,8 +9,12 @@
  * using it. An op of no layer that no tensor places takes, in the optimizer, the block of the next
  * optimizer op (Adam's step counter), in backward the block of the backward op before it (an
  * AccumulateGrad making its gradient inside it runs right after the op that made the gradient);
- * an op touching several blocks (a foreach optimizer op, a bucket's collective) belongs to none
- * and is kept once; an optimizer one among them (a foreach or fused step over every parameter,
+ * an optimizer op's temporaries (scalars, reused buffers) do not place it. An op touching several
+ * blocks (a foreach optimizer op, a bucket's collective) belongs to none and is kept once, but the
+ * optimizer state it updates follows its parameters: element q of one of its list arguments and
+ * element q of another list of the same length are one parameter's, so a state of no block takes
+ * the block of the weight or gradient beside it (exp_avg beside the weight in `_foreach_addcdiv_`,
+ * exp_avg_sq through the gradient list exp_avg shares in `_foreach_lerp_`); an optimizer one among them (a foreach or fused step over every parameter,
  * PyTorch 2.x's default on GPUs) has its kernels lengthened as the model's weights grow (weight
  * bytes at N blocks over the traced ones), their order and gaps kept.
  * N > k: copy c (0 <= c < N - k) repeats block c mod k (the traced blocks in turn, so a slow block
@@ -18,7 +22,9 @@
  * its backward ops just before the last block's (copies in reverse), each with new op ids, layers,
  * tensors (ET and storage ids offset), saved activations, kernels, collectives and host calls; the
  * ops after the insertion shift by the copies' host time. N < k: blocks N..k-1 and their ops, saved
- * activations, kernels, collectives and host calls go; their tensors too unless a kept op reads them.
+ * activations, kernels, collectives and host calls go; their tensors too unless a kept op reads them,
+ * and their weights, gradients and optimizer state always (a kept op over every parameter loses
+ * their uses from its lists).
  * Invariant of the result (*out): a trace as tracer/trace.h states it (ops sorted by host start,
  * ids = indices, kernels sorted per op, totals re-derived by mt_tb_retotal), with roles, classes
  * and layers carried from t; its layers are t's with the block range holding N blocks; every op

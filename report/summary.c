@@ -99,7 +99,8 @@ static void print_recompute(FILE *out, const mt_program *p) {
         if (p->stages[k].recompute_ps > w->recompute_ps) w = &p->stages[k];
     char b[32], c[32];
     fprintf(out, "           recompute: %s, %.3f ms of forward re-run per step (the busiest stage), %s kept per "
-            "micro-batch, %s while a layer runs backward\n", mt_recompute_name(p->plan.recompute), ms(w->recompute_ps),
+            "micro-batch, %s while a layer runs backward\n", mt_recompute_label(&p->plan, (char[48]){0}, 48),
+            ms(w->recompute_ps),
             mt_fmt_bytes(w->act_bytes_per_mb, b, sizeof b), mt_fmt_bytes(w->act_bytes_transient, c, sizeof c));
 }
 
@@ -253,7 +254,7 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     json_object_set_new(o, "plan", plan);
     char sched[32];
     json_object_set_new(o, "schedule", json_string(pl->pp > 1 ? mt_plan_schedule_label(pl, sched, sizeof sched) : "none"));
-    json_object_set_new(o, "recompute", json_string(mt_recompute_name(pl->recompute)));
+    json_object_set_new(o, "recompute", json_string(mt_recompute_label(pl, (char[48]){0}, 48)));
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
     json_object_set_new(o, "network", json_string(s->network));

@@ -14,6 +14,10 @@
 
 /* ---- values that need more than a store ------------------------------------------------- */
 
+static mt_status set_recompute(void *base, const char *v, mt_error *err) {
+    return mt_recompute_spec_parse(v, &((mt_run_config *)base)->plan, err);
+}
+
 static mt_status set_schedule(void *base, const char *v, mt_error *err) {
     mt_run_config *c = base;
     MT_CHECK(mt_pp_schedule_parse(v, &c->plan.schedule, err));
@@ -93,9 +97,13 @@ static const mt_flag PLAN[] = {
     {"--vpp", MT_FLAG_INT, CFG(plan.vpp), "V", "interleaved 1F1B (Megatron's virtual pipeline): V model chunks per "
      "GPU, the layers cut into P x V chunks, chunk c on stage c mod P; needs --pp > 1, the 1f1b schedule and "
      "--micro-batches a multiple of P (default 1: plain 1F1B)", .lo = 1, .hi = 1 << 10},
-    {"--recompute", MT_FLAG_CHOICE, CFG(plan.recompute), MT_RECOMPUTE_CHOICES, "activation recomputation: full re-runs "
-     "every layer's forward before its backward and keeps only each layer's input (Megatron's full checkpointing); "
-     "selective re-runs the attention core (QK^T, softmax, dropout, PV) and drops its activations (default none)",
+    {"--recompute", MT_FLAG_CALL, 0, MT_RECOMPUTE_SPEC, "activation recomputation (docs/memory.md): full re-runs "
+     "each transformer block's forward before its backward and keeps only its input (Megatron's full checkpointing: "
+     "the repeating blocks, not the embedding, head and loss; every layer where no block repeats); every:K the same "
+     "for every K-th block only (torchtitan's layer-selective AC); ops:save=LIST re-runs each block but the ops whose "
+     "outputs LIST saves (PyTorch's op-level selective checkpointing: attn, mm, mm/K = every K-th matmul; e.g. "
+     "ops:save=attn,mm/2); selective re-runs Megatron's attention core (QK^T, softmax, dropout, PV; a fused SDPA / "
+     "flash attention keeps no scores, so it saves little) (default none)", .call = set_recompute,
      .choices = MT_RECOMPUTE_CHOICES},
     {"--bucket", MT_FLAG_BYTES, CFG(plan.bucket_bytes), "SIZE", "DDP bucket size (default 25MiB)", .lo = 0,
      .lo_open = 1},
@@ -277,7 +285,7 @@ static const mt_flag COMPARE[] = {
      "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
      "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
      "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
-     "vpp=V, recompute=none|selective|full, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
+     "vpp=V, recompute=none|selective|full|every:K|ops:save=attn+mm/2, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
      "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
      .call = set_plans},
     {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "

@@ -16,6 +16,9 @@
 #    times (not pipeline cuts, which balance each recording's own op times);
 #  - --blocks 8 of the 8-block trace is that trace (1 GPU and PP 4, to 1e-4 %); --blocks 2 of it has the
 #    2-block model's parameters, gradients, state and activations per GPU (1 GPU, FSDP 4);
+#  - the whole state: a foreach optimizer's Adam state follows each parameter's block (llama3-8b 2 ->
+#    32 blocks: 2 states x 2 B x P; --fsdp over 8 of 2 -> 8 blocks: the 8-block trace's state per GPU);
+#    --blocks 1 of l8h16 drops 7 blocks' weights, gradients and state; inspect and simulate agree;
 #  - refused in one line, exit 2: no repeating block, N = 0, N > 1024, N not a number.
 # Usage: bash blocks.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
@@ -72,6 +75,41 @@ def mem(args):
 for plan in ([\"--gpus\", \"1\"], [\"--gpus\", \"4\", \"--fsdp\"]):
     a, b = mem([\"$W\", \"--blocks\", \"2\"] + plan), mem([\"$S\"] + plan)
     assert a == b, (plan, a, b)"'
+# the whole state follows --blocks (issue 43 item 5): a foreach / fused optimizer's state (one op over
+# every parameter) goes with each parameter's block, and a cut takes the cut blocks' weights,
+# gradients and state with it; inspect and simulate count the same bytes.
+L="$T/h100-llama3-8b-2blocks-b1-bf16" L8="$T/h100-llama3-8b-8blocks-b1-bf16"
+if [ -d "$L" ] && [ -d "$L8" ]; then
+  check "llama3-8b 2 -> 32 blocks: bf16 Adam state 2 x 2 B x P, in inspect and simulate alike" 'python3 -c "
+import json, subprocess
+run = lambda *a: json.loads(subprocess.run([\"$bin\"] + list(a), capture_output=True, text=True).stdout)
+i = run(\"inspect\", \"$L\", \"--blocks\", \"32\", \"--json\")
+g = run(\"simulate\", \"$L\", \"--gpus\", \"1\", \"--blocks\", \"32\", \"--json\")[\"gpus\"][0][\"mem_bytes\"]
+b, P = i[\"tensor_bytes\"], i[\"param_count\"]
+assert abs(b[\"weight\"] / (2 * P) - 1) < 1e-6 and abs(b[\"optimizer_state\"] / (2 * 2 * P) - 1) < 1e-6, (b, P)
+assert (g[\"params\"], g[\"grads\"], g[\"optimizer\"]) == (b[\"weight\"], b[\"gradient\"], b[\"optimizer_state\"]), (g, b)"'
+  check "llama3-8b: --gpus 8 --fsdp --blocks 8 of the 2-block trace holds the 8-block trace's state per GPU" 'python3 -c "
+import json, subprocess
+mem = lambda *a: json.loads(subprocess.run([\"$bin\", \"simulate\"] + list(a) + [\"--gpus\", \"8\", \"--fsdp\", \"--json\"],
+                                        capture_output=True, text=True).stdout)[\"gpus\"][0][\"mem_bytes\"]
+a, b = mem(\"$L\", \"--blocks\", \"8\"), mem(\"$L8\")
+for k in (\"params\", \"grads\", \"optimizer\"): assert abs(a[k] / b[k] - 1) < 1e-6, (k, a, b)"'
+fi
+check "l8h16 --blocks 1: the 1-block model (traced - 7 (12 h^2 + 13 h) x 4 B), its gradients and Adam state 2 x" 'python3 -c "
+import json, subprocess
+run = lambda *a: json.loads(subprocess.run([\"$bin\", \"inspect\", \"$T/cpu-gpt-l8h16-b2\", \"--json\"] + list(a), capture_output=True, text=True).stdout)
+w, c, h = run()[\"param_bytes\"], run(\"--blocks\", \"1\")[\"tensor_bytes\"], 512
+assert c[\"weight\"] == c[\"gradient\"] == w - 7 * (12 * h * h + 13 * h) * 4 == 29915136, (w, c)
+assert abs(c[\"optimizer_state\"] / (2 * c[\"weight\"]) - 1) < 1e-4, c"'
+check "TrioSim CSV (resnet50) --blocks 2 of 5: params minus 3 blocks', state 2 x, inspect = simulate" 'python3 -c "
+import json, subprocess
+run = lambda *a: json.loads(subprocess.run([\"$bin\"] + list(a) + [\"--json\"], capture_output=True, text=True).stdout)
+R = \"$T/triosim-csv-resnet50-h100-bs128\"
+full, cut = run(\"inspect\", R), run(\"inspect\", R, \"--blocks\", \"2\")
+g = run(\"simulate\", R, \"--gpus\", \"1\", \"--blocks\", \"2\")[\"gpus\"][0][\"mem_bytes\"]
+b = cut[\"tensor_bytes\"]
+assert cut[\"param_bytes\"] == full[\"param_bytes\"] - 3 * full[\"blocks\"][\"param_bytes\"], (cut[\"param_bytes\"], full)
+assert b[\"optimizer_state\"] == 2 * b[\"weight\"] == 2 * g[\"params\"] == g[\"optimizer\"], (b, g)"'
 refused() { # name, expected text, args...
   local name=$1 want=$2; shift 2
   "$bin" "$@" > "$tmp/r.out" 2> "$tmp/r.err"; local rc=$?

@@ -58,15 +58,55 @@ if all(runs.values()):
         c.check(f"gpt-tiny --recompute {m}: the JSON names it", d["recompute"] == m and d["plan"]["recompute"] == m)
     act = {m: runs[m]["gpus"][0]["mem_bytes"]["activations"] for m in runs}
     c.check("gpt-tiny: activations full < selective < none", act["full"] < act["selective"] < act["none"], act)
-    c.check("gpt-tiny --recompute full: re-runs the whole forward (151.6 ms traced; arange has no backward)",
-            150 < runs["full"]["stages"][0]["recompute_ms"] < 151.6, runs["full"]["stages"][0])
+    # Megatron's full recompute re-runs the transformer blocks only, not the embedding, head and loss
+    rc, out, err = c.run("inspect", gpt)
+    lay = {}  # layer -> forward ms, from inspect's layer table (3 decimals)
+    for l in out.splitlines():
+        f = l.split()
+        if len(f) >= 5 and f[0].startswith("L") and ":" in f[0] and f[0][1:f[0].index(":")].isdigit():
+            lay[int(f[0][1:f[0].index(":")])] = float(f[2])
+    rc, out, err = c.run("inspect", gpt, "--json")
+    blk = json.loads(out)["blocks"] if rc == 0 else None
+    if c.check("gpt-tiny: 4 blocks of 8 layers from L3", blk and blk["count"] == 4 and blk["first_layer"] == 3 and
+               blk["layers"] == 8, blk):
+        F, P = blk["first_layer"], blk["layers"]
+        bfwd = lambda j: sum(lay[F + j * P + i] for i in range(P))
+        c.check("gpt-tiny --recompute full: re-runs the 4 blocks' forward (94.6 ms), not the embedding, head, loss",
+                abs(runs["full"]["stages"][0]["recompute_ms"] - 4 * blk["fwd_ms"]) < 1e-3, (runs["full"]["stages"][0], blk))
+        ev = c.sim(gpt, "--gpus", 1, "--recompute", "every:2")
+        if ev:
+            c.check("gpt-tiny --recompute every:2: re-runs blocks 1 and 3 (torchtitan: every K-th block)",
+                    abs(ev["stages"][0]["recompute_ms"] - bfwd(1) - bfwd(3)) < 0.02, (ev["stages"][0], bfwd(1), bfwd(3)))
+            k = lambda d: d["stages"][0]["activation_bytes_per_micro_batch"]
+            c.check("gpt-tiny every:2: kept = (none + full) / 2 (half the blocks keep only their input)",
+                    k(ev) == (k(runs["none"]) + k(runs["full"])) / 2, (k(ev), k(runs["none"]), k(runs["full"])))
+            c.check("gpt-tiny every:2: the JSON names it", ev["recompute"] == "every:2" and ev["plan"]["recompute"] == "every:2")
+        rc, out, err = c.run("inspect", gpt, "--ops")
+        mm = sum(float(f[3]) for f in (l.split() for l in out.splitlines()) if len(f) >= 7 and f[1] == "forward" and
+                 f[2].isdigit() and F <= int(f[2]) < F + 4 * P and f[-1] == "aten::linear")
+        sv = c.sim(gpt, "--gpus", 1, "--recompute", "ops:save=mm")
+        nothing = c.sim(gpt, "--gpus", 1, "--recompute", "ops:save=")
+        if sv and nothing:
+            c.check("gpt-tiny --recompute ops:save=mm: re-runs the blocks but their linears (full - linears' forward)",
+                    abs(sv["stages"][0]["recompute_ms"] - (runs["full"]["stages"][0]["recompute_ms"] - mm)) < 0.05,
+                    (sv["stages"][0]["recompute_ms"], runs["full"]["stages"][0]["recompute_ms"], mm))
+            c.check("gpt-tiny ops:save=mm keeps more than full, less than none",
+                    k(runs["full"]) < k(sv) < k(runs["none"]), (k(sv), k(runs["full"])))
+            c.check("gpt-tiny ops:save= (nothing saved) is full", nothing["stages"][0] == runs["full"]["stages"][0])
 rc, out, err = c.run("simulate", gpt, "--gpus", 1, "--recompute", "selective")
 c.check("gpt-tiny --recompute selective: the text names it", rc == 0 and "recompute: selective" in out, out[:800])
+c.check("gpt-tiny (eager attention) --recompute selective: no fused-attention warning", "are fused" not in out, out[:800])
+llama = f"{traces}/h100-llama3-8b-2blocks-b1-bf16"
+if os.path.isdir(llama):
+    rc, out, err = c.run("simulate", llama, "--gpus", 1, "--recompute", "selective")
+    c.check("llama3-8b (SDPA) --recompute selective: says the fused attention leaves little to drop",
+            rc == 0 and "--recompute selective: the trace's 2 attention cores are fused" in out, out[-600:])
 tp = {m: c.sim(gpt, "--tp", 2, "--recompute", m) for m in ("none", "full")}
 if all(tp.values()):
-    c.check("gpt-tiny tp=2 --recompute full: the re-run forward repeats its TP collectives",
-            tp["full"]["simulation"]["collectives"] - tp["none"]["simulation"]["collectives"]
-            == tp["none"]["simulation"]["tp_collectives_fwd"], (tp["full"]["simulation"], tp["none"]["simulation"]))
+    c.check("gpt-tiny tp=2 --recompute full: the re-run blocks repeat their 2 forward all-reduces each (Megatron), "
+            "not the embedding's and the loss's",
+            tp["full"]["simulation"]["collectives"] - tp["none"]["simulation"]["collectives"] == 2 * 4,
+            (tp["full"]["simulation"], tp["none"]["simulation"]))
 
 # compare lists the new options when asked, and as before otherwise
 rc, out, err = c.run("compare", gpt, "--gpus", 2, "--recompute-modes", "all", "--vpp-sizes", "1,2", "--json")
@@ -93,6 +133,12 @@ if c.check("compare --plans vpp=2:recompute=selective exits 0", rc == 0, err):
     c.check("compare --plans: both rows ran", len(rows) == 2 and not d.get("skipped") and
             rows["pp=2:mb=4:schedule=1f1b:vpp=2:recompute=selective"]["plan"]["vpp"] == 2, (list(rows), d.get("skipped")))
 
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--plans", "dp=2:recompute=every:2,dp=2:recompute=ops:save=attn+mm/2:mb=2",
+                     "--json")
+if c.check("compare --plans recompute=every:2 / recompute=ops:save=attn+mm/2 exits 0", rc == 0, err):
+    got = sorted(r["plan"]["recompute"] for r in json.loads(out)["rows"]) if "rows" in json.loads(out) else out[:300]
+    c.check("compare --plans: the rows name every:2 and ops:save=attn+mm/2", got == ["every:2", "ops:save=attn+mm/2"], got)
+
 # bad input: one line naming the flag, exit 2
 c.check_bad("--vpp 2 interleaves pipeline stages: it needs --pp 2 or more", "simulate", gpt, "--gpus", 2, "--vpp", 2)
 c.check_bad("--vpp 2 is interleaved 1F1B: it does not go with --schedule gpipe", "simulate", gpt, "--pp", 2,
@@ -102,8 +148,13 @@ c.check_bad("--vpp 2: --micro-batches 2 is not a multiple of --pp 4", "simulate"
 c.check_bad("--vpp 64: 4 stages x 64 chunks = 256 model chunks need at least as many layers", "simulate", gpt,
             "--pp", 4, "--vpp", 64)
 c.check_bad("--vpp needs an integer", "simulate", gpt, "--pp", 2, "--vpp", 0)
-c.check_bad("--recompute needs none, selective or full (got 'some')", "simulate", gpt, "--gpus", 1,
-            "--recompute", "some")
+c.check_bad("unknown recompute mode 'some' (--recompute takes none, selective, full, every:K or ops:save=LIST)",
+            "simulate", gpt, "--gpus", 1, "--recompute", "some")
+c.check_bad("--recompute every:0: every:K needs a block count K >= 1", "simulate", gpt, "--gpus", 1, "--recompute", "every:0")
+c.check_bad("--recompute ops:save=mm/0: 'mm/0' is not a save rule", "simulate", gpt, "--gpus", 1, "--recompute",
+            "ops:save=mm/0")
+c.check_bad("has no repeating transformer block (mitosis inspect lists its layers and blocks), so there is no K-th", "simulate",
+            f"{traces}/cpu-dlrm-tiny-b4", "--gpus", 1, "--recompute", "every:2")
 c.check_bad("--recompute-modes: unknown mode 'most'", "compare", gpt, "--gpus", 2, "--recompute-modes", "none,most")
 c.check_bad("--vpp-sizes needs up to 8 integers", "compare", gpt, "--gpus", 2, "--vpp-sizes", "1,0")
 c.check_bad("--plans: plan 'pp=2:recompute=half': unknown recompute mode 'half'", "compare", gpt, "--gpus", 2, "--plans", "pp=2:recompute=half")
