@@ -19,6 +19,7 @@
 
 #include "extrapolate/collective.h"
 #include "extrapolate/mesh.h"
+#include "extrapolate/stages.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -51,6 +52,9 @@ typedef struct mt_plan {
     mt_pp_schedule schedule; /* default 1f1b */
     int32_t vpp;             /* interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline);
                                 0 or 1 = none. Resolved to >= 1 */
+    int32_t pp_cut;          /* --pp-cut: MT_PPCUT_* (stages.h); default auto: at blocks on a transformer */
+    int32_t n_pp_layers;     /* --pp-layers: blocks per stage (or per model chunk); 0 = equal */
+    int32_t pp_layers[MT_STAGES_LIST_MAX];
     mt_recompute recompute;  /* default none */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
                                 else 1 */

@@ -21,6 +21,11 @@ static mt_status set_schedule(void *base, const char *v, mt_error *err) {
     return MT_OK;
 }
 
+static mt_status set_pp_layers(void *base, const char *v, mt_error *err) {
+    mt_plan *p = &((mt_run_config *)base)->plan;
+    return mt_stages_list_parse(v, p->pp_layers, &p->n_pp_layers, err);
+}
+
 static mt_status set_placement(void *base, const char *v, mt_error *err) {
     return mt_placement_parse(v, ((mt_run_config *)base)->plan.placement, err);
 }
@@ -93,6 +98,15 @@ static const mt_flag PLAN[] = {
     {"--vpp", MT_FLAG_INT, CFG(plan.vpp), "V", "interleaved 1F1B (Megatron's virtual pipeline): V model chunks per "
      "GPU, the layers cut into P x V chunks, chunk c on stage c mod P; needs --pp > 1, the 1f1b schedule and "
      "--micro-batches a multiple of P (default 1: plain 1F1B)", .lo = 1, .hi = 1 << 10},
+    {"--pp-cut", MT_FLAG_CHOICE, CFG(plan.pp_cut), MT_PPCUT_CHOICES, "where pipeline stages are cut: blocks (as "
+     "Megatron-Core and PyTorch's pipelining: at the trace's repeating block, the same number of blocks per stage and "
+     "per --vpp chunk, the embedding on the first stage, head and loss on the last), time (the cut that balances "
+     "forward + backward + optimizer time, inside blocks if that is faster), auto (default: blocks on a trace whose "
+     "block holds half its layers or more, when they divide P x V, else time with a warning)",
+     .choices = MT_PPCUT_CHOICES},
+    {"--pp-layers", MT_FLAG_CALL, 0, "LIST", "blocks per pipeline stage, e.g. 7,8,8,9 (Megatron's uneven "
+     "decoder_first/last_pipeline_num_layers), or one count per model chunk under --vpp; they add up to the trace's "
+     "blocks (mitosis inspect)", .call = set_pp_layers},
     {"--recompute", MT_FLAG_CHOICE, CFG(plan.recompute), MT_RECOMPUTE_CHOICES, "activation recomputation: full re-runs "
      "every layer's forward before its backward and keeps only each layer's input (Megatron's full checkpointing); "
      "selective re-runs the attention core (QK^T, softmax, dropout, PV) and drops its activations (default none)",
