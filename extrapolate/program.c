@@ -146,7 +146,7 @@ static mt_status assign_stages(mt_bld *b, mt_error *err) {
         mt_status rc = mt_stages_cut_blocks(b->t, &bl, U, P, pl->vpp, pl->pp_layers, pl->n_pp_layers, b->chunk_of_unit,
                                             cut, asked ? err : &e);
         if (rc != MT_OK && (rc != MT_EINVAL || asked)) return rc; /* a refusal of what was asked */
-        if (rc != MT_OK) snprintf(why, sizeof why, "%s", e.msg); /* auto: the time-balanced cut, and why */
+        if (rc != MT_OK) snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, e.msg); /* auto: time-balanced, and why */
     }
     if (P <= 1 && pl->n_pp_layers > 0)
         return mt_fail(err, MT_EINVAL, "--pp-layers needs --pp > 1 (it gives the blocks of each pipeline stage)");

@@ -57,7 +57,7 @@ typedef struct mt_stage_cut {
     int32_t n_blocks;       /* the trace's blocks (0: none found) */
     int32_t first_layer;    /* the first block's first layer, layers per block */
     int32_t block_layers;
-    char why_time[160];     /* time-balanced on a trace with blocks: why (blocks do not divide ...) */
+    char why_time[200];     /* time-balanced on a trace with blocks: why (blocks do not divide ...) */
     int32_t clean_points;   /* unit boundaries where the fewest activation tensors cross (none
                              * counts too: nothing to send) */
     int32_t min_crossing;   /* that fewest number, not counting none */
