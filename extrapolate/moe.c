@@ -447,8 +447,34 @@ mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t wh
     return MT_OK;
 }
 
+mt_status mt_moe_spans(mt_moe *m, const trace *t) {
+    if (m->op_span) return MT_OK;
+    m->op_span = calloc((size_t)(m->n_ops > 0 ? m->n_ops : 1), sizeof *m->op_span);
+    if (!m->op_span) return MT_ENOMEM;
+    for (int32_t k = 0; k < m->n_layers; k++) {
+        const mt_moe_layer *L = &m->l[k];
+        for (int32_t i = L->router; i >= 0 && i <= L->last_fwd && i < m->n_ops; i++) m->op_span[i] = 1;
+        if (L->router >= 0 && L->router < m->n_ops) m->op_span[L->router] = 2;
+    }
+    int32_t *last = malloc((size_t)MT_MOE_MAX_EXPERTS * sizeof *last); /* per expert: its last linear so far */
+    if (!last) return MT_ENOMEM;
+    for (int32_t k = 0; k < m->n_layers; k++) {
+        const mt_moe_layer *L = &m->l[k];
+        for (int32_t e = 0; e < MT_MOE_MAX_EXPERTS; e++) last[e] = -1;
+        for (int32_t i = L->first_fwd; i >= 0 && i <= L->last_fwd && i < m->n_ops && i < t->n_ops; i++) {
+            int32_t e = m->op_expert[i];
+            if (e >= 0 && e < MT_MOE_MAX_EXPERTS && t->ops[i].tp == TRACE_TP_LINEAR && !L->batched) last[e] = i;
+        }
+        for (int32_t e = 0; e < MT_MOE_MAX_EXPERTS && e < L->experts; e++)
+            if (last[e] >= 0) m->op_span[last[e]] = 3;
+    }
+    free(last);
+    return MT_OK;
+}
+
 void mt_moe_free(mt_moe *m) {
     if (!m) return;
+    free(m->op_span);
     free(m->l);
     free(m->traced);
     free(m->op_moe);

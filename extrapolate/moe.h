@@ -69,6 +69,9 @@ typedef struct mt_moe {
     double *traced;          /* per layer x expert: traced rows of the expert */
     int32_t *op_moe, *op_expert; /* per op: its MoE layer and expert, -1 */
     int32_t n_ops;
+    int8_t *op_span;         /* mt_moe_spans, per op: 2 a router, 3 an expert's last linear (row parallel
+                              * under expert TP), 1 another forward op from a router to its experts' last
+                              * forward op, 0 outside; NULL until then */
     /* mt_moe_plan: */
     int32_t ep;
     int measured;            /* shares are the traced ones */
@@ -90,6 +93,10 @@ void mt_moe_free(mt_moe *m);
 /* Spreads the experts over ep ranks with the traced shares (skew < 0) or Zipf(skew) over a
  * permutation drawn from seed. MT_EINVAL when ep does not divide a layer's expert count. */
 mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_error *err);
+
+/* Fills m->op_span (expert tensor parallelism: what runs on the rank's own tokens). MT_ENOMEM only.
+ * O(ops). */
+mt_status mt_moe_spans(mt_moe *m, const trace *t);
 
 /* The factor on op's time on EP rank r: 1 for a non-expert op, ep x rank_share for an expert op. */
 double mt_moe_op_factor(const mt_moe *m, int32_t op, int32_t r);

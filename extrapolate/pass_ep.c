@@ -12,11 +12,14 @@
  * all-reduced per MoE layer, once its last backward micro-batch is done, over the expert-data-parallel
  * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp's
  * DDP buckets, whose DP group spans ep x dp (group.c). A GPU's weights, memory and optimizer share
- * count its E / ep experts (statemem.h's ep class). --ep with --tp is refused: the TP pass knows no
- * router nor experts (it would split the router and take an expert's first linear for a row-parallel
- * one), so expert tensor parallelism is not modelled. With --expert-skew and no --ep the load changes the expert
- * ops' time on one GPU only.
- * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1; each expert
+ * count its E / ep experts (statemem.h's ep class). --ep with --tp is Megatron-Core's expert tensor
+ * parallelism with the expert-TP size equal to T (its default): it needs --sp as Megatron does; each rank
+ * dispatches its own 1/T of the tokens (all-to-all bytes / T), the TP group all-gathers what its EP rank
+ * received before the experts and reduce-scatters their outputs after (etp()), an expert's weights are
+ * split T ways (pass_tp.c: 1/(E/ep experts x T) of them per GPU), the router stays whole, running on the
+ * rank's tokens. With --expert-skew and no --ep the load changes the expert ops' time on one GPU only.
+ * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1 (and under --tp one
+ * all-gather and one reduce-scatter of the routed rows on the TP group in each direction); each expert
  * gradient byte is all-reduced once, on edp, and never in a DP bucket.
  */
 #include <stdio.h>
@@ -57,10 +60,9 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     if (pl->ep > 1 && (pl->zero || pl->fsdp))
         return mt_fail(err, MT_EINVAL, "--ep with --zero or --fsdp is not modelled (expert parallelism uses DDP "
                        "for the dense parameters)");
-    if (pl->ep > 1 && pl->tp > 1)
-        return mt_fail(err, MT_EINVAL, "--ep with --tp is not modelled (tensor parallelism would split the router and "
-                       "take each expert's first linear for a row-parallel one, not Megatron's expert tensor "
-                       "parallelism): drop --tp or --ep");
+    if (pl->ep > 1 && pl->tp > 1 && !pl->sp)
+        return mt_fail(err, MT_EINVAL, "--ep with --tp needs --sp: Megatron-Core requires sequence parallelism when "
+                       "expert and tensor parallelism are combined (each rank routes its own 1/T of the tokens)");
     if (pl->ep > 1 && pl->cp > 1)
         return mt_fail(err, MT_EINVAL, "--ep with --cp is not modelled (the dense gradients would reduce over "
                        "dp x cp x ep): drop one of them");
@@ -81,6 +83,7 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     x->pending = calloc((size_t)x->moe->n_layers, sizeof *x->pending);
     if (!x->pending) return MT_ENOMEM;
     if (pl->ep > 1) mark_expert_weights(b, x->moe);
+    if (pl->ep > 1 && pl->tp > 1) MT_CHECK(mt_moe_spans(x->moe, b->t)); /* pass_tp.c splits the experts */
     x->ep_kind = mt_groups_add(&b->p->groups, MT_DIM_BIT(MT_DIM_EP), 0, "ep");
     x->edp_kind = mt_groups_add(&b->p->groups, MT_DIMS_DP, 0, "edp");
     if (x->ep_kind < 0 || x->edp_kind < 0)
@@ -119,9 +122,15 @@ static mt_status ep_analyse(mt_bld *b, void *st, mt_error *err) {
     return MT_OK;
 }
 
+/* The routed rows' bytes of MoE layer k at the micro-batch (one replica's tokens). */
+static double routed_bytes(const mt_bld *b, const mt_moe_layer *L) {
+    return L->routed * L->hidden * L->itemsize * b->plan->batch_factor;
+}
+
+/* An all-to-all of layer k over the EP group: a rank's own tokens, 1/T of the replica's under --tp (--sp). */
 static mt_status a2a(mt_bld *b, ep_state *x, mt_emit *em, int32_t k, int combine, int32_t op, int32_t mb) {
     const mt_moe_layer *L = &x->moe->l[k];
-    double bytes = L->routed * L->hidden * L->itemsize * b->plan->batch_factor;
+    double bytes = routed_bytes(b, L) / b->plan->tp;
     int32_t layer = mt_bld_layer(b, op);
     trace_phase ph = (trace_phase)b->t->ops[op].phase;
     MT_CHECK(mt_emit_coll(em, x->ep_kind, MT_COLL_ALLTOALL, MT_COLL_WHY_EP, 1, bytes, layer, mb, ph));
@@ -131,14 +140,25 @@ static mt_status a2a(mt_bld *b, ep_state *x, mt_emit *em, int32_t k, int combine
     return MT_OK;
 }
 
+/* Expert tensor parallelism (--tp > 1): after a dispatch the TP group all-gathers the tokens it received, so
+ * each rank's 1/T of the experts' weights sees all of them; before a combine the experts' partial outputs
+ * are reduce-scattered back to each rank's 1/T (Megatron-Core's MoE token dispatcher). In backward, the
+ * same in reverse order. Bytes: the replica's routed rows (the gathered tensor). */
+static mt_status etp(mt_bld *b, mt_emit *em, const mt_moe_layer *L, mt_coll_op c, int32_t op, int32_t mb) {
+    if (b->plan->tp <= 1) return MT_OK;
+    trace_phase ph = (trace_phase)b->t->ops[op].phase;
+    return mt_emit_coll(em, MT_GROUP_TP, c, ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
+                        routed_bytes(b, L), mt_bld_layer(b, op), mb, ph);
+}
+
 static mt_status ep_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
     (void)last;
     ep_state *x = st;
     if (!x || b->plan->ep <= 1 || x->moe->op_moe[op] < 0) return MT_OK;
     const mt_moe_layer *L = &x->moe->l[x->moe->op_moe[op]];
-    if (op == L->first_fwd) return a2a(b, x, em, x->moe->op_moe[op], 0, op, mb);
-    if (op == L->first_bwd) return a2a(b, x, em, x->moe->op_moe[op], 1, op, mb); /* the combine's gradient */
-    return MT_OK;
+    if (op != L->first_fwd && op != L->first_bwd) return MT_OK;
+    MT_CHECK(a2a(b, x, em, x->moe->op_moe[op], op == L->first_bwd, op, mb)); /* dispatch, or the combine's gradient */
+    return etp(b, em, L, MT_COLL_ALLGATHER, op, mb);
 }
 
 static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -149,9 +169,10 @@ static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     mt_task *t = em->sp->n_tasks > 0 ? &em->sp->tasks[em->sp->n_tasks - 1] : NULL;
     if (t && t->kind == MT_TASK_COMPUTE) t->moe = 1; /* its time depends on the EP rank */
     if (b->plan->ep <= 1) return MT_OK;
-    if (op == L->last_fwd) return a2a(b, x, em, k, 1, op, mb);
-    if (op != L->last_bwd) return MT_OK;
-    MT_CHECK(a2a(b, x, em, k, 0, op, mb)); /* the dispatch's gradient */
+    if (op != L->last_fwd && op != L->last_bwd) return MT_OK;
+    MT_CHECK(etp(b, em, L, MT_COLL_REDUCESCATTER, op, mb));
+    MT_CHECK(a2a(b, x, em, k, op == L->last_fwd, op, mb)); /* the combine, or the dispatch's gradient */
+    if (op == L->last_fwd) return MT_OK;
     if (!last || x->pending[k] <= 0 || b->plan->dp <= 1) return MT_OK;
     return mt_emit_coll(em, x->edp_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_EP_GRAD, 0, x->pending[k], mt_bld_layer(b, op),
                         mb, TRACE_PHASE_BACKWARD);

@@ -194,6 +194,10 @@ static int pp_warning(mt_bld *b, void *st, char *buf, int len) {
         snprintf(buf, (size_t)len, "the trace has no tensor shapes: pipeline stages send 0-byte activations");
         return 4;
     }
+    if (b->plan->pp > 1 && b->p->stage_cut.why_time[0]) { /* --pp-cut auto fell back to the time-balanced cut */
+        snprintf(buf, (size_t)len, "pipeline cut time-balanced: %s", b->p->stage_cut.why_time);
+        return 2;
+    }
     return 0;
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "extrapolate/build.h"
+#include "extrapolate/moe.h"
 #include "extrapolate/tpsites.h"
 #include "util/units.h"
 #include "util/vec.h"
@@ -381,10 +382,30 @@ static mt_status tp_outside(mt_bld *b, tp_state *x, region *r, int32_t i) {
     return tp_gather_seq(b, x, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
 }
 
+/* Expert tensor parallelism (--ep with --tp, Megatron-Core's MoE layer; pass_ep.c emits its all-to-alls and the
+ * expert-TP all-gather / reduce-scatter around the experts): from the router to the experts' last forward op,
+ * an expert's op works on 1/T of its weights (its linears column then row parallel, no collective of their
+ * own); the router and the gating between run replicated on the rank's own 1/T of the tokens (sequence
+ * parallel, which Megatron requires here), their weights whole. 1 when op i is such an op. */
+static int tp_moe_op(mt_bld *b, region *r, int32_t i) {
+    const mt_moe *m = b->p->moe;
+    if (!m || b->plan->ep <= 1 || !m->op_span || !m->op_span[i]) return 0;
+    int32_t T = b->plan->tp;
+    if (m->op_expert[i] >= 0) {
+        b->split[i] = T; /* weights / T: mt_bld_weight_split = split / tok */
+        b->row[i] = m->op_span[i] == 3; /* the last linear is row parallel: its bias whole */
+        return 1;
+    }
+    if (b->t->ops[i].tp == TRACE_TP_LINEAR && m->op_span[i] != 2) return 0; /* a shared expert: a dense MLP */
+    if (r->seq) b->split[i] = b->tok[i] = T;
+    return 1;
+}
+
 static mt_status tp_walk_op(mt_bld *b, tp_state *x, region *r, int32_t i) {
     const trace *t = b->t;
     const trace_op *o = &t->ops[i];
     int32_t T = b->plan->tp;
+    if (tp_moe_op(b, r, i)) return MT_OK;
     if (o->tp == TRACE_TP_LINEAR) return tp_linear(b, x, r, i);
     if (o->tp == TRACE_TP_VOCAB_LOSS && r->open) return tp_vocab_loss(b, x, r, i);
     if (o->tp == TRACE_TP_CONV) {

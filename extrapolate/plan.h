@@ -19,6 +19,7 @@
 
 #include "extrapolate/collective.h"
 #include "extrapolate/mesh.h"
+#include "extrapolate/stages.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -57,6 +58,9 @@ typedef struct mt_plan {
     mt_pp_schedule schedule; /* default 1f1b */
     int32_t vpp;             /* interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline);
                                 0 or 1 = none. Resolved to >= 1 */
+    int32_t pp_cut;          /* --pp-cut: MT_PPCUT_* (stages.h); default auto: at blocks on a transformer */
+    int32_t n_pp_layers;     /* --pp-layers: blocks per stage (or per model chunk); 0 = equal */
+    int32_t pp_layers[MT_STAGES_LIST_MAX];
     mt_recompute recompute;  /* default none */
     int32_t rc_every;        /* full: re-run every K-th block only (blocks K-1, 2K-1, ...); 0 or 1 = every one */
     int32_t rc_save_attn;    /* ops: 1 keeps the attention ops' outputs (SDPA, flash, eager QK^T / PV) */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
 #include "extrapolate/moe.h"
 #include "extrapolate/stages.h"
@@ -146,10 +147,28 @@ static double send_cost_traced(const mt_bld *b) {
     return modelled > 0 ? k * traced / modelled : k;
 }
 
-static mt_status assign_stages(mt_bld *b) {
-    int32_t U = b->n_units, P = b->plan->pp;
-    MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, b->plan->vpp, send_cost_traced(b), b->chunk_of_unit,
-                                  &b->p->stage_cut));
+static mt_status assign_stages(mt_bld *b, mt_error *err) {
+    const mt_plan *pl = b->plan;
+    int32_t U = b->n_units, P = pl->pp;
+    mt_stage_cut *cut = &b->p->stage_cut;
+    mt_blocks bl;
+    memset(&bl, 0, sizeof bl);
+    int asked = pl->pp_cut == MT_PPCUT_BLOCKS || pl->n_pp_layers > 0;
+    if (P > 1 && pl->pp_cut != MT_PPCUT_TIME) mt_blocks_find(b->t, &bl);
+    char why[sizeof cut->why_time] = "";
+    if (P > 1 && pl->pp_cut != MT_PPCUT_TIME && (asked || mt_stages_blocks_default(b->t, &bl))) {
+        mt_error e = {MT_OK, ""};
+        mt_status rc = mt_stages_cut_blocks(b->t, &bl, U, P, pl->vpp, pl->pp_layers, pl->n_pp_layers, b->chunk_of_unit,
+                                            cut, asked ? err : &e);
+        if (rc != MT_OK && (rc != MT_EINVAL || asked)) return rc; /* a refusal of what was asked */
+        if (rc != MT_OK) snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, e.msg); /* auto: time-balanced, and why */
+    }
+    if (P <= 1 && pl->n_pp_layers > 0)
+        return mt_fail(err, MT_EINVAL, "--pp-layers needs --pp > 1 (it gives the blocks of each pipeline stage)");
+    if (cut->kind == MT_CUT_TIME) {
+        MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, pl->vpp, send_cost_traced(b), b->chunk_of_unit, cut));
+        snprintf(cut->why_time, sizeof cut->why_time, "%s", why);
+    }
     for (int32_t u = 0; u < U; u++) b->stage_of_unit[u] = b->chunk_of_unit[u] % P;
     for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {
@@ -538,7 +557,7 @@ static mt_status build(mt_bld *b, mt_error *err) {
     if (plan->pp * plan->vpp > b->n_units)
         return mt_fail(err, MT_EINVAL, "--vpp %d: %d model chunks need at least as many layers; the trace has %d",
                        plan->vpp, plan->pp * plan->vpp, b->n_units);
-    MT_CHECK(assign_stages(b));
+    MT_CHECK(assign_stages(b, err));
     MT_CHECK(find_anchors(b));
     for (int pi = 0; pi < N_PASSES; pi++)
         if (passes[pi]->prepare) MT_CHECK(passes[pi]->prepare(b, &b->state[pi], err));

@@ -1,8 +1,11 @@
 /* extrapolate/stages.c — the pipeline partitioner (see stages.h). */
 #include "extrapolate/stages.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/units.h"
 
 static int role_of(const trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
@@ -357,7 +360,8 @@ mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, i
             cost[unit[i]] += (double)t->ops[i].dev_ns + 1.0; /* +1: empty layers still weigh */
     if (rc == MT_OK) rc = add_optimizer(t, unit, U, cost);
     if (rc == MT_OK) rc = crossings(t, unit, U, cross, xb);
-    mt_stage_cut in = {0, 0, 0};
+    mt_stage_cut in;
+    memset(&in, 0, sizeof in);
     for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) /* the fewest, not counting none (a link lost) */
         if (cross[u] > 0 && (in.min_crossing == 0 || cross[u] < in.min_crossing)) in.min_crossing = cross[u];
     for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) {
@@ -376,4 +380,98 @@ mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, i
     free(cross);
     free(ok);
     return rc;
+}
+
+/* ---- block cuts (as Megatron-Core and PyTorch's pipelining cut a transformer) ------------------- */
+
+int mt_stages_blocks_default(const trace *t, const mt_blocks *bl) {
+    return bl->found && t->n_layers > 0 && 2 * (int64_t)bl->count * bl->layers >= t->n_layers;
+}
+
+mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *blp, int32_t U, int32_t P, int32_t V,
+                               const int32_t *per, int32_t n_per, int32_t *chunk_of_unit, mt_stage_cut *info,
+                               mt_error *err) {
+    const mt_blocks bl = *blp;
+    int32_t K = P * (V > 1 ? V : 1), n = bl.count;
+    if (!bl.found || t->n_layers != U)
+        return mt_fail(err, MT_EINVAL, "--pp-cut blocks: the trace has no repeating block of layers to cut at (mitosis "
+                       "inspect shows its blocks); use --pp-cut time");
+    if (K > MT_STAGES_LIST_MAX)
+        return mt_fail(err, MT_EINVAL, "--pp %d --vpp %d: a block cut names at most %d model chunks; use --pp-cut time",
+                       (int)P, (int)V, MT_STAGES_LIST_MAX);
+    memset(info, 0, sizeof *info);
+    info->n_blocks = n;
+    info->first_layer = bl.first;
+    info->block_layers = bl.layers;
+    info->n_chunks = K;
+    if (n_per > 0) {
+        if (n_per != P && n_per != K)
+            return mt_fail(err, MT_EINVAL, "--pp-layers has %d entr%s: give one per stage (%d) or one per model chunk "
+                           "(%d = --pp x --vpp)", (int)n_per, n_per == 1 ? "y" : "ies", (int)P, (int)K);
+        int64_t sum = 0;
+        for (int32_t c = 0; c < K; c++) {
+            int32_t v = n_per == K ? per[c] : per[c % P];
+            if (n_per != K && v % V)
+                return mt_fail(err, MT_EINVAL, "--pp-layers: stage %d's %d blocks do not split into --vpp %d equal "
+                               "chunks (give one count per chunk, %d entries)", (int)(c % P), (int)v, (int)V, (int)K);
+            info->blocks[c] = n_per == K ? v : v / V;
+            if (info->blocks[c] < 1)
+                return mt_fail(err, MT_EINVAL, "--pp-layers: model chunk %d would hold no block (each stage and chunk "
+                               "needs at least one)", (int)c);
+            sum += info->blocks[c];
+        }
+        if (sum != n)
+            return mt_fail(err, MT_EINVAL, "--pp-layers adds up to %lld blocks; the trace has %d (blocks of %d layer%s "
+                           "from L%d: mitosis inspect)", (long long)sum, (int)n, (int)bl.layers, mt_plural(bl.layers),
+                           (int)bl.first);
+        info->kind = MT_CUT_LIST;
+    } else {
+        if (n % K)
+            return mt_fail(err, MT_EINVAL, "%d blocks do not divide into --pp %d x --vpp %d equal model chunks (Megatron "
+                           "refuses too): give the blocks per stage with --pp-layers, or --pp-cut time", (int)n, (int)P,
+                           (int)(V > 1 ? V : 1));
+        for (int32_t c = 0; c < K; c++) info->blocks[c] = n / K;
+        info->kind = MT_CUT_BLOCKS;
+    }
+    /* chunk c holds blocks [start_c, start_c + blocks[c]) */
+    int32_t end = bl.first + n * bl.layers;
+    for (int32_t u = 0, c = 0, left = info->blocks[0]; u < U; u++) {
+        if (u >= bl.first && u < end && (u - bl.first) % bl.layers == 0 && u > bl.first) {
+            if (--left == 0 && c < K - 1) left = info->blocks[++c];
+        }
+        chunk_of_unit[u] = u < bl.first ? 0 : u >= end ? K - 1 : c;
+    }
+    info->clean_only = 1;
+    return MT_OK;
+}
+
+const char *mt_stages_cut_describe(const mt_stage_cut *c, char *buf, size_t len) {
+    if (c->kind == MT_CUT_TIME || c->n_chunks <= 0) {
+        snprintf(buf, len, "time-balanced");
+        return buf;
+    }
+    size_t at = (size_t)snprintf(buf, len, "blocks ");
+    int same = 1;
+    for (int32_t k = 1; k < c->n_chunks; k++) same &= c->blocks[k] == c->blocks[0];
+    if (same && c->n_chunks > 8)
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%d x %d", (int)c->n_chunks, (int)c->blocks[0]);
+    for (int32_t k = 0; !(same && c->n_chunks > 8) && k < c->n_chunks && at < len; k++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%d", k ? "+" : "", (int)c->blocks[k]);
+    if (at < len && c->kind == MT_CUT_LIST) snprintf(buf + at, len - at, " (--pp-layers)");
+    return buf;
+}
+
+mt_status mt_stages_list_parse(const char *s, int32_t *per, int32_t *n, mt_error *err) {
+    *n = 0;
+    for (const char *p = s; *p;) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || v < 1 || v > (1 << 20) || *n >= MT_STAGES_LIST_MAX)
+            return mt_fail(err, MT_EINVAL, "--pp-layers needs up to %d block counts >= 1 separated by ',', one per "
+                           "stage, e.g. 7,8,8,9 (got '%s')", MT_STAGES_LIST_MAX, s);
+        per[(*n)++] = (int32_t)v;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) return mt_fail(err, MT_EINVAL, "--pp-layers is empty (give blocks per stage, e.g. 7,8,8,9)");
+    return MT_OK;
 }

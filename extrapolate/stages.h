@@ -22,16 +22,42 @@
  * Under --vpp the pieces are P x V model chunks, chunk c on stage c mod P (mt_stages_cut_chunks);
  * there sends are not weighed.
  * Cost: O(ops + trefs + tensors + units (log time + P)).
+ *
+ * Block cuts (mt_stages_cut_blocks), the default on a trace whose repeating block (blocks.h) holds
+ * at least half its layers: as Megatron-Core and PyTorch's pipelining cut a transformer, at block
+ * boundaries, the same number of blocks on every stage and every virtual chunk (Megatron's
+ * num_layers / (P x V)), the layers before the first block (the embedding) on the first chunk, those
+ * after the last (final norm, head, loss) on the last; or as many blocks per stage / chunk as a list
+ * says (--pp-layers, Megatron's uneven first/last stages). When the blocks do not divide P x V and no
+ * list is given Megatron refuses; mitosis then keeps the time-balanced cut and says so in a warning
+ * (compare's plan lists keep such plans); --pp-cut blocks makes it a refusal.
  */
 #ifndef MT_EXTRAPOLATE_STAGES_H
 #define MT_EXTRAPOLATE_STAGES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "extrapolate/blocks.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
+/* How the units were cut: time-balanced (the partitioner above), equal blocks, or a --pp-layers list. */
+typedef enum { MT_CUT_TIME = 0, MT_CUT_BLOCKS, MT_CUT_LIST } mt_cut_kind;
+/* What the plan asks (--pp-cut): blocks when the trace has a transformer block, else time; always
+ * blocks (refused without a block or when they do not divide); always time-balanced. */
+typedef enum { MT_PPCUT_AUTO = 0, MT_PPCUT_BLOCKS, MT_PPCUT_TIME } mt_ppcut;
+#define MT_PPCUT_CHOICES "auto|blocks|time"
+enum { MT_STAGES_LIST_MAX = 256 }; /* entries of a --pp-layers list; chunks a cut names */
+
 typedef struct mt_stage_cut {
+    mt_cut_kind kind;
+    int32_t n_chunks;       /* blocks cut: P x V; 0 when time-balanced */
+    int32_t blocks[MT_STAGES_LIST_MAX]; /* blocks of chunk c (c < n_chunks; chunk c on stage c mod P) */
+    int32_t n_blocks;       /* the trace's blocks (0: none found) */
+    int32_t first_layer;    /* the first block's first layer, layers per block */
+    int32_t block_layers;
+    char why_time[200];     /* time-balanced on a trace with blocks: why (blocks do not divide ...) */
     int32_t clean_points;   /* unit boundaries where the fewest activation tensors cross (none
                              * counts too: nothing to send) */
     int32_t min_crossing;   /* that fewest number, not counting none */
@@ -52,5 +78,25 @@ mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t n_units, in
  * weighs each stage's sends (above). n_units >= P x V. MT_ENOMEM only. */
 mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t V,
                                double send_ns_per_byte, int32_t *chunk_of_unit, mt_stage_cut *info);
+
+/* 1 when t's repeating block (bl, from mt_blocks_find) makes it a model cut at blocks by default:
+ * the blocks hold at least half the trace's layers (a transformer's; not a ResNet's two alike
+ * residual blocks among 41 layers). */
+int mt_stages_blocks_default(const trace *t, const mt_blocks *bl);
+
+/* The block cut of U units (the trace's layers, unit = layer) into P x V chunks, chunk_of_unit[u]:
+ * `per` (n_per entries: P, each a stage's blocks split evenly over its V chunks, or P x V, each a
+ * chunk's in model order; NULL/0: equal) blocks per chunk, the layers before the first block on
+ * chunk 0 and after the last on the last chunk. *info gets the kind and the blocks per chunk.
+ * MT_EINVAL (one line naming --pp-layers or --pp/--vpp) when the blocks do not divide, a list does
+ * not add up to the blocks or has an empty chunk. O(U + P x V). */
+mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *bl, int32_t U, int32_t P, int32_t V, const int32_t *per, int32_t n_per,
+                               int32_t *chunk_of_unit, mt_stage_cut *info, mt_error *err);
+
+/* "blocks 4+4" (the blocks per chunk, chunk order), "blocks 7+8+8+9 (--pp-layers)", "time-balanced". */
+const char *mt_stages_cut_describe(const mt_stage_cut *c, char *buf, size_t len);
+
+/* "7,8,8,9" into per[] (at most MT_STAGES_LIST_MAX positive counts); MT_EINVAL naming --pp-layers. */
+mt_status mt_stages_list_parse(const char *s, int32_t *per, int32_t *n, mt_error *err);
 
 #endif

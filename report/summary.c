@@ -186,6 +186,19 @@ static json_t *stages_json(const mt_program *p) {
     return st;
 }
 
+/* {"kind": "blocks" | "list" | "time", "text": "blocks 4+4", "blocks_per_chunk": [4, 4], "why_time": ...} */
+static json_t *cut_json(const mt_stage_cut *c) {
+    char text[MT_STAGES_LIST_MAX * 4 + 32];
+    json_t *o = json_object(), *per = json_array();
+    json_object_set_new(o, "kind", json_string(c->kind == MT_CUT_BLOCKS ? "blocks" : c->kind == MT_CUT_LIST ? "list"
+                                                                                                            : "time"));
+    json_object_set_new(o, "text", json_string(mt_stages_cut_describe(c, text, sizeof text)));
+    for (int32_t k = 0; c->kind != MT_CUT_TIME && k < c->n_chunks; k++) json_array_append_new(per, json_integer(c->blocks[k]));
+    json_object_set_new(o, "blocks_per_chunk", per);
+    json_object_set_new(o, "why_time", c->why_time[0] ? json_string(c->why_time) : json_null());
+    return o;
+}
+
 static json_t *simulation_json(const mt_run_summary *s) {
     const mt_program *p = s->prog;
     const mt_sim_result *r = s->res;
@@ -290,6 +303,7 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     }
     json_object_set_new(o, "layers", ls);
     json_object_set_new(o, "stages", stages_json(p));
+    if (pl->pp > 1) json_object_set_new(o, "pipeline_cut", cut_json(&p->stage_cut));
     json_object_set_new(o, "simulation", simulation_json(s));
     json_object_set_new(o, "warning", json_string(p->warning));
     json_t *ws = json_array();
@@ -443,12 +457,12 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     if (pl->dp > 1 && p->shard_units)
         fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
     if (pl->dp > 1) fprintf(out, "\n");
-    char sched[32];
+    char sched[32], cut[MT_STAGES_LIST_MAX * 4 + 32];
     if (pl->pp > 1)
         fprintf(out, "           pipeline: %s, %d micro-batch%s", mt_plan_schedule_label(pl, sched, sizeof sched),
                 pl->micro_batches, pl->micro_batches == 1 ? "" : "es");
     if (pl->pp > 1 && pl->vpp > 1) fprintf(out, ", %d model chunks per GPU", (int)pl->vpp);
-    if (pl->pp > 1) fprintf(out, "\n");
+    if (pl->pp > 1) fprintf(out, ", cut: %s\n", mt_stages_cut_describe(&p->stage_cut, cut, sizeof cut));
     if (pl->recompute != MT_RECOMPUTE_NONE) print_recompute(out, p);
 }
 
@@ -634,7 +648,7 @@ mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err)
     return mt_span_filter_ranks(f, keep, n_gpus, err);
 }
 
-enum { RUN_LINES = 18 };
+enum { RUN_LINES = 19 };
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
@@ -666,6 +680,12 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
              (long long)pl->replica_batch, (long long)pl->micro_batch, (long long)t->batch_size);
     else
         LINE("batch", "unknown in the trace: each replica runs the traced batch");
+    if (pl->pp > 1) {
+        char sched[32], cut[MT_STAGES_LIST_MAX * 4 + 32];
+        LINE("pipeline", "%s, %d micro-batch%s, cut: %s", mt_plan_schedule_label(pl, sched, sizeof sched),
+             (int)pl->micro_batches, pl->micro_batches == 1 ? "" : "es",
+             mt_stages_cut_describe(&s->prog->stage_cut, cut, sizeof cut));
+    }
     LINE("network", "%s on %s", s->network, s->topology ? s->topology : "its own endpoints");
     LINE("op times", "%s", op_times(s, dev, sizeof dev));
     if (s->cpu_ranks) LINE("ranks", "%s", MT_CPU_RANKS_TEXT);

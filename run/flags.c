@@ -25,6 +25,11 @@ static mt_status set_schedule(void *base, const char *v, mt_error *err) {
     return MT_OK;
 }
 
+static mt_status set_pp_layers(void *base, const char *v, mt_error *err) {
+    mt_plan *p = &((mt_run_config *)base)->plan;
+    return mt_stages_list_parse(v, p->pp_layers, &p->n_pp_layers, err);
+}
+
 static mt_status set_placement(void *base, const char *v, mt_error *err) {
     return mt_placement_parse(v, ((mt_run_config *)base)->plan.placement, err);
 }
@@ -97,6 +102,15 @@ static const mt_flag PLAN[] = {
     {"--vpp", MT_FLAG_INT, CFG(plan.vpp), "V", "interleaved 1F1B (Megatron's virtual pipeline): V model chunks per "
      "GPU, the layers cut into P x V chunks, chunk c on stage c mod P; needs --pp > 1, the 1f1b schedule and "
      "--micro-batches a multiple of P (default 1: plain 1F1B)", .lo = 1, .hi = 1 << 10},
+    {"--pp-cut", MT_FLAG_CHOICE, CFG(plan.pp_cut), MT_PPCUT_CHOICES, "where pipeline stages are cut: blocks (as "
+     "Megatron-Core and PyTorch's pipelining: at the trace's repeating block, the same number of blocks per stage and "
+     "per --vpp chunk, the embedding on the first stage, head and loss on the last), time (the cut that balances "
+     "forward + backward + optimizer time, inside blocks if that is faster), auto (default: blocks on a trace whose "
+     "block holds half its layers or more, when they divide P x V, else time with a warning)",
+     .choices = MT_PPCUT_CHOICES},
+    {"--pp-layers", MT_FLAG_CALL, 0, "LIST", "blocks per pipeline stage, e.g. 7,8,8,9 (Megatron's uneven "
+     "decoder_first/last_pipeline_num_layers), or one count per model chunk under --vpp; they add up to the trace's "
+     "blocks (mitosis inspect)", .call = set_pp_layers},
     {"--recompute", MT_FLAG_CALL, 0, MT_RECOMPUTE_SPEC, "activation recomputation (docs/memory.md): full re-runs "
      "each transformer block's forward before its backward and keeps only its input (Megatron's full checkpointing: "
      "the repeating blocks, not the embedding, head and loss; every layer where no block repeats); every:K the same "
@@ -146,7 +160,9 @@ static const mt_flag PLAN[] = {
      .hi = 4096},
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
      "divides the expert count); tokens dispatched and combined by all-to-all, expert gradients all-reduced over the "
-     "dp replicas of the same experts, dense ones over dp x E; N = D x T x P x E", .lo = 1, .hi = 1 << 20},
+     "dp replicas of the same experts, dense ones over dp x E; N = D x T x P x E. With --tp (and --sp, as Megatron "
+     "requires): Megatron-Core's expert tensor parallelism, each expert split T ways, the router whole", .lo = 1,
+     .hi = 1 << 20},
     {"--expert-skew", MT_FLAG_DOUBLE, CFG(plan.expert_skew), "S", "tokens per expert Zipf(S) over a permutation drawn "
      "from --seed (0: uniform; default: the router's shares measured in the trace)", .lo = 0, .hi = 100},
     {"--a2a", MT_FLAG_CALL, 0, "auto|pairwise|direct|hier|relay", "all-to-all algorithm: pairwise exchange (N-1 "

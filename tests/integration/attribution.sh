@@ -27,7 +27,9 @@ tr = f"{root}/traces"
 gpt = f"{tr}/cpu-gpt-tiny-b8"
 
 # ---- issue 30's cases ------------------------------------------------------------------------
-d = c.sim(gpt, "--gpus", 4, "--pp", 4, "--micro-batches", 1, "--link-bw", "100TB/s")
+# (--pp-cut time: the cut that evens the stages, so that GPU 3's wait at the embedding sync is among the
+# longest the text names; at blocks gpt-tiny's LM head makes the last stage the slowest)
+d = c.sim(gpt, "--gpus", 4, "--pp", 4, "--pp-cut", "time", "--micro-batches", 1, "--link-bw", "100TB/s")
 if d:
     c.check_breakdown("pp 4", d)
     g3 = d["gpus"][3]
@@ -39,7 +41,8 @@ if d:
             g3["exposed_comm_ms"] < 0.01, g3)
     c.check("pp 4: GPU 3 waited for GPU 0, as long as its peer wait", g3["waited_for"] == 0 and
             rel(g3["waited_for_ms"], g3["peer_wait_ms"]) < 1e-9, g3)
-    rc, out, err = c.run("simulate", gpt, "--gpus", 4, "--pp", 4, "--micro-batches", 1, "--link-bw", "100TB/s")
+    rc, out, err = c.run("simulate", gpt, "--gpus", 4, "--pp", 4, "--pp-cut", "time", "--micro-batches", 1,
+                         "--link-bw", "100TB/s")
     c.check("pp 4: text names whom GPU 3 waits for",
             rc == 0 and "GPU 3 waits %.3f ms for GPU 0" % g3["waited_for_ms"] in out and "peer ms" in out, out)
 d = c.sim(gpt, "--gpus", 8, "--dp", 2, "--tp", 2, "--pp", 2)

@@ -39,17 +39,34 @@ def eq(name, got, want):
     c.check(name, abs(got - want) <= 0.5, f"got {got}, closed form {want}")
 
 
-# 1. EP x TP is refused (TP would split the router, not Megatron's expert tensor parallelism); EP alone
-#    holds the dense part and 1/ep of the experts.
+# 1. EP x TP as Megatron-Core's expert tensor parallelism (expert-TP size = T): it needs --sp (Megatron asserts
+#    sequence_parallel with expert and tensor parallelism); the experts' weights split T ways and over ep
+#    (their row-parallel biases whole), the router whole; each rank dispatches its own 1/T of the tokens. EP
+#    alone holds the dense part and 1/ep of the experts.
 moe = trace("cpu-moe-tiny-b8")
-for g, ep, tp in ((16, 4, 4), (4, 2, 2)):
-    c.check_bad("--ep with --tp", "simulate", moe, "--gpus", g, "--ep", ep, "--tp", tp)
+c.check_bad("--ep with --tp needs --sp", "simulate", moe, "--gpus", 4, "--ep", 2, "--tp", 2)
 ts = mp.params(moe)
 d = c.sim(moe, "--gpus", 4, "--ep", 4)
 if d:
     rep, own = mp.per_gpu(ts, ep=4)
     eq("1: --ep 4 params = dense + experts / 4", mem(d)["params"], rep + own)
     eq("1: --ep 4 optimizer = ratio x params", mem(d)["optimizer"], whole(opt_ratio(moe) * (rep + own)))
+meta = mp.load(moe)
+R = meta["batch"] * meta["seq_len"] * 2 * meta["hidden"] * 4  # routed rows x hidden x 4 B (top-2, none dropped)
+for g, ep, tp in ((4, 2, 2), (16, 4, 4)):
+    d = c.sim(moe, "--gpus", g, "--ep", ep, "--tp", tp, "--sp", "--expert-skew", 0)
+    if not d:
+        continue
+    rep, own = mp.per_gpu(ts, tp=tp, ep=ep)
+    eq(f"1: --ep {ep} --tp {tp} --sp params = dense / T (router, norms, row biases whole) + experts / (T ep)",
+       mem(d)["params"], rep + own)
+    a2a = d["gpus"][0]["traffic_bytes"]["alltoall"]
+    eq(f"1: --ep {ep} --tp {tp}: all-to-alls carry the rank's 1/T of the tokens, 4 per MoE layer x (ep-1)/ep",
+       a2a, meta["layers"] * 4 * R / tp * (ep - 1) / ep)
+    etp = meta["layers"] * 2 * R * (tp - 1) / tp  # one all-gather and one reduce-scatter of R each way
+    g0 = d["gpus"][0]["traffic_bytes"]
+    c.check(f"1: --ep {ep} --tp {tp}: the expert-TP all-gathers and reduce-scatters of the routed rows are there",
+            g0["allgather"] >= etp and g0["reducescatter"] >= etp, f"{g0}, expert TP alone {etp}")
 
 # 2. sharded tables x TP / ZeRO / FSDP.
 dlrm = trace("cpu-dlrm-tiny-b8")

@@ -59,6 +59,8 @@ def draw(rng):
         p["cp"] = 2
     if "ep" in sup and rng.random() < 0.6:
         p["ep"] = rng.choice([2, 4])
+    if p["ep"] > 1 and p["tp"] > 1:  # expert tensor parallelism: Megatron requires sequence parallelism
+        p["sp"] = True
     if "emb" in sup and rng.random() < (0.6 if fam == "dlrm-tiny" else 0.1):
         p["emb"] = rng.choice(["table", "row", "column"])
     batch = BATCH[fam]
@@ -156,7 +158,7 @@ def trace_info(fam):
         assert rc == 0, err
         tb = json.loads(out)["tensor_bytes"]
         INFO[fam] = {"tensors": mp.params(tr), "weight": tb["weight"], "opt": tb["optimizer_state"],
-                     "meta": mp.load(tr)}
+                     "meta": mp.load(tr), "blocks": json.loads(out)["blocks"]}
     return INFO[fam]
 
 
@@ -379,30 +381,76 @@ def chk_tp_traffic(x):
     return [] if abs(got - want) <= 1e-6 * want else [f"tp {got} B per GPU, closed form {want}"]
 
 
+def pp_residual_bytes(x):
+    """The residual stream's bytes the P V - 1 cuts carry per GPU and step, forward and back (the mean
+    over GPUs), None where there is no closed form here."""
+    p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
+    if p["pp"] < 2 or x["fam"] not in ("gpt-tiny", "gpt-l8h16", "moe-tiny"):
+        return None
+    if x["fam"] == "moe-tiny" and p["tp"] > 1 and not p.get("sp") and p["ep"] < 2:
+        return None  # TP over MoE layers without EP leaves their output split by the experts' row linears
+    V = 2 if p["schedule"] == "interleaved" else 1
+    if V > 1 and d["pipeline_cut"]["kind"] == "time":
+        return None  # (time-balanced interleaved chunks may end inside a block: stages.h)
+    per_gpu = d["plan"]["replica_batch"] * meta["seq_len"] * meta["hidden"] * 4 / p["cp"] / (p["tp"] if p.get("sp") else 1)
+    return 2 * (p["pp"] * V - 1) * per_gpu / p["pp"]
+
+
 def chk_pp_traffic(x):
     """Each of the P V - 1 cuts carries at least the residual stream [B, S, h] of the replica's batch
-    forward and its gradient back, each GPU its tokens (1/C, and 1/T under --sp): exactly that at a
-    block cut."""
-    p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
-    if p["pp"] < 2 or x["fam"] not in ("gpt-tiny", "gpt-l8h16", "moe-tiny") or p["schedule"] == "interleaved":
-        return []  # (interleaved chunks may end inside a block when that balances them: stages.h)
-    V = 1
-    per_gpu = d["plan"]["replica_batch"] * meta["seq_len"] * meta["hidden"] * 4 / p["cp"] / (p["tp"] if p.get("sp") else 1)
-    want = 2 * (p["pp"] * V - 1) * per_gpu / p["pp"]
-    got = d["mesh"]["traffic_bytes"].get("pp", 0)
-    # the partitioner may cut inside a block when that is faster (stages.h: the time-balanced cut is a
-    # bound), where more than the residual stream crosses: at least the block cut's bytes then
+    forward and its gradient back, each GPU its tokens (1/C, and 1/T under --sp)."""
+    want = pp_residual_bytes(x)
+    if want is None:
+        return []
+    got = x["d"]["mesh"]["traffic_bytes"].get("pp", 0)
+    # a time-balanced cut may cut inside a block, where more than the residual stream crosses
     return [] if got >= want * (1 - 1e-6) else [f"pp {got} B per GPU, under the block cut's {want}"]
+
+
+def chk_pp_block_bytes(x):
+    """At a block cut only the block's output crosses: exactly the residual stream. Known to fail where the
+    Execution Trace gives a freed activation's id to the next one allocated at its address (gpt-l8h16:
+    block 4's Q/K/V seem to read block 3's fc2 output, so that crosses too): reported, not failed."""
+    want = pp_residual_bytes(x)
+    if want is None or x["d"]["pipeline_cut"]["kind"] != "blocks":
+        return []
+    got = x["d"]["mesh"]["traffic_bytes"].get("pp", 0)
+    return [] if abs(got - want) <= 1e-6 * want else [f"pp {got} B per GPU, the block cut's {want}"]
+
+
+def chk_pp_cut(x):
+    """Megatron-Core's cut of a transformer: the same number of blocks on every stage and virtual chunk
+    (n / (P V)), the layers before the first block on the first chunk, those after the last on the last;
+    when the blocks do not divide P x V the time-balanced cut, with the reason. A model whose repeating
+    block is not most of it (ResNet-18) is cut time-balanced."""
+    p, d, info = x["p"], x["d"], trace_info(x["fam"])
+    if p["pp"] < 2:
+        return []
+    cut, bl, L = d["pipeline_cut"], info["blocks"], len(d["layers"])
+    V = 2 if p["schedule"] == "interleaved" else 1
+    P, K = p["pp"], p["pp"] * V
+    if bl is None or 2 * bl["count"] * bl["layers"] < L:
+        return [] if cut["kind"] == "time" and cut["why_time"] is None else [f"cut {cut}, want time-balanced"]
+    if bl["count"] % K:
+        return [] if cut["kind"] == "time" and cut["why_time"] else [f"cut {cut}: {bl['count']} blocks over {K} chunks"]
+    k, f, n = bl["count"] // K, bl["first_layer"], bl["layers"]
+    lo = [0 if c == 0 else f + c * k * n for c in range(K)]
+    hi = [L - 1 if c == K - 1 else f + (c + 1) * k * n - 1 for c in range(K)]
+    want = [(lo[s], hi[s + (V - 1) * P]) for s in range(P)]
+    got = [(st["layer_first"], st["layer_last"]) for st in d["stages"]]
+    bad = [] if cut["kind"] == "blocks" and cut["blocks_per_chunk"] == [k] * K else [f"cut {cut}, want {k} x {K}"]
+    return bad + ([] if got == want else [f"stage layers {got}, block cut {want}"])
 
 
 def chk_ep_traffic(x):
     """MoE all-to-alls: per MoE layer and micro-batch 2 forward and 2 backward, each (E-1)/E of the
-    routed rows x hidden x 4 (meta.json's tokens per expert, capacity-capped): every GPU sends those of
-    whole MoE layers (its stage's), and the 'ep' kind the mean."""
+    routed rows x hidden x 4 (meta.json's tokens per expert, capacity-capped; / T under expert tensor
+    parallelism, each TP rank dispatching its own tokens): every GPU sends those of whole MoE layers (its
+    stage's), and the 'ep' kind the mean."""
     p, d, meta = x["p"], x["d"], trace_info(x["fam"])["meta"]
     if p["ep"] < 2 or x["fam"] != "moe-tiny":
         return []
-    E, scale = p["ep"], d["plan"]["replica_batch"] / meta["batch"]
+    E, scale = p["ep"], d["plan"]["replica_batch"] / meta["batch"] / p["tp"]  # under --tp a rank's 1/T of the tokens
     cap = meta.get("expert_capacity", float("inf"))
     units = [4 * (E - 1) / E * sum(min(t, cap) for t in lay) * meta["hidden"] * 4 * scale for lay in meta["expert_tokens"]]
     unit, bad, per_stage = units[0], [], {}
@@ -571,15 +619,17 @@ def chk_activations(x):
 
 
 CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_table_wise, chk_dp_traffic, chk_tied_traffic,
-          chk_cp_traffic, chk_tp_traffic, chk_pp_traffic, chk_ep_traffic, chk_activations, chk_csv, chk_timeline, chk_html]
+          chk_cp_traffic, chk_tp_traffic, chk_pp_traffic, chk_pp_block_bytes, chk_pp_cut, chk_ep_traffic, chk_activations,
+          chk_csv, chk_timeline, chk_html]
 
 
 def c_known(d, fam, p):
     """Checks whose violations are known and reported, not failed (PROPS_STRICT=1 fails them):
-    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution)."""
+    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution); a block cut's bytes where
+    the Execution Trace reuses tensor ids (chk_pp_block_bytes)."""
     if os.environ.get("PROPS_STRICT") == "1":
         return set()
-    known = set()
+    known = {"chk_pp_block_bytes"}  # the ET's reused tensor ids (chk_pp_block_bytes)
     if not any("peer_wait_ms" in g for g in d["gpus"]):
         known.add("chk_exposed_le_comm")
     return known

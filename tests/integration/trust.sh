@@ -234,7 +234,7 @@ resnet = f"{root}/traces/cpu-resnet18-b4"
 cases = [
     (["simulate", small, "--gpus", 1], ["plan       1 GPU = dp 1", "0 collectives, 0 pipeline sends"]),
     (["simulate", small, "--gpus", 1, "--layers"], ["plan       1 GPU ="]),
-    (["simulate", resnet, "--gpus", 2, "--pp", 2, "--micro-batches", 1], ["pipeline: 1f1b, 1 micro-batch\n"]),
+    (["simulate", resnet, "--gpus", 2, "--pp", 2, "--micro-batches", 1], ["pipeline: 1f1b, 1 micro-batch, cut: time-balanced\n"]),
     (["compare", small, "--gpus", 1], ["1 plan on 1 GPU,"]),
     (["compare", small, "--gpus", 2, "--sweep", "link-bw=10GB/s"], ["link-bw over 1 value,"]),
     (["collective", "--bytes", "1M", "--topology", "ring:2", "--ranks", 1], ["1 rank, ring:2"]),

@@ -16,7 +16,11 @@
  *    documents, computed here;
  *  - with sends weighed (the link's cost per byte, as simrun passes it), the simulated step of the
  *    chosen cut on switch:P links of that bandwidth is never slower than the time-balanced cut's
- *    (sends not weighed): ResNet-18 pp2 / pp4 and gpt-tiny pp2, links of 0.1, 1 and 25 GB/s. */
+ *    (sends not weighed): ResNet-18 pp2 / pp4 and gpt-tiny pp2, links of 0.1, 1 and 25 GB/s;
+ *  - block cuts (mt_stages_cut_blocks) on 15 layers: 2 before 6 blocks of 2 layers, 1 after: --pp 3
+ *    gives blocks 2+2+2 (layers 0-5, 6-9, 10-14: the embedding's on the first, the head's on the
+ *    last); --pp 2 --vpp 3 one block per chunk; --pp-layers 1,2,3 those counts; 6 blocks over 4
+ *    stages refused as Megatron refuses, a list not adding up or not splitting over --vpp refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -258,9 +262,47 @@ static void sends_weighed_never_slower_in_simulation(void **state) {
     assert_true(moved > 0); /* some link is slow enough to move a cut */
 }
 
+/* 15 layers: L0-L1 before, 6 blocks of 2 layers (L2-L13), L14 after. */
+static void block_cuts(void **state) {
+    (void)state;
+    trace t;
+    memset(&t, 0, sizeof t);
+    t.n_layers = 15;
+    mt_blocks bl = {.found = 1, .first = 2, .layers = 2, .count = 6};
+    int32_t chunk[15];
+    static mt_stage_cut c;
+    mt_error err = {MT_OK, ""};
+    char text[64];
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 3, 1, NULL, 0, chunk, &c, &err), MT_OK);
+    const int32_t want3[15] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2};
+    assert_memory_equal(chunk, want3, sizeof want3);
+    assert_int_equal(c.kind, MT_CUT_BLOCKS);
+    assert_string_equal(mt_stages_cut_describe(&c, text, sizeof text), "blocks 2+2+2");
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 2, 3, NULL, 0, chunk, &c, &err), MT_OK);
+    const int32_t want23[15] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5};
+    assert_memory_equal(chunk, want23, sizeof want23);
+    const int32_t per[3] = {1, 2, 3};
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 3, 1, per, 3, chunk, &c, &err), MT_OK);
+    const int32_t want123[15] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2};
+    assert_memory_equal(chunk, want123, sizeof want123);
+    assert_string_equal(mt_stages_cut_describe(&c, text, sizeof text), "blocks 1+2+3 (--pp-layers)");
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 4, 1, NULL, 0, chunk, &c, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "Megatron refuses"));
+    const int32_t short_list[3] = {1, 2, 2};
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 3, 1, short_list, 3, chunk, &c, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "adds up to 5 blocks; the trace has 6"));
+    const int32_t odd[2] = {3, 3};
+    assert_int_equal(mt_stages_cut_blocks(&t, &bl, 15, 2, 2, odd, 2, chunk, &c, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--vpp 2"));
+    mt_stage_cut many = {.kind = MT_CUT_BLOCKS, .n_chunks = 16};
+    for (int k = 0; k < 16; k++) many.blocks[k] = 2;
+    assert_string_equal(mt_stages_cut_describe(&many, text, sizeof text), "blocks 16 x 2");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(optimizer_time_counts),
+        cmocka_unit_test(block_cuts),
         cmocka_unit_test(a_residual_block_is_cut_only_when_faster),
         cmocka_unit_test(shipped_traces_never_slower_than_time_balanced),
         cmocka_unit_test(sends_weighed_never_slower_in_simulation),
