@@ -19,12 +19,17 @@ void mt_plan_init(mt_plan *p) {
     memcpy(p->placement, "tpd", 4);
     p->algo = MT_ALGO_RING;
     p->ringflow_above = 64;
+    p->shard_prefetch = -1;
 }
 
 const char *mt_dp_mode_name(mt_dp_mode m) { return m == MT_DP_DDP ? "ddp" : "dp"; }
 const char *mt_pp_schedule_name(mt_pp_schedule s) { return s == MT_PP_1F1B ? "1f1b" : "gpipe"; }
 const char *mt_comm_mode_name(mt_comm_mode m) {
     return m == MT_COMM_TRACED ? "traced" : m == MT_COMM_REGENERATE ? "regenerate" : "auto";
+}
+
+const char *mt_reshard_name(mt_reshard r) {
+    return r == MT_RESHARD_NONE ? "none" : r == MT_RESHARD_NOT_LAST ? "not-last" : "all";
 }
 
 const char *mt_recompute_name(mt_recompute r) {
@@ -118,6 +123,17 @@ int32_t mt_plan_shard(const mt_plan *p) {
     return p->zero > 0 ? p->dp : 1;
 }
 
+int32_t mt_plan_unit_blocks(const mt_plan *p) {
+    if (p->zero != 3 && !p->fsdp) return 0;
+    if (p->shard_units) return p->shard_units;
+    return p->fsdp ? 1 : MT_UNITS_LAYER;
+}
+
+int32_t mt_plan_prefetch(const mt_plan *p) {
+    if (p->zero != 3 && !p->fsdp) return 0;
+    return p->shard_prefetch >= 0 ? p->shard_prefetch : p->fsdp ? 1 : 0;
+}
+
 const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len) {
     if (p->fsdp && p->fsdp_shard > 0 && p->fsdp_shard < p->dp) snprintf(buf, (size_t)len, "hsdp%d", (int)p->fsdp_shard);
     else if (p->fsdp) snprintf(buf, (size_t)len, "fsdp");
@@ -132,6 +148,15 @@ static mt_status check_sharding(const mt_plan *p, mt_error *err) {
     if (p->fsdp_shard < 0) return mt_fail(err, MT_EINVAL, "--fsdp-shard must be positive");
     if (p->fsdp_shard > 0 && !p->fsdp)
         return mt_fail(err, MT_EINVAL, "--fsdp-shard applies to --fsdp only (hybrid sharding of FSDP units)");
+    if (p->zero != 3 && !p->fsdp) {
+        const char *unit = p->shard_units ? "--fsdp-units" : p->shard_prefetch >= 0 ? "--fsdp-prefetch"
+                         : p->reshard != MT_RESHARD_ALL ? "--fsdp-reshard" : NULL;
+        if (unit)
+            return mt_fail(err, MT_EINVAL, "%s applies to sharded parameters only (add --fsdp or --zero 3)", unit);
+    }
+    if ((unsigned)p->reshard > MT_RESHARD_NONE)
+        return mt_fail(err, MT_EINVAL, "--fsdp-reshard needs all, not-last or none");
+    if (p->shard_units < MT_UNITS_LAYER) return mt_fail(err, MT_EINVAL, "--fsdp-units needs block, layer or K >= 1");
     if (!p->zero && !p->fsdp) return MT_OK;
     const char *flag = p->zero ? "--zero" : "--fsdp";
     if (p->zero && p->fsdp)

@@ -20,6 +20,7 @@
 #include "extrapolate/collective.h"
 #include "extrapolate/mesh.h"
 #include "extrapolate/stages.h"
+#include "extrapolate/precision.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
@@ -43,6 +44,13 @@ typedef enum { MT_RECOMPUTE_NONE = 0, MT_RECOMPUTE_SELECTIVE, MT_RECOMPUTE_FULL,
  * multi-rank trace, else regenerated. */
 typedef enum { MT_COMM_AUTO = 0, MT_COMM_TRACED, MT_COMM_REGENERATE } mt_comm_mode;
 #define MT_COMM_CHOICES "auto|traced|regenerate"
+/* ZeRO-3 / FSDP units (pass_dp.c): the trace's layers instead of blocks. */
+enum { MT_UNITS_LAYER = -1 };
+/* Resharding after forward: every unit (FSDP2's reshard_after_forward=True, the default), every
+ * unit but the last block (torchtitan's default: its backward runs next), none (gathered from forward
+ * to backward: no backward all-gather). The order is MT_RESHARD_CHOICES'. */
+typedef enum { MT_RESHARD_ALL = 0, MT_RESHARD_NOT_LAST, MT_RESHARD_NONE } mt_reshard;
+#define MT_RESHARD_CHOICES "all|not-last|none"
 
 typedef struct mt_plan {
     int32_t gpus;            /* N; 0 = D*T*P, or the traced job's world size when no size is given */
@@ -54,6 +62,14 @@ typedef struct mt_plan {
     int32_t fsdp;            /* 1: FSDP full shard with per-layer units (pass_dp.c) */
     int32_t fsdp_shard;      /* FSDP hybrid sharding: shard inside groups of this many replicas,
                                 all-reduce across them; 0 = shard over the whole DP group */
+    int32_t shard_units;     /* --fsdp-units: ZeRO-3 / FSDP units of K >= 1 repeating blocks each plus one root
+                                unit (what is outside the blocks: embedding, final norm, head),
+                                MT_UNITS_LAYER the trace's layers, 0 default (--fsdp: 1 block, FSDP2's
+                                fully_shard per block + root; --zero 3: layers, DeepSpeed's submodules) */
+    int32_t shard_prefetch;  /* --fsdp-prefetch: units all-gathered ahead of the running one in forward and
+                                backward; -1 default (--fsdp 1, --zero 3 0) */
+    mt_precision prec;       /* --precision: the policy asked (precision.h); unset parts as traced */
+    mt_reshard reshard;      /* --fsdp-reshard: MT_RESHARD_* (after forward; the root never is) */
     mt_comm_mode comm;       /* default auto; resolved to traced or regenerate */
     mt_pp_schedule schedule; /* default 1f1b */
     int32_t vpp;             /* interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline);
@@ -117,10 +133,16 @@ int32_t mt_plan_replicas(const mt_plan *p);
 /* Ranks that shard the model's states: D for --zero and --fsdp, the --fsdp-shard G of hybrid
  * sharding, 1 when nothing is sharded. */
 int32_t mt_plan_shard(const mt_plan *p);
+/* ZeRO-3 / FSDP's unit settings resolved: blocks per unit (MT_UNITS_LAYER: layers) and prefetch
+ * depth; both 0 when nothing is sharded per unit. */
+int32_t mt_plan_unit_blocks(const mt_plan *p);
+int32_t mt_plan_prefetch(const mt_plan *p);
 /* "ddp", "dp", "zero1".."zero3", "fsdp", "hsdp4" (hybrid, shard groups of 4): the DP mode as
  * reports name it. */
 const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len);
 
+/* "all", "not-last", "none". */
+const char *mt_reshard_name(mt_reshard r);
 /* "dp" / "ddp", "gpipe" / "1f1b". Parsers return MT_EINVAL with a message. */
 const char *mt_dp_mode_name(mt_dp_mode m);
 const char *mt_pp_schedule_name(mt_pp_schedule s);

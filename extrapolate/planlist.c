@@ -382,6 +382,16 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     if (pl->zero) json_object_set_new(plan, "zero", json_integer(pl->zero));
     if (pl->fsdp) json_object_set_new(plan, "fsdp", json_true());
     if (pl->fsdp_shard) json_object_set_new(plan, "fsdp_shard", json_integer(pl->fsdp_shard));
+    int32_t k = mt_plan_unit_blocks(pl);
+    if (k) {
+        char units[24];
+        if (k == MT_UNITS_LAYER) snprintf(units, sizeof units, "layer");
+        else if (k == 1) snprintf(units, sizeof units, "block");
+        else snprintf(units, sizeof units, "%d", (int)k);
+        json_object_set_new(plan, "fsdp_units", json_string(units));
+        json_object_set_new(plan, "fsdp_prefetch", json_integer(mt_plan_prefetch(pl)));
+        json_object_set_new(plan, "fsdp_reshard", json_string(mt_reshard_name(pl->reshard)));
+    }
     if (pl->ep > 1) json_object_set_new(plan, "ep", json_integer(pl->ep));
     if (pl->emb_shard > 0 && pl->emb_shard <= MT_EMB_COLUMN)
         json_object_set_new(plan, "embedding_shard", json_string(EMB_NAMES[pl->emb_shard]));

@@ -279,10 +279,11 @@ static void stage_memory(mt_bld *b, int32_t s, mt_stage_program *sp) {
     if (b->total_w_bytes > 0) w.opt_per_param = t->optstate_bytes / b->total_w_bytes;
     for (int pi = 0; pi < N_PASSES; pi++)
         if (passes[pi]->states) passes[pi]->states(b, b->state[pi], s, &w);
-    mt_state_mem m = mt_state_memory(b->plan, &w);
+    mt_state_mem m = mt_state_memory_scaled(b->plan, &w, &b->p->prec_scale);
     sp->param_bytes = m.params;
     sp->grad_bytes = m.grads;
-    sp->optstate_bytes = b->total_w_bytes > 0 ? m.optimizer : ceil(t->optstate_bytes / b->plan->pp - 1e-6);
+    sp->optstate_bytes = b->total_w_bytes > 0 ? m.optimizer
+                                              : ceil(t->optstate_bytes * b->p->prec_scale.optim / b->plan->pp - 1e-6);
     for (int pi = 0; pi < N_PASSES; pi++)
         if (passes[pi]->memory) passes[pi]->memory(b, b->state[pi], s, sp);
 }
@@ -374,6 +375,7 @@ static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
         if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
+        if (is_opt) share *= b->p->prec_scale.opt_time; /* memory-bound: bytes touched per parameter */
         for (int pi = 0; is_opt && pi < N_PASSES; pi++)
             if (passes[pi]->optimizer_share) share *= passes[pi]->optimizer_share(b, b->state[pi], i);
         EACH_PASS(b, other_op, em, s, i);
@@ -593,6 +595,9 @@ mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program
     mt_mesh mesh;
     mt_plan_mesh(&p->plan, &mesh);
     mt_groups_init(&p->groups, &mesh);
+    mt_precision_traced(t, &p->prec_traced);
+    mt_precision_resolve(&plan->prec, &p->prec_traced, &p->prec);
+    mt_precision_scale(&p->prec_traced, &p->prec, mt_precision_states_per_param(t, &p->prec_traced), &p->prec_scale);
     b.t = t;
     b.plan = &p->plan;
     b.p = p;

@@ -158,7 +158,12 @@ typedef struct mt_program {
                                         * last pipeline stage per step (one on each of the two) */
     int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,
                                         * every attention, micro-batch and stage) */
-    int32_t shard_units;               /* ZeRO-3 / FSDP: units (layers) gathered per step, all stages */
+    int32_t shard_units;               /* ZeRO-3 / FSDP: units gathered in the first micro-batch's forward,
+                                        * all stages (a root unit once) */
+    mt_precision prec_traced, prec;    /* the precision policy the trace ran and the one assumed (resolved) */
+    mt_prec_scale prec_scale;          /* prec over prec_traced (precision.h): states, DP traffic, optimizer */
+    int32_t shard_unit_blocks;         /* ZeRO-3 / FSDP: repeating blocks per unit (plus a root unit), 0 the
+                                        * trace's layers (asked, or no repeating block found) */
     mt_groups groups;                  /* the mesh and its group-kind table (group.h): TP, DP, and
                                         * the kinds the passes added (DP sub-groups of traced
                                         * collectives, ...) */

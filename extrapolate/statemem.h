@@ -42,7 +42,11 @@ typedef struct mt_state_mem {   /* per GPU, whole bytes */
  * rank. */
 int32_t mt_state_shard(const mt_plan *pl);
 
-/* The states one GPU holds. */
+/* The states one GPU holds, in the traced dtypes (sc NULL) or rescaled to the asked precision policy
+ * (precision.h): parameters held whole and gathered x param, sharded parameters x shard (the fp32 master
+ * where there is one), gradients x grad, optimizer states x optim, plus the master copy (master per
+ * parameter byte) with the optimizer state where parameters are not sharded. */
 mt_state_mem mt_state_memory(const mt_plan *pl, const mt_state_bytes *w);
+mt_state_mem mt_state_memory_scaled(const mt_plan *pl, const mt_state_bytes *w, const mt_prec_scale *sc);
 
 #endif

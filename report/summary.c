@@ -209,6 +209,7 @@ static json_t *simulation_json(const mt_run_summary *s) {
     json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
     json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
     json_object_set_new(sim, "shard_units", json_integer(p->shard_units));
+    json_object_set_new(sim, "shard_unit_blocks", json_integer(p->shard_unit_blocks));
     json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
     json_object_set_new(sim, "traced_collectives_dropped", json_integer(p->traced_dropped));
     json_object_set_new(sim, "traced_waits", json_integer(p->traced_holds));
@@ -254,6 +255,19 @@ static const char *op_times(const mt_run_summary *s, char *buf, size_t len) {
     return buf;
 }
 
+/* The precision policy assumed and the one traced (precision.h): names and parts. */
+static json_t *precision_json(const mt_program *p) {
+    char buf[160];
+    json_t *o = json_object();
+    json_object_set_new(o, "assumed", json_string(mt_precision_describe(&p->prec, buf, sizeof buf)));
+    json_object_set_new(o, "traced", json_string(mt_precision_describe(&p->prec_traced, buf, sizeof buf)));
+    json_object_set_new(o, "param", json_string(mt_prec_dtype_name(p->prec.param)));
+    json_object_set_new(o, "reduce", json_string(mt_prec_dtype_name(p->prec.reduce)));
+    json_object_set_new(o, "master", json_string(mt_prec_dtype_name(p->prec.master)));
+    json_object_set_new(o, "optim", json_string(mt_prec_dtype_name(p->prec.optim)));
+    return o;
+}
+
 /* The summary as a tree; with `gpus_slot` the "gpus" member is a null placeholder (in its place,
  * so the key order stays) that mt_summary_json_write fills by streaming. */
 static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
@@ -268,6 +282,7 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     char sched[32];
     json_object_set_new(o, "schedule", json_string(pl->pp > 1 ? mt_plan_schedule_label(pl, sched, sizeof sched) : "none"));
     json_object_set_new(o, "recompute", json_string(mt_recompute_label(pl, (char[48]){0}, 48)));
+    json_object_set_new(o, "precision", precision_json(p));
     json_object_set_new(o, "trace", json_string(t->kineto_path ? t->kineto_path : ""));
     json_object_set_new(o, "topology", s->topology ? json_string(s->topology) : json_null());
     json_object_set_new(o, "network", json_string(s->network));
@@ -454,8 +469,13 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     int32_t shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
     if (pl->dp > 1 && shard > 1)
         fprintf(out, ", states sharded over %d GPU%s", shard, mt_plural(shard));
-    if (pl->dp > 1 && p->shard_units)
-        fprintf(out, ", %d unit%s gathered", p->shard_units, mt_plural(p->shard_units));
+    if (pl->dp > 1 && p->shard_units) {
+        fprintf(out, ", %d unit%s gathered (", p->shard_units, mt_plural(p->shard_units));
+        if (p->shard_unit_blocks > 0)
+            fprintf(out, "%d repeating block%s each + the root", p->shard_unit_blocks, mt_plural(p->shard_unit_blocks));
+        else fprintf(out, "the trace's layers");
+        fprintf(out, ", prefetch %d, reshard after forward %s)", mt_plan_prefetch(pl), mt_reshard_name(pl->reshard));
+    }
     if (pl->dp > 1) fprintf(out, "\n");
     char sched[32], cut[MT_STAGES_LIST_MAX * 4 + 32];
     if (pl->pp > 1)
@@ -484,6 +504,11 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     char dev[320];
     fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));
     fprintf(out, "op times   %s\n", op_times(s, dev, sizeof dev));
+    char prec[160], traced[160];
+    mt_precision_describe(&p->prec, prec, sizeof prec);
+    mt_precision_describe(&p->prec_traced, traced, sizeof traced);
+    if (strcmp(prec, traced)) fprintf(out, "precision  %s; traced %s\n", prec, traced);
+    else fprintf(out, "precision  %s, as traced (--precision)\n", prec);
     if (s->cpu_ranks) fprintf(out, "ranks      %s\n", MT_CPU_RANKS_TEXT);
     fprintf(out, "traced     %.3f ms (%s)", (double)mt_trace_total_dev_ns(t) / 1e6,
             t->recorded_on.kind == TRACE_DEV_CPU ? "one CPU process: sum of operator CPU time"

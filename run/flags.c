@@ -3,6 +3,7 @@
 #include "run/commfit.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "extrapolate/planlist.h"
@@ -61,6 +62,21 @@ static mt_status set_a2a(void *base, const char *v, mt_error *err) {
             return MT_OK;
         }
     return mt_fail(err, MT_EINVAL, "--a2a needs auto, pairwise, direct, hier or relay (got '%s')", v);
+}
+
+static mt_status set_fsdp_units(void *base, const char *v, mt_error *err) {
+    mt_plan *p = &((mt_run_config *)base)->plan;
+    char *end = NULL;
+    long k = strtol(v, &end, 10);
+    if (!strcmp(v, "block")) p->shard_units = 1;
+    else if (!strcmp(v, "layer")) p->shard_units = MT_UNITS_LAYER;
+    else if (end != v && !*end && k >= 1 && k <= MT_REPEAT_MAX_BLOCKS) p->shard_units = (int32_t)k;
+    else return mt_fail(err, MT_EINVAL, "--fsdp-units needs block, layer or a count of blocks K >= 1 (got '%s')", v);
+    return MT_OK;
+}
+
+static mt_status set_precision(void *base, const char *v, mt_error *err) {
+    return mt_precision_parse(v, &((mt_run_config *)base)->plan.prec, err);
 }
 
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
@@ -125,13 +141,31 @@ static const mt_flag PLAN[] = {
      "in backward (default 1MiB, as PyTorch)", .lo = 0, .lo_open = 1},
     {"--zero", MT_FLAG_INT, CFG(plan.zero), "1|2|3", "ZeRO over the DP group: 1 shards optimizer states (gradients "
      "all-reduced in DDP buckets, parameters all-gathered after the optimizer), 2 also gradients (buckets "
-     "reduce-scattered), 3 also parameters (each layer's all-gathered before its forward and its backward, its "
-     "gradients reduce-scattered)", .lo = 1, .hi = 3},
-    {"--fsdp", MT_FLAG_SWITCH, CFG(plan.fsdp), NULL, "FSDP full shard: units are the trace's layers; a unit's "
-     "parameters all-gathered before its forward and its backward (the next unit's prefetched while it runs), its "
-     "gradients reduce-scattered"},
+     "reduce-scattered), 3 also parameters (DeepSpeed's: each layer's all-gathered, blocking, before its forward and "
+     "its backward, its gradients reduce-scattered; --fsdp-units and --fsdp-prefetch apply)", .lo = 1, .hi = 3},
+    {"--fsdp", MT_FLAG_SWITCH, CFG(plan.fsdp), NULL, "FSDP full shard as FSDP2's fully_shard per block plus the root: "
+     "each repeating block one unit, the layers outside them (embedding, final norm, head) one root unit (no block: "
+     "the trace's layers); a unit's parameters all-gathered before its forward and its backward with the next "
+     "unit's all-gather in flight (prefetch), its gradients reduce-scattered after its backward"},
+    {"--fsdp-units", MT_FLAG_CALL, 0, "block|layer|K", "ZeRO-3 / FSDP units: block (one repeating block each, plus "
+     "the root; --fsdp's default), K (K blocks each, plus the root) or layer (the trace's layers; --zero 3's "
+     "default)", .call = set_fsdp_units},
+    {"--fsdp-prefetch", MT_FLAG_INT, CFG(plan.shard_prefetch), "N", "ZeRO-3 / FSDP: units all-gathered ahead of "
+     "the running one, in forward and in backward (--fsdp default 1 as FSDP2; --zero 3 default 0: blocking)",
+     .lo = 0, .hi = 64},
+    {"--fsdp-reshard", MT_FLAG_CHOICE, CFG(plan.reshard), MT_RESHARD_CHOICES, "ZeRO-3 / FSDP units resharded after "
+     "forward (gathered again for backward): all (FSDP2's reshard_after_forward=True, default), not-last (all but "
+     "the last block, torchtitan's default) or none (every unit kept gathered to its backward); the root unit never "
+     "is", .choices = MT_RESHARD_CHOICES},
     {"--fsdp-shard", MT_FLAG_INT, CFG(plan.fsdp_shard), "G", "FSDP hybrid sharding (HSDP): shard inside groups of G "
      "replicas, all-reduce the shards across groups (G divides dp)", .lo = 1, .hi = 1 << 20},
+    {"--precision", MT_FLAG_CALL, 0, "POLICY", "precision policy: fp32, bf16 (pure), bf16-mixed (bf16 params and "
+     "compute, fp32 gradient reduction, fp32 master weights and optimizer states: FSDP2's MixedPrecisionPolicy("
+     "bf16, fp32), Megatron's, DeepSpeed's), fp16-mixed, or traced (default: the trace's dtypes), then parts "
+     "overriding it: param=, reduce=, optim= fp32|bf16|fp16, master=fp32|none (e.g. bf16-mixed,reduce=bf16). "
+     "Rescales parameters, gradients, optimizer states and the master copy per GPU, data-parallel traffic "
+     "(all-gathers by param, reductions by reduce) and the optimizer step's time; kernels run as traced",
+     .call = set_precision, .choices = MT_PRECISION_NAMES},
     {"--comm", MT_FLAG_CHOICE, CFG(plan.comm), "MODE", "the data-parallel collectives: traced keeps the trace's "
      "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "
      "plan's (DDP buckets of every parameter). auto (default): traced for a multi-rank trace, else regenerate",

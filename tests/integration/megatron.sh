@@ -151,10 +151,11 @@ if d:
             and float(emb[0]["bytes"]) == 8 * MiB and emb[0]["op"] == "allreduce", (d["simulation"], emb))
     c.check_breakdown("gpt-tiny pp 4", d)
 
-# sharded data parallel with --cp: the states shard over dp x cp (N = 8): ZeRO-3 / FSDP send
-# 3(N-1)/N of the parameter bytes on the dp+cp kinds, as dp 8 does on dp; DDP 2(N-1)/N
+# sharded data parallel with --cp: the states shard over dp x cp (N = 8): ZeRO-3 / FSDP with layer units
+# (every unit resharded after forward) send 3(N-1)/N of the parameter bytes on the dp+cp kinds, as dp 8
+# does on dp; DDP 2(N-1)/N
 pbytes = c.param_bytes(gpt)
-for mode, want in ((["--zero", 3], 3), (["--fsdp"], 3), ([], 2)):
+for mode, want in ((["--zero", 3], 3), (["--fsdp", "--fsdp-units", "layer"], 3), ([], 2)):
     d = c.sim(gpt, "--gpus", 8, "--dp", 4, "--cp", 2, *mode)
     if d:
         kinds = d["mesh"]["traffic_bytes"]

@@ -148,17 +148,26 @@ c.check_bad("--zero shards over the data-parallel group, which has 1 rank", "sim
 c.check_bad("--zero", "simulate", rn, "--gpus", 4, "--zero", 4)
 c.check_bad("--dp-modes: unknown mode 'zero4'", "compare", rn, "--gpus", 4, "--dp-modes", "ddp,zero4")
 
-# sharded data parallelism on gpt-tiny (4 replicas): per GPU, ZeRO-3 and FSDP send 3(N-1)/N of the
-# parameter bytes (all-gather twice, reduce-scatter once), DDP 2(N-1)/N; memory keys add up
+# sharded data parallelism on gpt-tiny (4 replicas): per GPU, ZeRO-3 (units: layers) sends 3(N-1)/N of
+# the parameter bytes (all-gather twice, reduce-scatter once), DDP 2(N-1)/N; FSDP (units: blocks + the
+# root, which is not resharded after forward: gathered once) (3W - R)(N-1)/N, R = W - blocks x block's
+# parameters (inspect's); memory keys add up
 runs = {m: c.sim(gpt, "--gpus", 4, *m.split()) for m in ("--dp 4", "--zero 3", "--fsdp", "--zero 1")}
-if all(runs.values()):
+rc, out, _ = c.run("inspect", gpt, "--json")
+blk = json.loads(out)["blocks"] if rc == 0 else None
+if all(runs.values()) and blk:
     w = runs["--dp 4"]["stages"][0]["param_bytes"]
+    root = w - blk["count"] * blk["param_bytes"]
     sent = {m: sum(d["gpus"][0]["traffic_bytes"].values()) for m, d in runs.items()}
     c.check("gpt-tiny ddp 4: all-reduce sends 2(N-1)/N of the parameters",
             rel(runs["--dp 4"]["gpus"][0]["traffic_bytes"]["allreduce"], 1.5 * w) < 1e-9, (sent, w))
-    for m in ("--zero 3", "--fsdp", "--zero 1"):
+    for m in ("--zero 3", "--zero 1"):
         c.check(f"gpt-tiny {m}: sends 1.5x DDP's bytes (3(N-1)/N of the parameters)",
                 rel(sent[m], 1.5 * sent["--dp 4"]) < 1e-9, (m, sent[m], sent["--dp 4"]))
+    c.check("gpt-tiny --fsdp: sends (3W - root)(N-1)/N, the root gathered once",
+            0 < root < w and rel(sent["--fsdp"], 0.75 * (3 * w - root)) < 1e-9, (sent["--fsdp"], w, root))
+    c.check("gpt-tiny --fsdp: 5 units, the 4 blocks and the root",
+            runs["--fsdp"]["simulation"]["shard_units"] == blk["count"] + 1, runs["--fsdp"]["simulation"])
     for m, d in runs.items():
         g = d["gpus"][0]
         mb = g["mem_bytes"]

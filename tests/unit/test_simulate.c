@@ -1128,7 +1128,12 @@ static void test_sharded_traffic(void **state) {
 
 /* Memory per GPU (W = 32 MB of parameters, 64 MB of optimizer state, N = 4): DDP holds W, W, 64 MB;
  * ZeRO-1 shards the optimizer state (16 MB), ZeRO-2 also the gradients (8 MB); ZeRO-3 and FSDP
- * the parameters too, plus one gathered layer: W/4 + 4 MB; hybrid shards over 2. */
+ * the parameters too, plus what is gathered at once: ZeRO-3 one layer (W/4 + U, no prefetch), FSDP
+ * the running unit and the prefetched next (W/4 + 2U; the 8 alike layers are 8 blocks: units of 1
+ * block, no root); hybrid shards over 2. --fsdp-units 2: units of 2 blocks, 2 x 2U gathered;
+ * --fsdp-prefetch 3: 4 units; --fsdp-reshard none: every unit held from forward to backward (W);
+ * not-last: the last unit held beside a running one and its prefetch (3U). The program counts the
+ * units gathered per step: 8 blocks, 4 pairs. */
 static void test_sharded_memory(void **state) {
     (void)state;
     syn s = syn_default();
@@ -1137,15 +1142,29 @@ static void test_sharded_memory(void **state) {
     const double W = 32e6, U = 4e6;
     struct {
         int zero, fsdp;
-        int32_t shard;
+        int32_t shard, units, prefetch;
+        mt_reshard reshard;
         double params, grads, opt;
+        int32_t n_units;
     } cases[] = {
-        {0, 0, 0, W, W, 64e6},          {1, 0, 0, W, W, 16e6},          {2, 0, 0, W, W / 4, 16e6},
-        {3, 0, 0, W / 4 + U, W / 4, 16e6}, {0, 1, 0, W / 4 + U, W / 4, 16e6}, {0, 1, 2, W / 2 + U, W / 2, 32e6},
+        {0, 0, 0, 0, -1, MT_RESHARD_ALL, W, W, 64e6, 0},
+        {1, 0, 0, 0, -1, MT_RESHARD_ALL, W, W, 16e6, 0},
+        {2, 0, 0, 0, -1, MT_RESHARD_ALL, W, W / 4, 16e6, 0},
+        {3, 0, 0, 0, -1, MT_RESHARD_ALL, W / 4 + U, W / 4, 16e6, 8},
+        {0, 1, 0, 0, -1, MT_RESHARD_ALL, W / 4 + 2 * U, W / 4, 16e6, 8},
+        {0, 1, 2, 0, -1, MT_RESHARD_ALL, W / 2 + 2 * U, W / 2, 32e6, 8},
+        {0, 1, 0, 2, -1, MT_RESHARD_ALL, W / 4 + 4 * U, W / 4, 16e6, 4},
+        {0, 1, 0, MT_UNITS_LAYER, 3, MT_RESHARD_ALL, W / 4 + 4 * U, W / 4, 16e6, 8},
+        {0, 1, 0, 0, -1, MT_RESHARD_NONE, W / 4 + W, W / 4, 16e6, 8},
+        {0, 1, 0, 0, -1, MT_RESHARD_NOT_LAST, W / 4 + 3 * U, W / 4, 16e6, 8},
+        {3, 0, 0, 2, -1, MT_RESHARD_ALL, W / 4 + 2 * U, W / 4, 16e6, 4},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        run_out o = run_plan(t, sharded_plan(4, cases[k].zero, cases[k].fsdp, cases[k].shard), "switch:4", 100e9, 500,
-                             NULL);
+        mt_plan p = sharded_plan(4, cases[k].zero, cases[k].fsdp, cases[k].shard);
+        p.shard_units = cases[k].units;
+        p.shard_prefetch = cases[k].prefetch;
+        p.reshard = cases[k].reshard;
+        run_out o = run_plan(t, p, "switch:4", 100e9, 500, NULL);
         assert_int_equal(o.rc, MT_OK);
         const mt_gpu_stats *g = &o.res->gpus[3];
         assert_true(fabs(g->mem_params_bytes - cases[k].params) < 1);
@@ -1153,6 +1172,13 @@ static void test_sharded_memory(void **state) {
         assert_true(fabs(g->mem_optimizer_bytes - cases[k].opt) < 1);
         assert_true(fabs(g->peak_mem_bytes - (g->mem_params_bytes + g->mem_grads_bytes + g->mem_optimizer_bytes +
                                               g->mem_activations_bytes)) < 1);
+        assert_int_equal(o.prog->shard_units, cases[k].n_units);
+        /* every byte gathered before forward and, resharded, again before backward (held: not), a ring
+         * all-gather over G ranks sending (G-1)/G of them */
+        double held = cases[k].reshard == MT_RESHARD_NONE ? W : cases[k].reshard == MT_RESHARD_NOT_LAST ? U : 0;
+        double G = cases[k].shard ? cases[k].shard : 4;
+        if (cases[k].zero == 3 || cases[k].fsdp)
+            assert_true(fabs(g->traffic_bytes[MT_TRAFFIC_ALLGATHER] - (2 * W - held) * (G - 1) / G) < 1);
         run_free(&o);
     }
     mt_trace_free(t);

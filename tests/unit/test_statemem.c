@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <string.h>
+
+#include "extrapolate/precision.h"
 #include "extrapolate/statemem.h"
 
 static mt_plan plan(int32_t dp, int32_t cp, int zero, int fsdp, int32_t shard) {
@@ -53,11 +56,54 @@ static void shards_are_whole_bytes_and_cp_joins(void **state) {
     assert_int_equal(mt_state_shard(&one), 1);
 }
 
+/* The precision policy (precision.h) over a pure-bf16 trace of P parameters with bf16 Adam (2 states:
+ * W = 2P bytes of weights, 4P of state, opt_per_param 2). bf16-mixed asks bf16 params, fp32
+ * reduction, fp32 master and Adam. Closed forms per GPU over N = 8:
+ *   FSDP2 (fully_shard, MixedPrecisionPolicy(bf16, fp32)): fp32 sharded params 4P/N (+ the bf16 gathered
+ *     units), fp32 grads 4P/N, Adam 8P/N: 16P/N in all, ZeRO-3's (2 + 2 + 12)P/N of the ZeRO paper;
+ *   DDP: bf16 params 2P, fp32 grads 4P, fp32 master + Adam 12P: Megatron's 18 bytes per parameter;
+ *   ZeRO-1 (Megatron's distributed optimizer): 2P + 4P + 12P/N, its 6 + 12/N.
+ * The optimizer step touches grad + 2 x states + master read/write + param write per parameter:
+ * traced 2 + 2 x 2 x 2 + 2 x 2 = 14 B, asked 4 + 2 x 2 x 4 + 2 x 4 + 2 = 30 B. */
+static void precision_policies_rescale_the_states(void **state) {
+    (void)state;
+    mt_error err;
+    mt_precision traced = {MT_PREC_BF16, MT_PREC_BF16, MT_PREC_NONE, MT_PREC_BF16, ""}, ask, mixed;
+    assert_int_equal(mt_precision_parse("bf16-mixed", &ask, &err), MT_OK);
+    mt_precision_resolve(&ask, &traced, &mixed);
+    mt_prec_scale sc;
+    mt_precision_scale(&traced, &mixed, 2.0, &sc);
+    assert_true(sc.param == 1 && sc.shard == 2 && sc.grad == 2 && sc.optim == 2 && sc.master == 2);
+    assert_true(sc.opt_time == 30.0 / 14.0);
+    const double P = 8e9, N = 8;
+    mt_state_bytes w = {2 * P, 0, 0, 2.0};
+    mt_plan f = plan(8, 1, 0, 1, 0), d = plan(8, 1, 0, 0, 0), z1 = plan(8, 1, 1, 0, 0);
+    mt_state_mem a = mt_state_memory_scaled(&f, &w, &sc), b = mt_state_memory_scaled(&d, &w, &sc);
+    mt_state_mem c = mt_state_memory_scaled(&z1, &w, &sc);
+    assert_true(a.params == 4 * P / N && a.grads == 4 * P / N && a.optimizer == 8 * P / N);
+    assert_true(b.params + b.grads + b.optimizer == 18 * P && b.optimizer == 12 * P);
+    assert_true(c.params == 2 * P && c.grads == 4 * P && c.optimizer == 12 * P / N);
+    /* the same policy: nothing moves; names and parts; a part changed leaves the name */
+    mt_precision_scale(&mixed, &mixed, 2.0, &sc);
+    assert_true(sc.param == 1 && sc.shard == 1 && sc.grad == 1 && sc.optim == 1 && sc.master == 0 && sc.opt_time == 1);
+    assert_int_equal(mt_precision_parse("bf16-mixed,reduce=bf16", &ask, &err), MT_OK);
+    assert_true(ask.reduce == MT_PREC_BF16 && ask.master == MT_PREC_FP32 && ask.name[0] == 0);
+    assert_int_equal(mt_precision_parse("master=none,optim=bf16", &ask, &err), MT_OK);
+    assert_true(ask.param == MT_PREC_UNSET && ask.master == MT_PREC_NONE && ask.optim == MT_PREC_BF16);
+    char buf[160];
+    assert_non_null(strstr(mt_precision_describe(&traced, buf, sizeof buf), "bf16 (param bf16"));
+    assert_int_equal(mt_precision_parse("bf17", &ask, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "--precision"));
+    assert_int_equal(mt_precision_parse("master=bf16", &ask, &err), MT_EINVAL);
+    assert_int_equal(mt_precision_parse("grads=fp32", &ask, &err), MT_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ddp_holds_everything),
         cmocka_unit_test(zero_stages_shard_the_replicated_part_only),
         cmocka_unit_test(shards_are_whole_bytes_and_cp_joins),
+        cmocka_unit_test(precision_policies_rescale_the_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
