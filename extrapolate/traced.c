@@ -27,6 +27,12 @@ static int only_replicated(const mt_traced_plan *p) {
     return 1;
 }
 
+static int has_backward(const trace *t) {
+    for (int32_t i = 0; i < t->n_ops; i++)
+        if (t->ops[i].phase == TRACE_PHASE_BACKWARD) return 1;
+    return 0;
+}
+
 void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
     memset(p, 0, sizeof *p);
     p->world_size = t->dist.world_size;
@@ -40,8 +46,10 @@ void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
         p->n_group_assumed += c->group_src == TRACE_GROUP_WORLD || c->group_src == TRACE_GROUP_UNKNOWN;
         add_kind(&p->kinds[c->kind], c);
         if (c->kind == TRACE_COMM_ALLREDUCE) p->allreduce_bytes += c->bytes;
-        if (c->kind == TRACE_COMM_ALLREDUCE && c->op >= 0 && c->op < t->n_ops &&
-            t->ops[c->op].phase == TRACE_PHASE_FORWARD)
+        /* issued after a forward op of a step that has a backward pass (a trace without one, such as
+         * a Kineto file alone, calls every op forward) */
+        if (c->kind == TRACE_COMM_ALLREDUCE && c->issued_by >= 0 && c->issued_by < t->n_ops &&
+            t->ops[c->issued_by].phase == TRACE_PHASE_FORWARD && has_backward(t))
             p->fwd_allreduces++;
         if (c->group > widest) widest = c->group;
     }
