@@ -10,6 +10,7 @@
 
 #include "network/nettap.h"
 #include "run/flags.h"
+#include "util/fileio.h"
 #include "util/u64map.h"
 #include "run/placement.h"
 #include "run/whatif.h"
@@ -223,6 +224,17 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
     return MT_OK;
 }
 
+mt_status mt_cluster_check_outputs(const mt_cluster *c, const mt_out_spec *outs, int n, mt_error *err) {
+    mt_out_inputs s;
+    mt_out_inputs_init(&s);
+    mt_out_inputs_add(&s, c->file, MT_OUT_FILE);
+    mt_out_inputs_add(&s, c->topology, MT_OUT_FILE); /* a topology file beside the job file */
+    for (int32_t k = 0; k < c->n_jobs; k++) mt_run_inputs_add(&c->jobs[k].cfg, &s);
+    mt_status rc = mt_out_check_all(&s, outs, n, err);
+    mt_out_inputs_free(&s);
+    return rc;
+}
+
 const mt_simrun *mt_cluster_job_run(const mt_cluster *c, int32_t j) {
     return c->jobs[j].run_from >= 0 ? &c->jobs[c->jobs[j].run_from].run : &c->jobs[j].run;
 }
@@ -230,7 +242,11 @@ const mt_simrun *mt_cluster_job_run(const mt_cluster *c, int32_t j) {
 static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_cluster *c, mt_error *err) {
     if (!(c->file = dupstr(path))) return mt_fail(err, MT_ENOMEM, "out of memory");
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    char *text = NULL;
+    size_t text_len = 0;
+    MT_CHECK(mt_read_config(path, &text, &text_len, err)); /* bounded, a regular file only */
+    json_t *root = json_loadb(text, text_len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!root)
         return mt_fail(err, MT_EINVAL, "%s: not a cluster job file (line %d: %s); see mitosis cluster --help", path,
                        je.line, je.text);

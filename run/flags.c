@@ -55,7 +55,9 @@ static mt_status set_a2a(void *base, const char *v, mt_error *err) {
 }
 
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
-    return mt_scenario_load(((mt_run_config *)base)->scenario, v, err);
+    mt_run_config *c = base;
+    if (c->n_scenario_paths < MT_RUN_MAX_PATHS) c->scenario_paths[c->n_scenario_paths++] = v;
+    return mt_scenario_load(c->scenario, v, err);
 }
 static mt_status add_slow_gpu(void *base, const char *v, mt_error *err) {
     return mt_scenario_add_slow_gpu(((mt_run_config *)base)->scenario, v, err);
