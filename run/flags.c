@@ -9,6 +9,7 @@
 #include "extrapolate/repeat.h"
 #include "extrapolate/sparseplans.h"
 #include "netmodels/netcfg.h"
+#include "util/limits.h"
 
 #define CFG(field) offsetof(mt_run_config, field)
 
@@ -73,7 +74,7 @@ static mt_status add_fail_link(void *base, const char *v, mt_error *err) {
 
 static const mt_flag PLAN[] = {
     {"--gpus", MT_FLAG_INT, CFG(plan.gpus), "N", "virtual GPUs (D x T x P must equal N; an unset size takes the "
-     "GPUs left over, dp first)", .lo = 1, .hi = 1 << 20},
+     "GPUs left over, dp first)", .lo = 1, .hi = MT_MAX_GPUS},
     {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = 1 << 20},
     {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = 1 << 20},
     {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = 1 << 20},
