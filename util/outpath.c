@@ -60,6 +60,16 @@ void mt_out_inputs_add(mt_out_inputs *s, const char *path, int kind) {
     char dir[4096];
     if (S_ISDIR(st.st_mode)) {
         add_one(s, path, &st, realpath(path, NULL));
+        /* its files too, so that a link to one of them elsewhere is still that input */
+        DIR *d = opendir(path);
+        struct dirent *de;
+        char p[8400];
+        for (int n = 0; d && n < 4096 && (de = readdir(d)); n++) {
+            snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+            struct stat fs;
+            if (de->d_name[0] != '.' && stat(p, &fs) == 0 && S_ISREG(fs.st_mode)) add_one(s, p, &fs, NULL);
+        }
+        if (d) closedir(d);
         return;
     }
     add_one(s, path, &st, kind == MT_OUT_TRACE ? realpath(folder_of(path, dir, sizeof dir), NULL) : NULL);

@@ -16,7 +16,8 @@
  *   naming that no manifest lists are never removed: the run is refused instead. So DIR never
  *   mixes two runs, and a failure leaves DIR as it was.
  *
- * Cost: a check is one stat per input plus one realpath per folder; a commit is one rename.
+ * Cost: recording a folder reads its entries once (its files count as inputs: a link to one is
+ * caught); a check is one stat plus one realpath; a commit is one rename.
  */
 #ifndef MT_UTIL_OUTPATH_H
 #define MT_UTIL_OUTPATH_H
