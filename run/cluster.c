@@ -289,7 +289,8 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
             free(rp);
             c->net.topology = c->topology;
         }
-        if (rc == MT_OK) rc = mt_netcfg_check(&c->net, NULL, err);
+        if (rc == MT_OK && mt_netcfg_check(&c->net, NULL, err) != MT_OK)
+            rc = mt_error_prefix(err, "%s: \"topology\" / \"network\"", path); /* name the file it came from */
     }
     if (rc == MT_OK && !c->net.topology)
         rc = mt_fail(err, MT_EINVAL, "%s: no topology (give \"topology\" in the file or --topology)", path);
@@ -297,6 +298,7 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
         if (c->net.topology != c->topology) snprintf(c->topology, sizeof c->topology, "%s", c->net.topology);
         c->net.topology = c->topology; /* the file's string dies with root */
         rc = mt_netcfg_topology(&c->net, 0, &c->topo, err);
+        if (rc != MT_OK && !net_given) mt_error_prefix(err, "%s: \"topology\"", path);
     }
     if (rc == MT_OK && !c->topo) rc = mt_fail(err, MT_EINVAL, "%s: a cluster needs a topology with links", path);
     if (rc == MT_OK) mt_topo_gpus(c->topo, &c->total);

@@ -46,6 +46,9 @@ mt_status mt_prepare_out_dir(const char *dir, const char *what, mt_error *err) {
 
 /* max: 0, any size; else only a regular file of at most max bytes. */
 static mt_status read_raw(const char *path, size_t max, unsigned char **out, size_t *out_len, mt_error *err) {
+    struct stat pre; /* a FIFO would block the open itself */
+    if (max && stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return mt_fail(err, MT_EIO, "%s: not a regular file (name the file itself)", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return mt_fail(err, MT_EIO, "%s: cannot open: %s (check the path)", path,
