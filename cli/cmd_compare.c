@@ -127,7 +127,7 @@ int cmd_compare(int argc, char **argv) {
     if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
     const mt_out_spec outs[] = {{"--html", c.html, 0}}; /* never an input; a bad path fails before the runs */
     if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 1, &err);
-    if (st == MT_OK && c.html && root) st = mt_out_probe(c.html, "--html", &err);
+    if (st == MT_OK && c.html && root) st = mt_out_probe(c.html, "the HTML report", &err);
     st = load(&c, &rc, &in, st, &err);
     c.dry_run = rc.dry_run;
     if (root && (rc.dry_run || isatty(fileno(stderr)))) c.cc.estimate = estimate; /* piped: stderr stays empty */

@@ -81,7 +81,7 @@ static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
     if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--chakra-ranks");
     static const char *const CK[] = {"mitosis.*.et", "mitosis.*.json", MT_CKX_COMM_GROUPS, NULL};
-    MT_CHECK(mt_out_dir_open(&w->ck, o->chakra_dir, "chakra", "--chakra", CK, err));
+    MT_CHECK(mt_out_dir_open(&w->ck, o->chakra_dir, "chakra", "Chakra directory", CK, err));
     if (!o->timeline && !o->csv_dir && !o->html && !o->kineto_dir) {
         w->rec.filter = w->ck_ranks;
         mt_span_filter_init(&w->ck_ranks);
@@ -95,7 +95,7 @@ static mt_status open_kineto(outs *w, int32_t gpus, mt_error *err) {
     if (o->kineto_ranks && mt_span_filter_ranks(&w->kt_ranks, o->kineto_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--kineto-ranks");
     static const char *const KT[] = {"mitosis_rank*.pt.trace.json", NULL};
-    MT_CHECK(mt_out_dir_open(&w->kt, o->kineto_dir, "kineto", "--kineto", KT, err));
+    MT_CHECK(mt_out_dir_open(&w->kt, o->kineto_dir, "kineto", "Kineto directory", KT, err));
     if (!o->timeline && !o->csv_dir && !o->html && !o->chakra_dir) {
         w->rec.filter = w->kt_ranks;
         mt_span_filter_init(&w->kt_ranks);
@@ -113,7 +113,7 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     w->tl.to = o->window_to;
     if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--timeline-gpus");
-    if (o->csv_dir) MT_CHECK(mt_out_dir_open(&w->csv, o->csv_dir, "csv", "--csv", MT_CSV_FILES, err));
+    if (o->csv_dir) MT_CHECK(mt_out_dir_open(&w->csv, o->csv_dir, "csv", "CSV directory", MT_CSV_FILES, err));
     if (o->timeline) MT_CHECK(mt_out_open(&w->tf, o->timeline, "the timeline", err));
     if (o->html) MT_CHECK(open_html(w, gpus, err));
     if (o->chakra_dir) MT_CHECK(open_chakra(w, gpus, err));

@@ -169,6 +169,13 @@ mt_status mt_out_check_all(const mt_out_inputs *s, const mt_out_spec *outs, int 
     return MT_OK;
 }
 
+/* "--dot: cannot write" for a flag, "cannot write the model" for a thing (as the messages were). */
+static const char *lead(const char *what, char *buf, size_t len) {
+    snprintf(buf, len, what[0] == '-' ? "%s: cannot write" : "cannot write %s", what);
+    return buf;
+}
+#define LEAD(w) lead((w), (char[96]){0}, 96)
+
 /* ---- one file ----------------------------------------------------------------------------- */
 
 static mt_status open_tmp(mt_out_file *o, mode_t mode, mt_error *err) {
@@ -183,8 +190,8 @@ static mt_status open_tmp(mt_out_file *o, mode_t mode, mt_error *err) {
         if (fd < 0) {
             int e = errno;
             o->tmp[0] = '\0';
-            return mt_fail(err, MT_EIO, "%s: cannot write '%s': %s (check the folder exists and is writable)",
-                           o->what, o->path, strerror(e));
+            return mt_fail(err, MT_EIO, "%s '%s': %s (check the folder exists and is writable)",
+                           LEAD(o->what), o->path, strerror(e));
         }
         if (mode != 0666) (void)fchmod(fd, mode); /* an existing file keeps its permissions */
         if (!(o->f = fdopen(fd, "w"))) {
@@ -209,7 +216,7 @@ mt_status mt_out_open(mt_out_file *o, const char *path, const char *what, mt_err
     if (exists && !S_ISREG(st.st_mode)) { /* a device or FIFO: written in place, checked at close */
         snprintf(o->path, sizeof o->path, "%s", path);
         if (!(o->f = fopen(path, "w")))
-            return mt_fail(err, MT_EIO, "%s: cannot write '%s': %s", what, path, strerror(errno));
+            return mt_fail(err, MT_EIO, "%s '%s': %s", LEAD(what), path, strerror(errno));
         return MT_OK;
     }
     char *real = exists ? realpath(path, NULL) : NULL; /* a link: its target is replaced, not the link */
@@ -224,15 +231,15 @@ mt_status mt_out_probe(const char *path, const char *what, mt_error *err) {
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) return mt_fail(err, MT_EIO, "%s: '%s' is a folder (name a file)", what, path);
         if (!S_ISREG(st.st_mode)) return access(path, W_OK) == 0 ? MT_OK
-            : mt_fail(err, MT_EIO, "%s: cannot write '%s': %s", what, path, strerror(errno));
+            : mt_fail(err, MT_EIO, "%s '%s': %s", LEAD(what), path, strerror(errno));
     }
     char dir[4096];
     folder_of(path, dir, sizeof dir);
     if (!mt_is_dir(dir))
-        return mt_fail(err, MT_EIO, "%s: cannot write '%s': the folder %s does not exist (create it or name "
-                       "another path)", what, path, dir);
+        return mt_fail(err, MT_EIO, "%s '%s': the folder %s does not exist (create it or name "
+                       "another path)", LEAD(what), path, dir);
     if (access(dir, W_OK | X_OK) != 0)
-        return mt_fail(err, MT_EIO, "%s: cannot write '%s': %s (choose a writable folder)", what, path,
+        return mt_fail(err, MT_EIO, "%s '%s': %s (choose a writable folder)", LEAD(what), path,
                        strerror(errno));
     return MT_OK;
 }
@@ -245,8 +252,8 @@ mt_status mt_out_close(mt_out_file *o, mt_status rc, mt_error *err) {
     if (fclose(o->f) != 0 && !bad) bad = 1, e = errno;
     o->f = NULL;
     if (rc == MT_OK && bad)
-        rc = mt_fail(err, MT_EIO, "%s: cannot write '%s': %s (check the disk space or choose another path)",
-                     o->what, o->path, e ? strerror(e) : "write error");
+        rc = mt_fail(err, MT_EIO, "%s '%s': %s (check the disk space or choose another path)",
+                     LEAD(o->what), o->path, e ? strerror(e) : "write error");
     if (rc == MT_OK && o->tmp[0] && rename(o->tmp, o->path) != 0)
         rc = mt_fail(err, MT_EIO, "%s: cannot put '%s' in place: %s", o->what, o->path, strerror(errno));
     if (rc != MT_OK && o->tmp[0]) unlink(o->tmp);
@@ -317,9 +324,9 @@ mt_status mt_out_dir_open(mt_out_dir *d, const char *dir, const char *kind, cons
     free(m);
     if (foreign[0] && d->created) rmdir(dir);
     if (foreign[0])
-        return mt_fail(err, MT_EINVAL, "%s '%s' holds %s, which no earlier %s run here recorded (in .mitosis-%s): "
-                       "its files would mix with this run's (name an empty folder, or remove them)", what, dir,
-                       foreign, what, kind);
+        return mt_fail(err, MT_EINVAL, "%s '%s' holds %s, which no earlier run of mitosis recorded there "
+                       "(.mitosis-%s): its files would mix with this run's (name an empty folder, or remove them)",
+                       what, dir, foreign, kind);
     n = snprintf(d->stage, sizeof d->stage, "%s/.mitosis-stage-XXXXXX", dir);
     if (!mkdtemp(d->stage)) {
         int e = errno;

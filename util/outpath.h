@@ -95,7 +95,7 @@ typedef struct mt_out_dir {
     char stage[4096];   /* the staging folder inside it, where the writer writes */
     char kind[32];      /* manifest DIR/.mitosis-KIND */
     int created;        /* dir was made by mt_out_dir_open: removed again (when empty) on failure */
-    const char *what;   /* the flag, for messages */
+    const char *what;   /* names it in messages ("CSV directory", "--csv") */
 } mt_out_dir;
 
 /* Creates `dir` when missing (mt_prepare_out_dir), refuses it when it holds files matching

@@ -318,7 +318,7 @@ def families(root, work, binary):
                [["inspect", "{F}", "--json"],
                 ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
                 ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"],
-                ["perfmodel", "fit", "{F}", "-o", "{F}/fitted.json"]], drop_one=True),
+                ["perfmodel", "fit", "{F}", "-o", "{F}-fitted.json"]], drop_one=True),
         Family("chakra", 30, {"kineto.json": small["kineto.json"],
                               "et.json": rd(f"{fx}/small-chakra-et.json")}, {"et.json": "json"},
                [["inspect", "{F}", "--json"],
