@@ -135,6 +135,11 @@ int cmd_cluster(int argc, char **argv) {
     }
     mt_cluster c;
     if (mt_cluster_load(cc.file, &cc.net, net_given, &c, &err) != MT_OK) return mt_cli_fail("cluster", &err);
+    const mt_out_spec outs[] = {{"--html", cc.html, 0}, {"--timeline", cc.timeline, 0}, {"--csv", cc.csv, 1}};
+    if (mt_cluster_check_outputs(&c, outs, 3, &err) != MT_OK) {
+        mt_cluster_free(&c);
+        return mt_cli_fail("cluster", &err);
+    }
     int rc = 0;
     if (cc.compare) {
         rc = compare_policies(&cc, &c, &err) ? mt_cli_fail("cluster", &err) : 0;

@@ -87,15 +87,6 @@ static void print(const mt_comparison *cmp, int as_json) {
     mt_cli_print_json(mt_comparison_json(cmp));
 }
 
-/* The HTML report is created empty before the runs, so that a bad path fails first. */
-static mt_status touch(const char *path, mt_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return mt_fail(err, MT_EIO, "cannot write the HTML report '%s': %s (choose a writable path)", path,
-                       strerror(errno));
-    fclose(f);
-    return MT_OK;
-}
 
 /* Loads the input (with a "loading" line on a terminal); with ranks, every rank agrees on the status. */
 static mt_status load(cmp_cli *c, mt_run_config *rc, mt_run_input *in, mt_status st, mt_error *err) {
@@ -124,7 +115,7 @@ int cmd_compare(int argc, char **argv) {
     memset(&cmp, 0, sizeof cmp);
     mt_ranks ranks;
     c.cc.ranks = &ranks;
-    int code = 0, html_pending = 0;
+    int code = 0;
     const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
     mt_status st = mt_ranks_open(&ranks, &err); /* MPI_Init under mpirun, before anything else */
     int root = mt_ranks_root(&ranks);
@@ -134,7 +125,9 @@ int cmd_compare(int argc, char **argv) {
         goto out;
     }
     if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
-    if (st == MT_OK && c.html && root && (st = touch(c.html, &err)) == MT_OK) html_pending = 1;
+    const mt_out_spec outs[] = {{"--html", c.html, 0}}; /* never an input; a bad path fails before the runs */
+    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 1, &err);
+    if (st == MT_OK && c.html && root) st = mt_out_probe(c.html, "the HTML report", &err);
     st = load(&c, &rc, &in, st, &err);
     c.dry_run = rc.dry_run;
     if (root && (rc.dry_run || isatty(fileno(stderr)))) c.cc.estimate = estimate; /* piped: stderr stays empty */
@@ -142,12 +135,11 @@ int cmd_compare(int argc, char **argv) {
     if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
     mt_progress_end(&c.progress);
     if (!root || rc.dry_run) goto out; /* rank 0 prints the table, the files and the error */
-    if (st == MT_OK && c.html && (st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err)) == MT_OK) html_pending = 0;
+    if (st == MT_OK && c.html) st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err);
     if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
     for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);
 out:
     if (st != MT_OK) code = root ? mt_cli_fail("compare", &err) : mt_exit_code(err.code);
-    if (html_pending) mt_remove_partial(c.html);
     mt_comparison_free(&cmp);
     mt_run_input_close(&in);
     mt_run_config_free(&rc);

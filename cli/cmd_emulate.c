@@ -149,6 +149,8 @@ int cmd_emulate(int argc, char **argv) {
         st = mt_fail(&err, MT_EINVAL, "--check-threshold needs --check");
     if (st == MT_OK && rc.n_paths == 0)
         st = mt_fail(&err, MT_EINVAL, "no trace given (usage: mpirun -np N mitosis emulate TRACE [plan])");
+    const mt_out_spec outs[] = {{"--timeline", c.o.timeline, 0}};
+    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 1, &err);
     if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
     if (st == MT_OK) st = mt_run_check_gpus(&rc, in.t, &err);
     code = st == MT_OK ? run(&rc, &in, &c) : fail_rank0(&err);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "report/perfreport.h"
 #include "run/perfmodel.h"
+#include "util/outpath.h"
 
 enum { MAX_INPUTS = 64 };
 
@@ -119,6 +120,15 @@ static mt_status take_input(void *ctx, const char *arg, mt_error *err) {
 static mt_status fit(pm_cli *c, mt_error *err) {
     if (!c->out) return mt_fail(err, MT_EINVAL, "fit needs -o MODEL.json");
     if (!c->n_inputs && !c->n_csvs) return mt_fail(err, MT_EINVAL, "fit needs at least one TRACE or --csv FILE");
+    mt_out_inputs ins; /* the model never overwrites what it is fitted on (util/outpath.h) */
+    mt_out_inputs_init(&ins);
+    for (int i = 0; i < c->n_inputs; i++) mt_out_inputs_add(&ins, c->inputs[i], MT_OUT_TRACE);
+    for (int i = 0; i < c->n_csvs; i++) mt_out_inputs_add(&ins, c->csvs[i], MT_OUT_FILE);
+    mt_out_inputs_add(&ins, c->o.gpu_specs_path, MT_OUT_FILE);
+    mt_status ok = mt_out_check_file(&ins, "-o", c->out, err);
+    mt_out_inputs_free(&ins);
+    MT_CHECK(ok);
+    MT_CHECK(mt_out_probe(c->out, "-o", err));
     mt_linmodel m;
     char warning[512];
     MT_CHECK(mt_run_fit(c->inputs, c->n_inputs, c->csvs, c->n_csvs, c->out, &m, warning, sizeof warning, err));

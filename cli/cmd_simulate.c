@@ -139,6 +139,10 @@ int cmd_simulate(int argc, char **argv) {
         goto out;
     }
     if (st == MT_OK) st = check(&rc, &c, &err);
+    const mt_out_spec outs[] = {{"--html", c.out.html, 0}, {"--timeline", c.out.timeline, 0},
+                                {"--csv", c.out.csv_dir, 1}, {"--chakra", c.out.chakra_dir, 1},
+                                {"--kineto", c.out.kineto_dir, 1}};
+    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 5, &err); /* before anything is opened */
     if (st == MT_OK && c.as_is) {
         if (run_as_is(&rc, &c, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
         goto out;

@@ -10,6 +10,7 @@
 #include "netmodels/netcfg.h"
 #include "report/toposum.h"
 #include "util/flags.h"
+#include "util/outpath.h"
 
 typedef struct topo_cli {
     const char *dot, *ra, *rb;
@@ -71,11 +72,10 @@ static int parse(topo_cli *c, int argc, char **argv, mt_error *err) {
 }
 
 static mt_status write_dot(const mt_topo *t, const char *dot, mt_error *err) {
-    FILE *f = strcmp(dot, "-") ? fopen(dot, "w") : stdout;
-    if (!f) return mt_fail(err, MT_EIO, "--dot: cannot write '%s' (check the directory exists)", dot);
-    mt_status rc = mt_topo_write_dot(t, f, err);
-    if (f != stdout) fclose(f);
-    return rc;
+    if (!strcmp(dot, "-")) return mt_topo_write_dot(t, stdout, err); /* stdout is checked at exit */
+    mt_out_file f; /* a temporary renamed onto dot when complete (util/outpath.h) */
+    MT_CHECK(mt_out_open(&f, dot, "--dot", err));
+    return mt_out_close(&f, mt_topo_write_dot(t, f.f, err), err);
 }
 
 int cmd_topo(int argc, char **argv) {
@@ -85,6 +85,14 @@ int cmd_topo(int argc, char **argv) {
     mt_error err = {0};
     int pr = parse(&c, argc, argv, &err);
     if (pr) return pr > 0 ? 0 : mt_cli_fail("topo", &err);
+    if (c.dot) { /* the graph never overwrites the topology file it is drawn from (util/outpath.h) */
+        mt_out_inputs ins;
+        mt_out_inputs_init(&ins);
+        mt_out_inputs_add(&ins, c.net.topology, MT_OUT_FILE);
+        mt_status ok = mt_out_check_file(&ins, "--dot", c.dot, &err);
+        mt_out_inputs_free(&ins);
+        if (ok != MT_OK) return mt_cli_fail("topo", &err);
+    }
     mt_topo *t;
     mt_progress pg; /* on a terminal: the build, then the bisection's max-flow (8 s at 131,072 GPUs) */
     char what[320];

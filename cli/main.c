@@ -11,6 +11,7 @@
 #include "run/flags.h"
 #include "netmodels/netcfg.h"
 #include "perfmodel/fit.h"
+#include "util/outpath.h"
 
 
 static const mt_command *const COMMANDS[] = {&mt_cmd_inspect, &mt_cmd_simulate, &mt_cmd_compare, &mt_cmd_topo,
@@ -92,12 +93,23 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *a = argv[1];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) return usage(stdout), 0;
-    if (!strcmp(a, "--version")) return printf("mitosis %s\n", mitosis_version()), 0; /* libmitosis's */
-    if (!strcmp(a, "--man")) return man(stdout), 0;
-    if (!strcmp(a, "--completion")) return completion(stdout), 0;
-    for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(a, COMMANDS[i]->name)) return COMMANDS[i]->run(argc - 1, argv + 1);
-    fprintf(stderr, "mitosis: unknown command '%s' (run 'mitosis --help' for the list)\n", a);
-    return 2;
+    int code = -1;
+    const char *name = "";
+    if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) usage(stdout), code = 0;
+    else if (!strcmp(a, "--version")) printf("mitosis %s\n", mitosis_version()), code = 0; /* libmitosis's */
+    else if (!strcmp(a, "--man")) man(stdout), code = 0;
+    else if (!strcmp(a, "--completion")) completion(stdout), code = 0;
+    for (int i = 0; i < N_COMMANDS && code < 0; i++)
+        if (!strcmp(a, COMMANDS[i]->name)) name = a, code = COMMANDS[i]->run(argc - 1, argv + 1);
+    if (code < 0) {
+        fprintf(stderr, "mitosis: unknown command '%s' (run 'mitosis --help' for the list)\n", a);
+        return 2;
+    }
+    /* every write checked, stdout's too: a full disk or /dev/full is one line and a failure */
+    mt_error err = {0};
+    if (mt_out_stdout_close(&err) != MT_OK) {
+        fprintf(stderr, "mitosis%s%s: %s\n", *name ? " " : "", name, err.msg);
+        return code ? code : mt_exit_code(err.code);
+    }
+    return code;
 }

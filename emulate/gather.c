@@ -9,6 +9,7 @@
 #include "report/describe.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "util/outpath.h"
 #include "util/fileio.h"
 
 /* All ranks' byte blobs on rank 0: *all (malloc'd), per rank its offset and size in bytes. */
@@ -256,14 +257,11 @@ static mt_status write_timeline(const blob *b, const mt_emu_pred *pred, const ch
                              s[i].end_ns * 1000);
     }
     mt_status rc = MT_OK;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        rc = mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", path, strerror(errno));
-    } else {
+    mt_out_file f; /* a temporary renamed onto path when complete (util/outpath.h) */
+    rc = mt_out_open(&f, path, "--timeline", err);
+    if (rc == MT_OK) {
         mt_report_src src = {p, pred->run->res, &rec, NULL, NULL, pred->run->sim.ranks_per_node};
-        rc = mt_timeline_write(&src, NULL, f, path, err);
-        if (fclose(f) != 0 && rc == MT_OK) rc = mt_fail(err, MT_EIO, "cannot write the timeline '%s'", path);
-        if (rc != MT_OK) mt_remove_partial(path);
+        rc = mt_out_close(&f, mt_timeline_write(&src, NULL, f.f, path, err), err);
     }
     mt_recorder_destroy(&rec);
     return rc;

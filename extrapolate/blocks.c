@@ -2,6 +2,7 @@
 #include "extrapolate/blocks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/units.h"
@@ -14,35 +15,43 @@ static const char *bare(const char *n) {
     return c > n + 1 && *c == ':' ? c + 1 : n;
 }
 
-static int alike(const trace_layer *a, const trace_layer *b) {
-    return a->n_ops == b->n_ops && a->param_bytes == b->param_bytes && !strcmp(bare(a->name), bare(b->name));
-}
-
-/* How many blocks of p layers repeat in a row from layer s (1: only itself). */
-static int32_t repeats(const trace_layer *l, int32_t n, int32_t s, int32_t p) {
-    int32_t k = 1;
-    for (;;) {
-        int32_t b = s + k * p;
-        if (b + p > n) return k;
-        for (int32_t i = 0; i < p; i++)
-            if (!alike(&l[s + i], &l[b + i])) return k;
-        k++;
-    }
+/* Orders layers by what alike() compares: alike layers are neighbours. */
+static int by_kind(const void *x, const void *y) {
+    const trace_layer *a = *(const trace_layer *const *)x, *b = *(const trace_layer *const *)y;
+    if (a->n_ops != b->n_ops) return a->n_ops < b->n_ops ? -1 : 1;
+    if (a->param_bytes != b->param_bytes) return a->param_bytes < b->param_bytes ? -1 : 1;
+    int c = strcmp(bare(a->name), bare(b->name));
+    return c ? c : (a > b) - (a < b);
 }
 
 void mt_blocks_find(const trace *t, mt_blocks *out) {
     memset(out, 0, sizeof *out);
     int32_t n = t->n_layers < MT_BLOCKS_MAX_LAYERS ? t->n_layers : MT_BLOCKS_MAX_LAYERS;
+    /* each layer's kind as a number (alike layers, one number): one sort, then integer compares */
+    const trace_layer *order[MT_BLOCKS_MAX_LAYERS];
+    int32_t kind[MT_BLOCKS_MAX_LAYERS];
+    for (int32_t i = 0; i < n; i++) order[i] = &t->layers[i];
+    qsort(order, (size_t)n, sizeof *order, by_kind);
+    for (int32_t i = 0, k = -1; i < n; i++) {
+        const trace_layer *a = order[i], *b = i ? order[i - 1] : NULL;
+        if (!b || a->n_ops != b->n_ops || a->param_bytes != b->param_bytes || strcmp(bare(a->name), bare(b->name)))
+            k++;
+        kind[a - t->layers] = k;
+    }
+    /* For a period p, a run of R layers from s each alike the layer p later holds floor(R / p) + 1
+     * blocks of p from s, and a start inside the run holds no more: one pass per p, O(L^2) in all.
+     * More layers covered wins; at equal cover the smaller p came first, then the earlier s. */
     int32_t best_cover = 0;
     for (int32_t p = 1; 2 * p <= n; p++)
-        for (int32_t s = 0; s + 2 * p <= n; s++) {
-            if (!alike(&t->layers[s], &t->layers[s + p])) continue;
-            int32_t k = repeats(t->layers, n, s, p);
-            /* more layers covered wins; at equal cover the smaller p came first, then the earlier s */
+        for (int32_t s = 0; s + p < n;) {
+            int32_t e = s;
+            while (e + p < n && kind[e] == kind[e + p]) e++;
+            int32_t r = e - s, k = r / p + 1;
             if (k >= 2 && k * p > best_cover) {
                 best_cover = k * p;
                 out->found = 1, out->first = s, out->layers = p, out->count = k;
             }
+            s = e > s ? e : s + 1;
         }
     if (!out->found) return;
     int64_t f = 0, b = 0;

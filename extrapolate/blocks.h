@@ -7,8 +7,9 @@
  * smallest p, then the earliest first.
  * Invariant: found = 1 implies count >= 2, layers >= 1, first + count x layers <= n_layers, and
  * block j (0 <= j < count) is layers [first + j x layers, first + (j + 1) x layers).
- * Costs: O(L^2 x L / p) comparisons over the trace's L layers, L capped at MT_BLOCKS_MAX_LAYERS
- * (a longer trace is searched in its first MT_BLOCKS_MAX_LAYERS layers); no allocation.
+ * Costs: one sort of the layers by kind, then O(L^2) integer comparisons over the trace's L layers,
+ * L capped at MT_BLOCKS_MAX_LAYERS (a longer trace is searched in its first MT_BLOCKS_MAX_LAYERS
+ * layers); no allocation (48 KiB of stack).
  *
  * `--blocks N` repeats or cuts this block (extrapolate/repeat.h); inspect shows it.
  */

@@ -7,6 +7,7 @@
 
 #include "extrapolate/traced.h"
 #include "util/units.h"
+#include "util/limits.h"
 
 void mt_plan_init(mt_plan *p) {
     memset(p, 0, sizeof *p);
@@ -264,7 +265,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->sp && p->tp <= 1)
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
-    if (p->gpus > (1 << 20)) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (max 1048576)", p->gpus);
+    if (p->gpus > MT_MAX_GPUS) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (at most %d)", p->gpus, MT_MAX_GPUS);
     MT_CHECK(check_sharding(p, err));
     MT_CHECK(check_schedule(p, err));
     if (p->vpp < 1) p->vpp = 1;

@@ -17,6 +17,7 @@
 
 #include "util/u64map.h"
 #include "util/vec.h"
+#include "util/limits.h"
 
 enum { C_DOWN, C_PENDING, C_SETUP, C_UP };
 
@@ -487,7 +488,7 @@ static const mt_flag FLAGS[] = {
      "receiver buffer per endpoint (default 64MiB)", .lo = 0, .lo_open = 1},
     {"--endpoints", MT_FLAG_INT, offsetof(mt_photonic_params, endpoints), "N",
      "endpoints without --topology (default 84 = a 12 x 7 wafer); with --topology, one per GPU", .lo = 1,
-     .hi = 1 << 20},
+     .hi = MT_MAX_GPUS},
 };
 static const mt_flag_table FLAG_TABLE = MT_FLAG_TABLE("Photonic model (--network photonic)", FLAGS);
 

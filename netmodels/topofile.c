@@ -158,7 +158,7 @@ mt_status mt_topo_load_json(const char *path, const mt_topo_params *p, mt_topo *
                             mt_error *err) {
     *out = NULL;
     json_t *root;
-    MT_CHECK(mt_json_load(path, &root, err));
+    MT_CHECK(mt_json_load_config(path, &root, err));
     mt_topo *t = mt_topo_new(path);
     mt_status rc = t ? load_json_into(t, path, root, p, err)
                      : mt_fail(err, MT_ENOMEM, "%s: out of memory", path);
@@ -243,7 +243,7 @@ mt_status mt_topo_load_csv(const char *path, const mt_topo_params *p, mt_topo **
     *out = NULL;
     char *buf;
     size_t len;
-    MT_CHECK(mt_read_file(path, &buf, &len, err));
+    MT_CHECK(mt_read_config(path, &buf, &len, err));
     csv_ctx c = {.t = mt_topo_new(path), .path = path, .err = err};
     struct csv_parser parser;
     if (!c.t || csv_init(&parser, CSV_APPEND_NULL) != 0) {

@@ -39,6 +39,7 @@
 
 #include "network/topology.h"
 #include "util/err.h"
+#include "util/limits.h"
 
 typedef struct mt_topo_params {
     double link_bw_Bps, link_lat_ns; /* GPU tier; bw 0 / lat < 0 = preset default */
@@ -61,7 +62,7 @@ typedef struct mt_tier {
 extern const mt_tier mt_topo_file_tier;
 extern const mt_tier mt_topo_hop_tier;
 
-enum { MT_PRESET_PARAMS_MAX = 4, MT_PRESET_MAX_GPUS = 1000000 };
+enum { MT_PRESET_PARAMS_MAX = 4, MT_PRESET_MAX_GPUS = MT_MAX_GPUS }; /* util/limits.h: --gpus's bound too */
 
 /* One parameter of a preset. Its value (a long) is a size, or the index of a word. */
 typedef struct mt_preset_param {

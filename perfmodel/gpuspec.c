@@ -188,7 +188,7 @@ mt_status mt_gpu_table_new(const char *extra_json, mt_gpu_table **out, mt_error 
     json_t *root = NULL, *arr = NULL;
     size_t n_extra = 0;
     if (extra_json) {
-        MT_CHECK(mt_json_load(extra_json, &root, err));
+        MT_CHECK(mt_json_load_config(extra_json, &root, err));
         arr = json_object_get(root, "gpus");
         if (!json_is_array(arr)) {
             json_decref(root);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "extrapolate/program.h"
+#include "util/outpath.h"
 #include "util/fileio.h"
 
 static const char *const kind_names[MT_PM_KIND_COUNT] = {"trace", "linear", "roofline", "analytical"};
@@ -73,11 +74,15 @@ json_t *mt_linmodel_json(const mt_linmodel *m) {
 
 mt_status mt_linmodel_save(const mt_linmodel *m, const char *path, mt_error *err) {
     json_t *o = mt_linmodel_json(m);
-    int bad = json_dump_file(o, path, JSON_INDENT(2) | JSON_REAL_PRECISION(12) | JSON_SORT_KEYS);
+    mt_out_file f; /* a temporary renamed onto path when complete (util/outpath.h) */
+    mt_status rc = mt_out_open(&f, path, "the model", err);
+    if (rc == MT_OK) {
+        int bad = json_dumpf(o, f.f, JSON_INDENT(2) | JSON_REAL_PRECISION(12) | JSON_SORT_KEYS);
+        rc = mt_out_close(&f, bad ? mt_fail(err, MT_EIO, "the model: cannot write '%s' (check the disk space)", path)
+                                  : MT_OK, err);
+    }
     json_decref(o);
-    if (bad) return mt_fail(err, MT_EIO, "%s: cannot write the model (check the directory exists "
-                            "and is writable)", path);
-    return MT_OK;
+    return rc;
 }
 
 static mt_status bad_field(const char *path, const char *where, const char *want, mt_error *err) {
@@ -88,7 +93,7 @@ static mt_status bad_field(const char *path, const char *where, const char *want
 mt_status mt_linmodel_load(const char *path, mt_linmodel *m, mt_error *err) {
     json_t *o = NULL;
     memset(m, 0, sizeof *m);
-    MT_CHECK(mt_json_load(path, &o, err));
+    MT_CHECK(mt_json_load_config(path, &o, err));
     mt_status rc = MT_OK;
     char where[128];
     const char *fmt = json_string_value(json_object_get(o, "format"));

@@ -8,6 +8,7 @@
 #include "extrapolate/collective.h"
 #include "report/html.h"
 #include "util/fileio.h"
+#include "util/outpath.h"
 
 const char *mt_cluster_gpus_str(const mt_cluster_jobres *j, char *buf, size_t len) {
     size_t at = 0;
@@ -120,9 +121,8 @@ void mt_cluster_print(FILE *out, const mt_cluster_result *r) {
 
 static void field(FILE *f, const char *s) { csv_fwrite(f, s, strlen(s)); }
 
-mt_status mt_cluster_csv(const char *dir, const mt_cluster_result *r, mt_error *err) {
-    MT_CHECK(mt_prepare_out_dir(dir, "--csv", err));
-    char path[4096], buf[4096];
+static mt_status csv_files(const char *dir, const mt_cluster_result *r, mt_error *err) {
+    char path[4200], buf[4096];
     snprintf(path, sizeof path, "%s/jobs.csv", dir);
     FILE *f = fopen(path, "w");
     if (!f) return mt_fail(err, MT_EIO, "--csv: cannot write %s", path);
@@ -158,6 +158,13 @@ mt_status mt_cluster_csv(const char *dir, const mt_cluster_result *r, mt_error *
         return mt_fail(err, MT_EIO, "--csv: cannot write %s", path);
     }
     return MT_OK;
+}
+
+mt_status mt_cluster_csv(const char *dir, const mt_cluster_result *r, mt_error *err) {
+    static const char *const FILES[] = {"jobs.csv", "shared_links.csv", NULL};
+    mt_out_dir d; /* staged, moved in on success (util/outpath.h) */
+    MT_CHECK(mt_out_dir_open(&d, dir, "cluster-csv", "--csv", FILES, err));
+    return mt_out_dir_close(&d, csv_files(mt_out_dir_path(&d), r, err), err);
 }
 
 void mt_cluster_span_record(void *ctx, int32_t rank, mt_span_kind kind, const mt_task *task, mt_time_ps start,
@@ -199,8 +206,9 @@ static const char *span_name(const mt_cluster_span *sp) {
 
 mt_status mt_cluster_timeline(const char *path, const mt_cluster_result *r, mt_cluster_spans *s, mt_error *err) {
     if (s->oom) return mt_fail(err, MT_ENOMEM, "--timeline: out of memory recording spans (fewer jobs or steps)");
-    FILE *f = fopen(path, "w");
-    if (!f) return mt_fail(err, MT_EIO, "--timeline: cannot write '%s' (check the directory exists)", path);
+    mt_out_file out;
+    MT_CHECK(mt_out_open(&out, path, "--timeline", err));
+    FILE *f = out.f;
     fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
     int first = 1;
     for (int32_t k = 0; k < r->n_jobs; k++) {
@@ -227,18 +235,13 @@ mt_status mt_cluster_timeline(const char *path, const mt_cluster_result *r, mt_c
                 (double)sp->start / 1e6, (double)(sp->end - sp->start) / 1e6);
     }
     fprintf(f, "\n]}\n");
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad) {
-        mt_remove_partial(path);
-        return mt_fail(err, MT_EIO, "--timeline: cannot write '%s' (disk full?)", path);
-    }
-    return MT_OK;
+    return mt_out_close(&out, MT_OK, err);
 }
 
 mt_status mt_cluster_html(const char *path, const mt_cluster_result *r, mt_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f) return mt_fail(err, MT_EIO, "--html: cannot write '%s' (check the directory exists)", path);
+    mt_out_file out; /* a temporary renamed onto path at the end (util/outpath.h) */
+    MT_CHECK(mt_out_open(&out, path, "--html", err));
+    FILE *f = out.f;
     char buf[4096];
     double worst = 1;
     for (int32_t k = 0; k < r->n_jobs; k++)
@@ -309,11 +312,5 @@ mt_status mt_cluster_html(const char *path, const mt_cluster_result *r, mt_error
     }
     fputs("<p>Alone: the job alone on the same GPUs and fabric; together: all jobs on one network model "
           "(docs/cluster.md).</p></body></html>\n", f);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad) {
-        mt_remove_partial(path);
-        return mt_fail(err, MT_EIO, "--html: cannot write '%s' (disk full?)", path);
-    }
-    return MT_OK;
+    return mt_out_close(&out, MT_OK, err);
 }

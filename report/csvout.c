@@ -76,6 +76,8 @@ static mt_status cw_close(cw *w, mt_status rc, mt_error *err) {
     return rc;
 }
 
+const char *const MT_CSV_FILES[] = {"ops.csv", "gpus.csv", "layers.csv", "links.csv", "collectives.csv", NULL};
+
 mt_status mt_csv_prepare_dir(const char *dir, mt_error *err) {
     return mt_prepare_out_dir(dir, "CSV directory", err);
 }

@@ -33,6 +33,9 @@
  * bad directory is reported before a long simulation. MT_EIO with a message naming it. */
 mt_status mt_csv_prepare_dir(const char *dir, mt_error *err);
 
+/* The names of the five files, NULL-terminated (for util/outpath.h's folder check). */
+extern const char *const MT_CSV_FILES[];
+
 /* Writes the five files into dir (mt_csv_prepare_dir first). MT_EIO naming the file that could
  * not be written, MT_ENOMEM when the recorder ran out of memory. */
 mt_status mt_csv_write_dir(const mt_report_src *src, const char *dir, mt_error *err);

@@ -10,6 +10,7 @@
 
 #include "report/describe.h"
 #include "report/experts.h"
+#include "util/outpath.h"
 #include "util/units.h"
 
 enum { GPU_ROWS_MAX = 64, LAYER_ROWS_MAX = 300, GANTT_GPUS_MAX = 64, NAME_SHOWN = 40 };
@@ -465,10 +466,9 @@ static const char SCRIPT[] =
     "draw();})();\n";
 
 mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err) {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return mt_fail(err, MT_EIO, "cannot write the HTML report %s: %s (check the folder exists and is writable)",
-                       path, strerror(errno));
+    mt_out_file out; /* a temporary renamed onto path at the end (util/outpath.h) */
+    MT_CHECK(mt_out_open(&out, path, "the HTML report", err));
+    FILE *f = out.f;
     const char *title = r->title ? r->title : "mitosis report";
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
     esc(f, title);
@@ -508,9 +508,5 @@ mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err
         }
     }
     fprintf(f, "<script>\n%s</script>\n</body></html>\n", SCRIPT);
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (rc == MT_OK && bad)
-        rc = mt_fail(err, MT_EIO, "writing the HTML report %s failed (disk full?)", path);
-    return rc;
+    return mt_out_close(&out, rc, err);
 }

@@ -10,6 +10,7 @@
 
 #include "network/nettap.h"
 #include "run/flags.h"
+#include "util/fileio.h"
 #include "util/u64map.h"
 #include "run/placement.h"
 #include "run/whatif.h"
@@ -221,6 +222,17 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
     return MT_OK;
 }
 
+mt_status mt_cluster_check_outputs(const mt_cluster *c, const mt_out_spec *outs, int n, mt_error *err) {
+    mt_out_inputs s;
+    mt_out_inputs_init(&s);
+    mt_out_inputs_add(&s, c->file, MT_OUT_FILE);
+    mt_out_inputs_add(&s, c->topology, MT_OUT_FILE); /* a topology file beside the job file */
+    for (int32_t k = 0; k < c->n_jobs; k++) mt_run_inputs_add(&c->jobs[k].cfg, &s);
+    mt_status rc = mt_out_check_all(&s, outs, n, err);
+    mt_out_inputs_free(&s);
+    return rc;
+}
+
 const mt_simrun *mt_cluster_job_run(const mt_cluster *c, int32_t j) {
     return c->jobs[j].run_from >= 0 ? &c->jobs[c->jobs[j].run_from].run : &c->jobs[j].run;
 }
@@ -228,9 +240,11 @@ const mt_simrun *mt_cluster_job_run(const mt_cluster *c, int32_t j) {
 static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_cluster *c, mt_error *err) {
     if (!(c->file = dupstr(path))) return mt_fail(err, MT_ENOMEM, "out of memory");
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root && je.line < 0) /* not opened: jansson's text already names the file */
-        return mt_fail(err, MT_EIO, "%s; see mitosis cluster --help", je.text);
+    char *text = NULL;
+    size_t text_len = 0;
+    MT_CHECK(mt_read_config(path, &text, &text_len, err)); /* bounded, a regular file only */
+    json_t *root = json_loadb(text, text_len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!root)
         return mt_fail(err, MT_EINVAL, "%s: not a cluster job file (line %d: %s); see mitosis cluster --help", path,
                        je.line, je.text);
@@ -273,7 +287,8 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
             free(rp);
             c->net.topology = c->topology;
         }
-        if (rc == MT_OK) rc = mt_netcfg_check(&c->net, NULL, err);
+        if (rc == MT_OK && mt_netcfg_check(&c->net, NULL, err) != MT_OK)
+            rc = mt_error_prefix(err, "%s: \"topology\" / \"network\"", path); /* name the file it came from */
     }
     if (rc == MT_OK && !c->net.topology)
         rc = mt_fail(err, MT_EINVAL, "%s: no topology (give \"topology\" in the file or --topology)", path);
@@ -281,6 +296,7 @@ static mt_status load(const char *path, const mt_netcfg *net, int net_given, mt_
         if (c->net.topology != c->topology) snprintf(c->topology, sizeof c->topology, "%s", c->net.topology);
         c->net.topology = c->topology; /* the file's string dies with root */
         rc = mt_netcfg_topology(&c->net, 0, &c->topo, err);
+        if (rc != MT_OK && !net_given) mt_error_prefix(err, "%s: \"topology\"", path);
     }
     if (rc == MT_OK && !c->topo) rc = mt_fail(err, MT_EINVAL, "%s: a cluster needs a topology with links", path);
     if (rc == MT_OK) mt_topo_gpus(c->topo, &c->total);

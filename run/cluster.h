@@ -68,6 +68,10 @@ typedef struct mt_cluster {
     int32_t total;            /* the fabric's GPUs */
 } mt_cluster;
 
+/* Refuses an output (util/outpath.h) that is one of the cluster's inputs: the job file, its topology
+ * file, every job's trace and files. */
+mt_status mt_cluster_check_outputs(const mt_cluster *c, const mt_out_spec *outs, int n, mt_error *err);
+
 /* The program job j runs (its own, or the earlier identical job's). */
 const mt_simrun *mt_cluster_job_run(const mt_cluster *c, int32_t j);
 

@@ -62,6 +62,8 @@ typedef struct mt_run_config {
     double gpu_mem;            /* memory limit per GPU in bytes (0 = the target's or the trace's) */
     /* what-if */
     mt_scenario *scenario;     /* owned; never NULL after a successful init */
+    const char *scenario_paths[MT_RUN_MAX_PATHS]; /* the --scenario files read (inputs: util/outpath.h) */
+    int n_scenario_paths;
     long long seed;            /* -1: the scenario file's (default 0) */
     int32_t steps;             /* 0: the scenario file's (default 1) */
     int no_fold;               /* --no-fold: every GPU walks its program (sim/simulate.h folding) */

@@ -10,6 +10,7 @@
 #include "extrapolate/repeat.h"
 #include "extrapolate/sparseplans.h"
 #include "netmodels/netcfg.h"
+#include "util/limits.h"
 
 #define CFG(field) offsetof(mt_run_config, field)
 
@@ -80,7 +81,9 @@ static mt_status set_precision(void *base, const char *v, mt_error *err) {
 }
 
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
-    return mt_scenario_load(((mt_run_config *)base)->scenario, v, err);
+    mt_run_config *c = base;
+    if (c->n_scenario_paths < MT_RUN_MAX_PATHS) c->scenario_paths[c->n_scenario_paths++] = v;
+    return mt_scenario_load(c->scenario, v, err);
 }
 static mt_status add_slow_gpu(void *base, const char *v, mt_error *err) {
     return mt_scenario_add_slow_gpu(((mt_run_config *)base)->scenario, v, err);
@@ -96,7 +99,7 @@ static mt_status add_fail_link(void *base, const char *v, mt_error *err) {
 
 static const mt_flag PLAN[] = {
     {"--gpus", MT_FLAG_INT, CFG(plan.gpus), "N", "virtual GPUs (D x T x P must equal N; an unset size takes the "
-     "GPUs left over, dp first)", .lo = 1, .hi = 1 << 20},
+     "GPUs left over, dp first)", .lo = 1, .hi = MT_MAX_GPUS},
     {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = 1 << 20},
     {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = 1 << 20},
     {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = 1 << 20},

@@ -8,6 +8,23 @@
 #include "run/calibrate.h"
 #include "run/commfit.h"
 
+void mt_run_inputs_add(const mt_run_config *c, mt_out_inputs *s) {
+    for (int i = 0; i < c->n_paths; i++) mt_out_inputs_add(s, c->paths[i], MT_OUT_TRACE);
+    for (int i = 0; i < c->n_scenario_paths; i++) mt_out_inputs_add(s, c->scenario_paths[i], MT_OUT_FILE);
+    mt_out_inputs_add(s, c->net.topology, MT_OUT_FILE); /* a spec such as fattree:k=8 is no file */
+    mt_out_inputs_add(s, c->pm.model_path, MT_OUT_FILE);
+    mt_out_inputs_add(s, c->pm.gpu_specs_path, MT_OUT_FILE);
+}
+
+mt_status mt_run_check_outputs(const mt_run_config *c, const mt_out_spec *outs, int n, mt_error *err) {
+    mt_out_inputs s;
+    mt_out_inputs_init(&s);
+    mt_run_inputs_add(c, &s);
+    mt_status rc = mt_out_check_all(&s, outs, n, err);
+    mt_out_inputs_free(&s);
+    return rc;
+}
+
 mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
     in->cal.host_scale = in->cal.op_scale = 1;

@@ -15,6 +15,7 @@
 #include "run/device.h"
 #include "tracer/meta.h"
 #include "tracer/trace.h"
+#include "util/outpath.h"
 
 typedef struct mt_run_input {
     trace *t;            /* the trace the run uses: the loaded one, or with --blocks the one repeated
@@ -39,5 +40,11 @@ void mt_run_input_close(mt_run_input *in);
  * calibrates. t is only read; mt_run_input_close leaves it to the caller. Calibration reads the
  * meta.json beside c->paths[0]. */
 mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err);
+
+/* Records every file c reads (util/outpath.h): its trace paths (and meta.json beside them), the
+ * topology file, --scenario, --model and --gpu-specs files. */
+void mt_run_inputs_add(const mt_run_config *c, mt_out_inputs *s);
+/* The outputs checked against c's inputs, before anything is opened (util/outpath.h). */
+mt_status mt_run_check_outputs(const mt_run_config *c, const mt_out_spec *outs, int n, mt_error *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include "report/timeline.h"
 #include "util/budget.h"
 #include "util/fileio.h"
+#include "util/outpath.h"
 
 void mt_sim_outputs_init(mt_sim_outputs *o) {
     memset(o, 0, sizeof *o);
@@ -29,11 +30,11 @@ typedef struct outs {
     mt_recorder rec;
     mt_span_filter tl;               /* what the timeline shows */
     const mt_span_filter *tl_draw;   /* tl, or the recorder's when only the timeline records */
-    FILE *tf;
+    mt_out_file tf;                  /* the timeline, a temporary until it is complete */
+    mt_out_dir csv, ck, kt;          /* --csv, --chakra, --kineto: staged, moved in on success */
     mt_progress progress;
     mt_span_filter html_gpus;        /* the GPUs the HTML timeline draws */
     const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
-    int html_pending;                /* created empty before the run, not written yet */
     mt_span_filter ck_ranks;         /* the ranks --chakra writes */
     mt_span_filter kt_ranks;         /* the ranks --kineto writes */
 } outs;
@@ -48,13 +49,12 @@ static void outs_init(outs *w, const mt_sim_outputs *o) {
     mt_span_filter_init(&w->kt_ranks);
 }
 
-/* A timeline still open, or an HTML report not written, goes. */
+/* A timeline still open, or output folders not completed, go (their temporaries; what was there stays). */
 static void outs_free(outs *w) {
-    if (w->tf) {
-        fclose(w->tf);
-        mt_remove_partial(w->o->timeline);
-    }
-    if (w->html_pending) mt_remove_partial(w->o->html);
+    mt_out_close(&w->tf, MT_EINTERNAL, NULL);
+    mt_out_dir_close(&w->csv, MT_EINTERNAL, NULL);
+    mt_out_dir_close(&w->ck, MT_EINTERNAL, NULL);
+    mt_out_dir_close(&w->kt, MT_EINTERNAL, NULL);
     mt_span_filter_destroy(&w->tl);
     mt_span_filter_destroy(&w->html_gpus);
     mt_span_filter_destroy(&w->ck_ranks);
@@ -64,12 +64,7 @@ static void outs_free(outs *w) {
 
 static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
     const mt_sim_outputs *o = w->o;
-    FILE *hf = fopen(o->html, "w");
-    if (!hf)
-        return mt_fail(err, MT_EIO, "cannot write the HTML report '%s': %s (choose a writable path)", o->html,
-                       strerror(errno));
-    fclose(hf);
-    w->html_pending = 1;
+    MT_CHECK(mt_out_probe(o->html, "the HTML report", err)); /* a bad path fails before the run */
     MT_CHECK(mt_summary_html_gpus(&w->html_gpus, gpus, err));
     w->html_draw = &w->html_gpus;
     if (!o->timeline && !o->csv_dir && !o->chakra_dir && !o->kineto_dir) { /* only what the HTML timeline shows */
@@ -85,7 +80,8 @@ static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--chakra-ranks");
-    MT_CHECK(mt_prepare_out_dir(o->chakra_dir, "Chakra directory", err));
+    static const char *const CK[] = {"mitosis.*.et", "mitosis.*.json", MT_CKX_COMM_GROUPS, NULL};
+    MT_CHECK(mt_out_dir_open(&w->ck, o->chakra_dir, "chakra", "Chakra directory", CK, err));
     if (!o->timeline && !o->csv_dir && !o->html && !o->kineto_dir) {
         w->rec.filter = w->ck_ranks;
         mt_span_filter_init(&w->ck_ranks);
@@ -98,7 +94,8 @@ static mt_status open_kineto(outs *w, int32_t gpus, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     if (o->kineto_ranks && mt_span_filter_ranks(&w->kt_ranks, o->kineto_ranks, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--kineto-ranks");
-    MT_CHECK(mt_prepare_out_dir(o->kineto_dir, "Kineto directory", err));
+    static const char *const KT[] = {"mitosis_rank*.pt.trace.json", NULL};
+    MT_CHECK(mt_out_dir_open(&w->kt, o->kineto_dir, "kineto", "Kineto directory", KT, err));
     if (!o->timeline && !o->csv_dir && !o->html && !o->chakra_dir) {
         w->rec.filter = w->kt_ranks;
         mt_span_filter_init(&w->kt_ranks);
@@ -116,10 +113,8 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     w->tl.to = o->window_to;
     if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--timeline-gpus");
-    if (o->csv_dir) MT_CHECK(mt_csv_prepare_dir(o->csv_dir, err));
-    if (o->timeline && !(w->tf = fopen(o->timeline, "w")))
-        return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (choose a writable path)", o->timeline,
-                       strerror(errno));
+    if (o->csv_dir) MT_CHECK(mt_out_dir_open(&w->csv, o->csv_dir, "csv", "CSV directory", MT_CSV_FILES, err));
+    if (o->timeline) MT_CHECK(mt_out_open(&w->tf, o->timeline, "the timeline", err));
     if (o->html) MT_CHECK(open_html(w, gpus, err));
     if (o->chakra_dir) MT_CHECK(open_chakra(w, gpus, err));
     if (o->kineto_dir) MT_CHECK(open_kineto(w, gpus, err));
@@ -158,25 +153,19 @@ static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summar
         mt_ckx_stats st;
         const mt_span_filter *keep = w->o->chakra_ranks ? (w->ck_ranks.keep ? &w->ck_ranks : &w->rec.filter) : NULL;
         mt_ckx_opts co = {o->chakra_json, o->chakra_comm_only};
-        MT_CHECK(mt_ckx_write(&cs, o->chakra_dir, keep, &co, &st, err));
+        MT_CHECK(mt_out_dir_close(&w->ck, mt_ckx_write(&cs, mt_out_dir_path(&w->ck), keep, &co, &st, err), err));
     }
     if (o->kineto_dir) {
         const mt_span_filter *keep = o->kineto_ranks ? (w->kt_ranks.keep ? &w->kt_ranks : &w->rec.filter) : NULL;
-        MT_CHECK(mt_kineto_write(&src, o->kineto_dir, keep, err));
+        MT_CHECK(mt_out_dir_close(&w->kt, mt_kineto_write(&src, mt_out_dir_path(&w->kt), keep, err), err));
     }
     if (o->timeline) {
-        MT_CHECK(mt_timeline_write(&src, w->tl_draw, w->tf, o->timeline, err));
-        FILE *f = w->tf;
-        w->tf = NULL;
-        if (fclose(f) != 0)
-            return mt_fail(err, MT_EIO, "cannot write the timeline '%s': %s (check the disk space or choose "
-                           "another path)", o->timeline, strerror(errno));
+        MT_CHECK(mt_out_close(&w->tf, mt_timeline_write(&src, w->tl_draw, w->tf.f, o->timeline, err), err));
     }
-    if (o->csv_dir) MT_CHECK(mt_csv_write_dir(&src, o->csv_dir, err));
+    if (o->csv_dir) MT_CHECK(mt_out_dir_close(&w->csv, mt_csv_write_dir(&src, mt_out_dir_path(&w->csv), err), err));
     if (o->html) {
         mt_html_report rep = {.title = "mitosis simulate"};
         MT_CHECK(mt_summary_html_write(o->html, &rep, sum, &w->rec, w->html_draw, err));
-        w->html_pending = 0;
     }
     return MT_OK;
 }

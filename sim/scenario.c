@@ -533,7 +533,7 @@ static mt_status parse_types(mt_scenario *sc, json_t *v, const char *file, mt_er
 
 mt_status mt_scenario_load(mt_scenario *sc, const char *path, mt_error *err) {
     json_t *root;
-    MT_CHECK(mt_json_load(path, &root, err));
+    MT_CHECK(mt_json_load_config(path, &root, err));
     mt_status rc = MT_OK;
     static const char *const keys[] = {"seed", "steps", "compute", "gpu_types", "network", "comment", NULL};
     if (!json_is_object(root)) rc = mt_fail(err, MT_EFORMAT, "%s: a scenario is a JSON object", path);

@@ -18,15 +18,15 @@ static void on_field(void *s, size_t len, void *data) {
         }
         t->row_start[t->n_rows] = t->n_cells;
     }
-    char *c = malloc(len + 1);
-    if (!c || mt_vec_reserve(&t->cells, &t->cap_cells, t->n_cells + 1)) {
-        free(c);
+    if (mt_vec_reserve(&t->text, &t->cap_text, t->n_text + (int64_t)len + 1) ||
+        mt_vec_reserve(&t->cells, &t->cap_cells, t->n_cells + 1)) {
         t->failed = 1;
         return;
     }
-    memcpy(c, s, len);
-    c[len] = '\0';
-    t->cells[t->n_cells++] = c;
+    if (len) memcpy(t->text + t->n_text, s, len);
+    t->text[t->n_text + (int64_t)len] = '\0';
+    t->cells[t->n_cells++] = t->n_text;
+    t->n_text += (int64_t)len + 1;
     t->cur_cells++;
 }
 
@@ -39,8 +39,8 @@ static void on_row(int ch, void *data) {
 }
 
 void mt_csv_table_free(csv_table *t) {
-    for (int64_t i = 0; i < t->n_cells; i++) free(t->cells[i]);
     free(t->cells);
+    free(t->text);
     free(t->row_start);
     memset(t, 0, sizeof *t);
 }
@@ -51,7 +51,7 @@ int64_t mt_csv_table_row_len(const csv_table *t, int64_t r) {
 }
 
 const char *mt_csv_table_cell(const csv_table *t, int64_t r, int64_t c) {
-    return c < mt_csv_table_row_len(t, r) ? t->cells[t->row_start[r] + c] : "";
+    return c < mt_csv_table_row_len(t, r) ? t->text + t->cells[t->row_start[r] + c] : "";
 }
 
 int64_t mt_csv_table_col(const csv_table *t, const char *name) {

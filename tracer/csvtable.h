@@ -16,8 +16,11 @@
 #include "util/err.h"
 
 typedef struct csv_table {
-    char **cells;        /* row-major, NUL-terminated copies */
+    int64_t *cells;      /* row-major: each cell's offset in text */
     int64_t n_cells, cap_cells;
+    char *text;          /* every cell, NUL-terminated, one after another (one buffer: no allocation
+                          * per cell) */
+    int64_t n_text, cap_text;
     int64_t *row_start;  /* index of each row's first cell */
     int64_t n_rows, cap_rows;
     int64_t cur_cells;   /* cells in the row being read */

@@ -1,6 +1,8 @@
 /* tracer/device.c — see device.h. */
 #include "tracer/device.h"
 
+#include "util/fileio.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,8 +42,8 @@ static void meta_path(const char *dir_or_file, char *path, size_t len) {
 static int from_meta(trace *t, const char *dir_or_file) {
     char path[4096];
     meta_path(dir_or_file, path, sizeof path);
-    json_t *m = json_load_file(path, 0, NULL);
-    if (!m) return 0;
+    json_t *m = NULL;
+    if (mt_json_load_config(path, &m, NULL) != MT_OK) return 0; /* bounded: a FIFO or /dev/zero is no meta.json */
     const char *dev = json_string_value(json_object_get(m, "device"));
     const char *name = json_string_value(json_object_get(m, "device_name"));
     trace_dev_kind kind = TRACE_DEV_UNKNOWN;

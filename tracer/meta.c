@@ -49,7 +49,7 @@ mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_o
                        "--calibrate needs the measured step time from %s, which does not exist (tracer/collect.py "
                        "writes it beside its traces; or give --measured-ms)", src);
     json_t *m = NULL;
-    MT_CHECK(mt_json_load(src, &m, err));
+    MT_CHECK(mt_json_load_config(src, &m, err));
     json_t *med = json_object_get(json_object_get(m, "step_time_ms"), "median");
     json_t *batch = json_object_get(m, "batch");
     double v = json_is_number(med) ? json_number_value(med) : 0;

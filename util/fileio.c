@@ -44,15 +44,24 @@ mt_status mt_prepare_out_dir(const char *dir, const char *what, mt_error *err) {
     return MT_OK;
 }
 
-static mt_status read_raw(const char *path, unsigned char **out, size_t *out_len, mt_error *err) {
+/* max: 0, any size; else only a regular file of at most max bytes. */
+static mt_status read_raw(const char *path, size_t max, unsigned char **out, size_t *out_len, mt_error *err) {
+    struct stat pre; /* a FIFO would block the open itself */
+    if (max && stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return mt_fail(err, MT_EIO, "%s: not a regular file (name the file itself)", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return mt_fail(err, MT_EIO, "%s: cannot open: %s (check the path)", path,
                        strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode) || (max && !S_ISREG(st.st_mode))) {
         fclose(f);
-        return mt_fail(err, MT_EIO, "%s: not a regular file", path);
+        return mt_fail(err, MT_EIO, "%s: not a regular file (name the file itself)", path);
+    }
+    if (max && (size_t)st.st_size > max) {
+        fclose(f);
+        return mt_fail(err, MT_EIO, "%s: %lld bytes, more than the %zu MiB a configuration file may have (is it the "
+                       "right file?)", path, (long long)st.st_size, max >> 20);
     }
     size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, len = 0;
     unsigned char *buf = malloc(cap);
@@ -74,6 +83,11 @@ static mt_status read_raw(const char *path, unsigned char **out, size_t *out_len
         size_t n = fread(buf + len, 1, cap - len - 1, f);
         len += n;
         if (n == 0) break;
+        if (max && len > max) { /* grew while read */
+            free(buf);
+            fclose(f);
+            return mt_fail(err, MT_EIO, "%s: more than the %zu MiB a configuration file may have", path, max >> 20);
+        }
     }
     int bad = ferror(f);
     fclose(f);
@@ -87,7 +101,7 @@ static mt_status read_raw(const char *path, unsigned char **out, size_t *out_len
     return MT_OK;
 }
 
-static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t in_len,
+static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t in_len, size_t max,
                               char **out, size_t *out_len, mt_error *err) {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -124,7 +138,9 @@ static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t 
         uInt before = zs.avail_out;
         rc = inflate(&zs, Z_NO_FLUSH);
         len += before - zs.avail_out;
-        mt_status over = mt_budget_check_inflated((double)len, path, err); /* a server's cap (util/budget.h) */
+        mt_status over = max && len > max
+            ? mt_fail(err, MT_EIO, "%s: inflates to more than the %zu MiB a configuration file may have", path, max >> 20)
+            : mt_budget_check_inflated((double)len, path, err); /* a server's cap (util/budget.h) */
         if (over != MT_OK) {
             free(buf);
             inflateEnd(&zs);
@@ -157,18 +173,35 @@ static mt_status inflate_gzip(const char *path, const unsigned char *in, size_t 
     return MT_OK;
 }
 
-mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err) {
+static mt_status read_max(const char *path, size_t max, char **out, size_t *out_len, mt_error *err) {
     unsigned char *raw = NULL;
     size_t raw_len = 0;
-    MT_CHECK(read_raw(path, &raw, &raw_len, err));
+    MT_CHECK(read_raw(path, max, &raw, &raw_len, err));
     if (raw_len >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
-        mt_status rc = inflate_gzip(path, raw, raw_len, out, out_len, err);
+        mt_status rc = inflate_gzip(path, raw, raw_len, max, out, out_len, err);
         free(raw);
         return rc;
     }
     *out = (char *)raw;
     *out_len = raw_len;
     return MT_OK;
+}
+
+mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err) {
+    return read_max(path, 0, out, out_len, err);
+}
+
+mt_status mt_read_config(const char *path, char **out, size_t *out_len, mt_error *err) {
+    return read_max(path, MT_CONFIG_MAX_BYTES, out, out_len, err);
+}
+
+mt_status mt_json_load_config(const char *path, json_t **out, mt_error *err) {
+    char *buf = NULL;
+    size_t len = 0;
+    MT_CHECK(mt_read_config(path, &buf, &len, err));
+    mt_status rc = mt_json_parse(path, buf, len, out, err);
+    free(buf);
+    return rc;
 }
 
 mt_status mt_read_prefix(const char *path, size_t max, char **out, size_t *out_len, int *complete,

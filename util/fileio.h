@@ -16,6 +16,17 @@
  * Cost: O(file size); one realloc-doubling pass when inflating. Caller frees *out. */
 mt_status mt_read_file(const char *path, char **out, size_t *out_len, mt_error *err);
 
+/* The largest configuration file (topology, scenario, cluster job file, fitted model, GPU table,
+ * meta.json, a measurement CSV), before and after inflating: 64 MiB. */
+#define MT_CONFIG_MAX_BYTES ((size_t)64 << 20)
+
+/* mt_read_file for a configuration file: a regular file only (a FIFO, /dev/zero or a folder is
+ * refused before reading), at most MT_CONFIG_MAX_BYTES on disk and inflated; MT_EIO naming the file
+ * and the limit. Cost: O(file size). */
+mt_status mt_read_config(const char *path, char **out, size_t *out_len, mt_error *err);
+/* mt_read_config + mt_json_parse. */
+mt_status mt_json_load_config(const char *path, json_t **out, mt_error *err);
+
 /* Reads at most `max` bytes of the file's content (inflating gzip) into a malloc'd,
  * NUL-terminated buffer; *complete is 1 when that is the whole content. For recognising a file
  * by its first bytes without reading it all. On any error the whole file is read instead

@@ -82,11 +82,11 @@ grep -Eq '^estimate   about [0-9.]+ M events, ~[0-9.]+ (s|min) on this machine, 
   "$tmp/long.err" || fail "no estimate line before a long run: $(head -3 "$tmp/long.err")"
 
 # more memory than the machine has: exit 2 at once, one line naming --gpus and the memory
-"$bin" simulate "$tr/cpu-gpt-tiny-b8" --gpus 1048576 --pp 64 --micro-batches 4096 >"$tmp/mem.out" 2>"$tmp/mem.err"
+"$bin" simulate "$tr/cpu-gpt-tiny-b8" --gpus 1000000 --pp 64 --micro-batches 4096 >"$tmp/mem.out" 2>"$tmp/mem.err"
 code=$?
 [ "$code" = 2 ] || fail "an absurd plan exited $code, not 2"
 [ "$(wc -l <"$tmp/mem.err")" = 1 ] || fail "not one error line: $(cat "$tmp/mem.err")"
-grep -Eq -- '--gpus 1048576 would need about [0-9.]+ [TGP]B of memory, more than this machine' "$tmp/mem.err" ||
+grep -Eq -- '--gpus 1000000 would need about [0-9.]+ [TGP]B of memory, more than this machine' "$tmp/mem.err" ||
   fail "the memory error does not say what it needs: $(cat "$tmp/mem.err")"
 
 # compare --dry-run: every plan priced, none run; refused = the real run's skipped rows

@@ -251,13 +251,18 @@ def mutate_cut(rng, data):
 
 class Family:
     """name: case id prefix; files: {name: bytes} of the valid input; targets: files the
-    mutation may touch (with their kind); commands: argument lists ({F} = the case folder)."""
+    mutation may touch (with their kind); commands: argument lists ({F} = the case folder).
+    choices (instead of targets): a case runs one of these (description, command) pairs, the
+    files unmutated, and must be refused (exit 2) with every file of the case folder unchanged
+    (issue 42: output-path collisions, configuration files that are no such file)."""
 
     def __init__(self, name, count, files, targets, commands, drop_one=False, stop_after_load=False,
-                 refuse_cut=False):
+                 refuse_cut=False, choices=None):
         self.name, self.count, self.files, self.targets = name, count, files, targets
         self.commands, self.drop_one, self.stop_after_load = commands, drop_one, stop_after_load
         self.refuse_cut = refuse_cut
+        self.choices = choices
+        self.prepare = None  # a function of the case folder, run after its files are written
 
 
 def families(root, work, binary):
@@ -304,12 +309,16 @@ def families(root, work, binary):
         sys.exit(f"fuzz: cannot export the base Chakra workload: {p.stderr.strip()}")
     chakra_et = {f"w.{r}.et": rd(f"{ck}/mitosis.{r}.et") for r in range(2)}
     sim = lambda *a: ["simulate", sm, *a, "--json"]
+    cluster = {"topology": "switch:8", "placement": "packed",
+               "jobs": [{"name": "a", "trace": sm, "args": ["--gpus", "2", "--strategy", "ddp"], "start_ms": 0},
+                        {"name": "b", "trace": sm, "args": ["--gpus", "4", "--tp", "2"], "placement": "spread",
+                         "steps": 2}]}
     return [
-        Family("small", 150, small, pair_targets,
+        Family("small", 125, small, pair_targets,
                [["inspect", "{F}", "--json"],
                 ["simulate", "{F}", "--gpus", "2", "--strategy", "ddp", "--json"],
                 ["simulate", "{F}", "--gpus", "4", "--tp", "2", "--json"],
-                ["perfmodel", "fit", "{F}", "-o", "{F}/fitted.json"]], drop_one=True),
+                ["perfmodel", "fit", "{F}", "-o", "{F}-fitted.json"]], drop_one=True),
         Family("chakra", 30, {"kineto.json": small["kineto.json"],
                               "et.json": rd(f"{fx}/small-chakra-et.json")}, {"et.json": "json"},
                [["inspect", "{F}", "--json"],
@@ -361,12 +370,87 @@ def families(root, work, binary):
                 ["simulate", "{F}", "--gpus", "2", "--calibrate", "--host-model", "none", "--json"],
                 # no flag: a GPU trace's meta.json is read for calibration by default
                 ["simulate", "{F}", "--gpus", "1", "--json"]]),
-        Family("scenario", 80, {"scenario.json": json.dumps(scenario).encode()},
+        Family("scenario", 70, {"scenario.json": json.dumps(scenario).encode()},
                {"scenario.json": "json"},
                [sim("--gpus", "4", "--strategy", "ddp", "--topology", "ring:4", "--scenario",
                     "{F}/scenario.json",
                     "--gpu-specs", f"{base}/gpus.json")]),
+        Family("cluster", 25, {"jobs.json": json.dumps(cluster).encode()}, {"jobs.json": "json"},
+               [["cluster", "{F}/jobs.json", "--json"]]),
+        *safety_families(small),
     ]
+
+# ---- outputs and configuration files (issue 42) --------------------------------------------
+# Every case must be refused (exit 2, one line) and leave its folder as it was: an output named
+# onto an input (the trace's own files, a hard or symbolic link to one, the scenario, topology or
+# cluster file), into the trace folder, or a configuration file that is a FIFO, /dev/zero, a
+# 65 MiB sparse file, a gzip bomb or a folder.
+
+def safety_prepare(bomb):
+    def prepare(d):
+        c = f"{d}/cfg"  # a folder inside the trace folder: not part of the trace (readers skip it)
+        os.makedirs(c)
+        open(f"{c}/topo.json", "w").write(json.dumps({"links": [
+            {"src": "gpu0", "dst": "sw", "bandwidth": "100GB/s"},
+            {"src": "gpu1", "dst": "sw", "bandwidth": "100GB/s"}]}))
+        open(f"{c}/scen.json", "w").write('{"seed": 1}')
+        job = lambda topo: json.dumps({"topology": topo, "jobs": [{"name": "a", "trace": d,
+                                                                    "args": ["--gpus", "2"]}]})
+        open(f"{c}/jobs.json", "w").write(job("switch:4"))
+        open(f"{c}/jobs-zero.json", "w").write(job("/dev/zero"))
+        open(f"{c}/jobs-fifo.json", "w").write(job(f"{c}/fifo.json"))
+        os.link(f"{d}/kineto.json", f"{c}/hard.json")
+        os.symlink(f"{d}/et.json", f"{c}/sym.json")
+        os.mkfifo(f"{c}/fifo.json")
+        with open(f"{c}/big.json", "wb") as f:
+            f.truncate(65 << 20)  # sparse: no disk
+        open(f"{c}/bomb.json", "wb").write(bomb)
+    return prepare
+
+
+def safety_families(small):
+    bomb = gzip.compress(b" " * (80 << 20), compresslevel=1)
+    sim = lambda *a: ["simulate", "{F}", "--gpus", "2", *a]
+    outs = [
+        ("--html onto the trace's Kineto file", sim("--html", "{F}/kineto.json")),
+        ("--timeline onto the ET", sim("--timeline", "{F}/et.json")),
+        ("--html a new file inside the trace folder", sim("--html", "{F}/new.html")),
+        ("--csv into the trace folder", sim("--csv", "{F}")),
+        ("--chakra inside the trace folder", sim("--chakra", "{F}/ck")),
+        ("--kineto into the trace folder", sim("--kineto", "{F}")),
+        ("compare --html onto the trace", ["compare", "{F}", "--gpus", "4", "--html", "{F}/kineto.json"]),
+        ("perfmodel fit -o onto the ET", ["perfmodel", "fit", "{F}", "-o", "{F}/et.json"]),
+        ("files given, --html onto one", ["simulate", "{F}/kineto.json", "{F}/et.json", "--gpus", "2",
+                                          "--html", "{F}/kineto.json"]),
+        ("--html onto a hard link of the trace", sim("--html", "{F}/cfg/hard.json")),
+        ("--timeline onto a symbolic link to the ET", sim("--timeline", "{F}/cfg/sym.json")),
+        ("--scenario's file as --html", sim("--scenario", "{F}/cfg/scen.json", "--html", "{F}/cfg/scen.json")),
+        ("--topology's file as --timeline", sim("--topology", "{F}/cfg/topo.json", "--timeline",
+                                                "{F}/cfg/topo.json")),
+        ("topo --dot onto its file", ["topo", "{F}/cfg/topo.json", "--dot", "{F}/cfg/topo.json"]),
+        ("cluster --html onto its job file", ["cluster", "{F}/cfg/jobs.json", "--html", "{F}/cfg/jobs.json"]),
+        ("cluster --timeline onto a job's trace", ["cluster", "{F}/cfg/jobs.json", "--timeline",
+                                                   "{F}/kineto.json"]),
+    ]
+    cfgs = []
+    for label, path in [("a FIFO", "{F}/cfg/fifo.json"), ("/dev/zero", "/dev/zero"),
+                        ("a 65 MiB file", "{F}/cfg/big.json"), ("a gzip bomb", "{F}/cfg/bomb.json"),
+                        ("a folder", "{F}/cfg")]:
+        cfgs += [(f"--topology {label}", sim("--topology", path)),
+                 (f"--scenario {label}", sim("--scenario", path)),
+                 (f"--gpu-specs {label}", sim("--gpu-specs", path, "--target-gpu", "H100-SXM")),
+                 (f"--model {label}", sim("--perf-model", "linear", "--model", path)),
+                 (f"topo {label}", ["topo", path]),
+                 (f"cluster {label}", ["cluster", path])]
+    cfgs += [("a cluster file's topology /dev/zero", ["cluster", "{F}/cfg/jobs-zero.json"]),
+             ("a cluster file's topology a FIFO", ["cluster", "{F}/cfg/jobs-fifo.json"])]
+    base_ok = [sim("--html", "{F}.html", "--json")]  # a lawful output outside the folder
+    fams = [Family("outpath", 30, small, {}, base_ok, choices=outs),
+            Family("configs", 30, small, {}, base_ok, choices=cfgs)]
+    for f in fams:
+        f.prepare = safety_prepare(bomb)
+    return fams
+
 
 
 # ---- the streaming JSON reader (util/jstream.c, tracer/kstream.c; issue 23) -----------------
@@ -496,6 +580,8 @@ def make_case(fam, idx, seed):
     files = dict(fam.files)
     if idx == "base":
         return files, "unmutated"
+    if fam.choices:
+        return files, f"choice {rng.randrange(len(fam.choices))}"
     targets = sorted(fam.targets)
     if fam.drop_one and rng.random() < 0.06:
         gone = rng.choice(sorted(files))
@@ -581,11 +667,24 @@ def judge(rc, out, err, args, case_dir, refuse=None):
             probs.append(f"{len(lines)} stderr lines, want 1")
         elif not lines[0].startswith("mitosis"):
             probs.append("stderr line does not start with 'mitosis'")
-        elif case_dir not in err and "--" not in err:
+        elif case_dir not in err and "--" not in err and not any(a.startswith("/dev/") and a in err for a in args):
             probs.append("the error names neither the input file nor a flag")
     if rc == 0 and "--json" in args:
         probs += check_json_output(out)
     return probs
+
+
+def folder_digest(d):
+    """{relative path: bytes} of every file under d (links followed), for 'nothing changed'."""
+    out = {}
+    for dirpath, _, names in os.walk(d):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            try:
+                out[os.path.relpath(p, d)] = open(p, "rb").read() if os.path.isfile(p) else b"(not a file)"
+            except OSError as e:
+                out[os.path.relpath(p, d)] = str(e).encode()
+    return out
 
 
 def run_case(binary, fam, idx, seed, work, timeout):
@@ -596,8 +695,15 @@ def run_case(binary, fam, idx, seed, work, timeout):
     os.makedirs(d)
     for n, data in files.items():
         open(f"{d}/{n}", "wb").write(data)
+    if fam.prepare:
+        fam.prepare(d)
     results = []
-    for cmd in fam.commands:
+    commands = fam.commands
+    if fam.choices and idx != "base":  # one refused command; the folder must stay as it was
+        label, cmd = fam.choices[int(what.split()[1])]
+        what, commands = f"{label} (must refuse)", [cmd]
+        before = folder_digest(d)
+    for cmd in commands:
         args = [a.replace("{F}", d) for a in cmd]
         t0 = time.time()
         try:
@@ -607,8 +713,10 @@ def run_case(binary, fam, idx, seed, work, timeout):
         except subprocess.TimeoutExpired:
             rc, out, err = 124, "", ""
         probs = judge(rc, out, err, args, d, refuse)
+        if fam.choices and idx != "base" and folder_digest(d) != before:
+            probs.append("an input in the case folder changed, or an output was left there")
         if "(must refuse)" in what and rc != 2:
-            probs.append(f"a damaged stream was accepted (exit {rc}), want exit 2")
+            probs.append(f"a damaged input was accepted (exit {rc}), want exit 2")
         if fam.refuse_cut and "mid-line" in what and rc != 2:
             probs.append(f"a file cut mid-line was accepted (exit {rc}), want exit 2")
         if idx == "base" and rc != 0:
