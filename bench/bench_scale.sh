@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench_scale: whole-process wall time and peak memory of `mitosis simulate` at 10^4..10^5 GPUs
-# (issue 22): ResNet-50 (TrioSim CSV, H100, batch 128 per GPU) DDP on switch:N, on
+# bench_scale: whole-process wall time and peak memory of `mitosis simulate` at 10^4..10^6 GPUs
+# (issues 22, 47): ResNet-50 (TrioSim CSV, H100, batch 128 per GPU) DDP on switch:N, on
 # multinode:nodes=N/8,gpus=8 (rail fabric) and on a fat-tree, a 16,384-GPU tp8 x pp16 x dp128 GPT
 # (traces/cpu-gpt-l8h16-b2, 2 micro-batches: its replica batch is 2) on a multinode fabric, folded
 # (programs and network), --no-net-fold and --no-fold, ResNet-50 tp4 x pp8 x dp256 with and without
@@ -62,5 +62,11 @@ row "ResNet-50 tp4 pp8 dp256, --no-net-fold" "$res" "multinode:nodes=1024,gpus=8
 # the exact ring (every step's sends, O(N^2) sends) that --ring-model auto replaces above 64 ranks
 row "ResNet-50 DDP, ring steps" "$res" "switch:1024" --gpus 1024 --strategy ddp --ring-model steps
 row "ResNet-50 DDP, ring steps" "$res" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp --ring-model steps
+# the largest job taken (util/limits.h MT_GPUS_MAX = 2^20): DDP and a 3-D hybrid (issue 47); MILLION=0 skips
+if [ "${MILLION:-1}" != 0 ]; then
+  row "GPT tiny DDP" "$here/../traces/cpu-gpt-tiny-b8" "multinode:nodes=131072,gpus=8" --gpus 1048576 --strategy ddp
+  row "GPT l8h16 tp8 pp8 dp16384" "$gpt" "multinode:nodes=131072,gpus=8" --gpus 1048576 --tp 8 --pp 8 \
+      --dp 16384 --micro-batches 8
+fi
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -96,7 +96,7 @@ static const mt_flag FLAGS[] = {
     {"--chunks", MT_FLAG_INT, offsetof(coll_cli, c.cp.chunks), "N",
      "pipeline chunks (default: 1, or by size for chains and trees)", .lo = 1, .hi = 4096},
     {"--ranks", MT_FLAG_INT, offsetof(coll_cli, c.ranks), "N", "ranks (default: every GPU of the topology)", .lo = 1,
-     .hi = MT_MAX_GPUS},
+     .hi = MT_GPUS_MAX},
     {"--gpus-per-node", MT_FLAG_INT, offsetof(coll_cli, c.cp.ranks_per_node), "G", "hier: ranks per node (default 8)",
      .lo = 1, .hi = 1 << 20},
     {"--root", MT_FLAG_INT, offsetof(coll_cli, c.cp.root), "R", "broadcast / reduce root; sendrecv source (default 0)",

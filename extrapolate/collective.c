@@ -420,8 +420,8 @@ static mt_status replicate_chunks(mt_coll_schedule *s, int32_t chunks, mt_error 
 
 mt_status mt_coll_build(const mt_coll_params *p, mt_coll_schedule **out, mt_error *err) {
     *out = NULL;
-    if (p->nranks < 1 || p->nranks > MT_MAX_GPUS)
-        return mt_fail(err, MT_EINVAL, "a collective needs 1..%d ranks (got %d)", MT_MAX_GPUS, (int)p->nranks);
+    if (p->nranks < 1 || p->nranks > MT_GPUS_MAX)
+        return mt_fail(err, MT_EINVAL, "a collective needs 1..%d ranks (got %d)", MT_GPUS_MAX, (int)p->nranks);
     if (!(p->bytes >= 0) || p->bytes > 1e18)
         return mt_fail(err, MT_EINVAL, "collective size must be 0 to 1e18 bytes (1 EB) (got %g)", p->bytes);
     if (p->algo == MT_ALGO_NCCL)

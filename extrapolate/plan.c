@@ -265,7 +265,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->sp && p->tp <= 1)
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
-    if (p->gpus > MT_MAX_GPUS) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (at most %d)", p->gpus, MT_MAX_GPUS);
+    if (p->gpus > MT_GPUS_MAX) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (at most %d)", p->gpus, MT_GPUS_MAX);
     MT_CHECK(check_sharding(p, err));
     MT_CHECK(check_schedule(p, err));
     if (p->vpp < 1) p->vpp = 1;

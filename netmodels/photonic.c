@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/limits.h"
 #include "util/u64map.h"
 #include "util/vec.h"
 #include "util/limits.h"
@@ -95,7 +96,7 @@ mt_status mt_photonic_new(const mt_photonic_params *p, mt_sched sched, mt_photon
     *out = NULL;
     int32_t nep = p->endpoints ? p->endpoints : MT_PHOTONIC_ENDPOINTS;
     double total = p->port_bw_Bps > 0 ? p->port_bw_Bps * p->ports : p->total_bw_Bps;
-    if (nep < 1 || nep > (1 << 20) || p->ports < 1 || p->ports > 4096 || !(total > 0) || !(total <= 1e18) ||
+    if (nep < 1 || nep > MT_GPUS_MAX || p->ports < 1 || p->ports > 4096 || !(total > 0) || !(total <= 1e18) ||
         !(p->setup_ns >= 0 && p->setup_ns <= 1e15) || !(p->latency_ns >= 0 && p->latency_ns <= 1e15) ||
         !(p->buffer_bytes > 0))
         return mt_fail(err, MT_EINVAL, "photonic model: need endpoints >= 1, ports >= 1, bandwidth "
@@ -488,7 +489,7 @@ static const mt_flag FLAGS[] = {
      "receiver buffer per endpoint (default 64MiB)", .lo = 0, .lo_open = 1},
     {"--endpoints", MT_FLAG_INT, offsetof(mt_photonic_params, endpoints), "N",
      "endpoints without --topology (default 84 = a 12 x 7 wafer); with --topology, one per GPU", .lo = 1,
-     .hi = MT_MAX_GPUS},
+     .hi = MT_GPUS_MAX},
 };
 static const mt_flag_table FLAG_TABLE = MT_FLAG_TABLE("Photonic model (--network photonic)", FLAGS);
 

@@ -35,6 +35,7 @@
 #ifndef MT_NETMODELS_TOPOLOGIES_H
 #define MT_NETMODELS_TOPOLOGIES_H
 
+#include "util/limits.h"
 #include <stdio.h>
 
 #include "network/topology.h"
@@ -62,7 +63,7 @@ typedef struct mt_tier {
 extern const mt_tier mt_topo_file_tier;
 extern const mt_tier mt_topo_hop_tier;
 
-enum { MT_PRESET_PARAMS_MAX = 4, MT_PRESET_MAX_GPUS = MT_MAX_GPUS }; /* util/limits.h: --gpus's bound too */
+enum { MT_PRESET_PARAMS_MAX = 4, MT_PRESET_MAX_GPUS = MT_GPUS_MAX }; /* util/limits.h */
 
 /* One parameter of a preset. Its value (a long) is a size, or the index of a word. */
 typedef struct mt_preset_param {

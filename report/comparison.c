@@ -94,11 +94,19 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
         fprintf(out, "%s\n", w->over_mem ? " !" : "");
         marks += w->over_mem;
     }
-    int skipped = 0;
+    int skipped = 0, pruned = 0;
     for (int32_t i = 0; i < o->n; i++) {
         const mt_cmp_row *w = &o->rows[i];
-        if (w->ran) continue;
+        if (w->ran || w->pruned) continue;
         if (!skipped++) fprintf(out, "\nskipped (infeasible):\n");
+        fprintf(out, "  %-*s  %s\n", wl, w->label, w->reason);
+    }
+    for (int32_t i = 0; i < o->n; i++) {
+        const mt_cmp_row *w = &o->rows[i];
+        if (w->ran || !w->pruned) continue;
+        if (!pruned++)
+            fprintf(out, "\npruned (not simulated: they cannot reach the first %d rows, which are exact; "
+                    "--exhaustive runs them):\n", (int)o->top);
         fprintf(out, "  %-*s  %s\n", wl, w->label, w->reason);
     }
     if (marks) fprintf(out, "\n! estimated peak memory over the %.2f GB limit (--gpu-mem)\n", o->mem_limit / 1e9);
@@ -135,7 +143,7 @@ json_t *mt_comparison_json(const mt_comparison *o) {
     json_object_set_new(b, "step_ms", json_real(o->base_step_ms));
     json_object_set_new(b, "global_batch", json_integer(o->base_batch));
     json_object_set_new(j, "baseline", b);
-    json_t *rows = json_array(), *skipped = json_array();
+    json_t *rows = json_array(), *skipped = json_array(), *pruned = json_array();
     for (int32_t i = 0; i < o->n; i++) {
         const mt_cmp_row *w = &o->rows[i];
         json_t *x = json_object();
@@ -143,7 +151,7 @@ json_t *mt_comparison_json(const mt_comparison *o) {
         if (o->sweep) json_object_set_new(x, "value", json_real(w->x));
         if (!w->ran) {
             json_object_set_new(x, "reason", json_string(w->reason));
-            json_array_append_new(skipped, x);
+            json_array_append_new(w->pruned ? pruned : skipped, x);
             continue;
         }
         json_object_set_new(x, "plan", mt_planlist_json(&w->plan));
@@ -165,6 +173,10 @@ json_t *mt_comparison_json(const mt_comparison *o) {
     for (int k = 0; k < o->n_warnings; k++) json_array_append_new(ws, json_string(o->warnings[k]));
     json_object_set_new(j, "warnings", ws);
     json_object_set_new(j, "skipped", skipped);
+    if (json_array_size(pruned)) { /* run/prune.h: only when some were (the exhaustive output is unchanged) */
+        json_object_set_new(j, "exact_rows", json_integer(o->top));
+        json_object_set_new(j, "pruned", pruned);
+    } else json_decref(pruned);
     json_object_set_new(j, "wall_s", json_real(o->wall_s));
     return j;
 }

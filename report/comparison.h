@@ -35,6 +35,8 @@ typedef struct mt_cmp_row {
     double mem_bytes;        /* largest estimated peak per GPU */
     double base_step_ms;     /* the same plan unperturbed (what-if), 0 when not run */
     int over_mem;            /* mem_bytes over the limit */
+    int pruned;              /* not run (ran 0) because it cannot reach the top rows (run/prune.h):
+                              * 1 its step bound, 2 its memory bound; reason says which */
 } mt_cmp_row;
 
 typedef struct mt_comparison {
@@ -59,6 +61,7 @@ typedef struct mt_comparison {
     int32_t steps;           /* steps per run (> 1: per-step means) */
     mt_cmp_row *rows;
     int32_t n;
+    int32_t top;             /* rows pruned: the ranking's first `top` rows are exact (0: none pruned) */
     int32_t best, best_fit;  /* row indices (the fastest; the fastest within the limit), -1 none */
     char trace_warning[640]; /* the trace's warning, "" none */
     const char *warnings[2]; /* the trace's and the performance model's (JSON "warnings") */

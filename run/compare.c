@@ -1,6 +1,8 @@
 /* run/compare.c — see compare.h. */
 #include "run/compare.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +10,11 @@
 #include "extrapolate/sparseplans.h"
 #include "report/progress.h"
 #include "run/pool.h"
+#include "run/prune.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
 #include "util/budget.h"
+#include "util/limits.h"
 #include "util/units.h"
 #include "util/vec.h"
 
@@ -27,7 +31,7 @@ static mt_status sweep_value(mt_sweep_kind k, const char *text, double *out, mt_
         return mt_error_prefix(err, "--sweep %s=", SWEEP_NAMES[k]);
     if (k == MT_SWEEP_LINK_BW || k == MT_SWEEP_NIC_BW) return MT_OK;
     char *end = NULL;
-    long long hi = k == MT_SWEEP_GPUS ? 1 << 20 : 1 << 30;
+    long long hi = k == MT_SWEEP_GPUS ? MT_GPUS_MAX : 1 << 30;
     long long v = strtoll(text, &end, 10);
     if (!*text || *end || v < 1 || v > hi)
         return mt_fail(err, MT_EINVAL, "--sweep %s= needs an integer in 1..%lld (got '%s')", SWEEP_NAMES[k], hi,
@@ -400,18 +404,50 @@ typedef struct rows_ctx {
     mt_comparison *cmp;
     const int32_t *mine; /* item k is row mine[k] */
     int32_t n_mine;
+    /* pruning (run/prune.h), when bound is set: */
+    const mt_prune_bound *bound; /* per row */
+    const double *ub;    /* per row: the highest speed-up its step bound allows */
+    int32_t *order;      /* every row (all ranks'), in the order the rule takes them */
+    double *got;         /* per item: the speed-up of its finished run, NaN none yet (under mu) */
+    pthread_mutex_t mu;
 } rows_ctx;
+
+/* 1 when item k cannot reach the first cc->top rows by the items before it that have finished. */
+static int prunable_now(rows_ctx *x, int32_t k) {
+    int32_t i = x->mine[k];
+    if (!x->bound[i].ok) return 0;
+    mt_prune_topk t;
+    mt_prune_topk_init(&t, x->cc->top);
+    pthread_mutex_lock(&x->mu);
+    for (int32_t q = 0; q < k; q++)
+        if (x->got[q] == x->got[q]) mt_prune_topk_add(&t, x->got[q]);
+    pthread_mutex_unlock(&x->mu);
+    return mt_prune_topk_excludes(&t, x->ub[i]);
+}
 
 /* On a worker thread (pool set) the row gets its own copy of the what-if scenario: a run binds
  * the scenario to its program, so runs on one scenario at once would overwrite each other's. */
 static mt_status row_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
     rows_ctx *x = ctx;
     int32_t i = x->mine[k];
-    if (!pool) return run_row(x->c, x->in, &x->jobs[i], &x->cmp->rows[i], x->cmp, NULL, err);
-    mt_run_config own = *x->c;
-    MT_CHECK(mt_scenario_clone(x->c->scenario, &own.scenario, err));
-    mt_status rc = run_row(&own, x->in, &x->jobs[i], &x->cmp->rows[i], x->cmp, pool, err);
-    mt_scenario_free(own.scenario);
+    mt_cmp_row *w = &x->cmp->rows[i];
+    if (x->bound && (w->pruned || prunable_now(x, k))) {
+        w->pruned = w->pruned ? w->pruned : 1; /* its reason is written after the map (prune_final) */
+        return MT_OK;
+    }
+    mt_status rc;
+    if (!pool) rc = run_row(x->c, x->in, &x->jobs[i], w, x->cmp, NULL, err);
+    else {
+        mt_run_config own = *x->c;
+        MT_CHECK(mt_scenario_clone(x->c->scenario, &own.scenario, err));
+        rc = run_row(&own, x->in, &x->jobs[i], w, x->cmp, pool, err);
+        mt_scenario_free(own.scenario);
+    }
+    if (x->bound && rc == MT_OK && w->ran) {
+        pthread_mutex_lock(&x->mu);
+        x->got[k] = w->speedup;
+        pthread_mutex_unlock(&x->mu);
+    }
     return rc;
 }
 
@@ -420,12 +456,16 @@ static void row_start(void *ctx, int32_t k, int32_t done, int32_t n) {
     x->cc->progress(x->cc->progress_ctx, done, n, x->cmp->rows[x->mine[k]].label);
 }
 
+/* The worker threads of a map. */
+static int32_t run_jobs(const mt_run_config *c, const mt_compare_config *cc) {
+    if (!mt_simrun_igraph_free(&c->net)) return 1; /* igraph's Dijkstra in every route search */
+    return cc->jobs > 0 ? cc->jobs : mt_pool_cores();
+}
+
 /* Runs this rank's rows on cc->jobs threads; *fail_at gets the first failing row (cmp->n: none). */
 static mt_status run_mine(rows_ctx *x, int32_t *fail_at, mt_error *err) {
     const mt_compare_config *cc = x->cc;
-    int32_t jobs = cc->jobs > 0 ? cc->jobs : mt_pool_cores();
-    if (!mt_simrun_igraph_free(&x->c->net)) jobs = 1; /* igraph's Dijkstra in every route search */
-    mt_pool_map_cfg m = {.n = x->n_mine, .jobs = jobs, .fn = row_item, .ctx = x,
+    mt_pool_map_cfg m = {.n = x->n_mine, .jobs = run_jobs(x->c, cc), .fn = row_item, .ctx = x,
                          .start = cc->progress ? row_start : NULL, .start_ctx = x};
     int32_t k = x->n_mine;
     mt_status rc = mt_pool_map(&m, &k, err);
@@ -532,6 +572,109 @@ static mt_status gather(const mt_ranks *rk, mt_comparison *cmp, const int32_t *m
     return e.code;
 }
 
+/* ---- pruning (run/prune.h) ---------------------------------------------------------------- */
+
+/* Plans searched (no sweep), unperturbed, more of them than the exact rows. */
+static int prune_on(const mt_run_config *c, const mt_compare_config *cc, const mt_comparison *cmp) {
+    return !cc->exhaustive && cc->top > 0 && cc->sweep.kind == MT_SWEEP_NONE && !cmp->perturbed && !c->dry_run &&
+           cmp->n > cc->top;
+}
+
+typedef struct bounds_ctx {
+    const mt_run_config *c;
+    const mt_run_input *in;
+    job *jobs;
+    const mt_comparison *cmp;
+    mt_prune_bound *b;
+    double *ub;
+} bounds_ctx;
+
+/* Row i's bounds from its program (a plan that cannot build gets none: its run says why). */
+static mt_status bound_item(void *ctx, mt_pool *pool, int32_t i, mt_error *err) {
+    bounds_ctx *x = ctx;
+    mt_simrun_cfg cfg;
+    mt_whatif wi;
+    mt_simrun run;
+    mt_error ign = {0};
+    (void)err;
+    x->ub[i] = HUGE_VAL;
+    if (job_cfg(x->c, &x->jobs[i], x->in->t, &wi, pool, &cfg, &ign) != MT_OK ||
+        mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK)
+        return MT_OK;
+    x->b[i] = mt_prune_bound_of(run.prog, run.host);
+    double base_units = x->cmp->base_batch > 0 ? (double)x->cmp->base_batch : 1, ms = x->b[i].step_ps / 1e9;
+    if (ms > 0) x->ub[i] = (units_of(&run.plan) / ms) / (base_units / x->cmp->base_step_ms); /* as fill_row */
+    mt_simrun_free(&run);
+    return MT_OK;
+}
+
+typedef struct by_ub {
+    double ub;
+    int32_t i;
+} by_ub;
+
+static int cmp_ub(const void *a, const void *b) {
+    const by_ub *x = a, *y = b;
+    if (x->ub != y->ub) return x->ub > y->ub ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Every row's bounds (each rank prices them all); rows over the memory limit by their state alone
+ * marked pruned; x->order gets every row and x->mine this rank's, in the order the rows run (highest
+ * speed-up bound first: a rank's rows before row i are rows before it in x->order). */
+static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, double *ub, mt_error *err) {
+    mt_comparison *cmp = x->cmp;
+    bounds_ctx bx = {x->c, x->in, x->jobs, cmp, b, ub};
+    mt_pool_map_cfg m = {.n = cmp->n, .jobs = jobs, .fn = bound_item, .ctx = &bx};
+    MT_CHECK(mt_pool_map(&m, NULL, err));
+    by_ub *o = calloc((size_t)cmp->n + 1, sizeof *o);
+    if (!o) return mt_fail(err, MT_ENOMEM, "out of memory");
+    for (int32_t i = 0; i < cmp->n; i++) o[i] = (by_ub){ub[i], i};
+    qsort(o, (size_t)cmp->n, sizeof *o, cmp_ub);
+    int32_t *mine = (int32_t *)x->mine, n_mine = 0;
+    const mt_ranks *rk = x->cc->ranks;
+    for (int32_t k = 0; k < cmp->n; k++) {
+        int32_t i = o[k].i;
+        x->order[k] = i;
+        if (cmp->mem_limit > 0 && b[i].ok && b[i].mem_bytes > cmp->mem_limit) cmp->rows[i].pruned = 2;
+        if (!rk || rk->size <= 1 || mt_ranks_mine(rk, i)) mine[n_mine++] = i;
+    }
+    for (int32_t k = 0; k < n_mine; k++) x->got[k] = NAN;
+    free(o);
+    x->bound = b;
+    x->ub = ub;
+    return MT_OK;
+}
+
+/* After the rows (at rank 0, once gathered): the rule of run/prune.h over every row in run order
+ * (rows that ran before a prune could see them may be pruned here), and every pruned row's reason. */
+static void prune_final(rows_ctx *x) {
+    mt_comparison *cmp = x->cmp;
+    int32_t top = x->cc->top, n_pruned = 0;
+    mt_prune_topk t;
+    mt_prune_topk_init(&t, top);
+    for (int32_t k = 0; k < cmp->n; k++) {
+        int32_t i = x->order[k];
+        mt_cmp_row *w = &cmp->rows[i];
+        const mt_prune_bound *b = &x->bound[i];
+        char why[320];
+        if (w->ran && b->ok && mt_prune_topk_excludes(&t, x->ub[i])) w->ran = 0, w->pruned = 1;
+        if (w->ran) mt_prune_topk_add(&t, w->speedup);
+        if (w->ran || !w->pruned) continue;
+        if (w->pruned == 2)
+            snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %.2f GB per GPU, "
+                     "over the %.2f GB limit (--gpu-mem)", b->mem_bytes / 1e9, cmp->mem_limit / 1e9);
+        else
+            snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's compute), a speed-up of at "
+                     "most %.2fx; the first %d rows are above %.2fx", b->step_ps / 1e9, (int)b->stage, x->ub[i],
+                     (int)top, t.v[top - 1]);
+        free(w->reason);
+        w->reason = strdup(why);
+        n_pruned++;
+    }
+    if (n_pruned) cmp->top = top;
+}
+
 /* The rows: this rank's on threads, then (more than one rank) gathered at rank 0. rc: the status
  * of what came before (the baseline, the list); every rank gets here whatever it is. */
 static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const mt_compare_config *cc, job *jobs,
@@ -542,9 +685,26 @@ static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const 
     if (!mine && rc == MT_OK) rc = mt_fail(err, MT_ENOMEM, "out of memory");
     for (int32_t i = 0; rc == MT_OK && i < cmp->n; i++)
         if (mt_ranks_mine(rk, i)) mine[n_mine++] = i;
-    rows_ctx x = {c, in, cc, jobs, cmp, mine, n_mine};
+    rows_ctx x = {.c = c, .in = in, .cc = cc, .jobs = jobs, .cmp = cmp, .mine = mine, .n_mine = n_mine};
+    pthread_mutex_init(&x.mu, NULL);
+    mt_prune_bound *b = NULL;
+    double *ub = NULL;
+    if (rc == MT_OK && prune_on(c, cc, cmp)) {
+        b = calloc((size_t)cmp->n + 1, sizeof *b);
+        ub = calloc((size_t)cmp->n + 1, sizeof *ub);
+        x.got = calloc((size_t)cmp->n + 1, sizeof *x.got);
+        x.order = calloc((size_t)cmp->n + 1, sizeof *x.order);
+        rc = b && ub && x.got && x.order ? prune_prepare(&x, run_jobs(c, cc), b, ub, err)
+                                         : mt_fail(err, MT_ENOMEM, "out of memory");
+    }
     if (rc == MT_OK) rc = run_mine(&x, &fail_at, err);
     if (rk->size > 1) rc = gather(rk, cmp, mine, n_mine, rc, fail_at, err);
+    if (rc == MT_OK && x.bound && mt_ranks_root(rk)) prune_final(&x);
+    pthread_mutex_destroy(&x.mu);
+    free(b);
+    free(ub);
+    free(x.got);
+    free(x.order);
     free(mine);
     return rc;
 }

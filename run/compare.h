@@ -8,8 +8,13 @@
  * The rows run on worker threads (run/pool.h, `--jobs`) and, under mpirun, over ranks
  * (run/ranks.h: rank r runs rows r, r + K, ...; rank 0 gathers them): every row is deterministic
  * and lands in its own slot, so the table is the serial one byte for byte (but the wall time).
+ * Plan search (cc->top > 0, no sweep, no what-if, more plans than cc->top, not cc->exhaustive): every
+ * plan's program is built first for its bounds, plans run in the order of their step bound, and a
+ * plan that cannot reach the first cc->top rows is pruned, not simulated (run/prune.h: the rows kept
+ * are the exhaustive run's rows, byte for byte, and the first cc->top of the ranking are exact).
  * Costs: one simulation per row (two with a what-if) plus the 1-GPU baseline; rows / (jobs x
- * ranks) on each thread; memory: one run per thread at a time.
+ * ranks) on each thread; pruning adds a program build per plan and saves the pruned simulations;
+ * memory: one run per thread at a time.
  */
 #ifndef MT_RUN_COMPARE_H
 #define MT_RUN_COMPARE_H
@@ -73,6 +78,9 @@ typedef struct mt_compare_config {
     mt_compare_estimate_fn estimate; /* optional: every row priced and this called once before the rows
                               * run (it costs a program build per row); with --dry-run nothing runs */
     void *estimate_ctx;
+    int32_t top;             /* plans: the ranking's first `top` rows exact; plans that cannot reach
+                              * them are pruned unsimulated (run/prune.h); 0 (init): every plan runs */
+    int exhaustive;          /* 1: every plan simulated, none pruned */
     int32_t jobs;            /* worker threads (0: one per core; 1: one row after another) */
     const mt_ranks *ranks;   /* the ranks sharing the rows (NULL: this process alone) */
 } mt_compare_config;

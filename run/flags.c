@@ -99,10 +99,10 @@ static mt_status add_fail_link(void *base, const char *v, mt_error *err) {
 
 static const mt_flag PLAN[] = {
     {"--gpus", MT_FLAG_INT, CFG(plan.gpus), "N", "virtual GPUs (D x T x P must equal N; an unset size takes the "
-     "GPUs left over, dp first)", .lo = 1, .hi = MT_MAX_GPUS},
-    {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = 1 << 20},
-    {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = 1 << 20},
-    {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = 1 << 20},
+     "GPUs left over, dp first)", .lo = 1, .hi = MT_GPUS_MAX},
+    {"--dp", MT_FLAG_INT, CFG(plan.dp), "D", "data-parallel size", .lo = 1, .hi = MT_GPUS_MAX},
+    {"--tp", MT_FLAG_INT, CFG(plan.tp), "T", "tensor-parallel size", .lo = 1, .hi = MT_GPUS_MAX},
+    {"--pp", MT_FLAG_INT, CFG(plan.pp), "P", "pipeline-parallel size", .lo = 1, .hi = MT_GPUS_MAX},
     {"--cp", MT_FLAG_INT, CFG(plan.cp), "C", "context-parallel size: every sequence split into C chunks, attention "
      "as ring attention (K/V blocks passed around the C ranks beside the attention blocks); C must divide the "
      "sequence length", .lo = 1, .hi = 1 << 20},
@@ -363,6 +363,13 @@ static const mt_flag COMPARE[] = {
      "list A,B,C; e.g. link-bw=100GB/s:900GB/s:5, gpus=8:64, nic-bw=25GB/s,50GB/s. In --topology, {gpus} and "
      "{nodes} (= gpus / --gpus-per-node) are replaced for each run: multinode:nodes={nodes},gpus=8",
      .call = set_sweep},
+    {"--top", MT_FLAG_INT, offsetof(mt_compare_config, top), "K", "plan search: the ranking's first K rows exact (e.g. 10), "
+     "the rest pruned where they cannot reach them: every plan's program is built first, plans run fastest-bound "
+     "first, and a plan whose bound (its largest stage's compute per step; its parameters, gradients and optimizer "
+     "state over --gpu-mem) keeps it out of the first K is listed as pruned, not simulated. Rows kept equal the "
+     "--exhaustive run's. Default: every plan simulated", .lo = 1, .hi = 64},
+    {"--exhaustive", MT_FLAG_SWITCH, offsetof(mt_compare_config, exhaustive), NULL, "simulate every plan (the "
+     "default; overrides --top)"},
     {"--jobs", MT_FLAG_INT, offsetof(mt_compare_config, jobs), "N", "run the plans (or swept values) on N worker "
      "threads (default: one per core; 1: one after another); the table is the same whatever N. --routing latency "
      "runs one at a time (igraph's Dijkstra is not thread-safe). Across machines: mpirun -np K mitosis compare ... "

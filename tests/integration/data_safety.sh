@@ -151,7 +151,7 @@ sys.exit(0 if ok else 1)
 PY
 
 # 13.
-refused "13 --gpus 1048576" "$bin" simulate tr --gpus 1048576
+refused "13 --gpus 1048577" "$bin" simulate tr --gpus 1048577
 grep -q -- '--gpus' err.txt && ! grep -q 'switch:' err.txt && ok "13 the refusal names --gpus" || bad "13 message: $(cat err.txt)"
 max=$(sed -n 's/.*in 1\.\.\([0-9]*\).*/\1/p' err.txt)
 if [ -n "$max" ]; then

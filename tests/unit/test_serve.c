@@ -92,7 +92,7 @@ static void test_refusals(void **state) {
     expect_refused("{\"model\": \"m.json\"}", "names a file on the server");
     expect_refused("{\"scenario\": \"s.json\"}", "names a file on the server");
     expect_refused("{\"topology\": \"../net.json\"}", "is a file on the server");
-    expect_refused("{\"gpus\": 0}", "--gpus needs an integer in 1..1000000 (got '0')");
+    expect_refused("{\"gpus\": 0}", "--gpus needs an integer in 1..1048576 (got '0')");
     expect_refused("{\"gpus\": 2.5}", "--gpus needs an integer");
     expect_refused("{\"gpus\": [8]}", "takes one value, not a list");
     expect_refused("{\"gpus\": {\"n\": 8}}", "takes a string or a number");

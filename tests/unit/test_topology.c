@@ -115,8 +115,8 @@ static void presets_table(void **state) {
         {"fattree:4,k=4", "k is given twice"},
         {"multinode:nodes=2,gpus=4,fabric=ring", "fabric must be one of rail|switch (got 'ring')"},
         {"multinode:gpus=4", "multinode needs nodes (use multinode:nodes=M,gpus=G[,fabric=rail|switch])"},
-        {"mesh:2000x2000", "too many GPUs (at most 1000000)"},
-        {"ring:0", "N must be 1 to 1000000 (got 0)"},
+        {"mesh:2000x2000", "too many GPUs (at most 1048576)"},
+        {"ring:0", "N must be 1 to 1048576 (got 0)"},
         {"blob:4", "unknown preset 'blob' (presets: ring, fc, switch, mesh, torus, fattree, dgx1, dgx-a100, "
                    "dgx-h100, multinode; or a .json/.csv file)"},
     };

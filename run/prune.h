@@ -1,0 +1,61 @@
+/* run/prune.h — which of compare's plans cannot reach the top K of the ranking, decided from the
+ * plan's built program before it is simulated, so that a plan search costs the plans that can win
+ * (and the K rows shown exactly), not every plan x every operator.
+ *
+ * Bounds (never above what the simulation gives for the same plan):
+ *   step   >= the largest stage's device compute per step (mt_stage_program.compute_ps: the COMPUTE
+ *             tasks run one after another on a GPU's compute stream; a host model that spreads an
+ *             op over S streams divides it by S). Communication, bubbles and host waits only add.
+ *             A gpipe or 1f1b pipeline (no --vpp, one stream): stage k's micro-batch compute runs
+ *             after the first micro-batch's forward crossed stages 0..k-1, and the backward of its
+ *             last one must cross them back: + the least forward and backward of a micro-batch
+ *             on each stage before k (the pipeline's fill and drain). With the host model, the
+ *             host thread's work (its head and every op's host time, sim/simulate.c: a GPU's step
+ *             ends when its host is done too).
+ *   memory >= the largest stage's parameters + gradients + optimizer state per GPU (the simulated
+ *             peak adds activations to them, sim/simulate.c).
+ * The rule, deterministic whatever the threads: rows run in increasing order of their step bound
+ * (ties: list order); the row at position k is pruned when K rows before it ran and the K-th
+ * highest speed-up among them is above the highest speed-up its bound allows (strictly). A row
+ * over the memory limit by its state alone is pruned as well (it could only rank with a '!').
+ * Pruning while running (only finished rows are known) prunes a subset of what the rule prunes;
+ * mt_prune_topk_* applied afterwards over every row in that order removes the rest, so the rows
+ * kept, and their numbers, are the same on 1 thread or 16: every kept row is the exhaustive run's
+ * row, and the first K ranked rows are exactly the exhaustive ranking's first K.
+ * Costs: a bound is O(stages); the top-K set O(K) per insertion.
+ */
+#ifndef MT_RUN_PRUNE_H
+#define MT_RUN_PRUNE_H
+
+#include <stdint.h>
+
+#include "extrapolate/hostmodel.h"
+#include "extrapolate/program.h"
+
+/* The K of `compare --top` that benchmarks and docs use (the flag has no default: without it every
+ * plan runs, as the golden outputs were recorded). */
+enum { MT_PRUNE_TOP_DEFAULT = 10 };
+
+typedef struct mt_prune_bound {
+    int ok;                  /* 0: no bound (the program could not be built: the run will say why) */
+    double step_ps;          /* lower bound on the step, ps */
+    int32_t stage;           /* the stage giving it */
+    double mem_bytes;        /* lower bound on the peak memory per GPU */
+} mt_prune_bound;
+
+/* The bounds of a built program (host: the run's host model, NULL none). O(stages). */
+mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host);
+
+/* The K highest values seen (speed-ups), for the rule above. */
+typedef struct mt_prune_topk {
+    double v[64];            /* descending; K <= 64 kept here, larger K never prunes */
+    int32_t k, n;
+} mt_prune_topk;
+
+void mt_prune_topk_init(mt_prune_topk *t, int32_t k);
+void mt_prune_topk_add(mt_prune_topk *t, double v);
+/* 1 when K values are in and the K-th highest is above `bound` (a row with that best speed-up
+ * cannot enter the top K). */
+int mt_prune_topk_excludes(const mt_prune_topk *t, double bound);
+
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Integration: compare --top K prunes plans that cannot reach the first --top K rows
+# (run/prune.h) and keeps the exhaustive run's numbers: on a GPT plan search (tp x pp x dp, both
+# schedules, the host model on) the pruned run's rows are byte for byte rows of `--exhaustive`, in
+# the same order, its first K rows are the exhaustive ranking's first K, every plan is either
+# ranked, skipped (as exhaustive skips it) or listed as pruned with its bound, on 1 thread as on 2
+# and on 2 mpirun ranks (when mpirun is there);
+# text says "pruned"; a list no longer than K, or no --top, prunes nothing (earlier versions' output).
+set -u
+bin=$1
+root=${MT_ROOT:-$(dirname "$0")/../..}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+exec "$py" - "$bin" "$root/traces" <<'EOF'
+import json, os, shutil, subprocess, sys
+
+bin_, own = sys.argv[1:3]
+args = ["compare", f"{own}/cpu-gpt-l8-b4", "--gpus", "32", "--batch", "64", "--json"]
+
+
+def run(*extra):
+    p = subprocess.run([bin_, *args, *extra], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compare {' '.join(extra)} failed: {p.stderr}")
+    d = json.loads(p.stdout)
+    d.pop("wall_s")
+    return d
+
+
+full = run("--exhaustive")
+assert "pruned" not in full, "exhaustive pruned rows"
+for top, jobs_list in ((3, ("1", "2")), (10, ("2",))):
+    for jobs in jobs_list:
+        d = run("--top", str(top), "--jobs", jobs)
+        rows, pruned = d["rows"], d.get("pruned", [])
+        assert pruned, f"--top {top}: nothing pruned of {len(full['rows'])} rows (the case must exercise pruning)"
+        assert d["exact_rows"] == top
+        by = {r["label"]: r for r in full["rows"]}
+        for r in rows:
+            assert by.get(r["label"]) == r, f"--top {top}: row {r['label']} differs from --exhaustive"
+        kept = [r["label"] for r in rows]
+        assert kept == [r["label"] for r in full["rows"] if r["label"] in set(kept)], "order differs"
+        assert kept[:top] == [r["label"] for r in full["rows"][:top]], f"--top {top}: first rows differ"
+        assert d["skipped"] == full["skipped"], "skipped rows differ"
+        labels = sorted(kept + [p["label"] for p in pruned])
+        assert labels == sorted(by), "a plan is neither ranked nor pruned"
+        for p in pruned:
+            assert p["reason"].startswith(("bound: a step takes at least", "memory: ")), p["reason"]
+            lb = float(p["reason"].split("at least ")[1].split(" ms")[0]) if p["reason"].startswith("bound") else 0
+            assert lb <= by[p["label"]]["step_ms"] * (1 + 1e-9), f"bound {lb} above the step of {p['label']}"
+        if jobs == "1":
+            one = d
+        elif top == 3:
+            assert d == one, f"--top {top}: --jobs 2 differs from --jobs 1"
+mpirun = shutil.which("mpirun")  # ranks: each prunes what it has seen, rank 0 applies the rule to all
+if mpirun:
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", bin_, *args, "--top", "3",
+                        "--jobs", "1"], capture_output=True, text=True, timeout=300, env=env)
+    if "built without MPI" not in p.stderr:
+        assert p.returncode == 0, p.stderr[-2000:]
+        d = json.loads(p.stdout)
+        d.pop("wall_s")
+        assert d == one, "mpirun -np 2 --top 3 differs from one process"
+text = subprocess.run([bin_, *args[:-1], "--top", "3"], capture_output=True, text=True).stdout
+assert "\npruned (not simulated: they cannot reach the first 3 rows" in text, text
+small = subprocess.run([bin_, *args, "--top", "3", "--plans", "ddp=32,dp=32,ddp=16:tp=2"], capture_output=True, text=True)
+assert "pruned" not in json.loads(small.stdout), "a list of 3 plans pruned"
+assert "pruned" not in run(), "pruned without --top"
+print(f"ok: {len(full['rows'])} ranked plans; pruned runs keep the exhaustive rows")
+EOF
