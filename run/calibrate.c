@@ -108,7 +108,9 @@ mt_status mt_calibrate(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
     if (!o->calibrate && !(o->measured_ms > 0)) {
         double ms = 0;
         char src[sizeof cal->source];
-        if (o->no_calibrate || !t->has_device_time || t->dist.world_size > 1) return MT_OK;
+        if (o->no_calibrate || !t->has_device_time || t->dist.world_size > 1 ||
+            !mt_trace_meta_has_measured(o->paths[0]))
+            return MT_OK;
         /* No meta.json: nothing to calibrate to. A damaged one is refused, naming it, rather than
          * dropped without a word (the prediction would then keep the profiler's times). */
         mt_status rc = mt_trace_meta_measured(o->paths[0], t, &ms, src, sizeof src, err);

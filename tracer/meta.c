@@ -40,6 +40,17 @@ void mt_trace_meta_batch(trace *t, const char *dir_or_file) {
     json_decref(m);
 }
 
+int mt_trace_meta_has_measured(const char *path0) {
+    char src[4096];
+    struct stat st;
+    meta_path(path0, src, sizeof src);
+    if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return 0;
+    json_t *m = json_load_file(src, 0, NULL);
+    int has = json_object_get(json_object_get(m, "step_time_ms"), "median") != NULL;
+    json_decref(m);
+    return has;
+}
+
 mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
                                  mt_error *err) {
     struct stat st;

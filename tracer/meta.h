@@ -22,6 +22,11 @@
 mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms, char *src, size_t srclen,
                                  mt_error *err);
 
+/* 1 when a meta.json beside path0 holds a step_time_ms.median key at all (whatever its value): a
+ * file of provenance alone (TrioSim's) gives no measured step, one with the key gives it or is
+ * damaged. */
+int mt_trace_meta_has_measured(const char *path0);
+
 /* A Kineto trace without its Execution Trace has no tensor shapes to find the batch in (the first
  * op's input guessed it: 8,192 for a batch of 8 sequences of 1,024): when the meta.json beside it
  * gives an integer "batch" > 0, that is the trace's batch, and t->warning says so. No meta.json,

@@ -200,7 +200,9 @@ static void test_chunk_partition(void **state) {
     run_free(&o);
     for (int32_t i = 0; i < t->n_ops; i++) /* layer 7 weighs as layers 0..6 together */
         if (t->ops[i].layer == 7) t->ops[i].dev_ns *= 7;
-    o = run(t, pp_plan(2, 4, 2));
+    mt_plan tb = pp_plan(2, 4, 2);
+    tb.pp_cut = MT_PPCUT_TIME; /* the time-balanced partitioner (the 8 alike layers are blocks: auto cuts there) */
+    o = run(t, tb);
     /* the last chunk is layer 7 alone (7 units); chunk 1 gets one layer, chunks 0 and 2 the other
      * six: stages of 6 and 8 units, the most even a cut into 4 non-empty chunks allows (a cut of
      * chunks as equal as possible would give 2 + 2 against 3 + 7) */
