@@ -50,7 +50,8 @@ static const mt_flag OWN[] = {
      "together; the oldest runs are removed past it (default 1GiB)", .lo = 0, .lo_open = 1},
     {"--per-ip", MT_FLAG_INT, CFG(per_ip), "N", "connections from one address at most (default 32)", .lo = 1,
      .hi = 256},
-    {"--timeout", MT_FLAG_INT, CFG(timeout_s), "S", "a connection idle for S seconds is closed (default 10)", .lo = 1,
+    {"--timeout", MT_FLAG_INT, CFG(timeout_s), "S", "a connection idle for S seconds, or whose request headers are not all in S seconds after it opened (or after its "
+     "previous request), is closed (default 10)", .lo = 1,
      .hi = 3600},
     {"--max-inflate", MT_FLAG_BYTES, CFG(max_inflate_bytes), "SIZE", "what one uploaded gzip file may inflate to "
      "(default 1GiB)", .lo = 0, .lo_open = 1},
