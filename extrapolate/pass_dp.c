@@ -64,10 +64,15 @@ typedef struct dp_state {
     int32_t *su;            /* per core unit (layer): its shard unit */
     double *unit_w;         /* per shard unit: its parameter bytes per GPU, unsharded (a stage's parameters
                              * outside any unit count in its first forward unit) */
-    double *bwd_w;          /* per shard unit: the bytes its backward gathers and reduce-scatters: unit_w,
-                             * plus those of the units before it on its stage that no backward op
-                             * runs in (their gradients come from another unit's ops: ResNet's
-                             * downsampling blocks), up to the previous unit that has one */
+    double *bwd_w;          /* per shard unit: the bytes its backward gathers and reduce-scatters (unit_w;
+                             * 0 for a unit no backward op runs in) */
+    double *join_w;         /* per shard unit: the bytes of the units after it on its stage, up to the next
+                             * that a backward op runs in, that none runs in (their gradients come from
+                             * another unit's ops: an RMSNorm's weight, ResNet's downsampling batch norms):
+                             * gathered on their own once this unit is reduce-scattered (DeepSpeed and
+                             * FSDP gather each module's parameters for its own backward), then
+                             * reduce-scattered: never gathered with another unit's parameters */
+    double *join_ag;        /* per shard unit: of join_w, the bytes not held from the forward (gathered) */
     uint8_t *held;          /* per shard unit: not resharded after forward (the root; --fsdp-reshard) */
     int32_t *su_stage;      /* per shard unit: its stage */
     int32_t *su_layer;      /* per shard unit: its first layer (reports attribute its collectives there) */
@@ -126,6 +131,8 @@ static void dp_release(void *st) {
     free(x->su);
     free(x->unit_w);
     free(x->bwd_w);
+    free(x->join_w);
+    free(x->join_ag);
     free(x->held);
     free(x->su_stage);
     free(x->su_layer);
@@ -214,16 +221,19 @@ static mt_status shard_units(mt_bld *b, dp_state *x) {
     return MT_OK;
 }
 
-/* bwd_w: every shard unit's bytes in a unit its stage's backward runs ops in: a unit without backward
- * ops joins the nearest one before it on its stage (whose backward runs after: the gradients exist by
- * its reduce-scatter), else the nearest after it; last_bwd: each unit's last backward op; O(ops + units). */
+/* bwd_w, join_w, join_ag: a shard unit its stage's backward runs ops in gathers its own bytes; one it
+ * runs none in joins the nearest such unit before it on its stage (whose backward runs after: the
+ * gradients exist by its reduce-scatter), else the nearest after it, as a gather of its own (none on
+ * its stage: it keeps its bytes); last_bwd: each unit's last backward op; O(ops + units). */
 static mt_status backward_units(mt_bld *b, dp_state *x) {
     const trace *t = b->t;
     int32_t U = x->n_su > 0 ? x->n_su : 1;
     uint8_t *has = calloc((size_t)U, 1);
     x->bwd_w = calloc((size_t)U, sizeof *x->bwd_w);
+    x->join_w = calloc((size_t)U, sizeof *x->join_w);
+    x->join_ag = calloc((size_t)U, sizeof *x->join_ag);
     x->last_bwd = malloc((size_t)U * sizeof *x->last_bwd);
-    if (!has || !x->bwd_w || !x->last_bwd) {
+    if (!has || !x->bwd_w || !x->join_w || !x->join_ag || !x->last_bwd) {
         free(has);
         return MT_ENOMEM;
     }
@@ -236,11 +246,16 @@ static mt_status backward_units(mt_bld *b, dp_state *x) {
     }
     for (int32_t u = 0; u < x->n_su; u++) {
         int32_t to = -1, s = x->su_stage[u];
-        for (int32_t v = u; v >= 0 && to < 0 && x->su_stage[v] == s; v--)
+        for (int32_t v = u - 1; !has[u] && v >= 0 && to < 0 && x->su_stage[v] == s; v--)
             if (has[v]) to = v;
-        for (int32_t v = u + 1; v < x->n_su && to < 0 && x->su_stage[v] == s; v++)
+        for (int32_t v = u + 1; !has[u] && v < x->n_su && to < 0 && x->su_stage[v] == s; v++)
             if (has[v]) to = v;
-        x->bwd_w[to >= 0 ? to : u] += x->unit_w[u];
+        if (to < 0) {
+            x->bwd_w[u] += x->unit_w[u];
+            continue;
+        }
+        x->join_w[to] += x->unit_w[u];
+        x->join_ag[to] += x->held[u] ? 0 : x->unit_w[u];
     }
     free(has);
     return MT_OK;
@@ -313,8 +328,24 @@ static double unit_bytes(const dp_state *x, int32_t u, trace_phase ph) {
     return u < 0 || u >= x->n_su ? 0 : ph == TRACE_PHASE_BACKWARD ? x->bwd_w[u] : x->unit_w[u];
 }
 
+/* The bytes of the `d` (+ 1 when `self`) shard units from op j on its chunk's walk in op j's phase, each
+ * once, held ones left out (win: scratch for d + 1 units). */
+static double window_bytes(const mt_bld *b, const dp_state *x, int32_t j, int32_t d, int self, int32_t *win) {
+    trace_phase ph = (trace_phase)b->t->ops[j].phase;
+    double sum = 0;
+    if (!self) j = x->next_op[j];
+    for (int32_t n = 0; j >= 0 && n < d + self; j = x->next_op[j], n++) {
+        int32_t u = su_of(b, x, j), dup = u < 0 || x->held[u];
+        for (int32_t k = 0; k < n && !dup; k++) dup = win[k] == u;
+        win[n] = u;
+        if (!dup) sum += unit_bytes(x, u, ph);
+    }
+    return sum;
+}
+
 /* gathered: per stage, the held units' bytes (the larger of forward and backward) plus the most bytes
- * of a running unit and the `prefetch` units after it that are not held; O(ops x prefetch^2). */
+ * of a running unit and the `prefetch` units after it that are not held, or of the units joined to one
+ * (join_ag) once it is reduce-scattered with its `prefetch` next in flight; O(ops x prefetch^2). */
 static mt_status gathered_bytes(mt_bld *b, dp_state *x) {
     const trace *t = b->t;
     int32_t P = b->plan->pp, d = x->prefetch;
@@ -330,15 +361,9 @@ static mt_status gathered_bytes(mt_bld *b, dp_state *x) {
         if (x->held[u]) held[x->su_stage[u]] += x->unit_w[u] > x->bwd_w[u] ? x->unit_w[u] : x->bwd_w[u];
     for (int32_t i = 0; i < t->n_ops; i++) {
         if (!walked(t, i) || su_of(b, x, i) < 0) continue;
-        trace_phase ph = (trace_phase)t->ops[i].phase;
-        double sum = 0;
-        int32_t n = 0;
-        for (int32_t j = i; j >= 0 && n <= d; j = x->next_op[j], n++) {
-            int32_t u = su_of(b, x, j), dup = u < 0 || x->held[u];
-            for (int32_t k = 0; k < n && !dup; k++) dup = win[k] == u;
-            win[n] = u;
-            if (!dup) sum += unit_bytes(x, u, ph);
-        }
+        double sum = window_bytes(b, x, i, d, 1, win), join = x->join_ag[su_of(b, x, i)];
+        if (join > 0 && t->ops[i].phase == TRACE_PHASE_BACKWARD && join + window_bytes(b, x, i, d, 0, win) > sum)
+            sum = join + window_bytes(b, x, i, d, 0, win);
         int32_t s = mt_bld_op_stage(b, i);
         if (sum > x->gathered[s]) x->gathered[s] = sum;
     }
@@ -403,14 +428,10 @@ static mt_status wait_group(mt_emit *em, int kind, int32_t keep, int32_t mb, tra
     return MT_OK;
 }
 
-/* Unit u's gradients are complete: reduce-scatter them; hybrid, all-reduce the previous unit's
- * shard across the replica groups once its reduce-scatter has finished (all but the one just issued,
- * in issue order). The unit is sharded again. */
-static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int32_t mb) {
-    double w = unit_bytes(x, u, TRACE_PHASE_BACKWARD) * x->rs_x;
-    int32_t layer = b->t->n_layers > 0 ? x->su_layer[u] : -1;
-    x->reduced[u] = 1;
-    x->ag_state[u] = 0;
+/* w bytes of gradients are complete: reduce-scatter them; hybrid, all-reduce the previous
+ * reduce-scatter's shard across the replica groups once it has finished (all but the one just issued,
+ * in issue order). */
+static mt_status shard_reduce(dp_state *x, mt_emit *em, double w, int32_t layer, int32_t mb) {
     if (w <= 0) return MT_OK;
     MT_CHECK(mt_emit_coll(em, x->rs_kind, MT_COLL_REDUCESCATTER, MT_COLL_WHY_DP_GRAD, 0, w, layer, mb,
                           TRACE_PHASE_BACKWARD));
@@ -422,6 +443,20 @@ static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int
     }
     x->rep_pending = w / x->shard;
     return MT_OK;
+}
+
+/* Unit u's gradients are complete: reduce-scatter them, the unit sharded again; then the units joined
+ * to it (join_w): gathered on their own (blocking; those held from the forward are not) and
+ * reduce-scattered. */
+static mt_status unit_reduce(mt_bld *b, dp_state *x, mt_emit *em, int32_t u, int32_t mb) {
+    int32_t layer = b->t->n_layers > 0 ? x->su_layer[u] : -1;
+    x->reduced[u] = 1;
+    x->ag_state[u] = 0;
+    MT_CHECK(shard_reduce(x, em, unit_bytes(x, u, TRACE_PHASE_BACKWARD) * x->rs_x, layer, mb));
+    if (x->join_ag[u] > 0)
+        MT_CHECK(mt_emit_coll(em, x->ag_kind, MT_COLL_ALLGATHER, MT_COLL_WHY_DP_PARAMS, 1, x->join_ag[u] * x->ag_x, layer,
+                              mb, TRACE_PHASE_BACKWARD));
+    return shard_reduce(x, em, x->join_w[u] * x->rs_x, layer, mb);
 }
 
 /* Issues unit u's all-gather (non-blocking) when it is sharded and has bytes. */

@@ -7,7 +7,8 @@ framework it follows (docs/memory.md's table), not from mitosis's own output. Us
   3  ring attention under grouped-query attention passes the KV heads' K/V (x kv_heads / heads);
   4  table-wise embedding sharding: each GPU holds its own whole tables (the 8,192-row table alone);
   5  a pipeline cut inside a MoE layer is refused in one line (exit 2), with or without --ep;
-  8  ZeRO-3's largest gathered unit is one unit's own parameters (no stray norm weight).
+  8  ZeRO-3's largest gathered unit is one unit's own parameters (no stray norm weight, no stray batch
+     norm on ResNet-18); units held from the forward are counted once.
 """
 import json
 import os
@@ -106,18 +107,28 @@ for args in (["--gpus", "2", "--pp", "2"], ["--gpus", "2", "--pp", "2", "--exper
     elif r.returncode != 2 or len(lines) != 1 or "MoE layer" not in lines[0]:
         FAILS.append(f"5 {args}: exit {r.returncode}, stderr {r.stderr.strip()[:200]!r} (want a one-line refusal)")
 
+def exact8_units():
+    """8a. A unit no backward op runs in (an RMSNorm's weight, ResNet-18's downsampling batch norms: their
+    gradients come from a neighbour's ops) is gathered on its own (DeepSpeed and FSDP gather each module
+    for its own backward): ZeRO-3 holds P/n + the largest layer, ResNet-18's 512 x 512 x 3 x 3 conv; FSDP
+    never resharding (--fsdp-reshard none) holds P/n + P, each unit once."""
+    P = 4 * meta("cpu-resnet18-b4")["parameters"]
+    d = sim("cpu-resnet18-b4", "--gpus", "4", "--dp", "4", "--zero", "3")
+    expect("8 resnet18 zero-3 params per GPU", d["gpus"][0]["mem_bytes"]["params"], P / 4 + 512 * 512 * 9 * 4)
+    expect("8 resnet18 zero-3 dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * 3 / 4 * P)
+    expect("8 resnet18 zero-3 dp-rs traffic", d["mesh"]["traffic_bytes"]["dp-rs"], 3 / 4 * P)
+    P = 4 * meta("cpu-llama-tiny-b4")["parameters"]
+    d = sim("cpu-llama-tiny-b4", "--gpus", "4", "--dp", "4", "--fsdp", "--fsdp-units", "layer", "--fsdp-reshard", "none")
+    expect("8 llama-tiny fsdp layer units reshard none params per GPU", d["gpus"][0]["mem_bytes"]["params"], P / 4 + P)
+
+
 # 8. ZeRO-3: params = P/n + the largest unit; llama-tiny's is the 1024 x 128 embedding (no norm beside it)
 m = meta("cpu-llama-tiny-b4")
 P = 4 * m["parameters"]
 d = sim("cpu-llama-tiny-b4", "--gpus", "2", "--dp", "2", "--zero", "3")
-# KNOWN, open (issue 41.8a): FSDP2 units (pass_dp.c) join a unit no backward op runs in (the RMSNorm
-# after the embedding) to its neighbour's backward gather, so the largest gathered unit carries the
-# norm weight (+h x 4 B); the joined-units fix was lost in the merge with per-block units. Said, not
-# failed, until the gather of such a unit runs on its own again; a fix makes this line print "ok".
-got8 = d["gpus"][0]["mem_bytes"]["params"]
-want8 = P / 2 + m["vocab"] * m["hidden"] * 4
-print(("ok" if abs(got8 - want8) <= 1 else "KNOWN") + f": 8 zero-3 params per GPU {got8}, closed form {want8}")
+expect("8 zero-3 params per GPU (llama-tiny)", d["gpus"][0]["mem_bytes"]["params"], P / 2 + m["vocab"] * m["hidden"] * 4)
 expect("8 zero-3 dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * (2 - 1) / 2 * P)
+exact8_units()
 
 for f in FAILS:
     print("FAIL " + f)
