@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "report/jsonw.h"
 
 int mt_cli_fail(const char *cmd, const mt_error *e) {
     fprintf(stderr, "mitosis %s: %s\n", cmd, e->msg);
@@ -19,7 +20,7 @@ void mt_cli_warn_trace(const char *cmd, const trace *t) {
 }
 
 void mt_cli_print_json(json_t *j) {
-    char *s = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *s = mt_jw_dumps(j);
     if (s) puts(s);
     free(s);
     json_decref(j);

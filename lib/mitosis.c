@@ -23,6 +23,7 @@
 #include "netmodels/netcfg.h"
 #include "perfmodel/fit.h"
 #include "report/comparison.h"
+#include "report/jsonw.h"
 #include "report/recognised.h"
 #include "report/summary.h"
 #include "report/tracesum.h"
@@ -163,7 +164,7 @@ MITOSIS_API char *mitosis_trace_json(const mitosis_trace *t, int ops) {
     if (rec) json_object_set_new(o, "recognised", rec);
     if (!o) return NULL;
     if (ops) json_object_set_new(o, "op_list", op_list(t->t));
-    char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *s = mt_jw_dumps(o);
     json_decref(o);
     return s;
 }
@@ -579,7 +580,7 @@ MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c,
     pthread_mutex_unlock(&LOCK);
     if (st == MT_OK) {
         json_t *j = mt_comparison_json(&x->cmp);
-        char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+        char *s = j ? mt_jw_dumps(j) : NULL;
         json_decref(j);
         size_t n = s ? strlen(s) : 0;
         if (s && (x->json = malloc(n + 2))) { /* as puts prints it */
@@ -636,7 +637,7 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
         if (st == MT_OK) st = mt_cluster_run(&c, NULL, &r, &e);
         if (st == MT_OK) {
             json_t *j = mt_cluster_json(&r);
-            char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+            char *s = j ? mt_jw_dumps(j) : NULL;
             json_decref(j);
             if (!s) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
             *json = s;

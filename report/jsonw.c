@@ -2,6 +2,7 @@
 #include "report/jsonw.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { JW_FLAGS = JSON_INDENT(2) | JSON_REAL_PRECISION(10) | JSON_ENCODE_ANY };
@@ -129,9 +130,14 @@ void mt_jw_int(mt_jw *w, long long v) {
 }
 
 /* jansson's real format: "%.10g", ".0" when that reads as an integer, no '+' or leading zeros in
- * the exponent. */
+ * the exponent; a whole number from 1e10 to 2^53 (a byte count: exactly a double) in full, "%.0f.0",
+ * which "%.10g" would round (16,060,522,496 B is not 1.60605225e10). */
 static int real_text(double v, char *b, size_t len) {
     if (v == 0) return snprintf(b, len, signbit(v) ? "-0.0" : "0.0");
+    if (fabs(v) >= 1e10 && fabs(v) < 9007199254740992.0 && v == nearbyint(v)) {
+        int n = snprintf(b, len, "%.0f.0", v);
+        return n < 0 || (size_t)n >= len ? -1 : n;
+    }
     int n = snprintf(b, len, "%.10g", v);
     if (n < 0 || (size_t)n + 3 >= len) return -1;
     char *e = strchr(b, 'e');
@@ -198,13 +204,99 @@ static int dump_sink(const char *buf, size_t size, void *data) {
     return w->failed ? -1 : 0;
 }
 
+/* The containers nested in v, v's own counted (a scalar: 0); stops counting past `cap`. */
+static int nesting(const json_t *v, int cap) {
+    int deepest = 0;
+    const char *k;
+    json_t *e;
+    size_t i;
+    if (json_is_object(v))
+        json_object_foreach((json_t *)v, k, e) {
+            int d = cap > 0 ? nesting(e, cap - 1) : 0;
+            if (d > deepest) deepest = d;
+        }
+    else if (json_is_array(v))
+        json_array_foreach(v, i, e) {
+            int d = cap > 0 ? nesting(e, cap - 1) : 0;
+            if (d > deepest) deepest = d;
+        }
+    else
+        return 0;
+    return 1 + deepest;
+}
+
+/* v written by the writer's own rules (real_text for reals), members in jansson's order. */
+static void walk(mt_jw *w, const json_t *v) {
+    const char *k;
+    json_t *e;
+    size_t i;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        mt_jw_object(w);
+        json_object_foreach((json_t *)v, k, e) {
+            mt_jw_key(w, k);
+            walk(w, e);
+        }
+        mt_jw_end(w);
+        break;
+    case JSON_ARRAY:
+        mt_jw_array(w);
+        json_array_foreach(v, i, e) walk(w, e);
+        mt_jw_end(w);
+        break;
+    case JSON_STRING: mt_jw_string(w, json_string_value(v)); break;
+    case JSON_INTEGER: mt_jw_int(w, (long long)json_integer_value(v)); break;
+    case JSON_REAL: mt_jw_real(w, json_real_value(v)); break;
+    default: {
+        const char *lit = json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null";
+        begin_value(w);
+        put(w, lit, strlen(lit));
+    }
+    }
+}
+
 void mt_jw_value(mt_jw *w, const json_t *v) {
-    begin_value(w);
     if (!v) {
+        begin_value(w);
         put(w, "null", 4);
         return;
     }
+    if (w->depth + nesting(v, MT_JW_DEPTH_MAX) <= MT_JW_DEPTH_MAX) {
+        walk(w, v);
+        return;
+    }
+    begin_value(w); /* deeper than the writer nests: jansson's text (reals "%.10g" throughout) */
     if (json_dump_callback(v, dump_sink, w, JW_FLAGS) != 0) w->failed = 1;
+}
+
+int mt_jw_dumpf(const json_t *v, FILE *out) {
+    mt_jw *w = malloc(sizeof *w);
+    if (!w) return -1;
+    mt_jw_init(w, out);
+    mt_jw_value(w, v);
+    int rc = mt_jw_finish(w);
+    free(w);
+    return rc;
+}
+
+int mt_jw_dump_file(const json_t *v, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    int rc = mt_jw_dumpf(v, f);
+    return fclose(f) != 0 || rc != 0 ? -1 : 0;
+}
+
+char *mt_jw_dumps(const json_t *v) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    int rc = mt_jw_dumpf(v, f);
+    if (fclose(f) != 0 || rc != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
 }
 
 int mt_jw_finish(mt_jw *w) {

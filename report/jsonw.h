@@ -1,5 +1,6 @@
 /* report/jsonw.h — a streaming JSON writer whose bytes are exactly what jansson's
- * json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) prints for the same value, so that a
+ * json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) prints for the same value (but for whole
+ * numbers of 11 to 16 digits, written in full), so that a
  * report can write its large arrays (one row per GPU) straight to a FILE while the small parts
  * stay jansson trees (mt_jw_value splices a tree in at the current depth).
  *
@@ -9,7 +10,9 @@
  * each member on its own line indented 2 more spaces as "key": value, members separated by ","
  * newline, then newline and "}" at the container's indent; empty containers "{}" and "[]";
  * reals with "%.10g", ".0" added when that has neither '.' nor 'e', exponents without '+' or
- * leading zeros; integers "%lld"; strings escaped as jansson does (", \, control characters).
+ * leading zeros, except a whole number from 1e10 up to 2^53, written in full ("16060522496.0", where
+ * jansson's 10 digits would print 1.60605225e10: byte counts stay exact); integers "%lld"; strings
+ * escaped as jansson does (", \, control characters).
  * Non-finite reals, which jansson refuses (json_real returns NULL), are written as null.
  * Costs: O(bytes written); one snprintf per number not among the last few formatted.
  */
@@ -59,8 +62,15 @@ void mt_jw_string(mt_jw *w, const char *s);
 void mt_jw_key_real(mt_jw *w, const char *key, double v);
 void mt_jw_key_int(mt_jw *w, const char *key, long long v);
 /* A jansson value (any kind) written at the current depth, exactly as json_dumps would nest it
- * (NULL: null). The value is only read. */
+ * (NULL: null), its reals by this writer's format. The value is only read. */
 void mt_jw_value(mt_jw *w, const json_t *v);
+
+/* v as a whole document in this writer's format (no newline after it), in place of json_dumpf /
+ * json_dump_file / json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(10)): 0 / the text (caller
+ * frees), or -1 / NULL when a write or an allocation failed. */
+int mt_jw_dumpf(const json_t *v, FILE *out);
+int mt_jw_dump_file(const json_t *v, const char *path);
+char *mt_jw_dumps(const json_t *v);
 
 /* Gives out what is buffered; 0 when every write succeeded, -1 when one failed (or nesting went
  * past MT_JW_DEPTH_MAX). Call once at the end. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "report/comparison.h"
+#include "report/jsonw.h"
 #include "report/summary.h"
 #include "run/compare.h"
 #include "run/input.h"
@@ -267,7 +268,7 @@ static void run_job(mt_jobs *j, job *jb) {
         st = mt_catalog_redact_file(j->cat, p, &err);
     }
     snprintf(p, sizeof p, "%s/result.json", jb->dir);
-    if (st == MT_OK && json_dump_file(res, p, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
+    if (st == MT_OK && mt_jw_dump_file(res, p) != 0)
         st = mt_fail(&err, MT_EIO, "cannot write %s", p);
     json_decref(res); /* read back from result.json: a kept run holds no result in memory */
     struct stat sb;

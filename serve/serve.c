@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "report/jsonw.h"
 #include "run/compare.h"
 #include "serve/conns.h"
 #include "serve/guard.h"
@@ -99,9 +100,9 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, char 
     return send_response(c, status, resp, type);
 }
 
-/* Sends j (released) as JSON, reals to 10 digits as the CLI's --json. */
+/* Sends j (released) as JSON, reals as the CLI's --json (report/jsonw.h). */
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j) {
-    char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+    char *s = j ? mt_jw_dumps(j) : NULL;
     json_decref(j);
     if (!s) return MHD_NO;
     return send_buf(c, status, s, strlen(s), "application/json");
@@ -402,7 +403,7 @@ static enum MHD_Result send_status(struct MHD_Connection *c, json_t *o, int fd) 
         return send_json(c, 200, o);
     }
     spliced *x = calloc(1, sizeof *x);
-    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *text = mt_jw_dumps(o);
     json_decref(o);
     size_t n = text ? strlen(text) : 0;
     char *head = n >= 2 ? realloc(text, n + 32) : NULL;

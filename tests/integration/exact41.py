@@ -8,7 +8,8 @@ framework it follows (docs/memory.md's table), not from mitosis's own output. Us
   4  table-wise embedding sharding: each GPU holds its own whole tables (the 8,192-row table alone);
   5  a pipeline cut inside a MoE layer is refused in one line (exit 2), with or without --ep;
   8  ZeRO-3's largest gathered unit is one unit's own parameters (no stray norm weight, no stray batch
-     norm on ResNet-18); units held from the forward are counted once.
+     norm on ResNet-18); units held from the forward are counted once; Llama-3-8B's --blocks 32 parameter bytes printed in
+     full (16,060,522,496 B, not 10 digits' 16,060,522,500).
 """
 import json
 import os
@@ -122,6 +123,23 @@ def exact8_units():
     expect("8 llama-tiny fsdp layer units reshard none params per GPU", d["gpus"][0]["mem_bytes"]["params"], P / 4 + P)
 
 
+def exact8_blocks():
+    """8b. --blocks 32 of Llama-3-8B's 2-block slice: every parameter byte printed, as the published
+    model's count from its config (L blocks of q, k, v, o at GQA widths, the SwiGLU MLP and two RMSNorms;
+    untied embedding and LM head; the final norm): 8,030,261,248 parameters, 16,060,522,496 B in bf16
+    (10 digits printed 16,060,522,500); DDP over n GPUs sends 2(n-1)/n of it."""
+    c = meta("h100-llama3-8b-2blocks-b1-bf16")["hf_config"]
+    h, kv = c["hidden_size"], c["num_key_value_heads"] * c["head_dim"]
+    block = 2 * h * h + 2 * h * kv + 3 * h * c["intermediate_size"] + 2 * h
+    P = 2 * (32 * block + 2 * c["vocab_size"] * h + h)
+    expect("8 llama3-8b: parameters from the config", P / 2, 8030261248)
+    for n in (2, 8):
+        d = sim("h100-llama3-8b-2blocks-b1-bf16", "--blocks", "32", "--gpus", str(n), "--dp", str(n))
+        expect(f"8 llama3-8b --blocks 32 dp {n} params per GPU", d["gpus"][0]["mem_bytes"]["params"], P, 0)
+        expect(f"8 llama3-8b --blocks 32 dp {n} grads per GPU", d["gpus"][0]["mem_bytes"]["grads"], P, 0)
+        expect(f"8 llama3-8b --blocks 32 dp {n} dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * (n - 1) / n * P, 0)
+
+
 # 8. ZeRO-3: params = P/n + the largest unit; llama-tiny's is the 1024 x 128 embedding (no norm beside it)
 m = meta("cpu-llama-tiny-b4")
 P = 4 * m["parameters"]
@@ -129,6 +147,7 @@ d = sim("cpu-llama-tiny-b4", "--gpus", "2", "--dp", "2", "--zero", "3")
 expect("8 zero-3 params per GPU (llama-tiny)", d["gpus"][0]["mem_bytes"]["params"], P / 2 + m["vocab"] * m["hidden"] * 4)
 expect("8 zero-3 dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * (2 - 1) / 2 * P)
 exact8_units()
+exact8_blocks()
 
 for f in FAILS:
     print("FAIL " + f)

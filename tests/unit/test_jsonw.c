@@ -1,7 +1,9 @@
 /* Unit tests for report/jsonw.h, the streaming JSON writer: whatever it writes must be what
- * jansson's json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) prints for the same value.
+ * jansson's json_dumps(JSON_INDENT(2) | JSON_REAL_PRECISION(10)) prints for the same value, but for
+ * whole numbers from 1e10 to 2^53, written in full.
  *  - reals: 0, -0, integers as reals, tiny and huge exponents, 0.1, negative, 2^53 + 1, 1e21 and
- *    20,000 random finite bit patterns (seeded), each written alone and inside an array;
+ *    20,000 random finite bit patterns (seeded), each written alone and inside an array; whole
+ *    numbers from 1e10 to 2^53 in full (not jansson's 10 digits), in a spliced or dumped tree too;
  *  - strings with quotes, backslashes, control characters and UTF-8; integers at the extremes;
  *  - nesting: empty object / array, objects in arrays in objects, a jansson tree spliced in at
  *    depth 3 (mt_jw_value) equal to building the whole tree in jansson;
@@ -55,9 +57,58 @@ static void fill_real_in_array(mt_jw *w, void *ctx) {
     mt_jw_end(w);
 }
 
+/* A whole number from 1e10 up to 2^53 (a byte count), which jansson's 10 digits would round. */
+static int whole_big(double v) { return fabs(v) >= 1e10 && fabs(v) < 9007199254740992.0 && v == floor(v); }
+
+static void equal_to_text(fill_fn fill, void *ctx, const char *want) {
+    char *a = written(fill, ctx);
+    assert_string_equal(a, want);
+    free(a);
+}
+
 static void check_real(double v) {
+    if (whole_big(v)) { /* in full: "%.0f.0", not jansson's */
+        char one[64], two[160];
+        snprintf(one, sizeof one, "%.0f.0", v);
+        snprintf(two, sizeof two, "[\n  %.0f.0,\n  %.0f.0\n]", v, -v);
+        equal_to_text(fill_real, &v, one);
+        equal_to_text(fill_real_in_array, &v, two);
+        return;
+    }
     equal_to_jansson(fill_real, &v, json_real(v));
     equal_to_jansson(fill_real_in_array, &v, json_pack("[f,f]", v, -v));
+}
+
+/* Whole byte counts of 11 to 16 digits keep every digit (Llama-3-8B's 16,060,522,496 bf16 parameter
+ * bytes were 1.60605225e10, +4 B), from 1e10 (jansson: 1e10) to 2^53 - 1; 2^53 on is jansson's; a
+ * fraction keeps 10 digits. */
+static void test_whole_reals_in_full(void **state) {
+    (void)state;
+    const struct { double v; const char *want; } in_full[] = {
+        {16060522496.0, "16060522496.0"}, {-16060522496.0, "-16060522496.0"}, {1e10, "10000000000.0"},
+        {9007199254740991.0, "9007199254740991.0"}, {9999999999.0, "9999999999.0"},
+        {9007199254740992.0, "9.007199255e15"}, {16060522496.5, "1.60605225e10"}, {1e21, "1e21"}};
+    for (size_t k = 0; k < sizeof in_full / sizeof in_full[0]; k++) {
+        double v = in_full[k].v;
+        equal_to_text(fill_real, &v, in_full[k].want);
+    }
+    /* a jansson tree spliced in, and dumped whole, writes its reals the same way */
+    json_t *tree = json_pack("{s:f,s:[f,f],s:i}", "params", 16060522496.0, "x", 0.1, 28105914368.0, "n", 3);
+    char *s = mt_jw_dumps(tree);
+    assert_non_null(s);
+    assert_string_equal(s, "{\n  \"params\": 16060522496.0,\n  \"x\": [\n    0.1,\n    28105914368.0\n  ],\n  \"n\": 3\n}");
+    free(s);
+    json_decref(tree);
+    /* deeper than the writer nests (MT_JW_DEPTH_MAX): jansson's text, whole */
+    json_t *deep = json_real(1.5);
+    for (int k = 0; k < MT_JW_DEPTH_MAX + 2; k++) deep = json_pack("[o]", deep);
+    s = mt_jw_dumps(deep);
+    char *want = json_dumps(deep, FLAGS);
+    assert_non_null(s);
+    assert_string_equal(s, want);
+    free(s);
+    free(want);
+    json_decref(deep);
 }
 
 static void test_reals(void **state) {
@@ -181,6 +232,7 @@ static void test_nonfinite_and_failure(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reals),
+        cmocka_unit_test(test_whole_reals_in_full),
         cmocka_unit_test(test_strings_and_ints),
         cmocka_unit_test(test_nesting_and_splice),
         cmocka_unit_test(test_beyond_the_buffer),

@@ -24,6 +24,7 @@
 
 #include "extrapolate/planlist.h"
 #include "report/comparison.h"
+#include "report/jsonw.h"
 #include "report/summary.h"
 #include "run/compare.h"
 #include "run/config.h"
@@ -223,7 +224,7 @@ static void simulate_equals_a_bare_run_and_writes_files(void **state) {
     assert_true(fabs(json_real_value(json_object_get(j, "step_ms")) - mt_simrun_step_ms(&s.run)) < 1e-12);
     assert_int_equal(json_array_size(json_object_get(j, "gpus")), 2);
     /* the streamed JSON is the tree's dump, byte for byte */
-    char *tree = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    char *tree = mt_jw_dumps(j);
     f = open_memstream(&buf, &len);
     assert_int_equal(mt_summary_json_write(f, &sum), 0);
     fclose(f);
