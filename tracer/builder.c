@@ -73,12 +73,26 @@ static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int
     return t->n_tensors++;
 }
 
-int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
-                       int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
+static int64_t tensor_key(int64_t et_id, int64_t storage, int64_t offset, int64_t numel, int32_t itemsize) {
     uint64_t h = mt_hash64((uint64_t)et_id) ^ mt_hash64((uint64_t)storage * 31 + 7) ^
                  mt_hash64((uint64_t)offset * 131 + (uint64_t)numel * 8191 + (uint64_t)itemsize);
-    int64_t key = (int64_t)(h & 0x3fffffffffffffffULL);
+    return (int64_t)(h & 0x3fffffffffffffffULL);
+}
+
+/* A new tensor with this key, found first from now on (-1 on allocation failure). */
+static int32_t push_keyed(trace_builder *b, int64_t key, int64_t et_id, int64_t storage, int64_t offset,
+                          int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
     int64_t head;
+    int32_t idx = push_tensor(b, et_id, storage, offset, numel, itemsize, dtype, device);
+    if (idx < 0) return -1;
+    if (mt_u64map_get(&b->tensor_by_key, key, &head)) b->tensor_next[idx] = (int32_t)head;
+    if (mt_u64map_put(&b->tensor_by_key, key, idx, NULL) != MT_OK) return -1;
+    return idx;
+}
+
+int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+                       int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
+    int64_t key = tensor_key(et_id, storage, offset, numel, itemsize), head;
     if (mt_u64map_get(&b->tensor_by_key, key, &head)) {
         for (int32_t i = (int32_t)head; i >= 0; i = b->tensor_next[i]) {
             const trace_tensor *x = &b->t->tensors[i];
@@ -87,11 +101,20 @@ int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t o
                 return i;
         }
     }
-    int32_t idx = push_tensor(b, et_id, storage, offset, numel, itemsize, dtype, device);
-    if (idx < 0) return -1;
-    if (mt_u64map_get(&b->tensor_by_key, key, &head)) b->tensor_next[idx] = (int32_t)head;
-    if (mt_u64map_put(&b->tensor_by_key, key, idx, NULL) != MT_OK) return -1;
-    return idx;
+    return push_keyed(b, key, et_id, storage, offset, numel, itemsize, dtype, device);
+}
+
+int32_t mt_tb_out_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+                         int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
+    int32_t i = mt_tb_tensor(b, et_id, storage, offset, numel, itemsize, dtype, device);
+    trace *t = b->t;
+    if (i < 0 || t->n_ops == 0 || t->tensors[i].first_op >= t->n_ops - 1) return i;
+    const trace_op *o = &t->ops[t->n_ops - 1];
+    for (int32_t q = 0; q < o->in_count; q++)
+        if (t->trefs[o->in_first + q].tensor == i) return i; /* in place: the same tensor */
+    /* made by an earlier op and not read here: a freed tensor's identity given to a new one */
+    return push_keyed(b, tensor_key(et_id, storage, offset, numel, itemsize), et_id, storage, offset, numel,
+                      itemsize, dtype, device);
 }
 
 int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype) {

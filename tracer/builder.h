@@ -34,6 +34,13 @@ int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k);
 /* Finds or adds the tensor with this key. Returns index or -1 on allocation failure. */
 int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                      int64_t numel, int32_t itemsize, const char *dtype, const char *device);
+/* The tensor an op outputs (its inputs added already): mt_tb_tensor's, unless an earlier op made that
+ * one and this op does not read it (not in place): then a new tensor with the key, found from now on.
+ * The Execution Trace names a tensor by its TensorImpl's and storage's addresses; one allocated where
+ * a freed one was gets the freed one's identity (a block's LayerNorm output the previous block's fc2
+ * output's), and reads after it are of the new tensor. */
+int32_t mt_tb_out_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
+                         int64_t numel, int32_t itemsize, const char *dtype, const char *device);
 /* Adds an anonymous tensor (Kineto-only traces: no identity). */
 int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, const char *dtype);
 /* Appends a tensor use with its shape to the *current last op* (input when is_out == 0). Uses

@@ -19,7 +19,8 @@ mt_status mt_emit_et_vals(trace_builder *b, const et_data *e, const et_node *n, 
     int32_t first = pass ? n->out_first : n->in_first, cnt = pass ? n->out_count : n->in_count;
     for (int32_t v = 0; v < cnt; v++) {
         const et_val *x = &e->vals[first + v];
-        int32_t ti = mt_tb_tensor(b, x->tid_, x->storage, x->offset, x->numel, x->itemsize, x->dtype, x->device);
+        int32_t ti = (pass ? mt_tb_out_tensor : mt_tb_tensor)(b, x->tid_, x->storage, x->offset, x->numel, x->itemsize,
+                                                             x->dtype, x->device);
         if (ti < 0) return MT_ENOMEM;
         MT_CHECK(mt_tb_add_tref(b, ti, e->dims + x->shape_off, x->ndim, x->arg, pass));
     }

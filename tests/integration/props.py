@@ -473,9 +473,9 @@ def chk_pp_traffic(x):
 
 
 def chk_pp_block_bytes(x):
-    """At a block cut only the block's output crosses: exactly the residual stream. Known to fail where the
-    Execution Trace gives a freed activation's id to the next one allocated at its address (gpt-l8h16:
-    block 4's Q/K/V seem to read block 3's fc2 output, so that crosses too): reported, not failed."""
+    """At a block cut only the block's output crosses: exactly the residual stream (an op's output whose
+    Execution Trace id a freed tensor had is a new tensor: gpt-l8h16's block 4 Q/K/V read its LayerNorm's
+    output, not block 3's fc2 output)."""
     want = pp_residual_bytes(x)
     if want is None or x["d"]["pipeline_cut"]["kind"] != "blocks":
         return []
@@ -690,11 +690,10 @@ CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_
 
 def c_known(d, fam, p):
     """Checks whose violations are known and reported, not failed (PROPS_STRICT=1 fails them):
-    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution); a block cut's bytes where
-    the Execution Trace reuses tensor ids (chk_pp_block_bytes)."""
+    exposed > comm until simulate's JSON has peer_wait_ms (sim/'s attribution)."""
     if os.environ.get("PROPS_STRICT") == "1":
         return set()
-    known = {"chk_pp_block_bytes"}  # the ET's reused tensor ids (chk_pp_block_bytes)
+    known = set()
     if not any("peer_wait_ms" in g for g in d["gpus"]):
         known.add("chk_exposed_le_comm")
     return known
