@@ -78,6 +78,83 @@ static int is_state(trace_role role) {
     return role == TRACE_ROLE_WEIGHT || role == TRACE_ROLE_GRADIENT || role == TRACE_ROLE_OPTSTATE;
 }
 
+/* ---- what a block's op reads across a block boundary, rewired in the result ----------------------
+ * In t, block b's forward reads block b-1's output (block 0 the embedding's, outside the blocks), its
+ * backward block b+1's input gradient (the last block the head's); the head reads the last block's
+ * output. In the result, block B (B < k: traced block B; B >= k: copy B - k, repeating block
+ * (B - k) mod k) reads the same tensor of block B - d, d the offset its template reads across in t,
+ * and the ops after the blocks read block N - 1's: a copied block's input is the previous copy's
+ * output, so dependencies, pipeline cut tensors and activation lifetimes follow the result's chain.
+ * The same tensor of another block is found by position: the op at the same rank among its block's
+ * ops of that phase, the same use (the blocks repeat op for op; their tensors' ranks need not). */
+
+/* The tensor that block b2's op at op i's place reads or writes at use q, -1 none. */
+static int32_t pos_tensor(const rep *r, int32_t i, int32_t q, int32_t b2) {
+    const trace *t = r->t;
+    const trace_op *o = &t->ops[i];
+    if (r->ob[i] < 0 || b2 < 0 || b2 >= r->b.count) return -1;
+    int32_t k = r->loff[b2 * NPH + o->phase] + r->rk[i];
+    if (k >= r->loff[b2 * NPH + o->phase + 1]) return -1;
+    const trace_op *o2 = &t->ops[r->lst[k]];
+    if (o2->in_count != o->in_count || o2->out_count != o->out_count) return -1;
+    return ref_tensor(t, o2, q);
+}
+
+/* Tensor x of block tb[x] as block j2 has it (x when j2 is its own block), -1 none. */
+static int32_t counterpart(const rep *r, int32_t x, int32_t j2) {
+    const trace *t = r->t;
+    int32_t f = t->tensors[x].first_op;
+    if (r->tb[x] == j2) return x;
+    if (f < 0 || r->ob[f] != r->tb[x]) return -1;
+    for (int32_t q = 0; q < t->ops[f].in_count + t->ops[f].out_count; q++) {
+        if (ref_tensor(t, &t->ops[f], q) != x) continue;
+        int32_t y = pos_tensor(r, f, q, j2);
+        return y >= 0 && r->tb[y] == j2 ? y : -1;
+    }
+    return -1;
+}
+
+/* The result's index of tensor x (of a block) as the result's block B has it, -1 none. */
+static int32_t instance(const rep *r, int32_t x, int32_t B) {
+    int32_t K = r->b.count;
+    if (B < 0 || B >= r->n) return -1;
+    int32_t y = counterpart(r, x, B < K ? B : tmpl(r, B - K));
+    if (y < 0) return -1;
+    return B < K ? r->tnew[y] : r->tseg[B - K] + r->trk[y];
+}
+
+/* Use q of op i as the result's block B (op i's block's copy, or itself) has it: x of the same block,
+ * of no block and no chain, a state or an op outside forward and backward: as map_tensor. */
+static int32_t block_use(const rep *r, int32_t i, int32_t q, int32_t B, int32_t x, int32_t dflt) {
+    int32_t b = r->ob[i], j = r->tb[x], d, src = x, y;
+    if (j == b) return dflt;
+    if (j >= 0) d = b - j;
+    else if ((y = pos_tensor(r, i, q, b + 1)) >= 0 && r->tb[y] == b) d = 1, src = y; /* the chain's start */
+    else if ((y = pos_tensor(r, i, q, b - 1)) >= 0 && r->tb[y] == b) d = -1, src = y; /* its end */
+    else return dflt;
+    if (B - d >= 0 && B - d < r->n) {
+        int32_t m = instance(r, src, B - d);
+        return m >= 0 ? m : dflt;
+    }
+    if (j < 0 || d > 0) return dflt; /* before block 0: the embedding's, as in t */
+    y = pos_tensor(r, i, q, r->b.count - 1); /* after block N - 1: what the last traced block reads */
+    return y >= 0 && r->tb[y] < 0 && r->tnew[y] >= 0 ? r->tnew[y] : dflt;
+}
+
+/* The result's tensor of use q of op i as copy c repeats it (c < 0: the op itself). */
+static int32_t map_use(const rep *r, int32_t i, int32_t q, int32_t c) {
+    const trace *t = r->t;
+    const trace_op *o = &t->ops[i];
+    int32_t x = ref_tensor(t, o, q), dflt = map_tensor(r, x, c);
+    if (x < 0 || (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) ||
+        is_state(t->tensors[x].role))
+        return dflt;
+    if (r->ob[i] >= 0) return block_use(r, i, q, c >= 0 ? r->b.count + c : r->ob[i], x, dflt);
+    if (r->tb[x] < 0 || o->layer < r->b.first + r->b.count * r->b.layers) return dflt;
+    int32_t m = instance(r, x, r->n - r->b.count + r->tb[x]); /* after the blocks: the last ones' */
+    return m >= 0 ? m : dflt;
+}
+
 /* The block of an op of no layer from the tensors it touches: PENDING when none says, NONE when
  * they disagree or a state tensor (weight, gradient, optimizer state) of no block is among them. */
 static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
@@ -377,7 +454,7 @@ static mt_status build_ops(const rep *r, trace *o) {
                 memcpy(o->dims + o->n_dims, t->dims + tr.shape_off, (size_t)tr.ndim * sizeof *o->dims);
                 tr.shape_off = o->n_dims;
                 o->n_dims += tr.ndim;
-                tr.tensor = map_tensor(r, tr.tensor, c);
+                tr.tensor = map_use(r, r->seq[j].src, pass ? s->in_count + q : q, c);
                 o->trefs[o->n_trefs++] = tr;
             }
         }

@@ -21,7 +21,10 @@
  * is not repeated N - k times): its forward (and optimizer, other) ops right after the last block's,
  * its backward ops just before the last block's (copies in reverse), each with new op ids, layers,
  * tensors (ET and storage ids offset), saved activations, kernels, collectives and host calls; the
- * ops after the insertion shift by the copies' host time. N < k: blocks N..k-1 and their ops, saved
+ * ops after the insertion shift by the copies' host time. The blocks are chained: block B of the result
+ * reads what its template reads across a block boundary (the previous block's output, the next one's
+ * input gradient) from block B - d as t's block does from block b - d, the same tensor found at the
+ * same op rank and use, and the ops after the blocks read the last block's (N < k too). N < k: blocks N..k-1 and their ops, saved
  * activations, kernels, collectives and host calls go; their tensors too unless a kept op reads them,
  * and their weights, gradients and optimizer state always (a kept op over every parameter loses
  * their uses from its lists).

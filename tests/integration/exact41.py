@@ -1,4 +1,4 @@
-"""Issue 41's reproductions 1, 2, 3, 4, 5 and 8: each plan's bytes against a closed form from the
+"""Issue 41's reproductions 1, 2, 3, 4, 5 and 8 (and the small ones after them): each plan's bytes against a closed form from the
 framework it follows (docs/memory.md's table), not from mitosis's own output. Usage: exact41.py MITOSIS
   1  ZeRO-2 with M micro-batches reduce-scatters every micro-batch's gradients (DeepSpeed's stage 2
      reduces outside accumulation boundaries too) and keeps 1/n of them: dp traffic (M+1)(n-1)/n x P;
@@ -9,7 +9,9 @@ framework it follows (docs/memory.md's table), not from mitosis's own output. Us
   5  a pipeline cut inside a MoE layer is refused in one line (exit 2), with or without --ep;
   8  ZeRO-3's largest gathered unit is one unit's own parameters (no stray norm weight, no stray batch
      norm on ResNet-18); units held from the forward are counted once; Llama-3-8B's --blocks 32 parameter bytes printed in
-     full (16,060,522,496 B, not 10 digits' 16,060,522,500).
+     full (16,060,522,496 B, not 10 digits' 16,060,522,500);
+  -  --blocks copies chain and (item 4) no tensor-id aliasing: a pipeline cut between blocks, copied or
+     traced, sends one block-boundary activation per micro-batch.
 """
 import json
 import os
@@ -140,6 +142,37 @@ def exact8_blocks():
         expect(f"8 llama3-8b --blocks 32 dp {n} dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * (n - 1) / n * P, 0)
 
 
+def exact_blocks_chain():
+    """--blocks copies chain: copy c's input is block (k + c - 1)'s output, the head reads the last
+    copy's, so a pipeline cut between blocks (copies or not) sends exactly one block-boundary activation
+    forward and its gradient backward per micro-batch: per GPU (P-1)/P x M x 2 x (B/M) S h x 4 B (the
+    copies read the traced blocks' outputs and the head the last traced block's: --blocks 8 of gpt-tiny
+    at pp 2 sent 5 activations, 5,242,880 B)."""
+    for trace, args in (("cpu-gpt-tiny-b8", ("--blocks", "8", "--gpus", "2", "--pp", "2")),
+                        ("cpu-gpt-tiny-b8", ("--blocks", "6", "--gpus", "2", "--pp", "2")),
+                        ("cpu-gpt-tiny-b8", ("--blocks", "16", "--gpus", "4", "--pp", "4")),
+                        ("cpu-gpt-l8h16-b2", ("--blocks", "16", "--gpus", "2", "--pp", "2")),
+                        # 4. the Execution Trace's reused tensor ids: block 4's Q/K/V read its LayerNorm's
+                        # output, not block 3's fc2 output whose id that output took (2 tensors crossed)
+                        ("cpu-gpt-l8h16-b2", ("--gpus", "2", "--pp", "2")),
+                        ("cpu-gpt-l8h16-b2", ("--gpus", "4", "--pp", "4", "--micro-batches", "2"))):
+        m, d = meta(trace), sim(trace, *args)
+        P, M = len(d["stages"]), d["plan"]["micro_batches"]
+        act = d["plan"]["replica_batch"] // M * m["seq_len"] * m["hidden"] * 4
+        if d["pipeline_cut"]["kind"] != "blocks":
+            FAILS.append(f"{trace} {' '.join(args)}: cut {d['pipeline_cut']['text']}, want block boundaries")
+        expect(f"--blocks chain {trace} {' '.join(args)} pp traffic", d["mesh"]["traffic_bytes"]["pp"],
+               (P - 1) / P * M * 2 * act)
+    # full recomputation keeps each block's input (Megatron's checkpointed layer input, s b h): 4 more
+    # blocks keep 4 more inputs (the copies read the traced blocks' inputs: +0 B)
+    m, kept = meta("cpu-gpt-tiny-b8"), []
+    for n in (4, 8):
+        d = sim("cpu-gpt-tiny-b8", "--blocks", str(n), "--gpus", "1", "--recompute", "full")
+        kept.append(d["stages"][0]["activation_bytes_per_micro_batch"])
+    expect("--blocks 8 - 4 --recompute full kept inputs", kept[1] - kept[0],
+           4 * m["batch"] * m["seq_len"] * m["hidden"] * 4)
+
+
 # 8. ZeRO-3: params = P/n + the largest unit; llama-tiny's is the 1024 x 128 embedding (no norm beside it)
 m = meta("cpu-llama-tiny-b4")
 P = 4 * m["parameters"]
@@ -148,6 +181,7 @@ expect("8 zero-3 params per GPU (llama-tiny)", d["gpus"][0]["mem_bytes"]["params
 expect("8 zero-3 dp traffic", d["mesh"]["traffic_bytes"]["dp"], 2 * (2 - 1) / 2 * P)
 exact8_units()
 exact8_blocks()
+exact_blocks_chain()
 
 for f in FAILS:
     print("FAIL " + f)
