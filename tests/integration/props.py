@@ -265,6 +265,22 @@ def chk_states(x):
     return bad
 
 
+def chk_zero3_largest_unit(x):
+    """ZeRO-3 over layer units (DeepSpeed's submodules, no prefetch), one stage, no TP: a GPU holds its
+    shard plus one unit gathered at a time, the largest module's parameters (the token embedding; a unit
+    whose gradients come from another's backward ops, an RMSNorm's or a batch norm's weight, is gathered
+    on its own, never beside it: issue 41 item 8a)."""
+    p, d, info = x["p"], x["d"], trace_info(x["fam"])
+    if p.get("mode") != "zero3" or units_of(p) != "layer" or p["pp"] > 1 or p["tp"] > 1 or p["ep"] > 1 or \
+            p.get("emb") or info["tensors"] is None or shard_size(p) < 2:
+        return []
+    rep, own = mp.per_gpu(info["tensors"], 1)
+    lo = states(p, rep, own, info["opt"] / info["weight"])[0]
+    want = lo + max(t["bytes"] for t in info["tensors"]) * PREC[p.get("prec")][0]
+    got = d["gpus"][0]["mem_bytes"]["params"]
+    return [] if abs(got - want) <= 1 else [f"params {got}, closed form {lo} + the largest module = {want}"]
+
+
 def subset_sums(xs):
     out = {0}
     for v in xs:
@@ -683,7 +699,7 @@ def chk_activations(x):
     return bad[:3]
 
 
-CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_table_wise, chk_dp_traffic, chk_units,
+CHECKS = [chk_time_parts, chk_exposed_le_comm, chk_whole_bytes, chk_states, chk_zero3_largest_unit, chk_table_wise, chk_dp_traffic, chk_units,
           chk_precision, chk_tied_traffic, chk_cp_traffic, chk_tp_traffic, chk_pp_traffic, chk_pp_block_bytes, chk_pp_cut,
           chk_ep_traffic, chk_activations, chk_csv, chk_timeline, chk_html]
 
