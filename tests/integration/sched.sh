@@ -49,26 +49,24 @@ if c.check("gpt-tiny vpp=2 --timeline exits 0", rc == 0, err):
             "wait for activations mb 1 (chunk 2) from GPU 1" in names, sorted(n for n in names if "chunk" in n)[:8])
 
 # Interleaved 1F1B at block cuts (issue 41 item 6): Megatron's num_layers / (P V) blocks per model chunk, the
-# embedding on chunk 0, head and loss on chunk P V - 1. The issue's plan on the CPU trace: 16 chunks of 2 blocks.
-l8 = f"{traces}/cpu-gpt-l8h16-b2"
-d = c.sim(l8, "--gpus", 4, "--pp", 4, "--micro-batches", 16, "--vpp", 4, "--blocks", 32, "--batch", 16)
-if d:
-    c.check("l8h16 --pp 4 --vpp 4 --blocks 32: 16 model chunks of 2 blocks each", d["pipeline_cut"]["kind"] == "blocks"
-            and d["pipeline_cut"]["blocks_per_chunk"] == [2] * 16, d["pipeline_cut"])
-# The bubble: Narayanan et al. 2021 (Megatron-LM, interleaved schedule) idle (P-1) x t_c per GPU, t_c a model chunk's
-# forward + backward per micro-batch, for equal stages; the end chunks' extra work (embedding, head and loss) makes
-# the last stage the slowest, T_max = max over stages of its chunks' f+b per micro-batch, and in the steady state
-# every other stage waits T_max - T_s per micro-batch: GPU 0's bubble = (P-1) t_c + M (T_max - T_0). On the H100
-# trace (its blocks alike to 1 %), chunk and stage times taken from the timeline's forward and backward ops.
+# embedding on chunk 0, head and loss on chunk P V - 1. The bubble: Narayanan et al. 2021 (Megatron-LM, interleaved
+# schedule) idle (P-1) x t_c per GPU, t_c a model chunk's forward + backward per micro-batch, for equal stages; the
+# end chunks' extra work makes the last stage the slowest, T_max = max over stages of its chunks' f+b per
+# micro-batch, and in the steady state every other stage waits T_max - T_s per micro-batch: GPU 0's bubble =
+# (P-1) t_c + M (T_max - T_0). On the H100 trace (its blocks alike to 1 %), chunk and stage times taken from the
+# timeline's forward and backward ops.
 h8 = f"{traces}/h100-gpt-l8h16-b2"
 P, V, M, NB = 4, 2, 8, 16
 tl = os.path.join(tempfile.mkdtemp(), "il.json")
 d = c.sim(h8, "--gpus", P, "--pp", P, "--vpp", V, "--micro-batches", M, "--blocks", NB, "--batch", M,
           "--host-model", "none", "--timeline", tl)
-rc, out, _ = c.run("inspect", h8, "--blocks", NB, "--json")
-if d and rc == 0:
-    bl, K = json.loads(out)["blocks"], P * V
-    per = NB // K * bl["layers"]  # layers per chunk
+if d:
+    K = P * V
+    c.check(f"h100 l8h16 --pp {P} --vpp {V} --blocks {NB}: {K} model chunks of {NB // K} blocks each",
+            d["pipeline_cut"]["kind"] == "blocks" and d["pipeline_cut"]["blocks_per_chunk"] == [NB // K] * K,
+            d["pipeline_cut"])
+    per = d["stages"][2]["layer_first"] - d["stages"][1]["layer_first"]  # layers per chunk: chunks 1, 2 start them
+    first = d["stages"][1]["layer_first"] - per  # the first block's first layer
     ev = json.load(open(tl))
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     stage = {e["pid"]: int(e["args"]["name"].split("stage ")[1].split(",")[0]) for e in ev
@@ -78,8 +76,7 @@ if d and rc == 0:
         a = e.get("args") or {}
         if e.get("ph") == "X" and e.get("tid") == 1 and e.get("pid") in stage and a.get("phase") in ("forward", "backward") \
                 and a.get("micro_batch", -1) >= 0:
-            k = min(max((a["layer_index"] - bl["first_layer"]) // per, 0), K - 1)
-            fb[k] += e["dur"] / 1000 / M
+            fb[min(max((a["layer_index"] - first) // per, 0), K - 1)] += e["dur"] / 1000 / M
     T = [sum(fb[s::P]) for s in range(P)]
     t_c = sum(fb[1:K - 1]) / (K - 2)  # the chunks without end work
     want = (P - 1) * t_c + M * (max(T) - T[0])
