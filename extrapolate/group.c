@@ -15,11 +15,26 @@ void mt_groups_init(mt_groups *g, const mt_mesh *m) {
 
 int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name) {
     for (int k = 0; k < g->n_kinds; k++)
-        if (g->kind[k].dims == dims && g->kind[k].block == block && !strcmp(g->kind[k].name, name)) return k;
+        if (g->kind[k].dims == dims && g->kind[k].block == block && !g->kind[k].stride && !g->kind[k].ends &&
+            !strcmp(g->kind[k].name, name))
+            return k;
     if (g->n_kinds >= MT_GROUP_KINDS_MAX) return -1;
     mt_group_def *d = &g->kind[g->n_kinds];
+    memset(d, 0, sizeof *d);
     d->dims = dims;
     d->block = block;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    return g->n_kinds++;
+}
+
+int mt_groups_add_strided(mt_groups *g, uint32_t dims, int32_t stride, const char *name) {
+    for (int k = 0; k < g->n_kinds; k++)
+        if (g->kind[k].dims == dims && g->kind[k].stride == stride && !strcmp(g->kind[k].name, name)) return k;
+    if (g->n_kinds >= MT_GROUP_KINDS_MAX) return -1;
+    mt_group_def *d = &g->kind[g->n_kinds];
+    memset(d, 0, sizeof *d);
+    d->dims = dims;
+    d->stride = stride > 1 ? stride : 0;
     snprintf(d->name, sizeof d->name, "%s", name);
     return g->n_kinds++;
 }
@@ -71,6 +86,7 @@ static int32_t span_size(const mt_groups *g, int k) {
 
 int32_t mt_group_size(const mt_groups *g, int kind) {
     if (!g || kind < 0 || kind >= g->n_kinds) return 0;
+    if (g->kind[kind].stride > 1) return span_size(g, kind) / g->kind[kind].stride;
     return g->kind[kind].block > 0 ? g->kind[kind].block : span_size(g, kind);
 }
 
@@ -104,19 +120,22 @@ static int32_t span_slot(const mt_groups *g, int k, int32_t rank, int32_t *outsi
 int32_t mt_group_id(const mt_groups *g, int kind, int32_t rank) {
     int32_t outside, slot = span_slot(g, kind, rank, &outside);
     if (slot < 0) return -1;
+    int32_t st = g->kind[kind].stride;
+    if (st > 1) return outside * st + slot % st;
     int32_t b = g->kind[kind].block;
     if (b <= 0) return outside;
     return outside * (span_size(g, kind) / b) + slot / b;
 }
 
 int32_t mt_group_slot(const mt_groups *g, int kind, int32_t rank) {
-    int32_t slot = span_slot(g, kind, rank, NULL), b = g->kind[kind].block;
-    return b > 0 ? slot % b : slot;
+    int32_t slot = span_slot(g, kind, rank, NULL), b = g->kind[kind].block, st = g->kind[kind].stride;
+    return st > 1 ? slot / st : b > 0 ? slot % b : slot;
 }
 
 int32_t mt_group_member(const mt_groups *g, int kind, int32_t rank, int32_t slot) {
     int32_t b = g->kind[kind].block;
     if (b > 0) slot += span_slot(g, kind, rank, NULL) / b * b;
+    if (g->kind[kind].stride > 1) slot = slot * g->kind[kind].stride + span_slot(g, kind, rank, NULL) % g->kind[kind].stride;
     mt_coords c;
     mt_mesh_coords(&g->mesh, rank, &c);
     if (g->kind[kind].ends) {

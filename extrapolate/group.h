@@ -11,6 +11,9 @@
  * Members: a group's slots number the spanned coordinates, the earliest mesh dimension (mesh.h's
  * enum order) fastest, so a DP group's slot is the replica index d. Groups of a kind are numbered
  * by the coordinates outside the span (earliest fastest), then by block.
+ * A strided kind (mt_groups_add_strided) groups the span's slots congruent modulo its stride: Megatron-Core's
+ * expert-data-parallel group when the expert-TP size S is below T (the TP ranks at the same slot of their
+ * expert-TP block of S, x the replicas): span tp x dp, stride S, T x D / S members.
  * An "ends" kind (mt_groups_add_ends) pairs the first and last coordinates of one dimension only:
  * the pipeline's first and last stage for tied embeddings; the ranks between are in no group of it.
  * A kind whose groups have fewer than 2 members has no groups (mt_group_count 0): a plan with a
@@ -33,6 +36,7 @@ typedef int mt_group_kind;
 typedef struct mt_group_def {
     uint32_t dims;             /* MT_DIM_BIT of each spanned mesh dimension */
     int32_t block;             /* 0: a group is the whole span; > 1: blocks of this many slots */
+    int32_t stride;            /* > 1: a group is the span's slots equal modulo stride (slot / stride its place) */
     int8_t ends;               /* 1: only the first and last coordinates of its one spanned dimension
                                 * (Megatron's embedding group: the pipeline's first and last stage);
                                 * ranks between belong to no group of the kind (mt_group_id -1) */
@@ -52,6 +56,10 @@ void mt_groups_init(mt_groups *g, const mt_mesh *m);
 /* The kind spanning `dims` in blocks of `block` (0: whole) named `name`, added when new; -1 when
  * the table is full. */
 int mt_groups_add(mt_groups *g, uint32_t dims, int32_t block, const char *name);
+
+/* The kind whose groups are the slots of the span of `dims` equal modulo `stride` (> 1, dividing the span),
+ * added when new; -1 when the table is full. */
+int mt_groups_add_strided(mt_groups *g, uint32_t dims, int32_t stride, const char *name);
 
 /* The kind spanning the first and last coordinates of dimension d ("ends" groups of 2), added
  * when new; -1 when the table is full. */

@@ -13,14 +13,18 @@
  * group "edp" (dp_shard x dp_rep: the replicas of the same experts); dense ones stay with pass_dp's
  * DDP buckets, whose DP group spans ep x dp (group.c). A GPU's weights, memory and optimizer share
  * count its E / ep experts (statemem.h's ep class). --ep with --tp is Megatron-Core's expert tensor
- * parallelism with the expert-TP size equal to T (its default): it needs --sp as Megatron does; each rank
- * dispatches its own 1/T of the tokens (all-to-all bytes / T), the TP group all-gathers what its EP rank
- * received before the experts and reduce-scatters their outputs after (etp()), an expert's weights are
- * split T ways (pass_tp.c: 1/(E/ep experts x T) of them per GPU), the router stays whole, running on the
- * rank's tokens. With --expert-skew and no --ep the load changes the expert ops' time on one GPU only.
- * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1 (and under --tp one
- * all-gather and one reduce-scatter of the routed rows on the TP group in each direction); each expert
- * gradient byte is all-reduced once, on edp, and never in a DP bucket.
+ * parallelism (token_dispatcher.py's MoEAlltoAllTokenDispatcher) with the expert-TP size S (--etp, T by
+ * default as Megatron's expert_tensor_parallel_size; S divides T): it needs --sp as Megatron does; each rank
+ * dispatches its own 1/T of the tokens (all-to-all bytes / T), the expert-TP group (S consecutive TP ranks:
+ * the TP group when S = T) all-gathers what its EP ranks received, S/T of the replica's routed rows, before
+ * the experts and reduce-scatters their outputs after (etp()), an expert's weights are split S ways
+ * (pass_tp.c: 1/(E/ep experts x S) of them per GPU), the router stays whole, running on the rank's tokens.
+ * Expert gradients reduce over Megatron's expert-data-parallel group: the replicas x the T/S TP ranks at the
+ * same expert-TP slot (a strided kind, group.h), T x D / S ranks. With --expert-skew and no --ep the load
+ * changes the expert ops' time on one GPU only.
+ * Invariant: per MoE layer and micro-batch, 2 all-to-alls in each direction when ep > 1 (and under S > 1 one
+ * all-gather and one reduce-scatter of S/T of the routed rows on the expert-TP group in each direction); each
+ * expert gradient byte is all-reduced once, on edp, and never in a DP bucket.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +34,8 @@
 
 typedef struct ep_state {
     mt_moe *moe;             /* owned by the program once prepared */
-    int ep_kind, edp_kind;
+    int ep_kind, edp_kind, etp_kind; /* etp_kind: the expert-TP group (MT_GROUP_TP when S = T) */
+    int32_t edp_size;        /* ranks of an edp group: D x T / S */
     double *pending;         /* per MoE layer: expert gradient bytes per GPU taken from the buckets */
 } ep_state;
 
@@ -85,8 +90,16 @@ static mt_status ep_prepare(mt_bld *b, void **st, mt_error *err) {
     if (pl->ep > 1) mark_expert_weights(b, x->moe);
     if (pl->ep > 1 && pl->tp > 1) MT_CHECK(mt_moe_spans(x->moe, b->t)); /* pass_tp.c splits the experts */
     x->ep_kind = mt_groups_add(&b->p->groups, MT_DIM_BIT(MT_DIM_EP), 0, "ep");
-    x->edp_kind = mt_groups_add(&b->p->groups, MT_DIMS_DP, 0, "edp");
-    if (x->ep_kind < 0 || x->edp_kind < 0)
+    int32_t S = mt_plan_etp(pl);
+    x->edp_size = pl->dp * pl->tp / S;
+    if (S == pl->tp) {
+        x->etp_kind = MT_GROUP_TP;
+        x->edp_kind = mt_groups_add(&b->p->groups, MT_DIMS_DP, 0, "edp");
+    } else { /* S consecutive TP ranks; the TP ranks at the same slot of theirs, x the replicas */
+        x->etp_kind = S > 1 ? mt_groups_add(&b->p->groups, MT_DIM_BIT(MT_DIM_TP), S, "etp") : MT_GROUP_TP;
+        x->edp_kind = mt_groups_add_strided(&b->p->groups, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_TP), S, "edp");
+    }
+    if (x->ep_kind < 0 || x->edp_kind < 0 || x->etp_kind < 0)
         return mt_fail(err, MT_EINVAL, "too many communication group kinds in one plan (at most %d)",
                        MT_GROUP_KINDS_MAX);
     return MT_OK;
@@ -140,15 +153,16 @@ static mt_status a2a(mt_bld *b, ep_state *x, mt_emit *em, int32_t k, int combine
     return MT_OK;
 }
 
-/* Expert tensor parallelism (--tp > 1): after a dispatch the TP group all-gathers the tokens it received, so
- * each rank's 1/T of the experts' weights sees all of them; before a combine the experts' partial outputs
- * are reduce-scattered back to each rank's 1/T (Megatron-Core's MoE token dispatcher). In backward, the
- * same in reverse order. Bytes: the replica's routed rows (the gathered tensor). */
-static mt_status etp(mt_bld *b, mt_emit *em, const mt_moe_layer *L, mt_coll_op c, int32_t op, int32_t mb) {
-    if (b->plan->tp <= 1) return MT_OK;
+/* Expert tensor parallelism (S = --etp > 1): after a dispatch the expert-TP group all-gathers the tokens its
+ * ranks received, so each rank's 1/S of the experts' weights sees all of them; before a combine the experts'
+ * partial outputs are reduce-scattered back (Megatron-Core's MoE token dispatcher). In backward, the same in
+ * reverse order. Bytes: the gathered tensor, S ranks' 1/T of the replica's routed rows. */
+static mt_status etp(mt_bld *b, ep_state *x, mt_emit *em, const mt_moe_layer *L, mt_coll_op c, int32_t op, int32_t mb) {
+    int32_t S = mt_plan_etp(b->plan);
+    if (S <= 1) return MT_OK;
     trace_phase ph = (trace_phase)b->t->ops[op].phase;
-    return mt_emit_coll(em, MT_GROUP_TP, c, ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
-                        routed_bytes(b, L), mt_bld_layer(b, op), mb, ph);
+    return mt_emit_coll(em, x->etp_kind, c, ph == TRACE_PHASE_FORWARD ? MT_COLL_WHY_TP_FWD : MT_COLL_WHY_TP_BWD, 1,
+                        routed_bytes(b, L) * S / b->plan->tp, mt_bld_layer(b, op), mb, ph);
 }
 
 static mt_status ep_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -158,7 +172,7 @@ static mt_status ep_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int3
     const mt_moe_layer *L = &x->moe->l[x->moe->op_moe[op]];
     if (op != L->first_fwd && op != L->first_bwd) return MT_OK;
     MT_CHECK(a2a(b, x, em, x->moe->op_moe[op], op == L->first_bwd, op, mb)); /* dispatch, or the combine's gradient */
-    return etp(b, em, L, MT_COLL_ALLGATHER, op, mb);
+    return etp(b, x, em, L, MT_COLL_ALLGATHER, op, mb);
 }
 
 static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last) {
@@ -170,10 +184,10 @@ static mt_status ep_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     if (t && t->kind == MT_TASK_COMPUTE) t->moe = 1; /* its time depends on the EP rank */
     if (b->plan->ep <= 1) return MT_OK;
     if (op != L->last_fwd && op != L->last_bwd) return MT_OK;
-    MT_CHECK(etp(b, em, L, MT_COLL_REDUCESCATTER, op, mb));
+    MT_CHECK(etp(b, x, em, L, MT_COLL_REDUCESCATTER, op, mb));
     MT_CHECK(a2a(b, x, em, k, op == L->last_fwd, op, mb)); /* the combine, or the dispatch's gradient */
     if (op == L->last_fwd) return MT_OK;
-    if (!last || x->pending[k] <= 0 || b->plan->dp <= 1) return MT_OK;
+    if (!last || x->pending[k] <= 0 || x->edp_size <= 1) return MT_OK;
     return mt_emit_coll(em, x->edp_kind, MT_COLL_ALLREDUCE, MT_COLL_WHY_EP_GRAD, 0, x->pending[k], mt_bld_layer(b, op),
                         mb, TRACE_PHASE_BACKWARD);
 }

@@ -382,17 +382,26 @@ static mt_status tp_outside(mt_bld *b, tp_state *x, region *r, int32_t i) {
     return tp_gather_seq(b, x, r, i, tensor_bytes(b->t, first_activation_input(b->t, o)));
 }
 
+/* Op i an expert's, split by expert tensor parallelism (--ep with --tp). */
+static int tp_expert_op(const mt_bld *b, int32_t i) {
+    const mt_moe *m = b->p->moe;
+    return m && b->plan->ep > 1 && m->op_span && m->op_span[i] && m->op_expert[i] >= 0;
+}
+
 /* Expert tensor parallelism (--ep with --tp, Megatron-Core's MoE layer; pass_ep.c emits its all-to-alls and the
  * expert-TP all-gather / reduce-scatter around the experts): from the router to the experts' last forward op,
- * an expert's op works on 1/T of its weights (its linears column then row parallel, no collective of their
- * own); the router and the gating between run replicated on the rank's own 1/T of the tokens (sequence
- * parallel, which Megatron requires here), their weights whole. 1 when op i is such an op. */
+ * an expert's op works on 1/S of its weights (S the expert-TP size, --etp, T by default; its linears column
+ * then row parallel, no collective of their own) for the S x 1/T of the tokens its expert-TP group gathered:
+ * 1/T of the work (split T, tok T / S); the router and the gating between run replicated on the rank's own
+ * 1/T of the tokens (sequence parallel, which Megatron requires here), their weights whole. 1 when op i is
+ * such an op. */
 static int tp_moe_op(mt_bld *b, region *r, int32_t i) {
     const mt_moe *m = b->p->moe;
     if (!m || b->plan->ep <= 1 || !m->op_span || !m->op_span[i]) return 0;
     int32_t T = b->plan->tp;
     if (m->op_expert[i] >= 0) {
-        b->split[i] = T; /* weights / T: mt_bld_weight_split = split / tok */
+        b->split[i] = T; /* weights / S: mt_bld_weight_split = split / tok */
+        b->tok[i] = T / mt_plan_etp(b->plan);
         b->row[i] = m->op_span[i] == 3; /* the last linear is row parallel: its bias whole */
         return 1;
     }
@@ -560,7 +569,8 @@ static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
             seen[w] = 1;
             /* only sp has split tokens yet (this pass runs first); a row-parallel bias is added to the
              * reduce-scattered output, 1/T of the tokens */
-            x->seq_w[w] = b->tok[i] > 1 || mt_bld_weight_split(b, i, j) < b->split[i] / b->tok[i];
+            x->seq_w[w] = !tp_expert_op(b, i) && /* an expert's gradients reduce over edp (pass_ep.c) */
+                          (b->tok[i] > 1 || mt_bld_weight_split(b, i, j) < b->split[i] / b->tok[i]);
         }
     }
     free(seen);

@@ -191,6 +191,25 @@ static mt_status check_schedule(const mt_plan *p, mt_error *err) {
     return MT_OK;
 }
 
+/* --etp against the sizes, as Megatron-Core's expert mesh (parallel_state.py): the expert data-parallel size
+ * N / (etp x ep x pp) must be whole; modelled when the expert-TP group lies inside the TP group. */
+static mt_status check_expert_tp(const mt_plan *p, mt_error *err) {
+    int32_t S = mt_plan_etp(p);
+    if (p->etp < 0) return mt_fail(err, MT_EINVAL, "--etp must be positive");
+    if (S == p->tp) return MT_OK;
+    if (p->ep <= 1)
+        return mt_fail(err, MT_EINVAL, "--etp %d needs --ep: it splits the experts of expert parallelism (without --ep "
+                       "they split as the dense layers, by --tp %d)", S, p->tp);
+    if ((int64_t)p->tp * p->dp * p->cp % S)
+        return mt_fail(err, MT_EINVAL, "--etp %d: world size %d is not divisible by etp x ep x pp = %lld (Megatron-Core's "
+                       "expert mesh); use an --etp dividing %lld", S, p->gpus, (long long)S * p->ep * p->pp,
+                       (long long)p->tp * p->dp * p->cp);
+    if (p->tp % S)
+        return mt_fail(err, MT_EINVAL, "--etp %d with --tp %d is not modelled: an expert-TP group wider than the TP group "
+                       "gathers tokens across data-parallel replicas; use an --etp dividing %d", S, p->tp, p->tp);
+    return MT_OK;
+}
+
 /* Interleaved 1F1B runs micro-batches in groups of P (Megatron's rule). */
 static mt_status check_vpp_groups(const mt_plan *p, mt_error *err) {
     if (p->vpp > 1 && p->micro_batches % p->pp)
@@ -268,6 +287,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus > MT_GPUS_MAX) return mt_fail(err, MT_EINVAL, "%d GPUs is too many (at most %d)", p->gpus, MT_GPUS_MAX);
     MT_CHECK(check_sharding(p, err));
     MT_CHECK(check_schedule(p, err));
+    MT_CHECK(check_expert_tp(p, err));
     if (p->vpp < 1) p->vpp = 1;
     int micro_default = p->micro_batches == 0;
     if (micro_default) p->micro_batches = p->pp > 1 ? p->pp : 1;
@@ -323,6 +343,8 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     p->batch_factor = (double)p->micro_batch / (double)tb;
     return check_vpp_groups(p, err);
 }
+
+int32_t mt_plan_etp(const mt_plan *p) { return p->etp > 0 ? p->etp : p->tp; }
 
 int32_t mt_plan_replicas(const mt_plan *p) { return p->dp * (p->ep > 1 ? p->ep : 1); }
 

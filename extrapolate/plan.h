@@ -57,6 +57,9 @@ typedef struct mt_plan {
     int32_t dp, tp, pp;      /* 0 = not given (resolved from gpus and the others) */
     int32_t sp;              /* 1: Megatron sequence parallelism inside the TP group (needs tp > 1) */
     int32_t cp, ep;          /* context- and expert-parallel sizes; 1 (set by init) = not used */
+    int32_t etp;             /* --etp: expert tensor-parallel size (Megatron-Core's expert_tensor_parallel_size:
+                                each expert split etp ways, etp dividing tp); 0 = tp, Megatron's default
+                                (mt_plan_etp) */
     mt_dp_mode dp_mode;      /* default ddp */
     int32_t zero;            /* ZeRO stage 1, 2 or 3 over the DP group; 0 = none (pass_dp.c) */
     int32_t fsdp;            /* 1: FSDP full shard with per-layer units (pass_dp.c) */
@@ -125,6 +128,9 @@ void mt_plan_coords(const mt_plan *p, int32_t rank, int32_t *d, int32_t *s, int3
 /* Sharded embeddings (TorchRec): table-wise, row-wise, column-wise. */
 enum { MT_EMB_NONE = 0, MT_EMB_TABLE, MT_EMB_ROW, MT_EMB_COLUMN };
 #define MT_EMB_CHOICES "none|table|row|column"
+
+/* The expert tensor-parallel size: plan etp, or T when not given (Megatron-Core's default). */
+int32_t mt_plan_etp(const mt_plan *p);
 
 /* Ranks holding a replica of the dense (non-expert) parameters, each on its own data: D x E (the EP
  * ranks route their own batches). */

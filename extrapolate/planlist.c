@@ -18,7 +18,7 @@ static const struct {
     {"dp", offsetof(mt_plan, dp)}, {"ddp", offsetof(mt_plan, dp)}, {"tp", offsetof(mt_plan, tp)},
     {"pp", offsetof(mt_plan, pp)}, {"mb", offsetof(mt_plan, micro_batches)},
     {"zero", offsetof(mt_plan, zero)}, {"fsdp_shard", offsetof(mt_plan, fsdp_shard)}, {"ep", offsetof(mt_plan, ep)},
-    {"vpp", offsetof(mt_plan, vpp)}, {"cp", offsetof(mt_plan, cp)},
+    {"etp", offsetof(mt_plan, etp)}, {"vpp", offsetof(mt_plan, vpp)}, {"cp", offsetof(mt_plan, cp)},
 };
 
 static const char *const EMB_NAMES[] = {"none", "table", "row", "column"}; /* MT_EMB_* */
@@ -112,7 +112,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
     }
     return mt_fail(err, MT_EINVAL,
                    "--plans: unknown field '%s=' in plan '%s' (use dp, ddp, tp, pp, mb, schedule, vpp, "
-                   "recompute, placement, bucket, algo, zero, fsdp_shard, cp, ep or emb)", field, plan_text);
+                   "recompute, placement, bucket, algo, zero, fsdp_shard, cp, ep, etp or emb)", field, plan_text);
 }
 
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err) {
@@ -351,6 +351,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->tp > 1 && p->sp) ADD("sp");
     if (p->cp > 1) ADD("cp=%d", p->cp);
     if (p->ep > 1) ADD("ep=%d", p->ep);
+    if (p->ep > 1 && mt_plan_etp(p) != p->tp) ADD("etp=%d", mt_plan_etp(p));
     if (p->emb_shard > 0 && p->emb_shard <= MT_EMB_COLUMN) ADD("emb=%s", EMB_NAMES[p->emb_shard]);
     if (p->pp > 1) ADD("pp=%d", p->pp);
     if (p->micro_batches > 1 || (p->pp > 1 && p->micro_batches > 0)) ADD("mb=%d", p->micro_batches);
@@ -393,6 +394,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
         json_object_set_new(plan, "fsdp_reshard", json_string(mt_reshard_name(pl->reshard)));
     }
     if (pl->ep > 1) json_object_set_new(plan, "ep", json_integer(pl->ep));
+    if (pl->ep > 1) json_object_set_new(plan, "etp", json_integer(mt_plan_etp(pl)));
     if (pl->emb_shard > 0 && pl->emb_shard <= MT_EMB_COLUMN)
         json_object_set_new(plan, "embedding_shard", json_string(EMB_NAMES[pl->emb_shard]));
     if (pl->expert_skew >= 0) json_object_set_new(plan, "expert_skew", json_real(pl->expert_skew));

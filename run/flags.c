@@ -198,8 +198,12 @@ static const mt_flag PLAN[] = {
     {"--ep", MT_FLAG_INT, CFG(plan.ep), "E", "expert-parallel size: the trace's MoE experts split over E ranks (E "
      "divides the expert count); tokens dispatched and combined by all-to-all, expert gradients all-reduced over the "
      "dp replicas of the same experts, dense ones over dp x E; N = D x T x P x E. With --tp (and --sp, as Megatron "
-     "requires): Megatron-Core's expert tensor parallelism, each expert split T ways, the router whole", .lo = 1,
-     .hi = 1 << 20},
+     "requires): Megatron-Core's expert tensor parallelism, each expert split T ways (--etp), the router whole",
+     .lo = 1, .hi = 1 << 20},
+    {"--etp", MT_FLAG_INT, CFG(plan.etp), "S", "expert tensor-parallel size (Megatron-Core's "
+     "expert_tensor_parallel_size) under --ep with --tp: each expert split S ways over S of the T TP ranks, which "
+     "all-gather the tokens dispatched to them; expert gradients all-reduced over D x T / S ranks. S divides T "
+     "(default T, Megatron's; e.g. --tp 2 --ep 8 --etp 1 keeps experts whole)", .lo = 1, .hi = 1 << 20},
     {"--expert-skew", MT_FLAG_DOUBLE, CFG(plan.expert_skew), "S", "tokens per expert Zipf(S) over a permutation drawn "
      "from --seed (0: uniform; default: the router's shares measured in the trace)", .lo = 0, .hi = 100},
     {"--a2a", MT_FLAG_CALL, 0, "auto|pairwise|direct|hier|relay", "all-to-all algorithm: pairwise exchange (N-1 "

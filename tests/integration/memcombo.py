@@ -68,6 +68,44 @@ for g, ep, tp in ((4, 2, 2), (16, 4, 4)):
     c.check(f"1: --ep {ep} --tp {tp}: the expert-TP all-gathers and reduce-scatters of the routed rows are there",
             g0["allgather"] >= etp and g0["reducescatter"] >= etp, f"{g0}, expert TP alone {etp}")
 
+# 1b. Expert tensor parallelism of another size than T (--etp S, Megatron-Core's expert_tensor_parallel_size;
+#     token_dispatcher.py: all-to-all over the EP group, then the all-gather / reduce-scatter over the expert-TP
+#     group): experts / (ep S) per GPU; all-to-alls unchanged (a rank's 1/T of the tokens); the expert-TP group
+#     gathers S x 1/T of the routed rows, (S-1)/S of them sent, one all-gather and one reduce-scatter each way per
+#     MoE layer; expert gradients all-reduced over Megatron's expert-data-parallel group, N / (S ep) = D T / S ranks.
+c.check_bad("--etp 1 needs --ep", "simulate", moe, "--gpus", 2, "--tp", 2, "--sp", "--etp", 1)
+c.check_bad("not divisible by etp x ep x pp", "simulate", moe, "--gpus", 4, "--ep", 2, "--tp", 2, "--sp", "--etp", 4)
+c.check_bad("--etp 2 with --tp 1 is not modelled", "simulate", moe, "--gpus", 4, "--ep", 2, "--dp", 2, "--etp", 2)
+ts = mp.params(moe)
+for g, dp, ep, tp, S in ((8, 1, 2, 4, 2), (8, 2, 2, 2, 1)):
+    d = c.sim(moe, "--gpus", g, "--dp", dp, "--ep", ep, "--tp", tp, "--sp", "--etp", S, "--expert-skew", 0)
+    if not d:
+        continue
+    rep, own = mp.per_gpu(ts, tp=tp, ep=ep, etp=S)
+    what = f"1b: --dp {dp} --ep {ep} --tp {tp} --etp {S}"
+    eq(f"{what} params = dense / T + experts / (S ep) (row biases whole)", mem(d)["params"], rep + own)
+    tb = d["mesh"]["traffic_bytes"]
+    eq(f"{what}: all-to-alls = 4 per MoE layer x (ep-1)/ep x R / T", tb["ep"], meta["layers"] * 4 * R / tp * (ep - 1) / ep)
+    eq(f"{what}: expert-TP = 4 per MoE layer x (S-1)/S x S R / T", tb.get("etp", 0), meta["layers"] * 4 * (S - 1) * R / tp)
+    n = dp * tp // S
+    eq(f"{what}: expert gradients all-reduced over D T / S = {n} ranks", tb["edp"], 2 * (n - 1) / n * own)
+mx = trace("cpu-mixtral-tiny-b4")  # SwiGLU experts without biases: 3 h x ffn weights each
+mm = mp.load(mx)
+X = 4 * mm["moe_layers"] * mm["experts"] * 3 * mm["hidden"] * mm["ffn"]
+Rm = mm["batch"] * mm["seq_len"] * mm["top_k"] * mm["hidden"] * 4
+ds = {S: c.sim(mx, "--gpus", 8, "--dp", 2, "--ep", 2, "--tp", 2, "--sp", "--expert-skew", 0, *(("--etp", S) if S else ()))
+      for S in (0, 1)}
+if ds[0] and ds[1]:
+    eq("1b: mixtral --etp 1 holds the experts / ep, the default (--etp T = 2) / (2 ep)",
+       mem(ds[1])["params"] - mem(ds[0])["params"], X / 2 - X / 4)
+    for S, d in ((2, ds[0]), (1, ds[1])):
+        tb, n = d["mesh"]["traffic_bytes"], 2 * 2 // S
+        eq(f"1b: mixtral --etp {S}: all-to-alls 4 x layers x R / T / 2", tb["ep"], mm["moe_layers"] * 4 * Rm / 2 / 2)
+        eq(f"1b: mixtral --etp {S}: edp all-reduce over D T / S = {n} of X / (ep S)", tb["edp"],
+           2 * (n - 1) / n * X / (2 * S))
+    eq("1b: mixtral: the default's TP traffic has the expert-TP gathers, --etp 1's not: 4 x layers x R / 2",
+       ds[0]["mesh"]["traffic_bytes"]["tp"] - ds[1]["mesh"]["traffic_bytes"]["tp"], mm["moe_layers"] * 4 * Rm / 2)
+
 # 2. sharded tables x TP / ZeRO / FSDP.
 dlrm = trace("cpu-dlrm-tiny-b8")
 ts = mp.params(dlrm)

@@ -80,13 +80,15 @@ def params(trace_dir):
     return ts
 
 
-def per_gpu(ts, tp=1, ep=1, emb_replicas=0):
+def per_gpu(ts, tp=1, ep=1, emb_replicas=0, etp=None):
     """(replicated, owned) bytes one GPU holds of the whole model (one pipeline stage): each tensor
-    / T when split by TP, experts / ep, tables / R when sharded (emb_replicas R > 0); owned are the
+    / T when split by TP (an expert's by the expert-TP size etp under ep > 1, T when None: Megatron-Core's
+    expert_tensor_parallel_size), experts / ep, tables / R when sharded (emb_replicas R > 0); owned are the
     experts (ep > 1) and sharded tables, replicated the rest (what ZeRO / FSDP may shard)."""
     rep = own = 0.0
     for t in ts:
-        b = t["bytes"] / (tp if t["tp"] == "split" else 1)
+        split = etp if t["kind"] == "expert" and ep > 1 and etp is not None else tp
+        b = t["bytes"] / (split if t["tp"] == "split" else 1)
         if t["kind"] == "expert" and ep > 1:
             own += b / ep
         elif t["kind"] == "table" and emb_replicas > 0:

@@ -47,6 +47,9 @@ BATCH = {"gpt-tiny": 8, "gpt-l8h16": 2, "resnet18": 8, "moe-tiny": 8, "dlrm-tiny
 WEIGHT = {"gpt-tiny": 3, "gpt-l8h16": 1, "resnet18": 2, "moe-tiny": 3, "dlrm-tiny": 3, "resmlp": 3, "llama-tiny": 2}
 
 
+ETP_RNG = random.Random(41)  # its own stream: the plans drawn before --etp existed stay the same
+
+
 def draw(rng):
     """A random plan: (family, {flag: value})."""
     fam = rng.choice([f for f in FAMILIES for _ in range(WEIGHT[f])])
@@ -61,6 +64,7 @@ def draw(rng):
         p["ep"] = rng.choice([2, 4])
     if p["ep"] > 1 and p["tp"] > 1:  # expert tensor parallelism: Megatron requires sequence parallelism
         p["sp"] = True
+        p["etp"] = ETP_RNG.choice([1, p["tp"]])  # --etp: Megatron's expert_tensor_parallel_size (default T)
     if "emb" in sup and rng.random() < (0.6 if fam == "dlrm-tiny" else 0.1):
         p["emb"] = rng.choice(["table", "row", "column"])
     batch = BATCH[fam]
@@ -93,6 +97,8 @@ def argv(p):
             a += [f"--{k}", p[k]]
     if p.get("sp"):
         a.append("--sp")
+    if p.get("etp"):
+        a += ["--etp", p["etp"]]
     if p.get("emb"):
         a += ["--embedding-shard", p["emb"]]
     m = p.get("mode")
@@ -134,6 +140,8 @@ def compare_label(p):
             f.append(f"{k}={p[k]}")
     if p.get("sp"):
         f.append("sp")
+    if p.get("etp"):
+        f.append(f"etp={p['etp']}")
     if p.get("emb"):
         f.append("emb=" + p["emb"])
     if p.get("mb"):
@@ -238,7 +246,8 @@ def chk_states(x):
         if p["tp"] > 1:
             return []
         ts = [{"bytes": info["weight"], "tp": "whole", "kind": "dense", "tied": False}]
-    rep, own = mp.per_gpu(ts, p["tp"], p["ep"], p["dp"] * p["ep"] if p.get("emb") and p["dp"] * p["ep"] > 1 else 0)
+    rep, own = mp.per_gpu(ts, p["tp"], p["ep"], p["dp"] * p["ep"] if p.get("emb") and p["dp"] * p["ep"] > 1 else 0,
+                          p.get("etp"))
     bad = []
     if p["pp"] == 1:
         lo, params, grads, opt = states(p, rep, own, ratio)

@@ -3,7 +3,9 @@
 # interleaved 1F1B (--vpp) shrinks ResNet-18's bubble and sends along the chunk order; --recompute
 # adds the re-run forward to a one-GPU step and lowers the activations; the summary names both;
 # compare lists them (--recompute-modes, --vpp-sizes, --plans vpp=/recompute=); bad input is one
-# line naming the flag, exit 2.
+# line naming the flag, exit 2. Interleaved chunks at block cuts hold equal blocks (Megatron's
+# num_layers / (P V)), and GPU 0's bubble is (P-1) t_c + M (T_max - T_0): the interleaved schedule's
+# (P-1)/V of a stage's f+b plus the wait for the stage the end work (embedding, head, loss) slows.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -45,6 +47,45 @@ if c.check("gpt-tiny vpp=2 --timeline exits 0", rc == 0, err):
     c.check("timeline: chunk 1 (stage 1) sends to GPU 0, chunk 2 waits for it",
             "send activations mb 0 (chunk 1) to GPU 0" in names and
             "wait for activations mb 1 (chunk 2) from GPU 1" in names, sorted(n for n in names if "chunk" in n)[:8])
+
+# Interleaved 1F1B at block cuts (issue 41 item 6): Megatron's num_layers / (P V) blocks per model chunk, the
+# embedding on chunk 0, head and loss on chunk P V - 1. The bubble: Narayanan et al. 2021 (Megatron-LM, interleaved
+# schedule) idle (P-1) x t_c per GPU, t_c a model chunk's forward + backward per micro-batch, for equal stages; the
+# end chunks' extra work makes the last stage the slowest, T_max = max over stages of its chunks' f+b per
+# micro-batch, and in the steady state every other stage waits T_max - T_s per micro-batch: GPU 0's bubble =
+# (P-1) t_c + M (T_max - T_0). On the H100 trace (its blocks alike to 1 %), chunk and stage times taken from the
+# timeline's forward and backward ops.
+h8 = f"{traces}/h100-gpt-l8h16-b2"
+P, V, M, NB = 4, 2, 8, 16
+tl = os.path.join(tempfile.mkdtemp(), "il.json")
+d = c.sim(h8, "--gpus", P, "--pp", P, "--vpp", V, "--micro-batches", M, "--blocks", NB, "--batch", M,
+          "--host-model", "none", "--timeline", tl)
+if d:
+    K = P * V
+    c.check(f"h100 l8h16 --pp {P} --vpp {V} --blocks {NB}: {K} model chunks of {NB // K} blocks each",
+            d["pipeline_cut"]["kind"] == "blocks" and d["pipeline_cut"]["blocks_per_chunk"] == [NB // K] * K,
+            d["pipeline_cut"])
+    per = d["stages"][2]["layer_first"] - d["stages"][1]["layer_first"]  # layers per chunk: chunks 1, 2 start them
+    first = d["stages"][1]["layer_first"] - per  # the first block's first layer
+    ev = json.load(open(tl))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    stage = {e["pid"]: int(e["args"]["name"].split("stage ")[1].split(",")[0]) for e in ev
+             if e.get("name") == "process_name" and "stage " in e["args"]["name"]}
+    fb = [0.0] * K  # per chunk: forward + backward ms per micro-batch
+    for e in ev:
+        a = e.get("args") or {}
+        if e.get("ph") == "X" and e.get("tid") == 1 and e.get("pid") in stage and a.get("phase") in ("forward", "backward") \
+                and a.get("micro_batch", -1) >= 0:
+            fb[min(max((a["layer_index"] - first) // per, 0), K - 1)] += e["dur"] / 1000 / M
+    T = [sum(fb[s::P]) for s in range(P)]
+    t_c = sum(fb[1:K - 1]) / (K - 2)  # the chunks without end work
+    want = (P - 1) * t_c + M * (max(T) - T[0])
+    g0 = [g for g in d["gpus"] if g["stage"] == 0][0]
+    got = g0["bubble_ms"] + g0["idle_ms"]
+    c.check(f"h100 l8h16 --pp {P} --vpp {V} M={M}: GPU 0's bubble = (P-1) t_c + M (T_max - T_0) within 5 %",
+            abs(got - want) <= 0.05 * want, f"bubble {got:.3f} ms, closed form {want:.3f} (t_c {t_c:.4f}, stages {T})")
+    c.check("h100 l8h16: the middle chunks alike (equal blocks) within 2 %", max(fb[1:K - 1]) <= 1.02 * min(fb[1:K - 1]),
+            fb)
 
 # recomputation on one GPU: the step grows by exactly the re-run forward, the activations drop
 runs = {m: c.sim(gpt, "--gpus", 1, "--recompute", m) for m in ("none", "selective", "full")}

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "extrapolate/collective.h"
+#include "extrapolate/group.h"
 #include "extrapolate/moe.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/program.h"
@@ -246,6 +247,32 @@ static void test_table_wise(void **state) {
     mt_trace_free(t);
 }
 
+/* Expert tensor parallelism of size S = 2 under T = 4, D = 2 (mesh tp, dp; rank = tp + 4 dp), as Megatron-Core's
+ * expert rank generator builds it (etp innermost): expert-TP groups {0,1} {2,3} {4,5} {6,7}, expert-data-parallel
+ * groups of T x D / S = 4 ranks at the same expert-TP slot: {0,2,4,6} and {1,3,5,7}. */
+static void test_expert_tp_groups(void **state) {
+    (void)state;
+    mt_mesh m;
+    mt_mesh_init(&m, 2, 0, 4, 1, 1, 1, "tpd");
+    mt_groups g;
+    mt_groups_init(&g, &m);
+    int etp = mt_groups_add(&g, MT_DIM_BIT(MT_DIM_TP), 2, "etp");
+    int edp = mt_groups_add_strided(&g, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_TP), 2, "edp");
+    assert_int_equal(mt_group_size(&g, etp), 2);
+    assert_int_equal(mt_group_count(&g, etp), 4);
+    assert_int_equal(mt_group_size(&g, edp), 4);
+    assert_int_equal(mt_group_count(&g, edp), 2);
+    static const int32_t want[2][4] = {{0, 2, 4, 6}, {1, 3, 5, 7}};
+    for (int32_t r = 0; r < 8; r++) {
+        assert_int_equal(mt_group_member(&g, etp, r, 0), r / 2 * 2);
+        assert_int_equal(mt_group_member(&g, etp, r, 1), r / 2 * 2 + 1);
+        assert_int_equal(mt_group_id(&g, edp, r), r % 2);
+        assert_int_equal(mt_group_slot(&g, edp, r), r / 2);
+        for (int32_t k = 0; k < 4; k++) assert_int_equal(mt_group_member(&g, edp, r, k), want[r % 2][k]);
+    }
+    assert_int_equal(mt_groups_add_strided(&g, MT_DIMS_DP | MT_DIM_BIT(MT_DIM_TP), 2, "edp"), edp); /* added once */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moe_found),
@@ -255,6 +282,7 @@ int main(void) {
         cmocka_unit_test(test_uneven_alltoall),
         cmocka_unit_test(test_hier_alltoall),
         cmocka_unit_test(test_table_wise),
+        cmocka_unit_test(test_expert_tp_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
