@@ -120,6 +120,10 @@ extern const mt_pass mt_pass_ep;  /* pass_ep.c: expert parallelism (moe.h) */
 extern const mt_pass mt_pass_emb; /* pass_emb.c: sharded embedding tables */
 extern const mt_pass mt_pass_recompute;
 extern const mt_pass mt_pass_moecut; /* pass_moecut.c: no pipeline cut inside a MoE layer */
+extern const mt_pass mt_pass_distopt; /* pass_distopt.c: Megatron's distributed optimizer's all-gathers */
+/* The gradient bytes (reduce dtype) that close a data-parallel bucket, the first of a backward or a
+ * later one: DDP's --first-bucket / --bucket, Megatron's buckets under --dist-opt (pass_distopt.c). */
+double mt_dp_bucket_cap(const mt_bld *b, int first);
 
 /* ---- the core, for passes ---------------------------------------------------------------- */
 

@@ -10,6 +10,8 @@
  *         sharded), then a blocking all-gather of the stage's parameters. Gradients are
  *         all-reduced, as DeepSpeed's stage 1 and torch's ZeroRedundancyOptimizer do;
  *   zero 2  as 1 with each bucket reduce-scattered (gradients sharded too);
+ *   distopt Megatron's distributed optimizer: ddp's buckets (Megatron's size) reduce-scattered, the
+ *         optimizer on 1/D; the parameters' all-gathers are pass_distopt.c's;
  *   zero 3  parameters sharded: each unit all-gathers its parameters before its forward and again before
  *         its backward, and reduce-scatters its gradients once its last backward op has run, on a second
  *         communicator ("dp-rs", as FSDP's separate stream). Units (shard_units): every K repeating
@@ -410,7 +412,7 @@ static mt_status dp_mb_begin(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_
 }
 
 static mt_status bucket_out(mt_bld *b, dp_state *x, mt_emit *em, int32_t mb) {
-    mt_coll_op op = b->plan->zero == 2 ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE;
+    mt_coll_op op = b->plan->zero == 2 || b->plan->dist_opt ? MT_COLL_REDUCESCATTER : MT_COLL_ALLREDUCE;
     MT_CHECK(mt_emit_coll(em, x->kind, op, MT_COLL_WHY_DP_GRAD, 0, x->bucket, x->bucket_layer, mb,
                           TRACE_PHASE_BACKWARD));
     b->p->ddp_buckets++;
@@ -513,8 +515,7 @@ static mt_status dp_after_op(mt_bld *b, void *st, mt_emit *em, int32_t op, int32
     if (!x->active || b->t->ops[op].phase != TRACE_PHASE_BACKWARD || b->grad_ready[op] <= 0) return MT_OK;
     x->bucket += b->grad_ready[op] * x->rs_x;
     if (b->t->n_layers > 0 && b->unit[op] >= 0) x->bucket_layer = b->unit[op];
-    const mt_plan *pl = b->plan;
-    if (x->bucket >= (b->p->ddp_buckets == x->first_bucket ? pl->first_bucket_bytes : pl->bucket_bytes))
+    if (x->bucket >= mt_dp_bucket_cap(b, b->p->ddp_buckets == x->first_bucket)) /* --dist-opt: pass_distopt.c's */
         return bucket_out(b, x, em, mb);
     return MT_OK;
 }

@@ -13,7 +13,7 @@ void mt_plan_init(mt_plan *p) {
     memset(p, 0, sizeof *p);
     p->dp_mode = MT_DP_DDP;
     p->schedule = MT_PP_1F1B;
-    p->bucket_bytes = 25.0 * 1024 * 1024;
+    p->bucket_bytes = MT_BUCKET_DEFAULT;
     p->first_bucket_bytes = 1024.0 * 1024;
     p->cp = p->ep = 1;
     p->expert_skew = -1;
@@ -121,7 +121,7 @@ void mt_plan_mesh(const mt_plan *p, mt_mesh *m) {
 
 int32_t mt_plan_shard(const mt_plan *p) {
     if (p->fsdp) return p->fsdp_shard > 0 ? p->fsdp_shard : p->dp;
-    return p->zero > 0 ? p->dp : 1;
+    return p->zero > 0 || p->dist_opt ? p->dp : 1;
 }
 
 int32_t mt_plan_unit_blocks(const mt_plan *p) {
@@ -139,6 +139,7 @@ const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len) {
     if (p->fsdp && p->fsdp_shard > 0 && p->fsdp_shard < p->dp) snprintf(buf, (size_t)len, "hsdp%d", (int)p->fsdp_shard);
     else if (p->fsdp) snprintf(buf, (size_t)len, "fsdp");
     else if (p->zero > 0) snprintf(buf, (size_t)len, "zero%d", (int)p->zero);
+    else if (p->dist_opt) snprintf(buf, (size_t)len, "distopt");
     else snprintf(buf, (size_t)len, "%s", mt_dp_mode_name(p->dp_mode));
     return buf;
 }
@@ -158,10 +159,19 @@ static mt_status check_sharding(const mt_plan *p, mt_error *err) {
     if ((unsigned)p->reshard > MT_RESHARD_NONE)
         return mt_fail(err, MT_EINVAL, "--fsdp-reshard needs all, not-last or none");
     if (p->shard_units < MT_UNITS_LAYER) return mt_fail(err, MT_EINVAL, "--fsdp-units needs block, layer or K >= 1");
-    if (!p->zero && !p->fsdp) return MT_OK;
-    const char *flag = p->zero ? "--zero" : "--fsdp";
+    if (!p->zero && !p->fsdp && !p->dist_opt) return MT_OK;
+    const char *flag = p->zero ? "--zero" : p->fsdp ? "--fsdp" : "--dist-opt";
     if (p->zero && p->fsdp)
         return mt_fail(err, MT_EINVAL, "--zero and --fsdp cannot be combined (FSDP full shard is ZeRO-3; pick one)");
+    if (p->dist_opt && (p->zero || p->fsdp))
+        return mt_fail(err, MT_EINVAL, "--dist-opt cannot be combined with %s (Megatron's distributed optimizer is its "
+                       "own data-parallel mode; pick one)", p->zero ? "--zero" : "--fsdp");
+    if (p->dist_opt && p->first_bucket_bytes != 1024.0 * 1024)
+        return mt_fail(err, MT_EINVAL, "--first-bucket applies to DDP's buckets; Megatron's distributed optimizer "
+                       "(--dist-opt) has no smaller first bucket: drop it (--bucket sets the size)");
+    if (p->dist_opt && p->ep > 1)
+        return mt_fail(err, MT_EINVAL, "--dist-opt with --ep is not modelled (the experts' own buckets over the "
+                       "expert-data-parallel group): drop one");
     if (p->dp_mode == MT_DP_SYNC)
         return mt_fail(err, MT_EINVAL, "%s shards over DDP-style data parallelism, not --strategy dp (DataParallel's "
                        "one all-reduce): drop --strategy dp or use --strategy ddp", flag);

@@ -25,6 +25,8 @@
 #include "util/err.h"
 
 typedef enum { MT_DP_SYNC = 0, MT_DP_DDP } mt_dp_mode;
+/* DDP's bucket size (PyTorch's bucket_cap_mb=25): mt_plan_init's --bucket. */
+#define MT_BUCKET_DEFAULT (25.0 * 1024 * 1024)
 typedef enum { MT_PP_GPIPE = 0, MT_PP_1F1B } mt_pp_schedule;
 /* Activation recomputation (pass_recompute.c): none; selective, the attention core (QK^T, scale,
  * mask, softmax, attention dropout, PV) re-run before its backward, as Megatron's selective
@@ -63,6 +65,9 @@ typedef struct mt_plan {
     mt_dp_mode dp_mode;      /* default ddp */
     int32_t zero;            /* ZeRO stage 1, 2 or 3 over the DP group; 0 = none (pass_dp.c) */
     int32_t fsdp;            /* 1: FSDP full shard with per-layer units (pass_dp.c) */
+    int32_t dist_opt;        /* 1: Megatron-Core's distributed optimizer (pass_distopt.c): full gradient buffer
+                                reduce-scattered in buckets, optimizer state sharded, parameters all-gathered in
+                                buckets overlapping the next forward */
     int32_t fsdp_shard;      /* FSDP hybrid sharding: shard inside groups of this many replicas,
                                 all-reduce across them; 0 = shard over the whole DP group */
     int32_t shard_units;     /* --fsdp-units: ZeRO-3 / FSDP units of K >= 1 repeating blocks each plus one root
@@ -87,7 +92,8 @@ typedef struct mt_plan {
                                 1st, K+1-th, ...); 0 none */
     int32_t micro_batches;   /* 0 = P when pp > 1 (or the next divisor of the replica batch),
                                 else 1 */
-    double bucket_bytes;     /* ddp bucket size; default 25 MiB, PyTorch's bucket_cap_mb=25 */
+    double bucket_bytes;     /* ddp bucket size; default MT_BUCKET_DEFAULT, PyTorch's bucket_cap_mb=25 (--dist-opt:
+                                Megatron's, unless given: pass_distopt.c) */
     double first_bucket_bytes; /* the first bucket to fill in backward; PyTorch: 1 MiB */
     int64_t global_batch;    /* 0 = trace batch x D (each replica runs the traced batch) */
     char placement[MT_PLACEMENT_MAX]; /* innermost first, letters of mesh.h; default "tpd" */
@@ -136,14 +142,14 @@ int32_t mt_plan_etp(const mt_plan *p);
  * ranks route their own batches). */
 int32_t mt_plan_replicas(const mt_plan *p);
 
-/* Ranks that shard the model's states: D for --zero and --fsdp, the --fsdp-shard G of hybrid
+/* Ranks that shard the model's states: D for --zero, --fsdp and --dist-opt, the --fsdp-shard G of hybrid
  * sharding, 1 when nothing is sharded. */
 int32_t mt_plan_shard(const mt_plan *p);
 /* ZeRO-3 / FSDP's unit settings resolved: blocks per unit (MT_UNITS_LAYER: layers) and prefetch
  * depth; both 0 when nothing is sharded per unit. */
 int32_t mt_plan_unit_blocks(const mt_plan *p);
 int32_t mt_plan_prefetch(const mt_plan *p);
-/* "ddp", "dp", "zero1".."zero3", "fsdp", "hsdp4" (hybrid, shard groups of 4): the DP mode as
+/* "ddp", "dp", "zero1".."zero3", "fsdp", "hsdp4" (hybrid, shard groups of 4), "distopt": the DP mode as
  * reports name it. */
 const char *mt_plan_dp_name(const mt_plan *p, char *buf, int len);
 

@@ -28,11 +28,12 @@ static const struct {
     const char *name;
     unsigned bit;
     mt_dp_mode mode;
-    int32_t zero, fsdp;
+    int32_t zero, fsdp, dist_opt;
 } DP_MODES[] = {
-    {"ddp", MT_DPM_DDP, MT_DP_DDP, 0, 0},     {"dp", MT_DPM_DP, MT_DP_SYNC, 0, 0},
-    {"zero1", MT_DPM_ZERO1, MT_DP_DDP, 1, 0}, {"zero2", MT_DPM_ZERO2, MT_DP_DDP, 2, 0},
-    {"zero3", MT_DPM_ZERO3, MT_DP_DDP, 3, 0}, {"fsdp", MT_DPM_FSDP, MT_DP_DDP, 0, 1},
+    {"ddp", MT_DPM_DDP, MT_DP_DDP, 0, 0, 0},     {"dp", MT_DPM_DP, MT_DP_SYNC, 0, 0, 0},
+    {"zero1", MT_DPM_ZERO1, MT_DP_DDP, 1, 0, 0}, {"zero2", MT_DPM_ZERO2, MT_DP_DDP, 2, 0, 0},
+    {"zero3", MT_DPM_ZERO3, MT_DP_DDP, 3, 0, 0}, {"fsdp", MT_DPM_FSDP, MT_DP_DDP, 0, 1, 0},
+    {"distopt", MT_DPM_DISTOPT, MT_DP_DDP, 0, 0, 1},
 };
 enum { N_DP_MODES = (int)(sizeof DP_MODES / sizeof DP_MODES[0]) };
 
@@ -76,13 +77,13 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
             return MT_OK;
         }
         if (!strcmp(field, "default")) return MT_OK;
-        if (!strcmp(field, "fsdp") || !strcmp(field, "sp")) {
-            *(field[0] == 'f' ? &p->fsdp : &p->sp) = 1;
+        if (!strcmp(field, "fsdp") || !strcmp(field, "sp") || !strcmp(field, "distopt")) {
+            *(field[0] == 'f' ? &p->fsdp : field[0] == 's' ? &p->sp : &p->dist_opt) = 1;
             return MT_OK;
         }
         return mt_fail(err, MT_EINVAL,
                        "--plans: '%s' in plan '%s' is not a field (use dp=, ddp=, tp=, pp=, mb=, "
-                       "schedule=, vpp=, recompute=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, cp=, sp, single or default)", field, plan_text);
+                       "schedule=, vpp=, recompute=, placement=, bucket=, algo=, zero=, fsdp, fsdp_shard=, distopt, cp=, sp, single or default)", field, plan_text);
     }
     for (size_t k = 0; k < sizeof SIZE_FIELDS / sizeof SIZE_FIELDS[0]; k++) {
         if (strcmp(field, SIZE_FIELDS[k].name)) continue;
@@ -173,7 +174,7 @@ done:
 mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedule, unsigned modes, mt_plan **out,
                            int32_t *n, mt_error *err) {
     if (!modes) modes = MT_DPM_DDP | MT_DPM_DP;
-    if (base->zero || base->fsdp) fixed_mode = 1;
+    if (base->zero || base->fsdp || base->dist_opt) fixed_mode = 1;
     *out = NULL;
     *n = 0;
     int32_t N = base->gpus;
@@ -213,6 +214,7 @@ mt_status mt_planlist_auto(const mt_plan *base, int fixed_mode, int fixed_schedu
                             p.dp_mode = DP_MODES[mode].mode;
                             p.zero = DP_MODES[mode].zero;
                             p.fsdp = DP_MODES[mode].fsdp;
+                            p.dist_opt = DP_MODES[mode].dist_opt;
                         }
                         if (!fixed_schedule) p.schedule = sch ? MT_PP_GPIPE : MT_PP_1F1B;
                         v[count++] = p;
@@ -347,6 +349,7 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
     if (p->zero > 0) ADD("zero=%d", p->zero);
     if (p->fsdp) ADD("fsdp");
     if (p->fsdp && p->fsdp_shard > 0) ADD("fsdp_shard=%d", p->fsdp_shard);
+    if (p->dist_opt) ADD("distopt");
     if (p->tp > 1) ADD("tp=%d", p->tp);
     if (p->tp > 1 && p->sp) ADD("sp");
     if (p->cp > 1) ADD("cp=%d", p->cp);
@@ -383,6 +386,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     if (pl->zero) json_object_set_new(plan, "zero", json_integer(pl->zero));
     if (pl->fsdp) json_object_set_new(plan, "fsdp", json_true());
     if (pl->fsdp_shard) json_object_set_new(plan, "fsdp_shard", json_integer(pl->fsdp_shard));
+    if (pl->dist_opt) json_object_set_new(plan, "dist_opt", json_true());
     int32_t k = mt_plan_unit_blocks(pl);
     if (k) {
         char units[24];

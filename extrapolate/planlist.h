@@ -36,7 +36,7 @@
  * message quoting the bad field. */
 mt_status mt_planlist_parse(const char *text, const mt_plan *base, mt_plan **out, int32_t *n, mt_error *err);
 
-/* The data-parallel modes auto lists (a bit mask): ddp, dp (DataParallel), zero1..zero3, fsdp. */
+/* The data-parallel modes auto lists (a bit mask): ddp, dp (DataParallel), zero1..zero3, fsdp, distopt. */
 enum {
     MT_DPM_DDP = 1,
     MT_DPM_DP = 2,
@@ -44,9 +44,10 @@ enum {
     MT_DPM_ZERO2 = 8,
     MT_DPM_ZERO3 = 16,
     MT_DPM_FSDP = 32,
-    MT_DPM_ALL = 63
+    MT_DPM_DISTOPT = 64,
+    MT_DPM_ALL = 127
 };
-#define MT_DP_MODES_CHOICES "all or a list of ddp, dp, zero1, zero2, zero3, fsdp"
+#define MT_DP_MODES_CHOICES "all or a list of ddp, dp, zero1, zero2, zero3, fsdp, distopt"
 
 /* "ddp,zero3,fsdp" or "all" into a mask; MT_EINVAL naming the bad one. */
 mt_status mt_dp_modes_parse(const char *s, unsigned *out, mt_error *err);

@@ -33,7 +33,7 @@
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
 static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
-                                        &mt_pass_recompute, &mt_pass_moecut};
+                                        &mt_pass_recompute, &mt_pass_moecut, &mt_pass_distopt};
 enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* Runs hook `h` of every pass that has it, in table order; returns from the caller on error. */

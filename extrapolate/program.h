@@ -154,6 +154,8 @@ typedef struct mt_program {
                                         * region, a convolution-like or unknown op), in trace order */
     int32_t n_tp_replicated;
     int32_t ddp_buckets;               /* DDP buckets per step (on each stage's DP group) */
+    int32_t distopt_gathers;           /* --dist-opt: parameter all-gather buckets per step, all stages */
+    double distopt_bucket_bytes;       /* --dist-opt: a bucket's gradient bytes (pass_distopt.c), 0 otherwise */
     int32_t tied_syncs;                /* tied weights: gradient all-reduces between the first and the
                                         * last pipeline stage per step (one on each of the two) */
     int32_t cp_rings;                  /* context parallel: K/V rings per step (forward and backward,

@@ -6,7 +6,7 @@
 
 int32_t mt_state_shard(const mt_plan *pl) {
     int32_t cp = pl->cp > 1 ? pl->cp : 1;
-    if (mt_plan_replicas(pl) * cp <= 1 || (pl->zero <= 0 && !pl->fsdp)) return 1;
+    if (mt_plan_replicas(pl) * cp <= 1 || (pl->zero <= 0 && !pl->fsdp && !pl->dist_opt)) return 1;
     return mt_plan_shard(pl) * cp;
 }
 

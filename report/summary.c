@@ -208,6 +208,7 @@ static json_t *simulation_json(const mt_run_summary *s) {
     json_object_set_new(sim, "collective_bytes", json_real(r->coll_bytes));
     json_object_set_new(sim, "sends", json_integer((json_int_t)r->sends));
     json_object_set_new(sim, "ddp_buckets", json_integer(p->ddp_buckets));
+    if (p->distopt_gathers) json_object_set_new(sim, "distopt_gathers", json_integer(p->distopt_gathers));
     json_object_set_new(sim, "shard_units", json_integer(p->shard_units));
     json_object_set_new(sim, "shard_unit_blocks", json_integer(p->shard_unit_blocks));
     json_object_set_new(sim, "traced_collectives", json_integer(p->traced_colls));
@@ -439,7 +440,7 @@ static const char *plan_dims(const mt_plan *pl, char *buf, size_t len) {
 static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_sim_result *r) {
     const mt_plan *pl = &p->plan;
     char bucket[32];
-    mt_fmt_bytes(pl->bucket_bytes, bucket, sizeof bucket);
+    mt_fmt_bytes(p->distopt_bucket_bytes > 0 ? p->distopt_bucket_bytes : pl->bucket_bytes, bucket, sizeof bucket);
     char dims[96];
     fprintf(out, "plan       %d GPU%s = %s, placement %s, %s collectives\n", pl->gpus, mt_plural(pl->gpus),
             plan_dims(pl, dims, sizeof dims), pl->placement, mt_coll_algo_name(pl->algo));
@@ -466,9 +467,12 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     if (pl->dp > 1)
         fprintf(out, "           data parallel: %s%s%s", mt_plan_dp_name(pl, mode, sizeof mode),
                buckets ? ", bucket " : "", buckets ? bucket : "");
-    int32_t shard = pl->zero > 0 || pl->fsdp ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
+    int32_t shard = pl->zero > 0 || pl->fsdp || pl->dist_opt ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
     if (pl->dp > 1 && shard > 1)
         fprintf(out, ", states sharded over %d GPU%s", shard, mt_plural(shard));
+    if (pl->dp > 1 && p->distopt_gathers)
+        fprintf(out, ", %d parameter all-gather%s overlapping the first forward", p->distopt_gathers,
+                mt_plural(p->distopt_gathers));
     if (pl->dp > 1 && p->shard_units) {
         fprintf(out, ", %d unit%s gathered (", p->shard_units, mt_plural(p->shard_units));
         if (p->shard_unit_blocks > 0)

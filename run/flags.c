@@ -160,6 +160,12 @@ static const mt_flag PLAN[] = {
      "forward (gathered again for backward): all (FSDP2's reshard_after_forward=True, default), not-last (all but "
      "the last block, torchtitan's default) or none (every unit kept gathered to its backward); the root unit never "
      "is", .choices = MT_RESHARD_CHOICES},
+    {"--dist-opt", MT_FLAG_SWITCH, CFG(plan.dist_opt), NULL, "Megatron-Core's distributed optimizer "
+     "(--use-distributed-optimizer, NeMo's distopt) with overlap_grad_reduce and overlap_param_gather: the whole "
+     "gradient buffer kept (in the --precision reduce dtype), reduce-scattered in buckets of max(40M, 1M x DP) "
+     "parameters during the last micro-batch's backward; master weights and optimizer states sharded over DP; "
+     "parameters all-gathered in the same buckets during the next step's first forward, one bucket ahead. "
+     "--bucket other than 25MiB sets the bucket's gradient bytes"},
     {"--fsdp-shard", MT_FLAG_INT, CFG(plan.fsdp_shard), "G", "FSDP hybrid sharding (HSDP): shard inside groups of G "
      "replicas, all-reduce the shards across groups (G divides dp)", .lo = 1, .hi = 1 << 20},
     {"--precision", MT_FLAG_CALL, 0, "POLICY", "precision policy: fp32, bf16 (pure), bf16-mixed (bf16 params and "
@@ -342,11 +348,12 @@ static const mt_flag COMPARE[] = {
      "gpipe with P, 2P, 4P micro-batches (those dividing the replica batch) when P > 1. --dp/--tp/--pp/"
      "--micro-batches, --strategy dp|ddp and --schedule given fix that part. LIST: plans separated by ',', fields "
      "by ':': dp=D (all-reduce after backward) | ddp=D (DDP buckets), tp=T, pp=P, mb=M, schedule=gpipe|1f1b, "
-     "vpp=V, recompute=none|selective|full|every:K|ops:save=attn+mm/2, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, single (1 GPU), default (flags only); e.g. "
+     "vpp=V, recompute=none|selective|full|every:K|ops:save=attn+mm/2, placement=ORDER, bucket=SIZE, algo=A, zero=1|2|3, fsdp, fsdp_shard=G, distopt, single (1 GPU), default (flags only); e.g. "
      "ddp=8,dp=8,tp=2:ddp=4,pp=4:mb=8:schedule=gpipe. An unset size takes the GPUs left over (dp first).",
      .call = set_plans},
     {"--dp-modes", MT_FLAG_CALL, 0, "LIST", "the data-parallel modes --plans auto lists for D > 1: all, or a list of "
-     "ddp, dp, zero1, zero2, zero3, fsdp (default ddp,dp; --strategy, --zero or --fsdp given fix the mode)",
+     "ddp, dp, zero1, zero2, zero3, fsdp, distopt (default ddp,dp; --strategy, --zero, --fsdp or --dist-opt given "
+     "fix the mode)",
      .call = set_dp_modes},
     {"--sparse-plans", MT_FLAG_CALL, 0, "LIST", "expert-parallel and sharded-embedding variants --plans auto adds to "
      "each DDP plan with D > 1: ep (ep=E for each E dividing D and the experts, dp D / E), table, row, column "

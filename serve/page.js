@@ -196,6 +196,10 @@ function clusterOptions(o) {
 function planOptions(o, command) {
   if (command === 'simulate') {
     o.strategy = $('strategy').value;
+    if (o.strategy === 'distopt') { /* Megatron's distributed optimizer: DDP-style buckets, --dist-opt */
+      o.strategy = 'ddp';
+      o['dist-opt'] = true;
+    }
     for (const k of ['tp', 'pp', 'micro-batches']) if (intOf(k) !== null) o[k] = intOf(k);
   }
   const b = batchRule();

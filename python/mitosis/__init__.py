@@ -238,8 +238,8 @@ class Result:
 
 def simulate(trace, gpus=None, tp=None, pp=None, topology=None, **options):
     """`mitosis simulate` in this process: trace (a Trace or a path), options as the CLI's long
-    flags (dp=4, strategy="ddp", link_bw="300GB/s", target_gpu="H100-SXM", slow_gpu=["3:2"], ...).
-    Returns a Result; raises mitosis.Error with the CLI's message."""
+    flags (dp=4, strategy="ddp", link_bw="300GB/s", target_gpu="H100-SXM", slow_gpu=["3:2"],
+    dist_opt=True, ...). Returns a Result; raises mitosis.Error with the CLI's message."""
     t = _trace(trace)
     cfg = _Config("simulate", dict(gpus=gpus, tp=tp, pp=pp, topology=topology, **options))
     h = ctypes.c_void_p()

@@ -6,7 +6,7 @@
 # infeasible plans are listed as skipped with their reason; a link-bandwidth sweep never gets
 # slower as bandwidth grows and each row equals simulate at that bandwidth; gpus= and nic-bw=
 # sweeps (with {nodes} in --topology) match simulate; what-if flags run every plan perturbed and
-# unperturbed, both equal to simulate; --dp-modes all lists ddp, dp, ZeRO-1/2/3 and FSDP and a
+# unperturbed, both equal to simulate; --dp-modes all lists ddp, dp, ZeRO-1/2/3, FSDP and distopt and a
 # --plans list takes zero=, fsdp, fsdp_shard=, each row equal to simulate; bad input is one line and exit 2.
 set -u
 bin=$1
@@ -33,7 +33,7 @@ def compare(*args):
 def sim_args(p):
     """simulate flags for a plan object of compare's JSON."""
     sharded = (["--zero", p["zero"]] if p.get("zero") else []) + (["--fsdp"] if p.get("fsdp") else []) + \
-        (["--fsdp-shard", p["fsdp_shard"]] if p.get("fsdp_shard") else []) + \
+        (["--fsdp-shard", p["fsdp_shard"]] if p.get("fsdp_shard") else []) + (["--dist-opt"] if p.get("dist_opt") else []) + \
         (["--cp", p["cp"]] if p.get("cp", 1) > 1 else []) + (["--sp"] if p.get("sp") else [])
     return ["--gpus", p["gpus"], "--dp", p["dp"], "--tp", p["tp"], "--pp", p["pp"],
             "--strategy", p["dp_mode"], "--micro-batches", p["micro_batches"],
@@ -94,9 +94,10 @@ gpt = f"{own}/cpu-gpt-tiny-b8"
 d = compare(gpt, "--gpus", 4, "--tp", 1, "--pp", 1, "--dp-modes", "all")
 if d:
     check_against_simulate("gpt-tiny --dp-modes all", gpt, d, [])
-    c.check("gpt-tiny --dp-modes all: ddp, dp, zero 1-3 and fsdp listed",
+    c.check("gpt-tiny --dp-modes all: ddp, dp, zero 1-3, fsdp and distopt listed",
             sorted(r["label"] for r in d["rows"]) == sorted(["ddp=4", "dp=4", "ddp=4:zero=1", "ddp=4:zero=2",
-                                                              "ddp=4:zero=3", "ddp=4:fsdp"]), [r["label"] for r in d["rows"]])
+                                                              "ddp=4:zero=3", "ddp=4:fsdp", "ddp=4:distopt"]),
+            [r["label"] for r in d["rows"]])
 d = compare(gpt, "--gpus", 4, "--plans", "ddp=4:fsdp:fsdp_shard=2,ddp=2:zero=3:tp=2")
 if d:
     check_against_simulate("gpt-tiny --plans with fsdp_shard= and zero=", gpt, d, [])

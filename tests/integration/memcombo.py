@@ -200,4 +200,90 @@ for flag in (["--zero", 3], ["--fsdp"]):
         tb = d["mesh"]["traffic_bytes"]
         eq(f"resnet18 {flag[0]}: all-gathers carry 2 x 3/4 x the parameters", tb["dp"], 1.5 * w)
         eq(f"resnet18 {flag[0]}: reduce-scatters carry 3/4 x the parameters", tb["dp-rs"], 0.75 * w)
+# 43. Megatron-Core's distributed optimizer (--dist-opt; megatron/core/distributed/param_and_grad_buffer.py,
+#     optimizer/distrib_optimizer.py): the gradient buffer whole, master weights and Adam states sharded over
+#     the D data-parallel ranks; gradients reduce-scattered, parameters all-gathered: per GPU of a stage holding
+#     rep replicated bytes, params = grads = rep, optimizer = r x ceil(rep / D), reduce-scatter = all-gather =
+#     (D-1)/D x rep (an all-reduce's bytes, where ZeRO-1 adds an all-gather to the all-reduce) and memory as
+#     ZeRO-1's. Stages sum to the model (+ its tied copy); TP splits as Megatron (modelparams.py).
+def distopt_gpu(name, g, D, r):
+    m, tb = g["mem_bytes"], g["traffic_bytes"]
+    eq(f"43: {name} gpu {g['rank']} params = grads (the whole buffer)", m["params"], m["grads"])
+    eq(f"43: {name} gpu {g['rank']} optimizer = r x ceil(rep / D)", m["optimizer"], whole(r * math.ceil(m["grads"] / D)))
+    for k in ("reducescatter", "allgather"):
+        eq(f"43: {name} gpu {g['rank']} {k} = (D-1)/D x rep", tb.get(k, 0), (D - 1) / D * m["grads"])
+
+
+def llama_rep(tr, tp):
+    """Llama's parameters per GPU under TP (Megatron): q, k, v, gate, up column-, o, down row-parallel, the
+    vocabulary-parallel embedding and head / T, the RMSNorm weights whole; fp32."""
+    m = mp.load(tr)
+    h, L, V, f, kv = m["hidden"], m["layers"], m["vocab"], m["ffn"], m["hidden"] // m["heads"] * m["kv_heads"]
+    split = 2 * V * h + L * (2 * h * h + 2 * h * kv + 3 * h * f)
+    norms = (2 * L + 1) * h
+    assert split + norms == m["parameters"], (split + norms, m["parameters"])
+    return 4 * (split / tp + norms)
+
+
+for tname, plans in (("cpu-gpt-tiny-b8", ((1, 1, 4), (2, 1, 2), (2, 2, 2))), ("cpu-llama-tiny-b4", ((1, 1, 4), (2, 2, 2)))):
+    tr = trace(tname)
+    ts, r = mp.params(tr), opt_ratio(tr)
+    tied = mp.tied_bytes(ts) if ts else 0
+    for tp, pp, D in plans:
+        plan = ["--gpus", tp * pp * D, "--tp", tp, "--pp", pp, "--dp", D]
+        name = f"{tname} tp {tp} pp {pp} dp {D}"
+        d = c.sim(tr, *plan, "--dist-opt")
+        if not d:
+            continue
+        for g in d["gpus"]:
+            distopt_gpu(name, g, D, r)
+        model = mp.per_gpu(ts, tp=tp)[0] if ts else llama_rep(tr, tp)
+        per = {g["stage"]: g["mem_bytes"]["grads"] for g in d["gpus"] if g["tp"] == 0}
+        eq(f"43: {name} the stages' gradients = the model / T (+ the tied copy / T)", sum(per.values()),
+           model + (mp.tied_bytes(ts, tp) if pp > 1 and tied else 0))
+        if tp * pp > 1:
+            continue
+        z = c.sim(tr, *plan, "--zero", 1)
+        if not z:
+            continue
+        c.check(f"43: {name} memory per GPU = ZeRO-1's", [g["mem_bytes"] for g in d["gpus"]] ==
+                [g["mem_bytes"] for g in z["gpus"]], (mem(d), mem(z)))
+        zdp, ddp_ = z["mesh"]["traffic_bytes"]["dp"], d["mesh"]["traffic_bytes"]["dp"]
+        eq(f"43: {name} traffic on dp = 2/3 of ZeRO-1's (all-reduce + all-gather)", ddp_, zdp * 2 / 3)
+gpt = trace("cpu-gpt-tiny-b8")
+ts = mp.params(gpt)
+total = sum(t["bytes"] for t in ts)
+d = c.sim(gpt, "--gpus", 4, "--dist-opt", "--precision", "bf16-mixed")
+if d:
+    m, tb = mem(d), d["gpus"][0]["traffic_bytes"]
+    eq("43: bf16-mixed: bf16 parameters whole", m["params"], total / 2)
+    eq("43: bf16-mixed: fp32 main grads whole", m["grads"], total)
+    eq("43: bf16-mixed: fp32 master + Adam over D", m["optimizer"],
+       whole(opt_ratio(gpt) * math.ceil(total / 4)) + math.ceil(total / 4))
+    eq("43: bf16-mixed: reduce-scatter in fp32", tb["reducescatter"], 3 / 4 * total)
+    eq("43: bf16-mixed: all-gather in bf16", tb["allgather"], 3 / 4 * total / 2)
+#     buckets: Megatron's default max(40M, 1M x D) parameters holds gpt-tiny's 5.3M in one; --bucket cuts more,
+#     and each parameter all-gather after the first overlaps the forward: less exposed than ZeRO-1's blocking one
+llama = trace("cpu-llama-tiny-b4")
+slow = ["--gpus", 4, "--link-bw", "0.01GB/s"]
+d1 = c.sim(llama, *slow, "--dist-opt")
+dk, zk = c.sim(llama, *slow, "--dist-opt", "--bucket", "256KiB"), c.sim(llama, *slow, "--zero", 1, "--bucket", "256KiB")
+if d1 and dk and zk:
+    s1 = d1["simulation"]
+    c.check("43: one default bucket: one reduce-scatter, one all-gather", s1["ddp_buckets"] == 1 and
+            s1.get("distopt_gathers") == 1, s1)
+    g1 = d1["gpus"][0]
+    eq("43: one bucket: nothing overlaps (exposed = comm)", g1["exposed_comm_ms"], g1["comm_ms"])
+    sk = dk["simulation"]
+    c.check("43: --bucket 256KiB: several all-gather buckets", sk.get("distopt_gathers", 0) > 1, sk)
+    eq("43: --bucket keeps the bytes", dk["mesh"]["traffic_bytes"]["dp"], d1["mesh"]["traffic_bytes"]["dp"])
+    c.check("43: buckets overlap the forward and backward: exposed < ZeRO-1's with the same buckets",
+            dk["gpus"][0]["exposed_comm_ms"] < zk["gpus"][0]["exposed_comm_ms"],
+            (dk["gpus"][0]["exposed_comm_ms"], zk["gpus"][0]["exposed_comm_ms"]))
+for bad, want in ((["--dist-opt", "--zero", 1], "--dist-opt cannot be combined"),
+                  (["--dist-opt", "--first-bucket", "2MiB"], "--first-bucket"),
+                  (["--dist-opt", "--strategy", "dp"], "--dist-opt shards"),
+                  (["--dist-opt", "--dp", 1, "--tp", 4], "--dist-opt shards")):
+    c.check_bad(want, "simulate", llama, "--gpus", 4, *bad)
+c.check_bad("--dist-opt with --ep", "simulate", trace("cpu-moe-tiny-b8"), "--gpus", 4, "--ep", 2, "--dist-opt")
 c.finish()

@@ -62,7 +62,8 @@ static void shards_are_whole_bytes_and_cp_joins(void **state) {
  *   FSDP2 (fully_shard, MixedPrecisionPolicy(bf16, fp32)): fp32 sharded params 4P/N (+ the bf16 gathered
  *     units), fp32 grads 4P/N, Adam 8P/N: 16P/N in all, ZeRO-3's (2 + 2 + 12)P/N of the ZeRO paper;
  *   DDP: bf16 params 2P, fp32 grads 4P, fp32 master + Adam 12P: Megatron's 18 bytes per parameter;
- *   ZeRO-1 (Megatron's distributed optimizer): 2P + 4P + 12P/N, its 6 + 12/N.
+ *   ZeRO-1 and --dist-opt (Megatron's distributed optimizer): 2P + 4P + 12P/N, Megatron's 6 + 12/N bytes per
+ *     parameter (NVIDIA/Megatron-LM docs/user-guide/features/dist_optimizer.md: bf16 params, fp32 grads, 6 + 12/d).
  * The optimizer step touches grad + 2 x states + master read/write + param write per parameter:
  * traced 2 + 2 x 2 x 2 + 2 x 2 = 14 B, asked 4 + 2 x 2 x 4 + 2 x 4 + 2 = 30 B. */
 static void precision_policies_rescale_the_states(void **state) {
@@ -83,6 +84,11 @@ static void precision_policies_rescale_the_states(void **state) {
     assert_true(a.params == 4 * P / N && a.grads == 4 * P / N && a.optimizer == 8 * P / N);
     assert_true(b.params + b.grads + b.optimizer == 18 * P && b.optimizer == 12 * P);
     assert_true(c.params == 2 * P && c.grads == 4 * P && c.optimizer == 12 * P / N);
+    mt_plan dopt = plan(8, 1, 0, 0, 0);
+    dopt.dist_opt = 1;
+    mt_state_mem e = mt_state_memory_scaled(&dopt, &w, &sc);
+    assert_true(e.params == 2 * P && e.grads == 4 * P && e.optimizer == 12 * P / N);
+    assert_int_equal(mt_state_shard(&dopt), 8);
     /* the same policy: nothing moves; names and parts; a part changed leaves the name */
     mt_precision_scale(&mixed, &mixed, 2.0, &sc);
     assert_true(sc.param == 1 && sc.shard == 1 && sc.grad == 1 && sc.optim == 1 && sc.master == 0 && sc.opt_time == 1);
