@@ -246,8 +246,8 @@ static void retime(const trace *t, trace *o, const double *ratio, int64_t *shift
 
 mt_status mt_seq_rescale(const trace *t, int64_t n, trace **out, mt_seqinfo *si, mt_error *err) {
     MT_CHECK(mt_seq_find(t, si, err));
-    if (n < 1 || n > MT_SEQ_MAX)
-        return mt_fail(err, MT_EINVAL, "--seq needs a sequence length from 1 to %lld (got %lld; the trace's is %lld)",
+    if (n < 2 || n > MT_SEQ_MAX)
+        return mt_fail(err, MT_EINVAL, "--seq needs a sequence length from 2 to %lld (got %lld; the trace's is %lld)",
                        (long long)MT_SEQ_MAX, (long long)n, (long long)si->traced);
     si->asked = n;
     trace *o = NULL;

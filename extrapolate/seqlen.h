@@ -57,7 +57,8 @@ typedef struct mt_seqinfo {
 mt_status mt_seq_find(const trace *t, mt_seqinfo *si, mt_error *err);
 
 /* t at sequence length n into *out (si filled as mt_seq_find does, asked = n); n equal to the
- * traced length: a copy. MT_EINVAL as mt_seq_find or for n outside [1, MT_SEQ_MAX]. */
+ * traced length: a copy. MT_EINVAL as mt_seq_find or for n outside [2, MT_SEQ_MAX] (one token has no
+ * next token to predict). */
 mt_status mt_seq_rescale(const trace *t, int64_t n, trace **out, mt_seqinfo *si, mt_error *err);
 
 #endif
