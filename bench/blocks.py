@@ -45,14 +45,21 @@ def pct(a, b):
     return 100.0 * (a - b) / b if b else (0.0 if a == b else float("inf"))
 
 
-def main(argv):
-    args, opts = [], {"--tol": "3", "--mem-tol": "1", "--worst-tol": "1", "--plans": ";".join(PLANS), "--flags": ""}
+def parse(argv, opts):
+    """(positional arguments, opts updated by the --name VALUE pairs of argv[1:])."""
+    args = []
     it = iter(argv[1:])
     for a in it:
         if a in opts:
             opts[a] = next(it)
         else:
             args.append(a)
+    return args, opts
+
+
+def main(argv):
+    args, opts = parse(argv, {"--tol": "3", "--mem-tol": "1", "--worst-tol": "1", "--plans": ";".join(PLANS),
+                              "--flags": ""})
     binary, whole, slc, n = args
     tol, mem_tol, worst_tol = float(opts["--tol"]), float(opts["--mem-tol"]), float(opts["--worst-tol"])
     meta = json.load(open(whole + "/meta.json"))

@@ -147,6 +147,12 @@ mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j);
 int mt_bld_tensor_role(const trace *t, const trace_tref *r);
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
+/* The 4-D shape of o's k-th input when it is an activation (or the model input), else NULL. */
+const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k);
+/* What forward op o is to attention: 1 a fused attention op (scaled_dot_product_attention, flash,
+ * cuDNN; q, K, V its inputs 0..2, each [batch, heads, sequence, head_dim]), 2 a matmul of two 4-D
+ * activations (eager attention's scores or context), 0 neither. O(1). */
+int mt_bld_attn_core(const trace *t, const trace_op *o);
 /* Per tensor the forward op that outputs it (the last such), -1; a new array the caller frees, NULL
  * when out of memory. O(ops + trefs). */
 int32_t *mt_bld_producers(const trace *t);

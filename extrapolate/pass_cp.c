@@ -38,15 +38,6 @@ typedef struct cp_state {
     int32_t *bwd_start, *bwd_end;  /* per op: the core it starts / ends in backward, -1 */
 } cp_state;
 
-/* The 4-D shape of o's k-th input when it is an activation, else NULL. */
-static const int64_t *act4(const trace *t, const trace_op *o, int32_t k) {
-    if (k >= o->in_count) return NULL;
-    const trace_tref *r = &t->trefs[o->in_first + k];
-    int role = mt_bld_tensor_role(t, r);
-    if (r->ndim != 4 || (role != TRACE_ROLE_ACTIVATION && role != TRACE_ROLE_INPUT)) return NULL;
-    return t->dims + r->shape_off;
-}
-
 static double in_bytes(const trace *t, const trace_op *o, int32_t k) {
     return k < o->in_count ? mt_bld_tensor_bytes(t, t->trefs[o->in_first + k].tensor) : 0;
 }
@@ -82,13 +73,6 @@ static double kv_own_bytes(const trace *t, const int32_t *made_by, const trace_o
     return own;
 }
 
-/* 1 for a fused attention op (K, V its inputs 1 and 2); 2 for a matmul of two 4-D activations. */
-static int core_kind(const trace *t, const trace_op *o) {
-    if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) return 0;
-    if (o->cls == MT_OPC_ATTN && act4(t, o, 0)) return 1;
-    return o->cls == MT_OPC_MATMUL && o->tp != TRACE_TP_LINEAR && act4(t, o, 0) && act4(t, o, 1) ? 2 : 0;
-}
-
 static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_t C, mt_error *err);
 
 /* The cores of the forward pass, checking C against each one's sequence length. */
@@ -105,9 +89,9 @@ static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
 static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_t C, mt_error *err) {
     const trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
-        int k = core_kind(t, &t->ops[i]);
+        int k = mt_bld_attn_core(t, &t->ops[i]);
         if (!k) continue;
-        const int64_t *q = act4(t, &t->ops[i], 0);
+        const int64_t *q = mt_bld_act4(t, &t->ops[i], 0);
         if (q[2] % C) {
             const trace_op *o = &t->ops[i];
             return mt_fail(err, MT_EINVAL, "--cp %d does not divide the sequence length %lld of op %d %s (attention on "
@@ -120,7 +104,7 @@ static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_
             c.kv_bytes = kv_own_bytes(t, made_by, &t->ops[i], 1) + kv_own_bytes(t, made_by, &t->ops[i], 2);
         } else { /* the scores' second input is K; the context is the next such matmul, V its second */
             int32_t j = i + 1;
-            while (j < t->n_ops && core_kind(t, &t->ops[j]) != 2) j++;
+            while (j < t->n_ops && mt_bld_attn_core(t, &t->ops[j]) != 2) j++;
             if (j >= t->n_ops) continue;
             c.last = j;
             c.kv_bytes = kv_own_bytes(t, made_by, &t->ops[i], 1) + kv_own_bytes(t, made_by, &t->ops[j], 1);

@@ -60,6 +60,20 @@ double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batc
     return ns;
 }
 
+const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k) {
+    if (k >= o->in_count) return NULL;
+    const trace_tref *r = &t->trefs[o->in_first + k];
+    int role = mt_bld_tensor_role(t, r);
+    if (r->ndim != 4 || (role != TRACE_ROLE_ACTIVATION && role != TRACE_ROLE_INPUT)) return NULL;
+    return t->dims + r->shape_off;
+}
+
+int mt_bld_attn_core(const trace *t, const trace_op *o) {
+    if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) return 0;
+    if (o->cls == MT_OPC_ATTN && mt_bld_act4(t, o, 0)) return 1;
+    return o->cls == MT_OPC_MATMUL && o->tp != TRACE_TP_LINEAR && mt_bld_act4(t, o, 0) && mt_bld_act4(t, o, 1) ? 2 : 0;
+}
+
 double mt_bld_tensor_bytes(const trace *t, int32_t tensor) {
     return tensor >= 0 && tensor < t->n_tensors ? t->tensors[tensor].bytes : 0;
 }

@@ -42,6 +42,9 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
     fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));
     if (o->op_times) fprintf(out, "op times   %s\n", o->op_times);
     if (o->cpu_ranks) fprintf(out, "ranks      %s\n", MT_CPU_RANKS_TEXT);
+    if (o->seq > 0)
+        fprintf(out, "sequence   %lld tokens, the trace's %lld rewritten (--seq; docs/llm.md)\n", (long long)o->seq,
+                (long long)o->traced_seq);
     const mt_cmp_row *first = NULL;
     for (int32_t i = 0; i < o->n && !first; i++)
         if (o->rows[i].ran) first = &o->rows[i];
@@ -137,6 +140,9 @@ json_t *mt_comparison_json(const mt_comparison *o) {
     json_object_set_new(j, "ranks", json_string(o->cpu_ranks ? "cpu_processes" : "gpus"));
     json_object_set_new(j, "op_times", o->op_times ? json_string(o->op_times) : json_null());
     json_object_set_new(j, "host_model", json_string(o->host ? "trace" : "none"));
+    if (o->seq > 0)
+        json_object_set_new(j, "seq", json_pack("{s:I, s:I}", "length", (json_int_t)o->seq, "traced",
+                                                (json_int_t)o->traced_seq));
     json_object_set_new(j, "calibration", mt_calibration_json(o->cal));
     json_object_set_new(j, "mem_limit_bytes", o->mem_limit > 0 ? json_real(o->mem_limit) : json_null());
     json_t *b = json_object();

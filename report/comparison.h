@@ -51,6 +51,7 @@ typedef struct mt_comparison {
     mt_pm_kind perf_model;
     const char *op_times;    /* one line: what the operator times are (run/device.h), NULL: the model */
     int cpu_ranks;           /* 1: the ranks are CPU processes (a CPU trace, no GPU named) */
+    int64_t seq, traced_seq; /* --seq: the sequence length asked for and the trace's (0: as traced) */
     int host;                /* the host model ran */
     double base_step_ms;     /* one GPU, traced batch */
     int64_t base_batch;      /* its batch, 0 unknown */

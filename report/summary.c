@@ -294,6 +294,9 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     json_object_set_new(o, "ranks", json_string(s->cpu_ranks ? "cpu_processes" : "gpus"));
     json_object_set_new(o, "op_times", json_string(op_times(s, optbuf, sizeof optbuf)));
     json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
+    if (s->seq > 0)
+        json_object_set_new(o, "seq", json_pack("{s:I, s:I}", "length", (json_int_t)s->seq, "traced",
+                                                (json_int_t)s->traced_seq));
     if (s->blocks > 0)
         json_object_set_new(o, "blocks", json_pack("{s:i, s:i}", "count", (int)s->blocks, "traced", (int)s->traced_blocks));
     json_object_set_new(o, "step_ms", json_real(ms(r->step_ps) / r->n_steps));
@@ -519,6 +522,10 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
                                                  : "one GPU: sum of operator device time");
     if (host) fprintf(out, ", wall %.3f ms (host %.3f ms)", ms(host->wall_ps), ms(host->host_total_ps));
     fprintf(out, "\n");
+    if (s->seq > 0)
+        fprintf(out, "sequence   %lld tokens, the trace's %lld rewritten (--seq: tokens x %.4g, attention x %.4g; "
+                "docs/llm.md)\n", (long long)s->seq, (long long)s->traced_seq, (double)s->seq / (double)s->traced_seq,
+                ((double)s->seq / (double)s->traced_seq) * ((double)s->seq / (double)s->traced_seq));
     if (s->blocks > 0)
         fprintf(out, "blocks     %d, the trace's %d repeating blocks %s (--blocks; docs/blocks.md)\n", (int)s->blocks,
                 (int)s->traced_blocks, s->blocks >= s->traced_blocks ? "repeated" : "cut");

@@ -372,6 +372,7 @@ static void describe(const mt_run_config *c, const mt_run_input *in, const mt_co
     cmp->perf_model = c->pm.kind;
     cmp->op_times = in->dev.label[0] ? in->dev.label : NULL;
     cmp->cpu_ranks = in->dev.cpu_ranks;
+    if (c->seq > 0) cmp->seq = in->seq.asked, cmp->traced_seq = in->seq.traced;
     cmp->cal = &in->cal;
     cmp->mem_limit = mt_run_mem_limit(c, in->t, &cmp->mem_source);
     cmp->perturbed = mt_whatif_perturbs(c);
@@ -809,6 +810,7 @@ mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, cons
             .topology = run.topology[0] ? run.topology : NULL, .network = mt_netcfg_model_name(&c->net), .perf_model = c->pm.kind,
             .target_gpu = c->pm.target_gpu, .op_times = in->dev.label, .cpu_ranks = in->dev.cpu_ranks,
             .host_scale = c->host_scale, .op_scale = c->op_scale, .mem_limit = cmp->mem_limit, .cal = &in->cal,
+            .seq = cmp->seq, .traced_seq = cmp->traced_seq,
         };
         rc = mt_comparison_html_write(path, cmp, &s, &rec, err);
     }

@@ -43,6 +43,8 @@ typedef struct mt_run_config {
     trace_load_opts topts;
     int32_t blocks;            /* --blocks N: the trace's repeating block repeated or cut to N before
                                 * the plan (extrapolate/repeat.h); 0 as traced */
+    int64_t seq;               /* --seq N: the trace rewritten to sequence length N before the plan
+                                * (extrapolate/seqlen.h); 0 as traced */
     /* the plan */
     mt_plan plan;              /* sizes as given (0 = not given), unresolved */
     int strategy;              /* mt_strategy */

@@ -8,6 +8,7 @@
 
 #include "extrapolate/planlist.h"
 #include "extrapolate/repeat.h"
+#include "extrapolate/seqlen.h"
 #include "extrapolate/sparseplans.h"
 #include "netmodels/netcfg.h"
 #include "util/limits.h"
@@ -284,6 +285,10 @@ static const mt_flag TRACE[] = {
     {"--blocks", MT_FLAG_INT, CFG(blocks), "N", "predict the model of N blocks from a slice: the trace's repeating "
      "block (mitosis inspect shows it) repeated or cut to N, with its parameters, gradients, optimizer state, "
      "activations and operators, before the plan is applied (docs/blocks.md)", .lo = 1, .hi = MT_REPEAT_MAX_BLOCKS},
+    {"--seq", MT_FLAG_INT64, CFG(seq), "N", "predict a step at sequence length N from a transformer trace at another: "
+     "per-token work (linears, norms, elementwise, embedding, loss), activations and TP/SP/CP/PP traffic x N/s, "
+     "attention's scores and kernels by their FLOPs (x (N/s)^2), parameter-sized work (optimizer) unchanged; s is "
+     "read from the trace's attention (docs/llm.md)", .lo = 2, .hi = MT_SEQ_MAX},
     {"--moe-pattern", MT_FLAG_STRING, CFG(topts.expert_pattern), "GLOB", "name the experts the recogniser cannot see: record_function annotations or nn.Module paths matching " \
      "GLOB (e.g. 'experts.*', 'expert*'); each match is one expert (docs/recognition.md)"},
 };

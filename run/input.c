@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "extrapolate/repeat.h"
+#include "extrapolate/seqlen.h"
 #include "report/progress.h"
 #include "run/calibrate.h"
 #include "run/commfit.h"
@@ -46,6 +47,32 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
     return rc;
 }
 
+/* --seq, then --blocks, on the loaded trace (input.h). */
+static mt_status rewrite(const mt_run_config *c, mt_run_input *in, mt_error *err) {
+    trace *loaded = in->t, *cur = in->t, *next = NULL;
+    if (c->seq > 0) {
+        MT_CHECK(mt_seq_rescale(loaded, c->seq, &cur, &in->seq, err));
+        int32_t C = c->plan.cp;
+        if (C > 1 && c->seq % (2 * C)) {
+            mt_trace_free(cur);
+            return mt_fail(err, MT_EINVAL, "--seq %lld with --cp %d: ring attention splits each sequence into 2 x %d "
+                           "chunks (two per rank, for the causal load balance), so the sequence must be a multiple "
+                           "of %d", (long long)c->seq, (int)C, (int)C, (int)(2 * C));
+        }
+    }
+    if (c->blocks > 0) {
+        mt_status rc = mt_blocks_repeat(cur, c->blocks, &next, err);
+        if (rc != MT_OK) {
+            if (cur != loaded) mt_trace_free(cur);
+            return rc;
+        }
+        if (cur != loaded) in->mid = cur;
+        cur = next;
+    }
+    in->traced = loaded, in->t = cur;
+    return MT_OK;
+}
+
 mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
     in->cal.host_scale = in->cal.op_scale = 1;
@@ -53,18 +80,16 @@ mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, 
     in->borrowed = 1;
     mt_status rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
-    if (rc == MT_OK && c->blocks > 0) {
+    if (rc == MT_OK && (c->blocks > 0 || c->seq > 0)) {
         /* the measured step is the traced model's: calibrate on it (asked for, or a GPU trace's by
-         * default: run/calibrate.h), then repeat the blocks */
+         * default: run/calibrate.h), then rewrite the sequence and repeat the blocks */
         {
             rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
             if (rc == MT_OK) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
             mt_perfmodel_free(in->pm);
             in->pm = NULL;
         }
-        trace *rep = NULL;
-        if (rc == MT_OK) rc = mt_blocks_repeat(in->t, c->blocks, &rep, err);
-        if (rc == MT_OK) in->traced = in->t, in->t = rep;
+        if (rc == MT_OK) rc = rewrite(c, in, err);
     }
     if (rc == MT_OK) rc = mt_perfmodel_new(in->t, &c->pm, &in->pm, err);
     if (rc == MT_OK && !in->traced) rc = mt_calibrate(c, in->t, in->pm, &in->cal, err);
@@ -79,9 +104,10 @@ void mt_run_input_close(mt_run_input *in) {
     trace *loaded = in->t;
     if (in->traced) {
         mt_trace_free(in->t);
+        mt_trace_free(in->mid);
         loaded = in->traced;
     }
     if (!in->borrowed) mt_trace_free(loaded);
     in->pm = NULL;
-    in->t = in->traced = NULL;
+    in->t = in->traced = in->mid = NULL;
 }

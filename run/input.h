@@ -4,11 +4,13 @@
  * Invariant after mt_run_input_open: t has operator times, pm is bound to t, and the run
  * configuration's host_scale/op_scale hold the calibrated factors (1 without calibration). With
  * --blocks N (c->blocks) t is the loaded trace's repeating block repeated or cut to N; calibration,
- * which compares with the step measured for the traced model, runs on the loaded trace first.
+ * which compares with the step measured for the traced model, runs on the loaded trace first. With
+ * --seq N t is the loaded trace at sequence length N (extrapolate/seqlen.h), before --blocks.
  */
 #ifndef MT_RUN_INPUT_H
 #define MT_RUN_INPUT_H
 
+#include "extrapolate/seqlen.h"
 #include "perfmodel/perfmodel.h"
 #include "report/replay.h"
 #include "run/config.h"
@@ -20,7 +22,9 @@
 typedef struct mt_run_input {
     trace *t;            /* the trace the run uses: the loaded one, or with --blocks the one repeated
                           * from it (extrapolate/repeat.h) */
-    trace *traced;       /* with --blocks: the loaded trace (t's strings live in it); else NULL */
+    trace *traced;       /* with --blocks or --seq: the loaded trace (t's strings live in it); else NULL */
+    trace *mid;          /* with both: the loaded trace at --seq, which t repeats the blocks of; else NULL */
+    mt_seqinfo seq;      /* with --seq: the traced and asked sequence lengths (extrapolate/seqlen.h) */
     mt_perfmodel *pm;
     mt_calibration cal;
     mt_commfit commfit;  /* the network fitted to the traced collectives (run/commfit.h) */

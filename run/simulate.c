@@ -224,7 +224,7 @@ static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_calib
     /* the scales are the traced times' own, or those of a calibration to the measured step */
     int scaled = cal->on ? c->op_scale != cal->op_scale || c->host_scale != cal->host_scale
                          : c->op_scale != 1 || c->host_scale != 1;
-    return !s->has_base && !c->blocks && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && !scaled &&
+    return !s->has_base && !c->blocks && !c->seq && !c->pm.target_gpu && c->pm.kind == MT_PM_TRACE && !scaled &&
            pl->gpus == world && pl->dp == world && pl->batch_factor == 1 &&
            pl->micro_batches == 1 && (!tp.multi_rank || pl->comm == MT_COMM_TRACED);
 }
@@ -280,7 +280,8 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
         .replay = &s->replay, .commfit = &in->commfit,
     };
-    if (in->traced) {
+    if (c->seq > 0) sum.seq = in->seq.asked, sum.traced_seq = in->seq.traced;
+    if (in->traced && c->blocks > 0) {
         mt_blocks b;
         mt_blocks_find(in->traced, &b);
         sum.blocks = c->blocks, sum.traced_blocks = b.count;

@@ -204,6 +204,7 @@ function planOptions(o, command) {
   }
   const b = batchRule();
   if (b.global !== null) o.batch = b.global;
+  if (intOf('seq') !== null) o.seq = intOf('seq');
   if ($('slow-gpu-on').checked) o['slow-gpu'] = [intOf('slow-gpu-rank') + ':' + $('slow-gpu-factor').value];
   if ($('slow-link-on').checked) o['slow-link'] = ['gpu' + intOf('slow-link-rank') + ':' + $('slow-link-factor').value];
   const extra = $('extra').value.trim();
@@ -323,6 +324,7 @@ function planProblems(p, total) {
     if (!p['micro-batches'] && mb !== null && pp === 1 && mb > 1) p['micro-batches'] = 'Micro-batches need pipeline stages (2 or more)';
   }
   checkField(p, 'batch', 'batch', 'The global batch');
+  checkField(p, 'seq', 'seq', 'The sequence length');
   const b = batchRule();
   if (!p.batch && b.typed && !b.traced && state.summary)
     p.batch = 'This trace does not say its batch, so it cannot be rescaled: leave the global batch empty';
@@ -378,7 +380,7 @@ function extraProblems(p) {
  * as a run's), asked once the page finds nothing, at most every 250 ms; its message goes under
  * the field the option belongs to. */
 const FIELD_OF = { 'gpus': 'nodes', 'gpus-per-node': 'gpus-per-node', 'link-bw': 'intra-bw', 'nic-bw': 'inter-bw',
-                   'port-bw': 'intra-bw', 'batch': 'batch', 'tp': 'tp', 'pp': 'pp', 'micro-batches': 'micro-batches',
+                   'port-bw': 'intra-bw', 'batch': 'batch', 'seq': 'seq', 'tp': 'tp', 'pp': 'pp', 'micro-batches': 'micro-batches',
                    'slow-gpu': 'slow-gpu', 'slow-link': 'slow-link', 'target-gpu': 'gpu-type', 'trace-gpu': 'gpu-type',
                    'topology': 'gpus-per-node' };
 let checkTimer = null, checkSeq = 0;

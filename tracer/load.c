@@ -68,6 +68,50 @@ void mt_trace_free(trace *t) {
     free(t);
 }
 
+static int dup_array(void **dst, const void *src, int64_t n, size_t size) {
+    *dst = malloc((size_t)(n > 0 ? n : 1) * size);
+    if (*dst && n > 0) memcpy(*dst, src, (size_t)n * size);
+    return *dst != NULL;
+}
+
+static int dup_string(char **dst, const char *src) {
+    *dst = NULL;
+    if (!src) return 1;
+    *dst = malloc(strlen(src) + 1);
+    if (*dst) strcpy(*dst, src);
+    return *dst != NULL;
+}
+
+mt_status mt_trace_clone(const trace *t, trace **out) {
+    trace *o = calloc(1, sizeof *o);
+    if (!o) return MT_ENOMEM;
+    *o = *t;
+    o->kineto_path = o->et_path = o->expert_pattern = NULL;
+    o->ops = NULL, o->kernels = NULL, o->tensors = NULL, o->trefs = NULL, o->dims = NULL, o->layers = NULL;
+    o->syncs = NULL, o->colls = NULL, o->waits = NULL, o->saved = NULL, o->bwd_temps = NULL, o->dist.pgs = NULL;
+    o->pool = mt_strpool_new();
+    int ok = o->pool && dup_string(&o->kineto_path, t->kineto_path) && dup_string(&o->et_path, t->et_path) &&
+             dup_string(&o->expert_pattern, t->expert_pattern) &&
+             dup_array((void **)&o->ops, t->ops, t->n_ops, sizeof *t->ops) &&
+             dup_array((void **)&o->kernels, t->kernels, t->n_kernels, sizeof *t->kernels) &&
+             dup_array((void **)&o->tensors, t->tensors, t->n_tensors, sizeof *t->tensors) &&
+             dup_array((void **)&o->trefs, t->trefs, t->n_trefs, sizeof *t->trefs) &&
+             dup_array((void **)&o->dims, t->dims, t->n_dims, sizeof *t->dims) &&
+             dup_array((void **)&o->layers, t->layers, t->n_layers, sizeof *t->layers) &&
+             dup_array((void **)&o->syncs, t->syncs, t->n_syncs, sizeof *t->syncs) &&
+             dup_array((void **)&o->colls, t->colls, t->n_colls, sizeof *t->colls) &&
+             dup_array((void **)&o->waits, t->waits, t->n_waits, sizeof *t->waits) &&
+             dup_array((void **)&o->saved, t->saved, t->n_saved, sizeof *t->saved) &&
+             dup_array((void **)&o->bwd_temps, t->bwd_temps, t->n_bwd_temps, sizeof *t->bwd_temps) &&
+             dup_array((void **)&o->dist.pgs, t->dist.pgs, t->dist.n_pgs, sizeof *t->dist.pgs);
+    if (!ok) {
+        mt_trace_free(o);
+        return MT_ENOMEM;
+    }
+    *out = o;
+    return MT_OK;
+}
+
 mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "trace";
     if (t->format == TRACE_FORMAT_ET)

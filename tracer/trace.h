@@ -383,6 +383,11 @@ void mt_trace_free(trace *t);
  * into buf naming the file; 0 and "" when there is none. */
 int mt_trace_warning(const trace *t, char *buf, size_t len);
 
+/* A deep copy of t into *out (its arrays and paths its own, an empty string pool: the strings
+ * still point into t's, so t must outlive *out), for a transform that rewrites a trace's numbers
+ * (extrapolate/seqlen.h). MT_ENOMEM when out of memory (nothing kept). O(size of t). */
+mt_status mt_trace_clone(const trace *t, trace **out);
+
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without
  * its Kineto trace, a step without operators or whose operators all last 0 ns). */

@@ -18,6 +18,9 @@
 # micro-batch's activations live (M = 8: the M = 1 run's / 8), the DDP all-reduce once per step
 # (traffic equal to M = 1's: 2 (D-1)/D x the parameter bytes on a 2-GPU ring); --schedule gpipe
 # keeps all M live.
+# --seq 2s: the activations at 2s by the same closed form, within 1 %; linears x 2, eager attention's
+# matmuls, mask fill and softmax x 4, the optimizer x 1 (to 0.1 %); refusals (no attention, s equal to
+# the head dim, a sequence ring attention cannot balance).
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -68,6 +71,30 @@ for tr in ("cpu-gpt-l8h16-b2", "cpu-gpt-tiny-b8"):
     c.check(f"{tr} --tp 2 --sp: {k4:.0f} B within 10 % of half", rel(k4, full / 2) <= 0.10, (k4, full / 2))
     k5, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 2, "--cp", 2))
     c.check(f"{tr} --cp 2: {k5:.0f} B within 10 % of half", rel(k5, full / 2) <= 0.10, (k5, full / 2))
+
+# --seq 2s (extrapolate/seqlen.h): Korthikanti's activations at 2s; every linear's time x 2 (its FLOPs,
+# 2 x tokens x in x out, follow the tokens), eager attention's matmuls, mask fill and softmax x 4 (the
+# s x s scores per head), the optimizer's x 1 (parameter-sized); refusals in one line
+import csv, os, tempfile
+s, b, h, a, L, V = dims("cpu-gpt-tiny-b8")
+gpt = f"{traces}/cpu-gpt-tiny-b8"
+def korthikanti(s):
+    return 4 * (L * (16 * s * b * h + a * s * s * b) + 2 * s * b * h + s * b * V)
+k2, _, _ = act(c.sim(gpt, "--gpus", 1, "--seq", 2 * s))
+c.check(f"--seq {2 * s}: activations {k2:.0f} B within 1 % of Korthikanti's {korthikanti(2 * s)} B at 2s",
+        rel(k2, korthikanti(2 * s)) <= 0.01, (k2, korthikanti(2 * s)))
+def op_times(*extra):
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err = c.run("simulate", gpt, "--gpus", 1, "--csv", d, *extra)
+        assert rc == 0, err
+        return [(r["name"], r["phase"], float(r["dur_us"])) for r in csv.DictReader(open(os.path.join(d, "ops.csv")))]
+want = {"aten::linear": 2, "aten::matmul": 4, "aten::masked_fill": 4, "aten::softmax": 4}
+bad = [(n, p, x, y) for (n, p, x), (_, _, y) in zip(op_times(), op_times("--seq", 2 * s)) if x > 0 and
+       ((p == "forward" and n in want and abs(y / x - want[n]) > 1e-3) or (p == "optimizer" and abs(y / x - 1) > 1e-3))]
+c.check("--seq 2s: linears x 2, attention's matmuls, mask fill and softmax x 4, the optimizer x 1", not bad, bad[:4])
+c.check_bad("has no attention", "simulate", f"{traces}/cpu-resnet18-b4", "--seq", 64)
+c.check_bad("equals its head dim", "simulate", f"{traces}/cpu-llama-tiny-b4", "--seq", 64)
+c.check_bad("multiple of 4", "simulate", gpt, "--gpus", 2, "--cp", 2, "--seq", 130)
 
 # gradient accumulation on gpt-tiny (batch 8)
 gpt = f"{traces}/cpu-gpt-tiny-b8"

@@ -48,6 +48,7 @@ SIM_CASES = [
     (GPT, dict(gpus=8, tp=2)),
     (GPT, dict(gpus=16, pp=2, micro_batches=4, schedule="gpipe", topology="multinode:nodes=2,gpus=8")),
     (GPT, dict(gpus=8, tp=2, sp=True, slow_gpu=["3:2"], target_gpu="H100-SXM")),
+    (GPT, dict(gpus=2, cp=2, seq=256)),
     (DLRM, dict(gpus=4, embedding_shard="table")),
     (TRIOSIM, dict(gpus=8, link_bw="300GB/s")),
 ]
@@ -90,6 +91,7 @@ def test_compare_equals_cli_json(gpt, opts):
     (dict(gpus=8, sweep="gpus=8:16"), ["--gpus", "8", "--sweep", "gpus=8:16"]),  # compare's, not simulate's
     (dict(gpus=8, ports=4), ["--gpus", "8", "--ports", "4"]),        # applies to another network model
     (dict(gpus=6, tp=4), ["--gpus", "6", "--tp", "4"]),              # impossible plan
+    (dict(gpus=2, cp=2, seq=130), ["--gpus", "2", "--cp", "2", "--seq", "130"]),  # ring attention cannot balance
 ])
 def test_bad_options_raise_the_cli_message(gpt, opts, args):
     p = cli("simulate", GPT, *args, ok=False)
