@@ -95,7 +95,7 @@ static inline int mt_jbuild_finished(const mt_jbuild *b) { return b->done != NUL
  * the builder is empty again (its buffers kept: building many small values allocates only the
  * values themselves). */
 json_t *mt_jbuild_take(mt_jbuild *b);
-/* Frees whatever the builder holds. */
+/* Frees whatever the builder holds, its buffers too (after the last take). */
 void mt_jbuild_free(mt_jbuild *b);
 
 #endif
