@@ -328,18 +328,27 @@ int mt_jstream_walk(json_t *v, const mt_jsax *sax, void *ctx) {
 
 void mt_jbuild_init(mt_jbuild *b) { memset(b, 0, sizeof *b); }
 
-void mt_jbuild_free(mt_jbuild *b) {
-    for (int64_t d = 0; d < b->depth; d++) free(b->keys[d]);
+/* Drops the value held (open or finished): the builder is empty, its buffers kept. */
+static void jb_reset(mt_jbuild *b) {
     if (b->done) json_decref(b->done);
+    b->done = NULL;
+    b->depth = 0;
+    b->failed = 0;
+}
+
+void mt_jbuild_free(mt_jbuild *b) {
+    jb_reset(b);
+    for (int64_t d = 0; d < b->cap; d++) free(b->keys[d]);
     free(b->stack);
     free(b->keys);
+    free(b->key_cap);
     memset(b, 0, sizeof *b);
 }
 
 json_t *mt_jbuild_take(mt_jbuild *b) {
     json_t *v = b->failed || b->depth ? NULL : b->done;
     if (v) b->done = NULL;
-    mt_jbuild_free(b);
+    jb_reset(b);
     return v;
 }
 
@@ -352,10 +361,9 @@ static int add(mt_jbuild *b, json_t *v) {
         return 1;
     }
     json_t *top = b->stack[b->depth - 1];
-    int rc = json_is_array(top) ? json_array_append_new(top, v)
-                                : json_object_set_new(top, b->keys[b->depth - 1] ? b->keys[b->depth - 1] : "", v);
-    free(b->keys[b->depth - 1]);
-    b->keys[b->depth - 1] = NULL;
+    char *key = b->keys[b->depth - 1];
+    int rc = json_is_array(top) ? json_array_append_new(top, v) : json_object_set_new(top, key ? key : "", v);
+    if (key) key[0] = '\0'; /* consumed */
     return rc == 0 ? 1 : (b->failed = 1, 0);
 }
 
@@ -371,15 +379,27 @@ static int jb_value(void *c, const mt_jv *v) {
     return 0;
 }
 
+/* Room for one more open container: the stack, key buffers and their sizes grow together. */
+static int jb_reserve(mt_jbuild *b) {
+    if (b->depth < b->cap) return 1;
+    int64_t cap = b->cap ? b->cap * 2 : 16;
+    json_t **st = realloc(b->stack, (size_t)cap * sizeof *st);
+    if (st) b->stack = st;
+    char **k = st ? realloc(b->keys, (size_t)cap * sizeof *k) : NULL;
+    if (k) b->keys = k;
+    size_t *kc = k ? realloc(b->key_cap, (size_t)cap * sizeof *kc) : NULL;
+    if (!kc) return 0;
+    b->key_cap = kc;
+    for (int64_t d = b->cap; d < cap; d++) b->keys[d] = NULL, b->key_cap[d] = 0;
+    b->cap = cap;
+    return 1;
+}
+
 static int open_container(mt_jbuild *b, json_t *v) {
-    if (!v || mt_vec_reserve(&b->stack, &b->cap, b->depth + 1)) return json_decref(v), b->failed = 1, 0;
-    int64_t kcap = b->cap;
-    void *nk = realloc(b->keys, (size_t)kcap * sizeof *b->keys);
-    if (!nk) return json_decref(v), b->failed = 1, 0;
-    b->keys = nk;
+    if (!v || !jb_reserve(b)) return json_decref(v), b->failed = 1, 0;
     json_incref(v);
     if (!add(b, v)) return json_decref(v), 0;
-    b->keys[b->depth] = NULL;
+    if (b->keys[b->depth]) b->keys[b->depth][0] = '\0';
     b->stack[b->depth++] = v;
     json_decref(v); /* the parent (or done) holds it */
     return 1;
@@ -388,11 +408,22 @@ static int open_container(mt_jbuild *b, json_t *v) {
 static int jb_start_map(void *c) { return open_container(c, json_object()); }
 static int jb_start_array(void *c) { return open_container(c, json_array()); }
 
+/* The key, up to its first NUL (jansson's keys are C strings), in this depth's buffer. */
 static int jb_key(void *c, const char *k, size_t len) {
     mt_jbuild *b = c;
-    free(b->keys[b->depth - 1]);
-    b->keys[b->depth - 1] = strndup(k, len);
-    return b->keys[b->depth - 1] ? 1 : (b->failed = 1, 0);
+    int64_t d = b->depth - 1;
+    const char *nul = memchr(k, '\0', len);
+    if (nul) len = (size_t)(nul - k);
+    if (len + 1 > b->key_cap[d]) {
+        size_t cap = len + 1 < 32 ? 32 : 2 * (len + 1);
+        char *nk = realloc(b->keys[d], cap);
+        if (!nk) return b->failed = 1, 0;
+        b->keys[d] = nk;
+        b->key_cap[d] = cap;
+    }
+    memcpy(b->keys[d], k, len);
+    b->keys[d][len] = '\0';
+    return 1;
 }
 
 static int jb_end(void *c) {

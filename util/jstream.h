@@ -78,8 +78,9 @@ int mt_jstream_walk(json_t *v, const mt_jsax *sax, void *ctx);
 
 typedef struct mt_jbuild {
     json_t **stack;           /* open containers, stack[0] outermost */
-    char **keys;              /* pending key per open object (owned) */
-    int64_t depth, cap;
+    char **keys;              /* pending key per open object: a buffer per depth, kept for reuse */
+    size_t *key_cap;          /* bytes allocated in keys[d] */
+    int64_t depth, cap;       /* stack, keys and key_cap have cap slots (kept across values) */
     json_t *done;             /* the finished value, once the outermost closes (or a scalar) */
     int failed;               /* out of memory */
 } mt_jbuild;
@@ -91,9 +92,10 @@ extern const mt_jsax mt_jbuild_sax;
 /* 1 when the first value fed has closed. */
 static inline int mt_jbuild_finished(const mt_jbuild *b) { return b->done != NULL && b->depth == 0; }
 /* The finished value (a new reference, the builder forgets it), NULL when unfinished or failed;
- * the builder is empty again. */
+ * the builder is empty again (its buffers kept: building many small values allocates only the
+ * values themselves). */
 json_t *mt_jbuild_take(mt_jbuild *b);
-/* Frees whatever the builder holds. */
+/* Frees whatever the builder holds, its buffers too (after the last take). */
 void mt_jbuild_free(mt_jbuild *b);
 
 #endif
