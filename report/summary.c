@@ -8,6 +8,7 @@
 #include "extrapolate/traced.h"
 #include "report/experts.h"
 #include "report/jsonw.h"
+#include "report/verdict.h"
 #include "report/waits.h"
 #include "sim/scenario.h"
 #include "tracer/device.h"
@@ -684,7 +685,22 @@ mt_status mt_summary_html_gpus(mt_span_filter *f, int32_t n_gpus, mt_error *err)
     return mt_span_filter_ranks(f, keep, n_gpus, err);
 }
 
-enum { RUN_LINES = 19 };
+enum { RUN_LINES = 24 };
+
+/* The report's "holds back" line (report/verdict.h) and the run's warnings (the program's warning
+ * and s->warnings, each once), from kv[*n] on, their text in val[*k] on. */
+static void verdict_lines(const mt_run_summary *s, mt_html_kv *kv, int32_t *n, char (*val)[512], int *k) {
+    mt_hold_parts parts;
+    mt_holdback hb;
+    mt_hold_parts_of(s->res, s->mem_limit, &parts);
+    mt_holdback_of(&parts, &hb);
+    snprintf(val[*k], 512, "%s", hb.text);
+    kv[(*n)++] = (mt_html_kv){"holds back", val[(*k)++]};
+    if (s->prog->warning[0]) kv[(*n)++] = (mt_html_kv){"warning", s->prog->warning};
+    for (int w = 0; w < s->n_warnings && w < 4; w++)
+        if (s->warnings[w] && s->warnings[w][0] && strcmp(s->warnings[w], s->prog->warning))
+            kv[(*n)++] = (mt_html_kv){"warning", s->warnings[w]};
+}
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
@@ -762,7 +778,7 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
             if (*c == '\n') *c = c[1] ? ';' : 0;
         kv[n++] = (mt_html_kv){"waits", val[k++] + 1};
     }
-    if (s->prog->warning[0]) LINE("warning", "%s", s->prog->warning);
+    verdict_lines(s, kv, &n, val, &k);
 #undef LINE
     mt_html_report full = *rep;
     full.summary = kv;

@@ -9,6 +9,7 @@
 #include "extrapolate/planlist.h"
 #include "extrapolate/sparseplans.h"
 #include "report/progress.h"
+#include "report/verdict.h"
 #include "run/pool.h"
 #include "run/prune.h"
 #include "run/simrun.h"
@@ -159,8 +160,6 @@ static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, 
     return MT_OK;
 }
 
-static double units_of(const mt_plan *p) { return p->global_batch > 0 ? (double)p->global_batch : p->dp; }
-
 /* The run's config for job j (the what-if scenario bound through w), an item of pool (or NULL). */
 static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_whatif *w, mt_pool *pool,
                          mt_simrun_cfg *cfg, mt_error *err) {
@@ -190,8 +189,7 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
     snprintf(w->topology, sizeof w->topology, "%s", run->topology);
     w->step_ms = mt_simrun_step_ms(run);
     w->sps = run->plan.global_batch > 0 && r->step_ps > 0 ? (double)run->plan.global_batch / (w->step_ms / 1e3) : -1;
-    double base_units = cmp->base_batch > 0 ? (double)cmp->base_batch : 1;
-    w->speedup = w->step_ms > 0 ? (units_of(&run->plan) / w->step_ms) / (base_units / cmp->base_step_ms) : 0;
+    w->speedup = mt_speedup(&run->plan, w->step_ms, cmp->base_batch, cmp->base_step_ms);
     w->exposed_ms = w->peer_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
@@ -337,26 +335,39 @@ static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, 
     return MT_OK;
 }
 
-/* One GPU at the traced batch: the unit every speed-up is measured against. */
-static mt_status run_baseline(const mt_run_config *c, const mt_run_input *in, mt_comparison *cmp, mt_error *err) {
+mt_status mt_compare_baseline(const mt_run_config *c, const mt_run_input *in, double *step_ms, int64_t *batch,
+                              int *host, mt_error *err) {
     mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
     cfg.plan = c->plan;
     cfg.plan.gpus = 1;
     cfg.plan.dp = cfg.plan.tp = cfg.plan.pp = cfg.plan.micro_batches = 0;
     cfg.plan.vpp = 0; /* one GPU: no pipeline to interleave */
     cfg.plan.global_batch = 0;
+    /* one GPU: nothing to split by sequence, context or experts, nothing to shard over */
+    cfg.plan.sp = cfg.plan.zero = cfg.plan.fsdp = cfg.plan.fsdp_shard = cfg.plan.shard_units = 0;
+    cfg.plan.n_pp_layers = cfg.plan.emb_shard = 0;
+    cfg.plan.cp = cfg.plan.ep = 1;
+    cfg.plan.shard_prefetch = -1;
     cfg.net.topology = NULL; /* one GPU: no communication, switch:1 */
     mt_simrun run;
     MT_CHECK(mt_simrun_run(in->t, in->pm, &cfg, &run, err));
-    cmp->base_step_ms = (double)run.res->step_ps / 1e9;
-    cmp->base_batch = run.plan.global_batch;
-    cmp->host = run.host != NULL;
+    *step_ms = (double)run.res->step_ps / 1e9;
+    *batch = run.plan.global_batch;
+    if (host) *host = run.host != NULL;
     mt_simrun_free(&run);
-    if (!(cmp->base_step_ms > 0)) return mt_fail(err, MT_EINVAL, "the traced step takes no time: nothing to compare");
+    if (!(*step_ms > 0)) return mt_fail(err, MT_EINVAL, "the traced step takes no time: nothing to compare");
+    return MT_OK;
+}
+
+/* One GPU at the traced batch: the unit every speed-up is measured against. */
+static mt_status run_baseline(const mt_run_config *c, const mt_run_input *in, mt_comparison *cmp, mt_error *err) {
+    MT_CHECK(mt_compare_baseline(c, in, &cmp->base_step_ms, &cmp->base_batch, &cmp->host, err));
     /* A --batch the trace cannot take (its batch is unknown) is an error, not a skipped plan. */
     if (c->plan.global_batch > 0 && in->t->batch_size <= 0) {
-        cfg.plan.global_batch = c->plan.global_batch;
-        return mt_plan_resolve(&cfg.plan, in->t, err);
+        mt_plan p = c->plan;
+        p.gpus = 1;
+        p.dp = p.tp = p.pp = p.micro_batches = p.vpp = 0;
+        return mt_plan_resolve(&p, in->t, err);
     }
     return MT_OK;
 }
@@ -603,8 +614,8 @@ static mt_status bound_item(void *ctx, mt_pool *pool, int32_t i, mt_error *err) 
         mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK)
         return MT_OK;
     x->b[i] = mt_prune_bound_of(run.prog, run.host);
-    double base_units = x->cmp->base_batch > 0 ? (double)x->cmp->base_batch : 1, ms = x->b[i].step_ps / 1e9;
-    if (ms > 0) x->ub[i] = (units_of(&run.plan) / ms) / (base_units / x->cmp->base_step_ms); /* as fill_row */
+    double ms = x->b[i].step_ps / 1e9;
+    if (ms > 0) x->ub[i] = mt_speedup(&run.plan, ms, x->cmp->base_batch, x->cmp->base_step_ms); /* as fill_row */
     mt_simrun_free(&run);
     return MT_OK;
 }

@@ -104,6 +104,14 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
 /* With c->dry_run, mt_run_compare prices the rows (cc->estimate), runs none and returns MT_OK with
  * out->n == 0. */
 
+/* The one-GPU baseline every speed-up is measured against (report/verdict.h mt_speedup): c's
+ * operator times, host model, precision and recomputation on one GPU at the traced batch, no
+ * communication (the plan's parallel sizes, sequence parallelism, ZeRO / FSDP sharding and
+ * pipeline cuts dropped: one GPU has none); its step ms, batch (0 unknown) and whether the host
+ * model ran (host may be NULL). */
+mt_status mt_compare_baseline(const mt_run_config *c, const mt_run_input *in, double *step_ms, int64_t *batch,
+                              int *host, mt_error *err);
+
 /* Runs the best row again with a recorder and writes the HTML report of the comparison. */
 mt_status mt_compare_html(const mt_comparison *cmp, const mt_run_config *c, const mt_run_input *in,
                           const mt_compare_config *cc, const char *path, mt_error *err);

@@ -14,9 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/clusterrep.h"
 #include "report/comparison.h"
 #include "report/jsonw.h"
 #include "report/summary.h"
+#include "report/verdict.h"
+#include "run/cluster.h"
 #include "run/compare.h"
 #include "run/input.h"
 #include "run/pool.h"
@@ -35,6 +38,7 @@ static const struct {
     unsigned want;
 } FILES[] = {
     {"result.json", "application/json", 0},
+    {"cluster.json", "application/json", 0}, /* a cluster run's job file (serve/clusterreq.h) */
     {"report.html", "text/html; charset=utf-8", 0},
     {"timeline.json", "application/json", MT_JOBS_WANT_TIMELINE},
     {"csv/gpus.csv", "text/csv", MT_JOBS_WANT_CSV},
@@ -121,6 +125,59 @@ static void on_sim_progress(void *ctx, int64_t done, int64_t total) {
     pthread_mutex_unlock(&p->j->mu);
 }
 
+/* The speed-up over one GPU (run/compare.h's baseline, report/verdict.h's rule, as compare's rows)
+ * and what holds the step back most, into a simulate result: "one_gpu" {step_ms, global_batch},
+ * "speedup", "efficiency" (null when the baseline could not run: "speedup_note" says why) and
+ * "holdback". A cancel or the wall limit during the baseline is the run's error. */
+static mt_status add_verdict(json_t *res, const mt_simulation *sim, const mt_run_config *rc, const mt_run_input *in,
+                             mt_error *err) {
+    mt_hold_parts parts;
+    mt_holdback hb;
+    mt_hold_parts_of(sim->run.res, sim->mem_limit, &parts);
+    mt_holdback_of(&parts, &hb);
+    json_object_set_new(res, "holdback", mt_holdback_json(&hb));
+    double base_ms = 0;
+    int64_t base_batch = 0;
+    mt_error e = {0};
+    mt_status st = mt_compare_baseline(rc, in, &base_ms, &base_batch, NULL, &e);
+    if (st != MT_OK && mt_budget_stopped(mt_budget_current()) != MT_BUDGET_GO) return mt_budget_check(err);
+    if (st != MT_OK) {
+        json_object_set_new(res, "speedup", json_null());
+        json_object_set_new(res, "efficiency", json_null());
+        json_object_set_new(res, "speedup_note", json_string(e.msg));
+        return MT_OK;
+    }
+    double sp = mt_speedup(&sim->run.plan, mt_simrun_step_ms(&sim->run), base_batch, base_ms);
+    int32_t g = sim->run.plan.gpus > 0 ? sim->run.plan.gpus : 1;
+    json_object_set_new(res, "one_gpu",
+                        json_pack("{s:f, s:I}", "step_ms", base_ms, "global_batch", (json_int_t)base_batch));
+    json_object_set_new(res, "speedup", json_real(sp));
+    json_object_set_new(res, "efficiency", json_real(sp / g));
+    return MT_OK;
+}
+
+/* Each compare row's efficiency (its speed-up / its GPUs) and what holds it back (its busiest
+ * GPU's parts: report/comparison.h). */
+static void add_row_verdicts(json_t *res, double mem_limit) {
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(res, "rows"), i, row) {
+        double gpus = (double)json_integer_value(json_object_get(json_object_get(row, "plan"), "gpus"));
+        double sp = json_number_value(json_object_get(row, "speedup"));
+        json_object_set_new(row, "efficiency", gpus > 0 ? json_real(sp / gpus) : json_null());
+        mt_hold_parts p = {.step_ms = json_number_value(json_object_get(row, "step_ms")),
+                           .exposed_ms = json_number_value(json_object_get(row, "exposed_comm_ms")),
+                           .peer_ms = json_number_value(json_object_get(row, "peer_wait_ms")),
+                           .bubble_ms = json_number_value(json_object_get(row, "bubble_ms")),
+                           .host_ms = json_number_value(json_object_get(row, "host_wait_ms")),
+                           .mem_bytes = json_number_value(json_object_get(row, "peak_mem_bytes")),
+                           .mem_limit = mem_limit};
+        mt_holdback hb;
+        mt_holdback_of(&p, &hb);
+        json_object_set_new(row, "holdback", mt_holdback_json(&hb));
+    }
+}
+
 static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     char tl[PATH_MAX_ + 32], csv[PATH_MAX_ + 32], html[PATH_MAX_ + 32];
     snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
@@ -150,6 +207,7 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
     if (st == MT_OK) {
         mt_run_summary sum = mt_simulation_summary(&sim, &jb->o.rc, &in);
         *res = mt_summary_json(&sum);
+        if (*res && !sim.dry) st = add_verdict(*res, &sim, &jb->o.rc, &in, err);
         if (sim.files_cut_ps != MT_TIME_NEVER) {
             char cap[32];
             snprintf(jb->note, sizeof jb->note, "the report's timeline%s stops at %.6g ms of simulated time: what "
@@ -177,9 +235,36 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
         st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
     if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
     if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
-    if (st == MT_OK) *res = mt_comparison_json(&cmp);
+    if (st == MT_OK && (*res = mt_comparison_json(&cmp))) add_row_verdicts(*res, cmp.mem_limit);
     mt_comparison_free(&cmp);
     mt_run_input_close(&in);
+    return st;
+}
+
+/* A cluster run (run/cluster.h): its job file written as cluster.json in the run's folder, loaded,
+ * placed, run together and alone; the report (its heat map) and, when asked, the timeline. */
+static mt_status run_cluster(job *jb, json_t **res, mt_error *err) {
+    char file[PATH_MAX_ + 32], html[PATH_MAX_ + 32], tl[PATH_MAX_ + 32];
+    snprintf(file, sizeof file, "%s/cluster.json", jb->dir);
+    snprintf(html, sizeof html, "%s/report.html", jb->dir);
+    snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
+    if (json_dump_file(jb->o.cluster, file, JSON_INDENT(2)) != 0) return mt_fail(err, MT_EIO, "cannot write %s", file);
+    mt_netcfg net;
+    mt_netcfg_init(&net);
+    mt_cluster c;
+    mt_cluster_result r;
+    mt_cluster_spans spans = {0};
+    mt_cluster_spans *sp = jb->want & MT_JOBS_WANT_TIMELINE ? &spans : NULL;
+    mt_status st = mt_cluster_load(file, &net, 0, &c, err);
+    if (st != MT_OK) return st;
+    if ((st = mt_cluster_place(&c, NULL, err)) == MT_OK && (st = mt_cluster_run(&c, sp, &r, err)) == MT_OK) {
+        st = mt_cluster_html(html, &r, err);
+        if (st == MT_OK && sp) st = mt_cluster_timeline(tl, &r, sp, err);
+        if (st == MT_OK) *res = mt_cluster_json(&r);
+        mt_cluster_result_free(&r);
+    }
+    mt_cluster_spans_free(&spans);
+    mt_cluster_free(&c);
     return st;
 }
 
@@ -252,12 +337,14 @@ static void run_job(mt_jobs *j, job *jb) {
     mt_status st = MT_OK;
     if (mkdir(jb->dir, 0700) != 0) st = mt_fail(&err, MT_EIO, "cannot create %s: %s", jb->dir, strerror(errno));
     /* igraph's Dijkstra runs inside a --routing latency simulation: it holds the igraph lock throughout */
-    int whole = !mt_simrun_igraph_free(&jb->o.rc.net);
+    int whole = jb->o.cmd == MT_SERVE_CLUSTER || !mt_simrun_igraph_free(&jb->o.rc.net); /* a cluster: its fabric's */
     if (whole) mt_pool_lock(NULL);
     mt_budget_bind(&jb->budget);
     if (st == MT_OK) st = mt_budget_check(&err); /* cancelled while waiting for the lock */
     if (st == MT_OK)
-        st = jb->o.cmd == MT_SERVE_COMPARE ? run_compare(j, jb, &res, &err) : run_simulate(j, jb, &res, &err);
+        st = jb->o.cmd == MT_SERVE_COMPARE   ? run_compare(j, jb, &res, &err)
+             : jb->o.cmd == MT_SERVE_CLUSTER ? run_cluster(jb, &res, &err)
+                                             : run_simulate(j, jb, &res, &err);
     mt_budget_bind(NULL);
     if (whole) mt_pool_unlock(NULL);
     if (st == MT_OK && !res) st = mt_fail(&err, MT_ENOMEM, "out of memory");
@@ -400,7 +487,7 @@ mt_status mt_jobs_submit(mt_jobs *j, mt_serve_opts *o, const char *trace_id, con
     jb->cmd = o->cmd;
     jb->want = want;
     memset(o, 0, sizeof *o);
-    snprintf(jb->trace_id, sizeof jb->trace_id, "%s", trace_id);
+    snprintf(jb->trace_id, sizeof jb->trace_id, "%s", trace_id ? trace_id : "(per job)");
     jb->request = json_deep_copy(request);
     char *text = json_dumps(request, JSON_COMPACT);
     jb->mem_bytes = (double)sizeof *jb + (text ? 4.0 * (double)strlen(text) : 0); /* a JSON tree: ~4x its text */

@@ -4,11 +4,14 @@
  *
  * A run: submitted with its parsed options (serve/options.h, checked before it is queued, so a
  * bad option is a 400 and never a failed run); queued -> running -> done | failed | cancelled
- * (queued -> cancelled directly). Done: the result is exactly the JSON `mitosis simulate --json` /
- * `compare --json` prints for the same options (report/summary.h mt_summary_json,
- * report/comparison.h mt_comparison_json) but for the server's folders, written as catalogue ids
- * (serve/catalog.h mt_catalog_redact). Files, in the run's folder under the catalogue's private
- * folder: result.json and report.html always; timeline.json (GPUs 0-15) and the CSV tables
+ * (queued -> cancelled directly). Done: the result is the JSON `mitosis simulate --json` /
+ * `compare --json` / `cluster --json` prints for the same options (report/summary.h
+ * mt_summary_json, report/comparison.h mt_comparison_json, report/clusterrep.h mt_cluster_json)
+ * but for the server's folders, written as catalogue ids (serve/catalog.h mt_catalog_redact), plus
+ * the verdict (report/verdict.h): simulate's "speedup", "efficiency", "one_gpu" (its one-GPU
+ * baseline, run/compare.h mt_compare_baseline: one more one-GPU simulation) and "holdback"; each
+ * compare row's "efficiency" and "holdback". Files, in the run's folder under the catalogue's
+ * private folder: result.json and report.html always (a cluster run: its job file cluster.json too); timeline.json (GPUs 0-15) and the CSV tables
  * (simulate) only when the request asked for them (MT_JOBS_WANT_*). Failed: the run's one-line
  * error. Progress: compare reports plan i of n (run/compare.h's callback); simulate the tasks
  * simulated of all GPUs' programs (label "tasks simulated"; 0 while the trace loads and the run is

@@ -10,22 +10,24 @@
 #include "netmodels/topologies.h"
 #include "perfmodel/gpuspec.h"
 #include "run/flags.h"
+#include "run/placement.h"
 #include "util/units.h"
 
 enum { MAX_TABLES = 16 };
 
-static const char *const CMD_NAMES[] = {"simulate", "compare"};
+static const char *const CMD_NAMES[] = {"simulate", "compare", "cluster"};
 
 mt_status mt_serve_cmd_parse(const char *name, mt_serve_cmd *cmd, mt_error *err) {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (name && !strcmp(name, CMD_NAMES[k])) {
             *cmd = (mt_serve_cmd)k;
             return MT_OK;
         }
-    return mt_fail(err, MT_EINVAL, "\"command\" must be \"simulate\" or \"compare\" (got '%s')", name ? name : "");
+    return mt_fail(err, MT_EINVAL, "\"command\" must be \"simulate\", \"compare\" or \"cluster\" (got '%s')",
+                   name ? name : "");
 }
 
-const char *mt_serve_cmd_name(mt_serve_cmd cmd) { return CMD_NAMES[cmd == MT_SERVE_COMPARE]; }
+const char *mt_serve_cmd_name(mt_serve_cmd cmd) { return CMD_NAMES[cmd <= MT_SERVE_CLUSTER ? cmd : 0]; }
 
 /* The flag tables a command's options come from (as `mitosis CMD --help` lists them, less the
  * output flags), NULL-terminated into out. */
@@ -183,6 +185,8 @@ void mt_serve_opts_free(mt_serve_opts *o) {
     o->rc_live = 0;
     for (int k = 0; k < o->argc; k++) free(o->argv[k]);
     o->argc = 0;
+    json_decref(o->cluster);
+    o->cluster = NULL;
 }
 
 static const char *const KIND_NAMES[] = {"switch", "int", "int", "number", "bytes", "bandwidth", "time",
@@ -229,5 +233,9 @@ json_t *mt_serve_opts_values_json(void) {
         json_array_append_new(presets, json_pack("{s:s, s:s, s:s, s:f, s:f}", "name", p[k].name, "syntax",
                                                  p[k].syntax, "help", p[k].help, "link_bw_Bps", p[k].link.bw_Bps,
                                                  "nic_bw_Bps", p[k].nic.bw_Bps));
-    return json_pack("{s:o, s:o}", "gpus", gpus, "presets", presets);
+    json_t *places = json_array();
+    for (int k = 0; MT_PLACEMENT_POLICIES[k]; k++)
+        json_array_append_new(places, json_pack("{s:s, s:s}", "name", MT_PLACEMENT_POLICIES[k]->name, "help",
+                                                MT_PLACEMENT_POLICIES[k]->help));
+    return json_pack("{s:o, s:o, s:o}", "gpus", gpus, "presets", presets, "placements", places);
 }

@@ -29,7 +29,7 @@ enum { MT_SERVE_OPTS_MAX_ARGS = 256 };
  * options.c. The CLI has none beyond "above 0". */
 #define MT_SERVE_MIN_BW_BPS 1e6
 
-typedef enum { MT_SERVE_SIMULATE = 0, MT_SERVE_COMPARE } mt_serve_cmd;
+typedef enum { MT_SERVE_SIMULATE = 0, MT_SERVE_COMPARE, MT_SERVE_CLUSTER } mt_serve_cmd;
 
 typedef struct mt_serve_opts {
     mt_serve_cmd cmd;
@@ -38,9 +38,10 @@ typedef struct mt_serve_opts {
     mt_run_config rc;
     mt_compare_config cc;   /* compare only */
     int rc_live;            /* rc was initialised (and must be freed) */
+    json_t *cluster;        /* cluster: the job file (serve/clusterreq.h), owned; rc and argv unused */
 } mt_serve_opts;
 
-/* "simulate" or "compare" into *cmd; MT_EINVAL naming the value otherwise. */
+/* "simulate", "compare" or "cluster" into *cmd; MT_EINVAL naming the value otherwise. */
 mt_status mt_serve_cmd_parse(const char *name, mt_serve_cmd *cmd, mt_error *err);
 const char *mt_serve_cmd_name(mt_serve_cmd cmd);
 
@@ -56,7 +57,8 @@ json_t *mt_serve_opts_json(mt_serve_cmd cmd);
 
 /* What the page offers as option values: {gpus: [{name, note, mem_bytes}] (the GPU table,
  * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps}] (the topology presets,
- * --topology, with their tiers' default bandwidths; nic 0: none)}. NULL on failure. */
+ * --topology, with their tiers' default bandwidths; nic 0: none), placements: [{name, help}] (a
+ * cluster run's placement policies, run/placement.h)}. NULL on failure. */
 json_t *mt_serve_opts_values_json(void);
 
 #endif

@@ -140,7 +140,13 @@ const cpuTrace = () => !!(state.summary && state.summary.recorded_on && state.su
 
 /* The trace's times can be moved to another GPU type: it names its GPU, the user did, or it is a
  * CPU trace. */
-const movable = () => !!(state.summary && (state.summary.device || $('trace-gpu').value || cpuTrace()));
+const movable = () => !!(state.summary && (traceDevice() || $('trace-gpu').value || cpuTrace()));
+
+/* The GPU the trace names (inspect's device, or its recorded_on when that is a named GPU), or null. */
+const traceDevice = () => {
+  const m = state.summary, r = m && m.recorded_on;
+  return (m && m.device) || (r && r.kind === 'gpu' && r.name) || null;
+};
 
 function applyPreset() {
   const name = $('preset').value, p = PRESETS[name];
@@ -207,9 +213,13 @@ function planOptions(o, command) {
   if (intOf('seq') !== null) o.seq = intOf('seq');
   if ($('slow-gpu-on').checked) o['slow-gpu'] = [intOf('slow-gpu-rank') + ':' + $('slow-gpu-factor').value];
   if ($('slow-link-on').checked) o['slow-link'] = ['gpu' + intOf('slow-link-rank') + ':' + $('slow-link-factor').value];
+  modelOptions(o);
   const extra = $('extra').value.trim();
   if (extra) Object.assign(o, JSON.parse(extra));
 }
+
+/* The mode: 'simulate' (this plan), 'compare' (which plan is fastest?) or 'cluster' (several jobs). */
+const mode = () => $('mode-plan').checked ? 'simulate' : $('mode-cluster').checked ? 'cluster' : 'compare';
 
 const totalGpus = () => (intOf('gpus-per-node') || 0) * (intOf('nodes') || 0);
 
@@ -234,7 +244,8 @@ function batchWords(b, replicas) {
 }
 
 function request() {
-  const command = $('mode-plan').checked ? 'simulate' : 'compare';
+  const command = mode();
+  if (command === 'cluster') return clusterRequest();
   const o = {};
   clusterOptions(o);
   planOptions(o, command);
@@ -244,6 +255,144 @@ function request() {
   if ($('want-csv').checked && command === 'simulate') files.push('csv');
   if (files.length) req.files = files; /* written only when asked for (docs/serve.md) */
   return req;
+}
+
+/* ---- several jobs on one fabric (mitosis cluster) ------------------------------------------- */
+
+let clusterJobs = 0;
+
+/* One job row: name, trace (the catalogue), GPUs, placement (empty: the fabric's), start ms. */
+function addClusterJob(traceId, gpus) {
+  const k = clusterJobs++, tr = el('tr', null, { 'data-job': k });
+  const cell = (node) => { const td = el('td'); td.appendChild(node); tr.appendChild(td); return node; };
+  cell(el('input', null, { type: 'text', class: 'cj-name', value: 'job' + String.fromCharCode(97 + (k % 26)), maxlength: '60' }));
+  const sel = cell(el('select', null, { class: 'cj-trace' }));
+  for (const t of state.traces) sel.appendChild(el('option', t.name, { value: t.id }));
+  sel.value = traceId || $('trace').value;
+  cell(el('input', null, { type: 'number', class: 'cj-gpus', min: '1', step: '1', value: String(gpus || 4) }));
+  const pl = cell(el('select', null, { class: 'cj-placement' }));
+  pl.appendChild(el('option', 'the fabric\'s', { value: '' }));
+  for (const x of state.values.placements || []) pl.appendChild(el('option', x.name, { value: x.name }));
+  cell(el('input', null, { type: 'number', class: 'cj-start', min: '0', step: 'any', value: '0' }));
+  const rm = cell(el('button', 'remove', { type: 'button' }));
+  rm.addEventListener('click', () => { tr.remove(); validate(); });
+  for (const e of tr.querySelectorAll('input, select')) e.addEventListener('input', () => validate());
+  $('cluster-jobs').appendChild(tr);
+  validate();
+}
+
+const clusterRows = () => [...document.querySelectorAll('#cluster-jobs tr[data-job]')];
+
+/* The cluster run the form describes (serve/clusterreq.h): the model's fields apply to every job. */
+function clusterRequest() {
+  const cl = { topology: $('cl-topology').value.trim(), placement: $('cl-placement').value, jobs: [] };
+  if ($('cl-link-bw').value.trim() !== '') cl.network = { 'link-bw': $('cl-link-bw').value.trim() + 'GB/s' };
+  for (const tr of clusterRows()) {
+    const o = { gpus: Number(tr.querySelector('.cj-gpus').value) };
+    modelOptions(o);
+    const j = { name: tr.querySelector('.cj-name').value.trim(), trace: tr.querySelector('.cj-trace').value, options: o };
+    const pl = tr.querySelector('.cj-placement').value, start = Number(tr.querySelector('.cj-start').value || 0);
+    if (pl) j.placement = pl;
+    if (start > 0) j.start_ms = start;
+    cl.jobs.push(j);
+  }
+  const req = { command: 'cluster', cluster: cl };
+  if ($('want-timeline').checked) req.files = ['timeline'];
+  return req;
+}
+
+function clusterProblems(p) {
+  const rows = clusterRows();
+  if (!rows.length) p.cluster = 'Add a job';
+  if (!$('cl-topology').value.trim()) p['cl-topology'] = 'Give a topology spec, e.g. fattree:k=4';
+  const bw = $('cl-link-bw').value.trim();
+  if (bw !== '') checkField(p, 'cl-link-bw', 'link-bw', 'The link bandwidth', 1e9, 'GB/s');
+  const names = new Set();
+  for (const tr of rows) {
+    const name = tr.querySelector('.cj-name').value.trim(), g = Number(tr.querySelector('.cj-gpus').value);
+    if (!name) p.cluster = 'Every job needs a name';
+    else if (names.has(name)) p.cluster = 'Two jobs are named "' + name + '": names must differ';
+    names.add(name);
+    const e = rangeProblem('gpus', g, 'Job ' + (name || '?') + ': GPUs');
+    if (e) p.cluster = e;
+  }
+  modelProblems(p);
+  extraProblems(p);
+}
+
+/* "2 jobs on fattree:k=4 (16 GPUs): worst slowdown 1.01× (job a), mean 1.01×; all done after 1.13 s." */
+function clusterSentence(r) {
+  return r.jobs.length + ' job' + (r.jobs.length === 1 ? '' : 's') + ' on ' + r.topology + ' (' + r.fabric_gpus + ' GPUs): ' +
+    'worst slowdown ' + r.worst_slowdown.toFixed(2) + '× (job ' + r.worst_job + '), mean ' + r.mean_slowdown.toFixed(2) +
+    '× (a job\'s step together / alone on the same GPUs); all done after ' + fmtMs(r.makespan_ms) + '; ' +
+    r.n_shared_links + ' link' + (r.n_shared_links === 1 ? '' : 's') + ' carried more than one job.';
+}
+
+function showClusterTable(r) {
+  const t = $('cluster-table');
+  t.textContent = '';
+  const head = el('tr');
+  for (const c of ['job', 'trace', 'GPUs', 'placed on', 'alone', 'together', 'slowdown', 'bytes on shared links']) head.appendChild(el('th', c));
+  t.appendChild(head);
+  for (const j of r.jobs) {
+    const tr = el('tr');
+    for (const c of [j.name, j.trace, j.gpus, j.placement + ': ' + j.placed_on, fmtMs(j.alone_ms), fmtMs(j.together_ms),
+                     j.slowdown.toFixed(3) + '×', fmtBytes(j.shared_bytes)])
+      tr.appendChild(el('td', c));
+    t.appendChild(tr);
+  }
+  t.hidden = false;
+}
+
+/* ---- the model's options: form fields generated from the CLI's flag table ------------------- */
+
+/* The run options offered as fields (GET /api/options gives each one's kind, help, range and
+ * choices; an option this server does not take is left out). */
+const FIELD_FLAGS = ['blocks', 'seq', 'precision', 'recompute', 'fsdp', 'zero', 'fsdp-units', 'fsdp-prefetch',
+                     'fsdp-reshard', 'fsdp-shard', 'pp-cut', 'pp-layers', 'schedule', 'vpp', 'cp', 'sp'];
+const fieldFlags = () => FIELD_FLAGS.map(flagOf).filter((f) => f);
+
+function fillOptionFields() {
+  const box = $('opt-fields');
+  box.textContent = '';
+  for (const f of fieldFlags()) {
+    const id = 'opt-' + f.name, row = el('div', null, { class: 'row' });
+    let input;
+    if (f.kind === 'switch') {
+      input = el('input', null, { id, type: 'checkbox' });
+    } else if (f.kind === 'choice' && f.choices) {
+      input = el('select', null, { id });
+      input.appendChild(el('option', 'default', { value: '' }));
+      for (const c of f.choices.split('|')) input.appendChild(el('option', c, { value: c }));
+    } else if (f.kind === 'int') {
+      input = el('input', null, { id, type: 'number', step: '1', placeholder: 'default' });
+      if (f.lo !== null) input.setAttribute('min', f.lo);
+      if (f.hi !== null) input.setAttribute('max', f.hi);
+    } else {
+      input = el('input', null, { id, type: 'text', placeholder: f.metavar || '' });
+    }
+    row.appendChild(el('label', '--' + f.name, { for: id }));
+    row.appendChild(input);
+    row.appendChild(el('small', f.help, { class: 'help' }));
+    row.appendChild(el('span', null, { class: 'err', id: 'err-' + id }));
+    box.appendChild(row);
+  }
+}
+
+/* The generated fields' values into o (a switch when ticked, a field when not empty). */
+function modelOptions(o) {
+  for (const f of fieldFlags()) {
+    const e = $('opt-' + f.name);
+    if (!e) continue;
+    if (f.kind === 'switch') { if (e.checked) o[f.name] = true; continue; }
+    const v = e.value.trim();
+    if (v !== '') o[f.name] = f.kind === 'int' ? Number(v) : v;
+  }
+}
+
+function modelProblems(p) {
+  for (const f of fieldFlags())
+    if (f.kind === 'int' && $('opt-' + f.name)) checkField(p, 'opt-' + f.name, f.name, '--' + f.name);
 }
 
 /* ---- validation as you type: impossible combinations keep Run disabled ---------------------- */
@@ -283,6 +432,7 @@ function checkField(p, id, flag, what, scale, unit) {
 
 function problems() {
   const p = {}, preset = PRESETS[$('preset').value];
+  if (mode() === 'cluster') { clusterProblems(p); return p; }
   const per = $('gpus-per-node').value.trim() === '' ? null : checkField(p, 'gpus-per-node', 'gpus-per-node', 'GPUs per node');
   if ($('gpus-per-node').value.trim() === '') p['gpus-per-node'] = 'GPUs per node: give a number';
   const nodes = checkField(p, 'nodes', 'gpus', 'Nodes');
@@ -299,11 +449,12 @@ function problems() {
     if (raw === '') { p[id] = what + ': give a number of GB/s'; continue; }
     checkField(p, id, flag, what, 1e9, 'GB/s');
   }
-  const device = state.summary && state.summary.device;
+  const device = traceDevice();
   if ($('gpu-type').value && !state.summary) p['gpu-type'] = 'Choose a trace first';
   else if ($('gpu-type').value && !device && !$('trace-gpu').value && !cpuTrace())
     p['gpu-type'] = 'This trace does not say which GPU it ran on: set "Trace recorded on", or keep "as traced"';
   planProblems(p, total);
+  modelProblems(p);
   extraProblems(p);
   if (!$('trace').value) p.trace = 'Choose a trace';
   return p;
@@ -405,6 +556,8 @@ function fieldOfMessage(text) {
   const opt = m ? m[1] : null;
   const extra = $('extra').value.trim();
   if (opt && extra && new RegExp('"' + opt + '"').test(extra)) return 'extra';
+  if (opt && $('opt-' + opt)) return 'opt-' + opt;
+  if (mode() === 'cluster') return opt === 'link-bw' ? 'cl-link-bw' : 'cluster';
   return (opt && FIELD_OF[opt]) || 'server';
 }
 
@@ -414,10 +567,18 @@ function validate(fromServer) {
   $('total-gpus').textContent = totalGpus();
   $('nodes').disabled = !!preset.photonic;
   $('inter-bw').disabled = !!preset.photonic || nodes < 2;
-  $('plan-fields').hidden = !$('mode-plan').checked;
-  const device = state.summary && state.summary.device;
+  const cl = mode() === 'cluster';
+  $('plan-fields').hidden = mode() !== 'simulate';
+  $('cluster-fields').hidden = !cl;
+  $('step-cluster').hidden = $('row-batch').hidden = $('whatif').hidden = cl;
+  $('want-csv').parentNode.hidden = cl;
+  const device = traceDevice();
   $('row-trace-gpu').hidden = !!device || !state.summary || cpuTrace();
   if (cpuTrace()) $('trace-gpu').value = '';
+  $('gpu-type-help').textContent = cpuTrace() ?
+    'The trace was recorded on a CPU: its operator times are moved to this GPU by the analytical model (--target-gpu, ' +
+    'the GPU catalogue). "As traced" keeps CPU processes, unless the preset names a GPU.' :
+    'The GPU to predict for (the GPU catalogue, --target-gpu). "As traced" keeps the recorded operator times.';
   const tp = intOf('tp') || 1, pp = intOf('pp') || 1, total = totalGpus();
   const dp = total && total % (tp * pp) === 0 ? total / (tp * pp) : null;
   $('dp-size').textContent = dp || '—';
@@ -430,7 +591,7 @@ function validate(fromServer) {
     else if (!fromServer) serverCheck();
   }
   const b = batchRule();
-  $('batch-rule').textContent = p.batch ? '' : 'This run: ' + batchWords(b, $('mode-plan').checked ? dp : null) +
+  $('batch-rule').textContent = p.batch || cl ? '' : 'This run: ' + batchWords(b, $('mode-plan').checked ? dp : null) +
     ($('mode-plan').checked ? '' : ' (every plan trains on this batch; plans it does not divide over are skipped)') + '.';
   for (const e of document.querySelectorAll('.err')) e.textContent = '';
   for (const e of document.querySelectorAll('.bad')) e.classList.remove('bad');
@@ -456,7 +617,9 @@ async function run() {
   $('answer-detail').textContent = '';
   $('run-error').textContent = '';
   $('ranking').hidden = true;
+  $('cluster-table').hidden = true;
   $('skipped').hidden = true;
+  $('warnings').hidden = true;
   $('downloads').textContent = '';
   $('report').removeAttribute('src');
   try {
@@ -511,8 +674,9 @@ function poll(h) {
   }, 300);
 }
 
-const pct = (part, whole) => whole > 0 ? 100 * part / whole : 0;
-const fmtPct = (x) => (x > 0 && x < 0.5 ? '<1' : x.toFixed(0)) + '%';
+/* A holdback in a table cell: "host 38%", "network 12%", "memory (does not fit)", "compute". */
+const holdbackCell = (hb) => !hb ? '?' : hb.kind === 'memory' ? 'memory (does not fit)' : hb.kind === 'compute' ? 'compute' :
+  hb.kind + ' ' + (100 * hb.share).toFixed(0) + '%';
 
 /* What a what-if cost: "630 ms → 1.26 s per step (+99.9%)" from the run's whatif {base_ms,
  * run_ms, change_ms} (simulate) or a row's unperturbed_step_ms (compare); '' without one. */
@@ -522,57 +686,77 @@ function whatifWords(base, run) {
   return fmtMs(base) + ' → ' + fmtMs(run) + ' per step (' + (change >= 0 ? '+' : '') + change.toFixed(1) + '%)';
 }
 
-/* Where the GPUs' time goes, over all GPUs: network = exposed communication (transfers not
- * hidden by compute), peers = waiting at a collective for another GPU to arrive (simulate's
- * peer_wait_ms, when the server has it), and the GPU most waited for (waited_for / waited_for_ms
- * summed over the GPUs that waited). Percentages are of the summed GPU time (GPUs × step). */
-function waits(gpus, stepMs) {
-  const total = gpus.length * stepMs;
-  const w = { network: pct(gpus.reduce((a, x) => a + x.exposed_comm_ms, 0), total), peers: null, waitedFor: null };
-  if (!gpus.length || !('peer_wait_ms' in gpus[0])) return w;
-  w.peers = pct(gpus.reduce((a, x) => a + (x.peer_wait_ms || 0), 0), total);
+/* The GPU the others waited for most (waited_for / waited_for_ms summed over the GPUs that
+ * waited): {rank, ms}, or null. */
+function waits(gpus) {
   const by = new Map();
-  for (const x of gpus)
+  for (const x of gpus || [])
     if (x.waited_for !== null && x.waited_for !== undefined && x.waited_for_ms > 0)
       by.set(x.waited_for, (by.get(x.waited_for) || 0) + x.waited_for_ms);
   let best = null;
   for (const [rank, ms] of by) if (best === null || ms > best.ms || (ms === best.ms && rank < best.rank)) best = { rank, ms };
-  w.waitedFor = best;
-  return w;
+  return best;
 }
 
-/* "0% of the time is waiting for the network, 43% for other GPUs (most of it for GPU 1)" or,
- * from a server without peer waits, "12% of the time is waiting for the network". */
-function waitWords(w) {
-  let t = fmtPct(w.network) + ' of the time is waiting for the network';
-  if (w.peers === null) return t;
-  t += ', ' + fmtPct(w.peers) + ' for other GPUs';
-  if (w.waitedFor && w.peers >= 0.5) t += ' (most of it for GPU ' + w.waitedFor.rank + ', the one the others wait for)';
+/* "8.00× one GPU (100% efficiency)": the server's speed-up over one GPU at the traced batch (the
+ * same rule as compare's rows: report/verdict.h), never re-derived here; '' without one. */
+function speedWords(speedup, efficiency, gpus) {
+  if (!(speedup > 0)) return '';
+  let t = speedup.toFixed(2) + '× one GPU (' + (100 * efficiency).toFixed(0) + '% efficiency)';
+  if (gpus > 0 && speedup > 1.01 * gpus)
+    t += ' — more than the ' + gpus + ' GPUs: one GPU at the traced batch runs its samples slower than each GPU runs its share here';
   return t;
 }
 
-/* The answer in plain words: "8 GPUs: 1.26 s per step, 4.0× one GPU; what-if: 630 ms → 1.26 s
- * per step (+99.9%); 0% of the time is waiting for the network, 43% for other GPUs (...)." */
+/* The server's holdback (report/verdict.h: what holds the step back most, from the breakdown),
+ * with the GPU the others wait for when it is waiting for peers. */
+function holdbackWords(hb, waitedFor) {
+  if (!hb) return '';
+  let t = hb.text;
+  if (hb.kind === 'peers' && waitedFor) t += ', most of it for GPU ' + waitedFor.rank + ', the one the others wait for';
+  return t;
+}
+
+/* The answer in plain words: "8 GPUs: 41 ms per step, 7.99× one GPU (100% efficiency); what-if:
+ * 630 ms → 1.26 s per step (+99.9%). What holds the step back most: ..." */
 function sentence(h) {
   const r = h.result;
+  if (h.req.command === 'cluster') return clusterSentence(r);
   if (h.req.command === 'compare') {
     const best = r.rows && r.rows[0];
     const skipped = (r.skipped || []).length;
     if (!best) return 'No plan could run on ' + r.gpus + ' GPUs (' + skipped + ' skipped: see below).';
-    const wait = { network: pct(best.exposed_comm_ms, best.step_ms), peers: 'peer_wait_ms' in best ? pct(best.peer_wait_ms, best.step_ms) : null };
     const wi = whatifWords(best.unperturbed_step_ms, best.step_ms);
+    const sp = speedWords(best.speedup, best.efficiency, best.plan && best.plan.gpus);
     return 'Fastest of ' + r.rows.length + ' plans on ' + r.gpus + ' GPUs' + (skipped ? ' (' + skipped + ' more skipped)' : '') +
-      ': ' + best.label + ' — ' + fmtMs(best.step_ms) + ' per step, ' + best.speedup.toFixed(1) + '× one GPU' +
-      (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(wait).replace(' of the time', ' of the step (its busiest GPU)') + '.';
+      ': ' + best.label + ' — ' + fmtMs(best.step_ms) + ' per step' + (sp ? ', ' + sp : '') +
+      (wi ? '; what-if: ' + wi : '') + '. ' + (best.holdback ? holdbackWords(best.holdback) + ' (its busiest GPU).' : '');
   }
-  const g = r.plan.gpus, batch = h.summary && h.summary.batch_size;
-  /* a CPU-recorded trace predicted on GPUs (analytical op times) has no traced GPU step to compare with */
+  const g = r.plan.gpus;
+  /* a CPU-recorded trace predicted on GPUs: the op times are the analytical model's (one GPU too) */
   const modelled = r.recorded_on && r.recorded_on.kind === 'cpu' && r.ranks === 'gpus';
-  const speed = !modelled && batch && r.samples_per_s > 0 ? r.samples_per_s * r.traced_step_ms / 1000 / batch : null;
+  const sp = speedWords(r.speedup, r.efficiency, g);
   const wi = r.whatif ? whatifWords(r.whatif.base_ms, r.whatif.run_ms) : '';
-  return g + ' GPUs: ' + fmtMs(r.step_ms) + ' per step' + (speed ? ', ' + speed.toFixed(1) + '× one GPU' : '') +
+  const hb = holdbackWords(r.holdback, waits(r.gpus));
+  return g + ' GPUs: ' + fmtMs(r.step_ms) + ' per step' + (sp ? ', ' + sp : '') +
     (modelled ? ' (GPU op times from the analytical model: the trace was recorded on a CPU)' : '') +
-    (wi ? '; what-if: ' + wi : '') + '; ' + waitWords(waits(r.gpus, r.step_ms)) + '.';
+    (wi ? '; what-if: ' + wi : '') + '.' + (hb ? ' ' + hb + '.' : '');
+}
+
+/* The run's warnings (the trace's, the performance model's, memory; the program's "warning"), each
+ * once, as the server wrote them. */
+function warningsOf(r) {
+  const all = (r.warnings || []).slice();
+  if (r.warning && !all.includes(r.warning)) all.unshift(r.warning);
+  return all.filter((w) => w);
+}
+
+function showWarnings(r) {
+  const box = $('warnings');
+  box.textContent = '';
+  const ws = warningsOf(r);
+  for (const w of ws) box.appendChild(el('li', w));
+  box.hidden = !ws.length;
 }
 
 /* The line under the sentence: the batch the run trained on, and what the trace was recorded on. */
@@ -585,6 +769,16 @@ function detailWords(h) {
     parts.push('Global batch ' + plan.global_batch + (traced && !typed ? ' = traced ' + traced + ' × ' + plan.gpus + ' GPUs' : '') +
                (h.req.command === 'compare' ? ' for every plan' : ', ' + plan.replica_batch + ' samples per replica × ' + plan.dp + ' replica' + (plan.dp === 1 ? '' : 's')));
   }
+  const blocks = r.blocks || (plan && h.req.options.blocks ? { count: h.req.options.blocks } : null);
+  if (blocks && blocks.count > 0)
+    parts.push('the model of ' + blocks.count + ' blocks' + (blocks.traced ? ' (the trace has ' + blocks.traced + ': --blocks)' : ' (--blocks)'));
+  if (r.precision && r.precision.assumed) parts.push('precision ' + r.precision.assumed);
+  if (r.recompute && r.recompute !== 'none') parts.push('recompute ' + r.recompute);
+  const one = h.req.command === 'compare' ? r.baseline : r.one_gpu;
+  if (one && one.step_ms > 0)
+    parts.push('speed-up against one GPU: ' + fmtMs(one.step_ms) + ' per step' + (one.global_batch > 0 ? ' at batch ' + one.global_batch : '') +
+               ', the same operator times');
+  else if (r.speedup_note) parts.push('no speed-up: ' + r.speedup_note);
   const rec = r.recorded_on || (h.summary && h.summary.recorded_on);
   if (rec) parts.push('trace recorded on ' + recordedOn({ recorded_on: rec }));
   return parts.length ? parts.join('; ') + '.' : '';
@@ -611,12 +805,12 @@ function showRanking(r) {
   t.appendChild(el('caption', (shown < ran ? 'Top ' + shown + ' of ' + ran : 'All ' + ran) + ' plans that ran, fastest first' +
     (skipped ? '; ' + skipped + ' more skipped (below)' : '') + '. ' + (ran + skipped) + ' plans tried in all.'));
   const head = el('tr');
-  for (const c of ['rank', 'plan', 'step', 'speed-up', 'samples/s', 'waiting for network', 'memory per GPU']) head.appendChild(el('th', c));
+  for (const c of ['rank', 'plan', 'step', 'speed-up', 'efficiency', 'samples/s', 'holds back', 'memory per GPU']) head.appendChild(el('th', c));
   t.appendChild(head);
   r.rows.slice(0, RANKING_ROWS).forEach((x, i) => {
     const tr = el('tr');
-    for (const c of [i + 1, x.label, fmtMs(x.step_ms), x.speedup.toFixed(2) + '×', x.samples_per_s > 0 ? x.samples_per_s.toFixed(1) : '?',
-                     fmtPct(pct(x.exposed_comm_ms, x.step_ms)), fmtBytes(x.peak_mem_bytes) + (x.over_mem ? ' — over the GPU\'s memory' : '')])
+    for (const c of [i + 1, x.label, fmtMs(x.step_ms), x.speedup.toFixed(2) + '×', x.efficiency > 0 ? (100 * x.efficiency).toFixed(0) + '%' : '?',
+                     x.samples_per_s > 0 ? x.samples_per_s.toFixed(1) : '?', holdbackCell(x.holdback), fmtBytes(x.peak_mem_bytes) + (x.over_mem ? ' — over the GPU\'s memory' : '')])
       tr.appendChild(el('td', c));
     t.appendChild(tr);
   });
@@ -636,7 +830,7 @@ function showRanking(r) {
   box.hidden = false;
 }
 
-const FILE_LABELS = { 'result.json': 'JSON', 'report.html': 'standalone HTML report', 'timeline.json': 'timeline (Perfetto)' };
+const FILE_LABELS = { 'result.json': 'JSON', 'cluster.json': 'job file (mitosis cluster FILE)', 'report.html': 'standalone HTML report', 'timeline.json': 'timeline (Perfetto)' };
 
 function showRun(h) {
   $('step-answer').hidden = false;
@@ -644,7 +838,9 @@ function showRun(h) {
   $('run-error').textContent = '';
   $('answer-detail').textContent = '';
   $('ranking').hidden = true;
+  $('cluster-table').hidden = true;
   $('skipped').hidden = true;
+  $('warnings').hidden = true;
   $('downloads').textContent = '';
   if (h.status === 'failed' || h.status === 'cancelled') {
     $('run-error').textContent = h.status === 'cancelled' ? 'The run was cancelled.' : 'The run failed: ' + h.error;
@@ -652,8 +848,10 @@ function showRun(h) {
     return;
   }
   $('answer').textContent = sentence(h);
-  $('answer-detail').textContent = detailWords(h);
+  $('answer-detail').textContent = h.req.command === 'cluster' ? '' : detailWords(h);
+  showWarnings(h.result);
   if (h.req.command === 'compare') showRanking(h.result);
+  if (h.req.command === 'cluster') showClusterTable(h.result);
   $('downloads').appendChild(el('span', 'Downloads: '));
   for (const f of h.files) {
     const label = FILE_LABELS[f] || 'CSV ' + f.replace('csv/', '');
@@ -666,6 +864,8 @@ function showRun(h) {
 /* ---- history and side by side -------------------------------------------------------------------- */
 
 function describe(h) {
+  if (h.req.command === 'cluster')
+    return '#' + h.id + ' cluster, ' + h.req.cluster.jobs.length + ' jobs on ' + h.req.cluster.topology + ' — ' + h.status;
   const o = h.req.options;
   const where = o.topology || (o.network === 'photonic' ? 'photonic wafer' : '');
   return '#' + h.id + ' ' + (h.req.command === 'compare' ? 'fastest plan' : 'plan ' + (o.strategy || '')) + ', ' +
@@ -692,6 +892,10 @@ function renderHistory() {
 
 function keyNumbers(h) {
   const r = h.result;
+  if (h.req.command === 'cluster')
+    return [['jobs', r.jobs.length], ['fabric', r.topology + ' (' + r.fabric_gpus + ' GPUs)'],
+            ['worst slowdown', r.worst_slowdown.toFixed(3) + '× (' + r.worst_job + ')'], ['mean slowdown', r.mean_slowdown.toFixed(3) + '×'],
+            ['makespan', fmtMs(r.makespan_ms)]];
   if (h.req.command === 'compare') {
     const b = r.rows[0];
     if (!b) return [['GPUs', r.gpus], ['plans', '0 ran, ' + (r.skipped || []).length + ' skipped']];
@@ -702,7 +906,7 @@ function keyNumbers(h) {
   }
   const worst = r.gpus.reduce((a, x) => Math.max(a, x.peak_mem_bytes), 0);
   const rows = [['GPUs', r.plan.gpus], ['plan', 'dp ' + r.plan.dp + ' × tp ' + r.plan.tp + ' × pp ' + r.plan.pp],
-                ['step', fmtMs(r.step_ms)], ['samples/s', r.samples_per_s > 0 ? r.samples_per_s.toFixed(1) : '?'],
+                ['step', fmtMs(r.step_ms)], ['speed-up', r.speedup > 0 ? r.speedup.toFixed(2) + '×' : '?'], ['samples/s', r.samples_per_s > 0 ? r.samples_per_s.toFixed(1) : '?'],
                 ['global batch', r.plan.global_batch || '?'], ['network', r.topology || r.network],
                 ['memory per GPU', fmtBytes(worst)]];
   if (r.whatif) rows.push(['what-if', whatifWords(r.whatif.base_ms, r.whatif.run_ms)]);
@@ -724,6 +928,18 @@ function sideBySide() {
   }
 }
 
+/* The fabric's choices: the topology presets' specs and the placement policies, from the server. */
+function fillCluster() {
+  for (const p of state.values.presets || []) $('cl-topologies').appendChild(el('option', null, { value: p.syntax }));
+  for (const x of state.values.placements || []) $('cl-placement').appendChild(el('option', x.name, { value: x.name }));
+  const help = () => {
+    const x = (state.values.placements || []).find((y) => y.name === $('cl-placement').value);
+    $('cl-placement-help').textContent = x ? x.help : '';
+  };
+  $('cl-placement').addEventListener('change', help);
+  help();
+}
+
 /* ---- start ------------------------------------------------------------------------------------- */
 
 async function start() {
@@ -738,12 +954,16 @@ async function start() {
   }
   $('option-names').textContent = state.options.compare.map((f) => f.name).join(', ');
   fillGpus();
+  fillOptionFields();
+  fillCluster();
   fillTraces();
   $('trace').addEventListener('change', chooseTrace);
   $('preset').addEventListener('change', applyPreset);
   $('upload-btn').addEventListener('click', upload);
   $('run').addEventListener('click', run);
   $('cancel').addEventListener('click', cancelRun);
+  $('cl-add').addEventListener('click', () => addClusterJob());
+  $('mode-cluster').addEventListener('change', () => { if (!clusterRows().length) { addClusterJob(null, 4); addClusterJob(null, 4); } });
   $('side-by-side-btn').addEventListener('click', sideBySide);
   for (const e of document.querySelectorAll('input, select, textarea'))
     if (e.id !== 'trace' && e.id !== 'preset' && !e.id.startsWith('upload')) e.addEventListener('input', () => validate());

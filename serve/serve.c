@@ -18,6 +18,7 @@
 
 #include "report/jsonw.h"
 #include "run/compare.h"
+#include "serve/clusterreq.h"
 #include "serve/conns.h"
 #include "serve/guard.h"
 #include "serve/jobs.h"
@@ -240,7 +241,7 @@ static void parser_stop(parser *p) {
     p->started = 0;
 }
 
-static const char *const REQUEST_KEYS[] = {"command", "trace", "options", "files"};
+static const char *const REQUEST_KEYS[] = {"command", "trace", "options", "files", "cluster"};
 
 /* The optional files a run request asks for: "files": ["timeline", "csv"] (absent: none). */
 static const struct {
@@ -272,9 +273,19 @@ static mt_status check_request(const json_t *req, mt_error *err) {
     json_object_foreach((json_t *)req, key, v) {
         int known = 0;
         for (size_t k = 0; k < sizeof REQUEST_KEYS / sizeof *REQUEST_KEYS; k++) known |= !strcmp(key, REQUEST_KEYS[k]);
-        if (!known) return mt_fail(err, MT_EINVAL, "unknown key '%.100s' (a run is {\"command\", \"trace\", \"options\", "
-                                   "\"files\"})", key);
+        if (!known)
+            return mt_fail(err, MT_EINVAL, "unknown key '%.100s' (a run is {\"command\", \"trace\", \"options\", "
+                           "\"files\"}, a cluster run {\"command\": \"cluster\", \"cluster\"})", key);
     }
+    const char *cmd = json_string_value(json_object_get(req, "command"));
+    if (cmd && !strcmp(cmd, "cluster")) {
+        if (json_object_get(req, "trace") || json_object_get(req, "options"))
+            return mt_fail(err, MT_EINVAL, "a cluster run names its traces and options per job, in \"cluster\": "
+                           "{\"jobs\": [{\"trace\", \"options\"}]}");
+        return MT_OK;
+    }
+    if (json_object_get(req, "cluster"))
+        return mt_fail(err, MT_EINVAL, "\"cluster\" is for \"command\": \"cluster\"");
     if (!json_is_string(json_object_get(req, "trace")))
         return mt_fail(err, MT_EINVAL, "\"trace\" must be a trace id from GET /api/traces");
     return MT_OK;
@@ -306,6 +317,15 @@ static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts 
     mt_status st = check_request(*req, &r->err);
     if (st == MT_OK && cmdv) st = mt_serve_cmd_parse(json_string_value(cmdv), &cmd, &r->err);
     if (st == MT_OK) st = parse_wants(json_object_get(*req, "files"), want, &r->err);
+    if (st == MT_OK && cmd == MT_SERVE_CLUSTER) { /* its traces and options are per job (serve/clusterreq.h) */
+        o->cmd = cmd;
+        st = mt_serve_cluster_file(s->cat, json_object_get(*req, "cluster"), &o->cluster, &r->err);
+        if (st == MT_OK && (*want & MT_JOBS_WANT_CSV))
+            st = mt_fail(&r->err, MT_EINVAL, "\"files\": a cluster run writes its report and JSON (the command line "
+                         "writes its CSV tables)");
+        if (st != MT_OK) mt_catalog_redact(s->cat, r->err.msg, sizeof r->err.msg);
+        return st;
+    }
     if (st == MT_OK) st = mt_catalog_paths_of(s->cat, tid, &ps, &r->err);
     const char *paths[MT_CATALOG_MAX_FILES];
     for (int k = 0; st == MT_OK && k < ps.n; k++) paths[k] = ps.path[k];

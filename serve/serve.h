@@ -12,7 +12,8 @@
  *   POST /api/traces           upload (multipart/form-data: 1-4 files, optional field "name"),
  *                              at most max_upload_bytes: 413 over it, 400 when the readers refuse
  *   POST /api/runs             {"command": "simulate"|"compare", "trace": ID, "options": {..}}
- *                              -> 202 {"id": N} (serve/options.h: the CLI's options by name)
+ *                              -> 202 {"id": N} (serve/options.h: the CLI's options by name), or
+ *                              {"command": "cluster", "cluster": {..}} (serve/clusterreq.h)
  *   POST /api/check            the same body, checked as POST /api/runs checks it (the CLI's flag
  *                              parser, the web floor on bandwidths, a comparison's plan count),
  *                              not run: 200 {"ok": true} or the 4xx and message a run would get

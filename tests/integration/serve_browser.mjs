@@ -93,19 +93,36 @@ try {
   await setValue('#intra-bw', '450');
   await page.waitForFunction(() => !document.querySelector('#run').disabled);
 
+  // the GPU choice for a CPU trace: no "Trace recorded on" (a CPU names no GPU to move times
+  // from), the catalogue's GPUs as the GPU to predict for (--target-gpu), the same list as the CLI's
+  check(await page.$eval('#row-trace-gpu', (e) => e.hidden), 'a CPU trace hides "Trace recorded on"');
+  const gpuNames = await page.$$eval('#gpu-type option', (o) => o.map((x) => x.value));
+  check(['H100-SXM', 'H200', 'B200', 'A100-80GB', 'MI300X'].every((g) => gpuNames.includes(g)),
+        'the GPU list is the catalogue (' + gpuNames.length + ' entries)');
+  await page.select('#gpu-type', 'A100-80GB');
+  check((await text('#gpu-type-help')).includes('recorded on a CPU'), 'the GPU field says how a CPU trace is moved');
+
   // 3. run one plan (DDP over 8 GPUs), asking for the timeline and the CSV tables, and wait for the answer
   await page.click('#want-timeline');
   await page.click('#want-csv');
   const answer = await runAndWait();
   const sim = await runApi(1);
   check(sim.status === 'done', 'run 1 done (' + (sim.error || '') + ')');
-  // one GPU does 8 samples in traced_step_ms; 8 GPUs do samples_per_s: 58.08 x 1.1019 / 8 = 8.0x
-  // the CPU trace on the DGX-H100 preset runs on analytical H100 op times: no speed-up over the
-  // traced CPU step is claimed, and the sentence says where the times come from
-  check(sim.result.recorded_on.kind === 'cpu' && sim.result.ranks === 'gpus', 'a CPU trace on H100s runs as GPUs');
-  check(/^8 GPUs: [0-9.]+ (ms|s) per step \(GPU op times from the analytical model: the trace was recorded on a CPU\); (<1|[0-9]+)% of the time is waiting for the network(, (<1|[0-9]+)% for other GPUs[^.]*)?\.$/.test(answer),
+  // the CPU trace on A100s runs on analytical A100 op times, its one-GPU baseline too: the speed-up
+  // and efficiency are the server's (report/verdict.h), shown as it sent them
+  check(sim.result.recorded_on.kind === 'cpu' && sim.result.ranks === 'gpus' && sim.result.target_gpu === 'A100-80GB',
+        'a CPU trace predicted on the chosen A100s (target_gpu ' + sim.result.target_gpu + ')');
+  check(sim.result.speedup > 0 && Math.abs(sim.result.efficiency - sim.result.speedup / 8) < 1e-9 && sim.result.one_gpu.step_ms > 0,
+        'the server sent the speed-up ' + sim.result.speedup + ' and efficiency ' + sim.result.efficiency);
+  const spText = sim.result.speedup.toFixed(2) + '× one GPU (' + (100 * sim.result.efficiency).toFixed(0) + '% efficiency)';
+  check(/^8 GPUs: [0-9.]+ (ms|s) per step, [0-9.]+× one GPU \([0-9]+% efficiency\) \(GPU op times from the analytical model: the trace was recorded on a CPU\)\. (What holds|Nothing but compute holds) /.test(answer) &&
+        answer.includes(spText) && answer.includes(sim.result.holdback.text),
         'the answer sentence: "' + answer + '"');
-  check(!answer.includes('× one GPU'), 'no speed-up over the CPU-recorded step');
+  // warnings beside the answer (a CPU trace on GPUs: the host it does not count) and in the report
+  check(sim.result.warnings.length > 0, 'the run has warnings (' + sim.result.warnings.length + ')');
+  const shownWarnings = await page.$$eval('#warnings li', (li) => li.map((x) => x.textContent));
+  check(sim.result.warnings.every((w) => shownWarnings.includes(w)) && !(await page.$eval('#warnings', (e) => e.hidden)),
+        'the warnings shown beside the answer: "' + shownWarnings[0].slice(0, 80) + '..."');
   const ms = sim.result.step_ms;
   const stepShown = ms >= 1000 ? (ms / 1000).toPrecision(3) + ' s' : ms >= 10 ? ms.toFixed(0) + ' ms' : ms.toPrecision(2) + ' ms';
   check(answer.includes(stepShown + ' per step'), 'the step time is the API\'s (' + stepShown + ')');
@@ -115,6 +132,9 @@ try {
   // the report's charts are in the DOM (report/html.c's sections, in the iframe)
   const frame = await (await page.waitForSelector('#report[src]')).contentFrame();
   await frame.waitForSelector('svg#gpu-bars');
+  const reportText = await frame.$eval('body', (b) => b.textContent);
+  check(reportText.includes(sim.result.warnings[0]) && reportText.includes(sim.result.holdback.text),
+        'the report carries the warnings and what holds the step back');
   const bars = await frame.$$eval('svg#gpu-bars rect', (r) => r.length);
   check(bars >= 8, 'per-GPU bars drawn (' + bars + ' rects)');
   check(await frame.$('svg#layer-bars rect') !== null, 'per-layer bars drawn');
@@ -144,32 +164,10 @@ try {
   const inMs = (v, u) => Number(v) * (u === 's' ? 1000 : 1);
   check(m && Math.abs(inMs(m[1], m[2]) - w.base_ms) <= 0.02 * w.base_ms && Math.abs(inMs(m[3], m[4]) - w.run_ms) <= 0.02 * w.run_ms &&
         m[5] === (100 * (w.run_ms - w.base_ms) / w.base_ms).toFixed(1), 'the what-if sentence: "' + wAnswer + '"');
-  if ('peer_wait_ms' in wi.result.gpus[0]) {
-    // the others wait for GPU 1: peer wait, named, never network time
-    const net = wi.result.gpus.reduce((a, x) => a + x.exposed_comm_ms, 0) / wi.result.gpus.length / wi.result.step_ms * 100;
-    check(wAnswer.includes('for other GPUs (most of it for GPU 1,'), 'the straggler sentence names GPU 1: "' + wAnswer + '"');
-    check(wAnswer.includes((net > 0 && net < 0.5 ? '<1' : net.toFixed(0)) + '% of the time is waiting for the network'),
-          'the network share is exposed communication only (' + net.toFixed(2) + '%)');
-  } else {
-    console.log('serve_browser: skipped: the straggler sentence (the server\'s JSON has no peer_wait_ms yet)');
-  }
+  // the others wait for GPU 1: what holds the step back is waiting for peers, and GPU 1 is named
+  check(wi.result.holdback.kind === 'peers' && wAnswer.includes(wi.result.holdback.text + ', most of it for GPU 1, the one the others wait for'),
+        'the straggler sentence names peers and GPU 1: "' + wAnswer + '"');
   await page.click('#slow-gpu-on');
-
-  // the sentence's arithmetic on a made-up run (4 GPUs, 100 ms steps): GPUs 0, 2, 3 wait 50 + 40 +
-  // 30 ms for GPU 1 and 4 ms for the network: 4/400 = 1% network, 120/400 = 30% other GPUs
-  const made = await page.evaluate(() => {
-    const gpu = (rank, exposed, peer, wf) => ({ rank, exposed_comm_ms: exposed, peer_wait_ms: peer, waited_for: wf, waited_for_ms: peer });
-    const r = { plan: { gpus: 4 }, step_ms: 100, samples_per_s: 0, traced_step_ms: 100,
-                gpus: [gpu(0, 1, 50, 1), gpu(1, 1, 0, null), gpu(2, 2, 40, 1), gpu(3, 0, 30, 1)] };
-    const old = { plan: { gpus: 4 }, step_ms: 100, samples_per_s: 0, traced_step_ms: 100,
-                  gpus: r.gpus.map((x) => ({ rank: x.rank, exposed_comm_ms: x.exposed_comm_ms })) };
-    const h = (res) => ({ req: { command: 'simulate', options: {} }, result: res, summary: null });
-    return [sentence(h(r)), sentence(h(old))];
-  });
-  check(made[0] === '4 GPUs: 100 ms per step; 1% of the time is waiting for the network, 30% for other GPUs ' +
-        '(most of it for GPU 1, the one the others wait for).', 'peer waits apart from the network: "' + made[0] + '"');
-  check(made[1] === '4 GPUs: 100 ms per step; 1% of the time is waiting for the network.',
-        'without peer_wait_ms, the sentence of before: "' + made[1] + '"');
 
   // 4. which plan is fastest? (compare) and its ranking
   await page.click('#mode-compare');
@@ -237,6 +235,85 @@ try {
   await page.screenshot({ path: path.join(shots, 'serve-bad-upload.png'), fullPage: true });
   const alive = await page.evaluate(async () => (await fetch('/api/traces')).status);
   check(alive === 200, 'the server answers after the bad upload');
+  // 7. the speed-up is compare's (one function: report/verdict.h), and the sentence names what holds
+  // the step back, from the server: GPT-2 on 8 H100s is launch-bound (the GPUs wait for the host)
+  await page.select('#trace', 'shipped/h100-gpt2-b8-bf16');
+  await page.waitForFunction(() => document.querySelector('#trace-summary').textContent.includes('H100'));
+  check(await page.$eval('#row-trace-gpu', (e) => e.hidden), 'an H100 trace names its GPU: no "Trace recorded on" to ask');
+  await page.select('#gpu-type', '');
+  await page.click('#mode-plan');
+  await page.waitForFunction(() => !document.querySelector('#run').disabled);
+  const hAnswer = await runAndWait();
+  const h = await runApi(5);
+  check(h.status === 'done' && h.result.speedup > 7.9 && h.result.speedup <= 8,
+        'GPT-2 on 8 H100s: speed-up ' + (h.result.speedup || 0).toFixed(3) + ' over one GPU\'s ' + (h.result.one_gpu || {}).step_ms + ' ms step');
+  const hostShare = h.result.gpus.reduce((a, x) => a + x.host_wait_ms, 0) / h.result.gpus.length / h.result.step_ms;
+  check(h.result.holdback.kind === 'host' && Math.abs(h.result.holdback.share - hostShare) < 1e-6 &&
+        hAnswer.includes(h.result.speedup.toFixed(2) + '× one GPU') && hAnswer.includes('waiting for the host'),
+        'the sentence names the host (' + (100 * hostShare).toFixed(1) + '% of the step): "' + hAnswer + '"');
+  await page.click('#mode-compare');
+  await page.click('#advanced summary');
+  await setValue('#extra', '{"plans": "ddp=8"}');
+  await page.waitForFunction(() => !document.querySelector('#run').disabled);
+  await runAndWait();
+  const hc = await runApi(6);
+  check(hc.status === 'done' && hc.result.rows.length === 1 && Math.abs(hc.result.rows[0].speedup - h.result.speedup) <= 1e-9 * h.result.speedup &&
+        hc.result.rows[0].holdback.kind === 'host', 'compare\'s ddp=8 row has the same speed-up (' + hc.result.rows[0].speedup + ') and holdback');
+  const effCell = await page.$$eval('#ranking tr', (trs) => trs[1].children[4].textContent);
+  check(effCell === (100 * hc.result.rows[0].efficiency).toFixed(0) + '%', 'the ranking shows the server\'s efficiency (' + effCell + ')');
+  await setValue('#extra', '');
+
+  // 8. --blocks and the LLM options as fields made from the flag table (GET /api/options)
+  await page.select('#trace', 'shipped/cpu-gpt-tiny-b8');
+  await page.waitForFunction(() => document.querySelector('#trace-summary').textContent.includes('37 layers'));
+  await page.click('#mode-plan');
+  await setValue('#gpus-per-node', '2');
+  await page.click('#model-box summary');
+  const opts = await page.evaluate(async () => (await fetch('/api/options')).json());
+  const blocksFlag = opts.simulate.find((f) => f.name === 'blocks');
+  check((await page.$eval('#opt-blocks', (e) => e.parentNode.querySelector('small').textContent)) === blocksFlag.help,
+        'the --blocks field carries the flag table\'s help');
+  await setValue('#opt-fsdp-prefetch', '-1');
+  await page.waitForFunction(() => document.querySelector('#err-opt-fsdp-prefetch').textContent.length > 0);
+  check((await text('#err-opt-fsdp-prefetch')).includes('(the limits of --fsdp-prefetch)'), 'a field out of the flag\'s range refused as typed');
+  await setValue('#opt-fsdp-prefetch', '');
+  await setValue('#opt-blocks', '8');
+  await setValue('#opt-precision', 'bf16-mixed');
+  await setValue('#opt-recompute', 'every:2');
+  await page.waitForFunction(() => !document.querySelector('#run').disabled);
+  await runAndWait();
+  const b = await runApi(7);
+  check(b.status === 'done' && b.result.blocks.count === 8 && b.result.precision.assumed.startsWith('bf16-mixed') &&
+        b.result.recompute === 'every:2', 'blocks 8, bf16-mixed, recompute every:2 ran (' + (b.error || b.result.recompute) + ')');
+  check((await text('#answer-detail')).includes('the model of 8 blocks (the trace has ' + b.result.blocks.traced + ': --blocks)'),
+        'the answer says 8 blocks were used: "' + await text('#answer-detail') + '"');
+  for (const f of ['opt-blocks', 'opt-precision', 'opt-recompute']) await setValue('#' + f, '');
+
+  // 9. several jobs on one fabric (mitosis cluster): two jobs, placed spread, a slow fabric
+  await page.click('#mode-cluster');
+  await page.waitForFunction(() => document.querySelectorAll('#cluster-jobs tr[data-job]').length === 2);
+  check(await page.$eval('#step-cluster', (e) => e.hidden), 'cluster mode: the fabric replaces the one-job cluster');
+  await page.$eval('#cluster-jobs tr[data-job="1"] .cj-name', (e) => { e.value = 'joba'; e.dispatchEvent(new Event('input')); });
+  await page.waitForFunction(() => document.querySelector('#err-cluster').textContent.includes('Two jobs are named "joba"'));
+  check(true, 'two jobs of one name refused as typed');
+  await page.$eval('#cluster-jobs tr[data-job="1"] .cj-name', (e) => { e.value = 'jobb'; e.dispatchEvent(new Event('input')); });
+  await page.select('#cl-placement', 'spread');
+  await setValue('#cl-link-bw', '2');
+  await page.waitForFunction(() => !document.querySelector('#run').disabled);
+  const clAnswer = await runAndWait();
+  const cl = await runApi(8);
+  check(cl.status === 'done' && cl.result.jobs.length === 2 && cl.result.jobs.every((j) => j.placement === 'spread' && j.gpus === 4),
+        'the cluster ran two jobs of 4 GPUs, spread (' + (cl.error || '') + ')');
+  check(clAnswer.startsWith('2 jobs on fattree:k=4 (16 GPUs): worst slowdown ' + cl.result.worst_slowdown.toFixed(2) + '× (job ' + cl.result.worst_job + ')'),
+        'the cluster sentence: "' + clAnswer + '"');
+  check((await page.$$('#cluster-table tr')).length === 3, 'a row per job, with its slowdown');
+  const clFrame = await (await page.waitForSelector('#report[src="/api/runs/8/report.html"]')).contentFrame();
+  await clFrame.waitForSelector('table.heat');
+  check(true, 'the shared links\' heat map drawn');
+  const clLinks = await page.$$eval('#downloads a', (a) => a.map((x) => x.getAttribute('href')));
+  check(clLinks.includes('/api/runs/8/cluster.json'), 'the job file to download (mitosis cluster FILE)');
+  await page.screenshot({ path: path.join(shots, 'serve-cluster.png'), fullPage: true });
+
   check(pageErrors.length === 0, 'no JavaScript error in the page (' + pageErrors.join('; ') + ')');
 } catch (e) {
   console.error('serve_browser: FAIL: ' + (e && e.stack ? e.stack : e));

@@ -64,9 +64,12 @@ bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEX
     want 400 "$2" "$3"
 }
 same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json, but for the trace
-    # folders, which the API names by catalogue id (shipped/NAME, dir1/NAME), never by path
+    # folders, which the API names by catalogue id (shipped/NAME, dir1/NAME), never by path, and the
+    # server's verdict keys (report/verdict.h: speed-up over one GPU, efficiency, what holds the step back)
     local what=$1; shift
-    jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' <(jq .result "$TMP/status") >"$TMP/api.json"
+    jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?, .speedup?, .efficiency?, .one_gpu?,
+               .holdback?, .speedup_note?) | if .rows then .rows |= map(del(.efficiency, .holdback)) else . end' \
+      <(jq .result "$TMP/status") >"$TMP/api.json"
     "$BIN" "$@" --json | sed "s|$ROOT/traces/|shipped/|g; s|$TMP/more/|dir1/|g" |
       jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' >"$TMP/cli.json" ||
       fail "$what: the CLI failed"
@@ -131,7 +134,7 @@ bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": 
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"json": true}}' "unknown option 'json'" "a CLI output flag"
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"model": "/etc/passwd"}}' "names a file on the server" "a file-valued option"
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"topology": "/etc/passwd"}}' "is a file on the server" "a topology file"
-bad_run '{"command": "rm", "trace": "shipped/cpu-resnet18-b8"}' 'must be .*simulate.* or .*compare.* (got .rm.)' "an unknown command"
+bad_run '{"command": "rm", "trace": "shipped/cpu-resnet18-b8"}' 'must be .*simulate.*, .*compare.* or .*cluster.* (got .rm.)' "an unknown command"
 bad_run '{"trace": "shipped/cpu-resnet18-b8", "extra": 1}' "unknown key 'extra'" "an unknown key"
 "$BIN" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 0 2>"$TMP/cli.err"
 cli_msg=$(sed 's/^mitosis simulate: //' "$TMP/cli.err")
@@ -187,6 +190,19 @@ req GET /api/traces -H "Host: 127.0.0.1:$((PORT + 1))"
 want 421 "not this server's address" "a Host with another port"
 req GET / -H 'Host:'
 want 400 "needs a Host header" "a request without Host"
+CLUSTER='{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "shipped/cpu-resnet18-b4", "options": {"gpus": 2}}]}}'
+req POST /api/runs "${J[@]}" -H 'Origin: http://evil.example' -d "$CLUSTER"
+want 403 "Origin 'http://evil.example' is not this server" "a cross-site cluster run"
+req POST /api/check -H 'Content-Type: text/plain' -d "$CLUSTER"
+want 415 "Content-Type: application/json (got 'text/plain')" "a text/plain cluster check"
+req POST /api/runs "${J[@]}" -H "Host: evil.attacker.example:$PORT" -d "$CLUSTER"
+want 421 "not this server's address" "a cluster run through a foreign Host"
+req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "/etc/topo.json", "jobs": [{"trace": "shipped/cpu-resnet18-b4"}]}}'
+want 400 "the web API opens no topology file" "a cluster fabric that is a file"
+req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "shipped/cpu-resnet18-b4", "options": {"model": "/etc/passwd"}}]}}'
+want 400 "job 0: option 'model' names a file on the server" "a cluster job's option naming a server file"
+req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "/etc"}]}}'
+want 400 "never by a path" "a cluster job's trace given as a path"
 req GET /api/runs
 [ "$(jq length "$TMP/body")" = "$runs_before" ] || fail "a refused request started a run"
 for h in "localhost:$PORT" "LOCALHOST:$PORT" "[::1]:$PORT" "127.0.0.1:$PORT" "127.0.0.2:$PORT"; do

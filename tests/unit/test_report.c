@@ -37,6 +37,7 @@
 #include "report/describe.h"
 #include "report/record.h"
 #include "report/timeline.h"
+#include "report/verdict.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 #include "tracer/trace.h"
@@ -604,13 +605,45 @@ static void test_progress_hook(void **state) {
     sim_free(&s);
 }
 
+/* report/verdict.h: the speed-up is throughput over the one-GPU baseline's; the holdback is memory
+ * over the limit first, else the largest wait of at least 5% of the step, else compute. */
+static void test_verdict(void **state) {
+    (void)state;
+    mt_plan p;
+    mt_plan_init(&p);
+    p.global_batch = 64, p.dp = 8;
+    /* 64 samples in 41.139 ms against 8 in 41.069 ms: (64 / 41.139) / (8 / 41.069) */
+    assert_float_equal(mt_speedup(&p, 41.139, 8, 41.069), 8.0 * 41.069 / 41.139, 1e-12);
+    p.global_batch = 0; /* unknown batch: the data-parallel size against one */
+    assert_float_equal(mt_speedup(&p, 10, 0, 20), 16.0, 1e-12);
+    assert_float_equal(mt_speedup(&p, 0, 0, 20), 0.0, 0);
+    mt_holdback h;
+    mt_hold_parts parts = {.step_ms = 100, .exposed_ms = 12, .peer_ms = 30, .bubble_ms = 29, .host_ms = 1};
+    mt_holdback_of(&parts, &h);
+    assert_int_equal(h.kind, MT_HOLD_PEERS);
+    assert_float_equal(h.share, 0.30, 1e-12);
+    assert_non_null(strstr(h.text, "waiting for other GPUs at collectives (a slower or later GPU), 30% of the step "
+                                   "(30.000 ms per GPU)"));
+    parts.mem_bytes = 81e9, parts.mem_limit = 80e9; /* does not fit: whatever the waits */
+    mt_holdback_of(&parts, &h);
+    assert_int_equal(h.kind, MT_HOLD_MEMORY);
+    parts = (mt_hold_parts){.step_ms = 100, .exposed_ms = 4.9, .host_ms = 2, .mem_bytes = 79e9, .mem_limit = 80e9};
+    mt_holdback_of(&parts, &h); /* 4.9% < 5%: compute */
+    assert_int_equal(h.kind, MT_HOLD_COMPUTE);
+    assert_non_null(strstr(h.text, "(all of them together: 7%)"));
+    parts.host_ms = 5;
+    mt_holdback_of(&parts, &h);
+    assert_int_equal(h.kind, MT_HOLD_HOST);
+    assert_string_equal(h.name, "host");
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timeline_full),     cmocka_unit_test(test_timeline_filters),
         cmocka_unit_test(test_items_tile_slowed_gpu), cmocka_unit_test(test_csv),
         cmocka_unit_test(test_filter_parse),      cmocka_unit_test(test_coll_algo),
-        cmocka_unit_test(test_progress_hook),
+        cmocka_unit_test(test_progress_hook),     cmocka_unit_test(test_verdict),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
