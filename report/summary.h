@@ -51,6 +51,7 @@ typedef struct mt_run_summary {
     const mt_replay *replay;      /* the run against the traced step (report/replay.h), NULL none */
     const mt_commfit *commfit;    /* the network fitted to the traced collectives, NULL none */
     int32_t blocks, traced_blocks;/* --blocks: the model's repeating blocks and the trace's (0: as traced) */
+    const char *comm_slow;        /* compute slowed by communication: the model, or "off (why)"; NULL none */
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,

@@ -192,7 +192,7 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
     w->sps = run->plan.global_batch > 0 && r->step_ps > 0 ? (double)run->plan.global_batch / (w->step_ms / 1e3) : -1;
     double base_units = cmp->base_batch > 0 ? (double)cmp->base_batch : 1;
     w->speedup = w->step_ms > 0 ? (units_of(&run->plan) / w->step_ms) / (base_units / cmp->base_step_ms) : 0;
-    w->exposed_ms = w->peer_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
+    w->exposed_ms = w->peer_ms = w->host_wait_ms = w->bubble_ms = w->stretch_ms = w->mem_bytes = 0;
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
         double k = 1e9 * r->n_steps; /* per step */
@@ -200,6 +200,7 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
         if ((double)g->peer_wait_ps / k > w->peer_ms) w->peer_ms = (double)g->peer_wait_ps / k;
         if ((double)g->host_wait_ps / k > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / k;
         if ((double)g->bubble_ps / k > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / k;
+        if ((double)g->stretch_ps / k > w->stretch_ms) w->stretch_ms = (double)g->stretch_ps / k;
         if (g->peak_mem_bytes > w->mem_bytes) w->mem_bytes = g->peak_mem_bytes;
     }
     w->over_mem = cmp->mem_limit > 0 && w->mem_bytes > cmp->mem_limit;

@@ -80,6 +80,18 @@ static mt_status set_precision(void *base, const char *v, mt_error *err) {
     return mt_precision_parse(v, &((mt_run_config *)base)->plan.prec, err);
 }
 
+static mt_status set_comm_slowdown(void *base, const char *v, mt_error *err) {
+    double *x = &((mt_run_config *)base)->comm_slowdown;
+    char *end = NULL;
+    double f = strtod(v, &end);
+    if (!strcmp(v, "auto")) *x = MT_COMM_SLOW_AUTO;
+    else if (!strcmp(v, "off")) *x = 0;
+    else if (end != v && !*end && f >= 0 && f <= 10) *x = f;
+    else return mt_fail(err, MT_EINVAL, "--comm-slowdown needs auto, off or a slowdown from 0 to 10 (0.2: kernels "
+                        "run at 1/1.2 of their speed beside a collective; got '%s')", v);
+    return MT_OK;
+}
+
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
     mt_run_config *c = base;
     if (c->n_scenario_paths < MT_RUN_MAX_PATHS) c->scenario_paths[c->n_scenario_paths++] = v;
@@ -249,6 +261,14 @@ static const mt_flag HOST[] = {
      "trace's CPU time per op, launches kernels (they cannot start before launch + launch latency) and blocks at "
      "synchronising calls; none: GPU work only. Default trace when the trace has kernel launches, else none",
      .choices = "none|trace"},
+    {"--comm-slowdown", MT_FLAG_CALL, 0, "auto|off|S", "compute slowed by communication: while a collective's "
+     "kernels run on a GPU its compute kernels run at 1/(1+S) of their speed (perfmodel/commslow.h). auto "
+     "(default): from the predicted GPU's SMs and HBM bandwidth, compute-bound kernels S = c/(SMs - c) for NCCL's "
+     "c = 24 channels (0.22 on an H100), memory-bound ones by the HBM share the collective moves (0.27 on an H100 "
+     "over NVLink, 0.03 over 400 Gb/s NICs); off on CPU processes, on GPUs without an SM count and for multi-rank "
+     "traces (their kernels ran beside their own collectives). off: overlap is free. S: every kernel slows by S. "
+     "The time added is the breakdown's stretch", .call = set_comm_slowdown,
+     .choices = "auto|off"},
     {"--host-scale", MT_FLAG_DOUBLE, CFG(host_scale), "F", "multiply the traced host (CPU) times by F: a faster "
      "(F < 1) or slower CPU, or the profiler's own overhead taken out (default 1); after a calibration, the "
      "calibrated host times", .lo = 0, .hi = 1e6,
