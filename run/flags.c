@@ -176,10 +176,12 @@ static const mt_flag PLAN[] = {
      "replicas, all-reduce the shards across groups (G divides dp)", .lo = 1, .hi = 1 << 20},
     {"--precision", MT_FLAG_CALL, 0, "POLICY", "precision policy: fp32, bf16 (pure), bf16-mixed (bf16 params and "
      "compute, fp32 gradient reduction, fp32 master weights and optimizer states: FSDP2's MixedPrecisionPolicy("
-     "bf16, fp32), Megatron's, DeepSpeed's), fp16-mixed, or traced (default: the trace's dtypes), then parts "
-     "overriding it: param=, reduce=, optim= fp32|bf16|fp16, master=fp32|none (e.g. bf16-mixed,reduce=bf16). "
-     "Rescales parameters, gradients, optimizer states and the master copy per GPU, data-parallel traffic "
-     "(all-gathers by param, reductions by reduce) and the optimizer step's time; kernels run as traced",
+     "bf16, fp32), Megatron's, DeepSpeed's), fp16-mixed, fp8-mixed (bf16-mixed with the linear layers' GEMMs "
+     "in FP8 as Transformer Engine or torchao float8 run them: the GPU's fp8 peak plus the casts; refused on GPUs "
+     "without FP8, e.g. A100), or traced (default: the trace's dtypes), then parts overriding it: param=, reduce=, "
+     "optim= fp32|bf16|fp16, master=fp32|none, gemm=fp8|traced (e.g. bf16-mixed,reduce=bf16). Rescales "
+     "parameters, gradients, optimizer states and the master copy per GPU, data-parallel traffic (all-gathers by "
+     "param, reductions by reduce) and the optimizer step's time; other kernels run as traced",
      .call = set_precision, .choices = MT_PRECISION_NAMES},
     {"--comm", MT_FLAG_CHOICE, CFG(plan.comm), "MODE", "the data-parallel collectives: traced keeps the trace's "
      "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perfmodel/commslow.h"
+#include "perfmodel/fp8.h"
 #include "run/collective.h"
 #include "util/units.h"
 
@@ -129,6 +130,51 @@ static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simr
     return MT_OK;
 }
 
+/* --precision fp8-mixed (gemm=fp8): the linear GEMMs of the inner op times in FP8 on g (perfmodel/fp8.h). */
+typedef struct fp8_optime {
+    mt_optime_fn inner;
+    void *ctx;
+    const mt_gpu_spec *g;
+    mt_tf32 tf;
+} fp8_optime;
+
+static double optime_fp8(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+    const fp8_optime *f = ctx;
+    double ns = f->inner(f->ctx, t, op, batch_factor, tp_split);
+    mt_work w;
+    mt_work_of_trace_op(t, op, &w);
+    if (!(ns > 0) || !mt_fp8_gemm(&w)) return ns;
+    double act, weight;
+    mt_fp8_cast_bytes(t, op, &act, &weight);
+    int bd = mt_op_batch_dependent(t, op) != 0;
+    double split = tp_split > 1 ? tp_split : 1, cast = ((bd ? act * batch_factor : act) + weight) / split;
+    mt_work ws = mt_work_scale(&w, bd, batch_factor, tp_split);
+    return mt_fp8_gemm_ns(f->g, &ws, ns, cast, f->tf);
+}
+
+/* The GPU FP8 GEMMs run on: pm's predicted one, refused (one line) without an FP8 peak or without a
+ * bf16/fp16 matmul in t. O(ops) at most. */
+static mt_status fp8_gpu(const trace *t, mt_perfmodel *pm, const mt_gpu_spec **out, mt_error *err) {
+    const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
+    if (!g)
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed needs a GPU (a GPU trace or --target-gpu): these ranks "
+                       "are CPU processes or an unknown device");
+    if (!(g->peak_flops[MT_DT_FP8] > 0))
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed: the %s has no FP8 tensor cores (no fp8 peak in the GPU "
+                       "table); FP8 GEMMs need Hopper or later (H100, H200, B200) or an MI300X (--target-gpu)", g->name);
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops && !n; i++) {
+        mt_work w;
+        mt_work_of_trace_op(t, i, &w);
+        n += mt_fp8_gemm(&w);
+    }
+    if (!n)
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed: the trace has no bf16 or fp16 matmul to run in FP8 "
+                       "(record it in bf16: FP8 recipes cast bf16 linears)");
+    *out = g;
+    return MT_OK;
+}
+
 static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                mt_error *err) {
     out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
@@ -138,6 +184,13 @@ static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun
     if (cfg->op_scale > 0 && cfg->op_scale != 1) {
         po.optime = optime_scaled;
         po.optime_ctx = &so;
+    }
+    fp8_optime f8 = {po.optime ? po.optime : optime_scaled, po.optime ? po.optime_ctx : &so, NULL, MT_TF32_CONV};
+    if (out->plan.prec.fp8) {
+        MT_CHECK(fp8_gpu(t, pm, &f8.g, err));
+        f8.tf = mt_perfmodel_tf32(pm);
+        po.optime = optime_fp8;
+        po.optime_ctx = &f8;
     }
     return mt_program_build(t, &out->plan, &po, &out->prog, err);
 }
