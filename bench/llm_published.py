@@ -65,6 +65,7 @@ class Features:
         self.seq = self.has_flag("--seq")
         self.precision = self.has_flag("--precision")
         self.fsdp_units = self.has_flag("--fsdp-units")
+        self.fp8 = self.precision and "fp8-mixed" in self.help
         self.op_sac = None
         shown = re.findall(r"\b(ops?:[A-Za-z0-9_,=.-]+)", self.help)
         for cand in shown + OP_SAC_CANDIDATES:
@@ -125,7 +126,8 @@ def build(row, feat, trace, trace_seq):
     tokens = seq * gbs
     if model not in PREDICTABLE_MODELS:
         return None, [], "no %s-shaped slice (a 70B block is not recorded: issue 43)" % model, tokens
-    if row["precision"].startswith("fp8") or "float8" in extras or "fp8" in extras:
+    fp8 = row["precision"].startswith("fp8") or "float8" in extras or "fp8" in extras
+    if fp8 and not feat.fp8:
         return None, [], "fp8 compute: the slice is bf16 and mitosis has no fp8 kernel model", tokens
     if tp * pp * cp * dp != n:
         return None, [], "sizes do not multiply to the GPU count", tokens
@@ -186,7 +188,10 @@ def build(row, feat, trace, trace_seq):
             argv += ["--recompute", "selective"]
             missing.append("op-level SAC (run as selective)")
     # Precision policy: the slice is pure bf16 (bf16 Adam states, bf16 reduce)
-    if row["precision"].startswith("bf16"):
+    if fp8:  # FP8 linears (TE / torchao float8) over bf16-mixed: --precision fp8-mixed
+        argv += ["--precision", "fp8-mixed"]
+        missing.append("FP8 linears as --precision fp8-mixed (TE-style casts; activations kept bf16)")
+    elif row["precision"].startswith("bf16"):
         if feat.precision:
             argv += ["--precision", "bf16-mixed"]
             if row["precision"] == "bf16-O2":

@@ -8,12 +8,14 @@
 static const struct {
     const char *name;
     mt_prec_dtype param, reduce, master, optim;
+    int8_t fp8;
 } NAMED[] = {
-    {"fp32", MT_PREC_FP32, MT_PREC_FP32, MT_PREC_NONE, MT_PREC_FP32},
-    {"bf16", MT_PREC_BF16, MT_PREC_BF16, MT_PREC_NONE, MT_PREC_BF16},
-    {"bf16-mixed", MT_PREC_BF16, MT_PREC_FP32, MT_PREC_FP32, MT_PREC_FP32},
-    {"fp16-mixed", MT_PREC_FP16, MT_PREC_FP32, MT_PREC_FP32, MT_PREC_FP32},
-    {"traced", MT_PREC_UNSET, MT_PREC_UNSET, MT_PREC_UNSET, MT_PREC_UNSET},
+    {"fp32", MT_PREC_FP32, MT_PREC_FP32, MT_PREC_NONE, MT_PREC_FP32, 0},
+    {"bf16", MT_PREC_BF16, MT_PREC_BF16, MT_PREC_NONE, MT_PREC_BF16, 0},
+    {"bf16-mixed", MT_PREC_BF16, MT_PREC_FP32, MT_PREC_FP32, MT_PREC_FP32, 0},
+    {"fp16-mixed", MT_PREC_FP16, MT_PREC_FP32, MT_PREC_FP32, MT_PREC_FP32, 0},
+    {"fp8-mixed", MT_PREC_BF16, MT_PREC_FP32, MT_PREC_FP32, MT_PREC_FP32, 1},
+    {"traced", MT_PREC_UNSET, MT_PREC_UNSET, MT_PREC_UNSET, MT_PREC_UNSET, 0},
 };
 enum { N_NAMED = sizeof NAMED / sizeof NAMED[0] };
 
@@ -51,14 +53,23 @@ mt_status mt_precision_parse(const char *spec, mt_precision *out, mt_error *err)
             out->reduce = NAMED[k].reduce;
             out->master = NAMED[k].master;
             out->optim = NAMED[k].optim;
+            out->fp8 = NAMED[k].fp8;
             snprintf(out->name, sizeof out->name, "%s", NAMED[k].name);
             continue;
         }
         *v++ = '\0';
+        if (!strcmp(item, "gemm")) {
+            if (strcmp(v, "fp8") && strcmp(v, "traced"))
+                return mt_fail(err, MT_EINVAL, "--precision gemm=%s: use fp8 (the linear layers' GEMMs in FP8) or traced", v);
+            out->fp8 = !strcmp(v, "fp8");
+            out->name[0] = '\0';
+            continue;
+        }
         mt_prec_dtype *part = !strcmp(item, "param") ? &out->param : !strcmp(item, "reduce") ? &out->reduce
                        : !strcmp(item, "master") ? &out->master : !strcmp(item, "optim") ? &out->optim : NULL;
         if (!part)
-            return mt_fail(err, MT_EINVAL, "--precision: unknown part '%s=' (use param=, reduce=, master=, optim=)", item);
+            return mt_fail(err, MT_EINVAL, "--precision: unknown part '%s=' (use param=, reduce=, master=, optim=, gemm=)",
+                           item);
         if (!dtype_parse(v, part == &out->master, part))
             return mt_fail(err, MT_EINVAL, "--precision %s=%s: use %s", item, v,
                            part == &out->master ? "fp32 or none" : "fp32, bf16 or fp16");
@@ -106,6 +117,7 @@ void mt_precision_resolve(const mt_precision *asked, const mt_precision *traced,
     if (asked->reduce) r.reduce = asked->reduce;
     if (asked->master) r.master = asked->master;
     if (asked->optim) r.optim = asked->optim;
+    r.fp8 = asked->fp8;
     snprintf(r.name, sizeof r.name, "%s", asked->name);
     *out = r;
 }
@@ -114,10 +126,11 @@ const char *mt_precision_describe(const mt_precision *p, char *buf, size_t len) 
     const char *name = p->name[0] && strcmp(p->name, "traced") ? p->name : NULL;
     for (int k = 0; !name && k < N_NAMED; k++)
         if (NAMED[k].param == p->param && NAMED[k].reduce == p->reduce && NAMED[k].master == p->master &&
-            NAMED[k].optim == p->optim)
+            NAMED[k].optim == p->optim && NAMED[k].fp8 == p->fp8)
             name = NAMED[k].name;
-    snprintf(buf, len, "%s (param %s, reduce %s, master %s, optimizer %s)", name ? name : "custom",
-             mt_prec_dtype_name(p->param), mt_prec_dtype_name(p->reduce), mt_prec_dtype_name(p->master), mt_prec_dtype_name(p->optim));
+    snprintf(buf, len, "%s (param %s, reduce %s, master %s, optimizer %s%s)", name ? name : "custom",
+             mt_prec_dtype_name(p->param), mt_prec_dtype_name(p->reduce), mt_prec_dtype_name(p->master),
+             mt_prec_dtype_name(p->optim), p->fp8 ? ", linear GEMMs fp8" : "");
     return buf;
 }
 

@@ -11,9 +11,13 @@
  *               Megatron's bf16 with fp32 main grads and distributed optimizer, DeepSpeed's bf16 + fp32
  *               master and Adam;
  *   fp16-mixed  as bf16-mixed with fp16 parameters (loss scaling costs nothing here);
+ *   fp8-mixed   bf16-mixed with the linear layers' GEMMs in FP8, as Transformer Engine (NeMo's and
+ *               Megatron's fp8 recipes) or torchao's float8 linears (torchtitan) run them: weights
+ *               still bf16 with an fp32 master, the GEMMs at the GPU's FP8 peak, the FP8 casts (with
+ *               their amax) added as memory-bound work (perfmodel/fp8.h);
  *   traced      what the trace ran (the default).
  * Parts override a name or the traced policy: param=, reduce=, optim= take fp32|bf16|fp16; master=
- * takes fp32|none.
+ * takes fp32|none; gemm= takes fp8 (FP8 linear GEMMs) or traced.
  * The traced policy is read from the trace (mt_precision_traced): the weights', gradients' and
  * optimizer states' dtypes (bytes-weighted), no master copy (PyTorch's optimizers update the model's
  * own parameters).
@@ -38,9 +42,10 @@ typedef enum { MT_PREC_UNSET = 0, MT_PREC_FP32, MT_PREC_BF16, MT_PREC_FP16, MT_P
 typedef struct mt_precision {
     mt_prec_dtype param, reduce, master, optim; /* MT_PREC_UNSET: as traced; master MT_PREC_NONE: no master copy */
     char name[16];                         /* the named policy asked, "" none */
+    int8_t fp8;                            /* 1: the linear layers' GEMMs in FP8 (gemm=fp8); 0 as traced */
 } mt_precision;
 
-#define MT_PRECISION_NAMES "fp32|bf16|bf16-mixed|fp16-mixed|traced"
+#define MT_PRECISION_NAMES "fp32|bf16|bf16-mixed|fp16-mixed|fp8-mixed|traced"
 
 /* spec: "NAME", "NAME,part=DTYPE,...", or parts alone, into *out (cleared first). One-line MT_EINVAL
  * naming --precision otherwise. */

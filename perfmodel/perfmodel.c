@@ -337,6 +337,8 @@ const mt_work *mt_perfmodel_op_work(const mt_perfmodel *pm, int32_t op) {
 }
 const mt_gpu_spec *mt_perfmodel_source_gpu(const mt_perfmodel *pm) { return pm ? pm->src : NULL; }
 const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm) { return pm ? pm->dst : NULL; }
+mt_tf32 mt_perfmodel_tf32(const mt_perfmodel *pm) { return pm ? pm->tf32 : MT_TF32_CONV; }
+const mt_gpu_spec *mt_perfmodel_gpu(const mt_perfmodel *pm) { return !pm ? NULL : pm->dst ? pm->dst : pm->src; }
 
 double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double batch_factor,
                                int32_t tp_split) {

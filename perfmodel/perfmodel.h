@@ -126,6 +126,8 @@ const char *mt_perfmodel_warning(const mt_perfmodel *pm);
 const mt_work *mt_perfmodel_op_work(const mt_perfmodel *pm, int32_t op);
 const mt_gpu_spec *mt_perfmodel_source_gpu(const mt_perfmodel *pm); /* NULL when unknown */
 const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm); /* NULL: same GPU */
+mt_tf32 mt_perfmodel_tf32(const mt_perfmodel *pm); /* the TF32 mode it runs fp32 matrix ops in */
+const mt_gpu_spec *mt_perfmodel_gpu(const mt_perfmodel *pm); /* the predicted GPU: target, else traced; NULL */
 
 /* Roofline floor of op `op` of the model's trace on the target GPU (the traced one without a
  * target): max(FLOPs / peak of its unit, bytes / bandwidth) at batch_factor and tp_split, ns; 0

@@ -170,6 +170,7 @@ json_t *mt_comparison_json(const mt_comparison *o) {
         json_object_set_new(x, "peer_wait_ms", json_real(w->peer_ms));
         json_object_set_new(x, "host_wait_ms", json_real(w->host_wait_ms));
         json_object_set_new(x, "bubble_ms", json_real(w->bubble_ms));
+        json_object_set_new(x, "stretch_ms", json_real(w->stretch_ms));
         json_object_set_new(x, "peak_mem_bytes", json_real(w->mem_bytes));
         json_object_set_new(x, "over_mem", json_boolean(w->over_mem));
         json_array_append_new(rows, x);

@@ -32,6 +32,7 @@ typedef struct mt_cmp_row {
     double speedup;          /* throughput over the baseline */
     double sps;              /* samples/s, < 0 unknown */
     double exposed_ms, peer_ms, host_wait_ms, bubble_ms; /* max over GPUs, per step */
+    double stretch_ms;      /* compute slowed by collectives beside it: max over GPUs, per step */
     double mem_bytes;        /* largest estimated peak per GPU */
     double base_step_ms;     /* the same plan unperturbed (what-if), 0 when not run */
     int over_mem;            /* mem_bytes over the limit */

@@ -149,6 +149,7 @@ static void gpu_rows(cw *w, const mt_report_src *src) {
         if (g->waited_for >= 0) cw_num(w, "%d", g->waited_for);
         else cw_text(w, "");
         cw_ms(w, g->waited_for_ps);
+        cw_ms(w, g->stretch_ps);
         cw_end(w);
     }
 }
@@ -230,7 +231,7 @@ mt_status mt_csv_write_dir(const mt_report_src *src, const char *dir, mt_error *
     static const char *const gpus[] = {"rank", "dp", "stage", "tp", "compute_ms", "comm_ms", "exposed_comm_ms",
                                        "peer_wait_ms", "host_wait_ms", "bubble_ms", "idle_ms", "step_ms",
                                        "peak_mem_bytes", "host_busy_ms", "host_sync_ms", "waited_for",
-                                       "waited_for_ms", NULL};
+                                       "waited_for_ms", "stretch_ms", NULL};
     static const char *const layers[] = {"layer_index", "layer", "compute_ms", "comm_ms", NULL};
     static const char *const links[] = {"link", "src", "dst", "bandwidth_GBps", "bytes", "busy_ms",
                                         "utilisation", "peak_flows", NULL};

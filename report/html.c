@@ -62,7 +62,7 @@ static const char CSS[] =
     "tr.over td{color:#a00}tr.skip td{color:#888}.note{color:#666;font-size:13px}"
     "svg text{font-size:11px;fill:#333}.grid{stroke:#e4e4e4}.axis{stroke:#999}"
     ".k-comp,.c-fwd{fill:#4e79a7}.k-exp,.coll{fill:#f28e2b}.k-bub,.wait-pp{fill:#e15759}"
-    ".k-idle{fill:#d4cfcb}.k-host,.host{fill:#9c755f}.c-bwd{fill:#59a14f}.c-opt{fill:#b07aa1}.c-oth{fill:#76b7b2}"
+    ".k-idle{fill:#d4cfcb}.k-str{fill:#a0cbe8}.k-host,.host{fill:#9c755f}.c-bwd{fill:#59a14f}.c-opt{fill:#b07aa1}.c-oth{fill:#76b7b2}"
     ".send{fill:#edc948}.wait{fill:#ff9d9a}.k-peer,.wait-peer{fill:#8c564b}.bar{fill:#4e79a7}.bar.over{fill:#d4a5a5}"
     ".line{fill:none;stroke:#4e79a7;stroke-width:2}.pt{fill:#4e79a7}"
     ".lg rect{stroke:none}#gantt{cursor:grab;user-select:none}"
@@ -219,17 +219,18 @@ static void gpu_bars(FILE *f, const mt_sim_result *res) {
     if (n == 0 || !(max > 0)) return;
     const double L = 70, W = 760, top = 28, rowh = 16;
     fprintf(f, "<svg id=\"gpu-bars\" width=\"%.0f\" height=\"%.0f\">", L + W + 20, top + n * rowh + 34);
-    static const char *const cls[] = {"k-comp", "k-host", "k-exp", "k-peer", "k-bub", "k-idle"},
-                              *const names[] = {"compute", "host wait", "exposed comm", "peer wait", "bubble", "idle"};
-    legend(f, L, 4, cls, names, 6);
+    static const char *const cls[] = {"k-comp", "k-str", "k-host", "k-exp", "k-peer", "k-bub", "k-idle"},
+                              *const names[] = {"compute", "stretch", "host wait", "exposed comm", "peer wait", "bubble",
+                                                "idle"};
+    legend(f, L, 4, cls, names, 7);
     ms_axis(f, L, W, top - 4, top + n * rowh, max);
     for (int32_t i = 0; i < n; i++) {
         const mt_gpu_stats *g = &res->gpus[i];
         double y = top + i * rowh, x = L;
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">GPU %d</text>", L - 6, y + 11, g->rank);
-        const mt_time_ps part[6] = {g->compute_ps, g->host_wait_ps, g->exposed_ps, g->peer_wait_ps, g->bubble_ps,
-                                    g->idle_ps};
-        for (int k = 0; k < 6; k++) {
+        const mt_time_ps part[7] = {g->compute_ps, g->stretch_ps, g->host_wait_ps, g->exposed_ps, g->peer_wait_ps,
+                                    g->bubble_ps, g->idle_ps};
+        for (int k = 0; k < 7; k++) {
             double w = ms(part[k]) / max * W;
             fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"><title>GPU %d "
                        "(dp %d, stage %d, tp %d) %s: %.3f ms</title></rect>",
@@ -492,8 +493,9 @@ mt_status mt_html_write(const char *path, const mt_html_report *r, mt_error *err
         const char *d = r->detail_label ? r->detail_label : "";
         fprintf(f, "<h2>Per GPU: ");
         esc(f, d);
-        fprintf(f, "</h2>\n<p class=\"note\">compute + host wait + exposed communication + peer wait + bubble + idle "
-                   "= step time on every GPU (docs/attribution.md).</p>\n");
+        fprintf(f, "</h2>\n<p class=\"note\">compute + stretch (compute slowed by collectives "
+                   "beside it) + host wait + exposed communication + peer wait + bubble + idle = step time on every GPU "
+                   "(docs/attribution.md).</p>\n");
         gpu_bars(f, r->res);
         fprintf(f, "<h2>Per layer: ");
         esc(f, d);

@@ -141,6 +141,7 @@ static json_t *gpus_json(const mt_sim_result *r) {
         json_object_set_new(x, "stage", json_integer(g->stage));
         json_object_set_new(x, "tp", json_integer(g->tp));
         json_object_set_new(x, "compute_ms", json_real(ms(g->compute_ps)));
+        json_object_set_new(x, "stretch_ms", json_real(ms(g->stretch_ps)));
         json_object_set_new(x, "comm_ms", json_real(ms(g->comm_ps)));
         json_object_set_new(x, "exposed_comm_ms", json_real(ms(g->exposed_ps)));
         json_object_set_new(x, "peer_wait_ms", json_real(ms(g->peer_wait_ps)));
@@ -294,6 +295,7 @@ static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
     json_object_set_new(o, "recorded_on", mt_device_json(&t->recorded_on));
     json_object_set_new(o, "ranks", json_string(s->cpu_ranks ? "cpu_processes" : "gpus"));
     json_object_set_new(o, "op_times", json_string(op_times(s, optbuf, sizeof optbuf)));
+    if (s->comm_slow && *s->comm_slow) json_object_set_new(o, "comm_slowdown", json_string(s->comm_slow));
     json_object_set_new(o, "traced_step_ms", json_real((double)mt_trace_total_dev_ns(t) / 1e6));
     if (s->seq > 0)
         json_object_set_new(o, "seq", json_pack("{s:I, s:I}", "length", (json_int_t)s->seq, "traced",
@@ -342,6 +344,7 @@ static void gpu_row_write(mt_jw *w, const mt_gpu_stats *g) {
     mt_jw_key_int(w, "stage", g->stage);
     mt_jw_key_int(w, "tp", g->tp);
     mt_jw_key_real(w, "compute_ms", ms(g->compute_ps));
+    mt_jw_key_real(w, "stretch_ms", ms(g->stretch_ps));
     mt_jw_key_real(w, "comm_ms", ms(g->comm_ps));
     mt_jw_key_real(w, "exposed_comm_ms", ms(g->exposed_ps));
     mt_jw_key_real(w, "peer_wait_ms", ms(g->peer_wait_ps));
@@ -400,8 +403,8 @@ static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
     char name[32];
     if (label) snprintf(name, sizeof name, "%s", label);
     else snprintf(name, sizeof name, "%d", g->rank);
-    fprintf(out, "%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp, g->stage,
-            g->tp, ms(g->compute_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->peer_wait_ps),
+    fprintf(out, "%6s %4d %5d %4d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %9.2f\n", name, g->dp,
+            g->stage, g->tp, ms(g->compute_ps), ms(g->stretch_ps), ms(g->host_wait_ps), ms(g->comm_ps), ms(g->exposed_ps), ms(g->peer_wait_ps),
             ms(g->bubble_ps), ms(g->idle_ps), g->peak_mem_bytes / 1e9);
 }
 
@@ -494,6 +497,20 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     if (pl->recompute != MT_RECOMPUTE_NONE) print_recompute(out, p);
 }
 
+/* Compute slowed by communication: the model, and the GPU it stretched most. */
+static void print_stretch(FILE *out, const mt_run_summary *s) {
+    if (!s->comm_slow || !*s->comm_slow) return;
+    const mt_sim_result *r = s->res;
+    int32_t w = 0;
+    for (int32_t i = 1; r && i < r->n_gpus; i++)
+        if (r->gpus[i].stretch_ps > r->gpus[w].stretch_ps) w = i;
+    fprintf(out, "overlap    compute beside collectives: %s (--comm-slowdown)", s->comm_slow);
+    if (r && r->n_gpus > 0 && r->gpus[w].stretch_ps > 0)
+        fprintf(out, "; GPU %d stretched %.3f ms (%.1f%% of its compute)", r->gpus[w].rank, ms(r->gpus[w].stretch_ps),
+                r->gpus[w].compute_ps > 0 ? 100.0 * (double)r->gpus[w].stretch_ps / (double)r->gpus[w].compute_ps : 0.0);
+    fprintf(out, "\n");
+}
+
 void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
     const trace *t = s->t;
     const mt_program *p = s->prog;
@@ -512,6 +529,7 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     char dev[320];
     fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));
     fprintf(out, "op times   %s\n", op_times(s, dev, sizeof dev));
+    print_stretch(out, s);
     char prec[160], traced[160];
     mt_precision_describe(&p->prec, prec, sizeof prec);
     mt_precision_describe(&p->prec_traced, traced, sizeof traced);
@@ -554,8 +572,8 @@ void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layer
     mt_whatif_print(out, r, s->base);
     if (p->warning[0]) fprintf(out, "warning    %s\n", p->warning);
     if (mt_waits_print(out, p, r, "waits      ", 3) < 0) fprintf(out, "waits      (out of memory listing them)\n");
-    fprintf(out, "\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp",
-            "compute ms", "hostwait ms", "comm ms", "exposed ms", "peer ms", "bubble ms", "idle ms", "mem GB");
+    fprintf(out, "\n%6s %4s %5s %4s %11s %11s %11s %11s %11s %11s %11s %11s %9s\n", "gpu", "dp", "stage", "tp",
+            "compute ms", "stretch ms", "hostwait ms", "comm ms", "exposed ms", "peer ms", "bubble ms", "idle ms", "mem GB");
     int all = per_gpu || r->n_gpus <= 16;
     if (all) {
         for (int32_t i = 0; i < r->n_gpus; i++) print_gpu_row(out, &r->gpus[i], NULL);

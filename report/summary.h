@@ -52,6 +52,7 @@ typedef struct mt_run_summary {
     const mt_commfit *commfit;    /* the network fitted to the traced collectives, NULL none */
     int32_t blocks, traced_blocks;/* --blocks: the model's repeating blocks and the trace's (0: as traced) */
     int64_t seq, traced_seq;      /* --seq: the sequence length asked for and the trace's (0: as traced) */
+    const char *comm_slow;        /* compute slowed by communication: the model, or "off (why)"; NULL none */
 } mt_run_summary;
 
 /* The text `mitosis simulate` prints: plan, batch, network, op times, host model, step time,

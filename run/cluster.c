@@ -413,6 +413,7 @@ static mt_status run_set(mt_cluster *c, const int32_t *js, int32_t n, mt_sim_res
         const mt_simrun *run = mt_cluster_job_run(c, js[k]);
         so[k] = run->sim;
         so[k].host = run->host;
+        so[k].comm_slow = run->comm_slow;
         if (spans) {
             taps[k] = (mt_cluster_tap){spans, js[k]};
             so[k].on_span = mt_cluster_span_record;

@@ -190,7 +190,7 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
     w->step_ms = mt_simrun_step_ms(run);
     w->sps = run->plan.global_batch > 0 && r->step_ps > 0 ? (double)run->plan.global_batch / (w->step_ms / 1e3) : -1;
     w->speedup = mt_speedup(&run->plan, w->step_ms, cmp->base_batch, cmp->base_step_ms);
-    w->exposed_ms = w->peer_ms = w->host_wait_ms = w->bubble_ms = w->mem_bytes = 0;
+    w->exposed_ms = w->peer_ms = w->host_wait_ms = w->bubble_ms = w->stretch_ms = w->mem_bytes = 0;
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
         double k = 1e9 * r->n_steps; /* per step */
@@ -198,6 +198,7 @@ static void fill_row(mt_cmp_row *w, const mt_simrun *run, const mt_comparison *c
         if ((double)g->peer_wait_ps / k > w->peer_ms) w->peer_ms = (double)g->peer_wait_ps / k;
         if ((double)g->host_wait_ps / k > w->host_wait_ms) w->host_wait_ms = (double)g->host_wait_ps / k;
         if ((double)g->bubble_ps / k > w->bubble_ms) w->bubble_ms = (double)g->bubble_ps / k;
+        if ((double)g->stretch_ps / k > w->stretch_ms) w->stretch_ms = (double)g->stretch_ps / k;
         if (g->peak_mem_bytes > w->mem_bytes) w->mem_bytes = g->peak_mem_bytes;
     }
     w->over_mem = cmp->mem_limit > 0 && w->mem_bytes > cmp->mem_limit;

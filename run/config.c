@@ -17,6 +17,7 @@ mt_status mt_run_config_init(mt_run_config *c, mt_error *err) {
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;
     c->op_scale = 1;
+    c->comm_slowdown = MT_COMM_SLOW_AUTO;
     c->seed = -1;
     if (!(c->scenario = mt_scenario_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating a scenario");
     return MT_OK;

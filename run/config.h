@@ -36,6 +36,9 @@ typedef enum {
 /* Host model choice: auto is `trace` when the trace has kernel launches (Kineto GPU traces). */
 enum { MT_HOST_AUTO = -1, MT_HOST_NONE = 0, MT_HOST_TRACE = 1 };
 
+/* --comm-slowdown auto: from the predicted GPU (perfmodel/commslow.h), off without one. */
+#define MT_COMM_SLOW_AUTO (-1.0)
+
 typedef struct mt_run_config {
     /* the trace */
     const char *paths[MT_RUN_MAX_PATHS]; /* a folder, or its files */
@@ -57,6 +60,8 @@ typedef struct mt_run_config {
     int host_model;            /* MT_HOST_AUTO, _NONE, _TRACE */
     double host_scale;         /* host times x this (default 1; calibration may set it) */
     double op_scale;           /* operator device times x this (default 1; set by calibration) */
+    double comm_slowdown;      /* --comm-slowdown: MT_COMM_SLOW_AUTO (default), 0 off, > 0 the slowdown of
+                                * every compute kernel while collectives run (run/simrun.h) */
     int calibrate;             /* calibrate to the meta.json beside the trace */
     int no_calibrate;          /* --no-calibrate: not even a GPU trace's meta.json (run/calibrate.h) */
     double measured_ms;        /* calibrate to this measured step (0 = not given) */

@@ -81,6 +81,18 @@ static mt_status set_precision(void *base, const char *v, mt_error *err) {
     return mt_precision_parse(v, &((mt_run_config *)base)->plan.prec, err);
 }
 
+static mt_status set_comm_slowdown(void *base, const char *v, mt_error *err) {
+    double *x = &((mt_run_config *)base)->comm_slowdown;
+    char *end = NULL;
+    double f = strtod(v, &end);
+    if (!strcmp(v, "auto")) *x = MT_COMM_SLOW_AUTO;
+    else if (!strcmp(v, "off")) *x = 0;
+    else if (end != v && !*end && f >= 0 && f <= 10) *x = f;
+    else return mt_fail(err, MT_EINVAL, "--comm-slowdown needs auto, off or a slowdown from 0 to 10 (0.2: kernels "
+                        "run at 1/1.2 of their speed beside a collective; got '%s')", v);
+    return MT_OK;
+}
+
 static mt_status set_scenario(void *base, const char *v, mt_error *err) {
     mt_run_config *c = base;
     if (c->n_scenario_paths < MT_RUN_MAX_PATHS) c->scenario_paths[c->n_scenario_paths++] = v;
@@ -171,10 +183,12 @@ static const mt_flag PLAN[] = {
      "replicas, all-reduce the shards across groups (G divides dp)", .lo = 1, .hi = 1 << 20},
     {"--precision", MT_FLAG_CALL, 0, "POLICY", "precision policy: fp32, bf16 (pure), bf16-mixed (bf16 params and "
      "compute, fp32 gradient reduction, fp32 master weights and optimizer states: FSDP2's MixedPrecisionPolicy("
-     "bf16, fp32), Megatron's, DeepSpeed's), fp16-mixed, or traced (default: the trace's dtypes), then parts "
-     "overriding it: param=, reduce=, optim= fp32|bf16|fp16, master=fp32|none (e.g. bf16-mixed,reduce=bf16). "
-     "Rescales parameters, gradients, optimizer states and the master copy per GPU, data-parallel traffic "
-     "(all-gathers by param, reductions by reduce) and the optimizer step's time; kernels run as traced",
+     "bf16, fp32), Megatron's, DeepSpeed's), fp16-mixed, fp8-mixed (bf16-mixed with the linear layers' GEMMs "
+     "in FP8 as Transformer Engine or torchao float8 run them: the GPU's fp8 peak plus the casts; refused on GPUs "
+     "without FP8, e.g. A100), or traced (default: the trace's dtypes), then parts overriding it: param=, reduce=, "
+     "optim= fp32|bf16|fp16, master=fp32|none, gemm=fp8|traced (e.g. bf16-mixed,reduce=bf16). Rescales "
+     "parameters, gradients, optimizer states and the master copy per GPU, data-parallel traffic (all-gathers by "
+     "param, reductions by reduce) and the optimizer step's time; other kernels run as traced",
      .call = set_precision, .choices = MT_PRECISION_NAMES},
     {"--comm", MT_FLAG_CHOICE, CFG(plan.comm), "MODE", "the data-parallel collectives: traced keeps the trace's "
      "own (kind, bytes, group; no gradient all-reduce of what the job did not all-reduce), regenerate generates the "
@@ -260,6 +274,14 @@ static const mt_flag HOST[] = {
      "trace's CPU time per op, launches kernels (they cannot start before launch + launch latency) and blocks at "
      "synchronising calls; none: GPU work only. Default trace when the trace has kernel launches, else none",
      .choices = "none|trace"},
+    {"--comm-slowdown", MT_FLAG_CALL, 0, "auto|off|S", "compute slowed by communication: while a collective's "
+     "kernels run on a GPU its compute kernels run at 1/(1+S) of their speed (perfmodel/commslow.h). auto "
+     "(default): from the predicted GPU's SMs and HBM bandwidth, compute-bound kernels S = c/(SMs - c) for NCCL's "
+     "c = 24 channels (0.22 on an H100), memory-bound ones by the HBM share the collective moves (0.27 on an H100 "
+     "over NVLink, 0.03 over 400 Gb/s NICs); off on CPU processes, on GPUs without an SM count and for multi-rank "
+     "traces (their kernels ran beside their own collectives). off: overlap is free. S: every kernel slows by S. "
+     "The time added is the breakdown's stretch", .call = set_comm_slowdown,
+     .choices = "auto|off"},
     {"--host-scale", MT_FLAG_DOUBLE, CFG(host_scale), "F", "multiply the traced host (CPU) times by F: a faster "
      "(F < 1) or slower CPU, or the profiler's own overhead taken out (default 1); after a calibration, the "
      "calibrated host times", .lo = 0, .hi = 1e6,

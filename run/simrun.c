@@ -2,8 +2,11 @@
 #include "run/simrun.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "perfmodel/commslow.h"
+#include "perfmodel/fp8.h"
 #include "run/collective.h"
 #include "util/units.h"
 
@@ -15,6 +18,7 @@ void mt_simrun_cfg_init(mt_simrun_cfg *c) {
     c->host_model = MT_HOST_AUTO;
     c->host_scale = 1;
     c->op_scale = 1;
+    c->comm_slowdown = MT_COMM_SLOW_AUTO;
 }
 
 mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus) {
@@ -26,6 +30,7 @@ mt_simrun_cfg mt_simrun_cfg_of(const mt_run_config *rc, int32_t gpus) {
     c.host_model = rc->host_model;
     c.host_scale = rc->host_scale;
     c.op_scale = rc->op_scale;
+    c.comm_slowdown = rc->comm_slowdown;
     c.sim.no_fold = rc->no_fold ? "--no-fold" : NULL;
     c.sim.no_netfold = rc->no_netfold ? "--no-net-fold" : NULL;
     return c;
@@ -54,6 +59,7 @@ void mt_simrun_free(mt_simrun *r) {
     mt_pool_unlock(r->pool);
     mt_program_free(r->prog);
     mt_hostmodel_free(r->host);
+    free(r->comm_slow);
     memset(r, 0, sizeof *r);
 }
 
@@ -85,6 +91,90 @@ static double pp_send_ns_per_byte(const mt_simrun_cfg *cfg, const mt_plan *pl) {
     return bw > 0 ? 1e9 / bw : 0;
 }
 
+/* out->comm_slow for the program's trace t: every op's cfg->comm_slowdown, or the model of
+ * perfmodel/commslow.h on pm's predicted GPU with the link tiers of the run's topology (its
+ * preset's NVLink and NIC; without a preset, the GPU's own link, nothing across nodes). */
+static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+                                 mt_error *err) {
+    double f = cfg->comm_slowdown;
+    const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
+    mt_cslow m = {f, f, f};
+    if (f == 0 || !t || t->n_ops <= 0) {
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off");
+        return MT_OK;
+    }
+    if (f < 0 && t->dist.world_size > 1) { /* the trace's kernels already ran beside its collectives */
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off (a %d-rank trace: its kernel times include it)",
+                 (int)t->dist.world_size);
+        return MT_OK;
+    }
+    if (f < 0) {
+        mt_nccl_fabric fab;
+        mt_error ignore = {0};
+        mt_netcfg net = cfg->net;
+        if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
+        if (mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, 0, out->plan.gpus, &fab, &ignore) != MT_OK)
+            fab = (mt_nccl_fabric){.intra_Bps = g ? g->link_Bps : 0};
+        if (!mt_cslow_model(g, MT_CSLOW_CHANNELS, fab.intra_Bps, fab.inter_Bps, &m)) {
+            snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off (%s)",
+                     g ? "the GPU table gives no SM count or HBM bandwidth" : "no GPU: CPU processes");
+            return MT_OK;
+        }
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "%s: compute-bound x%.3f, memory-bound x%.3f "
+                 "(in a node) / x%.3f (across nodes)", g->name, 1 + m.sm, 1 + m.mem_intra, 1 + m.mem_inter);
+    } else
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "every kernel x%.3f (--comm-slowdown)", 1 + f);
+    if (!(out->comm_slow = malloc(2 * (size_t)t->n_ops * sizeof *out->comm_slow)))
+        return mt_fail(err, MT_ENOMEM, "out of memory for the slowdowns of %d ops", (int)t->n_ops);
+    mt_cslow_ops(f < 0 ? &m : NULL, g, pm ? mt_perfmodel_tf32(pm) : MT_TF32_CONV, t, f, out->comm_slow);
+    return MT_OK;
+}
+
+/* --precision fp8-mixed (gemm=fp8): the linear GEMMs of the inner op times in FP8 on g (perfmodel/fp8.h). */
+typedef struct fp8_optime {
+    mt_optime_fn inner;
+    void *ctx;
+    const mt_gpu_spec *g;
+    mt_tf32 tf;
+} fp8_optime;
+
+static double optime_fp8(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+    const fp8_optime *f = ctx;
+    double ns = f->inner(f->ctx, t, op, batch_factor, tp_split);
+    mt_work w;
+    mt_work_of_trace_op(t, op, &w);
+    if (!(ns > 0) || !mt_fp8_gemm(&w)) return ns;
+    double act, weight;
+    mt_fp8_cast_bytes(t, op, &act, &weight);
+    int bd = mt_op_batch_dependent(t, op) != 0;
+    double split = tp_split > 1 ? tp_split : 1, cast = ((bd ? act * batch_factor : act) + weight) / split;
+    mt_work ws = mt_work_scale(&w, bd, batch_factor, tp_split);
+    return mt_fp8_gemm_ns(f->g, &ws, ns, cast, f->tf);
+}
+
+/* The GPU FP8 GEMMs run on: pm's predicted one, refused (one line) without an FP8 peak or without a
+ * bf16/fp16 matmul in t. O(ops) at most. */
+static mt_status fp8_gpu(const trace *t, mt_perfmodel *pm, const mt_gpu_spec **out, mt_error *err) {
+    const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
+    if (!g)
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed needs a GPU (a GPU trace or --target-gpu): these ranks "
+                       "are CPU processes or an unknown device");
+    if (!(g->peak_flops[MT_DT_FP8] > 0))
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed: the %s has no FP8 tensor cores (no fp8 peak in the GPU "
+                       "table); FP8 GEMMs need Hopper or later (H100, H200, B200) or an MI300X (--target-gpu)", g->name);
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->n_ops && !n; i++) {
+        mt_work w;
+        mt_work_of_trace_op(t, i, &w);
+        n += mt_fp8_gemm(&w);
+    }
+    if (!n)
+        return mt_fail(err, MT_EINVAL, "--precision fp8-mixed: the trace has no bf16 or fp16 matmul to run in FP8 "
+                       "(record it in bf16: FP8 recipes cast bf16 linears)");
+    *out = g;
+    return MT_OK;
+}
+
 static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                mt_error *err) {
     out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
@@ -94,6 +184,13 @@ static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun
     if (cfg->op_scale > 0 && cfg->op_scale != 1) {
         po.optime = optime_scaled;
         po.optime_ctx = &so;
+    }
+    fp8_optime f8 = {po.optime ? po.optime : optime_scaled, po.optime ? po.optime_ctx : &so, NULL, MT_TF32_CONV};
+    if (out->plan.prec.fp8) {
+        MT_CHECK(fp8_gpu(t, pm, &f8.g, err));
+        f8.tf = mt_perfmodel_tf32(pm);
+        po.optime = optime_fp8;
+        po.optime_ctx = &f8;
     }
     return mt_program_build(t, &out->plan, &po, &out->prog, err);
 }
@@ -164,6 +261,7 @@ mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_sim
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
     if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
+    if (rc == MT_OK) rc = build_comm_slow(out->prog->trace, pm, cfg, out, err);
     if (rc != MT_OK) mt_simrun_free(out);
     return rc;
 }
@@ -187,6 +285,7 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
         so.fresh = fresh_network;
         so.fresh_ctx = run;
         so.nccl = run->plan.algo == MT_ALGO_NCCL ? &run->nccl : NULL;
+        so.comm_slow = run->comm_slow;
         const trace *t = run->prog->trace;
         if (run->prog->plan.comm == MT_COMM_TRACED && t && t->dist.backend && !strcmp(t->dist.backend, "gloo"))
             so.coll_lanes = 2; /* the traced job's own collectives, as its gloo ran them */

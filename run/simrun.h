@@ -46,6 +46,8 @@ typedef struct mt_simrun_cfg {
     int host_model;          /* MT_HOST_AUTO (trace when the trace has launches), _NONE, _TRACE */
     double host_scale;       /* host work times multiplied by this (default 1) */
     double op_scale;         /* operator device times multiplied by this (default 1) */
+    double comm_slowdown;    /* MT_COMM_SLOW_AUTO: perfmodel/commslow.h on the predicted GPU (none on CPU
+                              * processes or a GPU without an SM count); 0 none; > 0 every op's */
     mt_link_rate_fn on_link; /* optional: link load observer (models with links) */
     void *link_ctx;
     mt_simrun_prepare_fn prepare; /* optional */
@@ -76,6 +78,8 @@ typedef struct mt_simrun {
     mt_netcfg netcfg;        /* the network configuration (a folded run that diverged rebuilds it) */
     mt_pool *pool;           /* cfg's, for mt_simrun_free */
     mt_nccl_fabric nccl;     /* --algo nccl: the fabric its tuner sees (mt_sim_opts.nccl points here) */
+    float *comm_slow;        /* per op of the program's trace, its slowdowns (mt_sim_opts.comm_slow), NULL */
+    char comm_slow_why[160]; /* what the slowdown model is (or why there is none), for reports */
 } mt_simrun;
 
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure

@@ -278,7 +278,7 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         .cpu_ranks = in->dev.cpu_ranks, .host_scale = c->host_scale,
         .op_scale = c->op_scale, .mem_limit = s->mem_limit, .cal = &in->cal,
         .base = s->has_base ? s->base.res : NULL, .peak_rss_bytes = s->peak_rss_bytes,
-        .replay = &s->replay, .commfit = &in->commfit,
+        .replay = &s->replay, .commfit = &in->commfit, .comm_slow = s->run.comm_slow_why,
     };
     if (c->seq > 0) sum.seq = in->seq.asked, sum.traced_seq = in->seq.traced;
     if (in->traced && c->blocks > 0) {

@@ -848,7 +848,7 @@ void mt_whatif_cost_of(const mt_sim_result *base, const mt_sim_result *run, mt_w
         const mt_gpu_stats *a = &base->gpus[i], *b = &run->gpus[i];
         double wa = (double)(a->host_wait_ps + a->exposed_ps + a->peer_wait_ps + a->bubble_ps + a->idle_ps);
         double wb = (double)(b->host_wait_ps + b->exposed_ps + b->peer_wait_ps + b->bubble_ps + b->idle_ps);
-        out->extra_compute_ps += (double)(b->compute_ps - a->compute_ps);
+        out->extra_compute_ps += (double)(b->compute_ps + b->stretch_ps - a->compute_ps - a->stretch_ps);
         out->extra_wait_ps += wb - wa;
     }
     out->gpu_time_ps = (double)n * (double)out->run_change_ps;

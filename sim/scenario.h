@@ -114,7 +114,7 @@ typedef struct mt_whatif_cost {
     mt_time_ps base_ps, run_ps;   /* whole run (all steps) */
     mt_time_ps run_change_ps;     /* run_ps - base_ps */
     double gpu_time_ps;           /* sum over GPUs of their longer run */
-    double extra_compute_ps;      /* sum over GPUs of compute change */
+    double extra_compute_ps;      /* sum over GPUs of compute change (its stretch by communication included) */
     double extra_wait_ps;         /* sum over GPUs of waiting change */
 } mt_whatif_cost;
 

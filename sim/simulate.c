@@ -60,6 +60,7 @@ typedef struct group {
     int32_t base, len;       /* instances base .. base+len-1 are in q[0 .. len) */
     int32_t next;            /* next instance to start */
     int busy;                /* instances running (at most the run's coll_lanes) */
+    int8_t inter;            /* its members span more than one node (comm_slow's second column) */
     mt_time_ps *fin;         /* folded runs: finish time of each instance so far */
     int64_t fincap;
     int32_t nfin;
@@ -89,6 +90,15 @@ typedef struct vgpu {
     int32_t live, peak_live;
     mt_time_ps peak_live_ps; /* when live first reached peak_live (a forward's MB_BEGIN) */
     int32_t comm_active;     /* collectives and sends in flight */
+    int32_t coll_n, coll_inter; /* collectives in flight, of them on groups spanning nodes */
+    /* the compute task running under the slowdown model (o.comm_slow): its event, work left (ps at
+     * full speed) from op_t on, the slowdown it runs at now, its end at full speed, and its
+     * slowdowns beside collectives inside a node and across nodes */
+    int8_t op_live;
+    mt_event_id op_ev;
+    mt_time_ps op_t, op_end0;
+    double op_left, op_s, op_si, op_se;
+    mt_time_ps stretch;      /* compute stretched by communication */
     mt_time_ps comm_since;
     mt_time_ps wait_since, finish_ps, comp_start;
     mt_time_ps compute, comm, exposed, peer, bubble;
@@ -207,9 +217,56 @@ static void comm_end(vgpu *g, mt_time_ps now) {
     if (--g->comm_active == 0) g->comm += now - g->comm_since;
 }
 
+/* The slowdown g's running compute task has now: none without collectives in flight, its
+ * across-nodes one when all of them span nodes, else its inside-a-node one. */
+static double op_rate(const vgpu *g) {
+    return g->coll_n == 0 ? 0 : g->coll_inter == g->coll_n ? g->op_se : g->op_si;
+}
+
+/* The rate model of compute slowed by communication: a compute task progresses at 1 / (1 + s)
+ * while collectives are in flight on its GPU, s its slowdown then (op_rate). At every change of
+ * what is in flight, the work done since op_t at the old rate is taken off and the task's end
+ * moves to op_t + left x (1 + s). Never before op_end0: the work done by any time t is at most
+ * t - its start. O(log events). */
+static void op_restretch(runner *r, vgpu *g, mt_time_ps now) {
+    if (!g->op_live) return;
+    double s_old = g->op_s;
+    if (now > g->op_t) { /* a task placed later (the host model's stream) has not started yet */
+        g->op_left -= (double)(now - g->op_t) / (1 + s_old);
+        if (g->op_left < 0) g->op_left = 0;
+        g->op_t = now;
+    }
+    g->op_s = op_rate(g);
+    if (g->op_s == s_old) return;
+    mt_time_ps end = g->op_t + (mt_time_ps)ceil(g->op_left * (1 + g->op_s));
+    if (end < g->op_end0) end = g->op_end0;
+    if (!mt_engine_move(r->e, g->op_ev, end)) fail(r, MT_EINTERNAL, "a stretched compute task's event is gone");
+}
+
+/* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g. */
+static void coll_inflight(runner *r, vgpu *g, int delta, int inter, mt_time_ps now) {
+    g->coll_n += delta;
+    if (inter) g->coll_inter += delta;
+    op_restretch(r, g, now);
+}
+
+/* g's stretched compute task ended at now: the time past its end at full speed is its stretch;
+ * under the host model that is stream 0's work too (busy, and its later work starts after it). */
+static void op_finish(runner *r, vgpu *g, mt_time_ps now) {
+    g->op_live = 0;
+    if (now <= g->op_end0) return;
+    mt_time_ps x = now - g->op_end0;
+    g->stretch += x;
+    if (!r->o.host) return;
+    if (!mt_busy_add(&g->busy, g->op_end0, now)) g->busy_oom = 1;
+    (void)mt_busy_take(&g->busy, now); /* all of it the stretch: accounted above */
+    if (g->dev.done_ps[0] < now) g->dev.done_ps[0] = now;
+}
+
 static void ev_advance(void *ctx, uint64_t arg) {
     runner *r = ctx;
     vgpu *g = &r->g[arg];
+    if (g->op_live) op_finish(r, g, mt_sched_now(r->sched));
     if (g->comp_task) {
         if (r->o.on_span)
             r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COMPUTE, g->comp_task, g->comp_start,
@@ -493,6 +550,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
         int cls = traffic_class(I->task->coll);
         for (int32_t m = 0; m < G->n; m++) {
             comm_begin(&r->g[G->ranks[m]], I->start_ps);
+            coll_inflight(r, &r->g[G->ranks[m]], +1, G->inter, I->start_ps);
             r->g[G->ranks[m]].traffic[cls] += cs.sent[m];
             r->res->kind_traffic_bytes[kind] += cs.sent[m];
         }
@@ -553,6 +611,7 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     for (int32_t m = 0; m < G->n; m++) {
         vgpu *g = &r->g[G->ranks[m]];
         comm_end(g, now);
+        coll_inflight(r, g, -1, G->inter, now);
         if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COLL, task, now - dur, now);
         /* a wait this instance held up: the latest ready time so far of what it waits for */
         if ((blocking ? g->state == ST_WAIT_COLL
@@ -769,6 +828,30 @@ static mt_time_ps compute_ps(const runner *r, const vgpu *g, const mt_stage_prog
     return mt_ps_sat(d / speed); /* a huge slowdown saturates; the engine refuses the event */
 }
 
+/* COMPUTE task k runs [end0 - d, end0) at full speed on g: under the slowdown model it becomes
+ * g's running task, its slowdowns the means of its items' (o.comm_slow) weighted by their times;
+ * returns when it ends if what is in flight now stays (end0 without a slowdown). O(items). */
+static mt_time_ps op_start(runner *r, vgpu *g, const mt_stage_program *sp, const mt_task *k, mt_time_ps end0,
+                           mt_time_ps d) {
+    double w = 0, si = 0, se = 0;
+    for (int32_t i = k->item_first; i < k->item_first + k->item_count; i++) {
+        const float *s = &r->o.comm_slow[2 * (size_t)sp->items[i].op];
+        double x = sp->items[i].dur_ps > 0 ? (double)sp->items[i].dur_ps : 0;
+        w += x;
+        si += x * s[0];
+        se += x * s[1];
+    }
+    if (!(w > 0) || (si <= 0 && se <= 0)) return end0;
+    g->op_live = 1;
+    g->op_si = si / w;
+    g->op_se = se / w;
+    g->op_t = end0 - d;
+    g->op_end0 = end0;
+    g->op_left = (double)d;
+    g->op_s = op_rate(g);
+    return g->op_s > 0 ? g->op_t + (mt_time_ps)ceil((double)d * (1 + g->op_s)) : end0;
+}
+
 /* The GPU has run its program: on to the next step (returns 1), or done (0). Its step ends when
  * its device (every stream) and its host thread are both done. */
 static int end_of_program(runner *r, vgpu *g, mt_time_ps now) {
@@ -822,7 +905,10 @@ static int run_compute(runner *r, vgpu *g, const mt_stage_program *sp, const mt_
     }
     g->comp_task = d > 0 ? k : NULL;
     g->comp_start = end - d;
-    if (!mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank)) fail(r, MT_ENOMEM, "out of memory scheduling compute");
+    if (d > 0 && r->o.comm_slow) end = op_start(r, g, sp, k, end, d);
+    mt_event_id ev = mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank);
+    if (!ev) fail(r, MT_ENOMEM, "out of memory scheduling compute");
+    g->op_ev = ev;
     return 1;
 }
 
@@ -1100,6 +1186,8 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
             G->n = mt_group_size(&p->groups, kind);
             G->ranks = r->members[kind] + (size_t)i * G->n;
             G->ep = r->member_ep[kind] + (size_t)i * G->n;
+            for (int32_t m = 1; m < G->n; m++) /* endpoints are numbered node by node */
+                if (G->ep[m] / r->o.ranks_per_node != G->ep[0] / r->o.ranks_per_node) G->inter = 1;
         }
     return MT_OK;
 }
@@ -1131,6 +1219,7 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->tp = g->t;
         st->finish_ps = g->finish_ps - r->start;
         st->compute_ps = g->compute;
+        st->stretch_ps = g->stretch;
         st->comm_ps = g->comm;
         st->exposed_ps = g->exposed;
         st->peer_wait_ps = g->peer;
@@ -1205,6 +1294,7 @@ static void fold_copy(runner *r) {
         g->step = f->step;
         g->finish_ps = f->finish_ps;
         g->compute = f->compute;
+        g->stretch = f->stretch;
         g->exposed = f->exposed;
         g->peer = f->peer;
         g->bubble = f->bubble;

@@ -12,8 +12,9 @@
  * micro-batch's delivery.
  *
  * Per GPU the step time splits exactly (integer ps) into
- *   compute + host wait + exposed communication + peer wait + bubble + idle = step time
- * (docs/attribution.md). Compute is device busy time (with the host model, the union of the work
+ *   compute + stretch + host wait + exposed communication + peer wait + bubble + idle = step time
+ * (docs/attribution.md). Stretch is the time compute took longer because collectives ran beside
+ * it (mt_sim_opts.comm_slow; 0 without): compute is what the work takes alone. Compute is device busy time (with the host model, the union of the work
  * on the GPU's streams: sim/busy.h, also while the compute stream waits); host wait is device
  * time waiting for the host to launch work (host model only); the rest of a compute-stream wait
  * is split by what it waited for:
@@ -119,6 +120,12 @@ typedef struct mt_sim_opts {
     /* --algo nccl: the fabric NCCL's tuner sees (extrapolate/nccl.h; nranks and nnodes are set per
      * group); NULL otherwise. Must outlive the run. */
     const struct mt_nccl_fabric *nccl;
+    /* Compute slowed by communication (perfmodel/commslow.h): per trace op, two slowdowns s >= 0,
+     * beside collectives inside one node and beside collectives across nodes; NULL: none. While
+     * collectives run on a GPU its compute task progresses at 1 / (1 + s), s its items' mean
+     * weighted by their times (the inside-a-node one while any in flight stays inside a node);
+     * the time this adds is stretch_ps. Pipeline sends do not slow compute. Must outlive the run. */
+    const float *comm_slow;
 } mt_sim_opts;
 
 void mt_sim_opts_init(mt_sim_opts *o);
@@ -142,6 +149,7 @@ typedef struct mt_gpu_stats {
     int32_t rank, dp, stage, tp;
     mt_time_ps finish_ps;    /* when its last task ended */
     mt_time_ps compute_ps;
+    mt_time_ps stretch_ps;   /* compute stretched by communication (mt_sim_opts.comm_slow) */
     mt_time_ps comm_ps;      /* collectives and sends in flight (may overlap compute) */
     mt_time_ps exposed_ps;   /* compute stream waiting on communication in flight */
     mt_time_ps peer_wait_ps; /* compute stream waiting at a collective for a member to issue it */

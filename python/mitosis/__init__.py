@@ -231,7 +231,7 @@ class Result:
         head = "".join("<tr><th style='text-align:left'>%s</th><td style='text-align:left'>%s</td></tr>"
                        % (html.escape(str(a)), html.escape(str(b))) for a, b in rows)
         g = self.gpus
-        cols = [c for c in ("rank", "compute_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms",
+        cols = [c for c in ("rank", "compute_ms", "stretch_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms",
                             "peak_mem_bytes") if c in g.columns]
         return "<b>mitosis simulate</b><table>%s</table>%s" % (head, g[cols].head(16).to_html(index=False))
 

@@ -138,7 +138,8 @@ for i, ((t, a), p) in enumerate(zip(plans, results)):
     run = d["step_ms"] * d.get("steps", 1)
     probs = []
     for g in d["gpus"]:
-        parts = [g[k] for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms")]
+        parts = [g[k] for k in ("compute_ms", "stretch_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms",
+                                "idle_ms")]
         if abs(sum(parts) - run) > 1e-6: probs.append(f"GPU {g['rank']}: parts {parts} sum to {sum(parts)} != {run}")
         if min(parts) < 0: probs.append(f"GPU {g['rank']}: a negative part {parts}")
         if g["exposed_comm_ms"] > g["comm_ms"] + 1e-9 * max(run, 1):

@@ -637,8 +637,8 @@ def check_json_output(out):
     if isinstance(doc, dict) and isinstance(doc.get("gpus"), list) and "step_ms" in doc:
         run = doc.get("whatif", {}).get("run_ms", doc["step_ms"] * doc.get("steps", 1))
         for g in doc["gpus"]:
-            s = sum(g[k] for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms",
-                                   "bubble_ms", "idle_ms"))
+            s = sum(g.get(k, 0) for k in ("compute_ms", "stretch_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms",
+                                          "bubble_ms", "idle_ms"))
             if abs(s - run) > 1e-6 * max(abs(run), 1e-3):
                 probs.append(f"GPU {g['rank']}: compute+host wait+exposed+peer+bubble+idle = {s} "
                              f"!= run {run}")

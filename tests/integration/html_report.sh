@@ -196,8 +196,8 @@ for name, path in files.items():
           (d.inside.get(("gantt-axis", "text")), d.text.get("gantt-range")))
     bars = d.inside.get(("gpu-bars", "rect"), 0)
     ngpu = {"simulate": 8, "simulate-32": 32, "compare": 4, "sweep": 4}[name]
-    check(f"{name}: 6 bars per GPU: compute, host wait, exposed, peer wait, bubble, idle (+6 legend)",
-          bars == 6 * ngpu + 6, bars)
+    check(f"{name}: 7 bars per GPU: compute, stretch, host wait, exposed, peer wait, bubble, idle (+7 legend)",
+          bars == 7 * ngpu + 7, bars)
     if name == "compare":
         check("compare: one bar per ranked plan", d.inside.get(("compare-chart", "rect"), 0) - 2
               == d.inside.get(("plans", "tr"), 0) - 1, (d.inside.get(("compare-chart", "rect")), d.inside.get(("plans", "tr"))))

@@ -2,8 +2,8 @@
 # Integration: `mitosis simulate --timeline FILE --csv DIR` on this project's CPU traces
 # (traces/, always present): resnet18 on dp 2 x pp 2 (pipeline sends, DP buckets) and gpt-tiny on
 # dp 2 x tp 2 (TP collectives). Checks that the timeline is trace-event JSON whose per-GPU compute
-# slices add up to gpus.csv's compute_ms, that gpus.csv keeps compute + exposed + bubble + idle =
-# step (+ host wait), that ops.csv's compute rows add up to compute_ms, that collectives.csv's busbw is algbw
+# slices add up to gpus.csv's compute_ms + stretch_ms, that gpus.csv keeps compute + stretch + exposed +
+# bubble + idle = step (+ host wait), that ops.csv's compute rows add up to compute_ms + stretch_ms, that collectives.csv's busbw is algbw
 # times the nccl-tests factor, that flow arrows pair up, that --timeline-gpus/--timeline-window
 # filter, and that bad outputs and selections are one-line errors with exit 2.
 set -u
@@ -64,23 +64,25 @@ def run_case(tag, tr, *plan):
         if e["ph"] == "X" and e.get("tid") == 1:
             busy[e["pid"] - 1] = busy.get(e["pid"] - 1, 0.0) + e["dur"]
     bad = [(g["rank"], busy.get(int(g["rank"]), 0) / 1e3, g["compute_ms"]) for g in gpus
-           if rel(busy.get(int(g["rank"]), 0) / 1e3, float(g["compute_ms"])) > 1e-6]
-    c.check(f"{tag}: per-GPU compute slices add up to gpus.csv compute_ms (1e-6)", not bad, bad[:3])
+           if rel(busy.get(int(g["rank"]), 0) / 1e3, float(g["compute_ms"]) + float(g["stretch_ms"])) > 1e-6]
+    c.check(f"{tag}: per-GPU compute slices (stretch included) add up to gpus.csv compute_ms + stretch_ms (1e-6)",
+            not bad, bad[:3])
     bad = []
     for g in gpus:
-        s = sum(float(g[k]) for k in ("compute_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms",
-                                      "idle_ms"))
+        s = sum(float(g[k]) for k in ("compute_ms", "stretch_ms", "host_wait_ms", "exposed_comm_ms", "peer_wait_ms",
+                                      "bubble_ms", "idle_ms"))
         if rel(s, float(g["step_ms"])) > 1e-9:
             bad.append((g["rank"], s, g["step_ms"]))
-    c.check(f"{tag}: gpus.csv compute + host wait + exposed + peer wait + bubble + idle == step", gpus and not bad, bad[:3])
+    c.check(f"{tag}: gpus.csv compute + stretch + host wait + exposed + peer wait + bubble + idle == step", gpus and not bad, bad[:3])
     ops = rows(f"{out}/ops.csv")
     comp = {}
     for o in ops:
         if o["stream"] == "compute":
             comp[o["gpu"]] = comp.get(o["gpu"], 0.0) + float(o["dur_us"])
     bad = [(g["rank"], comp.get(g["rank"], 0) / 1e3, g["compute_ms"]) for g in gpus
-           if rel(comp.get(g["rank"], 0) / 1e3, float(g["compute_ms"])) > 1e-9]
-    c.check(f"{tag}: ops.csv compute rows add up to compute_ms", not bad, bad[:3])
+           if rel(comp.get(g["rank"], 0) / 1e3, float(g["compute_ms"]) + float(g["stretch_ms"])) > 1e-9]
+    c.check(f"{tag}: ops.csv compute rows (run stretched beside collectives) add up to compute_ms + stretch_ms", not bad,
+            bad[:3])
     c.check(f"{tag}: ops.csv end - start == dur",
             all(abs(float(o["end_us"]) - float(o["start_us"]) - float(o["dur_us"])) < 1e-6 for o in ops))
     colls = rows(f"{out}/collectives.csv")
@@ -105,7 +107,8 @@ def run_case(tag, tr, *plan):
            if l["layer"] != j["layer"] or abs(float(l[k]) - j[k]) > 1e-9 + 1e-9 * j[k]]
     c.check(f"{tag}: layers.csv == the JSON's layers (name, compute_ms, comm_ms)",
             len(layers) == len(d["layers"]) and not bad, bad[:3])
-    cols = ("compute_ms", "comm_ms", "exposed_comm_ms", "host_wait_ms", "bubble_ms", "idle_ms", "peak_mem_bytes")
+    cols = ("compute_ms", "stretch_ms", "comm_ms", "exposed_comm_ms", "host_wait_ms", "bubble_ms", "idle_ms",
+            "peak_mem_bytes")
     bad = [(g["rank"], k, g[k], j[k]) for g, j in zip(gpus, d["gpus"]) for k in cols
            if int(g["rank"]) != j["rank"] or rel(float(g[k]), j[k]) > 1e-9]
     c.check(f"{tag}: gpus.csv == the JSON's gpus {cols}", len(gpus) == len(d["gpus"]) and not bad, bad[:3])

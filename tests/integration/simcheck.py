@@ -62,8 +62,8 @@ class Checker:
             return
         bad = []
         for g in d["gpus"]:
-            s = (g["compute_ms"] + g["host_wait_ms"] + g["exposed_comm_ms"] + g["peer_wait_ms"] + g["bubble_ms"] +
-                 g["idle_ms"])
+            s = (g["compute_ms"] + g.get("stretch_ms", 0) + g["host_wait_ms"] + g["exposed_comm_ms"] +
+                 g["peer_wait_ms"] + g["bubble_ms"] + g["idle_ms"])
             if abs(s - step) > 1e-6 * step or min(g["compute_ms"], g["host_wait_ms"], g["exposed_comm_ms"],
                                                    g["peer_wait_ms"], g["bubble_ms"], g["idle_ms"]) < 0 or \
                     g["exposed_comm_ms"] > g["comm_ms"] + 1e-9:

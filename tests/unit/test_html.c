@@ -145,12 +145,12 @@ static void test_sections_and_escaping(void **state) {
     assert_null(strstr(s, "<script>alert"));
     assert_non_null(strstr(s, "2 is not a multiple of &lt;3&gt;"));
     assert_non_null(strstr(s, "<title>t &amp; t</title>"));
-    /* every span drawn: 201; six bars per GPU (and the legend's six) */
+    /* every span drawn: 201; seven bars per GPU (and the legend's seven: compute, stretch, ...) */
     const char *end, *g = gantt_plot(s, &end);
     assert_int_equal(count(g, end, "<rect"), 201);
     assert_null(strstr(s, "are not drawn"));
     const char *bars = strstr(s, "id=\"gpu-bars\""), *bars_end = strstr(bars, "</svg>");
-    assert_int_equal(count(bars, bars_end, "<rect"), 2 * 6 + 6);
+    assert_int_equal(count(bars, bars_end, "<rect"), 2 * 7 + 7);
     assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) exposed comm: 0.025 ms"));
     assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) peer wait: 0.025 ms"));
     assert_non_null(strstr(s, "GPU 1 (dp 1, stage 0, tp 0) host wait: 0.025 ms"));

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfmodel/commslow.h"
+#include "perfmodel/fp8.h"
 #include "perfmodel/perfmodel.h"
 #include "extrapolate/program.h"
 
@@ -572,6 +574,42 @@ static void test_optime_on_trace(void **state) {
     mt_trace_free(t);
 }
 
+/* FP8 GEMMs (fp8.h) on the datasheets' dense peaks: a compute-bound bf16 GEMM on an H100 SXM takes
+ * 989.4 / 1978.9 of its time in FP8, plus its casts at 0.8 x 3.35 TB/s; a memory-bound one moves
+ * 0.75 of its bytes; an A100 (no FP8) and an fp32 GEMM keep theirs. Compute slowed by communication
+ * (commslow.h): 24 of an H100's 132 SMs held give 24 / 108; a collective over 450 GB/s NVLink moves
+ * u = 2 x 0.8 x 450 / 3350 of its HBM, slowing a memory-bound kernel by u / (1 - u). */
+static void test_fp8_and_comm_slowdown(void **state) {
+    (void)state;
+    mt_gpu_table *tab = NULL;
+    mt_error err = {0};
+    assert_int_equal(mt_gpu_table_new(NULL, &tab, &err), MT_OK);
+    const mt_gpu_spec *h100 = mt_gpu_find(tab, "H100-SXM"), *a100 = mt_gpu_find(tab, "A100-80GB");
+    mt_work gemm = work_of(MT_OPC_MATMUL, MT_DT_BF16, 1e12, 1e6), thin = work_of(MT_OPC_MATMUL, MT_DT_BF16, 1e6, 1e9);
+    mt_work f32 = work_of(MT_OPC_MATMUL, MT_DT_FP32, 1e12, 1e6), relu = work_of(MT_OPC_ELEMWISE, MT_DT_BF16, 1e6, 1e9);
+    double cast_ns = 1e9 / (0.8 * 3350e9) * 1e9;
+    assert_true(fabs(mt_fp8_gemm_ns(h100, &gemm, 2e6, 1e9, MT_TF32_CONV) - (2e6 * 989.4 / 1978.9 + cast_ns)) < 1e-6);
+    assert_true(fabs(mt_fp8_gemm_ns(h100, &thin, 1e6, 0, MT_TF32_CONV) - 0.75e6) < 1e-6);
+    assert_true(mt_fp8_gemm_ns(a100, &gemm, 2e6, 1e9, MT_TF32_CONV) == 2e6);
+    assert_true(mt_fp8_gemm_ns(h100, &f32, 2e6, 1e9, MT_TF32_CONV) == 2e6);
+    assert_false(mt_fp8_gemm(&relu));
+    mt_cslow m;
+    assert_int_equal(mt_cslow_model(h100, 24, 450e9, 50e9, &m), 1);
+    double u = 2 * 0.8 * 450 / 3350.0, v = 2 * 0.85 * 50 / 3350.0;
+    assert_true(fabs(m.sm - 24.0 / 108) < 1e-12);
+    assert_true(fabs(m.mem_intra - u / (1 - u)) < 1e-12 && fabs(m.mem_inter - v / (1 - v)) < 1e-12);
+    float s[2];
+    mt_cslow_op(&m, h100, &gemm, MT_TF32_CONV, s);
+    assert_true(fabsf(s[0] - (float)m.sm) < 1e-6f && fabsf(s[1] - (float)m.sm) < 1e-6f);
+    mt_cslow_op(&m, h100, &relu, MT_TF32_CONV, s);
+    assert_true(fabsf(s[0] - (float)m.mem_intra) < 1e-6f && fabsf(s[1] - (float)m.mem_inter) < 1e-6f);
+    mt_gpu_spec nosm = *h100;
+    nosm.sms = 0;
+    assert_int_equal(mt_cslow_model(&nosm, 24, 450e9, 50e9, &m), 0);
+    assert_int_equal(mt_cslow_model(h100, 132, 450e9, 50e9, &m), 0);
+    mt_gpu_table_free(tab);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flops_conv),
@@ -586,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_model_json),
         cmocka_unit_test(test_csv_rows),
         cmocka_unit_test(test_optime_on_trace),
+        cmocka_unit_test(test_fp8_and_comm_slowdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,7 @@ static mt_topo *topo_for(const char *spec, double bw, double lat_ns) {
 }
 
 static int32_t g_lanes; /* mt_sim_opts.coll_lanes of the runs below (0: one at a time) */
+static const float *g_comm_slow; /* mt_sim_opts.comm_slow of the runs below (NULL: none) */
 
 /* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
  * program before the run; sc (optional) is a what-if scenario bound to the program; on_span
@@ -188,6 +189,7 @@ static run_out run_plan_obs(const trace *t, mt_plan pl, const char *spec, double
     so.on_span = on_span;
     so.span_ctx = span_ctx;
     so.coll_lanes = g_lanes;
+    so.comm_slow = g_comm_slow;
     if (sc) {
         assert_int_equal(mt_scenario_bind(sc, o.prog, t, NULL, &err), MT_OK);
         assert_int_equal(mt_scenario_apply_network(sc, &net, topo, &err), MT_OK);
@@ -244,8 +246,9 @@ static double sec(mt_time_ps ps) { return (double)ps / 1e12; }
 static void assert_breakdown(const mt_sim_result *r) {
     for (int32_t i = 0; i < r->n_gpus; i++) {
         const mt_gpu_stats *g = &r->gpus[i];
-        assert_int_equal(g->compute_ps + g->exposed_ps + g->peer_wait_ps + g->bubble_ps + g->idle_ps, r->step_ps);
-        assert_true(g->compute_ps >= 0 && g->exposed_ps >= 0 && g->peer_wait_ps >= 0 && g->bubble_ps >= 0 &&
+        assert_int_equal(g->compute_ps + g->stretch_ps + g->exposed_ps + g->peer_wait_ps + g->bubble_ps + g->idle_ps,
+                         r->step_ps);
+        assert_true(g->compute_ps >= 0 && g->stretch_ps >= 0 && g->exposed_ps >= 0 && g->peer_wait_ps >= 0 && g->bubble_ps >= 0 &&
                     g->idle_ps >= 0);
         assert_true(g->exposed_ps <= g->comm_ps);
     }
@@ -421,6 +424,63 @@ static void two_async_allreduces(mt_program *p) {
     }
     sp->n_tasks = 3;
     sp->compute_ps = 0;
+}
+
+/* Stage 0 becomes: a non-blocking all-reduce of g_ar_bytes, one compute op of g_op_ps, WAIT_COMM. */
+static int64_t g_op_ps;
+static void allreduce_over_one_op(mt_program *p) {
+    mt_stage_program *sp = &p->stages[0];
+    int32_t first = -1;
+    for (int32_t i = 0; i < sp->n_tasks && first < 0; i++)
+        if (sp->tasks[i].kind == MT_TASK_COMPUTE) first = sp->tasks[i].item_first;
+    assert_true(first >= 0 && sp->n_tasks >= 3);
+    two_async_allreduces(p);
+    mt_task *k = &sp->tasks[1];
+    memset(k, 0, sizeof *k);
+    k->mb = k->layer = k->traced = k->moe_layer = -1;
+    k->kind = MT_TASK_COMPUTE;
+    k->item_first = first;
+    k->item_count = 1;
+    k->dur_ps = sp->items[first].dur_ps = g_op_ps;
+    sp->compute_ps = g_op_ps;
+}
+
+/* Compute slowed by communication, one collective of C over one op of W (rate model: the op runs at
+ * 1 / (1 + s) while the collective is in flight): C < W(1 + s) ends the op at W + C s / (1 + s);
+ * C longer ends it at W(1 + s) and the step at C. The op's slowdown beside a collective inside a
+ * node (s = 0.25) applies, not the one across nodes; the stretch is the op's time past W. */
+static void test_comm_slowdown_closed_form(void **state) {
+    (void)state;
+    trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
+    float *slow = malloc(2 * (size_t)t->n_ops * sizeof *slow);
+    for (int32_t i = 0; i < t->n_ops; i++) slow[2 * i] = 0.25f, slow[2 * i + 1] = 0.05f;
+    mt_plan p = plan_for(2);
+    p.dp_mode = MT_DP_SYNC;
+    double s = 0.25, W = 1e-3;
+    g_op_ps = 1000000000; /* 1 ms */
+    double sizes[] = {20e6, 200e6}; /* C about 0.4 ms and 4 ms at 50 GB/s */
+    for (int i = 0; i < 2; i++) {
+        g_ar_bytes = sizes[i];
+        double C = coll_time_s("switch:2", 50e9, 1000, MT_COLL_ALLREDUCE, 2, g_ar_bytes);
+        g_comm_slow = slow;
+        run_out o = run_plan(t, p, "switch:2", 50e9, 1000, allreduce_over_one_op);
+        g_comm_slow = NULL;
+        run_out off = run_plan(t, p, "switch:2", 50e9, 1000, allreduce_over_one_op);
+        assert_int_equal(o.rc, MT_OK);
+        assert_int_equal(off.rc, MT_OK);
+        double op_end = C < W * (1 + s) ? W + C * s / (1 + s) : W * (1 + s);
+        double step = fmax(op_end, C), stretch = op_end - W;
+        assert_true(fabs(sec(o.res->step_ps) - step) <= 1e-9 + 1e-6 * step);
+        assert_true(fabs(sec(o.res->gpus[0].stretch_ps) - stretch) <= 1e-9 + 1e-6 * stretch);
+        assert_true(fabs(sec(o.res->gpus[0].compute_ps) - W) <= 1e-12);
+        assert_true(fabs(sec(off.res->step_ps) - fmax(W, C)) <= 1e-9);
+        assert_int_equal(off.res->gpus[0].stretch_ps, 0);
+        assert_breakdown(o.res);
+        run_free(&o);
+        run_free(&off);
+    }
+    free(slow);
+    mt_trace_free(t);
 }
 
 /* coll_lanes (gloo's two worker threads): a group runs two collectives at once. Latency-bound, the
@@ -1252,6 +1312,7 @@ int main(void) {
         cmocka_unit_test(test_single_gpu),
         cmocka_unit_test(test_dp_equals_compute_plus_allreduce),
         cmocka_unit_test(test_coll_lanes),
+        cmocka_unit_test(test_comm_slowdown_closed_form),
         cmocka_unit_test(test_gpipe_bubble_and_1f1b),
         cmocka_unit_test(test_pipeline_sends_activation_bytes),
         cmocka_unit_test(test_pipeline_sends_queue_per_connection),

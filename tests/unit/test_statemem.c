@@ -70,7 +70,16 @@ static void precision_policies_rescale_the_states(void **state) {
     (void)state;
     mt_error err;
     mt_precision traced = {MT_PREC_BF16, MT_PREC_BF16, MT_PREC_NONE, MT_PREC_BF16, ""}, ask, mixed;
+    assert_int_equal(mt_precision_parse("fp8-mixed", &ask, &err), MT_OK); /* bf16-mixed, GEMMs in FP8 */
+    assert_int_equal(ask.fp8, 1);
+    assert_int_equal(ask.param, MT_PREC_BF16);
+    assert_int_equal(ask.master, MT_PREC_FP32);
+    assert_int_equal(mt_precision_parse("bf16-mixed,gemm=fp8", &ask, &err), MT_OK);
+    assert_int_equal(ask.fp8, 1);
+    assert_int_equal(mt_precision_parse("bf16-mixed,gemm=int4", &ask, &err), MT_EINVAL);
+    assert_non_null(strstr(err.msg, "gemm=int4"));
     assert_int_equal(mt_precision_parse("bf16-mixed", &ask, &err), MT_OK);
+    assert_int_equal(ask.fp8, 0);
     mt_precision_resolve(&ask, &traced, &mixed);
     mt_prec_scale sc;
     mt_precision_scale(&traced, &mixed, 2.0, &sc);
