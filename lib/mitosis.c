@@ -503,8 +503,8 @@ MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
     return !r ? NAN : r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
 }
 MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->sim.run.plan.gpus : -1; }
-MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? r->sim.run.plan.dp : -1; }
-MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? r->sim.run.plan.tp : -1; }
+MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? mt_plan_shown_dp(&r->sim.run.plan) : -1; }
+MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? mt_plan_shown_tp(&r->sim.run.plan) : -1; }
 MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->sim.run.plan.pp : -1; }
 
 MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
