@@ -112,7 +112,8 @@ void mt_plan_init(mt_plan *p);
 
 /* Fills the unset sizes and checks the plan against the trace: with no size at all, N is the
  * traced job's world size (a multi-rank trace re-simulated as it ran), else 1; comm auto becomes
- * traced for a multi-rank trace, else regenerate; D*T*P must equal N (an unset
+ * traced for a multi-rank trace at its world size, else regenerate (a rank of a tensor-parallel job
+ * there: the traced plan, traced_tp, or refused); D*T*P must equal N (an unset
  * one of dp/tp/pp becomes N / product of the others when that divides), the global batch must
  * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
  * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
