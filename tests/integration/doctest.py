@@ -15,7 +15,8 @@ Convention (docs/layout.md, "Examples in the docs"):
     shown for 3.5574 printed passes; 9.22 GB shown for 10.84 printed fails); a shown line ending
     in `...` matches a printed line that starts with it;
   - an example whose command line ends with `# slow` (seconds in a Release build, minutes under
-    ASan) runs only with MT_DOCTEST_SLOW=1; `# not run` marks one that cannot run in a clone
+    ASan) runs only with MT_DOCTEST_SLOW=1; with MT_DOCTEST_FIRST=1 (doctest.sh sets it for a
+    sanitizer build, whose numbers are the Release build's) only each file's first example runs; `# not run` marks one that cannot run in a clone
     (a placeholder, a file the reader brings).
 Prints one line per example; exits 1 when any shown line is not printed, naming file and line.
 """
@@ -107,6 +108,7 @@ def main():
     files = [os.path.join(root, "README.md")] + sorted(
         os.path.join(root, "docs", f) for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
     slow = os.environ.get("MT_DOCTEST_SLOW") == "1"
+    first_only = os.environ.get("MT_DOCTEST_FIRST") == "1"  # a sanitizer build: each file's first example
     bad = ran = 0
     shim = os.path.join(os.environ.get("TMPDIR", "/tmp"), "mt-doctest-%d" % os.getpid())
     os.makedirs(shim, exist_ok=True)
@@ -115,10 +117,13 @@ def main():
     try:
         for f in files:
             rel = os.path.relpath(f, root)
+            done = False
             for line, settings, cmd, shown, note in examples(f):
-                if note == "not run" or (note == "slow" and not slow):
+                if note == "not run" or (note == "slow" and not slow) or (first_only and done):
+                    note = note or "not the file's first"
                     print("skip  %s:%d (%s) %s" % (rel, line, note, cmd[:70]))
                     continue
+                done = True
                 t0 = time.time()
                 p = subprocess.run(["bash", "-c", "\n".join(settings + [cmd]) + " 2>&1"], cwd=root, env=env,
                                    stdout=subprocess.PIPE, text=True, errors="replace")
