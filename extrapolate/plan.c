@@ -236,6 +236,27 @@ static int32_t pipeline_units(const trace *t) {
     return n;
 }
 
+/* At the traced GPU count a tensor-parallel job's rank (its part of the model traced, its collectives
+ * kept) runs as the job ran: its N ranks share one batch (traced_tp), given as the default plan,
+ * --dp N or --tp N; any other split would cut its part again. (A pipeline stage's rank still runs
+ * as N replicas: its traced batch is one micro-batch's.) */
+static mt_status traced_tensor_plan(mt_plan *p, const mt_traced_plan *tp, const trace *t, mt_error *err) {
+    p->traced_tp = 0;
+    if (p->comm != MT_COMM_TRACED || tp->sync != MT_TRACED_TENSOR) return MT_OK;
+    if (p->tp == p->gpus && p->dp == 1 && p->pp == 1) { /* --tp N: the traced plan named as it ran */
+        p->dp = p->gpus;
+        p->tp = 1;
+    }
+    if (p->dp != p->gpus)
+        return mt_fail(err, MT_EINVAL, "%s is rank %d of a %d-GPU tensor-parallel job, holding its part of the model: "
+                       "at %d GPUs it runs as traced (tp %d, the default plan); dp=%d x tp=%d x pp=%d would split "
+                       "that part again (give --comm regenerate to treat the rank as a whole model)",
+                       t->kineto_path ? t->kineto_path : "the trace", tp->rank, tp->world_size, p->gpus, p->gpus,
+                       p->dp, p->tp, p->pp);
+    p->traced_tp = p->dp;
+    return MT_OK;
+}
+
 mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus < 0 || p->dp < 0 || p->tp < 0 || p->pp < 0 || p->micro_batches < 0)
         return mt_fail(err, MT_EINVAL, "GPU counts and micro-batches must be positive");
@@ -291,6 +312,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
                        tp.rank, tp.world_size, mt_traced_sync_name(tp.sync), p->gpus, tp.world_size);
     if (p->comm == MT_COMM_AUTO)
         p->comm = tp.multi_rank && !sparse && p->gpus == tp.world_size ? MT_COMM_TRACED : MT_COMM_REGENERATE;
+    MT_CHECK(traced_tensor_plan(p, &tp, t, err));
     if (p->sp && p->tp <= 1)
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
@@ -333,7 +355,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
         p->batch_factor = 1.0 / p->micro_batches;
         return check_vpp_groups(p, err);
     }
-    int32_t R = mt_plan_replicas(p); /* D, or D x E with expert parallelism */
+    int32_t R = p->traced_tp ? 1 : mt_plan_replicas(p); /* D, or D x E with expert parallelism */
     if (p->global_batch == 0) p->global_batch = tb * R;
     if (p->global_batch % R)
         return mt_fail(err, MT_EINVAL,
@@ -357,6 +379,8 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
 int32_t mt_plan_etp(const mt_plan *p) { return p->etp > 0 ? p->etp : p->tp; }
 
 int32_t mt_plan_replicas(const mt_plan *p) { return p->dp * (p->ep > 1 ? p->ep : 1); }
+int32_t mt_plan_shown_dp(const mt_plan *p) { return p->traced_tp ? 1 : p->dp; }
+int32_t mt_plan_shown_tp(const mt_plan *p) { return p->traced_tp ? p->traced_tp : p->tp; }
 
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
     mt_mesh m;

@@ -109,7 +109,10 @@ typedef struct mt_plan {
                                 exchange), MT_ALGO_DIRECT or MT_ALGO_HIER (intra-node then inter-node) */
     int32_t emb_shard;       /* --embedding-shard: MT_EMB_* (pass_emb.c), 0 none */
     /* Filled by mt_plan_resolve: */
-    int64_t replica_batch;   /* global_batch / D */
+    int32_t traced_tp;       /* the traced plan of a tensor-parallel job's rank (traced.h: tensor): its
+                                D = N ranks are the job's tensor-parallel group, copies of the traced rank
+                                (its part of the model) with its collectives, on one batch; else 0 */
+    int64_t replica_batch;   /* global_batch / D (/ 1 under traced_tp) */
     int64_t micro_batch;     /* replica_batch / M */
     double batch_factor;     /* micro_batch / trace batch (1 when the trace batch is unknown) */
 } mt_plan;
@@ -118,7 +121,8 @@ void mt_plan_init(mt_plan *p);
 
 /* Fills the unset sizes and checks the plan against the trace: with no size at all, N is the
  * traced job's world size (a multi-rank trace re-simulated as it ran), else 1; comm auto becomes
- * traced for a multi-rank trace, else regenerate; D*T*P must equal N (an unset
+ * traced for a multi-rank trace at its world size, else regenerate (a rank of a tensor-parallel job
+ * there: the traced plan, traced_tp, or refused); D*T*P must equal N (an unset
  * one of dp/tp/pp becomes N / product of the others when that divides), the global batch must
  * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
  * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
@@ -141,6 +145,11 @@ int32_t mt_plan_etp(const mt_plan *p);
 /* Ranks holding a replica of the dense (non-expert) parameters, each on its own data: D x E (the EP
  * ranks route their own batches). */
 int32_t mt_plan_replicas(const mt_plan *p);
+
+/* The data- and tensor-parallel sizes as the job runs them, for reports: dp and tp, except under
+ * traced_tp (1 and dp: the simulated replicas are the traced job's tensor-parallel ranks). */
+int32_t mt_plan_shown_dp(const mt_plan *p);
+int32_t mt_plan_shown_tp(const mt_plan *p);
 
 /* Ranks that shard the model's states: D for --zero, --fsdp and --dist-opt, the --fsdp-shard G of hybrid
  * sharding, 1 when nothing is sharded. */

@@ -375,8 +375,9 @@ void mt_planlist_label(const mt_plan *p, char *buf, size_t len) {
 json_t *mt_planlist_json(const mt_plan *pl) {
     json_t *plan = json_object();
     json_object_set_new(plan, "gpus", json_integer(pl->gpus));
-    json_object_set_new(plan, "dp", json_integer(pl->dp));
-    json_object_set_new(plan, "tp", json_integer(pl->tp));
+    json_object_set_new(plan, "dp", json_integer(mt_plan_shown_dp(pl)));
+    json_object_set_new(plan, "tp", json_integer(mt_plan_shown_tp(pl)));
+    if (pl->traced_tp) json_object_set_new(plan, "traced_tp", json_true());
     json_object_set_new(plan, "pp", json_integer(pl->pp));
     json_object_set_new(plan, "sp", json_boolean(pl->sp));
     json_object_set_new(plan, "cp", json_integer(pl->cp));

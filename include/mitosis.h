@@ -154,6 +154,11 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
  * alone. *json: the CLI's JSON text, freed with mitosis_string_free. */
 MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **json, mitosis_error *err);
 
+/* The --topology template spec for one run of gpus GPUs, as compare --sweep fills it: {gpus} is
+ * gpus, {nodes} gpus / gpus_per_node, refused when gpus does not fill whole nodes. *out: the spec,
+ * freed with mitosis_string_free. */
+MITOSIS_API int mitosis_topology_fill(const char *spec, int gpus, int gpus_per_node, char **out, mitosis_error *err);
+
 /* `mitosis compare` on t with a "compare" configuration: every plan for --gpus, a --plans list,
  * or one plan under --sweep NAME=VALUES. Cost: one simulation per row, on "jobs" threads. */
 MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c, mitosis_comparison **out,

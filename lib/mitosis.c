@@ -504,8 +504,8 @@ MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
     return !r ? NAN : r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
 }
 MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->sim.run.plan.gpus : -1; }
-MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? r->sim.run.plan.dp : -1; }
-MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? r->sim.run.plan.tp : -1; }
+MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? mt_plan_shown_dp(&r->sim.run.plan) : -1; }
+MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? mt_plan_shown_tp(&r->sim.run.plan) : -1; }
 MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->sim.run.plan.pp : -1; }
 
 MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
@@ -616,6 +616,22 @@ MITOSIS_API double mitosis_comparison_mem_bytes(const mitosis_comparison *c, int
 }
 MITOSIS_API int mitosis_comparison_ran(const mitosis_comparison *c, int i) { return row(c, i) && row(c, i)->ran; }
 MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c ? c->cmp.best : -1; }
+
+MITOSIS_API int mitosis_topology_fill(const char *spec, int gpus, int gpus_per_node, char **out, mitosis_error *err) {
+    mt_error e = {0};
+    NEED(out);
+    *out = NULL;
+    NEED(spec);
+    if (gpus < 1 || gpus_per_node < 1)
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "--gpus and --gpus-per-node must be >= 1 (got %d, %d)", gpus,
+                                      gpus_per_node), &e));
+    char buf[1024];
+    if (mt_sweep_topology(spec, gpus, gpus_per_node, buf, sizeof buf, &e) != MT_OK) return fail_out(err, &e);
+    if (strlen(buf) + 1 >= sizeof buf)
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "--topology: the spec is too long (%zu bytes)", strlen(spec)), &e));
+    *out = strdup(buf);
+    return *out ? ok_out(err) : fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+}
 
 MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **json, mitosis_error *err) {
     mt_error e = {0};

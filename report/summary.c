@@ -436,7 +436,7 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
 
 /* "dp D x tp T x pp P", with " x cp C" and " x ep E" when used: every dimension the GPUs multiply. */
 static const char *plan_dims(const mt_plan *pl, char *buf, size_t len) {
-    int n = snprintf(buf, len, "dp %d x tp %d x pp %d", pl->dp, pl->tp, pl->pp);
+    int n = snprintf(buf, len, "dp %d x tp %d x pp %d", mt_plan_shown_dp(pl), mt_plan_shown_tp(pl), pl->pp);
     if (pl->cp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " x cp %d", pl->cp);
     if (pl->ep > 1 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " x ep %d", pl->ep);
     return buf;
@@ -467,11 +467,14 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     if (pl->cp > 1)
         fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
                 pl->cp, p->cp_rings);
-    print_mesh(out, p, r);
+    if (pl->traced_tp)
+        fprintf(out, "           tensor parallel as traced: the %d GPUs are the job's tensor-parallel ranks, each a "
+                "copy of the traced rank (its part of the model) with its collectives, on one batch\n", pl->traced_tp);
+    else print_mesh(out, p, r);
     mt_experts_print(out, p);
     char mode[32];
     int buckets = pl->dp_mode == MT_DP_DDP && pl->zero < 3 && !pl->fsdp;
-    if (pl->dp > 1)
+    if (mt_plan_shown_dp(pl) > 1)
         fprintf(out, "           data parallel: %s%s%s", mt_plan_dp_name(pl, mode, sizeof mode),
                buckets ? ", bucket " : "", buckets ? bucket : "");
     int32_t shard = pl->zero > 0 || pl->fsdp || pl->dist_opt ? mt_plan_shard(pl) * pl->cp : 1; /* cp ranks shard too */
@@ -487,7 +490,7 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
         else fprintf(out, "the trace's layers");
         fprintf(out, ", prefetch %d, reshard after forward %s)", mt_plan_prefetch(pl), mt_reshard_name(pl->reshard));
     }
-    if (pl->dp > 1) fprintf(out, "\n");
+    if (mt_plan_shown_dp(pl) > 1) fprintf(out, "\n");
     char sched[32], cut[MT_STAGES_LIST_MAX * 4 + 32];
     if (pl->pp > 1)
         fprintf(out, "           pipeline: %s, %d micro-batch%s", mt_plan_schedule_label(pl, sched, sizeof sched),

@@ -137,8 +137,7 @@ typedef struct job {
     char topology[128];
 } job;
 
-/* spec with {gpus} and {nodes} replaced; "" for NULL. */
-static mt_status topology_for(const char *spec, int32_t gpus, int32_t per_node, char *buf, size_t len,
+mt_status mt_sweep_topology(const char *spec, int32_t gpus, int32_t per_node, char *buf, size_t len,
                               mt_error *err) {
     buf[0] = '\0';
     if (!spec) return MT_OK;
@@ -165,7 +164,7 @@ static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_what
                          mt_simrun_cfg *cfg, mt_error *err) {
     const mt_plan *p = &j->plan;
     int32_t gpus = p->gpus ? p->gpus : (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
-    MT_CHECK(topology_for(c->net.topology, gpus, c->gpus_per_node, j->topology, sizeof j->topology, err));
+    MT_CHECK(mt_sweep_topology(c->net.topology, gpus, c->gpus_per_node, j->topology, sizeof j->topology, err));
     *cfg = mt_simrun_cfg_of(c, 0);
     cfg->plan = j->plan;
     cfg->net = j->net;

@@ -50,6 +50,11 @@ const char *mt_sweep_name(mt_sweep_kind k);
  * NAME=A,B,C into *out. One-line MT_EINVAL naming --sweep and what is accepted. */
 mt_status mt_sweep_parse(const char *text, mt_sweep *out, mt_error *err);
 
+/* A --topology template for one run of gpus GPUs into buf: {gpus} replaced by gpus, {nodes} by
+ * gpus / per_node, refused (MT_EINVAL, one line naming --gpus-per-node) when gpus does not fill
+ * whole nodes; "" for a NULL spec. What compare's rows and Python's mitosis.sweep both run. */
+mt_status mt_sweep_topology(const char *spec, int32_t gpus, int32_t per_node, char *buf, size_t len, mt_error *err);
+
 /* Called as each row starts, with `done` rows of this rank finished (never two calls at once, on
  * whichever thread), and once at the end (done == n). n: the rows this rank runs. */
 typedef void (*mt_compare_progress_fn)(void *ctx, int32_t done, int32_t n, const char *label);

@@ -1214,9 +1214,9 @@ static mt_status collect_results(runner *r, mt_error *err) {
         const mt_stage_program *sp = &p->stages[g->s];
         mt_gpu_stats *st = &res->gpus[i];
         st->rank = i;
-        st->dp = g->d;
+        st->dp = p->plan.traced_tp ? 0 : g->d; /* traced_tp: the replicas are the job's tp ranks */
         st->stage = g->s;
-        st->tp = g->t;
+        st->tp = p->plan.traced_tp ? g->d : g->t;
         st->finish_ps = g->finish_ps - r->start;
         st->compute_ps = g->compute;
         st->stretch_ps = g->stretch;
@@ -1414,7 +1414,8 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.res->sim_wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         r.res->folded = r.fold;
         r.res->walkers = r.fold ? r.N / r.D : r.N;
-        if (r.fold) snprintf(r.res->fold_why, sizeof r.res->fold_why, "%d data-parallel replicas alike", (int)r.D);
+        if (r.fold) snprintf(r.res->fold_why, sizeof r.res->fold_why, "%d %s alike", (int)r.D,
+                             p->plan.traced_tp ? "tensor-parallel ranks (copies of the traced rank)" : "data-parallel replicas");
         else snprintf(r.res->fold_why, sizeof r.res->fold_why, "%s", why);
         r.res->net_folded = r.netfold;
         if (r.netfold) {

@@ -23,11 +23,11 @@ static void meta_path(const char *path0, char *src, size_t srclen) {
 
 void mt_trace_meta_batch(trace *t, const char *dir_or_file) {
     char src[4096];
-    struct stat st;
+    json_t *m = NULL;
     if (t->format != TRACE_FORMAT_KINETO || !dir_or_file) return;
     meta_path(dir_or_file, src, sizeof src);
-    if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return;
-    json_t *m = json_load_file(src, 0, NULL);
+    mt_error e = {0};
+    if (mt_json_load_config(src, &m, &e) != MT_OK) return; /* none, or not one to read: the trace's own */
     json_t *b = json_object_get(m, "batch");
     if (json_is_integer(b) && json_integer_value(b) > 0 && json_integer_value(b) != t->batch_size) {
         char w[6144];
@@ -42,10 +42,11 @@ void mt_trace_meta_batch(trace *t, const char *dir_or_file) {
 
 int mt_trace_meta_has_measured(const char *path0) {
     char src[4096];
-    struct stat st;
+    json_t *m = NULL;
     meta_path(path0, src, sizeof src);
-    if (stat(src, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return 0;
-    json_t *m = json_load_file(src, 0, NULL);
+    mt_error e = {0};
+    mt_status rc = mt_json_load_config(src, &m, &e);
+    if (rc != MT_OK) return rc == MT_EFORMAT; /* not JSON: damaged, for mt_trace_meta_measured to refuse */
     int has = json_object_get(json_object_get(m, "step_time_ms"), "median") != NULL;
     json_decref(m);
     return has;

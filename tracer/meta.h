@@ -22,9 +22,9 @@
 mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms, char *src, size_t srclen,
                                  mt_error *err);
 
-/* 1 when a meta.json beside path0 holds a step_time_ms.median key at all (whatever its value): a
- * file of provenance alone (TrioSim's) gives no measured step, one with the key gives it or is
- * damaged. */
+/* 1 when a meta.json beside path0 holds a step_time_ms.median key at all (whatever its value), or
+ * is not JSON: a file of provenance alone (TrioSim's) gives no measured step, one with the key gives
+ * it or is damaged. Read as configuration files are (mt_json_load_config: bounded, regular files). */
 int mt_trace_meta_has_measured(const char *path0);
 
 /* A Kineto trace without its Execution Trace has no tensor shapes to find the batch in (the first

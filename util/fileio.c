@@ -195,13 +195,18 @@ mt_status mt_read_config(const char *path, char **out, size_t *out_len, mt_error
     return read_max(path, MT_CONFIG_MAX_BYTES, out, out_len, err);
 }
 
-mt_status mt_json_load_config(const char *path, json_t **out, mt_error *err) {
+/* read_max (max 0: no bound) + mt_json_parse. */
+static mt_status json_load_max(const char *path, size_t max, json_t **out, mt_error *err) {
     char *buf = NULL;
     size_t len = 0;
-    MT_CHECK(mt_read_config(path, &buf, &len, err));
+    MT_CHECK(read_max(path, max, &buf, &len, err));
     mt_status rc = mt_json_parse(path, buf, len, out, err);
     free(buf);
     return rc;
+}
+
+mt_status mt_json_load_config(const char *path, json_t **out, mt_error *err) {
+    return json_load_max(path, MT_CONFIG_MAX_BYTES, out, err);
 }
 
 mt_status mt_read_prefix(const char *path, size_t max, char **out, size_t *out_len, int *complete,
@@ -242,11 +247,4 @@ mt_status mt_json_parse(const char *path, const char *buf, size_t len, json_t **
     return MT_OK;
 }
 
-mt_status mt_json_load(const char *path, json_t **out, mt_error *err) {
-    char *buf = NULL;
-    size_t len = 0;
-    MT_CHECK(mt_read_file(path, &buf, &len, err));
-    mt_status rc = mt_json_parse(path, buf, len, out, err);
-    free(buf);
-    return rc;
-}
+mt_status mt_json_load(const char *path, json_t **out, mt_error *err) { return json_load_max(path, 0, out, err); }

@@ -278,12 +278,33 @@ def compare(trace, gpus=None, **options):
     return df
 
 
+def _topology_for(spec, opts, gpus_per_node):
+    """spec with {gpus} and {nodes} filled for the run opts describes, by libmitosis as compare's rows
+    (the GPU count: gpus=, else dp x tp x pp)."""
+    def size(k):  # an option's count as given (8 or "8"), 0 when not given
+        v = opts.get(k) or 0
+        return int(v) if isinstance(v, str) and v.strip().isdigit() else v
+    n = size("gpus")
+    if not n:
+        n = 1
+        for k in ("dp", "tp", "pp"):
+            n *= size(k) or 1
+    h = ctypes.c_void_p()
+    call(lib().mitosis_topology_fill, _b(spec, "mitosis.sweep: topology"), int_arg("mitosis.sweep: gpus", n),
+         int_arg("mitosis.sweep: gpus_per_node", gpus_per_node), ctypes.byref(h))
+    try:
+        return ctypes.string_at(h).decode()
+    finally:
+        lib().mitosis_string_free(h)
+
+
 def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
     """Simulates one plan once per value of option `name` (e.g. "gpus", [8, 16, ..., 1024]) in
     this process (the trace loaded once) and returns a DataFrame: the value, the resolved plan,
     step_ms, samples_per_s, peak_mem_bytes (largest per GPU), exposed_comm_ms (max over GPUs).
-    In topology, {gpus} and {nodes} (= gpus / gpus_per_node) are replaced for each run, as
-    compare's --sweep does: "multinode:nodes={nodes},gpus=8"."""
+    In topology, {gpus} and {nodes} (= gpus / gpus_per_node) are replaced for each run by the
+    library, as compare's --sweep does: "multinode:nodes={nodes},gpus=8" (a GPU count that does not
+    fill whole nodes is refused with compare's message)."""
     if not isinstance(name, str):
         raise ArgumentTypeError("mitosis.sweep: name must be an option's name, a string (got %s)" % type(name).__name__)
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -294,8 +315,7 @@ def sweep(trace, name, values, topology=None, gpus_per_node=8, **options):
     for v in values:
         opts = dict(options)
         opts[name] = v
-        n = int(opts.get("gpus") or 0)
-        topo = topology.format(gpus=n, nodes=max(1, n // gpus_per_node)) if topology else None
+        topo = _topology_for(topology, opts, gpus_per_node) if topology is not None else None
         if topo is not None:
             opts["gpus_per_node"] = gpus_per_node
         r = simulate(t, topology=topo, **opts)

@@ -4,7 +4,8 @@ Where the library comes from, first found wins:
   1. $MITOSIS_LIB (the path of libmitosis.so*);
   2. the build tree of the repository this package was imported from (../build*/libmitosis.so.0,
      newest first) -- running from a checkout;
-  3. the system's: libmitosis.so.0 as `cmake --install` put it (ld.so's search path, ldconfig).
+  3. the copy an installed package carries (python/setup.py puts the built library in the wheel);
+  4. the system's: libmitosis.so.0 as `cmake --install` put it (ld.so's search path, ldconfig).
 The mitosis binary (python3 -m mitosis) is looked up the same way: $MITOSIS_BIN, beside the
 library (build tree or PREFIX/bin), then $PATH.
 """
@@ -79,7 +80,8 @@ def _candidates():
         return [env]
     found = glob.glob(os.path.join(_REPO, "build*", SONAME))
     found.sort(key=os.path.getmtime, reverse=True)
-    return found + [SONAME]
+    carried = os.path.join(_HERE, SONAME)
+    return found + ([carried] if os.path.isfile(carried) else []) + [SONAME]
 
 
 def _load():
@@ -135,6 +137,7 @@ _SIGS = {
     "mitosis_comparison_free": (None, [_P]),
     "mitosis_comparison_json": (_S, [_P]),
     "mitosis_cluster": (ctypes.c_int, [_S, _S, ctypes.POINTER(_P), _E]),
+    "mitosis_topology_fill": (ctypes.c_int, [_S, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_P), _E]),
 }
 
 

@@ -40,4 +40,21 @@ got=$(cd "$TMP" && bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --html l);
 [ "$got" = "log" ] || fail "completion of --html l: '$got' (want the file 'log')"
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis sim); COMP_CWORD=1; _mitosis; echo \"\${COMPREPLY[*]}\"")
 [ "$got" = "simulate" ] || fail "completion of the command: '$got'"
+# `pip install ./python` (Debian's pip in a venv, offline) carries libmitosis in the package: the
+# installed package loads it with no MITOSIS_LIB, from outside the checkout (it once failed:
+# "cannot load libmitosis: tried libmitosis.so.0"). Built from a copy (pip builds in the tree).
+LIB=$(cd "$BUILD" && pwd)/libmitosis.so.0
+if /usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/venv.log" 2>&1 && [ -x "$TMP/venv/bin/pip" ]; then
+    cp -rL "$(dirname "$0")/../../python" "$TMP/py" && rm -rf "$TMP/py/build" "$TMP/py"/*.egg-info
+    MITOSIS_LIB=$LIB "$TMP/venv/bin/pip" install -q --no-index --no-build-isolation "$TMP/py" >"$TMP/pip.log" 2>&1 \
+        || fail "pip install ./python: $(grep -iE 'error|mitosis:' "$TMP/pip.log" | head -3)"
+    ASAN=$(ldd "$LIB" | awk '/libasan/ {print $3}')
+    got=$(cd "$TMP" && env -u MITOSIS_LIB -u PYTHONPATH ${ASAN:+LD_PRELOAD=$ASAN ASAN_OPTIONS=detect_leaks=0} \
+          "$TMP/venv/bin/python" -c "import mitosis, mitosis._lib as l; print(l.lib_path()); print(mitosis.version())" 2>&1) \
+        || fail "the installed package does not load without MITOSIS_LIB: $got"
+    case "$got" in "$TMP/venv/"*"/site-packages/mitosis/libmitosis.so.0"*) ;; *) fail "installed package's library: $got" ;; esac
+    echo "$got" | tail -1 | grep -qF "$("$BIN" --version | awk '{print $2}')" || fail "carried library's version: $got"
+else
+    skip_part "no venv with pip here (Debian: python3-venv): pip install ./python is not checked"
+fi
 checks_done install

@@ -101,6 +101,18 @@ out=$("$BIN" simulate "$R/cpu-ddp-resmlp-w2" --gpus 64 --topology multinode:node
     || fail "ddp rank at 64 GPUs: exit $?"
 echo "$out" | grep -q "^comm       regenerated: the plan's 64 GPUs are not the traced job's 2" || fail "ddp rank at 64: $out"
 check_bad "whose ranks hold parts of the model (tensor synchronisation)" simulate "$R/cpu-tp-gpt-tiny-w2" --gpus 4
+# ... and at its traced plan runs as the job ran: tp 2 on the job's one batch (meta.json's "batch",
+# which TP ranks share), so samples/s = that batch / step, not twice it (it said dp 2, global 16)
+jb=$(sed -n 's/^ *"batch": *\([0-9]*\),.*/\1/p' "$R/cpu-tp-gpt-tiny-w2/meta.json")
+for plan in "" "--tp 2"; do
+    out=$("$BIN" simulate "$R/cpu-tp-gpt-tiny-w2" $plan 2>&1) || fail "tp rank at its plan ($plan): exit $?"
+    echo "$out" | grep -q "^plan       2 GPUs = dp 1 x tp 2 x pp 1," || fail "tp rank's plan ($plan): $out"
+    echo "$out" | grep -q "^batch      global $jb, per replica $jb," || fail "tp rank's batch ($plan, job $jb): $out"
+    echo "$out" | awk -v b="$jb" '/^step time/ { ms = $3; sps = substr($5, 2) }
+        END { exit !(ms > 0 && sps > 0 && (sps - b * 1000 / ms) ^ 2 < 0.01) }' \
+        || fail "tp rank's samples/s is not batch $jb / step: $(echo "$out" | grep '^step time')"
+done
+check_bad "would split that part again" simulate "$R/cpu-tp-gpt-tiny-w2" --pp 2
 "$BIN" inspect "$R/cpu-tp-gpt-tiny-w2" | grep -q "in the forward pass: a tensor-parallel group's activations" \
     || fail "inspect does not read the TP rank as tensor-parallel"
 echo "small answers: ok"

@@ -41,7 +41,10 @@ assert p[\"world_size\"]==2 and p[\"rank\"]==0 and p[\"multi_rank\"], p
 assert s[\"plan\"][\"gpus\"]==2 and s[\"plan\"][\"comm\"]==\"traced\", s[\"plan\"]
 assert sim[\"traced_collectives\"]==p[\"collectives\"]==sim[\"collectives\"] and sim[\"ddp_buckets\"]==0, (sim, p)
 want=sum(x[\"bytes\"]*(2 if x[\"collective\"] in (\"send\",\"recv\") else 1) for x in i[\"collectives\"])
-assert abs(sim[\"collective_bytes\"]-want)<=1e-9*want, (sim[\"collective_bytes\"], want)"'
+assert abs(sim[\"collective_bytes\"]-want)<=1e-9*want, (sim[\"collective_bytes\"], want)
+b=json.load(open(\"$d/meta.json\"))[\"batch\"]; pl=s[\"plan\"]; sync=p[\"parameter_sync\"]
+want={\"tensor\": (1, 2, b), \"ddp\": (2, 1, 2 * b), \"partial\": (2, 1, 2 * b)}.get(sync)  # tp ranks share a batch
+assert want is None or (pl[\"dp\"], pl[\"tp\"], pl[\"global_batch\"]) == want, (sync, pl, b)"'
 done
 
 m="$T/cpu-ddp-resmlp-w2"

@@ -143,6 +143,18 @@ def test_sweep_equals_single_runs(gpt):
         assert ms == pytest.approx(want["step_ms"], rel=1e-9)  # the JSON has 10 digits
 
 
+def test_sweep_refuses_partial_nodes_as_compare(gpt):
+    """12 GPUs do not fill nodes of 8: compare --sweep skips the row with a reason; mitosis.sweep raises
+    that reason (it used to round {nodes} down to 1 and fail on another message)."""
+    j = json.loads(cli("compare", GPT, "--sweep", "gpus=8,12", "--topology", "multinode:nodes={nodes},gpus=8",
+                       "--json").stdout)
+    reason = [s["reason"] for s in j["skipped"]]
+    assert len(reason) == 1 and "{nodes}" in reason[0], j["skipped"]
+    with pytest.raises(mitosis.Error) as e:
+        mitosis.sweep(gpt, "gpus", [8, 12], topology="multinode:nodes={nodes},gpus=8")
+    assert str(e.value) == reason[0]
+
+
 def test_trace_summary_is_inspect_json(gpt):
     want = json.loads(cli("inspect", GPT, "--json").stdout)
     assert gpt.summary == want
