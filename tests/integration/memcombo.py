@@ -225,7 +225,7 @@ def llama_rep(tr, tp):
     return 4 * (split / tp + norms)
 
 
-for tname, plans in (("cpu-gpt-tiny-b8", ((1, 1, 4), (2, 1, 2), (2, 2, 2))), ("cpu-llama-tiny-b4", ((1, 1, 4), (2, 2, 2)))):
+for tname, plans in (("cpu-gpt-tiny-b8", ((1, 1, 4), (2, 2, 2))), ("cpu-llama-tiny-b4", ((1, 1, 4), (2, 2, 2)))):
     tr = trace(tname)
     ts, r = mp.params(tr), opt_ratio(tr)
     tied = mp.tied_bytes(ts) if ts else 0
