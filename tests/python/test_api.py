@@ -326,3 +326,44 @@ def test_c_api_null_arguments(gpt):
         assert L.mitosis_config_words(cfg) == 0  # every refusal left the configuration as it was
     finally:
         L.mitosis_config_free(cfg)
+
+
+def _doc_python_blocks():
+    """(file:line, code) of every ```python block in README.md and docs/*.md that imports mitosis."""
+    files = [os.path.join(ROOT, "README.md")] + sorted(
+        os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
+    out = []
+    for path in files:
+        lines = open(path, encoding="utf-8").read().split("\n")
+        i = 0
+        while i < len(lines):
+            if lines[i].strip() == "```python":
+                j = i + 1
+                while j < len(lines) and not lines[j].strip().startswith("```"):
+                    j += 1
+                code = "\n".join(lines[i + 1:j])
+                if "import mitosis" in code:
+                    out.append(("%s:%d" % (os.path.relpath(path, ROOT), i + 2), code))
+                i = j
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize("where,code", _doc_python_blocks(), ids=lambda x: x if ":" in str(x) else "")
+def test_docs_python_examples(where, code):
+    """The docs' Python examples run from the repository root, and a `print(...)  # shown` comment
+    is printed, numbers within tests/integration/doctest.py's tolerance."""
+    import importlib.util
+    import re
+    spec = importlib.util.spec_from_file_location(  # the docs' shell examples' matcher (not stdlib doctest)
+        "mt_doctest", os.path.join(ROOT, "tests", "integration", "doctest.py"))
+    mt_doctest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mt_doctest)
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+    assert p.returncode == 0, "%s: %s" % (where, p.stderr[-2000:])
+    printed = p.stdout.split("\n")
+    for line in code.split("\n"):
+        m = re.match(r"\s*print\(.*\)\s+#\s+(<.*>)\s*$", line)
+        if m:
+            assert mt_doctest.matches(m.group(1), printed), "%s: shown %r, printed %r" % (where, m.group(1), printed)
