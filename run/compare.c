@@ -345,6 +345,7 @@ mt_status mt_compare_baseline(const mt_run_config *c, const mt_run_input *in, do
     cfg.plan.global_batch = 0;
     /* one GPU: nothing to split by sequence, context or experts, nothing to shard over */
     cfg.plan.sp = cfg.plan.zero = cfg.plan.fsdp = cfg.plan.fsdp_shard = cfg.plan.shard_units = 0;
+    cfg.plan.dist_opt = 0;
     cfg.plan.n_pp_layers = cfg.plan.emb_shard = 0;
     cfg.plan.cp = cfg.plan.ep = 1;
     cfg.plan.shard_prefetch = -1;
