@@ -257,6 +257,74 @@ static mt_status traced_tensor_plan(mt_plan *p, const mt_traced_plan *tp, const 
     return MT_OK;
 }
 
+/* At the traced GPU count a pipeline job's rank (one stage, its sends and receives kept) runs as the
+ * job ran: its N ranks are the N stages of one batch of M micro-batches (traced_pp; the traced
+ * rank's ops hold all M, so the simulated M stays 1), given as the default plan, --dp N or --pp N
+ * and --micro-batches M; any other split would cut the stage again. */
+static mt_status traced_pipeline_plan(mt_plan *p, const mt_traced_plan *tp, const trace *t, mt_error *err) {
+    p->traced_pp = p->traced_micro = 0;
+    if (p->comm != MT_COMM_TRACED || tp->sync != MT_TRACED_PIPELINE || tp->pipe_micro <= 0) return MT_OK;
+    const char *path = t->kineto_path ? t->kineto_path : "the trace";
+    int as_traced = p->tp == 1 && ((p->dp == p->gpus && p->pp == 1) || (p->pp == p->gpus && p->dp == 1));
+    if (!as_traced || p->vpp > 1)
+        return mt_fail(err, MT_EINVAL, "%s is rank %d of a %d-stage pipeline job, holding one stage of the model: at %d "
+                       "GPUs it runs as traced (pp %d, the default plan); dp=%d x tp=%d x pp=%d%s would split that "
+                       "stage again (give --comm regenerate to treat the rank as a whole model)", path, tp->rank,
+                       tp->world_size, p->gpus, p->gpus, p->dp, p->tp, p->pp, p->vpp > 1 ? " interleaved" : "");
+    if (p->micro_batches > 0 && p->micro_batches != tp->pipe_micro)
+        return mt_fail(err, MT_EINVAL, "--micro-batches %d: %s is a stage of a pipeline that ran %d micro-batches, all in "
+                       "its traced ops (drop --micro-batches, or give --comm regenerate to treat the rank as a whole "
+                       "model)", p->micro_batches, path, tp->pipe_micro);
+    p->dp = p->gpus; /* the stages are simulated as copies of the traced rank */
+    p->pp = p->micro_batches = 1;
+    p->traced_pp = p->gpus;
+    p->traced_micro = tp->pipe_micro;
+    return MT_OK;
+}
+
+/* The batch sizes and the factor on the traced op times: the global batch over the replicas (one
+ * under a traced plan of TP or pipeline ranks), a replica's batch over its micro-batches. */
+static mt_status resolve_batch(mt_plan *p, const trace *t, int micro_default, mt_error *err) {
+    int64_t tb = t->batch_size;
+    if (tb <= 0) {
+        if (p->global_batch > 0)
+            return mt_fail(err, MT_EINVAL,
+                           "the trace's batch size is unknown, so --batch cannot rescale it "
+                           "(drop --batch; each replica then runs the traced batch)");
+        p->replica_batch = p->micro_batch = 0;
+        p->batch_factor = 1.0 / p->micro_batches;
+        return check_vpp_groups(p, err);
+    }
+    int32_t R = p->traced_tp || p->traced_pp ? 1 : mt_plan_replicas(p); /* D, or D x E with expert parallelism */
+    int32_t folded = p->traced_pp ? p->traced_micro : 1; /* micro-batches inside the traced rank's ops */
+    if (p->global_batch == 0) p->global_batch = tb * R * folded;
+    if (p->global_batch % R)
+        return mt_fail(err, MT_EINVAL,
+                       "global batch %lld does not divide over %d data-parallel replicas "
+                       "(use a multiple of %d)", (long long)p->global_batch, R, R);
+    p->replica_batch = p->global_batch / R;
+    if (p->traced_pp) {
+        if (p->replica_batch % folded)
+            return mt_fail(err, MT_EINVAL, "--batch %lld does not split into the traced pipeline's %d micro-batches "
+                           "(use a multiple of %d)", (long long)p->global_batch, folded, folded);
+        p->micro_batch = p->replica_batch / folded;
+        p->batch_factor = (double)p->micro_batch / (double)tb;
+        return MT_OK;
+    }
+    /* default M: the smallest divisor of the replica batch that is >= P */
+    int32_t step = p->vpp > 1 ? p->pp : 1; /* interleaved: a multiple of P */
+    while (micro_default && p->micro_batches < p->replica_batch && p->replica_batch % p->micro_batches)
+        p->micro_batches += step;
+    if (p->micro_batches > p->replica_batch || p->replica_batch % p->micro_batches)
+        return mt_fail(err, MT_EINVAL,
+                       "replica batch %lld does not split into %d equal micro-batches "
+                       "(choose --micro-batches dividing %lld)", (long long)p->replica_batch,
+                       p->micro_batches, (long long)p->replica_batch);
+    p->micro_batch = p->replica_batch / p->micro_batches;
+    p->batch_factor = (double)p->micro_batch / (double)tb;
+    return check_vpp_groups(p, err);
+}
+
 mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->gpus < 0 || p->dp < 0 || p->tp < 0 || p->pp < 0 || p->micro_batches < 0)
         return mt_fail(err, MT_EINVAL, "GPU counts and micro-batches must be positive");
@@ -313,6 +381,7 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if (p->comm == MT_COMM_AUTO)
         p->comm = tp.multi_rank && !sparse && p->gpus == tp.world_size ? MT_COMM_TRACED : MT_COMM_REGENERATE;
     MT_CHECK(traced_tensor_plan(p, &tp, t, err));
+    MT_CHECK(traced_pipeline_plan(p, &tp, t, err));
     if (p->sp && p->tp <= 1)
         return mt_fail(err, MT_EINVAL, "--sp needs --tp > 1 (sequence parallelism splits a tensor-parallel group's "
                        "norms and dropout by sequence; this plan has tp=%d)", p->tp);
@@ -345,42 +414,16 @@ mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
     if ((int64_t)p->pp * p->vpp > units)
         return mt_fail(err, MT_EINVAL, "--vpp %d: %d stages x %d chunks = %d model chunks need at least as many layers; "
                        "%s has %d (use a smaller --vpp)", p->vpp, p->pp, p->vpp, p->pp * p->vpp, path, units);
-    int64_t tb = t->batch_size;
-    if (tb <= 0) {
-        if (p->global_batch > 0)
-            return mt_fail(err, MT_EINVAL,
-                           "the trace's batch size is unknown, so --batch cannot rescale it "
-                           "(drop --batch; each replica then runs the traced batch)");
-        p->replica_batch = p->micro_batch = 0;
-        p->batch_factor = 1.0 / p->micro_batches;
-        return check_vpp_groups(p, err);
-    }
-    int32_t R = p->traced_tp ? 1 : mt_plan_replicas(p); /* D, or D x E with expert parallelism */
-    if (p->global_batch == 0) p->global_batch = tb * R;
-    if (p->global_batch % R)
-        return mt_fail(err, MT_EINVAL,
-                       "global batch %lld does not divide over %d data-parallel replicas "
-                       "(use a multiple of %d)", (long long)p->global_batch, R, R);
-    p->replica_batch = p->global_batch / R;
-    /* default M: the smallest divisor of the replica batch that is >= P */
-    int32_t step = p->vpp > 1 ? p->pp : 1; /* interleaved: a multiple of P */
-    while (micro_default && p->micro_batches < p->replica_batch && p->replica_batch % p->micro_batches)
-        p->micro_batches += step;
-    if (p->micro_batches > p->replica_batch || p->replica_batch % p->micro_batches)
-        return mt_fail(err, MT_EINVAL,
-                       "replica batch %lld does not split into %d equal micro-batches "
-                       "(choose --micro-batches dividing %lld)", (long long)p->replica_batch,
-                       p->micro_batches, (long long)p->replica_batch);
-    p->micro_batch = p->replica_batch / p->micro_batches;
-    p->batch_factor = (double)p->micro_batch / (double)tb;
-    return check_vpp_groups(p, err);
+    return resolve_batch(p, t, micro_default, err);
 }
 
 int32_t mt_plan_etp(const mt_plan *p) { return p->etp > 0 ? p->etp : p->tp; }
 
 int32_t mt_plan_replicas(const mt_plan *p) { return p->dp * (p->ep > 1 ? p->ep : 1); }
-int32_t mt_plan_shown_dp(const mt_plan *p) { return p->traced_tp ? 1 : p->dp; }
+int32_t mt_plan_shown_dp(const mt_plan *p) { return p->traced_tp || p->traced_pp ? 1 : p->dp; }
 int32_t mt_plan_shown_tp(const mt_plan *p) { return p->traced_tp ? p->traced_tp : p->tp; }
+int32_t mt_plan_shown_pp(const mt_plan *p) { return p->traced_pp ? p->traced_pp : p->pp; }
+int32_t mt_plan_shown_micro(const mt_plan *p) { return p->traced_pp ? p->traced_micro : p->micro_batches; }
 
 int32_t mt_plan_rank(const mt_plan *p, int32_t d, int32_t s, int32_t t) {
     mt_mesh m;

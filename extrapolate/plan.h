@@ -112,8 +112,13 @@ typedef struct mt_plan {
     int32_t traced_tp;       /* the traced plan of a tensor-parallel job's rank (traced.h: tensor): its
                                 D = N ranks are the job's tensor-parallel group, copies of the traced rank
                                 (its part of the model) with its collectives, on one batch; else 0 */
-    int64_t replica_batch;   /* global_batch / D (/ 1 under traced_tp) */
-    int64_t micro_batch;     /* replica_batch / M */
+    int32_t traced_pp;       /* the traced plan of a pipeline job's rank (traced.h: pipeline): its D = N
+                                ranks are the job's N stages, copies of the traced stage with its sends
+                                and receives, on one batch of traced_micro micro-batches (the traced
+                                rank's ops hold them all: M stays 1, the batch factor 1); else 0 */
+    int32_t traced_micro;    /* under traced_pp: the micro-batches the traced stage ran */
+    int64_t replica_batch;   /* global_batch / D (/ 1 under traced_tp and traced_pp) */
+    int64_t micro_batch;     /* replica_batch / M (/ traced_micro under traced_pp) */
     double batch_factor;     /* micro_batch / trace batch (1 when the trace batch is unknown) */
 } mt_plan;
 
@@ -121,8 +126,8 @@ void mt_plan_init(mt_plan *p);
 
 /* Fills the unset sizes and checks the plan against the trace: with no size at all, N is the
  * traced job's world size (a multi-rank trace re-simulated as it ran), else 1; comm auto becomes
- * traced for a multi-rank trace at its world size, else regenerate (a rank of a tensor-parallel job
- * there: the traced plan, traced_tp, or refused); D*T*P must equal N (an unset
+ * traced for a multi-rank trace at its world size, else regenerate (a rank of a tensor-parallel or
+ * pipeline job there: the traced plan, traced_tp or traced_pp, or refused); D*T*P must equal N (an unset
  * one of dp/tp/pp becomes N / product of the others when that divides), the global batch must
  * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
  * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
@@ -146,10 +151,14 @@ int32_t mt_plan_etp(const mt_plan *p);
  * ranks route their own batches). */
 int32_t mt_plan_replicas(const mt_plan *p);
 
-/* The data- and tensor-parallel sizes as the job runs them, for reports: dp and tp, except under
- * traced_tp (1 and dp: the simulated replicas are the traced job's tensor-parallel ranks). */
+/* The data-parallel, tensor-parallel and pipeline sizes and the micro-batches as the job runs them,
+ * for reports: dp, tp, pp and M, except under traced_tp (dp 1, tp D: the simulated replicas are the
+ * traced job's tensor-parallel ranks) and traced_pp (dp 1, pp D, M traced_micro: they are its
+ * pipeline stages). */
 int32_t mt_plan_shown_dp(const mt_plan *p);
 int32_t mt_plan_shown_tp(const mt_plan *p);
+int32_t mt_plan_shown_pp(const mt_plan *p);
+int32_t mt_plan_shown_micro(const mt_plan *p);
 
 /* Ranks that shard the model's states: D for --zero, --fsdp and --dist-opt, the --fsdp-shard G of hybrid
  * sharding, 1 when nothing is sharded. */

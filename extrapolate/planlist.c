@@ -378,7 +378,8 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     json_object_set_new(plan, "dp", json_integer(mt_plan_shown_dp(pl)));
     json_object_set_new(plan, "tp", json_integer(mt_plan_shown_tp(pl)));
     if (pl->traced_tp) json_object_set_new(plan, "traced_tp", json_true());
-    json_object_set_new(plan, "pp", json_integer(pl->pp));
+    json_object_set_new(plan, "pp", json_integer(mt_plan_shown_pp(pl)));
+    if (pl->traced_pp) json_object_set_new(plan, "traced_pp", json_true());
     json_object_set_new(plan, "sp", json_boolean(pl->sp));
     json_object_set_new(plan, "cp", json_integer(pl->cp));
     json_object_set_new(plan, "dp_mode", json_string(mt_dp_mode_name(pl->dp_mode)));
@@ -403,7 +404,7 @@ json_t *mt_planlist_json(const mt_plan *pl) {
     if (pl->emb_shard > 0 && pl->emb_shard <= MT_EMB_COLUMN)
         json_object_set_new(plan, "embedding_shard", json_string(EMB_NAMES[pl->emb_shard]));
     if (pl->expert_skew >= 0) json_object_set_new(plan, "expert_skew", json_real(pl->expert_skew));
-    json_object_set_new(plan, "micro_batches", json_integer(pl->micro_batches));
+    json_object_set_new(plan, "micro_batches", json_integer(mt_plan_shown_micro(pl)));
     json_object_set_new(plan, "vpp", json_integer(pl->vpp > 1 ? pl->vpp : 1));
     json_object_set_new(plan, "recompute", json_string(mt_recompute_label(pl, (char[48]){0}, 48)));
     json_object_set_new(plan, "bucket_bytes", json_real(pl->bucket_bytes));

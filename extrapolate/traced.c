@@ -7,8 +7,8 @@
 #include "util/units.h"
 
 const char *mt_traced_sync_name(mt_traced_sync s) {
-    static const char *const n[] = {"single", "ddp", "partial", "none", "tensor"};
-    return (unsigned)s <= MT_TRACED_TENSOR ? n[s] : "?";
+    static const char *const n[] = {"single", "ddp", "partial", "none", "tensor", "pipeline"};
+    return (unsigned)s <= MT_TRACED_PIPELINE ? n[s] : "?";
 }
 
 static void add_kind(mt_traced_kind *k, const trace_coll *c) {
@@ -25,6 +25,24 @@ static int only_replicated(const mt_traced_plan *p) {
         if (p->kinds[k].count && k != TRACE_COMM_ALLREDUCE && k != TRACE_COMM_BROADCAST && k != TRACE_COMM_BARRIER)
             return 0;
     return 1;
+}
+
+/* 1 when the step's collectives are sends and receives (and barriers) only: a pipeline stage. */
+static int only_p2p(const mt_traced_plan *p) {
+    if (!p->kinds[TRACE_COMM_SEND].count && !p->kinds[TRACE_COMM_RECV].count) return 0;
+    for (int k = 0; k <= TRACE_COMM_OTHER; k++)
+        if (p->kinds[k].count && k != TRACE_COMM_SEND && k != TRACE_COMM_RECV && k != TRACE_COMM_BARRIER) return 0;
+    return 1;
+}
+
+/* The micro-batches a pipeline stage ran, from its sends: one per micro-batch at either end (the
+ * first stage sends activations, the last gradients), two in the middle (both); 0 when unknown. */
+static int32_t micro_of_sends(const mt_traced_plan *p) {
+    int32_t sends = p->kinds[TRACE_COMM_SEND].count;
+    if (sends != p->kinds[TRACE_COMM_RECV].count) return 0; /* what a stage sends on, its neighbour receives */
+    int end = p->world_size <= 2 || p->rank == 0 || p->rank == p->world_size - 1;
+    if (end) return sends;
+    return p->rank > 0 && sends % 2 == 0 ? sends / 2 : 0;
 }
 
 static int has_backward(const trace *t) {
@@ -55,9 +73,11 @@ void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
     }
     if (p->world_size == 0) p->world_size = widest;
     p->multi_rank = p->world_size > 1;
+    p->pipe_micro = p->multi_rank && only_p2p(p) ? micro_of_sends(p) : 0;
     p->param_bytes = t->param_bytes;
     p->param_share = t->param_bytes > 0 ? p->allreduce_bytes / t->param_bytes : 0;
     if (!p->multi_rank) p->sync = MT_TRACED_SINGLE;
+    else if (only_p2p(p)) p->sync = MT_TRACED_PIPELINE;
     else if (p->kinds[TRACE_COMM_ALLREDUCE].count == 0) p->sync = MT_TRACED_NONE;
     else if (p->fwd_allreduces > 0) p->sync = MT_TRACED_TENSOR;
     else if (p->param_share >= MT_TRACED_DDP_SHARE || (p->param_bytes <= 0 && only_replicated(p))) p->sync = MT_TRACED_DDP;
@@ -86,7 +106,13 @@ int mt_traced_plan_describe(const mt_traced_plan *p, char *buf, size_t len) {
         if (!x->count) continue;
         PUT(", %d %s %s", x->count, mt_trace_comm_name((trace_comm)k), mt_fmt_bytes(x->bytes, b, sizeof b));
     }
-    if (p->kinds[TRACE_COMM_ALLREDUCE].count == 0) PUT("; no all-reduce: parameters are not synchronised (%s)",
+    if (p->sync == MT_TRACED_PIPELINE && p->pipe_micro > 0)
+        PUT("; sends and receives only: one stage of a %d-stage pipeline, %d micro-batch%s (%s)", p->world_size,
+            p->pipe_micro, p->pipe_micro == 1 ? "" : "es", mt_traced_sync_name(p->sync));
+    else if (p->sync == MT_TRACED_PIPELINE)
+        PUT("; sends and receives only: one stage of a %d-stage pipeline, micro-batches unknown (%s)",
+            p->world_size, mt_traced_sync_name(p->sync));
+    else if (p->kinds[TRACE_COMM_ALLREDUCE].count == 0) PUT("; no all-reduce: parameters are not synchronised (%s)",
                                                        mt_traced_sync_name(p->sync));
     else if (p->sync == MT_TRACED_TENSOR)
         PUT("; %d all-reduce%s in the forward pass: a tensor-parallel group's activations, each rank holds part of "

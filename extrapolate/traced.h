@@ -11,8 +11,14 @@
  *            reduce-scatter, all-gather, send or recv);
  *   partial  all-reduces carrying less: the rest of the parameters is sharded (embedding tables
  *            exchanged by all-to-all, ZeRO/FSDP reduce-scatter + all-gather) or not replicated;
- *   none     a multi-rank job without all-reduce (a pipeline stage's send/recv, tables sharded
- *            whole): no parameter is synchronised across ranks;
+ *   none     a multi-rank job without all-reduce (tables sharded whole): no parameter is
+ *            synchronised across ranks;
+ *   pipeline a multi-rank job whose collectives are sends and receives only (barriers aside): the
+ *            rank is one stage of a pipeline over the world's ranks (torch's Pipe, GPipe over
+ *            send/recv), which ran M micro-batches: a first or last stage sends once per
+ *            micro-batch (activations forward, or gradients back), a middle stage twice
+ *            (pipe_micro; 0 when the counts do not tell: an unknown rank in a middle position
+ *            or unequal sends and receives);
  *   tensor   all-reduces issued in the forward pass: activations summed over a tensor-parallel
  *            group (Megatron's row-parallel output), so each rank holds part of the model, however
  *            many parameter bytes the all-reduces carry (checked before ddp).
@@ -32,7 +38,8 @@
 #include "extrapolate/plan.h"
 #include "tracer/trace.h"
 
-typedef enum { MT_TRACED_SINGLE = 0, MT_TRACED_DDP, MT_TRACED_PARTIAL, MT_TRACED_NONE, MT_TRACED_TENSOR } mt_traced_sync;
+typedef enum { MT_TRACED_SINGLE = 0, MT_TRACED_DDP, MT_TRACED_PARTIAL, MT_TRACED_NONE, MT_TRACED_TENSOR,
+               MT_TRACED_PIPELINE } mt_traced_sync;
 
 /* The share of the parameter bytes the all-reduces must carry for the job to count as DDP. */
 #define MT_TRACED_DDP_SHARE 0.9
@@ -55,13 +62,14 @@ typedef struct mt_traced_plan {
     double param_bytes;         /* the trace's parameter bytes */
     double param_share;         /* allreduce_bytes / param_bytes; 0 when the parameters are unknown */
     int32_t fwd_allreduces;     /* all-reduces made by a forward op (tensor parallelism) */
+    int32_t pipe_micro;         /* pipeline: the micro-batches the traced stage ran, 0 unknown */
     mt_traced_sync sync;
 } mt_traced_plan;
 
 /* Reads the traced plan of t. */
 void mt_traced_plan_read(const trace *t, mt_traced_plan *out);
 
-/* "single", "ddp", "partial", "none". */
+/* "single", "ddp", "partial", "none", "tensor", "pipeline". */
 const char *mt_traced_sync_name(mt_traced_sync s);
 
 /* One line: "rank 0 of 16 (nccl): 2 all-reduces carry 134 % of the parameter bytes (ddp); 12

@@ -86,6 +86,20 @@ static const char *traffic_text(const mt_program *p, const mt_sim_result *r, cha
 
 /* "mesh       tp 2 x pp 4 x dp 256 (innermost first)" and, when anything moved, each dimension's
  * traffic per GPU. */
+/* A traced plan of TP or pipeline ranks (plan.h: traced_tp, traced_pp) in words, else NULL: its GPUs
+ * are copies of the traced rank, not a mesh's. */
+static const char *traced_plan_text(const mt_plan *pl, char *buf, size_t len) {
+    if (pl->traced_tp)
+        snprintf(buf, len, "tensor parallel as traced: the %d GPUs are the job's tensor-parallel ranks, each a copy "
+                 "of the traced rank (its part of the model) with its collectives, on one batch", pl->traced_tp);
+    else if (pl->traced_pp)
+        snprintf(buf, len, "pipeline as traced: the %d GPUs are the job's pipeline stages, each a copy of the traced "
+                 "stage with its sends and receives, on one batch of %d micro-batch%s (all in the traced ops)",
+                 pl->traced_pp, pl->traced_micro, pl->traced_micro == 1 ? "" : "es");
+    else return NULL;
+    return buf;
+}
+
 static void print_mesh(FILE *out, const mt_program *p, const mt_sim_result *r) {
     char line[512];
     fprintf(out, "mesh       %s\n", mesh_text(p, line, sizeof line));
@@ -436,7 +450,8 @@ static void print_comm(FILE *out, const trace *t, const mt_program *p) {
 
 /* "dp D x tp T x pp P", with " x cp C" and " x ep E" when used: every dimension the GPUs multiply. */
 static const char *plan_dims(const mt_plan *pl, char *buf, size_t len) {
-    int n = snprintf(buf, len, "dp %d x tp %d x pp %d", mt_plan_shown_dp(pl), mt_plan_shown_tp(pl), pl->pp);
+    int n = snprintf(buf, len, "dp %d x tp %d x pp %d", mt_plan_shown_dp(pl), mt_plan_shown_tp(pl),
+                     mt_plan_shown_pp(pl));
     if (pl->cp > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " x cp %d", pl->cp);
     if (pl->ep > 1 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " x ep %d", pl->ep);
     return buf;
@@ -467,9 +482,8 @@ static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_
     if (pl->cp > 1)
         fprintf(out, "           context parallel: %d ranks split each sequence, %d K/V rings (ring attention)\n",
                 pl->cp, p->cp_rings);
-    if (pl->traced_tp)
-        fprintf(out, "           tensor parallel as traced: the %d GPUs are the job's tensor-parallel ranks, each a "
-                "copy of the traced rank (its part of the model) with its collectives, on one batch\n", pl->traced_tp);
+    char as_traced[256];
+    if (traced_plan_text(pl, as_traced, sizeof as_traced)) fprintf(out, "           %s\n", as_traced);
     else print_mesh(out, p, r);
     mt_experts_print(out, p);
     char mode[32];
@@ -746,7 +760,7 @@ mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, con
     LINE("plan", "%s: %d GPU%s = %s, placement %s, %s collectives", label, pl->gpus, mt_plural(pl->gpus),
          plan_dims(pl, dims, sizeof dims), pl->placement, mt_coll_algo_name(pl->algo));
     char mesh[200];
-    LINE("mesh", "%s", mesh_text(s->prog, mesh, sizeof mesh));
+    LINE("mesh", "%s", traced_plan_text(pl, mesh, sizeof mesh) ? mesh : mesh_text(s->prog, mesh, sizeof mesh));
     if (traffic_text(s->prog, r, mesh, sizeof mesh)[0]) LINE("traffic", "sent per GPU (mean): %s", mesh);
     if (pl->global_batch > 0)
         LINE("batch", "global %lld, per replica %lld, micro-batch %lld (traced %lld)", (long long)pl->global_batch,

@@ -60,6 +60,7 @@ static json_t *traced_plan_json(const trace *t) {
                           "backend", p.backend, "multi_rank", p.multi_rank, "collectives", p.n_colls,
                           "groups_assumed", p.n_group_assumed, "allreduce_bytes", p.allreduce_bytes,
                           "allreduce_param_share", p.param_share, "parameter_sync", mt_traced_sync_name(p.sync));
+    if (p.sync == MT_TRACED_PIPELINE) json_object_set_new(o, "pipeline_micro_batches", json_integer(p.pipe_micro));
     json_t *kinds = json_object();
     for (int k = 0; k <= TRACE_COMM_OTHER; k++) {
         const mt_traced_kind *x = &p.kinds[k];

@@ -1214,8 +1214,9 @@ static mt_status collect_results(runner *r, mt_error *err) {
         const mt_stage_program *sp = &p->stages[g->s];
         mt_gpu_stats *st = &res->gpus[i];
         st->rank = i;
-        st->dp = p->plan.traced_tp ? 0 : g->d; /* traced_tp: the replicas are the job's tp ranks */
-        st->stage = g->s;
+        /* traced_tp / traced_pp: the replicas are the job's tp ranks / pipeline stages */
+        st->dp = p->plan.traced_tp || p->plan.traced_pp ? 0 : g->d;
+        st->stage = p->plan.traced_pp ? g->d : g->s;
         st->tp = p->plan.traced_tp ? g->d : g->t;
         st->finish_ps = g->finish_ps - r->start;
         st->compute_ps = g->compute;
@@ -1415,7 +1416,9 @@ mt_status mt_simulate(const mt_program *p, mt_netmodel *net, mt_engine *e, const
         r.res->folded = r.fold;
         r.res->walkers = r.fold ? r.N / r.D : r.N;
         if (r.fold) snprintf(r.res->fold_why, sizeof r.res->fold_why, "%d %s alike", (int)r.D,
-                             p->plan.traced_tp ? "tensor-parallel ranks (copies of the traced rank)" : "data-parallel replicas");
+                             p->plan.traced_tp   ? "tensor-parallel ranks (copies of the traced rank)"
+                             : p->plan.traced_pp ? "pipeline stages (copies of the traced stage)"
+                                                 : "data-parallel replicas");
         else snprintf(r.res->fold_why, sizeof r.res->fold_why, "%s", why);
         r.res->net_folded = r.netfold;
         if (r.netfold) {

@@ -63,6 +63,10 @@ bad_run() { # bad_run BODY TEXT WHAT: POST /api/runs is refused with 400 and TEX
     req POST /api/runs "${J[@]}" -d "$1"
     want 400 "$2" "$3"
 }
+check_req() { # check_req BODY CODE TEXT WHAT: POST /api/check answers CODE with TEXT
+    req POST /api/check "${J[@]}" -d "$1"
+    want "$2" "$3" "$4"
+}
 same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json, but for the trace
     # folders, which the API names by catalogue id (shipped/NAME, dir1/NAME), never by path, and the
     # server's verdict keys (report/verdict.h: speed-up over one GPU, efficiency, what holds the step back)
@@ -141,14 +145,14 @@ cli_msg=$(sed 's/^mitosis simulate: //' "$TMP/cli.err")
 bad_run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}' "$cli_msg" "an out-of-range value, with the CLI's message"
 
 # POST /api/check: a run's checks without the run
-req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}'
-want 200 '"ok": true' "a good request checked"
-req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}'
-want 400 "$cli_msg" "a bad request checked, with the run's message"
-req POST /api/check "${J[@]}" -d '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8, "topology": "switch:8", "link-bw": "1e-9GB/s"}}'
-want 400 "link-bw 1e-9GB/s is under the web page's floor of 1MB/s" "a bandwidth under the web floor"
-req POST /api/check "${J[@]}" -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000", "gpus-per-node": 100000}}'
-want 400 "plans to run is too many (at most 4096" "a comparison of too many plans (100000 GPUs)"
+check_req '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8}}' \
+    200 '"ok": true' "a good request checked"
+check_req '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 0}}' \
+    400 "$cli_msg" "a bad request checked, with the run's message"
+check_req '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 8, "topology": "switch:8", "link-bw": "1e-9GB/s"}}' \
+    400 "link-bw 1e-9GB/s is under the web page's floor of 1MB/s" "a bandwidth under the web floor"
+check_req '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000", "gpus-per-node": 100000}}' \
+    400 "plans to run is too many (at most 4096" "a comparison of too many plans (100000 GPUs)"
 req POST /api/runs "${J[@]}" -d '{"command": "compare", "trace": "shipped/cpu-resnet18-b8", "options": {"gpus": 100000, "topology": "switch:100000"}}'
 want 400 "plans to run is too many" "the same comparison refused before it is queued"
 
@@ -197,12 +201,12 @@ req POST /api/check -H 'Content-Type: text/plain' -d "$CLUSTER"
 want 415 "Content-Type: application/json (got 'text/plain')" "a text/plain cluster check"
 req POST /api/runs "${J[@]}" -H "Host: evil.attacker.example:$PORT" -d "$CLUSTER"
 want 421 "not this server's address" "a cluster run through a foreign Host"
-req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "/etc/topo.json", "jobs": [{"trace": "shipped/cpu-resnet18-b4"}]}}'
-want 400 "the web API opens no topology file" "a cluster fabric that is a file"
-req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "shipped/cpu-resnet18-b4", "options": {"model": "/etc/passwd"}}]}}'
-want 400 "job 0: option 'model' names a file on the server" "a cluster job's option naming a server file"
-req POST /api/check "${J[@]}" -d '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "/etc"}]}}'
-want 400 "never by a path" "a cluster job's trace given as a path"
+check_req '{"command": "cluster", "cluster": {"topology": "/etc/topo.json", "jobs": [{"trace": "shipped/cpu-resnet18-b4"}]}}' \
+    400 "the web API opens no topology file" "a cluster fabric that is a file"
+check_req '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "shipped/cpu-resnet18-b4", "options": {"model": "/etc/passwd"}}]}}' \
+    400 "job 0: option 'model' names a file on the server" "a cluster job's option naming a server file"
+check_req '{"command": "cluster", "cluster": {"topology": "fattree:k=4", "jobs": [{"trace": "/etc"}]}}' \
+    400 "never by a path" "a cluster job's trace given as a path"
 req GET /api/runs
 [ "$(jq length "$TMP/body")" = "$runs_before" ] || fail "a refused request started a run"
 for h in "localhost:$PORT" "LOCALHOST:$PORT" "[::1]:$PORT" "127.0.0.1:$PORT" "127.0.0.2:$PORT"; do

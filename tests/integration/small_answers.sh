@@ -101,18 +101,39 @@ out=$("$BIN" simulate "$R/cpu-ddp-resmlp-w2" --gpus 64 --topology multinode:node
     || fail "ddp rank at 64 GPUs: exit $?"
 echo "$out" | grep -q "^comm       regenerated: the plan's 64 GPUs are not the traced job's 2" || fail "ddp rank at 64: $out"
 check_bad "whose ranks hold parts of the model (tensor synchronisation)" simulate "$R/cpu-tp-gpt-tiny-w2" --gpus 4
-# ... and at its traced plan runs as the job ran: tp 2 on the job's one batch (meta.json's "batch",
-# which TP ranks share), so samples/s = that batch / step, not twice it (it said dp 2, global 16)
-jb=$(sed -n 's/^ *"batch": *\([0-9]*\),.*/\1/p' "$R/cpu-tp-gpt-tiny-w2/meta.json")
-for plan in "" "--tp 2"; do
-    out=$("$BIN" simulate "$R/cpu-tp-gpt-tiny-w2" $plan 2>&1) || fail "tp rank at its plan ($plan): exit $?"
-    echo "$out" | grep -q "^plan       2 GPUs = dp 1 x tp 2 x pp 1," || fail "tp rank's plan ($plan): $out"
-    echo "$out" | grep -q "^batch      global $jb, per replica $jb," || fail "tp rank's batch ($plan, job $jb): $out"
+# ... and at its traced plan runs as the job ran, on the job's batch (meta.json's "batch"), so
+# samples/s = that batch / step. as_traced KIND TRACE PLAN-LINE BATCH-LINE [PLAN-FLAGS...]
+meta_int() { sed -n 's/^ *"'"$1"'": *\([0-9]*\),.*/\1/p' "$2/meta.json"; }
+as_traced() {
+    local kind=$1 d=$2 plan_line=$3 batch_line=$4 jb
+    shift 4
+    jb=$(meta_int batch "$d")
+    out=$("$BIN" simulate "$d" "$@" 2>&1) || fail "$kind rank at its plan ($*): exit $?"
+    echo "$out" | grep -q "^plan       2 GPUs = $plan_line," || fail "$kind rank's plan ($*): $out"
+    echo "$out" | grep -q "^batch      $batch_line" || fail "$kind rank's batch ($*, job $jb): $out"
     echo "$out" | awk -v b="$jb" '/^step time/ { ms = $3; sps = substr($5, 2) }
         END { exit !(ms > 0 && sps > 0 && (sps - b * 1000 / ms) ^ 2 < 0.01) }' \
-        || fail "tp rank's samples/s is not batch $jb / step: $(echo "$out" | grep '^step time')"
+        || fail "$kind rank's samples/s is not batch $jb / step: $(echo "$out" | grep '^step time')"
+}
+# tp 2: its ranks share one batch (it said dp 2, global 16)
+jb=$(meta_int batch "$R/cpu-tp-gpt-tiny-w2")
+for plan in "" "--tp 2"; do
+    as_traced tp "$R/cpu-tp-gpt-tiny-w2" "dp 1 x tp 2 x pp 1" "global $jb, per replica $jb," $plan
 done
 check_bad "would split that part again" simulate "$R/cpu-tp-gpt-tiny-w2" --pp 2
+# a pipeline stage's rank (sends and receives only): pp 2 on the job's batch of meta.json's
+# micro-batches (it said dp 2, global 32: two replicas of one micro-batch)
+jb=$(meta_int batch "$R/cpu-pipeline-resmlp-w2")
+jm=$(meta_int micro_batches "$R/cpu-pipeline-resmlp-w2")
+for plan in "" "--pp 2" "--pp 2 --micro-batches $jm"; do
+    as_traced pipeline "$R/cpu-pipeline-resmlp-w2" "dp 1 x tp 1 x pp 2" "global $jb, per replica $jb, micro-batch $((jb / jm)) " \
+        $plan
+    echo "$out" | grep -q "on one batch of $jm micro-batches" || fail "pipeline rank's micro-batches ($plan): $out"
+done
+check_bad "would split that stage again" simulate "$R/cpu-pipeline-resmlp-w2" --tp 2
+check_bad "a pipeline that ran $jm micro-batches" simulate "$R/cpu-pipeline-resmlp-w2" --micro-batches $((jm * 2))
+"$BIN" inspect "$R/cpu-pipeline-resmlp-w2" | grep -q "one stage of a 2-stage pipeline, $jm micro-batches (pipeline)" \
+    || fail "inspect does not read the pipeline rank as a stage of $jm micro-batches"
 "$BIN" inspect "$R/cpu-tp-gpt-tiny-w2" | grep -q "in the forward pass: a tensor-parallel group's activations" \
     || fail "inspect does not read the TP rank as tensor-parallel"
 echo "small answers: ok"

@@ -42,9 +42,11 @@ assert s[\"plan\"][\"gpus\"]==2 and s[\"plan\"][\"comm\"]==\"traced\", s[\"plan\
 assert sim[\"traced_collectives\"]==p[\"collectives\"]==sim[\"collectives\"] and sim[\"ddp_buckets\"]==0, (sim, p)
 want=sum(x[\"bytes\"]*(2 if x[\"collective\"] in (\"send\",\"recv\") else 1) for x in i[\"collectives\"])
 assert abs(sim[\"collective_bytes\"]-want)<=1e-9*want, (sim[\"collective_bytes\"], want)
-b=json.load(open(\"$d/meta.json\"))[\"batch\"]; pl=s[\"plan\"]; sync=p[\"parameter_sync\"]
-want={\"tensor\": (1, 2, b), \"ddp\": (2, 1, 2 * b), \"partial\": (2, 1, 2 * b)}.get(sync)  # tp ranks share a batch
-assert want is None or (pl[\"dp\"], pl[\"tp\"], pl[\"global_batch\"]) == want, (sync, pl, b)"'
+m=json.load(open(\"$d/meta.json\")); b=m[\"batch\"]; pl=s[\"plan\"]; sync=p[\"parameter_sync\"]; M=m.get(\"micro_batches\", 1)
+want={\"tensor\": (1, 2, 1, 1, b), \"ddp\": (2, 1, 1, 1, 2 * b), \"partial\": (2, 1, 1, 1, 2 * b),
+      \"pipeline\": (1, 1, 2, M, b)}.get(sync)  # tp ranks share a batch, pipeline stages its M micro-batches
+assert want is None or (pl[\"dp\"], pl[\"tp\"], pl[\"pp\"], pl[\"micro_batches\"], pl[\"global_batch\"]) == want, (sync, pl, b)
+assert sync != \"pipeline\" or p[\"pipeline_micro_batches\"] == M and M > 1, (p, M)"'
 done
 
 m="$T/cpu-ddp-resmlp-w2"

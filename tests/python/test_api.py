@@ -218,9 +218,12 @@ def test_pip_install_offline(tmp_path):
                         "--no-warn-script-location", "--target", str(tmp_path / "site"), str(src)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-2000:]
+    # with no MITOSIS_LIB (issue 46.11: "cannot load libmitosis" unless set): the library the package carries
     code = ("import mitosis, sys; assert mitosis.__file__.startswith(sys.argv[1]), mitosis.__file__; "
-            "import mitosis._collect; r = mitosis.simulate(sys.argv[2], gpus=4); print('%.6f' % r.step_ms)")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+            "import mitosis._collect; r = mitosis.simulate(sys.argv[2], gpus=4); print('%.6f' % r.step_ms); "
+            "from mitosis import _lib; assert _lib.lib_path().startswith(sys.argv[1]), _lib.lib_path()")
+    env = {k: v for k, v in os.environ.items() if k != "MITOSIS_LIB"}
+    env["PYTHONPATH"] = str(tmp_path / "site")
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site"), GPT], capture_output=True, text=True,
                        env=env, cwd=str(tmp_path))
     assert p.returncode == 0, p.stderr[-2000:]

@@ -232,6 +232,47 @@ static void a_send_is_an_exchange_with_the_peer(void **state) {
     mt_trace_free(t);
 }
 
+/* A rank whose collectives are sends and receives only is a pipeline stage (traced.h: pipeline); its
+ * micro-batches M from its sends: at either end one per micro-batch (the first stage sends its
+ * activations, the last their gradients back), in the middle two (both), as GPipe over send/recv. */
+static int32_t stage_micro(int32_t world, int32_t rank, int sends, int recvs, mt_traced_sync *sync) {
+    trace t;
+    trace_coll c[32];
+    memset(&t, 0, sizeof t);
+    memset(c, 0, sizeof c);
+    assert_true(sends + recvs <= 32);
+    for (int i = 0; i < sends + recvs; i++) {
+        c[i].kind = i < sends ? TRACE_COMM_SEND : TRACE_COMM_RECV;
+        c[i].bytes = 1024;
+        c[i].instance = 1;
+        c[i].op = c[i].issued_by = -1;
+    }
+    t.colls = c;
+    t.n_colls = sends + recvs;
+    t.dist.world_size = world;
+    t.dist.rank = rank;
+    mt_traced_plan p;
+    mt_traced_plan_read(&t, &p);
+    *sync = p.sync;
+    return p.pipe_micro;
+}
+
+static void traced_plan_of_a_pipeline_stage(void **state) {
+    (void)state;
+    mt_traced_sync s;
+    assert_int_equal(stage_micro(2, 0, 4, 4, &s), 4); /* traces/cpu-pipeline-resmlp-w2's rank 0 */
+    assert_int_equal(s, MT_TRACED_PIPELINE);
+    assert_string_equal(mt_traced_sync_name(s), "pipeline");
+    assert_int_equal(stage_micro(4, 3, 6, 6, &s), 6); /* the last stage */
+    assert_int_equal(stage_micro(4, 1, 8, 8, &s), 4); /* a middle stage sends twice per micro-batch */
+    assert_int_equal(stage_micro(4, 2, 7, 7, &s), 0); /* ... so an odd count does not tell */
+    assert_int_equal(stage_micro(4, -1, 8, 8, &s), 0); /* nor an unknown rank's place */
+    assert_int_equal(s, MT_TRACED_PIPELINE);
+    assert_int_equal(stage_micro(2, 0, 4, 3, &s), 0); /* what one end sends the other receives */
+    assert_int_equal(stage_micro(1, 0, 0, 0, &s), 0);
+    assert_int_equal(s, MT_TRACED_SINGLE);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -239,6 +280,7 @@ int main(void) {
         cmocka_unit_test(old_format_reads_backend_tensors),
         cmocka_unit_test(gloo_worker_events_are_the_collectives),
         cmocka_unit_test(traced_plan_of_a_ddp_rank),
+        cmocka_unit_test(traced_plan_of_a_pipeline_stage),
         cmocka_unit_test(kept_collectives_match_the_trace),
         cmocka_unit_test(kept_collectives_run_on_their_groups),
         cmocka_unit_test(a_send_is_an_exchange_with_the_peer),
