@@ -94,7 +94,12 @@ mt_status mt_pp_boundaries(mt_bld *b) {
     const trace *t = b->t;
     int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1); /* model chunks */
     int32_t *maxcons = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *maxcons);
-    if (!maxcons) return MT_ENOMEM;
+    unsigned char *bfree = mt_stages_batch_free(t); /* each stage makes its own (stages.h) */
+    if (!maxcons || !bfree) {
+        free(maxcons);
+        free(bfree);
+        return MT_ENOMEM;
+    }
     for (int32_t i = 0; i < t->n_tensors; i++) maxcons[i] = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
@@ -107,7 +112,7 @@ mt_status mt_pp_boundaries(mt_bld *b) {
     }
     for (int32_t x = 0; x < t->n_tensors; x++) {
         const trace_tensor *tt = &t->tensors[x];
-        if (tt->role != TRACE_ROLE_ACTIVATION || tt->first_op < 0 || tt->first_op >= t->n_ops) continue;
+        if (tt->role != TRACE_ROLE_ACTIVATION || tt->first_op < 0 || tt->first_op >= t->n_ops || bfree[x]) continue;
         int32_t f = tt->first_op;
         if (t->ops[f].phase != TRACE_PHASE_FORWARD) continue;
         int32_t ps = mt_bld_op_chunk(b, f);
@@ -118,6 +123,7 @@ mt_status mt_pp_boundaries(mt_bld *b) {
     for (int32_t k = 0; k < b->n_acts; k++) /* kept for backward (acts.h), per rank */
         b->act_mb[mt_bld_op_stage(b, b->acts[k].op)] += b->acts[k].bytes / b->split[b->acts[k].op];
     free(maxcons);
+    free(bfree);
     return MT_OK;
 }
 

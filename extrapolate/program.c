@@ -183,6 +183,7 @@ static mt_status assign_stages(mt_bld *b, mt_error *err) {
         MT_CHECK(mt_stages_cut_chunks(b->t, b->unit, U, P, pl->vpp, send_cost_traced(b), b->chunk_of_unit, cut));
         snprintf(cut->why_time, sizeof cut->why_time, "%s", why);
     }
+    if (P * pl->vpp > 1) MT_CHECK(mt_stages_settle_cuts(b->t, b->unit, b->chunk_of_unit, U));
     for (int32_t u = 0; u < U; u++) b->stage_of_unit[u] = b->chunk_of_unit[u] % P;
     for (int32_t st = 0; st < P; st++) b->p->stages[st].layer_first = b->p->stages[st].layer_last = -1;
     for (int32_t u = 0; u < U; u++) {

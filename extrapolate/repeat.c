@@ -663,8 +663,9 @@ mt_status mt_blocks_repeat(const trace *t, int32_t n, trace **out, mt_error *err
     mt_blocks_find(t, &r.b);
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
     if (!r.b.found)
-        return mt_fail(err, MT_EINVAL, "--blocks: %s has no repeating block (no group of layers repeats; mitosis "
-                       "inspect lists its layers), so there is nothing to repeat", path);
+        return mt_fail(err, MT_EINVAL, "--blocks: %s has no repeating block (no group of layers repeats; a trace of "
+                       "one transformer block has none: trace two or more; mitosis inspect lists its layers), so there "
+                       "is nothing to repeat", path);
     if (n < 1 || n > MT_REPEAT_MAX_BLOCKS)
         return mt_fail(err, MT_EINVAL, "--blocks needs 1 to %d blocks (got %d; the trace holds %d)",
                        MT_REPEAT_MAX_BLOCKS, (int)n, (int)r.b.count);

@@ -475,3 +475,178 @@ mt_status mt_stages_list_parse(const char *s, int32_t *per, int32_t *n, mt_error
     if (*n == 0) return mt_fail(err, MT_EINVAL, "--pp-layers is empty (give blocks per stage, e.g. 7,8,8,9)");
     return MT_OK;
 }
+
+/* ---- tensors made from no batch data (mt_stages_batch_free) ------------------------------------ */
+
+/* An input (a tensor read before any op makes it) carries the batch unless it is a scalar or its
+ * leading dimension is not the traced batch (a buffer: RoPE's inverse frequencies); with the batch
+ * unknown every non-scalar input does. */
+static int input_has_batch(const trace *t, const trace_tref *r) {
+    if (r->ndim <= 0) return 0;
+    return t->batch_size <= 0 || t->dims[r->shape_off] == t->batch_size;
+}
+
+unsigned char *mt_stages_batch_free(const trace *t) {
+    unsigned char *free_x = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
+    if (!free_x) return NULL;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || o->out_count == 0) continue;
+        int op_free = 1;
+        for (int32_t j = 0; op_free && j < o->in_count; j++) {
+            const trace_tref *r = &t->trefs[o->in_first + j];
+            int role = role_of(t, r);
+            if (role == TRACE_ROLE_WEIGHT || (role == TRACE_ROLE_INPUT && input_has_batch(t, r)) ||
+                (role == TRACE_ROLE_ACTIVATION && !free_x[r->tensor]))
+                op_free = 0;
+        }
+        for (int32_t j = 0; op_free && j < o->out_count; j++) {
+            int32_t x = t->trefs[o->out_first + j].tensor;
+            if (x >= 0 && x < t->n_tensors && t->tensors[x].first_op == i) free_x[x] = 1;
+        }
+    }
+    return free_x;
+}
+
+/* ---- a cut's trailing weight-free ops (mt_stages_settle_cuts) ----------------------------------- */
+
+enum { SETTLE_MAX_OPS = 64 }; /* trailing ops weighed per cut (the last ones of a longer run) */
+
+typedef struct settle {
+    const trace *t;
+    int32_t *unit;
+    const int32_t *chunk_of_unit;
+    int32_t *maxc;  /* by tensor: the latest chunk reading it in forward, the cut's trailing ops left out */
+    int32_t *lastm; /* by tensor: the last trailing op (its position) reading it, -1 none */
+    int32_t *posm;  /* by op: its position among the cut's trailing ops, -1 none */
+    int32_t *seen;  /* by tensor: the cut (+1) that listed it */
+    unsigned char *bfree; /* by tensor: made from no batch data (mt_stages_batch_free), never sent */
+    int32_t m[SETTLE_MAX_OPS], k, c;
+    int32_t xs[SETTLE_MAX_OPS * 16], nx;
+} settle;
+
+static int32_t chunk_now(const settle *s, int32_t op) { return s->chunk_of_unit[s->unit[op]]; }
+
+static int reads_weight(const trace *t, const trace_op *o) {
+    for (int32_t j = 0; j < o->in_count; j++)
+        if (role_of(t, &t->trefs[o->in_first + j]) == TRACE_ROLE_WEIGHT) return 1;
+    return 0;
+}
+
+/* The forward ops of unit u after its last op reading a weight into s->m (at most SETTLE_MAX_OPS, the
+ * last ones); none when every op of u would go (a unit is never emptied). */
+static void trailing_ops(settle *s, int32_t u) {
+    const trace *t = s->t;
+    int32_t all = 0;
+    s->k = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || s->unit[i] != u || trace_op_is_comm(o)) continue;
+        all++;
+        if (reads_weight(t, o)) s->k = 0;
+        else if (s->k < SETTLE_MAX_OPS) s->m[s->k++] = i;
+        else {
+            memmove(s->m, s->m + 1, (SETTLE_MAX_OPS - 1) * sizeof *s->m);
+            s->m[SETTLE_MAX_OPS - 1] = i;
+        }
+    }
+    if (s->k == all) s->k = 0;
+}
+
+static void list_tensor(settle *s, int32_t x) {
+    if (x < 0 || x >= s->t->n_tensors || s->seen[x] == s->c + 1 || s->nx >= (int32_t)(sizeof s->xs / sizeof s->xs[0])) return;
+    s->seen[x] = s->c + 1;
+    s->lastm[x] = -1;
+    s->xs[s->nx++] = x;
+}
+
+/* maxc over the forward ops outside the cut's trailing ops; the tensors those ops make or read
+ * (xs), each one's last trailing reader (lastm). O(trefs). */
+static void settle_scan(settle *s) {
+    const trace *t = s->t;
+    for (int32_t x = 0; x < t->n_tensors; x++) s->maxc[x] = -1;
+    s->nx = 0;
+    for (int32_t i = 0; i < t->n_ops; i++) {
+        const trace_op *o = &t->ops[i];
+        if (o->phase != TRACE_PHASE_FORWARD || s->unit[i] < 0) continue;
+        for (int32_t j = 0; j < o->in_count + (s->posm[i] >= 0 ? o->out_count : 0); j++) {
+            int32_t x = t->trefs[j < o->in_count ? o->in_first + j : o->out_first + j - o->in_count].tensor;
+            if (x < 0 || x >= t->n_tensors) continue;
+            if (s->posm[i] < 0) {
+                if (chunk_now(s, i) > s->maxc[x]) s->maxc[x] = chunk_now(s, i);
+                continue;
+            }
+            list_tensor(s, x);
+            if (j < o->in_count && s->posm[i] > s->lastm[x]) s->lastm[x] = s->posm[i];
+        }
+    }
+}
+
+/* The activation bytes crossing cut c when trailing ops m[j..k) run on chunk c + 1 (as
+ * mt_pp_boundaries counts them: made on a chunk <= c, read in forward on one > c); the tensors not
+ * touching the trailing ops add the same to every j and are left out. */
+static double settle_bytes(const settle *s, int32_t j) {
+    const trace *t = s->t;
+    double bytes = 0;
+    for (int32_t n = 0; n < s->nx; n++) {
+        int32_t x = s->xs[n], f = t->tensors[x].first_op;
+        if (t->tensors[x].role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD ||
+            s->unit[f] < 0 || s->bfree[x])
+            continue;
+        int32_t made = s->posm[f] >= 0 ? (s->posm[f] >= j ? s->c + 1 : s->c) : chunk_now(s, f);
+        int32_t read = s->maxc[x];
+        if (s->lastm[x] >= 0 && (s->lastm[x] >= j ? s->c + 1 : s->c) > read) read = s->lastm[x] >= j ? s->c + 1 : s->c;
+        if (made <= s->c && read > s->c) bytes += (double)t->tensors[x].bytes;
+    }
+    return bytes;
+}
+
+/* Cut c after unit u: its trailing weight-free ops from the j with the fewest bytes crossing (the
+ * latest such j: none moved on a tie) join unit u + 1. */
+static void settle_cut(settle *s, int32_t u) {
+    trailing_ops(s, u);
+    if (s->k == 0) return;
+    for (int32_t p = 0; p < s->k; p++) s->posm[s->m[p]] = p;
+    settle_scan(s);
+    int32_t best = s->k;
+    double least = settle_bytes(s, s->k);
+    for (int32_t j = s->k - 1; j >= 0; j--) {
+        double b = settle_bytes(s, j);
+        if (b < least - 0.5) {
+            least = b;
+            best = j;
+        }
+    }
+    for (int32_t p = 0; p < s->k; p++) {
+        if (p >= best) s->unit[s->m[p]] = u + 1;
+        s->posm[s->m[p]] = -1;
+    }
+}
+
+mt_status mt_stages_settle_cuts(const trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U) {
+    if (t->n_layers <= 0 || U < 2) return MT_OK;
+    size_t nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1), nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
+    settle s = {.t = t, .unit = unit, .chunk_of_unit = chunk_of_unit};
+    s.maxc = malloc(nt * sizeof *s.maxc);
+    s.lastm = malloc(nt * sizeof *s.lastm);
+    s.seen = calloc(nt, sizeof *s.seen);
+    s.posm = malloc(nops * sizeof *s.posm);
+    s.bfree = mt_stages_batch_free(t);
+    mt_status rc = s.maxc && s.lastm && s.seen && s.posm && s.bfree ? MT_OK : MT_ENOMEM;
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) s.posm[i] = -1;
+    for (int32_t u = 0; rc == MT_OK && u < U - 1; u++) {
+        if (chunk_of_unit[u + 1] != chunk_of_unit[u] + 1) continue;
+        s.c = chunk_of_unit[u];
+        settle_cut(&s, u);
+    }
+    for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) { /* backward ops follow their forward op */
+        int32_t f = t->ops[i].fwd_op;
+        if (t->ops[i].phase == TRACE_PHASE_BACKWARD && f >= 0 && f < t->n_ops && unit[f] >= 0) unit[i] = unit[f];
+    }
+    free(s.maxc);
+    free(s.lastm);
+    free(s.seen);
+    free(s.posm);
+    free(s.bfree);
+    return rc;
+}

@@ -93,6 +93,24 @@ int mt_stages_blocks_default(const trace *t, const mt_blocks *bl);
 mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *bl, int32_t U, int32_t P, int32_t V, const int32_t *per, int32_t n_per,
                                int32_t *chunk_of_unit, mt_stage_cut *info, mt_error *err);
 
+/* free_x[x] = 1 for each tensor made in forward from no batch data: by ops reading no weight, no
+ * input and only such tensors (positions from arange, their rotary cos/sin, a causal mask). A
+ * pipeline stage makes its own (Megatron's rotary embedding and masks on every stage, torchtitan's
+ * freqs_cis buffer): such a tensor is not sent across a cut. NULL on allocation failure; free()
+ * it. O(ops + trefs). */
+unsigned char *mt_stages_batch_free(const trace *t);
+
+/* A cut between chunks falls between layers, and the tracer starts a layer at each op reading a
+ * weight: the weight-free ops that end a chunk's last layer (an RMSNorm's pow, mean, rsqrt before its
+ * weight's mul; a ResNet block's add and ReLU; a CNN's pooling) may belong to the next. At each chunk
+ * boundary those trailing ops (after the layer's last op reading a weight) run from the point where
+ * the fewest activation bytes cross the cut (as mt_pp_boundaries counts them) on the next chunk: unit[]
+ * of those forward ops, and of the backward ops linked to them (fwd_op), becomes the next layer. On a
+ * tie nothing moves (a CNN's cut keeps its pooled output; a GPT block's residual add). RMSNorm Llama
+ * at a block cut: the residual stream alone crosses (B S h), not it and the normalised copy. Traces
+ * without layers (unit = op) are left as they are. O(P x V x (ops + trefs + tensors)); MT_ENOMEM only. */
+mt_status mt_stages_settle_cuts(const trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U);
+
 /* "blocks 4+4" (the blocks per chunk, chunk order), "blocks 7+8+8+9 (--pp-layers)", "time-balanced". */
 const char *mt_stages_cut_describe(const mt_stage_cut *c, char *buf, size_t len);
 

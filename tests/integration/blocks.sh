@@ -19,7 +19,7 @@
 #  - the whole state: a foreach optimizer's Adam state follows each parameter's block (llama3-8b 2 ->
 #    32 blocks: 2 states x 2 B x P; --fsdp over 8 of 2 -> 8 blocks: the 8-block trace's state per GPU);
 #    --blocks 1 of l8h16 drops 7 blocks' weights, gradients and state; inspect and simulate agree;
-#  - refused in one line, exit 2: no repeating block, N = 0, N > 1024, N not a number.
+#  - refused in one line, exit 2: no repeating block (a trace of one block among them), N = 0, N > 1024, N not a number.
 # Usage: bash blocks.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: blocks.sh MITOSIS}
@@ -133,6 +133,8 @@ refused() { # name, expected text, args...
 }
 refused "no repeating block (simulate)" "no repeating block" simulate "$T/cpu-dlrm-tiny-b4" --gpus 1 --blocks 4
 refused "no repeating block (inspect)" "no repeating block" inspect "$T/cpu-dlrm-tiny-b4" --blocks 4
+refused "one traced block: no chain to copy" "no repeating block.*one transformer block" simulate \
+  "$T/h100-mixtral-8x7b-1block-b1-bf16" --gpus 1 --blocks 4
 refused "--blocks 0" "1..1024" simulate "$S" --gpus 1 --blocks 0
 refused "--blocks 1025" "1..1024" simulate "$S" --gpus 1 --blocks 1025
 refused "--blocks x" "1..1024" inspect "$S" --blocks x

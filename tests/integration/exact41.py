@@ -11,7 +11,7 @@ framework it follows (docs/memory.md's table), not from mitosis's own output. Us
      norm on ResNet-18); units held from the forward are counted once; Llama-3-8B's --blocks 32 parameter bytes printed in
      full (16,060,522,496 B, not 10 digits' 16,060,522,500);
   -  --blocks copies chain and (item 4) no tensor-id aliasing: a pipeline cut between blocks, copied or
-     traced, sends one block-boundary activation per micro-batch.
+     traced, GPT or RMSNorm Llama, sends one block-boundary activation per micro-batch (B/M x S x h x bytes).
 """
 import json
 import os
@@ -153,10 +153,17 @@ def exact_blocks_chain():
                         ("cpu-gpt-tiny-b8", ("--blocks", "16", "--gpus", "4", "--pp", "4")),
                         # 4. the Execution Trace's reused tensor ids: block 4's Q/K/V read its LayerNorm's
                         # output, not block 3's fc2 output whose id that output took (2 tensors crossed)
-                        ("cpu-gpt-l8h16-b2", ("--gpus", "2", "--pp", "2"))):
+                        ("cpu-gpt-l8h16-b2", ("--gpus", "2", "--pp", "2")),
+                        # RMSNorm blocks: the norm's weight-free pow, mean, rsqrt end the previous layer in the
+                        # trace; the cut still sends only the residual stream (not it and the normalised copy:
+                        # 131,072 B), and the model-level RoPE cos/sin (made from positions alone) is made on
+                        # each stage, as Megatron does, not sent (+2,097,152 B on Llama-3-8B)
+                        ("cpu-llama-tiny-b4", ("--gpus", "2", "--pp", "2")),
+                        ("h100-llama3-8b-2blocks-b1-bf16", ("--gpus", "2", "--pp", "2", "--micro-batches", "1"))):
         m, d = meta(trace), sim(trace, *args)
         P, M = len(d["stages"]), d["plan"]["micro_batches"]
-        act = d["plan"]["replica_batch"] // M * m["seq_len"] * m["hidden"] * 4
+        h = m.get("hidden") or m["hf_config"]["hidden_size"]
+        act = d["plan"]["replica_batch"] // M * m["seq_len"] * h * {"fp32": 4, "bf16": 2}[m["dtype"]]
         if d["pipeline_cut"]["kind"] != "blocks":
             FAILS.append(f"{trace} {' '.join(args)}: cut {d['pipeline_cut']['text']}, want block boundaries")
         expect(f"--blocks chain {trace} {' '.join(args)} pp traffic", d["mesh"]["traffic_bytes"]["pp"],

@@ -9,7 +9,9 @@ stderr that names the file (or the flag); never a signal, a sanitizer report, a 
 exit code, or (on exit 0) a NaN, an infinity or a negative time or size in the --json output.
 Some mutations make an input that must be refused, never read as something else (must_refuse):
 a negative or non-numeric `dur` of a Kineto event mitosis reads, a bandwidth without a unit below
-1e6 in a topology file; those cases must give exit 2.
+1e6 in a topology file; those cases must give exit 2. Then the newer flags used where they do not
+apply (--seq, --etp, --dist-opt, --comm-slowdown, --precision fp8-mixed: FLAG_REFUSALS) must each be
+refused in one line naming the flag.
 
 Environment: MT_FUZZ_SEED (default 1), MT_FUZZ_SCALE (cases per family x SCALE, default 1),
 MT_FUZZ_ONLY (comma-separated case ids, e.g. `small-7,topojson-3`), MT_FUZZ_JOBS (default 2),
@@ -595,6 +597,34 @@ def make_case(fam, idx, seed):
     return files, f"{name}: {what}"
 
 
+# ---- flags refused where they do not apply (issue 41) -------------------------------------------
+# Each use must exit 2 with one stderr line naming the flag ({S}: the small fixture, {T}: traces/).
+FLAG_REFUSALS = [
+    ("--seq", ["{S}", "--gpus", "2", "--seq", "64"]),  # no attention to read a sequence length from
+    ("--seq", ["{S}", "--gpus", "2", "--seq", "1"]),
+    ("--seq 127 with --cp 2", ["{T}/cpu-gpt-tiny-b8", "--gpus", "2", "--cp", "2", "--seq", "127"]),
+    ("--etp 2 needs --ep", ["{S}", "--gpus", "4", "--tp", "4", "--etp", "2"]),
+    ("--dist-opt", ["{S}", "--gpus", "1", "--dist-opt"]),  # one data-parallel rank
+    ("--dist-opt cannot be combined with --zero", ["{S}", "--gpus", "2", "--dist-opt", "--zero", "1"]),
+    ("--comm-slowdown", ["{S}", "--gpus", "2", "--comm-slowdown", "11"]),
+    ("--precision fp8-mixed", ["{S}", "--gpus", "2", "--precision", "fp8-mixed"]),  # CPU ranks: no FP8 GEMMs
+]
+
+
+def flag_refusals(binary, root, timeout):
+    """Problems of the FLAG_REFUSALS runs (empty: each refused in one line naming its flag)."""
+    probs = []
+    for flag, cmd in FLAG_REFUSALS:
+        args = ["simulate", *[a.replace("{S}", f"{root}/tests/fixtures/small").replace("{T}", f"{root}/traces")
+                              for a in cmd]]
+        p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True, text=True)
+        lines = p.stderr.rstrip("\n").split("\n") if p.stderr else []
+        if p.returncode != 2 or len(lines) != 1 or flag not in lines[0]:
+            probs.append(f"mitosis {' '.join(args)}: exit {p.returncode}, stderr {p.stderr.strip()[:200]!r} "
+                         f"(want exit 2, one line naming {flag})")
+    return probs
+
+
 # ---- running and judging -------------------------------------------------------------------
 
 TIME_KEYS = re.compile(r"(_ms|_us|_s|_ns|bytes|_Bps|_GBps|samples_per_s|_count|batch_size|^ops|^kernels|"
@@ -770,12 +800,19 @@ def main():
                           f"{'; '.join(probs)}; stderr: {err.strip()[-300:]!r}")
             if failed:
                 failures.append(cid)
+    flag_probs = [] if only else flag_refusals(binary, root, timeout)
+    for pr in flag_probs:
+        print(f"FAIL: a flag that does not apply: {pr}")
     wall = time.time() - t0
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+    if not only:
+        summary += f"; {len(FLAG_REFUSALS) - len(flag_probs)} of {len(FLAG_REFUSALS)} inapplicable flags refused"
     print(f"fuzz: seed {seed}, {len(cases)} cases, {runs} runs ({summary}), {wall:.1f} s")
     if failures:
         print(f"fuzz: {len(failures)} failing cases kept in {work} "
               f"(rerun one: MT_FUZZ_SEED={seed} MT_FUZZ_ONLY={failures[0]})")
+        sys.exit(1)
+    if flag_probs:
         sys.exit(1)
     shutil.rmtree(work)
 

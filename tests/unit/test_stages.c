@@ -20,7 +20,10 @@
  *  - block cuts (mt_stages_cut_blocks) on 15 layers: 2 before 6 blocks of 2 layers, 1 after: --pp 3
  *    gives blocks 2+2+2 (layers 0-5, 6-9, 10-14: the embedding's on the first, the head's on the
  *    last); --pp 2 --vpp 3 one block per chunk; --pp-layers 1,2,3 those counts; 6 blocks over 4
- *    stages refused as Megatron refuses, a list not adding up or not splitting over --vpp refused. */
+ *    stages refused as Megatron refuses, a list not adding up or not splitting over --vpp refused;
+ *  - a cut's trailing weight-free ops (mt_stages_settle_cuts): an RMSNorm's pow/mean/rsqrt go with
+ *    the next layer (one tensor crosses, not two), a CNN's pooling stays (25 B cross, not 100); RoPE's
+ *    positions and cos/sin are made from no batch data (mt_stages_batch_free), an embedding is not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,10 +302,104 @@ static void block_cuts(void **state) {
     assert_string_equal(mt_stages_cut_describe(&many, text, sizeof text), "blocks 16 x 2");
 }
 
+/* A small trace of forward ops for mt_stages_settle_cuts: op i in layer layer[i] reads the tensors
+ * in[i] and makes out[i] (-1 ends / none); tensor x of bytes[x], a weight when bytes[x] < 0 (|bytes|). */
+enum { SOPS = 6, STENS = 10 };
+typedef struct sfake {
+    trace t;
+    trace_op ops[SOPS];
+    trace_tensor tensors[STENS];
+    trace_tref trefs[4 * SOPS];
+    int64_t dims[2];
+    int32_t unit[SOPS];
+} sfake;
+
+static void sbuild(sfake *f, int32_t n, const int32_t *layer, const int32_t in[][3], const int32_t *out, const double *bytes) {
+    memset(f, 0, sizeof *f);
+    f->t.ops = f->ops;
+    f->t.tensors = f->tensors;
+    f->t.trefs = f->trefs;
+    f->t.dims = f->dims;
+    f->t.n_ops = n;
+    f->t.n_tensors = STENS;
+    f->t.n_layers = 2;
+    for (int32_t x = 0; x < STENS; x++)
+        f->tensors[x] = (trace_tensor){.first_op = -1, .bytes = bytes[x] < 0 ? -bytes[x] : bytes[x],
+                                       .role = bytes[x] < 0 ? TRACE_ROLE_WEIGHT : TRACE_ROLE_ACTIVATION};
+    for (int32_t i = 0; i < n; i++) {
+        trace_op *o = &f->ops[i];
+        o->phase = TRACE_PHASE_FORWARD;
+        o->layer = f->unit[i] = layer[i];
+        o->in_first = f->t.n_trefs;
+        for (int k = 0; k < 3 && in[i][k] >= 0; k++) {
+            f->trefs[f->t.n_trefs++] = (trace_tref){.tensor = in[i][k]};
+            o->in_count++;
+            if (f->tensors[in[i][k]].first_op < 0) f->tensors[in[i][k]].first_op = i;
+        }
+        o->out_first = f->t.n_trefs;
+        if (out[i] >= 0) {
+            f->trefs[f->t.n_trefs++] = (trace_tref){.tensor = out[i]};
+            o->out_count = 1;
+            if (f->tensors[out[i]].first_op < 0) f->tensors[out[i]].first_op = i;
+        }
+    }
+}
+
+/* RMSNorm: layer 0 = the MLP's down linear (weight 0) then the residual add (x: tensor 3) and the
+ * next norm's weight-free part (tensor 4, the normalised copy); layer 1 = the norm's weight mul
+ * (weight 1) and the next residual add, reading x. Cut between the layers: the norm part moves to
+ * layer 1 and x alone crosses. A CNN: conv (weight 0, 100 B out), pool (25 B) in layer 0, a linear
+ * (weight 1) in layer 1: the pool stays (25 B cross, not 100). Batch-free tensors: an arange
+ * (no input) and its cos, not the embedding of a batch input. */
+static void cut_trailing_ops(void **state) {
+    (void)state;
+    static sfake f;
+    const int32_t chunk[2] = {0, 1};
+    /* tensors: 0, 1 weights; 2 the linear's out; 3 x; 4 normalised; 5 mul out; 6 block out; 7 input */
+    const double rms_bytes[STENS] = {-8, -8, 64, 64, 64, 64, 64, 64, 0, 0};
+    const int32_t rms_layer[5] = {0, 0, 0, 1, 1};
+    const int32_t rms_in[5][3] = {{7, 0, -1}, {2, 7, -1}, {3, -1}, {4, 1, -1}, {5, 3, -1}};
+    const int32_t rms_out[5] = {2, 3, 4, 5, 6};
+    sbuild(&f, 5, rms_layer, rms_in, rms_out, rms_bytes);
+    f.tensors[7].role = TRACE_ROLE_INPUT;
+    assert_int_equal(mt_stages_settle_cuts(&f.t, f.unit, chunk, 2), MT_OK);
+    const int32_t rms_want[5] = {0, 0, 1, 1, 1};
+    assert_memory_equal(f.unit, rms_want, sizeof rms_want);
+    const double cnn_bytes[STENS] = {-8, -8, 100, 25, 10, 0, 0, 64, 0, 0};
+    const int32_t cnn_layer[3] = {0, 0, 1};
+    const int32_t cnn_in[3][3] = {{7, 0, -1}, {2, -1}, {3, 1, -1}};
+    const int32_t cnn_out[3] = {2, 3, 4};
+    sbuild(&f, 3, cnn_layer, cnn_in, cnn_out, cnn_bytes);
+    assert_int_equal(mt_stages_settle_cuts(&f.t, f.unit, chunk, 2), MT_OK);
+    const int32_t cnn_want[3] = {0, 0, 1};
+    assert_memory_equal(f.unit, cnn_want, sizeof cnn_want);
+    /* 0: arange -> 2; 1: cos(2) -> 3; 2: embedding(input 7 [4, 8], weight 0) -> 4; 3: mul(4, 3) -> 5 */
+    const int32_t bf_layer[4] = {0, 0, 0, 1};
+    const int32_t bf_in[4][3] = {{-1}, {2, -1}, {7, 0, -1}, {4, 3, -1}};
+    const int32_t bf_out[4] = {2, 3, 4, 5};
+    sbuild(&f, 4, bf_layer, bf_in, bf_out, rms_bytes);
+    f.tensors[7].role = TRACE_ROLE_INPUT;
+    f.t.batch_size = 4;
+    f.dims[0] = 4;
+    f.dims[1] = 8;
+    f.trefs[f.ops[2].in_first].ndim = 2;
+    unsigned char *bf = mt_stages_batch_free(&f.t);
+    assert_non_null(bf);
+    assert_true(bf[2] && bf[3]);
+    assert_false(bf[4] || bf[5]);
+    free(bf);
+    f.dims[0] = 64; /* a [64, 8] buffer read before any op makes it: no batch in it */
+    bf = mt_stages_batch_free(&f.t);
+    assert_non_null(bf);
+    assert_false(bf[4]); /* read with a weight: not made again on another stage */
+    free(bf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(optimizer_time_counts),
         cmocka_unit_test(block_cuts),
+        cmocka_unit_test(cut_trailing_ops),
         cmocka_unit_test(a_residual_block_is_cut_only_when_faster),
         cmocka_unit_test(shipped_traces_never_slower_than_time_balanced),
         cmocka_unit_test(sends_weighed_never_slower_in_simulation),
