@@ -175,6 +175,9 @@ def build(row, feat, trace, trace_seq):
         argv += ["--fsdp"]
         if feat.fsdp_units:
             argv += ["--fsdp-units", "block"]
+            if row["framework"].startswith("torchtitan") and feat.has_flag("--fsdp-reshard"):
+                # torchtitan's apply_fsdp (9dec370): reshard_after_forward = layer_id < last
+                argv += ["--fsdp-reshard", "not-last"]
         else:
             missing.append("FSDP units per block (mitosis: per layer)")
     # Recomputation
