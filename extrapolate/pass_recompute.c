@@ -418,10 +418,17 @@ static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
 static mt_status rc_prepare(mt_bld *b, void **st, mt_error *err) {
     if (b->plan->recompute == MT_RECOMPUTE_NONE) return MT_OK;
     mt_blocks blk;
+    const char *path = b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace";
     if (b->plan->rc_every > 1 && (transformer_blocks(b->t, &blk), !blk.found))
         return mt_fail(err, MT_EINVAL, "--recompute every:%d: %s has no repeating transformer block (mitosis inspect "
                        "lists its layers and blocks), so there is no K-th block to re-run; use full", (int)b->plan->rc_every,
-                       b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace");
+                       path);
+    if (b->plan->recompute == MT_RECOMPUTE_OPS && (transformer_blocks(b->t, &blk), !blk.found)) {
+        char lab[64];
+        return mt_fail(err, MT_EINVAL, "--recompute %s: %s has no repeating transformer block (mitosis inspect lists its "
+                       "layers and blocks), and an op-level policy is applied per block; use full",
+                       mt_recompute_label(b->plan, lab, (int)sizeof lab), path);
+    }
     rc_state *x = calloc(1, sizeof *x);
     *st = x;
     return x ? MT_OK : MT_ENOMEM;

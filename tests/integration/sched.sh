@@ -209,6 +209,8 @@ c.check_bad("unknown recompute mode 'some' (--recompute takes none, selective, f
 c.check_bad("--recompute every:0: every:K needs a block count K >= 1", "simulate", gpt, "--gpus", 1, "--recompute", "every:0")
 c.check_bad("--recompute ops:save=mm/0: 'mm/0' is not a save rule", "simulate", gpt, "--gpus", 1, "--recompute",
             "ops:save=mm/0")
+c.check_bad("cpu-resnet18-b8/kineto.json.gz has no repeating transformer block (mitosis inspect", "simulate",
+            rn, "--gpus", 1, "--recompute", "ops:save=mm")
 c.check_bad("has no repeating transformer block (mitosis inspect lists its layers and blocks), so there is no K-th", "simulate",
             f"{traces}/cpu-dlrm-tiny-b4", "--gpus", 1, "--recompute", "every:2")
 c.check_bad("--recompute-modes: unknown mode 'most'", "compare", gpt, "--gpus", 2, "--recompute-modes", "none,most")
