@@ -157,6 +157,12 @@ if os.path.isdir(llama):
         want = L * (tok * (2 * h + 2 * kv + 2 * h + 4 * heads + 2 * f + 2 * h) + 16)
         c.check("llama3-8b ops:save=attn,mm/2 keeps full's + L s b (6h + 2kv + 2f + 4 heads) bytes (torchtitan's op SAC)",
                 k(op) - k(fl) == want, (k(op), k(fl), want))
+    # every saved tensor and backward temporary of this model grows per token (flash attention saves no s^2):
+    # twice the sequence peaks where twice the batch does (the loss's [tokens, vocab] fp32 gradient included)
+    s2, b2 = (c.sim(llama, "--gpus", 1, *a) for a in (("--seq", 2 * m["seq_len"]), ("--batch", 2 * m["batch"])))
+    if s2 and b2:
+        pk = lambda d: d["gpus"][0]["peak_mem_bytes"]
+        c.check("llama3-8b --seq 2s peaks as --batch 2b", abs(pk(s2) - pk(b2)) <= 1e-6 * pk(b2), (pk(s2), pk(b2)))
 tp = {m: c.sim(gpt, "--tp", 2, "--recompute", m) for m in ("none", "full")}
 if all(tp.values()):
     c.check("gpt-tiny tp=2 --recompute full: the re-run blocks repeat their 2 forward all-reduces each (Megatron), "
