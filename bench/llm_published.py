@@ -30,7 +30,9 @@ PREDICTABLE_MODELS = {"llama3-8b": 32}   # model -> blocks of the whole model
 # binary accepts is used. Detection is by `simulate --help` text or by a dry run that does not
 # refuse. Values of --recompute that the help text shows as examples (ops:..., op:...) are tried
 # before these.
-OP_SAC_CANDIDATES = ["ops:every-other-mm", "ops:alternate", "ops", "op", "selective-op", "op-sac"]
+# torchtitan's op policy (parallelize_llama.py _save_list at 9dec370): save SDPA / flash attention and
+# every other aten.mm (the 1st, 3rd, ... of each block: wq, wv, w1, w2), recompute the rest.
+OP_SAC_CANDIDATES = ["ops:save=attn,mm/2", "ops:every-other-mm", "ops:alternate", "ops", "op", "selective-op", "op-sac"]
 # Megatron's distributed optimizer (reduce-scatter overlapping backward, all-gather overlapping the
 # next forward) as its own data-parallel mode, if a branch adds one; else --zero 1.
 DISTOPT_CANDIDATES = [["--dist-opt"], ["--distopt"], ["--distributed-optimizer"], ["--zero", "dist"],
@@ -68,7 +70,7 @@ class Features:
         self.fp8 = self.precision and "fp8-mixed" in self.help
         self.op_sac = None
         shown = re.findall(r"\b(ops?:[A-Za-z0-9_,=.-]+)", self.help)
-        for cand in shown + OP_SAC_CANDIDATES:
+        for cand in OP_SAC_CANDIDATES + shown:
             if self.dry_ok(["--recompute", cand]):
                 self.op_sac = cand
                 break
@@ -173,6 +175,9 @@ def build(row, feat, trace, trace_seq):
         argv += ["--fsdp"]
         if feat.fsdp_units:
             argv += ["--fsdp-units", "block"]
+            if row["framework"].startswith("torchtitan") and feat.has_flag("--fsdp-reshard"):
+                # torchtitan's apply_fsdp (9dec370): reshard_after_forward = layer_id < last
+                argv += ["--fsdp-reshard", "not-last"]
         else:
             missing.append("FSDP units per block (mitosis: per layer)")
     # Recomputation

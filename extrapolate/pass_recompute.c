@@ -9,8 +9,12 @@
  *              largest block's, once per GPU). A trace where no block repeats: every layer (unit);
  *   every:K    full for blocks K-1, 2K-1, ... only (torchtitan's layer-selective ac_freq);
  *   ops        full, but the ops whose outputs the policy saves (attention; every K-th matmul reading
- *              a weight, counted per block) are not re-run and keep their outputs (PyTorch's op-level
- *              selective checkpointing);
+ *              a weight, counted per block) are not re-run and keep their outputs, whether backward
+ *              reads them or not; what they read is made again by the re-run (PyTorch's op-level
+ *              selective checkpointing: MUST_SAVE outputs cached, the rest of the block re-run);
+ * A block's region starts at the cut of the layer before it that the fewest bytes cross (a pre-norm
+ * block's first layer is its norm's weight: the norm's first ops and the residual add close the layer
+ * before), as a framework's checkpoint wraps the block module: it keeps the block's input alone.
  *   selective  the attention core: a softmax (not log_softmax) and, within its layer, the weightless
  *              matmul before it (QK^T) and after it (PV) with what lies between (scale, mask,
  *              attention dropout); a fused attention op alone. Re-run right before the backward of
@@ -131,17 +135,81 @@ static int32_t region_of(const mt_bld *b, const mt_blocks *blk, int32_t u) {
     return g;
 }
 
+/* Bytes of the forward activations (and model inputs) made before op c and read by forward ops in
+ * [c, end): what a checkpoint that starts at c keeps from before it. stamp[] (per tensor) marks those counted, id. */
+static double crossing(const trace *t, int32_t c, int32_t end, int32_t *stamp, int32_t id) {
+    double sum = 0;
+    for (int32_t i = c; i < end; i++) {
+        const trace_op *o = &t->ops[i];
+        for (int32_t j = 0; is_fwd(t, i) && j < o->in_count; j++) {
+            int32_t v = t->trefs[o->in_first + j].tensor;
+            if (v < 0 || v >= t->n_tensors || stamp[v] == id) continue;
+            const trace_tensor *tt = &t->tensors[v];
+            int before = tt->role == TRACE_ROLE_INPUT || (tt->role == TRACE_ROLE_ACTIVATION && tt->first_op >= 0 && tt->first_op < c);
+            if (!before) continue;
+            stamp[v] = id;
+            sum += tt->bytes;
+        }
+    }
+    return sum;
+}
+
+/* 1 when forward op i reads a weight. */
+static int reads_weight(const trace *t, int32_t i) {
+    const trace_op *o = &t->ops[i];
+    for (int32_t j = 0; j < o->in_count; j++) {
+        int32_t v = t->trefs[o->in_first + j].tensor;
+        if (v >= 0 && v < t->n_tensors && t->tensors[v].role == TRACE_ROLE_WEIGHT) return 1;
+    }
+    return 0;
+}
+
+/* Per op, the unit whose region it re-runs in (full, every:K, ops): its own, but for the tail of the
+ * layer before each re-run block (the ops after that layer's last weight-reading op: a pre-norm
+ * block's layers begin at a norm's weight, so the norm's first ops close the layer before): from the
+ * cut in that tail that the fewest bytes cross (after the residual add: the block's input alone) to
+ * the block, as a framework's checkpoint wraps the block module. Without the move a region would
+ * keep the residual and the normed copy of it. */
+static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
+    const trace *t = b->t;
+    int32_t *ru = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *ru);
+    int32_t *stamp = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), sizeof *stamp);
+    for (int32_t i = 0; ru && i < t->n_ops; i++) ru[i] = b->unit[i];
+    for (int32_t j = 0, id = 0; ru && stamp && blk->found && j < blk->count; j++) {
+        int32_t u = blk->first + j * blk->layers, lo = -1, hi = -1, end = -1; /* the tail layer u - 1, block u.. */
+        if (u < 1 || region_of(b, blk, u) < 0 || b->chunk_of_unit[u - 1] != b->chunk_of_unit[u]) continue;
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            if (!is_fwd(t, i) || b->unit[i] < u - 1) continue;
+            if (b->unit[i] == u - 1 && (lo < 0 || reads_weight(t, i))) lo = reads_weight(t, i) ? i + 1 : i;
+            if (b->unit[i] == u && hi < 0) hi = i;
+            if (b->unit[i] >= u + blk->layers) break;
+            end = i + 1;
+        }
+        if (lo < 0 || hi < lo) continue;
+        int32_t best = hi;
+        double least = crossing(t, hi, end, stamp, ++id);
+        for (int32_t c = hi - 1; c >= lo; c--) {
+            double x = crossing(t, c, end, stamp, ++id);
+            if (x < least * (1 - 1e-9)) least = x, best = c;
+        }
+        for (int32_t i = best; i < hi; i++) ru[i] = u;
+    }
+    free(stamp);
+    return ru;
+}
+
 /* ops: 1 for a forward op whose output the policy saves (attention; every rc_save_mm-th matmul
  * reading a weight in its region, counted from the region's first). */
-static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk) {
+static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk, const int32_t *ru) {
     const trace *t = b->t;
     unsigned char *sv = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), 1);
     int32_t region = -2, mm = 0;
     for (int32_t i = 0; sv && i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (!is_fwd(t, i) || b->unit[i] < 0) continue;
-        int32_t g = region_of(b, blk, b->unit[i]);
+        if (!is_fwd(t, i) || ru[i] < 0) continue;
+        int32_t g = region_of(b, blk, ru[i]);
         if (g != region) region = g, mm = 0;
+        if (ru[i] != b->unit[i]) continue; /* a tail moved into the block (rerun_units): norm, residual, rotary */
         if (o->cls == MT_OPC_ATTN || weightless_matmul(o)) sv[i] = (unsigned char)(b->plan->rc_save_attn != 0);
         else if (o->cls == MT_OPC_MATMUL) sv[i] = b->plan->rc_save_mm > 0 && mm++ % b->plan->rc_save_mm == 0;
     }
@@ -156,7 +224,8 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
     int full = b->plan->recompute == MT_RECOMPUTE_FULL || b->plan->recompute == MT_RECOMPUTE_OPS;
     mt_blocks blk;
     transformer_blocks(t, &blk);
-    unsigned char *sv = b->plan->recompute == MT_RECOMPUTE_OPS ? saved_ops(b, &blk) : NULL;
+    int32_t *ru = full ? rerun_units(b, &blk) : NULL;
+    unsigned char *sv = ru && b->plan->recompute == MT_RECOMPUTE_OPS ? saved_ops(b, &blk, ru) : NULL;
     int32_t *region_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *region_bwd); /* by region */
     for (int32_t u = 0; region_bwd && u < b->n_units; u++) region_bwd[u] = -1;
     for (int32_t u = 0; region_bwd && full && u < b->n_units; u++) {
@@ -176,10 +245,10 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
         int32_t u = b->unit[f];
         if (!is_fwd(t, f) || u < 0 || u >= b->n_units || first_bwd[u] < 0) continue;
         if (full) {
-            int32_t g = region_of(b, &blk, u);
-            if (g < 0 || !region_bwd || (sv && sv[f])) continue;
-            x->group[f] = g;
-            x->at[f] = region_bwd[g];
+            int32_t g = ru ? region_of(b, &blk, ru[f]) : -1;
+            if (g < 0 || !region_bwd || region_bwd[g] < 0) continue;
+            x->group[f] = g; /* a saved op too: what it reads is made again by its region's re-run */
+            if (!(sv && sv[f])) x->at[f] = region_bwd[g];
             continue;
         }
         if (x->group[f] < 0) continue;
@@ -188,6 +257,7 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
     free(core_at);
     free(region_bwd);
     free(sv);
+    free(ru);
 }
 
 /* The lists of forward ops each backward op re-runs (CSR over at[]). */
@@ -234,31 +304,50 @@ static mt_status read_outside(const mt_bld *b, const rc_state *x, unsigned char 
     return rc;
 }
 
-/* The inputs of the recomputed groups that backward alone would not keep (selective: the
- * projections' Q, K, V; full: a layer's input when no backward op reads it): bytes per rank per
- * stage added to kept, each storage once. */
+/* A tensor as the storage it lives on and the op that made it: the ET names a storage by its
+ * address, so one id can name tensors made and freed at different times (q_proj's output and, later,
+ * an activation at the same address). Exact while ids < 2^38 and ops < 2^25; else the storage. */
+static uint64_t made_key(int64_t storage, int32_t op) {
+    if (storage >= 0 && storage < ((int64_t)1 << 38) && op >= 0 && op < (1 << 25))
+        return ((uint64_t)storage << 25) | (uint64_t)op;
+    return (uint64_t)storage | ((uint64_t)1 << 63);
+}
+
+/* Tensor v (a use of op i: `out` an output) kept for the re-run only: an activation made in forward
+ * that backward alone would not keep, not yet counted (seen: by made_key), and either a recomputed
+ * op's input made outside its group or a saved op's output. Its bytes per rank go to kept and
+ * act_extra, once. */
+static mt_status keep_for_rerun(mt_bld *b, const rc_state *x, mt_u64map *seen, int32_t i, int32_t v, int out) {
+    const trace *t = b->t;
+    const trace_tensor *tt = v >= 0 && v < t->n_tensors ? &t->tensors[v] : NULL;
+    int32_t f = out ? i : tt ? tt->first_op : -1;
+    if (!tt || tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD ||
+        (!out && x->group[f] >= 0 && x->group[f] == x->group[i]) || mt_u64map_get(seen, made_key(tt->storage_id, f), NULL))
+        return MT_OK;
+    x->kept[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
+    b->act_extra[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
+    return mt_u64map_put(seen, made_key(tt->storage_id, f), -1, NULL);
+}
+
+/* What the re-run reads that backward alone would not keep, bytes per rank per stage added to kept,
+ * each storage once: the recomputed groups' inputs (selective: the projections' Q, K, V; full: a
+ * layer's input when no backward op reads it) and the outputs of the ops an op-level policy saves
+ * inside a re-run region (PyTorch's MUST_SAVE: stored whether backward reads them or not; the re-run
+ * takes them instead of running the op, so the op's own inputs are made again, not kept). */
 static mt_status group_inputs(mt_bld *b, const rc_state *x) {
     const trace *t = b->t;
     mt_u64map seen;
     mt_u64map_init(&seen);
     mt_status rc = MT_OK;
     for (int32_t k = 0; rc == MT_OK && k < b->n_acts; k++) /* already an activation */
-        rc = mt_u64map_put(&seen, (uint64_t)b->acts[k].storage_id, k, NULL);
+        rc = mt_u64map_put(&seen, made_key(b->acts[k].storage_id, b->acts[k].op), k, NULL);
     for (int32_t i = 0; rc == MT_OK && i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
-        if (x->at[i] < 0) continue;
-        for (int32_t j = 0; rc == MT_OK && j < o->in_count; j++) {
-            int32_t v = t->trefs[o->in_first + j].tensor;
-            const trace_tensor *tt = v >= 0 && v < t->n_tensors ? &t->tensors[v] : NULL;
-            int32_t f = tt ? tt->first_op : -1;
-            if (!tt || tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops ||
-                t->ops[f].phase != TRACE_PHASE_FORWARD || (x->group[f] >= 0 && x->group[f] == x->group[i]) ||
-                mt_u64map_get(&seen, (uint64_t)tt->storage_id, NULL))
-                continue;
-            x->kept[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
-            b->act_extra[mt_bld_op_stage(b, f)] += tt->bytes / b->split[f];
-            rc = mt_u64map_put(&seen, (uint64_t)tt->storage_id, -1, NULL);
-        }
+        int saved = x->at[i] < 0 && x->group[i] >= 0 && is_fwd(t, i) && b->plan->recompute == MT_RECOMPUTE_OPS;
+        for (int32_t j = 0; rc == MT_OK && x->at[i] >= 0 && j < o->in_count; j++)
+            rc = keep_for_rerun(b, x, &seen, i, t->trefs[o->in_first + j].tensor, 0);
+        for (int32_t j = 0; rc == MT_OK && saved && j < o->out_count; j++)
+            rc = keep_for_rerun(b, x, &seen, i, t->trefs[o->out_first + j].tensor, 1);
     }
     mt_u64map_destroy(&seen);
     return rc;
@@ -329,10 +418,17 @@ static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
 static mt_status rc_prepare(mt_bld *b, void **st, mt_error *err) {
     if (b->plan->recompute == MT_RECOMPUTE_NONE) return MT_OK;
     mt_blocks blk;
+    const char *path = b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace";
     if (b->plan->rc_every > 1 && (transformer_blocks(b->t, &blk), !blk.found))
         return mt_fail(err, MT_EINVAL, "--recompute every:%d: %s has no repeating transformer block (mitosis inspect "
                        "lists its layers and blocks), so there is no K-th block to re-run; use full", (int)b->plan->rc_every,
-                       b->t->kineto_path ? b->t->kineto_path : b->t->et_path ? b->t->et_path : "the trace");
+                       path);
+    if (b->plan->recompute == MT_RECOMPUTE_OPS && (transformer_blocks(b->t, &blk), !blk.found)) {
+        char lab[64];
+        return mt_fail(err, MT_EINVAL, "--recompute %s: %s has no repeating transformer block (mitosis inspect lists its "
+                       "layers and blocks), and an op-level policy is applied per block; use full",
+                       mt_recompute_label(b->plan, lab, (int)sizeof lab), path);
+    }
     rc_state *x = calloc(1, sizeof *x);
     *st = x;
     return x ? MT_OK : MT_ENOMEM;

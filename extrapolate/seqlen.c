@@ -152,9 +152,9 @@ static double use_factor(const trace *t, const trace *o, const trace_tref *u, do
 
 /* A saved storage's factor, from op's tensor uses: one of its storage holding the saved bytes,
  * else one holding those bytes (a nested op's copy of an input, which no use names), else one of
- * its storage, else op's first input (a nested op's statistics: layer_norm's mean and rstd per
- * token); 0 none. O(uses of op). */
-static double saved_factor(const trace *t, const trace *o, int32_t op, const trace_saved *v) {
+ * its storage, else (first_in) op's first input (a nested op's statistics: layer_norm's mean and
+ * rstd per token); 0 none. O(uses of op). */
+static double saved_factor(const trace *t, const trace *o, int32_t op, const trace_saved *v, int first_in) {
     if (op < 0 || op >= t->n_ops) return 0;
     const trace_op *p = &t->ops[op];
     double best[4] = {0, 0, 0, 0};
@@ -165,20 +165,24 @@ static double saved_factor(const trace *t, const trace *o, int32_t op, const tra
         int rank = same && fits ? 0 : fits ? 1 : same ? 2 : q == 0 ? 3 : -1;
         if (rank >= 0 && best[rank] == 0) best[rank] = f;
     }
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < (first_in ? 4 : 3); k++)
         if (best[k] > 0) return best[k];
     return 0;
 }
 
 /* Saved activations (from the op that made them) and backward temporaries (that op's, else its
- * forward op's uses). */
+ * forward op's uses; a first input only when neither names the storage or its bytes: NllLoss's
+ * backward reads the scalar loss gradient first, its [tokens, vocabulary] result is the forward's). */
 static void rescale_saved(const trace *t, trace *o) {
     for (int pass = 0; pass < 2; pass++) {
         trace_saved *v = pass ? o->bwd_temps : o->saved;
         int32_t n = pass ? o->n_bwd_temps : o->n_saved;
         for (int32_t e = 0; e < n; e++) {
-            double f = saved_factor(t, o, v[e].op, &v[e]);
-            if (f == 0 && v[e].op >= 0 && v[e].op < t->n_ops) f = saved_factor(t, o, t->ops[v[e].op].fwd_op, &v[e]);
+            int32_t fwd = v[e].op >= 0 && v[e].op < t->n_ops ? t->ops[v[e].op].fwd_op : -1;
+            double f = saved_factor(t, o, v[e].op, &v[e], 0);
+            if (f == 0) f = saved_factor(t, o, fwd, &v[e], 0);
+            if (f == 0) f = saved_factor(t, o, v[e].op, &v[e], 1);
+            if (f == 0) f = saved_factor(t, o, fwd, &v[e], 1);
             if (f > 0) v[e].bytes *= f;
         }
     }

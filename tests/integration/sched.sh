@@ -142,6 +142,27 @@ if os.path.isdir(llama):
     rc, out, err = c.run("simulate", llama, "--gpus", 1, "--recompute", "selective")
     c.check("llama3-8b (SDPA) --recompute selective: says the fused attention leaves little to drop",
             rc == 0 and "--recompute selective: the trace's 2 attention cores are fused" in out, out[-600:])
+    # torchtitan's op-level policy (save SDPA / flash attention and every other aten.mm: wq, wv, w1, w2 of
+    # each block) keeps, beyond full's block inputs, per block and token: wq's output 2h, wv's 2 kv, the
+    # attention output 2h and its fp32 log-sum-exp 4 x heads, w1's 2f, w2's 2h (bf16), and flash
+    # attention's philox seed and offset (16 B a block); the inputs of the saved ops are made again.
+    m = json.load(open(f"{llama}/meta.json"))
+    hc, L = m["hf_config"], 2
+    h, f, heads = hc["hidden_size"], hc["intermediate_size"], hc["num_attention_heads"]
+    kv = hc["num_key_value_heads"] * hc.get("head_dim", h // heads)
+    tok = m["seq_len"] * m["batch"]
+    op, fl = (c.sim(llama, "--gpus", 1, "--recompute", r) for r in ("ops:save=attn,mm/2", "full"))
+    if op and fl:
+        k = lambda d: d["stages"][0]["activation_bytes_per_micro_batch"]
+        want = L * (tok * (2 * h + 2 * kv + 2 * h + 4 * heads + 2 * f + 2 * h) + 16)
+        c.check("llama3-8b ops:save=attn,mm/2 keeps full's + L s b (6h + 2kv + 2f + 4 heads) bytes (torchtitan's op SAC)",
+                k(op) - k(fl) == want, (k(op), k(fl), want))
+    # every saved tensor and backward temporary of this model grows per token (flash attention saves no s^2):
+    # twice the sequence peaks where twice the batch does (the loss's [tokens, vocab] fp32 gradient included)
+    s2, b2 = (c.sim(llama, "--gpus", 1, *a) for a in (("--seq", 2 * m["seq_len"]), ("--batch", 2 * m["batch"])))
+    if s2 and b2:
+        pk = lambda d: d["gpus"][0]["peak_mem_bytes"]
+        c.check("llama3-8b --seq 2s peaks as --batch 2b", abs(pk(s2) - pk(b2)) <= 1e-6 * pk(b2), (pk(s2), pk(b2)))
 tp = {m: c.sim(gpt, "--tp", 2, "--recompute", m) for m in ("none", "full")}
 if all(tp.values()):
     c.check("gpt-tiny tp=2 --recompute full: the re-run blocks repeat their 2 forward all-reduces each (Megatron), "
@@ -194,6 +215,8 @@ c.check_bad("unknown recompute mode 'some' (--recompute takes none, selective, f
 c.check_bad("--recompute every:0: every:K needs a block count K >= 1", "simulate", gpt, "--gpus", 1, "--recompute", "every:0")
 c.check_bad("--recompute ops:save=mm/0: 'mm/0' is not a save rule", "simulate", gpt, "--gpus", 1, "--recompute",
             "ops:save=mm/0")
+c.check_bad("cpu-resnet18-b8/kineto.json.gz has no repeating transformer block (mitosis inspect", "simulate",
+            rn, "--gpus", 1, "--recompute", "ops:save=mm")
 c.check_bad("has no repeating transformer block (mitosis inspect lists its layers and blocks), so there is no K-th", "simulate",
             f"{traces}/cpu-dlrm-tiny-b4", "--gpus", 1, "--recompute", "every:2")
 c.check_bad("--recompute-modes: unknown mode 'most'", "compare", gpt, "--gpus", 2, "--recompute-modes", "none,most")
