@@ -98,7 +98,7 @@ static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simr
                                  mt_error *err) {
     double f = cfg->comm_slowdown;
     const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
-    mt_cslow m = {f, f, f};
+    mt_cslow m = {f, f, f, f};
     if (f == 0 || !t || t->n_ops <= 0) {
         snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off");
         return MT_OK;
@@ -115,13 +115,14 @@ static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simr
         if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
         if (mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, 0, out->plan.gpus, &fab, &ignore) != MT_OK)
             fab = (mt_nccl_fabric){.intra_Bps = g ? g->link_Bps : 0};
-        if (!mt_cslow_model(g, MT_CSLOW_CHANNELS, fab.intra_Bps, fab.inter_Bps, &m)) {
+        if (!mt_cslow_model(g, MT_CSLOW_CHANNELS, MT_CSLOW_CHANNELS_NET, fab.intra_Bps, fab.inter_Bps, &m)) {
             snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off (%s)",
                      g ? "the GPU table gives no SM count or HBM bandwidth" : "no GPU: CPU processes");
             return MT_OK;
         }
-        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "%s: compute-bound x%.3f, memory-bound x%.3f "
-                 "(in a node) / x%.3f (across nodes)", g->name, 1 + m.sm, 1 + m.mem_intra, 1 + m.mem_inter);
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "%s: compute-bound x%.3f / x%.3f, memory-bound "
+                 "x%.3f / x%.3f (in a node / across nodes)", g->name, 1 + m.sm_intra, 1 + m.sm_inter,
+                 1 + m.mem_intra, 1 + m.mem_inter);
     } else
         snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "every kernel x%.3f (--comm-slowdown)", 1 + f);
     if (!(out->comm_slow = malloc(2 * (size_t)t->n_ops * sizeof *out->comm_slow)))
