@@ -249,10 +249,11 @@ static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_e
     return MT_OK;
 }
 
-/* --algo auto (the default): nccl where the ranks are GPUs (pm predicts one) and NCCL's tuner can read
- * the run's topology (a preset's link and NIC tiers); ring elsewhere (CPU processes, which run gloo;
- * a topology file; a model without links). --nccl-algo needs nccl. */
-static mt_status resolve_algo(const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_simrun *out, mt_error *err) {
+/* --algo auto (the default): nccl where the ranks are GPUs (pm predicts one, or t was recorded on one)
+ * and NCCL's tuner can read the run's topology (a preset's link and NIC tiers); ring elsewhere (CPU
+ * processes, which run gloo; a topology file; a model without links). --nccl-algo needs nccl. */
+static mt_status resolve_algo(const trace *t, const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_simrun *out,
+                              mt_error *err) {
     char spec[256];
     mt_plan *pl = &out->plan;
     mt_netcfg net = cfg->net;
@@ -261,13 +262,14 @@ static mt_status resolve_algo(const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_sim
     const mt_gpu_spec *g = pm ? mt_perfmodel_gpu(pm) : NULL;
     out->nccl_arch = g ? 1 + (int)mt_nccl_arch_of_gpu(g->name) : 0;
     if (*mt_netcfg_spec(&net, pl->gpus, spec, sizeof spec)) net.topology = spec;
-    int tuned = g && mt_netcfg_kind(&net)->uses_links &&
+    int gpus = g || (t && t->recorded_on.kind == TRACE_DEV_GPU);
+    int tuned = gpus && mt_netcfg_kind(&net)->uses_links &&
                 mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, out->nccl_arch, pl->gpus, &fab, &why) == MT_OK;
     if (pl->algo == MT_ALGO_AUTO) pl->algo = tuned ? MT_ALGO_NCCL : MT_ALGO_RING;
     if (pl->nccl_force && pl->algo != MT_ALGO_NCCL)
         return mt_fail(err, MT_EINVAL, "--nccl-algo applies to NCCL's tuner (--algo nccl, or auto with GPUs on a "
                        "topology preset), not --algo %s (%s)", mt_coll_algo_name(pl->algo),
-                       tuned ? "given" : !g ? "the ranks are CPU processes" : why.msg);
+                       tuned ? "given" : !gpus ? "the ranks are CPU processes" : why.msg);
     return MT_OK;
 }
 
@@ -282,7 +284,7 @@ mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_sim
     out->prepare_ctx = cfg->prepare_ctx;
     out->pool = cfg->pool;
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
-    if (rc == MT_OK) rc = resolve_algo(cfg, pm, out, err);
+    if (rc == MT_OK) rc = resolve_algo(t, cfg, pm, out, err);
     if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
     if (rc == MT_OK) rc = build_comm_slow(out->prog->trace, pm, cfg, out, err);
