@@ -4,7 +4,8 @@
 # multinode:nodes=N/8,gpus=8 (rail fabric) and on a fat-tree, a 16,384-GPU tp8 x pp16 x dp128 GPT
 # (traces/cpu-gpt-l8h16-b2, 2 micro-batches: its replica batch is 2) on a multinode fabric, folded
 # (programs and network), --no-net-fold and --no-fold, ResNet-50 tp4 x pp8 x dp256 with and without
-# the network folded, and the exact ring (--ring-model steps) at 1024 GPUs.
+# the network folded, the exact ring (--ring-model steps) at 1024 GPUs, and ResNet-50 DDP at 524,288
+# GPUs under NCCL's tuner and as rings (issue 44).
 # Usage: bench/bench_scale.sh [path/to/mitosis] [shared traces dir] [repeats]   (markdown table)
 # Each row is the best of `repeats` runs (default 3) by CPU time (user + system): the machine is
 # shared, and a single-threaded run's CPU time is what its wall time is on a quiet machine, while
@@ -64,6 +65,10 @@ row "ResNet-50 DDP, ring steps" "$res" "switch:1024" --gpus 1024 --strategy ddp 
 row "ResNet-50 DDP, ring steps" "$res" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp --ring-model steps
 # the largest job taken (util/limits.h MT_GPUS_MAX = 2^20): DDP and a 3-D hybrid (issue 47); MILLION=0 skips
 if [ "${MILLION:-1}" != 0 ]; then
+  # issue 44: 524,288 GPUs under NCCL's tuner (the default: trees across 65,536 nodes) and as rings
+  # at link peak (2(N-1) steps of latency: the step is the all-reduce's latency)
+  row "ResNet-50 DDP (NCCL's tuner)" "$res" "multinode:nodes=65536,gpus=8" --gpus 524288 --strategy ddp
+  row "ResNet-50 DDP, --algo ring" "$res" "multinode:nodes=65536,gpus=8" --gpus 524288 --strategy ddp --algo ring
   row "GPT tiny DDP" "$here/../traces/cpu-gpt-tiny-b8" "multinode:nodes=131072,gpus=8" --gpus 1048576 --strategy ddp
   row "GPT l8h16 tp8 pp8 dp16384" "$gpt" "multinode:nodes=131072,gpus=8" --gpus 1048576 --tp 8 --pp 8 \
       --dp 16384 --micro-batches 8

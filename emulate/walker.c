@@ -200,6 +200,7 @@ static mt_status schedule_of(mt_walker *w, kindq *q, const mt_task *k, const mt_
     cp.chunks = w->p->plan.chunks;
     cp.ranks_per_node = w->ranks_per_node;
     cp.algo = mt_sim_coll_algo(&w->p->plan, k->coll, q->size, w->ranks_per_node);
+    if (cp.algo == MT_ALGO_NCCL) cp.algo = MT_ALGO_RING; /* over MPI the network's own speed, not NCCL's */
     cp.share = a2a_share(w->p, k);
     cp.share_by_src = k->moe == 2;
     *out = mt_collcache_get(&w->scheds, &cp, NULL, err);

@@ -30,7 +30,7 @@ typedef struct builder {
 
 static const char *op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
                                  "reduce", "alltoall", "sendrecv"};
-static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow", "relay", "treeflow", "nccl"};
+static const char *algo_names[] = {"ring", "tree", "direct", "hier", "ringflow", "relay", "treeflow", "nccl", "auto"};
 #define N_ALGOS ((int)(sizeof algo_names / sizeof algo_names[0]))
 
 const char *mt_coll_op_name(mt_coll_op op) { return (unsigned)op < 7 ? op_names[op] : "?"; }
@@ -47,13 +47,22 @@ mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err) {
 }
 
 mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
-    for (int i = 0; s && i < N_ALGOS - 1; i++)
+    for (int i = 0; s && i < MT_ALGO_NCCL; i++)
         if (!strcmp(s, algo_names[i])) {
             *out = (mt_coll_algo)i;
             return MT_OK;
         }
     return mt_fail(err, MT_EINVAL, "unknown algorithm '%s' (use ring, tree, direct, hier, ringflow, relay or "
                    "treeflow)", s ? s : "");
+}
+
+mt_status mt_coll_plan_algo_parse(const char *s, mt_coll_algo *out, mt_error *err) {
+    for (int i = MT_ALGO_NCCL; s && i < N_ALGOS; i++)
+        if (!strcmp(s, algo_names[i])) {
+            *out = (mt_coll_algo)i;
+            return MT_OK;
+        }
+    return mt_coll_algo_parse(s, out, err);
 }
 
 double mt_coll_busbw_factor(mt_coll_op op, int32_t n) {

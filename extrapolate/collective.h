@@ -95,7 +95,8 @@ typedef enum {
     MT_ALGO_RINGFLOW,
     MT_ALGO_RELAY,
     MT_ALGO_TREEFLOW,
-    MT_ALGO_NCCL /* a plan's choice, not a schedule: NCCL's tuner picks one per collective (sim/simulate.h) */
+    MT_ALGO_NCCL, /* a plan's choice, not a schedule: NCCL's tuner picks one per collective (sim/simulate.h) */
+    MT_ALGO_AUTO  /* a plan's default: nccl on a topology preset, ring elsewhere (resolved by run/simrun.h) */
 } mt_coll_algo;
 
 typedef struct mt_coll_params {
@@ -146,7 +147,10 @@ void mt_coll_free(mt_coll_schedule *s);
 const char *mt_coll_op_name(mt_coll_op op);
 const char *mt_coll_algo_name(mt_coll_algo a);
 mt_status mt_coll_op_parse(const char *s, mt_coll_op *out, mt_error *err);
+/* A schedule's name (ring ... treeflow) into *out; MT_EINVAL with one line for anything else. */
 mt_status mt_coll_algo_parse(const char *s, mt_coll_algo *out, mt_error *err);
+/* A plan's algorithm: a schedule's name, nccl or auto. */
+mt_status mt_coll_plan_algo_parse(const char *s, mt_coll_algo *out, mt_error *err);
 /* nccl-tests bus-bandwidth factor: busbw = algbw * factor (all-reduce 2(N-1)/N, ...). */
 double mt_coll_busbw_factor(mt_coll_op op, int32_t nranks);
 

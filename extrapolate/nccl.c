@@ -50,9 +50,10 @@ mt_nccl_arch mt_nccl_arch_of_gpu(const char *gpu_name) {
     char low[64];
     snprintf(low, sizeof low, "%s", gpu_name ? gpu_name : "");
     for (char *c = low; *c; c++) *c = (char)tolower((unsigned char)*c);
-    if (strstr(low, "a100") || strstr(low, "a40") || strstr(low, "v100")) return MT_NCCL_AMPERE;
-    if (strstr(low, "b200")) return MT_NCCL_BLACKWELL;
-    return MT_NCCL_HOPPER;
+    if (!*low || strstr(low, "h100") || strstr(low, "h200") || strstr(low, "h800") || strstr(low, "h20"))
+        return MT_NCCL_HOPPER;
+    if (strstr(low, "b200") || strstr(low, "b100")) return MT_NCCL_BLACKWELL;
+    return MT_NCCL_AMPERE;
 }
 
 static int32_t steps_of(mt_coll_op op, int32_t n) {

@@ -64,8 +64,8 @@ const char *mt_nccl_algo_name(mt_nccl_algo a);
 const char *mt_nccl_proto_name(mt_nccl_proto p);
 /* "ampere" -> MT_NCCL_AMPERE ...; -1 for anything else. */
 int mt_nccl_arch_parse(const char *s, mt_nccl_arch *out);
-/* The generation of a GPU of the table by name (A100 -> ampere, H100/H200/H800 -> hopper, B200/
- * GB200 -> blackwell); hopper for anything else. */
+/* The generation of a GPU of the table by name (H100/H200/H800 -> hopper, B200/GB200 -> blackwell,
+ * any other -> ampere: before Hopper, no NVLS); hopper for no name (a preset without a GPU). */
 mt_nccl_arch mt_nccl_arch_of_gpu(const char *gpu_name);
 
 /* The cost of (algo, proto) for op over bytes (per rank, as collective.h) on f; 0 when NCCL does

@@ -18,7 +18,7 @@ void mt_plan_init(mt_plan *p) {
     p->cp = p->ep = 1;
     p->expert_skew = -1;
     memcpy(p->placement, "tpd", 4);
-    p->algo = MT_ALGO_RING;
+    p->algo = MT_ALGO_AUTO;
     p->ringflow_above = 64;
     p->shard_prefetch = -1;
 }

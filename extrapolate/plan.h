@@ -97,7 +97,8 @@ typedef struct mt_plan {
     double first_bucket_bytes; /* the first bucket to fill in backward; PyTorch: 1 MiB */
     int64_t global_batch;    /* 0 = trace batch x D (each replica runs the traced batch) */
     char placement[MT_PLACEMENT_MAX]; /* innermost first, letters of mesh.h; default "tpd" */
-    mt_coll_algo algo;       /* collective algorithm for every group (default ring) */
+    mt_coll_algo algo;       /* collective algorithm for every group (default auto: nccl on a
+                              * topology preset, else ring) */
     int32_t chunks;          /* collective chunks, 0 = default */
     int32_t ringflow_above;  /* ring all-reduce/reduce-scatter/all-gather over more ranks than
                                 this run as ringflow (collective.h): O(N) instead of O(N^2)
@@ -108,6 +109,8 @@ typedef struct mt_plan {
     int32_t a2a_algo;        /* --a2a: all-to-all algorithm, 0 = --algo's; else 1 + MT_ALGO_RING (pairwise
                                 exchange), MT_ALGO_DIRECT or MT_ALGO_HIER (intra-node then inter-node) */
     int32_t emb_shard;       /* --embedding-shard: MT_EMB_* (pass_emb.c), 0 none */
+    int32_t nccl_force;      /* --nccl-algo: 1 + mt_nccl_algo (extrapolate/nccl.h) all-reduces run as, as
+                                NCCL_ALGO; 0 (default): the tuner's choice */
     /* Filled by mt_plan_resolve: */
     int32_t traced_tp;       /* the traced plan of a tensor-parallel job's rank (traced.h: tensor): its
                                 D = N ranks are the job's tensor-parallel group, copies of the traced rank

@@ -96,7 +96,7 @@ static mt_status parse_field(char *field, mt_plan *p, const char *plan_text, mt_
         return mt_error_prefix(err, "--plans: plan '%s'", plan_text);
     if (!strcmp(field, "recompute")) return MT_OK;
     if (!strcmp(field, "placement")) return mt_placement_parse(v, p->placement, err);
-    if (!strcmp(field, "algo")) return mt_coll_algo_parse(v, &p->algo, err);
+    if (!strcmp(field, "algo")) return mt_coll_plan_algo_parse(v, &p->algo, err);
     if (!strcmp(field, "emb")) {
         for (int k = 0; k <= MT_EMB_COLUMN; k++)
             if (!strcmp(v, EMB_NAMES[k])) {

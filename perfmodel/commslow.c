@@ -16,10 +16,14 @@ static double mem_slowdown(double e, double link_Bps, double hbm_Bps) {
     return u / (1 - u);
 }
 
-int mt_cslow_model(const mt_gpu_spec *g, int channels, double intra_Bps, double inter_Bps, mt_cslow *out) {
+int mt_cslow_model(const mt_gpu_spec *g, int ch_intra, int ch_inter, double intra_Bps, double inter_Bps,
+                   mt_cslow *out) {
     memset(out, 0, sizeof *out);
-    if (!g || g->sms <= 0 || !(g->mem_Bps > 0) || channels < 0 || channels >= g->sms) return 0;
-    out->sm = (double)channels / (g->sms - channels);
+    if (!g || g->sms <= 0 || !(g->mem_Bps > 0) || ch_intra < 0 || ch_intra >= g->sms || ch_inter < 0 ||
+        ch_inter >= g->sms)
+        return 0;
+    out->sm_intra = (double)ch_intra / (g->sms - ch_intra);
+    out->sm_inter = (double)ch_inter / (g->sms - ch_inter);
     out->mem_intra = mem_slowdown(RING_EFF, intra_Bps, g->mem_Bps);
     out->mem_inter = mem_slowdown(NET_EFF, inter_Bps, g->mem_Bps);
     return 1;
@@ -29,7 +33,8 @@ void mt_cslow_op(const mt_cslow *m, const mt_gpu_spec *g, const mt_work *w, mt_t
     double bytes = w->bytes_act + w->bytes_fixed;
     int compute = w->flops > 0 && (!(bytes > 0) || mt_roofline_compute_bound(g, mt_unit_column(g, w, tf), w->flops, bytes));
     if (compute || !(bytes > 0)) {
-        out[0] = out[1] = (float)m->sm;
+        out[0] = (float)m->sm_intra;
+        out[1] = (float)m->sm_inter;
         return;
     }
     out[0] = (float)m->mem_intra;

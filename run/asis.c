@@ -122,7 +122,10 @@ static mt_status simulate(const mt_run_config *c, mt_asis_job *out, mt_error *er
     if (rc == MT_OK) rc = mt_netcfg_model(&c->net, topo, mt_engine_sched(e), &net, err);
     mt_asis_opts o;
     mt_asis_opts_init(&o);
-    o.algo = c->plan.algo;
+    o.algo = c->plan.algo == MT_ALGO_AUTO ? MT_ALGO_RING : c->plan.algo; /* the graph's own schedules */
+    if (rc == MT_OK && o.algo == MT_ALGO_NCCL)
+        rc = mt_fail(err, MT_EINVAL, "--algo nccl does not apply to --as-is (the graphs' collectives run as "
+                     "schedules: use ring, tree, direct or hier)");
     o.chunks = c->plan.chunks;
     o.ranks_per_node = c->gpus_per_node > 0 ? c->gpus_per_node : 8;
     if (rc == MT_OK) rc = mt_asis_run(out->g, out->n, &net, e, &o, &out->res, err);

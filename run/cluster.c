@@ -216,6 +216,8 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
     mt_simrun_cfg sc = mt_simrun_cfg_of(&j->cfg, 0);
     sc.sim.no_fold = "a cluster job";
     sc.sim.steps = j->steps > 0 ? j->steps : j->cfg.steps > 0 ? j->cfg.steps : 1;
+    if (sc.plan.algo == MT_ALGO_AUTO) /* NCCL's tuner would need the nodes the placement gives each group */
+        sc.plan.algo = MT_ALGO_RING;
     if (mt_simrun_build_program(j->in.t, j->in.pm, &sc, &j->run, err) != MT_OK)
         return mt_error_prefix(err, "%s: job %s", c->file, j->name);
     j->n = j->run.plan.gpus;

@@ -32,7 +32,7 @@ static mt_status coll_us(const mt_run_config *c, int32_t world, mt_coll_op op, i
     cc.net.tp.link_bw_Bps = bw;
     cc.net.tp.link_lat_ns = lat_ns;
     cc.cp.op = op;
-    cc.cp.algo = c->plan.algo;
+    cc.cp.algo = c->plan.algo >= MT_ALGO_NCCL ? MT_ALGO_RING : c->plan.algo; /* fitted at link peak */
     cc.cp.chunks = c->plan.chunks;
     cc.ranks = group;
     cc.bytes = bytes;
@@ -149,6 +149,7 @@ mt_status mt_commfit_apply(mt_run_config *c, const trace *t, mt_commfit *cf, mt_
         }
         c->net.tp.link_bw_Bps = cf->bw_Bps;
         c->net.tp.link_lat_ns = cf->lat_ns;
+        if (c->plan.algo == MT_ALGO_AUTO) c->plan.algo = MT_ALGO_RING; /* the fit has NCCL in it */
     }
     free(s);
     return rc;

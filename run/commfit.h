@@ -7,7 +7,8 @@
  * (GPU: their kernels; CPU: the calls), comm is not regenerate, and the user gave neither
  * --topology nor --link-bw / --link-lat (which then win, stated in the output). on: the same but
  * a refusal (one line) where auto would stay off; off: never.
- * Invariant: on success with cf->on, c->net.tp.link_bw_Bps and link_lat_ns hold the fit.
+ * Invariant: on success with cf->on, c->net.tp.link_bw_Bps and link_lat_ns hold the fit, and --algo
+ * auto becomes ring (the fit is what the job's collectives reached: NCCL's factors are in it).
  * Costs: two collective runs per distinct (kind, bytes, group) of the trace.
  */
 #ifndef MT_RUN_COMMFIT_H

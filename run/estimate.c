@@ -25,6 +25,7 @@
 static const double NS_PER_SEND[] = {
     [MT_ALGO_RING] = 450, [MT_ALGO_TREE] = 2600, [MT_ALGO_DIRECT] = 1200, [MT_ALGO_HIER] = 450,
     [MT_ALGO_RINGFLOW] = 1100, [MT_ALGO_RELAY] = 450, [MT_ALGO_TREEFLOW] = 1100, [MT_ALGO_NCCL] = 1100,
+    [MT_ALGO_AUTO] = 1100,
 };
 /* A task walked; a pipeline send (its flow and the receive), measured on the tp4 x pp8 and GPT rows. */
 #define NS_PER_TASK 50.0
@@ -63,6 +64,7 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
         return dn + 1; /* n flows, then one timer for the latency chain */
     case MT_ALGO_TREEFLOW:
         return dn + 1; /* n flows, then one timer for the latency chain */
+    case MT_ALGO_AUTO: /* nccl or ring: counted as nccl */
     case MT_ALGO_NCCL: /* chosen per size: a ring (flow above 64 ranks), a tree, or direct (NVLS, one node) */
         if (dn > 64) return dn + 1;
         return (two_phase ? 2 : 1) * dn * (dn - 1) * c;

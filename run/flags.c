@@ -197,11 +197,15 @@ static const mt_flag PLAN[] = {
     {"--placement", MT_FLAG_CALL, 0, "ORDER", "rank order of the mesh dimensions, innermost first: letters t, c, e, p, d "
      "or names tp,cp,ep,pp,dp (default tpd: TP ranks adjacent, then stages, then replicas; left-out ones go outermost)", .call = set_placement},
     {"--algo", MT_FLAG_CHOICE, CFG(plan.algo), "ALGO", "collective algorithm: ring, tree, direct, hier, "
-     "ringflow, relay, treeflow or nccl (default ring). relay: all-to-alls as ASTRA-sim's ring, others ring; "
+     "ringflow, relay, treeflow, nccl or auto (default: nccl on a topology preset, ring on a topology file). ring "
+     "and the others: that schedule at link peak; relay: all-to-alls as ASTRA-sim's ring, others ring; "
      "treeflow: a pipelined double binary tree as flows; nccl: NCCL's tuner picks ring, tree or NVLS and "
      "LL/LL128/Simple per collective, size and group, run as that schedule at NCCL's bandwidth and latency "
-     "(extrapolate/nccl.h; needs a topology preset)",
-     .choices = "ring|tree|direct|hier|ringflow|relay|treeflow|nccl"},
+     "(extrapolate/nccl.h; needs a topology preset; --nccl-algo forces one)",
+     .choices = "ring|tree|direct|hier|ringflow|relay|treeflow|nccl|auto"},
+    {"--nccl-algo", MT_FLAG_CHOICE, CFG(plan.nccl_force), "auto|tree|ring|nvls", "with --algo nccl (the default "
+     "on a topology preset): all-reduces run as this algorithm, as NCCL_ALGO=... (other collectives have ring only), "
+     "the protocol still chosen per size; auto (default): the tuner's choice", .choices = "auto|tree|ring|nvls"},
     {"--ring-model", MT_FLAG_CALL, 0, "auto|steps|flow", "ring all-reduce/reduce-scatter/all-gather as every "
      "step's sends (steps, O(N^2) sends) or as N pipelined flows plus the per-step latencies (flow, O(N)); both "
      "give 2(N-1)/N S/B + 2(N-1) alpha on uniform links. auto: steps up to 64 ranks, flow above (default)",

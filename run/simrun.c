@@ -98,7 +98,7 @@ static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simr
                                  mt_error *err) {
     double f = cfg->comm_slowdown;
     const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
-    mt_cslow m = {f, f, f};
+    mt_cslow m = {f, f, f, f};
     if (f == 0 || !t || t->n_ops <= 0) {
         snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off");
         return MT_OK;
@@ -115,13 +115,14 @@ static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simr
         if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
         if (mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, 0, out->plan.gpus, &fab, &ignore) != MT_OK)
             fab = (mt_nccl_fabric){.intra_Bps = g ? g->link_Bps : 0};
-        if (!mt_cslow_model(g, MT_CSLOW_CHANNELS, fab.intra_Bps, fab.inter_Bps, &m)) {
+        if (!mt_cslow_model(g, MT_CSLOW_CHANNELS, MT_CSLOW_CHANNELS_NET, fab.intra_Bps, fab.inter_Bps, &m)) {
             snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "off (%s)",
                      g ? "the GPU table gives no SM count or HBM bandwidth" : "no GPU: CPU processes");
             return MT_OK;
         }
-        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "%s: compute-bound x%.3f, memory-bound x%.3f "
-                 "(in a node) / x%.3f (across nodes)", g->name, 1 + m.sm, 1 + m.mem_intra, 1 + m.mem_inter);
+        snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "%s: compute-bound x%.3f / x%.3f, memory-bound "
+                 "x%.3f / x%.3f (in a node / across nodes)", g->name, 1 + m.sm_intra, 1 + m.sm_inter,
+                 1 + m.mem_intra, 1 + m.mem_inter);
     } else
         snprintf(out->comm_slow_why, sizeof out->comm_slow_why, "every kernel x%.3f (--comm-slowdown)", 1 + f);
     if (!(out->comm_slow = malloc(2 * (size_t)t->n_ops * sizeof *out->comm_slow)))
@@ -211,7 +212,7 @@ static mt_status build_network_locked(const mt_simrun_cfg *cfg, mt_simrun *out, 
     if (*mt_netcfg_spec(&net, out->plan.gpus, out->topology, sizeof out->topology)) net.topology = out->topology;
     MT_CHECK(mt_netcfg_topology(&net, 0, &out->topo, err));
     if (out->plan.algo == MT_ALGO_NCCL)
-        MT_CHECK(mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, 0, out->plan.gpus, &out->nccl, err));
+        MT_CHECK(mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, out->nccl_arch, out->plan.gpus, &out->nccl, err));
     if (cfg->pool && out->topo) MT_CHECK(freeze_topology(out->topo, err));
     if (!(out->e = mt_engine_new())) return mt_fail(err, MT_ENOMEM, "out of memory creating the engine");
     out->netcfg = cfg->net;
@@ -248,6 +249,30 @@ static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_e
     return MT_OK;
 }
 
+/* --algo auto (the default): nccl where the ranks are GPUs (pm predicts one, or t was recorded on one)
+ * and NCCL's tuner can read the run's topology (a preset's link and NIC tiers); ring elsewhere (CPU
+ * processes, which run gloo; a topology file; a model without links). --nccl-algo needs nccl. */
+static mt_status resolve_algo(const trace *t, const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_simrun *out,
+                              mt_error *err) {
+    char spec[256];
+    mt_plan *pl = &out->plan;
+    mt_netcfg net = cfg->net;
+    mt_nccl_fabric fab;
+    mt_error why = {0};
+    const mt_gpu_spec *g = pm ? mt_perfmodel_gpu(pm) : NULL;
+    out->nccl_arch = g ? 1 + (int)mt_nccl_arch_of_gpu(g->name) : 0;
+    if (*mt_netcfg_spec(&net, pl->gpus, spec, sizeof spec)) net.topology = spec;
+    int gpus = g || (t && t->recorded_on.kind == TRACE_DEV_GPU);
+    int tuned = gpus && mt_netcfg_kind(&net)->uses_links &&
+                mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, out->nccl_arch, pl->gpus, &fab, &why) == MT_OK;
+    if (pl->algo == MT_ALGO_AUTO) pl->algo = tuned ? MT_ALGO_NCCL : MT_ALGO_RING;
+    if (pl->nccl_force && pl->algo != MT_ALGO_NCCL)
+        return mt_fail(err, MT_EINVAL, "--nccl-algo applies to NCCL's tuner (--algo nccl, or auto with GPUs on a "
+                       "topology preset), not --algo %s (%s)", mt_coll_algo_name(pl->algo),
+                       tuned ? "given" : !gpus ? "the ranks are CPU processes" : why.msg);
+    return MT_OK;
+}
+
 mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                   mt_error *err) {
     memset(out, 0, sizeof *out);
@@ -259,6 +284,7 @@ mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_sim
     out->prepare_ctx = cfg->prepare_ctx;
     out->pool = cfg->pool;
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
+    if (rc == MT_OK) rc = resolve_algo(t, cfg, pm, out, err);
     if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
     if (rc == MT_OK) rc = build_comm_slow(out->prog->trace, pm, cfg, out, err);

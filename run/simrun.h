@@ -78,6 +78,7 @@ typedef struct mt_simrun {
     mt_netcfg netcfg;        /* the network configuration (a folded run that diverged rebuilds it) */
     mt_pool *pool;           /* cfg's, for mt_simrun_free */
     mt_nccl_fabric nccl;     /* --algo nccl: the fabric its tuner sees (mt_sim_opts.nccl points here) */
+    int nccl_arch;           /* 1 + the mt_nccl_arch of the predicted GPU; 0 (none): the preset's */
     float *comm_slow;        /* per op of the program's trace, its slowdowns (mt_sim_opts.comm_slow), NULL */
     char comm_slow_why[160]; /* what the slowdown model is (or why there is none), for reports */
 } mt_simrun;

@@ -422,7 +422,7 @@ static void fold_check_arrival(runner *r, int32_t rank, int32_t chunk, int32_t m
 /* ---- collectives ------------------------------------------------------------------------ */
 
 mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node) {
-    mt_coll_algo a = pl->algo;
+    mt_coll_algo a = pl->algo == MT_ALGO_AUTO ? MT_ALGO_RING : pl->algo; /* unresolved (run/simrun.h resolves) */
     if (ranks_per_node <= 0) ranks_per_node = 8;
     if (a == MT_ALGO_RELAY && op != MT_COLL_ALLTOALL) a = MT_ALGO_RING; /* relay is an all-to-all */
     if (a == MT_ALGO_NCCL && (op == MT_COLL_ALLTOALL || op == MT_COLL_SENDRECV))
@@ -457,7 +457,8 @@ static mt_status nccl_params(const runner *r, mt_coll_params *cp, int32_t nodes,
     f.nranks = cp->nranks;
     f.nnodes = nodes;
     mt_nccl_cost c;
-    MT_CHECK(mt_nccl_tune(&f, cp->op, cp->bytes, -1, &c, err));
+    int force = cp->op == MT_COLL_ALLREDUCE ? r->pl->nccl_force - 1 : -1; /* --nccl-algo: all-reduces only */
+    MT_CHECK(mt_nccl_tune(&f, cp->op, cp->bytes, force, &c, err));
     int32_t flow_above = r->pl->ringflow_above >= 0 ? r->pl->ringflow_above : 64;
     int bulk = cp->op == MT_COLL_ALLREDUCE || cp->op == MT_COLL_REDUCESCATTER || cp->op == MT_COLL_ALLGATHER;
     if (c.algo == MT_NCCL_TREE) cp->algo = cp->nranks > flow_above ? MT_ALGO_TREEFLOW : MT_ALGO_TREE;
@@ -495,8 +496,8 @@ static cached_sched get_schedule(runner *r, const mt_task *k, const group *G, in
     int64_t i;
     const mt_coll_schedule *s = mt_collcache_get(&r->scheds, &cp, &i, err);
     if (!s) return (cached_sched){0};
-    if (i == r->n_sent) { /* a new schedule: what each rank sends, once */
-        double *sent = calloc((size_t)n, sizeof *sent);
+    if (i == r->n_sent) { /* a new schedule: what each rank sends, once (payload: NCCL's wire factor off) */
+        double *sent = calloc((size_t)n, sizeof *sent), wire = s->p.wire_factor > 0 ? s->p.wire_factor : 1;
         if (!sent || mt_vec_reserve(&r->sent, &r->cap_sent, r->n_sent + 1)) {
             free(sent);
             mt_fail(err, MT_ENOMEM, "out of memory caching collective schedules");
@@ -504,7 +505,7 @@ static cached_sched get_schedule(runner *r, const mt_task *k, const group *G, in
         }
         for (uint32_t j = 0; j < s->nsends; j++)
             if (s->sends[j].src != s->sends[j].dst && s->sends[j].src >= 0 && s->sends[j].src < n)
-                sent[s->sends[j].src] += s->sends[j].bytes;
+                sent[s->sends[j].src] += s->sends[j].bytes / wire;
         r->sent[r->n_sent++] = sent;
     }
     return (cached_sched){s, r->sent[i]};

@@ -255,7 +255,8 @@ mt_status mt_simulate_jobs(const mt_sim_job *jobs, int32_t n, mt_netmodel *net, 
 
 /* The algorithm a collective of `op` over n ranks actually runs under plan pl: the plan's, except
  * that hier is for all-reduces over several whole nodes of ranks_per_node (<= 0: 8) ranks, tree
- * all-gathers run as rings, and rings over more than pl->ringflow_above ranks run as ringflow. */
+ * all-gathers run as rings, rings over more than pl->ringflow_above ranks run as ringflow, and auto
+ * (not resolved: run/simrun.h resolves it) runs as ring. */
 mt_coll_algo mt_sim_coll_algo(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t ranks_per_node);
 
 #endif

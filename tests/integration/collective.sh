@@ -81,4 +81,13 @@ check_bad "--algo nccl needs a topology preset" simulate "$here/traces/cpu-resne
 out=$("$BIN" simulate "$here/traces/cpu-resnet18-b4" --gpus 16 --topology multinode:nodes=2,gpus=8 --algo nccl) \
     || fail "simulate --algo nccl exit $?"
 echo "$out" | grep -q "^step time" || fail "simulate --algo nccl: $out"
+# the default (--algo auto): NCCL's tuner for GPUs on a preset, rings for CPU processes (gloo) and
+# on a topology file; --nccl-algo only where the tuner runs, nvls only inside one node
+r18=("$here/traces/cpu-resnet18-b4" --gpus 16 --topology multinode:nodes=2,gpus=8)
+out=$("$BIN" simulate "${r18[@]}" --target-gpu H100-SXM --nccl-algo tree) || fail "auto --nccl-algo tree exit $?"
+echo "$out" | grep -q "^plan .*nccl collectives" || fail "auto on H100s is not nccl: $out"
+out=$("$BIN" simulate "${r18[@]}") || fail "auto on CPU processes exit $?"
+echo "$out" | grep -q "^plan .*ring collectives" || fail "auto on CPU processes is not ring: $out"
+check_bad "--nccl-algo applies to NCCL's tuner" simulate "${r18[@]}" --nccl-algo ring
+check_bad "NCCL does not run allreduce as nvls" simulate "${r18[@]}" --target-gpu H100-SXM --nccl-algo nvls
 echo "collective: ok"

@@ -267,6 +267,15 @@ static void nccl_tuner_closed_forms(void **state) {
     assert_true(fabs(c.lat_us - (8.4 + (2.0 * 524287 - 2.0 * 65535) * 3.4 + 2.0 * 65535 * 14)) < 1e-3);
     assert_true(mt_nccl_cost_of(&big, MT_COLL_ALLREDUCE, MT_NCCL_RING, MT_NCCL_SIMPLE, 4e9, &c));
     assert_true(fabs(c.lat_us - 1.9 * (8.4 + (2.0 * 524287 - 2.0 * 65535) * 3.4 + 2.0 * 65535 * 14)) < 1e-2);
+    /* a DDP step there (issue 44): its 25 MiB gradient buckets and 1 MiB first bucket go to trees,
+     * each all-reduce well under 1 % of what the cheapest ring protocol pays in network latency
+     * alone (2 x 65,535 steps of tuning.cc's 2.7 us, LL: 354 ms), so no step is ring-latency-bound */
+    const double bucket[2] = {25.0 * 1048576, 1048576}, ring_floor_us = 2.0 * 65535 * 2.7;
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(mt_nccl_tune(&big, MT_COLL_ALLREDUCE, bucket[k], -1, &c, &err), MT_OK);
+        assert_int_equal(c.algo, MT_NCCL_TREE);
+        assert_true(c.time_us < 0.01 * ring_floor_us);
+    }
     /* all-to-all is point-to-point in NCCL: refused */
     assert_int_equal(mt_nccl_tune(&h, MT_COLL_ALLTOALL, S, -1, &c, &err), MT_EINVAL);
 }

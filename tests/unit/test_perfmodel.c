@@ -594,19 +594,20 @@ static void test_fp8_and_comm_slowdown(void **state) {
     assert_true(mt_fp8_gemm_ns(h100, &f32, 2e6, 1e9, MT_TF32_CONV) == 2e6);
     assert_false(mt_fp8_gemm(&relu));
     mt_cslow m;
-    assert_int_equal(mt_cslow_model(h100, 24, 450e9, 50e9, &m), 1);
+    assert_int_equal(mt_cslow_model(h100, 24, 16, 450e9, 50e9, &m), 1);
     double u = 2 * 0.8 * 450 / 3350.0, v = 2 * 0.85 * 50 / 3350.0;
-    assert_true(fabs(m.sm - 24.0 / 108) < 1e-12);
+    assert_true(fabs(m.sm_intra - 24.0 / 108) < 1e-12 && fabs(m.sm_inter - 16.0 / 116) < 1e-12);
     assert_true(fabs(m.mem_intra - u / (1 - u)) < 1e-12 && fabs(m.mem_inter - v / (1 - v)) < 1e-12);
     float s[2];
     mt_cslow_op(&m, h100, &gemm, MT_TF32_CONV, s);
-    assert_true(fabsf(s[0] - (float)m.sm) < 1e-6f && fabsf(s[1] - (float)m.sm) < 1e-6f);
+    assert_true(fabsf(s[0] - (float)m.sm_intra) < 1e-6f && fabsf(s[1] - (float)m.sm_inter) < 1e-6f);
     mt_cslow_op(&m, h100, &relu, MT_TF32_CONV, s);
     assert_true(fabsf(s[0] - (float)m.mem_intra) < 1e-6f && fabsf(s[1] - (float)m.mem_inter) < 1e-6f);
     mt_gpu_spec nosm = *h100;
     nosm.sms = 0;
-    assert_int_equal(mt_cslow_model(&nosm, 24, 450e9, 50e9, &m), 0);
-    assert_int_equal(mt_cslow_model(h100, 132, 450e9, 50e9, &m), 0);
+    assert_int_equal(mt_cslow_model(&nosm, 24, 16, 450e9, 50e9, &m), 0);
+    assert_int_equal(mt_cslow_model(h100, 132, 16, 450e9, 50e9, &m), 0);
+    assert_int_equal(mt_cslow_model(h100, 24, 132, 450e9, 50e9, &m), 0);
     mt_gpu_table_free(tab);
 }
 
