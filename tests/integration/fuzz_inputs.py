@@ -602,7 +602,7 @@ def make_case(fam, idx, seed):
 FLAG_REFUSALS = [
     ("--seq", ["{S}", "--gpus", "2", "--seq", "64"]),  # no attention to read a sequence length from
     ("--seq", ["{S}", "--gpus", "2", "--seq", "1"]),
-    ("--seq 127 with --cp 2", ["{T}/cpu-gpt-tiny-b8", "--gpus", "2", "--cp", "2", "--seq", "127"]),
+    ("--seq 127 with --cp 2", ["{T}/h100-vit-tiny-b4", "--gpus", "2", "--cp", "2", "--seq", "127"]),
     ("--etp 2 needs --ep", ["{S}", "--gpus", "4", "--tp", "4", "--etp", "2"]),
     ("--dist-opt", ["{S}", "--gpus", "1", "--dist-opt"]),  # one data-parallel rank
     ("--dist-opt cannot be combined with --zero", ["{S}", "--gpus", "2", "--dist-opt", "--zero", "1"]),
