@@ -21,10 +21,9 @@
 #include "report/verdict.h"
 #include "run/cluster.h"
 #include "run/compare.h"
-#include "run/input.h"
+#include "run/job.h"
 #include "run/pool.h"
 #include "run/simrun.h"
-#include "run/simulate.h"
 #include "util/budget.h"
 #include "util/units.h"
 
@@ -185,7 +184,7 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
     snprintf(html, sizeof html, "%s/report.html", jb->dir);
     mt_sim_outputs out;
     mt_sim_outputs_init(&out);
-    int32_t g = jb->o.rc.plan.gpus;
+    int32_t g = jb->o.job.rc.plan.gpus;
     if (jb->want & MT_JOBS_WANT_TIMELINE) {
         out.timeline = tl;
         out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
@@ -196,28 +195,25 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
     progress_ctx pc = {j, jb};
     out.on_progress = on_sim_progress;
     out.progress_ctx = &pc;
-    mt_run_input in = {0};
-    mt_simulation sim;
-    memset(&sim, 0, sizeof sim);
-    mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
-        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
-    if (st == MT_OK) st = mt_run_check_gpus(&jb->o.rc, in.t, err);
-    if (st == MT_OK) st = mt_run_simulate(&jb->o.rc, &in, &out, &sim, err);
+    mt_job *rj = &jb->o.job;
+    mt_job_result r = {0};
+    mt_status st = mt_job_load(rj, NULL, err);
+    if (st == MT_OK) st = mt_job_run(rj, &out, &r, err);
     if (st == MT_OK) {
-        mt_run_summary sum = mt_simulation_summary(&sim, &jb->o.rc, &in);
+        const mt_simulation *sim = &r.sim;
+        mt_run_summary sum = mt_job_summary(rj, &r);
         *res = mt_summary_json(&sum);
-        if (*res && !sim.dry) st = add_verdict(*res, &sim, &jb->o.rc, &in, err);
-        if (sim.files_cut_ps != MT_TIME_NEVER) {
+        if (*res && !sim->dry) st = add_verdict(*res, sim, &rj->rc, &rj->in, err);
+        if (sim->files_cut_ps != MT_TIME_NEVER) {
             char cap[32];
             snprintf(jb->note, sizeof jb->note, "the report's timeline%s stops at %.6g ms of simulated time: what "
                      "they record is held under %s a run (mitosis serve --max-run-bytes)",
-                     jb->want ? " and the files" : "", (double)sim.files_cut_ps / 1e9,
+                     jb->want ? " and the files" : "", (double)sim->files_cut_ps / 1e9,
                      mt_fmt_bytes(j->cfg.max_run_bytes, cap, sizeof cap));
         }
     }
-    mt_simulation_free(&sim);
-    mt_run_input_close(&in);
+    mt_job_result_free(&r);
+    mt_job_close(rj); /* the trace goes before the result is written */
     return st;
 }
 
@@ -225,19 +221,16 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     char html[PATH_MAX_ + 32];
     snprintf(html, sizeof html, "%s/report.html", jb->dir);
     progress_ctx pc = {j, jb};
-    jb->o.cc.progress = on_progress;
-    jb->o.cc.progress_ctx = &pc;
-    mt_run_input in = {0};
-    mt_comparison cmp;
-    memset(&cmp, 0, sizeof cmp);
-    mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
-        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
-    if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
-    if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
-    if (st == MT_OK && (*res = mt_comparison_json(&cmp))) add_row_verdicts(*res, cmp.mem_limit);
-    mt_comparison_free(&cmp);
-    mt_run_input_close(&in);
+    mt_job *rj = &jb->o.job;
+    rj->cc.progress = on_progress;
+    rj->cc.progress_ctx = &pc;
+    mt_job_result r = {0};
+    mt_status st = mt_job_load(rj, NULL, err);
+    if (st == MT_OK) st = mt_job_run(rj, NULL, &r, err);
+    if (st == MT_OK) st = mt_compare_html(&r.cmp, &rj->rc, &rj->in, &rj->cc, html, err);
+    if (st == MT_OK && (*res = mt_comparison_json(&r.cmp))) add_row_verdicts(*res, r.cmp.mem_limit);
+    mt_job_result_free(&r);
+    mt_job_close(rj); /* the trace goes before the result is written */
     return st;
 }
 
@@ -337,7 +330,7 @@ static void run_job(mt_jobs *j, job *jb) {
     mt_status st = MT_OK;
     if (mkdir(jb->dir, 0700) != 0) st = mt_fail(&err, MT_EIO, "cannot create %s: %s", jb->dir, strerror(errno));
     /* igraph's Dijkstra runs inside a --routing latency simulation: it holds the igraph lock throughout */
-    int whole = jb->o.cmd == MT_SERVE_CLUSTER || !mt_simrun_igraph_free(&jb->o.rc.net); /* a cluster: its fabric's */
+    int whole = jb->o.cmd == MT_SERVE_CLUSTER || !mt_simrun_igraph_free(&jb->o.job.rc.net); /* a cluster: its fabric's */
     if (whole) mt_pool_lock(NULL);
     mt_budget_bind(&jb->budget);
     if (st == MT_OK) st = mt_budget_check(&err); /* cancelled while waiting for the lock */

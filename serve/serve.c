@@ -298,7 +298,7 @@ static mt_status count_plans(mt_serve *s, const char *trace_id, const mt_serve_o
     json_int_t batch = json_integer_value(json_object_get(json_object_get(entry, "summary"), "batch_size"));
     json_decref(entry);
     int32_t n = 0;
-    return mt_compare_plan_count(&o->rc, &o->cc, batch > 0 ? (int64_t)batch : 0, &n, err);
+    return mt_compare_plan_count(&o->job.rc, &o->job.cc, batch > 0 ? (int64_t)batch : 0, &n, err);
 }
 
 /* Parses and checks a run request's body (r->body) as a run would take it: *req and *o filled
