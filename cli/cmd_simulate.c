@@ -29,36 +29,28 @@ static mt_status set_window(void *base, const char *v, mt_error *err) {
 }
 
 #define OUT(field) offsetof(sim_cli, field)
+/* The file outputs, one flag per row of the output table (run/outputs.h). */
+#define OUT_FLAG_(name, field, flag, metavar, compl, files, web, mime, early, help) \
+    {flag, MT_FLAG_STRING, OUT(out.field), metavar, help, .complete = compl},
 static const mt_flag OUTPUT[] = {
     {"--json", MT_FLAG_SWITCH, OUT(as_json), NULL, "everything as JSON on stdout"},
     {"--per-gpu", MT_FLAG_SWITCH, OUT(per_gpu), NULL, "one row per GPU (default when N <= 16)"},
     {"--layers", MT_FLAG_SWITCH, OUT(layers), NULL, "per-layer compute and communication"},
-    {"--timeline", MT_FLAG_STRING, OUT(out.timeline), "FILE", "the step as Perfetto / chrome://tracing JSON: per "
-     "GPU its ops, host and stream waits, TP/DP collectives and pipeline sends; link load counters",
-     .complete = "file"},
-    {"--timeline-gpus", MT_FLAG_STRING, OUT(out.timeline_gpus), "LIST", "only these GPUs in the timeline, e.g. "
-     "0-7,12"},
-    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "only simulated time A to B in the timeline, e.g. 10ms:20ms",
-     .call = set_window},
-    {"--csv", MT_FLAG_STRING, OUT(out.csv_dir), "DIR", "ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv "
-     "in DIR (created when missing; columns in the README)", .complete = "dir"},
-    {"--html", MT_FLAG_STRING, OUT(out.html), "FILE", "a self-contained HTML report: summary, per-GPU and "
-     "per-layer bars, zoomable timeline of GPUs 0-15", .complete = "file"},
-    {"--chakra", MT_FLAG_STRING, OUT(out.chakra_dir), "DIR", "the simulated workload as Chakra ET, one "
-     "DIR/mitosis.RANK.et per GPU (created when missing): compute, collectives, sends and receives with the "
-     "simulated order as dependencies; replay with --as-is", .complete = "dir"},
+    MT_SIM_OUTPUTS(OUT_FLAG_)
+    {"--timeline-gpus", MT_FLAG_STRING, OUT(out.timeline_gpus), "LIST", "with --timeline: only these GPUs in the "
+     "timeline, e.g. 0-7,12"},
+    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "with --timeline: only simulated time A to B in the timeline, e.g. "
+     "10ms:20ms", .call = set_window},
     {"--chakra-json", MT_FLAG_SWITCH, OUT(out.chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
      "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
     {"--chakra-ranks", MT_FLAG_STRING, OUT(out.chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
     {"--chakra-comm-only", MT_FLAG_SWITCH, OUT(out.chakra_comm_only), NULL, "with --chakra: only the communication "
      "nodes, each depending on the communication it waited for (for network studies)"},
-    {"--kineto", MT_FLAG_STRING, OUT(out.kineto_dir), "DIR", "the simulated step as PyTorch-profiler (Kineto) JSON, "
-     "one DIR/mitosis_rankR.pt.trace.json per GPU (created when missing), NCCL-named collective kernels: opens in "
-     "Holistic Trace Analysis, TensorBoard, Perfetto", .complete = "dir"},
     {"--kineto-ranks", MT_FLAG_STRING, OUT(out.kineto_ranks), "LIST", "with --kineto: only these GPUs, e.g. 0-7,12"},
     {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
      "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
+#undef OUT_FLAG_
 #undef OUT
 static const mt_flag_table OUTPUT_FLAGS = MT_FLAG_TABLE("Output", OUTPUT);
 
@@ -135,10 +127,9 @@ int cmd_simulate(int argc, char **argv) {
         goto out;
     }
     if (st == MT_OK) st = check(rc, &c, &err);
-    const mt_out_spec outs[] = {{"--html", c.out.html, 0}, {"--timeline", c.out.timeline, 0},
-                                {"--csv", c.out.csv_dir, 1}, {"--chakra", c.out.chakra_dir, 1},
-                                {"--kineto", c.out.kineto_dir, 1}};
-    if (st == MT_OK) st = mt_run_check_outputs(rc, outs, 5, &err); /* before anything is opened */
+    mt_out_spec outs[MT_N_OUTPUTS];
+    int n_outs = mt_sim_output_specs(&c.out, outs);
+    if (st == MT_OK) st = mt_run_check_outputs(rc, outs, n_outs, &err); /* before anything is opened */
     if (st == MT_OK && c.as_is) {
         if (run_as_is(rc, &c, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
         goto out;

@@ -139,9 +139,18 @@ MITOSIS_API const char *mitosis_result_json(const mitosis_result *r);
 /* The warnings the CLI prints after the result ("GPU 3 needs an estimated ... GB ..."). */
 MITOSIS_API int mitosis_result_warnings(const mitosis_result *r);
 MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i);
-/* Writes a file of the run: what "timeline" (Perfetto JSON), "html" (the report) or "csv" (a
- * folder of tables) is to `mitosis simulate --timeline/--html/--csv PATH`. The simulation runs
- * again with a recorder (it is deterministic: the same numbers), so this costs a run. */
+/* Writes a file of the run: `what` is an output's name ("timeline": Perfetto JSON, "csv": a folder
+ * of tables, "html": the report, "chakra": Chakra ET per rank, "kineto": PyTorch-profiler JSON
+ * per rank; the list is mitosis_output_name below), the same as `mitosis simulate --NAME PATH`.
+ * The simulation runs again with a recorder (it is deterministic: the same numbers), so this
+ * costs a run. */
+/* The outputs mitosis_result_write takes (one table with the CLI's output flags and the web
+ * API's files): their count; the i-th's name, its one-line help, and 1 when it is a folder (NULL
+ * or -1 out of range). */
+MITOSIS_API int mitosis_outputs(void);
+MITOSIS_API const char *mitosis_output_name(int i);
+MITOSIS_API const char *mitosis_output_help(int i);
+MITOSIS_API int mitosis_output_is_dir(int i);
 MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
                                      mitosis_error *err);
 

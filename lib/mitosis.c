@@ -463,6 +463,11 @@ MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i) {
     return r && i >= 0 && i < r->n_warnings ? r->warnings[i] : NULL;
 }
 
+MITOSIS_API int mitosis_outputs(void) { return MT_N_OUTPUTS; }
+MITOSIS_API const char *mitosis_output_name(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].name : NULL; }
+MITOSIS_API const char *mitosis_output_help(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].help : NULL; }
+MITOSIS_API int mitosis_output_is_dir(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].files != NULL : -1; }
+
 MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
                                      mitosis_error *err) {
     mt_error e = {0};
@@ -470,12 +475,13 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
     mt_sim_outputs o;
     mt_sim_outputs_init(&o);
     if (!path || !*path) return fail_out(err, (mt_fail(&e, MT_EINVAL, "mitosis_result_write needs a path"), &e));
-    if (what && !strcmp(what, "timeline")) o.timeline = path;
-    else if (what && !strcmp(what, "html")) o.html = path;
-    else if (what && !strcmp(what, "csv")) o.csv_dir = path;
-    else
-        return fail_out(err, (mt_fail(&e, MT_EINVAL, "write \"timeline\", \"html\" or \"csv\" (got '%s')",
-                                      what ? what : ""), &e));
+    const mt_output *d = mt_output_find(what);
+    if (!d) {
+        char names[256];
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "write %s (got '%s')", mt_output_names(0, NULL, names,
+                                      sizeof names), what ? what : ""), &e));
+    }
+    mt_sim_output_set(&o, d, path);
     mitosis_result *again = calloc(1, sizeof *again);
     if (!again) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
     mt_status st = simulate(again, r->s.t, &r->s.cfg, &o, &e);

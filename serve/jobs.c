@@ -31,22 +31,45 @@ typedef enum { QUEUED = 0, RUNNING, DONE, FAILED, CANCELLED } job_state;
 static const char *const STATE_NAMES[] = {"queued", "running", "done", "failed", "cancelled"};
 
 /* The files a run may have, by name (the only names a download may ask for); `want`: the request
- * bit that asks for it (0: always written). */
-static const struct {
-    const char *name, *type;
+ * bit that asks for it (0: always written). The two JSON files, then the output table's (run/
+ * outputs.h) that the server writes: those it always writes, then those a request asks for. */
+typedef struct file_kind {
+    char name[64];
+    const char *type;
     unsigned want;
-} FILES[] = {
-    {"result.json", "application/json", 0},
-    {"cluster.json", "application/json", 0}, /* a cluster run's job file (serve/clusterreq.h) */
-    {"report.html", "text/html; charset=utf-8", 0},
-    {"timeline.json", "application/json", MT_JOBS_WANT_TIMELINE},
-    {"csv/gpus.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/layers.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/ops.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/links.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/collectives.csv", "text/csv", MT_JOBS_WANT_CSV},
-};
-enum { N_FILES = sizeof FILES / sizeof FILES[0], PATH_MAX_ = 1200 };
+} file_kind;
+enum { MAX_FILES = 32 };
+static file_kind FILES[MAX_FILES];
+static int N_FILES;
+static pthread_once_t FILES_ONCE = PTHREAD_ONCE_INIT;
+
+static void add_file(const char *dir, const char *name, const char *type, unsigned want) {
+    if (N_FILES == MAX_FILES) abort(); /* the table is the build's: caught by any test of the server */
+    file_kind *f = &FILES[N_FILES++];
+    snprintf(f->name, sizeof f->name, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+    f->type = type;
+    f->want = want;
+}
+
+static void files_init(void) {
+    add_file(NULL, "result.json", "application/json", 0);
+    add_file(NULL, "cluster.json", "application/json", 0); /* a cluster run's job file (serve/clusterreq.h) */
+    for (int always = 1; always >= 0; always--)
+        for (int k = 0; k < MT_N_OUTPUTS; k++) {
+            const mt_output *d = &MT_OUTPUTS[k];
+            if (!d->web || (strcmp(d->name, MT_JOBS_ALWAYS) == 0) != always) continue;
+            unsigned want = always ? 0 : mt_jobs_want_bit(d->name);
+            if (!d->files) add_file(NULL, d->web, d->mime, want);
+            for (int i = 0; d->files && d->files[i]; i++) add_file(d->web, d->files[i], d->mime, want);
+        }
+}
+
+unsigned mt_jobs_want_bit(const char *name) {
+    const mt_output *d = mt_output_find(name);
+    return d && d->web && strcmp(d->name, MT_JOBS_ALWAYS) ? 1u << (d - MT_OUTPUTS) : 0;
+}
+
+enum { PATH_MAX_ = 1200 };
 
 typedef struct job {
     int id;
@@ -178,19 +201,17 @@ static void add_row_verdicts(json_t *res, double mem_limit) {
 }
 
 static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
-    char tl[PATH_MAX_ + 32], csv[PATH_MAX_ + 32], html[PATH_MAX_ + 32];
-    snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
-    snprintf(csv, sizeof csv, "%s/csv", jb->dir);
-    snprintf(html, sizeof html, "%s/report.html", jb->dir);
+    char paths[MT_N_OUTPUTS][PATH_MAX_ + 32];
     mt_sim_outputs out;
     mt_sim_outputs_init(&out);
-    int32_t g = jb->o.job.rc.plan.gpus;
-    if (jb->want & MT_JOBS_WANT_TIMELINE) {
-        out.timeline = tl;
-        out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
+    for (int k = 0; k < MT_N_OUTPUTS; k++) {
+        const mt_output *d = &MT_OUTPUTS[k];
+        if (!d->web || !(!strcmp(d->name, MT_JOBS_ALWAYS) || (jb->want & mt_jobs_want_bit(d->name)))) continue;
+        snprintf(paths[k], sizeof paths[k], "%s/%s", jb->dir, d->web);
+        mt_sim_output_set(&out, d, paths[k]);
     }
-    if (jb->want & MT_JOBS_WANT_CSV) out.csv_dir = csv;
-    out.html = html;
+    int32_t g = jb->o.job.rc.plan.gpus;
+    if (out.timeline) out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
     out.max_record_bytes = j->cfg.max_run_bytes;
     progress_ctx pc = {j, jb};
     out.on_progress = on_sim_progress;
@@ -247,7 +268,7 @@ static mt_status run_cluster(job *jb, json_t **res, mt_error *err) {
     mt_cluster c;
     mt_cluster_result r;
     mt_cluster_spans spans = {0};
-    mt_cluster_spans *sp = jb->want & MT_JOBS_WANT_TIMELINE ? &spans : NULL;
+    mt_cluster_spans *sp = jb->want & mt_jobs_want_bit("timeline") ? &spans : NULL;
     mt_status st = mt_cluster_load(file, &net, 0, &c, err);
     if (st != MT_OK) return st;
     if ((st = mt_cluster_place(&c, NULL, err)) == MT_OK && (st = mt_cluster_run(&c, sp, &r, err)) == MT_OK) {
@@ -261,7 +282,11 @@ static mt_status run_cluster(job *jb, json_t **res, mt_error *err) {
     return st;
 }
 
-static void file_path(const job *jb, int k, char *p, size_t len) { snprintf(p, len, "%s/%s", jb->dir, FILES[k].name); }
+/* File k's path in jb's folder ("" when it does not fit: nothing is found there). */
+static void file_path(const job *jb, int k, char *p, size_t len) {
+    int n = snprintf(p, len, "%s/%s", jb->dir, FILES[k].name);
+    if (n < 0 || (size_t)n >= len) *p = '\0';
+}
 
 /* Removes jb's files and folder (whatever exists). */
 static void remove_files(const job *jb) {
@@ -270,8 +295,11 @@ static void remove_files(const job *jb) {
         file_path(jb, k, p, sizeof p);
         unlink(p);
     }
-    snprintf(p, sizeof p, "%s/csv", jb->dir);
-    rmdir(p);
+    for (int k = 0; k < MT_N_OUTPUTS; k++) /* the output folders (csv/) */
+        if (MT_OUTPUTS[k].web && MT_OUTPUTS[k].files) {
+            snprintf(p, sizeof p, "%s/%s", jb->dir, MT_OUTPUTS[k].web);
+            rmdir(p);
+        }
     rmdir(jb->dir);
 }
 
@@ -422,6 +450,7 @@ static void free_all(mt_jobs *j) {
 
 mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, const mt_jobs_config *c, mt_jobs **out,
                       mt_error *err) {
+    pthread_once(&FILES_ONCE, files_init);
     mt_jobs *j = calloc(1, sizeof *j);
     int workers = c->workers > 0 ? c->workers : 1;
     if (!j || !(j->workers = calloc((size_t)workers, sizeof *j->workers))) {
