@@ -18,13 +18,19 @@
  * combination that cannot mean anything is refused with the CLI's message. Output flags (--json,
  * --timeline, --csv, --html ...) are not options here: read the result, or mitosis_result_write.
  *
- * Threads: no global mutable state besides one internal lock. Handles are independent: different
- * threads may simulate at once (on one trace too: a trace is only read once opened); one handle
- * is not to be used by two threads at once. Debian's igraph (which builds every topology) is not
- * thread-safe, so the library serialises the runs' simulations on that lock: concurrent calls
- * are correct and give the serial results, but do not run faster (a compare uses its own worker
- * threads, "jobs"). Lifetimes: a result or comparison keeps what it needs of its configuration,
- * but reads the trace: free them before the trace.
+ * Threads: handles are independent: different threads may simulate at once (on one trace too: a
+ * trace is only read once opened); one handle is not to be used by two threads at once. One lock
+ * policy (run/job.h), the same as `mitosis serve`'s workers and compare's threads: Debian's
+ * igraph is not thread-safe, so every call into it (building, freezing and freeing a topology,
+ * the network model) runs under one process-wide lock; a run whose simulation calls igraph
+ * throughout (--routing latency) and mitosis_cluster hold that lock for the whole run. Other runs
+ * go on at once and give the serial results. Lifetimes: a result or comparison keeps what it
+ * needs of its configuration, but reads the trace: free them before the trace.
+ * Process-wide side effects, once, at the first mitosis_trace_open or mitosis_config_new: igraph's
+ * error handler becomes "print and ignore" and its warning handler "ignore" (as the CLI's main
+ * sets them: an igraph error is a mitosis error, not an abort), and OpenBLAS runs on one thread
+ * (openblas_set_num_threads(1): the fits are small and the library's callers bring their own
+ * threads). A program that uses igraph or OpenBLAS itself sees these settings.
  * Versioning: the soname is libmitosis.so.MITOSIS_ABI; only symbols prefixed mitosis_ are exported.
  */
 #ifndef MITOSIS_H

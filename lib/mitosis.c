@@ -5,8 +5,10 @@
  * share nothing mutable (each gets its own what-if scenario) and a result keeps a copy of the
  * words its strings point into. A trace is loaded once (tracer/) and bound per run to a
  * performance model (mt_run_input_bind), which only reads it.
- * The one piece of shared state is LOCK: Debian's igraph keeps its error handler and "finally"
- * stack in globals, and every run builds a topology through it, so runs take turns.
+ * A run is a job of run/job.h (parse, check, load, run): its one lock policy is igraph's (Debian's
+ * build keeps its error handler and "finally" stack in globals): the sections that call igraph
+ * take run/pool.h's process-wide lock, and a run that calls it throughout (--routing latency, a
+ * cluster) holds it whole; other runs go on at once.
  */
 #define MITOSIS_BUILDING 1
 #include "include/mitosis.h"
@@ -36,7 +38,6 @@
 #include "tracer/trace.h"
 
 
-static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t ONCE = PTHREAD_ONCE_INIT;
 
 /* What the CLI's main does first: igraph reports instead of aborting; OpenBLAS on one thread. */
@@ -343,7 +344,7 @@ static void run_close(run_state *s) {
     mt_job_words_free(&s->cfg.w);
 }
 
-/* Parses and checks c for command cmd on trace t and binds the input (under LOCK). */
+/* Parses and checks c for command cmd on trace t. */
 static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_config *c, mt_job_cmd cmd,
                           mt_error *err) {
     memset(s, 0, sizeof *s);
@@ -362,8 +363,16 @@ static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_co
         return mt_fail(err, MT_EINVAL, "--step %d: the step is chosen when the trace is loaded (mitosis_trace_open)",
                        j->rc.topts.step);
     for (int k = 0; k < t->n_paths; k++) MT_CHECK(mt_run_config_add_path(&j->rc, t->paths[k], err));
-    MT_CHECK(mt_job_check(j, err));
-    return mt_job_load(j, t->t, err);
+    return mt_job_check(j, err);
+}
+
+/* Binds the trace and runs the job, under the one lock policy (run/job.h mt_job_lock). */
+static mt_status run_job(run_state *s, const mt_sim_outputs *o, mt_job_result *res, mt_error *err) {
+    int held = mt_job_lock(&s->job);
+    mt_status st = mt_job_load(&s->job, s->t->t, err);
+    if (st == MT_OK) st = mt_job_run(&s->job, o, res, err);
+    mt_job_unlock(held);
+    return st;
 }
 
 /* The text of a JSON writer into a malloc'd string. */
@@ -398,14 +407,11 @@ MITOSIS_API void mitosis_result_free(mitosis_result *r) {
     free(r);
 }
 
-/* One simulation of c on t writing o's files, into r (under LOCK). */
+/* One simulation of c on t writing o's files, into r. */
 static mt_status simulate(mitosis_result *r, const mitosis_trace *t, const mitosis_config *c,
                           const mt_sim_outputs *o, mt_error *err) {
-    pthread_mutex_lock(&LOCK);
     mt_status st = run_open(&r->s, t, c, MT_JOB_SIMULATE, err);
-    if (st == MT_OK) st = mt_job_run(&r->s.job, o, &r->res, err);
-    pthread_mutex_unlock(&LOCK);
-    return st;
+    return st == MT_OK ? run_job(&r->s, o, &r->res, err) : st;
 }
 
 MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c, mitosis_result **out,
@@ -512,10 +518,8 @@ MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c,
     *out = NULL;
     mitosis_comparison *x = calloc(1, sizeof *x);
     if (!x) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
-    pthread_mutex_lock(&LOCK);
     mt_status st = run_open(&x->s, t, c, MT_JOB_COMPARE, &e);
-    if (st == MT_OK) st = mt_job_run(&x->s.job, NULL, &x->res, &e);
-    pthread_mutex_unlock(&LOCK);
+    if (st == MT_OK) st = run_job(&x->s, NULL, &x->res, &e);
     if (st == MT_OK) {
         json_t *j = mt_comparison_json(&x->res.cmp);
         char *s = j ? mt_jw_dumps(j) : NULL;
@@ -584,7 +588,7 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
     mt_cluster c;
     mt_cluster_result r;
     memset(&r, 0, sizeof r);
-    pthread_mutex_lock(&LOCK);
+    int held = mt_job_lock(NULL); /* a cluster holds igraph's lock throughout (run/job.h) */
     mt_status st = mt_cluster_load(file, &net, 0, &c, &e);
     if (st == MT_OK) {
         st = mt_cluster_place(&c, placement, &e);
@@ -599,6 +603,6 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
         mt_cluster_result_free(&r);
         mt_cluster_free(&c);
     }
-    pthread_mutex_unlock(&LOCK);
+    mt_job_unlock(held);
     return st == MT_OK ? ok_out(err) : fail_out(err, &e);
 }

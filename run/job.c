@@ -6,6 +6,8 @@
 
 #include "netmodels/netcfg.h"
 #include "run/flags.h"
+#include "run/pool.h"
+#include "run/simrun.h"
 #include "util/budget.h"
 
 static const char *const CMD_NAMES[] = {"simulate", "compare", "emulate", "cluster"};
@@ -123,6 +125,16 @@ void mt_job_close(mt_job *j) {
 }
 
 /* ---- its run ------------------------------------------------------------------------------ */
+
+int mt_job_lock(const mt_job *j) {
+    if (j && mt_simrun_igraph_free(&j->rc.net)) return 0;
+    mt_pool_lock(NULL);
+    return 1;
+}
+
+void mt_job_unlock(int held) {
+    if (held) mt_pool_unlock(NULL);
+}
 
 mt_status mt_job_run(mt_job *j, const mt_sim_outputs *o, mt_job_result *r, mt_error *err) {
     memset(r, 0, sizeof *r);

@@ -88,6 +88,19 @@ mt_status mt_job_load(mt_job *j, const trace *loaded, mt_error *err);
 mt_status mt_job_share(mt_job *j, const mt_job *from, mt_error *err);
 void mt_job_close(mt_job *j);
 
+/* The lock policy, one for the process (front-ends that run jobs on several threads: the C
+ * library, the server's workers; compare's plans on run/pool.h's threads): Debian's igraph is
+ * built without IGRAPH_THREAD_SAFE (its error handler and IGRAPH_FINALLY stack are globals), so
+ * igraph runs only under run/pool.h's process-wide recursive lock (mt_pool_lock). The sections that
+ * call it take the lock themselves (building, freezing and freeing a topology, the network model:
+ * run/simrun.h); a job whose simulation calls igraph throughout (the latency routing metric:
+ * mt_simrun_igraph_free) or a cluster run (its fabric's) holds it for the whole job, from before
+ * mt_job_load to after mt_job_run. Nothing else in a job is shared: runs of other jobs go on at
+ * once. mt_job_lock takes the lock when the job needs it whole (j NULL: a cluster run) and says
+ * whether it did; mt_job_unlock(held) releases it. */
+int mt_job_lock(const mt_job *j);
+void mt_job_unlock(int held);
+
 /* One job's result: a simulation or a comparison. */
 typedef struct mt_job_result {
     mt_job_cmd cmd;

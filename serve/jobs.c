@@ -357,9 +357,8 @@ static void run_job(mt_jobs *j, job *jb) {
     json_t *res = NULL;
     mt_status st = MT_OK;
     if (mkdir(jb->dir, 0700) != 0) st = mt_fail(&err, MT_EIO, "cannot create %s: %s", jb->dir, strerror(errno));
-    /* igraph's Dijkstra runs inside a --routing latency simulation: it holds the igraph lock throughout */
-    int whole = jb->o.cmd == MT_SERVE_CLUSTER || !mt_simrun_igraph_free(&jb->o.job.rc.net); /* a cluster: its fabric's */
-    if (whole) mt_pool_lock(NULL);
+    /* the one lock policy (run/job.h): a cluster run, or a --routing latency one, holds igraph's lock */
+    int whole = mt_job_lock(jb->o.cmd == MT_SERVE_CLUSTER ? NULL : &jb->o.job);
     mt_budget_bind(&jb->budget);
     if (st == MT_OK) st = mt_budget_check(&err); /* cancelled while waiting for the lock */
     if (st == MT_OK)
@@ -367,7 +366,7 @@ static void run_job(mt_jobs *j, job *jb) {
              : jb->o.cmd == MT_SERVE_CLUSTER ? run_cluster(jb, &res, &err)
                                              : run_simulate(j, jb, &res, &err);
     mt_budget_bind(NULL);
-    if (whole) mt_pool_unlock(NULL);
+    mt_job_unlock(whole);
     if (st == MT_OK && !res) st = mt_fail(&err, MT_ENOMEM, "out of memory");
     if (res) mt_catalog_redact_json(j->cat, res);
     char p[PATH_MAX_ + 32];
