@@ -727,7 +727,7 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
                        c->listen, c->port);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
-    s->guard.port = s->port; /* before any client can know the port */
+    mt_guard_set_port(&s->guard, s->port); /* before any client can know it; the request threads run */
     return MT_OK;
 }
 
