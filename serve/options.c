@@ -201,10 +201,14 @@ json_t *mt_serve_opts_values_json(void) {
     int32_t n = 0;
     const mt_topo_preset *p = mt_topo_presets(&n);
     json_t *presets = json_array();
-    for (int32_t k = 0; k < n; k++)
-        json_array_append_new(presets, json_pack("{s:s, s:s, s:s, s:f, s:f}", "name", p[k].name, "syntax",
+    for (int32_t k = 0; k < n; k++) {
+        long v[MT_PRESET_PARAMS_MAX] = {0};
+        long box = !p[k].params[0].name && p[k].gpus ? p[k].gpus(v) : 0; /* a fixed box (dgx-h100): its GPUs */
+        json_array_append_new(presets, json_pack("{s:s, s:s, s:s, s:f, s:f, s:s?, s:o}", "name", p[k].name, "syntax",
                                                  p[k].syntax, "help", p[k].help, "link_bw_Bps", p[k].link.bw_Bps,
-                                                 "nic_bw_Bps", p[k].nic.bw_Bps));
+                                                 "nic_bw_Bps", p[k].nic.bw_Bps, "gpu", p[k].gpu, "gpus",
+                                                 box > 0 ? json_integer(box) : json_null()));
+    }
     json_t *places = json_array();
     for (int k = 0; MT_PLACEMENT_POLICIES[k]; k++)
         json_array_append_new(places, json_pack("{s:s, s:s}", "name", MT_PLACEMENT_POLICIES[k]->name, "help",

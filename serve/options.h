@@ -53,8 +53,9 @@ void mt_serve_opts_free(mt_serve_opts *o);
 json_t *mt_serve_opts_json(mt_serve_cmd cmd);
 
 /* What the page offers as option values: {gpus: [{name, note, mem_bytes}] (the GPU table,
- * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps}] (the topology presets,
- * --topology, with their tiers' default bandwidths; nic 0: none), placements: [{name, help}] (a
+ * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps, gpu, gpus}] (the topology
+ * presets, --topology, with their tiers' default bandwidths (nic 0: none), the GPU a box's name
+ * promises and its GPU count (null: a shape of any GPU, of a size given)), placements: [{name, help}] (a
  * cluster run's placement policies, run/placement.h)}. NULL on failure. */
 json_t *mt_serve_opts_values_json(void);
 
