@@ -14,13 +14,13 @@
 #include "report/comparison.h"
 #include "report/progress.h"
 #include "run/compare.h"
-#include "run/input.h"
+#include "run/job.h"
 #include "run/pool.h"
 #include "run/ranks.h"
 #include "util/fileio.h"
 
 typedef struct cmp_cli {
-    mt_compare_config cc;
+    const mt_compare_config *cc; /* the job's */
     int as_json;
     const char *html;
     mt_progress progress;
@@ -68,7 +68,7 @@ static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
         mt_progress_init(&c->progress, stderr, 0);
         c->progress_started = 1;
     }
-    if (done < n) mt_progress_items(&c->progress, c->cc.sweep.kind ? "runs" : "plans", done, n, label);
+    if (done < n) mt_progress_items(&c->progress, c->cc->sweep.kind ? "runs" : "plans", done, n, label);
     else mt_progress_end(&c->progress);
 }
 
@@ -76,7 +76,7 @@ static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
 static void estimate(void *ctx, const mt_compare_estimate *e) {
     cmp_cli *c = ctx;
     char line[512];
-    mt_compare_estimate_text(e, c->cc.sweep.kind ? "runs" : "plans", line, sizeof line);
+    mt_compare_estimate_text(e, c->cc->sweep.kind ? "runs" : "plans", line, sizeof line);
     mt_progress_end(&c->progress);
     if (c->dry_run) printf("estimate   %s\n", line);
     else fprintf(stderr, "estimate   %s; --dry-run to stop here\n", line);
@@ -92,60 +92,56 @@ static void print(const mt_comparison *cmp, int as_json) {
 
 
 /* Loads the input (with a "loading" line on a terminal); with ranks, every rank agrees on the status. */
-static mt_status load(cmp_cli *c, mt_run_config *rc, mt_run_input *in, mt_status st, mt_error *err) {
+static mt_status load(cmp_cli *c, mt_job *job, mt_status st, mt_error *err) {
     mt_progress_init(&c->progress, stderr, 0);
     if (st == MT_OK) {
         char what[256];
-        snprintf(what, sizeof what, "loading %s", rc->paths[0]);
+        snprintf(what, sizeof what, "loading %s", job->rc.paths[0]);
         mt_progress_phase(&c->progress, what);
-        st = mt_run_input_open(rc, in, err);
+        st = mt_job_load(job, NULL, err);
     }
-    return mt_ranks_agree(c->cc.ranks, st, err);
+    return mt_ranks_agree(job->cc.ranks, st, err);
 }
 
 int cmd_compare(int argc, char **argv) {
-    mt_run_config rc;
+    mt_job job;
     cmp_cli c;
     memset(&c, 0, sizeof c);
-    mt_compare_config_init(&c.cc);
-    c.cc.progress = progress;
-    c.cc.progress_ctx = &c;
     mt_error err = {0};
-    if (mt_run_config_init(&rc, &err) != MT_OK) return mt_cli_fail("compare", &err);
-    mt_flag_seen seen = {0};
-    mt_run_input in = {0};
-    mt_comparison cmp;
-    memset(&cmp, 0, sizeof cmp);
+    if (mt_job_open(&job, MT_JOB_COMPARE, &err) != MT_OK) return mt_cli_fail("compare", &err);
+    const mt_run_config *rc = &job.rc;
+    c.cc = &job.cc;
+    job.cc.progress = progress;
+    job.cc.progress_ctx = &c;
+    mt_job_result r = {0};
     mt_ranks ranks;
-    c.cc.ranks = &ranks;
+    job.cc.ranks = &ranks;
     int code = 0;
-    const mt_flag_bind own[] = {{&MT_RUN_COMPARE_FLAGS, &c.cc}, {&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
+    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &job.rc}};
     mt_status st = mt_ranks_open(&ranks, &err); /* MPI_Init under mpirun, before anything else */
     int root = mt_ranks_root(&ranks);
-    if (st == MT_OK) st = mt_run_flags_parse(argc, argv, "compare", &rc, own, 3, &seen, &err);
-    if (st == MT_OK && seen.help) {
+    if (st == MT_OK) st = mt_job_parse(&job, argc, argv, NULL, own, 2, 0, &err);
+    if (st == MT_OK && job.seen.help) {
         if (root) usage(stdout);
         goto out;
     }
-    if (st == MT_OK) st = mt_compare_check(&rc, &c.cc, &err);
     const mt_out_spec outs[] = {{"--html", c.html, 0}}; /* never an input; a bad path fails before the runs */
-    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 1, &err);
+    if (st == MT_OK) st = mt_run_check_outputs(rc, outs, 1, &err);
     if (st == MT_OK && c.html && root) st = mt_out_probe(c.html, "the HTML report", &err);
-    st = load(&c, &rc, &in, st, &err);
-    c.dry_run = rc.dry_run;
-    if (root && (rc.dry_run || isatty(fileno(stderr)))) c.cc.estimate = estimate; /* piped: stderr stays empty */
-    c.cc.estimate_ctx = &c;
-    if (st == MT_OK) st = mt_run_compare(&rc, &in, &c.cc, &cmp, &err);
+    st = load(&c, &job, st, &err);
+    c.dry_run = rc->dry_run;
+    if (root && (rc->dry_run || isatty(fileno(stderr)))) job.cc.estimate = estimate; /* piped: stderr stays empty */
+    job.cc.estimate_ctx = &c;
+    if (st == MT_OK) st = mt_job_run(&job, NULL, &r, &err);
     mt_progress_end(&c.progress);
-    if (!root || rc.dry_run) goto out; /* rank 0 prints the table, the files and the error */
-    if (st == MT_OK && c.html) st = mt_compare_html(&cmp, &rc, &in, &c.cc, c.html, &err);
-    if (st == MT_OK) print(&cmp, c.as_json); /* after the files: a failing run prints only its error */
-    for (int k = 0; st == MT_OK && k < cmp.n_warnings; k++) mt_cli_warn("compare", cmp.warnings[k]);
+    if (!root || rc->dry_run) goto out; /* rank 0 prints the table, the files and the error */
+    if (st == MT_OK && c.html) st = mt_compare_html(&r.cmp, rc, &job.in, &job.cc, c.html, &err);
+    if (st == MT_OK) print(&r.cmp, c.as_json); /* after the files: a failing run prints only its error */
+    for (int k = 0; st == MT_OK && k < r.cmp.n_warnings; k++) mt_cli_warn("compare", r.cmp.warnings[k]);
 out:
     if (st != MT_OK) code = root ? mt_cli_fail("compare", &err) : mt_exit_code(err.code);
-    mt_comparison_free(&cmp);
-    mt_run_input_close(&in);
-    mt_run_config_free(&rc);
+    mt_job_result_free(&r);
+    mt_job_close(&job);
     mt_ranks_close(&ranks);
     return code;
 }

@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "run/flags.h"
 #include "emulate/emulate.h"
-#include "run/input.h"
+#include "run/job.h"
 
 typedef struct emu_cli {
     mt_emu_opts o;
@@ -125,38 +125,34 @@ static int run(mt_run_config *rc, mt_run_input *in, emu_cli *c) {
 #endif
 
 int cmd_emulate(int argc, char **argv) {
-    mt_run_config rc;
+    mt_job job;
     emu_cli c;
     memset(&c, 0, sizeof c);
     mt_emu_opts_init(&c.o);
     c.threshold = 0.25;
     mt_error err = {0};
-    if (mt_run_config_init(&rc, &err) != MT_OK) return fail_rank0(&err);
+    if (mt_job_open(&job, MT_JOB_EMULATE, &err) != MT_OK) return fail_rank0(&err);
     char **av = malloc((size_t)(argc + 1) * sizeof *av);
-    if (!av) return mt_run_config_free(&rc), 70;
+    if (!av) return mt_job_close(&job), 70;
     memcpy(av, argv, (size_t)argc * sizeof *av);
     int ac = check_value(argc, av, &c);
-    mt_flag_seen seen;
-    mt_run_input in = {0};
     int code = 0;
     const mt_flag_bind own = {&EMULATION_FLAGS, &c};
-    mt_status st = mt_run_flags_parse(ac, av, "emulate", &rc, &own, 1, &seen, &err);
-    if (st == MT_OK && seen.help) {
+    mt_status st = mt_job_parse(&job, ac, av, NULL, &own, 1, 0, &err);
+    if (st == MT_OK && job.seen.help) {
         usage(stdout);
         goto out;
     }
-    if (st == MT_OK && mt_flag_given(&seen, "--check-threshold") && !c.check)
+    if (st == MT_OK && mt_flag_given(&job.seen, "--check-threshold") && !c.check)
         st = mt_fail(&err, MT_EINVAL, "--check-threshold needs --check");
-    if (st == MT_OK && rc.n_paths == 0)
+    if (st == MT_OK && job.rc.n_paths == 0)
         st = mt_fail(&err, MT_EINVAL, "no trace given (usage: mpirun -np N mitosis emulate TRACE [plan])");
     const mt_out_spec outs[] = {{"--timeline", c.o.timeline, 0}};
-    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 1, &err);
-    if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
-    if (st == MT_OK) st = mt_run_check_gpus(&rc, in.t, &err);
-    code = st == MT_OK ? run(&rc, &in, &c) : fail_rank0(&err);
+    if (st == MT_OK) st = mt_run_check_outputs(&job.rc, outs, 1, &err);
+    if (st == MT_OK) st = mt_job_load(&job, NULL, &err);
+    code = st == MT_OK ? run(&job.rc, &job.in, &c) : fail_rank0(&err);
 out:
     free(av);
-    mt_run_input_close(&in);
-    mt_run_config_free(&rc);
+    mt_job_close(&job);
     return code;
 }

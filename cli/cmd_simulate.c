@@ -10,8 +10,7 @@
 #include "report/record.h"
 #include "report/summary.h"
 #include "run/asis.h"
-#include "run/input.h"
-#include "run/simulate.h"
+#include "run/job.h"
 
 typedef struct sim_cli {
     mt_sim_outputs out;
@@ -30,36 +29,28 @@ static mt_status set_window(void *base, const char *v, mt_error *err) {
 }
 
 #define OUT(field) offsetof(sim_cli, field)
+/* The file outputs, one flag per row of the output table (run/outputs.h). */
+#define OUT_FLAG_(name, field, flag, metavar, compl, files, web, mime, early, help) \
+    {flag, MT_FLAG_STRING, OUT(out.field), metavar, help, .complete = compl},
 static const mt_flag OUTPUT[] = {
     {"--json", MT_FLAG_SWITCH, OUT(as_json), NULL, "everything as JSON on stdout"},
     {"--per-gpu", MT_FLAG_SWITCH, OUT(per_gpu), NULL, "one row per GPU (default when N <= 16)"},
     {"--layers", MT_FLAG_SWITCH, OUT(layers), NULL, "per-layer compute and communication"},
-    {"--timeline", MT_FLAG_STRING, OUT(out.timeline), "FILE", "the step as Perfetto / chrome://tracing JSON: per "
-     "GPU its ops, host and stream waits, TP/DP collectives and pipeline sends; link load counters",
-     .complete = "file"},
-    {"--timeline-gpus", MT_FLAG_STRING, OUT(out.timeline_gpus), "LIST", "only these GPUs in the timeline, e.g. "
-     "0-7,12"},
-    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "only simulated time A to B in the timeline, e.g. 10ms:20ms",
-     .call = set_window},
-    {"--csv", MT_FLAG_STRING, OUT(out.csv_dir), "DIR", "ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv "
-     "in DIR (created when missing; columns in the README)", .complete = "dir"},
-    {"--html", MT_FLAG_STRING, OUT(out.html), "FILE", "a self-contained HTML report: summary, per-GPU and "
-     "per-layer bars, zoomable timeline of GPUs 0-15", .complete = "file"},
-    {"--chakra", MT_FLAG_STRING, OUT(out.chakra_dir), "DIR", "the simulated workload as Chakra ET, one "
-     "DIR/mitosis.RANK.et per GPU (created when missing): compute, collectives, sends and receives with the "
-     "simulated order as dependencies; replay with --as-is", .complete = "dir"},
+    MT_SIM_OUTPUTS(OUT_FLAG_)
+    {"--timeline-gpus", MT_FLAG_STRING, OUT(out.timeline_gpus), "LIST", "with --timeline: only these GPUs in the "
+     "timeline, e.g. 0-7,12"},
+    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "with --timeline: only simulated time A to B in the timeline, e.g. "
+     "10ms:20ms", .call = set_window},
     {"--chakra-json", MT_FLAG_SWITCH, OUT(out.chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
      "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
     {"--chakra-ranks", MT_FLAG_STRING, OUT(out.chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
     {"--chakra-comm-only", MT_FLAG_SWITCH, OUT(out.chakra_comm_only), NULL, "with --chakra: only the communication "
      "nodes, each depending on the communication it waited for (for network studies)"},
-    {"--kineto", MT_FLAG_STRING, OUT(out.kineto_dir), "DIR", "the simulated step as PyTorch-profiler (Kineto) JSON, "
-     "one DIR/mitosis_rankR.pt.trace.json per GPU (created when missing), NCCL-named collective kernels: opens in "
-     "Holistic Trace Analysis, TensorBoard, Perfetto", .complete = "dir"},
     {"--kineto-ranks", MT_FLAG_STRING, OUT(out.kineto_ranks), "LIST", "with --kineto: only these GPUs, e.g. 0-7,12"},
     {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
      "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
+#undef OUT_FLAG_
 #undef OUT
 static const mt_flag_table OUTPUT_FLAGS = MT_FLAG_TABLE("Output", OUTPUT);
 
@@ -95,12 +86,11 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
     return MT_OK;
 }
 
-static void print(const mt_simulation *s, const mt_run_config *rc, const mt_run_input *in, const sim_cli *c) {
-    mt_run_summary sum = mt_simulation_summary(s, rc, in);
+static void print(const mt_run_summary *sum, const sim_cli *c) {
     if (c->as_json) {
-        mt_summary_json_write(stdout, &sum); /* streamed: 10^5 GPU rows without a tree */
+        mt_summary_json_write(stdout, sum); /* streamed: 10^5 GPU rows without a tree */
     } else {
-        mt_summary_print(stdout, &sum, c->per_gpu, c->layers);
+        mt_summary_print(stdout, sum, c->per_gpu, c->layers);
     }
 }
 
@@ -119,53 +109,48 @@ static mt_status run_as_is(const mt_run_config *rc, const sim_cli *c, mt_error *
 }
 
 int cmd_simulate(int argc, char **argv) {
-    mt_run_config rc;
+    mt_job job;
     sim_cli c;
     memset(&c, 0, sizeof c);
     mt_sim_outputs_init(&c.out);
     c.out.progress = stderr;
     c.out.notices = stderr;
     mt_error err = {0};
-    if (mt_run_config_init(&rc, &err) != MT_OK) return mt_cli_fail("simulate", &err);
-    mt_flag_seen seen;
-    mt_run_input in = {0};
-    mt_simulation sim;
-    memset(&sim, 0, sizeof sim);
-    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &rc}};
-    mt_status st = mt_run_flags_parse(argc, argv, "simulate", &rc, own, 2, &seen, &err);
+    mt_job_result r = {0};
+    if (mt_job_open(&job, MT_JOB_SIMULATE, &err) != MT_OK) return mt_cli_fail("simulate", &err);
+    const mt_run_config *rc = &job.rc;
+    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &job.rc}};
+    mt_status st = mt_job_parse(&job, argc, argv, NULL, own, 2, 0, &err);
     int code = 0;
-    if (st == MT_OK && seen.help) {
+    if (st == MT_OK && job.seen.help) {
         usage(stdout);
         goto out;
     }
-    if (st == MT_OK) st = check(&rc, &c, &err);
-    const mt_out_spec outs[] = {{"--html", c.out.html, 0}, {"--timeline", c.out.timeline, 0},
-                                {"--csv", c.out.csv_dir, 1}, {"--chakra", c.out.chakra_dir, 1},
-                                {"--kineto", c.out.kineto_dir, 1}};
-    if (st == MT_OK) st = mt_run_check_outputs(&rc, outs, 5, &err); /* before anything is opened */
+    if (st == MT_OK) st = check(rc, &c, &err);
+    mt_out_spec outs[MT_N_OUTPUTS];
+    int n_outs = mt_sim_output_specs(&c.out, outs);
+    if (st == MT_OK) st = mt_run_check_outputs(rc, outs, n_outs, &err); /* before anything is opened */
     if (st == MT_OK && c.as_is) {
-        if (run_as_is(&rc, &c, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
+        if (run_as_is(rc, &c, &err) != MT_OK) code = mt_cli_fail("simulate", &err);
         goto out;
     }
-    if (st == MT_OK) st = mt_run_input_open(&rc, &in, &err);
-    if (st == MT_OK) st = mt_run_check_gpus(&rc, in.t, &err);
-    if (st == MT_OK) st = mt_run_simulate(&rc, &in, &c.out, &sim, &err);
+    if (st == MT_OK) st = mt_job_load(&job, NULL, &err);
+    if (st == MT_OK) st = mt_job_run(&job, &c.out, &r, &err);
     if (st != MT_OK) {
         code = mt_cli_fail("simulate", &err);
         goto out;
     }
-    if (sim.dry) { /* --dry-run: the estimate is the answer */
+    if (r.sim.dry) { /* --dry-run: the estimate is the answer */
         char line[384];
-        printf("estimate   %s\n", mt_estimate_text(&sim.est, &sim.run.plan, line, sizeof line));
+        printf("estimate   %s\n", mt_estimate_text(&r.sim.est, &r.sim.run.plan, line, sizeof line));
         goto out;
     }
-    print(&sim, &rc, &in, &c);
+    mt_run_summary sum = mt_job_summary(&job, &r);
+    print(&sum, &c);
     /* warnings only once everything succeeded: a failing run's stderr is its one error line */
-    mt_run_summary sum = mt_simulation_summary(&sim, &rc, &in);
     for (int k = 0; k < sum.n_warnings; k++) mt_cli_warn("simulate", sum.warnings[k]);
 out:
-    mt_simulation_free(&sim);
-    mt_run_input_close(&in);
-    mt_run_config_free(&rc);
+    mt_job_result_free(&r);
+    mt_job_close(&job);
     return code;
 }

@@ -4,8 +4,9 @@
  * and returns the process exit code: 0 success, 2 bad input or usage (util/err.h mt_exit_code),
  * 3 a stuck simulation; it prints one line "mitosis <cmd>: <message>" on stderr for an error.
  * Its flag tables (util/flags.h) are the single source of its --help, the man page and the bash
- * completion (cli/main.c generates the last two). cli/ is the only folder that parses flags; it
- * holds flag tables, help text and calls into run/, report/ and the models, nothing else.
+ * completion (cli/main.c generates the last two). cli/ holds the commands' own flag tables (their
+ * output and printing flags), help text and calls; the run options are parsed by the tables of
+ * run/flags.h through the one front door (run/job.h), as serve/ and lib/ parse them too.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H

@@ -50,16 +50,6 @@ int mt_bld_tensor_role(const trace *t, const trace_tref *r) {
 }
 #define tensor_role mt_bld_tensor_role
 
-int mt_op_batch_dependent(const trace *t, int32_t op) { return t->ops[op].batch_dep; }
-double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batch_factor,
-                              int32_t tp_split) {
-    (void)ctx;
-    double ns = (double)t->ops[op].dev_ns;
-    if (mt_op_batch_dependent(t, op)) ns *= batch_factor;
-    if (tp_split > 1) ns /= tp_split;
-    return ns;
-}
-
 const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k) {
     if (k >= o->in_count) return NULL;
     const trace_tref *r = &t->trefs[o->in_first + k];

@@ -44,21 +44,11 @@
 #include "extrapolate/group.h"
 #include "extrapolate/plan.h"
 #include "extrapolate/stages.h"
+#include "tracer/optime.h"
 #include "tracer/trace.h"
 #include "util/err.h"
 
-/* Time in ns of trace op `op` when it runs on batch_factor x its traced batch with its work
- * split tp_split ways (1 = not split). Must return >= 0. */
-typedef double (*mt_optime_fn)(void *ctx, const trace *t, int32_t op, double batch_factor,
-                               int32_t tp_split);
-
-/* 1 when the op's work grows with the batch: its batch_dep, as the tracer's classifier set it
- * (mt_opclass_batch_dependent, tracer/opclass.h). */
-int mt_op_batch_dependent(const trace *t, int32_t op);
-
-/* The default model: dev_ns x batch_factor for batch-dependent ops, / tp_split when split. */
-double mt_optime_proportional(void *ctx, const trace *t, int32_t op, double batch_factor,
-                              int32_t tp_split);
+/* mt_optime_fn, mt_op_batch_dependent, mt_optime_proportional: tracer/optime.h. */
 
 typedef enum {
     MT_TASK_COMPUTE = 0,

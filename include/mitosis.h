@@ -18,13 +18,19 @@
  * combination that cannot mean anything is refused with the CLI's message. Output flags (--json,
  * --timeline, --csv, --html ...) are not options here: read the result, or mitosis_result_write.
  *
- * Threads: no global mutable state besides one internal lock. Handles are independent: different
- * threads may simulate at once (on one trace too: a trace is only read once opened); one handle
- * is not to be used by two threads at once. Debian's igraph (which builds every topology) is not
- * thread-safe, so the library serialises the runs' simulations on that lock: concurrent calls
- * are correct and give the serial results, but do not run faster (a compare uses its own worker
- * threads, "jobs"). Lifetimes: a result or comparison keeps what it needs of its configuration,
- * but reads the trace: free them before the trace.
+ * Threads: handles are independent: different threads may simulate at once (on one trace too: a
+ * trace is only read once opened); one handle is not to be used by two threads at once. One lock
+ * policy (run/job.h), the same as `mitosis serve`'s workers and compare's threads: Debian's
+ * igraph is not thread-safe, so every call into it (building, freezing and freeing a topology,
+ * the network model) runs under one process-wide lock; a run whose simulation calls igraph
+ * throughout (--routing latency) and mitosis_cluster hold that lock for the whole run. Other runs
+ * go on at once and give the serial results. Lifetimes: a result or comparison keeps what it
+ * needs of its configuration, but reads the trace: free them before the trace.
+ * Process-wide side effects, once, at the first mitosis_trace_open or mitosis_config_new: igraph's
+ * error handler becomes "print and ignore" and its warning handler "ignore" (as the CLI's main
+ * sets them: an igraph error is a mitosis error, not an abort), and OpenBLAS runs on one thread
+ * (openblas_set_num_threads(1): the fits are small and the library's callers bring their own
+ * threads). A program that uses igraph or OpenBLAS itself sees these settings.
  * Versioning: the soname is libmitosis.so.MITOSIS_ABI; only symbols prefixed mitosis_ are exported.
  */
 #ifndef MITOSIS_H
@@ -139,9 +145,18 @@ MITOSIS_API const char *mitosis_result_json(const mitosis_result *r);
 /* The warnings the CLI prints after the result ("GPU 3 needs an estimated ... GB ..."). */
 MITOSIS_API int mitosis_result_warnings(const mitosis_result *r);
 MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i);
-/* Writes a file of the run: what "timeline" (Perfetto JSON), "html" (the report) or "csv" (a
- * folder of tables) is to `mitosis simulate --timeline/--html/--csv PATH`. The simulation runs
- * again with a recorder (it is deterministic: the same numbers), so this costs a run. */
+/* Writes a file of the run: `what` is an output's name ("timeline": Perfetto JSON, "csv": a folder
+ * of tables, "html": the report, "chakra": Chakra ET per rank, "kineto": PyTorch-profiler JSON
+ * per rank; the list is mitosis_output_name below), the same as `mitosis simulate --NAME PATH`.
+ * The simulation runs again with a recorder (it is deterministic: the same numbers), so this
+ * costs a run. */
+/* The outputs mitosis_result_write takes (one table with the CLI's output flags and the web
+ * API's files): their count; the i-th's name, its one-line help, and 1 when it is a folder (NULL
+ * or -1 out of range). */
+MITOSIS_API int mitosis_outputs(void);
+MITOSIS_API const char *mitosis_output_name(int i);
+MITOSIS_API const char *mitosis_output_help(int i);
+MITOSIS_API int mitosis_output_is_dir(int i);
 MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
                                      mitosis_error *err);
 

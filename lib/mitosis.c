@@ -5,8 +5,10 @@
  * share nothing mutable (each gets its own what-if scenario) and a result keeps a copy of the
  * words its strings point into. A trace is loaded once (tracer/) and bound per run to a
  * performance model (mt_run_input_bind), which only reads it.
- * The one piece of shared state is LOCK: Debian's igraph keeps its error handler and "finally"
- * stack in globals, and every run builds a topology through it, so runs take turns.
+ * A run is a job of run/job.h (parse, check, load, run): its one lock policy is igraph's (Debian's
+ * build keeps its error handler and "finally" stack in globals): the sections that call igraph
+ * take run/pool.h's process-wide lock, and a run that calls it throughout (--routing latency, a
+ * cluster) holds it whole; other runs go on at once.
  */
 #define MITOSIS_BUILDING 1
 #include "include/mitosis.h"
@@ -29,19 +31,13 @@
 #include "report/tracesum.h"
 #include "report/clusterrep.h"
 #include "run/cluster.h"
-#include "run/compare.h"
 #include "run/placement.h"
-#include "run/flags.h"
-#include "run/input.h"
-#include "run/simulate.h"
+#include "run/job.h"
 #include "tracer/meta.h"
 #include "tracer/opclass.h"
 #include "tracer/trace.h"
 
-enum { CMD_SIMULATE = 0, CMD_COMPARE = 1, MAX_TABLES = 24 };
-static const char *const CMD_NAMES[] = {"simulate", "compare"};
 
-static pthread_mutex_t LOCK = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t ONCE = PTHREAD_ONCE_INIT;
 
 /* What the CLI's main does first: igraph reports instead of aborting; OpenBLAS on one thread. */
@@ -175,81 +171,21 @@ MITOSIS_API long long mitosis_trace_batch(const mitosis_trace *t) { return t ? t
 /* ---- configurations ----------------------------------------------------------------------- */
 
 struct mitosis_config {
-    int cmd;     /* CMD_SIMULATE, CMD_COMPARE */
-    char **w;    /* words[0] is the command name, then the options ("--gpus", "8", "--sp") */
-    int n, cap;
+    mt_job_cmd cmd;     /* MT_JOB_SIMULATE, MT_JOB_COMPARE */
+    mt_job_words w;     /* w.w[0] is the command name, then the options ("--gpus", "8", "--sp") */
 };
 
-/* The tables the command's options come from (the CLI's, less output and --dry-run). */
-static int tables(int cmd, const mt_flag_table **out) {
-    int n = 0;
-    if (cmd == CMD_COMPARE) out[n++] = &MT_RUN_COMPARE_FLAGS;
-    for (int k = 0; MT_RUN_TABLE_LIST[k]; k++) out[n++] = MT_RUN_TABLE_LIST[k];
-    n += mt_netcfg_tables(out + n);
-    return n;
-}
-
-static const mt_flag *find(int cmd, const char *name) {
-    const mt_flag_table *t[MAX_TABLES];
-    int n = tables(cmd, t);
-    for (int k = 0; k < n; k++) {
-        const mt_flag *f = mt_flag_find(t[k], name);
-        if (f) return f;
-    }
-    return NULL;
-}
-
-static void words_free(mitosis_config *c) {
-    for (int k = 0; k < c->n; k++) free(c->w[k]);
-    free(c->w);
-    c->w = NULL;
-    c->n = c->cap = 0;
-}
-
-static int push(mitosis_config *c, const char *s) {
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 16;
-        char **w = realloc(c->w, (size_t)cap * sizeof *w);
-        if (!w) return -1;
-        c->w = w;
-        c->cap = cap;
-    }
-    if (!(c->w[c->n] = strdup(s))) return -1;
-    c->n++;
-    return 0;
-}
-
-/* A copy of c's words into d (d's own words released first). */
-static int words_copy(mitosis_config *d, const mitosis_config *c) {
-    mitosis_config x = {.cmd = c->cmd};
-    for (int k = 0; k < c->n; k++)
-        if (push(&x, c->w[k])) {
-            words_free(&x);
-            return -1;
-        }
-    words_free(d);
-    *d = x;
-    return 0;
-}
-
-/* Parses c's words into rc (initialised here; the caller frees it on MT_OK) and cc, as the CLI
- * parses `mitosis CMD WORDS...`; `checked`: also the combination checks (network flags that do
- * not apply, compare's plans-and-sweep). rc's strings point into c's words. */
-static mt_status parse(const mitosis_config *c, mt_run_config *rc, mt_compare_config *cc, int checked,
-                       mt_error *err) {
-    mt_compare_config_init(cc);
-    MT_CHECK(mt_run_config_init(rc, err));
-    mt_flag_seen seen;
-    mt_flag_bind own = {&MT_RUN_COMPARE_FLAGS, cc};
-    const char *cmd = CMD_NAMES[c->cmd];
-    int n_own = c->cmd == CMD_COMPARE;
-    mt_status st = checked ? mt_run_flags_parse(c->n, c->w, cmd, rc, &own, n_own, &seen, err)
-                           : mt_run_flags_parse_unchecked(c->n, c->w, cmd, rc, &own, n_own, &seen, err);
-    if (st == MT_OK && rc->n_paths > 0)
-        st = mt_fail(err, MT_EINVAL, "'%s' is not an option (trace paths go to mitosis_trace_open)", rc->paths[0]);
-    if (st == MT_OK && seen.help) st = mt_fail(err, MT_EINVAL, "help is not an option (see mitosis %s --help)", cmd);
-    if (st != MT_OK) mt_run_config_free(rc);
-    return st;
+/* Parses c's words into a job opened here (closed by the caller on MT_OK, also on failure), as
+ * the CLI parses `mitosis CMD WORDS...`; `flags`: MT_JOB_UNCHECKED to leave the combination
+ * checks to mt_job_check. The job's strings point into c's words. */
+static mt_status parse(const mitosis_config *c, mt_job *j, int flags, mt_error *err) {
+    MT_CHECK(mt_job_open(j, c->cmd, err));
+    const char *cmd = mt_job_cmd_name(c->cmd);
+    MT_CHECK(mt_job_parse(j, c->w.n, c->w.w, NULL, NULL, 0, flags, err));
+    if (j->rc.n_paths > 0)
+        return mt_fail(err, MT_EINVAL, "'%s' is not an option (trace paths go to mitosis_trace_open)", j->rc.paths[0]);
+    if (j->seen.help) return mt_fail(err, MT_EINVAL, "help is not an option (see mitosis %s --help)", cmd);
+    return MT_OK;
 }
 
 MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mitosis_error *err) {
@@ -258,14 +194,14 @@ MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mi
     NEED(out);
     *out = NULL;
     int cmd = -1;
-    for (int k = 0; k < 2; k++)
-        if (command && !strcmp(command, CMD_NAMES[k])) cmd = k;
+    for (int k = MT_JOB_SIMULATE; k <= MT_JOB_COMPARE; k++)
+        if (command && !strcmp(command, mt_job_cmd_name((mt_job_cmd)k))) cmd = k;
     if (cmd < 0) {
         mt_fail(&e, MT_EINVAL, "the command is \"simulate\" or \"compare\" (got '%s')", command ? command : "");
         return fail_out(err, &e);
     }
     mitosis_config *c = calloc(1, sizeof *c);
-    if (!c || (c->cmd = cmd, push(c, CMD_NAMES[cmd]))) {
+    if (!c || (c->cmd = (mt_job_cmd)cmd, mt_job_words_push(&c->w, mt_job_cmd_name(c->cmd)))) {
         free(c);
         return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
     }
@@ -275,14 +211,14 @@ MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mi
 
 MITOSIS_API void mitosis_config_free(mitosis_config *c) {
     if (!c) return;
-    words_free(c);
+    mt_job_words_free(&c->w);
     free(c);
 }
 
 MITOSIS_API mitosis_config *mitosis_config_copy(const mitosis_config *c) {
     if (!c) return NULL;
     mitosis_config *d = calloc(1, sizeof *d);
-    if (d && words_copy(d, c)) {
+    if (d && (d->cmd = c->cmd, mt_job_words_copy(&d->w, &c->w))) {
         free(d);
         return NULL;
     }
@@ -296,16 +232,17 @@ static void flag_name(const char *name, char *buf, size_t len) {
 
 /* Removes every use of flag `name` (and its value) from c's words. */
 static void drop(mitosis_config *c, const char *name, int takes_value) {
+    char **w = c->w.w;
     int to = 1;
-    for (int k = 1; k < c->n; k++) {
-        if (!strcmp(c->w[k], name)) {
-            free(c->w[k]);
-            if (takes_value && k + 1 < c->n) free(c->w[++k]);
+    for (int k = 1; k < c->w.n; k++) {
+        if (!strcmp(w[k], name)) {
+            free(w[k]);
+            if (takes_value && k + 1 < c->w.n) free(w[++k]);
             continue;
         }
-        c->w[to++] = c->w[k];
+        w[to++] = w[k];
     }
-    c->n = to;
+    c->w.n = to;
 }
 
 static int is_true(const char *v) { return !v || !*v || !strcmp(v, "true") || !strcmp(v, "1"); }
@@ -317,9 +254,9 @@ MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const ch
     if (!name || !*name) return fail_out(err, (mt_fail(&e, MT_EINVAL, "an option needs a name"), &e));
     char fl[128];
     flag_name(name, fl, sizeof fl);
-    const mt_flag *f = find(c->cmd, fl);
-    mitosis_config old = {.cmd = c->cmd};
-    if (words_copy(&old, c)) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
+    const mt_flag *f = mt_job_find_flag(c->cmd, fl);
+    mt_job_words old = {0};
+    if (mt_job_words_copy(&old, &c->w)) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
     int bad = 0;
     if (f && !f->metavar) { /* a switch */
         drop(c, fl, 0);
@@ -327,23 +264,24 @@ MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const ch
             mt_fail(&e, MT_EINVAL, "%s is a switch: give no value, true or false (got '%s')", fl, value);
             bad = 1;
         } else if (is_true(value)) {
-            bad = push(c, fl);
+            bad = mt_job_words_push(&c->w, fl);
         }
     } else {
         if (f && !f->repeat) drop(c, fl, 1);
-        bad = push(c, fl) || (value && push(c, value)); /* unknown or value missing: parse says so */
+        /* an unknown option or a missing value: parse says so */
+        bad = mt_job_words_push(&c->w, fl) || (value && mt_job_words_push(&c->w, value));
         if (bad) mt_fail(&e, MT_ENOMEM, "out of memory");
     }
-    mt_run_config rc;
-    mt_compare_config cc;
-    if (!bad && parse(c, &rc, &cc, 0, &e) == MT_OK) {
-        mt_run_config_free(&rc);
-        words_free(&old);
+    mt_job j;
+    mt_status st = bad ? MT_ENOMEM : parse(c, &j, MT_JOB_UNCHECKED, &e);
+    if (!bad) mt_job_close(&j);
+    if (st == MT_OK) {
+        mt_job_words_free(&old);
         return ok_out(err);
     }
     if (!e.code) mt_fail(&e, MT_ENOMEM, "out of memory");
-    words_free(c);
-    *c = old;
+    mt_job_words_free(&c->w);
+    c->w = old;
     return fail_out(err, &e);
 }
 
@@ -352,10 +290,10 @@ MITOSIS_API int mitosis_config_unset(mitosis_config *c, const char *name, mitosi
     NEED(name);
     char fl[128];
     flag_name(name ? name : "", fl, sizeof fl);
-    const mt_flag *f = find(c->cmd, fl);
+    const mt_flag *f = mt_job_find_flag(c->cmd, fl);
     if (!f) {
         mt_error e = {0};
-        mt_fail(&e, MT_EINVAL, "unknown option '%s' (see mitosis %s --help)", fl, CMD_NAMES[c->cmd]);
+        mt_fail(&e, MT_EINVAL, "unknown option '%s' (see mitosis %s --help)", fl, mt_job_cmd_name(c->cmd));
         return fail_out(err, &e);
     }
     drop(c, fl, f->metavar != NULL);
@@ -375,7 +313,7 @@ MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char 
     for (int k = 0; k < argc; k++) {
         char fl[128];
         flag_name(argv[k], fl, sizeof fl);
-        const mt_flag *f = find(c->cmd, fl);
+        const mt_flag *f = mt_job_find_flag(c->cmd, fl);
         const char *v = f && f->metavar && k + 1 < argc ? argv[++k] : NULL;
         int rc = mitosis_config_set(c, argv[k - (v != NULL)], v, err);
         if (rc != MITOSIS_OK) return rc;
@@ -383,53 +321,58 @@ MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char 
     return ok_out(err);
 }
 
-MITOSIS_API const char *mitosis_config_command(const mitosis_config *c) { return c ? CMD_NAMES[c->cmd] : NULL; }
-MITOSIS_API int mitosis_config_words(const mitosis_config *c) { return c ? c->n - 1 : -1; }
+MITOSIS_API const char *mitosis_config_command(const mitosis_config *c) {
+    return c ? mt_job_cmd_name(c->cmd) : NULL;
+}
+MITOSIS_API int mitosis_config_words(const mitosis_config *c) { return c ? c->w.n - 1 : -1; }
 MITOSIS_API const char *mitosis_config_word(const mitosis_config *c, int i) {
-    return c && i >= 0 && i + 1 < c->n ? c->w[i + 1] : NULL;
+    return c && i >= 0 && i + 1 < c->w.n ? c->w.w[i + 1] : NULL;
 }
 
 /* ---- one run's configuration and input ------------------------------------------------------ */
 
-/* What every run holds: its own words (rc points into them), rc, cc and the input bound to the
- * trace. */
+/* What every run holds: its own words (the job points into them) and the job, its input bound to
+ * the trace. */
 typedef struct run_state {
     const mitosis_trace *t;
     mitosis_config cfg;
-    mt_run_config rc;
-    mt_compare_config cc;
-    mt_run_input in;
-    int rc_live, in_live;
+    mt_job job;
 } run_state;
 
 static void run_close(run_state *s) {
-    if (s->in_live) mt_run_input_close(&s->in);
-    if (s->rc_live) mt_run_config_free(&s->rc);
-    words_free(&s->cfg);
-    s->in_live = s->rc_live = 0;
+    mt_job_close(&s->job);
+    mt_job_words_free(&s->cfg.w);
 }
 
-/* Parses and checks c for command cmd on trace t and binds the input (under LOCK). */
-static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_config *c, int cmd, mt_error *err) {
+/* Parses and checks c for command cmd on trace t. */
+static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_config *c, mt_job_cmd cmd,
+                          mt_error *err) {
     memset(s, 0, sizeof *s);
     s->t = t;
     if (!t || !c)
         return mt_fail(err, MT_EINVAL, "mitosis_%s: argument '%s' is NULL (a trace and a configuration are needed)",
-                       CMD_NAMES[cmd], t ? "c" : "t");
+                       mt_job_cmd_name(cmd), t ? "c" : "t");
     if (c->cmd != cmd)
         return mt_fail(err, MT_EINVAL, "this configuration is for %s (make one with mitosis_config_new(\"%s\"))",
-                       CMD_NAMES[c->cmd], CMD_NAMES[cmd]);
-    if (words_copy(&s->cfg, c)) return mt_fail(err, MT_ENOMEM, "out of memory");
-    MT_CHECK(parse(&s->cfg, &s->rc, &s->cc, 1, err));
-    s->rc_live = 1;
-    if (s->rc.topts.step >= 0 && s->rc.topts.step != t->step)
+                       mt_job_cmd_name(c->cmd), mt_job_cmd_name(cmd));
+    s->cfg.cmd = c->cmd;
+    if (mt_job_words_copy(&s->cfg.w, &c->w)) return mt_fail(err, MT_ENOMEM, "out of memory");
+    mt_job *j = &s->job;
+    MT_CHECK(parse(&s->cfg, j, MT_JOB_UNCHECKED, err));
+    if (j->rc.topts.step >= 0 && j->rc.topts.step != t->step)
         return mt_fail(err, MT_EINVAL, "--step %d: the step is chosen when the trace is loaded (mitosis_trace_open)",
-                       s->rc.topts.step);
-    for (int k = 0; k < t->n_paths; k++) MT_CHECK(mt_run_config_add_path(&s->rc, t->paths[k], err));
-    if (cmd == CMD_COMPARE) MT_CHECK(mt_compare_check(&s->rc, &s->cc, err));
-    MT_CHECK(mt_run_input_bind(&s->rc, t->t, &s->in, err));
-    s->in_live = 1;
-    return MT_OK;
+                       j->rc.topts.step);
+    for (int k = 0; k < t->n_paths; k++) MT_CHECK(mt_run_config_add_path(&j->rc, t->paths[k], err));
+    return mt_job_check(j, err);
+}
+
+/* Binds the trace and runs the job, under the one lock policy (run/job.h mt_job_lock). */
+static mt_status run_job(run_state *s, const mt_sim_outputs *o, mt_job_result *res, mt_error *err) {
+    int held = mt_job_lock(&s->job);
+    mt_status st = mt_job_load(&s->job, s->t->t, err);
+    if (st == MT_OK) st = mt_job_run(&s->job, o, res, err);
+    mt_job_unlock(held);
+    return st;
 }
 
 /* The text of a JSON writer into a malloc'd string. */
@@ -450,8 +393,7 @@ static char *dump_summary(const mt_run_summary *sum) {
 
 struct mitosis_result {
     run_state s;
-    mt_simulation sim;
-    int sim_live;
+    mt_job_result res;
     char *json;
     const char *warnings[4];
     int n_warnings;
@@ -459,21 +401,17 @@ struct mitosis_result {
 
 MITOSIS_API void mitosis_result_free(mitosis_result *r) {
     if (!r) return;
-    if (r->sim_live) mt_simulation_free(&r->sim);
+    mt_job_result_free(&r->res);
     run_close(&r->s);
     free(r->json);
     free(r);
 }
 
-/* One simulation of c on t writing o's files, into r (under LOCK). */
+/* One simulation of c on t writing o's files, into r. */
 static mt_status simulate(mitosis_result *r, const mitosis_trace *t, const mitosis_config *c,
                           const mt_sim_outputs *o, mt_error *err) {
-    pthread_mutex_lock(&LOCK);
-    mt_status st = run_open(&r->s, t, c, CMD_SIMULATE, err);
-    if (st == MT_OK) st = mt_run_check_gpus(&r->s.rc, r->s.in.t, err);
-    if (st == MT_OK && (st = mt_run_simulate(&r->s.rc, &r->s.in, o, &r->sim, err)) == MT_OK) r->sim_live = 1;
-    pthread_mutex_unlock(&LOCK);
-    return st;
+    mt_status st = run_open(&r->s, t, c, MT_JOB_SIMULATE, err);
+    return st == MT_OK ? run_job(&r->s, o, &r->res, err) : st;
 }
 
 MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c, mitosis_result **out,
@@ -487,7 +425,7 @@ MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c
     mt_sim_outputs_init(&o);
     mt_status st = simulate(r, t, c, &o, &e);
     if (st == MT_OK) {
-        mt_run_summary sum = mt_simulation_summary(&r->sim, &r->s.rc, &r->s.in);
+        mt_run_summary sum = mt_job_summary(&r->s.job, &r->res);
         for (int k = 0; k < sum.n_warnings && k < 4; k++) r->warnings[r->n_warnings++] = sum.warnings[k];
         if (!(r->json = dump_summary(&sum))) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
     }
@@ -499,29 +437,29 @@ MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c
     return ok_out(err);
 }
 
-MITOSIS_API double mitosis_result_step_ms(const mitosis_result *r) { return r ? mt_simrun_step_ms(&r->sim.run) : NAN; }
+MITOSIS_API double mitosis_result_step_ms(const mitosis_result *r) { return r ? mt_simrun_step_ms(&r->res.sim.run) : NAN; }
 MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
-    return !r ? NAN : r->sim.has_base ? mt_simrun_step_ms(&r->sim.base) : 0;
+    return !r ? NAN : r->res.sim.has_base ? mt_simrun_step_ms(&r->res.sim.base) : 0;
 }
-MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->sim.run.plan.gpus : -1; }
-MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? mt_plan_shown_dp(&r->sim.run.plan) : -1; }
-MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? mt_plan_shown_tp(&r->sim.run.plan) : -1; }
-MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->sim.run.plan.pp : -1; }
+MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->res.sim.run.plan.gpus : -1; }
+MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? mt_plan_shown_dp(&r->res.sim.run.plan) : -1; }
+MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? mt_plan_shown_tp(&r->res.sim.run.plan) : -1; }
+MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->res.sim.run.plan.pp : -1; }
 
 MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
     if (!r) return NAN;
-    const mt_sim_result *res = r->sim.run.res;
+    const mt_sim_result *res = r->res.sim.run.res;
     return gpu >= 0 && gpu < res->n_gpus ? res->gpus[gpu].peak_mem_bytes : 0;
 }
 
 MITOSIS_API double mitosis_result_peak_mem_bytes(const mitosis_result *r) {
-    return r ? mitosis_result_gpu_mem_bytes(r, r->sim.worst_mem_gpu) : NAN;
+    return r ? mitosis_result_gpu_mem_bytes(r, r->res.sim.worst_mem_gpu) : NAN;
 }
 
 MITOSIS_API double mitosis_result_samples_per_s(const mitosis_result *r) {
     if (!r) return NAN;
     double ms = mitosis_result_step_ms(r);
-    int64_t b = r->sim.run.plan.global_batch;
+    int64_t b = r->res.sim.run.plan.global_batch;
     return b > 0 && ms > 0 ? (double)b / (ms / 1e3) : -1;
 }
 
@@ -531,6 +469,11 @@ MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i) {
     return r && i >= 0 && i < r->n_warnings ? r->warnings[i] : NULL;
 }
 
+MITOSIS_API int mitosis_outputs(void) { return MT_N_OUTPUTS; }
+MITOSIS_API const char *mitosis_output_name(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].name : NULL; }
+MITOSIS_API const char *mitosis_output_help(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].help : NULL; }
+MITOSIS_API int mitosis_output_is_dir(int i) { return i >= 0 && i < MT_N_OUTPUTS ? MT_OUTPUTS[i].files != NULL : -1; }
+
 MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, const char *path,
                                      mitosis_error *err) {
     mt_error e = {0};
@@ -538,12 +481,13 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
     mt_sim_outputs o;
     mt_sim_outputs_init(&o);
     if (!path || !*path) return fail_out(err, (mt_fail(&e, MT_EINVAL, "mitosis_result_write needs a path"), &e));
-    if (what && !strcmp(what, "timeline")) o.timeline = path;
-    else if (what && !strcmp(what, "html")) o.html = path;
-    else if (what && !strcmp(what, "csv")) o.csv_dir = path;
-    else
-        return fail_out(err, (mt_fail(&e, MT_EINVAL, "write \"timeline\", \"html\" or \"csv\" (got '%s')",
-                                      what ? what : ""), &e));
+    const mt_output *d = mt_output_find(what);
+    if (!d) {
+        char names[256];
+        return fail_out(err, (mt_fail(&e, MT_EINVAL, "write %s (got '%s')", mt_output_names(0, NULL, names,
+                                      sizeof names), what ? what : ""), &e));
+    }
+    mt_sim_output_set(&o, d, path);
     mitosis_result *again = calloc(1, sizeof *again);
     if (!again) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
     mt_status st = simulate(again, r->s.t, &r->s.cfg, &o, &e);
@@ -555,13 +499,13 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
 
 struct mitosis_comparison {
     run_state s;
-    mt_comparison cmp;
+    mt_job_result res;
     char *json;
 };
 
 MITOSIS_API void mitosis_comparison_free(mitosis_comparison *c) {
     if (!c) return;
-    mt_comparison_free(&c->cmp);
+    mt_job_result_free(&c->res);
     run_close(&c->s);
     free(c->json);
     free(c);
@@ -574,12 +518,10 @@ MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c,
     *out = NULL;
     mitosis_comparison *x = calloc(1, sizeof *x);
     if (!x) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
-    pthread_mutex_lock(&LOCK);
-    mt_status st = run_open(&x->s, t, c, CMD_COMPARE, &e);
-    if (st == MT_OK) st = mt_run_compare(&x->s.rc, &x->s.in, &x->s.cc, &x->cmp, &e);
-    pthread_mutex_unlock(&LOCK);
+    mt_status st = run_open(&x->s, t, c, MT_JOB_COMPARE, &e);
+    if (st == MT_OK) st = run_job(&x->s, NULL, &x->res, &e);
     if (st == MT_OK) {
-        json_t *j = mt_comparison_json(&x->cmp);
+        json_t *j = mt_comparison_json(&x->res.cmp);
         char *s = j ? mt_jw_dumps(j) : NULL;
         json_decref(j);
         size_t n = s ? strlen(s) : 0;
@@ -599,10 +541,10 @@ MITOSIS_API int mitosis_compare(const mitosis_trace *t, const mitosis_config *c,
 }
 
 MITOSIS_API const char *mitosis_comparison_json(const mitosis_comparison *c) { return c ? c->json : NULL; }
-MITOSIS_API int mitosis_comparison_rows(const mitosis_comparison *c) { return c ? c->cmp.n : -1; }
+MITOSIS_API int mitosis_comparison_rows(const mitosis_comparison *c) { return c ? c->res.cmp.n : -1; }
 
 static const mt_cmp_row *row(const mitosis_comparison *c, int i) {
-    return c && i >= 0 && i < c->cmp.n ? &c->cmp.rows[i] : NULL;
+    return c && i >= 0 && i < c->res.cmp.n ? &c->res.cmp.rows[i] : NULL;
 }
 
 MITOSIS_API const char *mitosis_comparison_label(const mitosis_comparison *c, int i) {
@@ -615,7 +557,7 @@ MITOSIS_API double mitosis_comparison_mem_bytes(const mitosis_comparison *c, int
     return !c ? NAN : row(c, i) && row(c, i)->ran ? row(c, i)->mem_bytes : 0;
 }
 MITOSIS_API int mitosis_comparison_ran(const mitosis_comparison *c, int i) { return row(c, i) && row(c, i)->ran; }
-MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c ? c->cmp.best : -1; }
+MITOSIS_API int mitosis_comparison_best(const mitosis_comparison *c) { return c ? c->res.cmp.best : -1; }
 
 MITOSIS_API int mitosis_topology_fill(const char *spec, int gpus, int gpus_per_node, char **out, mitosis_error *err) {
     mt_error e = {0};
@@ -646,7 +588,7 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
     mt_cluster c;
     mt_cluster_result r;
     memset(&r, 0, sizeof r);
-    pthread_mutex_lock(&LOCK);
+    int held = mt_job_lock(NULL); /* a cluster holds igraph's lock throughout (run/job.h) */
     mt_status st = mt_cluster_load(file, &net, 0, &c, &e);
     if (st == MT_OK) {
         st = mt_cluster_place(&c, placement, &e);
@@ -661,6 +603,6 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
         mt_cluster_result_free(&r);
         mt_cluster_free(&c);
     }
-    pthread_mutex_unlock(&LOCK);
+    mt_job_unlock(held);
     return st == MT_OK ? ok_out(err) : fail_out(err, &e);
 }

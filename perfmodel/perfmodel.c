@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extrapolate/program.h"
+#include "tracer/optime.h"
 #include "util/outpath.h"
 #include "util/fileio.h"
 

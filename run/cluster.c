@@ -90,34 +90,24 @@ static int32_t node_size(const char *spec) {
     return 8;
 }
 
-static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err) {
-    mt_cluster_job *j = &c->jobs[idx];
-    j->in_from = j->run_from = -1;
+/* The job's keys are the file's: name, trace, args, placement, start_ms, steps. */
+static mt_status job_keys(const mt_cluster *c, json_t *jj, int32_t idx, mt_error *err) {
+    static const char *const KEYS[] = {"name", "trace", "args", "placement", "start_ms", "steps", NULL};
     const char *key;
     json_t *v;
     json_object_foreach(jj, key, v) {
-        static const char *const KEYS[] = {"name", "trace", "args", "placement", "start_ms", "steps", NULL};
         int ok = 0;
         for (int k = 0; KEYS[k]; k++) ok |= !strcmp(key, KEYS[k]);
         if (!ok)
             return mt_fail(err, MT_EINVAL, "%s: jobs[%d] has an unknown key '%s' (name, trace, args, placement, "
                            "start_ms, steps)", c->file, (int)idx, key);
     }
-    json_t *nm = json_object_get(jj, "name");
-    if (nm && !json_is_string(nm)) return mt_fail(err, MT_EINVAL, "%s: jobs[%d].name must be a string", c->file, (int)idx);
-    snprintf(j->name, sizeof j->name, "%s", nm ? json_string_value(nm) : "");
-    if (!j->name[0]) snprintf(j->name, sizeof j->name, "job%d", (int)idx);
-    for (int32_t k = 0; k < idx; k++)
-        if (!strcmp(c->jobs[k].name, j->name))
-            return mt_fail(err, MT_EINVAL, "%s: two jobs are named '%s' (names must differ)", c->file, j->name);
-    json_t *tr = json_object_get(jj, "trace");
-    if (!json_is_string(tr))
-        return mt_fail(err, MT_EINVAL, "%s: job %s has no \"trace\" (a trace folder, as simulate takes)", c->file,
-                       j->name);
-    if (!(j->trace = resolve_path(c->file, json_string_value(tr))))
-        return mt_fail(err, MT_ENOMEM, "out of memory reading %s", c->file);
-    json_t *pl = json_object_get(jj, "placement");
-    if (pl && json_is_array(pl)) { /* [0, 1, 2] -> "0,1,2" */
+    return MT_OK;
+}
+
+/* "placement": a policy name, or a list of GPUs [0, 1, 2] kept as "0,1,2". */
+static mt_status job_placement(const mt_cluster *c, mt_cluster_job *j, json_t *pl, mt_error *err) {
+    if (pl && json_is_array(pl)) {
         size_t n = json_array_size(pl), i;
         char *s = calloc(n * 12 + 1, 1);
         if (!s) return mt_fail(err, MT_ENOMEM, "out of memory reading %s", c->file);
@@ -137,6 +127,26 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
         return mt_fail(err, MT_EINVAL, "%s: job %s: placement must be a policy name or a list of GPUs", c->file,
                        j->name);
     }
+    return MT_OK;
+}
+
+/* The file's description of job idx: its name, trace, placement, start, steps and args. */
+static mt_status job_schema(const mt_cluster *c, mt_cluster_job *j, json_t *jj, int32_t idx, mt_error *err) {
+    MT_CHECK(job_keys(c, jj, idx, err));
+    json_t *nm = json_object_get(jj, "name");
+    if (nm && !json_is_string(nm)) return mt_fail(err, MT_EINVAL, "%s: jobs[%d].name must be a string", c->file, (int)idx);
+    snprintf(j->name, sizeof j->name, "%s", nm ? json_string_value(nm) : "");
+    if (!j->name[0]) snprintf(j->name, sizeof j->name, "job%d", (int)idx);
+    for (int32_t k = 0; k < idx; k++)
+        if (!strcmp(c->jobs[k].name, j->name))
+            return mt_fail(err, MT_EINVAL, "%s: two jobs are named '%s' (names must differ)", c->file, j->name);
+    json_t *tr = json_object_get(jj, "trace");
+    if (!json_is_string(tr))
+        return mt_fail(err, MT_EINVAL, "%s: job %s has no \"trace\" (a trace folder, as simulate takes)", c->file,
+                       j->name);
+    if (!(j->trace = resolve_path(c->file, json_string_value(tr))))
+        return mt_fail(err, MT_ENOMEM, "out of memory reading %s", c->file);
+    MT_CHECK(job_placement(c, j, json_object_get(jj, "placement"), err));
     json_t *st = json_object_get(jj, "start_ms"), *sp = json_object_get(jj, "steps");
     if (st && (!json_is_number(st) || json_number_value(st) < 0 || json_number_value(st) > 1e9))
         return mt_fail(err, MT_EINVAL, "%s: job %s: start_ms must be a number of milliseconds from 0 to 1e9", c->file,
@@ -147,81 +157,116 @@ static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err)
     j->steps = sp ? (int32_t)json_integer_value(sp) : 0;
     char what[96];
     snprintf(what, sizeof what, "job %s's args", j->name);
-    MT_CHECK(take_args(c->file, what, json_object_get(jj, "args"), &j->argv, &j->argc, err));
-    /* its configuration, from simulate's tables */
-    MT_CHECK(mt_run_config_init(&j->cfg, err));
-    j->cfg.gpus_per_node = c->gpn;
-    mt_flag_seen seen;
-    memset(&seen, 0, sizeof seen);
+    return take_args(c->file, what, json_object_get(jj, "args"), &j->argv, &j->argc, err);
+}
+
+/* Its configuration through the front door (run/job.h), from simulate's tables; what a cluster job
+ * cannot take refused. */
+static mt_status job_parse(const mt_cluster *c, mt_cluster_job *j, mt_error *err) {
+    MT_CHECK(mt_job_open(&j->job, MT_JOB_CLUSTER, err));
+    mt_run_config *cfg = &j->job.rc;
+    cfg->gpus_per_node = c->gpn;
     char cmd[96];
     snprintf(cmd, sizeof cmd, "cluster job %s", j->name);
-    if (mt_run_flags_parse(j->argc, j->argv, cmd, &j->cfg, NULL, 0, &seen, err) != MT_OK)
+    if (mt_job_parse(&j->job, j->argc, j->argv, cmd, NULL, 0, 0, err) != MT_OK)
         return mt_error_prefix(err, "%s: job %s", c->file, j->name);
-    for (int32_t k = 0; k < seen.n; k++)
-        if (is_net_flag(seen.flag[k]))
+    const mt_flag_seen *seen = &j->job.seen;
+    for (int32_t k = 0; k < seen->n; k++)
+        if (is_net_flag(seen->flag[k]))
             return mt_fail(err, MT_EINVAL, "%s: job %s: %s belongs to the cluster's fabric (the file's \"topology\" "
-                           "and \"network\"), not to a job", c->file, j->name, seen.flag[k]->name);
-    if (seen.help) return mt_fail(err, MT_EINVAL, "%s: job %s: --help is not a job flag", c->file, j->name);
-    if (j->cfg.n_paths > 0)
+                           "and \"network\"), not to a job", c->file, j->name, seen->flag[k]->name);
+    if (seen->help) return mt_fail(err, MT_EINVAL, "%s: job %s: --help is not a job flag", c->file, j->name);
+    if (cfg->n_paths > 0)
         return mt_fail(err, MT_EINVAL, "%s: job %s: its args name a trace ('%s'); give it as \"trace\"", c->file,
-                       j->name, j->cfg.paths[0]);
-    if (mt_whatif_perturbs(&j->cfg))
+                       j->name, cfg->paths[0]);
+    if (mt_whatif_perturbs(cfg))
         return mt_fail(err, MT_EINVAL, "%s: job %s: what-if flags are not modelled in a cluster run (simulate the job "
                        "alone for them)", c->file, j->name);
-    if (j->cfg.dry_run) return mt_fail(err, MT_EINVAL, "%s: job %s: --dry-run is not a job flag", c->file, j->name);
-    MT_CHECK(mt_run_config_add_path(&j->cfg, j->trace, err));
-    /* jobs with the same trace and the same flags outside the plan share the loaded trace (and with
-     * the same plan flags too, the program): 1,000 jobs of one model load it once */
+    if (cfg->dry_run) return mt_fail(err, MT_EINVAL, "%s: job %s: --dry-run is not a job flag", c->file, j->name);
+    return mt_run_config_add_path(cfg, j->trace, err);
+}
+
+/* Appends "\x1fNAME=VALUE" (or s alone when name is NULL) to key, which has room (sized by job_cache_keys). */
+static void key_add(char *key, size_t *len, const char *name, const char *value) {
+    size_t n = name ? strlen(name) : 0, v = value ? strlen(value) : 0;
+    char *p = key + *len;
+    if (name) *p++ = '\x1f';
+    memcpy(p, name ? name : value, name ? n : v);
+    p += name ? n : v;
+    if (name) {
+        *p++ = '=';
+        memcpy(p, value ? value : "", v);
+        p += v;
+    }
+    *p = '\0';
+    *len = (size_t)(p - key);
+}
+
+/* What decides sharing: the trace and the flags outside the plan (in_key); the steps and the plan
+ * flags (run_key). */
+static mt_status job_cache_keys(const mt_cluster *c, mt_cluster_job *j, mt_error *err) {
+    const mt_flag_seen *seen = &j->job.seen;
     size_t kl = strlen(j->trace) + 2;
-    for (int32_t k = 0; k < seen.n; k++)
-        kl += strlen(seen.flag[k]->name) + (seen.value[k] ? strlen(seen.value[k]) : 0) + 2;
+    for (int32_t k = 0; k < seen->n; k++)
+        kl += strlen(seen->flag[k]->name) + (seen->value[k] ? strlen(seen->value[k]) : 0) + 2;
     j->in_key = calloc(kl, 1);
     j->run_key = calloc(kl + strlen(j->trace) + 64, 1);
     if (!j->in_key || !j->run_key) return mt_fail(err, MT_ENOMEM, "out of memory reading %s", c->file);
-    strcat(j->in_key, j->trace);
+    size_t in_len = 0, run_len = 0;
+    key_add(j->in_key, &in_len, NULL, j->trace);
     char steps[48];
     snprintf(steps, sizeof steps, "\x1f%d", (int)j->steps);
-    strcat(j->run_key, steps);
-    for (int32_t k = 0; k < seen.n; k++) {
-        const mt_flag *f = seen.flag[k];
+    key_add(j->run_key, &run_len, NULL, steps);
+    for (int32_t k = 0; k < seen->n; k++) {
+        const mt_flag *f = seen->flag[k];
         int plan = f >= MT_RUN_PLAN_FLAGS.flags && f < MT_RUN_PLAN_FLAGS.flags + MT_RUN_PLAN_FLAGS.n;
-        char *to = plan ? j->run_key : j->in_key;
-        strcat(to, "\x1f");
-        strcat(to, f->name);
-        strcat(to, "=");
-        if (seen.value[k]) strcat(to, seen.value[k]);
+        key_add(plan ? j->run_key : j->in_key, plan ? &run_len : &in_len, f->name, seen->value[k]);
     }
+    return MT_OK;
+}
+
+/* An earlier job with the same in_key lends its input (and, with the same run_key, its program);
+ * else the job loads its own. Then its program is built. */
+static mt_status job_input_and_program(mt_cluster *c, mt_cluster_job *j, int32_t idx, mt_error *err) {
     j->in_from = j->run_from = -1;
     for (int32_t k = 0; k < idx && j->in_from < 0; k++)
         if (!strcmp(c->jobs[k].in_key, j->in_key)) j->in_from = c->jobs[k].in_from >= 0 ? c->jobs[k].in_from : k;
+    mt_status st;
     if (j->in_from >= 0) {
-        const mt_cluster_job *o = &c->jobs[j->in_from];
         for (int32_t k = j->in_from; k < idx && j->run_from < 0; k++)
             if (c->jobs[k].in_from == j->in_from || k == j->in_from)
                 if (!strcmp(c->jobs[k].run_key, j->run_key))
                     j->run_from = c->jobs[k].run_from >= 0 ? c->jobs[k].run_from : k;
-        j->in = o->in; /* borrowed; its calibration and device rules too */
-        j->cfg.pm = o->cfg.pm;
-        j->cfg.host_scale = o->cfg.host_scale;
-        j->cfg.op_scale = o->cfg.op_scale;
-        if (j->run_from >= 0) {
+        /* its input borrowed, with its calibration and device rules */
+        st = mt_job_share(&j->job, &c->jobs[j->in_from].job, err);
+        if (st == MT_OK && j->run_from >= 0) { /* the same program too */
             j->n = c->jobs[j->run_from].n;
             return MT_OK;
         }
-    } else if (mt_run_input_open(&j->cfg, &j->in, err) != MT_OK) {
-        return mt_error_prefix(err, "%s: job %s", c->file, j->name);
+    } else {
+        st = mt_job_load(&j->job, NULL, err);
     }
-    if (mt_run_check_gpus(&j->cfg, j->in.t, err) != MT_OK)
-        return mt_error_prefix(err, "%s: job %s", c->file, j->name);
-    mt_simrun_cfg sc = mt_simrun_cfg_of(&j->cfg, 0);
+    if (st != MT_OK) return mt_error_prefix(err, "%s: job %s", c->file, j->name);
+    mt_simrun_cfg sc = mt_simrun_cfg_of(&j->job.rc, 0);
     sc.sim.no_fold = "a cluster job";
-    sc.sim.steps = j->steps > 0 ? j->steps : j->cfg.steps > 0 ? j->cfg.steps : 1;
+    sc.sim.steps = j->steps > 0 ? j->steps : j->job.rc.steps > 0 ? j->job.rc.steps : 1;
     if (sc.plan.algo == MT_ALGO_AUTO) /* NCCL's tuner would need the nodes the placement gives each group */
         sc.plan.algo = MT_ALGO_RING;
-    if (mt_simrun_build_program(j->in.t, j->in.pm, &sc, &j->run, err) != MT_OK)
+    if (mt_simrun_build_program(j->job.in.t, j->job.in.pm, &sc, &j->run, err) != MT_OK)
         return mt_error_prefix(err, "%s: job %s", c->file, j->name);
     j->n = j->run.plan.gpus;
     return MT_OK;
+}
+
+static mt_status load_job(mt_cluster *c, json_t *jj, int32_t idx, mt_error *err) {
+    mt_cluster_job *j = &c->jobs[idx];
+    j->in_from = j->run_from = -1;
+    MT_CHECK(job_schema(c, j, jj, idx, err));
+    MT_CHECK(job_parse(c, j, err));
+    /* jobs with the same trace and the same flags outside the plan share the loaded trace (and with
+     * the same plan flags too, the program): 1,000 jobs of one model load it once */
+    MT_CHECK(job_cache_keys(c, j, err));
+    return job_input_and_program(c, j, idx, err);
 }
 
 mt_status mt_cluster_check_outputs(const mt_cluster *c, const mt_out_spec *outs, int n, mt_error *err) {
@@ -229,7 +274,7 @@ mt_status mt_cluster_check_outputs(const mt_cluster *c, const mt_out_spec *outs,
     mt_out_inputs_init(&s);
     mt_out_inputs_add(&s, c->file, MT_OUT_FILE);
     mt_out_inputs_add(&s, c->topology, MT_OUT_FILE); /* a topology file beside the job file */
-    for (int32_t k = 0; k < c->n_jobs; k++) mt_run_inputs_add(&c->jobs[k].cfg, &s);
+    for (int32_t k = 0; k < c->n_jobs; k++) mt_run_inputs_add(&c->jobs[k].job.rc, &s);
     mt_status rc = mt_out_check_all(&s, outs, n, err);
     mt_out_inputs_free(&s);
     return rc;
@@ -366,10 +411,9 @@ void mt_cluster_free(mt_cluster *c) {
     for (int32_t k = 0; c->jobs && k < c->n_jobs; k++) {
         mt_cluster_job *j = &c->jobs[k];
         if (j->run_from < 0) mt_simrun_free(&j->run);
-        if (j->in_from < 0) mt_run_input_close(&j->in);
+        mt_job_close(&j->job); /* a borrowed input is the lender's */
         free(j->in_key);
         free(j->run_key);
-        if (j->argv) mt_run_config_free(&j->cfg);
         free_args(j->argv, j->argc);
         free(j->trace);
         free(j->placement);

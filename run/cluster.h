@@ -28,7 +28,7 @@
 
 #include "netmodels/netcfg.h"
 #include "run/config.h"
-#include "run/input.h"
+#include "run/job.h"
 #include "report/clusterrep.h"
 #include "run/simrun.h"
 #include "sim/simulate.h"
@@ -41,8 +41,8 @@ typedef struct mt_cluster_job {
     char *placement;          /* policy or list */
     double start_ms;
     int32_t steps;
-    mt_run_config cfg;
-    mt_run_input in;          /* owned unless in_from >= 0 */
+    mt_job job;               /* its configuration and input (run/job.h); the input owned unless
+                               * in_from >= 0 */
     mt_simrun run;            /* program (and host model) only: mt_simrun_build_program; owned
                                * unless run_from >= 0 */
     int32_t in_from, run_from; /* an earlier job with the same trace and operator-time flags whose

@@ -3,8 +3,9 @@
  * run/: the trace, the plan, the network, the operator-time and host models, calibration, the
  * what-if scenario.
  *
- * Front-ends fill it field by field (cli/ through its flag tables, which write into this struct
- * by offset); nothing here parses text. Sizes left at 0 are "not given" and resolved per run
+ * Front-ends fill it through the run flag tables (run/flags.h, entries writing into this struct
+ * by offset), parsed by run/job.h for the CLI, the web API, the C library and cluster jobs alike;
+ * nothing here parses text. Sizes left at 0 are "not given" and resolved per run
  * (mt_run_plan, then mt_plan_resolve, once per run). Invariant: after mt_run_config_init every
  * field holds its default, and mt_run_config_free releases what the struct owns (the scenario).
  */

@@ -37,6 +37,7 @@ typedef struct outs {
     const mt_span_filter *html_draw; /* html_gpus, or the recorder's when only the HTML records */
     mt_span_filter ck_ranks;         /* the ranks --chakra writes */
     mt_span_filter kt_ranks;         /* the ranks --kineto writes */
+    const mt_simrun *run;            /* the run written */
 } outs;
 
 static void outs_init(outs *w, const mt_sim_outputs *o) {
@@ -62,12 +63,51 @@ static void outs_free(outs *w) {
     mt_recorder_destroy(&w->rec);
 }
 
-static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
+/* 1 when o writes one output only (the one being opened): its filter is then the recorder's, which
+ * records only what it shows. */
+static int alone(const mt_sim_outputs *o) {
+    int n = 0;
+    for (int k = 0; k < MT_N_OUTPUTS; k++) n += mt_sim_output_path(o, &MT_OUTPUTS[k]) != NULL;
+    return n == 1;
+}
+
+/* ---- the writers, one pair per row of MT_SIM_OUTPUTS (run/outputs.h) ----------------------- */
+
+static mt_status open_timeline(outs *w, mt_simrun *run, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    MT_CHECK(mt_out_open(&w->tf, o->timeline, "the timeline", err));
+    run->on_link = mt_recorder_link;
+    run->link_ctx = &w->rec;
+    w->tl_draw = &w->tl;
+    if (alone(o)) { /* only what the timeline shows */
+        w->rec.filter = w->tl;
+        mt_span_filter_init(&w->tl);
+        w->tl_draw = &w->rec.filter;
+    }
+    return MT_OK;
+}
+
+static mt_status write_timeline(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err) {
+    (void)sum;
+    return mt_out_close(&w->tf, mt_timeline_write(src, w->tl_draw, w->tf.f, w->o->timeline, err), err);
+}
+
+static mt_status open_csv(outs *w, mt_simrun *run, mt_error *err) {
+    (void)run;
+    return mt_out_dir_open(&w->csv, w->o->csv_dir, "csv", "CSV directory", MT_CSV_FILES, err);
+}
+
+static mt_status write_csv(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err) {
+    (void)sum;
+    return mt_out_dir_close(&w->csv, mt_csv_write_dir(src, mt_out_dir_path(&w->csv), err), err);
+}
+
+static mt_status open_html(outs *w, mt_simrun *run, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     MT_CHECK(mt_out_probe(o->html, "the HTML report", err)); /* a bad path fails before the run */
-    MT_CHECK(mt_summary_html_gpus(&w->html_gpus, gpus, err));
+    MT_CHECK(mt_summary_html_gpus(&w->html_gpus, run->plan.gpus, err));
     w->html_draw = &w->html_gpus;
-    if (!o->timeline && !o->csv_dir && !o->chakra_dir && !o->kineto_dir) { /* only what the HTML timeline shows */
+    if (alone(o)) { /* only what the HTML timeline shows */
         w->rec.filter = w->html_gpus;
         mt_span_filter_init(&w->html_gpus);
         w->html_draw = &w->rec.filter;
@@ -75,62 +115,84 @@ static mt_status open_html(outs *w, int32_t gpus, mt_error *err) {
     return MT_OK;
 }
 
+static mt_status write_html(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err) {
+    (void)src;
+    mt_html_report rep = {.title = "mitosis simulate"};
+    return mt_summary_html_write(w->o->html, &rep, sum, &w->rec, w->html_draw, err);
+}
+
 /* --chakra: the directory made, the ranks parsed; alone, the recorder keeps only those ranks. */
-static mt_status open_chakra(outs *w, int32_t gpus, mt_error *err) {
+static mt_status open_chakra(outs *w, mt_simrun *run, mt_error *err) {
     const mt_sim_outputs *o = w->o;
-    if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, gpus, err) != MT_OK)
+    if (o->chakra_ranks && mt_span_filter_ranks(&w->ck_ranks, o->chakra_ranks, run->plan.gpus, err) != MT_OK)
         return mt_error_prefix(err, "--chakra-ranks");
-    static const char *const CK[] = {"mitosis.*.et", "mitosis.*.json", MT_CKX_COMM_GROUPS, NULL};
-    MT_CHECK(mt_out_dir_open(&w->ck, o->chakra_dir, "chakra", "Chakra directory", CK, err));
-    if (!o->timeline && !o->csv_dir && !o->html && !o->kineto_dir) {
+    MT_CHECK(mt_out_dir_open(&w->ck, o->chakra_dir, "chakra", "Chakra directory", MT_OUT_CHAKRA_FILES, err));
+    if (alone(o)) {
         w->rec.filter = w->ck_ranks;
         mt_span_filter_init(&w->ck_ranks);
     }
     return MT_OK;
 }
 
-/* --kineto: as --chakra (report/kineto.h). */
-static mt_status open_kineto(outs *w, int32_t gpus, mt_error *err) {
+static mt_status write_chakra(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err) {
+    (void)sum;
     const mt_sim_outputs *o = w->o;
-    if (o->kineto_ranks && mt_span_filter_ranks(&w->kt_ranks, o->kineto_ranks, gpus, err) != MT_OK)
+    mt_ckx_src cs = {src->prog, &w->rec, w->run->plan.gpus, w->run->sim.ranks_per_node};
+    mt_ckx_stats st;
+    const mt_span_filter *keep = o->chakra_ranks ? (w->ck_ranks.keep ? &w->ck_ranks : &w->rec.filter) : NULL;
+    mt_ckx_opts co = {o->chakra_json, o->chakra_comm_only};
+    return mt_out_dir_close(&w->ck, mt_ckx_write(&cs, mt_out_dir_path(&w->ck), keep, &co, &st, err), err);
+}
+
+/* --kineto: as --chakra (report/kineto.h). */
+static mt_status open_kineto(outs *w, mt_simrun *run, mt_error *err) {
+    const mt_sim_outputs *o = w->o;
+    if (o->kineto_ranks && mt_span_filter_ranks(&w->kt_ranks, o->kineto_ranks, run->plan.gpus, err) != MT_OK)
         return mt_error_prefix(err, "--kineto-ranks");
-    static const char *const KT[] = {"mitosis_rank*.pt.trace.json", NULL};
-    MT_CHECK(mt_out_dir_open(&w->kt, o->kineto_dir, "kineto", "Kineto directory", KT, err));
-    if (!o->timeline && !o->csv_dir && !o->html && !o->chakra_dir) {
+    MT_CHECK(mt_out_dir_open(&w->kt, o->kineto_dir, "kineto", "Kineto directory", MT_OUT_KINETO_FILES, err));
+    if (alone(o)) {
         w->rec.filter = w->kt_ranks;
         mt_span_filter_init(&w->kt_ranks);
     }
     return MT_OK;
 }
 
+static mt_status write_kineto(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err) {
+    (void)sum;
+    const mt_sim_outputs *o = w->o;
+    const mt_span_filter *keep = o->kineto_ranks ? (w->kt_ranks.keep ? &w->kt_ranks : &w->rec.filter) : NULL;
+    return mt_out_dir_close(&w->kt, mt_kineto_write(src, mt_out_dir_path(&w->kt), keep, err), err);
+}
+
+static const struct {
+    mt_status (*open)(outs *w, mt_simrun *run, mt_error *err);
+    mt_status (*write)(outs *w, const mt_run_summary *sum, const mt_report_src *src, mt_error *err);
+} WRITERS[MT_N_OUTPUTS] = {
+#define WRITER_(name, ...) {open_##name, write_##name},
+    MT_SIM_OUTPUTS(WRITER_)
+#undef WRITER_
+};
+
 /* Opens what the run will write (so a bad path fails before the simulation) and hooks the
  * recorder and the progress line into run. */
 static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     const mt_sim_outputs *o = w->o;
     int32_t gpus = run->plan.gpus;
+    w->run = run;
     w->rec.max_bytes = o->max_record_bytes;
     w->tl.from = o->window_from;
     w->tl.to = o->window_to;
     if (o->timeline_gpus && mt_span_filter_ranks(&w->tl, o->timeline_gpus, gpus, err) != MT_OK)
         return mt_error_prefix(err, "--timeline-gpus");
-    if (o->csv_dir) MT_CHECK(mt_out_dir_open(&w->csv, o->csv_dir, "csv", "CSV directory", MT_CSV_FILES, err));
-    if (o->timeline) MT_CHECK(mt_out_open(&w->tf, o->timeline, "the timeline", err));
-    if (o->html) MT_CHECK(open_html(w, gpus, err));
-    if (o->chakra_dir) MT_CHECK(open_chakra(w, gpus, err));
-    if (o->kineto_dir) MT_CHECK(open_kineto(w, gpus, err));
-    if (o->timeline || o->csv_dir || o->html || o->chakra_dir || o->kineto_dir) {
+    int any = 0;
+    for (int k = 0; k < MT_N_OUTPUTS; k++)
+        if (mt_sim_output_path(o, &MT_OUTPUTS[k])) {
+            MT_CHECK(WRITERS[k].open(w, run, err));
+            any = 1;
+        }
+    if (any) {
         run->sim.on_span = mt_recorder_span;
         run->sim.span_ctx = &w->rec;
-    }
-    if (o->timeline) {
-        run->on_link = mt_recorder_link;
-        run->link_ctx = &w->rec;
-        w->tl_draw = &w->tl;
-        if (!o->csv_dir && !o->html && !o->chakra_dir && !o->kineto_dir) { /* only what the timeline shows */
-            w->rec.filter = w->tl;
-            mt_span_filter_init(&w->tl);
-            w->tl_draw = &w->rec.filter;
-        }
     }
     if (o->on_progress) { /* a caller's (mitosis serve) */
         run->sim.on_progress = o->on_progress;
@@ -143,30 +205,16 @@ static mt_status outs_open(outs *w, mt_simrun *run, mt_error *err) {
     return MT_OK;
 }
 
+/* The early writers first (they read the spans in recording order), then the others, each in the
+ * table's order. */
 static mt_status outs_write(outs *w, const mt_simulation *s, const mt_run_summary *sum, const mt_run_config *c,
                             mt_error *err) {
-    const mt_sim_outputs *o = w->o;
     const mt_simrun *run = &s->run;
     mt_report_src src = {run->prog, run->res, &w->rec, run->topo, &run->net, c->gpus_per_node};
-    if (o->chakra_dir) { /* first: the spans still in recording order */
-        mt_ckx_src cs = {run->prog, &w->rec, run->plan.gpus, run->sim.ranks_per_node};
-        mt_ckx_stats st;
-        const mt_span_filter *keep = w->o->chakra_ranks ? (w->ck_ranks.keep ? &w->ck_ranks : &w->rec.filter) : NULL;
-        mt_ckx_opts co = {o->chakra_json, o->chakra_comm_only};
-        MT_CHECK(mt_out_dir_close(&w->ck, mt_ckx_write(&cs, mt_out_dir_path(&w->ck), keep, &co, &st, err), err));
-    }
-    if (o->kineto_dir) {
-        const mt_span_filter *keep = o->kineto_ranks ? (w->kt_ranks.keep ? &w->kt_ranks : &w->rec.filter) : NULL;
-        MT_CHECK(mt_out_dir_close(&w->kt, mt_kineto_write(&src, mt_out_dir_path(&w->kt), keep, err), err));
-    }
-    if (o->timeline) {
-        MT_CHECK(mt_out_close(&w->tf, mt_timeline_write(&src, w->tl_draw, w->tf.f, o->timeline, err), err));
-    }
-    if (o->csv_dir) MT_CHECK(mt_out_dir_close(&w->csv, mt_csv_write_dir(&src, mt_out_dir_path(&w->csv), err), err));
-    if (o->html) {
-        mt_html_report rep = {.title = "mitosis simulate"};
-        MT_CHECK(mt_summary_html_write(o->html, &rep, sum, &w->rec, w->html_draw, err));
-    }
+    for (int early = 1; early >= 0; early--)
+        for (int k = 0; k < MT_N_OUTPUTS; k++)
+            if (MT_OUTPUTS[k].early == early && mt_sim_output_path(w->o, &MT_OUTPUTS[k]))
+                MT_CHECK(WRITERS[k].write(w, sum, &src, err));
     return MT_OK;
 }
 

@@ -19,24 +19,24 @@
 #include "run/config.h"
 #include "run/estimate.h"
 #include "run/input.h"
+#include "run/outputs.h"
 #include "run/simrun.h"
 #include "run/whatif.h"
 
-/* The files a simulation writes (all optional). */
+/* The files a simulation writes (all optional): a path per output of the table (run/outputs.h:
+ * timeline, csv_dir, html, chakra_dir, kineto_dir; NULL: not written), then their options. */
 typedef struct mt_sim_outputs {
-    const char *timeline;       /* Perfetto / chrome://tracing JSON */
+#define MT_OUT_FIELD_(name, field, ...) const char *field;
+    MT_SIM_OUTPUTS(MT_OUT_FIELD_)
+#undef MT_OUT_FIELD_
     const char *timeline_gpus;  /* only these GPUs in the timeline ("0-7,12"), NULL: all */
     mt_time_ps window_from;     /* only this span of simulated time in the timeline */
     mt_time_ps window_to;       /* MT_TIME_NEVER: open */
-    const char *csv_dir;        /* ops.csv, gpus.csv, layers.csv, links.csv, collectives.csv */
-    const char *html;           /* the self-contained HTML report */
     FILE *progress;             /* where a progress line goes (shown on a terminal only), NULL */
     FILE *notices;              /* where the estimate of a long run goes before it starts, NULL */
-    const char *chakra_dir;     /* the workload as Chakra ET, DIR/mitosis.RANK.et (report/chakra.h) */
     const char *chakra_ranks;   /* only these ranks ("0-7,12"), NULL: all */
     int chakra_json;            /* also DIR/mitosis.RANK.json */
     int chakra_comm_only;       /* only the communication nodes (report/chakra.h) */
-    const char *kineto_dir;     /* per rank Kineto JSON, DIR/mitosis_rankR.pt.trace.json (report/kineto.h) */
     const char *kineto_ranks;   /* only these ranks, NULL: all */
     mt_progress_fn on_progress; /* called as the simulation goes (sim/simulate.h), instead of `progress`;
                                  * NULL: none */
@@ -46,6 +46,13 @@ typedef struct mt_sim_outputs {
 } mt_sim_outputs;
 
 void mt_sim_outputs_init(mt_sim_outputs *o);
+
+/* Output d's path in o (NULL: not written), and setting it. */
+const char *mt_sim_output_path(const mt_sim_outputs *o, const mt_output *d);
+void mt_sim_output_set(mt_sim_outputs *o, const mt_output *d, const char *path);
+/* The outputs o writes, as util/outpath.h's specs (the CLI's flag names) into specs
+ * (MT_N_OUTPUTS of them); their count. */
+int mt_sim_output_specs(const mt_sim_outputs *o, mt_out_spec *specs);
 
 typedef struct mt_simulation {
     mt_simrun run;              /* the run: resolved plan, program, topology, result */

@@ -17,7 +17,7 @@ static mt_status flag_list(const json_t *options, const char *path, const char *
     if (mt_serve_opts_parse(MT_SERVE_SIMULATE, options, paths, 1, &o, err) != MT_OK)
         return mt_error_prefix(err, "cluster: %s", what);
     json_t *a = json_array();
-    for (int k = 1; k < o.argc && strcmp(o.argv[k], "--"); k++) json_array_append_new(a, json_string(o.argv[k]));
+    for (int k = 1; k < o.argv.n && strcmp(o.argv.w[k], "--"); k++) json_array_append_new(a, json_string(o.argv.w[k]));
     mt_serve_opts_free(&o);
     *out = a;
     return MT_OK;

@@ -8,6 +8,10 @@
 #include <strings.h>
 #include <sys/random.h>
 
+int mt_guard_port(const mt_guard *g) { return __atomic_load_n(&g->port, __ATOMIC_ACQUIRE); }
+
+void mt_guard_set_port(mt_guard *g, int port) { __atomic_store_n(&g->port, port, __ATOMIC_RELEASE); }
+
 mt_status mt_guard_init(mt_guard *g, const char *listen, int port, mt_error *err) {
     memset(g, 0, sizeof *g);
     snprintf(g->listen, sizeof g->listen, "%s", strcmp(listen, "localhost") ? listen : "127.0.0.1");
@@ -58,7 +62,7 @@ int mt_guard_host_ok(const mt_guard *g, const char *host) {
         port = strtol(rest + 1, &end, 10);
         if (*end) return 0;
     }
-    return port == g->port && name_ok(g, name, bracketed);
+    return port == mt_guard_port(g) && name_ok(g, name, bracketed);
 }
 
 /* "http://HOST" followed by nothing (an Origin) or by a path, query or fragment (a Referer). */
@@ -99,7 +103,7 @@ unsigned mt_guard_check(const mt_guard *g, const mt_guard_req *r, char *msg, siz
     char here[96];
     int v6 = strchr(g->listen, ':') != NULL;
     snprintf(here, sizeof here, "http://%s%s%s:%d/", v6 ? "[" : "", g->any ? (v6 ? "::1" : "127.0.0.1") : g->listen,
-             v6 ? "]" : "", g->port);
+             v6 ? "]" : "", mt_guard_port(g));
     if (!r->host || !*r->host)
         return snprintf(msg, len, "a request needs a Host header naming this server (%s)", here), 400;
     if (!mt_guard_host_ok(g, r->host))

@@ -33,7 +33,7 @@ enum { MT_GUARD_TOKEN_LEN = 32, MT_GUARD_MSG_MAX = 320 };
 typedef struct mt_guard {
     char listen[64];     /* the address listened on, as given (or 127.0.0.1 for "localhost") */
     int any;             /* it listens on every address (0.0.0.0, ::) */
-    int port;
+    int port;            /* read and set only through mt_guard_port / mt_guard_set_port (atomic) */
     char token[MT_GUARD_TOKEN_LEN + 1];
 } mt_guard;
 
@@ -48,6 +48,10 @@ typedef struct mt_guard_req {
 
 /* A fresh token (from the kernel's random source); MT_EIO when it cannot be read. */
 mt_status mt_guard_init(mt_guard *g, const char *listen, int port, mt_error *err);
+/* The port requests must name, set once the daemon has bound it (port 0: the one it chose) while
+ * its request threads already run: an atomic store and load (release / acquire). */
+int mt_guard_port(const mt_guard *g);
+void mt_guard_set_port(mt_guard *g, int port);
 /* 1 when host (a Host header's value, "name:port") names this server. */
 int mt_guard_host_ok(const mt_guard *g, const char *host);
 /* 0 when the request may go on; else its HTTP status (400, 403, 415, 421) and one line in msg. */

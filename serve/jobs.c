@@ -21,10 +21,9 @@
 #include "report/verdict.h"
 #include "run/cluster.h"
 #include "run/compare.h"
-#include "run/input.h"
+#include "run/job.h"
 #include "run/pool.h"
 #include "run/simrun.h"
-#include "run/simulate.h"
 #include "util/budget.h"
 #include "util/units.h"
 
@@ -32,22 +31,45 @@ typedef enum { QUEUED = 0, RUNNING, DONE, FAILED, CANCELLED } job_state;
 static const char *const STATE_NAMES[] = {"queued", "running", "done", "failed", "cancelled"};
 
 /* The files a run may have, by name (the only names a download may ask for); `want`: the request
- * bit that asks for it (0: always written). */
-static const struct {
-    const char *name, *type;
+ * bit that asks for it (0: always written). The two JSON files, then the output table's (run/
+ * outputs.h) that the server writes: those it always writes, then those a request asks for. */
+typedef struct file_kind {
+    char name[64];
+    const char *type;
     unsigned want;
-} FILES[] = {
-    {"result.json", "application/json", 0},
-    {"cluster.json", "application/json", 0}, /* a cluster run's job file (serve/clusterreq.h) */
-    {"report.html", "text/html; charset=utf-8", 0},
-    {"timeline.json", "application/json", MT_JOBS_WANT_TIMELINE},
-    {"csv/gpus.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/layers.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/ops.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/links.csv", "text/csv", MT_JOBS_WANT_CSV},
-    {"csv/collectives.csv", "text/csv", MT_JOBS_WANT_CSV},
-};
-enum { N_FILES = sizeof FILES / sizeof FILES[0], PATH_MAX_ = 1200 };
+} file_kind;
+enum { MAX_FILES = 32 };
+static file_kind FILES[MAX_FILES];
+static int N_FILES;
+static pthread_once_t FILES_ONCE = PTHREAD_ONCE_INIT;
+
+static void add_file(const char *dir, const char *name, const char *type, unsigned want) {
+    if (N_FILES == MAX_FILES) abort(); /* the table is the build's: caught by any test of the server */
+    file_kind *f = &FILES[N_FILES++];
+    snprintf(f->name, sizeof f->name, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+    f->type = type;
+    f->want = want;
+}
+
+static void files_init(void) {
+    add_file(NULL, "result.json", "application/json", 0);
+    add_file(NULL, "cluster.json", "application/json", 0); /* a cluster run's job file (serve/clusterreq.h) */
+    for (int always = 1; always >= 0; always--)
+        for (int k = 0; k < MT_N_OUTPUTS; k++) {
+            const mt_output *d = &MT_OUTPUTS[k];
+            if (!d->web || (strcmp(d->name, MT_JOBS_ALWAYS) == 0) != always) continue;
+            unsigned want = always ? 0 : mt_jobs_want_bit(d->name);
+            if (!d->files) add_file(NULL, d->web, d->mime, want);
+            for (int i = 0; d->files && d->files[i]; i++) add_file(d->web, d->files[i], d->mime, want);
+        }
+}
+
+unsigned mt_jobs_want_bit(const char *name) {
+    const mt_output *d = mt_output_find(name);
+    return d && d->web && strcmp(d->name, MT_JOBS_ALWAYS) ? 1u << (d - MT_OUTPUTS) : 0;
+}
+
+enum { PATH_MAX_ = 1200 };
 
 typedef struct job {
     int id;
@@ -179,45 +201,40 @@ static void add_row_verdicts(json_t *res, double mem_limit) {
 }
 
 static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
-    char tl[PATH_MAX_ + 32], csv[PATH_MAX_ + 32], html[PATH_MAX_ + 32];
-    snprintf(tl, sizeof tl, "%s/timeline.json", jb->dir);
-    snprintf(csv, sizeof csv, "%s/csv", jb->dir);
-    snprintf(html, sizeof html, "%s/report.html", jb->dir);
+    char paths[MT_N_OUTPUTS][PATH_MAX_ + 32];
     mt_sim_outputs out;
     mt_sim_outputs_init(&out);
-    int32_t g = jb->o.rc.plan.gpus;
-    if (jb->want & MT_JOBS_WANT_TIMELINE) {
-        out.timeline = tl;
-        out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
+    for (int k = 0; k < MT_N_OUTPUTS; k++) {
+        const mt_output *d = &MT_OUTPUTS[k];
+        if (!d->web || !(!strcmp(d->name, MT_JOBS_ALWAYS) || (jb->want & mt_jobs_want_bit(d->name)))) continue;
+        snprintf(paths[k], sizeof paths[k], "%s/%s", jb->dir, d->web);
+        mt_sim_output_set(&out, d, paths[k]);
     }
-    if (jb->want & MT_JOBS_WANT_CSV) out.csv_dir = csv;
-    out.html = html;
+    int32_t g = jb->o.job.rc.plan.gpus;
+    if (out.timeline) out.timeline_gpus = g > 16 ? "0-15" : NULL; /* 0: the trace's own world size, small */
     out.max_record_bytes = j->cfg.max_run_bytes;
     progress_ctx pc = {j, jb};
     out.on_progress = on_sim_progress;
     out.progress_ctx = &pc;
-    mt_run_input in = {0};
-    mt_simulation sim;
-    memset(&sim, 0, sizeof sim);
-    mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
-        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
-    if (st == MT_OK) st = mt_run_check_gpus(&jb->o.rc, in.t, err);
-    if (st == MT_OK) st = mt_run_simulate(&jb->o.rc, &in, &out, &sim, err);
+    mt_job *rj = &jb->o.job;
+    mt_job_result r = {0};
+    mt_status st = mt_job_load(rj, NULL, err);
+    if (st == MT_OK) st = mt_job_run(rj, &out, &r, err);
     if (st == MT_OK) {
-        mt_run_summary sum = mt_simulation_summary(&sim, &jb->o.rc, &in);
+        const mt_simulation *sim = &r.sim;
+        mt_run_summary sum = mt_job_summary(rj, &r);
         *res = mt_summary_json(&sum);
-        if (*res && !sim.dry) st = add_verdict(*res, &sim, &jb->o.rc, &in, err);
-        if (sim.files_cut_ps != MT_TIME_NEVER) {
+        if (*res && !sim->dry) st = add_verdict(*res, sim, &rj->rc, &rj->in, err);
+        if (sim->files_cut_ps != MT_TIME_NEVER) {
             char cap[32];
             snprintf(jb->note, sizeof jb->note, "the report's timeline%s stops at %.6g ms of simulated time: what "
                      "they record is held under %s a run (mitosis serve --max-run-bytes)",
-                     jb->want ? " and the files" : "", (double)sim.files_cut_ps / 1e9,
+                     jb->want ? " and the files" : "", (double)sim->files_cut_ps / 1e9,
                      mt_fmt_bytes(j->cfg.max_run_bytes, cap, sizeof cap));
         }
     }
-    mt_simulation_free(&sim);
-    mt_run_input_close(&in);
+    mt_job_result_free(&r);
+    mt_job_close(rj); /* the trace goes before the result is written */
     return st;
 }
 
@@ -225,19 +242,16 @@ static mt_status run_compare(mt_jobs *j, job *jb, json_t **res, mt_error *err) {
     char html[PATH_MAX_ + 32];
     snprintf(html, sizeof html, "%s/report.html", jb->dir);
     progress_ctx pc = {j, jb};
-    jb->o.cc.progress = on_progress;
-    jb->o.cc.progress_ctx = &pc;
-    mt_run_input in = {0};
-    mt_comparison cmp;
-    memset(&cmp, 0, sizeof cmp);
-    mt_status st = mt_run_input_open(&jb->o.rc, &in, err);
-    if (st == MT_OK && mt_budget_stopped(&jb->budget) == MT_BUDGET_CANCELLED)
-        st = mt_budget_check(err); /* cancelled while the trace loaded (the wall limit: after the estimate) */
-    if (st == MT_OK) st = mt_run_compare(&jb->o.rc, &in, &jb->o.cc, &cmp, err);
-    if (st == MT_OK) st = mt_compare_html(&cmp, &jb->o.rc, &in, &jb->o.cc, html, err);
-    if (st == MT_OK && (*res = mt_comparison_json(&cmp))) add_row_verdicts(*res, cmp.mem_limit);
-    mt_comparison_free(&cmp);
-    mt_run_input_close(&in);
+    mt_job *rj = &jb->o.job;
+    rj->cc.progress = on_progress;
+    rj->cc.progress_ctx = &pc;
+    mt_job_result r = {0};
+    mt_status st = mt_job_load(rj, NULL, err);
+    if (st == MT_OK) st = mt_job_run(rj, NULL, &r, err);
+    if (st == MT_OK) st = mt_compare_html(&r.cmp, &rj->rc, &rj->in, &rj->cc, html, err);
+    if (st == MT_OK && (*res = mt_comparison_json(&r.cmp))) add_row_verdicts(*res, r.cmp.mem_limit);
+    mt_job_result_free(&r);
+    mt_job_close(rj); /* the trace goes before the result is written */
     return st;
 }
 
@@ -254,7 +268,7 @@ static mt_status run_cluster(job *jb, json_t **res, mt_error *err) {
     mt_cluster c;
     mt_cluster_result r;
     mt_cluster_spans spans = {0};
-    mt_cluster_spans *sp = jb->want & MT_JOBS_WANT_TIMELINE ? &spans : NULL;
+    mt_cluster_spans *sp = jb->want & mt_jobs_want_bit("timeline") ? &spans : NULL;
     mt_status st = mt_cluster_load(file, &net, 0, &c, err);
     if (st != MT_OK) return st;
     if ((st = mt_cluster_place(&c, NULL, err)) == MT_OK && (st = mt_cluster_run(&c, sp, &r, err)) == MT_OK) {
@@ -268,7 +282,11 @@ static mt_status run_cluster(job *jb, json_t **res, mt_error *err) {
     return st;
 }
 
-static void file_path(const job *jb, int k, char *p, size_t len) { snprintf(p, len, "%s/%s", jb->dir, FILES[k].name); }
+/* File k's path in jb's folder ("" when it does not fit: nothing is found there). */
+static void file_path(const job *jb, int k, char *p, size_t len) {
+    int n = snprintf(p, len, "%s/%s", jb->dir, FILES[k].name);
+    if (n < 0 || (size_t)n >= len) *p = '\0';
+}
 
 /* Removes jb's files and folder (whatever exists). */
 static void remove_files(const job *jb) {
@@ -277,8 +295,11 @@ static void remove_files(const job *jb) {
         file_path(jb, k, p, sizeof p);
         unlink(p);
     }
-    snprintf(p, sizeof p, "%s/csv", jb->dir);
-    rmdir(p);
+    for (int k = 0; k < MT_N_OUTPUTS; k++) /* the output folders (csv/) */
+        if (MT_OUTPUTS[k].web && MT_OUTPUTS[k].files) {
+            snprintf(p, sizeof p, "%s/%s", jb->dir, MT_OUTPUTS[k].web);
+            rmdir(p);
+        }
     rmdir(jb->dir);
 }
 
@@ -336,9 +357,8 @@ static void run_job(mt_jobs *j, job *jb) {
     json_t *res = NULL;
     mt_status st = MT_OK;
     if (mkdir(jb->dir, 0700) != 0) st = mt_fail(&err, MT_EIO, "cannot create %s: %s", jb->dir, strerror(errno));
-    /* igraph's Dijkstra runs inside a --routing latency simulation: it holds the igraph lock throughout */
-    int whole = jb->o.cmd == MT_SERVE_CLUSTER || !mt_simrun_igraph_free(&jb->o.rc.net); /* a cluster: its fabric's */
-    if (whole) mt_pool_lock(NULL);
+    /* the one lock policy (run/job.h): a cluster run, or a --routing latency one, holds igraph's lock */
+    int whole = mt_job_lock(jb->o.cmd == MT_SERVE_CLUSTER ? NULL : &jb->o.job);
     mt_budget_bind(&jb->budget);
     if (st == MT_OK) st = mt_budget_check(&err); /* cancelled while waiting for the lock */
     if (st == MT_OK)
@@ -346,7 +366,7 @@ static void run_job(mt_jobs *j, job *jb) {
              : jb->o.cmd == MT_SERVE_CLUSTER ? run_cluster(jb, &res, &err)
                                              : run_simulate(j, jb, &res, &err);
     mt_budget_bind(NULL);
-    if (whole) mt_pool_unlock(NULL);
+    mt_job_unlock(whole);
     if (st == MT_OK && !res) st = mt_fail(&err, MT_ENOMEM, "out of memory");
     if (res) mt_catalog_redact_json(j->cat, res);
     char p[PATH_MAX_ + 32];
@@ -429,6 +449,7 @@ static void free_all(mt_jobs *j) {
 
 mt_status mt_jobs_new(const char *dir, const mt_catalog *cat, const mt_jobs_config *c, mt_jobs **out,
                       mt_error *err) {
+    pthread_once(&FILES_ONCE, files_init);
     mt_jobs *j = calloc(1, sizeof *j);
     int workers = c->workers > 0 ? c->workers : 1;
     if (!j || !(j->workers = calloc((size_t)workers, sizeof *j->workers))) {

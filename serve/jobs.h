@@ -12,7 +12,7 @@
  * baseline, run/compare.h mt_compare_baseline: one more one-GPU simulation) and "holdback"; each
  * compare row's "efficiency" and "holdback". Files, in the run's folder under the catalogue's
  * private folder: result.json and report.html always (a cluster run: its job file cluster.json too); timeline.json (GPUs 0-15) and the CSV tables
- * (simulate) only when the request asked for them (MT_JOBS_WANT_*). Failed: the run's one-line
+ * (simulate) only when the request asked for them (mt_jobs_want_bit). Failed: the run's one-line
  * error. Progress: compare reports plan i of n (run/compare.h's callback); simulate the tasks
  * simulated of all GPUs' programs (label "tasks simulated"; 0 while the trace loads and the run is
  * built); a queued run its place in the queue (1: next).
@@ -54,8 +54,13 @@
 #include "serve/options.h"
 #include "util/err.h"
 
-/* Optional files a request asks for ("files": ["timeline", "csv"]). */
-enum { MT_JOBS_WANT_TIMELINE = 1, MT_JOBS_WANT_CSV = 2 };
+/* The files of a run come from the output table (run/outputs.h): an output with a `web` name is
+ * written into the run's folder under it; MT_JOBS_ALWAYS of every simulate run, the others only
+ * when the request asks for them by name ("files": ["timeline", "csv"]). A request's `want` has
+ * bit mt_jobs_want_bit(name) for each. */
+#define MT_JOBS_ALWAYS "html"
+/* The bit of an optional output the server offers ("timeline"), 0 for any other name. */
+unsigned mt_jobs_want_bit(const char *name);
 
 typedef struct mt_jobs_config {
     int workers;             /* runs at once (default 2) */

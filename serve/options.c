@@ -9,17 +9,15 @@
 #include "netmodels/netcfg.h"
 #include "netmodels/topologies.h"
 #include "perfmodel/gpuspec.h"
-#include "run/flags.h"
 #include "run/placement.h"
 #include "util/units.h"
 
-enum { MAX_TABLES = 16 };
-
-static const char *const CMD_NAMES[] = {"simulate", "compare", "cluster"};
+/* The web API's commands, as the run's (run/job.h). */
+static const mt_job_cmd JOB_CMD[] = {MT_JOB_SIMULATE, MT_JOB_COMPARE, MT_JOB_CLUSTER};
 
 mt_status mt_serve_cmd_parse(const char *name, mt_serve_cmd *cmd, mt_error *err) {
-    for (int k = 0; k < 3; k++)
-        if (name && !strcmp(name, CMD_NAMES[k])) {
+    for (int k = 0; k <= MT_SERVE_CLUSTER; k++)
+        if (name && !strcmp(name, mt_job_cmd_name(JOB_CMD[k]))) {
             *cmd = (mt_serve_cmd)k;
             return MT_OK;
         }
@@ -27,27 +25,10 @@ mt_status mt_serve_cmd_parse(const char *name, mt_serve_cmd *cmd, mt_error *err)
                    name ? name : "");
 }
 
-const char *mt_serve_cmd_name(mt_serve_cmd cmd) { return CMD_NAMES[cmd <= MT_SERVE_CLUSTER ? cmd : 0]; }
+const char *mt_serve_cmd_name(mt_serve_cmd cmd) { return mt_job_cmd_name(JOB_CMD[cmd <= MT_SERVE_CLUSTER ? cmd : 0]); }
 
-/* The flag tables a command's options come from (as `mitosis CMD --help` lists them, less the
- * output flags), NULL-terminated into out. */
-static void tables(mt_serve_cmd cmd, const mt_flag_table **out) {
-    int n = 0;
-    if (cmd == MT_SERVE_COMPARE) out[n++] = &MT_RUN_COMPARE_FLAGS;
-    for (int k = 0; MT_RUN_TABLE_LIST[k]; k++) out[n++] = MT_RUN_TABLE_LIST[k];
-    n += mt_netcfg_tables(out + n);
-    out[n] = NULL;
-}
-
-static const mt_flag *find(mt_serve_cmd cmd, const char *name) {
-    const mt_flag_table *t[MAX_TABLES];
-    tables(cmd, t);
-    for (int k = 0; t[k]; k++) {
-        const mt_flag *f = mt_flag_find(t[k], name);
-        if (f) return f;
-    }
-    return NULL;
-}
+/* The run options a command takes (a cluster request's jobs: simulate's). */
+static mt_job_cmd job_cmd(mt_serve_cmd cmd) { return cmd == MT_SERVE_COMPARE ? MT_JOB_COMPARE : MT_JOB_SIMULATE; }
 
 /* Flags that take a file or a word (a topology file or a preset spec): the API takes the words. */
 static const struct {
@@ -77,11 +58,9 @@ static mt_status refuse_path(const mt_flag *f, const char *key, const char *text
 }
 
 static mt_status push(mt_serve_opts *o, const char *s, mt_error *err) {
-    if (o->argc >= MT_SERVE_OPTS_MAX_ARGS - 1)
+    if (o->argv.n >= MT_SERVE_OPTS_MAX_ARGS - 1)
         return mt_fail(err, MT_EINVAL, "too many options (at most %d values)", MT_SERVE_OPTS_MAX_ARGS / 2);
-    if (!(o->argv[o->argc] = strdup(s))) return mt_fail(err, MT_ENOMEM, "out of memory");
-    o->argc++;
-    return MT_OK;
+    return mt_job_words_push(&o->argv, s) ? mt_fail(err, MT_ENOMEM, "out of memory") : MT_OK;
 }
 
 /* One JSON value as the flag's text ("8", "300GB/s"). */
@@ -118,7 +97,7 @@ static mt_status add_option(mt_serve_opts *o, const char *key, const json_t *v, 
     if (!*key || key[0] == '-' || strlen(key) > 60)
         return mt_fail(err, MT_EINVAL, "option '%s': write option names without the leading -- (e.g. \"gpus\")", key);
     snprintf(name, sizeof name, "--%s", key);
-    const mt_flag *f = find(o->cmd, name);
+    const mt_flag *f = mt_job_find_flag(job_cmd(o->cmd), name);
     if (!f)
         return mt_fail(err, MT_EINVAL, "unknown option '%s' for %s (the API takes the run options of `mitosis %s "
                        "--help`, without the leading --)", key, mt_serve_cmd_name(o->cmd), mt_serve_cmd_name(o->cmd));
@@ -167,24 +146,17 @@ mt_status mt_serve_opts_parse(mt_serve_cmd cmd, const json_t *options, const cha
                               mt_serve_opts *o, mt_error *err) {
     memset(o, 0, sizeof *o);
     o->cmd = cmd;
-    mt_compare_config_init(&o->cc);
     mt_status st = build_argv(o, options, paths, n_paths, err);
-    if (st == MT_OK && (st = mt_run_config_init(&o->rc, err)) == MT_OK) o->rc_live = 1;
-    mt_flag_seen seen;
-    mt_flag_bind own = {&MT_RUN_COMPARE_FLAGS, &o->cc};
-    if (st == MT_OK)
-        st = mt_run_flags_parse(o->argc, o->argv, mt_serve_cmd_name(cmd), &o->rc, &own, cmd == MT_SERVE_COMPARE,
-                                &seen, err);
-    if (st == MT_OK && cmd == MT_SERVE_COMPARE) st = mt_compare_check(&o->rc, &o->cc, err);
+    if (st == MT_OK && (st = mt_job_open(&o->job, job_cmd(cmd), err)) == MT_OK) o->job_live = 1;
+    if (st == MT_OK) st = mt_job_parse(&o->job, o->argv.n, o->argv.w, mt_serve_cmd_name(cmd), NULL, 0, 0, err);
     if (st != MT_OK) mt_serve_opts_free(o);
     return st;
 }
 
 void mt_serve_opts_free(mt_serve_opts *o) {
-    if (o->rc_live) mt_run_config_free(&o->rc);
-    o->rc_live = 0;
-    for (int k = 0; k < o->argc; k++) free(o->argv[k]);
-    o->argc = 0;
+    if (o->job_live) mt_job_close(&o->job);
+    o->job_live = 0;
+    mt_job_words_free(&o->argv);
     json_decref(o->cluster);
     o->cluster = NULL;
 }
@@ -209,10 +181,10 @@ static json_t *flag_json(const mt_flag_table *t, const mt_flag *f) {
 }
 
 json_t *mt_serve_opts_json(mt_serve_cmd cmd) {
-    const mt_flag_table *t[MAX_TABLES];
-    tables(cmd, t);
+    const mt_flag_table *t[MT_JOB_TABLES_MAX];
+    int n = mt_job_tables(job_cmd(cmd), t);
     json_t *a = json_array();
-    for (int k = 0; t[k]; k++)
+    for (int k = 0; k < n; k++)
         for (int i = 0; i < t[k]->n; i++)
             if (!names_path(&t[k]->flags[i])) json_array_append_new(a, flag_json(t[k], &t[k]->flags[i]));
     return a;
@@ -229,10 +201,14 @@ json_t *mt_serve_opts_values_json(void) {
     int32_t n = 0;
     const mt_topo_preset *p = mt_topo_presets(&n);
     json_t *presets = json_array();
-    for (int32_t k = 0; k < n; k++)
-        json_array_append_new(presets, json_pack("{s:s, s:s, s:s, s:f, s:f}", "name", p[k].name, "syntax",
+    for (int32_t k = 0; k < n; k++) {
+        long v[MT_PRESET_PARAMS_MAX] = {0};
+        long box = !p[k].params[0].name && p[k].gpus ? p[k].gpus(v) : 0; /* a fixed box (dgx-h100): its GPUs */
+        json_array_append_new(presets, json_pack("{s:s, s:s, s:s, s:f, s:f, s:s?, s:o}", "name", p[k].name, "syntax",
                                                  p[k].syntax, "help", p[k].help, "link_bw_Bps", p[k].link.bw_Bps,
-                                                 "nic_bw_Bps", p[k].nic.bw_Bps));
+                                                 "nic_bw_Bps", p[k].nic.bw_Bps, "gpu", p[k].gpu, "gpus",
+                                                 box > 0 ? json_integer(box) : json_null()));
+    }
     json_t *places = json_array();
     for (int k = 0; MT_PLACEMENT_POLICIES[k]; k++)
         json_array_append_new(places, json_pack("{s:s, s:s}", "name", MT_PLACEMENT_POLICIES[k]->name, "help",

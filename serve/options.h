@@ -10,8 +10,8 @@
  * own files); an option whose value is a file or folder on the server (--model, --gpu-specs,
  * --scenario: the server opens no path a client names); a value that is not a string, number or
  * boolean (an array only for a repeatable option); `false` for a value-taking option.
- * Invariant after a successful mt_serve_opts_parse: rc and cc are filled and checked
- * (mt_compare_check for compare), and point into argv, which the struct owns.
+ * Invariant after a successful mt_serve_opts_parse: job.rc and job.cc are filled and checked
+ * (mt_job_check), and point into argv, which the struct owns.
  * Costs: O(options x flags).
  */
 #ifndef MT_SERVE_OPTIONS_H
@@ -19,8 +19,7 @@
 
 #include <jansson.h>
 
-#include "run/compare.h"
-#include "run/config.h"
+#include "run/job.h"
 #include "util/err.h"
 
 enum { MT_SERVE_OPTS_MAX_ARGS = 256 };
@@ -33,12 +32,10 @@ typedef enum { MT_SERVE_SIMULATE = 0, MT_SERVE_COMPARE, MT_SERVE_CLUSTER } mt_se
 
 typedef struct mt_serve_opts {
     mt_serve_cmd cmd;
-    char *argv[MT_SERVE_OPTS_MAX_ARGS]; /* owned copies; argv[0] is the command name */
-    int argc;
-    mt_run_config rc;
-    mt_compare_config cc;   /* compare only */
-    int rc_live;            /* rc was initialised (and must be freed) */
-    json_t *cluster;        /* cluster: the job file (serve/clusterreq.h), owned; rc and argv unused */
+    mt_job_words argv;      /* owned copies, at most MT_SERVE_OPTS_MAX_ARGS; argv.w[0] is the command name */
+    mt_job job;             /* simulate and compare: the run's front door (run/job.h), parsed and checked */
+    int job_live;           /* job was opened (and must be closed) */
+    json_t *cluster;        /* cluster: the job file (serve/clusterreq.h), owned; job and argv unused */
 } mt_serve_opts;
 
 /* "simulate", "compare" or "cluster" into *cmd; MT_EINVAL naming the value otherwise. */
@@ -56,8 +53,9 @@ void mt_serve_opts_free(mt_serve_opts *o);
 json_t *mt_serve_opts_json(mt_serve_cmd cmd);
 
 /* What the page offers as option values: {gpus: [{name, note, mem_bytes}] (the GPU table,
- * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps}] (the topology presets,
- * --topology, with their tiers' default bandwidths; nic 0: none), placements: [{name, help}] (a
+ * --target-gpu), presets: [{name, syntax, help, link_bw_Bps, nic_bw_Bps, gpu, gpus}] (the topology
+ * presets, --topology, with their tiers' default bandwidths (nic 0: none), the GPU a box's name
+ * promises and its GPU count (null: a shape of any GPU, of a size given)), placements: [{name, help}] (a
  * cluster run's placement policies, run/placement.h)}. NULL on failure. */
 json_t *mt_serve_opts_values_json(void);
 

@@ -5,13 +5,12 @@
 const $ = (id) => document.getElementById(id);
 const state = { options: null, values: null, traces: [], summary: null, history: [], polling: null, running: null };
 
-/* The cluster presets: bandwidths of the DGX boxes come from the server's topology table
- * (netmodels/presets.c); the wafer is examples/wafer_scale.sh's (84 GPUs, 8 optical ports). */
+/* The cluster presets: the DGX boxes (their GPU, GPUs per node, bandwidths) come from the server's
+ * topology table (netmodels/presets.c, GET /api/options values.presets: fromServer below); the
+ * wafer is examples/wafer_scale.sh's (84 GPUs, 8 optical ports). */
 const PRESETS = {
-  'dgx-h100': { topo: 'dgx-h100', gpu: 'H100-SXM', perNode: 8, nodes: 1,
-                help: '8 H100 GPUs per node on an NVSwitch, one 400 Gb/s network card per GPU.' },
-  'dgx-a100': { topo: 'dgx-a100', gpu: 'A100-80GB', perNode: 8, nodes: 1,
-                help: '8 A100 GPUs per node on an NVSwitch, one 200 Gb/s network card per GPU.' },
+  'dgx-h100': { topo: 'dgx-h100', nodes: 1 },
+  'dgx-a100': { topo: 'dgx-a100', nodes: 1 },
   'wafer': { photonic: true, gpu: 'A100-80GB', perNode: 84, nodes: 1, intra: 484, ports: 8, setup: '20ms',
              help: '84 A100-class GPUs on one wafer joined by optical circuits: 8 ports per GPU, 484 GB/s in all, 20 ms to set up a circuit.' },
   'custom': { custom: true, help: 'Any number of nodes: NVSwitch inside a node, one network card per GPU between nodes.' },
@@ -127,6 +126,19 @@ async function upload() {
 }
 
 /* ---- step 2: the cluster ---------------------------------------------------------------------- */
+
+/* The DGX presets filled from the server's table: "8 H100 GPUs per node on an NVSwitch, one 400 Gb/s
+ * network card per GPU." */
+function presetsFromServer() {
+  for (const x of state.values.presets || []) {
+    const p = PRESETS[x.name];
+    if (!p || p.topo !== x.name || !x.gpu || !x.gpus) continue;
+    p.gpu = x.gpu;
+    p.perNode = x.gpus;
+    p.help = x.gpus + ' ' + x.gpu.split('-')[0] + ' GPUs per node on an NVSwitch, one ' +
+      Math.round(x.nic_bw_Bps * 8 / 1e9) + ' Gb/s network card per GPU.';
+  }
+}
 
 function presetTiers(name) {
   const p = (state.values.presets || []).find((x) => x.name === name);
@@ -947,6 +959,7 @@ async function start() {
     const opts = await api('/api/options');
     state.options = opts;
     state.values = opts.values;
+    presetsFromServer();
     state.traces = await api('/api/traces');
   } catch (e) {
     $('run-why').textContent = 'Cannot reach the server: ' + e.message;

@@ -243,23 +243,19 @@ static void parser_stop(parser *p) {
 
 static const char *const REQUEST_KEYS[] = {"command", "trace", "options", "files", "cluster"};
 
-/* The optional files a run request asks for: "files": ["timeline", "csv"] (absent: none). */
-static const struct {
-    const char *name;
-    unsigned bit;
-} WANTS[] = {{"timeline", MT_JOBS_WANT_TIMELINE}, {"csv", MT_JOBS_WANT_CSV}};
-
+/* The optional files a run request asks for: "files": ["timeline", "csv"] (absent: none), the
+ * outputs the server offers (serve/jobs.h). */
 static mt_status parse_wants(const json_t *files, unsigned *want, mt_error *err) {
     *want = 0;
     if (!files) return MT_OK;
     size_t k;
     const json_t *v;
-    if (!json_is_array(files)) return mt_fail(err, MT_EINVAL, "\"files\" must be a list of \"timeline\", \"csv\"");
+    char names[128];
+    mt_output_names(1, MT_JOBS_ALWAYS, names, sizeof names);
+    if (!json_is_array(files)) return mt_fail(err, MT_EINVAL, "\"files\" must be a list of %s", names);
     json_array_foreach(files, k, v) {
-        unsigned bit = 0;
-        for (size_t w = 0; w < sizeof WANTS / sizeof *WANTS; w++)
-            if (json_is_string(v) && !strcmp(json_string_value(v), WANTS[w].name)) bit = WANTS[w].bit;
-        if (!bit) return mt_fail(err, MT_EINVAL, "\"files\": each entry is \"timeline\" or \"csv\"");
+        unsigned bit = json_is_string(v) ? mt_jobs_want_bit(json_string_value(v)) : 0;
+        if (!bit) return mt_fail(err, MT_EINVAL, "\"files\": each entry is %s", names);
         *want |= bit;
     }
     return MT_OK;
@@ -298,7 +294,7 @@ static mt_status count_plans(mt_serve *s, const char *trace_id, const mt_serve_o
     json_int_t batch = json_integer_value(json_object_get(json_object_get(entry, "summary"), "batch_size"));
     json_decref(entry);
     int32_t n = 0;
-    return mt_compare_plan_count(&o->rc, &o->cc, batch > 0 ? (int64_t)batch : 0, &n, err);
+    return mt_compare_plan_count(&o->job.rc, &o->job.cc, batch > 0 ? (int64_t)batch : 0, &n, err);
 }
 
 /* Parses and checks a run request's body (r->body) as a run would take it: *req and *o filled
@@ -320,7 +316,7 @@ static mt_status parse_run(mt_serve *s, request *r, json_t **req, mt_serve_opts 
     if (st == MT_OK && cmd == MT_SERVE_CLUSTER) { /* its traces and options are per job (serve/clusterreq.h) */
         o->cmd = cmd;
         st = mt_serve_cluster_file(s->cat, json_object_get(*req, "cluster"), &o->cluster, &r->err);
-        if (st == MT_OK && (*want & MT_JOBS_WANT_CSV))
+        if (st == MT_OK && (*want & ~mt_jobs_want_bit("timeline")))
             st = mt_fail(&r->err, MT_EINVAL, "\"files\": a cluster run writes its report and JSON (the command line "
                          "writes its CSV tables)");
         if (st != MT_OK) mt_catalog_redact(s->cat, r->err.msg, sizeof r->err.msg);
@@ -731,7 +727,7 @@ static mt_status start(mt_serve *s, const mt_serve_config *c, mt_error *err) {
                        c->listen, c->port);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : c->port;
-    s->guard.port = s->port; /* before any client can know the port */
+    mt_guard_set_port(&s->guard, s->port); /* before any client can know it; the request threads run */
     return MT_OK;
 }
 

@@ -59,10 +59,8 @@ FAMILIES = {
 }
 
 
-def _modules():
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
+def _llama_modules(torch, nn, F):
+    """Llama decoder parts (llama-tiny; the decoder of mixtral-tiny and deepseek-tiny)."""
 
     class RMSNorm(nn.Module):
         def __init__(self, dim, eps=1e-6):
@@ -132,6 +130,42 @@ def _modules():
 
         def forward(self, x):
             return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+    class DecoderLayer(nn.Module):
+        def __init__(self, d, heads, kv_heads, max_len, mlp):
+            super().__init__()
+            self.input_layernorm = RMSNorm(d)
+            self.self_attn = LlamaAttention(d, heads, kv_heads, max_len)
+            self.post_attention_layernorm = RMSNorm(d)
+            self.mlp = mlp
+
+        def forward(self, x):
+            x = x + self.self_attn(self.input_layernorm(x))
+            return x + self.mlp(self.post_attention_layernorm(x))
+
+    class Decoder(nn.Module):
+        def __init__(self, vocab, d, heads, kv_heads, max_len, mlps):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(vocab, d)
+            self.layers = nn.ModuleList(DecoderLayer(d, heads, kv_heads, max_len, m) for m in mlps)
+            self.norm = RMSNorm(d)
+            self.lm_head = nn.Linear(d, vocab, bias=False)
+
+        def forward(self, ids):
+            x = self.embed_tokens(ids)
+            for layer in self.layers:
+                x = layer(x)
+            return self.lm_head(self.norm(x))
+
+        def expert_tokens(self):
+            return [l.mlp.last_tokens for l in self.layers if hasattr(l.mlp, "last_tokens")]
+
+    return dict(RMSNorm=RMSNorm, Rotary=Rotary, LlamaAttention=LlamaAttention, SwiGLU=SwiGLU,
+                DecoderLayer=DecoderLayer, Decoder=Decoder)
+
+
+def _moe_modules(torch, nn, F, SwiGLU):
+    """The MoE layers: Mixtral (looped experts), Switch (stacked weights, bmm), DeepSeekMoE."""
 
     class MixtralExpert(nn.Module):  # HF MixtralBlockSparseTop2MLP: w1 gate, w3 up, w2 down
         def __init__(self, d, f):
@@ -232,34 +266,12 @@ def _modules():
             y = y.view(b, s, d)
             return y + self.shared_experts(identity)
 
-    class DecoderLayer(nn.Module):
-        def __init__(self, d, heads, kv_heads, max_len, mlp):
-            super().__init__()
-            self.input_layernorm = RMSNorm(d)
-            self.self_attn = LlamaAttention(d, heads, kv_heads, max_len)
-            self.post_attention_layernorm = RMSNorm(d)
-            self.mlp = mlp
+    return dict(MixtralExpert=MixtralExpert, MixtralMoE=MixtralMoE, BatchedMoE=BatchedMoE,
+                DeepseekMoE=DeepseekMoE)
 
-        def forward(self, x):
-            x = x + self.self_attn(self.input_layernorm(x))
-            return x + self.mlp(self.post_attention_layernorm(x))
 
-    class Decoder(nn.Module):
-        def __init__(self, vocab, d, heads, kv_heads, max_len, mlps):
-            super().__init__()
-            self.embed_tokens = nn.Embedding(vocab, d)
-            self.layers = nn.ModuleList(DecoderLayer(d, heads, kv_heads, max_len, m) for m in mlps)
-            self.norm = RMSNorm(d)
-            self.lm_head = nn.Linear(d, vocab, bias=False)
-
-        def forward(self, ids):
-            x = self.embed_tokens(ids)
-            for layer in self.layers:
-                x = layer(x)
-            return self.lm_head(self.norm(x))
-
-        def expert_tokens(self):
-            return [l.mlp.last_tokens for l in self.layers if hasattr(l.mlp, "last_tokens")]
+def _gpt_modules(torch, nn, F):
+    """nanoGPT blocks with a given MLP (bmm-moe-tiny, hash-moe-tiny)."""
 
     class GPTBlock(nn.Module):  # nanoGPT's Block: fused c_attn, LayerNorm, the MLP given
         def __init__(self, d, heads, max_len, mlp):
@@ -302,6 +314,12 @@ def _modules():
 
         def expert_tokens(self):
             return [b.mlp.last_tokens for b in self.h]
+
+    return dict(GPTBlock=GPTBlock, GPTMoE=GPTMoE)
+
+
+def _vit_modules(torch, nn, F):
+    """timm's ViT encoder (vit-tiny)."""
 
     class ViTAttention(nn.Module):  # timm Attention
         def __init__(self, d, heads):
@@ -349,6 +367,12 @@ def _modules():
                 x = blk(x)
             return self.head(self.norm(x)[:, 0])
 
+    return dict(ViTAttention=ViTAttention, ViTBlock=ViTBlock, ViT=ViT)
+
+
+def _hash_moe_modules(torch, nn, F, GPTMoE):
+    """Hash-layers MoE (hash-moe-tiny)."""
+
     class HashMoE(nn.Module):
         def __init__(self, d, f, experts, label):
             super().__init__()
@@ -387,6 +411,12 @@ def _modules():
         def expert_tokens(self):
             return self.gpt.expert_tokens()
 
+    return dict(HashMoE=HashMoE, HashMoEModel=HashMoEModel)
+
+
+def _torchrec_modules(torch, nn, F):
+    """TorchRec-style sparse features (torchrec-tiny)."""
+
     class EmbeddingBagCollection(nn.Module):
         """TorchRec's EmbeddingBagCollection without fbgemm: one nn.EmbeddingBag per table, looked up
         with a KeyedJaggedTensor's values and per-key offsets; the pooled vectors concatenated."""
@@ -414,8 +444,22 @@ def _modules():
         def forward(self, dense, values, lengths):
             return self.over_arch(torch.cat([self.dense_arch(dense), self.sparse_arch(values, lengths)], 1)).squeeze(1)
 
-    return dict(HashMoE=HashMoE, HashMoEModel=HashMoEModel, SwiGLU=SwiGLU, MixtralMoE=MixtralMoE, BatchedMoE=BatchedMoE, DeepseekMoE=DeepseekMoE,
-                Decoder=Decoder, GPTMoE=GPTMoE, ViT=ViT, TorchRecModel=TorchRecModel)
+    return dict(EmbeddingBagCollection=EmbeddingBagCollection, TorchRecModel=TorchRecModel)
+
+
+def _modules():
+    """Every family's classes by name (torch imported here: the package imports without it)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    m = _llama_modules(torch, nn, F)
+    m.update(_moe_modules(torch, nn, F, m["SwiGLU"]))
+    m.update(_gpt_modules(torch, nn, F))
+    m.update(_vit_modules(torch, nn, F))
+    m.update(_hash_moe_modules(torch, nn, F, m["GPTMoE"]))
+    m.update(_torchrec_modules(torch, nn, F))
+    return m
+
 
 
 def build(name, args, gen, device, dtype):

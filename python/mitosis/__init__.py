@@ -147,10 +147,14 @@ def _df(rows):
 
 class Result:
     """One simulation: .step_ms (.base_step_ms: unperturbed, with a what-if), .json (the dict `mitosis simulate --json` prints), .to_json()
-    (its text), .gpus / .layers / .stages / .links DataFrames, .warnings, .timeline(path),
-    .html(path), .csv(dir); shown in Jupyter as an HTML summary."""
+    (its text), .gpus / .layers / .stages / .links DataFrames, .warnings, and one method per output
+    of the simulate command (.timeline(path), .html(path), .csv(dir), .chakra(dir), .kineto(dir):
+    libmitosis's output table); shown in Jupyter as an HTML summary."""
+
+    _outputs_added = False
 
     def __init__(self, trace, config, handle):
+        Result._add_outputs()
         self.trace, self._config, self._h = trace, config, handle
         self._text = lib().mitosis_result_json(handle).decode()
         self.json = json.loads(self._text)
@@ -192,7 +196,7 @@ class Result:
         if self._links is None:
             import pandas as pd
             with tempfile.TemporaryDirectory(prefix="mitosis-links-") as d:
-                self.csv(d)
+                self._write("csv", d)
                 self._links = pd.read_csv(os.path.join(d, "links.csv"))
         return self._links
 
@@ -200,17 +204,22 @@ class Result:
         call(lib().mitosis_result_write, self._h, _b(what), _b(path, "the %s's path" % what))
         return path
 
-    def timeline(self, path):
-        """The step as Perfetto / chrome://tracing JSON (simulate --timeline); returns path."""
-        return self._write("timeline", path)
+    @classmethod
+    def _add_outputs(cls):
+        """One method per output of libmitosis's table (run/outputs.h: timeline, csv, html, chakra,
+        kineto...): result.NAME(path) writes what `mitosis simulate --NAME path` writes, returns path."""
+        if cls._outputs_added:
+            return
+        for i in range(lib().mitosis_outputs()):
+            name = lib().mitosis_output_name(i).decode()
 
-    def html(self, path):
-        """The self-contained HTML report (simulate --html); returns path."""
-        return self._write("html", path)
-
-    def csv(self, path):
-        """ops/gpus/layers/links/collectives.csv into folder path (simulate --csv); returns path."""
-        return self._write("csv", path)
+            def write(self, path, _name=name):
+                return self._write(_name, path)
+            write.__name__ = name
+            write.__doc__ = "%s (simulate --%s %s); returns path." % (
+                lib().mitosis_output_help(i).decode(), name, "DIR" if lib().mitosis_output_is_dir(i) else "FILE")
+            setattr(cls, name, write)
+        cls._outputs_added = True
 
     def __repr__(self):
         p = self.plan

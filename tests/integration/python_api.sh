@@ -2,7 +2,8 @@
 # The Python package (python/mitosis over libmitosis, beside the binary in the build folder) under
 # pytest: tests/python/test_api.py compares its answers and refusals with the CLI's, runs two
 # threads at once, records a model. In a sanitizer build the library needs the ASan runtime
-# loaded first: it is preloaded into python (leak reports off: they would be the interpreter's).
+# loaded first: it is preloaded into python (leak reports off: they would be the interpreter's);
+# in a ThreadSanitizer build (-DMITOSIS_TSAN=ON) the TSan runtime, a data race failing the run.
 set -u
 BIN=${1:?usage: python_api.sh /path/to/mitosis [pytest args]}
 shift
@@ -17,5 +18,9 @@ export MITOSIS_LIB=$LIB MITOSIS_BIN=$BIN MT_ROOT=$ROOT PYTHONPATH=$ROOT/python${
 ASAN=$(ldd "$LIB" | awk '/libasan/ {print $3}')
 if [ -n "$ASAN" ]; then
     export LD_PRELOAD=$ASAN MT_ASAN=1 ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-}
+fi
+TSAN=$(ldd "$LIB" | awk '/libtsan/ {print $3}')
+if [ -n "$TSAN" ]; then
+    export LD_PRELOAD=$TSAN MT_ASAN=1 TSAN_OPTIONS=halt_on_error=1:${TSAN_OPTIONS:-}
 fi
 cd "$ROOT" && exec $PY -m pytest -q -p no:cacheprovider "$ROOT/tests/python" "$@"

@@ -40,20 +40,20 @@ static void test_same_as_cli(void **state) {
     char *argv[] = {"simulate", "--gpus", "8", "--tp", "2", "--sp", "--recompute", "full", "--link-bw", "300GB/s",
                     "--slow-gpu", "1:2", "--slow-gpu", "3:1.5", "--host-scale", "0.5", "--", "some/trace"};
     int argc = (int)(sizeof argv / sizeof *argv);
-    assert_int_equal(o.argc, argc);
-    for (int k = 0; k < argc; k++) assert_string_equal(o.argv[k], argv[k]);
+    assert_int_equal(o.argv.n, argc);
+    for (int k = 0; k < argc; k++) assert_string_equal(o.argv.w[k], argv[k]);
     mt_run_config rc;
     assert_int_equal(mt_run_config_init(&rc, &err), MT_OK);
     mt_flag_seen seen;
     assert_int_equal(mt_run_flags_parse(argc, argv, "simulate", &rc, NULL, 0, &seen, &err), MT_OK);
-    assert_int_equal(o.rc.plan.gpus, 8);
-    assert_int_equal(o.rc.plan.tp, rc.plan.tp);
-    assert_int_equal(o.rc.plan.sp, 1);
-    assert_int_equal(o.rc.plan.recompute, rc.plan.recompute);
-    assert_true(o.rc.net.tp.link_bw_Bps == 300e9 && rc.net.tp.link_bw_Bps == 300e9);
-    assert_true(o.rc.host_scale == 0.5);
-    assert_int_equal(o.rc.n_paths, 1);
-    assert_string_equal(o.rc.paths[0], "some/trace");
+    assert_int_equal(o.job.rc.plan.gpus, 8);
+    assert_int_equal(o.job.rc.plan.tp, rc.plan.tp);
+    assert_int_equal(o.job.rc.plan.sp, 1);
+    assert_int_equal(o.job.rc.plan.recompute, rc.plan.recompute);
+    assert_true(o.job.rc.net.tp.link_bw_Bps == 300e9 && rc.net.tp.link_bw_Bps == 300e9);
+    assert_true(o.job.rc.host_scale == 0.5);
+    assert_int_equal(o.job.rc.n_paths, 1);
+    assert_string_equal(o.job.rc.paths[0], "some/trace");
     mt_run_config_free(&rc);
     mt_serve_opts_free(&o);
 }
@@ -64,7 +64,7 @@ static void test_compare(void **state) {
     mt_serve_opts o;
     mt_error err = {0};
     assert_int_equal(parse(MT_SERVE_COMPARE, "{\"gpus\": 4, \"plans\": \"ddp=4,dp=2:pp=2\"}", &o, &err), MT_OK);
-    assert_string_equal(o.cc.plans, "ddp=4,dp=2:pp=2");
+    assert_string_equal(o.job.cc.plans, "ddp=4,dp=2:pp=2");
     mt_serve_opts_free(&o);
     /* --plans is not a simulate option */
     assert_int_equal(parse(MT_SERVE_SIMULATE, "{\"plans\": \"ddp=4\"}", &o, &err), MT_EINVAL);
