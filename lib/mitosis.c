@@ -444,7 +444,7 @@ MITOSIS_API double mitosis_result_base_step_ms(const mitosis_result *r) {
 MITOSIS_API int mitosis_result_gpus(const mitosis_result *r) { return r ? r->res.sim.run.plan.gpus : -1; }
 MITOSIS_API int mitosis_result_dp(const mitosis_result *r) { return r ? mt_plan_shown_dp(&r->res.sim.run.plan) : -1; }
 MITOSIS_API int mitosis_result_tp(const mitosis_result *r) { return r ? mt_plan_shown_tp(&r->res.sim.run.plan) : -1; }
-MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? r->res.sim.run.plan.pp : -1; }
+MITOSIS_API int mitosis_result_pp(const mitosis_result *r) { return r ? mt_plan_shown_pp(&r->res.sim.run.plan) : -1; }
 
 MITOSIS_API double mitosis_result_gpu_mem_bytes(const mitosis_result *r, int gpu) {
     if (!r) return NAN;

@@ -32,6 +32,9 @@ while read -r gpus plan ms rest; do
     want=$("$BIN" simulate "$TRACE" --gpus "$gpus" --tp 2 --json | awk -F': ' '/^  "step_ms"/ {print $2+0}')
     [ "$(printf '%.3f' "$want")" = "$ms" ] || fail "$gpus GPUs: example $ms ms, CLI $want ms"
 done < <(grep -E '^ +[0-9]+ ' "$TMP/table")
+# A pipeline job's rank at its traced plan: the C API shows the plan as run (dp 1 x tp 1 x pp 2).
+"$EX" "$ROOT/traces/cpu-pipeline-resmlp-w2" 2 2 >"$TMP/pipe" 2>"$TMP/err" || fail "example_sweep pipeline: $(cat "$TMP/err")"
+grep -qE '^ +2 +1x1x2 ' "$TMP/pipe" || fail "pipeline rank's plan through the C API: $(cat "$TMP/pipe")"
 # A misspelt option: the CLI's message and exit code.
 "$EX" "$TRACE" 8 8 --tpp 2 >/dev/null 2>"$TMP/err"
 rc=$?
