@@ -312,36 +312,59 @@ static mt_status mb_mark(mt_bld *b, mt_emit *em, mt_task_kind kind, int dir, int
     return MT_OK;
 }
 
-mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb) {
+/* b->chunk_first / chunk_ops (build.h): each chunk's forward and backward compute ops, so that a
+ * micro-batch walks its chunk's ops only, not every op of the trace. O(ops + chunks). */
+static mt_status index_chunks(mt_bld *b) {
     const trace *t = b->t;
+    int32_t C = b->plan->pp * b->plan->vpp;
+    b->chunk_first = calloc((size_t)(2 * C + 1), sizeof *b->chunk_first);
+    b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
+    if (!b->chunk_first || !b->chunk_ops) return MT_ENOMEM;
+    for (int pass = 0; pass < 2; pass++) { /* counts, then the ops in trace order */
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            int d = o->phase == TRACE_PHASE_FORWARD ? 0 : o->phase == TRACE_PHASE_BACKWARD ? 1 : -1;
+            if (d < 0 || trace_op_is_comm(o)) continue;
+            int32_t key = d * C + mt_bld_op_chunk(b, i);
+            if (pass == 0) b->chunk_first[key + 1]++;
+            else b->chunk_ops[b->chunk_first[key]++] = i;
+        }
+        if (pass == 0)
+            for (int32_t k = 0; k < 2 * C; k++) b->chunk_first[k + 1] += b->chunk_first[k];
+        else /* each start moved to the next one's: shift back */
+            for (int32_t k = 2 * C; k > 0; k--) b->chunk_first[k] = b->chunk_first[k - 1];
+    }
+    b->chunk_first[0] = 0;
+    return MT_OK;
+}
+
+/* The compute ops of index entry `key` (index_chunks) for micro-batch mb, with the passes' hooks. */
+static mt_status walk_ops(mt_bld *b, mt_emit *em, int32_t key, int32_t mb, int last) {
+    for (int32_t j = b->chunk_first[key]; j < b->chunk_first[key + 1]; j++) {
+        int32_t i = b->chunk_ops[j];
+        EACH_PASS(b, before_op, em, i, mb, last);
+        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
+        EACH_PASS(b, after_op, em, i, mb, last);
+    }
+    return MT_OK;
+}
+
+mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb) {
     int last = mb == b->plan->micro_batches - 1;
     int32_t s = c % b->plan->pp;
     b->chunk = c;
     MT_CHECK(mb_mark(b, em, MT_TASK_MB_BEGIN, +1, c, mb));
     EACH_PASS(b, mb_begin, em, s, mb, +1, last);
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
-        EACH_PASS(b, before_op, em, i, mb, last);
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
-    }
+    MT_CHECK(walk_ops(b, em, c, mb, last));
     EACH_PASS(b, mb_end, em, s, mb, +1, last);
     return MT_OK;
 }
 
 mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb, int last) {
-    const trace *t = b->t;
     int32_t s = c % b->plan->pp;
     b->chunk = c;
     EACH_PASS(b, mb_begin, em, s, mb, -1, last);
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
-        EACH_PASS(b, before_op, em, i, mb, last);
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
-    }
+    MT_CHECK(walk_ops(b, em, b->plan->pp * b->plan->vpp + c, mb, last));
     EACH_PASS(b, mb_end, em, s, mb, -1, last);
     return mb_mark(b, em, MT_TASK_MB_END, -1, c, mb);
 }
@@ -469,6 +492,8 @@ static void bld_free(mt_bld *b) {
     free(b->unit);
     free(b->stage_of_unit);
     free(b->chunk_of_unit);
+    free(b->chunk_first);
+    free(b->chunk_ops);
     free(b->split);
     free(b->tok);
     free(b->anchor);
@@ -589,6 +614,7 @@ static mt_status build(mt_bld *b, mt_error *err) {
     }
     MT_CHECK(bwd_peaks(b));
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
+    MT_CHECK(index_chunks(b));
     for (int32_t s = 0; s < plan->pp; s++) MT_CHECK(build_stage(b, s));
     set_warning(b);
     return MT_OK;
