@@ -27,9 +27,11 @@
 #include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
 #include "extrapolate/moe.h"
+#include "extrapolate/spare.h"
 #include "extrapolate/stages.h"
 #include "extrapolate/statemem.h"
 #include "util/units.h"
+#include "util/vec.h"
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
 static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
@@ -422,9 +424,29 @@ static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
     return MT_OK;
 }
 
+/* Room for stage s's tasks and items before its micro-batches are emitted: its chunks' compute ops
+ * x M, half as much again (recomputation, optimizer and other ops), and per (chunk, micro-batch) a
+ * few pipeline and collective tasks. Growing the arrays by doubling from 16 copied a pipelined
+ * plan's millions of tasks several times over (most of a 1,024-GPU plan search's build time);
+ * reserved pages never touched cost no memory. A failed reservation only leaves the growth to
+ * the appends, which report it. */
+static void reserve_stage(mt_bld *b, mt_emit *em, int32_t s) {
+    const mt_plan *pl = b->plan;
+    int32_t P = pl->pp, C = P * pl->vpp;
+    int64_t ops = 0, M = pl->micro_batches > 0 ? pl->micro_batches : 1;
+    for (int32_t c = s; c < C; c += P)
+        ops += (b->chunk_first[c + 1] - b->chunk_first[c]) + (b->chunk_first[C + c + 1] - b->chunk_first[C + c]);
+    int64_t items = ops * M * 3 / 2 + 256, extra = M * pl->vpp * 8 + 256;
+    if (!em->sp->items) em->sp->items = mt_spare_take((size_t)items * sizeof(mt_item), &em->cap_items, sizeof(mt_item));
+    if (!em->sp->tasks) em->sp->tasks = mt_spare_take((size_t)(b->one_op_per_task ? items + extra : extra) * sizeof(mt_task), &em->cap_tasks, sizeof(mt_task));
+    (void)mt_vec_reserve(&em->sp->items, &em->cap_items, items);
+    (void)mt_vec_reserve(&em->sp->tasks, &em->cap_tasks, b->one_op_per_task ? items + extra : extra);
+}
+
 static mt_status build_stage(mt_bld *b, int32_t s) {
     mt_stage_program *sp = &b->p->stages[s];
     mt_emit em = {sp, 0, 0};
+    reserve_stage(b, &em, s);
     EACH_PASS(b, stage_begin, &em, s);
     if (s == 0) MT_CHECK(emit_other(b, &em, s, 1));
     MT_CHECK(mt_pp_emit_stage(b, &em, s));
@@ -661,8 +683,8 @@ done:
 void mt_program_free(mt_program *p) {
     if (!p) return;
     for (int32_t s = 0; p->stages && s < p->n_stages; s++) {
-        free(p->stages[s].tasks);
-        free(p->stages[s].items);
+        mt_spare_put(p->stages[s].tasks); /* kept for the next build (spare.h) */
+        mt_spare_put(p->stages[s].items);
     }
     free(p->tp_replicated);
     free(p->stages);
