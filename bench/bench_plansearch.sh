@@ -4,8 +4,8 @@
 # not simulated, run/prune.h), on Llama-3-8B (32 blocks from the 8-block H100 trace, --blocks 32)
 # at N GPUs (default 128; issue 47's case is 1024) on multinode:nodes=N/8,gpus=8, global batch N.
 # Usage: bench/bench_plansearch.sh [path/to/mitosis] [N]   env JOBS (default 2), TOP (default 10)
-# Prints a markdown table: mode, plans listed, simulated (ranked + skipped), pruned, wall s and peak
-# RSS (/usr/bin/time, the whole process), and whether every row the pruned run kept equals the
+# Prints a markdown table: mode, plans listed, simulated (ranked + skipped), pruned, wall s, CPU s
+# (user + system: the measure on a loaded machine) and peak RSS (/usr/bin/time, the whole process), and whether every row the pruned run kept equals the
 # exhaustive run's (same numbers, same order) with the same first TOP rows.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,19 +18,19 @@ args=(compare "$here/../traces/h100-llama3-8b-8blocks-b1-bf16" --blocks 32 --gpu
       --topology "multinode:nodes=$((n / 8)),gpus=8" --batch "$n" --jobs "$jobs" --json)
 for mode in exhaustive pruned; do
   extra=(--exhaustive); [ "$mode" = pruned ] && extra=(--top "$top")
-  /usr/bin/time -f "%e %M" -o "$tmp/$mode.time" "$bin" "${args[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>/dev/null
+  /usr/bin/time -f "%e %M %U %S" -o "$tmp/$mode.time" "$bin" "${args[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>/dev/null
 done
 echo "Llama-3-8B (32 blocks) compare on $n GPUs, --jobs $jobs, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
-echo "| mode | plans | simulated | pruned | wall s | peak RSS MiB | rows = exhaustive |"
-echo "|---|---|---|---|---|---|---|"
+echo "| mode | plans | simulated | pruned | wall s | CPU s | peak RSS MiB | rows = exhaustive |"
+echo "|---|---|---|---|---|---|---|---|"
 python3 - "$tmp" "$top" <<'PY'
 import json, sys
 tmp, top = sys.argv[1], int(sys.argv[2])
 d = {m: json.load(open(f"{tmp}/{m}.json")) for m in ("exhaustive", "pruned")}
 by = {r["label"]: r for r in d["exhaustive"]["rows"]}
 for m, x in d.items():
-    wall, kb = open(f"{tmp}/{m}.time").read().split()[-2:]
+    wall, kb, us, sy = open(f"{tmp}/{m}.time").read().split()[-4:]
     pr = len(x.get("pruned", []))
     n = len(x["rows"]) + len(x["skipped"]) + pr
     same = "-"
@@ -39,5 +39,5 @@ for m, x in d.items():
         ok = all(by.get(r["label"]) == r for r in x["rows"])
         ok = ok and kept == [l for l in by if l in set(kept)] and kept[:top] == list(by)[:top]
         same = "yes" if ok else "NO"
-    print(f"| {m} | {n} | {len(x['rows']) + len(x['skipped'])} | {pr} | {float(wall):.1f} | {int(kb) / 1024:.0f} | {same} |")
+    print(f"| {m} | {n} | {len(x['rows']) + len(x['skipped'])} | {pr} | {float(wall):.1f} | {float(us) + float(sy):.1f} | {int(kb) / 1024:.0f} | {same} |")
 PY

@@ -40,6 +40,10 @@ typedef struct mt_bld {
     int32_t *stage_of_unit;        /* the pipeline stage (GPU) of a unit: its chunk mod P */
     int32_t *chunk_of_unit;        /* the model chunk of a unit, 0 .. P x V - 1 (== stage without --vpp) */
     int32_t chunk;                 /* emission: the model chunk whose micro-batch is being emitted */
+    int32_t *chunk_first;          /* emission: chunk_ops[chunk_first[d C + c] .. chunk_first[d C + c + 1])
+                                    * are the compute ops of model chunk c in trace order, d = 0
+                                    * forward, 1 backward (C = pp x vpp chunks) */
+    int32_t *chunk_ops;
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
     int32_t *tok;                  /* per op: the factor of split that divides its tokens (sequence
                                     * parallel, context parallel), 1 none: the weights it reads are

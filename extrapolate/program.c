@@ -27,9 +27,11 @@
 #include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
 #include "extrapolate/moe.h"
+#include "extrapolate/spare.h"
 #include "extrapolate/stages.h"
 #include "extrapolate/statemem.h"
 #include "util/units.h"
+#include "util/vec.h"
 
 /* ep first: its after_op flags the COMPUTE task an expert op just joined, before others append */
 static const mt_pass *const passes[] = {&mt_pass_ep, &mt_pass_emb, &mt_pass_tp, &mt_pass_cp, &mt_pass_traced, &mt_pass_dp, &mt_pass_pp,
@@ -303,36 +305,59 @@ static mt_status mb_mark(mt_bld *b, mt_emit *em, mt_task_kind kind, int dir, int
     return MT_OK;
 }
 
-mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb) {
+/* b->chunk_first / chunk_ops (build.h): each chunk's forward and backward compute ops, so that a
+ * micro-batch walks its chunk's ops only, not every op of the trace. O(ops + chunks). */
+static mt_status index_chunks(mt_bld *b) {
     const trace *t = b->t;
+    int32_t C = b->plan->pp * b->plan->vpp;
+    b->chunk_first = calloc((size_t)(2 * C + 1), sizeof *b->chunk_first);
+    b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
+    if (!b->chunk_first || !b->chunk_ops) return MT_ENOMEM;
+    for (int pass = 0; pass < 2; pass++) { /* counts, then the ops in trace order */
+        for (int32_t i = 0; i < t->n_ops; i++) {
+            const trace_op *o = &t->ops[i];
+            int d = o->phase == TRACE_PHASE_FORWARD ? 0 : o->phase == TRACE_PHASE_BACKWARD ? 1 : -1;
+            if (d < 0 || trace_op_is_comm(o)) continue;
+            int32_t key = d * C + mt_bld_op_chunk(b, i);
+            if (pass == 0) b->chunk_first[key + 1]++;
+            else b->chunk_ops[b->chunk_first[key]++] = i;
+        }
+        if (pass == 0)
+            for (int32_t k = 0; k < 2 * C; k++) b->chunk_first[k + 1] += b->chunk_first[k];
+        else /* each start moved to the next one's: shift back */
+            for (int32_t k = 2 * C; k > 0; k--) b->chunk_first[k] = b->chunk_first[k - 1];
+    }
+    b->chunk_first[0] = 0;
+    return MT_OK;
+}
+
+/* The compute ops of index entry `key` (index_chunks) for micro-batch mb, with the passes' hooks. */
+static mt_status walk_ops(mt_bld *b, mt_emit *em, int32_t key, int32_t mb, int last) {
+    for (int32_t j = b->chunk_first[key]; j < b->chunk_first[key + 1]; j++) {
+        int32_t i = b->chunk_ops[j];
+        EACH_PASS(b, before_op, em, i, mb, last);
+        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
+        EACH_PASS(b, after_op, em, i, mb, last);
+    }
+    return MT_OK;
+}
+
+mt_status mt_bld_forward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb) {
     int last = mb == b->plan->micro_batches - 1;
     int32_t s = c % b->plan->pp;
     b->chunk = c;
     MT_CHECK(mb_mark(b, em, MT_TASK_MB_BEGIN, +1, c, mb));
     EACH_PASS(b, mb_begin, em, s, mb, +1, last);
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
-        EACH_PASS(b, before_op, em, i, mb, last);
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
-    }
+    MT_CHECK(walk_ops(b, em, c, mb, last));
     EACH_PASS(b, mb_end, em, s, mb, +1, last);
     return MT_OK;
 }
 
 mt_status mt_bld_backward(mt_bld *b, mt_emit *em, int32_t c, int32_t mb, int last) {
-    const trace *t = b->t;
     int32_t s = c % b->plan->pp;
     b->chunk = c;
     EACH_PASS(b, mb_begin, em, s, mb, -1, last);
-    for (int32_t i = 0; i < t->n_ops; i++) {
-        const trace_op *o = &t->ops[i];
-        if (o->phase != TRACE_PHASE_BACKWARD || trace_op_is_comm(o) || mt_bld_op_chunk(b, i) != c) continue;
-        EACH_PASS(b, before_op, em, i, mb, last);
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
-    }
+    MT_CHECK(walk_ops(b, em, b->plan->pp * b->plan->vpp + c, mb, last));
     EACH_PASS(b, mb_end, em, s, mb, -1, last);
     return mb_mark(b, em, MT_TASK_MB_END, -1, c, mb);
 }
@@ -390,9 +415,29 @@ static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
     return MT_OK;
 }
 
+/* Room for stage s's tasks and items before its micro-batches are emitted: its chunks' compute ops
+ * x M, half as much again (recomputation, optimizer and other ops), and per (chunk, micro-batch) a
+ * few pipeline and collective tasks. Growing the arrays by doubling from 16 copied a pipelined
+ * plan's millions of tasks several times over (most of a 1,024-GPU plan search's build time);
+ * reserved pages never touched cost no memory. A failed reservation only leaves the growth to
+ * the appends, which report it. */
+static void reserve_stage(mt_bld *b, mt_emit *em, int32_t s) {
+    const mt_plan *pl = b->plan;
+    int32_t P = pl->pp, C = P * pl->vpp;
+    int64_t ops = 0, M = pl->micro_batches > 0 ? pl->micro_batches : 1;
+    for (int32_t c = s; c < C; c += P)
+        ops += (b->chunk_first[c + 1] - b->chunk_first[c]) + (b->chunk_first[C + c + 1] - b->chunk_first[C + c]);
+    int64_t items = ops * M * 3 / 2 + 256, extra = M * pl->vpp * 8 + 256;
+    if (!em->sp->items) em->sp->items = mt_spare_take((size_t)items * sizeof(mt_item), &em->cap_items, sizeof(mt_item));
+    if (!em->sp->tasks) em->sp->tasks = mt_spare_take((size_t)(b->one_op_per_task ? items + extra : extra) * sizeof(mt_task), &em->cap_tasks, sizeof(mt_task));
+    (void)mt_vec_reserve(&em->sp->items, &em->cap_items, items);
+    (void)mt_vec_reserve(&em->sp->tasks, &em->cap_tasks, b->one_op_per_task ? items + extra : extra);
+}
+
 static mt_status build_stage(mt_bld *b, int32_t s) {
     mt_stage_program *sp = &b->p->stages[s];
     mt_emit em = {sp, 0, 0};
+    reserve_stage(b, &em, s);
     EACH_PASS(b, stage_begin, &em, s);
     if (s == 0) MT_CHECK(emit_other(b, &em, s, 1));
     MT_CHECK(mt_pp_emit_stage(b, &em, s));
@@ -460,6 +505,8 @@ static void bld_free(mt_bld *b) {
     free(b->unit);
     free(b->stage_of_unit);
     free(b->chunk_of_unit);
+    free(b->chunk_first);
+    free(b->chunk_ops);
     free(b->split);
     free(b->tok);
     free(b->anchor);
@@ -580,6 +627,7 @@ static mt_status build(mt_bld *b, mt_error *err) {
     }
     MT_CHECK(bwd_peaks(b));
     for (int32_t i = 0; i < t->n_ops; i++) p->skipped_comm_ops += trace_op_is_comm(&t->ops[i]);
+    MT_CHECK(index_chunks(b));
     for (int32_t s = 0; s < plan->pp; s++) MT_CHECK(build_stage(b, s));
     set_warning(b);
     return MT_OK;
@@ -626,8 +674,8 @@ done:
 void mt_program_free(mt_program *p) {
     if (!p) return;
     for (int32_t s = 0; p->stages && s < p->n_stages; s++) {
-        free(p->stages[s].tasks);
-        free(p->stages[s].items);
+        mt_spare_put(p->stages[s].tasks); /* kept for the next build (spare.h) */
+        mt_spare_put(p->stages[s].items);
     }
     free(p->tp_replicated);
     free(p->stages);
