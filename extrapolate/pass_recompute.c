@@ -40,6 +40,7 @@
 
 #include "extrapolate/blocks.h"
 #include "extrapolate/build.h"
+#include "extrapolate/stages.h"
 #include "util/u64map.h"
 #include "util/units.h"
 
@@ -136,14 +137,17 @@ static int32_t region_of(const mt_bld *b, const mt_blocks *blk, int32_t u) {
 }
 
 /* Bytes of the forward activations (and model inputs) made before op c and read by forward ops in
- * [c, end): what a checkpoint that starts at c keeps from before it. stamp[] (per tensor) marks those counted, id. */
-static double crossing(const trace *t, int32_t c, int32_t end, int32_t *stamp, int32_t id) {
+ * [c, end): what a checkpoint that starts at c keeps from before it. stamp[] (per tensor) marks those
+ * counted, id. Tensors made from no batch data (bfree: rotary cos/sin, masks) are made once a step
+ * for every block, not kept per block: they cost nothing, so the model-level ops that make them stay
+ * out of the first block's re-run. */
+static double crossing(const trace *t, int32_t c, int32_t end, int32_t *stamp, int32_t id, const unsigned char *bfree) {
     double sum = 0;
     for (int32_t i = c; i < end; i++) {
         const trace_op *o = &t->ops[i];
         for (int32_t j = 0; is_fwd(t, i) && j < o->in_count; j++) {
             int32_t v = t->trefs[o->in_first + j].tensor;
-            if (v < 0 || v >= t->n_tensors || stamp[v] == id) continue;
+            if (v < 0 || v >= t->n_tensors || stamp[v] == id || (bfree && bfree[v])) continue;
             const trace_tensor *tt = &t->tensors[v];
             int before = tt->role == TRACE_ROLE_INPUT || (tt->role == TRACE_ROLE_ACTIVATION && tt->first_op >= 0 && tt->first_op < c);
             if (!before) continue;
@@ -169,15 +173,19 @@ static int reads_weight(const trace *t, int32_t i) {
  * block's layers begin at a norm's weight, so the norm's first ops close the layer before): from the
  * cut in that tail that the fewest bytes cross (after the residual add: the block's input alone) to
  * the block, as a framework's checkpoint wraps the block module. Without the move a region would
- * keep the residual and the normed copy of it. */
+ * keep the residual and the normed copy of it. The same cut ends each re-run block: the tail of a
+ * block's last layer (the next norm's first ops) belongs to what follows it, re-run or not. */
 static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
     const trace *t = b->t;
     int32_t *ru = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *ru);
     int32_t *stamp = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), sizeof *stamp);
+    unsigned char *bfree = mt_stages_batch_free(t); /* NULL: every tensor counts */
     for (int32_t i = 0; ru && i < t->n_ops; i++) ru[i] = b->unit[i];
-    for (int32_t j = 0, id = 0; ru && stamp && blk->found && j < blk->count; j++) {
+    for (int32_t j = 0, id = 0; ru && stamp && blk->found && j <= blk->count; j++) {
         int32_t u = blk->first + j * blk->layers, lo = -1, hi = -1, end = -1; /* the tail layer u - 1, block u.. */
-        if (u < 1 || region_of(b, blk, u) < 0 || b->chunk_of_unit[u - 1] != b->chunk_of_unit[u]) continue;
+        if (u < 1 || u >= b->n_units || (region_of(b, blk, u) < 0 && region_of(b, blk, u - 1) < 0) ||
+            b->chunk_of_unit[u - 1] != b->chunk_of_unit[u])
+            continue; /* (j == count: the last block's tail, the final norm's first ops, leaves its re-run) */
         for (int32_t i = 0; i < t->n_ops; i++) {
             if (!is_fwd(t, i) || b->unit[i] < u - 1) continue;
             if (b->unit[i] == u - 1 && (lo < 0 || reads_weight(t, i))) lo = reads_weight(t, i) ? i + 1 : i;
@@ -186,14 +194,19 @@ static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
             end = i + 1;
         }
         if (lo < 0 || hi < lo) continue;
-        int32_t best = hi;
-        double least = crossing(t, hi, end, stamp, ++id);
-        for (int32_t c = hi - 1; c >= lo; c--) {
-            double x = crossing(t, c, end, stamp, ++id);
-            if (x < least * (1 - 1e-9)) least = x, best = c;
+        /* ties: a block starts as late as it can (its input alone) and the last one ends as early,
+         * at the first cut within 1 % of the least (after the residual add: the final norm's scalar
+         * operands tip its later cuts by bytes) */
+        int32_t last = j == blk->count, best = last ? lo : hi, step = last ? 1 : -1;
+        double tie = last ? 1e-2 : 1e-9;
+        double least = crossing(t, best, end, stamp, ++id, bfree);
+        for (int32_t c = best + step; c >= lo && c <= hi; c += step) {
+            double x = crossing(t, c, end, stamp, ++id, bfree);
+            if (x < least * (1 - tie)) least = x, best = c;
         }
         for (int32_t i = best; i < hi; i++) ru[i] = u;
     }
+    free(bfree);
     free(stamp);
     return ru;
 }
