@@ -240,6 +240,11 @@ static mt_status estimate(const mt_run_config *c, const outs *w, mt_simulation *
 static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w, mt_simulation *out,
                          mt_error *err) {
     mt_simrun_cfg cfg = mt_simrun_cfg_of(c, 0);
+    if (w->o->chakra_dir && cfg.plan.algo == MT_ALGO_NCCL)
+        return mt_fail(err, MT_EINVAL, "--chakra writes each collective with its schedule, and NCCL's tuner's "
+                       "choices (protocol, efficiency) have none in Chakra: drop --algo nccl (--chakra runs rings)");
+    if (w->o->chakra_dir && cfg.plan.algo == MT_ALGO_AUTO)
+        cfg.plan.algo = MT_ALGO_RING; /* the graph's collectives as schedules its readers run (ASTRA-sim's rings) */
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
     MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));

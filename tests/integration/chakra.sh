@@ -293,4 +293,6 @@ check_bad "does not list it among its members" chakra-check "$TMP/bad/nogroups"
 echo '{"1": [0, 1]}' >"$TMP/bad/nogroups/comm_groups.json"
 "$BIN" chakra-check "$TMP/bad/nogroups" >/dev/null || fail "chakra-check of a consistent pair"
 check_bad "--chakra-ranks" simulate "$ROOT/traces/cpu-resmlp-b64" --gpus 2 --chakra "$TMP/x" --chakra-ranks 7
+# NCCL's tuner's choices have no Chakra form: --algo nccl refused; the default (auto) writes rings
+check_bad "drop --algo nccl" simulate "$ROOT/traces/h100-resmlp-b64" --gpus 2 --algo nccl --chakra "$TMP/x"
 checks_done chakra

@@ -34,7 +34,7 @@ for cmd in inspect simulate compare topo collective hop perfmodel cluster chakra
 done
 # Values: a choice list and a file name.
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --algo ''); COMP_CWORD=4; _mitosis; echo \"\${COMPREPLY[*]}\"")
-want=$("$BIN" simulate --help | tr '\n' ' ' | grep -oE 'ring, tree, direct, hier, *ringflow, *relay, *treeflow or nccl' | tr -d ',' | sed 's/ or / /; s/  */ /g')
+want=$("$BIN" simulate --help | tr '\n' ' ' | grep -oE 'ring, tree, direct, hier, *ringflow, *relay, *treeflow, *nccl or auto' | tr -d ',' | sed 's/ or / /; s/  */ /g')
 [ "$got" = "$want" ] && [ -n "$want" ] || fail "completion of --algo: '$got' (the help's choices: '$want')"
 got=$(cd "$TMP" && bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --html l); COMP_CWORD=4; _mitosis; echo \"\${COMPREPLY[*]}\"")
 [ "$got" = "log" ] || fail "completion of --html l: '$got' (want the file 'log')"

@@ -52,9 +52,10 @@ for name, tr in traces.items():
                 c.check(f"{name} N=1 {flag} 1 equals the single-GPU step",
                         rel(d["step_ms"], one["step_ms"]) < 1e-6, (d["step_ms"], one["step_ms"]))
 
-    # b. DataParallel on a switch = compute + one all-reduce of the parameter bytes
+    # b. DataParallel on a switch = compute + one all-reduce of the parameter bytes (the ring schedule
+    # `mitosis collective` runs: --algo ring, not NCCL's tuner, the default on a preset)
     ar = c.allreduce_ms(pbytes, "switch:8")
-    dp = c.sim(tr, "--gpus", 8, "--strategy", "dp", "--topology", "switch:8")
+    dp = c.sim(tr, "--gpus", 8, "--strategy", "dp", "--topology", "switch:8", "--algo", "ring")
     if dp:
         want = dp["gpus"][0]["compute_ms"] + ar
         c.check(f"{name} dp N=8 switch:8: step == compute + allreduce({pbytes:.0f} B) to 0.1%",
