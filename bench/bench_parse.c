@@ -28,9 +28,9 @@ static double json_mb(const char *path) {
 static void bench(const char *dir) {
     const char *paths[1] = {dir};
     double best = 1e30;
-    trace *keep = NULL;
+    mt_trace *keep = NULL;
     for (int r = 0; r < 5; r++) {
-        trace *t = NULL;
+        mt_trace *t = NULL;
         mt_error err = {0};
         double t0 = now_s();
         mt_status rc = mt_trace_load(paths, 1, NULL, &t, &err);

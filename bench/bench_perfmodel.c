@@ -25,10 +25,10 @@
 #include "tracer/trace.h"
 #include "util/fileio.h"
 
-static trace *load(const char *path) {
+static mt_trace *load(const char *path) {
     trace_load_opts o;
     mt_trace_load_opts_init(&o);
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error e = {0};
     const char *p[1] = {path};
     if (mt_trace_load(p, 1, &o, &t, &e) != MT_OK) {
@@ -49,7 +49,7 @@ static double meta_median_ms(const char *dir) {
 }
 
 /* Predicted serial op sum in ms; model_path: a fitted model.json or NULL. */
-static double predict_ms(const trace *t, mt_pm_kind kind, const char *model_path, double bf,
+static double predict_ms(const mt_trace *t, mt_pm_kind kind, const char *model_path, double bf,
                          char *warn, size_t wlen) {
     mt_pm_opts o;
     mt_pm_opts_init(&o);
@@ -70,7 +70,7 @@ static double predict_ms(const trace *t, mt_pm_kind kind, const char *model_path
 }
 
 /* Fits a model on traces[] (skipping NULLs) and saves it to path; 0 on success. */
-static int fit_to(trace *const *traces, int n, const char *csv, const char *path) {
+static int fit_to(mt_trace *const *traces, int n, const char *csv, const char *path) {
     mt_pm_data *d = NULL;
     mt_linmodel m;
     mt_error e = {0};
@@ -123,11 +123,11 @@ int main(int argc, char **argv) {
 
     /* VGG13 on H100: batch 512 Kineto+ET trace -> batch 128 (TrioSim CSV; 94.0 ms measured) */
     snprintf(path, sizeof path, "%s/triosim-vgg13-h100-bs512", shared);
-    trace *v512 = load(path);
+    mt_trace *v512 = load(path);
     snprintf(path, sizeof path, "%s/triosim-csv-vgg13-h100-bs128", shared);
-    trace *v128 = load(path);
+    mt_trace *v128 = load(path);
     snprintf(path, sizeof path, "%s/triosim-csv-resnet50-h100-bs128", shared);
-    trace *r50 = load(path);
+    mt_trace *r50 = load(path);
     if (v512 && v128) {
         double bf = 128.0 / 512.0, ref = (double)mt_trace_total_dev_ns(v128) / 1e6;
         double src = (double)mt_trace_total_dev_ns(v512) / 1e6;
@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
         p = predict_ms(v512, MT_PM_LINEAR, NULL, bf, warn, sizeof warn);
         row(cas, mname[M_LINEAR], p, ref, 94.0, p, &a_ops[M_LINEAR], &a_step[M_LINEAR]);
         if (warn[0]) fprintf(stderr, "vgg linear: %s\n", warn);
-        trace *fitset[2] = {v512, r50};
+        mt_trace *fitset[2] = {v512, r50};
         if (r50 && fit_to(fitset, 2, NULL, tmpl) == 0) {
             p = predict_ms(v512, MT_PM_LINEAR, tmpl, bf, warn, sizeof warn);
             row("VGG13 H100 b512→b128 (fit: VGG13 b512 + ResNet-50 b128)", mname[M_MULTI], p, ref,
@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     static const char *const models[] = {"cpu-resnet18", "cpu-gpt-tiny"};
     static const int batches[] = {4, 8, 16};
     for (size_t mi = 0; mi < 2; mi++) {
-        trace *tr[3] = {NULL, NULL, NULL};
+        mt_trace *tr[3] = {NULL, NULL, NULL};
         double med[3] = {0, 0, 0};
         char dir[3][1200];
         for (int k = 0; k < 3; k++) {
@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
                 p[M_TRIOSIM] = src * bf;
                 p[M_TRACE] = predict_ms(tr[s], MT_PM_TRACE, NULL, bf, NULL, 0);
                 p[M_LINEAR] = predict_ms(tr[s], MT_PM_LINEAR, NULL, bf, NULL, 0);
-                trace *others[3];
+                mt_trace *others[3];
                 for (int k = 0; k < 3; k++) others[k] = k == d ? NULL : tr[k];
                 p[M_MULTI] = fit_to(others, 3, NULL, tmpl) == 0
                                  ? predict_ms(tr[s], MT_PM_LINEAR, tmpl, bf, NULL, 0)

@@ -14,7 +14,7 @@ void mt_cli_warn(const char *cmd, const char *msg) {
     if (msg && *msg) fprintf(stderr, "mitosis %s: warning: %s\n", cmd, msg);
 }
 
-void mt_cli_warn_trace(const char *cmd, const trace *t) {
+void mt_cli_warn_trace(const char *cmd, const mt_trace *t) {
     char msg[512];
     if (t && mt_trace_warning(t, msg, sizeof msg)) mt_cli_warn(cmd, msg);
 }

@@ -64,7 +64,7 @@ static mt_status take_path(void *ctx, const char *arg, mt_error *err) {
 }
 
 /* The unprofiled step collect.py measured (meta.json beside the trace), 0 when there is none. */
-static double measured_ms(const char *path0, const trace *t) {
+static double measured_ms(const char *path0, const mt_trace *t) {
     char src[512];
     double v = 0;
     return mt_trace_meta_measured(path0, t, &v, src, sizeof src, NULL) == MT_OK ? v : 0;
@@ -87,7 +87,7 @@ int cmd_inspect(int argc, char **argv) {
         mt_fail(&err, MT_EINVAL, "no trace given (usage: mitosis inspect TRACE [--json]; see --help)");
         return mt_cli_fail("inspect", &err);
     }
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_progress bar; /* large files: bytes read on a terminal (stderr) */
     mt_progress_init_bytes(&bar, stderr, "reading trace");
     c.opts.on_progress = mt_progress_update;
@@ -96,9 +96,9 @@ int cmd_inspect(int argc, char **argv) {
     mt_progress_end(&bar);
     if (rc != MT_OK) return mt_cli_fail("inspect", &err);
     double measured = measured_ms(c.paths[0], t);
-    trace *traced = NULL; /* with --blocks: the loaded trace, whose pool the repeated one uses */
+    mt_trace *traced = NULL; /* with --blocks: the loaded trace, whose pool the repeated one uses */
     if (c.blocks > 0) {
-        trace *rep = NULL;
+        mt_trace *rep = NULL;
         if (mt_blocks_repeat(t, c.blocks, &rep, &err) != MT_OK) {
             mt_trace_free(t);
             return mt_cli_fail("inspect", &err);

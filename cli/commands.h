@@ -55,6 +55,6 @@ void mt_cli_print_json(json_t *j);
 /* Prints "mitosis CMD: warning: MSG" on stderr when msg is not empty. */
 void mt_cli_warn(const char *cmd, const char *msg);
 /* The trace's own warning (mt_trace_warning: GPU kernels left out), if any, as mt_cli_warn. */
-void mt_cli_warn_trace(const char *cmd, const trace *t);
+void mt_cli_warn_trace(const char *cmd, const mt_trace *t);
 
 #endif

@@ -4,7 +4,7 @@
 #include "extrapolate/acts.h"
 
 /* Every activation tensor a forward op made (the fallback without the trace's saved set). */
-static int32_t made_in_forward(const trace *t, mt_act *a) {
+static int32_t made_in_forward(const mt_trace *t, mt_act *a) {
     int32_t n = 0;
     for (int32_t x = 0; x < t->n_tensors; x++) {
         const trace_tensor *tt = &t->tensors[x];
@@ -23,7 +23,7 @@ static int by_op(const void *x, const void *y) {
     return a->op < b->op ? -1 : a->op > b->op;
 }
 
-mt_status mt_acts_of_trace(const trace *t, mt_act **out, int32_t *n) {
+mt_status mt_acts_of_trace(const mt_trace *t, mt_act **out, int32_t *n) {
     *out = NULL;
     *n = 0;
     int32_t m = 0;

@@ -28,6 +28,6 @@ typedef struct mt_act {
 
 /* *out (malloc'd, free() it; NULL when *n == 0) and *n: t's activations kept for backward.
  * MT_ENOMEM only. */
-mt_status mt_acts_of_trace(const trace *t, mt_act **out, int32_t *n);
+mt_status mt_acts_of_trace(const mt_trace *t, mt_act **out, int32_t *n);
 
 #endif

@@ -24,7 +24,7 @@ static int by_kind(const void *x, const void *y) {
     return c ? c : (a > b) - (a < b);
 }
 
-void mt_blocks_find(const trace *t, mt_blocks *out) {
+void mt_blocks_find(const mt_trace *t, mt_blocks *out) {
     memset(out, 0, sizeof *out);
     int32_t n = t->n_layers < MT_BLOCKS_MAX_LAYERS ? t->n_layers : MT_BLOCKS_MAX_LAYERS;
     /* each layer's kind as a number (alike layers, one number): one sort, then integer compares */
@@ -66,7 +66,7 @@ void mt_blocks_find(const trace *t, mt_blocks *out) {
     out->bwd_ns = b / out->count;
 }
 
-int mt_blocks_describe(const trace *t, const mt_blocks *b, char *buf, size_t len) {
+int mt_blocks_describe(const mt_trace *t, const mt_blocks *b, char *buf, size_t len) {
     (void)t;
     if (!b->found) return snprintf(buf, len, "none: no group of layers repeats");
     char pb[32];

@@ -35,10 +35,10 @@ typedef struct mt_blocks {
 } mt_blocks;
 
 /* Finds t's repeating block into *out (found 0 when none). */
-void mt_blocks_find(const trace *t, mt_blocks *out);
+void mt_blocks_find(const mt_trace *t, mt_blocks *out);
 
 /* One line: "4 blocks of 8 layers (L3-L10, L11-L18, ...): 88 ops, 3.15 MB of parameters each;
  * layers L0-L2 before, L35-L36 after" or "none: no group of layers repeats" into buf. */
-int mt_blocks_describe(const trace *t, const mt_blocks *b, char *buf, size_t len);
+int mt_blocks_describe(const mt_trace *t, const mt_blocks *b, char *buf, size_t len);
 
 #endif

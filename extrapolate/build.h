@@ -28,7 +28,7 @@ typedef struct mt_emit {           /* appends tasks and items to one stage progr
 } mt_emit;
 
 typedef struct mt_bld {
-    const trace *t;
+    const mt_trace *t;
     const mt_plan *plan;           /* resolved */
     mt_program *p;
     mt_optime_fn optime;
@@ -149,17 +149,17 @@ mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb);
 /* The tensor-parallel split of input j of forward op `op` when it is a weight: the op's split over its
  * token share (a split of tokens keeps whole weights), 1 for the bias of a row-parallel linear. */
 int32_t mt_bld_weight_split(const mt_bld *b, int32_t op, int32_t j);
-int mt_bld_tensor_role(const trace *t, const trace_tref *r);
-double mt_bld_tensor_bytes(const trace *t, int32_t tensor);
+int mt_bld_tensor_role(const mt_trace *t, const trace_tref *r);
+double mt_bld_tensor_bytes(const mt_trace *t, int32_t tensor);
 /* The 4-D shape of o's k-th input when it is an activation (or the model input), else NULL. */
-const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k);
+const int64_t *mt_bld_act4(const mt_trace *t, const trace_op *o, int32_t k);
 /* What forward op o is to attention: 1 a fused attention op (scaled_dot_product_attention, flash,
  * cuDNN; q, K, V its inputs 0..2, each [batch, heads, sequence, head_dim]), 2 a matmul of two 4-D
  * activations (eager attention's scores or context), 0 neither. O(1). */
-int mt_bld_attn_core(const trace *t, const trace_op *o);
+int mt_bld_attn_core(const mt_trace *t, const trace_op *o);
 /* Per tensor the forward op that outputs it (the last such), -1; a new array the caller frees, NULL
  * when out of memory. O(ops + trefs). */
-int32_t *mt_bld_producers(const trace *t);
+int32_t *mt_bld_producers(const mt_trace *t);
 
 /* ---- emission (emit.c) ------------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mt_hostmodel_available(const trace *t) {
+int mt_hostmodel_available(const mt_trace *t) {
     if (!t->has_device_time || t->format == TRACE_FORMAT_TRIOSIM_CSV) return 0;
     for (int32_t i = 0; i < t->n_kernels; i++)
         if (t->kernels[i].launch_ns >= 0) return 1;
@@ -42,7 +42,7 @@ static int cmp_kspan(const void *a, const void *b) {
 
 /* Median of (kernel start - launch) over kernels launched while the device was idle (every
  * earlier kernel had ended). O(K log K). */
-static int64_t launch_latency_ns(const trace *t) {
+static int64_t launch_latency_ns(const mt_trace *t) {
     size_t n_k = (size_t)(t->n_kernels > 0 ? t->n_kernels : 1);
     kspan *ks = malloc(n_k * sizeof *ks);
     int64_t *sample = malloc(n_k * sizeof *sample), n = 0;
@@ -73,7 +73,7 @@ static int64_t launch_latency_ns(const trace *t) {
  * launched a communication kernel (every call when none did: gloo, or launches the profiler
  * missed). A call without a kernel is the rest of a collective (c10d's wait: the compute stream
  * waits for the NCCL stream). Default without calls. O(calls x (syncs + the op's kernels)). */
-static int64_t coll_host_ns(const trace *t) {
+static int64_t coll_host_ns(const mt_trace *t) {
     double host = 0;
     int32_t issued = 0;
     for (int32_t i = 0; i < t->n_colls; i++) {
@@ -111,7 +111,7 @@ static int64_t work_at(const cut *c, int32_t n, int64_t lo, int64_t x) {
 }
 
 /* 1 when x lies in a cut that is a collective call (kind 1); syncs there are part of the call. */
-static int in_coll(const trace *t, int32_t c0, int32_t op, int64_t x) {
+static int in_coll(const mt_trace *t, int32_t c0, int32_t op, int64_t x) {
     for (int32_t q = c0; q < t->n_colls && t->colls[q].op == op; q++)
         if (t->colls[q].ts_ns <= x && x < t->colls[q].ts_ns + t->colls[q].dur_ns) return 1;
     return 0;
@@ -133,7 +133,7 @@ static int32_t kernel_stream(const mt_hostmodel *m, const trace_kernel *k) {
 }
 
 /* Streams with compute kernels, the busiest first (kernel time), at most MT_HOST_MAX_STREAMS. */
-static void map_streams(const trace *t, mt_hostmodel *m) {
+static void map_streams(const mt_trace *t, mt_hostmodel *m) {
     enum { SEEN = 4 * MT_HOST_MAX_STREAMS };
     int32_t id[SEEN], n = 0;
     double busy[SEEN];
@@ -161,7 +161,7 @@ static void map_streams(const trace *t, mt_hostmodel *m) {
 
 /* Each op's part of its device time per stream: the union of its compute kernels on the stream
  * over the union of all of them (kernels are sorted by start within an op). */
-static mt_status stream_shares(const trace *t, mt_hostmodel *m) {
+static mt_status stream_shares(const mt_trace *t, mt_hostmodel *m) {
     if (m->n_streams == 1) return MT_OK;
     m->share = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * (size_t)m->n_streams, sizeof *m->share);
     if (!m->share) return MT_ENOMEM;
@@ -193,7 +193,7 @@ static mt_status stream_shares(const trace *t, mt_hostmodel *m) {
  * by time, waits by record time, collective calls by (op, start)), the cuts of the op being
  * built and each stream wait's event slot (-1: not modelled). */
 typedef struct hm_build {
-    const trace *t;
+    const mt_trace *t;
     mt_hostmodel *m;
     int32_t ks, sy, co, wa, re;
     cut *cuts;
@@ -204,7 +204,7 @@ typedef struct hm_build {
 
 /* The cuts of op i (syncs outside its collective calls, and the calls), merged. */
 static void op_cuts(hm_build *b, int32_t i, int64_t lo, int64_t hi) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     b->n_cuts = 0;
     for (int32_t q = b->sy; q < t->n_syncs && t->syncs[q].op == i; q++)
         b->cuts[b->n_cuts++] = (cut){t->syncs[q].ts_ns, t->syncs[q].ts_ns + t->syncs[q].dur_ns};
@@ -233,7 +233,7 @@ static void add_ev(mt_hostmodel *m, int64_t off_ns, double frac, mt_hev_kind kin
 /* Op i's syncs outside its collective calls, and the launches of its compute kernels with each
  * kernel's share of its stream's part of the op's device time. */
 static void op_launches(hm_build *b, int32_t i, int64_t lo) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_hostmodel *m = b->m;
     for (int32_t q = b->sy; q < t->n_syncs && t->syncs[q].op == i; q++)
         if (!in_coll(t, b->co, i, t->syncs[q].ts_ns))
@@ -253,7 +253,7 @@ static void op_launches(hm_build *b, int32_t i, int64_t lo) {
 
 /* Op i's stream waits (their cudaStreamWaitEvent calls) and the records they wait for. */
 static void op_waits(hm_build *b, int32_t i, int64_t lo) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (; b->re < t->n_waits && t->waits[b->by_rec[b->re]].rec_op <= i; b->re++) {
         const trace_wait *w = &t->waits[b->by_rec[b->re]];
         if (w->rec_op == i && b->slot[b->by_rec[b->re]] >= 0)
@@ -268,7 +268,7 @@ static void op_waits(hm_build *b, int32_t i, int64_t lo) {
 
 /* Op i's host work and events at host work offsets from its start, in time order. */
 static void build_op(hm_build *b, int32_t i) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_hostmodel *m = b->m;
     const trace_op *o = &t->ops[i];
     int64_t lo = o->cpu_start_ns, hi = i + 1 < t->n_ops ? t->ops[i + 1].cpu_start_ns : t->host_end_ns;
@@ -320,7 +320,7 @@ static int cmp_reckey(const void *a, const void *b) {
 
 /* Event slots of the stream waits between modelled streams; the waits by record time. */
 static mt_status plan_waits(hm_build *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     size_t n = (size_t)(t->n_waits > 0 ? t->n_waits : 1);
     b->by_rec = malloc(n * sizeof *b->by_rec);
     b->slot = malloc(n * sizeof *b->slot);
@@ -341,7 +341,7 @@ static mt_status plan_waits(hm_build *b) {
     return MT_OK;
 }
 
-mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err) {
+mt_status mt_hostmodel_build(const mt_trace *t, mt_hostmodel **out, mt_error *err) {
     *out = NULL;
     if (!mt_hostmodel_available(t))
         return mt_fail(err, MT_EINVAL,

@@ -90,10 +90,10 @@ typedef struct mt_hostmodel {
 } mt_hostmodel;
 
 /* 1 when the trace has what the model needs: GPU kernels with their launch calls. */
-int mt_hostmodel_available(const trace *t);
+int mt_hostmodel_available(const mt_trace *t);
 
 /* Builds the model; MT_EINVAL naming the trace when mt_hostmodel_available is 0. */
-mt_status mt_hostmodel_build(const trace *t, mt_hostmodel **out, mt_error *err);
+mt_status mt_hostmodel_build(const mt_trace *t, mt_hostmodel **out, mt_error *err);
 void mt_hostmodel_free(mt_hostmodel *m);
 
 /* Multiplies every host work time (head, per-op work, launch and sync offsets) by f > 0: a

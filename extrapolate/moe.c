@@ -11,7 +11,7 @@
 #include "util/u64map.h"
 
 /* The op's first input of `role` (TRACE_ROLE_WEIGHT) or, role < 0, its first non-weight input. */
-static const trace_tref *input_of(const trace *t, const trace_op *o, int role) {
+static const trace_tref *input_of(const mt_trace *t, const trace_op *o, int role) {
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         if (r->tensor < 0 || r->tensor >= t->n_tensors || r->ndim < 1) continue;
@@ -21,26 +21,26 @@ static const trace_tref *input_of(const trace *t, const trace_op *o, int role) {
     return NULL;
 }
 
-static int64_t dim(const trace *t, const trace_tref *r, int32_t k) {
+static int64_t dim(const mt_trace *t, const trace_tref *r, int32_t k) {
     return k >= 0 && k < r->ndim ? t->dims[r->shape_off + k] : 0;
 }
 
 /* Rows of a tensor (every dimension but the last). */
-static double rows(const trace *t, const trace_tref *r) {
+static double rows(const mt_trace *t, const trace_tref *r) {
     double n = 1;
     for (int32_t k = 0; k + 1 < r->ndim; k++) n *= (double)t->dims[r->shape_off + k];
     return n;
 }
 
 /* A forward linear reading a 2-D weight. */
-static int is_linear(const trace *t, int32_t i) {
+static int is_linear(const mt_trace *t, int32_t i) {
     const trace_op *o = &t->ops[i];
     if (o->phase != TRACE_PHASE_FORWARD || o->tp != TRACE_TP_LINEAR) return 0;
     const trace_tref *w = input_of(t, o, TRACE_ROLE_WEIGHT);
     return w && w->ndim == 2 && input_of(t, o, -1);
 }
 
-static int same_weight_shape(const trace *t, int32_t a, int32_t b) {
+static int same_weight_shape(const mt_trace *t, int32_t a, int32_t b) {
     const trace_tref *x = input_of(t, &t->ops[a], TRACE_ROLE_WEIGHT), *y = input_of(t, &t->ops[b], TRACE_ROLE_WEIGHT);
     return dim(t, x, 0) == dim(t, y, 0) && dim(t, x, 1) == dim(t, y, 1);
 }
@@ -48,7 +48,7 @@ static int same_weight_shape(const trace *t, int32_t a, int32_t b) {
 /* The experts per token that the router linear i selects: the k of a selection op (topk, max, argmax,
  * sort: mt_opclass_select_k) over its E logits among the few forward ops after it (within 8), 0 when
  * none; *sel gets that op. */
-static int32_t select_after(const trace *t, int32_t i, int32_t *sel) {
+static int32_t select_after(const mt_trace *t, int32_t i, int32_t *sel) {
     const trace_tref *w = input_of(t, &t->ops[i], TRACE_ROLE_WEIGHT);
     int64_t E = w ? dim(t, w, 0) : 0;
     for (int32_t j = i + 1; j < t->n_ops && j <= i + 8 && E >= 2; j++) {
@@ -64,7 +64,7 @@ static int32_t select_after(const trace *t, int32_t i, int32_t *sel) {
 /* The weight tensor whose storage tensor r's shares (r itself when it is a weight): a stacked expert
  * weight reaches a grouped matmul as a transposed view (HuggingFace's Mixtral: aten::_grouped_mm reads
  * gate_up_proj.transpose(-1, -2)), a tensor of its own in the trace. -1 when none. */
-static int32_t weight_of(const mt_u64map *wst, const trace *t, const trace_tref *r) {
+static int32_t weight_of(const mt_u64map *wst, const mt_trace *t, const trace_tref *r) {
     if (r->tensor < 0 || r->tensor >= t->n_tensors) return -1;
     const trace_tensor *x = &t->tensors[r->tensor];
     if (x->role == TRACE_ROLE_WEIGHT) return r->tensor;
@@ -74,7 +74,7 @@ static int32_t weight_of(const mt_u64map *wst, const trace *t, const trace_tref 
 
 /* The stacked expert weight [n, ...] (3-D, a weight or a view of one) that forward matmul o (bmm,
  * einsum, matmul, grouped mm) reads, NULL when none. */
-static const trace_tref *stacked_weight(const mt_u64map *wst, const trace *t, const trace_op *o) {
+static const trace_tref *stacked_weight(const mt_u64map *wst, const mt_trace *t, const trace_op *o) {
     if (o->phase != TRACE_PHASE_FORWARD || o->cls != MT_OPC_MATMUL) return NULL;
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
@@ -84,13 +84,13 @@ static const trace_tref *stacked_weight(const mt_u64map *wst, const trace *t, co
 }
 
 /* The expert count n of a forward matmul over a stacked expert weight [n, ...], else 0. */
-static int64_t stacked_experts(const mt_u64map *wst, const trace *t, int32_t i) {
+static int64_t stacked_experts(const mt_u64map *wst, const mt_trace *t, int32_t i) {
     const trace_tref *w = stacked_weight(wst, t, &t->ops[i]);
     return w && input_of(t, &t->ops[i], -1) ? dim(t, w, 0) : 0;
 }
 
 /* Linears per expert: the smallest m whose weight shapes repeat E times in lin[0 .. n); 0 when none. */
-static int32_t per_expert(const trace *t, const int32_t *lin, int32_t n, int32_t E) {
+static int32_t per_expert(const mt_trace *t, const int32_t *lin, int32_t n, int32_t E) {
     for (int32_t m = 1; m <= 4 && (int64_t)m * E <= n; m++) {
         int ok = 1;
         for (int32_t j = m; j < m * E && ok; j++) ok = same_weight_shape(t, lin[j], lin[j % m]);
@@ -100,7 +100,7 @@ static int32_t per_expert(const trace *t, const int32_t *lin, int32_t n, int32_t
 }
 
 typedef struct finder {
-    const trace *t;
+    const mt_trace *t;
     mt_moe *m;
     int32_t *lin;        /* forward linears after the router */
     int32_t cap_layers;
@@ -112,7 +112,7 @@ typedef struct finder {
 
 /* Marks the ops of expert e of MoE layer k: the ops of the trace layer of each of its linears. */
 static void mark_expert(finder *f, int32_t k, int32_t e, const int32_t *lin, int32_t m) {
-    const trace *t = f->t;
+    const mt_trace *t = f->t;
     mt_moe *x = f->m;
     for (int32_t j = 0; j < m; j++) {
         int32_t op = lin[j], layer = t->ops[op].layer;
@@ -134,7 +134,7 @@ static void mark_expert(finder *f, int32_t k, int32_t e, const int32_t *lin, int
 
 /* Distinct weights among the E experts' first linears: fewer than E on one rank of an expert-parallel
  * job that runs each of its experts once per source rank (sparse_dist.py: (rank, expert) calls). */
-static int32_t distinct_experts(const trace *t, const int32_t *lin, int32_t E, int32_t m) {
+static int32_t distinct_experts(const mt_trace *t, const int32_t *lin, int32_t E, int32_t m) {
     int32_t n = 0;
     for (int32_t e = 0; e < E; e++) {
         int32_t w = input_of(t, &t->ops[lin[e * m]], TRACE_ROLE_WEIGHT)->tensor, seen = 0;
@@ -163,7 +163,7 @@ static void why(finder *f, const char *fmt, int32_t r, int32_t E, int32_t k) {
 }
 
 /* Storage of op o's first non-weight input (its tensor when the trace names no storage), -1. */
-static int64_t input_storage(const trace *t, const trace_op *o) {
+static int64_t input_storage(const mt_trace *t, const trace_op *o) {
     const trace_tref *in = input_of(t, o, -1);
     if (!in) return -1;
     const trace_tensor *x = &t->tensors[in->tensor];
@@ -174,7 +174,7 @@ static int64_t input_storage(const trace *t, const trace_op *o) {
  * storage: a view of it counts) between the previous and the next router, a dense FFN beside the routed
  * experts (DeepSeekMoE, Qwen2-MoE). Their widths over a routed expert's give the count. */
 static void shared_experts(finder *f, int32_t id, int32_t lo, int32_t hi, int64_t expert_width) {
-    const trace *t = f->t;
+    const mt_trace *t = f->t;
     mt_moe_layer *L = &f->m->l[id];
     int64_t st = input_storage(t, &t->ops[L->router]), width = 0;
     for (int32_t i = lo; i < hi && st != -1; i++) {
@@ -190,7 +190,7 @@ static void shared_experts(finder *f, int32_t id, int32_t lo, int32_t hi, int64_
  * repeated linears (looped experts), or matmuls over a stacked [E, ...] weight (batched experts); 1
  * when added, 0 (with the reason in f->why) when not. */
 static int try_layer(finder *f, int32_t r, int32_t k, int32_t sel) {
-    const trace *t = f->t;
+    const mt_trace *t = f->t;
     const trace_op *o = &t->ops[r];
     const trace_tref *w = input_of(t, o, TRACE_ROLE_WEIGHT), *in = input_of(t, o, -1);
     int32_t E = (int32_t)dim(t, w, 0);
@@ -288,7 +288,7 @@ static uint64_t module_key(const char *path, const char *glob) {
 /* The expert op o runs in, by name: inside a record_function "mitosis.expert..." or one matching the
  * --moe-pattern glob (key: that annotation's instance), or in an nn.Module whose path matches the glob
  * (key: the path up to the match); 0 none. */
-static uint64_t expert_key(const trace *t, const trace_op *o) {
+static uint64_t expert_key(const mt_trace *t, const trace_op *o) {
     if (o->phase != TRACE_PHASE_FORWARD) return 0;
     if (o->mark && (!strncmp(o->mark, "mitosis.expert", 14) ||
                     (t->expert_pattern && fnmatch(t->expert_pattern, o->mark, 0) == 0)))
@@ -298,12 +298,12 @@ static uint64_t expert_key(const trace *t, const trace_op *o) {
     return 0;
 }
 
-static int reads_weight(const trace *t, int32_t i) { return input_of(t, &t->ops[i], TRACE_ROLE_WEIGHT) != NULL; }
+static int reads_weight(const mt_trace *t, int32_t i) { return input_of(t, &t->ops[i], TRACE_ROLE_WEIGHT) != NULL; }
 
 /* Adds the MoE layer of named experts: ops[first .. end) of the forward pass, whose weight-reading ops
  * f->lin[0 .. n) belong to experts key[0 .. n). 1 added, 0 not (no expert reads a weight), -1 ENOMEM. */
 static int named_layer(finder *f, int32_t lo, int32_t first, const uint64_t *key, int32_t n) {
-    const trace *t = f->t;
+    const mt_trace *t = f->t;
     if (n == 0) return 0;
     uint64_t keys[MT_MOE_MAX_EXPERTS];
     int32_t E = 0, *ex = malloc((size_t)n * sizeof *ex), *mine = malloc((size_t)n * sizeof *mine);
@@ -361,7 +361,7 @@ static int named_layer(finder *f, int32_t lo, int32_t first, const uint64_t *key
 /* The MoE layers of named experts: a layer is a run of expert ops and the ops between them, closed by a
  * weight-reading op outside every expert. 0 when nothing is named, 1 found, -1 ENOMEM. */
 static int find_named(finder *f) {
-    const trace *t = f->t;
+    const mt_trace *t = f->t;
     uint64_t *key = malloc((4 * MT_MOE_MAX_EXPERTS + 1) * sizeof *key);
     if (!key) return -1;
     int32_t n = 0, first = -1, lo = 0, rc = 0, any = 0;
@@ -388,7 +388,7 @@ static int find_named(finder *f) {
 }
 
 /* first/last forward and backward ops of each layer's experts. */
-static void extents(mt_moe *x, const trace *t) {
+static void extents(mt_moe *x, const mt_trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         int32_t k = x->op_moe[i];
         if (k < 0) continue;
@@ -400,9 +400,9 @@ static void extents(mt_moe *x, const trace *t) {
     }
 }
 
-mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err) { return mt_moe_find_why(t, out, NULL, 0, err); }
+mt_status mt_moe_find(const mt_trace *t, mt_moe **out, mt_error *err) { return mt_moe_find_why(t, out, NULL, 0, err); }
 
-mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t why_n, mt_error *err) {
+mt_status mt_moe_find_why(const mt_trace *t, mt_moe **out, char *why_buf, size_t why_n, mt_error *err) {
     *out = NULL;
     if (why_buf && why_n) why_buf[0] = 0;
     mt_moe *x = calloc(1, sizeof *x);
@@ -447,7 +447,7 @@ mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why_buf, size_t wh
     return MT_OK;
 }
 
-mt_status mt_moe_spans(mt_moe *m, const trace *t) {
+mt_status mt_moe_spans(mt_moe *m, const mt_trace *t) {
     if (m->op_span) return MT_OK;
     m->op_span = calloc((size_t)(m->n_ops > 0 ? m->n_ops : 1), sizeof *m->op_span);
     if (!m->op_span) return MT_ENOMEM;

@@ -84,10 +84,10 @@ typedef struct mt_moe {
 } mt_moe;
 
 /* The MoE layers of t; *out NULL when it has none. MT_ENOMEM only. */
-mt_status mt_moe_find(const trace *t, mt_moe **out, mt_error *err);
+mt_status mt_moe_find(const mt_trace *t, mt_moe **out, mt_error *err);
 /* The same; why (why_n bytes, may be NULL) gets why the first router candidate (a linear to E
  * logits followed by a selection) was not taken, "" when none was refused. */
-mt_status mt_moe_find_why(const trace *t, mt_moe **out, char *why, size_t why_n, mt_error *err);
+mt_status mt_moe_find_why(const mt_trace *t, mt_moe **out, char *why, size_t why_n, mt_error *err);
 void mt_moe_free(mt_moe *m);
 
 /* Spreads the experts over ep ranks with the traced shares (skew < 0) or Zipf(skew) over a
@@ -96,7 +96,7 @@ mt_status mt_moe_plan(mt_moe *m, int32_t ep, double skew, uint64_t seed, mt_erro
 
 /* Fills m->op_span (expert tensor parallelism: what runs on the rank's own tokens). MT_ENOMEM only.
  * O(ops). */
-mt_status mt_moe_spans(mt_moe *m, const trace *t);
+mt_status mt_moe_spans(mt_moe *m, const mt_trace *t);
 
 /* The factor on op's time on EP rank r: 1 for a non-expert op, ep x rank_share for an expert op. */
 double mt_moe_op_factor(const mt_moe *m, int32_t op, int32_t r);

@@ -38,7 +38,7 @@ typedef struct cp_state {
     int32_t *bwd_start, *bwd_end;  /* per op: the core it starts / ends in backward, -1 */
 } cp_state;
 
-static double in_bytes(const trace *t, const trace_op *o, int32_t k) {
+static double in_bytes(const mt_trace *t, const trace_op *o, int32_t k) {
     return k < o->in_count ? mt_bld_tensor_bytes(t, t->trefs[o->in_first + k].tensor) : 0;
 }
 
@@ -60,7 +60,7 @@ static int shape_only(const trace_op *o) {
  * the ring passes the KV heads once and repeats them after (Megatron's and torchtitan's ring
  * attention). Walks back through shape-only producers (`made_by`: per tensor the forward op that
  * output it last before, -1) to the smallest tensor that the input is a whole multiple of; O(depth). */
-static double kv_own_bytes(const trace *t, const int32_t *made_by, const trace_op *o, int32_t k) {
+static double kv_own_bytes(const mt_trace *t, const int32_t *made_by, const trace_op *o, int32_t k) {
     double whole = in_bytes(t, o, k), own = whole;
     int32_t x = k < o->in_count ? t->trefs[o->in_first + k].tensor : -1;
     for (int depth = 0; depth < 16 && x >= 0 && x < t->n_tensors; depth++) {
@@ -77,7 +77,7 @@ static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_
 
 /* The cores of the forward pass, checking C against each one's sequence length. */
 static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t C = b->plan->cp;
     int32_t *made_by = mt_bld_producers(t);
     if (!made_by) return MT_ENOMEM;
@@ -87,7 +87,7 @@ static mt_status find_cores(mt_bld *b, cp_state *x, mt_error *err) {
 }
 
 static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_t C, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         int k = mt_bld_attn_core(t, &t->ops[i]);
         if (!k) continue;
@@ -125,7 +125,7 @@ static mt_status cores_of(mt_bld *b, cp_state *x, const int32_t *made_by, int32_
 
 /* Where each core's rings start and end, forward and backward. */
 static mt_status index_cores(mt_bld *b, cp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
     x->fwd_start = malloc(n * sizeof *x->fwd_start);
     x->fwd_end = malloc(n * sizeof *x->fwd_end);
@@ -161,7 +161,7 @@ static void cp_release(void *st) {
 }
 
 static mt_status cp_prepare(mt_bld *b, void **st, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t C = b->plan->cp;
     *st = NULL;
     if (C <= 1) return MT_OK;

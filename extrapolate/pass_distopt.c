@@ -100,7 +100,7 @@ static void distopt_release(void *st) {
 }
 
 /* A forward compute op (the ops emission walks). */
-static int fwd_walked(const trace *t, int32_t i) {
+static int fwd_walked(const mt_trace *t, int32_t i) {
     return t->ops[i].phase == TRACE_PHASE_FORWARD && !trace_op_is_comm(&t->ops[i]);
 }
 
@@ -109,7 +109,7 @@ static int fwd_walked(const trace *t, int32_t i) {
  * embedding) counts on both; what a stage holds beyond them (w_stage_rep) joins its first entry.
  * Returns the count, -1 out of memory; O(ops + trefs). */
 static int32_t first_reads(mt_bld *b, int32_t **e_op, double **e_bytes) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t P = b->plan->pp, n = 0, cap = t->n_trefs > 0 ? t->n_trefs : 1;
     uint8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
     int32_t *first = malloc((size_t)P * sizeof *first);
@@ -169,7 +169,7 @@ static mt_status distopt_analyse(mt_bld *b, void *st, mt_error *err) {
     (void)err;
     distopt_state *x = st;
     if (!x) return MT_OK;
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t *e_op = NULL, *e_bk = NULL;
     double *e_bytes = NULL;
     int32_t n = first_reads(b, &e_op, &e_bytes);

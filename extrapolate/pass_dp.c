@@ -154,7 +154,7 @@ static int32_t su_of(const mt_bld *b, const dp_state *x, int32_t op) {
 }
 
 /* The ops emission walks: forward and backward compute ops (mt_bld_forward, mt_bld_backward). */
-static int walked(const trace *t, int32_t i) {
+static int walked(const mt_trace *t, int32_t i) {
     const trace_op *o = &t->ops[i];
     return (o->phase == TRACE_PHASE_FORWARD || o->phase == TRACE_PHASE_BACKWARD) && !trace_op_is_comm(o);
 }
@@ -228,7 +228,7 @@ static mt_status shard_units(mt_bld *b, dp_state *x) {
  * gradients exist by its reduce-scatter), else the nearest after it, as a gather of its own (none on
  * its stage: it keeps its bytes); last_bwd: each unit's last backward op; O(ops + units). */
 static mt_status backward_units(mt_bld *b, dp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t U = x->n_su > 0 ? x->n_su : 1;
     uint8_t *has = calloc((size_t)U, 1);
     x->bwd_w = calloc((size_t)U, sizeof *x->bwd_w);
@@ -267,7 +267,7 @@ static mt_status backward_units(mt_bld *b, dp_state *x) {
  * shard unit of the forward op that first reads it on its stage (as the core's gradients: a tied copy
  * in the unit of the later stage reading it), split as that op; O(ops + trefs). */
 static mt_status unit_weights(mt_bld *b, dp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t P = b->plan->pp;
     uint8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1); /* 1 its stage, 2 its copy's */
     int32_t *first_unit = malloc((size_t)P * sizeof *first_unit);
@@ -305,7 +305,7 @@ static mt_status unit_weights(mt_bld *b, dp_state *x) {
 /* next_op: one scan from the end, per model chunk and phase the nearest later op; where its shard unit
  * differs it is the first op of the next unit, else this op's next is its; O(ops). */
 static mt_status next_ops(mt_bld *b, dp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1);
     int32_t *later = malloc((size_t)C * 2 * sizeof *later); /* [chunk][phase is backward]: the op */
     x->next_op = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *x->next_op);
@@ -349,7 +349,7 @@ static double window_bytes(const mt_bld *b, const dp_state *x, int32_t j, int32_
  * of a running unit and the `prefetch` units after it that are not held, or of the units joined to one
  * (join_ag) once it is reduce-scattered with its `prefetch` next in flight; O(ops x prefetch^2). */
 static mt_status gathered_bytes(mt_bld *b, dp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t P = b->plan->pp, d = x->prefetch;
     x->gathered = calloc((size_t)P, sizeof *x->gathered);
     double *held = calloc((size_t)P, sizeof *held);

@@ -40,7 +40,7 @@ typedef struct emb_state {
  * another forward op reads too (a tied embedding: the LM head) is refused, its gradient being the
  * head's as well. */
 static mt_status mark_tables(mt_bld *b, emb_state *x, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t k = 0; k < x->n; k++) {
         int32_t w = mt_emb_table_weight(t, x->tables[k]);
         for (int32_t i = 0; i < t->n_ops; i++) {
@@ -58,7 +58,7 @@ static mt_status mark_tables(mt_bld *b, emb_state *x, mt_error *err) {
 }
 
 static mt_status emb_prepare(mt_bld *b, void **st, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     *st = NULL;
     if (b->plan->emb_shard == MT_EMB_NONE || mt_plan_replicas(b->plan) < 2) return MT_OK;
     if (b->plan->dp_mode == MT_DP_SYNC)
@@ -94,7 +94,7 @@ static void emb_release(void *st) {
 
 /* Table-wise: owners (greedy by size), each table op's and its backward ops' owner, the shares. */
 static mt_status place_tables(mt_bld *b, emb_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t R = mt_plan_replicas(b->plan);
     mt_program *p = b->p;
     double *load = calloc((size_t)R, sizeof *load);
@@ -134,7 +134,7 @@ static mt_status emb_analyse(mt_bld *b, void *st, mt_error *err) {
     (void)err;
     emb_state *x = st;
     if (!x) return MT_OK;
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops && x->first_bwd < 0; i++)
         if (t->ops[i].phase == TRACE_PHASE_BACKWARD && t->ops[i].fwd_op >= 0 && mt_emb_is_table(t, t->ops[i].fwd_op))
             x->first_bwd = i;
@@ -184,7 +184,7 @@ static void emb_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
     emb_state *x = st;
     mt_program *p = b->p;
     if (!x || !p->emb_owner) return;
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t R = mt_plan_replicas(b->plan), P = b->plan->pp;
     if (!p->emb_mem && !(p->emb_mem = calloc((size_t)P * (size_t)R * 3, sizeof *p->emb_mem))) return;
     double mean = 0, *own = calloc((size_t)R, sizeof *own);

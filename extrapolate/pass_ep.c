@@ -42,7 +42,7 @@ typedef struct ep_state {
 /* statemem.h's ep class: an expert's weights (those its forward ops read) are split over the EP
  * group: a GPU holds E / ep of the E experts, of which the trace holds `local`. */
 static void mark_expert_weights(mt_bld *b, const mt_moe *m) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (m->op_expert[i] < 0 || o->phase != TRACE_PHASE_FORWARD) continue;

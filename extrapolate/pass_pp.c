@@ -91,7 +91,7 @@ mt_status mt_pp_emit_stage(mt_bld *b, mt_emit *em, int32_t s) {
 }
 
 mt_status mt_pp_boundaries(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t C = b->plan->pp * (b->plan->vpp > 1 ? b->plan->vpp : 1); /* model chunks */
     int32_t *maxcons = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *maxcons);
     unsigned char *bfree = mt_stages_batch_free(t); /* each stage makes its own (stages.h) */
@@ -165,7 +165,7 @@ static void pp_release(void *st) { free(st); }
  * w_copy), per GPU as split by their first reader; O(tensors). */
 static mt_status pp_analyse(mt_bld *b, void *st, mt_error *err) {
     pp_state *x = st;
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t P = b->plan->pp;
     if (P < 2) return MT_OK;
     for (int32_t w = 0; w < t->n_tensors; w++)

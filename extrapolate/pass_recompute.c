@@ -68,7 +68,7 @@ static void rc_release(void *st) {
     free(x);
 }
 
-static int is_fwd(const trace *t, int32_t i) {
+static int is_fwd(const mt_trace *t, int32_t i) {
     return t->ops[i].phase == TRACE_PHASE_FORWARD && !trace_op_is_comm(&t->ops[i]);
 }
 
@@ -78,7 +78,7 @@ static int weightless_matmul(const trace_op *o) { return o->cls == MT_OPC_MATMUL
 /* The nearest weightless matmul from op i in direction d (-1, +1) within i's unit and 8 forward
  * ops, else i. */
 static int32_t core_edge(const mt_bld *b, int32_t i, int d) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int seen = 0;
     for (int32_t j = i + d; j >= 0 && j < t->n_ops && seen < 8; j += d) {
         if (!is_fwd(t, j)) continue;
@@ -91,7 +91,7 @@ static int32_t core_edge(const mt_bld *b, int32_t i, int d) {
 
 /* Selective: group[op] = the core's first op for every op of an attention core. */
 static void find_cores(const mt_bld *b, rc_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (!is_fwd(t, i) || x->group[i] >= 0) continue;
@@ -111,7 +111,7 @@ static void find_cores(const mt_bld *b, rc_state *x) {
 
 /* The trace's repeating block when it is a transformer block (an attention op or a softmax among
  * its forward ops): found 0 otherwise (a ResNet's residual blocks: full re-runs every layer). */
-static void transformer_blocks(const trace *t, mt_blocks *blk) {
+static void transformer_blocks(const mt_trace *t, mt_blocks *blk) {
     mt_blocks_find(t, blk);
     int32_t end = blk->first + blk->count * blk->layers;
     for (int32_t i = 0; blk->found && i < t->n_ops; i++) {
@@ -141,7 +141,7 @@ static int32_t region_of(const mt_bld *b, const mt_blocks *blk, int32_t u) {
  * counted, id. Tensors made from no batch data (bfree: rotary cos/sin, masks) are made once a step
  * for every block, not kept per block: they cost nothing, so the model-level ops that make them stay
  * out of the first block's re-run. */
-static double crossing(const trace *t, int32_t c, int32_t end, int32_t *stamp, int32_t id, const unsigned char *bfree) {
+static double crossing(const mt_trace *t, int32_t c, int32_t end, int32_t *stamp, int32_t id, const unsigned char *bfree) {
     double sum = 0;
     for (int32_t i = c; i < end; i++) {
         const trace_op *o = &t->ops[i];
@@ -159,7 +159,7 @@ static double crossing(const trace *t, int32_t c, int32_t end, int32_t *stamp, i
 }
 
 /* 1 when forward op i reads a weight. */
-static int reads_weight(const trace *t, int32_t i) {
+static int reads_weight(const mt_trace *t, int32_t i) {
     const trace_op *o = &t->ops[i];
     for (int32_t j = 0; j < o->in_count; j++) {
         int32_t v = t->trefs[o->in_first + j].tensor;
@@ -176,7 +176,7 @@ static int reads_weight(const trace *t, int32_t i) {
  * keep the residual and the normed copy of it. The same cut ends each re-run block: the tail of a
  * block's last layer (the next norm's first ops) belongs to what follows it, re-run or not. */
 static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t *ru = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *ru);
     int32_t *stamp = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), sizeof *stamp);
     unsigned char *bfree = mt_stages_batch_free(t); /* NULL: every tensor counts */
@@ -214,7 +214,7 @@ static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
 /* ops: 1 for a forward op whose output the policy saves (attention; every rc_save_mm-th matmul
  * reading a weight in its region, counted from the region's first). */
 static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk, const int32_t *ru) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     unsigned char *sv = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), 1);
     int32_t region = -2, mm = 0;
     for (int32_t i = 0; sv && i < t->n_ops; i++) {
@@ -233,7 +233,7 @@ static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk, const int
  * (units without backward work are not recomputed; ops: not the ops the policy saves); selective,
  * the first backward op linked to an op of its core, else its unit's first backward op. */
 static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int full = b->plan->recompute == MT_RECOMPUTE_FULL || b->plan->recompute == MT_RECOMPUTE_OPS;
     mt_blocks blk;
     transformer_blocks(t, &blk);
@@ -275,7 +275,7 @@ static void place(const mt_bld *b, rc_state *x, const int32_t *first_bwd) {
 
 /* The lists of forward ops each backward op re-runs (CSR over at[]). */
 static mt_status build_lists(const mt_bld *b, rc_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
     x->first = calloc(n, sizeof *x->first);
     x->count = calloc(n, sizeof *x->count);
@@ -297,7 +297,7 @@ static mt_status build_lists(const mt_bld *b, rc_state *x) {
  * group (a group's output: kept as a checkpoint). A read of storage S at op i is of the latest
  * activation on S made before i. */
 static mt_status read_outside(const mt_bld *b, const rc_state *x, unsigned char *out) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_u64map last; /* storage -> latest activation on it */
     mt_u64map_init(&last);
     mt_status rc = MT_OK;
@@ -331,7 +331,7 @@ static uint64_t made_key(int64_t storage, int32_t op) {
  * op's input made outside its group or a saved op's output. Its bytes per rank go to kept and
  * act_extra, once. */
 static mt_status keep_for_rerun(mt_bld *b, const rc_state *x, mt_u64map *seen, int32_t i, int32_t v, int out) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const trace_tensor *tt = v >= 0 && v < t->n_tensors ? &t->tensors[v] : NULL;
     int32_t f = out ? i : tt ? tt->first_op : -1;
     if (!tt || tt->role != TRACE_ROLE_ACTIVATION || f < 0 || f >= t->n_ops || t->ops[f].phase != TRACE_PHASE_FORWARD ||
@@ -348,7 +348,7 @@ static mt_status keep_for_rerun(mt_bld *b, const rc_state *x, mt_u64map *seen, i
  * inside a re-run region (PyTorch's MUST_SAVE: stored whether backward reads them or not; the re-run
  * takes them instead of running the op, so the op's own inputs are made again, not kept). */
 static mt_status group_inputs(mt_bld *b, const rc_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_u64map seen;
     mt_u64map_init(&seen);
     mt_status rc = MT_OK;
@@ -370,7 +370,7 @@ static mt_status group_inputs(mt_bld *b, const rc_state *x) {
  * still kept (not made inside a recomputed group, or a group's output, or a group's input), and the
  * largest group's that live only during its backward. */
 static mt_status measure(mt_bld *b, rc_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t P = b->plan->pp;
     size_t nops = (size_t)(t->n_ops > b->n_units ? t->n_ops : b->n_units) + 1; /* groups: ops or units */
     unsigned char *out = calloc((size_t)(b->n_acts > 0 ? b->n_acts : 1), 1);
@@ -403,7 +403,7 @@ static mt_status measure(mt_bld *b, rc_state *x) {
 static mt_status rc_analyse(mt_bld *b, void *st, mt_error *err) {
     (void)err;
     rc_state *x = st;
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     if (!x) return MT_OK;
     size_t n = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
     int32_t *first_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *first_bwd);

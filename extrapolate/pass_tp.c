@@ -35,7 +35,7 @@
 #define tensor_role mt_bld_tensor_role
 #define tensor_bytes mt_bld_tensor_bytes
 
-static int32_t first_activation_input(const trace *t, const trace_op *o) {
+static int32_t first_activation_input(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         int role = tensor_role(t, r);
@@ -45,7 +45,7 @@ static int32_t first_activation_input(const trace *t, const trace_op *o) {
 }
 
 
-static double first_output_bytes(const trace *t, const trace_op *o) {
+static double first_output_bytes(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->out_count; j++) {
         double b = tensor_bytes(t, t->trefs[o->out_first + j].tensor);
         if (b > 0) return b;
@@ -59,7 +59,7 @@ static double first_output_bytes(const trace *t, const trace_op *o) {
 
 /* The shape of an op's first input with `role` (-1: an activation or the model input), or of its
  * first output (out); *nd 0 when the trace records none. */
-static const int64_t *op_shape(const trace *t, const trace_op *o, int out, int role, int32_t *nd) {
+static const int64_t *op_shape(const mt_trace *t, const trace_op *o, int out, int role, int32_t *nd) {
     int32_t first = out ? o->out_first : o->in_first, n = out ? o->out_count : o->in_count;
     for (int32_t j = 0; j < n; j++) {
         const trace_tref *r = &t->trefs[first + j];
@@ -80,7 +80,7 @@ static int is_linear_kind(const trace_op *o) {
 /* The features a column-parallel (col 1: its outputs) or row-parallel (col 0: its inputs) linear
  * splits: the output's or the activation input's last dimension, else from the weight ([out, in]
  * for aten::linear, [in, out] for mm / addmm / matmul on a transposed weight); 0 unknown. */
-static int64_t linear_features(const trace *t, const trace_op *o, int col) {
+static int64_t linear_features(const mt_trace *t, const trace_op *o, int col) {
     int32_t nd, nw;
     const int64_t *s = op_shape(t, o, col, -1, &nd), *w = op_shape(t, o, 0, TRACE_ROLE_WEIGHT, &nw);
     if (nd > 0) return s[nd - 1];
@@ -90,7 +90,7 @@ static int64_t linear_features(const trace *t, const trace_op *o, int col) {
 
 /* A convolution's output channels: its weight's first dimension ([out, in/groups, k...]), else
  * its output's second (N, C, ...); 0 unknown. */
-static int64_t conv_channels(const trace *t, const trace_op *o) {
+static int64_t conv_channels(const mt_trace *t, const trace_op *o) {
     int32_t nw, nd;
     const int64_t *w = op_shape(t, o, 0, TRACE_ROLE_WEIGHT, &nw), *s = op_shape(t, o, 1, 0, &nd);
     if (nw >= 3 && !strstr(o->kind ? o->kind : o->name, "transpose")) return w[0];
@@ -99,7 +99,7 @@ static int64_t conv_channels(const trace *t, const trace_op *o) {
 
 /* Attention heads of an op split inside a column region: a matmul or attention on a 4-D
  * activation [batch, heads, sequence, head_dim]; 0 when not recognisable. */
-static int64_t attention_heads(const trace *t, const trace_op *o) {
+static int64_t attention_heads(const mt_trace *t, const trace_op *o) {
     if (o->cls != MT_OPC_MATMUL && o->cls != MT_OPC_ATTN) return 0;
     int32_t nd;
     const int64_t *s = op_shape(t, o, 0, -1, &nd);
@@ -133,7 +133,7 @@ static void tp_fit_note(tp_fit *f, int32_t T, int32_t op, int64_t dim, const cha
 }
 
 /* MT_EINVAL naming the first op T cannot split evenly and the largest T' <= T that fits. */
-static mt_status tp_fit_check(const tp_fit *f, const trace *t, int32_t T, mt_error *err) {
+static mt_status tp_fit_check(const tp_fit *f, const mt_trace *t, int32_t T, mt_error *err) {
     if (f->bad_op < 0) return MT_OK;
     int32_t best = 1;
     for (int32_t d = T; d > 1 && best == 1; d--)
@@ -263,7 +263,7 @@ static int vocab_loss_stats(const trace_op *o) {
  * statistics all-reduced ([tokens] fp32 each), the region's input gradient all-reduced in
  * backward (sp: reduce-scattered); no all-gather of the logits. */
 static mt_status tp_vocab_loss(mt_bld *b, tp_state *x, region *r, int32_t i) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const trace_op *o = &t->ops[i];
     int32_t nd, in = first_activation_input(t, o);
     const int64_t *s = op_shape(t, o, 0, -1, &nd);
@@ -281,7 +281,7 @@ static mt_status tp_vocab_loss(mt_bld *b, tp_state *x, region *r, int32_t i) {
 
 /* Backward ops inherit the split of their forward op (or the majority of their layer). */
 static mt_status inherit_bwd_split(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t T = b->plan->tp;
     double *unit_split = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_split);
     double *unit_all = calloc((size_t)(b->n_units > 0 ? b->n_units : 1), sizeof *unit_all);
@@ -311,7 +311,7 @@ static mt_status inherit_bwd_split(mt_bld *b) {
 
 /* A linear in the walk: joins, closes (row) or opens (column) the region. */
 static mt_status tp_linear(mt_bld *b, tp_state *x, region *r, int32_t i) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const trace_op *o = &t->ops[i];
     int32_t T = b->plan->tp, in = first_activation_input(t, o);
     double out_b = first_output_bytes(t, o);
@@ -354,7 +354,7 @@ static int cast_like(const trace_op *o) {
  * or what a per-token op made of it); an op reading none (rotary frequencies from the positions) runs
  * whole without gathering the stream. */
 static int reads_seq(const mt_bld *b, const tp_state *x, const trace_op *o) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         int role = tensor_role(t, r);
@@ -411,7 +411,7 @@ static int tp_moe_op(mt_bld *b, region *r, int32_t i) {
 }
 
 static mt_status tp_walk_op(mt_bld *b, tp_state *x, region *r, int32_t i) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const trace_op *o = &t->ops[i];
     int32_t T = b->plan->tp;
     if (tp_moe_op(b, r, i)) return MT_OK;
@@ -457,7 +457,7 @@ static int replicated_by_design(const trace_op *o) {
 
 /* p->tp_replicated: the forward ops the walk left whole that no rule accounts for. */
 static mt_status list_replicated(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_program *p = b->p;
     for (int pass = 0; pass < 2; pass++) {
         int32_t n = 0;
@@ -476,7 +476,7 @@ static mt_status list_replicated(mt_bld *b) {
 }
 
 static mt_status classify_tp(mt_bld *b, tp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     region r = {0};
     r.prev = -1;
     for (int32_t i = 0; i < t->n_ops; i++) b->split[i] = 1;
@@ -505,7 +505,7 @@ static mt_status classify_tp(mt_bld *b, tp_state *x) {
 
 /* Moves each forward op's backward collectives to its anchor's list. */
 static void place_bwd_colls(mt_bld *b, tp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) x->bwd_anchor[i] = -1;
     for (int32_t f = 0; f < t->n_ops; f++) {
         if (x->bwd_coll[f] < 0) continue;
@@ -553,7 +553,7 @@ static void tp_release(void *st) {
 
 /* seq_w: the weights whose first forward reader is split by sequence (O(ops + trefs)). */
 static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int8_t *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
     x->seq_w = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
     if (!seen || !x->seq_w) {
@@ -579,7 +579,7 @@ static mt_status mark_seq_weights(mt_bld *b, tp_state *x) {
 
 /* Grouped-query attention (tpsites.h): T must divide the K/V heads too, H x kv_width / q_width with H the
  * attention's heads; MT_EINVAL (f noted) when it does not. */
-static mt_status kv_heads_fit(const trace *t, tp_fit *f, int32_t T) {
+static mt_status kv_heads_fit(const mt_trace *t, tp_fit *f, int32_t T) {
     mt_tp_sites s;
     mt_tp_sites_find(t, &s);
     if (!s.gqa || s.gqa_q_width <= 0) return MT_OK;
@@ -592,7 +592,7 @@ static mt_status kv_heads_fit(const trace *t, tp_fit *f, int32_t T) {
 }
 
 static mt_status tp_prepare(mt_bld *b, void **st, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
     tp_state *x = calloc(1, sizeof *x);
     *st = x;

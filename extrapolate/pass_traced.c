@@ -52,7 +52,7 @@ static mt_status emit_traced(mt_bld *b, traced_state *x, mt_emit *em, int32_t he
 
 /* The host gap after traced P2P instance c of a CPU trace: from the end of its call (and of its
  * event) to the start of the next op on the call's thread, ns; 0 for anything else. */
-static int64_t p2p_hold_ns(const trace *t, int32_t c) {
+static int64_t p2p_hold_ns(const mt_trace *t, int32_t c) {
     const trace_coll *k = &t->colls[c];
     if (t->has_device_time || (k->kind != TRACE_COMM_SEND && k->kind != TRACE_COMM_RECV)) return 0;
     if (k->op < 0 || k->op >= t->n_ops) return 0;
@@ -66,7 +66,7 @@ static int64_t p2p_hold_ns(const trace *t, int32_t c) {
 
 /* Plan comm traced: lists each op's traced collectives (tc_head, tc_next, tc_pre). */
 static mt_status index_traced(mt_bld *b, traced_state *x) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     x->tc_pre = -1;
     if (b->plan->comm != MT_COMM_TRACED) return MT_OK;
     x->tc_head = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *x->tc_head);

@@ -229,7 +229,7 @@ static mt_status check_vpp_groups(const mt_plan *p, mt_error *err) {
 }
 
 /* Units a pipeline can cut between: layers, or forward ops when the trace has no layers. */
-static int32_t pipeline_units(const trace *t) {
+static int32_t pipeline_units(const mt_trace *t) {
     if (t->n_layers > 0) return t->n_layers;
     int32_t n = 0;
     for (int32_t i = 0; i < t->n_ops; i++) n += t->ops[i].phase == TRACE_PHASE_FORWARD;
@@ -240,7 +240,7 @@ static int32_t pipeline_units(const trace *t) {
  * kept) runs as the job ran: its N ranks share one batch (traced_tp), given as the default plan,
  * --dp N or --tp N; any other split would cut its part again. (A pipeline stage's rank still runs
  * as N replicas: its traced batch is one micro-batch's.) */
-static mt_status traced_tensor_plan(mt_plan *p, const mt_traced_plan *tp, const trace *t, mt_error *err) {
+static mt_status traced_tensor_plan(mt_plan *p, const mt_traced_plan *tp, const mt_trace *t, mt_error *err) {
     p->traced_tp = 0;
     if (p->comm != MT_COMM_TRACED || tp->sync != MT_TRACED_TENSOR) return MT_OK;
     if (p->tp == p->gpus && p->dp == 1 && p->pp == 1) { /* --tp N: the traced plan named as it ran */
@@ -261,7 +261,7 @@ static mt_status traced_tensor_plan(mt_plan *p, const mt_traced_plan *tp, const 
  * job ran: its N ranks are the N stages of one batch of M micro-batches (traced_pp; the traced
  * rank's ops hold all M, so the simulated M stays 1), given as the default plan, --dp N or --pp N
  * and --micro-batches M; any other split would cut the stage again. */
-static mt_status traced_pipeline_plan(mt_plan *p, const mt_traced_plan *tp, const trace *t, mt_error *err) {
+static mt_status traced_pipeline_plan(mt_plan *p, const mt_traced_plan *tp, const mt_trace *t, mt_error *err) {
     p->traced_pp = p->traced_micro = 0;
     if (p->comm != MT_COMM_TRACED || tp->sync != MT_TRACED_PIPELINE || tp->pipe_micro <= 0) return MT_OK;
     const char *path = t->kineto_path ? t->kineto_path : "the trace";
@@ -284,7 +284,7 @@ static mt_status traced_pipeline_plan(mt_plan *p, const mt_traced_plan *tp, cons
 
 /* The batch sizes and the factor on the traced op times: the global batch over the replicas (one
  * under a traced plan of TP or pipeline ranks), a replica's batch over its micro-batches. */
-static mt_status resolve_batch(mt_plan *p, const trace *t, int micro_default, mt_error *err) {
+static mt_status resolve_batch(mt_plan *p, const mt_trace *t, int micro_default, mt_error *err) {
     int64_t tb = t->batch_size;
     if (tb <= 0) {
         if (p->global_batch > 0)
@@ -325,7 +325,7 @@ static mt_status resolve_batch(mt_plan *p, const trace *t, int micro_default, mt
     return check_vpp_groups(p, err);
 }
 
-mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err) {
+mt_status mt_plan_resolve(mt_plan *p, const mt_trace *t, mt_error *err) {
     if (p->gpus < 0 || p->dp < 0 || p->tp < 0 || p->pp < 0 || p->micro_batches < 0)
         return mt_fail(err, MT_EINVAL, "GPU counts and micro-batches must be positive");
     int unset = (p->dp == 0) + (p->tp == 0) + (p->pp == 0);

@@ -135,7 +135,7 @@ void mt_plan_init(mt_plan *p);
  * divide by D and the replica batch by M, M <= replica batch, P <= the trace's layer count.
  * A trace without a known batch size accepts no --batch (factor 1). One-line MT_EINVAL
  * messages say what to change. */
-mt_status mt_plan_resolve(mt_plan *p, const trace *t, mt_error *err);
+mt_status mt_plan_resolve(mt_plan *p, const mt_trace *t, mt_error *err);
 
 /* The plan's device mesh (mesh.h). */
 void mt_plan_mesh(const mt_plan *p, mt_mesh *m);

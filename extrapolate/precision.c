@@ -88,7 +88,7 @@ static mt_prec_dtype tensor_dtype(const trace_tensor *x) {
 }
 
 /* The bytes-weighted most common dtype of role r's tensors, MT_PREC_UNSET when none. */
-static mt_prec_dtype role_dtype(const trace *t, trace_role r) {
+static mt_prec_dtype role_dtype(const mt_trace *t, trace_role r) {
     double bytes[MT_PREC_NONE] = {0};
     for (int32_t i = 0; i < t->n_tensors; i++)
         if (t->tensors[i].role == r) bytes[tensor_dtype(&t->tensors[i])] += t->tensors[i].bytes;
@@ -98,7 +98,7 @@ static mt_prec_dtype role_dtype(const trace *t, trace_role r) {
     return best;
 }
 
-void mt_precision_traced(const trace *t, mt_precision *out) {
+void mt_precision_traced(const mt_trace *t, mt_precision *out) {
     memset(out, 0, sizeof *out);
     out->param = role_dtype(t, TRACE_ROLE_WEIGHT);
     if (!out->param && t->param_count > 0 && t->param_bytes > 0)
@@ -134,7 +134,7 @@ const char *mt_precision_describe(const mt_precision *p, char *buf, size_t len) 
     return buf;
 }
 
-double mt_precision_states_per_param(const trace *t, const mt_precision *traced) {
+double mt_precision_states_per_param(const mt_trace *t, const mt_precision *traced) {
     int b = mt_prec_dtype_bytes(traced->optim);
     return t->param_count > 0 && b > 0 ? t->optstate_bytes / ((double)t->param_count * b) : 0;
 }

@@ -51,7 +51,7 @@ typedef struct mt_precision {
  * naming --precision otherwise. */
 mt_status mt_precision_parse(const char *spec, mt_precision *out, mt_error *err);
 /* The policy t ran: parts from its tensors' dtypes (fp32 where unknown), no master. */
-void mt_precision_traced(const trace *t, mt_precision *out);
+void mt_precision_traced(const mt_trace *t, mt_precision *out);
 /* asked's parts over traced's: every part set. */
 void mt_precision_resolve(const mt_precision *asked, const mt_precision *traced, mt_precision *out);
 /* "bf16-mixed (param bf16, reduce fp32, master fp32, optimizer fp32)" or, unnamed, the matching name
@@ -75,6 +75,6 @@ typedef struct mt_prec_scale { /* asked bytes per traced byte */
 void mt_precision_scale(const mt_precision *traced, const mt_precision *asked, double states_per_param,
                         mt_prec_scale *out);
 /* Optimizer state elements per parameter in t (its state bytes over its parameter count and state dtype). */
-double mt_precision_states_per_param(const trace *t, const mt_precision *traced);
+double mt_precision_states_per_param(const mt_trace *t, const mt_precision *traced);
 
 #endif

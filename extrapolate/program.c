@@ -47,12 +47,12 @@ enum { N_PASSES = (int)(sizeof passes / sizeof passes[0]) };
 
 /* ---- operator facts (the tracer's classifier fills them: tracer/opclass.h) -------------- */
 
-int mt_bld_tensor_role(const trace *t, const trace_tref *r) {
+int mt_bld_tensor_role(const mt_trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
 }
 #define tensor_role mt_bld_tensor_role
 
-const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k) {
+const int64_t *mt_bld_act4(const mt_trace *t, const trace_op *o, int32_t k) {
     if (k >= o->in_count) return NULL;
     const trace_tref *r = &t->trefs[o->in_first + k];
     int role = mt_bld_tensor_role(t, r);
@@ -60,17 +60,17 @@ const int64_t *mt_bld_act4(const trace *t, const trace_op *o, int32_t k) {
     return t->dims + r->shape_off;
 }
 
-int mt_bld_attn_core(const trace *t, const trace_op *o) {
+int mt_bld_attn_core(const mt_trace *t, const trace_op *o) {
     if (o->phase != TRACE_PHASE_FORWARD || trace_op_is_comm(o)) return 0;
     if (o->cls == MT_OPC_ATTN && mt_bld_act4(t, o, 0)) return 1;
     return o->cls == MT_OPC_MATMUL && o->tp != TRACE_TP_LINEAR && mt_bld_act4(t, o, 0) && mt_bld_act4(t, o, 1) ? 2 : 0;
 }
 
-double mt_bld_tensor_bytes(const trace *t, int32_t tensor) {
+double mt_bld_tensor_bytes(const mt_trace *t, int32_t tensor) {
     return tensor >= 0 && tensor < t->n_tensors ? t->tensors[tensor].bytes : 0;
 }
 
-int32_t *mt_bld_producers(const trace *t) {
+int32_t *mt_bld_producers(const mt_trace *t) {
     int32_t *m = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *m);
     if (!m) return NULL;
     for (int32_t x = 0; x < t->n_tensors; x++) m[x] = -1;
@@ -104,7 +104,7 @@ int32_t mt_bld_layer(const mt_bld *b, int32_t op) { return b->t->n_layers > 0 ? 
 
 /* 1. units */
 static void assign_units(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t fwd_ord = 0, cur = -1, first_fwd_unit = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
@@ -190,7 +190,7 @@ static mt_status assign_stages(mt_bld *b, mt_error *err) {
  * (its TP collectives, its weights' gradients) goes: f's last backward op, or, when the trace does
  * not link them, the last backward op of f's unit; -1 when there is none. */
 static mt_status find_anchors(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t *last_unit_bwd = malloc((size_t)(b->n_units > 0 ? b->n_units : 1) * sizeof *last_unit_bwd);
     if (!last_unit_bwd) return MT_ENOMEM;
     for (int32_t u = 0; u < b->n_units; u++) last_unit_bwd[u] = -1;
@@ -230,7 +230,7 @@ static void hold_weight(mt_bld *b, int32_t w, int32_t s, int32_t i) {
  * whose forward reads it again (a tied embedding's LM head) holds a copy, whose gradient is reduced
  * over that stage's data-parallel group as its own (and between the copies by pass_pp). */
 static mt_status assign_gradients(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_tensors; i++) {
         b->w_stage[i] = b->w_copy[i] = -1;
         b->w_split[i] = 1;
@@ -280,7 +280,7 @@ static mt_status assign_gradients(mt_bld *b) {
 /* Stage s's parameters, gradients and optimizer state per GPU (statemem.h): the core's classes, the
  * passes' additions (the gathered unit of ZeRO-3 / FSDP), one composition. */
 static void stage_memory(mt_bld *b, int32_t s, mt_stage_program *sp) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_state_bytes w = {b->w_stage_rep[s], b->w_stage_bytes[s] - b->w_stage_rep[s], 0, 0};
     if (w.owned < 0) w.owned = 0;
     if (b->total_w_bytes > 0) w.opt_per_param = t->optstate_bytes / b->total_w_bytes;
@@ -308,7 +308,7 @@ static mt_status mb_mark(mt_bld *b, mt_emit *em, mt_task_kind kind, int dir, int
 /* b->chunk_first / chunk_ops (build.h): each chunk's forward and backward compute ops, so that a
  * micro-batch walks its chunk's ops only, not every op of the trace. O(ops + chunks). */
 static mt_status index_chunks(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     int32_t C = b->plan->pp * b->plan->vpp;
     b->chunk_first = calloc((size_t)(2 * C + 1), sizeof *b->chunk_first);
     b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
@@ -371,7 +371,7 @@ mt_status mt_bld_recompute(mt_bld *b, mt_emit *em, int32_t op, int32_t mb) {
 /* Share of an optimizer (or parameter-sized OTHER) op that stage s runs: its weights in s
  * (per rank), over all its weights; without weight inputs, the stage's parameter share. */
 static double param_share(const mt_bld *b, int32_t op, int32_t s) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const trace_op *o = &t->ops[op];
     double mine = 0, all = 0;
     for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
@@ -385,7 +385,7 @@ static double param_share(const mt_bld *b, int32_t op, int32_t s) {
     return 1.0 / b->plan->pp;
 }
 
-static int touches_params(const trace *t, const trace_op *o) {
+static int touches_params(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
         int r = tensor_role(t, &t->trefs[o->in_first + j]);
         if (r == TRACE_ROLE_WEIGHT || r == TRACE_ROLE_GRADIENT || r == TRACE_ROLE_OPTSTATE) return 1;
@@ -397,7 +397,7 @@ static int touches_params(const trace *t, const trace_op *o) {
  * and the optimizer run at the end: parameter-sized ones on every stage by share, the rest on
  * stage 0. */
 static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (trace_op_is_comm(o)) continue;
@@ -462,7 +462,7 @@ static void set_warning(mt_bld *b) {
 }
 
 /* The core's arrays, each sized for the trace; 0 when one could not be allocated. */
-static int bld_alloc(mt_bld *b, const trace *t, int32_t P) {
+static int bld_alloc(mt_bld *b, const mt_trace *t, int32_t P) {
     size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1), nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1);
     size_t nu = (size_t)(t->n_layers > t->n_ops ? t->n_layers : t->n_ops) + 1;
     b->unit = malloc(nops * sizeof *b->unit);
@@ -531,7 +531,7 @@ static void bld_free(mt_bld *b) {
  * time is a sum of these in int64 ps: they must be finite and add up to a simulable time (a NaN
  * became INT64_MIN ps, a huge time overflowed). */
 static mt_status op_times(mt_bld *b, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     b->first_fwd = t->n_ops;
     double total_ns = 0;
     for (int32_t i = t->n_ops - 1; i >= 0; i--) {
@@ -554,7 +554,7 @@ static mt_status op_times(mt_bld *b, mt_error *err) {
  * (zero_grad(set_to_none=True), PyTorch 2's default), into sp->mem_bwd_peak_bytes.
  * O(ops + acts + temporaries). */
 static mt_status bwd_peaks(mt_bld *b) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     const mt_plan *plan = b->plan;
     if (plan->micro_batches != 1 || plan->vpp > 1 || !t->has_saved) return MT_OK;
     size_t nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
@@ -601,7 +601,7 @@ static mt_status bwd_peaks(mt_bld *b) {
 
 /* The analyses (core and passes) and the emission, on allocated state. */
 static mt_status build(mt_bld *b, mt_error *err) {
-    const trace *t = b->t;
+    const mt_trace *t = b->t;
     mt_program *p = b->p;
     const mt_plan *plan = b->plan;
     assign_units(b);
@@ -633,7 +633,7 @@ static mt_status build(mt_bld *b, mt_error *err) {
     return MT_OK;
 }
 
-mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
+mt_status mt_program_build(const mt_trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err) {
     mt_program *p = calloc(1, sizeof *p);
     mt_bld b = {0};

@@ -133,7 +133,7 @@ typedef struct mt_stage_program {
 
 typedef struct mt_program {
     mt_plan plan;                      /* resolved */
-    const trace *trace;
+    const mt_trace *trace;
     int32_t n_stages;
     mt_stage_program *stages;
     int32_t n_layers;                  /* trace layers (reports index per-layer arrays by it) */
@@ -192,7 +192,7 @@ typedef struct mt_program_opts {
  * MT_EINVAL for a plan the trace cannot support: more stages than layers, a tensor-parallel degree
  * that does not divide an op's split dimension (output or input features, output channels,
  * attention heads; the message names the op and the largest degree that fits). */
-mt_status mt_program_build(const trace *t, const mt_plan *plan, const mt_program_opts *o,
+mt_status mt_program_build(const mt_trace *t, const mt_plan *plan, const mt_program_opts *o,
                            mt_program **out, mt_error *err);
 void mt_program_free(mt_program *p);
 

@@ -18,7 +18,7 @@ typedef struct slot {
 } slot;
 
 typedef struct rep {
-    const trace *t;
+    const mt_trace *t;
     mt_blocks b;
     int32_t n, copies;
     int32_t *ob;     /* op -> its block, NONE */
@@ -63,14 +63,14 @@ static int32_t map_tensor(const rep *r, int32_t x, int32_t c) {
 }
 
 /* The tensor of op o's use q (inputs, then outputs). */
-static int32_t ref_tensor(const trace *t, const trace_op *o, int32_t q) {
+static int32_t ref_tensor(const mt_trace *t, const trace_op *o, int32_t q) {
     return t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count].tensor;
 }
 
 
 static int64_t shift_id(int64_t id, int32_t c, int64_t off) { return c >= 0 && id >= 0 ? id + (c + 1) * off : id; }
 
-static int64_t slot_ns(const trace *t, int32_t i) {
+static int64_t slot_ns(const mt_trace *t, int32_t i) {
     return i + 1 < t->n_ops ? t->ops[i + 1].cpu_start_ns - t->ops[i].cpu_start_ns : t->ops[i].cpu_dur_ns;
 }
 
@@ -90,7 +90,7 @@ static int is_state(trace_role role) {
 
 /* The tensor that block b2's op at op i's place reads or writes at use q, -1 none. */
 static int32_t pos_tensor(const rep *r, int32_t i, int32_t q, int32_t b2) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     const trace_op *o = &t->ops[i];
     if (r->ob[i] < 0 || b2 < 0 || b2 >= r->b.count) return -1;
     int32_t k = r->loff[b2 * NPH + o->phase] + r->rk[i];
@@ -102,7 +102,7 @@ static int32_t pos_tensor(const rep *r, int32_t i, int32_t q, int32_t b2) {
 
 /* Tensor x of block tb[x] as block j2 has it (x when j2 is its own block), -1 none. */
 static int32_t counterpart(const rep *r, int32_t x, int32_t j2) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     int32_t f = t->tensors[x].first_op;
     if (r->tb[x] == j2) return x;
     if (f < 0 || r->ob[f] != r->tb[x]) return -1;
@@ -143,7 +143,7 @@ static int32_t block_use(const rep *r, int32_t i, int32_t q, int32_t B, int32_t 
 
 /* The result's tensor of use q of op i as copy c repeats it (c < 0: the op itself). */
 static int32_t map_use(const rep *r, int32_t i, int32_t q, int32_t c) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     const trace_op *o = &t->ops[i];
     int32_t x = ref_tensor(t, o, q), dflt = map_tensor(r, x, c);
     if (x < 0 || (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) ||
@@ -158,7 +158,7 @@ static int32_t map_use(const rep *r, int32_t i, int32_t q, int32_t c) {
 /* The block of an op of no layer from the tensors it touches: PENDING when none says, NONE when
  * they disagree or a state tensor (weight, gradient, optimizer state) of no block is among them. */
 static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     int32_t j = PENDING;
     int opt = o->phase == TRACE_PHASE_OPTIMIZER; /* its temporaries (scalars, reused buffers) say nothing */
     for (int32_t q = 0; q < o->in_count + o->out_count; q++) {
@@ -181,12 +181,12 @@ static int32_t vote(const rep *r, const trace_op *o, int32_t i) {
  * another of the same length belong to the same parameter. A state (or a temporary: the gradient
  * lists a step makes) of no block at q takes the block of what is at q in the other list, until
  * nothing changes (exp_avg_sq reaches its block through the gradient list that exp_avg reached). */
-static const trace_tref *use_at(const trace *t, const trace_op *o, int32_t q) {
+static const trace_tref *use_at(const mt_trace *t, const trace_op *o, int32_t q) {
     return &t->trefs[q < o->in_count ? o->in_first + q : o->out_first + q - o->in_count];
 }
 
 /* The uses of the list argument starting at use q (0 when q is not its first use). */
-static int32_t list_len(const trace *t, const trace_op *o, int32_t q) {
+static int32_t list_len(const mt_trace *t, const trace_op *o, int32_t q) {
     int32_t end = q < o->in_count ? o->in_count : o->in_count + o->out_count, len = 1;
     if (q != 0 && q != o->in_count && use_at(t, o, q - 1)->arg == use_at(t, o, q)->arg) return 0;
     while (q + len < end && use_at(t, o, q + len)->arg == use_at(t, o, q)->arg) len++;
@@ -200,7 +200,7 @@ static int follows(const rep *r, int32_t x) {
 
 /* One round over op i's lists; returns how many tensors took a block. */
 static int pair_states(rep *r, int32_t i) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     const trace_op *o = &t->ops[i];
     int32_t n = o->in_count + o->out_count;
     int moved = 0;
@@ -216,7 +216,7 @@ static int pair_states(rep *r, int32_t i) {
 }
 
 static void own(rep *r) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     int32_t end = r->b.first + r->b.count * r->b.layers;
     for (int32_t x = 0; x < t->n_tensors; x++) r->tb[x] = t->tensors[x].first_op < 0 ? NONE : PENDING;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -261,7 +261,7 @@ static void own(rep *r) {
 }
 
 static mt_status alloc_all(rep *r) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     size_t no = (size_t)t->n_ops + 1, nt = (size_t)t->n_tensors + 1, nb = (size_t)r->b.count;
     r->ob = malloc(no * sizeof *r->ob);
     r->rk = malloc(no * sizeof *r->rk);
@@ -286,7 +286,7 @@ static void free_all(rep *r) {
 
 /* Ranks and lists of each block's ops per phase and of its tensors. */
 static void rank(rep *r) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     int32_t *cnt = r->loff + 1;
     for (int32_t i = 0; i < t->n_ops; i++)
         if (r->ob[i] >= 0) r->rk[i] = cnt[r->ob[i] * NPH + t->ops[i].phase]++;
@@ -316,7 +316,7 @@ static int cut_state(const rep *r, int32_t x) { return r->tb[x] >= r->n && is_st
 
 /* The result's op sequence, its new op and tensor indices and host starts. */
 static mt_status sequence(rep *r, int64_t n_new) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     const int32_t *anchor = r->anchor;
     r->seq = malloc((size_t)(n_new + 1) * sizeof *r->seq);
     r->start = malloc((size_t)(n_new + 1) * sizeof *r->start);
@@ -359,7 +359,7 @@ static mt_status sequence(rep *r, int64_t n_new) {
 static int64_t delta(const rep *r, int32_t j) { return r->start[j] - r->t->ops[r->seq[j].src].cpu_start_ns; }
 
 /* A layer name the builder numbered ("L12:aten::linear") renumbered; others kept. */
-static const char *layer_name(trace *o, const char *name, int32_t idx) {
+static const char *layer_name(mt_trace *o, const char *name, int32_t idx) {
     if (!name || name[0] != 'L') return name;
     const char *c = name + 1;
     while (*c >= '0' && *c <= '9') c++;
@@ -369,8 +369,8 @@ static const char *layer_name(trace *o, const char *name, int32_t idx) {
     return mt_strpool_intern(o->pool, buf, -1);
 }
 
-static mt_status build_layers(const rep *r, trace *o) {
-    const trace *t = r->t;
+static mt_status build_layers(const rep *r, mt_trace *o) {
+    const mt_trace *t = r->t;
     int32_t F = r->b.first, p = r->b.layers, k = r->b.count;
     o->n_layers = t->n_layers + (r->n - k) * p;
     o->layers = calloc((size_t)o->n_layers + 1, sizeof *o->layers);
@@ -396,7 +396,7 @@ static int32_t new_layer(const rep *r, int32_t layer, int32_t c) {
  * step over every parameter, PyTorch 2.x's default on GPUs, and its temporaries: the state lists it
  * makes belong to no block): the model's weight bytes at n blocks over the traced ones. */
 static double weight_factor(const rep *r) {
-    const trace *t = r->t;
+    const mt_trace *t = r->t;
     double in_blocks = 0, all = 0;
     for (int32_t x = 0; x < t->n_tensors; x++) {
         if (t->tensors[x].role != TRACE_ROLE_WEIGHT) continue;
@@ -411,8 +411,8 @@ static int steps_every_parameter(const rep *r, int32_t i) {
 }
 
 /* Ops, their tensor uses and kernels. */
-static mt_status build_ops(const rep *r, trace *o) {
-    const trace *t = r->t;
+static mt_status build_ops(const rep *r, mt_trace *o) {
+    const mt_trace *t = r->t;
     int64_t n_trefs = 0, n_dims = 0, n_k = 0;
     for (int32_t j = 0; j < r->n_seq; j++) {
         const trace_op *s = &t->ops[r->seq[j].src];
@@ -476,8 +476,8 @@ static mt_status build_ops(const rep *r, trace *o) {
     return MT_OK;
 }
 
-static mt_status build_tensors(const rep *r, trace *o) {
-    const trace *t = r->t;
+static mt_status build_tensors(const rep *r, mt_trace *o) {
+    const mt_trace *t = r->t;
     int32_t nt = r->tseg[r->copies];
     o->tensors = malloc(((size_t)nt + 1) * sizeof *o->tensors);
     if (!o->tensors) return MT_ENOMEM;
@@ -501,7 +501,7 @@ static mt_status build_tensors(const rep *r, trace *o) {
 }
 
 /* Entries per op of t: first[op] .. first[op + 1] index `idx` (entries of op -1 are left out). */
-static mt_status by_op(const trace *t, const int32_t *ops, size_t stride, int32_t n, int32_t **first, int32_t **idx) {
+static mt_status by_op(const mt_trace *t, const int32_t *ops, size_t stride, int32_t n, int32_t **first, int32_t **idx) {
     *first = calloc((size_t)t->n_ops + 2, sizeof **first);
     *idx = malloc(((size_t)n + 1) * sizeof **idx);
     if (!*first || !*idx) return MT_ENOMEM;
@@ -534,8 +534,8 @@ static int cmp_wait(const void *a, const void *b) {
 
 /* Saved activations, backward temporaries, host syncs, stream waits and collectives of each op of
  * the result (those before the first op kept as they are). */
-static mt_status build_per_op(const rep *r, trace *o) {
-    const trace *t = r->t;
+static mt_status build_per_op(const rep *r, mt_trace *o) {
+    const mt_trace *t = r->t;
     int32_t *f[5] = {0}, *ix[5] = {0};
     mt_status rc = MT_OK;
     if (rc == MT_OK && t->n_saved) rc = by_op(t, OPS_OF(t->saved), t->n_saved, &f[0], &ix[0]);
@@ -620,7 +620,7 @@ static char *dup_or_null(const char *s, int *bad) {
 }
 
 /* The result's own header: t's fields, its own paths, process groups and an empty pool. */
-static mt_status header(const trace *t, trace *o) {
+static mt_status header(const mt_trace *t, mt_trace *o) {
     *o = *t;
     o->ops = NULL, o->kernels = NULL, o->tensors = NULL, o->trefs = NULL, o->dims = NULL, o->layers = NULL;
     o->syncs = NULL, o->colls = NULL, o->waits = NULL, o->saved = NULL, o->bwd_temps = NULL;
@@ -638,7 +638,7 @@ static mt_status header(const trace *t, trace *o) {
     return bad || !o->pool ? MT_ENOMEM : MT_OK;
 }
 
-static int64_t max_plus_one(const trace *t, int what) {
+static int64_t max_plus_one(const mt_trace *t, int what) {
     int64_t m = 0;
     for (int32_t i = 0; what < 3 && i < t->n_ops; i++) {
         int64_t v = what == 0 ? t->ops[i].seq : what == 1 ? t->ops[i].et_node : t->ops[i].mark_id;
@@ -655,7 +655,7 @@ static int64_t max_plus_one(const trace *t, int what) {
     return m + 1;
 }
 
-mt_status mt_blocks_repeat(const trace *t, int32_t n, trace **out, mt_error *err) {
+mt_status mt_blocks_repeat(const mt_trace *t, int32_t n, mt_trace **out, mt_error *err) {
     rep r;
     memset(&r, 0, sizeof r);
     r.t = t;
@@ -680,7 +680,7 @@ mt_status mt_blocks_repeat(const trace *t, int32_t n, trace **out, mt_error *err
                        MT_REPEAT_MAX_OPS);
     r.seq_off = max_plus_one(t, 0), r.et_off = max_plus_one(t, 1), r.mark_off = max_plus_one(t, 2);
     r.id_off = max_plus_one(t, 3), r.st_off = max_plus_one(t, 4);
-    trace *o = calloc(1, sizeof *o);
+    mt_trace *o = calloc(1, sizeof *o);
     mt_status rc = o ? alloc_all(&r) : MT_ENOMEM;
     if (rc == MT_OK) {
         own(&r);

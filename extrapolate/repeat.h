@@ -50,6 +50,6 @@ enum { MT_REPEAT_MAX_BLOCKS = 1024, MT_REPEAT_MAX_OPS = 1 << 26 };
 /* The trace t with its repeating block repeated or cut to n blocks into *out (n equal to the
  * traced count: a copy of t). MT_EINVAL naming --blocks when t has no repeating block, n < 1, n >
  * MT_REPEAT_MAX_BLOCKS or the result would exceed MT_REPEAT_MAX_OPS ops. */
-mt_status mt_blocks_repeat(const trace *t, int32_t n, trace **out, mt_error *err);
+mt_status mt_blocks_repeat(const mt_trace *t, int32_t n, mt_trace **out, mt_error *err);
 
 #endif

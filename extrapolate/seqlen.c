@@ -9,13 +9,13 @@
 #include "perfmodel/work.h"
 #include "tracer/builder.h"
 
-static const char *trace_path(const trace *t) {
+static const char *trace_path(const mt_trace *t) {
     return t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
 }
 
 /* A width of the model's weights equal to v: a weight's last dimension, or any dimension of the
  * weight of a linear (its in and out features). O(ops + trefs). */
-static int weight_width(const trace *t, int64_t v) {
+static int weight_width(const mt_trace *t, int64_t v) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         for (int32_t q = 0; q < o->in_count; q++) {
@@ -31,7 +31,7 @@ static int weight_width(const trace *t, int64_t v) {
 }
 
 /* The cores' sequence, head dim, heads and KV heads (the first core's), checked to agree. */
-static mt_status read_cores(const trace *t, mt_seqinfo *si, int64_t *heads, int64_t *kv_heads, mt_error *err) {
+static mt_status read_cores(const mt_trace *t, mt_seqinfo *si, int64_t *heads, int64_t *kv_heads, mt_error *err) {
     int32_t first = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
@@ -63,7 +63,7 @@ static mt_status read_cores(const trace *t, mt_seqinfo *si, int64_t *heads, int6
     return MT_OK;
 }
 
-mt_status mt_seq_find(const trace *t, mt_seqinfo *si, mt_error *err) {
+mt_status mt_seq_find(const mt_trace *t, mt_seqinfo *si, mt_error *err) {
     memset(si, 0, sizeof *si);
     int64_t heads = 0, kv_heads = 0;
     MT_CHECK(read_cores(t, si, &heads, &kv_heads, err));
@@ -108,7 +108,7 @@ static int scales(int role) { return role != TRACE_ROLE_WEIGHT && role != TRACE_
 
 /* Tensor use u's dimensions rewritten into o; its element factor into f[u's tensor] (whole: the
  * use's shape holds all the tensor's elements; a factor of a whole use is kept over another). */
-static void rewrite_use(const trace *t, trace *o, const mt_seqinfo *si, const trace_tref *u, double *f) {
+static void rewrite_use(const mt_trace *t, mt_trace *o, const mt_seqinfo *si, const trace_tref *u, double *f) {
     if (!scales(mt_bld_tensor_role(t, u))) return;
     const int64_t *d = t->dims + u->shape_off;
     double before = 1, after = 1;
@@ -124,7 +124,7 @@ static void rewrite_use(const trace *t, trace *o, const mt_seqinfo *si, const tr
 
 /* Every tensor use's dimensions in o (t's copy) rewritten but the optimizer's (parameter-sized);
  * per tensor the factor of its elements into f (1: no rewritten use). */
-static void rewrite_dims(const trace *t, trace *o, const mt_seqinfo *si, double *f) {
+static void rewrite_dims(const mt_trace *t, mt_trace *o, const mt_seqinfo *si, double *f) {
     for (int32_t x = 0; x < t->n_tensors; x++) f[x] = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *op = &t->ops[i];
@@ -142,7 +142,7 @@ static void rewrite_dims(const trace *t, trace *o, const mt_seqinfo *si, double 
 }
 
 /* The element factor of tensor use u (t traced, o rewritten); *bytes its traced bytes. */
-static double use_factor(const trace *t, const trace *o, const trace_tref *u, double *bytes) {
+static double use_factor(const mt_trace *t, const mt_trace *o, const trace_tref *u, double *bytes) {
     double before = 1, after = 1;
     for (int32_t k = 0; k < u->ndim; k++) before *= (double)t->dims[u->shape_off + k], after *= (double)o->dims[u->shape_off + k];
     int32_t item = u->tensor >= 0 && t->tensors[u->tensor].itemsize > 0 ? t->tensors[u->tensor].itemsize : 4;
@@ -154,7 +154,7 @@ static double use_factor(const trace *t, const trace *o, const trace_tref *u, do
  * else one holding those bytes (a nested op's copy of an input, which no use names), else one of
  * its storage, else (first_in) op's first input (a nested op's statistics: layer_norm's mean and
  * rstd per token); 0 none. O(uses of op). */
-static double saved_factor(const trace *t, const trace *o, int32_t op, const trace_saved *v, int first_in) {
+static double saved_factor(const mt_trace *t, const mt_trace *o, int32_t op, const trace_saved *v, int first_in) {
     if (op < 0 || op >= t->n_ops) return 0;
     const trace_op *p = &t->ops[op];
     double best[4] = {0, 0, 0, 0};
@@ -173,7 +173,7 @@ static double saved_factor(const trace *t, const trace *o, int32_t op, const tra
 /* Saved activations (from the op that made them) and backward temporaries (that op's, else its
  * forward op's uses; a first input only when neither names the storage or its bytes: NllLoss's
  * backward reads the scalar loss gradient first, its [tokens, vocabulary] result is the forward's). */
-static void rescale_saved(const trace *t, trace *o) {
+static void rescale_saved(const mt_trace *t, mt_trace *o) {
     for (int pass = 0; pass < 2; pass++) {
         trace_saved *v = pass ? o->bwd_temps : o->saved;
         int32_t n = pass ? o->n_bwd_temps : o->n_saved;
@@ -194,7 +194,7 @@ static int compute_class(mt_opclass c) {
 }
 
 /* Op i's work at n over its work at s (t traced, o rewritten). */
-static double op_ratio(const trace *t, const trace *o, int32_t i, const mt_seqinfo *si) {
+static double op_ratio(const mt_trace *t, const mt_trace *o, int32_t i, const mt_seqinfo *si) {
     const trace_op *op = &t->ops[i];
     if (op->cls == MT_OPC_NONE) return 1;
     mt_work w0, w1;
@@ -210,7 +210,7 @@ static int64_t times(int64_t ns, double r) { return (int64_t)llround((double)ns 
 
 /* Op times: a GPU trace's kernels inside their op, a CPU trace's op and everything after it
  * (shift[i]: how far op i's start moved; shift[n_ops]: the step's end). */
-static void retime(const trace *t, trace *o, const double *ratio, int64_t *shift) {
+static void retime(const mt_trace *t, mt_trace *o, const double *ratio, int64_t *shift) {
     int64_t moved = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *s = &t->ops[i];
@@ -248,13 +248,13 @@ static void retime(const trace *t, trace *o, const double *ratio, int64_t *shift
     o->host_end_ns += moved, o->step_end_ns += moved;
 }
 
-mt_status mt_seq_rescale(const trace *t, int64_t n, trace **out, mt_seqinfo *si, mt_error *err) {
+mt_status mt_seq_rescale(const mt_trace *t, int64_t n, mt_trace **out, mt_seqinfo *si, mt_error *err) {
     MT_CHECK(mt_seq_find(t, si, err));
     if (n < 2 || n > MT_SEQ_MAX)
         return mt_fail(err, MT_EINVAL, "--seq needs a sequence length from 2 to %lld (got %lld; the trace's is %lld)",
                        (long long)MT_SEQ_MAX, (long long)n, (long long)si->traced);
     si->asked = n;
-    trace *o = NULL;
+    mt_trace *o = NULL;
     double *f = malloc(((size_t)t->n_tensors + 1) * sizeof *f);
     double *ratio = malloc(((size_t)t->n_ops + 1) * sizeof *ratio);
     int64_t *shift = malloc(((size_t)t->n_ops + 1) * sizeof *shift);

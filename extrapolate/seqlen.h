@@ -54,11 +54,11 @@ typedef struct mt_seqinfo {
 /* The traced sequence of t into *si (asked 0). MT_EINVAL naming --seq and the trace when t has no
  * attention core, its cores disagree, s < 2, or s cannot be told from the model's dimensions
  * (above). O(ops + trefs). */
-mt_status mt_seq_find(const trace *t, mt_seqinfo *si, mt_error *err);
+mt_status mt_seq_find(const mt_trace *t, mt_seqinfo *si, mt_error *err);
 
 /* t at sequence length n into *out (si filled as mt_seq_find does, asked = n); n equal to the
  * traced length: a copy. MT_EINVAL as mt_seq_find or for n outside [2, MT_SEQ_MAX] (one token has no
  * next token to predict). */
-mt_status mt_seq_rescale(const trace *t, int64_t n, trace **out, mt_seqinfo *si, mt_error *err);
+mt_status mt_seq_rescale(const mt_trace *t, int64_t n, mt_trace **out, mt_seqinfo *si, mt_error *err);
 
 #endif

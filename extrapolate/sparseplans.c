@@ -36,7 +36,7 @@ static int divides_experts(const mt_moe *m, int32_t e) {
     return 1;
 }
 
-mt_status mt_sparse_expand(const trace *t, unsigned kinds, mt_plan **plans, int32_t *n, mt_error *err) {
+mt_status mt_sparse_expand(const mt_trace *t, unsigned kinds, mt_plan **plans, int32_t *n, mt_error *err) {
     mt_moe *m = NULL;
     MT_CHECK(mt_moe_find(t, &m, err));
     if (kinds & MT_SPARSE_AUTO)

@@ -21,6 +21,6 @@ enum { MT_SPARSE_EP = 1, MT_SPARSE_TABLE = 2, MT_SPARSE_ROW = 4, MT_SPARSE_COLUM
 mt_status mt_sparse_parse(const char *s, unsigned *out, mt_error *err);
 
 /* Appends the variants of each of the *n plans (*plans realloc'd). */
-mt_status mt_sparse_expand(const trace *t, unsigned kinds, mt_plan **plans, int32_t *n, mt_error *err);
+mt_status mt_sparse_expand(const mt_trace *t, unsigned kinds, mt_plan **plans, int32_t *n, mt_error *err);
 
 #endif

@@ -7,11 +7,11 @@
 
 #include "util/units.h"
 
-static int role_of(const trace *t, const trace_tref *r) {
+static int role_of(const mt_trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
 }
 
-static int touches_params(const trace *t, const trace_op *o) {
+static int touches_params(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count + o->out_count; j++) {
         int r = role_of(t, &t->trefs[o->in_first + j]);
         if (r == TRACE_ROLE_WEIGHT || r == TRACE_ROLE_GRADIENT || r == TRACE_ROLE_OPTSTATE) return 1;
@@ -21,7 +21,7 @@ static int touches_params(const trace *t, const trace_op *o) {
 
 /* Optimizer work per unit: the optimizer's ops and the parameter-sized ops after the first forward
  * op, shared by the weight bytes each unit reads first. */
-static mt_status add_optimizer(const trace *t, const int32_t *unit, int32_t U, double *cost) {
+static mt_status add_optimizer(const mt_trace *t, const int32_t *unit, int32_t U, double *cost) {
     double *wb = calloc((size_t)U, sizeof *wb), all = 0, opt_ns = 0;
     unsigned char *seen = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
     if (!wb || !seen) {
@@ -53,7 +53,7 @@ static mt_status add_optimizer(const trace *t, const int32_t *unit, int32_t U, d
 
 /* cross[u], u < U - 1: the activation tensors made in units <= u and read in forward after u;
  * xbytes[u] (when not NULL) their bytes. */
-static mt_status crossings(const trace *t, const int32_t *unit, int32_t U, int32_t *cross, double *xbytes) {
+static mt_status crossings(const mt_trace *t, const int32_t *unit, int32_t U, int32_t *cross, double *xbytes) {
     int32_t *last = malloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1) * sizeof *last);
     if (!last) return MT_ENOMEM;
     for (int32_t x = 0; x < t->n_tensors; x++) last[x] = -1;
@@ -342,12 +342,12 @@ static mt_status prefer_sends(const double *cost, const double *xb, int32_t U, i
     return rc;
 }
 
-mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t U, int32_t P, int32_t *stage_of_unit,
+mt_status mt_stages_cut(const mt_trace *t, const int32_t *unit, int32_t U, int32_t P, int32_t *stage_of_unit,
                         mt_stage_cut *info) {
     return mt_stages_cut_chunks(t, unit, U, P, 1, 0, stage_of_unit, info);
 }
 
-mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, int32_t Pst, int32_t V,
+mt_status mt_stages_cut_chunks(const mt_trace *t, const int32_t *unit, int32_t U, int32_t Pst, int32_t V,
                                double send_ns_per_byte, int32_t *stage_of_unit, mt_stage_cut *info) {
     int32_t P = Pst * (V > 1 ? V : 1); /* the pieces to cut: model chunks */
     double *cost = calloc((size_t)(U > 0 ? U : 1), sizeof *cost);
@@ -384,11 +384,11 @@ mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t U, i
 
 /* ---- block cuts (as Megatron-Core and PyTorch's pipelining cut a transformer) ------------------- */
 
-int mt_stages_blocks_default(const trace *t, const mt_blocks *bl) {
+int mt_stages_blocks_default(const mt_trace *t, const mt_blocks *bl) {
     return bl->found && t->n_layers > 0 && 2 * (int64_t)bl->count * bl->layers >= t->n_layers;
 }
 
-mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *blp, int32_t U, int32_t P, int32_t V,
+mt_status mt_stages_cut_blocks(const mt_trace *t, const mt_blocks *blp, int32_t U, int32_t P, int32_t V,
                                const int32_t *per, int32_t n_per, int32_t *chunk_of_unit, mt_stage_cut *info,
                                mt_error *err) {
     const mt_blocks bl = *blp;
@@ -481,12 +481,12 @@ mt_status mt_stages_list_parse(const char *s, int32_t *per, int32_t *n, mt_error
 /* An input (a tensor read before any op makes it) carries the batch unless it is a scalar or its
  * leading dimension is not the traced batch (a buffer: RoPE's inverse frequencies); with the batch
  * unknown every non-scalar input does. */
-static int input_has_batch(const trace *t, const trace_tref *r) {
+static int input_has_batch(const mt_trace *t, const trace_tref *r) {
     if (r->ndim <= 0) return 0;
     return t->batch_size <= 0 || t->dims[r->shape_off] == t->batch_size;
 }
 
-unsigned char *mt_stages_batch_free(const trace *t) {
+unsigned char *mt_stages_batch_free(const mt_trace *t) {
     unsigned char *free_x = calloc((size_t)(t->n_tensors > 0 ? t->n_tensors : 1), 1);
     if (!free_x) return NULL;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -513,7 +513,7 @@ unsigned char *mt_stages_batch_free(const trace *t) {
 enum { SETTLE_MAX_OPS = 64 }; /* trailing ops weighed per cut (the last ones of a longer run) */
 
 typedef struct settle {
-    const trace *t;
+    const mt_trace *t;
     int32_t *unit;
     const int32_t *chunk_of_unit;
     int32_t *maxc;  /* by tensor: the latest chunk reading it in forward, the cut's trailing ops left out */
@@ -527,7 +527,7 @@ typedef struct settle {
 
 static int32_t chunk_now(const settle *s, int32_t op) { return s->chunk_of_unit[s->unit[op]]; }
 
-static int reads_weight(const trace *t, const trace_op *o) {
+static int reads_weight(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count; j++)
         if (role_of(t, &t->trefs[o->in_first + j]) == TRACE_ROLE_WEIGHT) return 1;
     return 0;
@@ -536,7 +536,7 @@ static int reads_weight(const trace *t, const trace_op *o) {
 /* The forward ops of unit u after its last op reading a weight into s->m (at most SETTLE_MAX_OPS, the
  * last ones); none when every op of u would go (a unit is never emptied). */
 static void trailing_ops(settle *s, int32_t u) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     int32_t all = 0;
     s->k = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -563,7 +563,7 @@ static void list_tensor(settle *s, int32_t x) {
 /* maxc over the forward ops outside the cut's trailing ops; the tensors those ops make or read
  * (xs), each one's last trailing reader (lastm). O(trefs). */
 static void settle_scan(settle *s) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     for (int32_t x = 0; x < t->n_tensors; x++) s->maxc[x] = -1;
     s->nx = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -586,7 +586,7 @@ static void settle_scan(settle *s) {
  * mt_pp_boundaries counts them: made on a chunk <= c, read in forward on one > c); the tensors not
  * touching the trailing ops add the same to every j and are left out. */
 static double settle_bytes(const settle *s, int32_t j) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     double bytes = 0;
     for (int32_t n = 0; n < s->nx; n++) {
         int32_t x = s->xs[n], f = t->tensors[x].first_op;
@@ -623,7 +623,7 @@ static void settle_cut(settle *s, int32_t u) {
     }
 }
 
-mt_status mt_stages_settle_cuts(const trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U) {
+mt_status mt_stages_settle_cuts(const mt_trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U) {
     if (t->n_layers <= 0 || U < 2) return MT_OK;
     size_t nt = (size_t)(t->n_tensors > 0 ? t->n_tensors : 1), nops = (size_t)(t->n_ops > 0 ? t->n_ops : 1);
     settle s = {.t = t, .unit = unit, .chunk_of_unit = chunk_of_unit};

@@ -68,7 +68,7 @@ enum { MT_STAGES_SENDS_MAX_UNITS = 4096 }; /* beyond: sends not weighed (the pro
 
 /* stage_of_unit[u] for u < n_units, given unit[op] (-1: none) for every op of t. Every stage gets
  * at least one unit (n_units >= P, checked by the caller). MT_ENOMEM only. */
-mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t *stage_of_unit,
+mt_status mt_stages_cut(const mt_trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t *stage_of_unit,
                         mt_stage_cut *info);
 
 /* Interleaved pipelines (--vpp V): the units cut into P x V contiguous model chunks the same way
@@ -76,13 +76,13 @@ mt_status mt_stages_cut(const trace *t, const int32_t *unit, int32_t n_units, in
  * chunk boundaries moved to even the stages replaces it when that makes the busiest stage (the sum
  * of its V chunks) lighter. V = 1 with send_ns_per_byte 0 is mt_stages_cut; V = 1 with a send cost
  * weighs each stage's sends (above). n_units >= P x V. MT_ENOMEM only. */
-mt_status mt_stages_cut_chunks(const trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t V,
+mt_status mt_stages_cut_chunks(const mt_trace *t, const int32_t *unit, int32_t n_units, int32_t P, int32_t V,
                                double send_ns_per_byte, int32_t *chunk_of_unit, mt_stage_cut *info);
 
 /* 1 when t's repeating block (bl, from mt_blocks_find) makes it a model cut at blocks by default:
  * the blocks hold at least half the trace's layers (a transformer's; not a ResNet's two alike
  * residual blocks among 41 layers). */
-int mt_stages_blocks_default(const trace *t, const mt_blocks *bl);
+int mt_stages_blocks_default(const mt_trace *t, const mt_blocks *bl);
 
 /* The block cut of U units (the trace's layers, unit = layer) into P x V chunks, chunk_of_unit[u]:
  * `per` (n_per entries: P, each a stage's blocks split evenly over its V chunks, or P x V, each a
@@ -90,7 +90,7 @@ int mt_stages_blocks_default(const trace *t, const mt_blocks *bl);
  * chunk 0 and after the last on the last chunk. *info gets the kind and the blocks per chunk.
  * MT_EINVAL (one line naming --pp-layers or --pp/--vpp) when the blocks do not divide, a list does
  * not add up to the blocks or has an empty chunk. O(U + P x V). */
-mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *bl, int32_t U, int32_t P, int32_t V, const int32_t *per, int32_t n_per,
+mt_status mt_stages_cut_blocks(const mt_trace *t, const mt_blocks *bl, int32_t U, int32_t P, int32_t V, const int32_t *per, int32_t n_per,
                                int32_t *chunk_of_unit, mt_stage_cut *info, mt_error *err);
 
 /* free_x[x] = 1 for each tensor made in forward from no batch data: by ops reading no weight, no
@@ -98,7 +98,7 @@ mt_status mt_stages_cut_blocks(const trace *t, const mt_blocks *bl, int32_t U, i
  * pipeline stage makes its own (Megatron's rotary embedding and masks on every stage, torchtitan's
  * freqs_cis buffer): such a tensor is not sent across a cut. NULL on allocation failure; free()
  * it. O(ops + trefs). */
-unsigned char *mt_stages_batch_free(const trace *t);
+unsigned char *mt_stages_batch_free(const mt_trace *t);
 
 /* A cut between chunks falls between layers, and the tracer starts a layer at each op reading a
  * weight: the weight-free ops that end a chunk's last layer (an RMSNorm's pow, mean, rsqrt before its
@@ -109,7 +109,7 @@ unsigned char *mt_stages_batch_free(const trace *t);
  * tie nothing moves (a CNN's cut keeps its pooled output; a GPT block's residual add). RMSNorm Llama
  * at a block cut: the residual stream alone crosses (B S h), not it and the normalised copy. Traces
  * without layers (unit = op) are left as they are. O(P x V x (ops + trefs + tensors)); MT_ENOMEM only. */
-mt_status mt_stages_settle_cuts(const trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U);
+mt_status mt_stages_settle_cuts(const mt_trace *t, int32_t *unit, const int32_t *chunk_of_unit, int32_t U);
 
 /* "blocks 4+4" (the blocks per chunk, chunk order), "blocks 7+8+8+9 (--pp-layers)", "time-balanced". */
 const char *mt_stages_cut_describe(const mt_stage_cut *c, char *buf, size_t len);

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const trace_tref *input_of(const trace *t, const trace_op *o, int weight) {
+static const trace_tref *input_of(const mt_trace *t, const trace_op *o, int weight) {
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         if (r->tensor < 0 || r->tensor >= t->n_tensors || r->ndim < 1) continue;
@@ -12,13 +12,13 @@ static const trace_tref *input_of(const trace *t, const trace_op *o, int weight)
     return NULL;
 }
 
-static int64_t last_dim(const trace *t, const trace_tref *r) { return r ? t->dims[r->shape_off + r->ndim - 1] : 0; }
-static int64_t dim0(const trace *t, const trace_tref *r) { return r ? t->dims[r->shape_off] : 0; }
+static int64_t last_dim(const mt_trace *t, const trace_tref *r) { return r ? t->dims[r->shape_off + r->ndim - 1] : 0; }
+static int64_t dim0(const mt_trace *t, const trace_tref *r) { return r ? t->dims[r->shape_off] : 0; }
 
-static int fwd(const trace *t, int32_t i) { return i >= 0 && i < t->n_ops && t->ops[i].phase == TRACE_PHASE_FORWARD; }
+static int fwd(const mt_trace *t, int32_t i) { return i >= 0 && i < t->n_ops && t->ops[i].phase == TRACE_PHASE_FORWARD; }
 
 /* The aten op's name without "aten::" equals one of names[] (NULL-terminated). */
-static int named(const trace *t, int32_t i, const char *const *names) {
+static int named(const mt_trace *t, int32_t i, const char *const *names) {
     const char *n = t->ops[i].name;
     if (!n || strncmp(n, "aten::", 6)) return 0;
     for (; *names; names++)
@@ -27,20 +27,20 @@ static int named(const trace *t, int32_t i, const char *const *names) {
 }
 
 /* A forward linear with a 2-D weight. */
-static int linear(const trace *t, int32_t i) {
+static int linear(const mt_trace *t, int32_t i) {
     if (!fwd(t, i) || t->ops[i].tp != TRACE_TP_LINEAR) return 0;
     const trace_tref *w = input_of(t, &t->ops[i], 1);
     return w && w->ndim == 2 && input_of(t, &t->ops[i], 0);
 }
 
-static int64_t storage(const trace *t, int32_t i) {
+static int64_t storage(const mt_trace *t, int32_t i) {
     const trace_tref *in = input_of(t, &t->ops[i], 0);
     if (!in) return -1;
     return t->tensors[in->tensor].storage_id > 0 ? t->tensors[in->tensor].storage_id : -2 - (int64_t)in->tensor;
 }
 
 /* The next forward linear after op i within 6 ops, -1. */
-static int32_t next_linear(const trace *t, int32_t i) {
+static int32_t next_linear(const mt_trace *t, int32_t i) {
     for (int32_t j = i + 1; j < t->n_ops && j <= i + 6; j++)
         if (linear(t, j)) return j;
     return -1;
@@ -59,19 +59,19 @@ static const char *const split_names[] = {"split", "split_with_sizes", "chunk", 
                                           "_reshape_alias", "unflatten", NULL};
 
 /* The output of op i is split or reshaped by the next forward op (q, k and v taken apart). */
-static int split_next(const trace *t, int32_t i) {
+static int split_next(const mt_trace *t, int32_t i) {
     for (int32_t j = i + 1; j < t->n_ops && j <= i + 2; j++)
         if (fwd(t, j)) return named(t, j, split_names);
     return 0;
 }
 
-static int activation_near(const trace *t, int32_t a, int32_t b) {
+static int activation_near(const mt_trace *t, int32_t a, int32_t b) {
     for (int32_t j = a + 1; j <= b + 2 && j < t->n_ops; j++)
         if (j != b && fwd(t, j) && named(t, j, act_names)) return 1;
     return 0;
 }
 
-void mt_tp_sites_find(const trace *t, mt_tp_sites *s) {
+void mt_tp_sites_find(const mt_trace *t, mt_tp_sites *s) {
     memset(s, 0, sizeof *s);
     s->gqa_op = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {

@@ -27,6 +27,6 @@ typedef struct mt_tp_sites {
     int32_t gqa_op;             /* its k projection, -1 */
 } mt_tp_sites;
 
-void mt_tp_sites_find(const trace *t, mt_tp_sites *s);
+void mt_tp_sites_find(const mt_trace *t, mt_tp_sites *s);
 
 #endif

@@ -45,13 +45,13 @@ static int32_t micro_of_sends(const mt_traced_plan *p) {
     return p->rank > 0 && sends % 2 == 0 ? sends / 2 : 0;
 }
 
-static int has_backward(const trace *t) {
+static int has_backward(const mt_trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++)
         if (t->ops[i].phase == TRACE_PHASE_BACKWARD) return 1;
     return 0;
 }
 
-void mt_traced_plan_read(const trace *t, mt_traced_plan *p) {
+void mt_traced_plan_read(const mt_trace *t, mt_traced_plan *p) {
     memset(p, 0, sizeof *p);
     p->world_size = t->dist.world_size;
     p->rank = t->dist.rank;
@@ -139,7 +139,7 @@ int mt_traced_coll_op(trace_comm k) {
     }
 }
 
-int mt_traced_task_of(const trace *t, int32_t ci, const mt_plan *pl, mt_groups *g, mt_traced_task *out) {
+int mt_traced_task_of(const mt_trace *t, int32_t ci, const mt_plan *pl, mt_groups *g, mt_traced_task *out) {
     const trace_coll *c = &t->colls[ci];
     int op = mt_traced_coll_op(c->kind);
     int p2p = c->kind == TRACE_COMM_SEND || c->kind == TRACE_COMM_RECV;
@@ -159,7 +159,7 @@ int mt_traced_task_of(const trace *t, int32_t ci, const mt_plan *pl, mt_groups *
     return 1;
 }
 
-int64_t mt_traced_coll_ns(const trace *t, int32_t ci) {
+int64_t mt_traced_coll_ns(const mt_trace *t, int32_t ci) {
     const trace_coll *c = &t->colls[ci];
     if (!t->has_device_time) return c->dur_ns;
     if (c->op < 0 || c->op >= t->n_ops) return -1;

@@ -67,7 +67,7 @@ typedef struct mt_traced_plan {
 } mt_traced_plan;
 
 /* Reads the traced plan of t. */
-void mt_traced_plan_read(const trace *t, mt_traced_plan *out);
+void mt_traced_plan_read(const mt_trace *t, mt_traced_plan *out);
 
 /* "single", "ddp", "partial", "none", "tensor", "pipeline". */
 const char *mt_traced_sync_name(mt_traced_sync s);
@@ -94,7 +94,7 @@ typedef struct mt_traced_task {
 /* The task for t->colls[c] (an instance) under resolved plan pl, adding a sub-group kind to g when
  * needed. Returns 0 when it moves nothing here: a group of one rank (traced, or D = 1), a barrier
  * or a kind no schedule models. */
-int mt_traced_task_of(const trace *t, int32_t c, const mt_plan *pl, mt_groups *g, mt_traced_task *out);
+int mt_traced_task_of(const mt_trace *t, int32_t c, const mt_plan *pl, mt_groups *g, mt_traced_task *out);
 
 /* The schedule op of a traced kind (send and recv: an all-to-all on a pair); -1 for none (barrier,
  * other). */
@@ -104,6 +104,6 @@ int mt_traced_coll_op(trace_comm k);
  * (NCCL; launched inside the call, else the op's comm_dev_ns when the op made only this collective),
  * on a CPU trace the call itself (gloo's worker event). Both include the time it waited for its
  * peers. -1 when the trace does not tell (GPU trace, no kernel found). */
-int64_t mt_traced_coll_ns(const trace *t, int32_t c);
+int64_t mt_traced_coll_ns(const mt_trace *t, int32_t c);
 
 #endif

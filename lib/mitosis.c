@@ -87,7 +87,7 @@ MITOSIS_API void mitosis_string_free(char *s) { free(s); }
 /* ---- traces ------------------------------------------------------------------------------ */
 
 struct mitosis_trace {
-    trace *t;
+    mt_trace *t;
     char *paths[MT_RUN_MAX_PATHS];
     int n_paths;
     int step;          /* as asked (-1: the ET's) */
@@ -137,7 +137,7 @@ MITOSIS_API int mitosis_trace_open(const char *const *paths, int n_paths, int st
 }
 
 /* Every operator: id, name, kind, class, phase, layer, device and host time, collective. */
-static json_t *op_list(const trace *t) {
+static json_t *op_list(const mt_trace *t) {
     json_t *a = json_array();
     for (int32_t i = 0; a && i < t->n_ops; i++) {
         const trace_op *op = &t->ops[i];

@@ -41,7 +41,7 @@ void mt_cslow_op(const mt_cslow *m, const mt_gpu_spec *g, const mt_work *w, mt_t
     out[1] = (float)m->mem_inter;
 }
 
-void mt_cslow_ops(const mt_cslow *m, const mt_gpu_spec *g, mt_tf32 tf, const trace *t, double fixed, float *out) {
+void mt_cslow_ops(const mt_cslow *m, const mt_gpu_spec *g, mt_tf32 tf, const mt_trace *t, double fixed, float *out) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         if (!m) {
             out[2 * (size_t)i] = out[2 * (size_t)i + 1] = (float)fixed;

@@ -63,6 +63,6 @@ void mt_cslow_op(const mt_cslow *m, const mt_gpu_spec *g, const mt_work *w, mt_t
 
 /* Every op of t into out (2 x t->n_ops): mt_cslow_op of its work (mt_work_of_trace_op) under m on
  * g, or, m NULL, `fixed` for both. O(ops). */
-void mt_cslow_ops(const mt_cslow *m, const mt_gpu_spec *g, mt_tf32 tf, const trace *t, double fixed, float *out);
+void mt_cslow_ops(const mt_cslow *m, const mt_gpu_spec *g, mt_tf32 tf, const mt_trace *t, double fixed, float *out);
 
 #endif

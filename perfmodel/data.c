@@ -65,7 +65,7 @@ static void note_device(mt_pm_data *d, const char *dev) {
     }
 }
 
-mt_status mt_pm_data_add_trace(mt_pm_data *d, const trace *t, mt_error *err) {
+mt_status mt_pm_data_add_trace(mt_pm_data *d, const mt_trace *t, mt_error *err) {
     note_device(d, t->device_name);
     d->n_traces++;
     for (int32_t i = 0; i < t->n_ops; i++) {

@@ -17,7 +17,7 @@ static double use_bytes(const mt_tshape *s) {
     return n * (s->itemsize > 0 ? s->itemsize : 4);
 }
 
-void mt_fp8_cast_bytes(const trace *t, int32_t op, double *act, double *weight) {
+void mt_fp8_cast_bytes(const mt_trace *t, int32_t op, double *act, double *weight) {
     *act = *weight = 0;
     mt_work w;
     mt_work_of_trace_op(t, op, &w);

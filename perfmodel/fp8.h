@@ -36,7 +36,7 @@ int mt_fp8_gemm(const mt_work *w);
 
 /* The bytes trace op `op`'s FP8 casts move at its traced batch: *act those of activations (and
  * gradients), *weight those of weights (0 for both unless mt_fp8_gemm). O(tensors of the op). */
-void mt_fp8_cast_bytes(const trace *t, int32_t op, double *act, double *weight);
+void mt_fp8_cast_bytes(const mt_trace *t, int32_t op, double *act, double *weight);
 
 /* Time in ns on g of a GEMM of work w that takes t_ns in its traced data type, in FP8, plus its casts
  * of cast_bytes; t_ns when g has no FP8 peak or w is not mt_fp8_gemm. */

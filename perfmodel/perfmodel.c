@@ -177,7 +177,7 @@ out:
 
 struct mt_perfmodel {
     mt_pm_kind kind;
-    const trace *t;
+    const mt_trace *t;
     mt_work *work;
     int8_t *batch_dep;
     mt_linmodel lin;
@@ -199,7 +199,7 @@ static void add_warning(mt_perfmodel *pm, const char *fmt, const char *a, const 
 
 /* pm->gpus, pm->src (the trace's device, else --trace-gpu) and pm->dst (the target when it
  * differs). */
-static mt_status resolve_gpus(mt_perfmodel *pm, const trace *t, const mt_pm_opts *o, mt_error *err) {
+static mt_status resolve_gpus(mt_perfmodel *pm, const mt_trace *t, const mt_pm_opts *o, mt_error *err) {
     char names[512];
     MT_CHECK(mt_gpu_table_new(o->gpu_specs_path, &pm->gpus, err));
     const char *dev = t->device_name && *t->device_name ? t->device_name : NULL;
@@ -258,7 +258,7 @@ static mt_status apply_clock(mt_perfmodel *pm, const mt_pm_opts *o, mt_error *er
 }
 
 /* The linear model: loaded from o->model_path, else fitted on the trace itself. */
-static mt_status init_linear(mt_perfmodel *pm, const trace *t, const mt_pm_opts *o, mt_error *err) {
+static mt_status init_linear(mt_perfmodel *pm, const mt_trace *t, const mt_pm_opts *o, mt_error *err) {
     if (o->kind != MT_PM_LINEAR) return MT_OK;
     if (o->model_path) {
         MT_CHECK(mt_linmodel_load(o->model_path, &pm->lin, err));
@@ -279,7 +279,7 @@ static mt_status init_linear(mt_perfmodel *pm, const trace *t, const mt_pm_opts 
     return MT_OK;
 }
 
-mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **out, mt_error *err) {
+mt_status mt_perfmodel_new(const mt_trace *t, const mt_pm_opts *o, mt_perfmodel **out, mt_error *err) {
     mt_pm_opts def;
     if (!o) {
         mt_pm_opts_init(&def);
@@ -340,7 +340,7 @@ const mt_gpu_spec *mt_perfmodel_target_gpu(const mt_perfmodel *pm) { return pm ?
 mt_tf32 mt_perfmodel_tf32(const mt_perfmodel *pm) { return pm ? pm->tf32 : MT_TF32_CONV; }
 const mt_gpu_spec *mt_perfmodel_gpu(const mt_perfmodel *pm) { return !pm ? NULL : pm->dst ? pm->dst : pm->src; }
 
-double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double batch_factor,
+double mt_perfmodel_op_time_ns(void *ctx, const mt_trace *t, int32_t op, double batch_factor,
                                int32_t tp_split) {
     mt_perfmodel *pm = ctx;
     if (!t || op < 0 || op >= t->n_ops) return 0;

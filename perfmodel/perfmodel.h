@@ -76,7 +76,7 @@ void mt_pm_data_free(mt_pm_data *d);
 mt_status mt_pm_data_add(mt_pm_data *d, mt_opclass c, double flops, double bytes, double time_ns,
                          mt_error *err);
 /* One row per op with shapes and device time (classes none and comm are left out). */
-mt_status mt_pm_data_add_trace(mt_pm_data *d, const trace *t, mt_error *err);
+mt_status mt_pm_data_add_trace(mt_pm_data *d, const mt_trace *t, mt_error *err);
 /* A CSV of measured ops (header required, columns by name, any order):
  *   op            aten or autograd name ("aten::conv2d", "ConvolutionBackward0"); required
  *   time_us | time_ns | time_ms   measured device time; one required
@@ -111,12 +111,12 @@ typedef struct mt_perfmodel mt_perfmodel;
 /* Precomputes the work of every op of t (t must outlive the model). Fails (one line) for an
  * unreadable or bad model.json or GPU table, an unknown --target-gpu, or a target/roofline model
  * whose trace device is not in the GPU table. Cost: O(ops + tensor uses) plus the fit. */
-mt_status mt_perfmodel_new(const trace *t, const mt_pm_opts *o, mt_perfmodel **out, mt_error *err);
+mt_status mt_perfmodel_new(const mt_trace *t, const mt_pm_opts *o, mt_perfmodel **out, mt_error *err);
 
 /* Matches mt_optime_fn (extrapolate/program.h): ctx is the mt_perfmodel*. Returns ns, >= 0.
  * A trace other than the model's own is served too (work computed on the fly). O(1) for the
  * model's trace. */
-double mt_perfmodel_op_time_ns(void *ctx, const trace *t, int32_t op, double batch_factor,
+double mt_perfmodel_op_time_ns(void *ctx, const mt_trace *t, int32_t op, double batch_factor,
                                int32_t tp_split);
 
 void mt_perfmodel_free(mt_perfmodel *pm);

@@ -245,7 +245,7 @@ void mt_work_of(const mt_opdesc *d, mt_work *w) {
 
 /* ---- from a trace ----------------------------------------------------------------------- */
 
-static void fill_side(const trace *t, const trace_tref *r, int32_t n, mt_tshape *v, int32_t *kept,
+static void fill_side(const mt_trace *t, const trace_tref *r, int32_t n, mt_tshape *v, int32_t *kept,
                       double *extra_act, double *extra_fixed) {
     *kept = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -262,7 +262,7 @@ static void fill_side(const trace *t, const trace_tref *r, int32_t n, mt_tshape 
     }
 }
 
-void mt_opdesc_from_trace(const trace *t, int32_t op, mt_opdesc *d) {
+void mt_opdesc_from_trace(const mt_trace *t, int32_t op, mt_opdesc *d) {
     memset(d, 0, sizeof *d);
     const trace_op *o = &t->ops[op];
     d->name = o->name;
@@ -275,7 +275,7 @@ void mt_opdesc_from_trace(const trace *t, int32_t op, mt_opdesc *d) {
               &d->extra_bytes_fixed);
 }
 
-void mt_work_of_trace_op(const trace *t, int32_t op, mt_work *w) {
+void mt_work_of_trace_op(const mt_trace *t, int32_t op, mt_work *w) {
     mt_opdesc d, f;
     mt_opdesc_from_trace(t, op, &d);
     int32_t fo = t->ops[op].fwd_op;

@@ -84,10 +84,10 @@ typedef struct mt_opdesc {
 void mt_work_of(const mt_opdesc *d, mt_work *w);
 
 /* Fills d from trace op `op` (d->fwd stays NULL; see mt_work_of_trace_op). */
-void mt_opdesc_from_trace(const trace *t, int32_t op, mt_opdesc *d);
+void mt_opdesc_from_trace(const mt_trace *t, int32_t op, mt_opdesc *d);
 /* Work of trace op `op` by the formula of its class (op->cls), using its forward op (op->fwd_op)
  * for backward ops. */
-void mt_work_of_trace_op(const trace *t, int32_t op, mt_work *w);
+void mt_work_of_trace_op(const mt_trace *t, int32_t op, mt_work *w);
 
 /* Work at batch_factor x the traced batch (when batch_dependent) split tp_split ways. */
 mt_work mt_work_scale(const mt_work *w, int batch_dependent, double batch_factor, int32_t tp_split);

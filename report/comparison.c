@@ -36,7 +36,7 @@ void mt_comparison_rank(mt_comparison *c) {
 }
 
 void mt_comparison_print(FILE *out, const mt_comparison *o) {
-    const trace *t = o->t;
+    const mt_trace *t = o->t;
     char dev[320];
     fprintf(out, "trace      %s (batch %lld)\n", t->kineto_path ? t->kineto_path : "?", (long long)t->batch_size);
     fprintf(out, "recorded   %s\n", mt_device_describe(t, dev, sizeof dev));

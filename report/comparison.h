@@ -41,7 +41,7 @@ typedef struct mt_cmp_row {
 } mt_cmp_row;
 
 typedef struct mt_comparison {
-    const trace *t;
+    const mt_trace *t;
     const char *sweep;       /* NULL: plans compared; else the swept setting ("link-bw") */
     int32_t gpus;            /* plans: the GPU count */
     mt_plan plan;            /* sweep: the plan swept (for its label) */

@@ -58,7 +58,7 @@ static double total(const double *ns) {
 }
 
 void mt_perfreport_prediction(FILE *out, const mt_predicted_step *p) {
-    const trace *t = p->t;
+    const mt_trace *t = p->t;
     char dev[320];
     fprintf(out, "trace      %s (batch %ld, recorded on %s)\n", p->path, (long)t->batch_size,
             t->recorded_on.kind == TRACE_DEV_UNKNOWN && p->source ? p->source->name : mt_device_describe(t, dev, sizeof dev));

@@ -22,7 +22,7 @@ json_t *mt_perfreport_gpus_json(const mt_gpu_table *tab);
 /* A serial single-GPU step predicted at another batch, split or GPU. */
 typedef struct mt_predicted_step {
     const char *path;                   /* the trace as given */
-    const trace *t;
+    const mt_trace *t;
     mt_pm_kind kind;
     double batch_factor;
     int32_t tp;

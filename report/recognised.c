@@ -12,7 +12,7 @@ typedef struct found {
     int32_t bags, jagged, dense, pos;
 } found;
 
-static mt_status find(const trace *t, found *f, mt_error *err) {
+static mt_status find(const mt_trace *t, found *f, mt_error *err) {
     mt_tp_sites_find(t, &f->tp);
     MT_CHECK(mt_moe_find_why(t, &f->moe, f->why, sizeof f->why, err));
     f->bags = mt_emb_bag_count(t);
@@ -24,7 +24,7 @@ static mt_status find(const trace *t, found *f, mt_error *err) {
     return MT_OK;
 }
 
-static const char *op_name(const trace *t, int32_t i) {
+static const char *op_name(const mt_trace *t, int32_t i) {
     return i >= 0 && i < t->n_ops && t->ops[i].name ? t->ops[i].name : "?";
 }
 
@@ -35,7 +35,7 @@ static const char *moe_why_not(const found *f) {
                        "the experts with record_function(\"mitosis.expert\") if the router is elsewhere";
 }
 
-mt_status mt_recognised_print(FILE *out, const trace *t, mt_error *err) {
+mt_status mt_recognised_print(FILE *out, const mt_trace *t, mt_error *err) {
     found f;
     MT_CHECK(find(t, &f, err));
     const mt_tp_sites *s = &f.tp;
@@ -79,7 +79,7 @@ mt_status mt_recognised_print(FILE *out, const trace *t, mt_error *err) {
     return MT_OK;
 }
 
-json_t *mt_recognised_json(const trace *t, mt_error *err) {
+json_t *mt_recognised_json(const mt_trace *t, mt_error *err) {
     found f;
     if (find(t, &f, err) != MT_OK) return NULL;
     const mt_tp_sites *s = &f.tp;

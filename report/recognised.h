@@ -16,8 +16,8 @@
 #include "util/err.h"
 
 /* MT_ENOMEM only. */
-mt_status mt_recognised_print(FILE *out, const trace *t, mt_error *err);
+mt_status mt_recognised_print(FILE *out, const mt_trace *t, mt_error *err);
 /* {"layers", "tp_sites": {...}, "moe": {"layers": [...], "why_not"}, "tables": {...}}; NULL on ENOMEM. */
-json_t *mt_recognised_json(const trace *t, mt_error *err);
+json_t *mt_recognised_json(const mt_trace *t, mt_error *err);
 
 #endif

@@ -21,7 +21,7 @@ static void add(mt_replay *rp, double us, const char *fmt, ...) {
 }
 
 /* The traced collective instances' times summed (us), and how many had one. */
-static double traced_coll_us(const trace *t, int32_t *n) {
+static double traced_coll_us(const mt_trace *t, int32_t *n) {
     double us = 0;
     *n = 0;
     for (int32_t c = 0; c < t->n_colls; c++) {
@@ -41,7 +41,7 @@ static int by_start(const void *a, const void *b) {
 
 /* How long the traced collective instances ran beside one another (their summed lengths minus
  * the length of their union), in us: gloo's worker threads, NCCL on several streams. */
-static double coll_overlap_us(const trace *t) {
+static double coll_overlap_us(const mt_trace *t) {
     int64_t (*iv)[2] = malloc((size_t)(t->n_colls > 0 ? t->n_colls : 1) * sizeof *iv);
     if (!iv) return 0;
     int32_t n = 0;
@@ -63,7 +63,7 @@ static double coll_overlap_us(const trace *t) {
 }
 
 /* Where traced and replayed differ: operator time, host time, collectives, waiting for peers. */
-static void explain(mt_replay *rp, const trace *t, const mt_program *p, const mt_sim_result *r,
+static void explain(mt_replay *rp, const mt_trace *t, const mt_program *p, const mt_sim_result *r,
                     const mt_hostmodel *host, const mt_commfit *cf) {
     const mt_gpu_stats *g = &r->gpus[0];
     double steps = r->n_steps > 0 ? r->n_steps : 1;
@@ -106,7 +106,7 @@ static void explain(mt_replay *rp, const trace *t, const mt_program *p, const mt
     }
 }
 
-void mt_replay_of(const trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
+void mt_replay_of(const mt_trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
                   const mt_commfit *cf, int at_plan, mt_replay *out) {
     memset(out, 0, sizeof *out);
     if (!at_plan || !r || r->n_gpus < 1 || t->step_end_ns <= t->step_start_ns) return;

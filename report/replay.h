@@ -67,7 +67,7 @@ typedef struct mt_replay {
 
 /* The replay of run r (program p, host model host or NULL) of trace t; at_plan 0: out->on = 0.
  * cf: the run's network fit (NULL none). */
-void mt_replay_of(const trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
+void mt_replay_of(const mt_trace *t, const mt_program *p, const mt_sim_result *r, const mt_hostmodel *host,
                   const mt_commfit *cf, int at_plan, mt_replay *out);
 
 /* The step measured without the profiler (meta.json, 0 unknown): a run calibrated to it replays that step,

@@ -288,7 +288,7 @@ static json_t *precision_json(const mt_program *p) {
 /* The summary as a tree; with `gpus_slot` the "gpus" member is a null placeholder (in its place,
  * so the key order stays) that mt_summary_json_write fills by streaming. */
 static json_t *summary_tree(const mt_run_summary *s, int gpus_slot) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     const mt_program *p = s->prog;
     const mt_sim_result *r = s->res;
     const mt_hostmodel *host = s->host;
@@ -424,7 +424,7 @@ static void print_gpu_row(FILE *out, const mt_gpu_stats *g, const char *label) {
 
 /* Whose collectives the data-parallel dimension runs: the traced job's (a multi-rank trace, by
  * default) or the plan's; said only when the trace is multi-rank or the choice was forced. */
-static void print_comm(FILE *out, const trace *t, const mt_program *p) {
+static void print_comm(FILE *out, const mt_trace *t, const mt_program *p) {
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
     char line[512];
@@ -459,7 +459,7 @@ static const char *plan_dims(const mt_plan *pl, char *buf, size_t len) {
 
 /* The plan lines: sizes, what tensor/sequence/context parallelism do, the mesh, experts, data-
  * parallel mode, pipeline schedule, recomputation. */
-static void print_plan(FILE *out, const trace *t, const mt_program *p, const mt_sim_result *r) {
+static void print_plan(FILE *out, const mt_trace *t, const mt_program *p, const mt_sim_result *r) {
     const mt_plan *pl = &p->plan;
     char bucket[32];
     mt_fmt_bytes(p->distopt_bucket_bytes > 0 ? p->distopt_bucket_bytes : pl->bucket_bytes, bucket, sizeof bucket);
@@ -529,7 +529,7 @@ static void print_stretch(FILE *out, const mt_run_summary *s) {
 }
 
 void mt_summary_print(FILE *out, const mt_run_summary *s, int per_gpu, int layers) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     const mt_program *p = s->prog;
     const mt_sim_result *r = s->res;
     const mt_hostmodel *host = s->host;
@@ -739,7 +739,7 @@ static void verdict_lines(const mt_run_summary *s, mt_html_kv *kv, int32_t *n, c
 
 mt_status mt_summary_html_write(const char *path, const mt_html_report *rep, const mt_run_summary *s,
                                 const mt_recorder *rec, const mt_span_filter *gpus, mt_error *err) {
-    const trace *t = s->t;
+    const mt_trace *t = s->t;
     const mt_plan *pl = &s->prog->plan;
     const mt_sim_result *r = s->res;
     char val[RUN_LINES][512], label[128];

@@ -28,7 +28,7 @@
     "or a topology of GPUs such as dgx-h100), so every \"GPU\" here is one CPU process like the traced one"
 
 typedef struct mt_run_summary {
-    const trace *t;
+    const mt_trace *t;
     const mt_program *prog;       /* the resolved plan and the stage programs */
     const mt_sim_result *res;
     const mt_hostmodel *host;     /* NULL: no host model */

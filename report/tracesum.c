@@ -13,7 +13,7 @@
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 
 /* Streams that ran compute kernels (kernels of no known stream count as one). */
-static int32_t compute_streams(const trace *t) {
+static int32_t compute_streams(const mt_trace *t) {
     int32_t n = 0, seen[64];
     for (int32_t i = 0; i < t->n_kernels && n < 64; i++) {
         if (t->kernels[i].comm) continue;
@@ -25,19 +25,19 @@ static int32_t compute_streams(const trace *t) {
 }
 
 /* CPU time of the trace's own collective calls. */
-static int64_t coll_calls_ns(const trace *t) {
+static int64_t coll_calls_ns(const mt_trace *t) {
     int64_t ns = 0;
     for (int32_t i = 0; i < t->n_colls; i++) ns += t->colls[i].dur_ns;
     return ns;
 }
 
 /* The traced step that a measurement compares with: the wall time with kernels, else the op sum. */
-static double traced_ms(const trace *t) {
+static double traced_ms(const mt_trace *t) {
     return t->has_device_time ? ms(t->step_end_ns - t->step_start_ns) : ms(mt_trace_total_dev_ns(t));
 }
 
 /* The step's own collectives, one per instance (trace_coll.instance). */
-static json_t *collectives_json(const trace *t) {
+static json_t *collectives_json(const mt_trace *t) {
     json_t *a = json_array();
     for (int32_t i = 0; i < t->n_colls; i++) {
         const trace_coll *c = &t->colls[i];
@@ -53,7 +53,7 @@ static json_t *collectives_json(const trace *t) {
     return a;
 }
 
-static json_t *traced_plan_json(const trace *t) {
+static json_t *traced_plan_json(const mt_trace *t) {
     mt_traced_plan p;
     mt_traced_plan_read(t, &p);
     json_t *o = json_pack("{s:i,s:i,s:s?,s:b,s:i,s:i,s:f,s:f,s:s}", "world_size", p.world_size, "rank", p.rank,
@@ -83,7 +83,7 @@ static int tp_unrecognised(const trace_op *o) {
     return o->phase == TRACE_PHASE_FORWARD && !trace_op_is_comm(o) && o->cls == MT_OPC_UNKNOWN;
 }
 
-static void tp_counts(const trace *t, int32_t *n, int32_t *unrec) {
+static void tp_counts(const mt_trace *t, int32_t *n, int32_t *unrec) {
     memset(n, 0, N_TP_KINDS * sizeof *n);
     *unrec = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -94,7 +94,7 @@ static void tp_counts(const trace *t, int32_t *n, int32_t *unrec) {
     }
 }
 
-static json_t *tp_json(const trace *t) {
+static json_t *tp_json(const mt_trace *t) {
     int32_t n[N_TP_KINDS], unrec;
     tp_counts(t, n, &unrec);
     json_t *o = json_object(), *arr = json_array();
@@ -107,7 +107,7 @@ static json_t *tp_json(const trace *t) {
     return o;
 }
 
-json_t *mt_tracesum_json(const trace *t, double measured) {
+json_t *mt_tracesum_json(const mt_trace *t, double measured) {
     json_t *o = json_object();
     int64_t total = mt_trace_total_dev_ns(t);
     json_object_set_new(o, "format", json_string(mt_trace_format_name(t->format)));
@@ -183,7 +183,7 @@ json_t *mt_tracesum_json(const trace *t, double measured) {
 
 /* The traced plan and the step's collectives, one per instance; group sizes the trace does not name
  * (the world size assumed) carry a '*'. */
-static void print_traced(FILE *out, const trace *t) {
+static void print_traced(FILE *out, const mt_trace *t) {
     mt_traced_plan p;
     mt_traced_plan_read(t, &p);
     if (!p.multi_rank && p.n_colls == 0) return;
@@ -209,7 +209,7 @@ static void print_traced(FILE *out, const trace *t) {
 }
 
 /* The tensors, TP sites, blocks, communication, traced plan, layers and (list_ops) operators. */
-static void tensors_and_rest(FILE *out, const trace *t, int list_ops) {
+static void tensors_and_rest(FILE *out, const mt_trace *t, int list_ops) {
     char b1[32], b2[32];
     fprintf(out, "\ntensors    weights %s, gradients %s, optimizer state %s, activations %s\n",
            mt_fmt_bytes(t->param_bytes, b1, sizeof b1), mt_fmt_bytes(t->grad_bytes, b2, sizeof b2),
@@ -262,7 +262,7 @@ static void tensors_and_rest(FILE *out, const trace *t, int list_ops) {
     }
 }
 
-void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured) {
+void mt_tracesum_print(FILE *out, const mt_trace *t, int list_ops, double measured) {
     char b1[32];
     int64_t total = mt_trace_total_dev_ns(t);
     fprintf(out, "trace      %s%s%s\n", t->kineto_path ? t->kineto_path : "",
@@ -326,7 +326,7 @@ typedef struct unk {
 } unk;
 
 /* Distinct unknown-class op names with count, device time and bytes; caller frees. */
-static int collect_unknown(const trace *t, unk **out) {
+static int collect_unknown(const mt_trace *t, unk **out) {
     unk *v = NULL;
     int n = 0;
     for (int32_t i = 0; i < t->n_ops; i++) {
@@ -349,7 +349,7 @@ static int collect_unknown(const trace *t, unk **out) {
     return n;
 }
 
-void mt_tracesum_print_unknown_ops(FILE *out, const trace *t) {
+void mt_tracesum_print_unknown_ops(FILE *out, const mt_trace *t) {
     unk *v = NULL;
     int n = collect_unknown(t, &v);
     fprintf(out, "\nunknown ops (no FLOP formula: modelled by the bytes of their tensors): %d\n", n);
@@ -359,7 +359,7 @@ void mt_tracesum_print_unknown_ops(FILE *out, const trace *t) {
     free(v);
 }
 
-void mt_tracesum_unknown_ops_json(const trace *t, json_t *o) {
+void mt_tracesum_unknown_ops_json(const mt_trace *t, json_t *o) {
     unk *v = NULL;
     int n = collect_unknown(t, &v);
     json_t *arr = json_array();

@@ -14,12 +14,12 @@
 #include "tracer/trace.h"
 
 /* measured: the unprofiled step from meta.json in ms, 0 when unknown. */
-void mt_tracesum_print(FILE *out, const trace *t, int list_ops, double measured);
-json_t *mt_tracesum_json(const trace *t, double measured);
+void mt_tracesum_print(FILE *out, const mt_trace *t, int list_ops, double measured);
+json_t *mt_tracesum_json(const mt_trace *t, double measured);
 
 /* Distinct names of ops without a FLOP formula (modelled by the bytes of their tensors) with
  * count, device time and bytes: as a text table, or as key "unknown_ops" added to o. */
-void mt_tracesum_print_unknown_ops(FILE *out, const trace *t);
-void mt_tracesum_unknown_ops_json(const trace *t, json_t *o);
+void mt_tracesum_print_unknown_ops(FILE *out, const mt_trace *t);
+void mt_tracesum_unknown_ops_json(const mt_trace *t, json_t *o);
 
 #endif

@@ -15,7 +15,7 @@
 #define MIN_OF_GPU_WORK 0.5
 
 /* One GPU at the traced batch with these factors: its step in ms; *host: the host model ran. */
-static mt_status one_gpu_ms(const mt_run_config *o, const trace *t, mt_perfmodel *pm, double host_scale,
+static mt_status one_gpu_ms(const mt_run_config *o, const mt_trace *t, mt_perfmodel *pm, double host_scale,
                             double op_scale, double *ms, int *host, mt_error *err) {
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
@@ -35,7 +35,7 @@ static mt_status one_gpu_ms(const mt_run_config *o, const trace *t, mt_perfmodel
  * f(x) <= target (within REL_TOL), so that where f is flat (a GPU-bound step does not depend on
  * its host time) the traced times are changed least. which: 0 solves the host scale (operator
  * scale fixed at other), 1 the operator scale (host scale fixed at other). */
-static mt_status bisect(const mt_run_config *o, const trace *t, mt_perfmodel *pm, int which, double other,
+static mt_status bisect(const mt_run_config *o, const mt_trace *t, mt_perfmodel *pm, int which, double other,
                         double lo, double f_lo, double hi, double target, double *x, double *fx, mt_error *err) {
     for (int it = 0; it < 80 && hi - lo > 1e-9 * hi; it++) {
         double mid = 0.5 * (lo + hi), fm;
@@ -48,7 +48,7 @@ static mt_status bisect(const mt_run_config *o, const trace *t, mt_perfmodel *pm
     return MT_OK;
 }
 
-static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
+static mt_status solve(mt_run_config *o, const mt_trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
     if (o->measured_ms > 0) {
         cal->measured_ms = o->measured_ms;
         snprintf(cal->source, sizeof cal->source, "--measured-ms");
@@ -102,7 +102,7 @@ static mt_status solve(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_ca
     return MT_OK;
 }
 
-mt_status mt_calibrate(mt_run_config *o, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
+mt_status mt_calibrate(mt_run_config *o, const mt_trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err) {
     memset(cal, 0, sizeof *cal);
     cal->host_scale = cal->op_scale = 1;
     if (!o->calibrate && !(o->measured_ms > 0)) {

@@ -30,6 +30,6 @@
  * from c uses them), and what it found in *cal. Call it once per configuration. Errors: no
  * meta.json or no measured time in it (naming the file and saying to pass --measured-ms), a
  * meta.json for another batch than the trace's. */
-mt_status mt_calibrate(mt_run_config *c, const trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err);
+mt_status mt_calibrate(mt_run_config *c, const mt_trace *t, mt_perfmodel *pm, mt_calibration *cal, mt_error *err);
 
 #endif

@@ -71,7 +71,7 @@ static void fit(const sample *s, int32_t n, int kind, double *x, double *y) {
 }
 
 /* Why auto stays off, or NULL when it may run. */
-static const char *blocked(const mt_run_config *c, const trace *t) {
+static const char *blocked(const mt_run_config *c, const mt_trace *t) {
     if (c->plan.comm == MT_COMM_REGENERATE) return "--comm regenerate generates the plan's collectives";
     if (c->net.topology) return "--topology given: its links as given";
     if (c->net.tp.link_bw_Bps > 0 || c->net.tp.link_lat_ns >= 0) return "--link-bw or --link-lat given: as given";
@@ -80,7 +80,7 @@ static const char *blocked(const mt_run_config *c, const trace *t) {
     return NULL;
 }
 
-mt_status mt_commfit_apply(mt_run_config *c, const trace *t, mt_commfit *cf, mt_error *err) {
+mt_status mt_commfit_apply(mt_run_config *c, const mt_trace *t, mt_commfit *cf, mt_error *err) {
     memset(cf, 0, sizeof *cf);
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);

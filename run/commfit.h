@@ -23,6 +23,6 @@
 enum { MT_COMMFIT_AUTO = 0, MT_COMMFIT_ON, MT_COMMFIT_OFF };
 
 /* Fits and applies (see above); *cf says what was done. */
-mt_status mt_commfit_apply(mt_run_config *c, const trace *t, mt_commfit *cf, mt_error *err);
+mt_status mt_commfit_apply(mt_run_config *c, const mt_trace *t, mt_commfit *cf, mt_error *err);
 
 #endif

@@ -160,7 +160,7 @@ mt_status mt_sweep_topology(const char *spec, int32_t gpus, int32_t per_node, ch
 }
 
 /* The run's config for job j (the what-if scenario bound through w), an item of pool (or NULL). */
-static mt_status job_cfg(const mt_run_config *c, job *j, const trace *t, mt_whatif *w, mt_pool *pool,
+static mt_status job_cfg(const mt_run_config *c, job *j, const mt_trace *t, mt_whatif *w, mt_pool *pool,
                          mt_simrun_cfg *cfg, mt_error *err) {
     const mt_plan *p = &j->plan;
     int32_t gpus = p->gpus ? p->gpus : (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
@@ -267,7 +267,7 @@ static mt_status expand_seq(const mt_compare_config *cc, mt_plan **plans, int32_
 
 /* The plans compare runs (no sweep): the --plans list or every plan for the GPUs, expanded as
  * asked; t NULL: without the sparse expansion (it reads the trace). */
-static mt_status plan_list(const mt_run_config *c, const mt_compare_config *cc, int64_t traced_batch, const trace *t,
+static mt_status plan_list(const mt_run_config *c, const mt_compare_config *cc, int64_t traced_batch, const mt_trace *t,
                            mt_plan **plans, int32_t *np, mt_error *err) {
     mt_plan base = mt_run_plan(c, c->plan.gpus);
     if (base.global_batch == 0 && traced_batch > 0) base.global_batch = traced_batch * base.gpus;
@@ -296,7 +296,7 @@ mt_status mt_compare_plan_count(const mt_run_config *c, const mt_compare_config 
 }
 
 /* The plans (or sweep values) as jobs and rows, not yet run. */
-static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const trace *t, job **jobs,
+static mt_status make_rows(const mt_run_config *c, const mt_compare_config *cc, const mt_trace *t, job **jobs,
                            mt_comparison *cmp, mt_error *err) {
     mt_plan *plans = NULL;
     int32_t np = cc->sweep.n;

@@ -51,7 +51,7 @@ mt_plan mt_run_plan(const mt_run_config *c, int32_t gpus) {
     return p;
 }
 
-mt_status mt_run_check_gpus(const mt_run_config *c, const trace *t, mt_error *err) {
+mt_status mt_run_check_gpus(const mt_run_config *c, const mt_trace *t, mt_error *err) {
     if (c->plan.gpus || c->plan.dp || c->plan.tp || c->plan.pp) return MT_OK;
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);
@@ -61,7 +61,7 @@ mt_status mt_run_check_gpus(const mt_run_config *c, const trace *t, mt_error *er
                    t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace");
 }
 
-double mt_run_mem_limit(const mt_run_config *c, const trace *t, const char **source) {
+double mt_run_mem_limit(const mt_run_config *c, const mt_trace *t, const char **source) {
     const char *src_local;
     if (!source) source = &src_local;
     if (c->gpu_mem > 0) {

@@ -92,11 +92,11 @@ mt_plan mt_run_plan(const mt_run_config *c, int32_t gpus);
 
 /* simulate without --gpus or a size: fine for the trace of one rank of a multi-rank job (its world
  * size is the default, mt_plan_resolve), else MT_EINVAL naming the trace. */
-mt_status mt_run_check_gpus(const mt_run_config *c, const trace *t, mt_error *err);
+mt_status mt_run_check_gpus(const mt_run_config *c, const mt_trace *t, mt_error *err);
 
 /* The memory limit a GPU's estimated peak is checked against: gpu_mem, else the target GPU's
  * memory (GPU table), else the traced GPU's when the trace knows it, else 0 (unknown).
  * *source (may be NULL) says which. */
-double mt_run_mem_limit(const mt_run_config *c, const trace *t, const char **source);
+double mt_run_mem_limit(const mt_run_config *c, const mt_trace *t, const char **source);
 
 #endif

@@ -9,7 +9,7 @@
 
 static void clock_note(const mt_pm_opts *pm, mt_run_device *out);
 
-static const char *trace_path(const trace *t) {
+static const char *trace_path(const mt_trace *t) {
     return t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "the trace";
 }
 
@@ -43,7 +43,7 @@ static const char *other_gpu(const mt_pm_opts *pm, const char *traced, const cha
     return buf;
 }
 
-static mt_status cpu_trace(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,
+static mt_status cpu_trace(mt_pm_opts *pm, const char *topology, const mt_trace *t, mt_run_device *out,
                            mt_error *err) {
     const char *path = trace_path(t);
     if (pm->trace_gpu)
@@ -78,7 +78,7 @@ static mt_status cpu_trace(mt_pm_opts *pm, const char *topology, const trace *t,
     return MT_OK;
 }
 
-mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,
+mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const mt_trace *t, mt_run_device *out,
                               mt_error *err) {
     memset(out, 0, sizeof *out);
     out->recorded_on = t->recorded_on;
@@ -102,7 +102,7 @@ mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace 
     return MT_OK;
 }
 
-mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device *out, mt_error *err) {
+mt_status mt_run_device_resolve(mt_run_config *c, const mt_trace *t, mt_run_device *out, mt_error *err) {
     MT_CHECK(mt_run_device_apply(&c->pm, c->net.topology, t, out, err));
     if (t->recorded_on.kind != TRACE_DEV_CPU || !out->analytical) return MT_OK;
     const char *path = trace_path(t);

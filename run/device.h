@@ -40,7 +40,7 @@ typedef struct mt_run_device {
 /* Applies the rules above to c (c->pm.kind and c->pm.target_gpu may change) and fills *out.
  * MT_EINVAL with one line naming the flag and what to do for a refused combination. O(1) plus
  * reading the GPU table. */
-mt_status mt_run_device_resolve(mt_run_config *c, const trace *t, mt_run_device *out, mt_error *err);
+mt_status mt_run_device_resolve(mt_run_config *c, const mt_trace *t, mt_run_device *out, mt_error *err);
 
 #define MT_EAGER_HOST_US_LO 11.7 /* step per CPU-trace operator on the H100, least host-bound model */
 #define MT_EAGER_HOST_US_HI 37.5 /* the most (dlrm-tiny) */
@@ -54,7 +54,7 @@ void mt_run_device_note_op_scale(mt_run_device *d, double op_scale, const char *
 int mt_run_device_host_warning(const mt_run_device *d, double ops_per_gpu, double step_ms, char *buf, size_t len);
 /* The same rules for the operator-time model alone (perfmodel predict: no topology, NULL; no
  * calibration or host model). */
-mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const trace *t, mt_run_device *out,
+mt_status mt_run_device_apply(mt_pm_opts *pm, const char *topology, const mt_trace *t, mt_run_device *out,
                               mt_error *err);
 
 #endif

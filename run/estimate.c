@@ -160,7 +160,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     out->mem_bytes = mt_estimate_mem_bytes(pl) + sched_bytes;
 }
 
-mt_status mt_estimate_cfg(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_estimate *out,
+mt_status mt_estimate_cfg(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_estimate *out,
                           mt_error *err) {
     mt_simrun run;
     MT_CHECK(mt_simrun_build_program(t, pm, cfg, &run, err));

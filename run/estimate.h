@@ -58,7 +58,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out);
 /* The estimate of cfg's run from its program alone (mt_simrun_build_program: no topology is
  * built), for pricing many runs up front (compare). Fails as the build would (MT_EINVAL: the plan
  * is refused). */
-mt_status mt_estimate_cfg(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_estimate *out,
+mt_status mt_estimate_cfg(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_estimate *out,
                           mt_error *err);
 
 /* Memory predicted for plan pl (resolved or not: its sizes as given) before anything is built:

@@ -112,7 +112,7 @@ static mt_status build_graphs(const mt_hop_config *c, hop_run *r, mt_error *err)
 static mt_status load_work(const mt_hop_config *c, hop_run *r, mt_error *err) {
     if (c->n_paths == 0 && (c->compute_ns <= 0 || c->model_bytes <= 0))
         return mt_fail(err, MT_EINVAL, "give a TRACE, or --compute and --model-bytes (see mitosis hop --help)");
-    trace *t = NULL;
+    mt_trace *t = NULL;
     trace_load_opts to;
     mt_trace_load_opts_init(&to);
     mt_status rc = c->n_paths > 0 ? mt_trace_load(c->paths, c->n_paths, &to, &t, err) : MT_OK;

@@ -37,7 +37,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
         topts.on_progress = mt_progress_update;
         topts.progress_ctx = &bar;
     }
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_status rc = mt_trace_load(c->paths, c->n_paths, &topts, &t, err);
     if (topts.progress_ctx == &bar) mt_progress_end(&bar);
     if (rc != MT_OK) return rc;
@@ -49,7 +49,7 @@ mt_status mt_run_input_open(mt_run_config *c, mt_run_input *in, mt_error *err) {
 
 /* --seq, then --blocks, on the loaded trace (input.h). */
 static mt_status rewrite(const mt_run_config *c, mt_run_input *in, mt_error *err) {
-    trace *loaded = in->t, *cur = in->t, *next = NULL;
+    mt_trace *loaded = in->t, *cur = in->t, *next = NULL;
     if (c->seq > 0) {
         MT_CHECK(mt_seq_rescale(loaded, c->seq, &cur, &in->seq, err));
         int32_t C = c->plan.cp;
@@ -73,10 +73,10 @@ static mt_status rewrite(const mt_run_config *c, mt_run_input *in, mt_error *err
     return MT_OK;
 }
 
-mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err) {
+mt_status mt_run_input_bind(mt_run_config *c, const mt_trace *t, mt_run_input *in, mt_error *err) {
     memset(in, 0, sizeof *in);
     in->cal.host_scale = in->cal.op_scale = 1;
-    in->t = (trace *)t; /* only read: closed by the caller (borrowed) */
+    in->t = (mt_trace *)t; /* only read: closed by the caller (borrowed) */
     in->borrowed = 1;
     mt_status rc = mt_trace_check_timed(in->t, err);
     if (rc == MT_OK) rc = mt_run_device_resolve(c, in->t, &in->dev, err);
@@ -101,7 +101,7 @@ mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, 
 
 void mt_run_input_close(mt_run_input *in) {
     mt_perfmodel_free(in->pm);
-    trace *loaded = in->t;
+    mt_trace *loaded = in->t;
     if (in->traced) {
         mt_trace_free(in->t);
         mt_trace_free(in->mid);

@@ -20,10 +20,10 @@
 #include "util/outpath.h"
 
 typedef struct mt_run_input {
-    trace *t;            /* the trace the run uses: the loaded one, or with --blocks the one repeated
+    mt_trace *t;            /* the trace the run uses: the loaded one, or with --blocks the one repeated
                           * from it (extrapolate/repeat.h) */
-    trace *traced;       /* with --blocks or --seq: the loaded trace (t's strings live in it); else NULL */
-    trace *mid;          /* with both: the loaded trace at --seq, which t repeats the blocks of; else NULL */
+    mt_trace *traced;       /* with --blocks or --seq: the loaded trace (t's strings live in it); else NULL */
+    mt_trace *mid;          /* with both: the loaded trace at --seq, which t repeats the blocks of; else NULL */
     mt_seqinfo seq;      /* with --seq: the traced and asked sequence lengths (extrapolate/seqlen.h) */
     mt_perfmodel *pm;
     mt_calibration cal;
@@ -43,7 +43,7 @@ void mt_run_input_close(mt_run_input *in);
  * runs): checks its operator times, resolves the device, creates the performance model and
  * calibrates. t is only read; mt_run_input_close leaves it to the caller. Calibration reads the
  * meta.json beside c->paths[0]. */
-mt_status mt_run_input_bind(mt_run_config *c, const trace *t, mt_run_input *in, mt_error *err);
+mt_status mt_run_input_bind(mt_run_config *c, const mt_trace *t, mt_run_input *in, mt_error *err);
 
 /* Records every file c reads (util/outpath.h): its trace paths (and meta.json beside them), the
  * topology file, --scenario, --model and --gpu-specs files. */

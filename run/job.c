@@ -101,7 +101,7 @@ static mt_status check_device(mt_job *j, mt_error *err) {
     return j->cmd == MT_JOB_COMPARE ? MT_OK : mt_run_check_gpus(&j->rc, j->in.t, err);
 }
 
-mt_status mt_job_load(mt_job *j, const trace *loaded, mt_error *err) {
+mt_status mt_job_load(mt_job *j, const mt_trace *loaded, mt_error *err) {
     MT_CHECK(loaded ? mt_run_input_bind(&j->rc, loaded, &j->in, err) : mt_run_input_open(&j->rc, &j->in, err));
     j->in_live = 1;
     if (mt_budget_stopped(mt_budget_current()) == MT_BUDGET_CANCELLED)

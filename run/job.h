@@ -81,7 +81,7 @@ mt_status mt_job_parse(mt_job *j, int argc, char **argv, const char *name, const
 mt_status mt_job_check(mt_job *j, mt_error *err);
 /* Binds the input: loads rc's trace, or (loaded not NULL) binds the trace the caller loaded and
  * keeps; then the checks above. */
-mt_status mt_job_load(mt_job *j, const trace *loaded, mt_error *err);
+mt_status mt_job_load(mt_job *j, const mt_trace *loaded, mt_error *err);
 /* mt_job_load with the input of `from` (a loaded job of the same trace and operator-time flags),
  * borrowed: its performance model and calibrated factors too; close leaves it to `from`, which
  * must outlive j (a cluster file's jobs of one model load it once). */

@@ -6,10 +6,10 @@
 
 #include "run/device.h"
 
-trace *mt_run_load_timed(const char *path, mt_error *err) {
+mt_trace *mt_run_load_timed(const char *path, mt_error *err) {
     trace_load_opts o;
     mt_trace_load_opts_init(&o);
-    trace *t = NULL;
+    mt_trace *t = NULL;
     const char *p[1] = {path};
     if (mt_trace_load(p, 1, &o, &t, err) != MT_OK) return NULL;
     if (mt_trace_check_timed(t, err) != MT_OK) {
@@ -25,7 +25,7 @@ mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const 
     char trace_warning[512] = "";
     mt_status rc = mt_pm_data_new(&d, err);
     for (int i = 0; i < n_traces && rc == MT_OK; i++) {
-        trace *t = mt_run_load_timed(traces[i], err);
+        mt_trace *t = mt_run_load_timed(traces[i], err);
         if (!t) {
             rc = err && err->code ? err->code : MT_EIO;
             break;

@@ -13,7 +13,7 @@
 #include "util/err.h"
 
 /* A trace with operator times (mt_trace_check_timed), or NULL with err set. */
-trace *mt_run_load_timed(const char *path, mt_error *err);
+mt_trace *mt_run_load_timed(const char *path, mt_error *err);
 
 /* Fits the model on every trace and CSV (paths) and saves it to out_path. *warning (may be NULL)
  * gets the data's warning ("" none; valid until the next call). One-line errors name the file. */
@@ -21,7 +21,7 @@ mt_status mt_run_fit(const char *const *traces, int n_traces, const char *const 
                      const char *out_path, mt_linmodel *m, char *warning, size_t warning_len, mt_error *err);
 
 typedef struct mt_prediction {
-    trace *t;                           /* the trace (owned) */
+    mt_trace *t;                           /* the trace (owned) */
     mt_perfmodel *pm;                   /* the model (owned) */
     double batch_factor;                /* the new batch / the traced batch */
     int32_t tp;                         /* split */

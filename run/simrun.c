@@ -42,7 +42,7 @@ typedef struct scaled_optime {
     double scale;
 } scaled_optime;
 
-static double optime_scaled(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+static double optime_scaled(void *ctx, const mt_trace *t, int32_t op, double batch_factor, int32_t tp_split) {
     const scaled_optime *s = ctx;
     double ns = s->pm ? mt_perfmodel_op_time_ns(s->pm, t, op, batch_factor, tp_split)
                       : mt_optime_proportional(NULL, t, op, batch_factor, tp_split);
@@ -64,7 +64,7 @@ void mt_simrun_free(mt_simrun *r) {
 }
 
 /* The host model the configuration asks for (NULL: none), scaled. */
-static mt_status build_host(const trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err) {
+static mt_status build_host(const mt_trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err) {
     *out = NULL;
     int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
     if (!host) return MT_OK;
@@ -94,7 +94,7 @@ static double pp_send_ns_per_byte(const mt_simrun_cfg *cfg, const mt_plan *pl) {
 /* out->comm_slow for the program's trace t: every op's cfg->comm_slowdown, or the model of
  * perfmodel/commslow.h on pm's predicted GPU with the link tiers of the run's topology (its
  * preset's NVLink and NIC; without a preset, the GPU's own link, nothing across nodes). */
-static mt_status build_comm_slow(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+static mt_status build_comm_slow(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                  mt_error *err) {
     double f = cfg->comm_slowdown;
     const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
@@ -139,7 +139,7 @@ typedef struct fp8_optime {
     mt_tf32 tf;
 } fp8_optime;
 
-static double optime_fp8(void *ctx, const trace *t, int32_t op, double batch_factor, int32_t tp_split) {
+static double optime_fp8(void *ctx, const mt_trace *t, int32_t op, double batch_factor, int32_t tp_split) {
     const fp8_optime *f = ctx;
     double ns = f->inner(f->ctx, t, op, batch_factor, tp_split);
     mt_work w;
@@ -155,7 +155,7 @@ static double optime_fp8(void *ctx, const trace *t, int32_t op, double batch_fac
 
 /* The GPU FP8 GEMMs run on: pm's predicted one, refused (one line) without an FP8 peak or without a
  * bf16/fp16 matmul in t. O(ops) at most. */
-static mt_status fp8_gpu(const trace *t, mt_perfmodel *pm, const mt_gpu_spec **out, mt_error *err) {
+static mt_status fp8_gpu(const mt_trace *t, mt_perfmodel *pm, const mt_gpu_spec **out, mt_error *err) {
     const mt_gpu_spec *g = mt_perfmodel_gpu(pm);
     if (!g)
         return mt_fail(err, MT_EINVAL, "--precision fp8-mixed needs a GPU (a GPU trace or --target-gpu): these ranks "
@@ -176,7 +176,7 @@ static mt_status fp8_gpu(const trace *t, mt_perfmodel *pm, const mt_gpu_spec **o
     return MT_OK;
 }
 
-static mt_status build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+static mt_status build_program(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                mt_error *err) {
     out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
     scaled_optime so = {pm, cfg->op_scale};
@@ -252,7 +252,7 @@ static mt_status fresh_network(void *ctx, mt_netmodel **net, mt_engine **e, mt_e
 /* --algo auto (the default): nccl where the ranks are GPUs (pm predicts one, or t was recorded on one)
  * and NCCL's tuner can read the run's topology (a preset's link and NIC tiers); ring elsewhere (CPU
  * processes, which run gloo; a topology file; a model without links). --nccl-algo needs nccl. */
-static mt_status resolve_algo(const trace *t, const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_simrun *out,
+static mt_status resolve_algo(const mt_trace *t, const mt_simrun_cfg *cfg, mt_perfmodel *pm, mt_simrun *out,
                               mt_error *err) {
     char spec[256];
     mt_plan *pl = &out->plan;
@@ -273,7 +273,7 @@ static mt_status resolve_algo(const trace *t, const mt_simrun_cfg *cfg, mt_perfm
     return MT_OK;
 }
 
-mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_build_program(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                   mt_error *err) {
     memset(out, 0, sizeof *out);
     out->plan = cfg->plan;
@@ -292,7 +292,7 @@ mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_sim
     return rc;
 }
 
-mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_build(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                           mt_error *err) {
     MT_CHECK(mt_simrun_build_program(t, pm, cfg, out, err));
     mt_status rc = build_network(cfg, out, err);
@@ -312,7 +312,7 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
         so.fresh_ctx = run;
         so.nccl = run->plan.algo == MT_ALGO_NCCL ? &run->nccl : NULL;
         so.comm_slow = run->comm_slow;
-        const trace *t = run->prog->trace;
+        const mt_trace *t = run->prog->trace;
         if (run->prog->plan.comm == MT_COMM_TRACED && t && t->dist.backend && !strcmp(t->dist.backend, "gloo"))
             so.coll_lanes = 2; /* the traced job's own collectives, as its gloo ran them */
         if (!so.no_fold && run->on_link) so.no_fold = "link loads are recorded";
@@ -322,7 +322,7 @@ mt_status mt_simrun_exec(mt_simrun *run, mt_error *err) {
     return rc;
 }
 
-mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_run(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                         mt_error *err) {
     MT_CHECK(mt_simrun_build(t, pm, cfg, out, err));
     return mt_simrun_exec(out, err);

@@ -86,17 +86,17 @@ typedef struct mt_simrun {
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure
  * everything built so far is freed and err says why (MT_EINVAL: the plan or the topology cannot
  * take it). */
-mt_status mt_simrun_build(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_build(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                           mt_error *err);
 /* The first half of mt_simrun_build: the plan resolved, the host model and the program built; no
  * topology, engine or network model (run/estimate.h prices a run from this). Free with
  * mt_simrun_free; never exec it. */
-mt_status mt_simrun_build_program(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_build_program(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                                   mt_error *err);
 /* Runs what mt_simrun_build built (once). On failure the run is freed. */
 mt_status mt_simrun_exec(mt_simrun *run, mt_error *err);
 /* mt_simrun_build then mt_simrun_exec. */
-mt_status mt_simrun_run(const trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
+mt_status mt_simrun_run(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                         mt_error *err);
 void mt_simrun_free(mt_simrun *r);
 

@@ -269,7 +269,7 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
 /* 1 when the run is the trace as it ran (report/replay.h's invariant): one GPU for a single-rank
  * trace, the traced world size with its own collectives for a rank of a multi-rank job; traced
  * batch, GPU and operator times, no what-if, the traced blocks (no --blocks). */
-static int at_traced_plan(const mt_run_config *c, const trace *t, const mt_calibration *cal, const mt_simulation *s) {
+static int at_traced_plan(const mt_run_config *c, const mt_trace *t, const mt_calibration *cal, const mt_simulation *s) {
     const mt_plan *pl = &s->run.prog->plan;
     mt_traced_plan tp;
     mt_traced_plan_read(t, &tp);

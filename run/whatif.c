@@ -9,7 +9,7 @@ static mt_status prepare(void *ctx, mt_simrun *run, mt_error *err) {
     return mt_scenario_apply_network(w->sc, &run->net, run->topo, err);
 }
 
-void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const trace *t, mt_simrun_cfg *cfg) {
+void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const mt_trace *t, mt_simrun_cfg *cfg) {
     if (c->seed >= 0) mt_scenario_set_seed(c->scenario, (uint64_t)c->seed);
     if (c->steps > 0) mt_scenario_set_steps(c->scenario, c->steps);
     w->sc = c->scenario;

@@ -17,13 +17,13 @@
 
 typedef struct mt_whatif {
     mt_scenario *sc;     /* the run configuration's (borrowed) */
-    const trace *t;
+    const mt_trace *t;
     mt_pm_opts pm;       /* the options the programs are built with (GPU-type factors) */
 } mt_whatif;
 
 /* Applies c's seed and steps to its scenario and installs steps, the compute hook and the
  * prepare step (bind + network) into cfg. w must outlive the run. */
-void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const trace *t, mt_simrun_cfg *cfg);
+void mt_whatif_configure(mt_whatif *w, const mt_run_config *c, const mt_trace *t, mt_simrun_cfg *cfg);
 /* 1 when the configuration perturbs anything (a baseline is then worth running). */
 int mt_whatif_perturbs(const mt_run_config *c);
 /* cfg without the perturbations and observers that mt_whatif_configure and the outputs installed

@@ -319,7 +319,7 @@ static mt_status load_summary(const mt_catalog *c, const mt_catalog_paths *ps, j
     for (int k = 0; k < ps->n; k++) paths[k] = ps->path[k];
     trace_load_opts opts;
     mt_trace_load_opts_init(&opts);
-    trace *t = NULL;
+    mt_trace *t = NULL;
     MT_CHECK(mt_trace_load(paths, ps->n, &opts, &t, err));
     char src[MT_CATALOG_PATH_MAX + 16];
     double measured = 0;

@@ -65,7 +65,7 @@ struct mt_scenario {
     int64_t nty, tycap;
     /* bound */
     const mt_program *prog;
-    const trace *t;
+    const mt_trace *t;
     int32_t N;
     int32_t *rank_stage, *rank_type;
     double **type_fac; /* [type * P + stage][item] */
@@ -651,7 +651,7 @@ mt_status mt_scenario_check_gpus(const mt_scenario *sc, int32_t gpus, mt_error *
 }
 
 /* Per-operator factors time(op on `type`) / time(op as the program has it), per stage item. */
-static mt_status type_factors(mt_scenario *sc, int32_t ty, const char *type, const char *path, const trace *t,
+static mt_status type_factors(mt_scenario *sc, int32_t ty, const char *type, const char *path, const mt_trace *t,
                               const mt_pm_opts *base_pm, mt_perfmodel *base, mt_error *err) {
     mt_pm_opts o;
     if (base_pm) o = *base_pm;
@@ -681,7 +681,7 @@ static mt_status type_factors(mt_scenario *sc, int32_t ty, const char *type, con
     return MT_OK;
 }
 
-mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const trace *t, const mt_pm_opts *base_pm,
+mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const mt_trace *t, const mt_pm_opts *base_pm,
                            mt_error *err) {
     if (sc->prog) unbind(sc);
     sc->prog = p;

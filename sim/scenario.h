@@ -86,7 +86,7 @@ int mt_scenario_perturbs(const mt_scenario *sc);
 /* Binds the compute side to a program: checks ranks against the plan, resolves layer names,
  * computes per-operator GPU-type factors with perfmodel (base_pm: the options the program was
  * built with; NULL = the trace's own times). Then mt_scenario_sim_opts installs the hook. */
-mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const trace *t,
+mt_status mt_scenario_bind(mt_scenario *sc, const mt_program *p, const mt_trace *t,
                            const mt_pm_opts *base_pm, mt_error *err);
 /* Sets o->steps and, when the scenario has compute perturbations, o->compute_factor. */
 void mt_scenario_sim_opts(mt_scenario *sc, mt_sim_opts *o);

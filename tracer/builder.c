@@ -19,7 +19,7 @@
 #include "util/vec.h"
 
 /* ---- builder ---------------------------------------------------------------------------- */
-mt_status mt_tb_init(trace_builder *b, trace *t) {
+mt_status mt_tb_init(trace_builder *b, mt_trace *t) {
     memset(b, 0, sizeof *b);
     b->t = t;
     mt_u64map_init(&b->tensor_by_key);
@@ -33,7 +33,7 @@ void mt_tb_destroy(trace_builder *b) {
 }
 
 int32_t mt_tb_add_op(trace_builder *b, const trace_op *op) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (mt_vec_reserve(&t->ops, &b->cap_ops, (int64_t)t->n_ops + 1)) return -1;
     trace_op *o = &t->ops[t->n_ops];
     *o = *op;
@@ -46,7 +46,7 @@ int32_t mt_tb_add_op(trace_builder *b, const trace_op *op) {
 }
 
 int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (mt_vec_reserve(&t->kernels, &b->cap_kernels, (int64_t)t->n_kernels + 1)) return -1;
     t->kernels[t->n_kernels] = *k;
     return t->n_kernels++;
@@ -54,7 +54,7 @@ int32_t mt_tb_add_kernel(trace_builder *b, const trace_kernel *k) {
 
 static int32_t push_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                            int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (mt_vec_reserve(&t->tensors, &b->cap_tensors, (int64_t)t->n_tensors + 1)) return -1;
     if (mt_vec_reserve(&b->tensor_next, &b->cap_tensor_next, (int64_t)t->n_tensors + 1)) return -1;
     trace_tensor *x = &t->tensors[t->n_tensors];
@@ -107,7 +107,7 @@ int32_t mt_tb_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t o
 int32_t mt_tb_out_tensor(trace_builder *b, int64_t et_id, int64_t storage, int64_t offset,
                          int64_t numel, int32_t itemsize, const char *dtype, const char *device) {
     int32_t i = mt_tb_tensor(b, et_id, storage, offset, numel, itemsize, dtype, device);
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (i < 0 || t->n_ops == 0 || t->tensors[i].first_op >= t->n_ops - 1) return i;
     const trace_op *o = &t->ops[t->n_ops - 1];
     for (int32_t q = 0; q < o->in_count; q++)
@@ -123,7 +123,7 @@ int32_t mt_tb_anon_tensor(trace_builder *b, int64_t numel, int32_t itemsize, con
 
 mt_status mt_tb_add_tref(trace_builder *b, int32_t tensor, const int64_t *shape, int32_t ndim,
                            int32_t arg, int is_out) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (t->n_ops == 0) return MT_EINTERNAL;
     trace_op *o = &t->ops[t->n_ops - 1];
     if (mt_vec_reserve(&t->trefs, &b->cap_trefs, (int64_t)t->n_trefs + 1) ||
@@ -173,7 +173,7 @@ static int64_t union_len(const int64_t *iv, int64_t n) {
     return total;
 }
 
-static void device_times(trace *t, int64_t *scratch) {
+static void device_times(mt_trace *t, int64_t *scratch) {
     if (t->n_kernels > 0) qsort(t->kernels, (size_t)t->n_kernels, sizeof *t->kernels, cmp_kernel);
     t->has_device_time = t->n_kernels > 0;
     int32_t k = 0;
@@ -225,9 +225,9 @@ static void device_times(trace *t, int64_t *scratch) {
     }
 }
 
-static void tensor_totals(trace *t);
+static void tensor_totals(mt_trace *t);
 
-static void assign_roles(trace *t) {
+static void assign_roles(mt_trace *t) {
     enum { USED_FWD_IN = 1, PRODUCED = 2, UPDATED = 4, GRAD = 8, READ_BEFORE_PRODUCED = 16,
            FWD_OUT = 32 };
     unsigned char *f = calloc((size_t)t->n_tensors + 1, 1);
@@ -274,7 +274,7 @@ static void assign_roles(trace *t) {
 }
 
 /* The parameter, gradient, state, activation and input totals from the tensors' roles. */
-static void tensor_totals(trace *t) {
+static void tensor_totals(mt_trace *t) {
     int any_weight = 0;
     t->param_count = 0;
     t->param_bytes = t->grad_bytes = t->optstate_bytes = t->activation_bytes = t->input_bytes = 0;
@@ -296,7 +296,7 @@ static void tensor_totals(trace *t) {
     }
 }
 
-static void infer_batch(trace *t) {
+static void infer_batch(mt_trace *t) {
     /* The model input: first forward op reading a weight; its first non-weight tensor input. */
     for (int pass = 0; pass < 2 && t->batch_size == 0; pass++) {
         for (int32_t i = 0; i < t->n_ops && t->batch_size == 0; i++) {
@@ -323,7 +323,7 @@ static void infer_batch(trace *t) {
 }
 
 static mt_status add_layer(trace_builder *b, const char *name) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     if (mt_vec_reserve(&t->layers, &b->cap_layers, (int64_t)t->n_layers + 1)) return MT_ENOMEM;
     trace_layer *l = &t->layers[t->n_layers++];
     memset(l, 0, sizeof *l);
@@ -331,7 +331,7 @@ static mt_status add_layer(trace_builder *b, const char *name) {
     return MT_OK;
 }
 
-static int op_reads_weight(const trace *t, const trace_op *o, double *bytes) {
+static int op_reads_weight(const mt_trace *t, const trace_op *o, double *bytes) {
     int any = 0;
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
@@ -346,7 +346,7 @@ static int op_reads_weight(const trace *t, const trace_op *o, double *bytes) {
 /* Forward ops into layers: a new layer at each change of nn.Module (hints), else at each op
  * reading a weight; seq_layer maps their sequence numbers to their layers. */
 static mt_status forward_layers(trace_builder *b, const builder_layer_hint *hints, mt_u64map *seq_layer) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     int32_t cur = -1;
     const char *cur_mod = NULL;
     int have_hints = 0;
@@ -384,7 +384,7 @@ static mt_status forward_layers(trace_builder *b, const builder_layer_hint *hint
 }
 
 /* weight_op: storage id of every weight -> the first forward op reading it. */
-static mt_status index_weights(const trace *t, mt_u64map *weight_op) {
+static mt_status index_weights(const mt_trace *t, mt_u64map *weight_op) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_FORWARD) continue;
@@ -403,7 +403,7 @@ static mt_status index_weights(const trace *t, mt_u64map *weight_op) {
 /* The forward op whose weight shares storage with a tensor op o reads or writes (its gradient
  * op: TrioSim lists AddmmBackward0 with the transposed weight w.t(), a view of w's storage under
  * another tensor id); -1 when none. */
-static int32_t op_by_weight_storage(const trace *t, const trace_op *o, const mt_u64map *weight_op) {
+static int32_t op_by_weight_storage(const mt_trace *t, const trace_op *o, const mt_u64map *weight_op) {
     int32_t n = o->in_count + o->out_count;
     for (int32_t j = 0; j < n; j++) {
         const trace_tref *r = &t->trefs[j < o->in_count ? o->in_first + j : o->out_first + j - o->in_count];
@@ -418,7 +418,7 @@ static int32_t op_by_weight_storage(const trace *t, const trace_op *o, const mt_
 /* A backward op joins its forward op's layer, else its sequence number's. Without either (TrioSim
  * CSV has no sequence numbers) a backward op touching a weight's storage is that weight's forward
  * op's autograd node: it becomes its fwd_op and joins its layer. */
-static void backward_layers(trace *t, const mt_u64map *seq_layer, const mt_u64map *weight_op) {
+static void backward_layers(mt_trace *t, const mt_u64map *seq_layer, const mt_u64map *weight_op) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
         if (o->phase != TRACE_PHASE_BACKWARD) continue;
@@ -433,7 +433,7 @@ static void backward_layers(trace *t, const mt_u64map *seq_layer, const mt_u64ma
 }
 
 static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     mt_u64map seq_layer, weight_op;
     mt_u64map_init(&seq_layer);
     mt_u64map_init(&weight_op);
@@ -446,7 +446,7 @@ static mt_status assign_layers(trace_builder *b, const builder_layer_hint *hints
 }
 
 /* Sums over the ops: the layers' op counts and times, the phases' times, communication, the step's end. */
-static void op_totals(trace *t) {
+static void op_totals(mt_trace *t) {
     for (int32_t l = 0; l < t->n_layers; l++) {
         t->layers[l].n_ops = 0;
         memset(t->layers[l].dev_ns, 0, sizeof t->layers[l].dev_ns);
@@ -466,7 +466,7 @@ static void op_totals(trace *t) {
 }
 
 /* device_times with its scratch; MT_ENOMEM (message set) when it cannot have it. */
-static mt_status device_times_alloc(trace *t, mt_error *err) {
+static mt_status device_times_alloc(mt_trace *t, mt_error *err) {
     int64_t need = t->n_kernels > 0 ? t->n_kernels : 1;
     int64_t *scratch = malloc((size_t)need * 2 * sizeof *scratch);
     if (!scratch) return mt_fail(err, MT_ENOMEM, "out of memory totalling the trace's device times");
@@ -476,7 +476,7 @@ static mt_status device_times_alloc(trace *t, mt_error *err) {
 }
 
 mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_error *err) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     MT_CHECK(device_times_alloc(t, err));
     assign_roles(t);
     infer_batch(t);
@@ -486,7 +486,7 @@ mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_err
     return MT_OK;
 }
 
-mt_status mt_tb_retotal(trace *t, mt_error *err) {
+mt_status mt_tb_retotal(mt_trace *t, mt_error *err) {
     MT_CHECK(device_times_alloc(t, err));
     tensor_totals(t);
     op_totals(t);

@@ -17,7 +17,7 @@
 #include "util/u64map.h"
 
 typedef struct trace_builder {
-    trace *t;
+    mt_trace *t;
     int64_t cap_ops, cap_kernels, cap_tensors, cap_trefs, cap_dims, cap_layers;
     mt_u64map tensor_by_key;        /* hash of tensor key -> first index in chain */
     int32_t *tensor_next;         /* collision chain */
@@ -26,7 +26,7 @@ typedef struct trace_builder {
 
 /* Starts building into t (whose pool must exist). mt_tb_destroy frees the builder's own
  * indexes, never the trace. */
-mt_status mt_tb_init(trace_builder *b, trace *t);
+mt_status mt_tb_init(trace_builder *b, mt_trace *t);
 void mt_tb_destroy(trace_builder *b);
 /* Appends an op (fields copied; in/out ranges set by add_tref afterwards). Returns index or -1. */
 int32_t mt_tb_add_op(trace_builder *b, const trace_op *op);
@@ -59,6 +59,6 @@ mt_status mt_tb_finish(trace_builder *b, const builder_layer_hint *hints, mt_err
  * from ops, kernels and tensors, keeping roles, layers and classes: kernels sorted per op, device
  * times, unions, the tensor totals from the roles, the layers' and phases' sums, the step's end
  * (raised to the last op's). */
-mt_status mt_tb_retotal(trace *t, mt_error *err);
+mt_status mt_tb_retotal(mt_trace *t, mt_error *err);
 
 #endif

@@ -46,7 +46,7 @@ static mt_status add_op(trace_builder *b, const char *path, const mt_ck_node *n,
 }
 
 /* t->warning: what the file could not give, and the nodes left out. */
-static mt_status set_warning(const char *path, int64_t comm, int64_t other, trace *t, mt_error *err) {
+static mt_status set_warning(const char *path, int64_t comm, int64_t other, mt_trace *t, mt_error *err) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s: a Chakra ET has no tensor shapes, weights or batch size: layers come from the "
              "node order alone and resized operators scale proportionally; %lld communication and %lld host, memory "
@@ -55,7 +55,7 @@ static mt_status set_warning(const char *path, int64_t comm, int64_t other, trac
     return t->warning ? MT_OK : mt_fail(err, MT_ENOMEM, "%s: out of memory", path);
 }
 
-mt_status mt_cktrace_build(const char *path, const mt_ck_graph *g, trace *t, mt_error *err) {
+mt_status mt_cktrace_build(const char *path, const mt_ck_graph *g, mt_trace *t, mt_error *err) {
     trace_builder b;
     MT_CHECK(mt_tb_init(&b, t));
     t->format = TRACE_FORMAT_CHAKRA;

@@ -19,6 +19,6 @@
 #include "tracer/trace.h"
 
 /* Builds t (pool set, everything else empty) from g, read from path. */
-mt_status mt_cktrace_build(const char *path, const mt_ck_graph *g, trace *t, mt_error *err);
+mt_status mt_cktrace_build(const char *path, const mt_ck_graph *g, mt_trace *t, mt_error *err);
 
 #endif

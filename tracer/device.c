@@ -11,15 +11,15 @@
 
 #include "tracer/strpool.h"
 
-static const char *intern(trace *t, const char *s) { return s ? mt_strpool_intern(t->pool, s, -1) : NULL; }
+static const char *intern(mt_trace *t, const char *s) { return s ? mt_strpool_intern(t->pool, s, -1) : NULL; }
 
-static void set(trace *t, trace_dev_kind kind, const char *name, const char *source) {
+static void set(mt_trace *t, trace_dev_kind kind, const char *name, const char *source) {
     t->recorded_on.kind = kind;
     t->recorded_on.name = intern(t, name);
     t->recorded_on.source = intern(t, source);
 }
 
-void mt_device_from_kineto(trace *t, const char *name, int n_props) {
+void mt_device_from_kineto(mt_trace *t, const char *name, int n_props) {
     if (name && *name) set(t, TRACE_DEV_GPU, name, "Kineto deviceProperties");
     else if (n_props == 0) set(t, TRACE_DEV_CPU, NULL, "Kineto trace: empty deviceProperties, no GPU kernels");
 }
@@ -39,7 +39,7 @@ static void meta_path(const char *dir_or_file, char *path, size_t len) {
 }
 
 /* Step 2: 1 when meta.json set the device. */
-static int from_meta(trace *t, const char *dir_or_file) {
+static int from_meta(mt_trace *t, const char *dir_or_file) {
     char path[4096];
     meta_path(dir_or_file, path, sizeof path);
     json_t *m = NULL;
@@ -57,7 +57,7 @@ static int from_meta(trace *t, const char *dir_or_file) {
     return kind != TRACE_DEV_UNKNOWN;
 }
 
-void mt_device_resolve(trace *t, const char *dir_or_file) {
+void mt_device_resolve(mt_trace *t, const char *dir_or_file) {
     if (t->recorded_on.kind == TRACE_DEV_GPU && t->recorded_on.name) return; /* step 1 */
     trace_device kineto = t->recorded_on;
     if (dir_or_file && from_meta(t, dir_or_file)) { /* step 2; the trace's kernels outrank a "cpu" */
@@ -81,7 +81,7 @@ const char *mt_device_kind_name(trace_dev_kind k) {
     return k == TRACE_DEV_CPU ? "cpu" : k == TRACE_DEV_GPU ? "gpu" : "unknown";
 }
 
-char *mt_device_describe(const trace *t, char *buf, size_t len) {
+char *mt_device_describe(const mt_trace *t, char *buf, size_t len) {
     const trace_device *d = &t->recorded_on;
     const char *src = d->source ? d->source : "not read";
     if (d->kind == TRACE_DEV_CPU)

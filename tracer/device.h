@@ -23,19 +23,19 @@
 
 /* Step 1 and the Kineto half of step 4 (tracer/link.c): name is the first deviceProperties entry's
  * name (NULL none), n_props the array's length (-1 when the document has none). */
-void mt_device_from_kineto(trace *t, const char *name, int n_props);
+void mt_device_from_kineto(mt_trace *t, const char *name, int n_props);
 
 /* Steps 2-5, after the trace is built: dir_or_file is the trace's folder or one of its files
  * (meta.json is looked for in that folder). A meta.json that is not JSON, or whose "device" is
  * not a string, is ignored (its other readers report it). O(size of meta.json). */
-void mt_device_resolve(trace *t, const char *dir_or_file);
+void mt_device_resolve(mt_trace *t, const char *dir_or_file);
 
 /* "cpu", "gpu", "unknown". */
 const char *mt_device_kind_name(trace_dev_kind k);
 
 /* One line for humans: "GPU NVIDIA H100 80GB HBM3 [Kineto deviceProperties]", "CPU AMD EPYC
  * [meta.json]", "unknown device [...]". Returns buf. */
-char *mt_device_describe(const trace *t, char *buf, size_t len);
+char *mt_device_describe(const mt_trace *t, char *buf, size_t len);
 
 /* {"kind": "cpu"|"gpu"|"unknown", "name": NAME|null, "source": ...}: every output's `recorded_on`. */
 json_t *mt_device_json(const trace_device *d);

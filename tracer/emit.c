@@ -90,7 +90,7 @@ static int cmp_cand(const void *a, const void *b) {
 
 typedef struct emitter {
     trace_builder *b;
-    trace *t;
+    mt_trace *t;
     const kineto_data *k;
     const int32_t *ord;        /* events by (tid, ts, -dur): mt_khost_nest */
     const et_data *e;          /* NULL without an Execution Trace */
@@ -189,7 +189,7 @@ static trace_comm call_kind(const kineto_data *kd, const kev *y, trace_comm dflt
 }
 
 static mt_status add_coll(emitter *em, const kev *y, int32_t op, trace_comm kind) {
-    trace *t = em->t;
+    mt_trace *t = em->t;
     if (mt_vec_reserve(&t->colls, &em->cap_colls, (int64_t)t->n_colls + 1)) return MT_ENOMEM;
     trace_coll *c = &t->colls[t->n_colls++];
     *c = (trace_coll){.ts_ns = y->ts_ns, .dur_ns = y->dur_ns, .op = op, .kind = kind};
@@ -265,7 +265,7 @@ static mt_status emit_op(emitter *em, const cand *c) {
     MT_CHECK(op_colls(em, c->kev, x, oi));
     MT_CHECK(n ? emit_et_tensors(em, c->kev, x)
                : add_kineto_tensors(em->b, em->k, em->ord, em->kev_pos[c->kev], c->kev));
-    trace *t = em->t;
+    mt_trace *t = em->t;
     trace_op *o = &t->ops[oi];
     if (o->comm != TRACE_COMM_NONE && o->comm_bytes <= 0)
         for (int32_t q = 0; q < o->in_count; q++) o->comm_bytes += t->tensors[t->trefs[o->in_first + q].tensor].bytes;
@@ -371,7 +371,7 @@ static mt_status attach_kernels(emitter *em, const kstep *step) {
 
 /* Refuses a step whose GPU kernels mostly belong to no operator: the op times would be CPU times
  * or a fraction of the device work, silently. (Fewer left out: a warning, mt_trace_warning.) */
-static mt_status check_attached(const trace *t, const char *kpath, mt_error *err) {
+static mt_status check_attached(const mt_trace *t, const char *kpath, mt_error *err) {
     int64_t left = t->n_kernels_left_out, total = left + t->n_kernels;
     if (left == 0 || 2 * left <= total) return MT_OK;
     return mt_fail(err, MT_EFORMAT, "%s: %lld of the step's %lld GPU kernels cannot be attached to any operator "
@@ -386,7 +386,7 @@ static mt_status check_attached(const trace *t, const char *kpath, mt_error *err
  * (aten::linear's seq sits on its inner addmm) point at the outermost forward op. */
 static mt_status link_fwd_ops(emitter *em) {
     const kineto_data *k = em->k;
-    trace *t = em->t;
+    mt_trace *t = em->t;
     mt_u64map fwd_by_seq;
     mt_u64map_init(&fwd_by_seq);
     mt_status rc = MT_OK;
@@ -423,7 +423,7 @@ static mt_status module_hints(const emitter *em, builder_layer_hint **hints) {
 
 mt_status mt_emit_kineto(trace_builder *b, const kineto_data *k, const int32_t *ord, const et_data *e,
                          const kstep *step, builder_layer_hint **hints, const char *kpath, mt_error *err) {
-    trace *t = b->t;
+    mt_trace *t = b->t;
     emitter em = {.b = b, .t = t, .k = k, .ord = ord, .e = e, .bw_tid = INT64_MIN, .leading = 1};
     *hints = NULL;
     mt_status rc = collect_cands(&em, step->start, step->end) ? MT_OK : MT_ENOMEM;

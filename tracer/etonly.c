@@ -34,7 +34,7 @@ static trace_phase phase_of(const et_node *n, const et_node *parent) {
     return in_region ? TRACE_PHASE_OTHER : TRACE_PHASE_FORWARD;
 }
 
-mt_status mt_etonly_build(const char *epath, const et_data *e, trace *t, mt_error *err) {
+mt_status mt_etonly_build(const char *epath, const et_data *e, mt_trace *t, mt_error *err) {
     trace_builder b;
     mt_tb_init(&b, t);
     t->format = TRACE_FORMAT_ET;

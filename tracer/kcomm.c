@@ -32,7 +32,7 @@ static const char *str_of(json_t *v, trace_strpool *pool) {
     return json_is_string(v) ? mt_strpool_intern(pool, json_string_value(v), -1) : NULL;
 }
 
-mt_status mt_kcomm_dist(const kineto_data *k, trace *t) {
+mt_status mt_kcomm_dist(const kineto_data *k, mt_trace *t) {
     trace_dist *d = &t->dist;
     memset(d, 0, sizeof *d);
     d->rank = -1;
@@ -178,7 +178,7 @@ static void nest_group(const nest *n, const trace_dist *d, trace_coll *c) {
     }
 }
 
-void mt_kcomm_call(const kineto_data *k, const int32_t *ord, int64_t pos, trace *t, trace_coll *c) {
+void mt_kcomm_call(const kineto_data *k, const int32_t *ord, int64_t pos, mt_trace *t, trace_coll *c) {
     nest n = {.in_n = -1, .out_n = -1};
     const kev *y = &k->ev[ord[pos]];
     int64_t end = y->ts_ns + y->dur_ns;
@@ -214,14 +214,14 @@ static int cmp_call(const void *a, const void *b) {
 }
 
 /* The compute op at or before op (an op that is only a collective call issues nothing). */
-static int32_t compute_at_or_before(const trace *t, int32_t op) {
+static int32_t compute_at_or_before(const mt_trace *t, int32_t op) {
     while (op >= 0 && trace_op_is_comm(&t->ops[op])) op--;
     return op;
 }
 
 /* Bare backend event b takes the earliest pending call of its kind (pending[] holds call indices,
  * -1 once taken): its op, and its group when b's own is only assumed. */
-static void match_pending(trace *t, int32_t *pending, int32_t n_pending, trace_coll *b) {
+static void match_pending(mt_trace *t, int32_t *pending, int32_t n_pending, trace_coll *b) {
     for (int32_t q = 0; q < n_pending; q++) {
         if (pending[q] < 0) continue;
         const trace_coll *c = &t->colls[pending[q]];
@@ -237,7 +237,7 @@ static void match_pending(trace *t, int32_t *pending, int32_t n_pending, trace_c
     }
 }
 
-void mt_kcomm_instances(trace *t) {
+void mt_kcomm_instances(mt_trace *t) {
     size_t n = (size_t)(t->n_colls > 0 ? t->n_colls : 1);
     call_at *order = malloc(n * sizeof *order);
     int32_t *pending = malloc(n * sizeof *pending), n_pending = 0;

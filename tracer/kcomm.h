@@ -24,17 +24,17 @@
 /* The document's distributedInfo into t->dist (world 0, rank -1 without it). Values that are not
  * what Kineto writes (a negative rank, a world of 0) are ignored, not refused: the trace is then
  * simply not known to be one rank of a job. MT_ENOMEM only. */
-mt_status mt_kcomm_dist(const kineto_data *k, trace *t);
+mt_status mt_kcomm_dist(const kineto_data *k, mt_trace *t);
 
 /* Fills c's bytes, dtype, group, process group and wait flag (and its kind when the nest names
  * it better) from the events of its nest: the call's event at position pos of ord (the events by
  * thread and start, khost.h) and those nested in it. t->dist must be read. */
-void mt_kcomm_call(const kineto_data *k, const int32_t *ord, int64_t pos, trace *t, trace_coll *c);
+void mt_kcomm_call(const kineto_data *k, const int32_t *ord, int64_t pos, mt_trace *t, trace_coll *c);
 
 /* Once every op and call is emitted (ops sorted): marks the calls that are the step's collectives
  * (trace_coll.instance) and the op that issued each (issued_by); a backend event with no call
  * around it (gloo's worker thread) takes the group and op of the earliest earlier call of its kind
  * that moved nothing itself. */
-void mt_kcomm_instances(trace *t);
+void mt_kcomm_instances(mt_trace *t);
 
 #endif

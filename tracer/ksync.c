@@ -127,7 +127,7 @@ static mt_status kidx_build(const kineto_data *k, kidx *d) {
 }
 
 /* The op whose host interval holds ts: the last op starting at or before it, -1 none. */
-static int32_t op_at(const trace *t, int64_t ts) {
+static int32_t op_at(const mt_trace *t, int64_t ts) {
     int32_t lo = 0, hi = t->n_ops - 1, op = -1;
     while (lo <= hi) {
         int32_t mid = lo + (hi - lo) / 2;
@@ -174,7 +174,7 @@ static int cmp_sync(const void *a, const void *b) {
     return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
 }
 
-static mt_status find_syncs(const kineto_data *k, const kidx *d, trace *t) {
+static mt_status find_syncs(const kineto_data *k, const kidx *d, mt_trace *t) {
     int64_t cap = 0;
     for (int64_t i = 0; i < k->n_rt; i++) {
         const krt *r = &k->rt[i];
@@ -191,7 +191,7 @@ static mt_status find_syncs(const kineto_data *k, const kidx *d, trace *t) {
 
 /* ---- stream waits ----------------------------------------------------------------------- */
 
-static mt_status add_wait(trace *t, int64_t *cap, int64_t ts, int64_t rec, int32_t stream, int32_t on) {
+static mt_status add_wait(mt_trace *t, int64_t *cap, int64_t ts, int64_t rec, int32_t stream, int32_t on) {
     if (stream < 0 || on < 0 || stream == on || ts < t->step_start_ns || ts > t->host_end_ns) return MT_OK;
     if (mt_vec_reserve(&t->waits, cap, (int64_t)t->n_waits + 1)) return MT_ENOMEM;
     t->waits[t->n_waits++] = (trace_wait){ts, rec < ts ? rec : ts, stream, on, op_at(t, ts), op_at(t, rec < ts ? rec : ts)};
@@ -199,7 +199,7 @@ static mt_status add_wait(trace *t, int64_t *cap, int64_t ts, int64_t rec, int32
 }
 
 /* From cuda_sync "Stream Wait Event" events: exact. */
-static mt_status waits_recorded(const kineto_data *k, const kidx *d, trace *t, int64_t *cap) {
+static mt_status waits_recorded(const kineto_data *k, const kidx *d, mt_trace *t, int64_t *cap) {
     for (int64_t i = 0; i < k->n_sync; i++) {
         const ksyncev *s = &k->sync[i];
         int64_t wi, ri;
@@ -230,7 +230,7 @@ static int64_t launched_end(const kidx *d, int32_t stream, int64_t ts) {
 /* Without cuda_sync events: a cudaStreamWaitEvent call at position p of d->calls makes the next
  * device work its thread launches wait for the other stream whose work launched before the call
  * ended last, no later than that work started. */
-static mt_status wait_inferred(const kineto_data *k, const kidx *d, trace *t, int64_t *cap, int64_t p) {
+static mt_status wait_inferred(const kineto_data *k, const kidx *d, mt_trace *t, int64_t *cap, int64_t p) {
     const krt *r = &k->rt[d->calls[p].idx];
     const kgpu *next = NULL;
     for (int64_t q = p + 1; q < k->n_rt && !next && d->calls[q].stream == d->calls[p].stream; q++) {
@@ -255,7 +255,7 @@ static int cmp_wait(const void *a, const void *b) {
     return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
 }
 
-static mt_status find_waits(const kineto_data *k, const kidx *d, trace *t) {
+static mt_status find_waits(const kineto_data *k, const kidx *d, mt_trace *t) {
     int64_t cap = 0;
     if (k->saw_sync) { /* the file has them, though the step filter may have kept none */
         MT_CHECK(waits_recorded(k, d, t, &cap));
@@ -268,7 +268,7 @@ static mt_status find_waits(const kineto_data *k, const kidx *d, trace *t) {
     return MT_OK;
 }
 
-mt_status mt_ksync_find(const kineto_data *k, trace *t) {
+mt_status mt_ksync_find(const kineto_data *k, mt_trace *t) {
     kidx d;
     mt_status rc = kidx_build(k, &d);
     if (rc == MT_OK) rc = find_syncs(k, &d, t);

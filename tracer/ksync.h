@@ -31,6 +31,6 @@
 
 /* Fills t->syncs and t->waits with the step's synchronising calls and stream waits. Runs after
  * the ops are final (sorted by cpu_start). MT_ENOMEM on allocation failure. */
-mt_status mt_ksync_find(const kineto_data *k, trace *t);
+mt_status mt_ksync_find(const kineto_data *k, mt_trace *t);
 
 #endif

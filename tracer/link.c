@@ -75,7 +75,7 @@ static int64_t choose_step(const char *kpath, const kineto_data *k, int linked, 
 }
 
 mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
-                        const trace_load_opts *opts, trace *t, mt_error *err) {
+                        const trace_load_opts *opts, mt_trace *t, mt_error *err) {
     if (!k) return mt_etonly_build(epath, e, t, err);
     int32_t *ord = NULL;
     kstep *win = NULL;

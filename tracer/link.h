@@ -18,8 +18,8 @@
 
 /* Builds t from k (may be NULL) and e (may be NULL, not both); messages name kpath/epath. */
 mt_status mt_link_build(const char *kpath, kineto_data *k, const char *epath, et_data *e,
-                        const trace_load_opts *opts, trace *t, mt_error *err);
+                        const trace_load_opts *opts, mt_trace *t, mt_error *err);
 /* The ops of an Execution Trace alone (etonly.c). */
-mt_status mt_etonly_build(const char *epath, const et_data *e, trace *t, mt_error *err);
+mt_status mt_etonly_build(const char *epath, const et_data *e, mt_trace *t, mt_error *err);
 
 #endif

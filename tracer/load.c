@@ -41,13 +41,13 @@ void mt_trace_load_opts_init(trace_load_opts *o) {
     o->dom_reader = r && !strcmp(r, "dom");
 }
 
-int64_t mt_trace_total_dev_ns(const trace *t) {
+int64_t mt_trace_total_dev_ns(const mt_trace *t) {
     int64_t s = 0;
     for (int32_t i = 0; i < t->n_ops; i++) s += t->ops[i].dev_ns;
     return s;
 }
 
-void mt_trace_free(trace *t) {
+void mt_trace_free(mt_trace *t) {
     if (!t) return;
     free(t->kineto_path);
     free(t->et_path);
@@ -82,8 +82,8 @@ static int dup_string(char **dst, const char *src) {
     return *dst != NULL;
 }
 
-mt_status mt_trace_clone(const trace *t, trace **out) {
-    trace *o = calloc(1, sizeof *o);
+mt_status mt_trace_clone(const mt_trace *t, mt_trace **out) {
+    mt_trace *o = calloc(1, sizeof *o);
     if (!o) return MT_ENOMEM;
     *o = *t;
     o->kineto_path = o->et_path = o->expert_pattern = NULL;
@@ -112,7 +112,7 @@ mt_status mt_trace_clone(const trace *t, trace **out) {
     return MT_OK;
 }
 
-mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
+mt_status mt_trace_check_timed(const mt_trace *t, mt_error *err) {
     const char *path = t->kineto_path ? t->kineto_path : t->et_path ? t->et_path : "trace";
     if (t->format == TRACE_FORMAT_ET)
         return mt_fail(err, MT_EFORMAT, "%s: an Execution Trace alone has no operator times (give the "
@@ -126,7 +126,7 @@ mt_status mt_trace_check_timed(const trace *t, mt_error *err) {
     return MT_OK;
 }
 
-int mt_trace_warning(const trace *t, char *buf, size_t len) {
+int mt_trace_warning(const mt_trace *t, char *buf, size_t len) {
     int64_t left = t->n_kernels_left_out, total = left + t->n_kernels;
     if (len) buf[0] = '\0';
     if (!len || (left <= 0 && !(t->warning && *t->warning))) return 0;
@@ -271,14 +271,14 @@ static mt_status check_one_format(const mt_trace_parts *p, mt_error *err) {
 
 /* ---- putting a trace together ----------------------------------------------------------- */
 
-static mt_status load_part(mt_trace_parts *parts, mt_trace_part part, trace *t, mt_error *err) {
+static mt_status load_part(mt_trace_parts *parts, mt_trace_part part, mt_trace *t, mt_error *err) {
     if (!parts->path[part]) return MT_OK;
     MT_CHECK(parts->reader[part]->load(parts->path[part], t->pool, parts, err));
     parts->loaded[part] = 1;
     return MT_OK;
 }
 
-static mt_status build_triosim(mt_trace_parts *p, trace *t, mt_error *err) {
+static mt_status build_triosim(mt_trace_parts *p, mt_trace *t, mt_error *err) {
     const char *ops = p->path[MT_PART_CSV_OPS], *tensors = p->path[MT_PART_CSV_TENSORS];
     if (!ops || !tensors)
         return mt_fail(err, MT_EINVAL, "%s: a TrioSim trace needs both trace.csv and tensor.csv; the %s file "
@@ -290,7 +290,7 @@ static mt_status build_triosim(mt_trace_parts *p, trace *t, mt_error *err) {
     return mt_triosim_build(ops, &p->csv[0], tensors, &p->csv[1], t, err);
 }
 
-static mt_status build_chakra(mt_trace_parts *p, trace *t, mt_error *err) {
+static mt_status build_chakra(mt_trace_parts *p, mt_trace *t, mt_error *err) {
     const char *path = p->path[MT_PART_CHAKRA];
     MT_CHECK(load_part(p, MT_PART_CHAKRA, t, err));
     t->kineto_path = dupstr(path);
@@ -311,7 +311,7 @@ static void filter_steps(mt_trace_parts *p, const trace_load_opts *opts, int all
 }
 
 static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, int allow_filter, int *expect,
-                              trace *t, mt_error *err) {
+                              mt_trace *t, mt_error *err) {
     const char *kpath = p->path[MT_PART_EVENTS], *epath = p->path[MT_PART_GRAPH];
     MT_CHECK(load_part(p, MT_PART_GRAPH, t, err)); /* first: it may name the step to keep */
     filter_steps(p, opts, allow_filter, expect);
@@ -330,7 +330,7 @@ static mt_status build_linked(mt_trace_parts *p, const trace_load_opts *opts, in
  * the one built, or a drop may have been wrong, or the build failed (t is then freed: the caller
  * loads again keeping every event, so the result is always that of the whole file). */
 static mt_status load_attempt(const char *const *paths, int n_paths, const trace_load_opts *opts, int allow_filter,
-                              trace **out, int *retry, mt_error *err) {
+                              mt_trace **out, int *retry, mt_error *err) {
     mt_trace_parts parts = {0};
     parts.jopts = (mt_jstream_opts){opts->on_progress, opts->progress_ctx, opts->dom_reader};
     int expect = -1;
@@ -338,7 +338,7 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
     for (int i = 0; i < n_paths && rc == MT_OK; i++)
         rc = mt_is_dir(paths[i]) ? scan_dir(&parts, paths[i], err) : add_file(&parts, paths[i], 1, err);
     if (rc == MT_OK) rc = check_one_format(&parts, err);
-    trace *t = rc == MT_OK ? calloc(1, sizeof *t) : NULL;
+    mt_trace *t = rc == MT_OK ? calloc(1, sizeof *t) : NULL;
     if (rc == MT_OK && (!t || !(t->pool = mt_strpool_new())))
         rc = mt_fail(err, MT_ENOMEM, "out of memory");
     if (rc == MT_OK) {
@@ -367,7 +367,7 @@ static mt_status load_attempt(const char *const *paths, int n_paths, const trace
 }
 
 mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts_in,
-                        trace **out, mt_error *err) {
+                        mt_trace **out, mt_error *err) {
     trace_load_opts opts;
     if (opts_in) opts = *opts_in;
     else mt_trace_load_opts_init(&opts);

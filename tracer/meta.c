@@ -21,7 +21,7 @@ static void meta_path(const char *path0, char *src, size_t srclen) {
     }
 }
 
-void mt_trace_meta_batch(trace *t, const char *dir_or_file) {
+void mt_trace_meta_batch(mt_trace *t, const char *dir_or_file) {
     char src[4096];
     json_t *m = NULL;
     if (t->format != TRACE_FORMAT_KINETO || !dir_or_file) return;
@@ -52,7 +52,7 @@ int mt_trace_meta_has_measured(const char *path0) {
     return has;
 }
 
-mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms_out, char *src, size_t srclen,
+mt_status mt_trace_meta_measured(const char *path0, const mt_trace *t, double *ms_out, char *src, size_t srclen,
                                  mt_error *err) {
     struct stat st;
     meta_path(path0, src, srclen);

@@ -19,7 +19,7 @@
  * files; the file's name goes to src). MT_EIO when there is no meta.json; MT_EINVAL (naming
  * the file) for a missing or out-of-range step_time_ms.median or a batch other than the
  * trace's; the file's own error when it is not JSON. */
-mt_status mt_trace_meta_measured(const char *path0, const trace *t, double *ms, char *src, size_t srclen,
+mt_status mt_trace_meta_measured(const char *path0, const mt_trace *t, double *ms, char *src, size_t srclen,
                                  mt_error *err);
 
 /* 1 when a meta.json beside path0 holds a step_time_ms.median key at all (whatever its value), or
@@ -31,7 +31,7 @@ int mt_trace_meta_has_measured(const char *path0);
  * op's input guessed it: 8,192 for a batch of 8 sequences of 1,024): when the meta.json beside it
  * gives an integer "batch" > 0, that is the trace's batch, and t->warning says so. No meta.json,
  * another format, or no such key: nothing changes. */
-void mt_trace_meta_batch(trace *t, const char *dir_or_file);
+void mt_trace_meta_batch(mt_trace *t, const char *dir_or_file);
 
 /* What a calibration found (all zero but the scales, 1, when none was asked for). */
 typedef struct mt_calibration {

@@ -449,11 +449,11 @@ int mt_opclass_is_inplace_name(const char *kind) {
 
 /* ---- per trace op ----------------------------------------------------------------------- */
 
-static int tensor_role(const trace *t, const trace_tref *r) {
+static int tensor_role(const mt_trace *t, const trace_tref *r) {
     return r->tensor >= 0 && r->tensor < t->n_tensors ? (int)t->tensors[r->tensor].role : -1;
 }
 
-static int reads_weight(const trace *t, const trace_op *o) {
+static int reads_weight(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count; j++)
         if (tensor_role(t, &t->trefs[o->in_first + j]) == TRACE_ROLE_WEIGHT) return 1;
     return 0;
@@ -482,7 +482,7 @@ static const name_pat fixed_size_names[] = {{"AccumulateGrad", SUB, ON_NAME}, {"
 /* An embedding's indices are positions when a non-weight input was made by arange. */
 /* 1 when the embedding's indices (its first tensor input besides the weight) come from arange. Only
  * the indices: an embedding bag's offsets come from arange too (PyTorch makes them for 2-D input). */
-static int reads_positions(const trace *t, const trace_op *o) {
+static int reads_positions(const mt_trace *t, const trace_op *o) {
     for (int32_t j = 0; j < o->in_count; j++) {
         const trace_tref *r = &t->trefs[o->in_first + j];
         if (tensor_role(t, r) == TRACE_ROLE_WEIGHT || tensor_role(t, r) < 0) continue;
@@ -492,7 +492,7 @@ static int reads_positions(const trace *t, const trace_op *o) {
     return 0;
 }
 
-trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o) {
+trace_tp mt_opclass_tp_of(const mt_trace *t, const trace_op *o) {
     const char *k = o->kind ? o->kind : o->name;
     int lin = ANY_PAT(o->name, k, linear_names);
     if (o->in_count == 0 ? lin : (lin || ANY_PAT(o->name, k, matmul_names)) && reads_weight(t, o))
@@ -512,7 +512,7 @@ static const struct { const char *name; int k_from_output; } select_tab[] = {
     {"topk", 1}, {"max", 0}, {"argmax", 0}, {"amax", 0}, {"sort", 0}, {"argsort", 0},
 };
 
-int32_t mt_opclass_select_k(const trace *t, const trace_op *o, int64_t width, const char **name) {
+int32_t mt_opclass_select_k(const mt_trace *t, const trace_op *o, int64_t width, const char **name) {
     if (o->phase != TRACE_PHASE_FORWARD || !o->name || !starts(o->name, "aten::") || o->in_count < 1 || o->out_count < 1)
         return 0;
     const char *n = o->name + 6;
@@ -528,7 +528,7 @@ int32_t mt_opclass_select_k(const trace *t, const trace_op *o, int64_t width, co
     return 0;
 }
 
-int mt_opclass_batch_dependent(const trace *t, const trace_op *o) {
+int mt_opclass_batch_dependent(const mt_trace *t, const trace_op *o) {
     if (trace_op_is_comm(o)) return 0;
     if (o->phase != TRACE_PHASE_FORWARD && o->phase != TRACE_PHASE_BACKWARD) return 0;
     if (ANY_PAT(o->name, NULL, fixed_size_names)) return 0;
@@ -548,7 +548,7 @@ int mt_opclass_batch_dependent(const trace *t, const trace_op *o) {
     return 0;
 }
 
-void mt_opclass_trace(trace *t) {
+void mt_opclass_trace(mt_trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         trace_op *o = &t->ops[i];
         o->cls = mt_opclass_of(o->name, o->kind, o->phase, trace_op_is_comm(o));

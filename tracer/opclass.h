@@ -66,17 +66,17 @@ int mt_opclass_is_inplace_name(const char *kind);
  * input was made by aten::arange: position indices), VOCAB_LOSS (forward cross_entropy,
  * log_softmax, nll_loss), CLOSER (norms, other losses), WEIGHT_GRAD (AccumulateGrad), else NONE.
  * Needs tensor roles and producers (tensor first_op). */
-trace_tp mt_opclass_tp_of(const trace *t, const trace_op *o);
+trace_tp mt_opclass_tp_of(const mt_trace *t, const trace_op *o);
 /* 1 when o's work grows with the batch: forward/backward compute that touches an activation or
  * the model input. Parameter-sized work (optimizer, AccumulateGrad, weight transposes,
  * zero_grad) is 0, communication is 0, an op without tensor information is 1. Needs roles. */
-int mt_opclass_batch_dependent(const trace *t, const trace_op *o);
+int mt_opclass_batch_dependent(const mt_trace *t, const trace_op *o);
 /* Experts a router's selection op picks per row: o a forward topk (k from its output's last
  * dimension), max/argmax/amax along a dimension (1), sort/argsort (1: a sort's k is not in its
  * shapes), reading a tensor whose last dimension is `width` (the router's logits); 0 otherwise.
  * *name (may be NULL) gets the selection's name ("topk", "max", ...). */
-int32_t mt_opclass_select_k(const trace *t, const trace_op *o, int64_t width, const char **name);
+int32_t mt_opclass_select_k(const mt_trace *t, const trace_op *o, int64_t width, const char **name);
 /* Fills cls, tp and batch_dep of every op of t (after roles and comm are set). O(ops + trefs). */
-void mt_opclass_trace(trace *t);
+void mt_opclass_trace(mt_trace *t);
 
 #endif

@@ -14,7 +14,7 @@ typedef struct binding {
 
 typedef struct saved_ctx {
     const et_data *e;
-    trace *t;
+    mt_trace *t;
     mt_u64map bind;          /* storage id -> index into binds */
     binding *binds;
     int64_t n_binds, cap_binds;
@@ -34,7 +34,7 @@ static int reads_storage(const et_data *e, const et_node *n, int64_t s) {
 
 /* top[k]: the op whose linked node is node k or its nearest linked ancestor, -1 none. Parents have
  * lower ids than their children (a record function starts before the ones inside it). */
-static mt_status tops(const et_data *e, const trace *t, int32_t *top) {
+static mt_status tops(const et_data *e, const mt_trace *t, int32_t *top) {
     for (int64_t k = 0; k < e->n_nodes; k++) top[k] = -1;
     for (int32_t i = 0; i < t->n_ops; i++) {
         int64_t k;
@@ -99,7 +99,7 @@ static int by_op(const void *a, const void *b) {
     return x->storage_id < y->storage_id ? -1 : x->storage_id > y->storage_id;
 }
 
-mt_status mt_saved_build(const et_data *e, trace *t, mt_error *err) {
+mt_status mt_saved_build(const et_data *e, mt_trace *t, mt_error *err) {
     saved_ctx c = {.e = e, .t = t};
     mt_u64map_init(&c.bind);
     int32_t *top = malloc((size_t)(e->n_nodes > 0 ? e->n_nodes : 1) * sizeof *top);

@@ -32,6 +32,6 @@
 
 /* Fills t->saved, t->n_saved, t->bwd_temps, t->n_bwd_temps and t->has_saved from the ET e the ops of t are linked to
  * (ops[i].et_node). MT_ENOMEM only. */
-mt_status mt_saved_build(const et_data *e, trace *t, mt_error *err);
+mt_status mt_saved_build(const et_data *e, mt_trace *t, mt_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* tracer/trace.h — the trace model: what one training step on one GPU did.
  *
- * A `trace` is built by mt_trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
+ * An `mt_trace` is built by mt_trace_load() from a Kineto JSON (+ optional Execution Trace JSON) pair
  * or a TrioSim CSV pair, and is read-only afterwards. Everything is stored in flat arrays
  * indexed by int32 ids; strings are interned in one pool owned by the trace.
  *
@@ -296,7 +296,7 @@ typedef struct trace_device {
                             * would give away), ...; never NULL after a load */
 } trace_device;
 
-typedef struct trace {
+typedef struct mt_trace {
     trace_format format;
     char *kineto_path, *et_path;     /* or trace.csv / tensor.csv for TrioSim */
     const char *device_name;         /* the GPU's name (deviceProperties, else a meta.json's
@@ -350,7 +350,7 @@ typedef struct trace {
                                       * none), e.g. a TrioSim CSV timed with Operator_cudatime */
 
     struct trace_strpool *pool;      /* interned strings (private) */
-} trace;
+} mt_trace;
 
 typedef struct trace_load_opts {
     int step;             /* -1: the step the ET covers, else the last complete one */
@@ -374,24 +374,24 @@ void mt_trace_load_opts_init(trace_load_opts *o);
  * non-OK status with a one-line message naming the file and what to do; *out is untouched.
  * Cost: O(total input size + events log events). */
 mt_status mt_trace_load(const char *const *paths, int n_paths, const trace_load_opts *opts,
-                     trace **out, mt_error *err);
+                     mt_trace **out, mt_error *err);
 
-void mt_trace_free(trace *t);
+void mt_trace_free(mt_trace *t);
 
 /* A warning about a loaded trace that is usable but not whole (the reader's doubts, t->warning: a
  * CSV that may be cut at a line break, a fallback time column; GPU kernels no operator owns),
  * into buf naming the file; 0 and "" when there is none. */
-int mt_trace_warning(const trace *t, char *buf, size_t len);
+int mt_trace_warning(const mt_trace *t, char *buf, size_t len);
 
 /* A deep copy of t into *out (its arrays and paths its own, an empty string pool: the strings
  * still point into t's, so t must outlive *out), for a transform that rewrites a trace's numbers
  * (extrapolate/seqlen.h). MT_ENOMEM when out of memory (nothing kept). O(size of t). */
-mt_status mt_trace_clone(const trace *t, trace **out);
+mt_status mt_trace_clone(const mt_trace *t, mt_trace **out);
 
 /* For the commands that need operator times (simulate, compare, perfmodel predict, hop): fails
  * with a one-line message naming the trace when it has none to give (an Execution Trace without
  * its Kineto trace, a step without operators or whose operators all last 0 ns). */
-mt_status mt_trace_check_timed(const trace *t, mt_error *err);
+mt_status mt_trace_check_timed(const mt_trace *t, mt_error *err);
 
 const char *mt_trace_phase_name(trace_phase p);
 const char *mt_trace_role_name(trace_role r);
@@ -404,10 +404,10 @@ const char *mt_trace_link_method_name(trace_link_method m);
 int32_t mt_trace_dtype_size(const char *dtype);
 
 /* Convenience accessors. */
-static inline const trace_tref *trace_op_inputs(const trace *t, const trace_op *op) {
+static inline const trace_tref *trace_op_inputs(const mt_trace *t, const trace_op *op) {
     return t->trefs + op->in_first;
 }
-static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op *op) {
+static inline const trace_tref *trace_op_outputs(const mt_trace *t, const trace_op *op) {
     return t->trefs + op->out_first;
 }
 /* 1 when the op is nothing but a collective call (c10d::allreduce_, nccl:*, record_param_comms as
@@ -415,6 +415,6 @@ static inline const trace_tref *trace_op_outputs(const trace *t, const trace_op 
  * with the collectives its plan needs. An op that encloses a collective call is compute. */
 static inline int trace_op_is_comm(const trace_op *o) { return o->comm != TRACE_COMM_NONE && !o->comm_inside; }
 /* Total device time of the step: sum over ops of dev_ns. */
-int64_t mt_trace_total_dev_ns(const trace *t);
+int64_t mt_trace_total_dev_ns(const mt_trace *t);
 
 #endif

@@ -323,7 +323,7 @@ static mt_status op_row(ops *os, const tensors *ts, trace_builder *b, int64_t r,
 /* t->warning: the time column's, and a file cut at a line break as the two files' common order
  * shows it: tensor.csv going on after the tensors of trace.csv's last op (trace.csv cut), or
  * ending before them after following trace.csv's order for most of its uses (tensor.csv cut). */
-static mt_status set_warning(ops *os, const tensors *ts, trace *t, mt_error *err) {
+static mt_status set_warning(ops *os, const tensors *ts, mt_trace *t, mt_error *err) {
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "%s", os->warning);
     int64_t last = ts->tab->n_rows - 1;
@@ -342,7 +342,7 @@ static mt_status set_warning(ops *os, const tensors *ts, trace *t, mt_error *err
 }
 
 mt_status mt_triosim_build(const char *trace_csv, const csv_table *op_tab, const char *tensor_csv,
-                           const csv_table *tensor_tab, trace *t, mt_error *err) {
+                           const csv_table *tensor_tab, mt_trace *t, mt_error *err) {
     trace_builder b;
     mt_tb_init(&b, t);
     tensors ts = {.tab = tensor_tab, .path = tensor_csv};

@@ -15,6 +15,6 @@
 
 /* Builds t (pool set, everything else empty) from the tables; messages name the file and line. */
 mt_status mt_triosim_build(const char *trace_csv, const csv_table *ops, const char *tensor_csv,
-                           const csv_table *tensors, trace *t, mt_error *err);
+                           const csv_table *tensors, mt_trace *t, mt_error *err);
 
 #endif

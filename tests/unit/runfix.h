@@ -19,7 +19,7 @@ typedef struct fix_run_out {
 
 /* pl resolved and built on t (program options po, NULL: defaults), simulated on topology `spec` with every link and NIC at bw B/s and
  * lat_ns of latency, default simulation options. */
-static inline fix_run_out fix_run_opts(const trace *t, mt_plan pl, const mt_program_opts *po, const char *spec,
+static inline fix_run_out fix_run_opts(const mt_trace *t, mt_plan pl, const mt_program_opts *po, const char *spec,
                                        double bw, double lat_ns) {
     fix_run_out o = {0};
     mt_error err = {0};
@@ -42,7 +42,7 @@ static inline fix_run_out fix_run_opts(const trace *t, mt_plan pl, const mt_prog
 }
 
 /* The same with the default program options. */
-static inline fix_run_out fix_run(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns) {
+static inline fix_run_out fix_run(const mt_trace *t, mt_plan pl, const char *spec, double bw, double lat_ns) {
     return fix_run_opts(t, pl, NULL, spec, bw, lat_ns);
 }
 

@@ -24,7 +24,7 @@
 #include "runfix.h"
 #include "tracefix.h"
 
-static trace *moe_trace(void) { return mt_test_load_fixture("moe-tiny", "."); }
+static mt_trace *moe_trace(void) { return mt_test_load_fixture("moe-tiny", "."); }
 
 /* Dispatched bytes of one all-to-all of each MoE layer: routed rows x 64 x 4 bytes. */
 #define DISPATCH0 (128.0 * 64 * 4)
@@ -32,7 +32,7 @@ static trace *moe_trace(void) { return mt_test_load_fixture("moe-tiny", "."); }
 
 static void test_moe_found(void **state) {
     (void)state;
-    trace *t = moe_trace();
+    mt_trace *t = moe_trace();
     mt_moe *m = NULL;
     mt_error err = {0};
     assert_int_equal(mt_moe_find(t, &m, &err), MT_OK);
@@ -61,7 +61,7 @@ static void test_moe_found(void **state) {
 typedef fix_run_out run_out;
 
 /* On 10 GB/s links with 1 us of latency. */
-static run_out run(const trace *t, mt_plan pl, const char *spec) { return fix_run(t, pl, spec, 10e9, 1000); }
+static run_out run(const mt_trace *t, mt_plan pl, const char *spec) { return fix_run(t, pl, spec, 10e9, 1000); }
 
 static void run_free(run_out *o) { fix_run_free(o); }
 
@@ -77,7 +77,7 @@ static mt_plan ep_plan(int32_t gpus, int32_t ep, double skew) {
 /* Uniform routing: each GPU sends (E-1)/E of what it dispatches, 4 all-to-alls per MoE layer. */
 static void test_uniform_alltoall_bytes(void **state) {
     (void)state;
-    trace *t = moe_trace();
+    mt_trace *t = moe_trace();
     run_out o = run(t, ep_plan(4, 4, 0), "switch:4");
     double want = 0.75 * 4 * (DISPATCH0 + DISPATCH1);
     for (int32_t i = 0; i < 4; i++) {
@@ -92,7 +92,7 @@ static void test_uniform_alltoall_bytes(void **state) {
 /* Expert gradients go to edp (the dp replicas of the same experts), never to the DP group. */
 static void test_expert_grads_not_on_dp(void **state) {
     (void)state;
-    trace *t = moe_trace();
+    mt_trace *t = moe_trace();
     mt_moe *m = NULL;
     mt_error err = {0};
     assert_int_equal(mt_moe_find(t, &m, &err), MT_OK);
@@ -124,7 +124,7 @@ static void test_expert_grads_not_on_dp(void **state) {
 /* A hot expert (Zipf 3): its rank receives its share of every dispatch and computes the most. */
 static void test_hot_expert(void **state) {
     (void)state;
-    trace *t = moe_trace();
+    mt_trace *t = moe_trace();
     run_out o = run(t, ep_plan(4, 4, 3), "switch:4");
     const mt_moe *m = o.prog->moe;
     assert_true(m->hot_share > 0.6);
@@ -213,7 +213,7 @@ static void test_hier_alltoall(void **state) {
  * owner's share; the tables are never all-reduced. */
 static void test_table_wise(void **state) {
     (void)state;
-    trace *t = mt_test_load_fixture("dlrm-tiny", ".");
+    mt_trace *t = mt_test_load_fixture("dlrm-tiny", ".");
     mt_plan p;
     mt_plan_init(&p);
     p.gpus = 4;

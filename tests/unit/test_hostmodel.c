@@ -42,8 +42,8 @@ typedef struct spec {
     int64_t host_end_us;
 } spec;
 
-static trace *make(const spec *s) {
-    trace *t = calloc(1, sizeof *t);
+static mt_trace *make(const spec *s) {
+    mt_trace *t = calloc(1, sizeof *t);
     t->ops = calloc((size_t)s->n, sizeof *t->ops);
     t->kernels = calloc((size_t)s->n, sizeof *t->kernels);
     t->syncs = calloc(1, sizeof *t->syncs);
@@ -93,7 +93,7 @@ typedef struct outcome {
 } outcome;
 
 /* Simulates t on one GPU with (host = 1) or without the host model, for `steps` steps. */
-static outcome run_steps(const trace *t, int host, int32_t steps) {
+static outcome run_steps(const mt_trace *t, int host, int32_t steps) {
     outcome o = {0};
     mt_plan pl;
     mt_plan_init(&pl);
@@ -123,14 +123,14 @@ static outcome run_steps(const trace *t, int host, int32_t steps) {
     return o;
 }
 
-static outcome run(const trace *t, int host) { return run_steps(t, host, 1); }
+static outcome run(const mt_trace *t, int host) { return run_steps(t, host, 1); }
 
 static void done(outcome *o) {
     mt_sim_result_free(o->res);
     mt_hostmodel_free(o->hm);
 }
 
-static void free_trace(trace *t) {
+static void free_trace(mt_trace *t) {
     free(t->ops);
     free(t->kernels);
     free(t->syncs);
@@ -144,7 +144,7 @@ static void tiny_kernels_are_host_bound(void **state) {
     int64_t start[100];
     for (int i = 0; i < 100; i++) start[i] = 10 * i;
     spec s = {100, start, 8, 1, -1, 0, 0, 1000};
-    trace *t = make(&s);
+    mt_trace *t = make(&s);
     outcome o = run(t, 1);
     assert_int_equal(o.hm->launch_lat_ps, PS(5));
     /* op 99: host at 990, launch 998, start 1003, end 1004 */
@@ -185,7 +185,7 @@ static void large_kernels_are_gpu_bound(void **state) {
     int64_t start[100];
     for (int i = 0; i < 100; i++) start[i] = 10 * i;
     spec s = {100, start, 8, 1000, -1, 0, 0, 1000};
-    trace *t = make(&s);
+    mt_trace *t = make(&s);
     outcome o = run(t, 1);
     /* only the first launch is waited for: 8 + 5 us, then 100 x 1 ms back to back */
     assert_int_equal(o.res->step_ps, PS(13 + 100000));
@@ -203,7 +203,7 @@ static void a_sync_serialises_host_and_device(void **state) {
      * start at 5060, 5070, ... The host's work is 10 us per op either way. */
     int64_t start[10] = {0, 10, 20, 30, 40, 50, 5060, 5070, 5080, 5090};
     spec s = {10, start, 2, 1000, 5, 5, 5000, 5100};
-    trace *t = make(&s);
+    mt_trace *t = make(&s);
     outcome o = run(t, 1);
     /* device: kernel 0 at 7 us, kernels 0-5 end at 6007. The host reaches the sync at 55 and
      * waits 5952 us; op 5's remaining 5 us + op 6's launch offset 2 us + latency 5 us: kernel 6
@@ -231,7 +231,7 @@ static void cpu_trace_cannot_be_host_modelled(void **state) {
     (void)state;
     int64_t start[2] = {0, 10};
     spec s = {2, start, 1, 1, -1, 0, 0, 20};
-    trace *t = make(&s);
+    mt_trace *t = make(&s);
     t->has_device_time = 0;
     mt_hostmodel *hm = NULL;
     mt_error err = {0};

@@ -33,11 +33,11 @@
 #define US(x) ((int64_t)(x) * 1000)      /* us -> ns */
 #define PS(x) ((int64_t)(x) * 1000000)   /* us -> ps */
 
-static trace *load(const char *name) { return mt_test_load_fixture("host", name); }
+static mt_trace *load(const char *name) { return mt_test_load_fixture("host", name); }
 
 /* t simulated on `gpus` GPUs with the host model (the default for a Kineto GPU trace), the GPUs
  * computing at `speed` (per rank; NULL: as traced). */
-static mt_simrun run_at(const trace *t, int32_t gpus, const double *speed) {
+static mt_simrun run_at(const mt_trace *t, int32_t gpus, const double *speed) {
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
     cfg.plan.gpus = gpus;
@@ -49,7 +49,7 @@ static mt_simrun run_at(const trace *t, int32_t gpus, const double *speed) {
     return r;
 }
 
-static mt_simrun run(const trace *t, int32_t gpus) { return run_at(t, gpus, NULL); }
+static mt_simrun run(const mt_trace *t, int32_t gpus) { return run_at(t, gpus, NULL); }
 
 /* GPU 0's step, compute and host wait (the identity's other parts are 0 on one GPU). */
 static void expect(const mt_simrun *r, int64_t step_ps, int64_t compute_ps, int64_t host_wait_ps) {
@@ -60,7 +60,7 @@ static void expect(const mt_simrun *r, int64_t step_ps, int64_t compute_ps, int6
 
 static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
     (void)state;
-    trace *t = load("ddp-rank.json");
+    mt_trace *t = load("ddp-rank.json");
     assert_int_equal(t->n_ops, 5);
     /* op 1 is the broadcast call itself, op 3 (AccumulateGrad) only encloses its all-reduce */
     assert_true(trace_op_is_comm(&t->ops[1]));
@@ -96,7 +96,7 @@ static void ddp_rank_keeps_the_host_time_around_its_collectives(void **state) {
 
 static void a_copy_to_pageable_memory_waits_for_the_device(void **state) {
     (void)state;
-    trace *t = load("pageable-d2h.json");
+    mt_trace *t = load("pageable-d2h.json");
     assert_int_equal(t->n_syncs, 1);
     /* blocked from the call (45) to the end of its copy (527); the 28 us after it are host work */
     assert_int_equal(t->syncs[0].ts_ns, US(45));
@@ -122,7 +122,7 @@ static void a_copy_to_pageable_memory_waits_for_the_device(void **state) {
 
 /* streams.json or streams-nosync.json: see the top of the file. */
 static void two_streams_overlap_as_traced(const char *fixture) {
-    trace *t = load(fixture);
+    mt_trace *t = load(fixture);
     assert_int_equal(t->n_waits, 2);
     assert_int_equal(t->waits[0].stream, 20);
     assert_int_equal(t->waits[0].on_stream, 7);

@@ -20,7 +20,7 @@
 #include "report/html.h"
 
 typedef struct fixture {
-    trace t;
+    mt_trace t;
     trace_op ops[2];
     trace_layer layers[2];
     mt_item items[2];

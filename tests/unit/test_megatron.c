@@ -36,7 +36,7 @@
 
 static const tx_shape SHAPE = {2, 8, 16, 4, 64, 2, 1000};
 
-static mt_status build_cp(const trace *t, int32_t tp, int sp, int32_t cp, mt_program **p, mt_error *err) {
+static mt_status build_cp(const mt_trace *t, int32_t tp, int sp, int32_t cp, mt_program **p, mt_error *err) {
     mt_plan pl;
     mt_plan_init(&pl);
     pl.gpus = tp * cp;
@@ -47,7 +47,7 @@ static mt_status build_cp(const trace *t, int32_t tp, int sp, int32_t cp, mt_pro
     return mt_program_build(t, &pl, NULL, p, err);
 }
 
-static mt_status build(const trace *t, int32_t tp, int sp, mt_program **p, mt_error *err) {
+static mt_status build(const mt_trace *t, int32_t tp, int sp, mt_program **p, mt_error *err) {
     return build_cp(t, tp, sp, 1, p, err);
 }
 
@@ -73,7 +73,7 @@ static double tally(const mt_program *p, count *per_layer, int32_t n_layers) {
     return vol;
 }
 
-static int32_t find_op(const trace *t, const char *name, int nth) {
+static int32_t find_op(const mt_trace *t, const char *name, int nth) {
     for (int32_t i = 0; i < t->n_ops; i++)
         if (t->ops[i].phase == TRACE_PHASE_FORWARD && !strcmp(t->ops[i].name, name) && nth-- == 0) return i;
     fail_msg("no forward op %s", name);
@@ -90,7 +90,7 @@ static int32_t item_split(const mt_program *p, int32_t op) {
 
 static void megatron_tp(void **state) {
     (void)state;
-    trace *t = tx_make(&SHAPE);
+    mt_trace *t = tx_make(&SHAPE);
     mt_program *p = NULL;
     mt_error err = {0};
     assert_int_equal(build(t, 2, 0, &p, &err), MT_OK);
@@ -131,7 +131,7 @@ static void megatron_tp(void **state) {
 
 static void megatron_sp(void **state) {
     (void)state;
-    trace *t = tx_make(&SHAPE);
+    mt_trace *t = tx_make(&SHAPE);
     mt_program *p = NULL, *q = NULL;
     mt_error err = {0};
     assert_int_equal(build(t, 2, 0, &p, &err), MT_OK);
@@ -195,7 +195,7 @@ static int ring_sends(int32_t n, double bytes, double *sent) {
  * reduced over dp x cp. */
 static void context_parallel(void **state) {
     (void)state;
-    trace *t = tx_make(&SHAPE);
+    mt_trace *t = tx_make(&SHAPE);
     mt_error err = {0};
     for (int32_t C = 2; C <= 4; C *= 2)
         for (int32_t T = 1; T <= 2; T++) {
@@ -252,7 +252,7 @@ static void context_parallel(void **state) {
 /* An op no rule recognises (a custom norm) stays whole and is listed; the recognised ones are not. */
 static void replicated_listed(void **state) {
     (void)state;
-    trace *t = tx_make(&SHAPE);
+    mt_trace *t = tx_make(&SHAPE);
     mt_program *p = NULL;
     mt_error err = {0};
     assert_int_equal(build(t, 2, 0, &p, &err), MT_OK);
@@ -276,7 +276,7 @@ static void tied_embeddings(void **state) {
     (void)state;
     tx_shape sh = SHAPE;
     sh.blocks = 3;
-    trace *t = tx_make(&sh);
+    mt_trace *t = tx_make(&sh);
     for (int32_t P = 2; P <= 3; P++)
         for (int32_t T = 1; T <= 2; T++) {
             mt_plan pl;
@@ -323,7 +323,7 @@ static void tied_embeddings(void **state) {
 
 static void refusals(void **state) {
     (void)state;
-    trace *t = tx_make(&SHAPE);
+    mt_trace *t = tx_make(&SHAPE);
     mt_program *p = NULL;
     mt_error err = {0};
     assert_int_equal(build(t, 8, 0, &p, &err), MT_EINVAL);

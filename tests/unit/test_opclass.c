@@ -20,7 +20,7 @@ enum { T_IN = 0, T_ACT, T_W, T_GRAD, T_POS, N_TENSORS };
 enum { ARANGE_CASE = 11 }; /* the index of the aten::arange case: T_POS's producer */
 
 typedef struct fixture {
-    trace t;
+    mt_trace t;
     trace_op ops[32];     /* fits every case */
     trace_tensor tensors[N_TENSORS];
     trace_tref trefs[64];
@@ -125,7 +125,7 @@ static void classify_ops(void **state) {
 static void select_k(void **state) {
     (void)state;
     static int64_t dims[] = {32, 8, 32, 2, 32, 32, 4};
-    trace t = {0};
+    mt_trace t = {0};
     trace_tref refs[4] = {{.tensor = 0, .shape_off = 0, .ndim = 2}, {.tensor = 0, .shape_off = 2, .ndim = 2},
                           {.tensor = 0, .shape_off = 4, .ndim = 1}, {.tensor = 0, .shape_off = 5, .ndim = 2}};
     t.dims = dims;

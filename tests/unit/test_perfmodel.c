@@ -417,7 +417,7 @@ static void test_cross_gpu_vgg13(void **state) {
     snprintf(dir, sizeof dir, "%s/triosim-vgg13-h100-bs512", root ? root : "../shared/traces");
     if (access(dir, R_OK) != 0) skip();
     const char *paths[1] = {dir};
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error err = {0};
     assert_int_equal(mt_trace_load(paths, 1, NULL, &t, &err), MT_OK);
     static const char *const targets[] = {"V100", "A100-80GB"};
@@ -522,7 +522,7 @@ static void test_optime_on_trace(void **state) {
     const char *paths[1] = {fixture(0, "small")};
     trace_load_opts lo;
     mt_trace_load_opts_init(&lo);
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error err = {0};
     assert_int_equal(mt_trace_load(paths, 1, &lo, &t, &err), MT_OK);
     for (int kind = MT_PM_TRACE; kind <= MT_PM_ROOFLINE; kind++) {

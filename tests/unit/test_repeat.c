@@ -24,12 +24,12 @@
 #include "extrapolate/blocks.h"
 #include "extrapolate/repeat.h"
 
-static trace *load(const char *name) {
+static mt_trace *load(const char *name) {
     const char *fx = getenv("MT_FIXTURES");
     char path[1024];
     snprintf(path, sizeof path, "%s/../../traces/%s", fx ? fx : "tests/fixtures", name);
     const char *paths[1] = {path};
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error err = {0};
     assert_int_equal(mt_trace_load(paths, 1, NULL, &t, &err), MT_OK);
     return t;
@@ -38,7 +38,7 @@ static trace *load(const char *name) {
 static const int64_t BLOCK_PARAMS = 12 * 256 * 256 + 13 * 256; /* h = 256 */
 
 /* trace.h's invariants that a transform could break. */
-static void check_invariants(const trace *t) {
+static void check_invariants(const mt_trace *t) {
     for (int32_t i = 0; i < t->n_ops; i++) {
         const trace_op *o = &t->ops[i];
         assert_int_equal(o->id, i);
@@ -64,7 +64,7 @@ static void check_invariants(const trace *t) {
 
 static void same_count_is_the_trace(void **state) {
     (void)state;
-    trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
+    mt_trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
     mt_error err = {0};
     assert_int_equal(mt_blocks_repeat(t, 4, &r, &err), MT_OK);
     assert_int_equal(r->n_ops, t->n_ops);
@@ -86,7 +86,7 @@ static void same_count_is_the_trace(void **state) {
 
 static void ten_blocks_from_four(void **state) {
     (void)state;
-    trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
+    mt_trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
     mt_error err = {0};
     mt_blocks b;
     mt_blocks_find(t, &b);
@@ -118,7 +118,7 @@ static void ten_blocks_from_four(void **state) {
 
 static void one_block_from_four(void **state) {
     (void)state;
-    trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
+    mt_trace *t = load("cpu-gpt-tiny-b4"), *r = NULL;
     mt_error err = {0};
     assert_int_equal(mt_blocks_repeat(t, 1, &r, &err), MT_OK);
     check_invariants(r);
@@ -131,7 +131,7 @@ static void one_block_from_four(void **state) {
 
 static void refused(void **state) {
     (void)state;
-    trace *t = load("cpu-gpt-tiny-b4"), *d = load("cpu-dlrm-tiny-b4"), *r = NULL;
+    mt_trace *t = load("cpu-gpt-tiny-b4"), *d = load("cpu-dlrm-tiny-b4"), *r = NULL;
     mt_error err = {0};
     assert_int_equal(mt_blocks_repeat(t, 0, &r, &err), MT_EINVAL);
     assert_non_null(strstr(err.msg, "--blocks"));

@@ -46,7 +46,7 @@
 
 typedef struct fixture {
     char dir[64];   /* temporary directory holding trace.csv, tensor.csv and the outputs */
-    trace *t;
+    mt_trace *t;
 } fixture;
 
 /* The TrioSim pair: activations a_l (100+l), weights W_l (200+l), activation gradients (300+l),

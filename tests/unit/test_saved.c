@@ -55,7 +55,7 @@ static const char *et_json =
     NODE(51, 50, "AddmmBackward0", T(110, 1002, 8), "") ","
     NODE(52, 51, "aten::mm", T(110, 1002, 8) "," T(100, 1000, 4), T(112, 1012, 4)) "]}";
 
-static int32_t op_named(const trace *t, const char *name) {
+static int32_t op_named(const mt_trace *t, const char *name) {
     for (int32_t i = 0; i < t->n_ops; i++)
         if (strcmp(t->ops[i].name, name) == 0) return i;
     return -1;
@@ -71,7 +71,7 @@ static void saved_set_is_what_backward_reads(void **state) {
     fputs(et_json, f);
     fclose(f);
     const char *paths[1] = {path};
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error err = {0};
     mt_status rc = mt_trace_load(paths, 1, NULL, &t, &err);
     unlink(path);

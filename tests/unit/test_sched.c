@@ -34,11 +34,11 @@ enum { FWD_NS = 1000000, BWD_NS = 2000000, ATT_NS = 300000, LOSS_NS = 50000 };
 static const double H = 4e6, S = 16e6, A = 2e6, W = 1e6;
 
 typedef struct model {
-    trace *t;
+    mt_trace *t;
     int32_t fwd[256], n_fwd;
 } model;
 
-static int32_t tensor(trace *t, double bytes, trace_role role, int32_t first_op) {
+static int32_t tensor(mt_trace *t, double bytes, trace_role role, int32_t first_op) {
     trace_tensor *x = &t->tensors[t->n_tensors];
     memset(x, 0, sizeof *x);
     x->et_id = t->n_tensors + 1;
@@ -50,7 +50,7 @@ static int32_t tensor(trace *t, double bytes, trace_role role, int32_t first_op)
     return t->n_tensors++;
 }
 
-static void ref(trace *t, int32_t x) {
+static void ref(mt_trace *t, int32_t x) {
     trace_tref *r = &t->trefs[t->n_trefs++];
     memset(r, 0, sizeof *r);
     r->tensor = x;
@@ -59,7 +59,7 @@ static void ref(trace *t, int32_t x) {
 /* A forward op of layer l reading in[0..nin) and making one tensor of `bytes` (none when 0). */
 static int32_t fwd_op(model *m, const char *name, int32_t l, int64_t ns, const int32_t *in, int nin, double bytes,
                       int32_t *out) {
-    trace *t = m->t;
+    mt_trace *t = m->t;
     trace_op *o = &t->ops[t->n_ops];
     memset(o, 0, sizeof *o);
     o->id = t->n_ops;
@@ -81,9 +81,9 @@ static int32_t fwd_op(model *m, const char *name, int32_t l, int64_t ns, const i
     return t->n_ops++;
 }
 
-static trace *make_model(int32_t L, int attn) {
+static mt_trace *make_model(int32_t L, int attn) {
     model m = {0};
-    trace *t = m.t = calloc(1, sizeof *t);
+    mt_trace *t = m.t = calloc(1, sizeof *t);
     t->ops = calloc((size_t)(10 * L + 4), sizeof *t->ops);
     t->tensors = calloc((size_t)(6 * L + 4), sizeof *t->tensors);
     t->trefs = calloc((size_t)(20 * L + 8), sizeof *t->trefs);
@@ -130,7 +130,7 @@ static trace *make_model(int32_t L, int attn) {
 typedef fix_run_out run_out;
 
 /* On a free network (switch of P GPUs), so only the schedule shapes the step. */
-static run_out run(const trace *t, mt_plan pl) {
+static run_out run(const mt_trace *t, mt_plan pl) {
     char spec[32];
     snprintf(spec, sizeof spec, "switch:%d", pl.gpus);
     return fix_run(t, pl, spec, 1e15, 0);
@@ -150,7 +150,7 @@ static mt_plan pp_plan(int32_t P, int32_t M, int32_t V) {
 static double sec(mt_time_ps ps) { return (double)ps / 1e12; }
 
 /* The loss op and its backward take no time: P x V chunks of exactly equal time. */
-static void zero_loss(trace *t) {
+static void zero_loss(mt_trace *t) {
     int32_t loss = t->n_ops / 2 - 1; /* the last forward op; backward ops mirror the forward ones */
     for (int32_t i = 0; i < t->n_ops; i++)
         if (i == loss || t->ops[i].fwd_op == loss) t->ops[i].dev_ns = 0;
@@ -158,7 +158,7 @@ static void zero_loss(trace *t) {
 
 static void test_interleaved_bubble(void **state) {
     (void)state;
-    trace *t = make_model(8, 0);
+    mt_trace *t = make_model(8, 0);
     zero_loss(t);
     static const int32_t cases[][3] = {{2, 4, 2}, {2, 8, 2}, {4, 8, 2}, {2, 4, 4}, {4, 4, 2}, {2, 2, 2}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -189,7 +189,7 @@ static void test_interleaved_bubble(void **state) {
  * (half the model) alone in the last chunk, the stages' loads kept even by the other chunks. */
 static void test_chunk_partition(void **state) {
     (void)state;
-    trace *t = make_model(8, 0);
+    mt_trace *t = make_model(8, 0);
     zero_loss(t);
     run_out o = run(t, pp_plan(2, 4, 2));
     assert_int_equal(o.prog->stages[0].layer_first, 0);
@@ -212,7 +212,7 @@ static void test_chunk_partition(void **state) {
     mt_trace_free(t);
 }
 
-static run_out run_one(const trace *t, mt_recompute rc) {
+static run_out run_one(const mt_trace *t, mt_recompute rc) {
     mt_plan p;
     mt_plan_init(&p);
     p.gpus = 1;
@@ -223,7 +223,7 @@ static run_out run_one(const trace *t, mt_recompute rc) {
 static void test_recompute_time_and_memory(void **state) {
     (void)state;
     const int32_t L = 4;
-    trace *t = make_model(L, 1);
+    mt_trace *t = make_model(L, 1);
     run_out none = run_one(t, MT_RECOMPUTE_NONE), sel = run_one(t, MT_RECOMPUTE_SELECTIVE),
             full = run_one(t, MT_RECOMPUTE_FULL);
     /* time: exactly the recomputed forward (batch factor 1, one micro-batch) */
@@ -251,7 +251,7 @@ static void test_recompute_time_and_memory(void **state) {
 /* Under a pipeline every backward micro-batch re-runs its stage's forward. */
 static void test_recompute_pipeline(void **state) {
     (void)state;
-    trace *t = make_model(4, 1);
+    mt_trace *t = make_model(4, 1);
     mt_plan p = pp_plan(2, 4, 1);
     run_out none = run(t, p);
     p.recompute = MT_RECOMPUTE_FULL;
@@ -270,7 +270,7 @@ static void test_recompute_pipeline(void **state) {
     mt_trace_free(t);
 }
 
-static void refused(const trace *t, mt_plan p, const char *want) {
+static void refused(const mt_trace *t, mt_plan p, const char *want) {
     mt_error err = {0};
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_EINVAL);
     if (!strstr(err.msg, want)) fail_msg("'%s' lacks '%s'", err.msg, want);
@@ -278,7 +278,7 @@ static void refused(const trace *t, mt_plan p, const char *want) {
 
 static void test_refusals(void **state) {
     (void)state;
-    trace *t = make_model(4, 0);
+    mt_trace *t = make_model(4, 0);
     mt_plan p = pp_plan(1, 0, 2);
     p.gpus = 2;
     p.dp = 2;

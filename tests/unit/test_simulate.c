@@ -46,7 +46,7 @@ typedef struct syn {
     int mlp; /* 1: layers alternate column linear, gelu, row linear, layer_norm */
 } syn;
 
-static void add_tensor(trace *t, double bytes, trace_role role, int32_t first_op) {
+static void add_tensor(mt_trace *t, double bytes, trace_role role, int32_t first_op) {
     trace_tensor *x = &t->tensors[t->n_tensors++];
     memset(x, 0, sizeof *x);
     x->et_id = t->n_tensors;
@@ -57,13 +57,13 @@ static void add_tensor(trace *t, double bytes, trace_role role, int32_t first_op
     x->first_op = first_op;
 }
 
-static void add_ref(trace *t, int32_t tensor) {
+static void add_ref(mt_trace *t, int32_t tensor) {
     trace_tref *r = &t->trefs[t->n_trefs++];
     memset(r, 0, sizeof *r);
     r->tensor = tensor;
 }
 
-static int32_t add_op(trace *t, const char *name, trace_phase ph, int32_t layer, int64_t ns,
+static int32_t add_op(mt_trace *t, const char *name, trace_phase ph, int32_t layer, int64_t ns,
                       const int32_t *in, int nin, const int32_t *out, int nout) {
     trace_op *o = &t->ops[t->n_ops];
     memset(o, 0, sizeof *o);
@@ -87,8 +87,8 @@ static int32_t add_op(trace *t, const char *name, trace_phase ph, int32_t layer,
 /* Layer l: forward "aten::linear"(act_l, W_l) -> act_{l+1}; backward AddmmBackward0 linked to
  * it; one optimizer op per weight at the end. With mlp, layer kinds cycle through column
  * linear, gelu, row linear, layer_norm (weights only on the linears). */
-static trace *make_trace(const syn *s) {
-    trace *t = calloc(1, sizeof *t);
+static mt_trace *make_trace(const syn *s) {
+    mt_trace *t = calloc(1, sizeof *t);
     int32_t L = s->layers;
     t->ops = calloc((size_t)(3 * L + 2), sizeof *t->ops);
     t->tensors = calloc((size_t)(2 * L + 2), sizeof *t->tensors);
@@ -173,7 +173,7 @@ static const float *g_comm_slow; /* mt_sim_opts.comm_slow of the runs below (NUL
 /* Builds the program for `pl` on `t` and simulates it on `spec`; tamper (optional) edits the
  * program before the run; sc (optional) is a what-if scenario bound to the program; on_span
  * (optional) observes the spans. */
-static run_out run_plan_obs(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+static run_out run_plan_obs(const mt_trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
                             void (*tamper)(mt_program *), mt_scenario *sc, mt_span_fn on_span, void *span_ctx) {
     run_out o = {0};
     mt_error err = {0};
@@ -203,12 +203,12 @@ static run_out run_plan_obs(const trace *t, mt_plan pl, const char *spec, double
     return o;
 }
 
-static run_out run_plan_sc(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+static run_out run_plan_sc(const mt_trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
                            void (*tamper)(mt_program *), mt_scenario *sc) {
     return run_plan_obs(t, pl, spec, bw, lat_ns, tamper, sc, NULL, NULL);
 }
 
-static run_out run_plan(const trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
+static run_out run_plan(const mt_trace *t, mt_plan pl, const char *spec, double bw, double lat_ns,
                         void (*tamper)(mt_program *)) {
     return run_plan_sc(t, pl, spec, bw, lat_ns, tamper, NULL);
 }
@@ -259,7 +259,7 @@ static void assert_breakdown(const mt_sim_result *r) {
 static void test_plan_resolve(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_error err = {0};
     mt_plan p = plan_for(8);
     p.tp = 2;
@@ -309,7 +309,7 @@ static void test_placement(void **state) {
     (void)state;
     const char *orders[] = {"tpd", "tdp", "ptd", "pdt", "dtp", "dpt"};
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     for (int k = 0; k < 6; k++) {
         mt_plan p;
         mt_plan_init(&p);
@@ -344,7 +344,7 @@ static void test_single_gpu(void **state) {
     (void)state;
     syn s = syn_default();
     s.opt_ns = 500000;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(1);
     run_out o = run_plan(t, p, "switch:2", 100e9, 500, NULL);
     assert_int_equal(o.rc, MT_OK);
@@ -366,7 +366,7 @@ static void test_dp_equals_compute_plus_allreduce(void **state) {
     (void)state;
     syn s = syn_default();
     s.opt_ns = 500000;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     for (int32_t n = 2; n <= 16; n *= 2) {
         mt_plan p = plan_for(n);
         p.dp_mode = MT_DP_SYNC;
@@ -451,7 +451,7 @@ static void allreduce_over_one_op(mt_program *p) {
  * node (s = 0.25) applies, not the one across nodes; the stretch is the op's time past W. */
 static void test_comm_slowdown_closed_form(void **state) {
     (void)state;
-    trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
+    mt_trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
     float *slow = malloc(2 * (size_t)t->n_ops * sizeof *slow);
     for (int32_t i = 0; i < t->n_ops; i++) slow[2 * i] = 0.25f, slow[2 * i + 1] = 0.05f;
     mt_plan p = plan_for(2);
@@ -488,7 +488,7 @@ static void test_comm_slowdown_closed_form(void **state) {
  * take two all-reduces' time either way (within the flow model's rounding). */
 static void test_coll_lanes(void **state) {
     (void)state;
-    trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
+    mt_trace *t = make_trace(&(syn){8, 1000000, 2000000, 0, 4e6, 1e6, 32, 0});
     mt_plan p = plan_for(2);
     p.dp_mode = MT_DP_SYNC;
     struct { double bytes, bw, lat; int latency_bound; } c[] = {{8, 1e15, 50000, 1}, {64e6, 1e9, 0, 0}};
@@ -519,7 +519,7 @@ static void test_gpipe_bubble_and_1f1b(void **state) {
     syn s = syn_default();
     s.act_bytes = 0; /* nothing crosses stages but latency, which is 0 */
     s.layers = 8;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     const int32_t P = 4, Ms[] = {1, 2, 4, 8, 16};
     for (int k = 0; k < 5; k++) {
         int32_t M = Ms[k];
@@ -558,7 +558,7 @@ static void test_gpipe_bubble_and_1f1b(void **state) {
 }
 
 /* Two pipeline stages of t with M micro-batches (1F1B) on a 10 GB/s switch without latency. */
-static run_out run_pp2(const trace *t, int32_t M) {
+static run_out run_pp2(const mt_trace *t, int32_t M) {
     mt_plan p = plan_for(2);
     p.pp = 2;
     p.micro_batches = M;
@@ -570,7 +570,7 @@ static run_out run_pp2(const trace *t, int32_t M) {
 static void test_pipeline_sends_activation_bytes(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     run_out o = run_pp2(t, 4);
     /* the boundary carries the one activation between layer 3 and 4, a quarter per micro-batch */
     assert_true(fabs(o.prog->stages[0].boundary_bytes - s.act_bytes) < 1);
@@ -593,7 +593,7 @@ static void test_pipeline_sends_activation_bytes(void **state) {
 static void test_pipeline_recv_splits_bubble_and_transfer(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     run_out o = run_pp2(t, 1);
     const mt_time_ps x = (mt_time_ps)(s.act_bytes / 10e9 * 1e12), ms = 1000000000;
     const mt_gpu_stats *g0 = &o.res->gpus[0], *g1 = &o.res->gpus[1];
@@ -635,7 +635,7 @@ static void test_pipeline_sends_queue_per_connection(void **state) {
     (void)state;
     syn s = syn_default();
     s.act_bytes = 4e9; /* per step: 1 GB per micro-batch at M = 4 */
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(2);
     p.pp = 2;
     p.micro_batches = 4;
@@ -659,7 +659,7 @@ static void test_tp_megatron_mlp(void **state) {
     syn s = syn_default();
     s.mlp = 1;
     s.layers = 8; /* two blocks of col linear, gelu, row linear, layer_norm */
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(2);
     p.tp = 2;
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
@@ -709,7 +709,7 @@ static void test_batch_rescaling(void **state) {
     (void)state;
     syn s = syn_default();
     s.opt_ns = 700000;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(1);
     p.global_batch = 64; /* twice the traced 32 */
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, NULL);
@@ -729,7 +729,7 @@ static void drop_sends(mt_program *p) {
 static void test_stuck_is_an_error(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(2);
     p.pp = 2;
     run_out o = run_plan(t, p, "switch:2", 100e9, 0, drop_sends);
@@ -745,7 +745,7 @@ static void test_stuck_is_an_error(void **state) {
 static void test_too_few_endpoints(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(8);
     run_out o = run_plan(t, p, "switch:4", 100e9, 0, NULL);
     assert_int_equal(o.rc, MT_EINVAL);
@@ -758,7 +758,7 @@ static void test_ringflow_matches_ring_on_switch(void **state) {
     (void)state;
     syn s = syn_default();
     s.opt_ns = 100000;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(16);
     p.dp_mode = MT_DP_SYNC;
     p.ringflow_above = -1;
@@ -792,7 +792,7 @@ static mt_scenario *scenario_of_json(const char *json, mt_error *err, mt_status 
 /* Synchronous dp on switch:4 (with an optimizer): the unperturbed run and the one under
  * --slow-gpu `spec`. */
 typedef struct dp4_pair {
-    trace *t;
+    mt_trace *t;
     mt_scenario *sc;
     run_out b, o;
 } dp4_pair;
@@ -870,7 +870,7 @@ static void test_whatif_straggler_delays_sync_step(void **state) {
 static void test_whatif_seed_repeats(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(4);
     const char *js = "{\"seed\": 5, \"steps\": 2, \"compute\": [{\"gpus\": \"all\", \"per\": \"step\","
                      " \"slowdown\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 2}}]}";
@@ -900,7 +900,7 @@ static void test_whatif_seed_repeats(void **state) {
 static void test_whatif_clone_runs_like_its_original(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(4);
     const char *js = "{\"seed\": 5, \"steps\": 2, \"compute\": [{\"gpus\": \"0-2\", \"per\": \"step\","
                      " \"slowdown\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 2}}]}";
@@ -931,7 +931,7 @@ static void test_whatif_steps_and_layers(void **state) {
     (void)state;
     syn s = syn_default();
     s.opt_ns = 500000;
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(4);
     p.dp_mode = MT_DP_SYNC;
     run_out one = run_plan(t, p, "switch:4", 100e9, 500, NULL);
@@ -1011,7 +1011,7 @@ static void test_whatif_errors_name_the_path(void **state) {
     }
     /* rank out of the plan, and a flag error, named */
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(2);
     mt_error err = {0};
     assert_int_equal(mt_plan_resolve(&p, t, &err), MT_OK);
@@ -1044,7 +1044,7 @@ static void test_whatif_errors_name_the_path(void **state) {
 static void test_whatif_cut_link_stops_the_run(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(4);
     p.dp_mode = MT_DP_SYNC;
     mt_scenario *sc = mt_scenario_new();
@@ -1123,7 +1123,7 @@ static void test_mesh_group_table(void **state) {
     }
     /* the simulator builds groups from the table: tp 1 builds none and still runs */
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     mt_plan p = plan_for(4);
     run_out o = run_plan(t, p, "switch:4", 100e9, 500, NULL);
     assert_int_equal(o.rc, MT_OK);
@@ -1156,7 +1156,7 @@ static double sent(const mt_gpu_stats *g) {
 static void test_sharded_traffic(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     const double W = 8 * 4e6, N = 4;
     struct {
         int zero, fsdp;
@@ -1197,7 +1197,7 @@ static void test_sharded_traffic(void **state) {
 static void test_sharded_memory(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     t->optstate_bytes = 64e6;
     const double W = 32e6, U = 4e6;
     struct {
@@ -1251,7 +1251,7 @@ static void test_sharded_memory(void **state) {
 static void test_sharded_step_times(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     run_out d = run_plan(t, plan_for(4), "switch:4", 1e18, 0, NULL);
     run_out z = run_plan(t, sharded_plan(4, 1, 0, 0), "switch:4", 1e18, 0, NULL);
     assert_int_equal(d.rc, MT_OK);
@@ -1283,7 +1283,7 @@ static void test_sharded_step_times(void **state) {
 static void test_sharding_refusals(void **state) {
     (void)state;
     syn s = syn_default();
-    trace *t = make_trace(&s);
+    mt_trace *t = make_trace(&s);
     struct {
         mt_plan p;
         const char *want;

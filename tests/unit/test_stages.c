@@ -40,7 +40,7 @@
 enum { UNITS = 4, OPS = 2 * UNITS + 1 };
 
 typedef struct fake {
-    trace t;
+    mt_trace t;
     trace_op ops[OPS];
     trace_tensor tensors[2 * UNITS];
     trace_tref trefs[64];
@@ -131,7 +131,7 @@ static void a_residual_block_is_cut_only_when_faster(void **state) {
 /* The unit costs stages.h documents: forward and backward device time (+1 ns per op) and the
  * optimizer's work (optimizer ops, and parameter-touching ops outside forward and backward after the
  * first forward op) shared by the weight bytes each unit's forward ops read first. */
-static void unit_costs(const trace *t, const int32_t *unit, int32_t U, double *cost) {
+static void unit_costs(const mt_trace *t, const int32_t *unit, int32_t U, double *cost) {
     double *wb = calloc((size_t)U, sizeof *wb), all = 0, opt = 0;
     unsigned char *seen = calloc((size_t)t->n_tensors + 1, 1);
     assert_non_null(wb);
@@ -196,7 +196,7 @@ static void shipped_traces_never_slower_than_time_balanced(void **state) {
         char path[1024];
         snprintf(path, sizeof path, "%s/../../traces/%s", fx ? fx : "tests/fixtures", names[n]);
         const char *paths[1] = {path};
-        trace *t = NULL;
+        mt_trace *t = NULL;
         mt_error err = {0};
         assert_int_equal(mt_trace_load(paths, 1, NULL, &t, &err), MT_OK);
         int32_t U = t->n_layers, *unit = malloc((size_t)t->n_ops * sizeof *unit), *stage = malloc((size_t)U * sizeof *stage);
@@ -237,7 +237,7 @@ static void sends_weighed_never_slower_in_simulation(void **state) {
         snprintf(path, sizeof path, "%s/../../traces/%s", fx ? fx : "tests/fixtures", cases[n].name);
         snprintf(spec, sizeof spec, "switch:%d", (int)cases[n].P);
         const char *paths[1] = {path};
-        trace *t = NULL;
+        mt_trace *t = NULL;
         mt_error err = {0};
         assert_int_equal(mt_trace_load(paths, 1, NULL, &t, &err), MT_OK);
         for (size_t k = 0; k < sizeof bws / sizeof *bws; k++) {
@@ -268,7 +268,7 @@ static void sends_weighed_never_slower_in_simulation(void **state) {
 /* 15 layers: L0-L1 before, 6 blocks of 2 layers (L2-L13), L14 after. */
 static void block_cuts(void **state) {
     (void)state;
-    trace t;
+    mt_trace t;
     memset(&t, 0, sizeof t);
     t.n_layers = 15;
     mt_blocks bl = {.found = 1, .first = 2, .layers = 2, .count = 6};
@@ -306,7 +306,7 @@ static void block_cuts(void **state) {
  * in[i] and makes out[i] (-1 ends / none); tensor x of bytes[x], a weight when bytes[x] < 0 (|bytes|). */
 enum { SOPS = 6, STENS = 10 };
 typedef struct sfake {
-    trace t;
+    mt_trace t;
     trace_op ops[SOPS];
     trace_tensor tensors[STENS];
     trace_tref trefs[4 * SOPS];

@@ -35,29 +35,29 @@
 
 #define US(x) ((int64_t)(x) * 1000) /* us -> ns */
 
-static trace *load(const char *name) { return mt_test_load_fixture("comm", name); }
+static mt_trace *load(const char *name) { return mt_test_load_fixture("comm", name); }
 
 /* The i-th collective of the step (instances, in call order). */
-static const trace_coll *nth(const trace *t, int i) {
+static const trace_coll *nth(const mt_trace *t, int i) {
     for (int32_t c = 0; c < t->n_colls; c++)
         if (t->colls[c].instance && i-- == 0) return &t->colls[c];
     fail_msg("the trace has fewer collectives");
     return NULL;
 }
 
-static int n_instances(const trace *t) {
+static int n_instances(const mt_trace *t) {
     int n = 0;
     for (int32_t c = 0; c < t->n_colls; c++) n += t->colls[c].instance;
     return n;
 }
 
-static const char *issuer(const trace *t, const trace_coll *c) {
+static const char *issuer(const mt_trace *t, const trace_coll *c) {
     return c->issued_by >= 0 ? t->ops[c->issued_by].name : "(none)";
 }
 
 static void nccl_rank_reads_record_param_comms(void **state) {
     (void)state;
-    trace *t = load("nccl-rank.json");
+    mt_trace *t = load("nccl-rank.json");
     assert_int_equal(t->dist.world_size, 4);
     assert_int_equal(t->dist.rank, 1);
     assert_string_equal(t->dist.backend, "nccl");
@@ -88,7 +88,7 @@ static void nccl_rank_reads_record_param_comms(void **state) {
 
 static void old_format_reads_backend_tensors(void **state) {
     (void)state;
-    trace *t = load("old-format-rank.json");
+    mt_trace *t = load("old-format-rank.json");
     assert_int_equal(t->dist.world_size, 8);
     assert_int_equal(t->dist.rank, 0);
     assert_int_equal(n_instances(t), 3);
@@ -111,7 +111,7 @@ static void old_format_reads_backend_tensors(void **state) {
 
 static void gloo_worker_events_are_the_collectives(void **state) {
     (void)state;
-    trace *t = load("gloo-cpu-rank.json");
+    mt_trace *t = load("gloo-cpu-rank.json");
     assert_int_equal(t->dist.world_size, 2);
     assert_int_equal(n_instances(t), 3); /* c10d::allreduce_ only enqueued gloo's work */
     const trace_coll *a2a = nth(t, 0), *ar = nth(t, 1), *send = nth(t, 2);
@@ -137,7 +137,7 @@ static void gloo_worker_events_are_the_collectives(void **state) {
 
 static void traced_plan_of_a_ddp_rank(void **state) {
     (void)state;
-    trace *t = load("nccl-rank.json");
+    mt_trace *t = load("nccl-rank.json");
     mt_traced_plan p;
     mt_traced_plan_read(t, &p);
     assert_true(p.multi_rank);
@@ -156,7 +156,7 @@ static void traced_plan_of_a_ddp_rank(void **state) {
 }
 
 /* The program of t under plan (gpus 0: the default) with comm mode m. */
-static mt_program *program(const trace *t, int32_t gpus, mt_comm_mode m) {
+static mt_program *program(const mt_trace *t, int32_t gpus, mt_comm_mode m) {
     mt_plan pl;
     mt_plan_init(&pl);
     pl.gpus = gpus;
@@ -170,7 +170,7 @@ static mt_program *program(const trace *t, int32_t gpus, mt_comm_mode m) {
 
 static void kept_collectives_match_the_trace(void **state) {
     (void)state;
-    trace *t = load("nccl-rank.json");
+    mt_trace *t = load("nccl-rank.json");
     mt_program *p = program(t, 0, MT_COMM_AUTO);
     assert_int_equal(p->plan.gpus, 4); /* the job's world size */
     assert_int_equal(p->plan.comm, MT_COMM_TRACED);
@@ -200,7 +200,7 @@ static void kept_collectives_match_the_trace(void **state) {
 
 static void kept_collectives_run_on_their_groups(void **state) {
     (void)state;
-    trace *t = load("nccl-rank.json");
+    mt_trace *t = load("nccl-rank.json");
     mt_simrun_cfg cfg;
     mt_simrun_cfg_init(&cfg);
     cfg.host_model = MT_HOST_NONE;
@@ -216,7 +216,7 @@ static void kept_collectives_run_on_their_groups(void **state) {
 
 static void a_send_is_an_exchange_with_the_peer(void **state) {
     (void)state;
-    trace *t = load("gloo-cpu-rank.json");
+    mt_trace *t = load("gloo-cpu-rank.json");
     mt_program *p = program(t, 0, MT_COMM_AUTO);
     assert_int_equal(p->plan.gpus, 2);
     int found = 0;
@@ -236,7 +236,7 @@ static void a_send_is_an_exchange_with_the_peer(void **state) {
  * micro-batches M from its sends: at either end one per micro-batch (the first stage sends its
  * activations, the last their gradients back), in the middle two (both), as GPipe over send/recv. */
 static int32_t stage_micro(int32_t world, int32_t rank, int sends, int recvs, mt_traced_sync *sync) {
-    trace t;
+    mt_trace t;
     trace_coll c[32];
     memset(&t, 0, sizeof t);
     memset(c, 0, sizeof c);

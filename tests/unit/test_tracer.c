@@ -33,12 +33,12 @@ static const char *fixture(int slot, const char *rel) {
     return fixture_buf[slot];
 }
 
-static trace *load1(const char *a, const char *b, int step, mt_status want, mt_error *err) {
+static mt_trace *load1(const char *a, const char *b, int step, mt_status want, mt_error *err) {
     const char *paths[2] = {a, b};
     trace_load_opts o;
     mt_trace_load_opts_init(&o);
     o.step = step;
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error e = {0};
     mt_status rc = mt_trace_load(paths, b ? 2 : 1, &o, &t, &e);
     if (rc != want) fprintf(stderr, "load: %s\n", e.msg);
@@ -47,13 +47,13 @@ static trace *load1(const char *a, const char *b, int step, mt_status want, mt_e
     return t;
 }
 
-static const trace_op *find_op(const trace *t, const char *name) {
+static const trace_op *find_op(const mt_trace *t, const char *name) {
     for (int32_t i = 0; i < t->n_ops; i++)
         if (strstr(t->ops[i].name, name)) return &t->ops[i];
     return NULL;
 }
 
-static void check_small(const trace *t) {
+static void check_small(const mt_trace *t) {
     assert_int_equal(t->step, 5);
     assert_int_equal(t->n_ops, 5);
     assert_string_equal(t->device_name, "Test GPU 80GB");
@@ -85,7 +85,7 @@ static void check_small(const trace *t) {
 
 static void pair_external_id(void **state) {
     (void)state;
-    trace *t = load1(fixture(0, "small"), NULL, -1, MT_OK, NULL);
+    mt_trace *t = load1(fixture(0, "small"), NULL, -1, MT_OK, NULL);
     assert_int_equal(t->format, TRACE_FORMAT_KINETO_ET);
     assert_int_equal(t->link.method, TRACE_LINK_EXTERNAL);
     assert_int_equal(t->link.matched, 8);
@@ -96,7 +96,7 @@ static void pair_external_id(void **state) {
 
 static void chakra_layout(void **state) {
     (void)state;
-    trace *t = load1(fixture(0, "small/kineto.json"), fixture(1, "small-chakra-et.json"), -1,
+    mt_trace *t = load1(fixture(0, "small/kineto.json"), fixture(1, "small-chakra-et.json"), -1,
                      MT_OK, NULL);
     assert_int_equal(t->link.method, TRACE_LINK_EXTERNAL);
     check_small(t);
@@ -144,7 +144,7 @@ static void order_linking(void **state) {
     }
     char p[64];
     write_tmp(p, sizeof p, et, NULL, 0);
-    trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_OK, NULL);
+    mt_trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_OK, NULL);
     assert_int_equal(t->link.method, TRACE_LINK_ORDER);
     assert_int_equal(t->link.matched, 8);
     check_small(t);
@@ -165,7 +165,7 @@ static void mismatched_pair_refused(void **state) {
     char p[64];
     write_tmp(p, sizeof p, et, NULL, 0);
     mt_error e;
-    trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_EFORMAT, &e);
+    mt_trace *t = load1(fixture(1, "small/kineto.json"), p, -1, MT_EFORMAT, &e);
     assert_null(t);
     assert_non_null(strstr(e.msg, "do not describe the same run"));
     assert_non_null(strstr(e.msg, p));
@@ -175,7 +175,7 @@ static void mismatched_pair_refused(void **state) {
 
 static void kineto_only_and_steps(void **state) {
     (void)state;
-    trace *t = load1(fixture(0, "small/kineto.json"), NULL, -1, MT_OK, NULL);
+    mt_trace *t = load1(fixture(0, "small/kineto.json"), NULL, -1, MT_OK, NULL);
     assert_int_equal(t->format, TRACE_FORMAT_KINETO);
     assert_int_equal(t->step, 6); /* no ET: the last step */
     assert_int_equal(t->n_steps, 2);
@@ -197,7 +197,7 @@ static void gzip_and_bare_array(void **state) {
     json_t *k = load_json(fixture(0, "small/kineto.json"));
     char p[64], q[64];
     write_tmp(p, sizeof p, k, NULL, 1);
-    trace *t = load1(p, fixture(1, "small/et.json"), -1, MT_OK, NULL);
+    mt_trace *t = load1(p, fixture(1, "small/et.json"), -1, MT_OK, NULL);
     check_small(t);
     mt_trace_free(t);
     write_tmp(q, sizeof q, json_object_get(k, "traceEvents"), NULL, 0);
@@ -267,7 +267,7 @@ static void refused(int in_kineto, const char *arr, size_t idx, const char *key,
     char p[64];
     write_tmp(p, sizeof p, doc, NULL, 0);
     mt_error e;
-    trace *t = load1(in_kineto ? p : fixture(1, "small/kineto.json"), in_kineto ? fixture(1, "small/et.json") : p,
+    mt_trace *t = load1(in_kineto ? p : fixture(1, "small/kineto.json"), in_kineto ? fixture(1, "small/et.json") : p,
                      -1, MT_EFORMAT, &e);
     assert_null(t);
     if (!strstr(e.msg, want1) || !strstr(e.msg, want2)) fprintf(stderr, "message: %s\n", e.msg);
@@ -297,7 +297,7 @@ static void out_of_range_values(void **state) {
     json_object_set_new(props, "totalGlobalMem", json_real(1e300));
     char kp[64];
     write_tmp(kp, sizeof kp, k, NULL, 0);
-    trace *t = load1(kp, fixture(1, "small/et.json"), -1, MT_OK, NULL);
+    mt_trace *t = load1(kp, fixture(1, "small/et.json"), -1, MT_OK, NULL);
     assert_int_equal(t->device_mem_bytes, 0);
     mt_trace_free(t);
     unlink(kp);
@@ -338,7 +338,7 @@ static void out_of_range_values(void **state) {
 
 static void triosim_csv(void **state) {
     (void)state;
-    trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
+    mt_trace *t = load1(fixture(0, "triosim"), NULL, -1, MT_OK, NULL);
     assert_int_equal(t->format, TRACE_FORMAT_TRIOSIM_CSV);
     assert_int_equal(t->n_ops, 4);
     /* Operator_cudatimenooverlap, as TrioSim: 90 + 20 + 120 + 10 us (Operator_cudatime: 270) */
@@ -364,11 +364,11 @@ static char *triosim_text(const char *name) {
 }
 
 /* Loads a TrioSim pair from two texts; returns the trace (NULL on failure, message in e). */
-static trace *load_triosim(const char *trace_text, const char *tensor_text, char tr[64], char te[64], mt_error *e) {
+static mt_trace *load_triosim(const char *trace_text, const char *tensor_text, char tr[64], char te[64], mt_error *e) {
     write_tmp(tr, 64, NULL, trace_text, 0);
     write_tmp(te, 64, NULL, tensor_text, 0);
     const char *paths[2] = {tr, te};
-    trace *t = NULL;
+    mt_trace *t = NULL;
     memset(e, 0, sizeof *e);
     mt_trace_load(paths, 2, NULL, &t, e);
     return t;
@@ -386,7 +386,7 @@ static void triosim_backward_by_weight_storage(void **state) {
     memcpy(a, "[20; 30]", 8);                             /* the view: tensor 30, storage 13 */
     memcpy(b, "7,30,\"[8, 16]\",128,4,input,13,0", 31);
     mt_error e;
-    trace *t = load_triosim(tr_text, te_text, tr, te, &e);
+    mt_trace *t = load_triosim(tr_text, te_text, tr, te, &e);
     if (!t) fail_msg("load: %s", e.msg);
     assert_int_equal(t->ops[2].fwd_op, 0);
     assert_int_equal(t->ops[2].layer, t->ops[0].layer);
@@ -412,7 +412,7 @@ static void triosim_cudatime_fallback(void **state) {
         line = *end ? end + 1 : end;
     }
     mt_error e;
-    trace *t = load_triosim(out, te_text, tr, te, &e);
+    mt_trace *t = load_triosim(out, te_text, tr, te, &e);
     if (!t) fail_msg("load: %s", e.msg);
     assert_int_equal(mt_trace_total_dev_ns(t), 270000);
     assert_non_null(t->warning);
@@ -438,7 +438,7 @@ static void triosim_cut_files(void **state) {
         for (size_t cut = header + 1; cut + 1 < len; cut++) {
             char *part = strndup(text[f], cut);
             mt_error e;
-            trace *t = load_triosim(f ? text[0] : part, f ? part : text[1], tr, te, &e);
+            mt_trace *t = load_triosim(f ? text[0] : part, f ? part : text[1], tr, te, &e);
             if (t) {
                 if (!t->warning || !strstr(t->warning, "cut short at a line break"))
                     fail_msg("%s cut at byte %zu loaded without a word", f ? "tensor.csv" : "trace.csv", cut);
@@ -497,7 +497,7 @@ static void late_members_read_on(void **state) {
         write_tmp(kp, sizeof kp, NULL, k, gz);
         write_tmp(ep, sizeof ep, NULL, e, gz);
         const char *paths[2] = {kp, ep};
-        trace *t = NULL;
+        mt_trace *t = NULL;
         mt_error err = {0};
         mt_status rc = mt_trace_load(paths, 2, NULL, &t, &err);
         if (rc != MT_OK) fail_msg("load: %s", err.msg);

@@ -8,14 +8,14 @@
 
 #include "tracer/trace.h"
 
-static inline trace *mt_test_load_fixture(const char *dir, const char *name) {
+static inline mt_trace *mt_test_load_fixture(const char *dir, const char *name) {
     const char *fx = getenv("MT_FIXTURES");
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/%s", fx ? fx : "tests/fixtures", dir, name);
     const char *paths[1] = {path};
     trace_load_opts o;
     mt_trace_load_opts_init(&o);
-    trace *t = NULL;
+    mt_trace *t = NULL;
     mt_error err = {0};
     assert_int_equal(mt_trace_load(paths, 1, &o, &t, &err), MT_OK);
     return t;

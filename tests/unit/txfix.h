@@ -24,11 +24,11 @@ typedef struct tx_shape {
 } tx_shape;
 
 typedef struct tx_build {
-    trace *t;
+    mt_trace *t;
     int32_t fwd[512], n_fwd;
 } tx_build;
 
-static int32_t tx_tensor(trace *t, trace_role role, int32_t nd, const int64_t *d) {
+static int32_t tx_tensor(mt_trace *t, trace_role role, int32_t nd, const int64_t *d) {
     trace_tensor *x = &t->tensors[t->n_tensors];
     memset(x, 0, sizeof *x);
     x->et_id = t->n_tensors + 1;
@@ -46,7 +46,7 @@ static int32_t tx_tensor(trace *t, trace_role role, int32_t nd, const int64_t *d
 }
 
 /* A use of tensor x by the op being built, with shape d[0..nd). */
-static void tx_use(trace *t, int32_t x, int32_t nd, const int64_t *d) {
+static void tx_use(mt_trace *t, int32_t x, int32_t nd, const int64_t *d) {
     trace_tref *r = &t->trefs[t->n_trefs++];
     memset(r, 0, sizeof *r);
     r->tensor = x;
@@ -64,7 +64,7 @@ typedef struct tx_arg {
 /* A forward op reading ins[0..nin) and writing out (x -1: none). */
 static int32_t tx_op(tx_build *tb, const char *name, int32_t layer, int64_t ns, const tx_arg *ins, int nin,
                      tx_arg out) {
-    trace *t = tb->t;
+    mt_trace *t = tb->t;
     trace_op *o = &t->ops[t->n_ops];
     memset(o, 0, sizeof *o);
     o->id = t->n_ops;
@@ -92,7 +92,7 @@ static int32_t tx_op(tx_build *tb, const char *name, int32_t layer, int64_t ns, 
 
 /* One pre-LN block on the residual stream *x (replaced by the block's output). */
 static void tx_block(tx_build *tb, const tx_shape *sh, int32_t layer, int32_t *x) {
-    trace *t = tb->t;
+    mt_trace *t = tb->t;
     int64_t B = sh->b, S = sh->s, H = sh->h, nh = sh->heads, hd = H / nh, F = 4 * H, ns = sh->op_ns;
     int64_t bsh[3] = {B, S, H}, hh[2] = {H, H}, fh[2] = {F, H}, hf[2] = {H, F}, one[1] = {H}, att[4] = {B, nh, S, S},
             bsf[3] = {B, S, F};
@@ -128,8 +128,8 @@ static void tx_block(tx_build *tb, const tx_shape *sh, int32_t layer, int32_t *x
     *x = x2;
 }
 
-static trace *tx_make(const tx_shape *sh) {
-    trace *t = calloc(1, sizeof *t);
+static mt_trace *tx_make(const tx_shape *sh) {
+    mt_trace *t = calloc(1, sizeof *t);
     tx_build tb = {t, {0}, 0};
     int32_t L = sh->blocks;
     size_t nops = (size_t)(40 + 30 * L) * 2, nx = (size_t)(20 + 30 * L);
