@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extrapolate/planlist.h"
+#include "report/verdict.h"
 #include "tracer/device.h"
 #include "util/units.h"
 
@@ -93,7 +94,7 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
         fprintf(out, " %11.3f %9.2f %11s %11.3f %10.3f %10.3f %10.3f %8.2f", w->step_ms, w->speedup, sps,
                 w->exposed_ms, w->peer_ms, w->host_wait_ms, w->bubble_ms, w->mem_bytes / 1e9);
         if (perturbed)
-            fprintf(out, " %+8.1f%%", w->base_step_ms > 0 ? 100.0 * (w->step_ms - w->base_step_ms) / w->base_step_ms : 0.0);
+            fprintf(out, " %+8.1f%%", mt_change_pct(w->base_step_ms, w->step_ms));
         fprintf(out, "%s\n", w->over_mem ? " !" : "");
         marks += w->over_mem;
     }

@@ -672,7 +672,7 @@ void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *b) 
     mt_whatif_cost_of(b, r, &c);
     fprintf(out, "what-if    unperturbed %.3f ms -> %.3f ms (%+.3f ms, %+.2f%%)%s\n", msd((double)c.base_ps),
            msd((double)c.run_ps), msd((double)c.run_change_ps),
-           c.base_ps > 0 ? 100.0 * (double)c.run_change_ps / (double)c.base_ps : 0.0,
+           mt_change_pct((double)c.base_ps, (double)c.run_ps),
            r->n_steps > 1 ? " over all steps" : "");
     if (r->n_steps > 1) {
         fprintf(out, "           change per step:");
@@ -685,6 +685,13 @@ void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *b) 
     }
     fprintf(out, "           GPU-time lost %.3f ms over %d GPU%s = %.3f ms extra compute + %.3f ms more waiting\n",
            msd(c.gpu_time_ps), r->n_gpus, r->n_gpus == 1 ? "" : "s", msd(c.extra_compute_ps), msd(c.extra_wait_ps));
+}
+
+double mt_whatif_change_pct(const mt_sim_result *r, const mt_sim_result *base) {
+    if (!base) return 0;
+    mt_whatif_cost c;
+    mt_whatif_cost_of(base, r, &c);
+    return mt_change_pct((double)c.base_ps, (double)c.run_ps);
 }
 
 static json_t *step_times(const mt_sim_result *r) {

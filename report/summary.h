@@ -83,6 +83,9 @@ json_t *mt_calibration_json(const mt_calibration *cal);
 
 /* The step lines of a multi-step run and, with a baseline, the what-if cost block. */
 void mt_whatif_print(FILE *out, const mt_sim_result *r, const mt_sim_result *base);
+/* The what-if's change of the run (all steps) in % of the unperturbed run's (report/verdict.h's
+ * mt_change_pct): the number the what-if line prints; 0 without a baseline. */
+double mt_whatif_change_pct(const mt_sim_result *r, const mt_sim_result *base);
 /* Keys steps, step_ms_each and, with a baseline, whatif{...} into o. */
 void mt_whatif_json(json_t *o, const mt_sim_result *r, const mt_sim_result *base);
 

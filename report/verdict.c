@@ -12,6 +12,8 @@ double mt_speedup(const mt_plan *p, double step_ms, int64_t base_batch, double b
     return (units / step_ms) / (base_units / base_step_ms);
 }
 
+double mt_change_pct(double base, double run) { return base > 0 ? 100.0 * (run - base) / base : 0.0; }
+
 void mt_hold_parts_of(const mt_sim_result *r, double mem_limit, mt_hold_parts *p) {
     *p = (mt_hold_parts){.mem_limit = mem_limit};
     /* ps summed over the GPUs -> ms per step per GPU */

@@ -30,6 +30,10 @@
  * either step is not positive. */
 double mt_speedup(const mt_plan *p, double step_ms, int64_t base_batch, double base_step_ms);
 
+/* The change from base to run in % of base ("+99.9%" in what-if lines and compare's change
+ * column); 0 when base is not positive. */
+double mt_change_pct(double base, double run);
+
 /* A part under this share of the step is not named as what holds it back. */
 #define MT_HOLD_MIN_SHARE 0.05
 
