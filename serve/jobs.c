@@ -19,6 +19,7 @@
 #include "report/jsonw.h"
 #include "report/summary.h"
 #include "report/verdict.h"
+#include "report/waits.h"
 #include "run/cluster.h"
 #include "run/compare.h"
 #include "run/job.h"
@@ -147,17 +148,31 @@ static void on_sim_progress(void *ctx, int64_t done, int64_t total) {
     pthread_mutex_unlock(&p->j->mu);
 }
 
-/* The speed-up over one GPU (run/compare.h's baseline, report/verdict.h's rule, as compare's rows)
- * and what holds the step back most, into a simulate result: "one_gpu" {step_ms, global_batch},
- * "speedup", "efficiency" (null when the baseline could not run: "speedup_note" says why) and
- * "holdback". A cancel or the wall limit during the baseline is the run's error. */
-static mt_status add_verdict(json_t *res, const mt_simulation *sim, const mt_run_config *rc, const mt_run_input *in,
-                             mt_error *err) {
+/* The words the page says from report/ (docs/serve.md): "holdback" (report/verdict.h), the largest
+ * GPU's "peak_mem_bytes" (the holdback's), "waits" (report/waits.h: the text's waits lines) and
+ * the what-if's "change_pct" (the what-if line's). */
+static mt_status add_words(json_t *res, const mt_run_summary *s, mt_error *err) {
     mt_hold_parts parts;
     mt_holdback hb;
-    mt_hold_parts_of(sim->run.res, sim->mem_limit, &parts);
+    mt_hold_parts_of(s->res, s->mem_limit, &parts);
     mt_holdback_of(&parts, &hb);
     json_object_set_new(res, "holdback", mt_holdback_json(&hb));
+    json_object_set_new(res, "peak_mem_bytes", json_real(parts.mem_bytes));
+    json_t *wi = json_object_get(res, "whatif");
+    if (wi && s->base) json_object_set_new(wi, "change_pct", json_real(mt_whatif_change_pct(s->res, s->base)));
+    mt_waits w;
+    json_t *wj = mt_waits_of(s->prog, s->res, MT_WAITS_LINES, &w) == 0 ? mt_waits_json(&w) : NULL;
+    mt_waits_free(&w);
+    if (!wj || json_object_set_new(res, "waits", wj) != 0) return mt_fail(err, MT_ENOMEM, "out of memory listing the waits");
+    return MT_OK;
+}
+
+/* The speed-up over one GPU (run/compare.h's baseline, report/verdict.h's rule, as compare's rows),
+ * into a simulate result: "one_gpu" {step_ms, global_batch}, "speedup", "efficiency" (null when
+ * the baseline could not run: "speedup_note" says why). A cancel or the wall limit during the
+ * baseline is the run's error. */
+static mt_status add_verdict(json_t *res, const mt_simulation *sim, const mt_run_config *rc, const mt_run_input *in,
+                             mt_error *err) {
     double base_ms = 0;
     int64_t base_batch = 0;
     mt_error e = {0};
@@ -187,6 +202,9 @@ static void add_row_verdicts(json_t *res, double mem_limit) {
         double gpus = (double)json_integer_value(json_object_get(json_object_get(row, "plan"), "gpus"));
         double sp = json_number_value(json_object_get(row, "speedup"));
         json_object_set_new(row, "efficiency", gpus > 0 ? json_real(sp / gpus) : json_null());
+        double base = json_number_value(json_object_get(row, "unperturbed_step_ms"));
+        if (base > 0)
+            json_object_set_new(row, "change_pct", json_real(mt_change_pct(base, json_number_value(json_object_get(row, "step_ms")))));
         mt_hold_parts p = {.step_ms = json_number_value(json_object_get(row, "step_ms")),
                            .exposed_ms = json_number_value(json_object_get(row, "exposed_comm_ms")),
                            .peer_ms = json_number_value(json_object_get(row, "peer_wait_ms")),
@@ -224,7 +242,8 @@ static mt_status run_simulate(mt_jobs *j, job *jb, json_t **res, mt_error *err) 
         const mt_simulation *sim = &r.sim;
         mt_run_summary sum = mt_job_summary(rj, &r);
         *res = mt_summary_json(&sum);
-        if (*res && !sim->dry) st = add_verdict(*res, sim, &rj->rc, &rj->in, err);
+        if (*res && !sim->dry) st = add_words(*res, &sum, err);
+        if (*res && !sim->dry && st == MT_OK) st = add_verdict(*res, sim, &rj->rc, &rj->in, err);
         if (sim->files_cut_ps != MT_TIME_NEVER) {
             char cap[32];
             snprintf(jb->note, sizeof jb->note, "the report's timeline%s stops at %.6g ms of simulated time: what "

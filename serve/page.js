@@ -1,6 +1,8 @@
 /* serve/page.js — the web UI's logic (put inline into page.html at build time). Talks only to
  * this server's /api (serve/serve.h). Every text from the server or a trace goes in through
- * textContent, never as HTML. */
+ * textContent, never as HTML. The answer's numbers are the server's (report/: speed-up,
+ * efficiency, holdback, waits, what-if change, memory per GPU; docs/webui.md): the page formats
+ * them and derives none. */
 'use strict';
 const $ = (id) => document.getElementById(id);
 const state = { options: null, values: null, traces: [], summary: null, history: [], polling: null, running: null };
@@ -620,19 +622,18 @@ function validate(fromServer) {
 
 /* ---- running, progress and the answer ---------------------------------------------------------- */
 
+/* The answer's section shown, emptied. */
+function clearAnswer() {
+  $('step-answer').hidden = false;
+  for (const id of ['answer', 'run-error', 'answer-detail', 'downloads']) $(id).textContent = '';
+  for (const id of ['ranking', 'cluster-table', 'skipped', 'warnings', 'waits-box']) $(id).hidden = true;
+}
+
 async function run() {
   if (!validate()) return;
   const req = request();
   $('run').disabled = true;
-  $('step-answer').hidden = false;
-  $('answer').textContent = '';
-  $('answer-detail').textContent = '';
-  $('run-error').textContent = '';
-  $('ranking').hidden = true;
-  $('cluster-table').hidden = true;
-  $('skipped').hidden = true;
-  $('warnings').hidden = true;
-  $('downloads').textContent = '';
+  clearAnswer();
   $('report').removeAttribute('src');
   try {
     const { id } = await api('/api/runs', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
@@ -691,23 +692,11 @@ const holdbackCell = (hb) => !hb ? '?' : hb.kind === 'memory' ? 'memory (does no
   hb.kind + ' ' + (100 * hb.share).toFixed(0) + '%';
 
 /* What a what-if cost: "630 ms → 1.26 s per step (+99.9%)" from the run's whatif {base_ms,
- * run_ms, change_ms} (simulate) or a row's unperturbed_step_ms (compare); '' without one. */
-function whatifWords(base, run) {
-  if (!(base > 0) || !(run > 0)) return '';
-  const change = 100 * (run - base) / base;
-  return fmtMs(base) + ' → ' + fmtMs(run) + ' per step (' + (change >= 0 ? '+' : '') + change.toFixed(1) + '%)';
-}
-
-/* The GPU the others waited for most (waited_for / waited_for_ms summed over the GPUs that
- * waited): {rank, ms}, or null. */
-function waits(gpus) {
-  const by = new Map();
-  for (const x of gpus || [])
-    if (x.waited_for !== null && x.waited_for !== undefined && x.waited_for_ms > 0)
-      by.set(x.waited_for, (by.get(x.waited_for) || 0) + x.waited_for_ms);
-  let best = null;
-  for (const [rank, ms] of by) if (best === null || ms > best.ms || (ms === best.ms && rank < best.rank)) best = { rank, ms };
-  return best;
+ * run_ms, change_pct} (simulate) or a row's unperturbed_step_ms and change_pct (compare): the
+ * change is the server's (the CLI's what-if line), never re-derived here; '' without one. */
+function whatifWords(base, run, pct) {
+  if (!(base > 0) || !(run > 0) || typeof pct !== 'number') return '';
+  return fmtMs(base) + ' → ' + fmtMs(run) + ' per step (' + (pct >= 0 ? '+' : '') + pct.toFixed(1) + '%)';
 }
 
 /* "8.00× one GPU (100% efficiency)": the server's speed-up over one GPU at the traced batch (the
@@ -720,13 +709,19 @@ function speedWords(speedup, efficiency, gpus) {
   return t;
 }
 
-/* The server's holdback (report/verdict.h: what holds the step back most, from the breakdown),
- * with the GPU the others wait for when it is waiting for peers. */
-function holdbackWords(hb, waitedFor) {
-  if (!hb) return '';
-  let t = hb.text;
-  if (hb.kind === 'peers' && waitedFor) t += ', most of it for GPU ' + waitedFor.rank + ', the one the others wait for';
-  return t;
+/* The server's holdback (report/verdict.h: what holds the step back most, from the breakdown). */
+const holdbackWords = (hb) => hb ? hb.text : '';
+
+/* Whom the GPUs waited for: the server's waits lines (report/waits.h, the text summary's), as sent. */
+function showWaits(r) {
+  const w = r.waits, ul = $('waits');
+  ul.textContent = '';
+  const lines = w && w.lines ? w.lines : [];
+  for (const x of lines) ul.appendChild(el('li', x.text));
+  if (lines.length && w.more_gpus > 0)
+    ul.appendChild(el('li', w.more_gpus + ' more GPU' + (w.more_gpus === 1 ? ' waits' : 's wait') + ' (result.json: waited_for per GPU)'));
+  $('waits-share').textContent = lines.length ? (100 * w.min_share).toFixed(0) + '%' : '';
+  $('waits-box').hidden = !lines.length;
 }
 
 /* The answer in plain words: "8 GPUs: 41 ms per step, 7.99× one GPU (100% efficiency); what-if:
@@ -738,7 +733,7 @@ function sentence(h) {
     const best = r.rows && r.rows[0];
     const skipped = (r.skipped || []).length;
     if (!best) return 'No plan could run on ' + r.gpus + ' GPUs (' + skipped + ' skipped: see below).';
-    const wi = whatifWords(best.unperturbed_step_ms, best.step_ms);
+    const wi = whatifWords(best.unperturbed_step_ms, best.step_ms, best.change_pct);
     const sp = speedWords(best.speedup, best.efficiency, best.plan && best.plan.gpus);
     return 'Fastest of ' + r.rows.length + ' plans on ' + r.gpus + ' GPUs' + (skipped ? ' (' + skipped + ' more skipped)' : '') +
       ': ' + best.label + ' — ' + fmtMs(best.step_ms) + ' per step' + (sp ? ', ' + sp : '') +
@@ -748,8 +743,8 @@ function sentence(h) {
   /* a CPU-recorded trace predicted on GPUs: the op times are the analytical model's (one GPU too) */
   const modelled = r.recorded_on && r.recorded_on.kind === 'cpu' && r.ranks === 'gpus';
   const sp = speedWords(r.speedup, r.efficiency, g);
-  const wi = r.whatif ? whatifWords(r.whatif.base_ms, r.whatif.run_ms) : '';
-  const hb = holdbackWords(r.holdback, waits(r.gpus));
+  const wi = r.whatif ? whatifWords(r.whatif.base_ms, r.whatif.run_ms, r.whatif.change_pct) : '';
+  const hb = holdbackWords(r.holdback);
   return g + ' GPUs: ' + fmtMs(r.step_ms) + ' per step' + (sp ? ', ' + sp : '') +
     (modelled ? ' (GPU op times from the analytical model: the trace was recorded on a CPU)' : '') +
     (wi ? '; what-if: ' + wi : '') + '.' + (hb ? ' ' + hb + '.' : '');
@@ -845,15 +840,7 @@ function showRanking(r) {
 const FILE_LABELS = { 'result.json': 'JSON', 'cluster.json': 'job file (mitosis cluster FILE)', 'report.html': 'standalone HTML report', 'timeline.json': 'timeline (Perfetto)' };
 
 function showRun(h) {
-  $('step-answer').hidden = false;
-  $('answer').textContent = '';
-  $('run-error').textContent = '';
-  $('answer-detail').textContent = '';
-  $('ranking').hidden = true;
-  $('cluster-table').hidden = true;
-  $('skipped').hidden = true;
-  $('warnings').hidden = true;
-  $('downloads').textContent = '';
+  clearAnswer();
   if (h.status === 'failed' || h.status === 'cancelled') {
     $('run-error').textContent = h.status === 'cancelled' ? 'The run was cancelled.' : 'The run failed: ' + h.error;
     $('report').removeAttribute('src');
@@ -862,6 +849,7 @@ function showRun(h) {
   $('answer').textContent = sentence(h);
   $('answer-detail').textContent = h.req.command === 'cluster' ? '' : detailWords(h);
   showWarnings(h.result);
+  if (h.req.command === 'simulate') showWaits(h.result);
   if (h.req.command === 'compare') showRanking(h.result);
   if (h.req.command === 'cluster') showClusterTable(h.result);
   $('downloads').appendChild(el('span', 'Downloads: '));
@@ -916,12 +904,11 @@ function keyNumbers(h) {
             ['samples/s', b.samples_per_s > 0 ? b.samples_per_s.toFixed(1) : '?'], ['global batch', b.plan.global_batch || '?'],
             ['memory per GPU', fmtBytes(b.peak_mem_bytes)]];
   }
-  const worst = r.gpus.reduce((a, x) => Math.max(a, x.peak_mem_bytes), 0);
   const rows = [['GPUs', r.plan.gpus], ['plan', 'dp ' + r.plan.dp + ' × tp ' + r.plan.tp + ' × pp ' + r.plan.pp],
                 ['step', fmtMs(r.step_ms)], ['speed-up', r.speedup > 0 ? r.speedup.toFixed(2) + '×' : '?'], ['samples/s', r.samples_per_s > 0 ? r.samples_per_s.toFixed(1) : '?'],
                 ['global batch', r.plan.global_batch || '?'], ['network', r.topology || r.network],
-                ['memory per GPU', fmtBytes(worst)]];
-  if (r.whatif) rows.push(['what-if', whatifWords(r.whatif.base_ms, r.whatif.run_ms)]);
+                ['memory per GPU', fmtBytes(r.peak_mem_bytes)]];
+  if (r.whatif) rows.push(['what-if', whatifWords(r.whatif.base_ms, r.whatif.run_ms, r.whatif.change_pct)]);
   return rows;
 }
 

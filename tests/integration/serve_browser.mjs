@@ -128,6 +128,7 @@ try {
   const ms = sim.result.step_ms;
   const stepShown = ms >= 1000 ? (ms / 1000).toPrecision(3) + ' s' : ms >= 10 ? ms.toFixed(0) + ' ms' : ms.toPrecision(2) + ' ms';
   check(answer.includes(stepShown + ' per step'), 'the step time is the API\'s (' + stepShown + ')');
+  check(await page.$eval('#waits-box', (e) => e.hidden) === !sim.result.waits.lines.length, 'the waits shown only when the server sent some');
   check(sim.result.plan.global_batch === 8 * 8 && (await text('#answer-detail')).includes('Global batch 64 = traced 8 × 8 GPUs'),
         'simulate ran the batch rule: global batch 64 = traced 8 x 8 GPUs ("' + await text('#answer-detail') + '")');
 
@@ -165,10 +166,18 @@ try {
   const m = /what-if: ([0-9.]+) (ms|s) → ([0-9.]+) (ms|s) per step \(\+([0-9.]+)%\)/.exec(wAnswer);
   const inMs = (v, u) => Number(v) * (u === 's' ? 1000 : 1);
   check(m && Math.abs(inMs(m[1], m[2]) - w.base_ms) <= 0.02 * w.base_ms && Math.abs(inMs(m[3], m[4]) - w.run_ms) <= 0.02 * w.run_ms &&
-        m[5] === (100 * (w.run_ms - w.base_ms) / w.base_ms).toFixed(1), 'the what-if sentence: "' + wAnswer + '"');
-  // the others wait for GPU 1: what holds the step back is waiting for peers, and GPU 1 is named
-  check(wi.result.holdback.kind === 'peers' && wAnswer.includes(wi.result.holdback.text + ', most of it for GPU 1, the one the others wait for'),
-        'the straggler sentence names peers and GPU 1: "' + wAnswer + '"');
+        Math.abs(w.change_pct - 100 * (w.run_ms - w.base_ms) / w.base_ms) < 1e-6 && m[5] === w.change_pct.toFixed(1),
+        'the what-if sentence, its change the server\'s (' + w.change_pct + '%): "' + wAnswer + '"');
+  // the others wait for GPU 1: what holds the step back is waiting for peers, and the page shows
+  // the server's waits lines (report/waits.h), GPU 1 the one waited for, each line's ms its text's
+  const wl = wi.result.waits.lines;
+  check(wi.result.holdback.kind === 'peers' && wAnswer.includes(wi.result.holdback.text) && wl.length > 0 &&
+        wl.every((x) => x.waited_for.length === 1 && x.waited_for[0] === 1 && !x.gpus.includes(1) && x.ms > 0 &&
+                        x.text.includes(' ' + x.ms.toFixed(3) + ' ms') && /for GPU 1( \(|$)/.test(x.text)),
+        'the straggler run: peers hold the step back, the waits lines name GPU 1 (' + wl.map((x) => x.text).join('; ') + ')');
+  const shownWaits = await page.$$eval('#waits li', (li) => li.map((x) => x.textContent));
+  check(!(await page.$eval('#waits-box', (e) => e.hidden)) && shownWaits.length === wl.length + (wi.result.waits.more_gpus > 0) &&
+        wl.every((x, i) => shownWaits[i] === x.text), 'the page shows the server\'s waits lines: "' + shownWaits[0] + '"');
   await page.click('#slow-gpu-on');
 
   // 4. which plan is fastest? (compare) and its ranking

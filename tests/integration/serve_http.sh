@@ -69,10 +69,12 @@ check_req() { # check_req BODY CODE TEXT WHAT: POST /api/check answers CODE with
 }
 same() { # same WHAT CLI-ARGS...: the last run's result equals the CLI's --json, but for the trace
     # folders, which the API names by catalogue id (shipped/NAME, dir1/NAME), never by path, and the
-    # server's verdict keys (report/verdict.h: speed-up over one GPU, efficiency, what holds the step back)
+    # server's verdict keys (report/verdict.h: speed-up over one GPU, efficiency, what holds the step back,
+    # memory per GPU, a what-if's change; report/waits.h: whom the GPUs waited for)
     local what=$1; shift
     jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?, .speedup?, .efficiency?, .one_gpu?,
-               .holdback?, .speedup_note?) | if .rows then .rows |= map(del(.efficiency, .holdback)) else . end' \
+               .holdback?, .speedup_note?, .peak_mem_bytes?, .waits?, .whatif.change_pct?) |
+           if .rows then .rows |= map(del(.efficiency, .holdback, .change_pct?)) else . end' \
       <(jq .result "$TMP/status") >"$TMP/api.json"
     "$BIN" "$@" --json | sed "s|$ROOT/traces/|shipped/|g; s|$TMP/more/|dir1/|g" |
       jq -S 'del(.simulation.wall_s, .simulation.peak_rss_bytes?, .wall_s?)' >"$TMP/cli.json" ||
@@ -102,6 +104,15 @@ run '{"command": "simulate", "trace": "shipped/cpu-resnet18-b8", "files": ["time
       "options": {"gpus": 8, "topology": "dgx-h100", "slow-gpu": ["1:1.5"], "sp": false}}'
 [ "$(jq -r .status "$TMP/status")" = done ] || fail "simulate run: $(jq -r .error "$TMP/status")"
 same "simulate with a slow GPU" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 8 --topology dgx-h100 --slow-gpu 1:1.5
+# whom the GPUs waited for: the result's waits lines are the CLI text's (one source, report/waits.h)
+"$BIN" simulate "$ROOT/traces/cpu-resnet18-b8" --gpus 8 --topology dgx-h100 --slow-gpu 1:1.5 2>/dev/null |
+    awk '/^waits /{on=1} on&&/^$/{exit} on{sub(/^waits +|^ +/, ""); print}' >"$TMP/cli-waits"
+jq -r '.result.waits.lines[].text' "$TMP/status" >"$TMP/api-waits"
+[ -s "$TMP/api-waits" ] && grep -q 'for GPU 1 ' "$TMP/api-waits" && cmp -s "$TMP/api-waits" "$TMP/cli-waits" ||
+    fail "the API's waits lines are not the CLI's: $(cat "$TMP/api-waits") / $(cat "$TMP/cli-waits")"
+jq -e '.result.whatif | .change_pct - 100 * (.run_ms - .base_ms) / .base_ms | fabs < 1e-6' "$TMP/status" >/dev/null ||
+    fail "the what-if's change_pct is not (run - base) / base: $(jq -c .result.whatif "$TMP/status")"
+ok "the API's waits lines are the CLI's ($(head -1 "$TMP/api-waits")); the what-if's change in %"
 for f in report.html timeline.json csv/gpus.csv csv/layers.csv csv/ops.csv csv/links.csv csv/collectives.csv result.json; do
     req GET "/api/runs/$ID/$f"
     [ "$CODE" = 200 ] && [ -s "$TMP/body" ] || [ "${f#csv/}" != "$f" ] || fail "download $f: HTTP $CODE"
