@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "netmodels/netcfg.h"
+#include "netmodels/photonic.h"
 #include "netmodels/topologies.h"
 #include "perfmodel/gpuspec.h"
 #include "run/placement.h"
@@ -213,5 +214,10 @@ json_t *mt_serve_opts_values_json(void) {
     for (int k = 0; MT_PLACEMENT_POLICIES[k]; k++)
         json_array_append_new(places, json_pack("{s:s, s:s}", "name", MT_PLACEMENT_POLICIES[k]->name, "help",
                                                 MT_PLACEMENT_POLICIES[k]->help));
-    return json_pack("{s:o, s:o, s:o}", "gpus", gpus, "presets", presets, "placements", places);
+    mt_photonic_params ph; /* the photonic model's defaults: the wafer preset of the page */
+    mt_photonic_params_init(&ph);
+    json_t *wafer = json_pack("{s:i, s:i, s:f, s:f}", "endpoints", MT_PHOTONIC_ENDPOINTS, "ports", ph.ports,
+                              "total_bw_Bps", ph.total_bw_Bps, "setup_ns", ph.setup_ns);
+    return json_pack("{s:o, s:o, s:o, s:o}", "gpus", gpus, "presets", presets, "placements", places, "photonic",
+                     wafer);
 }

@@ -9,12 +9,12 @@ const state = { options: null, values: null, traces: [], summary: null, history:
 
 /* The cluster presets: the DGX boxes (their GPU, GPUs per node, bandwidths) come from the server's
  * topology table (netmodels/presets.c, GET /api/options values.presets: fromServer below); the
- * wafer is examples/wafer_scale.sh's (84 GPUs, 8 optical ports). */
+ * wafer's GPUs, ports, bandwidth and circuit set-up are the photonic model's defaults (values.photonic,
+ * netmodels/photonic.h), on examples/wafer_scale.sh's A100-class GPU. */
 const PRESETS = {
   'dgx-h100': { topo: 'dgx-h100', nodes: 1 },
   'dgx-a100': { topo: 'dgx-a100', nodes: 1 },
-  'wafer': { photonic: true, gpu: 'A100-80GB', perNode: 84, nodes: 1, intra: 484, ports: 8, setup: '20ms',
-             help: '84 A100-class GPUs on one wafer joined by optical circuits: 8 ports per GPU, 484 GB/s in all, 20 ms to set up a circuit.' },
+  'wafer': { photonic: true, gpu: 'A100-80GB', nodes: 1 },
   'custom': { custom: true, help: 'Any number of nodes: NVSwitch inside a node, one network card per GPU between nodes.' },
 };
 
@@ -140,6 +140,14 @@ function presetsFromServer() {
     p.help = x.gpus + ' ' + x.gpu.split('-')[0] + ' GPUs per node on an NVSwitch, one ' +
       Math.round(x.nic_bw_Bps * 8 / 1e9) + ' Gb/s network card per GPU.';
   }
+  const ph = state.values.photonic, w = PRESETS.wafer;
+  if (!ph) return;
+  w.perNode = ph.endpoints;
+  w.ports = ph.ports;
+  w.intra = ph.total_bw_Bps / 1e9;
+  w.setup = (ph.setup_ns / 1e6) + 'ms';
+  w.help = ph.endpoints + ' A100-class GPUs on one wafer joined by optical circuits: ' + ph.ports + ' ports per GPU, ' +
+    w.intra + ' GB/s in all, ' + (ph.setup_ns / 1e6) + ' ms to set up a circuit.';
 }
 
 function presetTiers(name) {

@@ -56,6 +56,15 @@ try {
   await page.select('#preset', 'dgx-h100');
   check(await text('#total-gpus') === '8', 'DGX-H100 preset: 8 GPUs per node x 1 node');
 
+  // the wafer preset is the photonic model's defaults as the server sent them (values.photonic)
+  const ph = await page.evaluate(() => fetch('/api/options').then((r) => r.json()).then((o) => o.values.photonic));
+  await page.select('#preset', 'wafer');
+  const wafer = await text('#preset-help');
+  check(await text('#total-gpus') === String(ph.endpoints) && wafer.includes(ph.ports + ' ports per GPU') &&
+        wafer.includes(ph.total_bw_Bps / 1e9 + ' GB/s') && wafer.includes(ph.setup_ns / 1e6 + ' ms'),
+        `the wafer preset shows the server's photonic defaults (${JSON.stringify(ph)}): ${wafer}`);
+  await page.select('#preset', 'dgx-h100');
+
   // an impossible combination keeps Run disabled, with a message, as you type
   await page.click('#mode-plan');
   await page.type('#pp', '3');
