@@ -59,6 +59,13 @@ mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host) 
     return b;
 }
 
+void mt_prune_bound_key(const mt_plan *p, mt_plan *key) {
+    memset(key, 0, sizeof *key);
+    memcpy(key, p, sizeof *key);
+    if (p->vpp <= 1) key->schedule = MT_PP_1F1B;
+    if (!p->zero && !p->fsdp && !p->dist_opt && p->ep <= 1 && !p->emb_shard) key->dp_mode = MT_DP_DDP;
+}
+
 void mt_prune_topk_init(mt_prune_topk *t, int32_t k) {
     memset(t, 0, sizeof *t);
     t->k = k;
