@@ -613,9 +613,9 @@ static mt_status bound_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) 
     mt_error ign = {0};
     (void)err;
     x->ub[i] = HUGE_VAL;
-    if (job_cfg(x->c, &x->jobs[i], x->in->t, &wi, pool, &cfg, &ign) != MT_OK ||
-        mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK)
-        return MT_OK;
+    if (job_cfg(x->c, &x->jobs[i], x->in->t, &wi, pool, &cfg, &ign) != MT_OK) return MT_OK;
+    cfg.bound_only = 1; /* the sums the bound reads, not the tasks (extrapolate/program.h) */
+    if (mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK) return MT_OK;
     x->b[i] = mt_prune_bound_of(run.prog, run.host);
     double ms = x->b[i].step_ps / 1e9;
     if (ms > 0) x->ub[i] = mt_speedup(&run.plan, ms, x->cmp->base_batch, x->cmp->base_step_ms); /* as fill_row */

@@ -29,7 +29,11 @@
  * only in their gradient collectives (pass_dp.c), the states alike while no sharding, expert or
  * embedding pass reads the mode. So compare prices one program per class (mt_prune_bound_key) and
  * copies its bound to the others (a class whose first program fails is built plan by plan).
- * Costs: a bound is O(stages); the top-K set O(K) per insertion.
+ * compare builds these programs bound-only (extrapolate/program.h: each stage's COMPUTE work tallied
+ * as it is emitted, the tasks not kept), so pricing a 1,024-micro-batch pipeline costs its walk, not
+ * hundreds of MB; mt_prune_bound_of reads the tally or the tasks alike (the same integer sums).
+ * Costs: a bound is O(stages) (O(stages x ops) from tallies with a host model); the top-K set O(K)
+ * per insertion.
  */
 #ifndef MT_RUN_PRUNE_H
 #define MT_RUN_PRUNE_H
@@ -50,7 +54,7 @@ typedef struct mt_prune_bound {
     double mem_bytes;        /* lower bound on the peak memory per GPU */
 } mt_prune_bound;
 
-/* The bounds of a built program (host: the run's host model, NULL none). O(stages). */
+/* The bounds of a built program, full or bound-only (host: the run's host model, NULL none). */
 mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host);
 
 /* *key = p with what the bound does not read normalised (schedule gpipe -> 1f1b without --vpp; dp ->
