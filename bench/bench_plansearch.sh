@@ -3,7 +3,9 @@
 # against pruned (--top 10: plans whose bound keeps them out of the first 10 rows are
 # not simulated, run/prune.h), on Llama-3-8B (32 blocks from the 8-block H100 trace, --blocks 32)
 # at N GPUs (default 128; issue 47's case is 1024) on multinode:nodes=N/8,gpus=8, global batch N.
-# Usage: bench/bench_plansearch.sh [path/to/mitosis] [N]   env JOBS (default 2), TOP (default 10)
+# Usage: bench/bench_plansearch.sh [path/to/mitosis] [N]   env JOBS (default 2), TOP (default 10),
+#   BEFORE (optional: another mitosis, e.g. an older build, run pruned too: a "before" row, and whether
+#   its JSON equals this build's, wall_s aside)
 # Prints a markdown table: mode, plans listed, simulated (ranked + skipped), pruned, wall s, CPU s
 # (user + system: the measure on a loaded machine) and peak RSS (/usr/bin/time, the whole process), and whether every row the pruned run kept equals the
 # exhaustive run's (same numbers, same order) with the same first TOP rows.
@@ -16,9 +18,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 args=(compare "$here/../traces/h100-llama3-8b-8blocks-b1-bf16" --blocks 32 --gpus "$n"
       --topology "multinode:nodes=$((n / 8)),gpus=8" --batch "$n" --jobs "$jobs" --json)
-for mode in exhaustive pruned; do
-  extra=(--exhaustive); [ "$mode" = pruned ] && extra=(--top "$top")
-  /usr/bin/time -f "%e %M %U %S" -o "$tmp/$mode.time" "$bin" "${args[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>/dev/null
+modes="exhaustive pruned"
+[ -n "${BEFORE:-}" ] && modes="$modes before"
+for mode in $modes; do
+  extra=(--exhaustive); [ "$mode" != exhaustive ] && extra=(--top "$top")
+  b=$bin; [ "$mode" = before ] && b=$BEFORE
+  /usr/bin/time -f "%e %M %U %S" -o "$tmp/$mode.time" "$b" "${args[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>/dev/null
 done
 echo "Llama-3-8B (32 blocks) compare on $n GPUs, --jobs $jobs, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
@@ -27,14 +32,18 @@ echo "|---|---|---|---|---|---|---|---|"
 python3 - "$tmp" "$top" <<'PY'
 import json, sys
 tmp, top = sys.argv[1], int(sys.argv[2])
-d = {m: json.load(open(f"{tmp}/{m}.json")) for m in ("exhaustive", "pruned")}
+import os
+d = {m: json.load(open(f"{tmp}/{m}.json")) for m in ("exhaustive", "pruned", "before") if os.path.exists(f"{tmp}/{m}.json")}
 by = {r["label"]: r for r in d["exhaustive"]["rows"]}
 for m, x in d.items():
     wall, kb, us, sy = open(f"{tmp}/{m}.time").read().split()[-4:]
     pr = len(x.get("pruned", []))
     n = len(x["rows"]) + len(x["skipped"]) + pr
     same = "-"
-    if m == "pruned":
+    if m == "before":
+        strip = lambda j: {k: v for k, v in j.items() if k != "wall_s"}
+        same = "pruned run's JSON: " + ("same" if strip(x) == strip(d["pruned"]) else "DIFFERS")
+    elif m == "pruned":
         kept = [r["label"] for r in x["rows"]]
         ok = all(by.get(r["label"]) == r for r in x["rows"])
         ok = ok and kept == [l for l in by if l in set(kept)] and kept[:top] == list(by)[:top]

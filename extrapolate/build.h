@@ -34,6 +34,7 @@ typedef struct mt_bld {
     mt_optime_fn optime;
     void *optime_ctx;
     int one_op_per_task;
+    int bound_only;                /* mt_program_opts': stages tallied (mt_stage_tally), not kept */
     double pp_send_ns_per_byte;    /* mt_program_opts' */
     int32_t n_units;               /* layers, or forward ops of a trace without layers */
     int32_t *unit;                 /* per op, -1 */

@@ -434,10 +434,23 @@ static void reserve_stage(mt_bld *b, mt_emit *em, int32_t s) {
     (void)mt_vec_reserve(&em->sp->tasks, &em->cap_tasks, b->one_op_per_task ? items + extra : extra);
 }
 
+/* A bound-only stage's tally (program.h), zeroed. */
+static mt_status new_tally(mt_bld *b, mt_stage_program *sp) {
+    int32_t m = b->plan->micro_batches > 0 ? b->plan->micro_batches : 1;
+    mt_stage_tally *y = sp->tally = calloc(1, sizeof *sp->tally);
+    if (!y || !(y->mb_ps = calloc((size_t)m * 2, sizeof *y->mb_ps)) ||
+        !(y->op_tasks = calloc((size_t)(b->t->n_ops > 0 ? b->t->n_ops : 1), sizeof *y->op_tasks)))
+        return MT_ENOMEM;
+    y->m = m;
+    y->n_ops = b->t->n_ops;
+    return MT_OK;
+}
+
 static mt_status build_stage(mt_bld *b, int32_t s) {
     mt_stage_program *sp = &b->p->stages[s];
     mt_emit em = {sp, 0, 0};
-    reserve_stage(b, &em, s);
+    if (b->bound_only) MT_CHECK(new_tally(b, sp));
+    else reserve_stage(b, &em, s);
     EACH_PASS(b, stage_begin, &em, s);
     if (s == 0) MT_CHECK(emit_other(b, &em, s, 1));
     MT_CHECK(mt_pp_emit_stage(b, &em, s));
@@ -657,6 +670,7 @@ mt_status mt_program_build(const mt_trace *t, const mt_plan *plan, const mt_prog
     b.optime = o && o->optime ? o->optime : mt_optime_proportional;
     b.optime_ctx = o ? o->optime_ctx : NULL;
     b.one_op_per_task = o ? o->one_op_per_task : 0;
+    b.bound_only = o ? o->bound_only : 0;
     b.pp_send_ns_per_byte = o ? o->pp_send_ns_per_byte : 0;
     if (!p->stages || !bld_alloc(&b, t, plan->pp)) goto fail;
     if ((rc = build(&b, err)) != MT_OK) goto fail;
@@ -676,6 +690,11 @@ void mt_program_free(mt_program *p) {
     for (int32_t s = 0; p->stages && s < p->n_stages; s++) {
         mt_spare_put(p->stages[s].tasks); /* kept for the next build (spare.h) */
         mt_spare_put(p->stages[s].items);
+        if (p->stages[s].tally) {
+            free(p->stages[s].tally->mb_ps);
+            free(p->stages[s].tally->op_tasks);
+            free(p->stages[s].tally);
+        }
     }
     free(p->tp_replicated);
     free(p->stages);

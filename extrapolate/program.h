@@ -110,6 +110,17 @@ typedef struct mt_task {
     int32_t moe_layer;       /* COLL with moe: the MoE layer whose shares it follows, -1 emb_share */
 } mt_task;
 
+/* A stage's COMPUTE work tallied as it is emitted, for a bound-only program (mt_program_opts.bound_only):
+ * what run/prune.h's bounds read of the tasks, without the tasks. */
+typedef struct mt_stage_tally {
+    int32_t m;                         /* the plan's micro-batches */
+    double *mb_ps;                     /* [2 m]: micro-batch j's COMPUTE tasks' time, forward ([2 j]) and
+                                        * backward ([2 j + 1], by each task's phase), ps */
+    double mb_total_ps;                /* every COMPUTE task of a micro-batch (mb >= 0), ps */
+    int32_t *op_tasks;                 /* [n_ops]: COMPUTE tasks whose first item is that op */
+    int32_t n_ops;                     /* the trace's ops */
+} mt_stage_tally;
+
 typedef struct mt_stage_program {
     mt_task *tasks;  int32_t n_tasks;
     mt_item *items;  int32_t n_items;
@@ -129,6 +140,8 @@ typedef struct mt_stage_program {
                                         * activations freed after their last backward reader (a
                                         * recomputed one made at its re-run), gradients made as their
                                         * backward op runs (zero_grad(set_to_none=True)); 0 else */
+    mt_stage_tally *tally;             /* bound_only: the tally (tasks holds only the last task, items
+                                        * none); NULL otherwise */
 } mt_stage_program;
 
 typedef struct mt_program {
@@ -186,6 +199,10 @@ typedef struct mt_program_opts {
     int one_op_per_task;     /* every op its own COMPUTE task (host modelling times each op) */
     double pp_send_ns_per_byte; /* the pipeline partitioner's cost of a byte sent between stages
                                  * (stages.h; 1e9 / the link bandwidth), 0: sends not weighed */
+    int bound_only;          /* 1: each stage's COMPUTE work tallied (mt_stage_tally), its tasks and items
+                              * not kept (the passes see the last task only): the same sums and states
+                              * as the full program in O(ops) memory, for a plan search's bounds; such
+                              * a program cannot be simulated */
 } mt_program_opts;
 
 /* Builds the stage programs for a resolved plan (mt_plan_resolve). Cost O(M x ops + tensors x P).

@@ -600,25 +600,78 @@ typedef struct bounds_ctx {
     const mt_comparison *cmp;
     mt_prune_bound *b;
     double *ub;
+    const int32_t *rows; /* item k is row rows[k] */
 } bounds_ctx;
 
 /* Row i's bounds from its program (a plan that cannot build gets none: its run says why). */
-static mt_status bound_item(void *ctx, mt_pool *pool, int32_t i, mt_error *err) {
+static mt_status bound_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
     bounds_ctx *x = ctx;
+    int32_t i = x->rows[k];
     mt_simrun_cfg cfg;
     mt_whatif wi;
     mt_simrun run;
     mt_error ign = {0};
     (void)err;
     x->ub[i] = HUGE_VAL;
-    if (job_cfg(x->c, &x->jobs[i], x->in->t, &wi, pool, &cfg, &ign) != MT_OK ||
-        mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK)
-        return MT_OK;
+    if (job_cfg(x->c, &x->jobs[i], x->in->t, &wi, pool, &cfg, &ign) != MT_OK) return MT_OK;
+    cfg.bound_only = 1; /* the sums the bound reads, not the tasks (extrapolate/program.h) */
+    if (mt_simrun_build_program(x->in->t, x->in->pm, &cfg, &run, &ign) != MT_OK) return MT_OK;
     x->b[i] = mt_prune_bound_of(run.prog, run.host);
     double ms = x->b[i].step_ps / 1e9;
     if (ms > 0) x->ub[i] = mt_speedup(&run.plan, ms, x->cmp->base_batch, x->cmp->base_step_ms); /* as fill_row */
     mt_simrun_free(&run);
     return MT_OK;
+}
+
+/* 1 when jobs a and b share a bound (run/prune.h: equal keys, topologies and networks). */
+static int same_bound(const job *a, const job *b) {
+    mt_plan ka, kb;
+    mt_prune_bound_key(&a->plan, &ka);
+    mt_prune_bound_key(&b->plan, &kb);
+    return !memcmp(&ka, &kb, sizeof ka) && !strcmp(a->topology, b->topology) && !memcmp(&a->net, &b->net, sizeof a->net);
+}
+
+/* Row i takes the bound of row r, the first of its class, when its own plan resolves as it would
+ * in its run (ub from its resolved plan, as bound_item); 0: build it. */
+static int copy_bound(bounds_ctx *x, int32_t i, int32_t r) {
+    mt_simrun_cfg cfg;
+    mt_whatif wi;
+    mt_error ign = {0};
+    if (!x->b[r].ok || job_cfg(x->c, &x->jobs[i], x->in->t, &wi, NULL, &cfg, &ign) != MT_OK ||
+        mt_plan_resolve(&cfg.plan, x->in->t, &ign) != MT_OK)
+        return 0;
+    x->b[i] = x->b[r];
+    x->ub[i] = x->ub[r] == HUGE_VAL ? HUGE_VAL
+                                    : mt_speedup(&cfg.plan, x->b[i].step_ps / 1e9, x->cmp->base_batch, x->cmp->base_step_ms);
+    return 1;
+}
+
+/* Every row's bounds: one program per class of rows sharing a bound (the first row of each), the
+ * others copied, or built themselves when that one could not be. */
+static mt_status bound_rows(bounds_ctx *x, int32_t jobs, mt_error *err) {
+    int32_t n = x->cmp->n, *rep = calloc((size_t)n + 1, sizeof *rep), *rows = calloc((size_t)n + 1, sizeof *rows), nr = 0;
+    if (!rep || !rows) {
+        free(rep);
+        free(rows);
+        return mt_fail(err, MT_ENOMEM, "out of memory");
+    }
+    for (int32_t i = 0; i < n; i++) {
+        rep[i] = i;
+        for (int32_t k = 0; k < nr && rep[i] == i; k++)
+            if (same_bound(&x->jobs[rows[k]], &x->jobs[i])) rep[i] = rows[k];
+        if (rep[i] == i) rows[nr++] = i;
+    }
+    x->rows = rows;
+    mt_pool_map_cfg m = {.n = nr, .jobs = jobs, .fn = bound_item, .ctx = x};
+    mt_status rc = mt_pool_map(&m, NULL, err);
+    nr = 0;
+    for (int32_t i = 0; rc == MT_OK && i < n; i++)
+        if (rep[i] != i && !copy_bound(x, i, rep[i])) rows[nr++] = i;
+    m.n = nr;
+    if (rc == MT_OK && nr) rc = mt_pool_map(&m, NULL, err);
+    free(rep);
+    free(rows);
+    return rc;
 }
 
 typedef struct by_ub {
@@ -637,9 +690,8 @@ static int cmp_ub(const void *a, const void *b) {
  * speed-up bound first: a rank's rows before row i are rows before it in x->order). */
 static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, double *ub, mt_error *err) {
     mt_comparison *cmp = x->cmp;
-    bounds_ctx bx = {x->c, x->in, x->jobs, cmp, b, ub};
-    mt_pool_map_cfg m = {.n = cmp->n, .jobs = jobs, .fn = bound_item, .ctx = &bx};
-    MT_CHECK(mt_pool_map(&m, NULL, err));
+    bounds_ctx bx = {x->c, x->in, x->jobs, cmp, b, ub, NULL};
+    MT_CHECK(bound_rows(&bx, jobs, err));
     by_ub *o = calloc((size_t)cmp->n + 1, sizeof *o);
     if (!o) return mt_fail(err, MT_ENOMEM, "out of memory");
     for (int32_t i = 0; i < cmp->n; i++) o[i] = (by_ub){ub[i], i};

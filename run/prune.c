@@ -6,12 +6,15 @@
 #include <string.h>
 
 /* Stage sp's compute in micro-batch tasks (*mb_ps) and the least forward and backward compute of
- * one micro-batch (*fwd_ps, *bwd_ps; 0 when a micro-batch has none). */
+ * one micro-batch (*fwd_ps, *bwd_ps; 0 when a micro-batch has none), from its tasks or, bound-only,
+ * its tally (the same sums: integers, exact in any order). */
 static int mb_work(const mt_stage_program *sp, int32_t m, double *mb_ps, double *fwd_ps, double *bwd_ps) {
-    double *f = calloc((size_t)m * 2, sizeof *f);
+    const mt_stage_tally *y = sp->tally;
+    if (y && y->m != m) return 0;
+    double *f = y ? y->mb_ps : calloc((size_t)m * 2, sizeof *f);
     if (!f) return 0;
-    *mb_ps = 0;
-    for (int32_t k = 0; k < sp->n_tasks; k++) {
+    *mb_ps = y ? y->mb_total_ps : 0;
+    for (int32_t k = 0; !y && k < sp->n_tasks; k++) {
         const mt_task *t = &sp->tasks[k];
         if (t->kind != MT_TASK_COMPUTE || t->mb < 0) continue;
         *mb_ps += (double)t->dur_ps;
@@ -22,8 +25,24 @@ static int mb_work(const mt_stage_program *sp, int32_t m, double *mb_ps, double 
         *fwd_ps = fmin(*fwd_ps, f[(size_t)j * 2]);
         *bwd_ps = fmin(*bwd_ps, f[(size_t)j * 2 + 1]);
     }
-    free(f);
+    if (!y) free(f);
     return 1;
+}
+
+/* The host thread's work on stage sp per step: its head and every COMPUTE task's op's host time. */
+static double host_work(const mt_stage_program *sp, const mt_hostmodel *host) {
+    double host_ps = (double)host->head_ps;
+    if (sp->tally) {
+        for (int32_t op = 0; op < host->n_ops && op < sp->tally->n_ops; op++)
+            if (sp->tally->op_tasks[op]) host_ps += (double)sp->tally->op_tasks[op] * (double)host->ops[op].host_ps;
+        return host_ps;
+    }
+    for (int32_t k = 0; k < sp->n_tasks; k++) {
+        const mt_task *t = &sp->tasks[k];
+        int32_t op = t->kind == MT_TASK_COMPUTE && t->item_count > 0 ? sp->items[t->item_first].op : -1;
+        if (op >= 0 && op < host->n_ops) host_ps += (double)host->ops[op].host_ps;
+    }
+    return host_ps;
 }
 
 mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host) {
@@ -43,20 +62,20 @@ mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host) 
             step = fmax(step, chain_ps + mb_ps);
             chain_ps += fwd_ps + bwd_ps;
         }
-        if (host) { /* the host thread issues every op in turn; a GPU's step ends when it is done too */
-            double host_ps = (double)host->head_ps;
-            for (int32_t k = 0; k < sp->n_tasks; k++) {
-                const mt_task *t = &sp->tasks[k];
-                int32_t op = t->kind == MT_TASK_COMPUTE && t->item_count > 0 ? sp->items[t->item_first].op : -1;
-                if (op >= 0 && op < host->n_ops) host_ps += (double)host->ops[op].host_ps;
-            }
-            step = fmax(step, host_ps);
-        }
+        if (host) step = fmax(step, host_work(sp, host)); /* the host thread issues every op in turn; a
+                                                            * GPU's step ends when it is done too */
         double mem = sp->param_bytes + sp->grad_bytes + sp->optstate_bytes;
         if (step > b.step_ps) b.step_ps = step, b.stage = s;
         if (mem > b.mem_bytes) b.mem_bytes = mem;
     }
     return b;
+}
+
+void mt_prune_bound_key(const mt_plan *p, mt_plan *key) {
+    memset(key, 0, sizeof *key);
+    memcpy(key, p, sizeof *key);
+    if (p->vpp <= 1) key->schedule = MT_PP_1F1B;
+    if (!p->zero && !p->fsdp && !p->dist_opt && p->ep <= 1 && !p->emb_shard) key->dp_mode = MT_DP_DDP;
 }
 
 void mt_prune_topk_init(mt_prune_topk *t, int32_t k) {

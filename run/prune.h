@@ -22,7 +22,18 @@
  * mt_prune_topk_* applied afterwards over every row in that order removes the rest, so the rows
  * kept, and their numbers, are the same on 1 thread or 16: every kept row is the exhaustive run's
  * row, and the first K ranked rows are exactly the exhaustive ranking's first K.
- * Costs: a bound is O(stages); the top-K set O(K) per insertion.
+ * Plans that share a bound: the bound reads only the multiset of a stage's COMPUTE tasks (their
+ * micro-batch, phase, duration and op) and its state bytes. A gpipe and a 1f1b schedule (no --vpp)
+ * call the same forward and backward of each (stage, micro-batch) with the same arguments, in
+ * another order (extrapolate/pass_pp.c); DataParallel (dp) and DDP place the same ops and differ
+ * only in their gradient collectives (pass_dp.c), the states alike while no sharding, expert or
+ * embedding pass reads the mode. So compare prices one program per class (mt_prune_bound_key) and
+ * copies its bound to the others (a class whose first program fails is built plan by plan).
+ * compare builds these programs bound-only (extrapolate/program.h: each stage's COMPUTE work tallied
+ * as it is emitted, the tasks not kept), so pricing a 1,024-micro-batch pipeline costs its walk, not
+ * hundreds of MB; mt_prune_bound_of reads the tally or the tasks alike (the same integer sums).
+ * Costs: a bound is O(stages) (O(stages x ops) from tallies with a host model); the top-K set O(K)
+ * per insertion.
  */
 #ifndef MT_RUN_PRUNE_H
 #define MT_RUN_PRUNE_H
@@ -43,8 +54,13 @@ typedef struct mt_prune_bound {
     double mem_bytes;        /* lower bound on the peak memory per GPU */
 } mt_prune_bound;
 
-/* The bounds of a built program (host: the run's host model, NULL none). O(stages). */
+/* The bounds of a built program, full or bound-only (host: the run's host model, NULL none). */
 mt_prune_bound mt_prune_bound_of(const mt_program *p, const mt_hostmodel *host);
+
+/* *key = p with what the bound does not read normalised (schedule gpipe -> 1f1b without --vpp; dp ->
+ * ddp without ZeRO, FSDP, the distributed optimizer, --ep or --embedding-shard), every byte of *key
+ * set first: plans whose keys are equal bytes have equal bounds. */
+void mt_prune_bound_key(const mt_plan *p, mt_plan *key);
 
 /* The K highest values seen (speed-ups), for the rule above. */
 typedef struct mt_prune_topk {

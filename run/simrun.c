@@ -181,7 +181,7 @@ static mt_status build_program(const mt_trace *t, mt_perfmodel *pm, const mt_sim
     out->netcfg = cfg->net; /* for run/estimate.c before the network is built */
     scaled_optime so = {pm, cfg->op_scale};
     mt_program_opts po = {pm ? mt_perfmodel_op_time_ns : NULL, pm, out->host != NULL,
-                          pp_send_ns_per_byte(cfg, &out->plan)};
+                          pp_send_ns_per_byte(cfg, &out->plan), cfg->bound_only};
     if (cfg->op_scale > 0 && cfg->op_scale != 1) {
         po.optime = optime_scaled;
         po.optime_ctx = &so;

@@ -53,6 +53,8 @@ typedef struct mt_simrun_cfg {
     mt_simrun_prepare_fn prepare; /* optional */
     void *prepare_ctx;
     mt_pool *pool;           /* the map this run is an item of (igraph under its lock); NULL none */
+    int bound_only;          /* mt_simrun_build_program only: a bound-only program (program.h), not
+                              * to be simulated */
 } mt_simrun_cfg;
 
 /* Defaults: mt_plan_init, mt_netcfg_init, mt_sim_opts_init, host model auto, scales 1. */

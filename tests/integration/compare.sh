@@ -8,6 +8,10 @@
 # sweeps (with {nodes} in --topology) match simulate; what-if flags run every plan perturbed and
 # unperturbed, both equal to simulate; --dp-modes all lists ddp, dp, ZeRO-1/2/3, FSDP and distopt and a
 # --plans list takes zero=, fsdp, fsdp_shard=, each row equal to simulate; bad input is one line and exit 2.
+# The pruned search (--top 3) on the H100 Llama-3 trace (host model on, pipelines of both schedules,
+# dp and ddp): its rows are the exhaustive run's, byte for byte and in order, each pruned plan's
+# bound is at or below its exhaustive step, and plans differing only in schedule or dp mode have
+# one bound (run/prune.h: one bound-only program per class).
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -233,5 +237,21 @@ if os.path.isdir(vgg):  # the memory limit follows --target-gpu (A100 40GB), and
                 "--host-model", "none")
     if d:
         c.check("--gpu-mem overrides the target's memory", d["mem_limit_bytes"] == 100e9, d["mem_limit_bytes"])
+llama = f"{own}/h100-llama3-8b-8blocks-b1-bf16"
+full, top = (compare(llama, "--gpus", 8, "--batch", 16, *m) for m in (("--exhaustive",), ("--top", 3)))
+if full and top:
+    by, pruned = {r["label"]: r for r in full["rows"]}, top.get("pruned", [])
+    kept = [r["label"] for r in top["rows"]]
+    c.check("--top 3 prunes plans and keeps rows of --exhaustive, in its order", pruned and top["exact_rows"] == 3
+            and all(by.get(r["label"]) == r for r in top["rows"]) and kept == [l for l in by if l in set(kept)]
+            and kept[:3] == list(by)[:3] and top["skipped"] == full["skipped"], (kept, list(by)))
+    lb = {p["label"]: p["reason"].split("at least ")[1].split(" (")[0] for p in pruned if p["reason"].startswith("bound")}
+    c.check("--top 3: every pruned plan has a bound at or below its exhaustive step", len(lb) == len(pruned) and
+            all(float(v.split(" ms")[0]) <= by[k]["step_ms"] * (1 + 1e-9) for k, v in lb.items()), pruned)
+    cls = {}
+    for k, v in lb.items():
+        cls.setdefault(k.replace("schedule=gpipe", "schedule=1f1b").replace("ddp=", "dp="), set()).add(v)
+    c.check("--top 3: plans differing only in schedule or dp mode share a bound",
+            len(cls) < len(lb) and all(len(v) == 1 for v in cls.values()), cls)
 c.finish()
 EOF

@@ -5,7 +5,10 @@
  *  - large kernels: the GPU is the bottleneck, it waits only for the first launch;
  *  - a synchronising call in the middle: the host blocks until the device has drained, then
  *    the device waits for the host's next launch, so host and device serialise there;
- *  - a CPU-only trace cannot be host-modelled (clear error). */
+ *  - a CPU-only trace cannot be host-modelled (clear error);
+ *  - a bound-only program (program.h: the COMPUTE work tallied, not kept) gives run/prune.h's
+ *    bounds and each stage's compute exactly as the full program does, with and without the host
+ *    model, on pipelines of both schedules. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +27,7 @@
 #include "netmodels/registry.h"
 #include "netmodels/topologies.h"
 #include "sim/engine.h"
+#include "run/prune.h"
 #include "sim/simulate.h"
 
 #define US 1000 /* ns */
@@ -241,6 +245,53 @@ static void cpu_trace_cannot_be_host_modelled(void **state) {
     free_trace(t);
 }
 
+/* The bound of plan (pp, m, schedule) from a full and from a bound-only program: equal. */
+static void bound_pair(const mt_trace *t, const mt_hostmodel *hm, int32_t pp, int32_t m, mt_pp_schedule sched) {
+    mt_plan pl;
+    mt_plan_init(&pl);
+    pl.gpus = pl.pp = pp;
+    pl.micro_batches = m;
+    pl.schedule = sched;
+    mt_error err = {0};
+    assert_int_equal(mt_plan_resolve(&pl, t, &err), MT_OK);
+    mt_program *p[2];
+    for (int k = 0; k < 2; k++) {
+        mt_program_opts po = {NULL, NULL, hm != NULL, 0, k};
+        assert_int_equal(mt_program_build(t, &pl, &po, &p[k], &err), MT_OK);
+    }
+    mt_prune_bound full = mt_prune_bound_of(p[0], hm), tally = mt_prune_bound_of(p[1], hm);
+    assert_true(full.ok && full.step_ps > 0);
+    assert_true(tally.ok);
+    assert_true(full.step_ps == tally.step_ps && full.mem_bytes == tally.mem_bytes);
+    assert_int_equal(full.stage, tally.stage);
+    for (int32_t s = 0; s < pp; s++) {
+        assert_null(p[0]->stages[s].tally);
+        assert_non_null(p[1]->stages[s].tally);
+        assert_int_equal(p[0]->stages[s].compute_ps, p[1]->stages[s].compute_ps);
+    }
+    mt_program_free(p[0]);
+    mt_program_free(p[1]);
+}
+
+static void bound_only_program_bounds_as_the_full_one(void **state) {
+    (void)state;
+    int64_t start[24];
+    for (int i = 0, at = 0; i < 24; at += 3 + 7 * (i % 5), i++) start[i] = at; /* uneven host gaps */
+    spec s = {24, start, 2, 4, -1, 0, 0, 400};
+    mt_trace *t = make(&s);
+    t->batch_size = 8;
+    mt_hostmodel *hm;
+    assert_int_equal(mt_hostmodel_build(t, &hm, NULL), MT_OK);
+    for (int h = 0; h < 2; h++) {
+        bound_pair(t, h ? hm : NULL, 1, 1, MT_PP_1F1B);
+        bound_pair(t, h ? hm : NULL, 2, 4, MT_PP_GPIPE);
+        bound_pair(t, h ? hm : NULL, 2, 4, MT_PP_1F1B);
+        bound_pair(t, h ? hm : NULL, 4, 8, MT_PP_1F1B);
+    }
+    mt_hostmodel_free(hm);
+    free_trace(t);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -248,6 +299,7 @@ int main(void) {
         cmocka_unit_test(large_kernels_are_gpu_bound),
         cmocka_unit_test(a_sync_serialises_host_and_device),
         cmocka_unit_test(cpu_trace_cannot_be_host_modelled),
+        cmocka_unit_test(bound_only_program_bounds_as_the_full_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
