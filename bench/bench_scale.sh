@@ -5,7 +5,8 @@
 # (traces/cpu-gpt-l8h16-b2, 2 micro-batches: its replica batch is 2) on a multinode fabric, folded
 # (programs and network), --no-net-fold and --no-fold, ResNet-50 tp4 x pp8 x dp256 with and without
 # the network folded, the exact ring (--ring-model steps) at 1024 GPUs, and ResNet-50 DDP at 524,288
-# GPUs under NCCL's tuner and as rings (issue 44).
+# GPUs under NCCL's tuner and as rings (issue 44); 1,048,576 GPUs with the network's flow groups
+# (issue 47, docs/scale.md: before -> after there).
 # Usage: bench/bench_scale.sh [path/to/mitosis] [shared traces dir] [repeats]   (markdown table)
 # Each row is the best of `repeats` runs (default 3) by CPU time (user + system): the machine is
 # shared, and a single-threaded run's CPU time is what its wall time is on a quiet machine, while
@@ -60,6 +61,10 @@ row "GPT l8h16 tp8 pp16 dp128, --no-net-fold" "$gpt" "multinode:nodes=2048,gpus=
     --dp 128 --micro-batches 2 --no-net-fold
 row "ResNet-50 tp4 pp8 dp256" "$res" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 4 --pp 8
 row "ResNet-50 tp4 pp8 dp256, --no-net-fold" "$res" "multinode:nodes=1024,gpus=8" --gpus 8192 --tp 4 --pp 8 --no-net-fold
+# NCCL's tuner on one switch of 2048 GPUs (--gpus N's default topology): NVLS (direct, n(n-1)
+# sends a phase) before the NVLink-domain bound (576, extrapolate/nccl.h): 83.8 M events, 106.6 s CPU,
+# 3.1 GB; rings now (issue 47)
+row "ResNet-50 DDP (NCCL's tuner)" "$res" "switch:2048" --gpus 2048 --strategy ddp
 # the exact ring (every step's sends, O(N^2) sends) that --ring-model auto replaces above 64 ranks
 row "ResNet-50 DDP, ring steps" "$res" "switch:1024" --gpus 1024 --strategy ddp --ring-model steps
 row "ResNet-50 DDP, ring steps" "$res" "multinode:nodes=128,gpus=8" --gpus 1024 --strategy ddp --ring-model steps

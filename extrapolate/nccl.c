@@ -83,7 +83,8 @@ int mt_nccl_cost_of(const mt_nccl_fabric *f, mt_coll_op op, mt_nccl_algo a, mt_n
     if (n < 2 || (unsigned)a >= MT_NCCL_ALGO_COUNT || (unsigned)p >= MT_NCCL_PROTO_COUNT) return 0;
     if (op == MT_COLL_ALLTOALL || op == MT_COLL_SENDRECV) return 0;
     if (a != MT_NCCL_RING && op != MT_COLL_ALLREDUCE) return 0;
-    if (a == MT_NCCL_NVLS && (p != MT_NCCL_SIMPLE || !f->nvswitch || f->arch == MT_NCCL_AMPERE || nodes > 1))
+    if (a == MT_NCCL_NVLS && (p != MT_NCCL_SIMPLE || !f->nvswitch || f->arch == MT_NCCL_AMPERE || nodes > 1 ||
+                              n > MT_NCCL_NVLS_RANKS_MAX))
         return 0;
     int bucket = nodes == 1 ? 0 : nodes == 2 ? 1 : 2;
     double ring = ring_simple_Bps(f), factor = mt_coll_busbw_factor(op, n), bus;
@@ -141,7 +142,7 @@ mt_status mt_nccl_tune(const mt_nccl_fabric *f, mt_coll_op op, double bytes, int
         return mt_fail(err, MT_EINVAL, "NCCL does not run %s as %s on %d rank%s over %d node%s%s", mt_coll_op_name(op),
                        force_algo >= 0 ? mt_nccl_algo_name((mt_nccl_algo)force_algo) : "any algorithm", (int)f->nranks,
                        mt_plural(f->nranks), (int)f->nnodes, mt_plural(f->nnodes),
-                       force_algo == MT_NCCL_NVLS ? " (NVLS: all-reduce on one NVSwitch node of Hopper or later)"
+                       force_algo == MT_NCCL_NVLS ? " (NVLS: all-reduce on one NVSwitch node of Hopper or later, at most 576 GPUs)"
                        : force_algo == MT_NCCL_TREE ? " (tree: all-reduce only)" : "");
     return MT_OK;
 }

@@ -43,6 +43,11 @@ typedef enum { MT_NCCL_AMPERE = 0, MT_NCCL_HOPPER, MT_NCCL_BLACKWELL, MT_NCCL_AR
 #define MT_NCCL_RING_EFF 0.80
 #define MT_NCCL_NET_EFF 0.85
 #define MT_NCCL_NVLS_EFF 0.60
+/* NVLS is NVLink SHARP inside one NVLink domain: at most 576 GPUs (NVLink 5's largest, GB200
+ * NVL576; Hopper's NVLink Switch System: 256). A one-switch fabric of more GPUs (switch:N, the
+ * default topology of --gpus N) is no NVLink domain: NVLS is not offered there (its schedule, direct,
+ * is n(n-1) sends a phase: 2048 GPUs ran for minutes, 1,048,576 never ended). */
+#define MT_NCCL_NVLS_RANKS_MAX 576
 
 typedef struct mt_nccl_fabric {
     int32_t nranks, nnodes;  /* ranks of the communicator, nodes they span (>= 1) */
@@ -70,7 +75,8 @@ mt_nccl_arch mt_nccl_arch_of_gpu(const char *gpu_name);
 
 /* The cost of (algo, proto) for op over bytes (per rank, as collective.h) on f; 0 when NCCL does
  * not offer that pair there (tree for other than all-reduce, NVLS off an NVSwitch or before
- * Hopper or across nodes, NVLS with LL/LL128), 1 with *out filled. */
+ * Hopper or across nodes or over more than MT_NCCL_NVLS_RANKS_MAX ranks, NVLS with LL/LL128), 1 with
+ * *out filled. */
 int mt_nccl_cost_of(const mt_nccl_fabric *f, mt_coll_op op, mt_nccl_algo a, mt_nccl_proto p, double bytes,
                     mt_nccl_cost *out);
 /* NCCL's choice: the fastest offered pair (force_algo >= 0: only that algorithm; it must be

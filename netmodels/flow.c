@@ -107,8 +107,31 @@ struct mt_flownet {
     uint32_t *lmark, lepoch; /* per link: visited by materialize */
     int32_t *kbuf, *lbuf, *vbuf, *rbuf; /* materialize's scratch */
     int64_t kcap, lcap, vcap, rcap;
+    /* flow groups (send_group): live groups by slot (NULL: free); per link, the slot + 1 and the
+     * member of the virtual group member on it (0: none); NULL until the first group */
+    struct fgroup **grp;
+    int64_t ngrp, grpcap;
+    int32_t glive, group_min;
+    int32_t *gslot, *gmem;
     char msg[MT_ERRMSG_MAX];
 };
+
+/* A flow group (netmodel.h send_group): n sends of `bytes` started together at t0 whose routes
+ * share no link with each other or with any flow, all of `hops` links, latency `lat` and
+ * bottleneck `rate`: each drains alone at `rate`, so all drain at drain_ps and are delivered
+ * lat later, as one event each. Member k's links are links[k * hops ..]; a member that other
+ * traffic meets becomes a flow (real[k], materialize_member) with the state its flow would have
+ * had, and goes on as one. */
+typedef struct fgroup {
+    int32_t n, hops, nvirt, drained;
+    int32_t *links, *src, *dst;
+    uint8_t *real;
+    double bytes, rate;
+    mt_time_ps t0, lat, drain_ps;
+    mt_delivered_fn fn;
+    void *ctx;
+    uint64_t tag0;
+} fgroup;
 
 mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_error *err) {
     *out = NULL;
@@ -118,6 +141,7 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     n->sched = sched;
     n->nlinks = mt_topo_nlinks(topo);
     n->free_head = -1;
+    n->group_min = MT_FLOW_GROUP_MIN;
     n->lk = calloc((size_t)n->nlinks + 1, sizeof *n->lk);
     n->lmm = mt_lmm_new();
     int ok = n->lk && n->lmm && mt_lmm_reserve(n->lmm, n->nlinks);
@@ -132,6 +156,15 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     }
     *out = n;
     return MT_OK;
+}
+
+static void group_free(fgroup *g) {
+    if (!g) return;
+    free(g->links);
+    free(g->src);
+    free(g->dst);
+    free(g->real);
+    free(g);
 }
 
 void mt_flownet_free(mt_flownet *net) {
@@ -158,6 +191,10 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->rbuf);
     free(net->fl);
     free(net->chg);
+    for (int64_t i = 0; i < net->ngrp; i++) group_free(net->grp[i]);
+    free(net->grp);
+    free(net->gslot);
+    free(net->gmem);
     free(net);
 }
 
@@ -169,6 +206,8 @@ static void fail(mt_flownet *net, const char *what) {
 /* ---- the lazy max-min solve ---- */
 static void on_solve(void *ctx, uint64_t arg);
 static void on_drain(void *ctx, uint64_t arg);
+static void meet_groups(mt_flownet *net, const int32_t *route, int32_t nhops);
+static void materialize_groups(mt_flownet *net);
 static int32_t alloc_flow(mt_flownet *net);
 static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, int32_t nhops, mt_time_ps now,
                            mt_error *err);
@@ -546,7 +585,7 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     }
     if (net->perturbed) return mt_fail(err, MT_EINVAL, "a link is perturbed");
     if (net->on_link) return mt_fail(err, MT_EINVAL, "link load is recorded over time");
-    if (net->nfl > 0) return mt_fail(err, MT_EINVAL, "flows were sent before");
+    if (net->nfl > 0 || net->ngrp > 0) return mt_fail(err, MT_EINVAL, "flows were sent before");
     int32_t nn = mt_topo_nnodes(net->topo);
     net->fold_e = malloc((size_t)nn * sizeof *net->fold_e);
     net->checked = malloc((size_t)nn * sizeof *net->checked);
@@ -577,6 +616,7 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
 
 /* A link operation: no folding from now on (the caller runs again unfolded if it was on). */
 static void touched(mt_flownet *net) {
+    if (net->glive > 0) materialize_groups(net);
     net->perturbed = 1;
     if (net->fold) fold_break(net, "a link was perturbed");
 }
@@ -874,6 +914,7 @@ static mt_status start_flow(mt_flownet *net, int32_t src, int32_t dst, double by
     int32_t nhops;
     mt_time_ps base_ps;
     MT_CHECK(mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, err));
+    if (net->glive > 0 && bytes > 0) meet_groups(net, route, nhops);
     int32_t id = alloc_flow(net);
     if (id < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
     mt_time_ps now = mt_sched_now(net->sched);
@@ -923,6 +964,175 @@ double mt_flownet_rate(const mt_flownet *net, int32_t id) {
     return net->fl[id].rate;
 }
 
+/* ---- flow groups (send_group) ---- */
+
+/* Member k of group `slot` becomes the flow it stands for: started at t0, draining at the group's
+ * rate (its links carried nothing else), its drain due at drain_ps; its links hold it from t0. */
+static void materialize_member(mt_flownet *net, int32_t slot, int32_t k) {
+    fgroup *g = net->grp[slot];
+    int32_t id = alloc_flow(net);
+    if (id < 0) {
+        fail(net, "materializing a flow group");
+        return;
+    }
+    const int32_t *links = g->links + (size_t)k * (size_t)g->hops;
+    flow *f = &net->fl[id];
+    *f = (flow){.remaining = g->bytes, .bytes = g->bytes, .rate = g->rate, .last_ps = g->t0, .lat_ps = g->lat,
+                .fn = g->fn, .ctx = g->ctx, .tag = g->tag0 + (uint64_t)k, .src = g->src[k], .dst = g->dst[k],
+                .next_free = -1, .gen = f->gen, .state = F_DRAINING, .ev_ps = g->drain_ps};
+    f->var = mt_lmm_var_new(net->lmm, id);
+    if (f->var < 0 || mt_lmm_var_attach_quiet(net->lmm, f->var, links, g->hops, g->rate, NULL) != MT_OK ||
+        !(f->ev = mt_sched_at(net->sched, g->drain_ps, on_drain, net, (uint64_t)id))) {
+        fail(net, "materializing a flow group");
+        return;
+    }
+    f->ev_order = ++net->ev_seq;
+    for (int32_t h = 0; h < g->hops; h++) {
+        lstate *L = &net->lk[links[h]];
+        if (++L->vn == 1) L->busy_since = g->t0;
+        if (L->vn > L->peak) L->peak = L->vn;
+        net->gslot[links[h]] = 0;
+    }
+    g->real[k] = 1;
+    g->nvirt--;
+}
+
+/* Materializes the group members on route's links (other traffic is about to meet them). */
+static void meet_groups(mt_flownet *net, const int32_t *route, int32_t nhops) {
+    for (int32_t h = 0; net->glive > 0 && h < nhops; h++)
+        if (net->gslot[route[h]]) materialize_member(net, net->gslot[route[h]] - 1, net->gmem[route[h]]);
+}
+
+/* Every live group's members become flows (a link operation or an observer from now on). */
+static void materialize_groups(mt_flownet *net) {
+    for (int64_t i = 0; i < net->ngrp && net->glive > 0; i++)
+        for (int32_t k = 0; net->grp[i] && !net->grp[i]->drained && net->grp[i]->nvirt > 0 && k < net->grp[i]->n; k++)
+            if (!net->grp[i]->real[k]) materialize_member(net, (int32_t)i, k);
+}
+
+static void on_group_deliver(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    fgroup *g = net->grp[arg];
+    for (int32_t k = 0; k < g->n; k++) {
+        if (g->real[k]) continue;
+        net->st.delivered++;
+        net->st.bytes += g->bytes;
+        if (g->fn) g->fn(g->ctx, g->tag0 + (uint64_t)k); /* may start flows and groups; g stays */
+    }
+    net->grp[arg] = NULL;
+    net->glive--;
+    group_free(g);
+}
+
+/* The virtual members' last bytes have left: their links' statistics as their flows' would be,
+ * then one delivery event for them all. */
+static void on_group_drain(void *ctx, uint64_t arg) {
+    mt_flownet *net = ctx;
+    fgroup *g = net->grp[arg];
+    mt_time_ps now = mt_sched_now(net->sched);
+    g->drained = 1;
+    for (int32_t k = 0; k < g->n; k++) {
+        if (g->real[k]) continue;
+        net->st.flow_events++;
+        for (int32_t h = 0; h < g->hops; h++) {
+            int32_t l = g->links[(size_t)k * (size_t)g->hops + (size_t)h];
+            lstate *L = &net->lk[l];
+            L->bytes += g->bytes;
+            L->busy_ps += now - g->t0;
+            if (L->peak < 1) L->peak = 1;
+            net->gslot[l] = 0;
+        }
+    }
+    if (!mt_sched_at(net->sched, now + g->lat, on_group_deliver, net, arg)) fail(net, "scheduling a delivery");
+}
+
+/* Marks member k's route (route, nhops) as the group's; 0 when a link is taken (a flow, a live
+ * group, an earlier member) or the member is unlike member 0. */
+static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const int32_t *route, int32_t nhops,
+                      mt_time_ps lat) {
+    double cap = INFINITY;
+    for (int32_t h = 0; h < nhops; h++) {
+        if (net->lk[route[h]].vn || net->gslot[route[h]]) return 0;
+        cap = fmin(cap, mt_lmm_cnst_capacity(net->lmm, route[h]));
+    }
+    if (k == 0) g->hops = nhops, g->lat = lat, g->rate = cap;
+    if (nhops != g->hops || lat != g->lat || cap != g->rate || !(cap > 0)) return 0;
+    for (int32_t h = 0; h < nhops; h++) {
+        net->gslot[route[h]] = slot + 1;
+        net->gmem[route[h]] = k;
+        g->links[(size_t)k * (size_t)nhops + (size_t)h] = route[h];
+    }
+    return 1;
+}
+
+/* A free group slot (the arrays made on first use); -1 when out of memory. */
+static int32_t group_slot(mt_flownet *net) {
+    if (!net->gslot) {
+        net->gslot = calloc((size_t)net->nlinks + 1, sizeof *net->gslot);
+        net->gmem = calloc((size_t)net->nlinks + 1, sizeof *net->gmem);
+        if (!net->gslot || !net->gmem) return -1;
+    }
+    for (int64_t i = 0; i < net->ngrp; i++)
+        if (!net->grp[i]) return (int32_t)i;
+    if (net->ngrp >= INT32_MAX - 1 || mt_vec_reserve(&net->grp, &net->grpcap, net->ngrp + 1)) return -1;
+    net->grp[net->ngrp] = NULL;
+    return (int32_t)net->ngrp++;
+}
+
+/* send_group (netmodel.h): *taken = 0, nothing sent, when the sends cannot run as one group. */
+static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const int32_t *dst, double bytes,
+                               mt_delivered_fn fn, void *ctx, uint64_t tag0, int *taken, mt_error *err) {
+    mt_flownet *net = self;
+    *taken = 0;
+    int32_t nn = mt_topo_nnodes(net->topo);
+    if (n < net->group_min || n < 2 || !(bytes > 0) || !isfinite(bytes) || net->perturbed || net->on_link ||
+        net->fold || net->per || net->nchg > net->chg_done || net->n_extra_lat)
+        return MT_OK;
+    int32_t slot = group_slot(net);
+    fgroup *g = slot < 0 ? NULL : calloc(1, sizeof *g);
+    if (g) {
+        g->links = malloc((size_t)n * 8 * sizeof *g->links); /* grown below when routes are longer */
+        g->src = malloc((size_t)n * sizeof *g->src);
+        g->dst = malloc((size_t)n * sizeof *g->dst);
+        g->real = calloc((size_t)n, sizeof *g->real);
+    }
+    if (!g || !g->links || !g->src || !g->dst || !g->real) {
+        group_free(g);
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting %d sends", (int)n);
+    }
+    int32_t k = 0, ok = 1;
+    for (; ok && k < n; k++) {
+        const int32_t *route;
+        int32_t nhops;
+        mt_time_ps base_ps;
+        if (src[k] < 0 || src[k] >= nn || dst[k] < 0 || dst[k] >= nn || src[k] == dst[k] ||
+            mt_topo_route_lat(net->topo, src[k], dst[k], &route, &nhops, &base_ps, NULL) != MT_OK ||
+            nhops == 0 || nhops > 8) /* anything unusual: the caller sends one by one */
+            break;
+        ok = group_mark(net, g, slot, k, route, nhops, route_latency(net, route, nhops, base_ps));
+        g->src[k] = src[k];
+        g->dst[k] = dst[k];
+    }
+    if (k < n || !ok) { /* unmark members 0 .. k-1 (member k's marks were not made) */
+        for (int32_t j = 0; j < (ok ? k : k - 1); j++)
+            for (int32_t h = 0; h < g->hops; h++) net->gslot[g->links[(size_t)j * (size_t)g->hops + (size_t)h]] = 0;
+        group_free(g);
+        return MT_OK;
+    }
+    mt_time_ps now = mt_sched_now(net->sched);
+    *g = (fgroup){.n = n, .hops = g->hops, .nvirt = n, .links = g->links, .src = g->src, .dst = g->dst,
+                  .real = g->real, .bytes = bytes, .rate = g->rate, .t0 = now, .lat = g->lat,
+                  .drain_ps = now + mt_ps_ceil(bytes / g->rate), .fn = fn, .ctx = ctx, .tag0 = tag0};
+    net->grp[slot] = g;
+    net->glive++;
+    net->st.sends += (uint64_t)n;
+    net->st.flow_events += (uint64_t)n;
+    if (!mt_sched_at(net->sched, g->drain_ps, on_group_drain, net, (uint64_t)slot))
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory scheduling %d sends", (int)n);
+    *taken = 1;
+    return MT_OK;
+}
+
 /* ---- netmodel interface ---- */
 static mt_status nm_send(void *self, int32_t src, int32_t dst, double bytes, mt_delivered_fn fn,
                          void *ctx, uint64_t tag, mt_error *err) {
@@ -959,6 +1169,11 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
     if (n > 0) out->busy_ps += now - L->busy_since;
     out->peak_flows = L->peak;
     out->flows_now = n;
+    if (net->gslot && net->gslot[link]) { /* a group member's flow, draining since t0 */
+        out->busy_ps += now - net->grp[net->gslot[link] - 1]->t0;
+        out->peak_flows = out->peak_flows > 1 ? out->peak_flows : 1;
+        out->flows_now = 1;
+    }
     int32_t l0 = net->orig ? net->orig[link] : -1;
     if (l0 >= 0 && l0 != link) { /* a copy link: its virtual periods are replica 0's link's */
         out->bytes += net->vbytes[l0];
@@ -972,6 +1187,7 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
 static void nm_set_link_observer(void *self, mt_link_rate_fn fn, void *ctx) {
     mt_flownet *net = self;
     if (fn && net->fold) fold_break(net, "link load is recorded over time");
+    if (fn && net->glive > 0) materialize_groups(net);
     net->on_link = fn;
     net->link_ctx = ctx;
 }
@@ -988,6 +1204,8 @@ static int nm_fixed_latency(void *self, int32_t src, int32_t dst, mt_time_ps *ou
     *out_ps = route_latency(net, route, nhops, base_ps);
     return 1;
 }
+
+static void nm_set_grouping(void *self, int on) { ((mt_flownet *)self)->group_min = on ? MT_FLOW_GROUP_MIN : INT32_MAX; }
 
 static const mt_netmodel_ops flownet_ops = {
     .name = "flow",
@@ -1006,6 +1224,8 @@ static const mt_netmodel_ops flownet_ops = {
     .fixed_latency = nm_fixed_latency,
     .set_fold = set_fold,
     .send_folded = nm_send_folded,
+    .send_group = nm_send_group,
+    .set_grouping = nm_set_grouping,
 };
 
 mt_netmodel mt_flownet_netmodel(mt_flownet *net) { return (mt_netmodel){&flownet_ops, net}; }

@@ -34,6 +34,18 @@
  * solve) and must drain with replica 0's; anything else calls the fold's `broken`. Costs: a
  * folded send O(hops) (O(replicas x hops) the first time its pair is seen); a materialization
  * O(replicas x the component).
+ *
+ * Flow groups (netmodel.h send_group): n sends started together whose routes share no link with
+ * each other or with any flow, and have equal hops, latency and bottleneck, each drain alone at
+ * that bottleneck, so they run as one drain event and one delivery event (the links' statistics
+ * are settled at the drain) instead of a flow, a solve and two events each. While they drain,
+ * a flow whose route meets a member's link makes that member a flow first (materialized: the
+ * state its own flow would have, started at the group's start, its drain due then), so the run
+ * is the unfolded one; a link operation or an observer materializes every member. Groups of fewer
+ * than MT_FLOW_GROUP_MIN sends (or any, after set_grouping off) are refused: the caller sends
+ * them one by one. Costs: O(n x hops) route look-ups and marks at the start and at the drain,
+ * two int32 per link once the first group runs. (A DDP all-reduce of 1,048,576 GPUs as treeflow:
+ * 1,048,576 bulk flows on their own NIC rails, bench/bench_scale.sh.)
  */
 #ifndef MT_NETMODELS_FLOW_H
 #define MT_NETMODELS_FLOW_H
@@ -46,6 +58,10 @@
 #include "util/err.h"
 
 typedef struct mt_flownet mt_flownet;
+
+/* The fewest sends run as a group: below it the per-send path costs little, and the event
+ * counts of small runs stay those of one flow per send. */
+#define MT_FLOW_GROUP_MIN 1024
 
 /* The topology (frozen on first route) and scheduler must outlive the model. */
 mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_error *err);

@@ -155,6 +155,14 @@ typedef struct mt_netmodel_ops {
     /* send_sent (on_sent may be NULL) of replica 0's copy of a folded send. */
     mt_status (*send_folded)(void *self, int32_t src, int32_t dst, double bytes, mt_sent_fn on_sent,
                              mt_delivered_fn on_delivered, void *ctx, uint64_t tag, mt_error *err);
+    /* n plain sends of `bytes` each, src[k] -> dst[k], started now, delivered as tags tag0 + k
+     * (k order at equal times): *taken = 1 when the model runs them together with the result of n
+     * sends exactly (netmodels/flow.h: flow groups), 0 when the caller must send them one by one
+     * (nothing was sent). */
+    mt_status (*send_group)(void *self, int32_t n, const int32_t *src, const int32_t *dst, double bytes,
+                            mt_delivered_fn on_delivered, void *ctx, uint64_t tag0, int *taken, mt_error *err);
+    /* 0: send_group always declines (--no-fold, --no-net-fold: every send its own flow). */
+    void (*set_grouping)(void *self, int on);
 } mt_netmodel_ops;
 
 typedef struct mt_netmodel {
@@ -182,6 +190,17 @@ static inline mt_status mt_net_send_folded(mt_netmodel *net, int32_t src, int32_
                                            mt_sent_fn on_sent, mt_delivered_fn on_delivered, void *ctx,
                                            uint64_t tag, mt_error *err) {
     return net->ops->send_folded(net->self, src, dst, bytes, on_sent, on_delivered, ctx, tag, err);
+}
+/* The model's send_group; *taken = 0 (send one by one) when it has none. */
+static inline mt_status mt_net_send_group(mt_netmodel *net, int32_t n, const int32_t *src, const int32_t *dst,
+                                          double bytes, mt_delivered_fn on_delivered, void *ctx, uint64_t tag0,
+                                          int *taken, mt_error *err) {
+    *taken = 0;
+    if (!net->ops->send_group) return MT_OK;
+    return net->ops->send_group(net->self, n, src, dst, bytes, on_delivered, ctx, tag0, taken, err);
+}
+static inline void mt_net_set_grouping(mt_netmodel *net, int on) {
+    if (net->ops->set_grouping) net->ops->set_grouping(net->self, on);
 }
 /* The model's fixed_latency, or 0 when it has none. */
 static inline int mt_net_fixed_latency(mt_netmodel *net, int32_t src, int32_t dst, mt_time_ps *out_ps) {

@@ -203,14 +203,46 @@ static mt_status build_reverse(mt_collexec *x, mt_error *err) {
     return MT_OK;
 }
 
-/* Issues every send with no dependencies (joins complete at once). Only those: a send that
- * one of them unlocks (left reaching 0 at once) has been issued by unlock. */
+/* The run of sends from i on that may go as one group (netmodel.h send_group: ringflow's and
+ * treeflow's bulk): no dependencies, nobody waiting for them to leave, equal bytes, not local, not
+ * folded sends. Its length (1: i alone). */
+static uint32_t group_run(const mt_collexec *x, uint32_t i) {
+    const mt_coll_send *a = &x->s->sends[i];
+    if (x->folded || a->ndeps || a->src == a->dst || !(a->bytes > 0) || x->rev_nsent[i]) return 1;
+    uint32_t j = i + 1;
+    for (const mt_coll_send *c; j < x->s->nsends; j++)
+        if ((c = &x->s->sends[j])->ndeps || c->src == c->dst || c->bytes != a->bytes || x->rev_nsent[j]) break;
+    return j - i;
+}
+
+/* Sends i .. i+n-1 as one group when the model takes them (*taken). */
+static mt_status issue_group(mt_collexec *x, uint32_t i, uint32_t n, int *taken, mt_error *err) {
+    int32_t *ep = malloc(2 * (size_t)n * sizeof *ep);
+    if (!ep) return mt_fail(err, MT_ENOMEM, "out of memory running a collective");
+    for (uint32_t k = 0; k < n; k++) {
+        ep[k] = x->ep[x->s->sends[i + k].src];
+        ep[n + k] = x->ep[x->s->sends[i + k].dst];
+    }
+    mt_status rc = mt_net_send_group(x->net, (int32_t)n, ep, ep + n, x->s->sends[i].bytes, on_delivered, x, i, taken,
+                                     err);
+    free(ep);
+    return rc;
+}
+
+/* Issues every send with no dependencies (joins complete at once), a run of alike ones as one
+ * group where the model takes it. Only those: a send that one of them unlocks (left reaching 0 at
+ * once) has been issued by unlock. */
 static mt_status start_ready(mt_collexec *x, mt_error *err) {
     const mt_coll_schedule *s = x->s;
-    for (uint32_t i = 0; i < s->nsends; i++) {
+    for (uint32_t i = 0, n; i < s->nsends; i += n) {
+        n = 1;
         if (s->sends[i].ndeps != 0) continue;
-        MT_CHECK(issue(x, i, err));
-        MT_CHECK(run_stack(x, err));
+        int taken = 0;
+        if ((n = group_run(x, i)) > 1) MT_CHECK(issue_group(x, i, n, &taken, err));
+        for (uint32_t k = i; !taken && k < i + n; k++) {
+            MT_CHECK(issue(x, k, err));
+            MT_CHECK(run_stack(x, err));
+        }
     }
     if (s->nsends == 0) {
         x->finish_ps = x->start_ps;

@@ -1361,6 +1361,7 @@ static mt_status netfold_setup(runner *r, mt_error *err) {
 static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_engine *e, const mt_sim_opts *o,
                           int mode, mt_error *err) {
     memset(r, 0, sizeof *r);
+    mt_net_set_grouping(net, !o || (!o->no_fold && !o->no_netfold)); /* flow groups: netmodels/flow.h */
     mt_status rc = setup_runner(r, p, net, e, o, NULL, err);
     if (rc == MT_OK && mode >= 1) rc = fold_setup(r, err);
     if (rc == MT_OK && mode == 2) rc = netfold_setup(r, err);

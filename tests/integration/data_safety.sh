@@ -157,6 +157,9 @@ max=$(sed -n 's/.*in 1\.\.\([0-9]*\).*/\1/p' err.txt)
 if [ -n "$max" ]; then
     "$bin" topo "switch:$max" > /dev/null 2>&1 && ! "$bin" topo "switch:$((max + 1))" > /dev/null 2>&1 &&
         ok "13 switch:N takes the same bound ($max)" || bad "13 switch:N disagrees with --gpus's bound $max"
+    # the node presets reach it as nodes x gpus: one node more is refused in one line naming the bound
+    refused "13 multinode:nodes=$((max / 8 + 1)),gpus=8" "$bin" topo "multinode:nodes=$((max / 8 + 1)),gpus=8"
+    grep -q "at most $max" err.txt && ok "13 multinode names the bound $max" || bad "13 multinode message: $(cat err.txt)"
 fi
 unchanged && ok "every input byte-identical at the end" || bad "an input changed"
 exit $fail

@@ -9,6 +9,7 @@
 # collectives inside a replica and pipeline sends carried for replica 0 only, equal to --no-fold
 # on every strategy with traffic inside replicas, with the traffic between replicas meeting it
 # (ddp buckets during the last backward, ZeRO/FSDP gathers), and --no-net-fold equal too.
+# Flow groups (a collective's alike bulk flows as one) are off under --no-fold: the same comparison.
 # Usage: bash fold.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: fold.sh MITOSIS}
@@ -80,6 +81,10 @@ NET=full NETWHY="--no-net-fold" same "network: --no-net-fold" folded 4 "alike" "
   --topology fattree:k=4 --gpus 16 --tp 2 --pp 2 --dp 4 --micro-batches 4 --no-net-fold
 NET=full NETWHY="no traffic stays inside a replica" same "network: DDP alone" folded 1 "alike" \
   "$tr/cpu-resnet18-b8" $mn --strategy ddp
+# flow groups (netmodels/flow.h): DDP's trees over 256 nodes run their 2,048 rail flows as one group
+# (the folded run), one flow each under --no-fold: equal
+same "flow groups: DDP trees, 2048 GPUs" folded 1 "alike" "$tr/cpu-resnet18-b8" --topology multinode:nodes=256,gpus=8 \
+  --gpus 2048 --strategy ddp
 same "asymmetric: falls back" full 12 "the replicas diverged" "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=3,gpus=4 --gpus 12 \
   --pp 3 --dp 4 --micro-batches 2
 same "a straggler: off" full 16 "a what-if scenario" "$tr/cpu-resnet18-b8" $mn --strategy ddp --slow-gpu 3:1.5

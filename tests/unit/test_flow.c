@@ -491,6 +491,61 @@ static void fold_refused_or_broken_by_perturbation(void **state) {
     mt_topo_free(t);
 }
 
+/* Flow groups (flow.h): 1,024 neighbour sends i -> i+1 of 1 GB on a 10 GB/s switch, then at 50 ms
+ * a 0.5 GB flow 1026 -> 6 that meets member 5's link sw->6 (member 5 becomes a flow, the two share
+ * that link): every delivery time and sw->6's statistics are those of the same sends one by one. */
+enum { GN = 1024, GNODES = 1030 };
+typedef struct grec {
+    mt_engine *e;
+    mt_netmodel nm;
+    mt_time_ps at[GN + 1];
+} grec;
+static void grec_done(void *ctx, uint64_t tag) { ((grec *)ctx)->at[tag] = mt_engine_now(((grec *)ctx)->e); }
+static void grec_late(void *ctx, uint64_t arg) {
+    (void)arg;
+    grec *g = ctx;
+    assert_int_equal(mt_net_send(&g->nm, GNODES - 4, 6, 0.5 * GB, grec_done, g, GN, NULL), MT_OK);
+}
+static void group_run(int on, grec *g, mt_link_stats *st) {
+    mt_topo *t = mt_topo_new("sw");
+    for (int i = 0; i < GNODES; i++) mt_topo_add_node(t, MT_NODE_GPU, NULL, NULL);
+    int32_t sw = mt_topo_add_node(t, MT_NODE_SWITCH, NULL, NULL);
+    for (int i = 0; i < GNODES; i++) mt_topo_add_duplex(t, i, sw, 10 * GB, 1000000, NULL);
+    g->e = mt_engine_new();
+    mt_flownet *net;
+    assert_int_equal(mt_flownet_new(t, mt_engine_sched(g->e), &net, NULL), MT_OK);
+    g->nm = mt_flownet_netmodel(net);
+    mt_net_set_grouping(&g->nm, on);
+    int32_t src[GN], dst[GN];
+    for (int i = 0; i < GN; i++) src[i] = i, dst[i] = i + 1;
+    int taken = 0;
+    assert_int_equal(mt_net_send_group(&g->nm, GN, src, dst, 1 * GB, grec_done, g, 0, &taken, NULL), MT_OK);
+    assert_int_equal(taken, on);
+    for (int i = 0; !taken && i < GN; i++)
+        assert_int_equal(mt_net_send(&g->nm, src[i], dst[i], 1 * GB, grec_done, g, (uint64_t)i, NULL), MT_OK);
+    assert_non_null(mt_engine_at(g->e, 50000000000LL, grec_late, g, 0)); /* 50 ms */
+    assert_int_equal(mt_engine_run(g->e, MT_TIME_NEVER, NULL), MT_OK);
+    int32_t l = -1; /* sw -> gpu 6 */
+    for (int32_t k = 0; k < mt_topo_nlinks(t); k++)
+        if (mt_topo_link(t, k)->src == sw && mt_topo_link(t, k)->dst == 6) l = k;
+    assert_int_equal(mt_net_link_stats(&g->nm, l, st, NULL), MT_OK);
+    mt_net_free(&g->nm);
+    mt_engine_free(g->e);
+    mt_topo_free(t);
+}
+static void group_equals_one_by_one(void **state) {
+    (void)state;
+    static grec a, b;
+    mt_link_stats sa, sb;
+    group_run(1, &a, &sa);
+    group_run(0, &b, &sb);
+    for (int i = 0; i <= GN; i++) assert_int_equal(a.at[i], b.at[i]);
+    assert_true(a.at[5] > a.at[4]); /* member 5 shared sw->6 with the late flow */
+    assert_int_equal(a.at[4], 100000000000LL + 2000000); /* 1 GB at 10 GB/s + 2 hops of 1 us */
+    assert_true(sa.bytes == sb.bytes && sa.busy_ps == sb.busy_ps && sa.peak_flows == sb.peak_flows);
+    assert_int_equal(sa.peak_flows, 2);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -508,6 +563,7 @@ int main(void) {
         cmocka_unit_test(fold_materializes_when_replicas_meet),
         cmocka_unit_test(fold_breaks_when_a_copy_drains_apart),
         cmocka_unit_test(fold_refused_or_broken_by_perturbation),
+        cmocka_unit_test(group_equals_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
