@@ -1,14 +1,12 @@
 /* cli/cmd_chakra_check.c — `mitosis chakra-check DIR`: what ASTRA-sim and other Chakra consumers
- * will see in a set of per-rank ET files (report/ckcheck.h); the flags, the usage and the calls. */
+ * will see in a set of per-rank ET files (run/asis.h checks them); the flags, the usage and the calls. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
-#include "report/chakra.h"
-#include "report/ckcheck.h"
 #include "run/asis.h"
-#include "util/fileio.h"
+#include "run/show.h"
 
 typedef struct ckc_cli {
     int as_json;
@@ -48,26 +46,11 @@ int cmd_chakra_check(int argc, char **argv) {
     mt_flag_bind b = {&TABLE, &c};
     mt_status rc = mt_flags_parse(argc, argv, 1, &b, 1, take_path, &c, "chakra-check", &seen, &err);
     if (rc == MT_OK && seen.help) return mt_run_config_free(&c.rc), usage(stdout), 0;
-    if (rc == MT_OK && c.rc.n_paths == 0)
-        rc = mt_fail(&err, MT_EINVAL, "give the directory of NAME.RANK.et files (see mitosis chakra-check --help)");
-    if (rc != MT_OK) return mt_run_config_free(&c.rc), mt_cli_fail("chakra-check", &err);
-    char gpath[4096];
-    if (c.groups) snprintf(gpath, sizeof gpath, "%s", c.groups);
-    else if (mt_is_dir(c.rc.paths[0])) snprintf(gpath, sizeof gpath, "%s/%s", c.rc.paths[0], MT_CKX_COMM_GROUPS);
-    else {
-        const char *sl = strrchr(c.rc.paths[0], '/');
-        snprintf(gpath, sizeof gpath, "%.*s%s", sl ? (int)(sl - c.rc.paths[0] + 1) : 0, c.rc.paths[0], MT_CKX_COMM_GROUPS);
-    }
-    mt_asis_job job;
-    memset(&job, 0, sizeof job);
     mt_ckc_report rep;
-    rc = mt_run_asis_load(&c.rc, &job, &err);
-    if (rc == MT_OK) rc = mt_ckc_check(job.g, job.n, gpath, &rep, &err);
-    mt_asis_job_free(&job);
+    if (rc == MT_OK) rc = mt_run_chakra_check(&c.rc, c.groups, &rep, &err);
     mt_run_config_free(&c.rc);
     if (rc != MT_OK) return mt_cli_fail("chakra-check", &err);
-    if (c.as_json) mt_cli_print_json(mt_ckc_json(&rep));
-    else mt_ckc_print(stdout, &rep);
+    mt_show_ckc(stdout, &rep, c.as_json);
     mt_ckc_free(&rep);
     return 0;
 }

@@ -6,25 +6,26 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "netmodels/netcfg.h"
-#include "report/clusterrep.h"
 #include "run/cluster.h"
+#include "run/flags.h"
 #include "run/placement.h"
+#include "run/show.h"
 
 typedef struct cluster_cli {
-    const char *file, *csv, *placement, *timeline, *html;
+    const char *file, *placement;
+    mt_cluster_files out;
     int as_json, compare;
     mt_netcfg net;
 } cluster_cli;
 
 static const mt_flag FLAGS[] = {
     {"--json", MT_FLAG_SWITCH, offsetof(cluster_cli, as_json), NULL, "everything as JSON on stdout"},
-    {"--csv", MT_FLAG_STRING, offsetof(cluster_cli, csv), "DIR", "jobs.csv and shared_links.csv in DIR",
+    {"--csv", MT_FLAG_STRING, offsetof(cluster_cli, out.csv), "DIR", "jobs.csv and shared_links.csv in DIR",
      .complete = "dir"},
-    {"--timeline", MT_FLAG_STRING, offsetof(cluster_cli, timeline), "FILE", "the together run as Perfetto / "
+    {"--timeline", MT_FLAG_STRING, offsetof(cluster_cli, out.timeline), "FILE", "the together run as Perfetto / "
      "chrome://tracing JSON: a process per job, per GPU its compute, collective and send threads",
      .complete = "file"},
-    {"--html", MT_FLAG_STRING, offsetof(cluster_cli, html), "FILE", "a self-contained HTML report: a row per job "
+    {"--html", MT_FLAG_STRING, offsetof(cluster_cli, out.html), "FILE", "a self-contained HTML report: a row per job "
      "with its slowdown, the shared links as a heat map of each job's bytes", .complete = "file"},
     {"--placement", MT_FLAG_STRING, offsetof(cluster_cli, placement), "POLICY", "place every job that the file "
      "places by a policy with this one instead: packed, spread, random[:SEED], rail-aligned"},
@@ -50,7 +51,7 @@ static void usage(FILE *out) {
         fprintf(out, "  %-14s %s\n", MT_PLACEMENT_POLICIES[i]->name, MT_PLACEMENT_POLICIES[i]->help);
     fprintf(out, "  0-7,16-23      an explicit list of GPUs in rank order (in the file)\n\n");
     mt_flags_help(out, &TABLE);
-    mt_netcfg_help(out);
+    mt_run_net_help(out);
 }
 
 static mt_status positional(void *ctx, const char *a, mt_error *err) {
@@ -62,55 +63,13 @@ static mt_status positional(void *ctx, const char *a, mt_error *err) {
     return MT_OK;
 }
 
-/* Every policy in turn: a row each, ranked. */
-static int compare_policies(cluster_cli *cc, mt_cluster *c, mt_error *err) {
-    enum { MAX = 16 };
-    int n = 0;
-    while (MT_PLACEMENT_POLICIES[n] && n < MAX) n++;
-    double worst[MAX], mean[MAX], makespan[MAX];
-    int order[MAX];
-    for (int i = 0; i < n; i++) {
-        mt_cluster_result r;
-        if (mt_cluster_place(c, MT_PLACEMENT_POLICIES[i]->name, err) != MT_OK ||
-            mt_cluster_run(c, NULL, &r, err) != MT_OK)
-            return -1;
-        worst[i] = r.worst_slowdown;
-        mean[i] = r.mean_slowdown;
-        makespan[i] = r.makespan_ms;
-        order[i] = i;
-        mt_cluster_result_free(&r);
-    }
-    for (int i = 1; i < n; i++) /* insertion sort: worst, then mean slowdown */
-        for (int k = i; k > 0; k--) {
-            int a = order[k - 1], b = order[k];
-            if (worst[b] < worst[a] || (worst[b] == worst[a] && mean[b] < mean[a])) order[k - 1] = b, order[k] = a;
-        }
-    if (cc->as_json) {
-        json_t *arr = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(arr, json_pack("{s:s,s:f,s:f,s:f}", "placement",
-                                                 MT_PLACEMENT_POLICIES[order[i]]->name, "worst_slowdown",
-                                                 worst[order[i]], "mean_slowdown", mean[order[i]], "makespan_ms",
-                                                 makespan[order[i]]));
-        mt_cli_print_json(json_pack("{s:s,s:o}", "topology", c->topology, "placements", arr));
-        return 0;
-    }
-    printf("cluster    %d jobs on %s; jobs with an explicit GPU list keep it\n\n", (int)c->n_jobs, c->topology);
-    printf("   #  %-14s %15s %14s %13s\n", "placement", "worst slowdown", "mean slowdown", "makespan ms");
-    for (int i = 0; i < n; i++)
-        printf("  %2d  %-14s %14.3fx %13.3fx %13.3f\n", i + 1, MT_PLACEMENT_POLICIES[order[i]]->name,
-               worst[order[i]], mean[order[i]], makespan[order[i]]);
-    printf("best       %s\n", MT_PLACEMENT_POLICIES[order[0]]->name);
-    return 0;
-}
-
 int cmd_cluster(int argc, char **argv) {
     cluster_cli cc;
     memset(&cc, 0, sizeof cc);
-    mt_netcfg_init(&cc.net);
+    mt_run_net_init(&cc.net);
     mt_error err = {0};
     mt_flag_seen seen;
-    if (mt_netcfg_parse(&cc.net, argc, argv, &TABLE, &cc, positional, &cc, "cluster", &seen, &err) != MT_OK)
+    if (mt_run_net_parse(&cc.net, argc, argv, &TABLE, &cc, positional, &cc, "cluster", &seen, &err) != MT_OK)
         return mt_cli_fail("cluster", &err);
     if (seen.help) return usage(stdout), 0;
     if (!cc.file) {
@@ -122,44 +81,37 @@ int cmd_cluster(int argc, char **argv) {
                 cc.placement);
         return mt_cli_fail("cluster", &err);
     }
-    if (cc.compare && (cc.placement || cc.csv || cc.timeline || cc.html)) {
+    const mt_cluster_files *f = &cc.out;
+    if (cc.compare && (cc.placement || f->csv || f->timeline || f->html)) {
         mt_fail(&err, MT_EINVAL, "--compare-placements runs every policy: drop --%s",
-                cc.placement ? "placement" : cc.csv ? "csv" : cc.timeline ? "timeline" : "html");
+                cc.placement ? "placement" : f->csv ? "csv" : f->timeline ? "timeline" : "html");
         return mt_cli_fail("cluster", &err);
     }
     int net_given = 0;
     for (int32_t k = 0; k < seen.n; k++) {
-        const mt_flag *f = seen.flag[k];
-        int own = f >= FLAGS && f < FLAGS + sizeof FLAGS / sizeof FLAGS[0];
+        const mt_flag *fl = seen.flag[k];
+        int own = fl >= FLAGS && fl < FLAGS + sizeof FLAGS / sizeof FLAGS[0];
         net_given |= !own;
     }
     mt_cluster c;
     if (mt_cluster_load(cc.file, &cc.net, net_given, &c, &err) != MT_OK) return mt_cli_fail("cluster", &err);
-    const mt_out_spec outs[] = {{"--html", cc.html, 0}, {"--timeline", cc.timeline, 0}, {"--csv", cc.csv, 1}};
+    const mt_out_spec outs[] = {{"--html", f->html, 0}, {"--timeline", f->timeline, 0}, {"--csv", f->csv, 1}};
     if (mt_cluster_check_outputs(&c, outs, 3, &err) != MT_OK) {
         mt_cluster_free(&c);
         return mt_cli_fail("cluster", &err);
     }
-    int rc = 0;
+    mt_status st;
     if (cc.compare) {
-        rc = compare_policies(&cc, &c, &err) ? mt_cli_fail("cluster", &err) : 0;
+        mt_cluster_placements p;
+        st = mt_cluster_compare_placements(&c, &p, &err);
+        if (st == MT_OK) mt_show_placements(stdout, &p, cc.as_json);
     } else {
         mt_cluster_result r;
-        memset(&r, 0, sizeof r);
-        mt_cluster_spans spans = {0};
-        mt_status st = mt_cluster_place(&c, cc.placement, &err);
-        if (st == MT_OK) st = mt_cluster_run(&c, cc.timeline ? &spans : NULL, &r, &err);
-        if (st == MT_OK && cc.csv) st = mt_cluster_csv(cc.csv, &r, &err);
-        if (st == MT_OK && cc.html) st = mt_cluster_html(cc.html, &r, &err);
-        if (st == MT_OK && cc.timeline) st = mt_cluster_timeline(cc.timeline, &r, &spans, &err);
-        mt_cluster_spans_free(&spans);
-        if (st == MT_OK) {
-            if (cc.as_json) mt_cli_print_json(mt_cluster_json(&r));
-            else mt_cluster_print(stdout, &r);
-        }
+        st = mt_cluster_run_files(&c, cc.placement, f, &r, &err);
+        if (st == MT_OK) mt_show_cluster(stdout, &r, cc.as_json); /* after the files: a failure prints its error only */
         mt_cluster_result_free(&r);
-        rc = st == MT_OK ? 0 : mt_cli_fail("cluster", &err);
     }
+    int rc = st == MT_OK ? 0 : mt_cli_fail("cluster", &err);
     mt_cluster_free(&c);
     return rc;
 }

@@ -1,20 +1,16 @@
 /* cli/cmd_collective.c — `mitosis collective`: time one collective (or a size sweep) on a
- * topology and network model, nccl-tests style: the flags (--sweep's binary bounds parsed here),
- * the usage text and the calls (run/collective.h times it, report/colltable.h prints it). */
-#include <math.h>
+ * topology and network model, nccl-tests style: the flags, the usage text and the calls
+ * (run/collective.h parses the option words and times it, run/show.h prints it). */
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "cli/commands.h"
-#include "report/colltable.h"
 #include "run/collective.h"
+#include "run/flags.h"
+#include "run/show.h"
 #include "util/flags.h"
 #include "util/limits.h"
-#include "util/units.h"
 
 typedef struct coll_cli {
     mt_collective_config c;
@@ -22,57 +18,19 @@ typedef struct coll_cli {
 } coll_cli;
 
 static mt_status take_op(void *base, const char *v, mt_error *err) {
-    return mt_coll_op_parse(v, &((coll_cli *)base)->c.cp.op, err);
+    return mt_collective_set_op(&((coll_cli *)base)->c, v, err);
 }
-
 static mt_status take_algo(void *base, const char *v, mt_error *err) {
-    mt_collective_config *c = &((coll_cli *)base)->c;
-    c->nccl = v && !strcmp(v, "nccl");
-    return c->nccl ? MT_OK : mt_coll_algo_parse(v, &c->cp.algo, err);
+    return mt_collective_set_algo(&((coll_cli *)base)->c, v, err);
 }
-
 static mt_status take_nccl_algo(void *base, const char *v, mt_error *err) {
-    for (int a = 0; a < MT_NCCL_ALGO_COUNT; a++)
-        if (v && !strcmp(v, mt_nccl_algo_name((mt_nccl_algo)a))) {
-            ((coll_cli *)base)->c.nccl_force = 1 + a;
-            return MT_OK;
-        }
-    return mt_fail(err, MT_EINVAL, "--nccl-algo: unknown '%s' (use tree, ring or nvls)", v ? v : "");
+    return mt_collective_set_nccl_algo(&((coll_cli *)base)->c, v, err);
 }
-
 static mt_status take_arch(void *base, const char *v, mt_error *err) {
-    mt_nccl_arch a;
-    if (mt_nccl_arch_parse(v, &a))
-        return mt_fail(err, MT_EINVAL, "--nccl-arch: unknown '%s' (use " MT_NCCL_ARCH_CHOICES ")", v);
-    ((coll_cli *)base)->c.nccl_arch = 1 + (int)a;
-    return MT_OK;
+    return mt_collective_set_nccl_arch(&((coll_cli *)base)->c, v, err);
 }
-
-/* A --sweep bound: a bare K, M, G or T suffix is binary (1K = 1024, as nccl-tests -b/-e);
- * anything else as every size flag (KB decimal, KiB binary, a bare number of bytes). */
-static mt_status sweep_bound(const char *s, double *out) {
-    static const char units[] = "KMGT";
-    size_t n = strlen(s);
-    const char *u = n > 1 ? strchr(units, s[n - 1]) : NULL;
-    if (!u || !*u) return mt_parse_bytes(s, out, NULL);
-    char *end;
-    double v = strtod(s, &end);
-    if (end != s + n - 1 || !isfinite(v)) return MT_EINVAL;
-    *out = ldexp(v, 10 * (int)(u - units + 1));
-    return MT_OK;
-}
-
 static mt_status take_sweep(void *base, const char *v, mt_error *err) {
-    mt_collective_config *c = &((coll_cli *)base)->c;
-    char lo[64];
-    const char *colon = strchr(v, ':');
-    size_t len = colon ? (size_t)(colon - v) : 0;
-    if (colon && len < sizeof lo) memcpy(lo, v, len), lo[len] = '\0';
-    if (!colon || len >= sizeof lo || sweep_bound(lo, &c->lo) != MT_OK || sweep_bound(colon + 1, &c->hi) != MT_OK ||
-        !(c->lo > 0) || c->hi < c->lo || c->hi / c->lo > ldexp(1, MT_COLL_TABLE_MAX - 1))
-        return mt_fail(err, MT_EINVAL, "--sweep needs MIN:MAX with 0 < MIN <= MAX <= 2^%d MIN, e.g. 1K:1G (got '%s')",
-                       MT_COLL_TABLE_MAX - 1, v);
-    return MT_OK;
+    return mt_collective_set_sweep(&((coll_cli *)base)->c, v, err);
 }
 
 static const mt_flag FLAGS[] = {
@@ -113,7 +71,7 @@ static void usage(FILE *out) {
                  "busbw = algbw x the nccl-tests factor (all-reduce 2(n-1)/n, all-gather / reduce-scatter /\n"
                  "all-to-all (n-1)/n, else 1).\n\n");
     mt_flags_help(out, &TABLE);
-    mt_netcfg_help(out);
+    mt_run_net_help(out);
 }
 
 int cmd_collective(int argc, char **argv) {
@@ -122,21 +80,13 @@ int cmd_collective(int argc, char **argv) {
     mt_collective_config_init(&c.c);
     mt_error err = {0};
     mt_flag_seen seen;
-    if (mt_netcfg_parse(&c.c.net, argc, argv, &TABLE, &c, NULL, NULL, "collective", &seen, &err) != MT_OK)
+    if (mt_run_net_parse(&c.c.net, argc, argv, &TABLE, &c, NULL, NULL, "collective", &seen, &err) != MT_OK)
         return mt_cli_fail("collective", &err);
     if (seen.help) return usage(stdout), 0;
-    if ((c.c.nccl_arch || c.c.nccl_force) && !c.c.nccl) {
-        mt_fail(&err, MT_EINVAL, "--%s applies to --algo nccl only (add it, or leave --%s out)",
-                c.c.nccl_arch ? "nccl-arch" : "nccl-algo", c.c.nccl_arch ? "nccl-arch" : "nccl-algo");
-        return mt_cli_fail("collective", &err);
-    }
     mt_coll_table t;
-    if (mt_run_collective(&c.c, &t, &err) != MT_OK) return mt_cli_fail("collective", &err);
-    if (c.as_json) {
-        mt_cli_print_json(mt_coll_table_json(&t));
-    } else {
-        mt_coll_table_print(stdout, &t);
-    }
+    if (mt_collective_check(&c.c, &err) != MT_OK || mt_run_collective(&c.c, &t, &err) != MT_OK)
+        return mt_cli_fail("collective", &err);
+    mt_show_coll(stdout, &t, c.as_json);
     return 0;
 }
 

@@ -1,31 +1,21 @@
 /* cli/cmd_compare.c — `mitosis compare`: the same traced step under many plans, ranked by
  * throughput, or one plan under a sweep of one setting (run/compare.h does the work; this file
  * holds compare's own flags, the usage text and the calls). */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
-#include "extrapolate/planlist.h"
-#include "extrapolate/sparseplans.h"
-#include "run/flags.h"
-#include "report/comparison.h"
-#include "report/progress.h"
 #include "run/compare.h"
+#include "run/flags.h"
 #include "run/job.h"
-#include "run/pool.h"
 #include "run/ranks.h"
-#include "util/fileio.h"
+#include "run/show.h"
+#include "run/watch.h"
+#include "util/outpath.h"
 
 typedef struct cmp_cli {
-    const mt_compare_config *cc; /* the job's */
     int as_json;
     const char *html;
-    mt_progress progress;
-    int progress_started;
-    int dry_run;             /* --dry-run: the estimate goes to stdout, alone */
 } cmp_cli;
 
 static const mt_flag OUTPUT[] = {
@@ -60,49 +50,6 @@ const mt_command mt_cmd_compare = {
     "compare", cmd_compare, "rank every plan for N GPUs, or sweep bandwidth / GPUs / batch for one plan",
     "TRACE [TRACE2] --gpus N [--plans auto|LIST | --sweep NAME=VALUES] [options]", usage, TABLES, MT_CMD_RUN};
 
-/* "plans: 3/61 done, 1.2 s, about 20 s left: ddp=4:tp=2" on a terminal (report/progress.h). */
-static void progress(void *ctx, int32_t done, int32_t n, const char *label) {
-    cmp_cli *c = ctx;
-    if (!c->progress_started) { /* the clock of the estimate starts with the rows */
-        mt_progress_end(&c->progress);
-        mt_progress_init(&c->progress, stderr, 0);
-        c->progress_started = 1;
-    }
-    if (done < n) mt_progress_items(&c->progress, c->cc->sweep.kind ? "runs" : "plans", done, n, label);
-    else mt_progress_end(&c->progress);
-}
-
-/* Every row's cost, before they run: on stdout for --dry-run, else on a terminal's stderr. */
-static void estimate(void *ctx, const mt_compare_estimate *e) {
-    cmp_cli *c = ctx;
-    char line[512];
-    mt_compare_estimate_text(e, c->cc->sweep.kind ? "runs" : "plans", line, sizeof line);
-    mt_progress_end(&c->progress);
-    if (c->dry_run) printf("estimate   %s\n", line);
-    else fprintf(stderr, "estimate   %s; --dry-run to stop here\n", line);
-}
-
-static void print(const mt_comparison *cmp, int as_json) {
-    if (!as_json) {
-        mt_comparison_print(stdout, cmp);
-        return;
-    }
-    mt_cli_print_json(mt_comparison_json(cmp));
-}
-
-
-/* Loads the input (with a "loading" line on a terminal); with ranks, every rank agrees on the status. */
-static mt_status load(cmp_cli *c, mt_job *job, mt_status st, mt_error *err) {
-    mt_progress_init(&c->progress, stderr, 0);
-    if (st == MT_OK) {
-        char what[256];
-        snprintf(what, sizeof what, "loading %s", job->rc.paths[0]);
-        mt_progress_phase(&c->progress, what);
-        st = mt_job_load(job, NULL, err);
-    }
-    return mt_ranks_agree(job->cc.ranks, st, err);
-}
-
 int cmd_compare(int argc, char **argv) {
     mt_job job;
     cmp_cli c;
@@ -110,9 +57,8 @@ int cmd_compare(int argc, char **argv) {
     mt_error err = {0};
     if (mt_job_open(&job, MT_JOB_COMPARE, &err) != MT_OK) return mt_cli_fail("compare", &err);
     const mt_run_config *rc = &job.rc;
-    c.cc = &job.cc;
-    job.cc.progress = progress;
-    job.cc.progress_ctx = &c;
+    mt_watch w; /* "loading", the estimate, the rows done: on a terminal */
+    mt_watch_init(&w, &job, stderr);
     mt_job_result r = {0};
     mt_ranks ranks;
     job.cc.ranks = &ranks;
@@ -128,15 +74,14 @@ int cmd_compare(int argc, char **argv) {
     const mt_out_spec outs[] = {{"--html", c.html, 0}}; /* never an input; a bad path fails before the runs */
     if (st == MT_OK) st = mt_run_check_outputs(rc, outs, 1, &err);
     if (st == MT_OK && c.html && root) st = mt_out_probe(c.html, "the HTML report", &err);
-    st = load(&c, &job, st, &err);
-    c.dry_run = rc->dry_run;
-    if (root && (rc->dry_run || isatty(fileno(stderr)))) job.cc.estimate = estimate; /* piped: stderr stays empty */
-    job.cc.estimate_ctx = &c;
+    st = mt_ranks_agree(&ranks, mt_watch_load(&w, &job, st, &err), &err); /* every rank agrees on the status */
+    mt_watch_estimate(&w, &job, root);
     if (st == MT_OK) st = mt_job_run(&job, NULL, &r, &err);
-    mt_progress_end(&c.progress);
+    mt_watch_end(&w);
     if (!root || rc->dry_run) goto out; /* rank 0 prints the table, the files and the error */
     if (st == MT_OK && c.html) st = mt_compare_html(&r.cmp, rc, &job.in, &job.cc, c.html, &err);
-    if (st == MT_OK) print(&r.cmp, c.as_json); /* after the files: a failing run prints only its error */
+    /* after the files: a failing run prints only its error */
+    if (st == MT_OK) mt_show_comparison(stdout, &r.cmp, c.as_json);
     for (int k = 0; st == MT_OK && k < r.cmp.n_warnings; k++) mt_cli_warn("compare", r.cmp.warnings[k]);
 out:
     if (st != MT_OK) code = root ? mt_cli_fail("compare", &err) : mt_exit_code(err.code);

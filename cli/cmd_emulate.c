@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "emulate/emulate.h" /* the emulate command's engine: a peer of run/, built with MPI only */
 #include "run/flags.h"
-#include "emulate/emulate.h"
 #include "run/job.h"
+#include "run/show.h"
 
 typedef struct emu_cli {
     mt_emu_opts o;
@@ -107,10 +108,7 @@ static int run(mt_run_config *rc, mt_run_input *in, emu_cli *c) {
         fflush(stderr);
         mt_emulate_abort(em, mt_exit_code(st));
     }
-    if (mt_emulate_rank(em) == 0) {
-        if (c->as_json) mt_cli_print_json(mt_emu_report_json(&rep));
-        else mt_emu_report_print(stdout, &rep);
-    }
+    if (mt_emulate_rank(em) == 0) mt_show_emu(stdout, &rep, c->as_json);
     mt_emu_report_free(&rep);
     mt_emulate_end(em);
     return 0;

@@ -1,5 +1,5 @@
 /* cli/cmd_hop.c — `mitosis hop`: heterogeneous decentralized training (Hop) on the flow model:
- * the flags, the usage text and the calls (run/hop.h runs it, report/hoptable.h prints it). */
+ * the flags, the usage text and the calls (run/hop.h runs it, run/show.h prints it). */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "netmodels/netcfg.h"
-#include "report/hoptable.h"
+#include "run/flags.h"
 #include "run/hop.h"
+#include "run/show.h"
 
 typedef struct hop_cli {
     mt_hop_config h;
@@ -65,8 +65,8 @@ static void usage(FILE *out) {
     mt_flags_help(out, &TABLE);
     fprintf(out, "Network: --topology (default switch:N), --link-bw (default %g Gbps here), ... as below; the uplinks\n"
                  "are slowed through the network model, so it must have links (--network flow).\n\n",
-            mt_topo_hop_tier.bw_Bps * 8 / 1e9);
-    mt_netcfg_help(out);
+            mt_hop_default_Gbps());
+    mt_run_net_help(out);
 }
 
 static mt_status take_path(void *ctx, const char *a, mt_error *err) {
@@ -82,16 +82,12 @@ int cmd_hop(int argc, char **argv) {
     mt_hop_config_init(&c.h);
     mt_error err = {0};
     mt_flag_seen seen;
-    if (mt_netcfg_parse(&c.h.net, argc, argv, &TABLE, &c, take_path, &c, "hop", &seen, &err) != MT_OK)
+    if (mt_run_net_parse(&c.h.net, argc, argv, &TABLE, &c, take_path, &c, "hop", &seen, &err) != MT_OK)
         return mt_cli_fail("hop", &err);
     if (seen.help) return usage(stdout), 0;
     mt_hop_table t;
     if (mt_run_hop(&c.h, &t, &err) != MT_OK) return mt_cli_fail("hop", &err);
-    if (c.as_json) {
-        mt_cli_print_json(mt_hop_table_json(&t));
-    } else {
-        mt_hop_table_print(stdout, &t);
-    }
+    mt_show_hop(stdout, &t, c.as_json);
     mt_cli_warn("hop", t.warning);
     mt_hop_table_free(&t);
     return 0;

@@ -1,14 +1,14 @@
 /* cli/cmd_perfmodel.c — `mitosis perfmodel fit|show|predict|gpus`: fit the per-class linear
  * operator model, print it, predict a single-GPU step at another batch/GPU, list the GPU table
- * (run/perfmodel.h does the work, report/perfreport.h prints it). */
+ * (run/perfmodel.h does the work, run/show.h prints it). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
-#include "report/perfreport.h"
 #include "run/perfmodel.h"
+#include "run/show.h"
 #include "util/outpath.h"
 
 enum { MAX_INPUTS = 64 };
@@ -134,21 +134,15 @@ static mt_status fit(pm_cli *c, mt_error *err) {
     MT_CHECK(mt_run_fit(c->inputs, c->n_inputs, c->csvs, c->n_csvs, c->out, &m, warning, sizeof warning, err));
     mt_cli_warn("perfmodel", warning);
     for (int k = 0; k < MT_OPC_COUNT; k++)
-        if (m.cls[k].warning[0])
-            fprintf(stderr, "mitosis perfmodel: warning: class %s: %s\n", mt_opclass_name((mt_opclass)k),
-                    m.cls[k].warning);
-    mt_perfreport_model(stdout, &m);
+        mt_cli_warn("perfmodel", mt_run_fit_class_warning(&m, k, warning, sizeof warning));
+    mt_show_linmodel(stdout, &m, 0);
     printf("\nwrote %s\n", c->out);
     return MT_OK;
 }
 
 static mt_status show(pm_cli *c, mt_error *err) {
     if (c->n_inputs != 1) return mt_fail(err, MT_EINVAL, "show takes one MODEL.json");
-    mt_linmodel m;
-    MT_CHECK(mt_linmodel_load(c->inputs[0], &m, err));
-    if (c->as_json) mt_cli_print_json(mt_linmodel_json(&m));
-    else mt_perfreport_model(stdout, &m);
-    return MT_OK;
+    return mt_run_show_model(c->inputs[0], c->as_json, stdout, err);
 }
 
 static mt_status predict(pm_cli *c, mt_error *err) {
@@ -156,22 +150,16 @@ static mt_status predict(pm_cli *c, mt_error *err) {
     if (c->n_inputs > 1) return mt_fail(err, MT_EINVAL, "predict takes one TRACE");
     mt_prediction p;
     MT_CHECK(mt_run_predict(c->inputs[0], &c->o, c->batch, c->factor, c->tp, &p, err));
-    mt_cli_warn_trace("perfmodel", p.t);
+    mt_cli_warn("perfmodel", p.trace_warning);
     mt_cli_warn("perfmodel", p.view.warning);
-    if (c->as_json) mt_cli_print_json(mt_perfreport_prediction_json(&p.view));
-    else mt_perfreport_prediction(stdout, &p.view);
+    mt_show_prediction(stdout, &p, c->as_json);
     mt_prediction_free(&p);
     return MT_OK;
 }
 
 static mt_status gpus(pm_cli *c, mt_error *err) {
     if (c->n_inputs) return mt_fail(err, MT_EINVAL, "gpus takes no argument ('%s'; only --gpu-specs FILE)", c->inputs[0]);
-    mt_gpu_table *tab = NULL;
-    MT_CHECK(mt_gpu_table_new(c->o.gpu_specs_path, &tab, err));
-    if (c->as_json) mt_cli_print_json(mt_perfreport_gpus_json(tab));
-    else mt_perfreport_gpus(stdout, tab);
-    mt_gpu_table_free(tab);
-    return MT_OK;
+    return mt_run_gpus(c->o.gpu_specs_path, c->as_json, stdout, err);
 }
 
 static const struct {

@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "run/flags.h"
-#include "report/record.h"
-#include "report/summary.h"
 #include "run/asis.h"
+#include "run/flags.h"
 #include "run/job.h"
+#include "run/show.h"
 
 typedef struct sim_cli {
     mt_sim_outputs out;
@@ -19,13 +18,7 @@ typedef struct sim_cli {
 } sim_cli;
 
 static mt_status set_window(void *base, const char *v, mt_error *err) {
-    sim_cli *c = base;
-    mt_span_filter f;
-    mt_span_filter_init(&f);
-    if (mt_span_filter_window(&f, v, err) != MT_OK) return mt_error_prefix(err, "--timeline-window");
-    c->out.window_from = f.from;
-    c->out.window_to = f.to;
-    return MT_OK;
+    return mt_sim_outputs_window(&((sim_cli *)base)->out, v, err);
 }
 
 #define OUT(field) offsetof(sim_cli, field)
@@ -86,14 +79,6 @@ static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err)
     return MT_OK;
 }
 
-static void print(const mt_run_summary *sum, const sim_cli *c) {
-    if (c->as_json) {
-        mt_summary_json_write(stdout, sum); /* streamed: 10^5 GPU rows without a tree */
-    } else {
-        mt_summary_print(stdout, sum, c->per_gpu, c->layers);
-    }
-}
-
 /* simulate --as-is: the per-rank graphs run as given (run/asis.h). */
 static mt_status run_as_is(const mt_run_config *rc, const sim_cli *c, mt_error *err) {
     if (c->out.timeline || c->out.csv_dir || c->out.html || c->layers)
@@ -101,9 +86,7 @@ static mt_status run_as_is(const mt_run_config *rc, const sim_cli *c, mt_error *
                        "need an extrapolated trace (drop them)");
     mt_asis_job run;
     MT_CHECK(mt_run_asis(rc, &run, err));
-    mt_asis_summary s = mt_asis_job_summary(&run, rc);
-    if (c->as_json) mt_cli_print_json(mt_asis_json(&s));
-    else mt_asis_print(stdout, &s, c->per_gpu);
+    mt_show_asis(stdout, &run, rc, c->as_json, c->per_gpu);
     mt_asis_job_free(&run);
     return MT_OK;
 }
@@ -146,7 +129,7 @@ int cmd_simulate(int argc, char **argv) {
         goto out;
     }
     mt_run_summary sum = mt_job_summary(&job, &r);
-    print(&sum, &c);
+    mt_show_summary(stdout, &sum, c.as_json, c.per_gpu, c.layers);
     /* warnings only once everything succeeded: a failing run's stderr is its one error line */
     for (int k = 0; k < sum.n_warnings; k++) mt_cli_warn("simulate", sum.warnings[k]);
 out:

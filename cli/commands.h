@@ -7,15 +7,15 @@
  * completion (cli/main.c generates the last two). cli/ holds the commands' own flag tables (their
  * output and printing flags), help text and calls; the run options are parsed by the tables of
  * run/flags.h through the one front door (run/job.h), as serve/ and lib/ parse them too.
+ * cli/ is a client of run/ and util/ only (docs/layout.md; tests/integration/layering.sh checks
+ * it): the work, the printing of answers (run/show.h) and the terminal's progress lines are run/'s;
+ * the types a command's flags fill come with the run/ header that takes them.
  */
 #ifndef MT_CLI_COMMANDS_H
 #define MT_CLI_COMMANDS_H
 
 #include <stdio.h>
 
-#include <jansson.h>
-
-#include "tracer/trace.h"
 #include "util/err.h"
 #include "util/flags.h"
 
@@ -30,7 +30,7 @@ typedef struct mt_command {
 } mt_command;
 
 /* Shared flag tables a command takes besides its own: none, the network's
- * (netmodels/netcfg.h), or the run tables and the network's (run/flags.h). */
+ * (run/flags.h mt_run_net_tables), or the run tables and the network's (run/flags.h). */
 enum { MT_CMD_OWN = 0, MT_CMD_NET, MT_CMD_RUN };
 
 extern const mt_command mt_cmd_inspect, mt_cmd_simulate, mt_cmd_compare, mt_cmd_topo, mt_cmd_collective,
@@ -50,11 +50,7 @@ int cmd_chakra_check(int argc, char **argv);
 
 /* Prints "mitosis CMD: <message>" on stderr and returns the exit code for e->code. */
 int mt_cli_fail(const char *cmd, const mt_error *e);
-/* Prints a JSON document on stdout (indented, reals to 10 digits) and releases it. */
-void mt_cli_print_json(json_t *j);
 /* Prints "mitosis CMD: warning: MSG" on stderr when msg is not empty. */
 void mt_cli_warn(const char *cmd, const char *msg);
-/* The trace's own warning (mt_trace_warning: GPU kernels left out), if any, as mt_cli_warn. */
-void mt_cli_warn_trace(const char *cmd, const mt_trace *t);
 
 #endif

@@ -4,13 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <igraph.h>
-
 #include "cli/commands.h"
-#include "include/mitosis.h"
+#include "include/mitosis.h" /* the version is libmitosis's */
 #include "run/flags.h"
-#include "netmodels/netcfg.h"
-#include "perfmodel/fit.h"
+#include "run/job.h"
 #include "util/outpath.h"
 
 
@@ -36,8 +33,8 @@ static void usage(FILE *out) {
 static void each_table(const mt_command *c, void (*fn)(FILE *, const mt_flag_table *), FILE *out) {
     for (int k = 0; c->tables && c->tables[k]; k++) fn(out, c->tables[k]);
     for (int k = 0; c->shared == MT_CMD_RUN && MT_RUN_TABLE_LIST[k]; k++) fn(out, MT_RUN_TABLE_LIST[k]);
-    const mt_flag_table *net[MT_NETCFG_TABLES];
-    int n = c->shared != MT_CMD_OWN ? mt_netcfg_tables(net) : 0;
+    const mt_flag_table *net[MT_RUN_NET_TABLES];
+    int n = c->shared != MT_CMD_OWN ? mt_run_net_tables(net) : 0;
     for (int k = 0; k < n; k++) fn(out, net[k]);
 }
 
@@ -84,10 +81,7 @@ static void completion(FILE *out) {
 }
 
 int main(int argc, char **argv) {
-    /* igraph's default handler aborts; library code checks return codes instead. */
-    igraph_set_error_handler(igraph_error_handler_printignore);
-    igraph_set_warning_handler(igraph_warning_handler_ignore);
-    mt_fit_single_thread();
+    mt_job_process_init(); /* igraph reports instead of aborting; OpenBLAS on one thread */
     if (argc < 2) {
         usage(stderr);
         return 2;

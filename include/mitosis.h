@@ -19,18 +19,25 @@
  * --timeline, --csv, --html ...) are not options here: read the result, or mitosis_result_write.
  *
  * Threads: handles are independent: different threads may simulate at once (on one trace too: a
- * trace is only read once opened); one handle is not to be used by two threads at once. One lock
- * policy (run/job.h), the same as `mitosis serve`'s workers and compare's threads: Debian's
- * igraph is not thread-safe, so every call into it (building, freezing and freeing a topology,
- * the network model) runs under one process-wide lock; a run whose simulation calls igraph
- * throughout (--routing latency) and mitosis_cluster hold that lock for the whole run. Other runs
- * go on at once and give the serial results. Lifetimes: a result or comparison keeps what it
- * needs of its configuration, but reads the trace: free them before the trace.
- * Process-wide side effects, once, at the first mitosis_trace_open or mitosis_config_new: igraph's
- * error handler becomes "print and ignore" and its warning handler "ignore" (as the CLI's main
- * sets them: an igraph error is a mitosis error, not an abort), and OpenBLAS runs on one thread
- * (openblas_set_num_threads(1): the fits are small and the library's callers bring their own
- * threads). A program that uses igraph or OpenBLAS itself sees these settings.
+ * trace is only read once opened); one handle is not to be used by two threads at once. The
+ * library has one lock, and it is the process's (run/job.h's lock policy, the same for `mitosis
+ * serve`'s workers and compare's threads): Debian's igraph is not thread-safe (its error handler
+ * and "finally" stack are globals), so every call into it (building, freezing and freeing a
+ * topology, the network model) runs under one process-wide recursive lock; a run whose simulation
+ * calls igraph throughout (--routing latency) and mitosis_cluster hold that lock for the whole
+ * run. Nothing else is serialised: other runs go on at once and give the serial results (checked
+ * by ThreadSanitizer in CI). A program that calls igraph itself, on other threads, races with the
+ * library: there is no way to take the lock from outside. Lifetimes: a result or comparison
+ * keeps what it needs of its configuration, but reads the trace: free them before the trace.
+ * Process-wide side effects, once per process, at the first mitosis_trace_open,
+ * mitosis_config_new or mitosis_cluster (and at the start of the `mitosis` binary): igraph's error
+ * handler becomes "print and ignore" and its warning handler "ignore" (an igraph error is a
+ * mitosis error, not an abort), and OpenBLAS runs on one thread (openblas_set_num_threads(1): the
+ * fits are small and the library's callers bring their own threads). A program that uses igraph
+ * or OpenBLAS itself sees these settings, and a handler it sets before that first call is
+ * replaced. Nothing else global is changed: no signal handler, locale, environment variable,
+ * working directory or umask; files are written only where a call is told to (a folder's files
+ * staged beside it, then moved in).
  * Versioning: the soname is libmitosis.so.MITOSIS_ABI; only symbols prefixed mitosis_ are exported.
  */
 #ifndef MITOSIS_H

@@ -19,11 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <igraph.h>
 #include <jansson.h>
 
 #include "netmodels/netcfg.h"
-#include "perfmodel/fit.h"
 #include "report/comparison.h"
 #include "report/jsonw.h"
 #include "report/recognised.h"
@@ -36,16 +34,6 @@
 #include "tracer/meta.h"
 #include "tracer/opclass.h"
 #include "tracer/trace.h"
-
-
-static pthread_once_t ONCE = PTHREAD_ONCE_INIT;
-
-/* What the CLI's main does first: igraph reports instead of aborting; OpenBLAS on one thread. */
-static void setup(void) {
-    igraph_set_error_handler(igraph_error_handler_printignore);
-    igraph_set_warning_handler(igraph_warning_handler_ignore);
-    mt_fit_single_thread();
-}
 
 static int fail_out(mitosis_error *out, const mt_error *e) {
     if (out) {
@@ -105,7 +93,7 @@ MITOSIS_API void mitosis_trace_free(mitosis_trace *t) {
 
 MITOSIS_API int mitosis_trace_open(const char *const *paths, int n_paths, int step, mitosis_trace **out,
                                    mitosis_error *err) {
-    pthread_once(&ONCE, setup);
+    mt_job_process_init(); /* what the CLI's main does first: igraph reports, OpenBLAS on one thread */
     mt_error e = {0};
     NEED(out);
     *out = NULL;
@@ -189,7 +177,7 @@ static mt_status parse(const mitosis_config *c, mt_job *j, int flags, mt_error *
 }
 
 MITOSIS_API int mitosis_config_new(const char *command, mitosis_config **out, mitosis_error *err) {
-    pthread_once(&ONCE, setup);
+    mt_job_process_init(); /* what the CLI's main does first: igraph reports, OpenBLAS on one thread */
     mt_error e = {0};
     NEED(out);
     *out = NULL;
@@ -583,6 +571,7 @@ MITOSIS_API int mitosis_cluster(const char *file, const char *placement, char **
     if (placement && !mt_placement_is_policy(placement))
         return fail_out(err, (mt_fail(&e, MT_EINVAL, "--placement '%s' is not a policy: packed, spread, "
                                       "random[:SEED], rail-aligned", placement), &e));
+    mt_job_process_init(); /* a first call too: its fabric is igraph's */
     mt_netcfg net;
     mt_netcfg_init(&net);
     mt_cluster c;

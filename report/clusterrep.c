@@ -33,6 +33,24 @@ static char *link_name(const mt_cluster_result *r, int32_t l, char *buf, size_t 
     return buf;
 }
 
+json_t *mt_cluster_placements_json(const mt_cluster_placements *p) {
+    json_t *arr = json_array();
+    for (int i = 0; i < p->n; i++)
+        json_array_append_new(arr, json_pack("{s:s,s:f,s:f,s:f}", "placement", p->row[i].placement, "worst_slowdown",
+                                             p->row[i].worst_slowdown, "mean_slowdown", p->row[i].mean_slowdown,
+                                             "makespan_ms", p->row[i].makespan_ms));
+    return json_pack("{s:s,s:o}", "topology", p->topology, "placements", arr);
+}
+
+void mt_cluster_placements_print(FILE *out, const mt_cluster_placements *p) {
+    fprintf(out, "cluster    %d jobs on %s; jobs with an explicit GPU list keep it\n\n", (int)p->n_jobs, p->topology);
+    fprintf(out, "   #  %-14s %15s %14s %13s\n", "placement", "worst slowdown", "mean slowdown", "makespan ms");
+    for (int i = 0; i < p->n; i++)
+        fprintf(out, "  %2d  %-14s %14.3fx %13.3fx %13.3f\n", i + 1, p->row[i].placement, p->row[i].worst_slowdown,
+                p->row[i].mean_slowdown, p->row[i].makespan_ms);
+    if (p->n) fprintf(out, "best       %s\n", p->row[0].placement);
+}
+
 json_t *mt_cluster_json(const mt_cluster_result *r) {
     json_t *root = json_object(), *jobs = json_array(), *links = json_array();
     json_object_set_new(root, "topology", json_string(r->topology));

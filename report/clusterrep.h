@@ -59,6 +59,22 @@ typedef struct mt_cluster_result {
     double wall_s;             /* all runs */
 } mt_cluster_result;
 
+/* `cluster --compare-placements`: the cluster under each placement policy, ranked by the worst
+ * job's slowdown, then the mean (run/cluster.h mt_cluster_compare_placements fills it). */
+enum { MT_CLUSTER_POLICIES_MAX = 16 };
+typedef struct mt_cluster_placements {
+    const char *topology;      /* borrowed */
+    int32_t n_jobs;
+    int n;                     /* rows, best first */
+    struct {
+        const char *placement; /* the policy's name (static) */
+        double worst_slowdown, mean_slowdown, makespan_ms;
+    } row[MT_CLUSTER_POLICIES_MAX];
+} mt_cluster_placements;
+
+json_t *mt_cluster_placements_json(const mt_cluster_placements *p);
+void mt_cluster_placements_print(FILE *out, const mt_cluster_placements *p);
+
 json_t *mt_cluster_json(const mt_cluster_result *r);
 void mt_cluster_print(FILE *out, const mt_cluster_result *r);
 /* DIR/jobs.csv (a row per job) and DIR/shared_links.csv (a row per shared link and job on it). */

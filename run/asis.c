@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "report/chakra.h"
 #include "sim/engine.h"
 #include "util/fileio.h"
 
@@ -158,4 +159,23 @@ mt_asis_summary mt_asis_job_summary(const mt_asis_job *r, const mt_run_config *c
     mt_asis_summary s = {c->n_paths ? c->paths[0] : "", r->name, r->n ? r->g[0].version : "",
                          mt_netcfg_model_name(&c->net), r->topology, &r->res, r->wall_s};
     return s;
+}
+
+mt_status mt_run_chakra_check(const mt_run_config *c, const char *groups, mt_ckc_report *out, mt_error *err) {
+    if (c->n_paths == 0)
+        return mt_fail(err, MT_EINVAL, "give the directory of NAME.RANK.et files (see mitosis chakra-check --help)");
+    char gpath[4096];
+    const char *p0 = c->paths[0];
+    if (groups) snprintf(gpath, sizeof gpath, "%s", groups);
+    else if (mt_is_dir(p0)) snprintf(gpath, sizeof gpath, "%s/%s", p0, MT_CKX_COMM_GROUPS);
+    else {
+        const char *sl = strrchr(p0, '/');
+        snprintf(gpath, sizeof gpath, "%.*s%s", sl ? (int)(sl - p0 + 1) : 0, p0, MT_CKX_COMM_GROUPS);
+    }
+    mt_asis_job job;
+    memset(&job, 0, sizeof job);
+    mt_status rc = mt_run_asis_load(c, &job, err);
+    if (rc == MT_OK) rc = mt_ckc_check(job.g, job.n, gpath, out, err);
+    mt_asis_job_free(&job);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #define MT_RUN_ASIS_H
 
 #include "report/asissum.h"
+#include "report/ckcheck.h"
 #include "run/config.h"
 #include "tracer/chakra.h"
 
@@ -32,6 +33,12 @@ mt_status mt_run_asis(const mt_run_config *c, mt_asis_job *out, mt_error *err);
 void mt_asis_job_free(mt_asis_job *r);
 /* The report view (pointers into r and c). */
 mt_asis_summary mt_asis_job_summary(const mt_asis_job *r, const mt_run_config *c);
+
+/* `mitosis chakra-check`: reads c's paths as mt_run_asis_load and checks them against the
+ * communicator table `groups` (NULL: comm_groups.json beside the files, ASTRA-sim's
+ * --comm-group-configuration) into *out (free with mt_ckc_free): what ASTRA-sim will see, and
+ * MT_EINVAL for what it would drop silently (report/ckcheck.h). */
+mt_status mt_run_chakra_check(const mt_run_config *c, const char *groups, mt_ckc_report *out, mt_error *err);
 
 /* The rank of a file name `NAME.RANK.et` and the length of NAME; -1 when it is not one. */
 int32_t mt_asis_rank_of(const char *file, size_t *name_len);

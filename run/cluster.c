@@ -714,3 +714,43 @@ void mt_cluster_result_free(mt_cluster_result *r) {
     free(r->heat);
     memset(r, 0, sizeof *r);
 }
+
+mt_status mt_cluster_run_files(mt_cluster *c, const char *policy, const mt_cluster_files *f, mt_cluster_result *out,
+                               mt_error *err) {
+    memset(out, 0, sizeof *out);
+    mt_cluster_spans spans = {0};
+    mt_status st = mt_cluster_place(c, policy, err);
+    if (st == MT_OK) st = mt_cluster_run(c, f->timeline ? &spans : NULL, out, err);
+    if (st == MT_OK && f->csv) st = mt_cluster_csv(f->csv, out, err);
+    if (st == MT_OK && f->html) st = mt_cluster_html(f->html, out, err);
+    if (st == MT_OK && f->timeline) st = mt_cluster_timeline(f->timeline, out, &spans, err);
+    mt_cluster_spans_free(&spans);
+    if (st != MT_OK) mt_cluster_result_free(out);
+    return st;
+}
+
+mt_status mt_cluster_compare_placements(mt_cluster *c, mt_cluster_placements *out, mt_error *err) {
+    memset(out, 0, sizeof *out);
+    out->topology = c->topology;
+    out->n_jobs = c->n_jobs;
+    int n = 0;
+    while (MT_PLACEMENT_POLICIES[n] && n < MT_CLUSTER_POLICIES_MAX) n++;
+    for (int i = 0; i < n; i++) {
+        mt_cluster_result r;
+        MT_CHECK(mt_cluster_place(c, MT_PLACEMENT_POLICIES[i]->name, err));
+        MT_CHECK(mt_cluster_run(c, NULL, &r, err));
+        /* insertion in rank order: worst, then mean slowdown (a tie keeps the table's order) */
+        int k = out->n++;
+        for (; k > 0; k--) {
+            double w = out->row[k - 1].worst_slowdown, m = out->row[k - 1].mean_slowdown;
+            if (!(r.worst_slowdown < w || (r.worst_slowdown == w && r.mean_slowdown < m))) break;
+            out->row[k] = out->row[k - 1];
+        }
+        out->row[k].placement = MT_PLACEMENT_POLICIES[i]->name;
+        out->row[k].worst_slowdown = r.worst_slowdown;
+        out->row[k].mean_slowdown = r.mean_slowdown;
+        out->row[k].makespan_ms = r.makespan_ms;
+        mt_cluster_result_free(&r);
+    }
+    return MT_OK;
+}

@@ -88,4 +88,18 @@ void mt_cluster_free(mt_cluster *c);
 mt_status mt_cluster_run(mt_cluster *c, mt_cluster_spans *spans, mt_cluster_result *out, mt_error *err);
 void mt_cluster_result_free(mt_cluster_result *r);
 
+/* The files a cluster run writes (NULL: not written): --csv DIR, --html FILE, --timeline FILE. */
+typedef struct mt_cluster_files {
+    const char *csv, *html, *timeline;
+} mt_cluster_files;
+
+/* Places every job (policy as mt_cluster_place), runs them (mt_cluster_run) and writes f's files
+ * (report/clusterrep.h), the CSV, then the HTML, then the timeline. On failure nothing is kept. */
+mt_status mt_cluster_run_files(mt_cluster *c, const char *policy, const mt_cluster_files *f, mt_cluster_result *out,
+                               mt_error *err);
+
+/* The cluster placed and run under every policy of run/placement.h in turn (jobs with an
+ * explicit GPU list keep it), the rows ranked by the worst job's slowdown, then the mean. */
+mt_status mt_cluster_compare_placements(mt_cluster *c, mt_cluster_placements *out, mt_error *err);
+
 #endif

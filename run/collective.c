@@ -1,7 +1,9 @@
 /* run/collective.c — see collective.h. */
 #include "run/collective.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "netmodels/topologies.h"
@@ -17,6 +19,66 @@ void mt_collective_config_init(mt_collective_config *c) {
     c->cp.ranks_per_node = 8;
     c->bytes = c->lo = c->hi = -1;
     mt_netcfg_init(&c->net);
+}
+
+mt_status mt_collective_set_op(mt_collective_config *c, const char *v, mt_error *err) {
+    return mt_coll_op_parse(v, &c->cp.op, err);
+}
+
+mt_status mt_collective_set_algo(mt_collective_config *c, const char *v, mt_error *err) {
+    c->nccl = v && !strcmp(v, "nccl");
+    return c->nccl ? MT_OK : mt_coll_algo_parse(v, &c->cp.algo, err);
+}
+
+mt_status mt_collective_set_nccl_algo(mt_collective_config *c, const char *v, mt_error *err) {
+    for (int a = 0; a < MT_NCCL_ALGO_COUNT; a++)
+        if (v && !strcmp(v, mt_nccl_algo_name((mt_nccl_algo)a))) {
+            c->nccl_force = 1 + a;
+            return MT_OK;
+        }
+    return mt_fail(err, MT_EINVAL, "--nccl-algo: unknown '%s' (use tree, ring or nvls)", v ? v : "");
+}
+
+mt_status mt_collective_set_nccl_arch(mt_collective_config *c, const char *v, mt_error *err) {
+    mt_nccl_arch a;
+    if (mt_nccl_arch_parse(v, &a))
+        return mt_fail(err, MT_EINVAL, "--nccl-arch: unknown '%s' (use " MT_NCCL_ARCH_CHOICES ")", v);
+    c->nccl_arch = 1 + (int)a;
+    return MT_OK;
+}
+
+/* A --sweep bound: a bare K, M, G or T suffix is binary (1K = 1024, as nccl-tests -b/-e);
+ * anything else as every size flag (KB decimal, KiB binary, a bare number of bytes). */
+static mt_status sweep_bound(const char *s, double *out) {
+    static const char units[] = "KMGT";
+    size_t n = strlen(s);
+    const char *u = n > 1 ? strchr(units, s[n - 1]) : NULL;
+    if (!u || !*u) return mt_parse_bytes(s, out, NULL);
+    char *end;
+    double v = strtod(s, &end);
+    if (end != s + n - 1 || !isfinite(v)) return MT_EINVAL;
+    *out = ldexp(v, 10 * (int)(u - units + 1));
+    return MT_OK;
+}
+
+mt_status mt_collective_set_sweep(mt_collective_config *c, const char *v, mt_error *err) {
+    char lo[64];
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : 0;
+    if (colon && len < sizeof lo) memcpy(lo, v, len), lo[len] = '\0';
+    if (!colon || len >= sizeof lo || sweep_bound(lo, &c->lo) != MT_OK || sweep_bound(colon + 1, &c->hi) != MT_OK ||
+        !(c->lo > 0) || c->hi < c->lo || c->hi / c->lo > ldexp(1, MT_COLL_TABLE_MAX - 1))
+        return mt_fail(err, MT_EINVAL, "--sweep needs MIN:MAX with 0 < MIN <= MAX <= 2^%d MIN, e.g. 1K:1G (got '%s')",
+                       MT_COLL_TABLE_MAX - 1, v);
+    return MT_OK;
+}
+
+mt_status mt_collective_check(const mt_collective_config *c, mt_error *err) {
+    if ((c->nccl_arch || c->nccl_force) && !c->nccl) {
+        const char *f = c->nccl_arch ? "nccl-arch" : "nccl-algo";
+        return mt_fail(err, MT_EINVAL, "--%s applies to --algo nccl only (add it, or leave --%s out)", f, f);
+    }
+    return MT_OK;
 }
 
 /* A fresh engine and model on topo; nep: its endpoint count, and when bytes >= 0 the

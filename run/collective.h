@@ -32,6 +32,17 @@ typedef struct mt_collective_config {
 
 void mt_collective_config_init(mt_collective_config *c);
 
+/* The options given as words (the CLI's --op, --algo, --nccl-algo, --nccl-arch, --sweep), each
+ * into c; MT_EINVAL with a one-line message naming the flag. --sweep MIN:MAX: a bare K, M, G or T
+ * suffix is binary (1K = 1024, as nccl-tests -b/-e), any other size as every size flag. */
+mt_status mt_collective_set_op(mt_collective_config *c, const char *v, mt_error *err);
+mt_status mt_collective_set_algo(mt_collective_config *c, const char *v, mt_error *err);
+mt_status mt_collective_set_nccl_algo(mt_collective_config *c, const char *v, mt_error *err);
+mt_status mt_collective_set_nccl_arch(mt_collective_config *c, const char *v, mt_error *err);
+mt_status mt_collective_set_sweep(mt_collective_config *c, const char *v, mt_error *err);
+/* The combination check once every option is in: --nccl-arch and --nccl-algo need --algo nccl. */
+mt_status mt_collective_check(const mt_collective_config *c, mt_error *err);
+
 /* Times every size into *out (at most MT_COLL_TABLE_MAX rows). Errors: neither or both of a size
  * and a sweep, more ranks than the topology has GPUs, an impossible collective (tree all-to-all,
  * hier over partial nodes), a network that cannot be built. */

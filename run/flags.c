@@ -453,3 +453,15 @@ void mt_run_flags_help(FILE *out, int whatif) {
         if (MT_RUN_TABLE_LIST[k] != &MT_RUN_WHATIF_FLAGS || whatif) mt_flags_help(out, MT_RUN_TABLE_LIST[k]);
     mt_netcfg_help(out);
 }
+
+void mt_run_net_init(mt_netcfg *c) { mt_netcfg_init(c); }
+
+mt_status mt_run_net_parse(mt_netcfg *c, int argc, char **argv, const mt_flag_table *own, void *own_base,
+                           mt_flag_positional_fn pos, void *pos_ctx, const char *cmd, mt_flag_seen *seen,
+                           mt_error *err) {
+    return mt_netcfg_parse(c, argc, argv, own, own_base, pos, pos_ctx, cmd, seen, err);
+}
+
+int mt_run_net_tables(const mt_flag_table **out) { return mt_netcfg_tables(out); }
+
+void mt_run_net_help(FILE *out) { mt_netcfg_help(out); }

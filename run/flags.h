@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "run/compare.h"
+#include "netmodels/netcfg.h"
 #include "run/config.h"
 #include "util/flags.h"
 
@@ -46,5 +47,19 @@ mt_status mt_run_flags_parse_unchecked(int argc, char **argv, const char *cmd, m
 
 /* Prints the tables' help (network last, with the topology presets). */
 void mt_run_flags_help(FILE *out, int whatif);
+
+/* The network options alone, for the commands that take only those besides their own (topo,
+ * collective, hop, cluster): the configuration at its defaults, argv parsed against the command's
+ * own table (bound to own_base; may be NULL) and the network tables (bound to c), positional
+ * arguments to pos (NULL: refused), then the network checks; on --help, seen->help and no check
+ * (netmodels/netcfg.h mt_netcfg_parse). The tables (at most MT_RUN_NET_TABLES) for --help, man
+ * page and completion; their help text. */
+enum { MT_RUN_NET_TABLES = MT_NETCFG_TABLES };
+void mt_run_net_init(mt_netcfg *c);
+mt_status mt_run_net_parse(mt_netcfg *c, int argc, char **argv, const mt_flag_table *own, void *own_base,
+                           mt_flag_positional_fn pos, void *pos_ctx, const char *cmd, mt_flag_seen *seen,
+                           mt_error *err);
+int mt_run_net_tables(const mt_flag_table **out);
+void mt_run_net_help(FILE *out);
 
 #endif

@@ -166,6 +166,8 @@ static mt_status run_groups(const mt_hop_config *c, hop_run *r, mt_hop_table *ou
     return MT_OK;
 }
 
+double mt_hop_default_Gbps(void) { return mt_topo_hop_tier.bw_Bps * 8 / 1e9; }
+
 mt_status mt_run_hop(const mt_hop_config *c, mt_hop_table *out, mt_error *err) {
     memset(out, 0, sizeof *out);
     *out = (mt_hop_table){.workers = c->workers, .iterations = c->iterations, .staleness = c->staleness,

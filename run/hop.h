@@ -32,6 +32,8 @@ typedef struct mt_hop_config {
 /* Defaults: 8 workers, 20 iterations, staleness 0, 1 backup, no gap bound, 8 groups, seed 1,
  * slowdowns 1:10, graphs ring-chords and double-ring, 100 Gb/s links (mt_topo_hop_tier). */
 void mt_hop_config_init(mt_hop_config *c);
+/* The uplinks' bandwidth without --link-bw, in Gb/s (100 Gb/s NICs: mt_topo_hop_tier). */
+double mt_hop_default_Gbps(void);
 
 /* Runs every group and graph into *out (free with mt_hop_table_free). Errors: no trace and no
  * --compute/--model-bytes, a bad graph name, more backups than a worker's in-neighbours, a

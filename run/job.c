@@ -1,10 +1,14 @@
 /* run/job.c — see job.h. */
 #include "run/job.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <igraph.h>
+
 #include "netmodels/netcfg.h"
+#include "perfmodel/fit.h"
 #include "run/flags.h"
 #include "run/pool.h"
 #include "run/simrun.h"
@@ -125,6 +129,16 @@ void mt_job_close(mt_job *j) {
 }
 
 /* ---- its run ------------------------------------------------------------------------------ */
+
+static pthread_once_t PROCESS_ONCE = PTHREAD_ONCE_INIT;
+
+static void process_setup(void) {
+    igraph_set_error_handler(igraph_error_handler_printignore);
+    igraph_set_warning_handler(igraph_warning_handler_ignore);
+    mt_fit_single_thread();
+}
+
+void mt_job_process_init(void) { pthread_once(&PROCESS_ONCE, process_setup); }
 
 int mt_job_lock(const mt_job *j) {
     if (j && mt_simrun_igraph_free(&j->rc.net)) return 0;

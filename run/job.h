@@ -101,6 +101,13 @@ void mt_job_close(mt_job *j);
 int mt_job_lock(const mt_job *j);
 void mt_job_unlock(int held);
 
+/* The process-wide settings every front-end makes before its first job, once per process
+ * (pthread_once; safe from any thread): igraph's error handler reports and returns instead of
+ * aborting and its warnings are dropped (igraph_set_error_handler / _warning_handler, global to
+ * the process), and OpenBLAS runs on the calling thread (perfmodel/fit.h mt_fit_single_thread:
+ * openblas_set_num_threads(1), also global). The CLI's main and libmitosis's first call make them. */
+void mt_job_process_init(void);
+
 /* One job's result: a simulation or a comparison. */
 typedef struct mt_job_result {
     mt_job_cmd cmd;

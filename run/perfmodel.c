@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "perfmodel/gpuspec.h"
 #include "run/device.h"
+#include "run/show.h"
+#include "tracer/opclass.h"
 
 mt_trace *mt_run_load_timed(const char *path, mt_error *err) {
     trace_load_opts o;
@@ -76,6 +79,7 @@ mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, do
                              .warning = mt_perfmodel_warning(out->pm)};
     mt_perfmodel_step_ns(out->pm, out->batch_factor, tp, v->predicted_ns);
     for (int p = 0; p < TRACE_PHASE_COUNT; p++) v->traced_ns[p] = (double)out->t->phase_ns[p];
+    mt_trace_warning(out->t, out->trace_warning, sizeof out->trace_warning);
     return MT_OK;
 }
 
@@ -83,4 +87,25 @@ void mt_prediction_free(mt_prediction *p) {
     mt_perfmodel_free(p->pm);
     mt_trace_free(p->t);
     memset(p, 0, sizeof *p);
+}
+
+const char *mt_run_fit_class_warning(const mt_linmodel *m, int k, char *buf, size_t len) {
+    if (k < 0 || k >= MT_OPC_COUNT || !m->cls[k].warning[0]) return NULL;
+    snprintf(buf, len, "class %s: %s", mt_opclass_name((mt_opclass)k), m->cls[k].warning);
+    return buf;
+}
+
+mt_status mt_run_show_model(const char *path, int as_json, FILE *out, mt_error *err) {
+    mt_linmodel m;
+    MT_CHECK(mt_linmodel_load(path, &m, err));
+    mt_show_linmodel(out, &m, as_json);
+    return MT_OK;
+}
+
+mt_status mt_run_gpus(const char *specs, int as_json, FILE *out, mt_error *err) {
+    mt_gpu_table *tab = NULL;
+    MT_CHECK(mt_gpu_table_new(specs, &tab, err));
+    mt_show_gpus(out, tab, as_json);
+    mt_gpu_table_free(tab);
+    return MT_OK;
 }

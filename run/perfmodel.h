@@ -6,6 +6,7 @@
 #define MT_RUN_PERFMODEL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "perfmodel/perfmodel.h"
 #include "report/perfreport.h"
@@ -26,6 +27,7 @@ typedef struct mt_prediction {
     double batch_factor;                /* the new batch / the traced batch */
     int32_t tp;                         /* split */
     mt_predicted_step view;             /* what report/perfreport.h prints */
+    char trace_warning[512];            /* the trace's own (GPU kernels left out: mt_trace_warning), "" none */
 } mt_prediction;
 
 /* Predicts trace `path` at `batch` samples (0: by batch_factor, 0 = 1) split tp ways under o.
@@ -34,5 +36,13 @@ typedef struct mt_prediction {
 mt_status mt_run_predict(const char *path, const mt_pm_opts *o, double batch, double batch_factor, int32_t tp,
                          mt_prediction *out, mt_error *err);
 void mt_prediction_free(mt_prediction *p);
+
+/* After mt_run_fit: operator class k's fitting warning (too few points, collinear features) as
+ * "class NAME: ..." into buf, NULL when class k (0 .. MT_OPC_COUNT-1) has none. */
+const char *mt_run_fit_class_warning(const mt_linmodel *m, int k, char *buf, size_t len);
+/* `perfmodel show`: the fitted model in `path` to out as text or JSON (run/show.h). */
+mt_status mt_run_show_model(const char *path, int as_json, FILE *out, mt_error *err);
+/* `perfmodel gpus`: the GPU table (with the extra table `specs`, NULL: none) to out. */
+mt_status mt_run_gpus(const char *specs, int as_json, FILE *out, mt_error *err);
 
 #endif

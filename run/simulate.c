@@ -24,6 +24,15 @@ void mt_sim_outputs_init(mt_sim_outputs *o) {
     o->window_to = MT_TIME_NEVER;
 }
 
+mt_status mt_sim_outputs_window(mt_sim_outputs *o, const char *spec, mt_error *err) {
+    mt_span_filter f;
+    mt_span_filter_init(&f);
+    if (mt_span_filter_window(&f, spec, err) != MT_OK) return mt_error_prefix(err, "--timeline-window");
+    o->window_from = f.from;
+    o->window_to = f.to;
+    return MT_OK;
+}
+
 /* The recorder, the timeline file and the progress line of one run; released by outs_free. */
 typedef struct outs {
     const mt_sim_outputs *o;

@@ -53,6 +53,7 @@ run() { # run JSON: submits, waits until done or failed; ID and the status in $T
     [ "$CODE" = 202 ] || fail "POST /api/runs $1: HTTP $CODE: $(cat "$TMP/body")"
     ID=$(jq .id "$TMP/body")
     for _ in $(seq 1200); do
+        kill -0 "$SERVE_PID" 2>/dev/null || fail "mitosis serve died during run $ID: $(head -c 3000 "$TMP/serve.err")"
         curl -s "$URL/api/runs/$ID" >"$TMP/status"
         case $(jq -r .status "$TMP/status") in done | failed) cat "$TMP/status" >>"$TMP/all-bodies"; return ;; esac
         sleep 0.1
