@@ -73,6 +73,11 @@ echo "$out" | python3 -c "import json,sys; r=json.load(sys.stdin)['rows'][0]; as
     || fail "nccl ring json: $out"
 check_bad "--nccl-algo applies to --algo nccl only" collective --bytes 1M --topology dgx-h100 --nccl-algo ring
 check_bad "NCCL does not run allreduce as nvls" collective --bytes 1M --topology dgx-a100 --algo nccl --nccl-algo nvls
+# NVLS lives in one NVLink domain, 576 GPUs at most: forced above it, refused; the tuner picks no nvls there
+check_bad "at most 576 GPUs" collective --bytes 1M --topology switch:577 --algo nccl --nccl-algo nvls
+"$BIN" collective --bytes 1M --topology switch:576 --algo nccl --nccl-algo nvls | grep -q "nvls/" || fail "nvls on switch:576"
+out=$("$BIN" collective --bytes 1G --topology switch:577 --algo nccl) || fail "nccl switch:577 exit $?"
+echo "$out" | grep -q "nvls/" && fail "the tuner chose nvls on 577 ranks: $out"
 check_bad "point-to-point" collective --bytes 1M --topology dgx-h100 --algo nccl --op alltoall
 # simulate --algo nccl: NCCL's choice per collective; a topology file has no tiers for its tuner
 here=$(cd "$(dirname "$0")/../.." && pwd)
