@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "include/mitosis.h" /* the version is libmitosis's */
+#include "include/mitosis.h" /* MITOSIS_VERSION, the version libmitosis of this tree reports */
 #include "run/flags.h"
 #include "run/job.h"
 #include "util/outpath.h"
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     int code = -1;
     const char *name = "";
     if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) usage(stdout), code = 0;
-    else if (!strcmp(a, "--version")) printf("mitosis %s\n", mitosis_version()), code = 0; /* libmitosis's */
+    else if (!strcmp(a, "--version")) printf("mitosis %s\n", MITOSIS_VERSION), code = 0;
     else if (!strcmp(a, "--man")) man(stdout), code = 0;
     else if (!strcmp(a, "--completion")) completion(stdout), code = 0;
     for (int i = 0; i < N_COMMANDS && code < 0; i++)

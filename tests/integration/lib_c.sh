@@ -23,7 +23,13 @@ grep -oE 'mitosis_[a-z_]+\(' "$ROOT/include/mitosis.h" | tr -d '(' | sort -u >"$
 missing=$(comm -23 "$TMP/decl" "$TMP/syms" | head -3)
 [ -z "$missing" ] || fail "declared in mitosis.h but not exported: $missing"
 readelf -d "$LIB" | grep -q 'SONAME.*\[libmitosis\.so\.0\]' || fail "soname is not libmitosis.so.0"
-ldd "$BIN" | grep -q 'libmitosis\.so\.0' || fail "the mitosis binary does not link libmitosis"
+# The CLI holds one copy of the code (the static folders), not a second image through the library,
+# and says the library's version.
+! ldd "$BIN" | grep -q 'libmitosis\.so' || fail "the mitosis binary loads libmitosis (a second copy of the code)"
+libver=$($PRE python3 -c 'import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1]); lib.mitosis_version.restype = ctypes.c_char_p
+print(lib.mitosis_version().decode())' "$LIB") || fail "cannot call mitosis_version in $LIB"
+[ "mitosis $libver" = "$("$BIN" --version)" ] || fail "library version $libver, CLI: $("$BIN" --version)"
 
 # The example's table against the CLI, GPU count by GPU count.
 "$EX" "$TRACE" 8 64 --tp 2 >"$TMP/table" 2>"$TMP/err" || fail "example_sweep: $(cat "$TMP/err")"
