@@ -14,6 +14,7 @@
 #include "tracer/opclass.h"
 #include "tracer/reader.h"
 #include "util/fileio.h"
+#include "util/jtree.h"
 #include "util/vec.h"
 
 /* ---- the reader ------------------------------------------------------------------------- */
@@ -45,11 +46,11 @@ void mt_et_free(et_data *e) {
 
 /* ---- tensor values ---------------------------------------------------------------------- */
 
-static int is_tensor_value(json_t *v) {
-    if (!json_is_array(v) || json_array_size(v) != 6) return 0;
+static int is_tensor_value(const mt_jt *v) {
+    if (!mt_jt_is_array(v) || mt_jt_size(v) != 6) return 0;
     for (size_t i = 0; i < 5; i++)
-        if (!json_is_integer(json_array_get(v, i))) return 0;
-    return json_is_string(json_array_get(v, 5));
+        if (!mt_jt_is_int(mt_jt_at(v, i))) return 0;
+    return mt_jt_is_string(mt_jt_at(v, 5));
 }
 
 /* dtype inside the first "Tensor(...)" of a type string, interned; NULL when absent. */
@@ -73,8 +74,8 @@ typedef struct walk_ctx {
 } walk_ctx;
 
 /* Refuses a tensor value whose element count, item size or shape is out of range. */
-static int tensor_value_bad(walk_ctx *w, json_t *v, json_t *shape) {
-    json_int_t numel = json_integer_value(json_array_get(v, 3)), isz = json_integer_value(json_array_get(v, 4));
+static int tensor_value_bad(walk_ctx *w, const mt_jt *v, const mt_jt *shape) {
+    int64_t numel = mt_jt_int(mt_jt_at(v, 3)), isz = mt_jt_int(mt_jt_at(v, 4));
     if (numel < 0 || numel > TRACE_MAX_NUMEL || isz < 0 || isz > TRACE_MAX_ITEMSIZE) {
         snprintf(w->why, sizeof w->why, "%s[%d]: tensor with %lld elements of %lld bytes (want 0..1e12 "
                  "elements of 0..%d bytes)", w->side, (int)w->arg, (long long)numel, (long long)isz,
@@ -82,17 +83,17 @@ static int tensor_value_bad(walk_ctx *w, json_t *v, json_t *shape) {
         return 1;
     }
     size_t i;
-    json_t *d;
-    json_array_foreach(shape, i, d)
-        if (json_is_integer(d) && (json_integer_value(d) < 0 || json_integer_value(d) > TRACE_MAX_NUMEL)) {
+    const mt_jt *d;
+    for (i = 0; i < mt_jt_size(shape) && (d = mt_jt_at(shape, i)); i++)
+        if (mt_jt_is_int(d) && (mt_jt_int(d) < 0 || mt_jt_int(d) > TRACE_MAX_NUMEL)) {
             snprintf(w->why, sizeof w->why, "%s[%d]: shape dimension %zu is %lld (want 0..1e12)",
-                     w->side, (int)w->arg, i, (long long)json_integer_value(d));
+                     w->side, (int)w->arg, i, (long long)mt_jt_int(d));
             return 1;
         }
     return 0;
 }
 
-static void walk_value(walk_ctx *w, json_t *v, json_t *shape, const char *type) {
+static void walk_value(walk_ctx *w, const mt_jt *v, const mt_jt *shape, const char *type) {
     if (w->failed) return;
     if (is_tensor_value(v)) {
         if (tensor_value_bad(w, v, shape)) {
@@ -105,58 +106,58 @@ static void walk_value(walk_ctx *w, json_t *v, json_t *shape, const char *type) 
             return;
         }
         et_val *x = &e->vals[e->n_vals++];
-        x->tid_ = (int64_t)json_integer_value(json_array_get(v, 0));
-        x->storage = (int64_t)json_integer_value(json_array_get(v, 1));
-        x->offset = (int64_t)json_integer_value(json_array_get(v, 2));
-        x->numel = (int64_t)json_integer_value(json_array_get(v, 3));
-        x->itemsize = (int32_t)json_integer_value(json_array_get(v, 4));
-        x->device = mt_strpool_intern(w->pool, json_string_value(json_array_get(v, 5)), -1);
+        x->tid_ = (int64_t)mt_jt_int(mt_jt_at(v, 0));
+        x->storage = (int64_t)mt_jt_int(mt_jt_at(v, 1));
+        x->offset = (int64_t)mt_jt_int(mt_jt_at(v, 2));
+        x->numel = (int64_t)mt_jt_int(mt_jt_at(v, 3));
+        x->itemsize = (int32_t)mt_jt_int(mt_jt_at(v, 4));
+        x->device = mt_strpool_intern(w->pool, mt_jt_str(mt_jt_at(v, 5)), -1);
         x->dtype = dtype_of(w->pool, type);
         x->arg = w->arg;
         x->shape_off = (int32_t)e->n_dims;
         x->ndim = 0;
-        if (json_is_array(shape)) {
-            size_t n = json_array_size(shape);
+        if (mt_jt_is_array(shape)) {
+            size_t n = mt_jt_size(shape);
             if (mt_vec_reserve(&e->dims, &e->cap_dims, e->n_dims + (int64_t)n)) {
                 w->failed = 1;
                 return;
             }
             for (size_t i = 0; i < n; i++) {
-                json_t *d = json_array_get(shape, i);
-                if (!json_is_integer(d)) break;
-                e->dims[e->n_dims++] = (int64_t)json_integer_value(d);
+                const mt_jt *d = mt_jt_at(shape, i);
+                if (!mt_jt_is_int(d)) break;
+                e->dims[e->n_dims++] = (int64_t)mt_jt_int(d);
                 x->ndim++;
             }
         }
         return;
     }
-    if (json_is_array(v) && (!type || strstr(type, "Tensor"))) {
+    if (mt_jt_is_array(v) && (!type || strstr(type, "Tensor"))) {
         size_t i;
-        json_t *el;
-        json_array_foreach(v, i, el) {
-            json_t *sh = json_is_array(shape) ? json_array_get(shape, i) : NULL;
+        const mt_jt *el;
+        for (i = 0; i < mt_jt_size(v) && (el = mt_jt_at(v, i)); i++) {
+            const mt_jt *sh = mt_jt_is_array(shape) ? mt_jt_at(shape, i) : NULL;
             walk_value(w, el, sh, type);
         }
     }
 }
 
 /* Walks parallel values/shapes/types arrays; returns the number of tensors appended. */
-static int walk_args(walk_ctx *w, json_t *values, json_t *shapes, json_t *types) {
+static int walk_args(walk_ctx *w, const mt_jt *values, const mt_jt *shapes, const mt_jt *types) {
     int64_t before = w->e->n_vals;
     size_t i;
-    json_t *v;
-    json_array_foreach(values, i, v) {
+    const mt_jt *v;
+    for (i = 0; i < mt_jt_size(values) && (v = mt_jt_at(values, i)); i++) {
         w->arg = (int32_t)i;
-        json_t *sh = json_is_array(shapes) ? json_array_get(shapes, i) : NULL;
-        const char *ty = json_is_array(types) ? json_string_value(json_array_get(types, i)) : NULL;
+        const mt_jt *sh = mt_jt_is_array(shapes) ? mt_jt_at(shapes, i) : NULL;
+        const char *ty = mt_jt_is_array(types) ? mt_jt_str(mt_jt_at(types, i)) : NULL;
         walk_value(w, v, sh, ty);
     }
     return (int)(w->e->n_vals - before);
 }
 
-static int64_t geti(json_t *o, const char *key, int64_t dflt) {
-    json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
+static int64_t geti(const mt_jt *o, const char *key, int64_t dflt) {
+    const mt_jt *v = mt_jt_get(o, key);
+    return mt_jt_is_int(v) ? (int64_t)mt_jt_int(v) : dflt;
 }
 
 static int cmp_node_id(const void *a, const void *b) {
@@ -164,33 +165,35 @@ static int cmp_node_id(const void *a, const void *b) {
     return (x->id > y->id) - (x->id < y->id);
 }
 
+static int32_t et_group_size(const mt_jt *v) { return mt_jt_is_int(v) ? trace_group_size_of(mt_jt_int(v)) : 0; }
+
 /* Group size of a record_param_comms node: pg_size attr, else the last integer input. */
-static void comm_info(et_node *n, json_t *attrs, json_t *values, trace_strpool *pool) {
+static void comm_info(et_node *n, const mt_jt *attrs, const mt_jt *values, trace_strpool *pool) {
     n->comm_group = 0;
     n->comm_name = NULL;
     size_t i;
-    json_t *a;
-    if (json_is_array(attrs)) {
-        json_array_foreach(attrs, i, a) {
-            const char *an = json_string_value(json_object_get(a, "name"));
+    const mt_jt *a;
+    if (mt_jt_is_array(attrs)) {
+        for (i = 0; i < mt_jt_size(attrs) && (a = mt_jt_at(attrs, i)); i++) {
+            const char *an = mt_jt_str(mt_jt_get(a, "name"));
             if (!an) continue;
-            json_t *val = json_object_get(a, "value");
-            if (!strcmp(an, "pg_size") && trace_group_size(val))
-                n->comm_group = trace_group_size(val);
-            else if (!strcmp(an, "collective_name") && json_is_string(val))
-                n->comm_name = mt_strpool_intern(pool, json_string_value(val), -1);
+            const mt_jt *val = mt_jt_get(a, "value");
+            if (!strcmp(an, "pg_size") && et_group_size(val))
+                n->comm_group = et_group_size(val);
+            else if (!strcmp(an, "collective_name") && mt_jt_is_string(val))
+                n->comm_name = mt_strpool_intern(pool, mt_jt_str(val), -1);
         }
     }
-    if (!json_is_array(values)) return;
-    json_t *v;
-    json_array_foreach(values, i, v) {
-        if (!n->comm_name && json_is_string(v) &&
-            mt_opclass_comm_of(json_string_value(v)) != TRACE_COMM_NONE)
-            n->comm_name = mt_strpool_intern(pool, json_string_value(v), -1);
+    if (!mt_jt_is_array(values)) return;
+    const mt_jt *v;
+    for (i = 0; i < mt_jt_size(values) && (v = mt_jt_at(values, i)); i++) {
+        if (!n->comm_name && mt_jt_is_string(v) &&
+            mt_opclass_comm_of(mt_jt_str(v)) != TRACE_COMM_NONE)
+            n->comm_name = mt_strpool_intern(pool, mt_jt_str(v), -1);
     }
     if (!n->comm_group && !strcmp(n->name, "record_param_comms")) {
-        size_t len = json_array_size(values);
-        if (len > 0) n->comm_group = trace_group_size(json_array_get(values, len - 1));
+        size_t len = mt_jt_size(values);
+        if (len > 0) n->comm_group = et_group_size(mt_jt_at(values, len - 1));
     }
 }
 
@@ -215,65 +218,65 @@ static int64_t *id_slot(et_node *x, const id_field *f) { return (int64_t *)((cha
 
 /* A node's inputs ([0]) and outputs ([1]): values, shapes and types. */
 typedef struct node_args {
-    json_t *vals[2], *shapes[2], *types[2];
+    const mt_jt *vals[2], *shapes[2], *types[2];
 } node_args;
 
-static void chakra_node(et_node *x, json_t *jn, json_t *attrs, node_args *a) {
+static void chakra_node(et_node *x, const mt_jt *jn, const mt_jt *attrs, node_args *a) {
     x->parent = geti(jn, "ctrl_deps", -1);
     for (size_t f = 0; f < sizeof chakra_ids / sizeof *chakra_ids; f++) *id_slot(x, &chakra_ids[f]) = -1;
     size_t j;
-    json_t *at;
-    json_array_foreach(attrs, j, at) {
-        const char *an = json_string_value(json_object_get(at, "name"));
-        json_t *av = json_object_get(at, "value");
-        if (!an || !json_is_integer(av)) continue;
+    const mt_jt *at;
+    for (j = 0; j < mt_jt_size(attrs) && (at = mt_jt_at(attrs, j)); j++) {
+        const char *an = mt_jt_str(mt_jt_get(at, "name"));
+        const mt_jt *av = mt_jt_get(at, "value");
+        if (!an || !mt_jt_is_int(av)) continue;
         for (size_t f = 0; f < sizeof chakra_ids / sizeof *chakra_ids; f++)
             if (!strcmp(an, chakra_ids[f].key)) {
-                *id_slot(x, &chakra_ids[f]) = (int64_t)json_integer_value(av);
+                *id_slot(x, &chakra_ids[f]) = (int64_t)mt_jt_int(av);
                 break;
             }
     }
     static const char *const sides[2] = {"inputs", "outputs"};
     for (int s = 0; s < 2; s++) {
-        json_t *side = json_object_get(jn, sides[s]);
-        a->vals[s] = json_object_get(side, "values");
-        a->shapes[s] = json_object_get(side, "shapes");
-        a->types[s] = json_object_get(side, "types");
+        const mt_jt *side = mt_jt_get(jn, sides[s]);
+        a->vals[s] = mt_jt_get(side, "values");
+        a->shapes[s] = mt_jt_get(side, "shapes");
+        a->types[s] = mt_jt_get(side, "types");
     }
 }
 
-static void legacy_node(et_node *x, json_t *jn, node_args *a) {
+static void legacy_node(et_node *x, const mt_jt *jn, node_args *a) {
     for (size_t f = 0; f < sizeof legacy_ids / sizeof *legacy_ids; f++)
         *id_slot(x, &legacy_ids[f]) = geti(jn, legacy_ids[f].key, -1);
-    a->vals[0] = json_object_get(jn, "inputs");
-    a->shapes[0] = json_object_get(jn, "input_shapes");
-    a->types[0] = json_object_get(jn, "input_types");
-    a->vals[1] = json_object_get(jn, "outputs");
-    a->shapes[1] = json_object_get(jn, "output_shapes");
-    a->types[1] = json_object_get(jn, "output_types");
+    a->vals[0] = mt_jt_get(jn, "inputs");
+    a->shapes[0] = mt_jt_get(jn, "input_shapes");
+    a->types[0] = mt_jt_get(jn, "input_types");
+    a->vals[1] = mt_jt_get(jn, "outputs");
+    a->shapes[1] = mt_jt_get(jn, "output_shapes");
+    a->types[1] = mt_jt_get(jn, "output_types");
 }
 
 /* Reads nodes[i] into the next slot of e->nodes (reserved by the caller). */
-static mt_status read_node(const char *path, size_t i, json_t *jn, walk_ctx *w, mt_error *err) {
+static mt_status read_node(const char *path, size_t i, const mt_jt *jn, walk_ctx *w, mt_error *err) {
     et_data *e = w->e;
-    if (!json_is_object(jn)) return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] is not an object", path, i);
-    json_t *jid = json_object_get(jn, "id"), *jname = json_object_get(jn, "name");
-    if (!json_is_integer(jid) || !json_is_string(jname))
+    if (!mt_jt_is_object(jn)) return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] is not an object", path, i);
+    const mt_jt *jid = mt_jt_get(jn, "id"), *jname = mt_jt_get(jn, "name");
+    if (!mt_jt_is_int(jid) || !mt_jt_is_string(jname))
         return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] lacks an integer \"id\" or a string \"name\"", path, i);
     et_node *x = &e->nodes[e->n_nodes++];
     memset(x, 0, sizeof *x);
-    x->id = (int64_t)json_integer_value(jid);
-    x->name = mt_strpool_intern(w->pool, json_string_value(jname), -1);
+    x->id = (int64_t)mt_jt_int(jid);
+    x->name = mt_strpool_intern(w->pool, mt_jt_str(jname), -1);
     if (!x->name) return MT_ENOMEM;
     x->is_meta = strncmp(x->name, "[pytorch|profiler|", 18) == 0;
     x->first_child = x->next_sibling = -1;
-    json_t *attrs = json_object_get(jn, "attrs");
+    const mt_jt *attrs = mt_jt_get(jn, "attrs");
     node_args a;
-    if (json_is_object(json_object_get(jn, "inputs")) || json_is_array(attrs) || json_object_get(jn, "ctrl_deps"))
+    if (mt_jt_is_object(mt_jt_get(jn, "inputs")) || mt_jt_is_array(attrs) || mt_jt_get(jn, "ctrl_deps"))
         chakra_node(x, jn, attrs, &a);
     else
         legacy_node(x, jn, &a);
-    if ((a.vals[0] && !json_is_array(a.vals[0])) || (a.vals[1] && !json_is_array(a.vals[1])))
+    if ((a.vals[0] && !mt_jt_is_array(a.vals[0])) || (a.vals[1] && !mt_jt_is_array(a.vals[1])))
         return mt_fail(err, MT_EFORMAT, "%s: nodes[%zu] (id %ld): inputs/outputs are not lists", path, i,
                        (long)x->id);
     x->in_first = (int32_t)e->n_vals;
@@ -313,14 +316,15 @@ static mt_status index_nodes(const char *path, et_data *e, mt_error *err) {
 /* ---- the file: one node at a time ------------------------------------------------------- */
 
 /* The reading of one file, an mt_jsax handler: each element of the root's "nodes" is built as a
- * small jansson value (mt_jbuild) and read by read_node, then dropped; "schema" is kept. */
+ * small tree in a reused arena (util/jtree.h: no malloc per value) and read by read_node, then
+ * dropped; "schema" is kept. */
 typedef struct etreader {
     const char *path;
     mt_error *err;
     walk_ctx w;
     int64_t depth, index;
     int root_object, key_nodes, key_schema, saw_nodes, in_nodes, building;
-    mt_jbuild jb;
+    mt_jtb jb;
     const char *schema;   /* interned */
 } etreader;
 
@@ -331,13 +335,13 @@ static int et_oom(etreader *r) {
 
 /* The node being built is complete: read it. */
 static int node_done(etreader *r) {
-    if (!mt_jbuild_finished(&r->jb) && !r->jb.failed) return 1;
+    if (!mt_jtb_finished(&r->jb) && !r->jb.failed) return 1;
     r->building = 0;
-    json_t *jn = mt_jbuild_take(&r->jb);
+    const mt_jt *jn = mt_jtb_value(&r->jb);
     et_data *e = r->w.e;
-    if (!jn || mt_vec_reserve(&e->nodes, &e->cap_nodes, e->n_nodes + 1)) return json_decref(jn), et_oom(r);
+    if (!jn || mt_vec_reserve(&e->nodes, &e->cap_nodes, e->n_nodes + 1)) return et_oom(r);
     mt_status rc = read_node(r->path, (size_t)r->index++, jn, &r->w, r->err);
-    json_decref(jn);
+    mt_jtb_reset(&r->jb);
     if (rc == MT_ENOMEM) return et_oom(r);
     return rc == MT_OK;
 }
@@ -346,7 +350,7 @@ static int et_value(void *c, const mt_jv *v) {
     etreader *r = c;
     if (r->building || (r->in_nodes && r->depth == 2)) {
         r->building = 1;
-        return mt_jbuild_sax.value(&r->jb, v) ? node_done(r) : et_oom(r);
+        return mt_jtb_sax.value(&r->jb, v) ? node_done(r) : et_oom(r);
     }
     if (r->depth == 1 && r->root_object && r->key_schema && v->type == MT_JV_STRING &&
         !(r->schema = mt_strpool_intern(r->w.pool, v->s, -1)))
@@ -358,7 +362,7 @@ static int et_open(etreader *r, int is_map) {
     if (r->building || (r->in_nodes && r->depth == 2)) {
         r->building = 1;
         r->depth++;
-        return (is_map ? mt_jbuild_sax.start_map(&r->jb) : mt_jbuild_sax.start_array(&r->jb)) ? 1 : et_oom(r);
+        return (is_map ? mt_jtb_sax.start_map(&r->jb) : mt_jtb_sax.start_array(&r->jb)) ? 1 : et_oom(r);
     }
     if (r->depth == 0) r->root_object = is_map;
     if (r->depth == 1 && r->root_object && r->key_nodes && !is_map) r->in_nodes = r->saw_nodes = 1;
@@ -372,14 +376,14 @@ static int et_start_array(void *c) { return et_open(c, 0); }
 static int et_close(void *c) {
     etreader *r = c;
     r->depth--;
-    if (r->building) return mt_jbuild_sax.end_map(&r->jb) ? node_done(r) : et_oom(r);
+    if (r->building) return mt_jtb_sax.end_map(&r->jb) ? node_done(r) : et_oom(r);
     if (r->depth == 1 && r->in_nodes) r->in_nodes = 0;
     return 1;
 }
 
 static int et_key(void *c, const char *k, size_t len) {
     etreader *r = c;
-    if (r->building) return mt_jbuild_sax.key(&r->jb, k, len) ? 1 : et_oom(r);
+    if (r->building) return mt_jtb_sax.key(&r->jb, k, len) ? 1 : et_oom(r);
     if (r->depth == 1 && r->root_object) {
         r->key_nodes = !strcmp(k, "nodes");
         r->key_schema = !strcmp(k, "schema");
@@ -404,9 +408,9 @@ mt_status mt_et_read(const char *path, trace_strpool *pool, const mt_jstream_opt
     memset(e, 0, sizeof *e);
     mt_u64map_init(&e->by_id);
     etreader r = {.path = path, .err = err, .w = {.e = e, .pool = pool}};
-    mt_jbuild_init(&r.jb);
+    mt_jtb_init(&r.jb);
     mt_status rc = read_file(&r, opts);
-    mt_jbuild_free(&r.jb);
+    mt_jtb_free(&r.jb);
     if (rc != MT_OK) mt_et_free(e);
     return rc;
 }

@@ -17,10 +17,11 @@
 #define TRACE_MAX_NUMEL INT64_C(1000000000000)
 #define TRACE_MAX_ITEMSIZE 64
 
-/* A communication group size from a trace value: an integer 1..INT32_MAX, else 0 (unknown). */
+/* A communication group size from a trace integer: 1..INT32_MAX, else 0 (unknown). */
+static inline int32_t trace_group_size_of(int64_t n) { return n > 0 && n <= INT32_MAX ? (int32_t)n : 0; }
+/* The same from a JSON value: 0 unless an integer. */
 static inline int32_t trace_group_size(json_t *v) {
-    return json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= INT32_MAX
-               ? (int32_t)json_integer_value(v) : 0;
+    return json_is_integer(v) ? trace_group_size_of((int64_t)json_integer_value(v)) : 0;
 }
 
 #endif

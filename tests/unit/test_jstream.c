@@ -15,6 +15,11 @@
 #include <zlib.h>
 
 #include "util/jstream.h"
+#include "util/jtree.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 
 /* ---- a handler that writes what it sees --------------------------------------------------- */
 
@@ -282,12 +287,95 @@ static void builds_values(void **state) {
     json_decref(doc);
 }
 
+/* ---- util/jtree.h: subtrees in a reused arena ------------------------------------------- */
+
+/* t holds what j holds (no duplicate keys in j), read through the accessors. */
+static void same_tree(const mt_jt *t, json_t *j) {
+    assert_non_null(t);
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        assert_true(mt_jt_is_object(t));
+        assert_int_equal(t->n, json_object_size(j));
+        const char *k;
+        json_t *v;
+        json_object_foreach(j, k, v) same_tree(mt_jt_get(t, k), v);
+        break;
+    }
+    case JSON_ARRAY:
+        assert_int_equal(mt_jt_size(t), json_array_size(j));
+        for (size_t i = 0; i < json_array_size(j); i++) same_tree(mt_jt_at(t, i), json_array_get(j, i));
+        assert_null(mt_jt_at(t, json_array_size(j)));
+        break;
+    case JSON_STRING:
+        assert_int_equal(t->len, json_string_length(j));
+        assert_memory_equal(mt_jt_str(t), json_string_value(j), t->len + 1);
+        break;
+    case JSON_INTEGER: assert_true(mt_jt_is_int(t)); assert_int_equal(mt_jt_int(t), json_integer_value(j)); break;
+    case JSON_REAL: assert_int_equal(t->type, MT_JT_REAL); assert_true(t->d == json_real_value(j)); break;
+    case JSON_TRUE: assert_int_equal(t->type, MT_JT_TRUE); break;
+    case JSON_FALSE: assert_int_equal(t->type, MT_JT_FALSE); break;
+    case JSON_NULL: assert_int_equal(t->type, MT_JT_NULL); break;
+    }
+}
+
+static void builds_trees(void **state) {
+    (void)state;
+    json_t *doc = json_loads(DOC, 0, NULL), *big = json_array();
+    assert_non_null(doc);
+    for (int i = 0; i < 20000; i++) json_array_append_new(big, json_sprintf("value %05d", i));
+    mt_jtb b;
+    mt_jtb_init(&b);
+    for (int round = 0; round < 3; round++) {
+        assert_true(mt_jstream_walk(doc, &mt_jtb_sax, &b));
+        assert_true(mt_jtb_finished(&b));
+        same_tree(mt_jtb_value(&b), doc);
+        mt_jtb_reset(&b);
+        assert_int_equal(mt_jtb_blocks(&b), 1); /* a small value reuses the one block */
+        /* a value larger than a block: blocks added, then merged into one at the reset */
+        assert_true(mt_jstream_walk(big, &mt_jtb_sax, &b));
+        assert_true(mt_jtb_blocks(&b) > 1 || round > 0);
+        const mt_jt *t = mt_jtb_value(&b);
+        same_tree(t, big);
+#ifdef __SANITIZE_ADDRESS__
+        const void *was = mt_jt_at(t, 19999);
+        mt_jtb_reset(&b);
+        assert_true(__asan_address_is_poisoned(was)); /* a dropped tree is not readable */
+#else
+        mt_jtb_reset(&b);
+#endif
+        assert_int_equal(mt_jtb_blocks(&b), 1);
+    }
+    /* jansson's reading: the last of a duplicate key, a key cut at NUL, types kept apart */
+    mt_jv one = {.type = MT_JV_INT, .i = 1, .d = 1}, two = {.type = MT_JV_REAL, .d = 2},
+          s = {.type = MT_JV_STRING, .s = "a\0b", .len = 3};
+    assert_true(mt_jtb_sax.start_map(&b) && mt_jtb_sax.key(&b, "k", 1) && mt_jtb_sax.value(&b, &one));
+    assert_true(mt_jtb_sax.key(&b, "k\0x", 3) && mt_jtb_sax.value(&b, &two));
+    assert_true(mt_jtb_sax.key(&b, "s", 1) && mt_jtb_sax.value(&b, &s));
+    assert_false(mt_jtb_finished(&b));
+    assert_null(mt_jtb_value(&b));
+    assert_true(mt_jtb_sax.end_map(&b));
+    const mt_jt *o = mt_jtb_value(&b);
+    assert_int_equal(o->n, 3);
+    assert_int_equal(mt_jt_get(o, "k")->type, MT_JT_REAL);
+    assert_false(mt_jt_is_int(mt_jt_get(o, "k")));
+    assert_int_equal(mt_jt_int(mt_jt_get(o, "s")), 0);
+    assert_int_equal(mt_jt_get(o, "s")->len, 3);
+    assert_null(mt_jt_get(o, "x"));
+    assert_null(mt_jt_str(o));
+    assert_int_equal(mt_jt_size(o), 0); /* an object is not an array */
+    assert_null(mt_jt_get(mt_jt_get(o, "k"), "k"));
+    mt_jtb_free(&b);
+    json_decref(doc);
+    json_decref(big);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_events_as_jansson), cmocka_unit_test(across_chunks),
         cmocka_unit_test(refuses_with_place),     cmocka_unit_test(depth_limit),
         cmocka_unit_test(handler_stops),          cmocka_unit_test(damaged_gzip_and_missing_file),
         cmocka_unit_test(reports_progress),       cmocka_unit_test(builds_values),
+        cmocka_unit_test(builds_trees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
