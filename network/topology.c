@@ -11,6 +11,7 @@
  * in-links like in_link but ordered by source node, then link id (a structured route finds the
  * links u -> v by binary search in it). `graph` (igraph) is built only when a query needs it
  * (Dijkstra for the latency metric): hop routes and structured routes never reach igraph.
+ * Structured routes are kept in the arena and the per-source ways only, not in `routes`.
  */
 #include "network/topology.h"
 
@@ -644,7 +645,9 @@ static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairh
 /* Cached routes held at most (arena and table); the cache is emptied whole when full. */
 #define ROUTE_CACHE_BYTES (64u << 20)
 
-/* Caches the route scratch[0..n) (read backwards: scratch[n-1] leaves src) for key. */
+/* Caches the route scratch[0..n) (read backwards: scratch[n-1] leaves src) in the arena, and for
+ * key in the map unless key is 0 (a structured route: computing it again costs less than the map,
+ * 2^20 ring pairs each asked once). */
 static mt_status cache_route(mt_topo *t, uint64_t key, int32_t n, const int32_t **links, mt_error *err) {
     if ((t->alen + (size_t)n) * sizeof *t->arena + t->routes.cap * 17 > ROUTE_CACHE_BYTES) forget_routes(t);
     if (t->alen + (size_t)n > t->acap) {
@@ -657,7 +660,7 @@ static mt_status cache_route(mt_topo *t, uint64_t key, int32_t n, const int32_t 
     }
     int32_t *out = t->arena + t->alen;
     for (int32_t i = 0; i < n; i++) out[i] = t->scratch[n - 1 - i];
-    MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
+    if (key) MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
     t->alen += (size_t)n;
     *links = out;
     return MT_OK;
@@ -683,14 +686,15 @@ static mt_status route_slow(mt_topo *t, int32_t src, int32_t dst, const int32_t 
                             int32_t *nlinks, mt_error *err) {
     uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
     int64_t v;
+    /* the router answers a pair the same way every time: its routes are not in the map */
+    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
+        t->n_structured++;
+        return cache_route(t, 0, *nlinks, links, err);
+    }
     if (mt_u64map_get(&t->routes, key, &v)) { /* a pair seen before: the same route */
         *links = t->arena + (v >> 20);
         *nlinks = (int32_t)(v & 0xfffff);
         return MT_OK;
-    }
-    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
-        t->n_structured++;
-        return cache_route(t, key, *nlinks, links, err);
     }
     MT_CHECK(distances_from(t, src, dst, err));
     t->n_searched++;
