@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "network/lmm.h"
+#include "util/hugemem.h"
 #include "util/vec.h"
 
 enum { F_FREE, F_DRAINING, F_LATENCY };
@@ -152,6 +153,7 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     /* per-link state is zero memory (calloc) until a link is used: 6.3 M links at 2^20 GPUs */
     n->lk = calloc((size_t)n->nlinks + 1, sizeof *n->lk);
     n->lmm = mt_lmm_new();
+    mt_hugemem_advise(n->lk, ((size_t)n->nlinks + 1) * sizeof *n->lk);
     if (!n->lk || !n->lmm || (n->nlinks > 0 && !mt_lmm_cnsts_lazy(n->lmm, n->nlinks, topo_bw, topo))) {
         mt_flownet_free(n);
         return mt_fail(err, MT_ENOMEM, "out of memory creating the flow model");
@@ -1090,6 +1092,8 @@ static int32_t group_slot(mt_flownet *net) {
         net->gslot = calloc((size_t)net->nlinks + 1, sizeof *net->gslot);
         net->gmem = calloc((size_t)net->nlinks + 1, sizeof *net->gmem);
         if (!net->gslot || !net->gmem) return -1;
+        mt_hugemem_advise(net->gslot, ((size_t)net->nlinks + 1) * sizeof *net->gslot);
+        mt_hugemem_advise(net->gmem, ((size_t)net->nlinks + 1) * sizeof *net->gmem);
     }
     for (int64_t i = 0; i < net->ngrp; i++)
         if (!net->grp[i]) return (int32_t)i;

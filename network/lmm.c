@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hugemem.h"
 #include "util/vec.h"
 
 #define INLINE_CNSTS 6
@@ -132,6 +133,7 @@ int mt_lmm_cnsts_lazy(mt_lmm *s, int64_t n, mt_lmm_cap_fn cap_of, void *ctx) {
     if (s->nc > 0 || s->c || n <= 0 || n > INT32_MAX || !cap_of) return 0;
     if (!(s->c = calloc((size_t)n, sizeof *s->c)) || !(s->mod = malloc((size_t)n * sizeof *s->mod))) return 0;
     s->nc = s->ccap = s->modcap = n;
+    mt_hugemem_advise(s->c, (size_t)n * sizeof *s->c);
     s->cap_of = cap_of;
     s->cap_ctx = ctx;
     return 1;

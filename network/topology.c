@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hugemem.h"
 #include "util/u64map.h"
 #include "util/vec.h"
 
@@ -331,6 +332,11 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (!t->in_off || !t->in_link || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
         !t->bfs_queue || !t->dist_fifo || !t->dist_reach)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
+    size_t lb = ((size_t)t->nlinks + 1) * sizeof(int32_t); /* huge pages: 6.3 M links at 2^20 GPUs */
+    mt_hugemem_advise(t->in_link, lb);
+    mt_hugemem_advise(t->in_src, lb);
+    mt_hugemem_advise(t->in_from, lb);
+    mt_hugemem_advise(t->out_link, lb);
     build_csr(t, 1, t->in_off, t->in_link, t->scratch);
     build_csr(t, 0, t->out_off, t->out_link, t->scratch);
     build_in_src(t, t->scratch);
@@ -731,8 +737,11 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
         return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
                        (int)src, (int)dst);
-    if (!t->near && !(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
-        return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
+    if (!t->near) {
+        if (!(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
+            return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
+        mt_hugemem_advise(t->near, (size_t)t->nnodes * sizeof *t->near);
+    }
     near_route *nr = &t->near[src];
     for (int w = 0; w < NEAR_WAYS; w++)
         if (nr->way[w].dst1 == dst + 1) {
