@@ -228,10 +228,12 @@ int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt
                 "(got %g B/s, %lld ps)", t->label, mt_topo_name(t, src), mt_topo_name(t, dst), bw_Bps, (long long)lat_ps);
         return -1;
     }
+    int64_t had = t->lcap;
     if (mt_vec_reserve(&t->links, &t->lcap, t->nlinks + 1)) {
         mt_fail(err, MT_ENOMEM, "%s: out of memory adding a link", t->label);
         return -1;
     }
+    if (t->lcap != had) mt_hugemem_advise(t->links, (size_t)t->lcap * sizeof *t->links); /* grown */
     t->links[t->nlinks] = (mt_link){src, dst, bw_Bps, lat_ps};
     return t->nlinks++;
 }
