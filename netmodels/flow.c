@@ -23,9 +23,13 @@
 #include <string.h>
 
 #include "network/lmm.h"
+#include "util/hugemem.h"
 #include "util/vec.h"
 
 enum { F_FREE, F_DRAINING, F_LATENCY };
+/* a source's destinations whose copies' routes fold_routes_ok remembers as checked (a pipeline
+ * stage's GPU sends to its two neighbour stages and its tensor-parallel ring peers) */
+enum { CHECK_WAYS = 4 };
 /* network folding: a flow's part (netmodel.h). VIRTUAL: replica 0's copy of a folded send whose
  * other copies are not simulated; REAL: one whose copies are flows (COPY: no callbacks, checked
  * to drain when their representative does). */
@@ -51,14 +55,13 @@ typedef struct lstate {
     double bytes;
     mt_time_ps busy_ps, busy_since;
     int32_t peak, vn; /* vn: flows on the link now (solver variables) */
-    double reported_Bps; /* last rate given to the link observer */
-    double base, factor; /* topology bandwidth; factor set by set_link_factor */
-    mt_time_ps extra_lat_ps;
-} lstate;
+} lstate; /* 32 bytes, all zero (calloc) until the link is used: 6.3 M links at 2^20 GPUs */
 
-typedef struct lperiodic { /* a link's periodic degradation (net->per, made on first use) */
-    mt_link_periodic per; /* period 0: none */
+typedef struct lperiodic { /* a link's operations (net->per, made on the first one) */
+    mt_link_periodic per; /* periodic degradation; period 0: none */
     mt_event_id pev;      /* pending periodic boundary */
+    double factor;        /* set by set_link_factor (0: never set, i.e. 1) */
+    mt_time_ps extra_lat_ps;
 } lperiodic;
 
 typedef struct change { /* a scheduled perturbation */
@@ -73,7 +76,8 @@ struct mt_flownet {
     mt_lmm *lmm;
     int32_t nlinks;
     lstate *lk;
-    lperiodic *per; /* per link, NULL until a periodic degradation is set */
+    lperiodic *per; /* per link, NULL until a link operation */
+    double *reported; /* per link, the last rate given to the link observer; NULL until one is set */
     flow *fl;
     int64_t nfl, flcap;
     int32_t free_head;
@@ -91,8 +95,9 @@ struct mt_flownet {
     int fold_dead;           /* broken: the caller stops the run; no more checks */
     int32_t *fold_e;         /* per node: its index among replica 0's endpoints, or -1 */
     /* the copy map, learned from the routes as folded sends come: replica 0's link l has index
-     * rix[l] (-1: none yet) and its copy in replica d is cmap[rix[l] * D + d]; a copy link's
-     * replica-0 link is orig[] (-1: not a copy link); srt: the indexed links by id, so that every
+     * rix[l] - 1 (0: none yet) and its copy in replica d is cmap[(rix[l] - 1) * D + d]; a copy
+     * link's replica-0 link is orig[] - 1 (0: not a copy link; both zeroed by calloc, so that the
+     * links nobody uses cost no memory; read through rix_of / orig_of); srt: the indexed links by id, so that every
      * replica's copies keep replica 0's id order */
     int32_t *rix, *orig, *cmap, *srt;
     int64_t nrix, cmapcap, srtcap;
@@ -102,7 +107,7 @@ struct mt_flownet {
     int32_t *vcnt, *vpeak, *creal;
     mt_time_ps *vsince, *vbusy;
     double *vbytes;
-    int32_t (*checked)[2];   /* per node: the last two destinations whose copies' routes were checked */
+    int32_t (*checked)[CHECK_WAYS]; /* per node: the last destinations whose copies' routes were checked */
     uint64_t ev_seq;         /* ev_order source */
     uint32_t *lmark, lepoch; /* per link: visited by materialize */
     int32_t *kbuf, *lbuf, *vbuf, *rbuf; /* materialize's scratch */
@@ -133,6 +138,9 @@ typedef struct fgroup {
     uint64_t tag0;
 } fgroup;
 
+/* A link's constraint's capacity until a change sets it: the topology's bandwidth. */
+static double topo_bw(void *topo, int32_t l) { return mt_topo_link(topo, l)->bw_Bps; }
+
 mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_error *err) {
     *out = NULL;
     mt_flownet *n = calloc(1, sizeof *n);
@@ -142,15 +150,11 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     n->nlinks = mt_topo_nlinks(topo);
     n->free_head = -1;
     n->group_min = MT_FLOW_GROUP_MIN;
+    /* per-link state is zero memory (calloc) until a link is used: 6.3 M links at 2^20 GPUs */
     n->lk = calloc((size_t)n->nlinks + 1, sizeof *n->lk);
     n->lmm = mt_lmm_new();
-    int ok = n->lk && n->lmm && mt_lmm_reserve(n->lmm, n->nlinks);
-    for (int32_t l = 0; ok && l < n->nlinks; l++) {
-        n->lk[l].base = mt_topo_link(topo, l)->bw_Bps;
-        n->lk[l].factor = 1;
-        ok = mt_lmm_cnst_new(n->lmm, n->lk[l].base) == l;
-    }
-    if (!ok) {
+    mt_hugemem_advise(n->lk, ((size_t)n->nlinks + 1) * sizeof *n->lk);
+    if (!n->lk || !n->lmm || (n->nlinks > 0 && !mt_lmm_cnsts_lazy(n->lmm, n->nlinks, topo_bw, topo))) {
         mt_flownet_free(n);
         return mt_fail(err, MT_ENOMEM, "out of memory creating the flow model");
     }
@@ -172,6 +176,7 @@ void mt_flownet_free(mt_flownet *net) {
     mt_lmm_free(net->lmm);
     free(net->lk);
     free(net->per);
+    free(net->reported);
     free(net->fold_e);
     free(net->rix);
     free(net->orig);
@@ -197,6 +202,10 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->gmem);
     free(net);
 }
+
+/* Network folding's link maps (rix, orig hold index + 1): -1 for none. */
+static inline int32_t rix_of(const mt_flownet *net, int32_t l) { return net->rix[l] - 1; }
+static inline int32_t orig_of(const mt_flownet *net, int32_t l) { return net->orig[l] - 1; }
 
 static void fail(mt_flownet *net, const char *what) {
     snprintf(net->msg, sizeof net->msg, "flow model: out of memory %s", what);
@@ -232,10 +241,9 @@ static void report_links(mt_flownet *net, mt_time_ps now) {
     int32_t n;
     const int32_t *links = mt_lmm_solved_cnsts(net->lmm, &n);
     for (int32_t i = 0; i < n; i++) {
-        lstate *L = &net->lk[links[i]];
         double used = mt_lmm_cnst_usage(net->lmm, links[i]);
-        if (used != L->reported_Bps) {
-            L->reported_Bps = used;
+        if (used != net->reported[links[i]]) {
+            net->reported[links[i]] = used;
             net->on_link(net->link_ctx, links[i], now, used);
         }
     }
@@ -316,7 +324,7 @@ static void fold_break(mt_flownet *net, const char *why) {
 
 /* Copy link of replica 0's (indexed) link l in replica d. */
 static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
-    return d == 0 ? l : net->cmap[(size_t)net->rix[l] * net->fold->D + d];
+    return d == 0 ? l : net->cmap[(size_t)rix_of(net, l) * net->fold->D + d];
 }
 
 /* Indexes replica 0's link l0 whose copies are cd[1..D) (cd[0] = l0): each copy link belongs to
@@ -324,7 +332,7 @@ static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
  * breaks ties among them as among replica 0's own: network/lmm.h). 0: they do not. */
 static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     int32_t D = net->fold->D;
-    if (net->orig[l0] >= 0) return 0; /* already another link's copy: replica 0 would share it */
+    if (orig_of(net, l0) >= 0) return 0; /* already another link's copy: replica 0 would share it */
     int64_t lo = 0, hi = net->nrix; /* position of l0 among the indexed links, by id */
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
@@ -332,20 +340,20 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
         else hi = mid;
     }
     for (int32_t d = 1; d < D; d++) {
-        if (net->orig[cd[d]] >= 0 || cd[d] == l0) return 0;
-        if (lo > 0 && net->cmap[(size_t)net->rix[net->srt[lo - 1]] * D + d] >= cd[d]) return 0;
-        if (lo < net->nrix && net->cmap[(size_t)net->rix[net->srt[lo]] * D + d] <= cd[d]) return 0;
+        if (orig_of(net, cd[d]) >= 0 || cd[d] == l0) return 0;
+        if (lo > 0 && net->cmap[(size_t)rix_of(net, net->srt[lo - 1]) * D + d] >= cd[d]) return 0;
+        if (lo < net->nrix && net->cmap[(size_t)rix_of(net, net->srt[lo]) * D + d] <= cd[d]) return 0;
     }
     if (mt_vec_reserve(&net->cmap, &net->cmapcap, (net->nrix + 1) * D) || mt_vec_reserve(&net->srt, &net->srtcap, net->nrix + 1))
         return 0;
     memmove(net->srt + lo + 1, net->srt + lo, (size_t)(net->nrix - lo) * sizeof *net->srt);
     net->srt[lo] = l0;
-    net->rix[l0] = (int32_t)net->nrix;
+    net->rix[l0] = (int32_t)net->nrix + 1;
     memcpy(net->cmap + net->nrix * D, cd, (size_t)D * sizeof *cd);
     net->nrix++;
-    net->orig[l0] = l0;
+    net->orig[l0] = l0 + 1;
     for (int32_t d = 1; d < D; d++) {
-        net->orig[cd[d]] = l0;
+        net->orig[cd[d]] = l0 + 1;
         net->creal[l0] += net->lk[cd[d]].vn; /* flows already there (traffic between replicas) */
     }
     return 1;
@@ -354,11 +362,12 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
 /* The copies of folded send src -> dst (route r0) in replicas 1..D-1 take routes of the same
  * length whose links map one to one onto replica 0's (the copy map, learned here), of the same
  * bandwidth, with the same latency. Checked once per (src, dst) while they stay among src's last
- * two destinations. 0: they do not (or out of memory). */
+ * CHECK_WAYS destinations. 0: they do not (or out of memory). */
 static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32_t *r0, int32_t n, mt_time_ps lat0,
                           mt_error *err) {
     int32_t *ck = net->checked[src];
-    if (ck[0] == dst || ck[1] == dst) return 1;
+    for (int w = 0; w < CHECK_WAYS; w++)
+        if (ck[w] == dst) return 1;
     const mt_netfold *F = net->fold;
     int32_t es = net->fold_e[src], ed = net->fold_e[dst], D = F->D;
     if (es < 0 || ed < 0 || mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
@@ -372,20 +381,20 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
                               err) != MT_OK || nd != n || lat != lat0)
             return 0;
         for (int32_t h = 0; h < n; h++) {
-            if (net->lk[rd[h]].base != net->lk[r0[h]].base) return 0;
+            if (mt_topo_link(net->topo, rd[h])->bw_Bps != mt_topo_link(net->topo, r0[h])->bw_Bps) return 0;
             cd[(size_t)h * D + d] = rd[h];
         }
     }
     for (int32_t h = 0; h < n; h++) {
         const int32_t *c = cd + (size_t)h * D;
-        if (net->rix[r0[h]] < 0) {
+        if (rix_of(net, r0[h]) < 0) {
             if (!index_link(net, r0[h], c)) return 0;
             continue;
         }
         for (int32_t d = 1; d < D; d++)
             if (copy_link(net, r0[h], d) != c[d]) return 0;
     }
-    ck[1] = ck[0];
+    memmove(ck + 1, ck, (CHECK_WAYS - 1) * sizeof *ck); /* the oldest goes */
     ck[0] = dst;
     return 1;
 }
@@ -505,8 +514,9 @@ static int materialize(mt_flownet *net, int32_t l0) {
 
 /* Makes REAL every virtual flow whose copies are on link l (a copy's, or replica 0's own). */
 static int materialize_at(mt_flownet *net, int32_t l) {
-    if (net->orig[l] < 0 || net->vcnt[net->orig[l]] == 0) return 1;
-    if (!materialize(net, net->orig[l])) {
+    int32_t l0 = orig_of(net, l);
+    if (l0 < 0 || net->vcnt[l0] == 0) return 1;
+    if (!materialize(net, l0)) {
         fail(net, "materializing folded flows");
         return 0;
     }
@@ -590,8 +600,8 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     net->fold_e = malloc((size_t)nn * sizeof *net->fold_e);
     net->checked = malloc((size_t)nn * sizeof *net->checked);
     net->lmark = calloc((size_t)net->nlinks + 1, sizeof *net->lmark);
-    net->rix = malloc(((size_t)net->nlinks + 1) * sizeof *net->rix);
-    net->orig = malloc(((size_t)net->nlinks + 1) * sizeof *net->orig);
+    net->rix = calloc((size_t)net->nlinks + 1, sizeof *net->rix);
+    net->orig = calloc((size_t)net->nlinks + 1, sizeof *net->orig);
     size_t nl = (size_t)net->nlinks + 1;
     net->vcnt = calloc(nl, sizeof *net->vcnt);
     net->vpeak = calloc(nl, sizeof *net->vpeak);
@@ -602,13 +612,13 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->vcnt || !net->vpeak ||
         !net->creal || !net->vsince || !net->vbusy || !net->vbytes)
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory folding the network");
-    for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1, net->checked[i][0] = net->checked[i][1] = -1;
+    memset(net->checked, 0xff, (size_t)nn * sizeof *net->checked); /* -1: none */
+    for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1;
     for (int32_t e = 0; e < f->E; e++) {
         int32_t node = f->ep[e];
         if (node < 0 || node >= nn) return mt_fail(err, MT_EINVAL, "an endpoint is not a node");
         net->fold_e[node] = e;
     }
-    for (int32_t l = 0; l <= net->nlinks; l++) net->rix[l] = net->orig[l] = -1;
     net->fold = f;
     net->fold_dead = 0;
     return MT_OK;
@@ -634,7 +644,8 @@ static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, in
         if (n == 1) L->busy_since = now;
         if (n > L->peak) L->peak = n;
         if (net->per && net->per[route[h]].per.period_ps > 0 && !net->per[route[h]].pev) arm_periodic(net, route[h]);
-        if (net->fold && net->orig[route[h]] >= 0 && net->orig[route[h]] != route[h]) net->creal[net->orig[route[h]]]++;
+        int32_t l0 = net->fold ? orig_of(net, route[h]) : -1;
+        if (l0 >= 0 && l0 != route[h]) net->creal[l0]++;
     }
     return MT_OK;
 }
@@ -652,11 +663,12 @@ static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained
     for (int32_t h = 0; h < nhops; h++) {
         lstate *L = &net->lk[route[h]];
         if (drained) L->bytes += f->bytes;
-        if (net->fold && net->orig[route[h]] >= 0 && net->orig[route[h]] != route[h]) net->creal[net->orig[route[h]]]--;
+        int32_t l0 = net->fold ? orig_of(net, route[h]) : -1;
+        if (l0 >= 0 && l0 != route[h]) net->creal[l0]--;
         if (--L->vn > 0) continue;
         L->busy_ps += now - L->busy_since;
-        if (net->on_link && L->reported_Bps != 0) {
-            L->reported_Bps = 0;
+        if (net->on_link && net->reported[route[h]] != 0) {
+            net->reported[route[h]] = 0;
             net->on_link(net->link_ctx, route[h], now, 0);
         }
     }
@@ -703,7 +715,7 @@ static void on_drain(void *ctx, uint64_t arg) {
 /* The route's latency: the topology's (base_ps, mt_topo_route_lat) plus the links' extra. */
 static mt_time_ps route_latency(const mt_flownet *net, const int32_t *route, int32_t nhops, mt_time_ps base_ps) {
     mt_time_ps lat = base_ps;
-    for (int32_t h = 0; net->n_extra_lat > 0 && h < nhops; h++) lat += net->lk[route[h]].extra_lat_ps;
+    for (int32_t h = 0; net->n_extra_lat > 0 && h < nhops; h++) lat += net->per[route[h]].extra_lat_ps;
     return lat;
 }
 
@@ -720,9 +732,8 @@ static mt_time_ps next_boundary(const mt_link_periodic *p, mt_time_ps now) {
 
 /* The link's capacity from now on (marks it modified). */
 static void refresh_cap(mt_flownet *net, int32_t l) {
-    lstate *L = &net->lk[l];
-    double cap = L->base * L->factor;
     const lperiodic *P = net->per ? &net->per[l] : NULL;
+    double cap = mt_topo_link(net->topo, l)->bw_Bps * (P && P->factor > 0 ? P->factor : 1);
     if (P && P->per.period_ps > 0 && in_window(&P->per, mt_sched_now(net->sched))) cap *= P->per.factor;
     mt_lmm_cnst_set_capacity(net->lmm, l, cap);
     ensure_solve(net);
@@ -754,6 +765,13 @@ static mt_status check_link(const mt_flownet *net, int32_t link, const char *wha
     return MT_OK;
 }
 
+/* net->per made (on the first link operation). */
+static mt_status link_ops(mt_flownet *net, mt_error *err) {
+    if (!net->per && !(net->per = calloc((size_t)net->nlinks + 1, sizeof *net->per)))
+        return mt_fail(err, MT_ENOMEM, "flow model: out of memory for a link operation");
+    return MT_OK;
+}
+
 static int factor_ok(double factor) { return factor > 0 && factor <= MT_LINK_FACTOR_MAX; }
 
 static mt_status set_link_factor(void *self, int32_t link, double factor, mt_error *err) {
@@ -763,7 +781,8 @@ static mt_status set_link_factor(void *self, int32_t link, double factor, mt_err
     if (!factor_ok(factor))
         return mt_fail(err, MT_EINVAL, "flow model: a bandwidth factor must be > 0 and at most 1e6 (got %g; "
                        "to cut a link, fail it)", factor);
-    net->lk[link].factor = factor;
+    MT_CHECK(link_ops(net, err));
+    net->per[link].factor = factor;
     refresh_cap(net, link);
     return MT_OK;
 }
@@ -775,8 +794,9 @@ static mt_status set_link_extra_latency(void *self, int32_t link, mt_time_ps ext
     if (extra_ps < 0 || extra_ps > MT_LINK_LAT_MAX_PS)
         return mt_fail(err, MT_EINVAL, "flow model: extra latency must be 0 to 1 s (got %lld ps)",
                        (long long)extra_ps);
-    net->n_extra_lat += (extra_ps != 0) - (net->lk[link].extra_lat_ps != 0);
-    net->lk[link].extra_lat_ps = extra_ps;
+    MT_CHECK(link_ops(net, err));
+    net->n_extra_lat += (extra_ps != 0) - (net->per[link].extra_lat_ps != 0);
+    net->per[link].extra_lat_ps = extra_ps;
     return MT_OK;
 }
 
@@ -788,8 +808,7 @@ static mt_status set_link_periodic(void *self, int32_t link, const mt_link_perio
         !factor_ok(p->factor))
         return mt_fail(err, MT_EINVAL, "flow model: periodic degradation needs start >= 0, "
                        "0 < duration <= period and 0 < factor <= 1e6");
-    if (!net->per && !(net->per = calloc((size_t)net->nlinks + 1, sizeof *net->per)))
-        return mt_fail(err, MT_ENOMEM, "flow model: out of memory setting a periodic degradation");
+    MT_CHECK(link_ops(net, err));
     lperiodic *P = &net->per[link];
     if (P->pev) mt_sched_cancel(net->sched, P->pev);
     P->pev = 0;
@@ -1051,9 +1070,11 @@ static void on_group_drain(void *ctx, uint64_t arg) {
 static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const int32_t *route, int32_t nhops,
                       mt_time_ps lat) {
     double cap = INFINITY;
-    for (int32_t h = 0; h < nhops; h++) {
-        if (net->lk[route[h]].vn || net->gslot[route[h]]) return 0;
-        cap = fmin(cap, mt_lmm_cnst_capacity(net->lmm, route[h]));
+    for (int32_t h = 0; h < nhops; h++) { /* gslot first: a member's links are mostly another's */
+        if (net->gslot[route[h]] || net->lk[route[h]].vn) return 0;
+        /* no link is perturbed (send_group): every capacity is the topology's (mt_lmm_cnsts_lazy),
+         * read there, not from the solver's constraints (untouched memory for unused links) */
+        cap = fmin(cap, mt_topo_link(net->topo, route[h])->bw_Bps);
     }
     if (k == 0) g->hops = nhops, g->lat = lat, g->rate = cap;
     if (nhops != g->hops || lat != g->lat || cap != g->rate || !(cap > 0)) return 0;
@@ -1071,6 +1092,8 @@ static int32_t group_slot(mt_flownet *net) {
         net->gslot = calloc((size_t)net->nlinks + 1, sizeof *net->gslot);
         net->gmem = calloc((size_t)net->nlinks + 1, sizeof *net->gmem);
         if (!net->gslot || !net->gmem) return -1;
+        mt_hugemem_advise(net->gslot, ((size_t)net->nlinks + 1) * sizeof *net->gslot);
+        mt_hugemem_advise(net->gmem, ((size_t)net->nlinks + 1) * sizeof *net->gmem);
     }
     for (int64_t i = 0; i < net->ngrp; i++)
         if (!net->grp[i]) return (int32_t)i;
@@ -1174,7 +1197,7 @@ static mt_status nm_link_stats(void *self, int32_t link, mt_link_stats *out, mt_
         out->peak_flows = out->peak_flows > 1 ? out->peak_flows : 1;
         out->flows_now = 1;
     }
-    int32_t l0 = net->orig ? net->orig[link] : -1;
+    int32_t l0 = net->orig ? orig_of(net, link) : -1;
     if (l0 >= 0 && l0 != link) { /* a copy link: its virtual periods are replica 0's link's */
         out->bytes += net->vbytes[l0];
         out->busy_ps += net->vbusy[l0] + (net->vcnt[l0] > 0 ? now - net->vsince[l0] : 0);
@@ -1188,6 +1211,10 @@ static void nm_set_link_observer(void *self, mt_link_rate_fn fn, void *ctx) {
     mt_flownet *net = self;
     if (fn && net->fold) fold_break(net, "link load is recorded over time");
     if (fn && net->glive > 0) materialize_groups(net);
+    if (fn && !net->reported && !(net->reported = calloc((size_t)net->nlinks + 1, sizeof *net->reported))) {
+        fail(net, "recording link loads"); /* the run stops with this message */
+        fn = NULL;
+    }
     net->on_link = fn;
     net->link_ctx = ctx;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hugemem.h"
 #include "util/vec.h"
 
 #define INLINE_CNSTS 6
@@ -24,12 +25,12 @@ typedef struct elem {
     int32_t var, k;
 } elem;
 
-typedef struct cnst { /* 56 bytes */
+typedef struct cnst { /* 56 bytes; all zero: a lazy constraint not asked of yet */
     double cap, rem, usage;
     elem *el;
     int32_t n, unfixed, ecap;
     uint32_t mark, ver;
-    int32_t modified;
+    int16_t modified, ready; /* ready: cap is set (else the lazy constraints' cap_of has it) */
 } cnst;
 
 typedef struct var {
@@ -63,6 +64,10 @@ struct mt_lmm {
     int64_t ncc, ccc, ncv, ccv, nchg, cchg;
     hitem *heap;
     int64_t nheap, hcap;
+    mt_lmm_cap_fn cap_of;    /* the lazy constraints' capacities (mt_lmm_cnsts_lazy) */
+    void *cap_ctx;
+    int32_t *owned;          /* constraints that hold an element array (freed with the system) */
+    int64_t nowned, ocap;
 };
 
 static inline int32_t *var_cnsts(var *x) { return x->n <= INLINE_CNSTS ? x->h.in : x->h.heap; }
@@ -76,7 +81,7 @@ mt_lmm *mt_lmm_new(void) {
 
 void mt_lmm_free(mt_lmm *s) {
     if (!s) return;
-    for (int64_t i = 0; i < s->nc; i++) free(s->c[i].el);
+    for (int64_t i = 0; i < s->nowned; i++) free(s->c[s->owned[i]].el);
     for (int64_t i = 0; i < s->nv; i++)
         if (s->v[i].n > INLINE_CNSTS) free(s->v[i].h.heap);
     free(s->c);
@@ -86,6 +91,7 @@ void mt_lmm_free(mt_lmm *s) {
     free(s->cv);
     free(s->chg);
     free(s->heap);
+    free(s->owned);
     free(s);
 }
 
@@ -117,15 +123,41 @@ int32_t mt_lmm_cnst_new(mt_lmm *s, double capacity) {
     cnst *c = &s->c[s->nc];
     memset(c, 0, sizeof *c);
     c->cap = c->rem = capacity;
+    c->ready = 1;
     return (int32_t)s->nc++;
+}
+
+/* The constraint array is zeroed by calloc and never written here: pages of constraints nobody
+ * uses are never touched (10^6 links of a fabric, a few thousand of them used). */
+int mt_lmm_cnsts_lazy(mt_lmm *s, int64_t n, mt_lmm_cap_fn cap_of, void *ctx) {
+    if (s->nc > 0 || s->c || n <= 0 || n > INT32_MAX || !cap_of) return 0;
+    if (!(s->c = calloc((size_t)n, sizeof *s->c)) || !(s->mod = malloc((size_t)n * sizeof *s->mod))) return 0;
+    s->nc = s->ccap = s->modcap = n;
+    mt_hugemem_advise(s->c, (size_t)n * sizeof *s->c);
+    s->cap_of = cap_of;
+    s->cap_ctx = ctx;
+    return 1;
+}
+
+/* c's capacity from here on is its own (asked of cap_of the first time). */
+static cnst *ready(mt_lmm *s, int32_t c) {
+    cnst *x = &s->c[c];
+    if (!x->ready) {
+        x->cap = s->cap_of(s->cap_ctx, c);
+        x->ready = 1;
+    }
+    return x;
 }
 
 void mt_lmm_cnst_set_capacity(mt_lmm *s, int32_t c, double capacity) {
     s->c[c].cap = capacity;
+    s->c[c].ready = 1;
     mark(s, c);
 }
 
-double mt_lmm_cnst_capacity(const mt_lmm *s, int32_t c) { return s->c[c].cap; }
+double mt_lmm_cnst_capacity(const mt_lmm *s, int32_t c) {
+    return s->c[c].ready ? s->c[c].cap : s->cap_of(s->cap_ctx, c);
+}
 int32_t mt_lmm_cnst_nvars(const mt_lmm *s, int32_t c) { return s->c[c].n; }
 int32_t mt_lmm_cnst_var(const mt_lmm *s, int32_t c, int32_t k) { return s->c[c].el[k].var; }
 double mt_lmm_cnst_usage(const mt_lmm *s, int32_t c) { return s->c[c].usage; }
@@ -150,12 +182,15 @@ int32_t mt_lmm_var_new(mt_lmm *s, int64_t data) {
 
 /* Room for one more element on c: from 2, doubling (most links carry a flow or two; a
  * util/vec start of 16 would be 128 bytes on each of 10^6 links). */
-static int el_room(cnst *c) {
+static int el_room(mt_lmm *s, int32_t id) {
+    cnst *c = &s->c[id];
     if (c->n < c->ecap) return 1;
     if (c->ecap > INT32_MAX / 2) return 0;
+    if (!c->el && mt_vec_reserve(&s->owned, &s->ocap, s->nowned + 1)) return 0;
     int32_t ncap = c->ecap ? 2 * c->ecap : 2;
     elem *p = realloc(c->el, (size_t)ncap * sizeof *p);
     if (!p) return 0;
+    if (!c->el) s->owned[s->nowned++] = id;
     c->el = p;
     c->ecap = ncap;
     return 1;
@@ -163,7 +198,7 @@ static int el_room(cnst *c) {
 
 static mt_status attach(mt_lmm *s, int32_t v, const int32_t *cnsts, int32_t n, int quiet, mt_error *err) {
     for (int32_t k = 0; k < n; k++) /* room first, so that a failure changes nothing */
-        if (!el_room(&s->c[cnsts[k]])) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
+        if (!el_room(s, cnsts[k])) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
     var *x = &s->v[v];
     int32_t *heap = n > INLINE_CNSTS ? malloc(2 * (size_t)n * sizeof *heap) : NULL;
     if (n > INLINE_CNSTS && !heap) return mt_fail(err, MT_ENOMEM, "max-min solver: out of memory adding a flow");
@@ -286,7 +321,7 @@ static hitem heap_pop(mt_lmm *s) {
 /* Puts c in the component: marked, its filling state reset (unfixed negative: not pushed yet). */
 static int add_cnst(mt_lmm *s, int32_t c, uint32_t ep) {
     if (mt_vec_reserve(&s->cc, &s->ccc, s->ncc + 1)) return 0;
-    cnst *x = &s->c[c];
+    cnst *x = ready(s, c);
     x->mark = ep;
     x->rem = x->cap;
     x->unfixed = -x->n;

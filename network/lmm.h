@@ -41,6 +41,13 @@ int mt_lmm_reserve(mt_lmm *s, int64_t ncnsts);
 /* Adds a constraint of capacity >= 0; returns its id (0, 1, ... in creation order) or -1 when out
  * of memory. O(1) amortised. */
 int32_t mt_lmm_cnst_new(mt_lmm *s, double capacity);
+/* The capacity of constraint c of a lazy system (flow.c: the link's bandwidth), asked the first
+ * time c's capacity is needed (a solve reaches it, or mt_lmm_cnst_capacity) unless set before. */
+typedef double (*mt_lmm_cap_fn)(void *ctx, int32_t c);
+/* Makes constraints 0 .. n-1 of an empty system at once, each of capacity cap_of(ctx, c): their
+ * state is zero memory until a constraint is first used (no page of unused ones is touched).
+ * 0 when out of memory or the system is not empty. */
+int mt_lmm_cnsts_lazy(mt_lmm *s, int64_t n, mt_lmm_cap_fn cap_of, void *ctx);
 /* Sets the capacity and marks the constraint modified (even without variables). */
 void mt_lmm_cnst_set_capacity(mt_lmm *s, int32_t c, double capacity);
 double mt_lmm_cnst_capacity(const mt_lmm *s, int32_t c);

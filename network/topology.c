@@ -11,6 +11,7 @@
  * in-links like in_link but ordered by source node, then link id (a structured route finds the
  * links u -> v by binary search in it). `graph` (igraph) is built only when a query needs it
  * (Dijkstra for the latency metric): hop routes and structured routes never reach igraph.
+ * Structured routes are kept in the arena and the per-source ways only, not in `routes`.
  */
 #include "network/topology.h"
 
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hugemem.h"
 #include "util/u64map.h"
 #include "util/vec.h"
 
@@ -226,10 +228,12 @@ int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt
                 "(got %g B/s, %lld ps)", t->label, mt_topo_name(t, src), mt_topo_name(t, dst), bw_Bps, (long long)lat_ps);
         return -1;
     }
+    int64_t had = t->lcap;
     if (mt_vec_reserve(&t->links, &t->lcap, t->nlinks + 1)) {
         mt_fail(err, MT_ENOMEM, "%s: out of memory adding a link", t->label);
         return -1;
     }
+    if (t->lcap != had) mt_hugemem_advise(t->links, (size_t)t->lcap * sizeof *t->links); /* grown */
     t->links[t->nlinks] = (mt_link){src, dst, bw_Bps, lat_ps};
     return t->nlinks++;
 }
@@ -330,6 +334,11 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (!t->in_off || !t->in_link || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
         !t->bfs_queue || !t->dist_fifo || !t->dist_reach)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
+    size_t lb = ((size_t)t->nlinks + 1) * sizeof(int32_t); /* huge pages: 6.3 M links at 2^20 GPUs */
+    mt_hugemem_advise(t->in_link, lb);
+    mt_hugemem_advise(t->in_src, lb);
+    mt_hugemem_advise(t->in_from, lb);
+    mt_hugemem_advise(t->out_link, lb);
     build_csr(t, 1, t->in_off, t->in_link, t->scratch);
     build_csr(t, 0, t->out_off, t->out_link, t->scratch);
     build_in_src(t, t->scratch);
@@ -644,7 +653,9 @@ static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairh
 /* Cached routes held at most (arena and table); the cache is emptied whole when full. */
 #define ROUTE_CACHE_BYTES (64u << 20)
 
-/* Caches the route scratch[0..n) (read backwards: scratch[n-1] leaves src) for key. */
+/* Caches the route scratch[0..n) (read backwards: scratch[n-1] leaves src) in the arena, and for
+ * key in the map unless key is 0 (a structured route: computing it again costs less than the map,
+ * 2^20 ring pairs each asked once). */
 static mt_status cache_route(mt_topo *t, uint64_t key, int32_t n, const int32_t **links, mt_error *err) {
     if ((t->alen + (size_t)n) * sizeof *t->arena + t->routes.cap * 17 > ROUTE_CACHE_BYTES) forget_routes(t);
     if (t->alen + (size_t)n > t->acap) {
@@ -657,7 +668,7 @@ static mt_status cache_route(mt_topo *t, uint64_t key, int32_t n, const int32_t 
     }
     int32_t *out = t->arena + t->alen;
     for (int32_t i = 0; i < n; i++) out[i] = t->scratch[n - 1 - i];
-    MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
+    if (key) MT_CHECK(mt_u64map_put(&t->routes, key, (int64_t)(t->alen << 20) | n, err));
     t->alen += (size_t)n;
     *links = out;
     return MT_OK;
@@ -683,14 +694,15 @@ static mt_status route_slow(mt_topo *t, int32_t src, int32_t dst, const int32_t 
                             int32_t *nlinks, mt_error *err) {
     uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
     int64_t v;
+    /* the router answers a pair the same way every time: its routes are not in the map */
+    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
+        t->n_structured++;
+        return cache_route(t, 0, *nlinks, links, err);
+    }
     if (mt_u64map_get(&t->routes, key, &v)) { /* a pair seen before: the same route */
         *links = t->arena + (v >> 20);
         *nlinks = (int32_t)(v & 0xfffff);
         return MT_OK;
-    }
-    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
-        t->n_structured++;
-        return cache_route(t, key, *nlinks, links, err);
     }
     MT_CHECK(distances_from(t, src, dst, err));
     t->n_searched++;
@@ -727,8 +739,11 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
         return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
                        (int)src, (int)dst);
-    if (!t->near && !(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
-        return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
+    if (!t->near) {
+        if (!(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
+            return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
+        mt_hugemem_advise(t->near, (size_t)t->nnodes * sizeof *t->near);
+    }
     near_route *nr = &t->near[src];
     for (int w = 0; w < NEAR_WAYS; w++)
         if (nr->way[w].dst1 == dst + 1) {

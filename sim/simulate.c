@@ -33,6 +33,7 @@
 #include "extrapolate/nccl.h"
 #include "sim/busy.h"
 #include "sim/collexec.h"
+#include "util/hugemem.h"
 #include "util/u64map.h"
 #include "util/vec.h"
 
@@ -1155,6 +1156,16 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         nomem |= !r->groups[kind] || !r->members[kind] || !r->member_ep[kind];
     }
     if (nomem) return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    size_t nk = (size_t)r->N * (size_t)(r->n_kinds > 0 ? r->n_kinds : 1); /* huge pages: per-GPU arrays */
+    mt_hugemem_advise(r->g, (size_t)r->N * sizeof *r->g);
+    mt_hugemem_advise(r->arrived, (size_t)r->N * r->V * r->M * 2 * sizeof *r->arrived);
+    mt_hugemem_advise(r->issued, nk * sizeof *r->issued);
+    mt_hugemem_advise(r->pending, nk * sizeof *r->pending);
+    mt_hugemem_advise(r->gids, nk * sizeof *r->gids);
+    for (int kind = 0; kind < r->n_kinds; kind++) {
+        mt_hugemem_advise(r->members[kind], (size_t)r->N * sizeof *r->members[kind]);
+        mt_hugemem_advise(r->member_ep[kind], (size_t)r->N * sizeof *r->member_ep[kind]);
+    }
     int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
     if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
         return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
@@ -1204,6 +1215,7 @@ static mt_status collect_results(runner *r, mt_error *err) {
     res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
     if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps)
         return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
+    mt_hugemem_advise(res->gpus, (size_t)r->N * sizeof *res->gpus);
     for (int32_t i = 0; i < r->N; i++) /* a cluster job's times count from its start */
         if (r->g[i].finish_ps - r->start > res->step_ps) res->step_ps = r->g[i].finish_ps - r->start;
     res->n_steps = r->steps;
@@ -1278,6 +1290,7 @@ static mt_status fold_setup(runner *r, mt_error *err) {
     r->dp_off = malloc((size_t)r->D * sizeof *r->dp_off);
     r->arrive_ps = calloc((size_t)r->N * r->V * r->M * 2, sizeof *r->arrive_ps);
     if (!r->dp_off || !r->arrive_ps) return mt_fail(err, MT_ENOMEM, "out of memory folding %d GPUs", r->N);
+    mt_hugemem_advise(r->arrive_ps, (size_t)r->N * r->V * r->M * 2 * sizeof *r->arrive_ps);
     int32_t shard = m->size[MT_DIM_DP_SHARD];
     for (int32_t d = 0; d < r->D; d++)
         r->dp_off[d] = (int32_t)((d % shard) * m->stride[MT_DIM_DP_SHARD] + (d / shard) * m->stride[MT_DIM_DP_REP]);

@@ -3,7 +3,8 @@
  * changes, a modified constraint far from others (only its component is re-solved), the
  * empty modified set (solve returns at once), a variable alone on its constraints, and a
  * component whose values are bit for bit the same solved alone or beside other components
- * (ties between equal shares broken by constraint id, not by the heap's layout). */
+ * (ties between equal shares broken by constraint id, not by the heap's layout), and lazy
+ * constraints (capacities asked only of those a solve or a query reaches). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,6 +255,33 @@ static void component_alike_alone_or_beside_others(void **state) {
     }
 }
 
+/* Lazy constraints: capacity c + 1 each, asked of cap_of once per used constraint; the textbook
+ * line on constraints 3 (cap 4) and 9 (cap 10) gives its hand-solved values; a capacity set
+ * before use is the constraint's own (cap_of not asked). */
+static int asked[16];
+static double cap_plus_one(void *ctx, int32_t c) {
+    (void)ctx;
+    asked[c]++;
+    return c + 1;
+}
+
+static void lazy_constraints(void **state) {
+    (void)state;
+    memset(asked, 0, sizeof asked);
+    mt_lmm *s = mt_lmm_new();
+    assert_int_equal(mt_lmm_cnsts_lazy(s, 16, cap_plus_one, NULL), 1);
+    assert_int_equal(mt_lmm_cnsts_lazy(s, 16, cap_plus_one, NULL), 0); /* not empty any more */
+    int32_t v0 = var_on(s, 0, (int32_t[]){9, 3, -1}), v1 = var_on(s, 1, (int32_t[]){3, -1});
+    int32_t v2 = var_on(s, 2, (int32_t[]){9, -1});
+    mt_lmm_cnst_set_capacity(s, 5, 50);
+    assert_int_equal(mt_lmm_solve(s, NULL), MT_OK);
+    assert_true(close_rel(mt_lmm_var_value(s, v0), 2) && close_rel(mt_lmm_var_value(s, v1), 2));
+    assert_true(close_rel(mt_lmm_var_value(s, v2), 8));
+    assert_true(mt_lmm_cnst_capacity(s, 5) == 50 && mt_lmm_cnst_capacity(s, 7) == 8);
+    for (int c = 0; c < 16; c++) assert_int_equal(asked[c], c == 3 || c == 9 || c == 7);
+    mt_lmm_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_variables_share_one_constraint),
@@ -263,6 +291,7 @@ int main(void) {
         cmocka_unit_test(zero_capacity),
         cmocka_unit_test(alone_takes_the_smallest),
         cmocka_unit_test(component_alike_alone_or_beside_others),
+        cmocka_unit_test(lazy_constraints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
