@@ -5,7 +5,7 @@
 # at N GPUs (default 128; issue 47's case is 1024) on multinode:nodes=N/8,gpus=8, global batch N.
 # Usage: bench/bench_plansearch.sh [path/to/mitosis] [N]   env JOBS (default 2), TOP (default 10),
 #   BEFORE (optional: another mitosis, e.g. an older build, run pruned too: a "before" row, and whether
-#   its JSON equals this build's, wall_s aside)
+#   the rows both runs kept and the first TOP rows are the same, and the rest of the JSON, wall_s aside)
 # Prints a markdown table: mode, plans listed, simulated (ranked + skipped), pruned, wall s, CPU s
 # (user + system: the measure on a loaded machine) and peak RSS (/usr/bin/time, the whole process), and whether every row the pruned run kept equals the
 # exhaustive run's (same numbers, same order) with the same first TOP rows.
@@ -40,9 +40,12 @@ for m, x in d.items():
     pr = len(x.get("pruned", []))
     n = len(x["rows"]) + len(x["skipped"]) + pr
     same = "-"
-    if m == "before":
-        strip = lambda j: {k: v for k, v in j.items() if k != "wall_s"}
-        same = "pruned run's JSON: " + ("same" if strip(x) == strip(d["pruned"]) else "DIFFERS")
+    if m == "before":  # a tighter bound prunes more rows; those both kept, and the first TOP, must be the same
+        strip = lambda j: {k: v for k, v in j.items() if k not in ("wall_s", "rows", "pruned")}
+        mine = {r["label"]: r for r in d["pruned"]["rows"]}
+        ok = strip(x) == strip(d["pruned"]) and all(mine[r["label"]] == r for r in x["rows"] if r["label"] in mine)
+        ok = ok and [r["label"] for r in x["rows"]][:top] == list(mine)[:top]
+        same = "rows both kept, first TOP: " + ("same" if ok else "DIFFER")
     elif m == "pruned":
         kept = [r["label"] for r in x["rows"]]
         ok = all(by.get(r["label"]) == r for r in x["rows"])

@@ -443,6 +443,7 @@ static mt_status new_tally(mt_bld *b, mt_stage_program *sp) {
         return MT_ENOMEM;
     y->m = m;
     y->n_ops = b->t->n_ops;
+    y->last_bwd_mb = -1;
     return MT_OK;
 }
 
@@ -693,6 +694,7 @@ void mt_program_free(mt_program *p) {
         if (p->stages[s].tally) {
             free(p->stages[s].tally->mb_ps);
             free(p->stages[s].tally->op_tasks);
+            free(p->stages[s].tally->tail_ops);
             free(p->stages[s].tally);
         }
     }

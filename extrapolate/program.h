@@ -119,6 +119,19 @@ typedef struct mt_stage_tally {
     double mb_total_ps;                /* every COMPUTE task of a micro-batch (mb >= 0), ps */
     int32_t *op_tasks;                 /* [n_ops]: COMPUTE tasks whose first item is that op */
     int32_t n_ops;                     /* the trace's ops */
+    /* the last backward COMPUTE task of a micro-batch (phase not forward, mb >= 0) in issue order: */
+    int32_t last_bwd_mb;               /* its micro-batch, -1 none */
+    int32_t last_bwd_op;               /* its first op */
+    double last_bwd_ps;                /* its time, ps */
+    double tail_ps;                    /* the time of the COMPUTE tasks after it, ps */
+    int32_t *tail_ops;                 /* [n_tail]: the first op of each COMPUTE task after it */
+    int32_t n_tail;
+    int64_t cap_tail;
+    int last_bwd_open;                 /* 1 while it is the last task (its items still come) */
+    /* tasks the host issues, counted as the next task retires them (a pass may still change the last
+     * task's group; the program's last task, in tasks[0], is not counted): COLL tasks per group kind,
+     * and ([MT_GROUP_KINDS_MAX]) SENDs; in all and after the last backward task */
+    int32_t issued[MT_GROUP_KINDS_MAX + 1], tail_issued[MT_GROUP_KINDS_MAX + 1];
 } mt_stage_tally;
 
 typedef struct mt_stage_program {

@@ -730,8 +730,8 @@ static void prune_final(rows_ctx *x) {
             snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %.2f GB per GPU, "
                      "over the %.2f GB limit (--gpu-mem)", b->mem_bytes / 1e9, cmp->mem_limit / 1e9);
         else
-            snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's compute), a speed-up of at "
-                     "most %.2fx; the first %d rows are above %.2fx", b->step_ps / 1e9, (int)b->stage, x->ub[i],
+            snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's %s), a speed-up of at "
+                     "most %.2fx; the first %d rows are above %.2fx", b->step_ps / 1e9, (int)b->stage, b->what, x->ub[i],
                      (int)top, t.v[top - 1]);
         free(w->reason);
         w->reason = strdup(why);

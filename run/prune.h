@@ -10,8 +10,16 @@
  *             after the first micro-batch's forward crossed stages 0..k-1, and the backward of its
  *             last one must cross them back: + the least forward and backward of a micro-batch
  *             on each stage before k (the pipeline's fill and drain). With the host model, the
- *             host thread's work (its head and every op's host time, sim/simulate.c: a GPU's step
- *             ends when its host is done too).
+ *             host thread's work (its head, every op's host time and coll_host_ps per collective on a
+ *             group of more than one rank and per send, sim/simulate.c: a GPU's step ends when its
+ *             host is done too). With the host model on such a pipeline: the host issues stage k's
+ *             last backward task of a micro-batch (in issue order) only after its work before it (a
+ *             kernel starts no earlier than its launch), the task then runs, and that micro-batch's
+ *             gradients must cross stages k-1 .. i back (the least backward of a micro-batch on each),
+ *             after which stage i still runs its COMPUTE tasks after its own last backward task (the
+ *             optimizer; counted only when every stage's last backward task is of that micro-batch).
+ *             Host-bound pipelines are limited by this drain (Llama-3-8B on 1,024 GPUs:
+ *             ddp=64:tp=4:pp=4:mb=8: 959 -> 1,093 ms, its step 1,149 ms).
  *   memory >= the largest stage's parameters + gradients + optimizer state per GPU (the simulated
  *             peak adds activations to them, sim/simulate.c).
  * The rule, deterministic whatever the threads: rows run in increasing order of their step bound
@@ -51,6 +59,7 @@ typedef struct mt_prune_bound {
     int ok;                  /* 0: no bound (the program could not be built: the run will say why) */
     double step_ps;          /* lower bound on the step, ps */
     int32_t stage;           /* the stage giving it */
+    const char *what;        /* what gives it: "compute", "host thread", ... (a static string) */
     double mem_bytes;        /* lower bound on the peak memory per GPU */
 } mt_prune_bound;
 

@@ -11,7 +11,8 @@
 # The pruned search (--top 3) on the H100 Llama-3 trace (host model on, pipelines of both schedules,
 # dp and ddp): its rows are the exhaustive run's, byte for byte and in order, each pruned plan's
 # bound is at or below its exhaustive step, and plans differing only in schedule or dp mode have
-# one bound (run/prune.h: one bound-only program per class).
+# one bound (run/prune.h: one bound-only program per class); host-bound pipelines (32 blocks) pruned
+# by the host thread and the pipeline's drain, at or below their exhaustive steps.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -253,5 +254,15 @@ if full and top:
         cls.setdefault(k.replace("schedule=gpipe", "schedule=1f1b").replace("ddp=", "dp="), set()).add(v)
     c.check("--top 3: plans differing only in schedule or dp mode share a bound",
             len(cls) < len(lb) and all(len(v) == 1 for v in cls.values()), cls)
+# host-bound pipelines (32 blocks, micro-batches of 2): the host issues a stage's last backward task after
+# its work before it, then that micro-batch's gradients cross the stages before back (run/prune.h)
+plans = ("--blocks", 32, "--gpus", 8, "--batch", 8, "--plans", "ddp=2:tp=2:pp=2:mb=4,tp=2:pp=4:mb=8,tp=4:pp=2:mb=8")
+full, top = (compare(llama, *plans, *m) for m in (("--exhaustive",), ("--top", 1)))
+if full and top:
+    by = {r["label"]: r["step_ms"] for r in full["rows"]}
+    lb = {p["label"]: float(p["reason"].split("at least ")[1].split(" ms")[0]) for p in top.get("pruned", [])}
+    c.check("--top 1 on host-bound pipelines: pruned by the host thread and the pipeline's drain, at or below the "
+            "exhaustive step", len(lb) == 2 and all(v <= by[k] * (1 + 1e-9) for k, v in lb.items()) and
+            all("host thread and pipeline drain" in p["reason"] for p in top["pruned"]), (top.get("pruned"), by))
 c.finish()
 EOF

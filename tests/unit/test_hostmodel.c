@@ -245,7 +245,8 @@ static void cpu_trace_cannot_be_host_modelled(void **state) {
     free_trace(t);
 }
 
-/* The bound of plan (pp, m, schedule) from a full and from a bound-only program: equal. */
+/* The bound of plan (pp, m, schedule) from a full and from a bound-only program: equal, from the same
+ * term (what). */
 static void bound_pair(const mt_trace *t, const mt_hostmodel *hm, int32_t pp, int32_t m, mt_pp_schedule sched) {
     mt_plan pl;
     mt_plan_init(&pl);
@@ -264,6 +265,7 @@ static void bound_pair(const mt_trace *t, const mt_hostmodel *hm, int32_t pp, in
     assert_true(tally.ok);
     assert_true(full.step_ps == tally.step_ps && full.mem_bytes == tally.mem_bytes);
     assert_int_equal(full.stage, tally.stage);
+    assert_string_equal(full.what, tally.what);
     for (int32_t s = 0; s < pp; s++) {
         assert_null(p[0]->stages[s].tally);
         assert_non_null(p[1]->stages[s].tally);
