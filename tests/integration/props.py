@@ -7,6 +7,9 @@ micro-batches). Each plan runs once with --json --csv --html --timeline; a refus
 stderr line, exit 2. Every accepted plan goes through every check of CHECKS (a function each: add
 one to add a property); some plans also run --no-fold, and per trace one `compare --plans` holds them.
 A counter-example prints the plan's command line. Usage: props.py MITOSIS [PROPS_N]
+Runs go through libmitosis, each trace opened once (libsim.py; props.sh starts python so): every
+TEXT_EVERY-th plan runs the binary itself (its files, its text report, its Chakra export, its refusal's
+exit code and line), and its JSON must be the library's (but the run's wall time, RSS and folding).
 """
 import concurrent.futures as cf
 import json
@@ -15,12 +18,12 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import modelparams as mp  # noqa: E402
+from libsim import Sim  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BIN = os.path.abspath(sys.argv[1])
@@ -177,9 +180,12 @@ def compare_label(p):
     return ":".join(f)
 
 
+SIM = Sim(BIN)
+
+
 def run(args, timeout=600):
-    r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
-    return r.returncode, r.stdout, r.stderr
+    """The binary's own run: (exit code, stdout, stderr)."""
+    return SIM.run(*args, timeout=timeout)
 
 
 # ---- the closed forms ---------------------------------------------------------------------------
@@ -192,10 +198,8 @@ def trace_info(fam):
     and optimizer-state bytes (inspect --json)."""
     if fam not in INFO:
         tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-        rc, out, err = run(["inspect", tr, "--json"])
-        assert rc == 0, err
-        tb = json.loads(out)["tensor_bytes"]
-        ins = json.loads(out)
+        ins = SIM.inspect_json(tr)
+        tb = ins["tensor_bytes"]
         INFO[fam] = {"tensors": mp.params(tr), "weight": tb["weight"], "opt": tb["optimizer_state"],
                      "meta": mp.load(tr), "blocks": ins["blocks"], "moe": ((ins.get("recognised") or {}).get("moe") or {}).get("layers", [])}
     return INFO[fam]
@@ -421,8 +425,7 @@ BLOCKS = {}
 def blocks_of(fam):
     """inspect's repeating block, when its copies hold at least half of the parameters (pass_dp.c's rule)."""
     if fam not in BLOCKS:
-        rc, out, err = run(["inspect", os.path.join(ROOT, "traces", FAMILIES[fam][0]), "--json"])
-        b = json.loads(out).get("blocks") if rc == 0 else None
+        b = SIM.inspect_json(os.path.join(ROOT, "traces", FAMILIES[fam][0])).get("blocks")
         BLOCKS[fam] = b if b and 2 * b["count"] * b["param_bytes"] >= trace_info(fam)["weight"] else None
     return BLOCKS[fam]
 
@@ -694,8 +697,7 @@ def base_acts(fam, recompute):
     key = (fam, recompute or "")
     if key not in BASE:
         tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-        args = ["simulate", tr, "--gpus", "1", "--json"] + (["--recompute", recompute] if recompute else [])
-        rc, out, err = run(args)
+        rc, out, err = SIM.simulate(tr, "--gpus", "1", *(["--recompute", recompute] if recompute else []))
         if rc != 0:
             raise AssertionError(f"the one-GPU run exits {rc}: {err.strip()[:200]}")
         d = json.loads(out)
@@ -903,7 +905,7 @@ def sp_pp_fails(fam, p, d):
     when it cuts the same layers, sends T x the bytes."""
     q = dict(p, tp=1, sp=False)
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-    rc, out, err = run(["simulate", tr, *argv(q), "--json"])
+    rc, out, err = SIM.simulate(tr, *argv(q))
     if rc != 0:
         return []  # (the TP-less plan may be refused for reasons of its own)
     d1 = json.loads(out)
@@ -936,14 +938,35 @@ def chakra_fails(args, d, dirk):
 
 # ---- the run ------------------------------------------------------------------------------------
 
+def same_json_fails(rc, out, err, lrc, lout, lerr):
+    """The binary's run and the library's agree: the exit code, the message of a refusal, the JSON but
+    simulation.wall_s and peak_rss_bytes, and its events and folding (the binary's run records a per-GPU
+    timeline for its files, so it walks every GPU: fold == no-fold is checked below)."""
+    if rc != lrc or (rc != 0 and err.strip() != lerr.strip()):
+        return [f"the binary exits {rc} ({err.strip()[:200]!r}), the library {lrc} ({lerr.strip()[:200]!r})"]
+    if rc != 0:
+        return []
+    a, b = json.loads(out), json.loads(lout)
+    for d in (a, b):
+        for key in ("wall_s", "peak_rss_bytes", "events", "folding"):
+            d["simulation"].pop(key, None)
+    return [] if a == b else [f"the JSON differs in {[key for key in a if a[key] != b.get(key)][:5]}"]
+
+
 def one(k, fam, p, work):
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
     dirk = os.path.join(work, str(k))
     os.makedirs(dirk)
     args = ["simulate", tr, *argv(p)]
-    rc, out, err = run(args + ["--json", "--csv", os.path.join(dirk, "csv"), "--html", os.path.join(dirk, "r.html"),
-                               "--timeline", os.path.join(dirk, "t.json")])
-    res = {"k": k, "fam": fam, "p": p, "cmd": "mitosis " + " ".join(args), "rc": rc, "fails": [], "known": []}
+    outs = {"csv": os.path.join(dirk, "csv"), "html": os.path.join(dirk, "r.html"), "timeline": os.path.join(dirk, "t.json")}
+    res = {"k": k, "fam": fam, "p": p, "cmd": "mitosis " + " ".join(args), "fails": [], "known": []}
+    if k % TEXT_EVERY == 0:  # the binary's own run, and the library's JSON the same
+        rc, out, err = run(args + ["--json"] + [w for kv in outs.items() for w in ("--" + kv[0], kv[1])])
+        for f in same_json_fails(rc, out, err, *SIM.simulate(tr, *argv(p))):
+            res["fails"].append(("library", f))
+    else:
+        rc, out, err = SIM.simulate_writing(tr, argv(p), outs)
+    res["rc"] = rc
     if rc != 0:
         lines = err.strip().splitlines()
         if rc != 2 or len(lines) != 1:
@@ -972,7 +995,7 @@ def one(k, fam, p, work):
         for f in chakra_fails(args, d, dirk):
             res["fails"].append(("chakra", f))
     if k % 4 == 0 and p["dp"] > 1:  # fold == no-fold
-        rc2, out2, err2 = run(args + ["--json", "--no-fold"])
+        rc2, out2, err2 = SIM.simulate(tr, *argv(p), "--no-fold")
         if rc2 != 0:
             res["fails"].append(("fold", f"--no-fold exit {rc2}: {err2.strip()[:200]}"))
         else:
@@ -993,8 +1016,7 @@ def compare_rows(fam, group):
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
     gpus = group[0]["p"]["dp"] * group[0]["p"]["tp"] * group[0]["p"]["pp"] * group[0]["p"]["cp"] * group[0]["p"]["ep"]
     labels = [compare_label(r["p"]) for r in group]
-    rc, out, err = run(["compare", tr, "--gpus", str(gpus), "--batch", str(group[0]["gb"]), "--plans", ",".join(labels),
-                        "--json"])
+    rc, out, err = SIM.compare(tr, "--gpus", str(gpus), "--batch", str(group[0]["gb"]), "--plans", ",".join(labels))
     if rc != 0:
         return [(r, "compare", f"compare exit {rc}: {err.strip()[:200]}") for r in group[:1]]
     rows = json.loads(out)["rows"]
@@ -1057,7 +1079,8 @@ def main():
     print("  extra runs: " + ", ".join(f"{k} {v}" for k, v in sorted(RAN.items())))
     for k, v in sorted(refused.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  refused x{v}: {k}")
-    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal"]:
+    print("  " + SIM.summary())
+    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal", "library"]:
         print(f"  {name}: {by_check.get(name, 0)} failures" + (f" ({known[name]} known)" if name in known else ""))
     sys.exit(1 if failed else 0)
 
