@@ -144,3 +144,24 @@ class Sim:
 
     def summary(self):
         return f"{self.lib_runs} simulations through libmitosis, {self.runs} runs of the binary"
+
+
+class Checks:
+    """A script's checks: checks(name, ok, detail) prints "ok: name" or "FAIL: name" (and the detail)
+    and counts the failures; checks.guard(name, f) checks f() (a check whose run may fail): an
+    exception fails it, named, and so does a false result (None: f only asserts)."""
+
+    def __init__(self):
+        self.fails = 0
+
+    def __call__(self, name, ok, detail=""):
+        print(("ok: " if ok else "FAIL: ") + name + (f"\n  {detail}" if detail and not ok else ""))
+        self.fails += not ok
+        return ok
+
+    def guard(self, name, f):
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001  (a failed run, a KeyError, an assertion: the check fails)
+            return self(name, False, f"{type(e).__name__}: {e}")
+        return self(name, r is None or bool(r), repr(r))
