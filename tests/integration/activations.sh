@@ -24,7 +24,9 @@
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
-exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'PY'
+# The runs go through libmitosis, each trace opened once (libsim.py); the refusals run the binary.
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$root/traces" "$(dirname "$0")" <<'PY'
 import gzip, json, sys
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, rel
@@ -85,7 +87,7 @@ c.check(f"--seq {2 * s}: activations {k2:.0f} B within 1 % of Korthikanti's {kor
         rel(k2, korthikanti(2 * s)) <= 0.01, (k2, korthikanti(2 * s)))
 def op_times(*extra):
     with tempfile.TemporaryDirectory() as d:
-        rc, _, err = c.run("simulate", gpt, "--gpus", 1, "--csv", d, *extra)
+        rc, _, err = c.lib.simulate_writing(gpt, ["--gpus", 1, *extra], {"csv": d})
         assert rc == 0, err
         return [(r["name"], r["phase"], float(r["dur_us"])) for r in csv.DictReader(open(os.path.join(d, "ops.csv")))]
 want = {"aten::linear": 2, "aten::matmul": 4, "aten::masked_fill": 4, "aten::softmax": 4}

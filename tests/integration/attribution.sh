@@ -16,8 +16,10 @@ set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
 command -v python3 >/dev/null || { echo "attribution.sh: needs python3"; exit 77; }
-exec python3 - "$bin" "$root" "$(dirname "$0")" <<'EOF'
-import concurrent.futures, csv, json, os, random, subprocess, sys, tempfile
+# The JSON runs go through libmitosis, each trace opened once (libsim.py); the text and CSV checks run the binary.
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$root" "$(dirname "$0")" <<'EOF'
+import concurrent.futures, csv, json, os, random, sys, tempfile
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, rel
 
@@ -118,23 +120,23 @@ def plan():
 
 def simulate(ta):
     t, a = ta
-    return subprocess.run([bin_, "simulate", f"{tr}/{t}", *a, "--json"], capture_output=True, text=True, timeout=300)
+    return c.lib.simulate(f"{tr}/{t}", *a)  # (exit code, stdout, stderr)
 
 
 plans = [plan() for _ in range(n_plans)]  # drawn first: the same plans however the runs interleave
 ran = refused = bad = 0
 with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
     results = list(pool.map(simulate, plans))
-for i, ((t, a), p) in enumerate(zip(plans, results)):
-    if p.returncode == 2:
+for i, ((t, a), (rc, out, err)) in enumerate(zip(plans, results)):
+    if rc == 2:
         refused += 1
         continue
-    if p.returncode != 0:
-        print(f"FAIL: plan {i}: simulate {t} {' '.join(a)}: exit {p.returncode}: {p.stderr.strip()[:300]}")
+    if rc != 0:
+        print(f"FAIL: plan {i}: simulate {t} {' '.join(a)}: exit {rc}: {err.strip()[:300]}")
         bad += 1
         continue
     ran += 1
-    d = json.loads(p.stdout)
+    d = json.loads(out)
     run = d["step_ms"] * d.get("steps", 1)
     probs = []
     for g in d["gpus"]:
@@ -154,5 +156,7 @@ for i, ((t, a), p) in enumerate(zip(plans, results)):
 c.check(f"random plans: {ran} ran, {refused} refused, every GPU's parts sum to its step, exposed <= comm",
         bad == 0 and ran > 0, f"{bad} bad")
 c.check(f"random plans: at most half refused ({refused} of {n_plans})", refused * 2 <= n_plans)
+print(c.lib.summary())
 sys.exit(1 if c.failed else 0)
 EOF
+exit $?

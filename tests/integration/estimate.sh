@@ -3,7 +3,8 @@
 #  - on 12 varied plans (DDP ring steps and ringflow, tree on a torus, hier on a multinode fabric,
 #    direct, ZeRO-3 on a fat-tree, FSDP, TP+SP unfolded, TP x PP 1F1B, interleaved PP, EP,
 #    CP, sharded embeddings, 3 steps) `simulate --dry-run`'s event estimate is within a factor
-#    of 2 of the events the run counts ("simulated N events"); prints the spread;
+#    of 2 of the events the run counts ("simulated N events"; the run through libmitosis, its JSON's
+#    simulation.events); prints the spread;
 #  - --dry-run prints one line on stdout, nothing on stderr, exits 0 and writes no output file;
 #  - a run estimated over 5 s prints "estimate   about ...; --dry-run to stop here" on stderr
 #    before it starts (the run is stopped once the line is there);
@@ -20,46 +21,61 @@ pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "estimate.sh: $*" >&2; exit 1; }
 
-# "about 25.5 M events" -> 25500000
-est_events() {
-  sed -n 's/^estimate   about \([0-9.]*\) \([kMG]\{0,1\}\) *events.*/\1 \2/p' "$1" |
-    awk '{ m = $2 == "k" ? 1e3 : $2 == "M" ? 1e6 : $2 == "G" ? 1e9 : 1; printf "%.0f\n", $1 * m }'
-}
+# Each plan: --dry-run by the binary (its one line), the run through libmitosis (libsim.py: each trace opened
+# once; its JSON's simulation.events is the count the text's "simulated N events" prints).
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$tr" "$(dirname "$0")" <<'PY' || exit 1
+import re, sys
+sys.path.insert(0, sys.argv[3])
+from libsim import Sim
+sim, tr = Sim(sys.argv[1]), sys.argv[2]
+PLANS = """cpu-resnet18-b8 --gpus 64 --strategy ddp --ring-model steps --topology ring:64
+cpu-resnet18-b8 --gpus 128 --strategy ddp --algo tree --topology torus:8x16
+cpu-resnet18-b8 --gpus 256 --strategy ddp --algo hier --topology multinode:nodes=32,gpus=8
+cpu-resnet18-b8 --gpus 32 --strategy ddp --algo direct
+cpu-resnet18-b8 --gpus 4096 --strategy ddp --topology multinode:nodes=512,gpus=8
+cpu-resnet18-b8 --gpus 256 --zero 3 --topology fattree:k=16
+cpu-gpt-tiny-b8 --gpus 16 --fsdp
+cpu-gpt-tiny-b8 --gpus 32 --tp 4 --sp --no-fold
+cpu-gpt-tiny-b8 --gpus 64 --tp 2 --pp 4 --micro-batches 8 --schedule 1f1b
+cpu-gpt-tiny-b8 --gpus 32 --tp 2 --pp 4 --vpp 2 --micro-batches 8
+cpu-moe-tiny-b8 --gpus 32 --ep 4
+cpu-gpt-l8h16-b2 --gpus 64 --tp 2 --cp 2
+cpu-dlrm-tiny-b8 --gpus 16 --embedding-shard table
+cpu-gpt-tiny-b8 --gpus 16 --tp 2 --steps 3"""
 
-ratios=""
-check() { # trace args...
-  local t=$1; shift
-  "$bin" simulate "$tr/$t" "$@" --dry-run >"$tmp/dry" 2>"$tmp/dry.err" || fail "--dry-run failed: $t $* $(cat "$tmp/dry.err")"
-  [ -s "$tmp/dry.err" ] && fail "--dry-run wrote on stderr: $(cat "$tmp/dry.err")"
-  [ "$(wc -l <"$tmp/dry")" = 1 ] || fail "--dry-run printed more than one line: $(cat "$tmp/dry")"
-  local e a
-  e=$(est_events "$tmp/dry")
-  [ -n "$e" ] || fail "no estimate in: $(cat "$tmp/dry")"
-  "$bin" simulate "$tr/$t" "$@" >"$tmp/run" 2>/dev/null || fail "run failed: $t $*"
-  a=$(sed -n 's/^simulated  \([0-9]*\) events.*/\1/p' "$tmp/run")
-  [ -n "$a" ] || fail "no event count: $t $*"
-  local r
-  r=$(awk -v e="$e" -v a="$a" 'BEGIN { printf "%.2f", e / a }')
-  awk -v r="$r" 'BEGIN { exit !(r >= 0.5 && r <= 2) }' || fail "estimate $e vs $a events (x$r): $t $*"
-  ratios="$ratios $r"
-  echo "  x$r  $e est. / $a counted  $t $*"
-}
 
-check cpu-resnet18-b8 --gpus 64 --strategy ddp --ring-model steps --topology ring:64
-check cpu-resnet18-b8 --gpus 128 --strategy ddp --algo tree --topology torus:8x16
-check cpu-resnet18-b8 --gpus 256 --strategy ddp --algo hier --topology multinode:nodes=32,gpus=8
-check cpu-resnet18-b8 --gpus 32 --strategy ddp --algo direct
-check cpu-resnet18-b8 --gpus 4096 --strategy ddp --topology multinode:nodes=512,gpus=8
-check cpu-resnet18-b8 --gpus 256 --zero 3 --topology fattree:k=16
-check cpu-gpt-tiny-b8 --gpus 16 --fsdp
-check cpu-gpt-tiny-b8 --gpus 32 --tp 4 --sp --no-fold
-check cpu-gpt-tiny-b8 --gpus 64 --tp 2 --pp 4 --micro-batches 8 --schedule 1f1b
-check cpu-gpt-tiny-b8 --gpus 32 --tp 2 --pp 4 --vpp 2 --micro-batches 8
-check cpu-moe-tiny-b8 --gpus 32 --ep 4
-check cpu-gpt-l8h16-b2 --gpus 64 --tp 2 --cp 2
-check cpu-dlrm-tiny-b8 --gpus 16 --embedding-shard table
-check cpu-gpt-tiny-b8 --gpus 16 --tp 2 --steps 3
-echo "estimate / counted events:$ratios (min $(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -n | head -1), max $(tr ' ' '\n' <<<"$ratios" | sed '/^$/d' | sort -n | tail -1))"
+def fail(msg):
+    print("estimate.sh: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+ratios = []
+for line in PLANS.splitlines():
+    t, *args = line.split()
+    rc, dry, err = sim.run("simulate", f"{tr}/{t}", *args, "--dry-run")
+    if rc != 0:
+        fail(f"--dry-run failed: {line} {err}")
+    if err:
+        fail(f"--dry-run wrote on stderr: {err}")
+    if len(dry.splitlines()) != 1:
+        fail(f"--dry-run printed more than one line: {dry}")
+    m = re.match(r"estimate   about ([0-9.]*) ([kMG]?) *events", dry)  # "about 25.5 M events" -> 25500000
+    if not m:
+        fail(f"no estimate in: {dry}")
+    e = round(float(m.group(1)) * {"k": 1e3, "M": 1e6, "G": 1e9}.get(m.group(2), 1))
+    rc, out, err = sim.simulate(f"{tr}/{t}", *args)
+    if rc != 0:
+        fail(f"run failed: {line}")
+    a = __import__("json").loads(out)["simulation"]["events"]
+    r = float("%.2f" % (e / a))
+    if not 0.5 <= r <= 2:
+        fail(f"estimate {e} vs {a} events (x{r:.2f}): {line}")
+    ratios.append(r)
+    print(f"  x{r:.2f}  {e} est. / {a} counted  {line}")
+print(f"estimate / counted events: {' '.join('%.2f' % r for r in ratios)} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+print(sim.summary())
+PY
 
 # --dry-run writes no file
 "$bin" simulate "$tr/cpu-gpt-tiny-b8" --gpus 8 --html "$tmp/r.html" --csv "$tmp/csv" --dry-run >/dev/null 2>&1 ||

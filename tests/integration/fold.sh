@@ -20,39 +20,13 @@ command -v python3 >/dev/null || { echo "fold.sh: needs python3"; exit 77; }
 fails=0
 tr="$root/traces"
 
-# same NAME MODE WALKERS WHY TRACE ARGS...: folded and --no-fold JSON equal; mode/walkers/why as given
-same() {
-  local name=$1 mode=$2 walkers=$3 why=$4 trace=$5; shift 5
-  if ! "$bin" simulate "$trace" "$@" --json > "$tmp/a.json" 2> "$tmp/a.err" ||
-     ! "$bin" simulate "$trace" "$@" --no-fold --json > "$tmp/b.json" 2> "$tmp/b.err"; then
-    echo "FAIL: $name: the run failed: $(cat "$tmp/a.err" "$tmp/b.err")"; fails=$((fails + 1)); return
-  fi
-  if python3 - "$tmp/a.json" "$tmp/b.json" "$mode" "$walkers" "$why" <<'PY'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-import os
-mode, walkers, why = sys.argv[3], int(sys.argv[4]), sys.argv[5]
-fa, fb = a["simulation"].pop("folding"), b["simulation"].pop("folding")
-net, netwhy = os.environ.get("NET"), os.environ.get("NETWHY", "")
-copies = os.environ.get("NETCOPIES")  # "0": none ran as flows; "+": some did
-for x in (a, b):
-    for k in ("events", "wall_s", "peak_rss_bytes"):
-        x["simulation"].pop(k)
-ok = True
-if fa["mode"] != mode or fa["walkers"] != walkers or why not in fa["why"]:
-    print(f"  folded run: {fa}, want mode {mode}, {walkers} walkers, why containing '{why}'"); ok = False
-if net and (fa.get("network") != net or netwhy not in fa.get("network_why", "")):
-    print(f"  folded run's network: {fa}, want {net}, why containing '{netwhy}'"); ok = False
-if copies and (fa.get("network_copies", -1) > 0) != (copies == "+"):
-    print(f"  copies that ran as flows: {fa.get('network_copies')}, want {copies}"); ok = False
-if fb["mode"] != "full" or fb["why"] != "--no-fold":
-    print(f"  --no-fold run: {fb}"); ok = False
-if a != b:
-    print("  results differ in: " + ", ".join(k for k in a if a[k] != b.get(k))); ok = False
-sys.exit(0 if ok else 1)
-PY
-  then echo "ok: $name"; else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+# same NAME MODE WALKERS WHY TRACE ARGS...: folded and --no-fold JSON equal; mode/walkers/why as given.
+# NET=folded|full NETWHY=...: the folded run's network mode and why; NETCOPIES=0|+: none / some of the
+# network's copies ran as flows. One python runs them all through libmitosis, each trace opened once
+# (libsim.py); the text and bad-input checks below run the binary.
+. "$(dirname "$0")/libsim.bash"
+cases=()
+same() { cases+=("${NET:-}|${NETWHY:-}|${NETCOPIES:-}|$(printf '%s\t' "$@")"); }
 
 moe="$root/tests/fixtures/moe-tiny" # a small MoE transformer: 35 layers, 4 experts, 2 blocks (its pipelines of
 # 3 or 4 stages would cut inside a MoE layer, refused: those cases run the 4-block gpt-tiny)
@@ -90,6 +64,42 @@ same "asymmetric: falls back" full 12 "the replicas diverged" "$tr/cpu-gpt-tiny-
 same "a straggler: off" full 16 "a what-if scenario" "$tr/cpu-resnet18-b8" $mn --strategy ddp --slow-gpu 3:1.5
 same "embedding tables per replica: off" full 16 "embedding tables are owned per replica" "$root/tests/fixtures/dlrm-tiny" \
   $mn --dp 16 --embedding-shard table
+
+printf '%s\n' "${cases[@]}" > "$tmp/cases"
+libsim_python "$bin" - "$bin" "$tmp/cases" "$(dirname "$0")" <<'PY' || fails=$((fails + $?))
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from libsim import Sim
+sim, failed = Sim(sys.argv[1]), 0
+for line in open(sys.argv[2]).read().splitlines():
+    net, netwhy, copies, rest = line.split("|", 3)
+    name, mode, walkers, why, trace, *args = rest.rstrip("\t").split("\t")
+    walkers = int(walkers)
+    args = " ".join(args).split()
+    (rc, out, err), (rcb, outb, errb) = sim.simulate(trace, *args), sim.simulate(trace, *args, "--no-fold")
+    if rc or rcb:
+        print(f"FAIL: {name}: the run failed: {err}{errb}"); failed += 1; continue
+    a, b = json.loads(out), json.loads(outb)
+    fa, fb = a["simulation"].pop("folding"), b["simulation"].pop("folding")
+    for x in (a, b):
+        for k in ("events", "wall_s", "peak_rss_bytes"):
+            x["simulation"].pop(k)
+    ok = True
+    if fa["mode"] != mode or fa["walkers"] != walkers or why not in fa["why"]:
+        print(f"  folded run: {fa}, want mode {mode}, {walkers} walkers, why containing '{why}'"); ok = False
+    if net and (fa.get("network") != net or netwhy not in fa.get("network_why", "")):
+        print(f"  folded run's network: {fa}, want {net}, why containing '{netwhy}'"); ok = False
+    if copies and (fa.get("network_copies", -1) > 0) != (copies == "+"):
+        print(f"  copies that ran as flows: {fa.get('network_copies')}, want {copies}"); ok = False
+    if fb["mode"] != "full" or fb["why"] != "--no-fold":
+        print(f"  --no-fold run: {fb}"); ok = False
+    if a != b:
+        print("  results differ in: " + ", ".join(k for k in a if a[k] != b.get(k))); ok = False
+    print(f"{'ok' if ok else 'FAIL'}: {name}")
+    failed += not ok
+print(sim.summary())
+sys.exit(min(failed, 100))
+PY
 
 "$bin" simulate "$tr/cpu-resnet18-b8" $mn --strategy ddp > "$tmp/t" 2>&1
 if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel replicas alike" "$tmp/t" &&

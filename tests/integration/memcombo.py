@@ -1,7 +1,8 @@
 """Issue 31's reproductions 1-3 and 6-8: parameters, gradients, optimizer state and traffic per GPU under
 combinations of strategies, each against a closed form derived here from the model's definition
 (modelparams.py, from meta.json) or the ring collectives' 2(n-1)/n, (n-1)/n, or a one-line refusal.
-Usage: memcombo.py MITOSIS (run from anywhere; traces/ of the repository)."""
+Usage: memcombo.py MITOSIS (run from anywhere; traces/ of the repository). The JSON runs go through libmitosis
+when memcombo.sh starts python (simcheck.py, libsim.py); the text and refusal checks run the binary."""
 import json
 import math
 import os
@@ -25,9 +26,7 @@ def whole(x):
 
 
 def opt_ratio(tr):
-    rc, out, err = c.run("inspect", tr, "--json")
-    import json
-    tb = json.loads(out)["tensor_bytes"]
+    tb = c.lib.inspect_json(tr)["tensor_bytes"]
     return tb["optimizer_state"] / tb["weight"]
 
 
@@ -193,8 +192,7 @@ if d:
 # their second batch norm's gradients come from another layer's backward ops). On a ring of 4:
 # all-gathers 2 x 3/4 x params, reduce-scatters 3/4 x params, params from inspect.
 rn = trace("cpu-resnet18-b8")
-rc, out, err = c.run("inspect", rn, "--json")
-w = json.loads(out)["tensor_bytes"]["weight"] if rc == 0 else 0
+w = c.lib.inspect_json(rn)["tensor_bytes"]["weight"]
 for flag in (["--zero", 3], ["--fsdp"]):
     d = c.sim(rn, "--gpus", 4, "--dp", 4, *flag)
     if d:

@@ -7,6 +7,9 @@ micro-batches). Each plan runs once with --json --csv --html --timeline; a refus
 stderr line, exit 2. Every accepted plan goes through every check of CHECKS (a function each: add
 one to add a property); some plans also run --no-fold, and per trace one `compare --plans` holds them.
 A counter-example prints the plan's command line. Usage: props.py MITOSIS [PROPS_N]
+Runs go through libmitosis, each trace opened once (libsim.py; props.sh starts python so): every
+TEXT_EVERY-th plan runs the binary itself, once with --per-gpu and the files (its text report and its
+files against the library's JSON, its exit code and refusal the library's), and its Chakra export.
 """
 import concurrent.futures as cf
 import json
@@ -15,12 +18,12 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import modelparams as mp  # noqa: E402
+from libsim import Sim  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BIN = os.path.abspath(sys.argv[1])
@@ -177,9 +180,12 @@ def compare_label(p):
     return ":".join(f)
 
 
+SIM = Sim(BIN)
+
+
 def run(args, timeout=600):
-    r = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
-    return r.returncode, r.stdout, r.stderr
+    """The binary's own run: (exit code, stdout, stderr)."""
+    return SIM.run(*args, timeout=timeout)
 
 
 # ---- the closed forms ---------------------------------------------------------------------------
@@ -192,10 +198,8 @@ def trace_info(fam):
     and optimizer-state bytes (inspect --json)."""
     if fam not in INFO:
         tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-        rc, out, err = run(["inspect", tr, "--json"])
-        assert rc == 0, err
-        tb = json.loads(out)["tensor_bytes"]
-        ins = json.loads(out)
+        ins = SIM.inspect_json(tr)
+        tb = ins["tensor_bytes"]
         INFO[fam] = {"tensors": mp.params(tr), "weight": tb["weight"], "opt": tb["optimizer_state"],
                      "meta": mp.load(tr), "blocks": ins["blocks"], "moe": ((ins.get("recognised") or {}).get("moe") or {}).get("layers", [])}
     return INFO[fam]
@@ -421,8 +425,7 @@ BLOCKS = {}
 def blocks_of(fam):
     """inspect's repeating block, when its copies hold at least half of the parameters (pass_dp.c's rule)."""
     if fam not in BLOCKS:
-        rc, out, err = run(["inspect", os.path.join(ROOT, "traces", FAMILIES[fam][0]), "--json"])
-        b = json.loads(out).get("blocks") if rc == 0 else None
+        b = SIM.inspect_json(os.path.join(ROOT, "traces", FAMILIES[fam][0])).get("blocks")
         BLOCKS[fam] = b if b and 2 * b["count"] * b["param_bytes"] >= trace_info(fam)["weight"] else None
     return BLOCKS[fam]
 
@@ -694,8 +697,7 @@ def base_acts(fam, recompute):
     key = (fam, recompute or "")
     if key not in BASE:
         tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-        args = ["simulate", tr, "--gpus", "1", "--json"] + (["--recompute", recompute] if recompute else [])
-        rc, out, err = run(args)
+        rc, out, err = SIM.simulate(tr, "--gpus", "1", *(["--recompute", recompute] if recompute else []))
         if rc != 0:
             raise AssertionError(f"the one-GPU run exits {rc}: {err.strip()[:200]}")
         d = json.loads(out)
@@ -868,13 +870,10 @@ CHAKRA_EVERY = int(os.environ.get("PROPS_CHAKRA_EVERY", "10"))
 TEXT_COLS = ("compute_ms", "stretch_ms", "host_wait_ms", "comm_ms", "exposed_comm_ms", "peer_wait_ms", "bubble_ms", "idle_ms")
 
 
-def text_fails(args, d):
-    """The text report (--per-gpu) states the JSON's step and, per GPU, its time parts (3 decimals) and
-    peak memory (GB, 2 decimals)."""
+def text_fails(out, d):
+    """The text report (--per-gpu: the binary's run's stdout) states the JSON's step and, per GPU, its
+    time parts (3 decimals) and peak memory (GB, 2 decimals)."""
     RAN["text"] = RAN.get("text", 0) + 1
-    rc, out, err = run(args + ["--per-gpu"])
-    if rc != 0:
-        return [f"the text run exits {rc}: {err.strip()[:200]}"]
     bad = []
     m = re.search(r"^step time\s+([0-9.]+) ms", out, re.M)
     if not m or abs(float(m.group(1)) - d["step_ms"]) > 0.0015:
@@ -903,7 +902,7 @@ def sp_pp_fails(fam, p, d):
     when it cuts the same layers, sends T x the bytes."""
     q = dict(p, tp=1, sp=False)
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
-    rc, out, err = run(["simulate", tr, *argv(q), "--json"])
+    rc, out, err = SIM.simulate(tr, *argv(q))
     if rc != 0:
         return []  # (the TP-less plan may be refused for reasons of its own)
     d1 = json.loads(out)
@@ -936,14 +935,28 @@ def chakra_fails(args, d, dirk):
 
 # ---- the run ------------------------------------------------------------------------------------
 
+def same_exit_fails(rc, err, lrc, lerr):
+    """The binary's run and the library's agree: the exit code, and a refusal's message."""
+    if rc != lrc or (rc != 0 and err.strip() != lerr.strip()):
+        return [f"the binary exits {rc} ({err.strip()[:200]!r}), the library {lrc} ({lerr.strip()[:200]!r})"]
+    return []
+
+
 def one(k, fam, p, work):
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
     dirk = os.path.join(work, str(k))
     os.makedirs(dirk)
     args = ["simulate", tr, *argv(p)]
-    rc, out, err = run(args + ["--json", "--csv", os.path.join(dirk, "csv"), "--html", os.path.join(dirk, "r.html"),
-                               "--timeline", os.path.join(dirk, "t.json")])
-    res = {"k": k, "fam": fam, "p": p, "cmd": "mitosis " + " ".join(args), "rc": rc, "fails": [], "known": []}
+    outs = {"csv": os.path.join(dirk, "csv"), "html": os.path.join(dirk, "r.html"), "timeline": os.path.join(dirk, "t.json")}
+    res = {"k": k, "fam": fam, "p": p, "cmd": "mitosis " + " ".join(args), "fails": [], "known": []}
+    if k % TEXT_EVERY == 0:  # the binary's own run (its text report and files), the library's JSON
+        rc, text, err = run(args + ["--per-gpu"] + [w for kv in outs.items() for w in ("--" + kv[0], kv[1])])
+        lrc, out, lerr = SIM.simulate(tr, *argv(p))
+        for f in same_exit_fails(rc, err, lrc, lerr):
+            res["fails"].append(("library", f))
+    else:
+        rc, out, err = SIM.simulate_writing(tr, argv(p), outs)
+    res["rc"] = rc
     if rc != 0:
         lines = err.strip().splitlines()
         if rc != 2 or len(lines) != 1:
@@ -966,13 +979,13 @@ def one(k, fam, p, work):
         for f in sp_pp_fails(fam, p, d):
             res["fails"].append(("sp_pp", f))
     if k % TEXT_EVERY == 0:
-        for f in text_fails(args, d):
+        for f in text_fails(text, d):
             res["fails"].append(("text", f))
     if k % CHAKRA_EVERY == 0:
         for f in chakra_fails(args, d, dirk):
             res["fails"].append(("chakra", f))
     if k % 4 == 0 and p["dp"] > 1:  # fold == no-fold
-        rc2, out2, err2 = run(args + ["--json", "--no-fold"])
+        rc2, out2, err2 = SIM.simulate(tr, *argv(p), "--no-fold")
         if rc2 != 0:
             res["fails"].append(("fold", f"--no-fold exit {rc2}: {err2.strip()[:200]}"))
         else:
@@ -993,8 +1006,7 @@ def compare_rows(fam, group):
     tr = os.path.join(ROOT, "traces", FAMILIES[fam][0])
     gpus = group[0]["p"]["dp"] * group[0]["p"]["tp"] * group[0]["p"]["pp"] * group[0]["p"]["cp"] * group[0]["p"]["ep"]
     labels = [compare_label(r["p"]) for r in group]
-    rc, out, err = run(["compare", tr, "--gpus", str(gpus), "--batch", str(group[0]["gb"]), "--plans", ",".join(labels),
-                        "--json"])
+    rc, out, err = SIM.compare(tr, "--gpus", str(gpus), "--batch", str(group[0]["gb"]), "--plans", ",".join(labels))
     if rc != 0:
         return [(r, "compare", f"compare exit {rc}: {err.strip()[:200]}") for r in group[:1]]
     rows = json.loads(out)["rows"]
@@ -1057,7 +1069,8 @@ def main():
     print("  extra runs: " + ", ".join(f"{k} {v}" for k, v in sorted(RAN.items())))
     for k, v in sorted(refused.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  refused x{v}: {k}")
-    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal"]:
+    print("  " + SIM.summary())
+    for name in [c.__name__ for c in CHECKS] + ["sp_pp", "text", "chakra", "fold", "compare", "refusal", "library"]:
         print(f"  {name}: {by_check.get(name, 0)} failures" + (f" ({known[name]} known)" if name in known else ""))
     sys.exit(1 if failed else 0)
 

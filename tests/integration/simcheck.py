@@ -7,16 +7,24 @@ else 0: a run that could not check everything never reads as a pass.
 """
 import json
 import math
-import subprocess
 import sys
+
+from libsim import Sim
 
 
 class Checker:
+    """sim() simulates through libmitosis when the script's python was started by libsim.bash (libsim.py),
+    else by running the binary; run() always runs the binary."""
+
     def __init__(self, binary):
         self.bin = binary
+        self.lib = Sim(binary)
         self.failed = 0
-        self.runs = 0
         self.skipped = []
+
+    @property
+    def runs(self):
+        return self.lib.runs + self.lib.lib_runs
 
     def check(self, name, ok, detail=""):
         if ok:
@@ -28,22 +36,18 @@ class Checker:
 
     def run(self, *args):
         """(exit code, stdout, stderr) of `mitosis ARGS`; a run that hangs fails after 300 s."""
-        self.runs += 1
-        p = subprocess.run([self.bin, *map(str, args)], capture_output=True, text=True, timeout=300)
-        return p.returncode, p.stdout, p.stderr
+        return self.lib.run(*args, timeout=300)
 
     def sim(self, trace, *args):
         """`mitosis simulate TRACE ARGS --json` parsed; None (and a failed check) on error."""
-        rc, out, err = self.run("simulate", trace, *args, "--json")
+        rc, out, err = self.lib.simulate(trace, *args)
         if not self.check(f"simulate {' '.join(map(str, args))} exits 0", rc == 0,
                           f"exit {rc}: {err.strip()}"):
             return None
         return json.loads(out)
 
     def param_bytes(self, trace):
-        rc, out, err = self.run("inspect", trace, "--json")
-        assert rc == 0, err
-        return json.loads(out)["param_bytes"]
+        return self.lib.inspect_json(trace)["param_bytes"]
 
     def allreduce_ms(self, nbytes, topology, *extra):
         """Time of one all-reduce of nbytes per rank from `mitosis collective` (ms)."""

@@ -1,0 +1,167 @@
+"""Many `mitosis simulate` runs in one process: libmitosis (python/mitosis) opens each trace once and
+simulates each configuration of it, where every run of the CLI would start a process (under ASan about
+0.3 CPU s) and parse the trace again (gpt-tiny's: 1.7 CPU s under ASan).
+
+mitosis_result_json is byte for byte `simulate --json` (include/mitosis.h) and the configuration is set
+from the same command-line words (mitosis_config_set_args: the CLI's flag table), so Sim.simulate(trace,
+*args) answers what `mitosis simulate TRACE ARGS --json` prints: (exit code, stdout, stderr), stderr the
+CLI's lines ("mitosis simulate: MESSAGE" on a refusal, "mitosis simulate: warning: ..." after a result).
+Checks of the CLI itself (its text report, its exit codes and messages, the files its flags write) keep
+running the binary: Sim.run(*args).
+
+The library is the one beside the binary (libmitosis.so.0 in the build folder). A sanitizer build's
+library needs its runtime loaded first: the scripts start python through libsim.bash (libsim_python),
+which preloads it (leak reports off: they would be the interpreter's) and keeps the caller's LD_PRELOAD
+and ASAN_OPTIONS in MT_LIBSIM_* for the binary's own runs, which keep LeakSanitizer, and sets MT_LIBSIM_ON=1.
+Without it (a python not started so, MT_LIBSIM=0, no library beside the binary) Sim runs the binary for
+everything: the same answers, slower.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def _child_env():
+    """The environment for the binary's runs: the caller's LD_PRELOAD and ASAN_OPTIONS restored."""
+    env = dict(os.environ)
+    for k in ("LD_PRELOAD", "ASAN_OPTIONS"):
+        was = env.pop("MT_LIBSIM_" + k, None)
+        if was is None:
+            continue
+        if was:
+            env[k] = was
+        else:
+            env.pop(k, None)
+    return env
+
+
+class Sim:
+    def __init__(self, binary):
+        self.bin = os.path.abspath(binary)
+        self.env = _child_env()
+        self.runs = self.lib_runs = 0
+        self._traces, self._lock, self.m = {}, threading.Lock(), None
+        lib = os.path.join(os.path.dirname(self.bin), "libmitosis.so.0")
+        if os.environ.get("MT_LIBSIM_ON") == "1" and os.path.exists(lib):
+            os.environ["MITOSIS_LIB"], os.environ["MITOSIS_BIN"] = lib, self.bin
+            sys.path.insert(0, os.path.join(ROOT, "python"))
+            import mitosis
+            self.m = mitosis
+
+    def run(self, *args, timeout=600):
+        """(exit code, stdout, stderr) of the binary: `mitosis ARGS`."""
+        self.runs += 1
+        p = subprocess.run([self.bin, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                           env=self.env)
+        return p.returncode, p.stdout, p.stderr
+
+    def trace(self, path):
+        """The trace at path, opened once (any thread)."""
+        path = os.path.abspath(path)
+        with self._lock:
+            if path not in self._traces:
+                self._traces[path] = self.m.Trace(path)
+            return self._traces[path]
+
+    def _config(self, command, args):
+        """A configuration of `command` from command-line words (mitosis_config_set_args)."""
+        m = self.m
+        cfg = m._Config(command, {})
+        words = [m._b(str(a), "an argument") for a in args]
+        m.call(m.lib().mitosis_config_set_args, cfg._h, len(words), (m.ctypes.c_char_p * max(1, len(words)))(*words))
+        return cfg
+
+    def result(self, trace, *args):
+        """A mitosis.Result of `simulate TRACE ARGS` (raises mitosis.Error), through the library."""
+        m = self.m
+        cfg = self._config("simulate", args)
+        h = m.ctypes.c_void_p()
+        t = self.trace(trace)
+        m.call(m.lib().mitosis_simulate, t._h, cfg._h, m.ctypes.byref(h))
+        self.lib_runs += 1
+        return m.Result(t, cfg, h)
+
+    def simulate(self, trace, *args):
+        """What `mitosis simulate TRACE ARGS --json` gives: (exit code, stdout, stderr)."""
+        if self.m is None:
+            return self.run("simulate", trace, *args, "--json")
+        try:
+            r = self.result(trace, *args)
+        except self.m.Error as e:
+            return e.exit_code, "", f"mitosis simulate: {e.message}\n"
+        return 0, r.to_json(), "".join(f"mitosis simulate: warning: {w}\n" for w in r.warnings)
+
+    def simulate_writing(self, trace, args, outputs):
+        """simulate() that also writes the files `simulate --NAME PATH` writes, for each NAME: PATH of
+        outputs (csv, html, timeline, chakra...): (exit code, stdout, stderr)."""
+        if self.m is None:
+            flags = [w for name, path in outputs.items() for w in (f"--{name}", path)]
+            return self.run("simulate", trace, *args, *flags, "--json")
+        try:
+            r = self.result(trace, *args)
+            for name, path in outputs.items():
+                r._write(name, path)
+        except self.m.Error as e:
+            return e.exit_code, "", f"mitosis simulate: {e.message}\n"
+        return 0, r.to_json(), "".join(f"mitosis simulate: warning: {w}\n" for w in r.warnings)
+
+    def compare(self, trace, *args):
+        """What `mitosis compare TRACE ARGS --json` gives: (exit code, stdout, stderr)."""
+        if self.m is None:
+            return self.run("compare", trace, *args, "--json")
+        m = self.m
+        try:
+            cfg = self._config("compare", args)
+            h = m.ctypes.c_void_p()
+            m.call(m.lib().mitosis_compare, self.trace(trace)._h, cfg._h, m.ctypes.byref(h))
+        except m.Error as e:
+            return e.exit_code, "", f"mitosis compare: {e.message}\n"
+        self.lib_runs += 1
+        try:
+            return 0, m.lib().mitosis_comparison_json(h).decode(), ""
+        finally:
+            m.lib().mitosis_comparison_free(h)
+
+    def sim_json(self, trace, *args):
+        """simulate's JSON as a dict; AssertionError naming the run when it fails."""
+        rc, out, err = self.simulate(trace, *args)
+        if rc != 0:
+            raise AssertionError(f"simulate {trace} {' '.join(map(str, args))}: exit {rc}: {err.strip()[:300]}")
+        return json.loads(out)
+
+    def inspect_json(self, trace):
+        """`mitosis inspect TRACE --json` as a dict (the library's summary of the open trace)."""
+        if self.m is None:
+            rc, out, err = self.run("inspect", trace, "--json")
+            if rc != 0:
+                raise AssertionError(f"inspect {trace}: exit {rc}: {err.strip()[:300]}")
+            return json.loads(out)
+        return dict(self.trace(trace).summary)
+
+    def summary(self):
+        return f"{self.lib_runs} simulations through libmitosis, {self.runs} runs of the binary"
+
+
+class Checks:
+    """A script's checks: checks(name, ok, detail) prints "ok: name" or "FAIL: name" (and the detail)
+    and counts the failures; checks.guard(name, f) checks f() (a check whose run may fail): an
+    exception fails it, named, and so does a false result (None: f only asserts)."""
+
+    def __init__(self):
+        self.fails = 0
+
+    def __call__(self, name, ok, detail=""):
+        print(("ok: " if ok else "FAIL: ") + name + (f"\n  {detail}" if detail and not ok else ""))
+        self.fails += not ok
+        return ok
+
+    def guard(self, name, f):
+        try:
+            r = f()
+        except Exception as e:  # noqa: BLE001  (a failed run, a KeyError, an assertion: the check fails)
+            return self(name, False, f"{type(e).__name__}: {e}")
+        return self(name, r is None or bool(r), repr(r))
