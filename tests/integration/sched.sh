@@ -9,13 +9,16 @@
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
-exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+# c.sim runs in this process over libmitosis (libpy.bash; issue 47: each trace read once); c.run
+# is the CLI
+. "$(dirname "$0")/libpy.bash"
+libpy "$bin" - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, rel
 
 bin_, traces = sys.argv[1:3]
-c = Checker(bin_)
+c = Checker(bin_, lib=True)
 rn, gpt = f"{traces}/cpu-resnet18-b8", f"{traces}/cpu-gpt-tiny-b8"
 
 # interleaved 1F1B on ResNet-18: P = 4, M = 8
