@@ -5,6 +5,7 @@
 # a shared GPU trace with the host model when ../shared is there); protoc --decode with the
 # project's .proto parses every exported file; --chakra-json and --chakra-ranks; bad input.
 set -u
+python3() { /usr/bin/python3 "$@"; } # Debian's (a pyenv shim first on PATH: ~0.8 CPU s a call)
 BIN="$1"
 . "$(dirname "$0")/clicheck.bash"
 ROOT=${MT_ROOT:-$(dirname "$0")/../..}

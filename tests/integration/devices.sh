@@ -8,6 +8,7 @@
 # H100 GPU traces; the analytical model's numbers are checked against hand bounds and the H100
 # traces' measured times; the demo (examples/demo.sh) runs.
 set -u
+python3() { /usr/bin/python3 "$@"; } # Debian's (a pyenv shim first on PATH: ~0.8 CPU s a call)
 bin=$1
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail=0

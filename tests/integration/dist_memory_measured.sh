@@ -16,7 +16,7 @@ if ! "$py" -c "import torch, torch.distributed" 2>/dev/null; then
     echo "skip: $py cannot import torch.distributed (Debian's python3-torch)"
     exit 77
 fi
-exec python3 - "$bin" "$root" "$(dirname "$0")" "$py" <<'PY'
+exec /usr/bin/python3 - "$bin" "$root" "$(dirname "$0")" "$py" <<'PY'
 import subprocess, sys
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, collect_flags, rel

@@ -20,13 +20,20 @@ check() { # name, command
 collect() { "$PY" "$root/tracer/collect.py" --threads 1 --warmup 0 --steps 1 --batch 2 --seq-len 8 --vocab 256 \
   --layers 2 --hidden 32 --heads 4 "$@"; }
 
-for fam in llama-tiny mixtral-tiny bmm-moe-tiny deepseek-tiny hash-moe-tiny vit-tiny torchrec-tiny; do
-  extra="--kv-heads 2 --experts 4 --top-k 2 --tables 3"
-  if ! collect --model "$fam" $extra -o "$tmp/$fam" >"$tmp/$fam.log" 2>&1; then
-    echo "FAIL: collect.py --model $fam"; cat "$tmp/$fam.log"; fails=$((fails + 1)); continue
+# Every family in one process (record_suite.py: collect.py's parse_args and run per recording, torch
+# imported once; issue 47: 7 processes' start-up was most of this test), each to
+# $tmp/suite/cpu-FAMILY-b2-fp32; the command line's own errors are checked below.
+fams="llama-tiny mixtral-tiny bmm-moe-tiny deepseek-tiny hash-moe-tiny vit-tiny torchrec-tiny"
+"$PY" "$root/tracer/record_suite.py" --models "$(echo $fams | tr ' ' ,)" --batches 2 --dtypes fp32 --device cpu \
+  --warmup 0 --steps 1 --root "$tmp/suite" -- --threads 1 --seq-len 8 --vocab 256 --layers 2 --hidden 32 --heads 4 \
+  --kv-heads 2 --experts 4 --top-k 2 --tables 3 >"$tmp/suite.log" 2>&1
+for fam in $fams; do
+  d=$tmp/suite/cpu-$fam-b2-fp32
+  if [ ! -s "$d/meta.json" ]; then
+    echo "FAIL: record --model $fam"; grep -F -- "$fam" "$tmp/suite.log"; fails=$((fails + 1)); continue
   fi
-  "$bin" inspect "$tmp/$fam" --json >"$tmp/$fam.json" 2>/dev/null
-  check "$fam: recorded and recognised as meta.json says" "$PY - '$tmp/$fam.json' '$tmp/$fam/meta.json' <<'EOF'
+  "$bin" inspect "$d" --json >"$tmp/$fam.json" 2>/dev/null
+  check "$fam: recorded and recognised as meta.json says" "$PY - '$tmp/$fam.json' '$d/meta.json' <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))['recognised']
 m = json.load(open(sys.argv[2]))

@@ -4,20 +4,32 @@ moe_workload does (experts over the ranks, all-to-all dispatch and combine; bmm-
 the stacked weights and equal-split capacity buffers) and runs both on its own inputs: the loss and
 every dense parameter's gradient must agree (a dense parameter sees only this rank's tokens; the
 experts' gradients hold both ranks' tokens and are left out).
-usage: moe_split.py TRACER_DIR MODEL OUT_PREFIX   (exit 1 when they differ)"""
+usage: moe_split.py TRACER_DIR MODEL[,MODEL...] OUT_PREFIX   (exit 1 when any differs)
+Several models run one after another in the same 2 processes (torch and gloo started once; issue 47);
+each prints a line "MODEL OK|BAD loss loss OK|BAD loss loss" (rank 0, rank 1), or "MODEL missing"."""
 import copy, os, sys
 sys.path.insert(0, sys.argv[1])
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 
-def run(rank, model_name, port, out):
+def run(rank, models, port, out):
     import collect as C
-    import sparse_dist
     os.environ["MASTER_ADDR"] = "127.0.0.1"; os.environ["MASTER_PORT"] = str(port)
+    real, real_ddp = C.build_workload, torch.nn.parallel.DistributedDataParallel
+    for i, model_name in enumerate(models):
+        try:
+            check(C, rank, model_name, out + "-" + model_name, i == 0)
+        finally:  # the next model starts from collect.py's own functions
+            C.build_workload, torch.nn.parallel.DistributedDataParallel = real, real_ddp
+    dist.destroy_process_group(); os._exit(0)
+
+def check(C, rank, model_name, out, first):
+    import sparse_dist
     args = C.parse_args(["--model", model_name, "--batch", "2", "--layers", "2", "--hidden", "32", "--heads", "2",
                          "--experts", "4", "--seq-len", "8", "--vocab", "64", "--threads", "1", "--warmup", "0",
                          "--steps", "1", "--capacity-factor", "2.0", "--world", "2", "--dist", "moe", "-o", out + ".unused"])
     device, dtype = C.setup_torch(args)
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+    if first:
+        dist.init_process_group("gloo", rank=rank, world_size=2)
     ref, ids, loss_fn, _, _ = C.build_workload(args, device, dtype, seed=args.seed + rank)
     ref = copy.deepcopy(ref)
     real = C.build_workload
@@ -47,11 +59,15 @@ def run(rank, model_name, port, out):
             bad = True
             print("rank %d: %s differs" % (rank, n))
     open(out + ".%d" % rank, "w").write("%s %.7f %.7f\n" % ("BAD" if bad else "OK", ls.item(), lr.item()))
-    dist.destroy_process_group(); os._exit(0)
 
 if __name__ == "__main__":
-    out = sys.argv[3]
-    mp.spawn(run, args=(sys.argv[2], 29650 + os.getpid() % 300, out), nprocs=2)
-    lines = [open(out + ".%d" % r).read().strip() for r in (0, 1)]
-    print(sys.argv[2], *lines)
-    sys.exit(0 if all(l.startswith("OK") for l in lines) else 1)
+    models, out, ok = sys.argv[2].split(","), sys.argv[3], True
+    mp.spawn(run, args=(models, 29650 + os.getpid() % 300, out), nprocs=2)
+    for m in models:
+        try:
+            lines = [open("%s-%s.%d" % (out, m, r)).read().strip() for r in (0, 1)]
+        except OSError:
+            lines = ["missing"]
+        print(m, *lines)
+        ok = ok and all(l.startswith("OK") for l in lines)
+    sys.exit(0 if ok else 1)

@@ -24,6 +24,7 @@
 #    layers and --embedding-shard on one without tables (vit) refused in one line, exit 2.
 # Usage: bash recognise.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
+python3() { /usr/bin/python3 "$@"; } # Debian's (a pyenv shim first on PATH: ~0.8 CPU s a call)
 bin=${1:?usage: recognise.sh MITOSIS}
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
@@ -35,11 +36,32 @@ check() { # name, command
 }
 tr="$root/traces"
 
-# expect TRACE PYTHON-ASSERTIONS: r = inspect's "recognised", m = meta.json
+. "$(dirname "$0")/libpy.bash"
+# The inspections and simulations run in one process over libmitosis (libpy.bash; issue 47: each trace
+# read once, not once per command); the refusals below are the CLI's (exit 2, one stderr line).
+# $tmp/NAME.json: `inspect --json` of each trace named below (NAME.err: the message when refused).
+libpy "$bin" - "$tr" "$tmp" cpu-llama-tiny-b4 cpu-mixtral-tiny-b4 cpu-deepseek-tiny-b4 cpu-bmm-moe-tiny-b4 \
+  cpu-vit-tiny-b4 cpu-torchrec-tiny-b16 cpu-dlrm-tiny-b8 cpu-moe-tiny-b8 cpu-hash-moe-tiny-b4 cpu-hash-moe-label-b4 \
+  cpu-gpt-tiny-b8 cpu-resnet18-b8 h100-llama3-8b-2blocks-b1-bf16 h100-mixtral-8x7b-1block-b1-bf16 <<'PY'
+import json, sys
+import libcheck
+tr, tmp = sys.argv[1:3]
+for name in sys.argv[3:]:
+    try:
+        open(f"{tmp}/{name}.json", "w").write(libcheck.inspect_text(f"{tr}/{name}"))
+    except libcheck.Error as e:
+        open(f"{tmp}/{name}.err", "w").write(e.message + "\n")
+PY
+
+# expect TRACE PYTHON-ASSERTIONS: r = inspect's "recognised", m = meta.json (MT_INSPECT_ARGS: load
+# options, the CLI's inspect then)
 expect() {
   local name=$1 code=$2
   # shellcheck disable=SC2086
-  "$bin" inspect "$tr/$name" --json ${MT_INSPECT_ARGS:-} >"$tmp/$name.json" 2>"$tmp/$name.err" || { echo "FAIL: inspect $name"; cat "$tmp/$name.err"; fails=$((fails + 1)); return; }
+  if [ -n "${MT_INSPECT_ARGS:-}" ]; then
+    "$bin" inspect "$tr/$name" --json ${MT_INSPECT_ARGS:-} >"$tmp/$name.json" 2>"$tmp/$name.err"
+  fi
+  [ -s "$tmp/$name.json" ] || { echo "FAIL: inspect $name"; cat "$tmp/$name.err"; fails=$((fails + 1)); return; }
   if python3 - "$tmp/$name.json" "$tr/$name/meta.json" <<EOF
 import json, sys
 r = json.load(open(sys.argv[1]))["recognised"]
@@ -143,43 +165,88 @@ for x in moe:
     eq('experts as', x['experts_as'], 'batched')
     eq('routed rows', x['routed_rows'], m['batch'] * m['seq_len'] * h['num_experts_per_tok'])"
 
-# --ep, --tp, --embedding-shard simulate, with a step near the one-GPU step
+# --ep, --tp, --embedding-shard simulate, with a step near the one-GPU step (one process: libpy)
+libpy "$bin" - "$tr" <<'PY' || fails=$((fails + 1))
+import json, sys
+import libcheck
+tr = sys.argv[1]
+fails = 0
+def check(name, ok, detail=""):
+    global fails
+    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else ": %s" % (detail,)))
+    fails += not ok
+one = {}
+def step(t, *words):
+    try:
+        return libcheck.sim(f"{tr}/{t}", *words)["step_ms"], None
+    except libcheck.Error as e:
+        return None, e.message
+def sim(name, t, *words):
+    if t not in one:
+        one[t] = step(t, "--gpus", 1)[0]
+    s, err = step(t, *words)
+    if err is not None:
+        return check(f"{name} exits 0", False, err)
+    o = one[t]
+    check(f"{name}: step {s} ms vs {o} ms on one GPU", o and s > 0 and o > 0 and 0.2 * o < s < 5 * o)
+sim("mixtral --ep 2", "cpu-mixtral-tiny-b4", "--gpus", 2, "--ep", 2)
+sim("mixtral --ep 8", "cpu-mixtral-tiny-b4", "--gpus", 8, "--ep", 8)
+sim("bmm-moe --ep 2", "cpu-bmm-moe-tiny-b4", "--gpus", 2, "--ep", 2)
+sim("bmm-moe --ep 8", "cpu-bmm-moe-tiny-b4", "--gpus", 8, "--ep", 8)
+sim("deepseek --ep 4", "cpu-deepseek-tiny-b4", "--gpus", 4, "--ep", 4)
+sim("llama --tp 2", "cpu-llama-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("mixtral --tp 2", "cpu-mixtral-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("vit --tp 2", "cpu-vit-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("hash-moe (annotated) --ep 4", "cpu-hash-moe-tiny-b4", "--gpus", 4, "--ep", 4)
+sim("torchrec --embedding-shard table", "cpu-torchrec-tiny-b16", "--gpus", 4, "--embedding-shard", "table")
+sim("torchrec --embedding-shard row", "cpu-torchrec-tiny-b16", "--gpus", 2, "--embedding-shard", "row")
+# every family under every sharding flag (issue 32's "runs on them"): the ones not above run with a step
+# near one GPU's; a family without the thing a flag splits is refused (the CLI's checks below)
+sim("deepseek --tp 2", "cpu-deepseek-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("bmm-moe --tp 2", "cpu-bmm-moe-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("hash-moe --tp 2", "cpu-hash-moe-tiny-b4", "--gpus", 2, "--tp", 2)
+sim("torchrec --tp 2", "cpu-torchrec-tiny-b16", "--gpus", 2, "--tp", 2)
+for f in ("llama-tiny", "mixtral-tiny", "deepseek-tiny", "bmm-moe-tiny", "hash-moe-tiny"):  # a token embedding
+    sim(f"{f[:-5]} --embedding-shard table", f"cpu-{f}-b4", "--gpus", 2, "--embedding-shard", "table")
+
+# EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
+d = libcheck.sim(f"{tr}/cpu-bmm-moe-tiny-b4", "--gpus", 2, "--ep", 2)["moe"]
+check("bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)",
+      d["shares"] != "traced" and all(abs(x - 0.5) < 1e-9 for L in d["layers"] for x in L["rank_share"]), d["shares"])
+
+# --ep splits the experts' weights, nothing else: parameter bytes per GPU = dense + experts / ep, the expert
+# bytes from the model definition (meta.json): bmm-moe 2 stacked [E, d, f] + [E, f, d] per layer, mixtral 3
+# d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
+def ep_params(t, ep, experts, bytes_per=4):
+    m = json.load(open(f"{tr}/{t}/meta.json"))
+    d = libcheck.sim(f"{tr}/{t}", "--gpus", ep, "--ep", ep)
+    want = m["parameters"] * bytes_per - experts(m) + experts(m) / ep
+    got = d["gpus"][0]["mem_bytes"]["params"]
+    print("  params per GPU %.0f, closed form %.0f" % (got, want))
+    check(f"{t} --ep {ep}: parameter bytes per GPU = dense + experts / {ep}", abs(got - want) < 1)
+ep_params("cpu-bmm-moe-tiny-b4", 2, lambda m: m["moe_layers"] * 2 * m["experts"] * m["hidden"] * m["ffn"] * 4)
+ep_params("cpu-bmm-moe-tiny-b4", 8, lambda m: m["moe_layers"] * 2 * m["experts"] * m["hidden"] * m["ffn"] * 4)
+ep_params("cpu-mixtral-tiny-b4", 4, lambda m: m["moe_layers"] * 3 * m["experts"] * m["hidden"] * m["ffn"] * 4)
+ep_params("cpu-deepseek-tiny-b4", 2, lambda m: m["moe_layers"] * 3 * m["experts"] * m["hidden"] * m["moe_ffn"] * 4)
+h = lambda m: m["hf_config"]
+ep_params("h100-mixtral-8x7b-1block-b1-bf16", 8, lambda m: h(m)["num_hidden_layers"] * 3 * h(m)["num_local_experts"] *
+          h(m)["hidden_size"] * h(m)["intermediate_size"] * 2, 2)
+sim("HF mixtral --ep 8", "h100-mixtral-8x7b-1block-b1-bf16", "--gpus", 8, "--ep", 8)
+sim("HF llama --tp 8", "h100-llama3-8b-2blocks-b1-bf16", "--gpus", 8, "--tp", 8)
+sys.exit(1 if fails else 0)
+PY
+
+# --moe-pattern changes how the trace loads (not an option of libmitosis's configurations): the CLI's
 step_of() { sed -n 's/^step time *\([0-9.]*\) ms.*/\1/p' "$1" | head -1; }
-sim() { # name trace args...
-  local name=$1 t=$2; shift 2
-  [ -f "$tmp/one-$t.txt" ] || "$bin" simulate "$tr/$t" --gpus 1 >"$tmp/one-$t.txt" 2>&1 # once per trace
-  if ! "$bin" simulate "$tr/$t" "$@" >"$tmp/sim.txt" 2>&1; then
-    echo "FAIL: $name exits non-zero"; cat "$tmp/sim.txt"; fails=$((fails + 1)); return
-  fi
-  local one s
-  one=$(step_of "$tmp/one-$t.txt"); s=$(step_of "$tmp/sim.txt")
-  check "$name: step $s ms vs $one ms on one GPU" "awk -v s='$s' -v o='$one' 'BEGIN{exit !(s > 0 && o > 0 && s > 0.2 * o && s < 5 * o)}'"
-}
-sim "mixtral --ep 2" cpu-mixtral-tiny-b4 --gpus 2 --ep 2
-sim "mixtral --ep 8" cpu-mixtral-tiny-b4 --gpus 8 --ep 8
-sim "bmm-moe --ep 2" cpu-bmm-moe-tiny-b4 --gpus 2 --ep 2
-sim "bmm-moe --ep 8" cpu-bmm-moe-tiny-b4 --gpus 8 --ep 8
-sim "deepseek --ep 4" cpu-deepseek-tiny-b4 --gpus 4 --ep 4
-sim "llama --tp 2" cpu-llama-tiny-b4 --gpus 2 --tp 2
+"$bin" simulate "$tr/cpu-hash-moe-label-b4" --gpus 1 >"$tmp/one.txt" 2>&1
+"$bin" simulate "$tr/cpu-hash-moe-label-b4" --gpus 2 --ep 2 --moe-pattern 'expert*' >"$tmp/sim.txt" 2>&1 ||
+  { echo "FAIL: hash-moe (own label) --ep 2 --moe-pattern exits non-zero"; cat "$tmp/sim.txt"; fails=$((fails + 1)); }
+one=$(step_of "$tmp/one.txt"); s=$(step_of "$tmp/sim.txt")
+check "hash-moe (own label) --ep 2 --moe-pattern: step $s ms vs $one ms on one GPU" "awk -v s='$s' -v o='$one' 'BEGIN{exit !(s > 0 && o > 0 && s > 0.2 * o && s < 5 * o)}'"
 check "llama --tp 4 (2 K/V heads): refused in one line naming the key/value heads, exit 2" \
   "'$bin' simulate '$tr/cpu-llama-tiny-b4' --gpus 4 --tp 4 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q '2 key/value heads' '$tmp/e' && grep -q 'largest --tp up to 4 that fits this model is 2' '$tmp/e'"
-sim "mixtral --tp 2" cpu-mixtral-tiny-b4 --gpus 2 --tp 2
-sim "vit --tp 2" cpu-vit-tiny-b4 --gpus 2 --tp 2
-sim "hash-moe (annotated) --ep 4" cpu-hash-moe-tiny-b4 --gpus 4 --ep 4
-sim "hash-moe (own label) --ep 2 --moe-pattern" cpu-hash-moe-label-b4 --gpus 2 --ep 2 --moe-pattern 'expert*'
 check "hash-moe (own label) --ep 2 without --moe-pattern: refused in one line naming --moe-pattern, exit 2" \
   "'$bin' simulate '$tr/cpu-hash-moe-label-b4' --gpus 2 --ep 2 >'$tmp/o' 2>'$tmp/e'; [ \$? -eq 2 ] && [ \$(wc -l <'$tmp/e') -eq 1 ] && grep -q -- --moe-pattern '$tmp/e'"
-sim "torchrec --embedding-shard table" cpu-torchrec-tiny-b16 --gpus 4 --embedding-shard table
-sim "torchrec --embedding-shard row" cpu-torchrec-tiny-b16 --gpus 2 --embedding-shard row
-# every family under every sharding flag (issue 32's "runs on them"): the ones not above run with a step
-# near one GPU's; a family without the thing a flag splits is refused in one line, exit 2, naming it
-sim "deepseek --tp 2" cpu-deepseek-tiny-b4 --gpus 2 --tp 2
-sim "bmm-moe --tp 2" cpu-bmm-moe-tiny-b4 --gpus 2 --tp 2
-sim "hash-moe --tp 2" cpu-hash-moe-tiny-b4 --gpus 2 --tp 2
-sim "torchrec --tp 2" cpu-torchrec-tiny-b16 --gpus 2 --tp 2
-for f in llama-tiny mixtral-tiny deepseek-tiny bmm-moe-tiny hash-moe-tiny; do # their token embedding is a table
-  sim "${f%-tiny} --embedding-shard table" "cpu-$f-b4" --gpus 2 --embedding-shard table
-done
 refused() { # name trace stderr-pattern args...
   local name=$1 t=$2 pat=$3; shift 3
   "$bin" simulate "$tr/$t" "$@" >"$tmp/o" 2>"$tmp/e"
@@ -190,34 +257,6 @@ refused "llama --ep 2 (no MoE)" cpu-llama-tiny-b4 "mixture-of-experts" --gpus 2 
 refused "vit --ep 2 (no MoE)" cpu-vit-tiny-b4 "mixture-of-experts" --gpus 2 --ep 2
 refused "torchrec --ep 2 (no MoE)" cpu-torchrec-tiny-b16 "mixture-of-experts" --gpus 2 --ep 2
 refused "vit --embedding-shard table (no table)" cpu-vit-tiny-b4 "embedding tables" --gpus 2 --embedding-shard table
-
-# EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
-"$bin" simulate "$tr/cpu-bmm-moe-tiny-b4" --gpus 2 --ep 2 --json >"$tmp/ep.json" 2>/dev/null
-check "bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)" \
-  "python3 -c \"import json,sys; d=json.load(open('$tmp/ep.json'))['moe']; sys.exit(0 if d['shares'] != 'traced' and all(abs(x - 0.5) < 1e-9 for L in d['layers'] for x in L['rank_share']) else 1)\""
-
-# --ep splits the experts' weights, nothing else: parameter bytes per GPU = dense + experts / ep, the expert
-# bytes from the model definition (meta.json): bmm-moe 2 stacked [E, d, f] + [E, f, d] per layer, mixtral 3
-# d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
-ep_params() { # trace ep expert-bytes-expression [bytes per parameter, default 4]
-  "$bin" simulate "$tr/$1" --gpus "$2" --ep "$2" --json >"$tmp/epp.json" 2>/dev/null
-  check "$1 --ep $2: parameter bytes per GPU = dense + experts / $2" "python3 - '$tmp/epp.json' '$tr/$1/meta.json' <<'EOF'
-import json, sys
-d, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-experts = $3
-want = m['parameters'] * ${4:-4} - experts + experts / $2
-got = d['gpus'][0]['mem_bytes']['params']
-print('  params per GPU %.0f, closed form %.0f' % (got, want))
-sys.exit(0 if abs(got - want) < 1 else 1)
-EOF"
-}
-ep_params cpu-bmm-moe-tiny-b4 2 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
-ep_params cpu-bmm-moe-tiny-b4 8 "m['moe_layers'] * 2 * m['experts'] * m['hidden'] * m['ffn'] * 4"
-ep_params cpu-mixtral-tiny-b4 4 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['ffn'] * 4"
-ep_params cpu-deepseek-tiny-b4 2 "m['moe_layers'] * 3 * m['experts'] * m['hidden'] * m['moe_ffn'] * 4"
-ep_params h100-mixtral-8x7b-1block-b1-bf16 8 "m['hf_config']['num_hidden_layers'] * 3 * m['hf_config']['num_local_experts'] * m['hf_config']['hidden_size'] * m['hf_config']['intermediate_size'] * 2" 2
-sim "HF mixtral --ep 8" h100-mixtral-8x7b-1block-b1-bf16 --gpus 8 --ep 8
-sim "HF llama --tp 8" h100-llama3-8b-2blocks-b1-bf16 --gpus 8 --tp 8
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all recognition checks passed"

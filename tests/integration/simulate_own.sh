@@ -5,7 +5,10 @@
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
-exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+# c.sim runs in this process over libmitosis (libsim.bash, libsim.py; issue 47: each trace read once); c.run
+# is the CLI
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker, rel

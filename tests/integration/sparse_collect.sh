@@ -65,9 +65,12 @@ PY
 }
 f0=$fails
 check "moe-tiny --dist moe: 5 all-to-alls per MoE layer, experts not all-reduced" t2
+# the three families in one 2-process job (moe_split.py: torch and gloo started once; issue 47)
+timeout 600 "$PY" "$root/tests/integration/moe_split.py" "$root/tracer" bmm-moe-tiny,hash-moe-tiny,mixtral-tiny \
+  "$tmp/split" > "$tmp/split.out" 2>&1
 for m in bmm-moe-tiny hash-moe-tiny mixtral-tiny; do
   check "$m --dist moe: the split model's loss and dense gradients = the unsplit model's, both ranks" \
-    "timeout 300 '$PY' '$root/tests/integration/moe_split.py' '$root/tracer' $m '$tmp/split-$m' > '$tmp/split.out' 2>&1 || { cat '$tmp/split.out'; false; }"
+    "grep -q '^$m OK [^ ]* [^ ]* OK ' '$tmp/split.out' || { cat '$tmp/split.out'; false; }"
 done
 # a rare failure under load (parameter bytes far below the all-reduced ones, once in CI, not
 # reproduced in 22 loaded runs): keep the recording for whoever looks next

@@ -9,6 +9,7 @@
 # about time order (#4 and #7 swapped: the filter's verdict fails, the file is read again); and
 # the Kineto file alone (by default its last step: the filter follows the latest window).
 set -u
+python3() { /usr/bin/python3 "$@"; } # Debian's (a pyenv shim first on PATH: ~0.8 CPU s a call)
 bin=$1
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=$root/traces/cpu-resmlp-b64
@@ -22,25 +23,50 @@ gen x5
 gen x5gz --gzip
 
 # Both readers, inspect and simulate; the step built must be $3 (empty: an error expected).
-same() {
-  local name=$1 dir=$2 want=$3; shift 3
-  for r in stream dom; do
-    ( MITOSIS_JSON_READER=$r "$bin" inspect "$dir" --json "$@" > "$tmp/i.$r" 2>&1; echo "rc $?" >> "$tmp/i.$r"
-      MITOSIS_JSON_READER=$r "$bin" simulate "$dir" --gpus 2 --tp 2 --json "$@" > "$tmp/so.$r" 2>&1
-      echo "rc $?" >> "$tmp/so.$r"; grep -v '"wall_s"\|"peak_rss_bytes"' "$tmp/so.$r" > "$tmp/s.$r" ) &
-  done
-  wait
-  check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom"' || diff "$tmp/i.stream" "$tmp/i.dom" | head -4
-  check "$name: simulate --json identical" 'cmp -s "$tmp/s.stream" "$tmp/s.dom" && [ -s "$tmp/s.stream" ]' ||
-    diff "$tmp/s.stream" "$tmp/s.dom" | head -4
-  if [ -n "$want" ]; then
-    check "$name: step $want built" 'grep -q "^  \"step\": $want,\$" "$tmp/i.stream" && grep -q "rc 0" "$tmp/i.stream"'
-    check "$name: simulate exits 0 with both readers" 'grep -qx "rc 0" "$tmp/s.stream" && grep -qx "rc 0" "$tmp/s.dom"'
-  else
-    check "$name: refused (exit 2)" 'grep -q "rc 2" "$tmp/i.stream" && grep -q "no step 9 in the trace (steps 3 to 7)" "$tmp/i.stream"'
-    check "$name: simulate refused too (exit 2)" 'grep -qx "rc 2" "$tmp/s.stream" &&
-      grep -q "no step 9 in the trace (steps 3 to 7)" "$tmp/s.stream"'
-  fi
+# Both readers on each case in one process over libmitosis (libpy.bash; issue 47: each trace read
+# once per reader and step, not once per command). $1: lines "NAME<TAB>DIR<TAB>WANT<TAB>STEP" (WANT:
+# the step built, empty when STEP is absent and must be refused; STEP -1: the default).
+. "$(dirname "$0")/libpy.bash"
+compare_readers() {
+  libpy "$bin" - "$1" <<'PY'
+import sys
+import libcheck
+fail = 0
+def check(name, ok, detail=""):
+    global fail
+    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else ": " + str(detail)[:600]))
+    fail |= not ok
+def run(fn, *a, **k):
+    try:
+        return 0, fn(*a, **k)
+    except libcheck.Error as e:
+        return e.exit_code, "error: " + e.message
+def strip(rc_out):
+    rc, out = rc_out
+    return rc, "\n".join(l for l in out.split("\n") if '"wall_s"' not in l and '"peak_rss_bytes"' not in l)
+for line in open(sys.argv[1]).read().splitlines():
+    name, d, want, step = line.split("\t")
+    step = int(step)
+    i = {r: run(libcheck.inspect_text, d, r, step) for r in ("stream", "dom")}
+    s = {r: strip(run(libcheck.simulate, d, "--gpus", 2, "--tp", 2, reader=r, step=step)) for r in ("stream", "dom")}
+    check(f"{name}: inspect --json identical", i["stream"] == i["dom"], [x[1][:300] for x in i.values()])
+    check(f"{name}: simulate --json identical", s["stream"] == s["dom"] and s["stream"][1], [x[1][:300] for x in s.values()])
+    if want:
+        check(f"{name}: step {want} built", i["stream"][0] == 0 and f'\n  "step": {want},\n' in i["stream"][1],
+              i["stream"][1][:300])
+        check(f"{name}: simulate exits 0 with both readers", s["stream"][0] == 0 and s["dom"][0] == 0)
+    else:
+        msg = "no step 9 in the trace (steps 3 to 7)"
+        check(f"{name}: refused (exit 2)", i["stream"][0] == 2 and msg in i["stream"][1], i["stream"])
+        check(f"{name}: simulate refused too (exit 2)", s["stream"][0] == 2 and msg in s["stream"][1], s["stream"])
+    libcheck.forget(d)
+sys.exit(fail)
+PY
+}
+list=$tmp/list
+: > "$list"
+same() { # NAME DIR WANT [--step N]
+  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${5:--1}" >> "$list"
 }
 same "default (the ET's step)" "$tmp/x5" 5
 same "--step 3" "$tmp/x5" 3 --step 3
@@ -61,4 +87,5 @@ mkdir "$tmp/k5" "$tmp/klie" && cp "$tmp/x5/kineto.json" "$tmp/k5/" && cp "$tmp/l
 same "Kineto alone, default (the last)" "$tmp/k5" 7
 same "Kineto alone, --step 4" "$tmp/k5" 4 --step 4
 same "Kineto alone, numbers out of order, default" "$tmp/klie" 4
+compare_readers "$list" || fail=1
 exit $fail

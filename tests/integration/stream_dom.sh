@@ -6,6 +6,7 @@
 # Kineto/ET one (../shared/traces/: each a writer of its own; skipped with a message when absent); and
 # the same one-line error (exit 2) on a few damaged inputs, naming line, column and JSON path.
 set -u
+python3() { /usr/bin/python3 "$@"; } # Debian's (a pyenv shim first on PATH: ~0.8 CPU s a call)
 bin=$1
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 shared=${MT_SHARED_TRACES:-$root/../shared/traces}
@@ -13,33 +14,54 @@ fail=0
 skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/libpy.bash"
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; return 1; else echo "ok: $1"; fi; }
 
-# Both readers on one trace: inspect, and (sim=1) a simulation with tensor parallelism, which
-# reads shapes. TrioSim CSV traces read no JSON: not compared.
-same() {
-  local t=$1 name=$2 sim=$3
-  if [ "$sim" = -1 ]; then
-    check "$name: the stream reader reads it" '"$bin" inspect "$t" --json > /dev/null'
-    return
-  fi
-  for r in stream dom; do  # the two readers side by side
-    ( MITOSIS_JSON_READER=$r "$bin" inspect "$t" --json > "$tmp/i.$r" 2>> "$tmp/e.$r"; echo "rc $?" >> "$tmp/i.$r"
-      cat "$tmp/e.$r" >> "$tmp/i.$r"; rm -f "$tmp/e.$r"
-      [ "$sim" != 0 ] && { MITOSIS_JSON_READER=$r "$bin" simulate "$t" --gpus 2 --tp 2 --json > "$tmp/so.$r" \
-        2> "$tmp/se.$r"; echo "rc $?" >> "$tmp/so.$r"; grep -v '"wall_s"\|"peak_rss_bytes"' "$tmp/so.$r" > "$tmp/s.$r"
-        cat "$tmp/se.$r" >> "$tmp/s.$r"; } ) &
-  done
-  wait
-  check "$name: inspect --json identical" 'cmp -s "$tmp/i.stream" "$tmp/i.dom" && grep -q "rc 0" "$tmp/i.stream"' ||
-    diff "$tmp/i.stream" "$tmp/i.dom" | head -4
-  [ "$sim" != 0 ] || return 0
-  # sim=1: the trace simulates (exit 0); sim=2: a lone file that may be refused (an ET alone has no
-  # times, a CPU rank without operator times): exit 0, or exit 2 with one line, the same from both
-  local ok='grep -qx "rc 0" "$tmp/s.stream"'
-  [ "$sim" = 2 ] && ok='grep -qx "rc 0" "$tmp/s.stream" || { grep -qx "rc 2" "$tmp/s.stream" && [ $(grep -c "^mitosis simulate: " "$tmp/s.stream") -eq 1 ]; }'
-  check "$name: simulate --json identical, exit as expected" 'cmp -s "$tmp/s.stream" "$tmp/s.dom" && { '"$ok"'; }' ||
-    { diff "$tmp/s.stream" "$tmp/s.dom" | head -4; tail -2 "$tmp/s.stream"; }
+# Both readers on each trace, in one process over libmitosis (libpy.bash: each trace read once per
+# reader, not once per command; issue 47): inspect, and (sim=1) a simulation with tensor parallelism,
+# which reads shapes. TrioSim CSV traces read no JSON: not compared. $1: lines "PATH<TAB>NAME<TAB>SIM".
+# sim=-1: the stream reader reads it; 0: inspect --json identical; 1: and simulate --json identical
+# (less wall_s, peak_rss_bytes), exit 0; 2: a lone file that may be refused (an ET alone has no times,
+# a CPU rank without operator times): exit 0, or exit 2 with one line, the same from both.
+compare_readers() {
+  libpy "$bin" - "$1" <<'PY'
+import sys
+import libcheck
+from libcheck import Error
+
+fail = 0
+def check(name, ok, detail=""):
+    global fail
+    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else ": " + str(detail)[:600]))
+    fail |= not ok
+def run(fn, *a, **k):
+    try:
+        return 0, fn(*a, **k)
+    except Error as e:
+        return e.exit_code, "error: " + e.message
+def sim_text(t, r):
+    rc, out = run(libcheck.simulate, t, "--gpus", 2, "--tp", 2, reader=r)
+    return rc, "\n".join(l for l in out.split("\n") if '"wall_s"' not in l and '"peak_rss_bytes"' not in l)
+for line in open(sys.argv[1]).read().splitlines():
+    t, name, sim = line.split("\t")
+    sim = int(sim)
+    if sim == -1:
+        rc, out = run(libcheck.inspect_text, t, "stream")
+        check(f"{name}: the stream reader reads it", rc == 0, out)
+        libcheck.forget(t)
+        continue
+    i = {r: run(libcheck.inspect_text, t, r) for r in ("stream", "dom")}
+    check(f"{name}: inspect --json identical", i["stream"] == i["dom"] and i["stream"][0] == 0,
+          [x[1][:300] for x in i.values()])
+    if sim:
+        s = {r: sim_text(t, r) for r in ("stream", "dom")}
+        rc, out = s["stream"]
+        ok = rc == 0 or (sim == 2 and rc == 2 and "\n" not in out.strip())
+        check(f"{name}: simulate --json identical, exit as expected", s["stream"] == s["dom"] and ok,
+              [x[1][:300] for x in s.values()])
+    libcheck.forget(t)
+sys.exit(fail)
+PY
 }
 
 # The two readers are compared on one recording per writer, distribution mode and feature (the
@@ -50,6 +72,9 @@ same() {
 #  - PyTorch 1.13 CPU, one rank of each distributed mode: DDP, embedding-sharded, MoE, pipeline, TP, ZeRO-1;
 #  - PyTorch 2.11 H100: a transformer (SDPA/flash), a grouped-mm MoE, the CUDA-graphed one;
 #  - TrioSim's Kineto + ET writer.
+list=$tmp/list
+: > "$list"
+same() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$list"; }
 for d in "$root"/traces/*/; do
   n=$(basename "$d")
   case "$n" in
@@ -76,6 +101,7 @@ else
   echo "SKIP: $shared is absent: shared traces not compared"
   skipped=1
 fi
+compare_readers "$list" || fail=1
 
 # Damaged inputs: exit 2, one line, the place (line:column and the JSON path) named.
 k=$root/tests/fixtures/small/kineto.json
