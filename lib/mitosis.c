@@ -350,6 +350,9 @@ static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_co
     if (j->rc.topts.step >= 0 && j->rc.topts.step != t->step)
         return mt_fail(err, MT_EINVAL, "--step %d: the step is chosen when the trace is loaded (mitosis_trace_open)",
                        j->rc.topts.step);
+    if (j->rc.topts.expert_pattern)
+        return mt_fail(err, MT_EINVAL, "--moe-pattern: the experts are named when the trace is loaded, and "
+                       "mitosis_trace_open takes no pattern (use the CLI, or leave it out)");
     for (int k = 0; k < t->n_paths; k++) MT_CHECK(mt_run_config_add_path(&j->rc, t->paths[k], err));
     return mt_job_check(j, err);
 }

@@ -22,6 +22,9 @@ import subprocess
 import sys
 import threading
 
+# Flags that change how a trace loads or ask for an output file.
+CLI_ONLY = ("--step", "--moe-pattern", "--html", "--timeline", "--csv", "--chakra", "--kineto")
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
@@ -86,8 +89,10 @@ class Sim:
         return m.Result(t, cfg, h)
 
     def simulate(self, trace, *args):
-        """What `mitosis simulate TRACE ARGS --json` gives: (exit code, stdout, stderr)."""
-        if self.m is None:
+        """What `mitosis simulate TRACE ARGS --json` gives: (exit code, stdout, stderr). A load option or
+        an output file (CLI_ONLY) runs the binary: the library's trace is loaded already, and its files
+        are written by simulate_writing."""
+        if self.m is None or any(str(a) in CLI_ONLY for a in args):
             return self.run("simulate", trace, *args, "--json")
         try:
             r = self.result(trace, *args)
