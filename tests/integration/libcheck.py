@@ -86,6 +86,14 @@ def sim(path, *words, reader=None, step=-1):
     return json.loads(simulate(path, *words, reader=reader, step=step))
 
 
+def attempt(fn, *args, **kw):
+    """(0, fn(...)), or (exit code, "error: MESSAGE") when it is refused: a CLI run's code and text."""
+    try:
+        return 0, fn(*args, **kw)
+    except Error as e:
+        return e.exit_code, "error: " + e.message
+
+
 def forget(path):
     """Frees every loaded copy of the trace at path (a script done with it)."""
     for k in [k for k in _traces if k[0] == os.fspath(path)]:

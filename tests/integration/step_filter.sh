@@ -31,16 +31,10 @@ compare_readers() {
   libpy "$bin" - "$1" <<'PY'
 import sys
 import libcheck
-fail = 0
-def check(name, ok, detail=""):
-    global fail
-    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else ": " + str(detail)[:600]))
-    fail |= not ok
-def run(fn, *a, **k):
-    try:
-        return 0, fn(*a, **k)
-    except libcheck.Error as e:
-        return e.exit_code, "error: " + e.message
+from libcheck import attempt as run
+from libsim import Checks
+
+check = Checks()
 def strip(rc_out):
     rc, out = rc_out
     return rc, "\n".join(l for l in out.split("\n") if '"wall_s"' not in l and '"peak_rss_bytes"' not in l)
@@ -60,7 +54,7 @@ for line in open(sys.argv[1]).read().splitlines():
         check(f"{name}: refused (exit 2)", i["stream"][0] == 2 and msg in i["stream"][1], i["stream"])
         check(f"{name}: simulate refused too (exit 2)", s["stream"][0] == 2 and msg in s["stream"][1], s["stream"])
     libcheck.forget(d)
-sys.exit(fail)
+sys.exit(1 if check.fails else 0)
 PY
 }
 list=$tmp/list

@@ -27,18 +27,10 @@ compare_readers() {
   libpy "$bin" - "$1" <<'PY'
 import sys
 import libcheck
-from libcheck import Error
+from libcheck import attempt as run
+from libsim import Checks
 
-fail = 0
-def check(name, ok, detail=""):
-    global fail
-    print(("ok: " if ok else "FAIL: ") + name + ("" if ok else ": " + str(detail)[:600]))
-    fail |= not ok
-def run(fn, *a, **k):
-    try:
-        return 0, fn(*a, **k)
-    except Error as e:
-        return e.exit_code, "error: " + e.message
+check = Checks()
 def sim_text(t, r):
     rc, out = run(libcheck.simulate, t, "--gpus", 2, "--tp", 2, reader=r)
     return rc, "\n".join(l for l in out.split("\n") if '"wall_s"' not in l and '"peak_rss_bytes"' not in l)
@@ -60,7 +52,7 @@ for line in open(sys.argv[1]).read().splitlines():
         check(f"{name}: simulate --json identical, exit as expected", s["stream"] == s["dom"] and ok,
               [x[1][:300] for x in s.values()])
     libcheck.forget(t)
-sys.exit(fail)
+sys.exit(1 if check.fails else 0)
 PY
 }
 
