@@ -106,15 +106,53 @@ void mt_waits_free(mt_waits *w) {
     *w = (mt_waits){0};
 }
 
-/* Sorted distinct ranks as "0, 2-7". */
+/* A list of more ranges than this is said compactly (a line stays short at 2^20 GPUs; the JSON's
+ * gpus / waited_for keep every rank). */
+enum { RANGES_MAX = 6, RANGES_SHOWN = 4 };
+
+/* The index of the last rank of the run of consecutive ranks that starts at r[k]. */
+static int32_t run_end(const int32_t *r, int32_t n, int32_t k) {
+    while (k + 1 < n && r[k + 1] == r[k] + 1) k++;
+    return k;
+}
+
+static void range_write(FILE *out, const int32_t *r, int32_t k, int32_t e, const char *sep) {
+    fprintf(out, "%s%d", sep, (int)r[k]);
+    if (e > k) fprintf(out, "-%d", (int)r[e]);
+}
+
+/* 1 when r[0..n) is blocks of *len consecutive ranks, one every *stride ranks (stride > len). */
+static int strided(const int32_t *r, int32_t n, int32_t *len, int32_t *stride) {
+    *len = run_end(r, n, 0) + 1;
+    if (n % *len || n == *len) return 0;
+    *stride = r[*len] - r[0];
+    if (*stride <= *len) return 0;
+    for (int32_t i = 0; i < n; i++)
+        if (r[i] != r[0] + (i / *len) * *stride + i % *len) return 0;
+    return 1;
+}
+
+/* Sorted distinct ranks as "0, 2-7"; over RANGES_MAX ranges "8-15, 72-79, ..., 131032-131039
+ * (2048 blocks of 8, one every 64 GPUs)" when regular, else the first RANGES_SHOWN ranges and
+ * "... and 97 more ranges". */
 static void rank_list(FILE *out, const int32_t *r, int32_t n) {
-    for (int32_t k = 0; k < n;) {
-        int32_t e = k;
-        while (e + 1 < n && r[e + 1] == r[e] + 1) e++;
-        fprintf(out, "%s%d", k ? ", " : "", (int)r[k]);
-        if (e > k) fprintf(out, "-%d", (int)r[e]);
+    int32_t runs = 0, len, stride;
+    for (int32_t k = 0; k < n; k = run_end(r, n, k) + 1) runs++;
+    if (runs > RANGES_MAX && strided(r, n, &len, &stride)) {
+        range_write(out, r, 0, len - 1, "");
+        range_write(out, r, len, 2 * len - 1, ", ");
+        range_write(out, r, n - len, n - 1, ", ..., ");
+        if (len > 1) fprintf(out, " (%d blocks of %d, one every %d GPUs)", (int)(n / len), (int)len, (int)stride);
+        else fprintf(out, " (%d GPUs, one every %d)", (int)n, (int)stride);
+        return;
+    }
+    int32_t shown = 0;
+    for (int32_t k = 0; k < n && (runs <= RANGES_MAX || shown < RANGES_SHOWN); shown++) {
+        int32_t e = run_end(r, n, k);
+        range_write(out, r, k, e, k ? ", " : "");
         k = e + 1;
     }
+    if (shown < runs) fprintf(out, ", ... and %d more ranges", (int)(runs - shown));
 }
 
 void mt_waits_line_write(FILE *out, const mt_waits_line *l) {

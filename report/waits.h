@@ -6,7 +6,10 @@
  * line naming the ranks they waited for ("GPUs 0, 2-3 wait 21.000 ms each for GPU 1 (GPU 0's
  * longest: data-parallel gradient buckets)", "GPUs 0-1, 4-5 wait 55.794 ms each for one of GPUs
  * 2-3, 6-7 (...)"); the lines are ordered by that time, longest first, and only waits of at
- * least MT_WAITS_MIN_SHARE of the step are named.
+ * least MT_WAITS_MIN_SHARE of the step are named. A list of more than 6 ranges is said
+ * compactly: regular blocks as "GPUs 8-15, 72-79, ..., 131032-131039 (2048 blocks of 8, one every
+ * 64 GPUs)", else the first 4 ranges and "... and N more ranges" (the JSON's gpus and
+ * waited_for list every rank).
  * Costs: O(N log N) for N GPUs.
  */
 #ifndef MT_REPORT_WAITS_H

@@ -109,6 +109,19 @@ if grep -q "^folded     1 of 16 GPUs walked their programs: 16 data-parallel rep
 if grep -q "^unfolded   every GPU walked its program: --no-fold" "$tmp/t"; then
   echo "ok: text output says unfolded"; else echo "FAIL: text output: $(tail -2 "$tmp/t")"; fails=$((fails + 1)); fi
 
+# the waits line stays short when many replicas wait alike (64 blocks of 2 GPUs per line here; ~100 KB
+# on one line at 131,072 GPUs before), while the JSON lists every GPU
+"$bin" simulate "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=64,gpus=8 --gpus 512 --tp 2 --pp 4 --dp 64 \
+  --micro-batches 2 > "$tmp/t" 2>&1
+if awk '/^waits /{on=1} on&&/^$/{exit} on{n++; if (length($0) > 300) long++} END{exit !(n >= 2 && !long)}' "$tmp/t" &&
+   grep -q "^waits      GPUs 0-1, 8-9, \.\.\., 504-505 (64 blocks of 2, one every 8 GPUs) wait" "$tmp/t" &&
+   "$bin" simulate "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=64,gpus=8 --gpus 512 --tp 2 --pp 4 --dp 64 \
+     --micro-batches 2 --json | python3 -c "import json,sys; g=json.load(sys.stdin)['gpus']
+w=[x['rank'] for x in g if x['waited_for'] in range(2, 512, 8) or x['waited_for'] in range(3, 512, 8)]
+assert len(w) == 128 and w[:3] == [0, 1, 8], w"; then
+  echo "ok: waits lines under 300 characters at 64 replicas; the JSON names whom each of 512 GPUs waited for"
+else echo "FAIL: waits lines: $(grep -A3 '^waits' "$tmp/t" | cut -c1-400)"; fails=$((fails + 1)); fi
+
 # bad input: the switches take no value (one line naming the flag, exit 2)
 for f in --no-fold --no-net-fold; do
   "$bin" simulate "$tr/cpu-resnet18-b8" --gpus 2 "$f=1" > "$tmp/o" 2> "$tmp/e"; rc=$?

@@ -13,7 +13,9 @@
  *  - the CSV tables: compute + host wait + exposed + peer wait + bubble + idle = step, ops.csv compute rows add up to
  *    compute_ps, one collectives.csv row per instance with busbw = algbw x factor; an unwritable
  *    directory is MT_EIO naming it;
- *  - rank list and window parsing, the collective algorithm actually run, the progress hook. */
+ *  - rank list and window parsing, the collective algorithm actually run, the progress hook;
+ *  - a waits line names up to 6 ranges in full, more compactly: 2^20 GPUs' blocks of 8 every 64
+ *    as their first two, last and pattern; an irregular list as its first 4 and a count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +40,7 @@
 #include "report/record.h"
 #include "report/timeline.h"
 #include "report/verdict.h"
+#include "report/waits.h"
 #include "sim/engine.h"
 #include "sim/simulate.h"
 #include "tracer/trace.h"
@@ -637,6 +640,48 @@ static void test_verdict(void **state) {
     assert_string_equal(h.name, "host");
 }
 
+/* The waits line as the text prints it, for these ranks (who, whom). */
+static void waits_text(const int32_t *who, int32_t n_who, const int32_t *whom, int32_t n_whom, char *buf,
+                       size_t len) {
+    mt_waits_line l = {.who = who, .whom = whom, .n_who = n_who, .n_whom = n_whom, .rank = who[0], .ms = 2.5};
+    snprintf(l.what, sizeof l.what, "gradients mb 0 from GPU %d", (int)whom[0]);
+    FILE *m = fmemopen(buf, len, "w");
+    assert_non_null(m);
+    mt_waits_line_write(m, &l);
+    assert_int_equal(fclose(m), 0);
+}
+
+/* report/waits.h: short lists in full; 16,384 blocks of 8 ranks one every 64 (a 2^20-GPU hybrid's
+ * stage) stay under 300 characters; an irregular long list names its first 4 ranges and a count. */
+static void test_waits_line(void **state) {
+    (void)state;
+    enum { N = 16384 * 8 }; /* 2^20 GPUs: one stage of 8 per 64 */
+    int32_t *who = malloc(N * sizeof *who), *whom = malloc(N * sizeof *whom);
+    assert_true(who && whom);
+    static char buf[1 << 16];
+    int32_t few[] = {0, 2, 3, 4, 7}, one = 1;
+    waits_text(few, 5, &one, 1, buf, sizeof buf);
+    assert_string_equal(buf, "GPUs 0, 2-4, 7 wait 2.500 ms each for GPU 1 (GPU 0's longest: gradients mb 0 from GPU 1)");
+    for (int32_t i = 0; i < N; i++) {
+        who[i] = 8 + i / 8 * 64 + i % 8;
+        whom[i] = who[i] + 8;
+    }
+    waits_text(who, N, whom, N, buf, sizeof buf);
+    assert_string_equal(buf, "GPUs 8-15, 72-79, ..., 1048520-1048527 (16384 blocks of 8, one every 64 GPUs) wait "
+                             "2.500 ms each for one of GPUs 16-23, 80-87, ..., 1048528-1048535 (16384 blocks "
+                             "of 8, one every 64 GPUs) (GPU 8's longest: gradients mb 0 from GPU 16)");
+    assert_true(strlen(buf) < 300);
+    for (int32_t i = 0; i < 20; i++) who[i] = 3 * i + (i > 10); /* one step is not the stride */
+    waits_text(who, 20, &one, 1, buf, sizeof buf);
+    assert_string_equal(buf, "GPUs 0, 3, 6, 9, ... and 16 more ranges wait 2.500 ms each for GPU 1 (GPU 0's "
+                             "longest: gradients mb 0 from GPU 1)");
+    for (int32_t i = 0; i < 7; i++) who[i] = 5 * i; /* single ranks, one every 5 */
+    waits_text(who, 7, &one, 1, buf, sizeof buf);
+    assert_non_null(strstr(buf, "GPUs 0, 5, ..., 30 (7 GPUs, one every 5) wait"));
+    free(who);
+    free(whom);
+}
+
 int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
@@ -644,6 +689,7 @@ int main(void) {
         cmocka_unit_test(test_items_tile_slowed_gpu), cmocka_unit_test(test_csv),
         cmocka_unit_test(test_filter_parse),      cmocka_unit_test(test_coll_algo),
         cmocka_unit_test(test_progress_hook),     cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_waits_line),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
