@@ -206,6 +206,11 @@ void mt_flownet_free(mt_flownet *net) {
 /* Network folding's link maps (rix, orig hold index + 1): -1 for none. */
 static inline int32_t rix_of(const mt_flownet *net, int32_t l) { return net->rix[l] - 1; }
 static inline int32_t orig_of(const mt_flownet *net, int32_t l) { return net->orig[l] - 1; }
+/* Under folding, replica 0's link whose copy link l is; -1 when l is no (known) copy link. */
+static inline int32_t copy_of(const mt_flownet *net, int32_t l) {
+    int32_t l0 = net->fold ? orig_of(net, l) : -1;
+    return l0 != l ? l0 : -1;
+}
 
 static void fail(mt_flownet *net, const char *what) {
     snprintf(net->msg, sizeof net->msg, "flow model: out of memory %s", what);
@@ -354,7 +359,8 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     net->orig[l0] = l0 + 1;
     for (int32_t d = 1; d < D; d++) {
         net->orig[cd[d]] = l0 + 1;
-        net->creal[l0] += net->lk[cd[d]].vn; /* flows already there (traffic between replicas) */
+        /* flows already there (traffic between replicas), a flow group's virtual member too */
+        net->creal[l0] += net->lk[cd[d]].vn + (net->gslot && net->gslot[cd[d]] ? 1 : 0);
     }
     return 1;
 }
@@ -565,6 +571,16 @@ static void fold_plain(mt_flownet *net, const int32_t *route, int32_t nhops) {
 
 /* A REAL folded flow has just started: its copies in replicas 1.. start with it. */
 static mt_status start_copies(mt_flownet *net, int32_t id, mt_time_ps now, mt_error *err) {
+    if (net->glive > 0) { /* flow-group members on the copies' links become flows first (meet_groups) */
+        const int32_t *route;
+        int32_t r0[64], nh = mt_lmm_var_cnsts(net->lmm, net->fl[id].var, &route); /* fold_start: <= 64 */
+        memcpy(r0, route, (size_t)nh * sizeof *r0); /* materializing a member may move the solver's arrays */
+        for (int32_t d = 1; d < net->fold->D && net->glive > 0; d++)
+            for (int32_t h = 0; h < nh; h++) {
+                int32_t l = copy_link(net, r0[h], d);
+                meet_groups(net, &l, 1);
+            }
+    }
     for (int32_t d = 1; d < net->fold->D; d++) {
         int32_t nh, c = new_copy(net, id, d, &nh);
         if (c < 0) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting a flow");
@@ -1060,6 +1076,7 @@ static void on_group_drain(void *ctx, uint64_t arg) {
             L->busy_ps += now - g->t0;
             if (L->peak < 1) L->peak = 1;
             net->gslot[l] = 0;
+            if (copy_of(net, l) >= 0) net->creal[copy_of(net, l)]--; /* group_fold_count */
         }
     }
     if (!mt_sched_at(net->sched, now + g->lat, on_group_deliver, net, arg)) fail(net, "scheduling a delivery");
@@ -1072,6 +1089,8 @@ static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const
     double cap = INFINITY;
     for (int32_t h = 0; h < nhops; h++) { /* gslot first: a member's links are mostly another's */
         if (net->gslot[route[h]] || net->lk[route[h]].vn) return 0;
+        if (net->fold && orig_of(net, route[h]) >= 0 && net->vcnt[orig_of(net, route[h])] > 0)
+            return 0; /* a folded send's virtual copy is there: the caller sends one by one */
         /* no link is perturbed (send_group): every capacity is the topology's (mt_lmm_cnsts_lazy),
          * read there, not from the solver's constraints (untouched memory for unused links) */
         cap = fmin(cap, mt_topo_link(net->topo, route[h])->bw_Bps);
@@ -1084,6 +1103,14 @@ static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const
         g->links[(size_t)k * (size_t)nhops + (size_t)h] = route[h];
     }
     return 1;
+}
+
+/* Under folding, the virtual members on copy links count as those links' flows (creal: a folded
+ * send meeting them is not virtual; index_link counts those on links it learns are copies later,
+ * on_group_drain uncounts them, a materialized member's unlink_flow). */
+static void group_fold_count(mt_flownet *net, const fgroup *g, int32_t n) {
+    for (int64_t i = 0; net->fold && i < (int64_t)n * g->hops; i++)
+        if (copy_of(net, g->links[i]) >= 0) net->creal[copy_of(net, g->links[i])]++;
 }
 
 /* A free group slot (the arrays made on first use); -1 when out of memory. */
@@ -1109,7 +1136,7 @@ static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const 
     *taken = 0;
     int32_t nn = mt_topo_nnodes(net->topo);
     if (n < net->group_min || n < 2 || !(bytes > 0) || !isfinite(bytes) || net->perturbed || net->on_link ||
-        net->fold || net->per || net->nchg > net->chg_done || net->n_extra_lat)
+        net->per || net->nchg > net->chg_done || net->n_extra_lat)
         return MT_OK;
     int32_t slot = group_slot(net);
     fgroup *g = slot < 0 ? NULL : calloc(1, sizeof *g);
@@ -1142,6 +1169,7 @@ static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const 
         group_free(g);
         return MT_OK;
     }
+    group_fold_count(net, g, n);
     mt_time_ps now = mt_sched_now(net->sched);
     *g = (fgroup){.n = n, .hops = g->hops, .nvirt = n, .links = g->links, .src = g->src, .dst = g->dst,
                   .real = g->real, .bytes = bytes, .rate = g->rate, .t0 = now, .lat = g->lat,

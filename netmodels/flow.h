@@ -43,9 +43,13 @@
  * state its own flow would have, started at the group's start, its drain due then), so the run
  * is the unfolded one; a link operation or an observer materializes every member. Groups of fewer
  * than MT_FLOW_GROUP_MIN sends (or any, after set_grouping off) are refused: the caller sends
- * them one by one. Costs: O(n x hops) route look-ups and marks at the start and at the drain,
- * two int32 per link once the first group runs. (A DDP all-reduce of 1,048,576 GPUs as treeflow:
- * 1,048,576 bulk flows on their own NIC rails, bench/bench_scale.sh.)
+ * them one by one. With the network folded they run beside replica 0's virtual sends: a group
+ * one of whose links carries a virtual copy is refused; a virtual member on a copy link counts
+ * as that link's flow (a folded send meeting it is not virtual), and a folded send's copies make
+ * the members on their links flows, in every replica, before they start (a hybrid's DP buckets
+ * at 2^20 GPUs: 2 M flows -> 128 groups). Costs: O(n x hops) route look-ups and marks at the
+ * start and at the drain, two int32 per link once the first group runs. (A DDP all-reduce of
+ * 1,048,576 GPUs as treeflow: 1,048,576 bulk flows on their own NIC rails, bench/bench_scale.sh.)
  */
 #ifndef MT_NETMODELS_FLOW_H
 #define MT_NETMODELS_FLOW_H

@@ -9,7 +9,8 @@
 # collectives inside a replica and pipeline sends carried for replica 0 only, equal to --no-fold
 # on every strategy with traffic inside replicas, with the traffic between replicas meeting it
 # (ddp buckets during the last backward, ZeRO/FSDP gathers), and --no-net-fold equal too.
-# Flow groups (a collective's alike bulk flows as one) are off under --no-fold: the same comparison.
+# Flow groups (a collective's alike bulk flows as one) are off under --no-fold: the same comparison;
+# they run beside the folded network's virtual sends too (a 2048-GPU pipeline with 1024 replicas).
 # Usage: bash fold.sh /path/to/mitosis   (env MT_ROOT = repo root)
 set -u
 bin=${1:?usage: fold.sh MITOSIS}
@@ -51,6 +52,10 @@ NET=folded NETWHY="stands for all 4" same "network: interleaved 1F1B on a fat-tr
 NET=folded NETWHY="stands for all 4" same "network: rail-less multinode, gpipe, dp" folded 4 "alike" \
   "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=4,gpus=4,fabric=switch --gpus 16 --tp 2 --pp 2 --dp 4 \
   --micro-batches 8 --schedule gpipe --strategy dp
+# flow groups under network folding: DDP's 1,024-rank bucket rings run as groups while replica 0's pipeline
+# sends stand for all; sends that meet a group's members make them flows, in every replica (copies as flows)
+NET=folded NETWHY="stands for all 1024" NETCOPIES=+ same "network: flow groups meet the pipeline, 2048 GPUs" folded 2 \
+  "alike" "$tr/cpu-gpt-tiny-b8" --topology multinode:nodes=2048,gpus=1 --gpus 2048 --pp 2 --dp 1024 --micro-batches 2
 NET=full NETWHY="--no-net-fold" same "network: --no-net-fold" folded 4 "alike" "$tr/cpu-gpt-tiny-b8" \
   --topology fattree:k=4 --gpus 16 --tp 2 --pp 2 --dp 4 --micro-batches 4 --no-net-fold
 NET=full NETWHY="no traffic stays inside a replica" same "network: DDP alone" folded 1 "alike" \
