@@ -596,16 +596,21 @@ static int32_t ecmp_index(uint64_t pairhash, int32_t at, int32_t ncand) {
 }
 
 /* Appends the links u -> v (ascending ids, failed ones too) to out (room entries); returns how
- * many. A scan of u's few out-links, else a binary search in v's in-links by source:
- * O(min(out-degree(u), log in-degree(v)) + matches). */
+ * many. A scan of v's few in-links' sources (one cache line, no link read: a route's GPUs, NICs
+ * and NVSwitches), else of u's few out-links, else a binary search in v's in-links by source:
+ * O(min(in-degree(v), out-degree(u), log in-degree(v)) + matches). */
 static int32_t links_between(const mt_topo *t, int32_t u, int32_t v, int32_t *out, int32_t room) {
-    int32_t n = 0;
+    int32_t n = 0, lo = t->in_off[v], hi = t->in_off[v + 1];
+    if (hi - lo <= 8) { /* few in-links: in_from's sources side by side (no link read) */
+        for (; lo < hi && n < room; lo++)
+            if (t->in_from[lo] == u) out[n++] = t->in_src[lo];
+        return n;
+    }
     if (t->out_off[u + 1] - t->out_off[u] <= 8) {
         for (int32_t k = t->out_off[u]; k < t->out_off[u + 1] && n < room; k++)
             if (t->links[t->out_link[k]].dst == v) out[n++] = t->out_link[k];
         return n;
     }
-    int32_t lo = t->in_off[v], hi = t->in_off[v + 1];
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
         if (t->in_from[mid] < u) lo = mid + 1;
@@ -627,24 +632,26 @@ static int router_applies(const mt_topo *t, int32_t src, int32_t dst) {
  * search answers). O(hops x (preds x log degree + cands^2)). */
 static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairhash, int32_t *nout) {
     enum { CAND_MAX = 2 * MT_ROUTER_PREDS_MAX };
-    int32_t pred[MT_ROUTER_PREDS_MAX], cand[CAND_MAX], n = 0, at = dst;
+    int32_t pred[MT_ROUTER_PREDS_MAX], cand[CAND_MAX], from[CAND_MAX], n = 0, at = dst;
     while (at != src) {
         int32_t np = t->preds(t->shape, src, at, pred), nc = 0;
         if (np <= 0 || np > MT_ROUTER_PREDS_MAX || n >= t->nnodes) return 0;
         for (int32_t i = 0; i < np; i++) {
             if (pred[i] < 0 || pred[i] >= t->nnodes) return 0;
-            nc += links_between(t, pred[i], at, cand + nc, CAND_MAX - nc);
+            int32_t k = links_between(t, pred[i], at, cand + nc, CAND_MAX - nc);
+            for (int32_t j = nc; j < nc + k; j++) from[j] = pred[i]; /* the link's source: not read back */
+            nc += k;
         }
         if (nc == 0) return 0;
         for (int32_t i = 1; i < nc; i++) /* insertion sort: a handful of candidates */
             for (int32_t j = i; j > 0 && cand[j - 1] > cand[j]; j--) {
-                int32_t x = cand[j];
-                cand[j] = cand[j - 1];
-                cand[j - 1] = x;
+                int32_t x = cand[j], y = from[j];
+                cand[j] = cand[j - 1], from[j] = from[j - 1];
+                cand[j - 1] = x, from[j - 1] = y;
             }
-        int32_t pick = (!t->ecmp || nc <= 1) ? cand[0] : cand[ecmp_index(pairhash, at, nc)];
-        t->scratch[n++] = pick;
-        at = t->links[pick].src;
+        int32_t pick = (!t->ecmp || nc <= 1) ? 0 : ecmp_index(pairhash, at, nc);
+        t->scratch[n++] = cand[pick];
+        at = from[pick];
     }
     *nout = n;
     return 1;
