@@ -68,7 +68,9 @@ struct mt_topo {
     int32_t dist_cap, dist_n, dist_head;
     int32_t *bfs_queue;
     mt_u64map routes; /* src * nnodes + dst -> offset << 20 | len */
-    near_route *near; /* per source, NEAR_WAYS of its latest destinations; NULL until used */
+    near_route *near; /* per GPU source (by its index among GPUs), NEAR_WAYS of its latest
+                       * destinations; NULL until used */
+    near_route *near_node; /* the same per source that is no GPU (by node id); NULL until used */
     int32_t *arena;
     size_t alen, acap;
     int32_t *scratch;
@@ -128,6 +130,7 @@ void mt_topo_free(mt_topo *t) {
     free(t->bfs_queue);
     free(t->arena);
     free(t->near);
+    free(t->near_node);
     free(t->scratch);
     free(t->failed);
     free(t->label);
@@ -209,6 +212,21 @@ int32_t mt_topo_find(const mt_topo *t, const char *name) {
     if (t->nnamed > 0 && mt_u64map_get(&t->by_name, mt_hash_str(name), &id) && strcmp(t->name[id], name) == 0)
         return (int32_t)id;
     return find_made_up(t, name);
+}
+
+mt_status mt_topo_reserve(mt_topo *t, int64_t nodes, int64_t links, mt_error *err) {
+    if (nodes < 0 || links < 0 || t->nnodes + nodes > INT32_MAX || t->nlinks + links > INT32_MAX)
+        return mt_fail(err, MT_EINVAL, "%s: cannot hold %lld more nodes and %lld more links", t->label,
+                       (long long)nodes, (long long)links);
+    int64_t need = t->nnodes + nodes, cap = t->ncap, cap2 = t->ncap, had = t->lcap;
+    int bad = mt_vec_reserve(&t->kind, &cap, need) || mt_vec_reserve(&t->kidx, &cap2, need) ||
+              mt_vec_reserve(&t->name, &t->ncap, need) || mt_vec_reserve(&t->gpus, &t->gcap, t->ngpus + nodes) ||
+              mt_vec_reserve(&t->links, &t->lcap, t->nlinks + links);
+    for (int k = 0; k < 4 && !bad; k++) bad = mt_vec_reserve(&t->by_kind[k], &t->kcap[k], t->counters[k] + nodes);
+    if (bad) return mt_fail(err, MT_ENOMEM, "%s: out of memory for %lld nodes and %lld links", t->label,
+                            (long long)need, (long long)(t->nlinks + links));
+    if (t->lcap != had) mt_hugemem_advise(t->links, (size_t)t->lcap * sizeof *t->links);
+    return MT_OK;
 }
 
 int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
@@ -485,7 +503,8 @@ static void forget_routes(mt_topo *t) {
     mt_u64map_destroy(&t->routes);
     mt_u64map_init(&t->routes);
     t->alen = 0;
-    if (t->near) memset(t->near, 0, (size_t)t->nnodes * sizeof *t->near);
+    if (t->near) memset(t->near, 0, (size_t)t->ngpus * sizeof *t->near);
+    if (t->near_node) memset(t->near_node, 0, (size_t)t->nnodes * sizeof *t->near_node);
 }
 
 /* Forgets every cached route and distance (after a failure or repair). O(V). */
@@ -739,12 +758,16 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
         return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
                        (int)src, (int)dst);
-    if (!t->near) {
-        if (!(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
+    /* GPUs' entries side by side (a preset numbers NICs and switches between them) */
+    int gpu = t->kind[src] == MT_NODE_GPU;
+    near_route **tab = gpu ? &t->near : &t->near_node;
+    size_t cnt = gpu ? (size_t)t->ngpus : (size_t)t->nnodes;
+    if (!*tab) {
+        if (!(*tab = calloc(cnt, sizeof **tab)))
             return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
-        mt_hugemem_advise(t->near, (size_t)t->nnodes * sizeof *t->near);
+        mt_hugemem_advise(*tab, cnt * sizeof **tab);
     }
-    near_route *nr = &t->near[src];
+    near_route *nr = &(*tab)[gpu ? t->kidx[src] : src];
     for (int w = 0; w < NEAR_WAYS; w++)
         if (nr->way[w].dst1 == dst + 1) {
             *links = t->arena + nr->way[w].off;
