@@ -22,7 +22,7 @@ static int same_params(const mt_coll_params *a, const mt_coll_params *b) {
     return a->op == b->op && a->algo == b->algo && a->nranks == b->nranks && a->bytes == b->bytes &&
            a->root == b->root && a->peer == b->peer && a->ranks_per_node == b->ranks_per_node &&
            a->chunks == b->chunks && a->share == b->share && a->share_by_src == b->share_by_src &&
-           a->wire_factor == b->wire_factor && a->extra_lat_ns == b->extra_lat_ns;
+           a->wire_factor == b->wire_factor && a->extra_lat_ns == b->extra_lat_ns && a->walk == b->walk;
 }
 
 static uint64_t hash_params(const mt_coll_params *p) {

@@ -219,13 +219,29 @@ static void tree_phase(builder *b, int lane, const int32_t *map, int up, double 
     }
 }
 
+/* Room for `sends` more sends and `deps` more dependencies at once: a builder that knows its size
+ * skips the doubling copies (a 2^20-rank ringflow is 3 M sends: 11 % of a run). */
+static void reserve(builder *b, uint64_t sends, uint64_t deps) {
+    mt_coll_schedule *s = b->s;
+    if (!b->oom && (!grow_u32(&s->sends, &s->scap, sizeof *s->sends, (uint64_t)s->nsends + sends, &b->too_big) ||
+                    !grow_u32(&s->deps, &s->dcap, sizeof *s->deps, (uint64_t)s->ndeps + deps, &b->too_big)))
+        b->oom = 1;
+}
+
 /* The steady state of a finely chunked ring of `steps` steps: bulk flows i -> i+1 of steps/N x
  * S (sends 0..N-1), a join of them all, then steps-1 zero-byte hops for the per-step latencies. */
 static void ringflow(builder *b, int32_t steps, double S) {
     int32_t n = b->n;
+    uint64_t hops = b->s->p.walk ? 1 : (uint64_t)steps;
+    reserve(b, (uint64_t)n + 1 + hops, (uint64_t)n + 1 + hops);
     for (int32_t i = 0; i < n; i++) add_raw(b, i, (i + 1) % n, S * steps / n, NOSEND, NOSEND);
     uint32_t prev = add_raw(b, 0, 0, 0, 0, n > 1 ? 1 : NOSEND);
     for (int32_t i = 2; i < n && !b->oom; i++) dep_last(b, (uint32_t)i);
+    if (b->s->p.walk && steps - 1 >= 2) { /* the hops k % n -> (k + 1) % n as one walk send */
+        b->s->walk = add_raw(b, 0, 1, 0, prev, NOSEND); /* its first hop */
+        b->s->walk_hops = b->oom ? 0 : steps - 1;
+        return;
+    }
     for (int32_t k = 0; k < steps - 1 && !b->oom; k++) prev = add_raw(b, k % n, (k + 1) % n, 0, prev, NOSEND);
 }
 
@@ -238,6 +254,7 @@ static void treeflow(builder *b, double S, int32_t G) {
     int32_t n = b->n;
     if (G < 1 || n % G || n <= G) G = 1;
     int32_t m = n / G, maxd = depth_of(m - 1);
+    reserve(b, (uint64_t)n + 2 * (uint64_t)maxd + 2, (uint64_t)n + 2 * (uint64_t)maxd + 2);
     uint32_t first = b->s->nsends;
     for (int32_t node = 0; node < m; node++)
         for (int32_t l = 0; l < G; l++)

@@ -114,6 +114,8 @@ typedef struct mt_coll_params {
     int8_t share_by_src;
     double wire_factor;     /* > 0: every send carries bytes x this (0 = 1) */
     double extra_lat_ns;    /* added after the last delivery (0: none) */
+    int8_t walk;            /* ringflow: its chain of k-1 hops as one walk send (mt_coll_schedule.walk;
+                             * O(1) memory instead of O(N): the simulator's); 0: a send a hop */
 } mt_coll_params;
 
 typedef struct mt_coll_send {
@@ -135,6 +137,12 @@ typedef struct mt_coll_schedule {
     mt_coll_send *sends;
     uint32_t ndeps, dcap;
     uint32_t *deps;
+    /* walk_hops >= 2 (ringflow with params.walk): send `walk` (0 bytes, its first hop src ->
+     * src+1) stands for walk_hops zero-byte ring hops src -> src+1 -> src+2 ... (mod nranks), each
+     * leaving at the previous one's delivery, as the chain it replaces (sim/collexec.h runs
+     * them); else 0 */
+    uint32_t walk;
+    int32_t walk_hops;
 } mt_coll_schedule;
 
 /* Sensible defaults: all-reduce, ring, chunks 0, root 0, peer 1. */

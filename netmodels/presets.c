@@ -63,6 +63,7 @@ static mt_status build_fc(mt_topo *t, long n, mt_tier x, mt_error *err) {
 }
 
 static mt_status build_switch(mt_topo *t, long n, mt_tier x, mt_error *err) {
+    MT_CHECK(mt_topo_reserve(t, n + 1, 2 * n, err));
     MT_CHECK(add_gpus(t, n, err));
     mt_status rc = MT_OK;
     int32_t sw = add_node(t, MT_NODE_SWITCH, &rc, err);
@@ -143,6 +144,8 @@ static mt_status build_node(mt_topo *t, long g, mt_tier nv, mt_tier nic, int32_t
 
 static mt_status build_multinode(mt_topo *t, long m, long g, int rail, mt_tier nv, mt_tier nic,
                                  mt_error *err) {
+    /* per node: G GPUs, a switch, G NICs; links: GPU-switch, GPU-NIC, NIC-rail, both ways */
+    MT_CHECK(mt_topo_reserve(t, m * (2 * g + 1) + (rail ? g : 1), 6 * m * g, err));
     int32_t *nics = malloc((size_t)m * sizeof *nics);
     if (!nics) return mt_fail(err, MT_ENOMEM, "out of memory building multinode");
     mt_status rc = MT_OK;

@@ -2,7 +2,8 @@
  *
  * Invariant: before freeze, nodes/links grow freely and `graph` is not initialised; after
  * freeze (first route, bisection or dot query), `graph` mirrors links[] (edge id == link id),
- * in_off/in_link (out_off/out_link) is the CSR of incoming (outgoing) links per node, and
+ * in_off/in_link (out_off/out_link) is the CSR of incoming (outgoing) links per node (in_link
+ * made by the first graph search: structured routes never read it; NULL until then), and
  * dist[src] (when non-NULL) is one block: the shortest distances from src under the routing
  * metric, then two int32 arrays, per node the lowest-numbered in-link on a shortest path from src
  * and the number of such in-links; it is final up to distance dist_reach[src]. At most dist_cap
@@ -68,7 +69,9 @@ struct mt_topo {
     int32_t dist_cap, dist_n, dist_head;
     int32_t *bfs_queue;
     mt_u64map routes; /* src * nnodes + dst -> offset << 20 | len */
-    near_route *near; /* per source, NEAR_WAYS of its latest destinations; NULL until used */
+    near_route *near; /* per GPU source (by its index among GPUs), NEAR_WAYS of its latest
+                       * destinations; NULL until used */
+    near_route *near_node; /* the same per source that is no GPU (by node id); NULL until used */
     int32_t *arena;
     size_t alen, acap;
     int32_t *scratch;
@@ -128,6 +131,7 @@ void mt_topo_free(mt_topo *t) {
     free(t->bfs_queue);
     free(t->arena);
     free(t->near);
+    free(t->near_node);
     free(t->scratch);
     free(t->failed);
     free(t->label);
@@ -211,6 +215,21 @@ int32_t mt_topo_find(const mt_topo *t, const char *name) {
     return find_made_up(t, name);
 }
 
+mt_status mt_topo_reserve(mt_topo *t, int64_t nodes, int64_t links, mt_error *err) {
+    if (nodes < 0 || links < 0 || t->nnodes + nodes > INT32_MAX || t->nlinks + links > INT32_MAX)
+        return mt_fail(err, MT_EINVAL, "%s: cannot hold %lld more nodes and %lld more links", t->label,
+                       (long long)nodes, (long long)links);
+    int64_t need = t->nnodes + nodes, cap = t->ncap, cap2 = t->ncap, had = t->lcap;
+    int bad = mt_vec_reserve(&t->kind, &cap, need) || mt_vec_reserve(&t->kidx, &cap2, need) ||
+              mt_vec_reserve(&t->name, &t->ncap, need) || mt_vec_reserve(&t->gpus, &t->gcap, t->ngpus + nodes) ||
+              mt_vec_reserve(&t->links, &t->lcap, t->nlinks + links);
+    for (int k = 0; k < 4 && !bad; k++) bad = mt_vec_reserve(&t->by_kind[k], &t->kcap[k], t->counters[k] + nodes);
+    if (bad) return mt_fail(err, MT_ENOMEM, "%s: out of memory for %lld nodes and %lld links", t->label,
+                            (long long)need, (long long)(t->nlinks + links));
+    if (t->lcap != had) mt_hugemem_advise(t->links, (size_t)t->lcap * sizeof *t->links);
+    return MT_OK;
+}
+
 int32_t mt_topo_add_link(mt_topo *t, int32_t src, int32_t dst, double bw_Bps, mt_time_ps lat_ps,
                          mt_error *err) {
     if (t->frozen) {
@@ -273,14 +292,29 @@ void mt_topo_set_routing(mt_topo *t, mt_route_metric metric, int ecmp) {
 /* Distance arrays kept at once: 32 MiB of them, at least 16. */
 #define DIST_CACHE_BYTES (32u << 20)
 
+/* A CSR's link lists from its offsets off (build_csr); fill has V entries of scratch. O(V + E). */
+static void fill_csr(const mt_topo *t, int by_dst, const int32_t *off, int32_t *link, int32_t *fill) {
+    memcpy(fill, off, (size_t)t->nnodes * sizeof *fill);
+    for (int32_t i = 0; i < t->nlinks; i++) link[fill[by_dst ? t->links[i].dst : t->links[i].src]++] = i;
+}
+
+/* in_link, made by the first graph search (ECMP reads it; 6.3 M links at 2^20 GPUs that structured
+ * routes never read). Uses scratch. */
+static mt_status ensure_in_link(mt_topo *t, mt_error *err) {
+    if (t->in_link) return MT_OK;
+    if (!(t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link)))
+        return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
+    fill_csr(t, 1, t->in_off, t->in_link, t->scratch);
+    return MT_OK;
+}
+
 /* The links grouped by one end (by_dst: their destination, else their source) as a CSR: the
  * links of node v are link[off[v] .. off[v+1]), in link-id order. off is zeroed, fill has V
  * entries of scratch. O(V + E). */
 static void build_csr(const mt_topo *t, int by_dst, int32_t *off, int32_t *link, int32_t *fill) {
     for (int32_t i = 0; i < t->nlinks; i++) off[(by_dst ? t->links[i].dst : t->links[i].src) + 1]++;
     for (int32_t v = 0; v < t->nnodes; v++) off[v + 1] += off[v];
-    memcpy(fill, off, (size_t)t->nnodes * sizeof *fill);
-    for (int32_t i = 0; i < t->nlinks; i++) link[fill[by_dst ? t->links[i].dst : t->links[i].src]++] = i;
+    if (link) fill_csr(t, by_dst, off, link, fill); /* NULL: the offsets only */
 }
 
 /* The igraph mirror of the links (edge id == link id), built on first need. O(V + E). */
@@ -318,7 +352,6 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->frozen) return MT_OK;
     if (t->nnodes == 0) return mt_fail(err, MT_EINVAL, "%s: the topology has no nodes", t->label);
     t->in_off = calloc((size_t)t->nnodes + 1, sizeof *t->in_off);
-    t->in_link = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_link);
     t->in_src = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_src);
     t->in_from = malloc(((size_t)t->nlinks + 1) * sizeof *t->in_from);
     t->dist = calloc((size_t)t->nnodes, sizeof *t->dist);
@@ -331,15 +364,14 @@ static mt_status freeze(mt_topo *t, mt_error *err) {
     if (t->dist_cap > t->nnodes) t->dist_cap = t->nnodes;
     t->dist_fifo = malloc((size_t)t->dist_cap * sizeof *t->dist_fifo);
     t->dist_reach = calloc((size_t)t->nnodes, sizeof *t->dist_reach);
-    if (!t->in_off || !t->in_link || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
+    if (!t->in_off || !t->in_src || !t->in_from || !t->dist || !t->scratch || !t->out_off || !t->out_link ||
         !t->bfs_queue || !t->dist_fifo || !t->dist_reach)
         return mt_fail(err, MT_ENOMEM, "%s: out of memory building routes", t->label);
     size_t lb = ((size_t)t->nlinks + 1) * sizeof(int32_t); /* huge pages: 6.3 M links at 2^20 GPUs */
-    mt_hugemem_advise(t->in_link, lb);
     mt_hugemem_advise(t->in_src, lb);
     mt_hugemem_advise(t->in_from, lb);
     mt_hugemem_advise(t->out_link, lb);
-    build_csr(t, 1, t->in_off, t->in_link, t->scratch);
+    build_csr(t, 1, t->in_off, NULL, t->scratch);
     build_csr(t, 0, t->out_off, t->out_link, t->scratch);
     build_in_src(t, t->scratch);
     t->uniform_lat = 1;
@@ -485,7 +517,8 @@ static void forget_routes(mt_topo *t) {
     mt_u64map_destroy(&t->routes);
     mt_u64map_init(&t->routes);
     t->alen = 0;
-    if (t->near) memset(t->near, 0, (size_t)t->nnodes * sizeof *t->near);
+    if (t->near) memset(t->near, 0, (size_t)t->ngpus * sizeof *t->near);
+    if (t->near_node) memset(t->near_node, 0, (size_t)t->nnodes * sizeof *t->near_node);
 }
 
 /* Forgets every cached route and distance (after a failure or repair). O(V). */
@@ -711,6 +744,7 @@ static mt_status route_slow(mt_topo *t, int32_t src, int32_t dst, const int32_t 
         *nlinks = (int32_t)(v & 0xfffff);
         return MT_OK;
     }
+    MT_CHECK(ensure_in_link(t, err));
     MT_CHECK(distances_from(t, src, dst, err));
     t->n_searched++;
     const double *d = t->dist[src];
@@ -746,12 +780,16 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     if (src < 0 || src >= t->nnodes || dst < 0 || dst >= t->nnodes)
         return mt_fail(err, MT_EINVAL, "%s: route between unknown nodes %d and %d", t->label,
                        (int)src, (int)dst);
-    if (!t->near) {
-        if (!(t->near = calloc((size_t)t->nnodes, sizeof *t->near)))
+    /* GPUs' entries side by side (a preset numbers NICs and switches between them) */
+    int gpu = t->kind[src] == MT_NODE_GPU;
+    near_route **tab = gpu ? &t->near : &t->near_node;
+    size_t cnt = gpu ? (size_t)t->ngpus : (size_t)t->nnodes;
+    if (!*tab) {
+        if (!(*tab = calloc(cnt, sizeof **tab)))
             return mt_fail(err, MT_ENOMEM, "%s: out of memory caching routes", t->label);
-        mt_hugemem_advise(t->near, (size_t)t->nnodes * sizeof *t->near);
+        mt_hugemem_advise(*tab, cnt * sizeof **tab);
     }
-    near_route *nr = &t->near[src];
+    near_route *nr = &(*tab)[gpu ? t->kidx[src] : src];
     for (int w = 0; w < NEAR_WAYS; w++)
         if (nr->way[w].dst1 == dst + 1) {
             *links = t->arena + nr->way[w].off;

@@ -6,7 +6,9 @@
  * for its delivery. A latency chain (0-byte sends each waiting only for the previous one's
  * delivery, nobody waiting for them to leave: ringflow's per-step latencies) whose hops the
  * model promises fixed latencies for (mt_net_fixed_latency) runs as one timer at its end
- * instead of one event per hop; completions are the same. */
+ * instead of one event per hop; completions are the same. A schedule's walk (collective.h: one
+ * send for ringflow's chain) runs as that chain would: a timer over its hops' latencies (O(N)
+ * look-ups, no per-hop state), or hop by hop while the model cannot promise them. */
 #include "sim/collexec.h"
 
 #include <stdio.h>
@@ -72,9 +74,58 @@ static int chain_latency(mt_collexec *x, uint32_t i, mt_time_ps *total) {
     return 1;
 }
 
+/* A walk's hop k (collective.h: the schedule's walk): its latency into *lat; 0 when the model
+ * cannot promise it. */
+static int walk_hop(const mt_collexec *x, int64_t k, mt_time_ps *lat) {
+    int32_t n = x->s->p.nranks, a = (int32_t)((x->s->sends[x->s->walk].src + k) % n);
+    return mt_net_fixed_latency(x->net, x->ep[a], x->ep[(a + 1) % n], lat);
+}
+
+/* The latency of the walk's hops j .. walk_hops-1, as chain_latency sums a chain's; 0 when the model
+ * cannot promise one of them. Whole turns of the ring are one turn's sum times their count, the
+ * rest one turn less the hops it leaves out: O(N) however long the walk. */
+static int walk_latency(const mt_collexec *x, int64_t j, mt_time_ps *total) {
+    int64_t n = x->s->p.nranks, m = x->s->walk_hops - j, turns = m / n, rem = m % n;
+    mt_time_ps lat, turn = 0, part = 0;
+    if (turns == 0) {
+        for (int64_t k = 0; k < rem; k++) {
+            if (!walk_hop(x, j + k, &lat)) return 0;
+            part += lat;
+        }
+        *total = part;
+        return 1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        if (!walk_hop(x, j + k, &lat)) return 0;
+        turn += lat;
+        if (k < rem) part += lat;
+    }
+    *total = turns * turn + part;
+    return 1;
+}
+
+static void on_walk(void *ctx, uint64_t tag);
+static void on_walk_end(void *ctx, uint64_t tag);
+
+/* The walk from its hop j on, as the chain it stands for runs: one timer to its end when two or
+ * more hops are left and the model promises their latencies, else hop j as a 0-byte send
+ * (on_walk goes on from its delivery). */
+static mt_status walk_from(mt_collexec *x, int64_t j, mt_error *err) {
+    mt_time_ps total;
+    if (x->s->walk_hops - j >= 2 && walk_latency(x, j, &total)) {
+        if (!mt_sched_at(x->sched, mt_sched_now(x->sched) + total, on_walk_end, x, 0))
+            return mt_fail(err, MT_ENOMEM, "out of memory running a collective");
+        return MT_OK;
+    }
+    int32_t n = x->s->p.nranks, a = (int32_t)((x->s->sends[x->s->walk].src + j) % n), b = (a + 1) % n;
+    if (x->folded) return mt_net_send_folded(x->net, x->ep[a], x->ep[b], 0, NULL, on_walk, x, (uint64_t)j, err);
+    return mt_net_send_sent(x->net, x->ep[a], x->ep[b], 0, NULL, on_walk, x, (uint64_t)j, err);
+}
+
 /* Starts send i (its dependencies are met); a local join goes on the stack to complete. */
 static mt_status issue(mt_collexec *x, uint32_t i, mt_error *err) {
     const mt_coll_send *c = &x->s->sends[i];
+    if (x->s->walk_hops >= 2 && i == x->s->walk) return walk_from(x, 0, err);
     if (c->src == c->dst) {
         x->stack[x->nstack++] = i;
         return MT_OK;
@@ -172,6 +223,25 @@ static void on_chain(void *ctx, uint64_t tag) {
         x->left[j] = 0; /* its one dependency: met */
     }
     on_delivered(x, k);
+}
+
+/* The walk's hop `tag` has arrived: the walk goes on, or has arrived. */
+static void on_walk(void *ctx, uint64_t tag) {
+    mt_collexec *x = ctx;
+    if ((int64_t)tag + 1 >= x->s->walk_hops) {
+        on_delivered(x, x->s->walk);
+        return;
+    }
+    mt_error e;
+    e.msg[0] = 0;
+    stop_on_error(x, walk_from(x, (int64_t)tag + 1, &e), &e);
+}
+
+/* The walk's timer: it has arrived. */
+static void on_walk_end(void *ctx, uint64_t tag) {
+    (void)tag;
+    mt_collexec *x = ctx;
+    on_delivered(x, x->s->walk);
 }
 
 /* left[] and the reverse lists (rev_off, rev, rev_nsent: LEFT-dependents first). */

@@ -77,9 +77,31 @@ typedef struct sendq {
     int busy;                /* a send of this connection has not left yet */
 } sendq;
 
+/* A GPU's state that only pipeline sends, the slowdown model (o.comm_slow) and the host model use:
+ * its own when the run has one of them, else every GPU's c is the runner's one `cold`, which
+ * stays as made (no pipeline send, op_live 0, no host work: 0-filled), so a plain data-parallel
+ * run's per-GPU state is 170 bytes smaller (2^20 GPUs: 180 MB never touched). */
+typedef struct vcold {
+    sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
+    /* the compute task running under the slowdown model (o.comm_slow): its event, work left (ps at
+     * full speed) from op_t on, the slowdown it runs at now, its end at full speed, and its
+     * slowdowns beside collectives inside a node and across nodes */
+    int8_t op_live;
+    mt_event_id op_ev;
+    mt_time_ps op_t, op_end0;
+    double op_left, op_s, op_si, op_se;
+    /* host model: the host thread's clock, and the task (pc) whose issue it already paid; the
+     * device's streams as the host fills them, and their busy time not yet accounted */
+    mt_time_ps host, host_wait, host_sync;
+    int32_t host_issued;
+    int8_t busy_oom;
+    mt_hostdev dev;
+    mt_busy busy;
+} vcold;
+
 typedef struct vgpu {
     int32_t rank, d, s, t;
-    sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
+    struct vcold *c;         /* its cold state (vcold), own or the runner's shared one */
     int32_t pc, step;
     int8_t state, wait_dir;
     int32_t wait_mb, wait_chunk;
@@ -92,13 +114,6 @@ typedef struct vgpu {
     mt_time_ps peak_live_ps; /* when live first reached peak_live (a forward's MB_BEGIN) */
     int32_t comm_active;     /* collectives and sends in flight */
     int32_t coll_n, coll_inter; /* collectives in flight, of them on groups spanning nodes */
-    /* the compute task running under the slowdown model (o.comm_slow): its event, work left (ps at
-     * full speed) from op_t on, the slowdown it runs at now, its end at full speed, and its
-     * slowdowns beside collectives inside a node and across nodes */
-    int8_t op_live;
-    mt_event_id op_ev;
-    mt_time_ps op_t, op_end0;
-    double op_left, op_s, op_si, op_se;
     mt_time_ps stretch;      /* compute stretched by communication */
     mt_time_ps comm_since;
     mt_time_ps wait_since, finish_ps, comp_start;
@@ -110,13 +125,6 @@ typedef struct vgpu {
     int32_t wf_rank, wf_pc;  /* the rank waited for longest in total (-1 none), its longest single wait's task */
     mt_time_ps wf_ps;
     const mt_task *comp_task;
-    /* host model: the host thread's clock, and the task (pc) whose issue it already paid; the
-     * device's streams as the host fills them, and their busy time not yet accounted */
-    mt_time_ps host, host_wait, host_sync;
-    int32_t host_issued;
-    int8_t busy_oom;
-    mt_hostdev dev;
-    mt_busy busy;
 } vgpu;
 
 typedef struct cached_sched {
@@ -154,6 +162,8 @@ struct runner {
     mt_sim_opts o;
     int32_t N, D, T, P, M, V;
     vgpu *g;
+    vcold *cold;             /* per GPU, when the run uses it (vcold); else NULL */
+    vcold cold_one;          /* every GPU's, when cold is NULL */
     int32_t n_kinds;         /* the program's group table (extrapolate/group.h) */
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
@@ -221,7 +231,7 @@ static void comm_end(vgpu *g, mt_time_ps now) {
 /* The slowdown g's running compute task has now: none without collectives in flight, its
  * across-nodes one when all of them span nodes, else its inside-a-node one. */
 static double op_rate(const vgpu *g) {
-    return g->coll_n == 0 ? 0 : g->coll_inter == g->coll_n ? g->op_se : g->op_si;
+    return g->coll_n == 0 ? 0 : g->coll_inter == g->coll_n ? g->c->op_se : g->c->op_si;
 }
 
 /* The rate model of compute slowed by communication: a compute task progresses at 1 / (1 + s)
@@ -230,18 +240,18 @@ static double op_rate(const vgpu *g) {
  * moves to op_t + left x (1 + s). Never before op_end0: the work done by any time t is at most
  * t - its start. O(log events). */
 static void op_restretch(runner *r, vgpu *g, mt_time_ps now) {
-    if (!g->op_live) return;
-    double s_old = g->op_s;
-    if (now > g->op_t) { /* a task placed later (the host model's stream) has not started yet */
-        g->op_left -= (double)(now - g->op_t) / (1 + s_old);
-        if (g->op_left < 0) g->op_left = 0;
-        g->op_t = now;
+    if (!g->c->op_live) return;
+    double s_old = g->c->op_s;
+    if (now > g->c->op_t) { /* a task placed later (the host model's stream) has not started yet */
+        g->c->op_left -= (double)(now - g->c->op_t) / (1 + s_old);
+        if (g->c->op_left < 0) g->c->op_left = 0;
+        g->c->op_t = now;
     }
-    g->op_s = op_rate(g);
-    if (g->op_s == s_old) return;
-    mt_time_ps end = g->op_t + (mt_time_ps)ceil(g->op_left * (1 + g->op_s));
-    if (end < g->op_end0) end = g->op_end0;
-    if (!mt_engine_move(r->e, g->op_ev, end)) fail(r, MT_EINTERNAL, "a stretched compute task's event is gone");
+    g->c->op_s = op_rate(g);
+    if (g->c->op_s == s_old) return;
+    mt_time_ps end = g->c->op_t + (mt_time_ps)ceil(g->c->op_left * (1 + g->c->op_s));
+    if (end < g->c->op_end0) end = g->c->op_end0;
+    if (!mt_engine_move(r->e, g->c->op_ev, end)) fail(r, MT_EINTERNAL, "a stretched compute task's event is gone");
 }
 
 /* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g. */
@@ -254,20 +264,20 @@ static void coll_inflight(runner *r, vgpu *g, int delta, int inter, mt_time_ps n
 /* g's stretched compute task ended at now: the time past its end at full speed is its stretch;
  * under the host model that is stream 0's work too (busy, and its later work starts after it). */
 static void op_finish(runner *r, vgpu *g, mt_time_ps now) {
-    g->op_live = 0;
-    if (now <= g->op_end0) return;
-    mt_time_ps x = now - g->op_end0;
+    g->c->op_live = 0;
+    if (now <= g->c->op_end0) return;
+    mt_time_ps x = now - g->c->op_end0;
     g->stretch += x;
     if (!r->o.host) return;
-    if (!mt_busy_add(&g->busy, g->op_end0, now)) g->busy_oom = 1;
-    (void)mt_busy_take(&g->busy, now); /* all of it the stretch: accounted above */
-    if (g->dev.done_ps[0] < now) g->dev.done_ps[0] = now;
+    if (!mt_busy_add(&g->c->busy, g->c->op_end0, now)) g->c->busy_oom = 1;
+    (void)mt_busy_take(&g->c->busy, now); /* all of it the stretch: accounted above */
+    if (g->c->dev.done_ps[0] < now) g->c->dev.done_ps[0] = now;
 }
 
 static void ev_advance(void *ctx, uint64_t arg) {
     runner *r = ctx;
     vgpu *g = &r->g[arg];
-    if (g->op_live) op_finish(r, g, mt_sched_now(r->sched));
+    if (g->c->op_live) op_finish(r, g, mt_sched_now(r->sched));
     if (g->comp_task) {
         if (r->o.on_span)
             r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_COMPUTE, g->comp_task, g->comp_start,
@@ -291,10 +301,10 @@ static void ev_host_ready(void *ctx, uint64_t arg) {
     runner *r = ctx;
     vgpu *g = &r->g[arg];
     mt_time_ps now = mt_sched_now(r->sched);
-    mt_time_ps busy = mt_busy_take(&g->busy, now); /* other streams ran meanwhile */
+    mt_time_ps busy = mt_busy_take(&g->c->busy, now); /* other streams ran meanwhile */
     g->compute += busy;
-    g->host_wait += now - g->wait_since - busy;
-    g->dev.floor_ps = now;
+    g->c->host_wait += now - g->wait_since - busy;
+    g->c->dev.floor_ps = now;
     if (r->o.on_span)
         r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &r->p->stages[g->s].tasks[g->pc], g->wait_since, now);
     g->state = ST_RUN;
@@ -304,13 +314,13 @@ static void ev_host_ready(void *ctx, uint64_t arg) {
 /* Host model: pays the host's cost of issuing task pc (a collective or a send) once; returns 1
  * when the device must wait for the host first (an event resumes it). */
 static int wait_for_host_issue(runner *r, vgpu *g, mt_time_ps now) {
-    if (!r->o.host || g->host_issued == g->pc) return 0;
-    g->host_issued = g->pc;
-    g->host += r->o.host->coll_host_ps; /* NCCL calls are asynchronous: a host ahead goes on */
-    if (g->host <= now) return 0;
+    if (!r->o.host || g->c->host_issued == g->pc) return 0;
+    g->c->host_issued = g->pc;
+    g->c->host += r->o.host->coll_host_ps; /* NCCL calls are asynchronous: a host ahead goes on */
+    if (g->c->host <= now) return 0;
     g->state = ST_WAIT_HOST;
     g->wait_since = now;
-    if (!mt_engine_at(r->e, g->host, ev_host_ready, r, (uint64_t)g->rank)) fail(r, MT_ENOMEM, "out of memory");
+    if (!mt_engine_at(r->e, g->c->host, ev_host_ready, r, (uint64_t)g->rank)) fail(r, MT_ENOMEM, "out of memory");
     return 1;
 }
 
@@ -344,8 +354,8 @@ static void resume(runner *r, vgpu *g) {
     mt_time_ps now = mt_sched_now(r->sched);
     int recv = g->state == ST_WAIT_RECV;
     mt_time_ps split = g->wready < g->wait_since ? g->wait_since : g->wready > now ? now : g->wready;
-    mt_time_ps b1 = mt_busy_take(&g->busy, split); /* other streams ran meanwhile */
-    mt_time_ps b2 = mt_busy_take(&g->busy, now);
+    mt_time_ps b1 = mt_busy_take(&g->c->busy, split); /* other streams ran meanwhile */
+    mt_time_ps b2 = mt_busy_take(&g->c->busy, now);
     mt_time_ps early = split - g->wait_since - b1, late = now - split - b2;
     int32_t pc = g->state == ST_WAIT_COLL ? g->pc - 1 : g->pc; /* a blocking collective has moved the cursor */
     g->compute += b1 + b2;
@@ -355,7 +365,7 @@ static void resume(runner *r, vgpu *g) {
     credit_wait(r, g, g->wlast, early, pc);
     g->wready = -1;
     g->wlast = -1;
-    g->dev.floor_ps = now; /* nothing the host launches from now on runs before */
+    g->c->dev.floor_ps = now; /* nothing the host launches from now on runs before */
     if (r->o.on_span) {
         const mt_task *k = &r->p->stages[g->s].tasks[pc];
         if (split > g->wait_since)
@@ -484,6 +494,7 @@ static cached_sched get_schedule(runner *r, const mt_task *k, const group *G, in
     cp.bytes = bytes;
     cp.chunks = r->pl->chunks;
     cp.ranks_per_node = r->o.ranks_per_node;
+    cp.walk = 1; /* ringflow's latency hops as one walk send (collective.h) */
     cp.algo = mt_sim_coll_algo(r->pl, op, n, cp.ranks_per_node);
     if (cp.algo == MT_ALGO_NCCL) {
         if (!r->o.nccl) {
@@ -720,7 +731,7 @@ static void on_send_left(void *ctx, uint64_t tag) {
     (void)tag;
     sendrec *sr = ctx;
     runner *r = sr->r;
-    sendq *q = &r->g[sr->src].out[sr->dir < 0];
+    sendq *q = &r->g[sr->src].c->out[sr->dir < 0];
     sr->left = 1;
     q->busy = 0;
     sendrec *next = q->head;
@@ -760,7 +771,7 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
 
 static int start_send(runner *r, sendrec *sr) {
     mt_error err = {0};
-    r->g[sr->src].out[sr->dir < 0].busy = 1;
+    r->g[sr->src].c->out[sr->dir < 0].busy = 1;
     mt_status rc = r->netfold ? mt_net_send_folded(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes,
                                                    on_send_left, on_send_delivered, sr, 0, &err)
                               : mt_net_send_sent(r->net, r->eps[sr->src], r->eps[sr->dst], sr->task->bytes,
@@ -796,7 +807,7 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
     mt_time_ps now = mt_sched_now(r->sched);
     int32_t peer = count_send(r, g, k, now, &peer_v);
     *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, now, NULL, sr->lprev, sr->lnext};
-    sendq *q = &g->out[k->dir < 0];
+    sendq *q = &g->c->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
     if (q->tail) q->tail->next = sr;
     else q->head = sr;
@@ -844,14 +855,14 @@ static mt_time_ps op_start(runner *r, vgpu *g, const mt_stage_program *sp, const
         se += x * s[1];
     }
     if (!(w > 0) || (si <= 0 && se <= 0)) return end0;
-    g->op_live = 1;
-    g->op_si = si / w;
-    g->op_se = se / w;
-    g->op_t = end0 - d;
-    g->op_end0 = end0;
-    g->op_left = (double)d;
-    g->op_s = op_rate(g);
-    return g->op_s > 0 ? g->op_t + (mt_time_ps)ceil((double)d * (1 + g->op_s)) : end0;
+    g->c->op_live = 1;
+    g->c->op_si = si / w;
+    g->c->op_se = se / w;
+    g->c->op_t = end0 - d;
+    g->c->op_end0 = end0;
+    g->c->op_left = (double)d;
+    g->c->op_s = op_rate(g);
+    return g->c->op_s > 0 ? g->c->op_t + (mt_time_ps)ceil((double)d * (1 + g->c->op_s)) : end0;
 }
 
 /* The GPU has run its program: on to the next step (returns 1), or done (0). Its step ends when
@@ -859,23 +870,23 @@ static mt_time_ps op_start(runner *r, vgpu *g, const mt_stage_program *sp, const
 static int end_of_program(runner *r, vgpu *g, mt_time_ps now) {
     mt_time_ps end = now;
     if (r->o.host) {
-        if (mt_busy_end(&g->busy) > end) end = mt_busy_end(&g->busy);
-        if (g->host > end) end = g->host;
+        if (mt_busy_end(&g->c->busy) > end) end = mt_busy_end(&g->c->busy);
+        if (g->c->host > end) end = g->c->host;
     }
     if (end > r->step_end[g->step]) r->step_end[g->step] = end;
     if (g->step + 1 < r->steps) { /* the next step: the same program again */
         g->step++;
         g->pc = 0;
-        g->host_issued = -1; /* the host model's "task pc already issued" is per step */
-        if (r->o.host) g->host += r->o.host->head_ps; /* each step's host work before its first op */
+        g->c->host_issued = -1; /* the host model's "task pc already issued" is per step */
+        if (r->o.host) g->c->host += r->o.host->head_ps; /* each step's host work before its first op */
         return 1;
     }
     g->state = ST_DONE;
     g->finish_ps = end;
     if (end > now) { /* the compute stream is done; other streams or the host thread are not */
-        mt_time_ps busy = mt_busy_take(&g->busy, end);
+        mt_time_ps busy = mt_busy_take(&g->c->busy, end);
         g->compute += busy;
-        g->host_wait += end - now - busy;
+        g->c->host_wait += end - now - busy;
         if (r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, &mt_host_tail_task, now, end);
     }
     return 0;
@@ -890,15 +901,15 @@ static int run_compute(runner *r, vgpu *g, const mt_stage_program *sp, const mt_
     g->pc++;
     if (r->o.host) { /* one op per task: the host launches it, the device runs it */
         mt_time_ps sync = 0;
-        end = mt_hostdev_run_op(&g->dev, sp->items[k->item_first].op, d, now, &g->host, &sync, &d);
-        g->host_sync += sync;
-        if (g->busy_oom) {
+        end = mt_hostdev_run_op(&g->c->dev, sp->items[k->item_first].op, d, now, &g->c->host, &sync, &d);
+        g->c->host_sync += sync;
+        if (g->c->busy_oom) {
             fail(r, MT_ENOMEM, "out of memory recording device time");
             return 1;
         }
-        mt_time_ps busy = mt_busy_take(&g->busy, end); /* d on stream 0, and what others ran then */
+        mt_time_ps busy = mt_busy_take(&g->c->busy, end); /* d on stream 0, and what others ran then */
         g->compute += busy;
-        g->host_wait += end - now - busy;
+        g->c->host_wait += end - now - busy;
         if (end - d > now && r->o.on_span) r->o.on_span(r->o.span_ctx, g->rank, MT_SPAN_HOST, k, now, end - d);
         if (end <= now) return 0;
     } else {
@@ -910,7 +921,7 @@ static int run_compute(runner *r, vgpu *g, const mt_stage_program *sp, const mt_
     if (d > 0 && r->o.comm_slow) end = op_start(r, g, sp, k, end, d);
     mt_event_id ev = mt_engine_at(r->e, end, ev_advance, r, (uint64_t)g->rank);
     if (!ev) fail(r, MT_ENOMEM, "out of memory scheduling compute");
-    g->op_ev = ev;
+    g->c->op_ev = ev;
     return 1;
 }
 
@@ -1085,7 +1096,8 @@ static void free_runner(runner *r) {
     mt_u64map_destroy(&r->wf_pc);
     for (int64_t i = 0; i < r->n_sent; i++) free(r->sent[i]);
     free(r->sent);
-    for (int32_t i = 0; r->g && i < r->N; i++) mt_busy_free(&r->g[i].busy);
+    for (int32_t i = 0; r->cold && i < r->N; i++) mt_busy_free(&r->cold[i].busy);
+    free(r->cold);
     free(r->dev_words);
     free(r->issued);
     free(r->pending);
@@ -1103,7 +1115,7 @@ static void free_runner(runner *r) {
 static void on_busy(void *ctx, int32_t stream, int64_t start_ps, int64_t end_ps) {
     (void)stream;
     vgpu *g = ctx;
-    if (!mt_busy_add(&g->busy, start_ps, end_ps)) g->busy_oom = 1;
+    if (!mt_busy_add(&g->c->busy, start_ps, end_ps)) g->c->busy_oom = 1;
 }
 
 /* Allocates the runner's state for program p on net: per-GPU state, groups (TP group (d, s) holds t
@@ -1166,18 +1178,22 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         mt_hugemem_advise(r->members[kind], (size_t)r->N * sizeof *r->members[kind]);
         mt_hugemem_advise(r->member_ep[kind], (size_t)r->N * sizeof *r->member_ep[kind]);
     }
+    if ((r->o.host || r->o.comm_slow || r->P > 1) && !(r->cold = calloc((size_t)r->N, sizeof *r->cold)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    if (r->cold) mt_hugemem_advise(r->cold, (size_t)r->N * sizeof *r->cold);
     int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
     if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
         return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
     for (int32_t i = 0; i < r->N; i++) {
         vgpu *g = &r->g[i];
         g->rank = i;
-        g->host_issued = -1;
+        g->c = r->cold ? &r->cold[i] : &r->cold_one;
+        g->c->host_issued = -1;
         g->wready = -1;
         g->wlast = g->wf_rank = g->wf_pc = -1;
         if (r->o.host) {
-            g->host = r->start + r->o.host->head_ps;
-            mt_hostdev_init(&g->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
+            g->c->host = r->start + r->o.host->head_ps;
+            mt_hostdev_init(&g->c->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
         }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
@@ -1242,9 +1258,9 @@ static mt_status collect_results(runner *r, mt_error *err) {
         st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
         st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
         st->idle_ps = res->step_ps - st->finish_ps;
-        st->host_wait_ps = g->host_wait;
-        st->host_sync_ps = g->host_sync;
-        st->host_busy_ps = r->o.host ? g->host - r->start - g->host_sync : 0;
+        st->host_wait_ps = g->c->host_wait;
+        st->host_sync_ps = g->c->host_sync;
+        st->host_busy_ps = r->o.host ? g->c->host - r->start - g->c->host_sync : 0;
         st->peak_live_mb = g->peak_live;
         st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
         /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
@@ -1317,9 +1333,9 @@ static void fold_copy(runner *r) {
         g->wf_rank = f->wf_rank >= 0 && r->g[f->wf_rank].d == 0 ? f->wf_rank + r->dp_off[g->d] : f->wf_rank;
         g->wf_ps = f->wf_ps;
         g->wf_pc = f->wf_pc;
-        g->host = f->host;
-        g->host_wait = f->host_wait;
-        g->host_sync = f->host_sync;
+        g->c->host = f->c->host;
+        g->c->host_wait = f->c->host_wait;
+        g->c->host_sync = f->c->host_sync;
         g->peak_live = f->peak_live;
         g->peak_live_ps = f->peak_live_ps;
     }

@@ -242,6 +242,65 @@ static double coll_time_s(const char *spec, double bw, double lat_ns, mt_coll_op
 
 static double sec(mt_time_ps ps) { return (double)ps / 1e12; }
 
+/* One ringflow on the flow model over `spec` (uneven links: ring:N's one slow pair), its hops a
+ * send each (walk 0) or one walk send (1), with the model's fixed latencies or without them (the
+ * walk then runs hop by hop, as the chain does); its time, events and sends into the outputs. */
+static void ringflow_run(const char *spec, mt_coll_op op, int32_t n, int walk, int fixed, mt_time_ps *ps,
+                         uint64_t *events, uint32_t *nsends) {
+    mt_topo *topo = topo_for(spec, 25e9, 700);
+    mt_link *slow = mt_topo_link_mut(topo, 2); /* a link of the ring at a tenth, a longer latency */
+    slow->bw_Bps /= 10;
+    slow->lat_ps *= 3;
+    mt_engine *e = mt_engine_new();
+    mt_netmodel net = {0};
+    mt_error err = {0};
+    assert_int_equal(mt_netmodel_create("flow", topo, NULL, mt_engine_sched(e), &net, &err), MT_OK);
+    mt_netmodel_ops ops = *net.ops;
+    if (!fixed) ops.fixed_latency = NULL;
+    mt_netmodel use = {&ops, net.self};
+    mt_coll_params p;
+    mt_coll_params_init(&p);
+    p.op = op;
+    p.algo = MT_ALGO_RINGFLOW;
+    p.nranks = n;
+    p.bytes = 3e6;
+    p.walk = (int8_t)walk;
+    mt_coll_schedule *s;
+    assert_int_equal(mt_coll_build(&p, &s, &err), MT_OK);
+    assert_int_equal(mt_collexec_time(s, &use, e, NULL, ps, &err), MT_OK);
+    *events = mt_engine_events(e);
+    *nsends = s->nsends;
+    mt_coll_free(s);
+    mt_net_free(&net);
+    mt_engine_free(e);
+    mt_topo_free(topo);
+}
+
+/* collective.h: ringflow's k-1 latency hops as one walk send take the time of the chain of k-1
+ * sends it stands for, with the same events, whether the model promises the hops' latencies (one
+ * timer over several turns of the ring) or not (hop by hop); the schedule is N + 2 sends. */
+static void test_ringflow_walk_equals_chain(void **state) {
+    (void)state;
+    const int32_t ns[] = {3, 5, 9};
+    const mt_coll_op ops[] = {MT_COLL_ALLREDUCE, MT_COLL_ALLGATHER};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (size_t o = 0; o < 2; o++)
+            for (int fixed = 0; fixed < 2; fixed++) {
+                char spec[32];
+                snprintf(spec, sizeof spec, "ring:%d", (int)ns[i]);
+                mt_time_ps chain_ps, walk_ps;
+                uint64_t chain_ev, walk_ev;
+                uint32_t chain_n, walk_n;
+                ringflow_run(spec, ops[o], ns[i], 0, fixed, &chain_ps, &chain_ev, &chain_n);
+                ringflow_run(spec, ops[o], ns[i], 1, fixed, &walk_ps, &walk_ev, &walk_n);
+                int32_t k = ops[o] == MT_COLL_ALLREDUCE ? 2 * (ns[i] - 1) : ns[i] - 1;
+                assert_int_equal(chain_n, (uint32_t)(ns[i] + 1 + k - 1));
+                assert_int_equal(walk_n, (uint32_t)(ns[i] + (k - 1 >= 2 ? 2 : 1 + k - 1)));
+                assert_int_equal(walk_ps, chain_ps);
+                assert_int_equal(walk_ev, chain_ev);
+            }
+}
+
 /* per GPU: compute + exposed + peer wait + bubble + idle == step, every part >= 0, exposed <= comm */
 static void assert_breakdown(const mt_sim_result *r) {
     for (int32_t i = 0; i < r->n_gpus; i++) {
@@ -1308,6 +1367,7 @@ int main(void) {
     igraph_set_error_handler(igraph_error_handler_printignore);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_resolve),
+        cmocka_unit_test(test_ringflow_walk_equals_chain),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_single_gpu),
         cmocka_unit_test(test_dp_equals_compute_plus_allreduce),
