@@ -1300,5 +1300,6 @@ const mt_netmodel_kind mt_netmodel_kind_flow = {
     .help = "packet-switched: max-min fair flows over the topology's links (default)",
     .uses_links = 1,
     .folds = 1,
+    .group_min = MT_FLOW_GROUP_MIN,
     .create = create,
 };

@@ -93,6 +93,10 @@ typedef struct mt_topo_preset {
     const char *gpu;
     /* 1: each node's GPUs hang off an NVSwitch (NCCL's NVLS algorithm possible: extrapolate/nccl.h) */
     int nvswitch;
+    /* 1: a ring over its GPUs in index order has neighbour routes of equal hops on links of their
+     * own, so a ringflow's or treeflow's bulk runs as one flow group (netmodels/flow.h; measured:
+     * ring, switch, multinode; not mesh, torus, fattree). run/estimate.c counts its events so. */
+    int ring_groups;
 } mt_topo_preset;
 
 /* The table; *n gets its length. */

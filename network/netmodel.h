@@ -251,6 +251,10 @@ typedef struct mt_netmodel_kind {
     /* 1: its models can fold the network by data-parallel replicas (set_fold; run/estimate.c
      * prices folded runs with it). */
     int folds;
+    /* The fewest alike independent sends (a ringflow's or treeflow's bulk) its models run as one
+     * group (send_group: one drain and one delivery event) while the network may fold; 0: every
+     * send is its own flow (run/estimate.c counts events with it). */
+    int32_t group_min;
     size_t params_size;         /* 0: no parameters */
     void (*params_init)(void *params);
     const mt_flag_table *flags; /* its own flags, writing into its params; NULL: none */

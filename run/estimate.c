@@ -51,9 +51,12 @@ static double chunks_of(const mt_plan *pl, mt_coll_algo a, mt_coll_op op, double
     return c < 1 ? 1 : c > 32 ? 32 : c;
 }
 
-/* Network sends of one instance of `op` over n ranks as the simulator runs it, by algorithm a. */
-static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rpn, double bytes,
-                         mt_coll_algo a) {
+/* 1 when NCCL's ring over n ranks runs as ringflow (sim/simulate.c nccl_params: above
+ * --ring-model's ranks; --ring-model steps: never). */
+static int nccl_flows(const mt_plan *pl, int32_t n) { return pl->ringflow_above >= 0 && n > pl->ringflow_above; }
+
+static double coll_sends_one(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rpn, double bytes,
+                             mt_coll_algo a) {
     if (n <= 1) return 0;
     if (op == MT_COLL_SENDRECV) return 1;
     double c = chunks_of(pl, a, op, bytes), dn = n;
@@ -65,8 +68,9 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
     case MT_ALGO_TREEFLOW:
         return dn + 1; /* n flows, then one timer for the latency chain */
     case MT_ALGO_AUTO: /* nccl or ring: counted as nccl */
-    case MT_ALGO_NCCL: /* chosen per size: a ring (flow above 64 ranks), a tree, or direct (NVLS, one node) */
-        if (dn > 64) return dn + 1;
+    case MT_ALGO_NCCL: /* chosen per size: a ring (flow above --ring-model's ranks), a tree, or direct
+                        * (NVLS, one node); counted as its ring */
+        if (nccl_flows(pl, n)) return dn + 1;
         return (two_phase ? 2 : 1) * dn * (dn - 1) * c;
     case MT_ALGO_TREE:
         return (two_phase ? 4 : 1) * (dn - 1) * c;
@@ -85,6 +89,20 @@ static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rp
         if (chain) return (dn - 1) * c;
         return (two_phase ? 2 : 1) * dn * (dn - 1) * c;
     }
+}
+
+/* Network sends of one instance of `op` over n ranks as the simulator runs it, by algorithm a.
+ * group_min > 0: the model runs that many alike bulk sends or more as one group (netmodel.h
+ * mt_netmodel_kind.group_min), which *ev_sends counts as two sends (the group's drain and
+ * delivery, the latency walk's timer); else *ev_sends is the sends returned. Each member still costs about a send's host time (its route
+ * and marks), so the returned count prices seconds either way. */
+static double coll_sends(const mt_plan *pl, mt_coll_op op, int32_t n, int32_t rpn, double bytes,
+                         mt_coll_algo a, int32_t group_min, double *ev_sends) {
+    double one = coll_sends_one(pl, op, n, rpn, bytes, a);
+    int flow = a == MT_ALGO_RINGFLOW || a == MT_ALGO_TREEFLOW ||
+               ((a == MT_ALGO_NCCL || a == MT_ALGO_AUTO) && nccl_flows(pl, n)); /* their bulk: n flows, then a timer */
+    *ev_sends = group_min > 0 && flow && n >= group_min ? 2 : one;
+    return one;
 }
 
 /* Graph searches the run will make with Dijkstra (one per sending GPU: every GPU, bounded by the
@@ -117,12 +135,27 @@ static int will_netfold(const mt_simrun *run) {
     return will_fold(run) && !run->sim.no_netfold && k && k->folds;
 }
 
+/* 1 when the run's topology is a preset whose rings run as flow groups (topologies.h ring_groups;
+ * a topology file: 0). */
+static int ring_groups(const mt_simrun *run) {
+    char buf[256];
+    mt_topo_spec ts;
+    mt_error e = {0};
+    const char *spec = mt_netcfg_spec(&run->netcfg, run->plan.gpus, buf, sizeof buf);
+    return spec && *spec && mt_topo_spec_parse(spec, &ts, &e) == MT_OK && ts.preset->ring_groups;
+}
+
 void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     const mt_program *p = run->prog;
     const mt_plan *pl = &p->plan;
     double n = pl->gpus, stages = p->n_stages > 0 ? p->n_stages : 1, per_stage = n / stages;
     int32_t rpn = run->sim.ranks_per_node;
     int netfold = will_netfold(run);
+    const mt_netmodel_kind *kind = mt_netmodel_kind_at(run->netcfg.model);
+    /* flow groups: sim/simulate.c turns them on unless --no-fold or --no-net-fold */
+    int32_t group_min = kind && !run->sim.no_fold && !run->sim.no_netfold ? kind->group_min : 0;
+    if (!ring_groups(run))
+        group_min = 0; /* a mesh's, a fat-tree's or a file's ring: hops differ or links are shared, sends one by one */
     double dp = pl->dp > 1 ? pl->dp : 1;
     out->gpus = pl->gpus;
     out->walkers = will_fold(run) ? pl->gpus / pl->dp : pl->gpus;
@@ -139,10 +172,10 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             int32_t g = t->kind == MT_TASK_COLL ? mt_group_size(&p->groups, t->group) : 1;
             if (g <= 1) continue;
             mt_coll_algo a = mt_sim_coll_algo(pl, t->coll, g, rpn);
-            double one = coll_sends(pl, t->coll, g, rpn, t->bytes, a);
             int folded = netfold && mt_group_in_replica(&p->groups, t->group);
+            double ev_one, one = coll_sends(pl, t->coll, g, rpn, t->bytes, a, folded ? 0 : group_min, &ev_one);
             double groups = per_stage / g / (folded ? dp : 1);
-            sends += groups * one;
+            sends += groups * ev_one;
             ns += groups * one * NS_PER_SEND[a];
             if (folded) copies += per_stage / g * one;
             if (a != MT_ALGO_RINGFLOW && a != MT_ALGO_TREEFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike

@@ -7,6 +7,8 @@
  * and the plan only (no schedule is built):
  *   events = steps x ( walkers x tasks per GPU program x EV_TASK
  *                    + sum over COLL tasks of instances x sends(algorithm, op, n) x EV_SEND
+ *                      (a ringflow's or treeflow's bulk of at least the model's group_min sends
+ *                      counted as two: it runs as one flow group, netmodels/flow.h)
  *                    + pipeline SENDs of all GPUs x EV_PP )
  * with the algorithm a collective really runs (mt_sim_coll_algo), sends per instance in closed
  * form (ring all-reduce 2n(n-1) x chunks, ringflow n + 1, tree 4(n-1) x chunks, direct 2n(n-1),
@@ -45,7 +47,7 @@ typedef struct mt_estimate {
     double mem_bytes;    /* peak memory predicted, bytes */
     int32_t gpus;
     int32_t walkers;     /* GPUs predicted to walk their programs (N / dp folded, else N) */
-    double coll_sends;   /* network sends of every collective instance, all steps */
+    double coll_sends;   /* network sends of every collective instance, all steps (a flow group: 2) */
     double pp_sends;     /* pipeline sends of all GPUs, all steps */
     double route_searches; /* Dijkstra searches (--routing latency the router cannot answer), 0 none */
     double route_seconds;  /* their share of `seconds` (they run inside the simulation, as routes are
