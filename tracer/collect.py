@@ -354,10 +354,6 @@ def build_workload(args, device, dtype, seed=None):
     if name == "moe-tiny":
         import sparse_models
         s = _seq_len(args)
-        if args.experts < 1 or args.top_k > args.experts:
-            fail("--top-k %d needs at least as many --experts (got %d)" % (args.top_k, args.experts))
-        if not args.capacity_factor > 0:
-            fail("--capacity-factor needs a number above 0 (got %g)" % args.capacity_factor)
         model = _builtin_modules()["MoETiny"](args.vocab, args.hidden, args.layers, args.heads, max(s, 2),
                                               args.experts, args.top_k, args.capacity_factor)
         ids = torch.randint(0, args.vocab, (args.batch, s), generator=gen)
@@ -705,18 +701,22 @@ def _out_of_memory(e):
 
 def run(args):
     """Records one step into args.out; raises CollectError (one line) on any expected failure,
-    out of memory included."""
+    out of memory included. A --dist job's ranks import torch; this process does not (it checks the
+    arguments and waits: collect_dist.run_dist)."""
+    if args.dist:
+        import importlib.util
+        if importlib.util.find_spec("torch") is None:
+            fail("cannot import torch; install PyTorch (Debian: apt-get install python3-torch python3-torchvision)")
+        import collect_dist
+        collect_dist.run_dist(args)
+        return
     try:
         import torch
     except Exception as e:
         fail("cannot import torch (%s); install PyTorch (Debian: apt-get install "
              "python3-torch python3-torchvision)" % e)
     try:
-        if args.dist:
-            import collect_dist
-            collect_dist.run_dist(args)
-        else:
-            _record(args)
+        _record(args)
     except CollectError:
         raise
     except Exception as e:
@@ -1089,8 +1089,10 @@ def parse_args(argv):
             p.error("--%s must be >= 1" % flag.replace("_", "-"))
     if a.model == "moe-tiny" and a.top_k > 2:
         p.error("--top-k for moe-tiny is 1 (Switch) or 2 (GShard)")
-    if a.model in families.FAMILIES and a.top_k > a.experts:
+    if (a.model in families.FAMILIES or a.model == "moe-tiny") and (a.experts < 1 or a.top_k > a.experts):
         p.error("--top-k %d needs at least as many --experts (got %d)" % (a.top_k, a.experts))
+    if a.model == "moe-tiny" and not a.capacity_factor > 0:
+        p.error("--capacity-factor needs a number above 0 (got %g)" % a.capacity_factor)
     if a.warmup < 0 or a.steps < 0:
         p.error("--warmup and --steps must be >= 0")
     if a.threads is not None and a.threads < 1:

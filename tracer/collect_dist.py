@@ -112,11 +112,7 @@ def pipeline_workload(args, rank, device, dtype):
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
-    if args.model != "resmlp":
-        C.fail("--dist pipeline cuts resmlp into stages of whole blocks (got --model %s)" % args.model)
     W, M, L = args.world, args.micro_batches, args.layers
-    if L < W:
-        C.fail("--dist pipeline needs --layers >= --world (%d blocks for %d stages)" % (L, W))
     model = C._builtin_modules()["ResMLP"](args.hidden, L).to(device=device, dtype=dtype)
     first, last = rank * L // W, (rank + 1) * L // W
     head = rank == W - 1
@@ -227,15 +223,8 @@ def tp_workload(args, rank, device, dtype):
     import torch.nn as nn
     import torch.nn.functional as F
     import torch.distributed as dist
-    if args.model != "gpt-tiny":
-        C.fail("--dist tp splits gpt-tiny's attention and MLP across ranks (got --model %s)" % args.model)
     W = args.world
-    if args.heads % W or (4 * args.hidden) % W:
-        C.fail("--dist tp needs --world to divide --heads and 4 x --hidden (%d heads, hidden %d, %d ranks)"
-               % (args.heads, args.hidden, W))
     vocab_par = args.tp_vocab
-    if vocab_par and args.vocab % W:
-        C.fail("--tp-vocab needs --world to divide --vocab (%d rows, %d ranks)" % (args.vocab, W))
     full, ids, loss_fn, _, info = C.build_workload(args, device, dtype)
     labels = ids.roll(-1, dims=1)  # build_workload's next-token targets
     count = {}
@@ -490,21 +479,81 @@ def _rank_main(rank, args, port, result_path):
     os._exit(0)
 
 
-def run_dist(args):
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-    if not dist.is_available() or not dist.is_gloo_available():
-        C.fail("--dist needs torch.distributed with gloo, which this PyTorch lacks")
+def check_args(args):
+    """Refuses (CollectError) a --dist job its workload cannot split, before any rank starts (and
+    before this process imports torch)."""
+    W = args.world
+    if args.dist == "pipeline":
+        if args.model != "resmlp":
+            C.fail("--dist pipeline cuts resmlp into stages of whole blocks (got --model %s)" % args.model)
+        if args.layers < W:
+            C.fail("--dist pipeline needs --layers >= --world (%d blocks for %d stages)" % (args.layers, W))
+    if args.dist == "tp":
+        if args.model != "gpt-tiny":
+            C.fail("--dist tp splits gpt-tiny's attention and MLP across ranks (got --model %s)" % args.model)
+        if args.heads % W or (4 * args.hidden) % W:
+            C.fail("--dist tp needs --world to divide --heads and 4 x --hidden (%d heads, hidden %d, %d ranks)"
+                   % (args.heads, args.hidden, W))
+        if args.tp_vocab and args.vocab % W:
+            C.fail("--tp-vocab needs --world to divide --vocab (%d rows, %d ranks)" % (args.vocab, W))
+    sparse_dist.check_args(args)
     if args.device not in (None, "cpu"):
         C.fail("--dist runs on CPU (gloo); use --device cpu")
+
+
+def _rank_entry(rank, args, port, result_path):
+    """A rank's process: _rank_main, its failure written to result_path.errRANK for the parent."""
+    try:
+        import torch.distributed as dist
+        if not dist.is_available() or not dist.is_gloo_available():
+            C.fail("--dist needs torch.distributed with gloo, which this PyTorch lacks")
+        _rank_main(rank, args, port, result_path)
+    except BaseException as e:  # noqa: BLE001  (whatever stops a rank stops the job, named)
+        import traceback
+        with open("%s.err%d" % (result_path, rank), "w") as f:
+            f.write("%s\n%s" % (e if isinstance(e, C.CollectError) else "%s: %s" % (type(e).__name__, e),
+                                 traceback.format_exc()))
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def _wait_ranks(procs, args, result_path):
+    """Waits for the ranks; the first to fail stops the others and the job (CollectError)."""
+    import multiprocessing.connection
+    live = list(procs)
+    while live:
+        multiprocessing.connection.wait([p.sentinel for p in live])
+        for p in [p for p in live if p.exitcode is not None]:
+            live.remove(p)
+            if p.exitcode == 0:
+                continue
+            for q in live:
+                q.terminate()
+            for q in live:
+                q.join()
+            rank = procs.index(p)
+            try:
+                with open("%s.err%d" % (result_path, rank)) as f:
+                    msg = f.read().split("\n", 1)[0]
+            except OSError:
+                msg = "exit status %d" % p.exitcode
+            C.fail("a rank of the --dist %s job failed: %s" % (args.dist, msg))
+
+
+def run_dist(args):
+    """Runs the --world ranks (spawned processes, each importing torch; this one does not) and
+    reports the job."""
+    import multiprocessing
+    check_args(args)
     args.device = "cpu"
+    ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as d:
         res = os.path.join(d, "result.json")
-        try:
-            mp.spawn(_rank_main, args=(args, free_port(), res), nprocs=args.world, join=True)
-        except mp.ProcessRaisedException as e:
-            msg = str(e).strip().splitlines()
-            C.fail("a rank of the --dist %s job failed: %s" % (args.dist, msg[-1] if msg else e))
+        port = free_port()
+        procs = [ctx.Process(target=_rank_entry, args=(r, args, port, res)) for r in range(args.world)]
+        for p in procs:
+            p.start()
+        _wait_ranks(procs, args, res)
         with open(res) as f:
             r = json.load(f)
     print("%s: --dist %s, %d ranks: rank 0 %s batch %d: %d cpu ops; job step %.3f ms (median of %d) -> %s"

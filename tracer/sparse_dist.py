@@ -119,14 +119,25 @@ def _annotated(moe, x, forward):
         return forward(moe, x)
 
 
+def check_args(args):
+    """Refuses (CollectError) a --dist moe or embedding job that cannot be split (collect_dist.check_args)."""
+    W = args.world
+    if args.dist == "moe":
+        if args.model not in MOE_MODELS:
+            C.fail("--dist moe splits the experts of %s (got --model %s)" % (", ".join(MOE_MODELS), args.model))
+        if args.experts % W:
+            C.fail("--dist moe needs --experts divisible by --world (%d experts, %d ranks)" % (args.experts, W))
+    if args.dist == "embedding":
+        if args.model != "dlrm-tiny":
+            C.fail("--dist embedding shards dlrm-tiny's tables (got --model %s)" % args.model)
+        if args.tables % W:
+            C.fail("--dist embedding needs --tables divisible by --world (%d tables, %d ranks)" % (args.tables, W))
+
+
 def moe_workload(args, rank, device, dtype):
     import torch
     import torch.distributed as dist
-    if args.model not in MOE_MODELS:
-        C.fail("--dist moe splits the experts of %s (got --model %s)" % (", ".join(MOE_MODELS), args.model))
     W, E = args.world, args.experts
-    if E % W:
-        C.fail("--dist moe needs --experts divisible by --world (%d experts, %d ranks)" % (E, W))
     # each rank its own tokens (the seed draws the inputs; DDP makes the dense weights equal)
     model, ids, loss_fn, _, info = C.build_workload(args, device, dtype, seed=args.seed + rank)
     model.train()
@@ -212,11 +223,7 @@ def embedding_workload(args, rank, device, dtype):
     import torch.distributed as dist
     import torch.nn.functional as F
     import sparse_models
-    if args.model != "dlrm-tiny":
-        C.fail("--dist embedding shards dlrm-tiny's tables (got --model %s)" % args.model)
     W, T, B, D = args.world, args.tables, args.batch, args.emb_dim
-    if T % W:
-        C.fail("--dist embedding needs --tables divisible by --world (%d tables, %d ranks)" % (T, W))
     rows = sparse_models.table_rows(args.vocab, T)
     model = C._builtin_modules()["DLRMTiny"](rows, D).to(device=device, dtype=dtype)
     mine = [t for t in range(T) if t % W == rank]

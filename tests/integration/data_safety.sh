@@ -2,7 +2,7 @@
 # Integration (issue 42, "nothing lost"): outputs never destroy inputs, every failed write fails,
 # configuration files are read bounded, the TrioSim reader is linear, --gpus has one bound.
 # Each numbered case is the issue's reproduction; after every case each input is byte-identical
-# (sha256) and the command's stderr is one line with a non-zero exit where something was refused.
+# (sha256) and a refusal is the CLI's: exit 2 and one stderr line "mitosis COMMAND: ...".
 #  1. a failed compare never deletes its input (--html TRACE/kineto.json.gz, TRACE/meta.json)
 #  2. outputs never overwrite inputs: simulate --html/--timeline, perfmodel fit -o, cluster --html /
 #     --timeline onto the job file, a trace file, the topology file; a hard link, a symbolic link,
@@ -36,13 +36,15 @@ inputs="tr/kineto.json.gz tr/et.json.gz tr/meta.json jobs.json leafspine2.json s
 sha256sum $inputs > hashes
 unchanged() { sha256sum --quiet -c hashes > /dev/null 2>&1; }
 
-# refused NAME CMD...: exit non-zero, one line on stderr, every input unchanged
+# refused NAME CMD...: the CLI's refusal (docs/usage.md "Exit codes": exit 2, one stderr line
+# "mitosis COMMAND: ..."; not another non-zero exit: 127, a missing binary, or a crash), every input unchanged
 refused() {
     local name=$1; shift
     "$@" > out.txt 2> err.txt
     local rc=$? lines
     lines=$(wc -l < err.txt)
-    if [ $rc -ne 0 ] && [ "$lines" -eq 1 ] && unchanged; then ok "$name: exit $rc, $(cut -c1-110 err.txt)"
+    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q '^mitosis [a-z]*: ' err.txt && unchanged; then
+        ok "$name: exit $rc, $(cut -c1-110 err.txt)"
     else bad "$name: exit $rc, $lines stderr lines, inputs $(unchanged && echo unchanged || echo CHANGED): $(head -c 300 err.txt)"; fi
 }
 

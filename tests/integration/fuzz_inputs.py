@@ -15,23 +15,30 @@ refused in one line naming the flag.
 
 Environment: MT_FUZZ_SEED (default 1), MT_FUZZ_SCALE (cases per family x SCALE, default 1),
 MT_FUZZ_ONLY (comma-separated case ids, e.g. `small-7,topojson-3`), MT_FUZZ_JOBS (default 2),
-MT_FUZZ_TIMEOUT (seconds per run, default 20). A failing case's inputs and commands are kept
+MT_FUZZ_TIMEOUT (seconds per run, default 20), MT_LIBSIM=0 (every command through the binary: no
+library runs, see "the binary and the library"). A failing case's inputs and commands are kept
 under the temporary folder the summary names; rerun it with MT_FUZZ_ONLY=<id>.
 """
 import concurrent.futures
 import copy
 import csv
 import gzip
+import hashlib
 import io
 import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libsim  # noqa: E402  (the library path: see 'the binary and the library')
 
 # ---- mutations of a JSON document ----------------------------------------------------------
 
@@ -285,7 +292,7 @@ def families(root, work, binary):
     res = f"{root}/traces/cpu-resnet18-b4"
     # A fitted model to mutate: made by this binary from a shipped trace (checked to exit 0).
     p = subprocess.run([binary, "perfmodel", "fit", res, "--csv", f"{fx}/perfmodel/ops.csv",
-                        "-o", f"{base}/model.json"], capture_output=True, text=True)
+                        "-o", f"{base}/model.json"], capture_output=True, text=True, env=SIM.env)
     if p.returncode != 0:
         sys.exit(f"fuzz: cannot fit the base model: {p.stderr.strip()}")
     scenario = {
@@ -308,7 +315,7 @@ def families(root, work, binary):
     # A Chakra ET workload to mutate (simulate --as-is): this binary's export of a 2-stage pipeline.
     ck = f"{base}/chakra"
     p = subprocess.run([binary, "simulate", res, "--gpus", "2", "--pp", "2", "--chakra", ck],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=SIM.env)
     if p.returncode != 0:
         sys.exit(f"fuzz: cannot export the base Chakra workload: {p.stderr.strip()}")
     chakra_et = {f"w.{r}.et": rd(f"{ck}/mitosis.{r}.et") for r in range(2)}
@@ -619,7 +626,7 @@ def flag_refusals(binary, root, timeout):
     for flag, cmd in FLAG_REFUSALS:
         args = ["simulate", *[a.replace("{S}", f"{root}/tests/fixtures/small").replace("{T}", f"{root}/traces")
                               for a in cmd]]
-        p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True, text=True)
+        p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True, text=True, env=SIM.env)
         lines = p.stderr.rstrip("\n").split("\n") if p.stderr else []
         if p.returncode != 2 or len(lines) != 1 or flag not in lines[0]:
             probs.append(f"mitosis {' '.join(args)}: exit {p.returncode}, stderr {p.stderr.strip()[:200]!r} "
@@ -707,19 +714,119 @@ def judge(rc, out, err, args, case_dir, refuse=None):
 
 
 def folder_digest(d):
-    """{relative path: bytes} of every file under d (links followed), for 'nothing changed'."""
+    """{relative path: what it holds} of every file under d (links followed), for 'nothing changed': its
+    bytes, or for a file over 1 MiB (the 65 MiB sparse one, the gzip bomb: read at every case, they were
+    most of this script's own time) its size, inode and modification time in ns (a write changes them)."""
     out = {}
     for dirpath, _, names in os.walk(d):
         for n in names:
             p = os.path.join(dirpath, n)
             try:
-                out[os.path.relpath(p, d)] = open(p, "rb").read() if os.path.isfile(p) else b"(not a file)"
+                st = os.stat(p)
+                if not os.path.isfile(p):
+                    out[os.path.relpath(p, d)] = b"(not a file)"
+                elif st.st_size > 1 << 20:
+                    out[os.path.relpath(p, d)] = (st.st_size, st.st_ino, st.st_mtime_ns)
+                else:
+                    out[os.path.relpath(p, d)] = open(p, "rb").read()
             except OSError as e:
                 out[os.path.relpath(p, d)] = str(e).encode()
     return out
 
 
 LOAD_FLAGS = ("--step", "--moe-pattern")  # flags that change how a trace loads (trace_load_opts)
+
+# ---- the binary and the library ------------------------------------------------------------
+# A run of the binary under ASan costs about 0.2 CPU s before it reads anything (50 shared
+# libraries, LeakSanitizer at exit), most of this script's time. So each case runs through the
+# binary its first command, every command the library cannot answer (inspect, perfmodel, topo,
+# cluster, an output file, a load option, --as-is) and, where the mutated file is the trace (the
+# first command is inspect), one of its `simulate ... --json` commands in rotation (case number mod
+# their count: over the cases each configuration runs on damaged traces under the binary, with
+# LeakSanitizer); a base case runs every command through the binary. Its other `simulate --json`
+# commands run through libmitosis in this process (libsim.Sim: the same configuration words, the
+# CLI's JSON and messages byte for byte; ASan's memory checks, no leak check): where the config file
+# is the mutated input (model, gpus, topojson, topocsv), its reader ran under the binary in the
+# case's first command. Where a command ran through both, the two must agree (exit code, stderr,
+# the JSON but for MEASURED), and a trace the binary refused to load must be refused by the library
+# with the same message. A crash inside the library stops this process: the case it was running is
+# in WORK/lib-running. (ASan, full scale: a library simulation ~0.04 CPU s, a binary run ~0.3 s.)
+
+SIM = libsim.Sim(sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else "mitosis")
+LIB_WORDS = re.compile(r"^mitosis (inspect|simulate): ")
+
+
+def lib_capable(args):
+    """The words of `simulate TRACE WORDS --json` for the library, or None (the binary only)."""
+    if SIM.m is None or len(args) < 3 or args[0] != "simulate" or args[-1] != "--json" or \
+            not args[2].startswith("-") or any(a in libsim.CLI_ONLY + ("--as-is",) for a in args):
+        return None  # args[2] not a flag: a second file; --as-is: the CLI's Chakra workload runner
+    return args[2:-1]
+
+
+BIN_RUNS, BIN_LOCK = [0], threading.Lock()
+
+
+def run_binary(binary, args, timeout):
+    with BIN_LOCK:
+        BIN_RUNS[0] += 1
+    try:
+        p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True,
+                           timeout=timeout + 10, env=SIM.env)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return 124, "", ""
+
+
+def run_library(work, cid, args, words):
+    """(exit code, stdout, stderr) of `mitosis ARGS` through libmitosis."""
+    with open(f"{work}/lib-running", "w") as f:
+        f.write(f"{cid}: mitosis {' '.join(args)}\n")
+    return SIM.simulate(args[1], *words)
+
+
+def load_agrees(work, cid, d, args, err):
+    """Problems when the library does not refuse a trace the binary refused to load (inspect)."""
+    rc, _, lerr = run_library(work, cid, ["simulate", d, "--gpus", "1", "--json"], ["--gpus", "1"])
+    if rc != 2 or LIB_WORDS.sub("", lerr) != LIB_WORDS.sub("", err):
+        return [f"the library loads it otherwise: exit {rc}, {lerr.strip()[:200]!r}"]
+    return []
+
+
+MEASURED = ("wall_s", "peak_rss_bytes")  # the run's own clock and memory (sim/simulate.h): not compared
+
+
+def json_differs(out, lout):
+    """Problems when the library's --json text is not the binary's (but for MEASURED values)."""
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if k not in MEASURED}
+        return [strip(x) for x in v] if isinstance(v, list) else v
+    try:
+        a, b = json.loads(out), json.loads(lout)
+    except ValueError as e:
+        return [f"libmitosis's stdout is not the binary's ({e})"]
+    if strip(a) != strip(b):
+        keys = sorted(k for k in set(a) | set(b) if strip(a.get(k)) != strip(b.get(k))) if isinstance(a, dict) and \
+            isinstance(b, dict) else []
+        return [f"libmitosis's --json differs from the binary's (in {', '.join(keys[:6]) or 'its shape'})"]
+    return []
+
+
+def run_command(binary, case, ci, args, timeout):
+    """(exit code, stdout, stderr, problems of the two paths disagreeing) of one command."""
+    work, cid, idx, rotate = case
+    words = lib_capable(args)
+    if words is None or ci == 0 or idx == "base" or ci == rotate:
+        rc, out, err = run_binary(binary, args, timeout)
+        if words is None or rc == 124 or rc < 0 or rc > 128:  # no library run after a hang or a crash
+            return rc, out, err, []
+        lrc, lout, lerr = run_library(work, cid, args, words)
+        if (lrc, lerr) != (rc, err):
+            return rc, out, err, [f"libmitosis answers otherwise: exit {lrc}, stderr {lerr.strip()[:200]!r}"]
+        return rc, out, err, [] if lout == out else json_differs(out, lout)
+    rc, out, err = run_library(work, cid, args, words)
+    return rc, out, err, []
 
 
 def run_case(binary, fam, idx, seed, work, timeout):
@@ -738,16 +845,14 @@ def run_case(binary, fam, idx, seed, work, timeout):
         label, cmd = fam.choices[int(what.split()[1])]
         what, commands = f"{label} (must refuse)", [cmd]
         before = folder_digest(d)
-    for cmd in commands:
+    sims = [i for i, c in enumerate(commands) if lib_capable(c)]
+    rotate = sims[(0 if idx == "base" else idx) % len(sims)] if sims and commands[0][0] == "inspect" else -1
+    case = (work, cid, idx, rotate)
+    for ci, cmd in enumerate(commands):
         args = [a.replace("{F}", d) for a in cmd]
         t0 = time.time()
-        try:
-            p = subprocess.run(["timeout", str(timeout), binary, *args], capture_output=True,
-                               timeout=timeout + 10)
-            rc, out, err = p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-        except subprocess.TimeoutExpired:
-            rc, out, err = 124, "", ""
-        probs = judge(rc, out, err, args, d, refuse)
+        rc, out, err, probs = run_command(binary, case, ci, args, timeout)
+        probs += judge(rc, out, err, args, d, refuse)
         if fam.choices and idx != "base" and folder_digest(d) != before:
             probs.append("an input in the case folder changed, or an output was left there")
         if "(must refuse)" in what and rc != 2:
@@ -756,14 +861,18 @@ def run_case(binary, fam, idx, seed, work, timeout):
             probs.append(f"a file cut mid-line was accepted (exit {rc}), want exit 2")
         if idx == "base" and rc != 0:
             probs.append("the unmutated input fails (fix the fuzz set-up)")
+        stop = fam.stop_after_load and rc == 2 and not probs and args[0] == "inspect" and \
+            not any(a in LOAD_FLAGS for c in commands for a in c)
+        if stop and SIM.m is not None:
+            probs += load_agrees(work, cid, d, args, err)
         results.append((args, rc, err, probs, time.time() - t0))
-        if fam.stop_after_load and rc == 2 and not probs and args[0] == "inspect" and \
-                not any(a in LOAD_FLAGS for c in commands for a in c):
+        if stop:
             # inspect refuses only when mt_trace_load does (cli/cmd_inspect.c); the commands after it
             # load the same folder with the same default options (run/input.c, run/perfmodel.c), so
             # they would stop at the same error: not run (the CI's time: 1 of 3 to 9 of 10 mutated
             # cases of these families are refused)
             break
+    SIM.forget(d)
     failed = any(r[3] for r in results)
     if failed:
         with open(f"{d}/commands.txt", "w") as f:
@@ -774,6 +883,17 @@ def run_case(binary, fam, idx, seed, work, timeout):
     else:
         shutil.rmtree(d)
     return cid, what, results, failed
+
+
+def case_key(fam, idx, seed):
+    """What a case runs: its files and (a choices case) its command; equal keys, equal runs."""
+    files, what = make_case(fam, idx, seed)
+    key = hashlib.sha256()
+    for n in sorted(files):
+        key.update(f"{n}\0{len(files[n])}\0".encode() + files[n])
+    if fam.choices and idx != "base":
+        key.update(what.encode())
+    return key.hexdigest()
 
 
 def main():
@@ -796,9 +916,17 @@ def main():
             cases.append((by_name[name], idx if idx == "base" else int(idx)))
     else:
         cases = [(f, i) for f in fams for i in ["base", *range(max(1, round(f.count * scale)))]]
-    outcomes, runs, failures = {}, 0, []
+    outcomes, runs, failures, seen, dups = {}, 0, [], {}, 0
+    todo = []
+    for f, i in cases:  # a case whose files (and command) equal an earlier one's would run the same
+        key = (f.name, case_key(f, i, seed))
+        if key in seen:
+            dups += 1
+        else:
+            seen[key] = i
+            todo.append((f, i))
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-        futs = [ex.submit(run_case, binary, f, i, seed, work, timeout) for f, i in cases]
+        futs = [ex.submit(run_case, binary, f, i, seed, work, timeout) for f, i in todo]
         for fut in futs:  # in case order, so the log is the same run to run
             cid, what, results, failed = fut.result()
             for args, rc, err, probs, _ in results:
@@ -817,7 +945,12 @@ def main():
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
     if not only:
         summary += f"; {len(FLAG_REFUSALS) - len(flag_probs)} of {len(FLAG_REFUSALS)} inapplicable flags refused"
-    print(f"fuzz: seed {seed}, {len(cases)} cases, {runs} runs ({summary}), {wall:.1f} s")
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"fuzz: CPU s: this process (mutations, judging, libmitosis) {me.ru_utime + me.ru_stime:.1f}, "
+          f"the binary's runs {kids.ru_utime + kids.ru_stime:.1f}")
+    print(f"fuzz: seed {seed}, {len(cases)} cases ({dups} the same as an earlier one: not run again), "
+          f"{runs} runs ({summary}); {BIN_RUNS[0]} runs of the binary, {SIM.lib_runs} simulations "
+          f"through libmitosis, {wall:.1f} s")
     if failures:
         print(f"fuzz: {len(failures)} failing cases kept in {work} "
               f"(rerun one: MT_FUZZ_SEED={seed} MT_FUZZ_ONLY={failures[0]})")

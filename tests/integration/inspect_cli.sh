@@ -9,13 +9,13 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# `inspect --json` of each trace against its meta.json, in one process over libmitosis (libpy.bash;
+# `inspect --json` of each trace against its meta.json, in one process over libmitosis (libsim.bash;
 # mitosis_trace_json is inspect --json; issue 47: one process, not one per trace); the bad-input paths
 # below are the CLI's own.
-. "$(dirname "$0")/libpy.bash"
+. "$(dirname "$0")/libsim.bash"
 libpy "$bin" - "$root/traces" <<'PY' || fail=1
 import glob, json, os, sys
-import libcheck
+import libsim
 fail = 0
 for d in sorted(glob.glob(sys.argv[1] + "/*/")):
     n = os.path.basename(d.rstrip("/"))
@@ -27,7 +27,7 @@ for d in sorted(glob.glob(sys.argv[1] + "/*/")):
             and n != "h100-gpt-tiny-b8":
         continue
     try:
-        d_ = libcheck.inspect(d)
+        d_ = libsim.inspect(d)
         m = json.load(open(d + "meta.json"))
         # a pipeline rank runs its ops on micro-batches: the batch its ops show is one of them
         b = m["batch"] // m["micro_batches"] if m.get("dist", {}).get("mode") == "pipeline" else m["batch"]
@@ -39,10 +39,10 @@ for d in sorted(glob.glob(sys.argv[1] + "/*/")):
         assert d_["param_count"] in ok, (d_["param_count"], ok)
         assert d_["link"]["unmatched"] == 0
         print(f"ok: inspect traces/{n} matches meta.json")
-    except (AssertionError, libcheck.Error, KeyError) as e:
+    except (AssertionError, libsim.Error, KeyError) as e:
         print(f"FAIL: inspect traces/{n} matches meta.json: {e!r}")
         fail = 1
-    libcheck.forget(d)
+    libsim.forget(d)
 sys.exit(fail)
 PY
 

@@ -15,6 +15,15 @@ which preloads it (leak reports off: they would be the interpreter's) and keeps 
 and ASAN_OPTIONS in MT_LIBSIM_* for the binary's own runs, which keep LeakSanitizer, and sets MT_LIBSIM_ON=1.
 Without it (a python not started so, MT_LIBSIM=0, no library beside the binary) Sim runs the binary for
 everything: the same answers, slower.
+
+The module's functions (load, inspect, inspect_text, simulate, sim, attempt, forget) are for the scripts that
+read traces many ways (readers, steps, inspect summaries: stream_dom, step_filter, recognise, inspect_cli;
+started by libsim.bash's libpy, which requires the library): inspect(path, reader=None) is `mitosis inspect
+PATH --json` parsed, simulate(path, *words) the text `mitosis simulate PATH WORDS --json` prints, each trace
+read once per (path, JSON reader, load options) and kept; a refusal raises libsim.Error (mitosis.Error) with
+the CLI's one-line message and exit code. At import the process's environment is the CLI's again (the
+caller's LD_PRELOAD and ASAN_OPTIONS from MT_LIBSIM_*), so a `mitosis` process started from here, by Sim.run
+or otherwise, reports its leaks as the CLI's tests do.
 """
 import json
 import os
@@ -28,24 +37,26 @@ CLI_ONLY = ("--step", "--moe-pattern", "--html", "--timeline", "--csv", "--chakr
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
-def _child_env():
-    """The environment for the binary's runs: the caller's LD_PRELOAD and ASAN_OPTIONS restored."""
-    env = dict(os.environ)
+def _restore_env():
+    """The caller's LD_PRELOAD and ASAN_OPTIONS back in os.environ (libsim.bash kept them in MT_LIBSIM_*):
+    this process's sanitizer runtime is loaded already; the processes it starts are the CLI's."""
     for k in ("LD_PRELOAD", "ASAN_OPTIONS"):
-        was = env.pop("MT_LIBSIM_" + k, None)
+        was = os.environ.pop("MT_LIBSIM_" + k, None)
         if was is None:
             continue
         if was:
-            env[k] = was
+            os.environ[k] = was
         else:
-            env.pop(k, None)
-    return env
+            os.environ.pop(k, None)
+
+
+_restore_env()
 
 
 class Sim:
     def __init__(self, binary):
         self.bin = os.path.abspath(binary)
-        self.env = _child_env()
+        self.env = dict(os.environ)
         self.runs = self.lib_runs = 0
         self._traces, self._lock, self.m = {}, threading.Lock(), None
         lib = os.path.join(os.path.dirname(self.bin), "libmitosis.so.0")
@@ -69,6 +80,11 @@ class Sim:
             if path not in self._traces:
                 self._traces[path] = self.m.Trace(path)
             return self._traces[path]
+
+    def forget(self, path):
+        """Frees the trace opened at path (a script done with it)."""
+        with self._lock:
+            self._traces.pop(os.path.abspath(path), None)
 
     def _config(self, command, args):
         """A configuration of `command` from command-line words (mitosis_config_set_args)."""
@@ -170,3 +186,100 @@ class Checks:
         except Exception as e:  # noqa: BLE001  (a failed run, a KeyError, an assertion: the check fails)
             return self(name, False, f"{type(e).__name__}: {e}")
         return self(name, r is None or bool(r), repr(r))
+
+
+# ---- readers, steps and inspect summaries through the library (module functions; see the top) ----------
+
+_loaded = {}
+
+
+def _m():
+    """The mitosis package (python/), on the library libsim.bash's libpy names (MITOSIS_LIB)."""
+    if ROOT + "/python" not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+    import mitosis
+    return mitosis
+
+
+def __getattr__(name):
+    if name == "Error":  # libsim.Error: mitosis.Error, imported when first named
+        return _m().Error
+    raise AttributeError(name)
+
+
+def load(path, reader=None, step=-1):
+    """The loaded trace (read once); reader: "stream" or "dom" (MITOSIS_JSON_READER), None: the default."""
+    m = _m()
+    key = (os.fspath(path), reader, step)
+    if key not in _loaded:
+        old = os.environ.pop("MITOSIS_JSON_READER", None)
+        if reader:
+            os.environ["MITOSIS_JSON_READER"] = reader
+        try:
+            _loaded[key] = m.load(path, step=step)
+        except m.Error as e:
+            _loaded[key] = e
+        finally:
+            os.environ.pop("MITOSIS_JSON_READER", None)
+            if old is not None:
+                os.environ["MITOSIS_JSON_READER"] = old
+    t = _loaded[key]
+    if isinstance(t, m.Error):
+        raise t
+    return t
+
+
+def inspect(path, reader=None):
+    """`mitosis inspect PATH --json`, parsed."""
+    return load(path, reader).summary
+
+
+def inspect_text(path, reader=None, step=-1):
+    """The text `mitosis inspect PATH --json [--step STEP]` prints."""
+    m = _m()
+    p = m.lib().mitosis_trace_json(load(path, reader, step)._h, 0)
+    if not p:
+        raise m.Error("out of memory", "out of memory", 2)
+    try:
+        return m.ctypes.string_at(p).decode()
+    finally:
+        m.lib().mitosis_string_free(p)
+
+
+def simulate(path, *words, reader=None, step=-1):
+    """The text `mitosis simulate PATH WORDS --json [--step STEP]` prints (WORDS: the CLI's words,
+    numbers allowed)."""
+    m, ctypes = _m(), _m().ctypes
+    t = load(path, reader, step)
+    h = ctypes.c_void_p()
+    m.call(m.lib().mitosis_config_new, b"simulate", ctypes.byref(h))
+    try:
+        argv = [os.fsencode(str(w)) for w in words]
+        m.call(m.lib().mitosis_config_set_args, h, len(argv), (ctypes.c_char_p * len(argv))(*argv))
+        r = ctypes.c_void_p()
+        m.call(m.lib().mitosis_simulate, t._h, h, ctypes.byref(r))
+        try:
+            return m.lib().mitosis_result_json(r).decode()
+        finally:
+            m.lib().mitosis_result_free(r)
+    finally:
+        m.lib().mitosis_config_free(h)
+
+
+def sim(path, *words, reader=None, step=-1):
+    """simulate(...) parsed."""
+    return json.loads(simulate(path, *words, reader=reader, step=step))
+
+
+def attempt(fn, *args, **kw):
+    """(0, fn(...)), or (exit code, "error: MESSAGE") when it is refused: a CLI run's code and text."""
+    try:
+        return 0, fn(*args, **kw)
+    except _m().Error as e:
+        return e.exit_code, "error: " + e.message
+
+
+def forget(path):
+    """Frees every loaded copy of the trace at path (a script done with it)."""
+    for k in [k for k in _loaded if k[0] == os.fspath(path)]:
+        del _loaded[k]

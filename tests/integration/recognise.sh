@@ -36,20 +36,20 @@ check() { # name, command
 }
 tr="$root/traces"
 
-. "$(dirname "$0")/libpy.bash"
-# The inspections and simulations run in one process over libmitosis (libpy.bash; issue 47: each trace
+. "$(dirname "$0")/libsim.bash"
+# The inspections and simulations run in one process over libmitosis (libsim.bash; issue 47: each trace
 # read once, not once per command); the refusals below are the CLI's (exit 2, one stderr line).
 # $tmp/NAME.json: `inspect --json` of each trace named below (NAME.err: the message when refused).
 libpy "$bin" - "$tr" "$tmp" cpu-llama-tiny-b4 cpu-mixtral-tiny-b4 cpu-deepseek-tiny-b4 cpu-bmm-moe-tiny-b4 \
   cpu-vit-tiny-b4 cpu-torchrec-tiny-b16 cpu-dlrm-tiny-b8 cpu-moe-tiny-b8 cpu-hash-moe-tiny-b4 cpu-hash-moe-label-b4 \
   cpu-gpt-tiny-b8 cpu-resnet18-b8 h100-llama3-8b-2blocks-b1-bf16 h100-mixtral-8x7b-1block-b1-bf16 <<'PY'
 import json, sys
-import libcheck
+import libsim
 tr, tmp = sys.argv[1:3]
 for name in sys.argv[3:]:
     try:
-        open(f"{tmp}/{name}.json", "w").write(libcheck.inspect_text(f"{tr}/{name}"))
-    except libcheck.Error as e:
+        open(f"{tmp}/{name}.json", "w").write(libsim.inspect_text(f"{tr}/{name}"))
+    except libsim.Error as e:
         open(f"{tmp}/{name}.err", "w").write(e.message + "\n")
 PY
 
@@ -168,7 +168,7 @@ for x in moe:
 # --ep, --tp, --embedding-shard simulate, with a step near the one-GPU step (one process: libpy)
 libpy "$bin" - "$tr" <<'PY' || fails=$((fails + 1))
 import json, sys
-import libcheck
+import libsim
 tr = sys.argv[1]
 fails = 0
 def check(name, ok, detail=""):
@@ -178,8 +178,8 @@ def check(name, ok, detail=""):
 one = {}
 def step(t, *words):
     try:
-        return libcheck.sim(f"{tr}/{t}", *words)["step_ms"], None
-    except libcheck.Error as e:
+        return libsim.sim(f"{tr}/{t}", *words)["step_ms"], None
+    except libsim.Error as e:
         return None, e.message
 def sim(name, t, *words):
     if t not in one:
@@ -210,7 +210,7 @@ for f in ("llama-tiny", "mixtral-tiny", "deepseek-tiny", "bmm-moe-tiny", "hash-m
     sim(f"{f[:-5]} --embedding-shard table", f"cpu-{f}-b4", "--gpus", 2, "--embedding-shard", "table")
 
 # EP moves the routed rows: a batched layer's all-to-all carries E x capacity rows (its buffers)
-d = libcheck.sim(f"{tr}/cpu-bmm-moe-tiny-b4", "--gpus", 2, "--ep", 2)["moe"]
+d = libsim.sim(f"{tr}/cpu-bmm-moe-tiny-b4", "--gpus", 2, "--ep", 2)["moe"]
 check("bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens per expert)",
       d["shares"] != "traced" and all(abs(x - 0.5) < 1e-9 for L in d["layers"] for x in L["rank_share"]), d["shares"])
 
@@ -219,7 +219,7 @@ check("bmm-moe --ep 2: shares even (a batched layer shows buffers, not tokens pe
 # d x f linears per expert, deepseek 3 d x moe_ffn per routed expert (shared experts dense).
 def ep_params(t, ep, experts, bytes_per=4):
     m = json.load(open(f"{tr}/{t}/meta.json"))
-    d = libcheck.sim(f"{tr}/{t}", "--gpus", ep, "--ep", ep)
+    d = libsim.sim(f"{tr}/{t}", "--gpus", ep, "--ep", ep)
     want = m["parameters"] * bytes_per - experts(m) + experts(m) / ep
     got = d["gpus"][0]["mem_bytes"]["params"]
     print("  params per GPU %.0f, closed form %.0f" % (got, want))

@@ -23,15 +23,15 @@ gen x5
 gen x5gz --gzip
 
 # Both readers, inspect and simulate; the step built must be $3 (empty: an error expected).
-# Both readers on each case in one process over libmitosis (libpy.bash; issue 47: each trace read
+# Both readers on each case in one process over libmitosis (libsim.bash; issue 47: each trace read
 # once per reader and step, not once per command). $1: lines "NAME<TAB>DIR<TAB>WANT<TAB>STEP" (WANT:
 # the step built, empty when STEP is absent and must be refused; STEP -1: the default).
-. "$(dirname "$0")/libpy.bash"
+. "$(dirname "$0")/libsim.bash"
 compare_readers() {
   libpy "$bin" - "$1" <<'PY'
 import sys
-import libcheck
-from libcheck import attempt as run
+import libsim
+from libsim import attempt as run
 from libsim import Checks
 
 check = Checks()
@@ -41,8 +41,8 @@ def strip(rc_out):
 for line in open(sys.argv[1]).read().splitlines():
     name, d, want, step = line.split("\t")
     step = int(step)
-    i = {r: run(libcheck.inspect_text, d, r, step) for r in ("stream", "dom")}
-    s = {r: strip(run(libcheck.simulate, d, "--gpus", 2, "--tp", 2, reader=r, step=step)) for r in ("stream", "dom")}
+    i = {r: run(libsim.inspect_text, d, r, step) for r in ("stream", "dom")}
+    s = {r: strip(run(libsim.simulate, d, "--gpus", 2, "--tp", 2, reader=r, step=step)) for r in ("stream", "dom")}
     check(f"{name}: inspect --json identical", i["stream"] == i["dom"], [x[1][:300] for x in i.values()])
     check(f"{name}: simulate --json identical", s["stream"] == s["dom"] and s["stream"][1], [x[1][:300] for x in s.values()])
     if want:
@@ -53,7 +53,7 @@ for line in open(sys.argv[1]).read().splitlines():
         msg = "no step 9 in the trace (steps 3 to 7)"
         check(f"{name}: refused (exit 2)", i["stream"][0] == 2 and msg in i["stream"][1], i["stream"])
         check(f"{name}: simulate refused too (exit 2)", s["stream"][0] == 2 and msg in s["stream"][1], s["stream"])
-    libcheck.forget(d)
+    libsim.forget(d)
 sys.exit(1 if check.fails else 0)
 PY
 }

@@ -14,10 +14,10 @@ fail=0
 skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/libpy.bash"
+. "$(dirname "$0")/libsim.bash"
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; return 1; else echo "ok: $1"; fi; }
 
-# Both readers on each trace, in one process over libmitosis (libpy.bash: each trace read once per
+# Both readers on each trace, in one process over libmitosis (libsim.bash: each trace read once per
 # reader, not once per command; issue 47): inspect, and (sim=1) a simulation with tensor parallelism,
 # which reads shapes. TrioSim CSV traces read no JSON: not compared. $1: lines "PATH<TAB>NAME<TAB>SIM".
 # sim=-1: the stream reader reads it; 0: inspect --json identical; 1: and simulate --json identical
@@ -26,23 +26,23 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; return 1; else echo "ok:
 compare_readers() {
   libpy "$bin" - "$1" <<'PY'
 import sys
-import libcheck
-from libcheck import attempt as run
+import libsim
+from libsim import attempt as run
 from libsim import Checks
 
 check = Checks()
 def sim_text(t, r):
-    rc, out = run(libcheck.simulate, t, "--gpus", 2, "--tp", 2, reader=r)
+    rc, out = run(libsim.simulate, t, "--gpus", 2, "--tp", 2, reader=r)
     return rc, "\n".join(l for l in out.split("\n") if '"wall_s"' not in l and '"peak_rss_bytes"' not in l)
 for line in open(sys.argv[1]).read().splitlines():
     t, name, sim = line.split("\t")
     sim = int(sim)
     if sim == -1:
-        rc, out = run(libcheck.inspect_text, t, "stream")
+        rc, out = run(libsim.inspect_text, t, "stream")
         check(f"{name}: the stream reader reads it", rc == 0, out)
-        libcheck.forget(t)
+        libsim.forget(t)
         continue
-    i = {r: run(libcheck.inspect_text, t, r) for r in ("stream", "dom")}
+    i = {r: run(libsim.inspect_text, t, r) for r in ("stream", "dom")}
     check(f"{name}: inspect --json identical", i["stream"] == i["dom"] and i["stream"][0] == 0,
           [x[1][:300] for x in i.values()])
     if sim:
@@ -51,7 +51,7 @@ for line in open(sys.argv[1]).read().splitlines():
         ok = rc == 0 or (sim == 2 and rc == 2 and "\n" not in out.strip())
         check(f"{name}: simulate --json identical, exit as expected", s["stream"] == s["dom"] and ok,
               [x[1][:300] for x in s.values()])
-    libcheck.forget(t)
+    libsim.forget(t)
 sys.exit(1 if check.fails else 0)
 PY
 }

@@ -10,7 +10,8 @@ MITOSIS=${1:?usage: tracer_collect.sh /path/to/mitosis}
 ROOT=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=/usr/bin/python3
 
-if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+# (find_spec: whether torch is installed, without paying its import; collect.py names a broken one)
+if ! "$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' >/dev/null 2>&1; then
   echo "SKIP: $PY cannot import torch (Debian: apt-get install python3-torch python3-torchvision)"
   exit 77
 fi
@@ -26,41 +27,6 @@ rc=$?
 [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "unknown model: expected one line, got: $err"
 case "$err" in *"unknown model 'no-such-model'"*) ;; *) fail "unknown model message: $err" ;; esac
 
-"$PY" "$ROOT/tracer/collect.py" --model mlp --hidden 32 --batch 2 --warmup 1 --steps 2 \
-  --device cpu -o "$tmpdir" || fail "collect.py --model mlp failed"
-
-for f in kineto.json.gz et.json.gz meta.json; do
-  [ -s "$tmpdir/$f" ] || fail "missing or empty $f"
-done
-
-"$PY" - "$tmpdir" <<'EOF' || fail "trace contents"
-import gzip, json, sys
-d = sys.argv[1]
-k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
-assert k.get("schemaVersion") == 1, "kineto: schemaVersion"
-ev = k["traceEvents"]
-ops = [e for e in ev if e.get("cat") == "cpu_op"]
-assert ops, "kineto: no cpu_op events"
-assert all("External id" in e.get("args", {}) for e in ops), "kineto: cpu_op without External id"
-assert all(e["ph"] == "X" and e["dur"] >= 0 for e in ops), "kineto: bad op event"
-assert any(e.get("name", "").startswith("ProfilerStep#") for e in ev), "kineto: no ProfilerStep#N"
-assert any(e.get("name") == "aten::addmm" and e["args"].get("Input Dims") for e in ops), \
-    "kineto: aten::addmm without Input Dims"
-et = json.load(gzip.open(d + "/et.json.gz", "rt"))
-nodes = et.get("nodes") or []
-assert nodes, "et: no nodes"
-assert any(n.get("name") == "aten::addmm" for n in nodes), "et: no aten::addmm node"
-m = json.load(open(d + "/meta.json"))
-st = m["step_time_ms"]
-assert st["median"] > 0 and st["min"] > 0 and len(st["all"]) == 2, "meta: step time %r" % st
-assert m["model"] == "mlp" and m["batch"] == 2 and m["parameters"] > 0, "meta: fields"
-print("ok: %d cpu ops, %d ET nodes (schema %s), step %.3f ms"
-      % (len(ops), len(nodes), et.get("schema"), st["median"]))
-EOF
-
-"$MITOSIS" inspect "$tmpdir" >"$tmpdir/inspect.out" 2>&1 \
-  || { cat "$tmpdir/inspect.out" >&2; fail "mitosis inspect $tmpdir"; }
-echo "ok: mitosis inspect read the recorded trace"
 # Running out of memory is a one-line error (exit 2) that says to lower --batch. The user
 # workload below raises PyTorch's out-of-memory error at batch >= 4.
 mkdir -p "$tmpdir/mod"
@@ -122,6 +88,41 @@ bad=$("$PY" "$ROOT/tracer/record_suite.py" --models no-such-model --device cpu -
 [ $? -eq 2 ] && [ "$(printf '%s\n' "$bad" | wc -l)" -eq 1 ] || fail "unknown suite model: $bad"
 echo "ok: record_suite.py grid, out-of-memory skip, resume, pack"
 
+# The suite's mlp at batch 2 (collect.run of --model mlp --hidden 16 --batch 2 --warmup 1 --steps 2; the
+# command line's own success path is the --dist and --sibling-load runs below): its three files.
+rec="$suite/cpu-mlp-b2-fp32"
+for f in kineto.json.gz et.json.gz meta.json; do
+  [ -s "$rec/$f" ] || fail "missing or empty $f"
+done
+
+"$PY" - "$rec" <<'EOF' || fail "trace contents"
+import gzip, json, sys
+d = sys.argv[1]
+k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
+assert k.get("schemaVersion") == 1, "kineto: schemaVersion"
+ev = k["traceEvents"]
+ops = [e for e in ev if e.get("cat") == "cpu_op"]
+assert ops, "kineto: no cpu_op events"
+assert all("External id" in e.get("args", {}) for e in ops), "kineto: cpu_op without External id"
+assert all(e["ph"] == "X" and e["dur"] >= 0 for e in ops), "kineto: bad op event"
+assert any(e.get("name", "").startswith("ProfilerStep#") for e in ev), "kineto: no ProfilerStep#N"
+assert any(e.get("name") == "aten::addmm" and e["args"].get("Input Dims") for e in ops), \
+    "kineto: aten::addmm without Input Dims"
+et = json.load(gzip.open(d + "/et.json.gz", "rt"))
+nodes = et.get("nodes") or []
+assert nodes, "et: no nodes"
+assert any(n.get("name") == "aten::addmm" for n in nodes), "et: no aten::addmm node"
+m = json.load(open(d + "/meta.json"))
+st = m["step_time_ms"]
+assert st["median"] > 0 and st["min"] > 0 and len(st["all"]) == 2, "meta: step time %r" % st
+assert m["model"] == "mlp" and m["batch"] == 2 and m["parameters"] > 0, "meta: fields"
+print("ok: %d cpu ops, %d ET nodes (schema %s), step %.3f ms"
+      % (len(ops), len(nodes), et.get("schema"), st["median"]))
+EOF
+
+"$MITOSIS" inspect "$rec" >"$tmpdir/inspect.out" 2>&1 \
+  || { cat "$tmpdir/inspect.out" >&2; fail "mitosis inspect $rec"; }
+echo "ok: mitosis inspect read the recorded trace"
 if "$MITOSIS" inspect --help >/dev/null 2>&1; then
   "$MITOSIS" simulate "$suite/cpu-mlp-b4-fp32" --gpus 2 --calibrate --json >"$tmpdir/cal.json" 2>&1 \
     || { cat "$tmpdir/cal.json" >&2; fail "mitosis simulate --calibrate on a suite folder"; }
@@ -157,7 +158,8 @@ PY
 fi
 err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist pipeline -o "$tmpdir/ppbad" 2>&1)
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist pipeline of mlp: $rc: $err"
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"cuts resmlp into stages"* ]] ||
+  fail "--dist pipeline of mlp: $rc: $err"
 echo "ok: --dist pipeline records rank 0 with its sends and distributedInfo"
 
 # --dist tp: gpt-tiny (2 layers, hidden 32, 4 heads, seq 8, batch 2) split Megatron-style over 2 ranks.
@@ -231,13 +233,16 @@ assert sum(e.get("name") == "gloo:all_reduce" for e in k["traceEvents"]) == 13, 
 PY
 err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --vocab 63 --dist tp --tp-vocab -o "$tmpdir/tpbad" 2>&1)
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--tp-vocab of 63 rows: $rc: $err"
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"--tp-vocab needs --world to divide --vocab"* ]] ||
+  fail "--tp-vocab of 63 rows: $rc: $err"
 err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist tp -o "$tmpdir/tpbad" 2>&1)
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist tp of mlp: $rc: $err"
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"splits gpt-tiny's attention"* ]] ||
+  fail "--dist tp of mlp: $rc: $err"
 err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --heads 3 --hidden 24 --dist tp -o "$tmpdir/tpbad" 2>&1)
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "--dist tp of 3 heads: $rc: $err"
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"--world to divide --heads"* ]] ||
+  fail "--dist tp of 3 heads: $rc: $err"
 echo "ok: --dist tp records 2 forward and 2 backward all-reduces per layer"
 
 # --dist zero1: DDP of resmlp (2 blocks of width 32, batch 4) with ZeroRedundancyOptimizer (Adam):
