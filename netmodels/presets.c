@@ -211,11 +211,12 @@ static mt_status b_multinode(mt_topo *t, const long *v, mt_tier link, mt_tier ni
 
 static const mt_topo_preset PRESETS[] = {
     {"ring", "ring:N[,uni]", "N GPUs in a ring, duplex links (uni: one direction only)",
-     {SIZE("N", 1), {"direction", 0, "bi|uni", 0, 0, 0, 0}}, TIER_GENERIC, NO_TIER, gpus_n, b_ring, mt_router_ring, .ring_groups = 1},
+     {SIZE("N", 1), {"direction", 0, "bi|uni", 0, 0, 0, 0}}, TIER_GENERIC, NO_TIER, gpus_n, b_ring, mt_router_ring, .flow_groups = MT_GROUPS_RINGS},
     {"fc", "fc:N", "fully connected: a duplex link between every pair of N GPUs", {SIZE("N", 1)}, TIER_GENERIC,
      NO_TIER, gpus_n, b_fc, mt_router_fc},
     {"switch", "switch:N", "N GPUs on one non-blocking switch (NVSwitch-like)", {SIZE("N", 1)}, TIER_GENERIC,
-     NO_TIER, gpus_n, b_switch, mt_router_switch, .nvswitch = 1, .ring_groups = 1},
+     NO_TIER, gpus_n, b_switch, mt_router_switch, .nvswitch = 1,
+     .flow_groups = MT_GROUPS_RINGS | MT_GROUPS_TREES},
     {"mesh", "mesh:RxC", "2-D grid of R x C GPUs, duplex links", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC,
      NO_TIER, gpus_rc, b_mesh, mt_router_mesh},
     {"torus", "torus:RxC", "2-D grid that wraps around", {SIZE("R", 1), SIZE("C", 1)}, TIER_GENERIC, NO_TIER,
@@ -235,7 +236,7 @@ static const mt_topo_preset PRESETS[] = {
      "the default) or one switch",
      {SIZE("nodes", 0), SIZE("gpus", 0), {"fabric", 0, "rail|switch", 0, 0, 0, 0}}, {450 * GBPS, 500},
      {50 * GBPS, 2000}, gpus_multinode, b_multinode, mt_router_multinode, .nvswitch = 1,
-     .ring_groups = 1},
+     .flow_groups = MT_GROUPS_TREES},
 };
 
 const mt_topo_preset *mt_topo_presets(int32_t *n) {

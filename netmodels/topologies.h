@@ -63,6 +63,7 @@ typedef struct mt_tier {
 extern const mt_tier mt_topo_file_tier;
 extern const mt_tier mt_topo_hop_tier;
 
+enum { MT_GROUPS_RINGS = 1, MT_GROUPS_TREES = 2 }; /* mt_topo_preset.flow_groups */
 enum { MT_PRESET_PARAMS_MAX = 4, MT_PRESET_MAX_GPUS = MT_GPUS_MAX }; /* util/limits.h */
 
 /* One parameter of a preset. Its value (a long) is a size, or the index of a word. */
@@ -93,10 +94,11 @@ typedef struct mt_topo_preset {
     const char *gpu;
     /* 1: each node's GPUs hang off an NVSwitch (NCCL's NVLS algorithm possible: extrapolate/nccl.h) */
     int nvswitch;
-    /* 1: a ring over its GPUs in index order has neighbour routes of equal hops on links of their
-     * own, so a ringflow's or treeflow's bulk runs as one flow group (netmodels/flow.h; measured:
-     * ring, switch, multinode; not mesh, torus, fattree). run/estimate.c counts its events so. */
-    int ring_groups;
+    /* Which collectives' bulk runs as one flow group on it (netmodels/flow.h: neighbour routes of
+     * equal hops on links of their own), measured: MT_GROUPS_RINGS (ringflow: ring, switch),
+     * MT_GROUPS_TREES (treeflow: switch, multinode); 0: none (mesh, torus, fattree, files).
+     * run/estimate.c counts their events so. */
+    int flow_groups;
 } mt_topo_preset;
 
 /* The table; *n gets its length. */

@@ -135,14 +135,14 @@ static int will_netfold(const mt_simrun *run) {
     return will_fold(run) && !run->sim.no_netfold && k && k->folds;
 }
 
-/* 1 when the run's topology is a preset whose rings run as flow groups (topologies.h ring_groups;
- * a topology file: 0). */
-static int ring_groups(const mt_simrun *run) {
+/* The collectives whose bulk runs as flow groups on the run's topology (topologies.h
+ * flow_groups; a topology file: 0). */
+static int flow_groups(const mt_simrun *run) {
     char buf[256];
     mt_topo_spec ts;
     mt_error e = {0};
     const char *spec = mt_netcfg_spec(&run->netcfg, run->plan.gpus, buf, sizeof buf);
-    return spec && *spec && mt_topo_spec_parse(spec, &ts, &e) == MT_OK && ts.preset->ring_groups;
+    return spec && *spec && mt_topo_spec_parse(spec, &ts, &e) == MT_OK ? ts.preset->flow_groups : 0;
 }
 
 void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
@@ -154,8 +154,7 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
     const mt_netmodel_kind *kind = mt_netmodel_kind_at(run->netcfg.model);
     /* flow groups: sim/simulate.c turns them on unless --no-fold or --no-net-fold */
     int32_t group_min = kind && !run->sim.no_fold && !run->sim.no_netfold ? kind->group_min : 0;
-    if (!ring_groups(run))
-        group_min = 0; /* a mesh's, a fat-tree's or a file's ring: hops differ or links are shared, sends one by one */
+    int fg = flow_groups(run);
     double dp = pl->dp > 1 ? pl->dp : 1;
     out->gpus = pl->gpus;
     out->walkers = will_fold(run) ? pl->gpus / pl->dp : pl->gpus;
@@ -173,7 +172,10 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             if (g <= 1) continue;
             mt_coll_algo a = mt_sim_coll_algo(pl, t->coll, g, rpn);
             int folded = netfold && mt_group_in_replica(&p->groups, t->group);
-            double ev_one, one = coll_sends(pl, t->coll, g, rpn, t->bytes, a, folded ? 0 : group_min, &ev_one);
+            int grouped = !folded && (a == MT_ALGO_RINGFLOW   ? fg & MT_GROUPS_RINGS
+                                      : a == MT_ALGO_TREEFLOW ? fg & MT_GROUPS_TREES
+                                                              : fg); /* NCCL's ring or tree */
+            double ev_one, one = coll_sends(pl, t->coll, g, rpn, t->bytes, a, grouped ? group_min : 0, &ev_one);
             double groups = per_stage / g / (folded ? dp : 1);
             sends += groups * ev_one;
             ns += groups * one * NS_PER_SEND[a];

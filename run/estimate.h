@@ -33,8 +33,9 @@
 #include "run/simrun.h"
 
 /* Peak resident bytes per GPU of a run (topology, per-GPU state, results, routes), the largest
- * measured by bench/bench_estimate.sh (multinode fabric, 131,072 GPUs). */
-#define MT_ESTIMATE_BYTES_PER_GPU 4096.0
+ * measured (multinode fabric, 131,072 GPUs, --no-net-fold: 2.3 KB; folded 1.5 KB, one switch
+ * 1.2 KB, 2^20 GPUs 1.4 KB; was 4096 before issue 47's per-GPU cuts). */
+#define MT_ESTIMATE_BYTES_PER_GPU 2560.0
 /* The process before any GPU: the binary, libraries, the loaded trace and its program (ResNet-50
  * TrioSim CSV: 17-50 MiB measured). */
 #define MT_ESTIMATE_BASE_BYTES (32.0 * 1024 * 1024)

@@ -34,6 +34,8 @@ cpu-resnet18-b8 --gpus 128 --strategy ddp --algo tree --topology torus:8x16
 cpu-resnet18-b8 --gpus 256 --strategy ddp --algo hier --topology multinode:nodes=32,gpus=8
 cpu-resnet18-b8 --gpus 32 --strategy ddp --algo direct
 cpu-resnet18-b8 --gpus 4096 --strategy ddp --topology multinode:nodes=512,gpus=8
+cpu-resnet18-b8 --gpus 2048 --strategy ddp --topology switch:2048
+cpu-resnet18-b8 --gpus 2048 --strategy ddp --algo treeflow --topology multinode:nodes=256,gpus=8
 cpu-resnet18-b8 --gpus 256 --zero 3 --topology fattree:k=16
 cpu-gpt-tiny-b8 --gpus 16 --fsdp
 cpu-gpt-tiny-b8 --gpus 32 --tp 4 --sp --no-fold
