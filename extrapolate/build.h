@@ -100,6 +100,9 @@ typedef struct mt_pass {
     /* Around forward or backward op `op` of micro-batch mb. */
     mt_status (*before_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
     mt_status (*after_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
+    /* 1: with a NULL state (its prepare found nothing to do) before_op and after_op do nothing, so the
+     * per-op walk does not call them (a micro-batch's walk calls each op's hooks: most passes are off) */
+    int idle_without_state;
     /* Before an OTHER or optimizer op of stage s runs its share (called even for a zero share). */
     mt_status (*other_op)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t op);
     /* Every micro-batch has run its backward; the optimizer is next. */

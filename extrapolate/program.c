@@ -333,11 +333,17 @@ static mt_status index_chunks(mt_bld *b) {
 
 /* The compute ops of index entry `key` (index_chunks) for micro-batch mb, with the passes' hooks. */
 static mt_status walk_ops(mt_bld *b, mt_emit *em, int32_t key, int32_t mb, int last) {
+    int32_t bef[N_PASSES], aft[N_PASSES], nb = 0, na = 0; /* the hooks that can act, in table order */
+    for (int pi = 0; pi < N_PASSES; pi++) {
+        if (passes[pi]->idle_without_state && !b->state[pi]) continue;
+        if (passes[pi]->before_op) bef[nb++] = pi;
+        if (passes[pi]->after_op) aft[na++] = pi;
+    }
     for (int32_t j = b->chunk_first[key]; j < b->chunk_first[key + 1]; j++) {
         int32_t i = b->chunk_ops[j];
-        EACH_PASS(b, before_op, em, i, mb, last);
+        for (int32_t k = 0; k < nb; k++) MT_CHECK(passes[bef[k]]->before_op(b, b->state[bef[k]], em, i, mb, last));
         MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
+        for (int32_t k = 0; k < na; k++) MT_CHECK(passes[aft[k]]->after_op(b, b->state[aft[k]], em, i, mb, last));
     }
     return MT_OK;
 }
