@@ -45,6 +45,8 @@ typedef struct mt_bld {
                                     * are the compute ops of model chunk c in trace order, d = 0
                                     * forward, 1 backward (C = pp x vpp chunks) */
     int32_t *chunk_ops;
+    int32_t *other_ops, n_other;   /* emission: the OTHER and optimizer ops (not collective calls) in trace
+                                    * order, indexed at the first stage's (every stage walks them) */
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
     int32_t *tok;                  /* per op: the factor of split that divides its tokens (sequence
                                     * parallel, context parallel), 1 none: the weights it reads are

@@ -404,11 +404,17 @@ static int touches_params(const mt_trace *t, const trace_op *o) {
  * stage 0. */
 static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
     const mt_trace *t = b->t;
-    for (int32_t i = 0; i < t->n_ops; i++) {
+    if (!b->other_ops) { /* once per build, not once per stage (a 256-stage pipeline walked every op 256 times) */
+        if (!(b->other_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->other_ops))) return MT_ENOMEM;
+        for (int32_t i = 0; i < t->n_ops; i++)
+            if (!trace_op_is_comm(&t->ops[i]) &&
+                (t->ops[i].phase == TRACE_PHASE_OTHER || t->ops[i].phase == TRACE_PHASE_OPTIMIZER))
+                b->other_ops[b->n_other++] = i;
+    }
+    for (int32_t k = 0; k < b->n_other; k++) {
+        int32_t i = b->other_ops[k];
         const trace_op *o = &t->ops[i];
-        if (trace_op_is_comm(o)) continue;
         int is_opt = o->phase == TRACE_PHASE_OPTIMIZER;
-        if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
         if (is_opt) share *= b->p->prec_scale.opt_time; /* memory-bound: bytes touched per parameter */
@@ -527,6 +533,7 @@ static void bld_free(mt_bld *b) {
     free(b->chunk_of_unit);
     free(b->chunk_first);
     free(b->chunk_ops);
+    free(b->other_ops);
     free(b->split);
     free(b->tok);
     free(b->anchor);
