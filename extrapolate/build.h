@@ -45,6 +45,8 @@ typedef struct mt_bld {
                                     * are the compute ops of model chunk c in trace order, d = 0
                                     * forward, 1 backward (C = pp x vpp chunks) */
     int32_t *chunk_ops;
+    int64_t *op_ps;                /* emission: per op, op_ns in ps as mt_emit_item rounds it (once per build,
+                                    * not once per micro-batch) */
     int32_t *other_ops, n_other;   /* emission: the OTHER and optimizer ops (not collective calls) in trace
                                     * order, indexed at the first stage's (every stage walks them) */
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
@@ -173,6 +175,8 @@ mt_task *mt_emit_task(mt_emit *em, mt_task_kind kind);
 /* Op `op` running ns on split ranks in micro-batch mb (-1: none); joins the previous COMPUTE
  * task of the same micro-batch unless the program has one op per task. */
 mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb);
+/* mt_emit_item with its time already in ps (llround(ns x 1000), at least 0). */
+mt_status mt_emit_item_ps(mt_bld *b, mt_emit *em, int32_t op, int64_t ps, int32_t split, int32_t mb);
 mt_status mt_emit_coll(mt_emit *em, mt_group_kind g, mt_coll_op c, mt_coll_why why, int blocking, double bytes,
                        int32_t layer, int32_t mb, trace_phase phase);
 mt_status mt_emit_simple(mt_emit *em, mt_task_kind kind, int dir, int32_t mb, double bytes);

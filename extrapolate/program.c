@@ -312,7 +312,12 @@ static mt_status index_chunks(mt_bld *b) {
     int32_t C = b->plan->pp * b->plan->vpp;
     b->chunk_first = calloc((size_t)(2 * C + 1), sizeof *b->chunk_first);
     b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
-    if (!b->chunk_first || !b->chunk_ops) return MT_ENOMEM;
+    b->op_ps = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->op_ps);
+    if (!b->chunk_first || !b->chunk_ops || !b->op_ps) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_ops; i++) { /* as mt_emit_item rounds them (the op times are final here) */
+        int64_t ps = (int64_t)llround(b->op_ns[i] * 1000.0);
+        b->op_ps[i] = ps < 0 ? 0 : ps;
+    }
     for (int pass = 0; pass < 2; pass++) { /* counts, then the ops in trace order */
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *o = &t->ops[i];
@@ -342,7 +347,7 @@ static mt_status walk_ops(mt_bld *b, mt_emit *em, int32_t key, int32_t mb, int l
     for (int32_t j = b->chunk_first[key]; j < b->chunk_first[key + 1]; j++) {
         int32_t i = b->chunk_ops[j];
         for (int32_t k = 0; k < nb; k++) MT_CHECK(passes[bef[k]]->before_op(b, b->state[bef[k]], em, i, mb, last));
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
+        MT_CHECK(mt_emit_item_ps(b, em, i, b->op_ps[i], b->split[i], mb));
         for (int32_t k = 0; k < na; k++) MT_CHECK(passes[aft[k]]->after_op(b, b->state[aft[k]], em, i, mb, last));
     }
     return MT_OK;
@@ -533,6 +538,7 @@ static void bld_free(mt_bld *b) {
     free(b->chunk_of_unit);
     free(b->chunk_first);
     free(b->chunk_ops);
+    free(b->op_ps);
     free(b->other_ops);
     free(b->split);
     free(b->tok);
