@@ -45,6 +45,10 @@ typedef struct mt_bld {
                                     * are the compute ops of model chunk c in trace order, d = 0
                                     * forward, 1 backward (C = pp x vpp chunks) */
     int32_t *chunk_ops;
+    int64_t *op_ps;                /* emission: per op, op_ns in ps as mt_emit_item rounds it (once per build,
+                                    * not once per micro-batch) */
+    int32_t *other_ops, n_other;   /* emission: the OTHER and optimizer ops (not collective calls) in trace
+                                    * order, indexed at the first stage's (every stage walks them) */
     int32_t *split;                /* per op: its tensor split, 1 = replicated (pass_tp fills it) */
     int32_t *tok;                  /* per op: the factor of split that divides its tokens (sequence
                                     * parallel, context parallel), 1 none: the weights it reads are
@@ -100,6 +104,9 @@ typedef struct mt_pass {
     /* Around forward or backward op `op` of micro-batch mb. */
     mt_status (*before_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
     mt_status (*after_op)(mt_bld *b, void *st, mt_emit *em, int32_t op, int32_t mb, int last);
+    /* 1: with a NULL state (its prepare found nothing to do) before_op and after_op do nothing, so the
+     * per-op walk does not call them (a micro-batch's walk calls each op's hooks: most passes are off) */
+    int idle_without_state;
     /* Before an OTHER or optimizer op of stage s runs its share (called even for a zero share). */
     mt_status (*other_op)(mt_bld *b, void *st, mt_emit *em, int32_t s, int32_t op);
     /* Every micro-batch has run its backward; the optimizer is next. */
@@ -168,6 +175,8 @@ mt_task *mt_emit_task(mt_emit *em, mt_task_kind kind);
 /* Op `op` running ns on split ranks in micro-batch mb (-1: none); joins the previous COMPUTE
  * task of the same micro-batch unless the program has one op per task. */
 mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb);
+/* mt_emit_item with its time already in ps (llround(ns x 1000), at least 0). */
+mt_status mt_emit_item_ps(mt_bld *b, mt_emit *em, int32_t op, int64_t ps, int32_t split, int32_t mb);
 mt_status mt_emit_coll(mt_emit *em, mt_group_kind g, mt_coll_op c, mt_coll_why why, int blocking, double bytes,
                        int32_t layer, int32_t mb, trace_phase phase);
 mt_status mt_emit_simple(mt_emit *em, mt_task_kind kind, int dir, int32_t mb, double bytes);

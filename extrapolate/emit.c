@@ -52,9 +52,12 @@ static int tally_task(mt_stage_tally *y, const mt_task *k, int32_t op) {
 }
 
 mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb) {
-    mt_stage_program *sp = em->sp;
     int64_t ps = (int64_t)llround(ns * 1000.0);
-    if (ps < 0) ps = 0;
+    return mt_emit_item_ps(b, em, op, ps < 0 ? 0 : ps, split, mb);
+}
+
+mt_status mt_emit_item_ps(mt_bld *b, mt_emit *em, int32_t op, int64_t ps, int32_t split, int32_t mb) {
+    mt_stage_program *sp = em->sp;
     if (!sp->tally) {
         if (mt_vec_reserve(&sp->items, &em->cap_items, (int64_t)sp->n_items + 1)) return MT_ENOMEM;
         mt_item *it = &sp->items[sp->n_items];

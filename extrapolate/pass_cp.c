@@ -232,6 +232,7 @@ static mt_status cp_recompute_op(mt_bld *b, void *st, mt_emit *em, int32_t op, i
 
 const mt_pass mt_pass_cp = {
     .name = "cp",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = cp_prepare,
     .release = cp_release,
     .before_op = cp_before_op,

@@ -248,6 +248,7 @@ static mt_status distopt_before_op(mt_bld *b, void *st, mt_emit *em, int32_t op,
 
 const mt_pass mt_pass_distopt = {
     .name = "distopt",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = distopt_prepare,
     .release = distopt_release,
     .analyse = distopt_analyse,

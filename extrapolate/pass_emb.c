@@ -215,6 +215,7 @@ static void emb_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
 const mt_pass mt_pass_emb = {
     .memory = emb_memory,
     .name = "emb",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = emb_prepare,
     .release = emb_release,
     .analyse = emb_analyse,

@@ -204,6 +204,7 @@ static int ep_warning(mt_bld *b, void *st, char *buf, int len) {
 
 const mt_pass mt_pass_ep = {
     .name = "ep",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = ep_prepare,
     .release = ep_release,
     .analyse = ep_analyse,

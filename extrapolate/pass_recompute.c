@@ -483,6 +483,7 @@ static int rc_warning(mt_bld *b, void *st, char *buf, int len) {
 
 const mt_pass mt_pass_recompute = {
     .name = "recompute",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = rc_prepare,
     .release = rc_release,
     .analyse = rc_analyse,

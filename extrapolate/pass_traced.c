@@ -130,6 +130,7 @@ static mt_status traced_other_op(mt_bld *b, void *st, mt_emit *em, int32_t s, in
 
 const mt_pass mt_pass_traced = {
     .name = "traced",
+    .idle_without_state = 1, /* its hooks return at once without its state */
     .prepare = traced_prepare,
     .release = traced_release,
     .stage_begin = traced_stage_begin,

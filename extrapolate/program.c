@@ -312,7 +312,12 @@ static mt_status index_chunks(mt_bld *b) {
     int32_t C = b->plan->pp * b->plan->vpp;
     b->chunk_first = calloc((size_t)(2 * C + 1), sizeof *b->chunk_first);
     b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
-    if (!b->chunk_first || !b->chunk_ops) return MT_ENOMEM;
+    b->op_ps = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->op_ps);
+    if (!b->chunk_first || !b->chunk_ops || !b->op_ps) return MT_ENOMEM;
+    for (int32_t i = 0; i < t->n_ops; i++) { /* as mt_emit_item rounds them (the op times are final here) */
+        int64_t ps = (int64_t)llround(b->op_ns[i] * 1000.0);
+        b->op_ps[i] = ps < 0 ? 0 : ps;
+    }
     for (int pass = 0; pass < 2; pass++) { /* counts, then the ops in trace order */
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *o = &t->ops[i];
@@ -333,11 +338,17 @@ static mt_status index_chunks(mt_bld *b) {
 
 /* The compute ops of index entry `key` (index_chunks) for micro-batch mb, with the passes' hooks. */
 static mt_status walk_ops(mt_bld *b, mt_emit *em, int32_t key, int32_t mb, int last) {
+    int32_t bef[N_PASSES], aft[N_PASSES], nb = 0, na = 0; /* the hooks that can act, in table order */
+    for (int pi = 0; pi < N_PASSES; pi++) {
+        if (passes[pi]->idle_without_state && !b->state[pi]) continue;
+        if (passes[pi]->before_op) bef[nb++] = pi;
+        if (passes[pi]->after_op) aft[na++] = pi;
+    }
     for (int32_t j = b->chunk_first[key]; j < b->chunk_first[key + 1]; j++) {
         int32_t i = b->chunk_ops[j];
-        EACH_PASS(b, before_op, em, i, mb, last);
-        MT_CHECK(mt_emit_item(b, em, i, b->op_ns[i], b->split[i], mb));
-        EACH_PASS(b, after_op, em, i, mb, last);
+        for (int32_t k = 0; k < nb; k++) MT_CHECK(passes[bef[k]]->before_op(b, b->state[bef[k]], em, i, mb, last));
+        MT_CHECK(mt_emit_item_ps(b, em, i, b->op_ps[i], b->split[i], mb));
+        for (int32_t k = 0; k < na; k++) MT_CHECK(passes[aft[k]]->after_op(b, b->state[aft[k]], em, i, mb, last));
     }
     return MT_OK;
 }
@@ -398,11 +409,17 @@ static int touches_params(const mt_trace *t, const trace_op *o) {
  * stage 0. */
 static mt_status emit_other(mt_bld *b, mt_emit *em, int32_t s, int pre) {
     const mt_trace *t = b->t;
-    for (int32_t i = 0; i < t->n_ops; i++) {
+    if (!b->other_ops) { /* once per build, not once per stage (a 256-stage pipeline walked every op 256 times) */
+        if (!(b->other_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->other_ops))) return MT_ENOMEM;
+        for (int32_t i = 0; i < t->n_ops; i++)
+            if (!trace_op_is_comm(&t->ops[i]) &&
+                (t->ops[i].phase == TRACE_PHASE_OTHER || t->ops[i].phase == TRACE_PHASE_OPTIMIZER))
+                b->other_ops[b->n_other++] = i;
+    }
+    for (int32_t k = 0; k < b->n_other; k++) {
+        int32_t i = b->other_ops[k];
         const trace_op *o = &t->ops[i];
-        if (trace_op_is_comm(o)) continue;
         int is_opt = o->phase == TRACE_PHASE_OPTIMIZER;
-        if (o->phase != TRACE_PHASE_OTHER && !is_opt) continue;
         if (pre != (!is_opt && i < b->first_fwd)) continue;
         double share = is_opt || touches_params(t, o) ? param_share(b, i, s) : (s == 0 ? 1.0 : 0.0);
         if (is_opt) share *= b->p->prec_scale.opt_time; /* memory-bound: bytes touched per parameter */
@@ -521,6 +538,8 @@ static void bld_free(mt_bld *b) {
     free(b->chunk_of_unit);
     free(b->chunk_first);
     free(b->chunk_ops);
+    free(b->op_ps);
+    free(b->other_ops);
     free(b->split);
     free(b->tok);
     free(b->anchor);

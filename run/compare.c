@@ -135,6 +135,10 @@ typedef struct job {
     mt_plan plan;
     mt_netcfg net;
     char topology[128];
+    const mt_hostmodel *host; /* the search's host model (share_host), for a run whose host_model and
+                               * host_scale are these; NULL: each run builds its own */
+    int host_model;
+    double host_scale;
 } job;
 
 mt_status mt_sweep_topology(const char *spec, int32_t gpus, int32_t per_node, char *buf, size_t len,
@@ -171,7 +175,18 @@ static mt_status job_cfg(const mt_run_config *c, job *j, const mt_trace *t, mt_w
     cfg->net.topology = j->topology[0] ? j->topology : NULL;
     cfg->pool = pool;
     mt_whatif_configure(w, c, t, cfg);
+    if (j->host && cfg->host_model == j->host_model && cfg->host_scale == j->host_scale) cfg->host_shared = j->host;
     return MT_OK;
+}
+
+/* One host model for every row (built per run, it was 5 % of a plan search): *host, NULL when there is
+ * none or it cannot be built (each run then says why). */
+static void share_host(const mt_run_config *c, const mt_run_input *in, job *jobs, int32_t n, mt_hostmodel **host) {
+    mt_simrun_cfg base = mt_simrun_cfg_of(c, 0);
+    mt_error ign = {0};
+    if (mt_simrun_host(in->t, &base, host, &ign) != MT_OK) *host = NULL;
+    for (int32_t i = 0; *host && i < n; i++)
+        jobs[i].host = *host, jobs[i].host_model = base.host_model, jobs[i].host_scale = base.host_scale;
 }
 
 static void skip(mt_cmp_row *w, const mt_error *e) {
@@ -823,15 +838,19 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
     describe(c, in, cc, cmp);
     job *jobs = NULL;
     mt_status rc = run_baseline(c, in, cmp, err);
+    mt_hostmodel *host = NULL;
     if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
+    if (rc == MT_OK) share_host(c, in, jobs, cmp->n, &host);
     if (rc == MT_OK && (cc->estimate || mt_budget_current())) rc = price_rows(c, in, cc, jobs, cmp, err);
     if (rc == MT_OK && c->dry_run) {
+        mt_hostmodel_free(host);
         free(jobs);
         mt_comparison_free(cmp);
         memset(cmp, 0, sizeof *cmp);
         return MT_OK;
     }
     rc = run_rows(c, in, cc, jobs, cmp, rc, err);
+    mt_hostmodel_free(host);
     free(jobs);
     int root = !cc->ranks || mt_ranks_root(cc->ranks);
     if (rc == MT_OK && root) {

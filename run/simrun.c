@@ -58,20 +58,24 @@ void mt_simrun_free(mt_simrun *r) {
     mt_topo_free(r->topo);
     mt_pool_unlock(r->pool);
     mt_program_free(r->prog);
-    mt_hostmodel_free(r->host);
+    if (!r->host_borrowed) mt_hostmodel_free((mt_hostmodel *)r->host);
     free(r->comm_slow);
     memset(r, 0, sizeof *r);
 }
 
 /* The host model the configuration asks for (NULL: none), scaled. */
-static mt_status build_host(const mt_trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err) {
+mt_status mt_simrun_host(const mt_trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err) {
     *out = NULL;
     int host = cfg->host_model == MT_HOST_AUTO ? mt_hostmodel_available(t) : cfg->host_model == MT_HOST_TRACE;
     if (!host) return MT_OK;
     MT_CHECK(mt_hostmodel_build(t, out, err));
-    if ((double)(*out)->host_total_ps * cfg->host_scale > MT_TIME_MAX_NS * 1e3)
+    double host_s = (double)(*out)->host_total_ps * cfg->host_scale / 1e12;
+    if ((double)(*out)->host_total_ps * cfg->host_scale > MT_TIME_MAX_NS * 1e3) {
+        mt_hostmodel_free(*out);
+        *out = NULL;
         return mt_fail(err, MT_EINVAL, "--host-scale %g makes the step's host work %g s, beyond the simulator's "
-                       "range (1e6 s)", cfg->host_scale, (double)(*out)->host_total_ps * cfg->host_scale / 1e12);
+                       "range (1e6 s)", cfg->host_scale, host_s);
+    }
     if (cfg->host_scale > 0 && cfg->host_scale != 1) mt_hostmodel_scale(*out, cfg->host_scale);
     return MT_OK;
 }
@@ -285,9 +289,11 @@ mt_status mt_simrun_build_program(const mt_trace *t, mt_perfmodel *pm, const mt_
     out->pool = cfg->pool;
     mt_status rc = mt_plan_resolve(&out->plan, t, err);
     if (rc == MT_OK) rc = resolve_algo(t, cfg, pm, out, err);
-    if (rc == MT_OK) rc = build_host(t, cfg, &out->host, err);
+    mt_hostmodel *host = NULL;
+    if (rc == MT_OK && cfg->host_shared) out->host = cfg->host_shared, out->host_borrowed = 1;
+    else if (rc == MT_OK && (rc = mt_simrun_host(t, cfg, &host, err)) == MT_OK) out->host = host;
     if (rc == MT_OK) rc = build_program(t, pm, cfg, out, err);
-    if (rc == MT_OK) rc = build_comm_slow(out->prog->trace, pm, cfg, out, err);
+    if (rc == MT_OK && !cfg->bound_only) rc = build_comm_slow(out->prog->trace, pm, cfg, out, err);
     if (rc != MT_OK) mt_simrun_free(out);
     return rc;
 }

@@ -54,7 +54,10 @@ typedef struct mt_simrun_cfg {
     void *prepare_ctx;
     mt_pool *pool;           /* the map this run is an item of (igraph under its lock); NULL none */
     int bound_only;          /* mt_simrun_build_program only: a bound-only program (program.h), not
-                              * to be simulated */
+                              * to be simulated (and no comm_slow: a bound does not read it) */
+    const mt_hostmodel *host_shared; /* optional: the host model mt_simrun_host gave for this trace, host_model
+                              * and host_scale, used as is (not rebuilt, not freed): a plan search builds
+                              * it once for all its plans */
 } mt_simrun_cfg;
 
 /* Defaults: mt_plan_init, mt_netcfg_init, mt_sim_opts_init, host model auto, scales 1. */
@@ -70,7 +73,8 @@ typedef struct mt_simrun {
     mt_topo *topo;           /* NULL for photonic without --topology */
     mt_engine *e;
     mt_netmodel net;
-    mt_hostmodel *host;      /* the host model used, or NULL */
+    const mt_hostmodel *host; /* the host model used, or NULL */
+    int host_borrowed;       /* host is cfg's host_shared (mt_simrun_free leaves it) */
     mt_sim_opts sim;         /* the options mt_simrun_exec uses (cfg's; observers may be added) */
     mt_link_rate_fn on_link; /* link load observer installed by mt_simrun_exec (models with links) */
     void *link_ctx;
@@ -90,6 +94,9 @@ typedef struct mt_simrun {
  * take it). */
 mt_status mt_simrun_build(const mt_trace *t, mt_perfmodel *pm, const mt_simrun_cfg *cfg, mt_simrun *out,
                           mt_error *err);
+/* The host model cfg asks for of t (*out NULL: none), scaled by cfg->host_scale, as a run builds it;
+ * free with mt_hostmodel_free. MT_EINVAL when the scale puts the host's work out of range. */
+mt_status mt_simrun_host(const mt_trace *t, const mt_simrun_cfg *cfg, mt_hostmodel **out, mt_error *err);
 /* The first half of mt_simrun_build: the plan resolved, the host model and the program built; no
  * topology, engine or network model (run/estimate.h prices a run from this). Free with
  * mt_simrun_free; never exec it. */
