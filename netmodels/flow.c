@@ -115,6 +115,7 @@ struct mt_flownet {
     /* flow groups (send_group): live groups by slot (NULL: free); per link, the slot + 1 and the
      * member of the virtual group member on it (0: none); NULL until the first group */
     struct fgroup **grp;
+    struct fgroup *spare; /* a delivered group kept for the next (its arrays' pages stay mapped) */
     int64_t ngrp, grpcap;
     int32_t glive, group_min;
     int32_t *gslot, *gmem;
@@ -128,7 +129,7 @@ struct mt_flownet {
  * traffic meets becomes a flow (real[k], materialize_member) with the state its flow would have
  * had, and goes on as one. */
 typedef struct fgroup {
-    int32_t n, hops, nvirt, drained;
+    int32_t n, hops, nvirt, drained, cap; /* cap: the members its arrays hold */
     int32_t *links, *src, *dst;
     uint8_t *real;
     double bytes, rate;
@@ -171,6 +172,39 @@ static void group_free(fgroup *g) {
     free(g);
 }
 
+/* A finished group: kept as the spare when it holds more members than the spare (one collective's
+ * group after another: a 2^20-GPU one is 25 MB of fresh pages each time), else freed. */
+static void group_retire(mt_flownet *net, fgroup *g) {
+    if (g && (!net->spare || net->spare->cap < g->cap)) {
+        group_free(net->spare);
+        net->spare = g;
+    } else
+        group_free(g);
+}
+
+/* A group of n members: the spare when it is large enough (its members made real again), else
+ * made; NULL when out of memory. */
+static fgroup *group_new(mt_flownet *net, int32_t n) {
+    fgroup *g = net->spare;
+    if (g && g->cap >= n) {
+        net->spare = NULL;
+        *g = (fgroup){.cap = g->cap, .links = g->links, .src = g->src, .dst = g->dst, .real = g->real};
+        memset(g->real, 0, (size_t)n * sizeof *g->real);
+        return g;
+    }
+    if (!(g = calloc(1, sizeof *g))) return NULL;
+    g->cap = n;
+    g->links = malloc((size_t)n * 8 * sizeof *g->links); /* routes of at most 8 hops */
+    g->src = malloc((size_t)n * sizeof *g->src);
+    g->dst = malloc((size_t)n * sizeof *g->dst);
+    g->real = calloc((size_t)n, sizeof *g->real);
+    if (!g->links || !g->src || !g->dst || !g->real) {
+        group_free(g);
+        return NULL;
+    }
+    return g;
+}
+
 void mt_flownet_free(mt_flownet *net) {
     if (!net) return;
     mt_lmm_free(net->lmm);
@@ -197,6 +231,7 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->fl);
     free(net->chg);
     for (int64_t i = 0; i < net->ngrp; i++) group_free(net->grp[i]);
+    group_free(net->spare);
     free(net->grp);
     free(net->gslot);
     free(net->gmem);
@@ -1056,7 +1091,7 @@ static void on_group_deliver(void *ctx, uint64_t arg) {
     }
     net->grp[arg] = NULL;
     net->glive--;
-    group_free(g);
+    group_retire(net, g);
 }
 
 /* The virtual members' last bytes have left: their links' statistics as their flows' would be,
@@ -1139,17 +1174,8 @@ static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const 
         net->per || net->nchg > net->chg_done || net->n_extra_lat)
         return MT_OK;
     int32_t slot = group_slot(net);
-    fgroup *g = slot < 0 ? NULL : calloc(1, sizeof *g);
-    if (g) {
-        g->links = malloc((size_t)n * 8 * sizeof *g->links); /* grown below when routes are longer */
-        g->src = malloc((size_t)n * sizeof *g->src);
-        g->dst = malloc((size_t)n * sizeof *g->dst);
-        g->real = calloc((size_t)n, sizeof *g->real);
-    }
-    if (!g || !g->links || !g->src || !g->dst || !g->real) {
-        group_free(g);
-        return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting %d sends", (int)n);
-    }
+    fgroup *g = slot < 0 ? NULL : group_new(net, n);
+    if (!g) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting %d sends", (int)n);
     int32_t k = 0, ok = 1;
     for (; ok && k < n; k++) {
         const int32_t *route;
@@ -1166,12 +1192,12 @@ static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const 
     if (k < n || !ok) { /* unmark members 0 .. k-1 (member k's marks were not made) */
         for (int32_t j = 0; j < (ok ? k : k - 1); j++)
             for (int32_t h = 0; h < g->hops; h++) net->gslot[g->links[(size_t)j * (size_t)g->hops + (size_t)h]] = 0;
-        group_free(g);
+        group_retire(net, g);
         return MT_OK;
     }
     group_fold_count(net, g, n);
     mt_time_ps now = mt_sched_now(net->sched);
-    *g = (fgroup){.n = n, .hops = g->hops, .nvirt = n, .links = g->links, .src = g->src, .dst = g->dst,
+    *g = (fgroup){.n = n, .cap = g->cap, .hops = g->hops, .nvirt = n, .links = g->links, .src = g->src, .dst = g->dst,
                   .real = g->real, .bytes = bytes, .rate = g->rate, .t0 = now, .lat = g->lat,
                   .drain_ps = now + mt_ps_ceil(bytes / g->rate), .fn = fn, .ctx = ctx, .tag0 = tag0};
     net->grp[slot] = g;
