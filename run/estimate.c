@@ -178,7 +178,8 @@ void mt_estimate_of(const mt_simrun *run, mt_estimate *out) {
             double ev_one, one = coll_sends(pl, t->coll, g, rpn, t->bytes, a, grouped ? group_min : 0, &ev_one);
             double groups = per_stage / g / (folded ? dp : 1);
             sends += groups * ev_one;
-            ns += groups * one * NS_PER_SEND[a];
+            int nccl_ring = (a == MT_ALGO_NCCL || a == MT_ALGO_AUTO) && !nccl_flows(pl, g); /* its ring's steps */
+            ns += groups * one * NS_PER_SEND[nccl_ring ? MT_ALGO_RING : a];
             if (folded) copies += per_stage / g * one;
             if (a != MT_ALGO_RINGFLOW && a != MT_ALGO_TREEFLOW) sched_bytes += one * SCHED_BYTES_PER_SEND; /* cached (an upper bound: alike
                                                                             * collectives share one) */
