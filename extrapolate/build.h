@@ -175,7 +175,9 @@ mt_task *mt_emit_task(mt_emit *em, mt_task_kind kind);
 /* Op `op` running ns on split ranks in micro-batch mb (-1: none); joins the previous COMPUTE
  * task of the same micro-batch unless the program has one op per task. */
 mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb);
-/* mt_emit_item with its time already in ps (llround(ns x 1000), at least 0). */
+/* An op's time as emission counts it: ns rounded to whole ps, at least 0. */
+int64_t mt_emit_ps(double ns);
+/* mt_emit_item with its time already in ps (mt_emit_ps). */
 mt_status mt_emit_item_ps(mt_bld *b, mt_emit *em, int32_t op, int64_t ps, int32_t split, int32_t mb);
 mt_status mt_emit_coll(mt_emit *em, mt_group_kind g, mt_coll_op c, mt_coll_why why, int blocking, double bytes,
                        int32_t layer, int32_t mb, trace_phase phase);

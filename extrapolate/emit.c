@@ -51,9 +51,13 @@ static int tally_task(mt_stage_tally *y, const mt_task *k, int32_t op) {
     return 0;
 }
 
-mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb) {
+int64_t mt_emit_ps(double ns) {
     int64_t ps = (int64_t)llround(ns * 1000.0);
-    return mt_emit_item_ps(b, em, op, ps < 0 ? 0 : ps, split, mb);
+    return ps < 0 ? 0 : ps;
+}
+
+mt_status mt_emit_item(mt_bld *b, mt_emit *em, int32_t op, double ns, int32_t split, int32_t mb) {
+    return mt_emit_item_ps(b, em, op, mt_emit_ps(ns), split, mb);
 }
 
 mt_status mt_emit_item_ps(mt_bld *b, mt_emit *em, int32_t op, int64_t ps, int32_t split, int32_t mb) {

@@ -314,10 +314,7 @@ static mt_status index_chunks(mt_bld *b) {
     b->chunk_ops = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->chunk_ops);
     b->op_ps = malloc((size_t)(t->n_ops > 0 ? t->n_ops : 1) * sizeof *b->op_ps);
     if (!b->chunk_first || !b->chunk_ops || !b->op_ps) return MT_ENOMEM;
-    for (int32_t i = 0; i < t->n_ops; i++) { /* as mt_emit_item rounds them (the op times are final here) */
-        int64_t ps = (int64_t)llround(b->op_ns[i] * 1000.0);
-        b->op_ps[i] = ps < 0 ? 0 : ps;
-    }
+    for (int32_t i = 0; i < t->n_ops; i++) b->op_ps[i] = mt_emit_ps(b->op_ns[i]); /* the op times are final here */
     for (int pass = 0; pass < 2; pass++) { /* counts, then the ops in trace order */
         for (int32_t i = 0; i < t->n_ops; i++) {
             const trace_op *o = &t->ops[i];
