@@ -1111,7 +1111,8 @@ static void on_group_drain(void *ctx, uint64_t arg) {
             L->busy_ps += now - g->t0;
             if (L->peak < 1) L->peak = 1;
             net->gslot[l] = 0;
-            if (copy_of(net, l) >= 0) net->creal[copy_of(net, l)]--; /* group_fold_count */
+            int32_t l0 = copy_of(net, l);
+            if (l0 >= 0) net->creal[l0]--; /* group_fold_count */
         }
     }
     if (!mt_sched_at(net->sched, now + g->lat, on_group_deliver, net, arg)) fail(net, "scheduling a delivery");
@@ -1144,8 +1145,10 @@ static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const
  * send meeting them is not virtual; index_link counts those on links it learns are copies later,
  * on_group_drain uncounts them, a materialized member's unlink_flow). */
 static void group_fold_count(mt_flownet *net, const fgroup *g, int32_t n) {
-    for (int64_t i = 0; net->fold && i < (int64_t)n * g->hops; i++)
-        if (copy_of(net, g->links[i]) >= 0) net->creal[copy_of(net, g->links[i])]++;
+    for (int64_t i = 0; net->fold && i < (int64_t)n * g->hops; i++) {
+        int32_t l0 = copy_of(net, g->links[i]);
+        if (l0 >= 0) net->creal[l0]++;
+    }
 }
 
 /* A free group slot (the arrays made on first use); -1 when out of memory. */
