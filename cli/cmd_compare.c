@@ -36,9 +36,10 @@ static void usage(FILE *out) {
             "trace or the topology cannot run are listed as skipped, with the reason. With what-if\n"
             "flags every plan runs perturbed (and ranks by that) and unperturbed; the 'change'\n"
             "column is the difference; with --steps K, step ms is the mean over the K steps.\n"
-            "With --top K (e.g. 10), plans whose bound (compute per step, state memory) keeps them\n"
-            "out of the first K rows are listed as pruned, not simulated; the rows kept are those\n"
-            "of --exhaustive (every plan, the default), byte for byte.\n\n");
+            "In a search of every plan (--plans auto) the first 10 rows are exact (--top K: the\n"
+            "first K); plans whose bound (compute per step, state memory) keeps them out of those\n"
+            "rows are listed as pruned, not simulated; the rows kept are those of --exhaustive\n"
+            "(every plan simulated, as for a --plans LIST), byte for byte.\n\n");
     mt_flags_help(out, &MT_RUN_COMPARE_FLAGS);
     mt_flags_help(out, &OUTPUT_FLAGS);
     mt_flags_help(out, &MT_RUN_DRY_FLAGS);

@@ -109,8 +109,8 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
         const mt_cmp_row *w = &o->rows[i];
         if (w->ran || !w->pruned) continue;
         if (!pruned++)
-            fprintf(out, "\npruned (not simulated: they cannot reach the first %d rows, which are exact; "
-                    "--exhaustive runs them):\n", (int)o->top);
+            fprintf(out, "\npruned (not simulated: they cannot reach the first %d rows that fit in memory, "
+                    "and the rows down to those are exact; --exhaustive runs them):\n", (int)o->top);
         fprintf(out, "  %-*s  %s\n", wl, w->label, w->reason);
     }
     if (marks) fprintf(out, "\n! estimated peak memory over the %.2f GB limit (--gpu-mem)\n", o->mem_limit / 1e9);
@@ -195,20 +195,27 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     if (!hr) return mt_fail(err, MT_ENOMEM, "out of memory writing the HTML report");
     for (int32_t i = 0; i < o->n; i++) {
         const mt_cmp_row *w = &o->rows[i];
-        hr[i] = (mt_html_row){.label = w->label, .skipped = w->ran ? NULL : w->reason, .step_ms = w->step_ms,
+        hr[i] = (mt_html_row){.label = w->label, .skipped = w->ran ? NULL : w->reason, .pruned = !w->ran && w->pruned,
+                              .step_ms = w->step_ms,
                               .speedup = w->speedup, .samples_per_s = w->sps, .exposed_ms = w->exposed_ms,
                               .peer_ms = w->peer_ms, .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
                               .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
     }
-    char lines[4][256];
+    char lines[4][384];
     mt_html_kv kv[4];
     int nk = 0;
-    int32_t ran = 0;
-    for (int32_t i = 0; i < o->n; i++) ran += o->rows[i].ran != 0;
-    if (!o->sweep && ran < o->n)
-        snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s: %d ran, ranked by throughput; %d skipped "
-                 "(they cannot run: the reason is in their row)", o->n, mt_plural(o->n), o->gpus, mt_plural(o->gpus),
-                 ran, o->n - ran);
+    int32_t ran = 0, pruned = 0;
+    for (int32_t i = 0; i < o->n; i++) ran += o->rows[i].ran != 0, pruned += !o->rows[i].ran && o->rows[i].pruned;
+    if (!o->sweep && ran < o->n) {
+        int at = snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s: %d ran, ranked by throughput", o->n,
+                          mt_plural(o->n), o->gpus, mt_plural(o->gpus), ran);
+        if (o->n - ran - pruned)
+            at += snprintf(lines[nk] + at, sizeof lines[nk] - (size_t)at, "; %d skipped (they cannot run: the reason "
+                           "is in their row)", o->n - ran - pruned);
+        if (pruned)
+            snprintf(lines[nk] + at, sizeof lines[nk] - (size_t)at, "; %d pruned (not simulated: they cannot reach "
+                     "the first %d rows that fit in memory)", pruned, (int)o->top);
+    }
     else if (!o->sweep)
         snprintf(lines[nk], sizeof lines[nk], "%d plan%s on %d GPU%s, ranked by throughput", o->n, mt_plural(o->n),
                  o->gpus, mt_plural(o->gpus));

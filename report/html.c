@@ -136,7 +136,7 @@ static void rows_table(FILE *f, const mt_html_report *r) {
         if (!w->skipped) continue;
         fprintf(f, "<tr class=\"skip\">%s<td class=\"l\">", plans ? "<td>-</td>" : "");
         esc(f, w->label);
-        fprintf(f, "</td><td class=\"l\" colspan=\"9\">skipped: ");
+        fprintf(f, "</td><td class=\"l\" colspan=\"9\">%s: ", w->pruned ? "pruned" : "skipped");
         esc(f, w->skipped);
         fprintf(f, "</td></tr>\n");
     }

@@ -42,6 +42,8 @@ typedef struct mt_html_kv {
 typedef struct mt_html_row {
     const char *label;          /* plan (compare's --plans syntax) or swept value */
     const char *skipped;        /* why it did not run; NULL when it ran */
+    int pruned;                 /* 1: not run because its bound keeps it out of the exact rows
+                                 * (run/prune.h; `skipped` says why), 0: it could not run */
     double step_ms, speedup;
     double samples_per_s;       /* < 0: unknown (the trace has no batch size) */
     double exposed_ms, peer_ms, host_wait_ms, bubble_ms; /* max over GPUs */

@@ -103,6 +103,11 @@ void mt_compare_config_init(mt_compare_config *cc) {
     cc->sparse = MT_SPARSE_AUTO;
 }
 
+int32_t mt_compare_exact_rows(const mt_compare_config *cc) {
+    if (cc->exhaustive) return 0;
+    return cc->top ? cc->top : cc->plans ? 0 : MT_PRUNE_TOP_DEFAULT;
+}
+
 mt_status mt_compare_check(const mt_run_config *c, const mt_compare_config *cc, mt_error *err) {
     mt_sweep_kind sw = cc->sweep.kind;
     const mt_plan *p = &c->plan;
@@ -440,12 +445,12 @@ typedef struct rows_ctx {
     pthread_mutex_t mu;
 } rows_ctx;
 
-/* 1 when item k cannot reach the first cc->top rows by the items before it that have finished. */
+/* 1 when item k cannot reach the first mt_compare_exact_rows rows by the items before it that have finished. */
 static int prunable_now(rows_ctx *x, int32_t k) {
     int32_t i = x->mine[k];
     if (!x->bound[i].ok) return 0;
     mt_prune_topk t;
-    mt_prune_topk_init(&t, x->cc->top);
+    mt_prune_topk_init(&t, mt_compare_exact_rows(x->cc));
     pthread_mutex_lock(&x->mu);
     for (int32_t q = 0; q < k; q++)
         if (x->got[q] == x->got[q]) mt_prune_topk_add(&t, x->got[q]);
@@ -473,7 +478,7 @@ static mt_status row_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
     }
     if (x->bound && rc == MT_OK && w->ran) {
         pthread_mutex_lock(&x->mu);
-        x->got[k] = w->speedup;
+        x->got[k] = w->over_mem ? NAN : w->speedup; /* run/prune.h: rows that fit count */
         pthread_mutex_unlock(&x->mu);
     }
     return rc;
@@ -602,10 +607,15 @@ static mt_status gather(const mt_ranks *rk, mt_comparison *cmp, const int32_t *m
 
 /* ---- pruning (run/prune.h) ---------------------------------------------------------------- */
 
-/* Plans searched (no sweep), unperturbed, more of them than the exact rows. */
+/* The exact rows when the plans run would be pruned (searched, no sweep, unperturbed, more of them
+ * than the exact rows), else 0; --dry-run aside. */
+static int32_t prune_rows(const mt_compare_config *cc, const mt_comparison *cmp) {
+    int32_t top = mt_compare_exact_rows(cc);
+    return top > 0 && cc->sweep.kind == MT_SWEEP_NONE && !cmp->perturbed && cmp->n > top ? top : 0;
+}
+
 static int prune_on(const mt_run_config *c, const mt_compare_config *cc, const mt_comparison *cmp) {
-    return !cc->exhaustive && cc->top > 0 && cc->sweep.kind == MT_SWEEP_NONE && !cmp->perturbed && !c->dry_run &&
-           cmp->n > cc->top;
+    return !c->dry_run && prune_rows(cc, cmp) > 0;
 }
 
 typedef struct bounds_ctx {
@@ -730,7 +740,7 @@ static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, dou
  * (rows that ran before a prune could see them may be pruned here), and every pruned row's reason. */
 static void prune_final(rows_ctx *x) {
     mt_comparison *cmp = x->cmp;
-    int32_t top = x->cc->top, n_pruned = 0;
+    int32_t top = mt_compare_exact_rows(x->cc), n_pruned = 0;
     mt_prune_topk t;
     mt_prune_topk_init(&t, top);
     for (int32_t k = 0; k < cmp->n; k++) {
@@ -739,14 +749,14 @@ static void prune_final(rows_ctx *x) {
         const mt_prune_bound *b = &x->bound[i];
         char why[320];
         if (w->ran && b->ok && mt_prune_topk_excludes(&t, x->ub[i])) w->ran = 0, w->pruned = 1;
-        if (w->ran) mt_prune_topk_add(&t, w->speedup);
+        if (w->ran && !w->over_mem) mt_prune_topk_add(&t, w->speedup);
         if (w->ran || !w->pruned) continue;
         if (w->pruned == 2)
             snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %.2f GB per GPU, "
                      "over the %.2f GB limit (--gpu-mem)", b->mem_bytes / 1e9, cmp->mem_limit / 1e9);
         else
             snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's %s), a speed-up of at "
-                     "most %.2fx; the first %d rows are above %.2fx", b->step_ps / 1e9, (int)b->stage, b->what, x->ub[i],
+                     "most %.2fx; the first %d rows that fit in memory are above %.2fx", b->step_ps / 1e9, (int)b->stage, b->what, x->ub[i],
                      (int)top, t.v[top - 1]);
         free(w->reason);
         w->reason = strdup(why);
@@ -813,8 +823,18 @@ static mt_status price_rows(const mt_run_config *c, const mt_run_input *in, cons
         if (one.mem_bytes > e.total.mem_bytes) e.total.mem_bytes = one.mem_bytes;
         if (k * one.seconds > e.longest_s) e.longest_s = k * one.seconds, e.longest = cmp->rows[i].label;
     }
+    e.exact_rows = prune_rows(cc, cmp);
     if (cc->estimate) cc->estimate(cc->estimate_ctx, &e);
     return mt_estimate_check_budget(&e.total, "the comparison", err);
+}
+
+/* A pruned search: which plans run is known only as they run, so the budget is held to the largest
+ * plan's memory before (mt_estimate_mem_bytes, no build) and to its wall time while it runs. */
+static mt_status check_plans_mem(const job *jobs, const mt_comparison *cmp, mt_error *err) {
+    mt_estimate e;
+    memset(&e, 0, sizeof e);
+    for (int32_t i = 0; i < cmp->n; i++) e.mem_bytes = fmax(e.mem_bytes, mt_estimate_mem_bytes(&jobs[i].plan));
+    return mt_estimate_check_budget(&e, "the comparison", err);
 }
 
 const char *mt_compare_estimate_text(const mt_compare_estimate *e, const char *noun, char *buf, size_t len) {
@@ -827,7 +847,10 @@ const char *mt_compare_estimate_text(const mt_compare_estimate *e, const char *n
         at += snprintf(buf + at, len - (size_t)at, " (longest %s ~%s)", e->longest,
                        mt_estimate_duration_text(e->longest_s, lon, sizeof lon));
     if (at > 0 && (size_t)at < len && e->refused)
-        snprintf(buf + at, len - (size_t)at, "; %d refused", e->refused);
+        at += snprintf(buf + at, len - (size_t)at, "; %d refused", e->refused);
+    if (at > 0 && (size_t)at < len && e->exact_rows)
+        snprintf(buf + at, len - (size_t)at, "; that is every plan simulated: the search prunes plans that cannot "
+                 "reach its first %d rows (--exhaustive runs them all)", (int)e->exact_rows);
     return buf;
 }
 
@@ -841,7 +864,10 @@ mt_status mt_run_compare(const mt_run_config *c, const mt_run_input *in, const m
     mt_hostmodel *host = NULL;
     if (rc == MT_OK) rc = make_rows(c, cc, in->t, &jobs, cmp, err);
     if (rc == MT_OK) share_host(c, in, jobs, cmp->n, &host);
-    if (rc == MT_OK && (cc->estimate || mt_budget_current())) rc = price_rows(c, in, cc, jobs, cmp, err);
+    if (rc == MT_OK && prune_on(c, cc, cmp)) { /* priced up front only with --dry-run (run/compare.h) */
+        if (mt_budget_current()) rc = check_plans_mem(jobs, cmp, err);
+    } else if (rc == MT_OK && (cc->estimate || mt_budget_current()))
+        rc = price_rows(c, in, cc, jobs, cmp, err);
     if (rc == MT_OK && c->dry_run) {
         mt_hostmodel_free(host);
         free(jobs);

@@ -8,13 +8,16 @@
  * The rows run on worker threads (run/pool.h, `--jobs`) and, under mpirun, over ranks
  * (run/ranks.h: rank r runs rows r, r + K, ...; rank 0 gathers them): every row is deterministic
  * and lands in its own slot, so the table is the serial one byte for byte (but the wall time).
- * Plan search (cc->top > 0, no sweep, no what-if, more plans than cc->top, not cc->exhaustive): every
+ * Plan search (mt_compare_exact_rows(cc) > 0; no sweep, no what-if, more plans than that): every
  * plan's program is built first for its bounds, plans run in the order of their step bound, and a
- * plan that cannot reach the first cc->top rows is pruned, not simulated (run/prune.h: the rows kept
- * are the exhaustive run's rows, byte for byte, and the first cc->top of the ranking are exact).
+ * plan that cannot reach the first rows is pruned, not simulated (run/prune.h: the rows kept
+ * are the exhaustive run's rows, byte for byte, and those first rows of the ranking are exact).
  * Costs: one simulation per row (two with a what-if) plus the 1-GPU baseline; rows / (jobs x
  * ranks) on each thread; pruning adds a program build per plan and saves the pruned simulations;
- * memory: one run per thread at a time.
+ * memory: one run per thread at a time. Pricing every row up front (cc->estimate, a budget) builds
+ * every plan's program; a search that prunes is priced so only with --dry-run (its estimate is then
+ * every plan's: exact_rows says so) and otherwise held to its largest plan's memory up front and
+ * to the budget's wall time as it runs.
  */
 #ifndef MT_RUN_COMPARE_H
 #define MT_RUN_COMPARE_H
@@ -65,6 +68,7 @@ typedef struct mt_compare_estimate {
     int32_t priced, refused; /* rows priced; rows whose plan is refused (they will be skipped) */
     const char *longest;     /* the label of the row estimated longest ("" none) */
     double longest_s;
+    int32_t exact_rows;      /* > 0: a search that prunes when it runs (--dry-run prices every plan) */
 } mt_compare_estimate;
 typedef void (*mt_compare_estimate_fn)(void *ctx, const mt_compare_estimate *e);
 
@@ -81,16 +85,22 @@ typedef struct mt_compare_config {
     mt_compare_progress_fn progress; /* optional */
     void *progress_ctx;
     mt_compare_estimate_fn estimate; /* optional: every row priced and this called once before the rows
-                              * run (it costs a program build per row); with --dry-run nothing runs */
+                              * run (it costs a program build per row; a search that prunes is priced
+                              * only with --dry-run); with --dry-run nothing runs */
     void *estimate_ctx;
     int32_t top;             /* plans: the ranking's first `top` rows exact; plans that cannot reach
-                              * them are pruned unsimulated (run/prune.h); 0 (init): every plan runs */
+                              * them are pruned unsimulated (run/prune.h); 0 (init): 10 when compare
+                              * lists the plans (no --plans list), else every plan runs */
     int exhaustive;          /* 1: every plan simulated, none pruned */
     int32_t jobs;            /* worker threads (0: one per core; 1: one row after another) */
     const mt_ranks *ranks;   /* the ranks sharing the rows (NULL: this process alone) */
 } mt_compare_config;
 
 void mt_compare_config_init(mt_compare_config *cc);
+
+/* The rows a plan search keeps exact: --top's K, else MT_PRUNE_TOP_DEFAULT (10) when compare lists
+ * the plans itself (--plans auto), else 0: every plan of a --plans LIST runs; 0 with --exhaustive. */
+int32_t mt_compare_exact_rows(const mt_compare_config *cc);
 
 /* Refuses combinations that cannot mean anything (plans and a sweep; no GPU count to compare;
  * a GPU count and a GPU sweep; a sweep without a plan), one line naming the flags. */

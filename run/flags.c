@@ -409,9 +409,10 @@ static const mt_flag COMPARE[] = {
      "the rest pruned where they cannot reach them: every plan's program is built first, plans run fastest-bound "
      "first, and a plan whose bound (its largest stage's compute per step; its parameters, gradients and optimizer "
      "state over --gpu-mem) keeps it out of the first K is listed as pruned, not simulated. Rows kept equal the "
-     "--exhaustive run's. Default: every plan simulated", .lo = 1, .hi = 64},
-    {"--exhaustive", MT_FLAG_SWITCH, offsetof(mt_compare_config, exhaustive), NULL, "simulate every plan (the "
-     "default; overrides --top)"},
+     "--exhaustive run's. Default: 10 when compare lists the plans (--plans auto); every plan of a --plans "
+     "LIST", .lo = 1, .hi = 64},
+    {"--exhaustive", MT_FLAG_SWITCH, offsetof(mt_compare_config, exhaustive), NULL, "simulate every plan, none "
+     "pruned (overrides --top)"},
     {"--jobs", MT_FLAG_INT, offsetof(mt_compare_config, jobs), "N", "run the plans (or swept values) on N worker "
      "threads (default: one per core; 1: one after another); the table is the same whatever N. --routing latency "
      "runs one at a time (igraph's Dijkstra is not thread-safe). Across machines: mpirun -np K mitosis compare ... "

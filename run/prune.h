@@ -23,13 +23,15 @@
  *   memory >= the largest stage's parameters + gradients + optimizer state per GPU (the simulated
  *             peak adds activations to them, sim/simulate.c).
  * The rule, deterministic whatever the threads: rows run in increasing order of their step bound
- * (ties: list order); the row at position k is pruned when K rows before it ran and the K-th
- * highest speed-up among them is above the highest speed-up its bound allows (strictly). A row
- * over the memory limit by its state alone is pruned as well (it could only rank with a '!').
+ * (ties: list order); the row at position k is pruned when K rows before it ran within the memory
+ * limit and the K-th highest speed-up among them is above the highest speed-up its bound allows
+ * (strictly). A row over the memory limit by its state alone is pruned as well (it could only rank
+ * with a '!'). Rows that ran over the limit (their simulated peak) do not count among the K, so the
+ * first K rows that fit, every row ranked above them, and compare's "fits" line are exact.
  * Pruning while running (only finished rows are known) prunes a subset of what the rule prunes;
  * mt_prune_topk_* applied afterwards over every row in that order removes the rest, so the rows
  * kept, and their numbers, are the same on 1 thread or 16: every kept row is the exhaustive run's
- * row, and the first K ranked rows are exactly the exhaustive ranking's first K.
+ * row, and the ranking down to its K-th row that fits is exactly the exhaustive ranking's.
  * Plans that share a bound: the bound reads only the multiset of a stage's COMPUTE tasks (their
  * micro-batch, phase, duration and op) and its state bytes. A gpipe and a 1f1b schedule (no --vpp)
  * call the same forward and backward of each (stage, micro-batch) with the same arguments, in
@@ -51,8 +53,8 @@
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/program.h"
 
-/* The K of `compare --top` that benchmarks and docs use (the flag has no default: without it every
- * plan runs, as the golden outputs were recorded). */
+/* The K of `compare` without --top when it lists the plans itself (--plans auto; run/compare.h
+ * mt_compare_exact_rows); benchmarks and docs use it too. */
 enum { MT_PRUNE_TOP_DEFAULT = 10 };
 
 typedef struct mt_prune_bound {

@@ -24,10 +24,6 @@ static void on_estimate(void *ctx, const mt_compare_estimate *e) {
     mt_progress_end(&w->progress);
     if (w->dry_run) printf("estimate   %s\n", line);
     else fprintf(w->tty, "estimate   %s; --dry-run to stop here\n", line);
-    const mt_compare_config *cc = w->cc;
-    if (!w->dry_run && !cc->top && !cc->exhaustive && !cc->sweep.kind && e->priced > 10 && mt_estimate_long(&e->total))
-        fprintf(w->tty, "           every plan is simulated; --top 10 simulates only those that can reach the first 10 "
-                        "rows, which stay exact (docs/compare.md)\n");
 }
 
 void mt_watch_init(mt_watch *w, mt_job *j, FILE *tty) {

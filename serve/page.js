@@ -743,7 +743,9 @@ function sentence(h) {
     if (!best) return 'No plan could run on ' + r.gpus + ' GPUs (' + skipped + ' skipped: see below).';
     const wi = whatifWords(best.unperturbed_step_ms, best.step_ms, best.change_pct);
     const sp = speedWords(best.speedup, best.efficiency, best.plan && best.plan.gpus);
-    return 'Fastest of ' + r.rows.length + ' plans on ' + r.gpus + ' GPUs' + (skipped ? ' (' + skipped + ' more skipped)' : '') +
+    const pruned = (r.pruned || []).length;
+    const more = [skipped ? skipped + ' more skipped' : '', pruned ? pruned + ' pruned: they cannot beat it' : ''].filter((x) => x).join(', ');
+    return 'Fastest of ' + (r.rows.length + pruned) + ' plans on ' + r.gpus + ' GPUs' + (more ? ' (' + more + ')' : '') +
       ': ' + best.label + ' — ' + fmtMs(best.step_ms) + ' per step' + (sp ? ', ' + sp : '') +
       (wi ? '; what-if: ' + wi : '') + '. ' + (best.holdback ? holdbackWords(best.holdback) + ' (its busiest GPU).' : '');
   }
@@ -816,9 +818,10 @@ const RANKING_ROWS = 10;
 function showRanking(r) {
   const t = $('ranking');
   t.textContent = '';
-  const ran = r.rows.length, skipped = (r.skipped || []).length, shown = Math.min(RANKING_ROWS, ran);
+  const ran = r.rows.length, skipped = (r.skipped || []).length, pruned = (r.pruned || []).length, shown = Math.min(RANKING_ROWS, ran);
   t.appendChild(el('caption', (shown < ran ? 'Top ' + shown + ' of ' + ran : 'All ' + ran) + ' plans that ran, fastest first' +
-    (skipped ? '; ' + skipped + ' more skipped (below)' : '') + '. ' + (ran + skipped) + ' plans tried in all.'));
+    (skipped ? '; ' + skipped + ' more skipped (below)' : '') + (pruned ? '; ' + pruned + ' pruned (below)' : '') + '. ' +
+    (ran + skipped + pruned) + ' plans tried in all.'));
   const head = el('tr');
   for (const c of ['rank', 'plan', 'step', 'speed-up', 'efficiency', 'samples/s', 'holds back', 'memory per GPU']) head.appendChild(el('th', c));
   t.appendChild(head);
@@ -832,17 +835,30 @@ function showRanking(r) {
   t.hidden = false;
   const box = $('skipped');
   box.textContent = '';
-  if (!skipped) { box.hidden = true; return; }
-  box.appendChild(el('p', skipped + ' plan' + (skipped === 1 ? ' was' : 's were') + ' skipped: they cannot run this trace on ' + r.gpus + ' GPUs.'));
+  if (!skipped && !pruned) { box.hidden = true; return; }
+  if (skipped) {
+    box.appendChild(el('p', skipped + ' plan' + (skipped === 1 ? ' was' : 's were') + ' skipped: they cannot run this trace on ' + r.gpus + ' GPUs.'));
+    box.appendChild(groupList(r.skipped));
+  }
+  if (pruned) {
+    box.appendChild(el('p', pruned + ' plan' + (pruned === 1 ? ' was' : 's were') + ' pruned, not simulated: a lower bound on ' +
+      (pruned === 1 ? 'its' : 'their') + ' step keeps ' + (pruned === 1 ? 'it' : 'them') + ' out of the first ' + r.exact_rows +
+      ' plans that fit in memory, which are exact (the exhaustive option simulates every plan).'));
+    box.appendChild(groupList(r.pruned));
+  }
+  box.hidden = false;
+}
+
+/* Plans not run, grouped by why (numbers aside): one line per group with a count and an example. */
+function groupList(xs) {
   const ul = el('ul');
-  for (const g of skippedGroups(r.skipped)) {
+  for (const g of skippedGroups(xs)) {
     const li = el('li');
     li.appendChild(el('b', g.n + ' × '));
     li.appendChild(document.createTextNode(g.example.reason + (g.n > 1 ? ' (e.g. ' + g.example.label + ')' : ' (' + g.example.label + ')')));
     ul.appendChild(li);
   }
-  box.appendChild(ul);
-  box.hidden = false;
+  return ul;
 }
 
 const FILE_LABELS = { 'result.json': 'JSON', 'cluster.json': 'job file (mitosis cluster FILE)', 'report.html': 'standalone HTML report', 'timeline.json': 'timeline (Perfetto)' };

@@ -127,7 +127,7 @@ c.check_bad("--sp-modes", "compare", gpt, "--gpus", 4, "--sp-modes", "maybe")
 c.check_bad("--cp-sizes", "compare", gpt, "--gpus", 4, "--cp-sizes", "2,x")
 
 for name, tr, n, extra in traces:
-    d = compare(tr, "--gpus", n, *extra)
+    d = compare(tr, "--gpus", n, "--exhaustive", *extra)  # every plan auto lists, none pruned
     if d:
         check_against_simulate(f"{name} auto", tr, d, extra)
         kinds = {(r["plan"]["dp"] > 1, r["plan"]["tp"] > 1, r["plan"]["pp"] > 1) for r in d["rows"]}

@@ -5,7 +5,8 @@
 # the same order, its first K rows are the exhaustive ranking's first K, every plan is either
 # ranked, skipped (as exhaustive skips it) or listed as pruned with its bound, on 1 thread as on 2
 # and on 2 mpirun ranks (when mpirun is there);
-# text says "pruned"; a list no longer than K, or no --top, prunes nothing (earlier versions' output).
+# text says "pruned"; a list no longer than K prunes nothing; without --top a search of every plan
+# keeps 10 rows exact (rows over --gpu-mem do not count among them) and a --plans list runs every plan.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -15,11 +16,11 @@ exec "$py" - "$bin" "$root/traces" <<'EOF'
 import json, os, shutil, subprocess, sys
 
 bin_, own = sys.argv[1:3]
-args = ["compare", f"{own}/cpu-gpt-l8-b4", "--gpus", "32", "--batch", "64", "--json"]
+args = ["compare", f"{own}/cpu-gpt-l8-b4", "--gpus", "32", "--batch", "64"]
 
 
-def run(*extra):
-    p = subprocess.run([bin_, *args, *extra], capture_output=True, text=True)
+def run(*extra, cmd=args):
+    p = subprocess.run([bin_, *cmd, "--json", *extra], capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"compare {' '.join(extra)} failed: {p.stderr}")
     d = json.loads(p.stdout)
@@ -56,17 +57,35 @@ mpirun = shutil.which("mpirun")  # ranks: each prunes what it has seen, rank 0 a
 if mpirun:
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    p = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", bin_, *args, "--top", "3",
+    p = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", bin_, *args, "--json", "--top", "3",
                         "--jobs", "1"], capture_output=True, text=True, timeout=300, env=env)
     if "built without MPI" not in p.stderr:
         assert p.returncode == 0, p.stderr[-2000:]
         d = json.loads(p.stdout)
         d.pop("wall_s")
         assert d == one, "mpirun -np 2 --top 3 differs from one process"
-text = subprocess.run([bin_, *args[:-1], "--top", "3"], capture_output=True, text=True).stdout
+text = subprocess.run([bin_, *args, "--top", "3"], capture_output=True, text=True).stdout
 assert "\npruned (not simulated: they cannot reach the first 3 rows" in text, text
-small = subprocess.run([bin_, *args, "--top", "3", "--plans", "ddp=32,dp=32,ddp=16:tp=2"], capture_output=True, text=True)
+small = subprocess.run([bin_, *args, "--json", "--top", "3", "--plans", "ddp=32,dp=32,ddp=16:tp=2"], capture_output=True, text=True)
 assert "pruned" not in json.loads(small.stdout), "a list of 3 plans pruned"
-assert "pruned" not in run(), "pruned without --top"
+# the default of a search of every plan: --top 10; a --plans list runs every plan it names
+default = run()
+assert default.get("exact_rows") == 10 and default == run("--top", "10"), "the default is not --top 10"
+listed = run("--plans", ",".join(r["label"] for r in full["rows"][:12]))
+assert "pruned" not in listed and len(listed["rows"]) == 12, "a --plans list of 12 pruned without --top"
+# under a memory limit only rows that fit count among the K: the exhaustive ranking down to its
+# 10th row that fits is the kept ranking (rows over the limit by their state alone may be pruned
+# from it, with that reason), so the "fits" answer is exact too
+vgg = ["compare", f"{own}/triosim-vgg13-h100-bs512", "--gpus", "8", "--topology", "dgx-h100", "--gpu-mem", "22GB"]
+full_m, top_m = (run(*m, cmd=vgg) for m in (("--exhaustive",), ()))
+fit = [i for i, r in enumerate(full_m["rows"]) if not r["over_mem"]]
+assert len(fit) > 10 and fit[9] > 9, "the memory case must put rows over the limit among the first 10"
+why = {p["label"]: p["reason"] for p in top_m.get("pruned", [])}
+assert why, "the memory case prunes nothing"
+head = [r for r in full_m["rows"][:fit[9] + 1] if not why.get(r["label"], "").startswith("memory: ")]
+assert top_m["rows"][:len(head)] == head, "the ranking down to the 10th row that fits differs from --exhaustive"
+fits = [[x for x in subprocess.run([bin_, *vgg, *m], capture_output=True, text=True).stdout.splitlines()
+         if x.startswith("fits")] for m in ((), ("--exhaustive",))]
+assert fits[0] and fits[0] == fits[1], f"the fits line differs from --exhaustive: {fits}"
 print(f"ok: {len(full['rows'])} ranked plans; pruned runs keep the exhaustive rows")
 EOF

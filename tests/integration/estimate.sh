@@ -113,7 +113,12 @@ grep -Eq -- '--gpus 1000000 would need about [0-9.]+ [TGP]B of memory, more than
 grep -Eq '^estimate   [0-9]+ plans: about ' "$tmp/cmp.dry" || fail "compare --dry-run: $(cat "$tmp/cmp.dry")"
 "$bin" compare "$tr/cpu-gpt-tiny-b8" --gpus 8 --jobs 1 >"$tmp/cmp.out" 2>/dev/null || fail "compare failed"
 priced=$(sed -n 's/^estimate   \([0-9]*\) plans.*/\1/p' "$tmp/cmp.dry")
-refused=$(sed -n 's/.*; \([0-9]*\) refused$/\1/p' "$tmp/cmp.dry")
+refused=$(sed -n 's/.*; \([0-9]*\) refused\(;.*\)\{0,1\}$/\1/p' "$tmp/cmp.dry")
 total=$(sed -n 's/^\([0-9]*\) plans in .*/\1/p' "$tmp/cmp.out")
 [ "$((priced + ${refused:-0}))" = "$total" ] || fail "compare priced $priced + ${refused:-0} refused of $total plans"
+# a search that prunes (--plans auto, more plans than 10) says its estimate is every plan's; --exhaustive not
+grep -q '; that is every plan simulated: the search prunes plans that cannot reach its first 10 rows' "$tmp/cmp.dry" ||
+  fail "compare --dry-run of a search that prunes does not say so: $(cat "$tmp/cmp.dry")"
+"$bin" compare "$tr/cpu-gpt-tiny-b8" --gpus 8 --dry-run --exhaustive | grep -q 'search prunes' &&
+  fail "compare --dry-run --exhaustive says it prunes"
 echo "estimate.sh: ok"

@@ -129,6 +129,11 @@ for name, args in (("compare", pages["compare"] + ["--pp", 2]), ("sweep", pages[
               any(j["bubble_ms"] > 0 for j in ran), [j["bubble_ms"] for j in ran])
         labels = [r.get("plan") for r in rows]
         check("compare: HTML plan labels in the JSON's order", labels == [j["label"] for j in ran], labels)
+        spans = {r[1]: r[2] for r in t.rows if len(r) == 3}  # '-', label, 'skipped: why' or 'pruned: why'
+        check("compare: every pruned plan's HTML row says pruned, with the JSON's reason",
+              d.get("pruned") and all(spans.get(x["label"]) == "pruned: " + x["reason"] for x in d["pruned"])
+              and all(spans.get(x["label"]) == "skipped: " + x["reason"] for x in d["skipped"]),
+              (len(d.get("pruned", [])), list(spans.items())[:2]))
 
 rc, out, err = run("simulate", os.path.join(own, "cpu-resnet18-b8"), "--gpus", 2, "--html", os.path.join(tmp, "no/such/dir.html"))
 check("unwritable --html: exit 2, one line naming the file",
@@ -199,8 +204,11 @@ for name, path in files.items():
     check(f"{name}: 7 bars per GPU: compute, stretch, host wait, exposed, peer wait, bubble, idle (+7 legend)",
           bars == 7 * ngpu + 7, bars)
     if name == "compare":
-        check("compare: one bar per ranked plan", d.inside.get(("compare-chart", "rect"), 0) - 2
-              == d.inside.get(("plans", "tr"), 0) - 1, (d.inside.get(("compare-chart", "rect")), d.inside.get(("plans", "tr"))))
+        t = Table("plans")
+        t.feed(p.stdout)
+        ranked = sum(len(r) == len(t.head) for r in t.rows[1:])  # skipped and pruned rows span the columns
+        check("compare: one bar per ranked plan", ranked and d.inside.get(("compare-chart", "rect"), 0) - 2 == ranked,
+              (d.inside.get(("compare-chart", "rect")), ranked))
     if name == "sweep":
         check("sweep: 4 points on the line", d.inside.get(("sweep-chart", "circle"), 0) == 4,
               d.inside.get(("sweep-chart", "circle")))

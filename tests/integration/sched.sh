@@ -174,7 +174,8 @@ if all(tp.values()):
             (tp["full"]["simulation"], tp["none"]["simulation"]))
 
 # compare lists the new options when asked, and as before otherwise
-rc, out, err = c.run("compare", gpt, "--gpus", 2, "--recompute-modes", "all", "--vpp-sizes", "1,2", "--json")
+rc, out, err = c.run("compare", gpt, "--gpus", 2, "--recompute-modes", "all", "--vpp-sizes", "1,2", "--exhaustive",
+                     "--json")  # every plan the options list, none pruned
 if c.check("compare --recompute-modes all --vpp-sizes 1,2 exits 0", rc == 0, err):
     labels = [r["label"] for r in json.loads(out)["rows"]]
     c.check("compare lists recompute modes and interleaved pipelines",

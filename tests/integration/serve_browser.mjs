@@ -200,17 +200,27 @@ try {
   const shown = await page.$$eval('#ranking tr', (trs) => trs.slice(1).map((tr) => tr.children[1].textContent));
   check(shown.length === Math.min(10, rows.length) && shown.every((l, i) => l === rows[i].label),
         'the ranking table shows the API\'s order (' + shown.slice(0, 3).join(', ') + ', ...)');
-  check(cAnswer.startsWith('Fastest of ' + rows.length + ' plans on 8 GPUs: ' + rows[0].label),
-        'the compare answer names the fastest plan: "' + cAnswer + '"');
-  check(rows.length > 10 && (await text('#ranking caption')).startsWith('Top 10 of ' + rows.length + ' plans that ran'),
-        'the ranking says it is cut: "' + await text('#ranking caption') + '"');
+  const cPruned = (cmp.result.pruned || []).length;
+  check(cPruned > 0 && cmp.result.exact_rows === 10 && rows.length >= 10,
+        'a search of every plan keeps its first 10 rows exact and prunes plans that cannot reach them (' + cPruned + ' pruned)');
+  check(cAnswer.startsWith('Fastest of ' + (rows.length + cPruned) + ' plans on 8 GPUs (' + cPruned + ' pruned: they cannot beat it): ' + rows[0].label),
+        'the compare answer names the fastest plan and counts the pruned ones: "' + cAnswer + '"');
+  const cCaption = await text('#ranking caption');
+  check(cCaption.startsWith((rows.length > 10 ? 'Top 10 of ' : 'All ') + rows.length + ' plans that ran') &&
+        cCaption.includes('; ' + cPruned + ' pruned (below). ' + (rows.length + cPruned) + ' plans tried in all.'),
+        'the ranking says what ran and what was pruned: "' + cCaption + '"');
+  const cListed = await page.$$eval('#skipped li b', (b) => b.reduce((a, x) => a + parseInt(x.textContent, 10), 0));
+  check(cListed === cPruned && (await text('#skipped')).includes(cPruned + ' plans were pruned, not simulated'),
+        'the pruned plans listed with their bound (' + cListed + ')');
   check(rows.every((r) => r.plan.global_batch === 64) && (await text('#answer-detail')).includes('Global batch 64 = traced 8 × 8 GPUs for every plan'),
         'compare runs the same batch rule as simulate: 64 for every plan');
   const cframe = await (await page.waitForSelector('#report[src="/api/runs/3/report.html"]')).contentFrame();
   await cframe.waitForSelector('svg#compare-chart rect');
   check(true, 'the comparison chart drawn');
-  const memCol = await cframe.$$eval('table#plans tr', (trs) => trs.slice(1).map((tr) => tr.lastElementChild.textContent));
-  check(memCol.length === rows.length && memCol.every((t) => t.length > 0), 'the report\'s memory column is filled ("' + memCol[0] + '")');
+  const memCol = await cframe.$$eval('table#plans tr', (trs) => trs.slice(1).filter((tr) => tr.children.length > 3).map((tr) => tr.lastElementChild.textContent));
+  check(memCol.length === rows.length && memCol.every((t) => t.length > 0), 'the report\'s memory column is filled for every ranked plan ("' + memCol[0] + '")');
+  const prunedRows = await cframe.$$eval('table#plans tr.skip', (trs) => trs.filter((tr) => tr.textContent.includes('pruned: bound')).length);
+  check(prunedRows === cPruned, 'the report lists the pruned plans as pruned, with their bound (' + prunedRows + ')');
   await page.screenshot({ path: path.join(shots, 'serve-compare.png'), fullPage: true });
 
   // 4b. plan counts that agree: a trace some plans cannot run (4 attention heads: no tp 8)
@@ -220,14 +230,16 @@ try {
   const gAnswer = await runAndWait(90000);
   const g = await runApi(4);
   check(g.status === 'done', 'run 4 (compare, gpt-tiny) done (' + (g.error || '') + ')');
-  const ran = g.result.rows.length, skipped = g.result.skipped.length;
+  const ran = g.result.rows.length, skipped = g.result.skipped.length, gPruned = (g.result.pruned || []).length;
   check(skipped >= 1 && g.result.skipped.some((x) => x.label.includes('tp=8')), 'tp 8 is skipped on 4 attention heads');
-  check(gAnswer.startsWith('Fastest of ' + ran + ' plans on 8 GPUs (' + skipped + ' more skipped): '), 'the headline counts ran and skipped plans: "' + gAnswer + '"');
+  check(gAnswer.startsWith('Fastest of ' + (ran + gPruned) + ' plans on 8 GPUs (' + skipped + ' more skipped' +
+                           (gPruned ? ', ' + gPruned + ' pruned: they cannot beat it' : '') + '): '),
+        'the headline counts ran, skipped and pruned plans: "' + gAnswer + '"');
   const listed = await page.$$eval('#skipped li b', (b) => b.reduce((a, x) => a + parseInt(x.textContent, 10), 0));
-  check(listed === skipped, 'the skipped plans listed with why (' + listed + ')');
+  check(listed === skipped + gPruned, 'the skipped and pruned plans listed with why (' + listed + ')');
   const gframe = await (await page.waitForSelector('#report[src="/api/runs/4/report.html"]')).contentFrame();
   const compared = await gframe.$eval('table', (t) => t.textContent);
-  check(compared.includes((ran + skipped) + ' plans on 8 GPUs: ' + ran + ' ran'), 'the report\'s count agrees with the headline');
+  check(compared.includes((ran + skipped + gPruned) + ' plans on 8 GPUs: ' + ran + ' ran'), 'the report\'s count agrees with the headline');
   await page.screenshot({ path: path.join(shots, 'serve-skipped.png'), fullPage: true });
 
   // 5. the two runs side by side
