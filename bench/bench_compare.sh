@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bench_setup bench_compare "${1:-}" "${2:-}" "${REPS:-3}"
 n=${3:-1024}
 jobs=${JOBS:-2} ranks=${RANKS:-2}
-args=(compare "$res" --gpus "$n")
+args=(compare "$res" --gpus "$n" --exhaustive)  # every plan simulated (the default prunes: bench_plansearch.sh)
 
 # mode label, then the command line; keeps the best wall time of REPS runs
 row() {

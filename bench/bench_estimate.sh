@@ -64,6 +64,6 @@ row "ResNet-50 DDP --routing latency multinode 2048" simulate "$res" --gpus 2048
     --topology multinode:nodes=256,gpus=8 --routing latency
 row "ResNet-50 DDP --routing latency leaf-spine file 4096" simulate "$res" --gpus 4096 --strategy ddp \
     --topology "$tmp/leafspine4096.csv" --routing latency
-row "compare ResNet-50, every plan for 64 GPUs (--jobs 1)" compare "$res" --gpus 64 --jobs 1
+row "compare ResNet-50, every plan for 64 GPUs (--jobs 1)" compare "$res" --gpus 64 --jobs 1 --exhaustive
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
