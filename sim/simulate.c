@@ -15,9 +15,12 @@
  * slot (arrive_ps), so a mirror's inputs are compared with its representative's as they come.
  * Network folding on top (simulate.h): a collective of a kind whose groups lie inside one
  * replica (`local`) and every pipeline send run on the network for replica 0 only, as folded
- * sends; a mirror's instance of it starts as bookkeeping (no sends) and finishes in the event
- * its representative's does; a mirror's pipeline send is counted when issued and delivered with
- * its representative's.
+ * sends; a mirror's instance of it is bookkeeping (no sends) that finishes in the event its
+ * representative's does: the mirrors' groups of such a kind are shadows (`shadow`, all but
+ * --algo nccl) that hold no instances, the representatives' group's instance counting for each
+ * (mirror_start / mirror_finish: the counts, bytes and members' comm and traffic the mirror's own
+ * instance would add, where it would add them); a mirror's pipeline send is counted when issued
+ * and delivered with its representative's, and its arrivals are not kept (mirrors never receive).
  */
 #include "sim/simulate.h"
 
@@ -134,6 +137,14 @@ typedef struct cached_sched {
 
 typedef struct runner runner;
 
+/* An instance of a shadowed kind's representatives' group whose mirrors' copies start later
+ * (runner.fin_gid): what each member sends in it, its task, its start. */
+typedef struct deferred {
+    const double *sent;
+    const mt_task *task;
+    mt_time_ps start;
+} deferred;
+
 typedef struct collref { /* ctx of one running collective */
     runner *r;
     int kind;
@@ -187,6 +198,16 @@ struct runner {
     int fold, fold_broken;   /* a folded run; its replicas diverged (rerun unfolded) */
     int netfold, netfold_broken; /* the network folded too; its check failed (rerun, network unfolded) */
     int8_t local[MT_GROUP_KINDS_MAX]; /* netfold: per kind, its groups lie inside one replica */
+    /* netfold: per kind, its mirrors' groups are shadows (local and not --algo nccl, whose schedule
+     * may differ by group): they hold no instances; each instance of a representatives' group is
+     * also every mirror group's, whose bookkeeping (counts, bytes, the members' traffic and comm)
+     * is applied where the unshadowed run did it (mirror_start, mirror_finish) */
+    int8_t shadow[MT_GROUP_KINDS_MAX];
+    /* ev_coll_finish of a shadowed kind's group: its kind and id (-1: none), and the instances it
+     * started meanwhile whose mirrors' copies start after the mirrors' own finish (defer_start) */
+    int32_t fin_kind, fin_gid;
+    struct deferred *dfr;
+    int64_t n_dfr, cap_dfr;
     mt_netfold nf;
     int32_t *nf_ep;          /* nf.ep: D x (N / D) endpoints */
     char netfold_why[200];   /* why the network did not fold (or stopped folding) */
@@ -254,8 +275,10 @@ static void op_restretch(runner *r, vgpu *g, mt_time_ps now) {
     if (!mt_engine_move(r->e, g->c->op_ev, end)) fail(r, MT_EINTERNAL, "a stretched compute task's event is gone");
 }
 
-/* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g. */
+/* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g: only the
+ * slowdown model (o.comm_slow) reads coll_n / coll_inter, so without it nothing is kept. */
 static void coll_inflight(runner *r, vgpu *g, int delta, int inter, mt_time_ps now) {
+    if (!r->o.comm_slow) return;
     g->coll_n += delta;
     if (inter) g->coll_inter += delta;
     op_restretch(r, g, now);
@@ -537,6 +560,47 @@ static int traffic_class(mt_coll_op op) {
 
 static void coll_done(void *ctx);
 
+/* Netfold, shadowed kind (runner.shadow): replica d's copy of representatives' group G's
+ * instance x starts, as its own start in try_start would have counted it (its members' comm and
+ * traffic; the run's counts and bytes). */
+static void mirror_start(runner *r, int kind, const group *G, const deferred *x, int32_t d) {
+    r->res->collectives++;
+    r->res->coll_bytes += x->task->bytes;
+    int cls = traffic_class(x->task->coll);
+    for (int32_t m = 0; m < G->n; m++) {
+        vgpu *g = &r->g[G->ranks[m] + r->dp_off[d]];
+        comm_begin(g, x->start); /* coll_inflight: a mirror runs no compute that it would slow */
+        g->traffic[cls] += x->sent[m];
+        r->res->kind_traffic_bytes[kind] += x->sent[m];
+    }
+}
+
+/* Netfold, shadowed kind: replica d's copy of G's instance of `task`, started dur ago, finishes
+ * now, as finish_inst would have counted it (a mirror never waits, nor issued it: no resume and no
+ * pending count). */
+static void mirror_finish(runner *r, const group *G, const mt_task *task, mt_time_ps dur, mt_time_ps now, int32_t d) {
+    if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
+    for (int32_t m = 0; m < G->n; m++) comm_end(&r->g[G->ranks[m] + r->dp_off[d]], now);
+}
+
+/* Netfold, shadowed kind: representatives' group gid's instance x has started; the mirrors'
+ * copies start with it, where an unshadowed run starts them: at once, unless this group is
+ * finishing an instance (ev_coll_finish) and the mirrors' groups, whose copy of that instance
+ * finishes after it, have no lane free until then (their starts then follow their finishes). */
+static void shadow_start(runner *r, int kind, int32_t gid, const deferred *x) {
+    const group *G = &r->groups[kind][gid];
+    int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
+    if (r->fin_kind == kind && r->fin_gid == gid && G->busy >= lanes) {
+        if (mt_vec_reserve(&r->dfr, &r->cap_dfr, r->n_dfr + 1)) {
+            fail(r, MT_ENOMEM, "out of memory starting a collective");
+            return;
+        }
+        r->dfr[r->n_dfr++] = *x;
+        return;
+    }
+    for (int32_t d = 1; d < r->D; d++) mirror_start(r, kind, G, x, d);
+}
+
 static void try_start(runner *r, int kind, int32_t gid) {
     group *G = &r->groups[kind][gid];
     int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
@@ -567,6 +631,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
             r->g[G->ranks[m]].traffic[cls] += cs.sent[m];
             r->res->kind_traffic_bytes[kind] += cs.sent[m];
         }
+        if (r->shadow[kind]) shadow_start(r, kind, gid, &(deferred){cs.sent, I->task, I->start_ps});
         mt_collexec *x = NULL;
         if (r->netfold && r->local[kind] && r->g[G->ranks[0]].d != 0) {
             free(c); /* a mirror's: its representative's instance carries it (ev_coll_finish) */
@@ -604,7 +669,7 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     mt_time_ps now = mt_sched_now(r->sched);
     mt_time_ps dur = now - I->start_ps;
     const mt_task *task = I->task;
-    if (r->fold) fold_check_coll(r, kind, gid, now);
+    if (r->fold && !r->shadow[kind]) fold_check_coll(r, kind, gid, now); /* shadows finish with it */
     I->done = 1;
     G->busy--;
     mt_collexec_free(I->x);
@@ -654,6 +719,20 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
     const group *G = &r->groups[kind][gid];
     int32_t rep = G->ranks[0];
     mt_time_ps start = G->q[k - G->base].start_ps;
+    if (r->shadow[kind]) { /* the mirrors' copies finish with it, then start what it started */
+        const mt_task *task = G->q[k - G->base].task;
+        r->fin_kind = kind;
+        r->fin_gid = gid;
+        r->n_dfr = 0;
+        finish_inst(r, kind, gid, k);
+        r->fin_gid = -1;
+        mt_time_ps now = mt_sched_now(r->sched);
+        for (int32_t d = 1; d < r->D && !r->failed; d++) {
+            mirror_finish(r, G, task, now - start, now, d);
+            for (int64_t j = 0; j < r->n_dfr; j++) mirror_start(r, kind, G, &r->dfr[j], d);
+        }
+        return;
+    }
     finish_inst(r, kind, gid, k);
     if (!r->netfold || !r->local[kind]) return;
     for (int32_t d = 1; d < r->D && !r->failed; d++) { /* the mirrors' instances end with it */
@@ -751,13 +830,12 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     comm_end(dst, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
     int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
-    if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
+    /* network folded: the mirrors' copies arrive in this event (below), nothing to compare; mirrors
+     * never receive, so their arrivals are not counted */
+    if (r->fold && !r->netfold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
     for (int32_t d = 1; r->netfold && d < r->D; d++) { /* the mirrors' copies arrive with it */
-        int32_t ms = sr->src + r->dp_off[d], md = sr->dst + r->dp_off[d];
-        comm_end(&r->g[ms], now);
-        comm_end(&r->g[md], now);
-        int32_t mgot = ++*arrival(r, md, sr->chunk, sr->mb, sr->dir);
-        fold_check_arrival(r, md, sr->chunk, sr->mb, sr->dir, mgot, now);
+        comm_end(&r->g[sr->src + r->dp_off[d]], now);
+        comm_end(&r->g[sr->dst + r->dp_off[d]], now);
     }
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
@@ -784,17 +862,15 @@ static int start_send(runner *r, sendrec *sr) {
     return 1;
 }
 
-/* GPU g issues pipeline send k now: counted, and in flight for both ends until delivered.
- * Returns the receiver (its chunk into *peer_v). A mirror's send when the network folds is only
- * this; it is delivered with its representative's (on_send_delivered). */
-static int32_t count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now, int32_t *peer_v) {
-    int32_t peer = peer_rank(r, g, k->dir, k->chunk, peer_v);
+/* GPU g issues pipeline send k to `peer` now: counted, and in flight for both ends until
+ * delivered. A mirror's send when the network folds is only this; it is delivered with its
+ * representative's (on_send_delivered). */
+static void count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now, int32_t peer) {
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
     comm_begin(g, now);
     comm_begin(&r->g[peer], now);
-    return peer;
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
@@ -805,7 +881,8 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
         return 0;
     }
     mt_time_ps now = mt_sched_now(r->sched);
-    int32_t peer = count_send(r, g, k, now, &peer_v);
+    int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
+    count_send(r, g, k, now, peer);
     *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, now, NULL, sr->lprev, sr->lnext};
     sendq *q = &g->c->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
@@ -944,7 +1021,7 @@ static void advance(runner *r, vgpu *g) {
                 break;
             }
             if (wait_for_host_issue(r, g, now)) return;
-            for (int32_t d = 1; r->fold && d < r->D; d++) /* the mirrors issue it too */
+            for (int32_t d = 1; r->fold && !r->shadow[k->group] && d < r->D; d++) /* the mirrors issue it too */
                 if (!issue_coll(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!issue_coll(r, g, k)) return;
             g->pc++;
@@ -956,11 +1033,12 @@ static void advance(runner *r, vgpu *g) {
             break;
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
-            for (int32_t d = 1; r->fold && d < r->D; d++) { /* the mirrors send too */
-                int32_t pv;
-                if (r->netfold) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now, &pv);
-                else if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
+            if (r->netfold) { /* the mirrors send too, to their replicas' copies of g's peer */
+                int32_t pv, peer = peer_rank(r, g, k->dir, k->chunk, &pv);
+                for (int32_t d = 1; d < r->D; d++) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now, peer + r->dp_off[d]);
             }
+            for (int32_t d = 1; r->fold && !r->netfold && d < r->D; d++) /* the mirrors send too */
+                if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!do_send(r, g, k)) return;
             g->pc++;
             break;
@@ -1109,6 +1187,7 @@ static void free_runner(runner *r) {
     free(r->dp_off);
     free(r->arrive_ps);
     free(r->nf_ep);
+    free(r->dfr);
 }
 
 /* Host model: a busy span of the GPU's device, to be accounted when the cursor passes it. */
@@ -1131,6 +1210,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->net = net;
     r->e = e;
     r->sched = mt_engine_sched(e);
+    r->fin_gid = -1;
     if (o) r->o = *o;
     else mt_sim_opts_init(&r->o);
     if (r->o.ranks_per_node <= 0) r->o.ranks_per_node = 8;
@@ -1382,6 +1462,8 @@ static mt_status netfold_setup(runner *r, mt_error *err) {
         return MT_OK;
     }
     r->netfold = 1;
+    for (int kind = 0; kind < r->n_kinds; kind++) /* --algo nccl: a schedule depends on its group's nodes */
+        r->shadow[kind] = r->local[kind] && r->pl->algo != MT_ALGO_NCCL && r->pl->a2a_algo - 1 != MT_ALGO_NCCL;
     return MT_OK;
 }
 
