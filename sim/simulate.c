@@ -81,9 +81,10 @@ typedef struct sendq {
 } sendq;
 
 /* A GPU's state that only pipeline sends, the slowdown model (o.comm_slow) and the host model use:
- * its own when the run has one of them, else every GPU's c is the runner's one `cold`, which
- * stays as made (no pipeline send, op_live 0, no host work: 0-filled), so a plain data-parallel
- * run's per-GPU state is 170 bytes smaller (2^20 GPUs: 180 MB never touched). */
+ * its own when the run has one of them (with the network folded and neither model, a walker's
+ * only: cold_setup), else a GPU's c is the runner's one `cold_one`, which stays as made (no
+ * pipeline send, op_live 0, no host work: 0-filled), so a plain data-parallel run's per-GPU state
+ * is 216 bytes smaller (2^20 GPUs: 226 MB never touched). */
 typedef struct vcold {
     sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
     /* the compute task running under the slowdown model (o.comm_slow): its event, work left (ps at
@@ -173,8 +174,9 @@ struct runner {
     mt_sim_opts o;
     int32_t N, D, T, P, M, V;
     vgpu *g;
-    vcold *cold;             /* per GPU, when the run uses it (vcold); else NULL */
-    vcold cold_one;          /* every GPU's, when cold is NULL */
+    vcold *cold;             /* n_cold of them, when the run uses them (vcold, cold_setup); else NULL */
+    int32_t n_cold;
+    vcold cold_one;          /* the GPUs' without their own */
     int32_t n_kinds;         /* the program's group table (extrapolate/group.h) */
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
@@ -1174,7 +1176,7 @@ static void free_runner(runner *r) {
     mt_u64map_destroy(&r->wf_pc);
     for (int64_t i = 0; i < r->n_sent; i++) free(r->sent[i]);
     free(r->sent);
-    for (int32_t i = 0; r->cold && i < r->N; i++) mt_busy_free(&r->cold[i].busy);
+    for (int32_t i = 0; r->cold && i < r->n_cold; i++) mt_busy_free(&r->cold[i].busy);
     free(r->cold);
     free(r->dev_words);
     free(r->issued);
@@ -1258,23 +1260,11 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         mt_hugemem_advise(r->members[kind], (size_t)r->N * sizeof *r->members[kind]);
         mt_hugemem_advise(r->member_ep[kind], (size_t)r->N * sizeof *r->member_ep[kind]);
     }
-    if ((r->o.host || r->o.comm_slow || r->P > 1) && !(r->cold = calloc((size_t)r->N, sizeof *r->cold)))
-        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
-    if (r->cold) mt_hugemem_advise(r->cold, (size_t)r->N * sizeof *r->cold);
-    int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
-    if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
-        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
     for (int32_t i = 0; i < r->N; i++) {
         vgpu *g = &r->g[i];
         g->rank = i;
-        g->c = r->cold ? &r->cold[i] : &r->cold_one;
-        g->c->host_issued = -1;
         g->wready = -1;
         g->wlast = g->wf_rank = g->wf_pc = -1;
-        if (r->o.host) {
-            g->c->host = r->start + r->o.host->head_ps;
-            mt_hostdev_init(&g->c->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
-        }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
         g->pending = r->pending + (size_t)i * (size_t)r->n_kinds;
@@ -1300,63 +1290,105 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     return MT_OK;
 }
 
-/* The per-GPU, per-step and per-layer results of a finished run into r->res. */
+/* Each GPU's cold state (vcold), once the run's mode is known: its own when the run has pipeline
+ * sends, the slowdown or the host model, except that with the network folded and neither model a
+ * mirror never sends (count_send) nor computes, so only the walkers have theirs (2^20 GPUs: 226 MB
+ * -> 14 KB); the others share cold_one. */
+static mt_status cold_setup(runner *r, mt_error *err) {
+    int walkers_only = r->netfold && !r->o.host && !r->o.comm_slow;
+    r->n_cold = !(r->o.host || r->o.comm_slow || r->P > 1) ? 0 : walkers_only ? r->N / r->D : r->N;
+    if (r->n_cold > 0 && !(r->cold = calloc((size_t)r->n_cold, sizeof *r->cold)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    if (r->cold) mt_hugemem_advise(r->cold, (size_t)r->n_cold * sizeof *r->cold);
+    int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
+    if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    r->cold_one.host_issued = -1;
+    for (int32_t i = 0, w = 0; i < r->N; i++) {
+        vgpu *g = &r->g[i];
+        g->c = !r->cold ? &r->cold_one : !walkers_only ? &r->cold[i] : g->d == 0 ? &r->cold[w++] : &r->cold_one;
+        g->c->host_issued = -1;
+        if (r->o.host) {
+            g->c->host = r->start + r->o.host->head_ps;
+            mt_hostdev_init(&g->c->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
+        }
+    }
+    return MT_OK;
+}
+
+/* GPU g's row of the results (step_ps: the run's). */
+static void gpu_row(const runner *r, const vgpu *g, mt_time_ps step_ps, mt_gpu_stats *st) {
+    const mt_program *p = r->p;
+    const mt_stage_program *sp = &p->stages[g->s];
+    int32_t i = g->rank;
+    memset(st, 0, sizeof *st);
+    st->rank = i;
+    /* traced_tp / traced_pp: the replicas are the job's tp ranks / pipeline stages */
+    st->dp = p->plan.traced_tp || p->plan.traced_pp ? 0 : g->d;
+    st->stage = p->plan.traced_pp ? g->d : g->s;
+    st->tp = p->plan.traced_tp ? g->d : g->t;
+    st->finish_ps = g->finish_ps - r->start;
+    st->compute_ps = g->compute;
+    st->stretch_ps = g->stretch;
+    st->comm_ps = g->comm;
+    st->exposed_ps = g->exposed;
+    st->peer_wait_ps = g->peer;
+    st->bubble_ps = g->bubble;
+    st->waited_for = g->wf_rank;
+    st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
+    st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
+    st->idle_ps = step_ps - st->finish_ps;
+    st->host_wait_ps = g->c->host_wait;
+    st->host_sync_ps = g->c->host_sync;
+    st->host_busy_ps = r->o.host ? g->c->host - r->start - g->c->host_sync : 0;
+    st->peak_live_mb = g->peak_live;
+    st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
+    /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
+    const double *own = p->emb_mem ? &p->emb_mem[((size_t)g->s * (size_t)mt_group_size(&p->groups, MT_GROUP_DP) +
+                                                  (size_t)mt_group_slot(&p->groups, MT_GROUP_DP, i)) * 3] : NULL;
+    st->mem_params_bytes = own ? own[0] : sp->param_bytes;
+    st->mem_grads_bytes = own ? own[1] : sp->grad_bytes;
+    st->mem_optimizer_bytes = own ? own[2] : sp->optstate_bytes;
+    /* recomputation: one layer's (or attention core's) activations while it runs backward */
+    st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
+    st->peak_mem_bytes = st->mem_params_bytes + st->mem_grads_bytes + st->mem_optimizer_bytes + st->mem_activations_bytes;
+    if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
+        st->peak_mem_bytes = st->mem_params_bytes + st->mem_optimizer_bytes +
+                             fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), st->mem_grads_bytes);
+    memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
+}
+
+_Static_assert(sizeof(mt_gpu_stats) <= sizeof(vgpu), "collect_results writes the rows over the vgpu array");
+
+/* The per-GPU, per-step and per-layer results of a finished run into r->res. The rows are written
+ * over r->g, which nothing reads afterwards (r->g is then NULL): a row is no larger than a vgpu,
+ * so row i covers only bytes of vgpus 0 .. i, each read before its row is written; at 2^20 GPUs
+ * that is 243 MB of fresh (zeroed) pages fewer. */
 static mt_status collect_results(runner *r, mt_error *err) {
     const mt_program *p = r->p;
     mt_sim_result *res = r->res;
     res->n_gpus = r->N;
-    res->gpus = calloc((size_t)(r->N > 0 ? r->N : 1), sizeof *res->gpus);
     res->n_layers = p->n_layers;
     res->layer_compute_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
     res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
-    if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps)
-        return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
-    mt_hugemem_advise(res->gpus, (size_t)r->N * sizeof *res->gpus);
+    if (!res->layer_compute_ps || !res->layer_comm_ps) return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
     for (int32_t i = 0; i < r->N; i++) /* a cluster job's times count from its start */
         if (r->g[i].finish_ps - r->start > res->step_ps) res->step_ps = r->g[i].finish_ps - r->start;
     res->n_steps = r->steps;
     res->step_end_ps = r->step_end;
     r->step_end = NULL;
     for (int32_t k = 0; k < r->steps; k++) res->step_end_ps[k] -= r->start;
+    unsigned char *base = (unsigned char *)r->g;
     for (int32_t i = 0; i < r->N; i++) {
-        const vgpu *g = &r->g[i];
-        const mt_stage_program *sp = &p->stages[g->s];
-        mt_gpu_stats *st = &res->gpus[i];
-        st->rank = i;
-        /* traced_tp / traced_pp: the replicas are the job's tp ranks / pipeline stages */
-        st->dp = p->plan.traced_tp || p->plan.traced_pp ? 0 : g->d;
-        st->stage = p->plan.traced_pp ? g->d : g->s;
-        st->tp = p->plan.traced_tp ? g->d : g->t;
-        st->finish_ps = g->finish_ps - r->start;
-        st->compute_ps = g->compute;
-        st->stretch_ps = g->stretch;
-        st->comm_ps = g->comm;
-        st->exposed_ps = g->exposed;
-        st->peer_wait_ps = g->peer;
-        st->bubble_ps = g->bubble;
-        st->waited_for = g->wf_rank;
-        st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
-        st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
-        st->idle_ps = res->step_ps - st->finish_ps;
-        st->host_wait_ps = g->c->host_wait;
-        st->host_sync_ps = g->c->host_sync;
-        st->host_busy_ps = r->o.host ? g->c->host - r->start - g->c->host_sync : 0;
-        st->peak_live_mb = g->peak_live;
-        st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
-        /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
-        const double *own = p->emb_mem ? &p->emb_mem[((size_t)g->s * (size_t)mt_group_size(&p->groups, MT_GROUP_DP) +
-                                                      (size_t)mt_group_slot(&p->groups, MT_GROUP_DP, i)) * 3] : NULL;
-        st->mem_params_bytes = own ? own[0] : sp->param_bytes;
-        st->mem_grads_bytes = own ? own[1] : sp->grad_bytes;
-        st->mem_optimizer_bytes = own ? own[2] : sp->optstate_bytes;
-        /* recomputation: one layer's (or attention core's) activations while it runs backward */
-        st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
-        st->peak_mem_bytes = st->mem_params_bytes + st->mem_grads_bytes + st->mem_optimizer_bytes + st->mem_activations_bytes;
-        if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
-            st->peak_mem_bytes = st->mem_params_bytes + st->mem_optimizer_bytes +
-                                 fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), st->mem_grads_bytes);
-        memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
+        vgpu g;
+        mt_gpu_stats st;
+        memcpy(&g, base + (size_t)i * sizeof g, sizeof g);
+        gpu_row(r, &g, res->step_ps, &st);
+        memcpy(base + (size_t)i * sizeof st, &st, sizeof st);
     }
+    r->g = NULL;
+    res->gpus = realloc(base, (size_t)(r->N > 0 ? r->N : 1) * sizeof *res->gpus); /* smaller: the same pages */
+    if (!res->gpus) res->gpus = (mt_gpu_stats *)(void *)base;
     for (int32_t s = 0; s < r->P; s++) {
         const mt_stage_program *sp = &p->stages[s];
         for (int32_t j = 0; j < sp->n_items; j++)
@@ -1413,9 +1445,11 @@ static void fold_copy(runner *r) {
         g->wf_rank = f->wf_rank >= 0 && r->g[f->wf_rank].d == 0 ? f->wf_rank + r->dp_off[g->d] : f->wf_rank;
         g->wf_ps = f->wf_ps;
         g->wf_pc = f->wf_pc;
-        g->c->host = f->c->host;
-        g->c->host_wait = f->c->host_wait;
-        g->c->host_sync = f->c->host_sync;
+        if (r->o.host) { /* else a mirror's cold state may be the shared cold_one (cold_setup) */
+            g->c->host = f->c->host;
+            g->c->host_wait = f->c->host_wait;
+            g->c->host_sync = f->c->host_sync;
+        }
         g->peak_live = f->peak_live;
         g->peak_live_ps = f->peak_live_ps;
     }
@@ -1477,6 +1511,7 @@ static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_e
     if (rc == MT_OK && mode >= 1) rc = fold_setup(r, err);
     if (rc == MT_OK && mode == 2) rc = netfold_setup(r, err);
     else if (mode == 1) snprintf(r->netfold_why, sizeof r->netfold_why, "%s", o->no_netfold ? o->no_netfold : "");
+    if (rc == MT_OK) rc = cold_setup(r, err);
     for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
         if ((!r->fold || r->g[i].d == 0) && !mt_engine_at(e, 0, ev_advance, r, (uint64_t)i))
             rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r->N);
@@ -1579,6 +1614,7 @@ mt_status mt_simulate_jobs(const mt_sim_job *jobs, int32_t n, mt_netmodel *net, 
         }
         for (int32_t i = 0; i < jobs[j].p->plan.gpus; i++) eps[i] = all[jobs[j].eps[i]];
         rc = setup_runner(r, jobs[j].p, jobs[j].net ? jobs[j].net : net, e, &o, eps, err);
+        if (rc == MT_OK) rc = cold_setup(r, err);
         r->job_eps = eps;
         for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
             if (!mt_engine_at(e, r->start, ev_advance, r, (uint64_t)i))
