@@ -415,11 +415,10 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
     int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
     for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
     for (int32_t d = 1; d < D; d++) {
-        const int32_t *rd;
-        int32_t nd;
+        int32_t rd[64], nd; /* fold_start: n <= 64 */
         mt_time_ps lat;
-        if (mt_topo_route_lat(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], &rd, &nd, &lat,
-                              err) != MT_OK || nd != n || lat != lat0)
+        if (mt_topo_route_once(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], rd, 64, &nd,
+                               &lat, err) != MT_OK || nd != n || lat != lat0)
             return 0;
         for (int32_t h = 0; h < n; h++) {
             if (mt_topo_link(net->topo, rd[h])->bw_Bps != mt_topo_link(net->topo, r0[h])->bw_Bps) return 0;
