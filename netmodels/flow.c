@@ -93,7 +93,8 @@ struct mt_flownet {
     /* network folding (netmodel.h): NULL when off */
     const mt_netfold *fold;
     int fold_dead;           /* broken: the caller stops the run; no more checks */
-    int32_t *fold_e;         /* per node: its index among replica 0's endpoints, or -1 */
+    int32_t *fold_e;         /* per node: its index among replica 0's endpoints + 1, or 0 (fold_e_of;
+                              * calloc: the nodes that are none cost no memory) */
     /* the copy map, learned from the routes as folded sends come: replica 0's link l has index
      * rix[l] - 1 (0: none yet) and its copy in replica d is cmap[(rix[l] - 1) * D + d]; a copy
      * link's replica-0 link is orig[] - 1 (0: not a copy link; both zeroed by calloc, so that the
@@ -107,7 +108,7 @@ struct mt_flownet {
     int32_t *vcnt, *vpeak, *creal;
     mt_time_ps *vsince, *vbusy;
     double *vbytes;
-    int32_t (*checked)[CHECK_WAYS]; /* per node: the last destinations whose copies' routes were checked */
+    int32_t (*checked)[CHECK_WAYS]; /* per replica-0 endpoint: the last destinations whose copies' routes were checked */
     uint64_t ev_seq;         /* ev_order source */
     uint32_t *lmark, lepoch; /* per link: visited by materialize */
     int32_t *kbuf, *lbuf, *vbuf, *rbuf; /* materialize's scratch */
@@ -362,6 +363,9 @@ static void fold_break(mt_flownet *net, const char *why) {
     net->fold->broken(net->fold->ctx, why);
 }
 
+/* Node's index among replica 0's endpoints, -1 when it is none. */
+static inline int32_t fold_e_of(const mt_flownet *net, int32_t node) { return net->fold_e[node] - 1; }
+
 /* Copy link of replica 0's (indexed) link l in replica d. */
 static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
     return d == 0 ? l : net->cmap[(size_t)rix_of(net, l) * net->fold->D + d];
@@ -406,12 +410,13 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
  * CHECK_WAYS destinations. 0: they do not (or out of memory). */
 static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32_t *r0, int32_t n, mt_time_ps lat0,
                           mt_error *err) {
-    int32_t *ck = net->checked[src];
+    const mt_netfold *F = net->fold;
+    int32_t es = fold_e_of(net, src), ed = fold_e_of(net, dst), D = F->D;
+    if (es < 0 || ed < 0) return 0;
+    int32_t *ck = net->checked[es];
     for (int w = 0; w < CHECK_WAYS; w++)
         if (ck[w] == dst) return 1;
-    const mt_netfold *F = net->fold;
-    int32_t es = net->fold_e[src], ed = net->fold_e[dst], D = F->D;
-    if (es < 0 || ed < 0 || mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
+    if (mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
     int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
     for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
     for (int32_t d = 1; d < D; d++) {
@@ -449,8 +454,8 @@ static int32_t new_copy(mt_flownet *net, int32_t rep, int32_t d, int32_t *nh) {
     if (c < 0) return -1;
     const flow *r = &net->fl[rep];
     flow *x = &net->fl[c];
-    *x = (flow){.bytes = r->bytes, .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]],
-                .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]], .var = -1, .next_free = -1,
+    *x = (flow){.bytes = r->bytes, .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + fold_e_of(net, r->src)],
+                .dst = F->ep[(size_t)d * F->E + fold_e_of(net, r->dst)], .var = -1, .next_free = -1,
                 .state = F_DRAINING, .folded = FOLD_COPY, .rep = rep, .rep_gen = r->gen, .gen = x->gen};
     const int32_t *route;
     *nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
@@ -647,8 +652,8 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     if (net->on_link) return mt_fail(err, MT_EINVAL, "link load is recorded over time");
     if (net->nfl > 0 || net->ngrp > 0) return mt_fail(err, MT_EINVAL, "flows were sent before");
     int32_t nn = mt_topo_nnodes(net->topo);
-    net->fold_e = malloc((size_t)nn * sizeof *net->fold_e);
-    net->checked = malloc((size_t)nn * sizeof *net->checked);
+    net->fold_e = calloc((size_t)nn, sizeof *net->fold_e);
+    net->checked = malloc((size_t)(f->E > 0 ? f->E : 1) * sizeof *net->checked);
     net->lmark = calloc((size_t)net->nlinks + 1, sizeof *net->lmark);
     net->rix = calloc((size_t)net->nlinks + 1, sizeof *net->rix);
     net->orig = calloc((size_t)net->nlinks + 1, sizeof *net->orig);
@@ -662,12 +667,11 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->vcnt || !net->vpeak ||
         !net->creal || !net->vsince || !net->vbusy || !net->vbytes)
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory folding the network");
-    memset(net->checked, 0xff, (size_t)nn * sizeof *net->checked); /* -1: none */
-    for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1;
+    memset(net->checked, 0xff, (size_t)(f->E > 0 ? f->E : 1) * sizeof *net->checked); /* -1: none */
     for (int32_t e = 0; e < f->E; e++) {
         int32_t node = f->ep[e];
         if (node < 0 || node >= nn) return mt_fail(err, MT_EINVAL, "an endpoint is not a node");
-        net->fold_e[node] = e;
+        net->fold_e[node] = e + 1;
     }
     net->fold = f;
     net->fold_dead = 0;
