@@ -820,7 +820,7 @@ mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf,
     } else {
         MT_CHECK(mt_topo_route_lat(t, src, dst, &links, &n, NULL, err));
         if (n > cap) return mt_fail(err, MT_EINVAL, "%s: a route of %d links, more than %d", t->label, (int)n, (int)cap);
-        memcpy(buf, links, (size_t)n * sizeof *buf);
+        if (n > 0) memcpy(buf, links, (size_t)n * sizeof *buf); /* an empty route's links may be NULL */
     }
     *nlinks = n;
     if (lat_ps) *lat_ps = mt_topo_path_latency(t, buf, n);
