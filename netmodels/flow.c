@@ -76,6 +76,8 @@ struct mt_flownet {
     mt_lmm *lmm;
     int32_t nlinks;
     lstate *lk;
+    uint64_t *lbusy; /* per link a bit: lk[].vn > 0 (busy_set), read where flow groups look for free
+                      * links (0.8 MB at 6.3 M links: in cache, where lk[] is a miss a hop) */
     lperiodic *per; /* per link, NULL until a link operation */
     double *reported; /* per link, the last rate given to the link observer; NULL until one is set */
     flow *fl;
@@ -93,7 +95,8 @@ struct mt_flownet {
     /* network folding (netmodel.h): NULL when off */
     const mt_netfold *fold;
     int fold_dead;           /* broken: the caller stops the run; no more checks */
-    int32_t *fold_e;         /* per node: its index among replica 0's endpoints, or -1 */
+    int32_t *fold_e;         /* per node: its index among replica 0's endpoints + 1, or 0 (fold_e_of;
+                              * calloc: the nodes that are none cost no memory) */
     /* the copy map, learned from the routes as folded sends come: replica 0's link l has index
      * rix[l] - 1 (0: none yet) and its copy in replica d is cmap[(rix[l] - 1) * D + d]; a copy
      * link's replica-0 link is orig[] - 1 (0: not a copy link; both zeroed by calloc, so that the
@@ -107,7 +110,7 @@ struct mt_flownet {
     int32_t *vcnt, *vpeak, *creal;
     mt_time_ps *vsince, *vbusy;
     double *vbytes;
-    int32_t (*checked)[CHECK_WAYS]; /* per node: the last destinations whose copies' routes were checked */
+    int32_t (*checked)[CHECK_WAYS]; /* per replica-0 endpoint: the last destinations whose copies' routes were checked */
     uint64_t ev_seq;         /* ev_order source */
     uint32_t *lmark, lepoch; /* per link: visited by materialize */
     int32_t *kbuf, *lbuf, *vbuf, *rbuf; /* materialize's scratch */
@@ -153,9 +156,10 @@ mt_status mt_flownet_new(mt_topo *topo, mt_sched sched, mt_flownet **out, mt_err
     n->group_min = MT_FLOW_GROUP_MIN;
     /* per-link state is zero memory (calloc) until a link is used: 6.3 M links at 2^20 GPUs */
     n->lk = calloc((size_t)n->nlinks + 1, sizeof *n->lk);
+    n->lbusy = calloc(((size_t)n->nlinks >> 6) + 1, sizeof *n->lbusy);
     n->lmm = mt_lmm_new();
     mt_hugemem_advise(n->lk, ((size_t)n->nlinks + 1) * sizeof *n->lk);
-    if (!n->lk || !n->lmm || (n->nlinks > 0 && !mt_lmm_cnsts_lazy(n->lmm, n->nlinks, topo_bw, topo))) {
+    if (!n->lk || !n->lbusy || !n->lmm || (n->nlinks > 0 && !mt_lmm_cnsts_lazy(n->lmm, n->nlinks, topo_bw, topo))) {
         mt_flownet_free(n);
         return mt_fail(err, MT_ENOMEM, "out of memory creating the flow model");
     }
@@ -209,6 +213,7 @@ void mt_flownet_free(mt_flownet *net) {
     if (!net) return;
     mt_lmm_free(net->lmm);
     free(net->lk);
+    free(net->lbusy);
     free(net->per);
     free(net->reported);
     free(net->fold_e);
@@ -330,6 +335,13 @@ static void on_solve(void *ctx, uint64_t arg) {
 }
 
 /* ---- flow life cycle ---- */
+
+/* Link l's busy bit (lbusy) as its flow count lk[l].vn goes from 0 (on) or to 0 (off). */
+static inline void busy_set(mt_flownet *net, int32_t l, int on) {
+    uint64_t b = (uint64_t)1 << (l & 63);
+    net->lbusy[l >> 6] = on ? net->lbusy[l >> 6] | b : net->lbusy[l >> 6] & ~b;
+}
+static inline int busy_of(const mt_flownet *net, int32_t l) { return (int)((net->lbusy[l >> 6] >> (l & 63)) & 1); }
 static void release(mt_flownet *net, int32_t id) {
     flow *f = &net->fl[id];
     if (f->var >= 0) mt_lmm_var_free(net->lmm, f->var);
@@ -361,6 +373,9 @@ static void fold_break(mt_flownet *net, const char *why) {
     net->fold_dead = 1;
     net->fold->broken(net->fold->ctx, why);
 }
+
+/* Node's index among replica 0's endpoints, -1 when it is none. */
+static inline int32_t fold_e_of(const mt_flownet *net, int32_t node) { return net->fold_e[node] - 1; }
 
 /* Copy link of replica 0's (indexed) link l in replica d. */
 static inline int32_t copy_link(const mt_flownet *net, int32_t l, int32_t d) {
@@ -406,20 +421,20 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
  * CHECK_WAYS destinations. 0: they do not (or out of memory). */
 static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32_t *r0, int32_t n, mt_time_ps lat0,
                           mt_error *err) {
-    int32_t *ck = net->checked[src];
+    const mt_netfold *F = net->fold;
+    int32_t es = fold_e_of(net, src), ed = fold_e_of(net, dst), D = F->D;
+    if (es < 0 || ed < 0) return 0;
+    int32_t *ck = net->checked[es];
     for (int w = 0; w < CHECK_WAYS; w++)
         if (ck[w] == dst) return 1;
-    const mt_netfold *F = net->fold;
-    int32_t es = net->fold_e[src], ed = net->fold_e[dst], D = F->D;
-    if (es < 0 || ed < 0 || mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
+    if (mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
     int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
     for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
     for (int32_t d = 1; d < D; d++) {
-        const int32_t *rd;
-        int32_t nd;
+        int32_t rd[64], nd; /* fold_start: n <= 64 */
         mt_time_ps lat;
-        if (mt_topo_route_lat(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], &rd, &nd, &lat,
-                              err) != MT_OK || nd != n || lat != lat0)
+        if (mt_topo_route_once(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], rd, 64, &nd,
+                               &lat, err) != MT_OK || nd != n || lat != lat0)
             return 0;
         for (int32_t h = 0; h < n; h++) {
             if (mt_topo_link(net->topo, rd[h])->bw_Bps != mt_topo_link(net->topo, r0[h])->bw_Bps) return 0;
@@ -450,8 +465,8 @@ static int32_t new_copy(mt_flownet *net, int32_t rep, int32_t d, int32_t *nh) {
     if (c < 0) return -1;
     const flow *r = &net->fl[rep];
     flow *x = &net->fl[c];
-    *x = (flow){.bytes = r->bytes, .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + net->fold_e[r->src]],
-                .dst = F->ep[(size_t)d * F->E + net->fold_e[r->dst]], .var = -1, .next_free = -1,
+    *x = (flow){.bytes = r->bytes, .lat_ps = r->lat_ps, .src = F->ep[(size_t)d * F->E + fold_e_of(net, r->src)],
+                .dst = F->ep[(size_t)d * F->E + fold_e_of(net, r->dst)], .var = -1, .next_free = -1,
                 .state = F_DRAINING, .folded = FOLD_COPY, .rep = rep, .rep_gen = r->gen, .gen = x->gen};
     const int32_t *route;
     *nh = mt_lmm_var_cnsts(net->lmm, r->var, &route);
@@ -540,6 +555,7 @@ static int materialize(mt_flownet *net, int32_t l0) {
             lstate *L = &net->lk[cl]; /* its copies are flows now: its own count takes them on */
             if (L->vn == 0 && n > 0) L->busy_since = now;
             L->vn += n;
+            if (n > 0) busy_set(net, cl, 1);
             if (L->vn > L->peak) L->peak = L->vn;
             net->creal[l] += n;
         }
@@ -648,8 +664,8 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     if (net->on_link) return mt_fail(err, MT_EINVAL, "link load is recorded over time");
     if (net->nfl > 0 || net->ngrp > 0) return mt_fail(err, MT_EINVAL, "flows were sent before");
     int32_t nn = mt_topo_nnodes(net->topo);
-    net->fold_e = malloc((size_t)nn * sizeof *net->fold_e);
-    net->checked = malloc((size_t)nn * sizeof *net->checked);
+    net->fold_e = calloc((size_t)nn, sizeof *net->fold_e);
+    net->checked = malloc((size_t)(f->E > 0 ? f->E : 1) * sizeof *net->checked);
     net->lmark = calloc((size_t)net->nlinks + 1, sizeof *net->lmark);
     net->rix = calloc((size_t)net->nlinks + 1, sizeof *net->rix);
     net->orig = calloc((size_t)net->nlinks + 1, sizeof *net->orig);
@@ -663,12 +679,11 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     if (!net->fold_e || !net->checked || !net->lmark || !net->rix || !net->orig || !net->vcnt || !net->vpeak ||
         !net->creal || !net->vsince || !net->vbusy || !net->vbytes)
         return mt_fail(err, MT_ENOMEM, "flow model: out of memory folding the network");
-    memset(net->checked, 0xff, (size_t)nn * sizeof *net->checked); /* -1: none */
-    for (int32_t i = 0; i < nn; i++) net->fold_e[i] = -1;
+    memset(net->checked, 0xff, (size_t)(f->E > 0 ? f->E : 1) * sizeof *net->checked); /* -1: none */
     for (int32_t e = 0; e < f->E; e++) {
         int32_t node = f->ep[e];
         if (node < 0 || node >= nn) return mt_fail(err, MT_EINVAL, "an endpoint is not a node");
-        net->fold_e[node] = e;
+        net->fold_e[node] = e + 1;
     }
     net->fold = f;
     net->fold_dead = 0;
@@ -692,7 +707,7 @@ static mt_status link_flow(mt_flownet *net, int32_t id, const int32_t *route, in
     for (int32_t h = 0; h < nhops; h++) {
         lstate *L = &net->lk[route[h]];
         int32_t n = ++L->vn;
-        if (n == 1) L->busy_since = now;
+        if (n == 1) L->busy_since = now, busy_set(net, route[h], 1);
         if (n > L->peak) L->peak = n;
         if (net->per && net->per[route[h]].per.period_ps > 0 && !net->per[route[h]].pev) arm_periodic(net, route[h]);
         int32_t l0 = net->fold ? orig_of(net, route[h]) : -1;
@@ -717,6 +732,7 @@ static void unlink_flow(mt_flownet *net, int32_t id, mt_time_ps now, int drained
         int32_t l0 = net->fold ? orig_of(net, route[h]) : -1;
         if (l0 >= 0 && l0 != route[h]) net->creal[l0]--;
         if (--L->vn > 0) continue;
+        busy_set(net, route[h], 0);
         L->busy_ps += now - L->busy_since;
         if (net->on_link && net->reported[route[h]] != 0) {
             net->reported[route[h]] = 0;
@@ -1059,7 +1075,7 @@ static void materialize_member(mt_flownet *net, int32_t slot, int32_t k) {
     f->ev_order = ++net->ev_seq;
     for (int32_t h = 0; h < g->hops; h++) {
         lstate *L = &net->lk[links[h]];
-        if (++L->vn == 1) L->busy_since = g->t0;
+        if (++L->vn == 1) L->busy_since = g->t0, busy_set(net, links[h], 1);
         if (L->vn > L->peak) L->peak = L->vn;
         net->gslot[links[h]] = 0;
     }
@@ -1124,12 +1140,13 @@ static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const
                       mt_time_ps lat) {
     double cap = INFINITY;
     for (int32_t h = 0; h < nhops; h++) { /* gslot first: a member's links are mostly another's */
-        if (net->gslot[route[h]] || net->lk[route[h]].vn) return 0;
+        if (net->gslot[route[h]] || busy_of(net, route[h])) return 0;
         if (net->fold && orig_of(net, route[h]) >= 0 && net->vcnt[orig_of(net, route[h])] > 0)
             return 0; /* a folded send's virtual copy is there: the caller sends one by one */
         /* no link is perturbed (send_group): every capacity is the topology's (mt_lmm_cnsts_lazy),
          * read there, not from the solver's constraints (untouched memory for unused links) */
-        cap = fmin(cap, mt_topo_link(net->topo, route[h])->bw_Bps);
+        double bw = mt_topo_link(net->topo, route[h])->bw_Bps;
+        if (bw < cap) cap = bw; /* fmin, without its call (no NaN here) */
     }
     if (k == 0) g->hops = nhops, g->lat = lat, g->rate = cap;
     if (nhops != g->hops || lat != g->lat || cap != g->rate || !(cap > 0)) return 0;

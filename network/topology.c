@@ -807,6 +807,26 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     return MT_OK;
 }
 
+mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf, int32_t cap, int32_t *nlinks,
+                             mt_time_ps *lat_ps, mt_error *err) {
+    if (!t->frozen) MT_CHECK(freeze(t, err));
+    const int32_t *links;
+    int32_t n;
+    if (src >= 0 && src < t->nnodes && dst >= 0 && dst < t->nnodes && router_applies(t, src, dst) &&
+        structured_route(t, src, dst, mt_hash64((uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst), &n)) {
+        t->n_structured++;
+        if (n > cap) return mt_fail(err, MT_EINVAL, "%s: a route of %d links, more than %d", t->label, (int)n, (int)cap);
+        for (int32_t i = 0; i < n; i++) buf[i] = t->scratch[n - 1 - i]; /* scratch holds it backwards */
+    } else {
+        MT_CHECK(mt_topo_route_lat(t, src, dst, &links, &n, NULL, err));
+        if (n > cap) return mt_fail(err, MT_EINVAL, "%s: a route of %d links, more than %d", t->label, (int)n, (int)cap);
+        if (n > 0) memcpy(buf, links, (size_t)n * sizeof *buf); /* an empty route's links may be NULL */
+    }
+    *nlinks = n;
+    if (lat_ps) *lat_ps = mt_topo_path_latency(t, buf, n);
+    return MT_OK;
+}
+
 mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
                         int32_t *nlinks, mt_error *err) {
     return mt_topo_route_lat(t, src, dst, links, nlinks, NULL, err);

@@ -119,6 +119,13 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
 mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
                             int32_t *nlinks, mt_time_ps *lat_ps, mt_error *err);
 
+/* mt_topo_route_lat for a pair asked once (network folding's check of each replica's copy of a
+ * route): where the structured router answers, the route is computed into buf (cap links) and no
+ * cache is entered (neither the source's entry nor the route store, whose pages it would touch);
+ * else it is mt_topo_route_lat's, copied. MT_EINVAL when it has more than cap links. */
+mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf, int32_t cap, int32_t *nlinks,
+                             mt_time_ps *lat_ps, mt_error *err);
+
 /* Failure: marks link `link` failed (failed = 1) or repaired (0); later routes avoid failed links
  * (Dijkstra with failed links at infinite weight) and the route cache and distances are dropped,
  * so every route is recomputed on demand. A route that no longer exists is MT_ENOROUTE naming both

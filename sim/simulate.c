@@ -15,9 +15,12 @@
  * slot (arrive_ps), so a mirror's inputs are compared with its representative's as they come.
  * Network folding on top (simulate.h): a collective of a kind whose groups lie inside one
  * replica (`local`) and every pipeline send run on the network for replica 0 only, as folded
- * sends; a mirror's instance of it starts as bookkeeping (no sends) and finishes in the event
- * its representative's does; a mirror's pipeline send is counted when issued and delivered with
- * its representative's.
+ * sends; a mirror's instance of it is bookkeeping (no sends) that finishes in the event its
+ * representative's does: the mirrors' groups of such a kind are shadows (`shadow`, all but
+ * --algo nccl) that hold no instances, the representatives' group's instance counting for each
+ * (mirror_start / mirror_finish: the counts, bytes and members' comm and traffic the mirror's own
+ * instance would add, where it would add them); a mirror's pipeline send is counted when issued
+ * and delivered with its representative's, and its arrivals are not kept (mirrors never receive).
  */
 #include "sim/simulate.h"
 
@@ -78,9 +81,10 @@ typedef struct sendq {
 } sendq;
 
 /* A GPU's state that only pipeline sends, the slowdown model (o.comm_slow) and the host model use:
- * its own when the run has one of them, else every GPU's c is the runner's one `cold`, which
- * stays as made (no pipeline send, op_live 0, no host work: 0-filled), so a plain data-parallel
- * run's per-GPU state is 170 bytes smaller (2^20 GPUs: 180 MB never touched). */
+ * its own when the run has one of them (with the network folded and neither model, a walker's
+ * only: cold_setup), else a GPU's c is the runner's one `cold_one`, which stays as made (no
+ * pipeline send, op_live 0, no host work: 0-filled), so a plain data-parallel run's per-GPU state
+ * is 216 bytes smaller (2^20 GPUs: 226 MB never touched). */
 typedef struct vcold {
     sendq out[2];            /* pipeline connections: [0] to the next stage, [1] to the previous */
     /* the compute task running under the slowdown model (o.comm_slow): its event, work left (ps at
@@ -134,6 +138,14 @@ typedef struct cached_sched {
 
 typedef struct runner runner;
 
+/* An instance of a shadowed kind's representatives' group whose mirrors' copies start later
+ * (runner.fin_gid): what each member sends in it, its task, its start. */
+typedef struct deferred {
+    const double *sent;
+    const mt_task *task;
+    mt_time_ps start;
+} deferred;
+
 typedef struct collref { /* ctx of one running collective */
     runner *r;
     int kind;
@@ -162,8 +174,9 @@ struct runner {
     mt_sim_opts o;
     int32_t N, D, T, P, M, V;
     vgpu *g;
-    vcold *cold;             /* per GPU, when the run uses it (vcold); else NULL */
-    vcold cold_one;          /* every GPU's, when cold is NULL */
+    vcold *cold;             /* n_cold of them, when the run uses them (vcold, cold_setup); else NULL */
+    int32_t n_cold;
+    vcold cold_one;          /* the GPUs' without their own */
     int32_t n_kinds;         /* the program's group table (extrapolate/group.h) */
     group *groups[MT_GROUP_KINDS_MAX]; /* by kind; NULL for a kind without groups */
     int32_t *members[MT_GROUP_KINDS_MAX], *member_ep[MT_GROUP_KINDS_MAX];
@@ -187,6 +200,16 @@ struct runner {
     int fold, fold_broken;   /* a folded run; its replicas diverged (rerun unfolded) */
     int netfold, netfold_broken; /* the network folded too; its check failed (rerun, network unfolded) */
     int8_t local[MT_GROUP_KINDS_MAX]; /* netfold: per kind, its groups lie inside one replica */
+    /* netfold: per kind, its mirrors' groups are shadows (local and not --algo nccl, whose schedule
+     * may differ by group): they hold no instances; each instance of a representatives' group is
+     * also every mirror group's, whose bookkeeping (counts, bytes, the members' traffic and comm)
+     * is applied where the unshadowed run did it (mirror_start, mirror_finish) */
+    int8_t shadow[MT_GROUP_KINDS_MAX];
+    /* ev_coll_finish of a shadowed kind's group: its kind and id (-1: none), and the instances it
+     * started meanwhile whose mirrors' copies start after the mirrors' own finish (defer_start) */
+    int32_t fin_kind, fin_gid;
+    struct deferred *dfr;
+    int64_t n_dfr, cap_dfr;
     mt_netfold nf;
     int32_t *nf_ep;          /* nf.ep: D x (N / D) endpoints */
     char netfold_why[200];   /* why the network did not fold (or stopped folding) */
@@ -254,8 +277,10 @@ static void op_restretch(runner *r, vgpu *g, mt_time_ps now) {
     if (!mt_engine_move(r->e, g->c->op_ev, end)) fail(r, MT_EINTERNAL, "a stretched compute task's event is gone");
 }
 
-/* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g. */
+/* A collective of a group spanning nodes (inter) or not begins (+1) or ends (-1) on g: only the
+ * slowdown model (o.comm_slow) reads coll_n / coll_inter, so without it nothing is kept. */
 static void coll_inflight(runner *r, vgpu *g, int delta, int inter, mt_time_ps now) {
+    if (!r->o.comm_slow) return;
     g->coll_n += delta;
     if (inter) g->coll_inter += delta;
     op_restretch(r, g, now);
@@ -537,6 +562,47 @@ static int traffic_class(mt_coll_op op) {
 
 static void coll_done(void *ctx);
 
+/* Netfold, shadowed kind (runner.shadow): replica d's copy of representatives' group G's
+ * instance x starts, as its own start in try_start would have counted it (its members' comm and
+ * traffic; the run's counts and bytes). */
+static void mirror_start(runner *r, int kind, const group *G, const deferred *x, int32_t d) {
+    r->res->collectives++;
+    r->res->coll_bytes += x->task->bytes;
+    int cls = traffic_class(x->task->coll);
+    for (int32_t m = 0; m < G->n; m++) {
+        vgpu *g = &r->g[G->ranks[m] + r->dp_off[d]];
+        comm_begin(g, x->start); /* coll_inflight: a mirror runs no compute that it would slow */
+        g->traffic[cls] += x->sent[m];
+        r->res->kind_traffic_bytes[kind] += x->sent[m];
+    }
+}
+
+/* Netfold, shadowed kind: replica d's copy of G's instance of `task`, started dur ago, finishes
+ * now, as finish_inst would have counted it (a mirror never waits, nor issued it: no resume and no
+ * pending count). */
+static void mirror_finish(runner *r, const group *G, const mt_task *task, mt_time_ps dur, mt_time_ps now, int32_t d) {
+    if (task->layer >= 0 && task->layer < r->p->n_layers) r->layer_comm[task->layer] += (double)dur * G->n;
+    for (int32_t m = 0; m < G->n; m++) comm_end(&r->g[G->ranks[m] + r->dp_off[d]], now);
+}
+
+/* Netfold, shadowed kind: representatives' group gid's instance x has started; the mirrors'
+ * copies start with it, where an unshadowed run starts them: at once, unless this group is
+ * finishing an instance (ev_coll_finish) and the mirrors' groups, whose copy of that instance
+ * finishes after it, have no lane free until then (their starts then follow their finishes). */
+static void shadow_start(runner *r, int kind, int32_t gid, const deferred *x) {
+    const group *G = &r->groups[kind][gid];
+    int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
+    if (r->fin_kind == kind && r->fin_gid == gid && G->busy >= lanes) {
+        if (mt_vec_reserve(&r->dfr, &r->cap_dfr, r->n_dfr + 1)) {
+            fail(r, MT_ENOMEM, "out of memory starting a collective");
+            return;
+        }
+        r->dfr[r->n_dfr++] = *x;
+        return;
+    }
+    for (int32_t d = 1; d < r->D; d++) mirror_start(r, kind, G, x, d);
+}
+
 static void try_start(runner *r, int kind, int32_t gid) {
     group *G = &r->groups[kind][gid];
     int lanes = r->o.coll_lanes > 1 ? r->o.coll_lanes : 1;
@@ -567,6 +633,7 @@ static void try_start(runner *r, int kind, int32_t gid) {
             r->g[G->ranks[m]].traffic[cls] += cs.sent[m];
             r->res->kind_traffic_bytes[kind] += cs.sent[m];
         }
+        if (r->shadow[kind]) shadow_start(r, kind, gid, &(deferred){cs.sent, I->task, I->start_ps});
         mt_collexec *x = NULL;
         if (r->netfold && r->local[kind] && r->g[G->ranks[0]].d != 0) {
             free(c); /* a mirror's: its representative's instance carries it (ev_coll_finish) */
@@ -604,7 +671,7 @@ static void finish_inst(runner *r, int kind, int32_t gid, int32_t k) {
     mt_time_ps now = mt_sched_now(r->sched);
     mt_time_ps dur = now - I->start_ps;
     const mt_task *task = I->task;
-    if (r->fold) fold_check_coll(r, kind, gid, now);
+    if (r->fold && !r->shadow[kind]) fold_check_coll(r, kind, gid, now); /* shadows finish with it */
     I->done = 1;
     G->busy--;
     mt_collexec_free(I->x);
@@ -654,6 +721,20 @@ static void ev_coll_finish(void *ctx, uint64_t arg) {
     const group *G = &r->groups[kind][gid];
     int32_t rep = G->ranks[0];
     mt_time_ps start = G->q[k - G->base].start_ps;
+    if (r->shadow[kind]) { /* the mirrors' copies finish with it, then start what it started */
+        const mt_task *task = G->q[k - G->base].task;
+        r->fin_kind = kind;
+        r->fin_gid = gid;
+        r->n_dfr = 0;
+        finish_inst(r, kind, gid, k);
+        r->fin_gid = -1;
+        mt_time_ps now = mt_sched_now(r->sched);
+        for (int32_t d = 1; d < r->D && !r->failed; d++) {
+            mirror_finish(r, G, task, now - start, now, d);
+            for (int64_t j = 0; j < r->n_dfr; j++) mirror_start(r, kind, G, &r->dfr[j], d);
+        }
+        return;
+    }
     finish_inst(r, kind, gid, k);
     if (!r->netfold || !r->local[kind]) return;
     for (int32_t d = 1; d < r->D && !r->failed; d++) { /* the mirrors' instances end with it */
@@ -751,13 +832,12 @@ static void on_send_delivered(void *ctx, uint64_t tag) {
     comm_end(dst, now);
     if (r->o.on_span) r->o.on_span(r->o.span_ctx, sr->src, MT_SPAN_SEND, sr->task, sr->start, now);
     int32_t got = ++*arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir);
-    if (r->fold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
+    /* network folded: the mirrors' copies arrive in this event (below), nothing to compare; mirrors
+     * never receive, so their arrivals are not counted */
+    if (r->fold && !r->netfold) fold_check_arrival(r, sr->dst, sr->chunk, sr->mb, sr->dir, got, now);
     for (int32_t d = 1; r->netfold && d < r->D; d++) { /* the mirrors' copies arrive with it */
-        int32_t ms = sr->src + r->dp_off[d], md = sr->dst + r->dp_off[d];
-        comm_end(&r->g[ms], now);
-        comm_end(&r->g[md], now);
-        int32_t mgot = ++*arrival(r, md, sr->chunk, sr->mb, sr->dir);
-        fold_check_arrival(r, md, sr->chunk, sr->mb, sr->dir, mgot, now);
+        comm_end(&r->g[sr->src + r->dp_off[d]], now);
+        comm_end(&r->g[sr->dst + r->dp_off[d]], now);
     }
     int wake = dst->state == ST_WAIT_RECV && dst->wait_mb == sr->mb && dst->wait_dir == sr->dir &&
                dst->wait_chunk == sr->chunk && got > dst->step;
@@ -784,17 +864,15 @@ static int start_send(runner *r, sendrec *sr) {
     return 1;
 }
 
-/* GPU g issues pipeline send k now: counted, and in flight for both ends until delivered.
- * Returns the receiver (its chunk into *peer_v). A mirror's send when the network folds is only
- * this; it is delivered with its representative's (on_send_delivered). */
-static int32_t count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now, int32_t *peer_v) {
-    int32_t peer = peer_rank(r, g, k->dir, k->chunk, peer_v);
+/* GPU g issues pipeline send k to `peer` now: counted, and in flight for both ends until
+ * delivered. A mirror's send when the network folds is only this; it is delivered with its
+ * representative's (on_send_delivered). */
+static void count_send(runner *r, vgpu *g, const mt_task *k, mt_time_ps now, int32_t peer) {
     r->res->sends++;
     g->traffic[MT_TRAFFIC_P2P] += k->bytes;
     r->res->pp_traffic_bytes += k->bytes;
     comm_begin(g, now);
     comm_begin(&r->g[peer], now);
-    return peer;
 }
 
 static int do_send(runner *r, vgpu *g, const mt_task *k) {
@@ -805,7 +883,8 @@ static int do_send(runner *r, vgpu *g, const mt_task *k) {
         return 0;
     }
     mt_time_ps now = mt_sched_now(r->sched);
-    int32_t peer = count_send(r, g, k, now, &peer_v);
+    int32_t peer = peer_rank(r, g, k->dir, k->chunk, &peer_v);
+    count_send(r, g, k, now, peer);
     *sr = (sendrec){r, g->rank, peer, k->mb, peer_v, k->dir, 0, k, now, NULL, sr->lprev, sr->lnext};
     sendq *q = &g->c->out[k->dir < 0];
     if (!q->busy) return start_send(r, sr);
@@ -944,7 +1023,7 @@ static void advance(runner *r, vgpu *g) {
                 break;
             }
             if (wait_for_host_issue(r, g, now)) return;
-            for (int32_t d = 1; r->fold && d < r->D; d++) /* the mirrors issue it too */
+            for (int32_t d = 1; r->fold && !r->shadow[k->group] && d < r->D; d++) /* the mirrors issue it too */
                 if (!issue_coll(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!issue_coll(r, g, k)) return;
             g->pc++;
@@ -956,11 +1035,12 @@ static void advance(runner *r, vgpu *g) {
             break;
         case MT_TASK_SEND:
             if (wait_for_host_issue(r, g, now)) return;
-            for (int32_t d = 1; r->fold && d < r->D; d++) { /* the mirrors send too */
-                int32_t pv;
-                if (r->netfold) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now, &pv);
-                else if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
+            if (r->netfold) { /* the mirrors send too, to their replicas' copies of g's peer */
+                int32_t pv, peer = peer_rank(r, g, k->dir, k->chunk, &pv);
+                for (int32_t d = 1; d < r->D; d++) count_send(r, &r->g[g->rank + r->dp_off[d]], k, now, peer + r->dp_off[d]);
             }
+            for (int32_t d = 1; r->fold && !r->netfold && d < r->D; d++) /* the mirrors send too */
+                if (!do_send(r, &r->g[g->rank + r->dp_off[d]], k)) return;
             if (!do_send(r, g, k)) return;
             g->pc++;
             break;
@@ -1096,7 +1176,7 @@ static void free_runner(runner *r) {
     mt_u64map_destroy(&r->wf_pc);
     for (int64_t i = 0; i < r->n_sent; i++) free(r->sent[i]);
     free(r->sent);
-    for (int32_t i = 0; r->cold && i < r->N; i++) mt_busy_free(&r->cold[i].busy);
+    for (int32_t i = 0; r->cold && i < r->n_cold; i++) mt_busy_free(&r->cold[i].busy);
     free(r->cold);
     free(r->dev_words);
     free(r->issued);
@@ -1109,6 +1189,7 @@ static void free_runner(runner *r) {
     free(r->dp_off);
     free(r->arrive_ps);
     free(r->nf_ep);
+    free(r->dfr);
 }
 
 /* Host model: a busy span of the GPU's device, to be accounted when the cursor passes it. */
@@ -1131,6 +1212,7 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     r->net = net;
     r->e = e;
     r->sched = mt_engine_sched(e);
+    r->fin_gid = -1;
     if (o) r->o = *o;
     else mt_sim_opts_init(&r->o);
     if (r->o.ranks_per_node <= 0) r->o.ranks_per_node = 8;
@@ -1178,23 +1260,11 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
         mt_hugemem_advise(r->members[kind], (size_t)r->N * sizeof *r->members[kind]);
         mt_hugemem_advise(r->member_ep[kind], (size_t)r->N * sizeof *r->member_ep[kind]);
     }
-    if ((r->o.host || r->o.comm_slow || r->P > 1) && !(r->cold = calloc((size_t)r->N, sizeof *r->cold)))
-        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
-    if (r->cold) mt_hugemem_advise(r->cold, (size_t)r->N * sizeof *r->cold);
-    int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
-    if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
-        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
     for (int32_t i = 0; i < r->N; i++) {
         vgpu *g = &r->g[i];
         g->rank = i;
-        g->c = r->cold ? &r->cold[i] : &r->cold_one;
-        g->c->host_issued = -1;
         g->wready = -1;
         g->wlast = g->wf_rank = g->wf_pc = -1;
-        if (r->o.host) {
-            g->c->host = r->start + r->o.host->head_ps;
-            mt_hostdev_init(&g->c->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
-        }
         mt_plan_coords(r->pl, i, &g->d, &g->s, &g->t);
         g->issued = r->issued + (size_t)i * (size_t)r->n_kinds;
         g->pending = r->pending + (size_t)i * (size_t)r->n_kinds;
@@ -1220,63 +1290,105 @@ static mt_status setup_runner(runner *r, const mt_program *p, mt_netmodel *net, 
     return MT_OK;
 }
 
-/* The per-GPU, per-step and per-layer results of a finished run into r->res. */
+/* Each GPU's cold state (vcold), once the run's mode is known: its own when the run has pipeline
+ * sends, the slowdown or the host model, except that with the network folded and neither model a
+ * mirror never sends (count_send) nor computes, so only the walkers have theirs (2^20 GPUs: 226 MB
+ * -> 14 KB); the others share cold_one. */
+static mt_status cold_setup(runner *r, mt_error *err) {
+    int walkers_only = r->netfold && !r->o.host && !r->o.comm_slow;
+    r->n_cold = !(r->o.host || r->o.comm_slow || r->P > 1) ? 0 : walkers_only ? r->N / r->D : r->N;
+    if (r->n_cold > 0 && !(r->cold = calloc((size_t)r->n_cold, sizeof *r->cold)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    if (r->cold) mt_hugemem_advise(r->cold, (size_t)r->n_cold * sizeof *r->cold);
+    int64_t words = r->o.host ? mt_hostdev_words(r->o.host) : 0;
+    if (words > 0 && !(r->dev_words = calloc((size_t)r->N * (size_t)words, sizeof *r->dev_words)))
+        return mt_fail(err, MT_ENOMEM, "out of memory setting up %d virtual GPUs", r->N);
+    r->cold_one.host_issued = -1;
+    for (int32_t i = 0, w = 0; i < r->N; i++) {
+        vgpu *g = &r->g[i];
+        g->c = !r->cold ? &r->cold_one : !walkers_only ? &r->cold[i] : g->d == 0 ? &r->cold[w++] : &r->cold_one;
+        g->c->host_issued = -1;
+        if (r->o.host) {
+            g->c->host = r->start + r->o.host->head_ps;
+            mt_hostdev_init(&g->c->dev, r->o.host, r->dev_words + (size_t)i * (size_t)words, on_busy, g);
+        }
+    }
+    return MT_OK;
+}
+
+/* GPU g's row of the results (step_ps: the run's). */
+static void gpu_row(const runner *r, const vgpu *g, mt_time_ps step_ps, mt_gpu_stats *st) {
+    const mt_program *p = r->p;
+    const mt_stage_program *sp = &p->stages[g->s];
+    int32_t i = g->rank;
+    memset(st, 0, sizeof *st);
+    st->rank = i;
+    /* traced_tp / traced_pp: the replicas are the job's tp ranks / pipeline stages */
+    st->dp = p->plan.traced_tp || p->plan.traced_pp ? 0 : g->d;
+    st->stage = p->plan.traced_pp ? g->d : g->s;
+    st->tp = p->plan.traced_tp ? g->d : g->t;
+    st->finish_ps = g->finish_ps - r->start;
+    st->compute_ps = g->compute;
+    st->stretch_ps = g->stretch;
+    st->comm_ps = g->comm;
+    st->exposed_ps = g->exposed;
+    st->peer_wait_ps = g->peer;
+    st->bubble_ps = g->bubble;
+    st->waited_for = g->wf_rank;
+    st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
+    st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
+    st->idle_ps = step_ps - st->finish_ps;
+    st->host_wait_ps = g->c->host_wait;
+    st->host_sync_ps = g->c->host_sync;
+    st->host_busy_ps = r->o.host ? g->c->host - r->start - g->c->host_sync : 0;
+    st->peak_live_mb = g->peak_live;
+    st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
+    /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
+    const double *own = p->emb_mem ? &p->emb_mem[((size_t)g->s * (size_t)mt_group_size(&p->groups, MT_GROUP_DP) +
+                                                  (size_t)mt_group_slot(&p->groups, MT_GROUP_DP, i)) * 3] : NULL;
+    st->mem_params_bytes = own ? own[0] : sp->param_bytes;
+    st->mem_grads_bytes = own ? own[1] : sp->grad_bytes;
+    st->mem_optimizer_bytes = own ? own[2] : sp->optstate_bytes;
+    /* recomputation: one layer's (or attention core's) activations while it runs backward */
+    st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
+    st->peak_mem_bytes = st->mem_params_bytes + st->mem_grads_bytes + st->mem_optimizer_bytes + st->mem_activations_bytes;
+    if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
+        st->peak_mem_bytes = st->mem_params_bytes + st->mem_optimizer_bytes +
+                             fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), st->mem_grads_bytes);
+    memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
+}
+
+_Static_assert(sizeof(mt_gpu_stats) <= sizeof(vgpu), "collect_results writes the rows over the vgpu array");
+
+/* The per-GPU, per-step and per-layer results of a finished run into r->res. The rows are written
+ * over r->g, which nothing reads afterwards (r->g is then NULL): a row is no larger than a vgpu,
+ * so row i covers only bytes of vgpus 0 .. i, each read before its row is written; at 2^20 GPUs
+ * that is 243 MB of fresh (zeroed) pages fewer. */
 static mt_status collect_results(runner *r, mt_error *err) {
     const mt_program *p = r->p;
     mt_sim_result *res = r->res;
     res->n_gpus = r->N;
-    res->gpus = calloc((size_t)(r->N > 0 ? r->N : 1), sizeof *res->gpus);
     res->n_layers = p->n_layers;
     res->layer_compute_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
     res->layer_comm_ps = calloc((size_t)(p->n_layers > 0 ? p->n_layers : 1), sizeof(double));
-    if (!res->gpus || !res->layer_compute_ps || !res->layer_comm_ps)
-        return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
-    mt_hugemem_advise(res->gpus, (size_t)r->N * sizeof *res->gpus);
+    if (!res->layer_compute_ps || !res->layer_comm_ps) return mt_fail(err, MT_ENOMEM, "out of memory collecting results");
     for (int32_t i = 0; i < r->N; i++) /* a cluster job's times count from its start */
         if (r->g[i].finish_ps - r->start > res->step_ps) res->step_ps = r->g[i].finish_ps - r->start;
     res->n_steps = r->steps;
     res->step_end_ps = r->step_end;
     r->step_end = NULL;
     for (int32_t k = 0; k < r->steps; k++) res->step_end_ps[k] -= r->start;
+    unsigned char *base = (unsigned char *)r->g;
     for (int32_t i = 0; i < r->N; i++) {
-        const vgpu *g = &r->g[i];
-        const mt_stage_program *sp = &p->stages[g->s];
-        mt_gpu_stats *st = &res->gpus[i];
-        st->rank = i;
-        /* traced_tp / traced_pp: the replicas are the job's tp ranks / pipeline stages */
-        st->dp = p->plan.traced_tp || p->plan.traced_pp ? 0 : g->d;
-        st->stage = p->plan.traced_pp ? g->d : g->s;
-        st->tp = p->plan.traced_tp ? g->d : g->t;
-        st->finish_ps = g->finish_ps - r->start;
-        st->compute_ps = g->compute;
-        st->stretch_ps = g->stretch;
-        st->comm_ps = g->comm;
-        st->exposed_ps = g->exposed;
-        st->peer_wait_ps = g->peer;
-        st->bubble_ps = g->bubble;
-        st->waited_for = g->wf_rank;
-        st->waited_for_ps = g->wf_rank >= 0 ? g->wf_ps : 0;
-        st->waited_pc = g->wf_rank >= 0 ? g->wf_pc : -1;
-        st->idle_ps = res->step_ps - st->finish_ps;
-        st->host_wait_ps = g->c->host_wait;
-        st->host_sync_ps = g->c->host_sync;
-        st->host_busy_ps = r->o.host ? g->c->host - r->start - g->c->host_sync : 0;
-        st->peak_live_mb = g->peak_live;
-        st->peak_mem_from_ps = g->peak_live > 0 ? g->peak_live_ps - r->start : g->peak_live_ps;
-        /* table-wise embeddings: this GPU's own tables (pass_emb.c), else the stage's states */
-        const double *own = p->emb_mem ? &p->emb_mem[((size_t)g->s * (size_t)mt_group_size(&p->groups, MT_GROUP_DP) +
-                                                      (size_t)mt_group_slot(&p->groups, MT_GROUP_DP, i)) * 3] : NULL;
-        st->mem_params_bytes = own ? own[0] : sp->param_bytes;
-        st->mem_grads_bytes = own ? own[1] : sp->grad_bytes;
-        st->mem_optimizer_bytes = own ? own[2] : sp->optstate_bytes;
-        /* recomputation: one layer's (or attention core's) activations while it runs backward */
-        st->mem_activations_bytes = g->peak_live * sp->act_bytes_per_mb + (g->peak_live > 0 ? sp->act_bytes_transient : 0);
-        st->peak_mem_bytes = st->mem_params_bytes + st->mem_grads_bytes + st->mem_optimizer_bytes + st->mem_activations_bytes;
-        if (sp->mem_bwd_peak_bytes > 0 && g->peak_live == 1) /* gradients made while activations free */
-            st->peak_mem_bytes = st->mem_params_bytes + st->mem_optimizer_bytes +
-                                 fmax(fmax(st->mem_activations_bytes, sp->mem_bwd_peak_bytes), st->mem_grads_bytes);
-        memcpy(st->traffic_bytes, g->traffic, sizeof st->traffic_bytes);
+        vgpu g;
+        mt_gpu_stats st;
+        memcpy(&g, base + (size_t)i * sizeof g, sizeof g);
+        gpu_row(r, &g, res->step_ps, &st);
+        memcpy(base + (size_t)i * sizeof st, &st, sizeof st);
     }
+    r->g = NULL;
+    res->gpus = realloc(base, (size_t)(r->N > 0 ? r->N : 1) * sizeof *res->gpus); /* smaller: the same pages */
+    if (!res->gpus) res->gpus = (mt_gpu_stats *)(void *)base;
     for (int32_t s = 0; s < r->P; s++) {
         const mt_stage_program *sp = &p->stages[s];
         for (int32_t j = 0; j < sp->n_items; j++)
@@ -1333,9 +1445,11 @@ static void fold_copy(runner *r) {
         g->wf_rank = f->wf_rank >= 0 && r->g[f->wf_rank].d == 0 ? f->wf_rank + r->dp_off[g->d] : f->wf_rank;
         g->wf_ps = f->wf_ps;
         g->wf_pc = f->wf_pc;
-        g->c->host = f->c->host;
-        g->c->host_wait = f->c->host_wait;
-        g->c->host_sync = f->c->host_sync;
+        if (r->o.host) { /* else a mirror's cold state may be the shared cold_one (cold_setup) */
+            g->c->host = f->c->host;
+            g->c->host_wait = f->c->host_wait;
+            g->c->host_sync = f->c->host_sync;
+        }
         g->peak_live = f->peak_live;
         g->peak_live_ps = f->peak_live_ps;
     }
@@ -1382,6 +1496,8 @@ static mt_status netfold_setup(runner *r, mt_error *err) {
         return MT_OK;
     }
     r->netfold = 1;
+    for (int kind = 0; kind < r->n_kinds; kind++) /* --algo nccl: a schedule depends on its group's nodes */
+        r->shadow[kind] = r->local[kind] && r->pl->algo != MT_ALGO_NCCL && r->pl->a2a_algo - 1 != MT_ALGO_NCCL;
     return MT_OK;
 }
 
@@ -1395,6 +1511,7 @@ static mt_status run_once(runner *r, const mt_program *p, mt_netmodel *net, mt_e
     if (rc == MT_OK && mode >= 1) rc = fold_setup(r, err);
     if (rc == MT_OK && mode == 2) rc = netfold_setup(r, err);
     else if (mode == 1) snprintf(r->netfold_why, sizeof r->netfold_why, "%s", o->no_netfold ? o->no_netfold : "");
+    if (rc == MT_OK) rc = cold_setup(r, err);
     for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
         if ((!r->fold || r->g[i].d == 0) && !mt_engine_at(e, 0, ev_advance, r, (uint64_t)i))
             rc = mt_fail(err, MT_ENOMEM, "out of memory scheduling %d GPUs", r->N);
@@ -1497,6 +1614,7 @@ mt_status mt_simulate_jobs(const mt_sim_job *jobs, int32_t n, mt_netmodel *net, 
         }
         for (int32_t i = 0; i < jobs[j].p->plan.gpus; i++) eps[i] = all[jobs[j].eps[i]];
         rc = setup_runner(r, jobs[j].p, jobs[j].net ? jobs[j].net : net, e, &o, eps, err);
+        if (rc == MT_OK) rc = cold_setup(r, err);
         r->job_eps = eps;
         for (int32_t i = 0; rc == MT_OK && i < r->N; i++)
             if (!mt_engine_at(e, r->start, ev_advance, r, (uint64_t)i))

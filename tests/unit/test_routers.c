@@ -43,6 +43,15 @@ static int64_t compare(const char *spec, int metric, int ecmp, int32_t step) {
                 fail_msg("%s (metric %d, ecmp %d): gpu%d -> gpu%d: structured %d links (first %d), search %d "
                          "(first %d)", spec, metric, ecmp, (int)a, (int)b, (int)ns, ns ? (int)rs[0] : -1, (int)ng,
                          ng ? (int)rg[0] : -1);
+            int32_t once[2048], no; /* a pair asked once: the same route and latency, no cache entered */
+            mt_time_ps lat;
+            if (mt_topo_route_once(s, gpu[a], gpu[b], once, 2048, &no, &lat, &err) != MT_OK) fail_msg("%s: %s", spec, err.msg);
+            if (no != ng || (no > 0 && memcmp(once, rg, (size_t)no * sizeof *once) != 0) ||
+                lat != mt_topo_path_latency(g, rg, ng))
+                fail_msg("%s (metric %d, ecmp %d): gpu%d -> gpu%d: once %d links, search %d", spec, metric, ecmp,
+                         (int)a, (int)b, (int)no, (int)ng);
+            if (ng > 0 && mt_topo_route_once(s, gpu[a], gpu[b], once, ng - 1, &no, &lat, NULL) != MT_EINVAL)
+                fail_msg("%s: gpu%d -> gpu%d: a route longer than the room is no error", spec, (int)a, (int)b);
         }
     }
     int64_t structured, searched;
@@ -70,7 +79,7 @@ static void small_shapes_all_pairs(void **state) {
                            "multinode:nodes=3,gpus=4,fabric=switch", "multinode:nodes=2,gpus=1,fabric=switch"};
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         if (!strcmp(specs[i], "switch:1")) { /* one GPU: only the empty route */
-            assert_int_equal(compare(specs[i], MT_ROUTE_HOPS, 0, 1), 1);
+            assert_int_equal(compare(specs[i], MT_ROUTE_HOPS, 0, 1), 2); /* mt_topo_route's and _once's */
             continue;
         }
         check(specs[i], 1);
