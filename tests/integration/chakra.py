@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import libsim
 
@@ -292,12 +293,13 @@ def main():
         keep = f"{TMP}/rt/{os.path.basename(trace)}_{'_'.join(plan.split())}"
         parts.append((f"round trip {os.path.basename(trace)} {plan}", lambda t=trace, p=plan, k=keep: roundtrip(t, p.split(), k)))
     for name, f in parts:
+        t0 = time.time()
         try:
             f()
         except (Bad, sim.m.Error) as e:
             print(f"FAIL: {name}: {e}")
             return 1
-        print(f"ok: {name}")
+        print(f"ok: {name} ({time.time() - t0:.2f} s)")
     skipped = [why for why, missing in (("protoc absent, wire checks skipped", not PROTOC),
                                          (f"{fx} absent, fixture checks skipped", not os.path.isdir(fx))) if missing]
     for why in skipped:

@@ -27,7 +27,7 @@ case $rc in
     77) skip_part "$(grep '^SKIP: ' "$TMP/py.log" | sed 's/^SKIP: //' | paste -sd ';')" ;;
     *) fail "chakra.py: exit $rc" ;;
 esac
-grep -q '^ok: round trip cpu-resmlp-b64 --gpus 8 --dp 2 --tp 2 --pp 2$' "$TMP/py.log" || fail "chakra.py skipped round trips"
+grep -q '^ok: round trip cpu-resmlp-b64 --gpus 8 --dp 2 --tp 2 --pp 2 (' "$TMP/py.log" || fail "chakra.py skipped round trips"
 
 # ---- outputs: JSON form, a subset of ranks ------------------------------------------------------
 # the binary's --chakra-json and --chakra-comm-only write what the library wrote for the same plan
