@@ -17,10 +17,6 @@ typedef struct sim_cli {
     int as_is;                /* --as-is: TRACE is a set of per-rank Chakra ET files (run/asis.h) */
 } sim_cli;
 
-static mt_status set_window(void *base, const char *v, mt_error *err) {
-    return mt_sim_outputs_window(&((sim_cli *)base)->out, v, err);
-}
-
 #define OUT(field) offsetof(sim_cli, field)
 /* The file outputs, one flag per row of the output table (run/outputs.h). */
 #define OUT_FLAG_(name, field, flag, metavar, compl, files, web, mime, early, help) \
@@ -30,16 +26,6 @@ static const mt_flag OUTPUT[] = {
     {"--per-gpu", MT_FLAG_SWITCH, OUT(per_gpu), NULL, "one row per GPU (default when N <= 16)"},
     {"--layers", MT_FLAG_SWITCH, OUT(layers), NULL, "per-layer compute and communication"},
     MT_SIM_OUTPUTS(OUT_FLAG_)
-    {"--timeline-gpus", MT_FLAG_STRING, OUT(out.timeline_gpus), "LIST", "with --timeline: only these GPUs in the "
-     "timeline, e.g. 0-7,12"},
-    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "with --timeline: only simulated time A to B in the timeline, e.g. "
-     "10ms:20ms", .call = set_window},
-    {"--chakra-json", MT_FLAG_SWITCH, OUT(out.chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
-     "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
-    {"--chakra-ranks", MT_FLAG_STRING, OUT(out.chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
-    {"--chakra-comm-only", MT_FLAG_SWITCH, OUT(out.chakra_comm_only), NULL, "with --chakra: only the communication "
-     "nodes, each depending on the communication it waited for (for network studies)"},
-    {"--kineto-ranks", MT_FLAG_STRING, OUT(out.kineto_ranks), "LIST", "with --kineto: only these GPUs, e.g. 0-7,12"},
     {"--as-is", MT_FLAG_SWITCH, OUT(as_is), NULL, "TRACE is a Chakra ET workload (NAME.RANK.et files, or their "
      "directory): every rank runs its own graph, collectives matched by order and pg_name (README \"Chakra\")"},
 };
@@ -53,11 +39,12 @@ static void usage(FILE *out) {
                  "Without --topology the GPUs hang off one switch (switch:N, default link bandwidth).\n\n");
     mt_run_flags_help(out, 0);
     mt_flags_help(out, &OUTPUT_FLAGS);
+    mt_flags_help(out, &MT_RUN_OUTOPT_FLAGS);
     mt_flags_help(out, &MT_RUN_DRY_FLAGS);
     mt_flags_help(out, &MT_RUN_WHATIF_FLAGS);
 }
 
-static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
+static const mt_flag_table *const TABLES[] = {&OUTPUT_FLAGS, &MT_RUN_OUTOPT_FLAGS, &MT_RUN_DRY_FLAGS, NULL};
 const mt_command mt_cmd_simulate = {
     "simulate", cmd_simulate, "extrapolate the traced step to N GPUs (dp/ddp/tp/pp/hybrid) and simulate it",
     "TRACE [TRACE2] --gpus N [plan] [--topology SPEC] [options]", usage, TABLES, MT_CMD_RUN};
@@ -66,11 +53,7 @@ const mt_command mt_cmd_simulate = {
 static mt_status check(const mt_run_config *rc, const sim_cli *c, mt_error *err) {
     if (rc->n_paths == 0) return mt_fail(err, MT_EINVAL, "no trace given (usage: mitosis simulate TRACE --gpus N)");
     const mt_sim_outputs *o = &c->out;
-    if (!o->timeline && (o->timeline_gpus || o->window_from > 0 || o->window_to != MT_TIME_NEVER))
-        return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE");
-    if (!o->chakra_dir && (o->chakra_json || o->chakra_ranks || o->chakra_comm_only))
-        return mt_fail(err, MT_EINVAL, "--chakra-json, --chakra-ranks and --chakra-comm-only need --chakra DIR");
-    if (!o->kineto_dir && o->kineto_ranks) return mt_fail(err, MT_EINVAL, "--kineto-ranks needs --kineto DIR");
+    MT_CHECK(mt_sim_outputs_check(o, err));
     if (c->as_is && o->kineto_dir)
         return mt_fail(err, MT_EINVAL, "--kineto writes a simulated step; with --as-is use simulate without it");
     if (c->as_is && o->chakra_dir)
@@ -102,8 +85,8 @@ int cmd_simulate(int argc, char **argv) {
     mt_job_result r = {0};
     if (mt_job_open(&job, MT_JOB_SIMULATE, &err) != MT_OK) return mt_cli_fail("simulate", &err);
     const mt_run_config *rc = &job.rc;
-    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_DRY_FLAGS, &job.rc}};
-    mt_status st = mt_job_parse(&job, argc, argv, NULL, own, 2, 0, &err);
+    const mt_flag_bind own[] = {{&OUTPUT_FLAGS, &c}, {&MT_RUN_OUTOPT_FLAGS, &c.out}, {&MT_RUN_DRY_FLAGS, &job.rc}};
+    mt_status st = mt_job_parse(&job, argc, argv, NULL, own, 3, 0, &err);
     int code = 0;
     if (st == MT_OK && job.seen.help) {
         usage(stdout);

@@ -156,7 +156,9 @@ MITOSIS_API const char *mitosis_result_warning(const mitosis_result *r, int i);
  * of tables, "html": the report, "chakra": Chakra ET per rank, "kineto": PyTorch-profiler JSON
  * per rank; the list is mitosis_output_name below), the same as `mitosis simulate --NAME PATH`.
  * The simulation runs again with a recorder (it is deterministic: the same numbers), so this
- * costs a run. */
+ * costs a run. The configuration's options of that output apply ("chakra-json", "chakra-ranks",
+ * "chakra-comm-only", "kineto-ranks", "timeline-gpus", "timeline-window": simulate's output options);
+ * one of another output is refused, and so is a path the CLI refuses, with its message. */
 /* The outputs mitosis_result_write takes (one table with the CLI's output flags and the web
  * API's files): their count; the i-th's name, its one-line help, and 1 when it is a folder (NULL
  * or -1 out of range). */

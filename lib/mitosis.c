@@ -30,6 +30,7 @@
 #include "report/clusterrep.h"
 #include "run/cluster.h"
 #include "run/placement.h"
+#include "run/flags.h"
 #include "run/job.h"
 #include "tracer/meta.h"
 #include "tracer/opclass.h"
@@ -163,13 +164,24 @@ struct mitosis_config {
     mt_job_words w;     /* w.w[0] is the command name, then the options ("--gpus", "8", "--sp") */
 };
 
+/* The option named `name` ("--gpus") of a cmd configuration: a run option (run/job.h), or for
+ * simulate an option of its output files (run/flags.h MT_RUN_OUTOPT_FLAGS: mitosis_result_write's). */
+static const mt_flag *find_flag(mt_job_cmd cmd, const char *name) {
+    const mt_flag *f = mt_job_find_flag(cmd, name);
+    return f || cmd != MT_JOB_SIMULATE ? f : mt_flag_find(&MT_RUN_OUTOPT_FLAGS, name);
+}
+
 /* Parses c's words into a job opened here (closed by the caller on MT_OK, also on failure), as
- * the CLI parses `mitosis CMD WORDS...`; `flags`: MT_JOB_UNCHECKED to leave the combination
- * checks to mt_job_check. The job's strings point into c's words. */
-static mt_status parse(const mitosis_config *c, mt_job *j, int flags, mt_error *err) {
+ * the CLI parses `mitosis CMD WORDS...`, simulate's output options into o (NULL: dropped);
+ * `flags`: MT_JOB_UNCHECKED to leave the combination checks to mt_job_check. The job's strings
+ * and o's point into c's words. */
+static mt_status parse(const mitosis_config *c, mt_job *j, int flags, mt_sim_outputs *o, mt_error *err) {
     MT_CHECK(mt_job_open(j, c->cmd, err));
     const char *cmd = mt_job_cmd_name(c->cmd);
-    MT_CHECK(mt_job_parse(j, c->w.n, c->w.w, NULL, NULL, 0, flags, err));
+    mt_sim_outputs scratch;
+    mt_sim_outputs_init(&scratch);
+    const mt_flag_bind own = {&MT_RUN_OUTOPT_FLAGS, o ? o : &scratch};
+    MT_CHECK(mt_job_parse(j, c->w.n, c->w.w, NULL, &own, c->cmd == MT_JOB_SIMULATE, flags, err));
     if (j->rc.n_paths > 0)
         return mt_fail(err, MT_EINVAL, "'%s' is not an option (trace paths go to mitosis_trace_open)", j->rc.paths[0]);
     if (j->seen.help) return mt_fail(err, MT_EINVAL, "help is not an option (see mitosis %s --help)", cmd);
@@ -242,7 +254,7 @@ MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const ch
     if (!name || !*name) return fail_out(err, (mt_fail(&e, MT_EINVAL, "an option needs a name"), &e));
     char fl[128];
     flag_name(name, fl, sizeof fl);
-    const mt_flag *f = mt_job_find_flag(c->cmd, fl);
+    const mt_flag *f = find_flag(c->cmd, fl);
     mt_job_words old = {0};
     if (mt_job_words_copy(&old, &c->w)) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
     int bad = 0;
@@ -261,7 +273,7 @@ MITOSIS_API int mitosis_config_set(mitosis_config *c, const char *name, const ch
         if (bad) mt_fail(&e, MT_ENOMEM, "out of memory");
     }
     mt_job j;
-    mt_status st = bad ? MT_ENOMEM : parse(c, &j, MT_JOB_UNCHECKED, &e);
+    mt_status st = bad ? MT_ENOMEM : parse(c, &j, MT_JOB_UNCHECKED, NULL, &e);
     if (!bad) mt_job_close(&j);
     if (st == MT_OK) {
         mt_job_words_free(&old);
@@ -278,7 +290,7 @@ MITOSIS_API int mitosis_config_unset(mitosis_config *c, const char *name, mitosi
     NEED(name);
     char fl[128];
     flag_name(name ? name : "", fl, sizeof fl);
-    const mt_flag *f = mt_job_find_flag(c->cmd, fl);
+    const mt_flag *f = find_flag(c->cmd, fl);
     if (!f) {
         mt_error e = {0};
         mt_fail(&e, MT_EINVAL, "unknown option '%s' (see mitosis %s --help)", fl, mt_job_cmd_name(c->cmd));
@@ -301,7 +313,7 @@ MITOSIS_API int mitosis_config_set_args(mitosis_config *c, int argc, const char 
     for (int k = 0; k < argc; k++) {
         char fl[128];
         flag_name(argv[k], fl, sizeof fl);
-        const mt_flag *f = mt_job_find_flag(c->cmd, fl);
+        const mt_flag *f = find_flag(c->cmd, fl);
         const char *v = f && f->metavar && k + 1 < argc ? argv[++k] : NULL;
         int rc = mitosis_config_set(c, argv[k - (v != NULL)], v, err);
         if (rc != MITOSIS_OK) return rc;
@@ -325,6 +337,7 @@ typedef struct run_state {
     const mitosis_trace *t;
     mitosis_config cfg;
     mt_job job;
+    mt_sim_outputs out;       /* simulate: its output options (no paths; mitosis_result_write sets one) */
 } run_state;
 
 static void run_close(run_state *s) {
@@ -346,7 +359,8 @@ static mt_status run_open(run_state *s, const mitosis_trace *t, const mitosis_co
     s->cfg.cmd = c->cmd;
     if (mt_job_words_copy(&s->cfg.w, &c->w)) return mt_fail(err, MT_ENOMEM, "out of memory");
     mt_job *j = &s->job;
-    MT_CHECK(parse(&s->cfg, j, MT_JOB_UNCHECKED, err));
+    mt_sim_outputs_init(&s->out);
+    MT_CHECK(parse(&s->cfg, j, MT_JOB_UNCHECKED, &s->out, err));
     if (j->rc.topts.step >= 0 && j->rc.topts.step != t->step)
         return mt_fail(err, MT_EINVAL, "--step %d: the step is chosen when the trace is loaded (mitosis_trace_open)",
                        j->rc.topts.step);
@@ -398,11 +412,20 @@ MITOSIS_API void mitosis_result_free(mitosis_result *r) {
     free(r);
 }
 
-/* One simulation of c on t writing o's files, into r. */
+/* One simulation of c on t into r, writing output d's files at path (d NULL: none) with the
+ * configuration's output options: as the CLI, an option of another output is refused, and so is a
+ * path the CLI refuses before anything is opened (a trace's own file: run/input.h). */
 static mt_status simulate(mitosis_result *r, const mitosis_trace *t, const mitosis_config *c,
-                          const mt_sim_outputs *o, mt_error *err) {
-    mt_status st = run_open(&r->s, t, c, MT_JOB_SIMULATE, err);
-    return st == MT_OK ? run_job(&r->s, o, &r->res, err) : st;
+                          const mt_output *d, const char *path, mt_error *err) {
+    MT_CHECK(run_open(&r->s, t, c, MT_JOB_SIMULATE, err));
+    if (d) {
+        mt_sim_output_set(&r->s.out, d, path);
+        if (mt_sim_outputs_check(&r->s.out, err) != MT_OK)
+            return mt_error_prefix(err, "mitosis_result_write(\"%s\")", d->name); /* ...: --chakra-json, ... */
+        mt_out_spec outs[MT_N_OUTPUTS];
+        MT_CHECK(mt_run_check_outputs(&r->s.job.rc, outs, mt_sim_output_specs(&r->s.out, outs), err));
+    }
+    return run_job(&r->s, &r->s.out, &r->res, err);
 }
 
 MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c, mitosis_result **out,
@@ -412,9 +435,7 @@ MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c
     *out = NULL;
     mitosis_result *r = calloc(1, sizeof *r);
     if (!r) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
-    mt_sim_outputs o;
-    mt_sim_outputs_init(&o);
-    mt_status st = simulate(r, t, c, &o, &e);
+    mt_status st = simulate(r, t, c, NULL, NULL, &e);
     if (st == MT_OK) {
         mt_run_summary sum = mt_job_summary(&r->s.job, &r->res);
         for (int k = 0; k < sum.n_warnings && k < 4; k++) r->warnings[r->n_warnings++] = sum.warnings[k];
@@ -469,8 +490,6 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
                                      mitosis_error *err) {
     mt_error e = {0};
     NEED(r);
-    mt_sim_outputs o;
-    mt_sim_outputs_init(&o);
     if (!path || !*path) return fail_out(err, (mt_fail(&e, MT_EINVAL, "mitosis_result_write needs a path"), &e));
     const mt_output *d = mt_output_find(what);
     if (!d) {
@@ -478,10 +497,9 @@ MITOSIS_API int mitosis_result_write(const mitosis_result *r, const char *what, 
         return fail_out(err, (mt_fail(&e, MT_EINVAL, "write %s (got '%s')", mt_output_names(0, NULL, names,
                                       sizeof names), what ? what : ""), &e));
     }
-    mt_sim_output_set(&o, d, path);
     mitosis_result *again = calloc(1, sizeof *again);
     if (!again) return fail_out(err, (mt_fail(&e, MT_ENOMEM, "out of memory"), &e));
-    mt_status st = simulate(again, r->s.t, &r->s.cfg, &o, &e);
+    mt_status st = simulate(again, r->s.t, &r->s.cfg, d, path, &e);
     mitosis_result_free(again);
     return st == MT_OK ? ok_out(err) : fail_out(err, &e);
 }

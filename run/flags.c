@@ -427,6 +427,23 @@ static const mt_flag DRY[] = {
 };
 const mt_flag_table MT_RUN_DRY_FLAGS = MT_FLAG_TABLE("Cost", DRY);
 
+#define OUT(field) offsetof(mt_sim_outputs, field)
+static mt_status set_window(void *base, const char *v, mt_error *err) { return mt_sim_outputs_window(base, v, err); }
+static const mt_flag OUTOPT[] = {
+    {"--timeline-gpus", MT_FLAG_STRING, OUT(timeline_gpus), "LIST", "with --timeline: only these GPUs in the "
+     "timeline, e.g. 0-7,12"},
+    {"--timeline-window", MT_FLAG_CALL, 0, "A:B", "with --timeline: only simulated time A to B in the timeline, e.g. "
+     "10ms:20ms", .call = set_window},
+    {"--chakra-json", MT_FLAG_SWITCH, OUT(chakra_json), NULL, "with --chakra: also DIR/mitosis.RANK.json "
+     "(protobuf's JSON form, as Chakra's jsonizer prints it)"},
+    {"--chakra-ranks", MT_FLAG_STRING, OUT(chakra_ranks), "LIST", "with --chakra: only these GPUs, e.g. 0-7,12"},
+    {"--chakra-comm-only", MT_FLAG_SWITCH, OUT(chakra_comm_only), NULL, "with --chakra: only the communication "
+     "nodes, each depending on the communication it waited for (for network studies)"},
+    {"--kineto-ranks", MT_FLAG_STRING, OUT(kineto_ranks), "LIST", "with --kineto: only these GPUs, e.g. 0-7,12"},
+};
+#undef OUT
+const mt_flag_table MT_RUN_OUTOPT_FLAGS = MT_FLAG_TABLE("Output options", OUTOPT);
+
 const mt_flag_table *const MT_RUN_TABLE_LIST[] = {&MT_RUN_PLAN_FLAGS, &MT_RUN_OPTIME_FLAGS, &MT_RUN_HOST_FLAGS,
                                                       &MT_RUN_TRACE_FLAGS, &MT_RUN_WHATIF_FLAGS, NULL};
 

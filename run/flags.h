@@ -12,6 +12,7 @@
 #include "run/compare.h"
 #include "netmodels/netcfg.h"
 #include "run/config.h"
+#include "run/simulate.h"
 #include "util/flags.h"
 
 extern const mt_flag_table MT_RUN_PLAN_FLAGS;
@@ -26,6 +27,13 @@ extern const mt_flag_table MT_RUN_COMPARE_FLAGS;
  * commands that print an estimate (simulate, compare) as one of their own; not in the list below,
  * so the web API, which has no estimate to show, does not take it. */
 extern const mt_flag_table MT_RUN_DRY_FLAGS;
+
+/* The options of simulate's output files (--timeline-gpus, --timeline-window, --chakra-json,
+ * --chakra-ranks, --chakra-comm-only, --kineto-ranks), bound to an mt_sim_outputs: the CLI's simulate
+ * and libmitosis's "simulate" configurations (mitosis_result_write honours them for its output);
+ * not in the list below (compare writes no files, the web API chooses its own). An option set
+ * without its output is refused by mt_sim_outputs_check (run/simulate.h). */
+extern const mt_flag_table MT_RUN_OUTOPT_FLAGS;
 
 /* The run tables above (without the network's), for help, man page and completion;
  * NULL-terminated. */

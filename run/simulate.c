@@ -33,6 +33,15 @@ mt_status mt_sim_outputs_window(mt_sim_outputs *o, const char *spec, mt_error *e
     return MT_OK;
 }
 
+mt_status mt_sim_outputs_check(const mt_sim_outputs *o, mt_error *err) {
+    if (!o->timeline && (o->timeline_gpus || o->window_from > 0 || o->window_to != MT_TIME_NEVER))
+        return mt_fail(err, MT_EINVAL, "--timeline-gpus and --timeline-window need --timeline FILE");
+    if (!o->chakra_dir && (o->chakra_json || o->chakra_ranks || o->chakra_comm_only))
+        return mt_fail(err, MT_EINVAL, "--chakra-json, --chakra-ranks and --chakra-comm-only need --chakra DIR");
+    if (!o->kineto_dir && o->kineto_ranks) return mt_fail(err, MT_EINVAL, "--kineto-ranks needs --kineto DIR");
+    return MT_OK;
+}
+
 /* The recorder, the timeline file and the progress line of one run; released by outs_free. */
 typedef struct outs {
     const mt_sim_outputs *o;

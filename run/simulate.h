@@ -49,6 +49,9 @@ void mt_sim_outputs_init(mt_sim_outputs *o);
 /* The timeline's window from its words ("10ms:20ms", report/record.h mt_span_filter_window)
  * into o's window_from / window_to; MT_EINVAL naming --timeline-window. */
 mt_status mt_sim_outputs_window(mt_sim_outputs *o, const char *spec, mt_error *err);
+/* An output's options (run/flags.h MT_RUN_OUTOPT_FLAGS) set without that output: MT_EINVAL naming
+ * the options and the output's flag ("--chakra-json, ... need --chakra DIR"). */
+mt_status mt_sim_outputs_check(const mt_sim_outputs *o, mt_error *err);
 
 /* Output d's path in o (NULL: not written), and setting it. */
 const char *mt_sim_output_path(const mt_sim_outputs *o, const mt_output *d);

@@ -10,7 +10,9 @@ set -u
 bin=${1:?usage: families_collect.sh MITOSIS}
 root=${MT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 PY=/usr/bin/python3
-"$PY" -c 'import torch' >/dev/null 2>&1 || { echo "SKIP: $PY cannot import torch"; exit 77; }
+# (find_spec: whether torch is installed, without paying its import, ~2 CPU s; a broken one fails the run)
+"$PY" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' >/dev/null 2>&1 ||
+    { echo "SKIP: $PY cannot import torch"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-families.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0

@@ -13,7 +13,10 @@ bin=$1
 shared=${MT_SHARED_TRACES:-$(dirname "$0")/../../../shared/traces}
 root=${MT_ROOT:-$(dirname "$0")/../..}
 if [ ! -d "$shared/triosim-vgg13-h100-bs512" ]; then echo "SKIP: $shared is absent"; exit 77; fi
-exec python3 - "$bin" "$shared" "$root" "$(dirname "$0")" <<'EOF2'
+# c.sim runs in this process over libmitosis (libsim.bash, libsim.py: each trace read once); c.run and
+# c.check_bad run the binary
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$shared" "$root" "$(dirname "$0")" <<'EOF2'
 import json
 import sys
 sys.path.insert(0, sys.argv[4])

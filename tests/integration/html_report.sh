@@ -5,7 +5,8 @@
 # with <, >, & and quotes). Then, when Debian's Chromium is installed, the pages are rendered
 # headless: the DOM (after the script ran) has the summary table, a per-GPU bar per GPU and
 # part, a Gantt with span rects and a drawn time axis; a screenshot is written. Without
-# Chromium it exits 77 (skipped) after the static checks.
+# Chromium it exits 77 (skipped) after the static checks. One browser run per page gives its DOM
+# and its screenshot.
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
@@ -184,9 +185,15 @@ class Dom(html.parser.HTMLParser):
 flags = ["--headless", "--disable-gpu", "--no-sandbox", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp}/profile"]
+# One browser per page: the DOM after the script ran (--dump-dom, on stdout) and a screenshot of the
+# same load (the page's drawing does not depend on the window's size).
 for name, path in files.items():
     url = "file://" + path
-    p = subprocess.run([browser, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    png = os.path.join(tmp, f"{name}.png")
+    p = subprocess.run([browser, *flags, "--window-size=1400,2000", f"--screenshot={png}", "--dump-dom", url],
+                       capture_output=True, text=True, timeout=120)
+    check(f"{name}: screenshot", p.returncode == 0 and os.path.exists(png) and os.path.getsize(png) > 10000,
+          p.stderr[-400:])
     if not check(f"{name}: chromium --dump-dom", p.returncode == 0 and "<body" in p.stdout, p.stderr[-400:]):
         continue
     d = Dom()
@@ -212,11 +219,6 @@ for name, path in files.items():
     if name == "sweep":
         check("sweep: 4 points on the line", d.inside.get(("sweep-chart", "circle"), 0) == 4,
               d.inside.get(("sweep-chart", "circle")))
-    png = os.path.join(tmp, f"{name}.png")
-    p = subprocess.run([browser, *flags, "--window-size=1400,2000", f"--screenshot={png}", url],
-                       capture_output=True, text=True, timeout=120)
-    check(f"{name}: screenshot", p.returncode == 0 and os.path.exists(png) and os.path.getsize(png) > 10000,
-          p.stderr[-400:])
 print(f"{failed} failed checks")
 sys.exit(1 if failed else 0)
 EOF

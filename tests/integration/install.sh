@@ -20,17 +20,20 @@ if command -v man >/dev/null 2>&1; then
 else
     skip_part "man is not installed (man-db), the page is not rendered"
 fi
-# Every flag of every command's --help is in the man page and in that command's completion words.
+# Every flag of every command's --help is in the man page (as \fB--flag\fR, each - as \-) and in that
+# command's completion words: the flags' list less what was found is empty (one grep per list).
+export LC_ALL=C # one collation for sort and comm
 for cmd in inspect simulate compare topo collective hop perfmodel cluster chakra-check; do
     "$BIN" "$cmd" --help | grep -oE '^  (-[a-zA-Z]|--[a-z0-9-]+)' | sed 's/^  //' | sort -u >"$TMP/help.$cmd"
     [ -s "$TMP/help.$cmd" ] || fail "$cmd --help lists no flags"
-    while read -r f; do
-        grep -qF -- "\\fB$(printf '%s' "$f" | sed 's/-/\\-/g')\\fR" "$MAN" || fail "man page lacks $cmd $f"
-    done <"$TMP/help.$cmd"
-    words=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis $cmd -); COMP_CWORD=2; _mitosis; printf '%s\n' \"\${COMPREPLY[@]}\"" | sort -u)
-    while read -r f; do
-        printf '%s\n' "$words" | grep -qxF -- "$f" || fail "completion of '$cmd -' lacks $f"
-    done <"$TMP/help.$cmd"
+    sed 's/-/\\-/g; s/.*/\\fB&\\fR/' "$TMP/help.$cmd" | sort -u >"$TMP/man.want"
+    grep -oF -f "$TMP/man.want" "$MAN" | sort -u >"$TMP/man.got"
+    missing=$(comm -23 "$TMP/man.want" "$TMP/man.got")
+    [ -z "$missing" ] || fail "man page lacks $cmd $(echo "$missing" | head -3 | tr '\n' ' ')"
+    bash -c ". '$COMP'; COMP_WORDS=(mitosis $cmd -); COMP_CWORD=2; _mitosis; printf '%s\n' \"\${COMPREPLY[@]}\"" |
+        sort -u >"$TMP/words"
+    missing=$(comm -23 "$TMP/help.$cmd" "$TMP/words")
+    [ -z "$missing" ] || fail "completion of '$cmd -' lacks $(echo "$missing" | head -3 | tr '\n' ' ')"
 done
 # Values: a choice list and a file name.
 got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis simulate t --algo ''); COMP_CWORD=4; _mitosis; echo \"\${COMPREPLY[*]}\"")
@@ -42,11 +45,14 @@ got=$(bash -c ". '$COMP'; COMP_WORDS=(mitosis sim); COMP_CWORD=1; _mitosis; echo
 [ "$got" = "simulate" ] || fail "completion of the command: '$got'"
 # `pip install ./python` (Debian's pip in a venv, offline) carries libmitosis in the package: the
 # installed package loads it with no MITOSIS_LIB, from outside the checkout (it once failed:
-# "cannot load libmitosis: tried libmitosis.so.0"). Built from a copy (pip builds in the tree).
+# "cannot load libmitosis: tried libmitosis.so.0"). Built from a copy (pip builds in the tree). The venv
+# has no pip of its own (ensurepip: 8 s): Debian's pip, seen through --system-site-packages and run by
+# the venv's python, installs into the venv.
 LIB=$(cd "$BUILD" && pwd)/libmitosis.so.0
-if /usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/venv.log" 2>&1 && [ -x "$TMP/venv/bin/pip" ]; then
+if /usr/bin/python3 -m venv --without-pip --system-site-packages "$TMP/venv" >"$TMP/venv.log" 2>&1 &&
+   "$TMP/venv/bin/python" -m pip --version >/dev/null 2>&1; then
     cp -rL "$(dirname "$0")/../../python" "$TMP/py" && rm -rf "$TMP/py/build" "$TMP/py"/*.egg-info
-    MITOSIS_LIB=$LIB "$TMP/venv/bin/pip" install -q --no-index --no-build-isolation "$TMP/py" >"$TMP/pip.log" 2>&1 \
+    MITOSIS_LIB=$LIB "$TMP/venv/bin/python" -m pip install -q --no-index --no-build-isolation "$TMP/py" >"$TMP/pip.log" 2>&1 \
         || fail "pip install ./python: $(grep -iE 'error|mitosis:' "$TMP/pip.log" | head -3)"
     ASAN=$(ldd "$LIB" | awk '/libasan/ {print $3}')
     got=$(cd "$TMP" && env -u MITOSIS_LIB -u PYTHONPATH ${ASAN:+LD_PRELOAD=$ASAN ASAN_OPTIONS=detect_leaks=0} \
@@ -55,6 +61,6 @@ if /usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/venv.log" 
     case "$got" in "$TMP/venv/"*"/site-packages/mitosis/libmitosis.so.0"*) ;; *) fail "installed package's library: $got" ;; esac
     echo "$got" | tail -1 | grep -qF "$("$BIN" --version | awk '{print $2}')" || fail "carried library's version: $got"
 else
-    skip_part "no venv with pip here (Debian: python3-venv): pip install ./python is not checked"
+    skip_part "no venv or no pip here (Debian: python3-venv, python3-pip): pip install ./python is not checked"
 fi
 checks_done install

@@ -31,8 +31,9 @@ import subprocess
 import sys
 import threading
 
-# Flags that change how a trace loads or ask for an output file.
-CLI_ONLY = ("--step", "--moe-pattern", "--html", "--timeline", "--csv", "--chakra", "--kineto")
+# Flags that change how a trace loads, ask for an output file or shape the CLI's JSON (--layers).
+CLI_ONLY = ("--step", "--moe-pattern", "--html", "--timeline", "--csv", "--chakra", "--kineto", "--layers",
+            "--per-gpu")
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 

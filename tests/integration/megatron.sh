@@ -17,7 +17,10 @@
 set -u
 bin=$1
 root=${MT_ROOT:-$(dirname "$0")/../..}
-exec python3 - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
+# c.sim runs in this process over libmitosis (libsim.bash, libsim.py: each trace read once); c.run and
+# c.check_bad run the binary
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$root/traces" "$(dirname "$0")" <<'EOF'
 import csv, json, os, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[3])
 from simcheck import Checker

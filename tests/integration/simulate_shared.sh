@@ -15,7 +15,10 @@ vggcsv=$shared/triosim-csv-vgg13-h100-bs128
 for d in "$vgg" "$res" "$vggcsv"; do
   if [ ! -d "$d" ]; then echo "SKIP: $d is absent"; exit 77; fi
 done
-exec python3 - "$bin" "$vgg" "$res" "$(dirname "$0")" "$vggcsv" <<'EOF'
+# c.sim runs in this process over libmitosis (libsim.bash, libsim.py: each trace read once); c.run and
+# c.check_bad run the binary
+. "$(dirname "$0")/libsim.bash"
+libsim_python "$bin" - "$bin" "$vgg" "$res" "$(dirname "$0")" "$vggcsv" <<'EOF'
 import csv, json, os, shutil, sys, tempfile
 sys.path.insert(0, sys.argv[4])
 from simcheck import Checker, rel
