@@ -278,12 +278,15 @@ def compare(trace, gpus=None, **options):
     """`mitosis compare`: every plan for `gpus` GPUs (plans="auto" or a list "ddp=8,tp=2:ddp=4"),
     or one plan under sweep="NAME=VALUES" (link-bw, nic-bw, gpus, batch). Returns the rows as a
     DataFrame (ranked fastest first; a sweep in its order), plan fields as columns; .attrs["json"]
-    holds the CLI's --json dict (the skipped plans and their reasons under "skipped")."""
+    holds the CLI's --json dict (the skipped plans and their reasons under "skipped"). A search of
+    every plan keeps its first 10 rows exact and prunes plans that cannot reach them, as the CLI
+    does: .attrs["pruned"] lists them with their bound (top=K, or exhaustive=True to run all)."""
     text = _comparison(trace, dict(gpus=gpus, **options))
     j = json.loads(text)
     df = _df([_flat(r) for r in j.get("rows", [])])
     df.attrs["json"] = j
     df.attrs["skipped"] = j.get("skipped", [])
+    df.attrs["pruned"] = j.get("pruned", [])
     return df
 
 

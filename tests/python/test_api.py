@@ -73,13 +73,17 @@ def test_simulate_equals_cli_json(path, opts):
     assert len(r.gpus) == json.loads(want)["plan"]["gpus"] or len(r.gpus) > 0
 
 
-@pytest.mark.parametrize("opts", [dict(gpus=8), dict(gpus=8, plans="ddp=8,ddp=4:tp=2,ddp=2:pp=4:mb=8", jobs=2),
+@pytest.mark.parametrize("opts", [dict(gpus=8), dict(gpus=8, exhaustive=True),
+                                  dict(gpus=8, plans="ddp=8,ddp=4:tp=2,ddp=2:pp=4:mb=8", jobs=2),
                                   dict(tp=2, sweep="link-bw=100GB/s:400GB/s:3", gpus_per_node=4)])
 def test_compare_equals_cli_json(gpt, opts):
     df = mitosis.compare(gpt, **opts)
     want = untimed(cli("compare", GPT, *args_of(opts), "--json").stdout)
     assert untimed(json.dumps(df.attrs["json"])) == want
     assert list(df["label"]) == [r["label"] for r in want["rows"]]
+    assert df.attrs["pruned"] == want.get("pruned", [])
+    if opts == dict(gpus=8):  # a search of every plan prunes what cannot reach its first 10 rows
+        assert df.attrs["pruned"] and want["exact_rows"] == 10
     if "sweep" not in opts:  # ranked: fastest first
         assert list(df["speedup"]) == sorted(df["speedup"], reverse=True)
 
