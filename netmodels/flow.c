@@ -413,7 +413,8 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     for (int32_t d = 1; d < D; d++) {
         net->orig[cd[d]] = l0 + 1;
         /* flows already there (traffic between replicas), a flow group's virtual member too */
-        net->creal[l0] += net->lk[cd[d]].vn + (net->gslot && net->gslot[cd[d]] ? 1 : 0);
+        net->creal[l0] += (busy_of(net, cd[d]) ? net->lk[cd[d]].vn : 0) + /* the bit: no miss on lk[] */
+                          (net->gslot && net->gslot[cd[d]] ? 1 : 0);
     }
     return 1;
 }
