@@ -97,6 +97,8 @@ struct mt_flownet {
     int fold_dead;           /* broken: the caller stops the run; no more checks */
     int32_t *fold_e;         /* per node: its index among replica 0's endpoints + 1, or 0 (fold_e_of;
                               * calloc: the nodes that are none cost no memory) */
+    int32_t *fold_k;         /* per replica: its endpoints are replica 0's shifted by fold_k[d] units of
+                              * the topology's translation symmetry (mt_topo_set_shift), or NULL */
     /* the copy map, learned from the routes as folded sends come: replica 0's link l has index
      * rix[l] - 1 (0: none yet) and its copy in replica d is cmap[(rix[l] - 1) * D + d]; a copy
      * link's replica-0 link is orig[] - 1 (0: not a copy link; both zeroed by calloc, so that the
@@ -217,6 +219,7 @@ void mt_flownet_free(mt_flownet *net) {
     free(net->per);
     free(net->reported);
     free(net->fold_e);
+    free(net->fold_k);
     free(net->rix);
     free(net->orig);
     free(net->cmap);
@@ -410,7 +413,29 @@ static int index_link(mt_flownet *net, int32_t l0, const int32_t *cd) {
     for (int32_t d = 1; d < D; d++) {
         net->orig[cd[d]] = l0 + 1;
         /* flows already there (traffic between replicas), a flow group's virtual member too */
-        net->creal[l0] += net->lk[cd[d]].vn + (net->gslot && net->gslot[cd[d]] ? 1 : 0);
+        net->creal[l0] += (busy_of(net, cd[d]) ? net->lk[cd[d]].vn : 0) + /* the bit: no miss on lk[] */
+                          (net->gslot && net->gslot[cd[d]] ? 1 : 0);
+    }
+    return 1;
+}
+
+/* cd[h * D + d] (d >= 1): hop h of replica d's copy of route r0 (n links, latency lat0) between
+ * replica 0's endpoints es -> ed, each routed; 0 when a copy's length, latency or a hop's bandwidth
+ * differs. */
+static int route_copies(mt_flownet *net, int32_t es, int32_t ed, const int32_t *r0, int32_t n, mt_time_ps lat0,
+                        int32_t *cd, mt_error *err) {
+    const mt_netfold *F = net->fold;
+    int32_t D = F->D;
+    for (int32_t d = 1; d < D; d++) {
+        int32_t rd[64], nd; /* fold_start: n <= 64 */
+        mt_time_ps lat;
+        if (mt_topo_route_once(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], rd, 64, &nd,
+                               &lat, err) != MT_OK || nd != n || lat != lat0)
+            return 0;
+        for (int32_t h = 0; h < n; h++) {
+            if (mt_topo_link(net->topo, rd[h])->bw_Bps != mt_topo_link(net->topo, r0[h])->bw_Bps) return 0;
+            cd[(size_t)h * D + d] = rd[h];
+        }
     }
     return 1;
 }
@@ -430,17 +455,10 @@ static int fold_routes_ok(mt_flownet *net, int32_t src, int32_t dst, const int32
     if (mt_vec_reserve(&net->rbuf, &net->rcap, (int64_t)n * D)) return 0;
     int32_t *cd = net->rbuf; /* cd[h * D + d]: hop h's link in replica d */
     for (int32_t h = 0; h < n; h++) cd[(size_t)h * D] = r0[h];
-    for (int32_t d = 1; d < D; d++) {
-        int32_t rd[64], nd; /* fold_start: n <= 64 */
-        mt_time_ps lat;
-        if (mt_topo_route_once(net->topo, F->ep[(size_t)d * F->E + es], F->ep[(size_t)d * F->E + ed], rd, 64, &nd,
-                               &lat, err) != MT_OK || nd != n || lat != lat0)
-            return 0;
-        for (int32_t h = 0; h < n; h++) {
-            if (mt_topo_link(net->topo, rd[h])->bw_Bps != mt_topo_link(net->topo, r0[h])->bw_Bps) return 0;
-            cd[(size_t)h * D + d] = rd[h];
-        }
-    }
+    if (!(net->fold_k && lat0 == mt_topo_path_latency(net->topo, r0, n) &&
+          mt_topo_route_shifted(net->topo, src, dst, r0, n, net->fold_k + 1, D - 1, cd + 1, D)) &&
+        !route_copies(net, es, ed, r0, n, lat0, cd, err))
+        return 0; /* where the preset's translation holds, replica d's route is replica 0's shifted */
     for (int32_t h = 0; h < n; h++) {
         const int32_t *c = cd + (size_t)h * D;
         if (rix_of(net, r0[h]) < 0) {
@@ -654,6 +672,24 @@ static void fold_unlink(mt_flownet *net, const flow *f, const int32_t *route, in
     }
 }
 
+/* Per replica, the units of the topology's translation symmetry that shift replica 0's
+ * endpoints onto its own (every endpoint by the same), or NULL: none declared, a replica not
+ * so placed (or out of memory: the copies are routed one by one). O(D x E). */
+static int32_t *fold_shifts(const mt_topo *t, const mt_netfold *f) {
+    int32_t *k = f->E > 0 ? malloc((size_t)f->D * sizeof *k) : NULL, kd;
+    for (int32_t d = 0; k && d < f->D; d++) {
+        if (!mt_topo_shift_units(t, f->ep[0], f->ep[(size_t)d * f->E], &k[d])) break;
+        for (int32_t e = 1; e < f->E; e++)
+            if (!mt_topo_shift_units(t, f->ep[e], f->ep[(size_t)d * f->E + e], &kd) || kd != k[d]) {
+                free(k);
+                return NULL;
+            }
+        if (d == f->D - 1) return k;
+    }
+    free(k);
+    return NULL;
+}
+
 static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
     mt_flownet *net = self;
     if (!f) {
@@ -685,6 +721,8 @@ static mt_status set_fold(void *self, const mt_netfold *f, mt_error *err) {
         if (node < 0 || node >= nn) return mt_fail(err, MT_EINVAL, "an endpoint is not a node");
         net->fold_e[node] = e + 1;
     }
+    free(net->fold_k);
+    net->fold_k = fold_shifts(net->topo, f);
     net->fold = f;
     net->fold_dead = 0;
     return MT_OK;

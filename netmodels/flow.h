@@ -29,7 +29,9 @@
  * links whose copies in the other replicas are VIRTUAL — counted per replica-0 link (how many,
  * since when, their peak, the bytes drained), which link_stats adds to every copy link — while
  * its links hold only virtual flows and its copy links nothing. Copy links come from the copies'
- * own routes, mapped one to one and in replica 0's id order. When other traffic would meet a
+ * own routes, mapped one to one and in replica 0's id order (each copy routed, or, where the
+ * replicas' endpoints are replica 0's shifted by whole units of the topology's translation symmetry,
+ * replica 0's route shifted: network/topology.h mt_topo_route_shifted). When other traffic would meet a
  * virtual copy, the component's copies become flows (materialize: the unfolded state, no extra
  * solve) and must drain with replica 0's; anything else calls the fold's `broken`. Costs: a
  * folded send O(hops) (O(replicas x hops) the first time its pair is seen); a materialization

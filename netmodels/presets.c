@@ -159,6 +159,10 @@ static mt_status build_multinode(mt_topo *t, long m, long g, int rail, mt_tier n
         for (long j = 0; j < g && rc == MT_OK; j++)
             rc = duplex(t, (int32_t)(nics[i] + j), (int32_t)(sw0 + (rail ? j : 0)), nic, err);
     free(nics);
+    /* node i is node 0 shifted by i: its 4G links in the nodes' segment, its 2G to the fabric in
+     * the fabric's (mt_router_multinode commutes with the shift) */
+    int32_t lper[2] = {(int32_t)(4 * g), (int32_t)(2 * g)};
+    if (rc == MT_OK) mt_topo_set_shift(t, (int32_t)(2 * g + 1), (int32_t)m, 2, lper);
     return rc;
 }
 

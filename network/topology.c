@@ -83,6 +83,9 @@ struct mt_topo {
     int use_router;         /* 0: graph search only (tests) */
     int uniform_lat;        /* every link has the same latency (set at freeze) */
     int64_t n_structured, n_searched;
+    /* translation symmetry (mt_topo_set_shift): units of sh_period nodes, link segments */
+    int32_t sh_period, sh_units, sh_nseg, sh_lper[MT_SHIFT_SEGS_MAX];
+    int sh_ok; /* 0: not checked yet, 1: the links keep it, -1: they do not */
 };
 
 static const char *kind_prefix[] = {"gpu", "nic", "host", "sw"};
@@ -663,7 +666,7 @@ static int router_applies(const mt_topo *t, int32_t src, int32_t dst) {
  * in-links (ascending ids) as mt_topo_route's graph search does. Writes it into scratch backwards
  * (scratch[0] enters dst), as the search does; returns 0 when the router declines (the graph
  * search answers). O(hops x (preds x log degree + cands^2)). */
-static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairhash, int32_t *nout) {
+static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairhash, int32_t *nout, int *hashed) {
     enum { CAND_MAX = 2 * MT_ROUTER_PREDS_MAX };
     int32_t pred[MT_ROUTER_PREDS_MAX], cand[CAND_MAX], from[CAND_MAX], n = 0, at = dst;
     while (at != src) {
@@ -683,6 +686,7 @@ static int structured_route(mt_topo *t, int32_t src, int32_t dst, uint64_t pairh
                 cand[j - 1] = x, from[j - 1] = y;
             }
         int32_t pick = (!t->ecmp || nc <= 1) ? 0 : ecmp_index(pairhash, at, nc);
+        if (hashed && t->ecmp && nc > 1) *hashed = 1;
         t->scratch[n++] = cand[pick];
         at = from[pick];
     }
@@ -735,7 +739,7 @@ static mt_status route_slow(mt_topo *t, int32_t src, int32_t dst, const int32_t 
     uint64_t key = (uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst;
     int64_t v;
     /* the router answers a pair the same way every time: its routes are not in the map */
-    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks)) {
+    if (router_applies(t, src, dst) && structured_route(t, src, dst, mt_hash64(key), nlinks, NULL)) {
         t->n_structured++;
         return cache_route(t, 0, *nlinks, links, err);
     }
@@ -813,7 +817,7 @@ mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf,
     const int32_t *links;
     int32_t n;
     if (src >= 0 && src < t->nnodes && dst >= 0 && dst < t->nnodes && router_applies(t, src, dst) &&
-        structured_route(t, src, dst, mt_hash64((uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst), &n)) {
+        structured_route(t, src, dst, mt_hash64((uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst), &n, NULL)) {
         t->n_structured++;
         if (n > cap) return mt_fail(err, MT_EINVAL, "%s: a route of %d links, more than %d", t->label, (int)n, (int)cap);
         for (int32_t i = 0; i < n; i++) buf[i] = t->scratch[n - 1 - i]; /* scratch holds it backwards */
@@ -825,6 +829,100 @@ mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf,
     *nlinks = n;
     if (lat_ps) *lat_ps = mt_topo_path_latency(t, buf, n);
     return MT_OK;
+}
+
+/* ---- translation symmetry ---- */
+
+void mt_topo_set_shift(mt_topo *t, int32_t period, int32_t nunits, int nseg, const int32_t *lper) {
+    t->sh_period = period, t->sh_units = nunits, t->sh_ok = 0;
+    t->sh_nseg = nseg > 0 && nseg <= MT_SHIFT_SEGS_MAX ? nseg : 0;
+    for (int s = 0; s < t->sh_nseg; s++) t->sh_lper[s] = lper[s];
+}
+
+/* Node n of unit 0 (or fixed) in unit u. */
+static int32_t shift_node(const mt_topo *t, int32_t n, int32_t u) {
+    return n < (int64_t)t->sh_period * t->sh_units ? n + u * t->sh_period : n;
+}
+
+/* Base link b (unit 0 of its segment) joins unit 0 to unit 0 or to a fixed node. */
+static int shift_base_ok(const mt_topo *t, const mt_link *x, int64_t span) {
+    int s0 = x->src < t->sh_period, d0 = x->dst < t->sh_period;
+    return (s0 || x->src >= span) && (d0 || x->dst >= span) && (s0 || d0);
+}
+
+/* 1 when the declared symmetry holds for the frozen links (checked once, O(nodes + links)):
+ * unit u's nodes have unit 0's kinds, and link u * lper + b of each segment joins unit 0's base
+ * link b's ends shifted by u units, with its bandwidth and latency; the segments cover every link. */
+static int shift_holds(mt_topo *t) {
+    if (t->sh_ok) return t->sh_ok > 0;
+    t->sh_ok = -1;
+    int64_t span = (int64_t)t->sh_period * t->sh_units, start = 0;
+    if (t->sh_period <= 0 || t->sh_units < 1 || span > t->nnodes) return 0;
+    for (int64_t n = t->sh_period; n < span; n++)
+        if (t->kind[n] != t->kind[n % t->sh_period]) return 0;
+    for (int s = 0; s < t->sh_nseg; s++) {
+        int64_t p = t->sh_lper[s];
+        if (p <= 0 || start + p * t->sh_units > t->nlinks) return 0;
+        for (int64_t b = 0; b < p; b++)
+            if (!shift_base_ok(t, &t->links[start + b], span)) return 0;
+        for (int32_t u = 1; u < t->sh_units; u++)
+            for (int64_t b = 0; b < p; b++) {
+                const mt_link *x = &t->links[start + b], *y = &t->links[start + u * p + b];
+                if (y->src != shift_node(t, x->src, u) || y->dst != shift_node(t, x->dst, u) ||
+                    y->bw_Bps != x->bw_Bps || y->lat_ps != x->lat_ps)
+                    return 0;
+            }
+        start += p * t->sh_units;
+    }
+    if (t->sh_nseg == 0 || start != t->nlinks) return 0;
+    t->sh_ok = 1;
+    return 1;
+}
+
+int mt_topo_shift_units(const mt_topo *t, int32_t a, int32_t b, int32_t *k) {
+    int64_t span = (int64_t)t->sh_period * t->sh_units;
+    if (t->sh_nseg == 0 || t->sh_period <= 0 || a < 0 || b < 0 || a >= span || b >= span ||
+        a % t->sh_period != b % t->sh_period)
+        return 0;
+    *k = b / t->sh_period - a / t->sh_period;
+    return 1;
+}
+
+/* Link l's unit; *lper gets its segment's links per unit. */
+static int32_t link_unit(const mt_topo *t, int32_t l, int32_t *lper) {
+    int64_t start = 0;
+    int s = 0;
+    while (l >= start + (int64_t)t->sh_lper[s] * t->sh_units) start += (int64_t)t->sh_lper[s++] * t->sh_units;
+    *lper = t->sh_lper[s];
+    return (int32_t)((l - start) / t->sh_lper[s]);
+}
+
+int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
+                          int32_t nk, int32_t *out, int32_t ld) {
+    int32_t m, kmin = 0, kmax = 0, umin, umax, lper;
+    int hashed = 0;
+    if (!t->frozen || t->sh_nseg == 0 || !router_applies(t, src, dst) || !shift_holds(t) ||
+        !mt_topo_shift_units(t, src, src, &m) || !mt_topo_shift_units(t, dst, dst, &m))
+        return 0;
+    if (!structured_route(t, src, dst, mt_hash64((uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst), &m, &hashed) ||
+        hashed || m != n)
+        return 0; /* an ECMP choice hashes the pair: its copies may choose otherwise */
+    umin = umax = src / t->sh_period;
+    if (dst / t->sh_period < umin) umin = dst / t->sh_period;
+    if (dst / t->sh_period > umax) umax = dst / t->sh_period;
+    for (int32_t h = 0; h < n; h++) {
+        if (t->scratch[n - 1 - h] != r0[h]) return 0; /* r0 is not the router's route */
+        int32_t u = link_unit(t, r0[h], &lper);
+        umin = u < umin ? u : umin, umax = u > umax ? u : umax;
+    }
+    for (int32_t i = 0; i < nk; i++) kmin = k[i] < kmin ? k[i] : kmin, kmax = k[i] > kmax ? k[i] : kmax;
+    if ((int64_t)umin + kmin < 0 || (int64_t)umax + kmax >= t->sh_units) return 0;
+    for (int32_t h = 0; h < n; h++) {
+        link_unit(t, r0[h], &lper);
+        for (int32_t i = 0; i < nk; i++) out[(size_t)h * ld + i] = r0[h] + k[i] * lper;
+    }
+    t->n_structured += nk;
+    return 1;
 }
 
 mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,

@@ -126,6 +126,27 @@ mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t 
 mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf, int32_t cap, int32_t *nlinks,
                              mt_time_ps *lat_ps, mt_error *err);
 
+/* TRANSLATION SYMMETRY (a preset's builder declares it; network folding uses it): nodes
+ * [0, period x nunits) come in nunits units of `period` nodes (unit u's node i + u x period is unit
+ * 0's node i shifted by u), the rest are fixed; the links come in nseg consecutive segments (nseg <=
+ * MT_SHIFT_SEGS_MAX) of nunits x lper[s] links, link u x lper[s] + b of segment s being its base
+ * link b shifted by u units. The builder also promises that its router commutes with the shift
+ * (preds(shift(src), shift(at)) = shift(preds(src, at)); tests/unit/test_routers.c checks it).
+ * Whether the links keep it (ends, bandwidth, latency; each base link joins unit 0 to unit 0 or to
+ * a fixed node; the segments cover every link) is checked once, at the first mt_topo_route_shifted
+ * after freezing, in O(nodes + links). */
+enum { MT_SHIFT_SEGS_MAX = 4 };
+void mt_topo_set_shift(mt_topo *t, int32_t period, int32_t nunits, int nseg, const int32_t *lper);
+/* 1 when a shift is declared and node b is node a shifted by *k units (k may be negative). */
+int mt_topo_shift_units(const mt_topo *t, int32_t a, int32_t b, int32_t *k);
+/* The routes of src -> dst shifted by k[i] units (i < nk) in O(n x nk) without routing them:
+ * 1 when out[h x ld + i] holds hop h of mt_topo_route_once's answer for that pair, r0 (n links)
+ * being the route of src -> dst itself (counted as nk structured routes); 0 when the symmetry
+ * cannot vouch for them (none declared or the links break it, a failed link, no structured route,
+ * an ECMP choice on the way, r0 another route, a shift leaving the units): route each pair. */
+int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
+                          int32_t nk, int32_t *out, int32_t ld);
+
 /* Failure: marks link `link` failed (failed = 1) or repaired (0); later routes avoid failed links
  * (Dijkstra with failed links at infinite weight) and the route cache and distances are dropped,
  * so every route is recomputed on demand. A route that no longer exists is MT_ENOROUTE naming both

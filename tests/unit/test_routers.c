@@ -25,12 +25,44 @@ static mt_topo *build(const char *spec, int metric, int ecmp, int router) {
     return t;
 }
 
+/* Nodes a unit of the topology's translation symmetry spans (mt_topo_set_shift), 0: none. */
+static int32_t shift_period(const mt_topo *t) {
+    int32_t k;
+    for (int32_t x = 1; x < mt_topo_nnodes(t); x++)
+        if (mt_topo_shift_units(t, 0, x, &k) && k == 1) return x;
+    return 0;
+}
+
+/* Where mt_topo_route_shifted vouches for the pair a -> b (route r) shifted by k units, its
+ * answer is the graph search's route of the shifted pair; returns how many shifts it vouched for. */
+static int64_t compare_shifted(mt_topo *s, mt_topo *g, int32_t period, int32_t a, int32_t b, const int32_t *r,
+                               int32_t n) {
+    int64_t done = 0;
+    int32_t r0[64]; /* r may be in g's route store, which routing on g moves */
+    if (n > 64) return 0;
+    if (n > 0) memcpy(r0, r, (size_t)n * sizeof *r); /* an empty route's r may be NULL */
+    for (int32_t k = -2; k <= 3; k++) {
+        int32_t out[64];
+        if (k == 0 || !mt_topo_route_shifted(s, a, b, r0, n, &k, 1, out, 1)) continue;
+        const int32_t *rg;
+        int32_t ng;
+        mt_error err = {0};
+        if (mt_topo_route(g, a + k * period, b + k * period, &rg, &ng, &err) != MT_OK) fail_msg("%s", err.msg);
+        if (ng != n || (n > 0 && memcmp(out, rg, (size_t)n * sizeof *rg) != 0))
+            fail_msg("%s: node %d -> %d shifted by %d units: %d links, the search %d", mt_topo_label(s), (int)a,
+                     (int)b, (int)k, (int)n, (int)ng);
+        done++;
+    }
+    return done;
+}
+
 /* Compares the routes from every `step`-th GPU (plus the last) to every GPU; returns the number
  * of pairs the router answered. */
 static int64_t compare(const char *spec, int metric, int ecmp, int32_t step) {
     mt_topo *s = build(spec, metric, ecmp, 1), *g = build(spec, metric, ecmp, 0);
     assert_true(mt_topo_has_router(s));
-    int32_t n;
+    int32_t n, period = shift_period(s);
+    int64_t shifted = 0;
     const int32_t *gpu = mt_topo_gpus(s, &n);
     for (int32_t a = 0; a < n; a = (a + step < n || a == n - 1) ? a + step : n - 1) {
         for (int32_t b = 0; b < n; b++) {
@@ -52,8 +84,13 @@ static int64_t compare(const char *spec, int metric, int ecmp, int32_t step) {
                          (int)a, (int)b, (int)no, (int)ng);
             if (ng > 0 && mt_topo_route_once(s, gpu[a], gpu[b], once, ng - 1, &no, &lat, NULL) != MT_EINVAL)
                 fail_msg("%s: gpu%d -> gpu%d: a route longer than the room is no error", spec, (int)a, (int)b);
+            if (period) shifted += compare_shifted(s, g, period, gpu[a], gpu[b], rg, ng);
         }
     }
+    /* multinode declares its nodes' shift: routes of more than one node vouched for by it */
+    if (!strncmp(spec, "multinode:", 10) && strncmp(spec, "multinode:nodes=1,", 18) && metric == MT_ROUTE_HOPS &&
+        shifted == 0)
+        fail_msg("%s (ecmp %d): no route vouched for by the shift", spec, ecmp);
     int64_t structured, searched;
     mt_topo_route_counts(s, &structured, &searched);
     mt_topo_free(s);
@@ -120,6 +157,21 @@ static void router_declines(void **state) {
     assert_int_equal(structured, 1);
     assert_int_equal(searched, 1);
     mt_topo_free(t);
+    /* the shift stays out where the links break it (one link's bandwidth) or a link failed */
+    int32_t k = 1, out[8];
+    for (int broken = 0; broken < 2; broken++) {
+        t = build("multinode:nodes=3,gpus=2", MT_ROUTE_HOPS, 0, 1);
+        if (broken) mt_topo_link_mut(t, mt_topo_nlinks(t) - 1)->bw_Bps *= 2;
+        assert_int_equal(mt_topo_route(t, 0, 5, &r, &n, NULL), MT_OK); /* gpu0 -> node 1's gpu0 */
+        int32_t r0[8];
+        if (n > 0) memcpy(r0, r, (size_t)n * sizeof *r); /* an empty route's r may be NULL */
+        assert_int_equal(mt_topo_route_shifted(t, 0, 5, r0, n, &k, 1, out, 1), !broken);
+        if (!broken) {
+            assert_int_equal(mt_topo_set_link_failed(t, 0, 1, NULL), MT_OK); /* a link of another pair */
+            assert_int_equal(mt_topo_route_shifted(t, 0, 5, r0, n, &k, 1, out, 1), 0);
+        }
+        mt_topo_free(t);
+    }
 }
 
 int main(void) {
