@@ -910,17 +910,14 @@ int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r
     umin = umax = src / t->sh_period;
     if (dst / t->sh_period < umin) umin = dst / t->sh_period;
     if (dst / t->sh_period > umax) umax = dst / t->sh_period;
-    for (int32_t h = 0; h < n; h++) {
+    for (int32_t h = 0; h < n; h++) { /* out is written before the units are known to hold: 0 leaves it unused */
         if (t->scratch[n - 1 - h] != r0[h]) return 0; /* r0 is not the router's route */
         int32_t u = link_unit(t, r0[h], &lper);
         umin = u < umin ? u : umin, umax = u > umax ? u : umax;
+        for (int32_t i = 0; i < nk; i++) out[(size_t)h * ld + i] = r0[h] + k[i] * lper;
     }
     for (int32_t i = 0; i < nk; i++) kmin = k[i] < kmin ? k[i] : kmin, kmax = k[i] > kmax ? k[i] : kmax;
     if ((int64_t)umin + kmin < 0 || (int64_t)umax + kmax >= t->sh_units) return 0;
-    for (int32_t h = 0; h < n; h++) {
-        link_unit(t, r0[h], &lper);
-        for (int32_t i = 0; i < nk; i++) out[(size_t)h * ld + i] = r0[h] + k[i] * lper;
-    }
     t->n_structured += nk;
     return 1;
 }

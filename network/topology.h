@@ -143,7 +143,8 @@ int mt_topo_shift_units(const mt_topo *t, int32_t a, int32_t b, int32_t *k);
  * 1 when out[h x ld + i] holds hop h of mt_topo_route_once's answer for that pair, r0 (n links)
  * being the route of src -> dst itself (counted as nk structured routes); 0 when the symmetry
  * cannot vouch for them (none declared or the links break it, a failed link, no structured route,
- * an ECMP choice on the way, r0 another route, a shift leaving the units): route each pair. */
+ * an ECMP choice on the way, r0 another route, a shift leaving the units; out may be written):
+ * route each pair. */
 int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
                           int32_t nk, int32_t *out, int32_t ld);
 

@@ -196,10 +196,9 @@ mt_status mt_comparison_html_write(const char *path, const mt_comparison *o, con
     for (int32_t i = 0; i < o->n; i++) {
         const mt_cmp_row *w = &o->rows[i];
         hr[i] = (mt_html_row){.label = w->label, .skipped = w->ran ? NULL : w->reason, .pruned = !w->ran && w->pruned,
-                              .step_ms = w->step_ms,
-                              .speedup = w->speedup, .samples_per_s = w->sps, .exposed_ms = w->exposed_ms,
-                              .peer_ms = w->peer_ms, .host_wait_ms = w->host_wait_ms, .bubble_ms = w->bubble_ms,
-                              .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
+                              .step_ms = w->step_ms, .speedup = w->speedup, .samples_per_s = w->sps,
+                              .exposed_ms = w->exposed_ms, .peer_ms = w->peer_ms, .host_wait_ms = w->host_wait_ms,
+                              .bubble_ms = w->bubble_ms, .mem_bytes = w->mem_bytes, .over_mem = w->over_mem};
     }
     char lines[4][384];
     mt_html_kv kv[4];

@@ -103,7 +103,9 @@ void mt_compare_config_init(mt_compare_config *cc) {
     cc->sparse = MT_SPARSE_AUTO;
 }
 
-int32_t mt_compare_exact_rows(const mt_compare_config *cc) {
+/* The rows a plan search keeps exact: --top's K, else MT_PRUNE_TOP_DEFAULT (10) when compare lists
+ * the plans itself (--plans auto), else 0: every plan of a --plans LIST runs; 0 with --exhaustive. */
+static int32_t exact_rows(const mt_compare_config *cc) {
     if (cc->exhaustive) return 0;
     return cc->top ? cc->top : cc->plans ? 0 : MT_PRUNE_TOP_DEFAULT;
 }
@@ -445,12 +447,12 @@ typedef struct rows_ctx {
     pthread_mutex_t mu;
 } rows_ctx;
 
-/* 1 when item k cannot reach the first mt_compare_exact_rows rows by the items before it that have finished. */
+/* 1 when item k cannot reach the first exact_rows(cc) rows by the items before it that have finished. */
 static int prunable_now(rows_ctx *x, int32_t k) {
     int32_t i = x->mine[k];
     if (!x->bound[i].ok) return 0;
     mt_prune_topk t;
-    mt_prune_topk_init(&t, mt_compare_exact_rows(x->cc));
+    mt_prune_topk_init(&t, exact_rows(x->cc));
     pthread_mutex_lock(&x->mu);
     for (int32_t q = 0; q < k; q++)
         if (x->got[q] == x->got[q]) mt_prune_topk_add(&t, x->got[q]);
@@ -610,7 +612,7 @@ static mt_status gather(const mt_ranks *rk, mt_comparison *cmp, const int32_t *m
 /* The exact rows when the plans run would be pruned (searched, no sweep, unperturbed, more of them
  * than the exact rows), else 0; --dry-run aside. */
 static int32_t prune_rows(const mt_compare_config *cc, const mt_comparison *cmp) {
-    int32_t top = mt_compare_exact_rows(cc);
+    int32_t top = exact_rows(cc);
     return top > 0 && cc->sweep.kind == MT_SWEEP_NONE && !cmp->perturbed && cmp->n > top ? top : 0;
 }
 
@@ -740,7 +742,7 @@ static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, dou
  * (rows that ran before a prune could see them may be pruned here), and every pruned row's reason. */
 static void prune_final(rows_ctx *x) {
     mt_comparison *cmp = x->cmp;
-    int32_t top = mt_compare_exact_rows(x->cc), n_pruned = 0;
+    int32_t top = exact_rows(x->cc), n_pruned = 0;
     mt_prune_topk t;
     mt_prune_topk_init(&t, top);
     for (int32_t k = 0; k < cmp->n; k++) {
@@ -756,8 +758,8 @@ static void prune_final(rows_ctx *x) {
                      "over the %.2f GB limit (--gpu-mem)", b->mem_bytes / 1e9, cmp->mem_limit / 1e9);
         else
             snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's %s), a speed-up of at "
-                     "most %.2fx; the first %d rows that fit in memory are above %.2fx", b->step_ps / 1e9, (int)b->stage, b->what, x->ub[i],
-                     (int)top, t.v[top - 1]);
+                     "most %.2fx; the first %d rows that fit in memory are above %.2fx", b->step_ps / 1e9,
+                     (int)b->stage, b->what, x->ub[i], (int)top, t.v[top - 1]);
         free(w->reason);
         w->reason = strdup(why);
         n_pruned++;

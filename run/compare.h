@@ -8,7 +8,7 @@
  * The rows run on worker threads (run/pool.h, `--jobs`) and, under mpirun, over ranks
  * (run/ranks.h: rank r runs rows r, r + K, ...; rank 0 gathers them): every row is deterministic
  * and lands in its own slot, so the table is the serial one byte for byte (but the wall time).
- * Plan search (mt_compare_exact_rows(cc) > 0; no sweep, no what-if, more plans than that): every
+ * Plan search (--top K, or 10 rows for --plans auto, not --exhaustive; no sweep, no what-if, more plans than that): every
  * plan's program is built first for its bounds, plans run in the order of their step bound, and a
  * plan that cannot reach the first rows is pruned, not simulated (run/prune.h: the rows kept
  * are the exhaustive run's rows, byte for byte, and those first rows of the ranking are exact).
@@ -98,9 +98,6 @@ typedef struct mt_compare_config {
 
 void mt_compare_config_init(mt_compare_config *cc);
 
-/* The rows a plan search keeps exact: --top's K, else MT_PRUNE_TOP_DEFAULT (10) when compare lists
- * the plans itself (--plans auto), else 0: every plan of a --plans LIST runs; 0 with --exhaustive. */
-int32_t mt_compare_exact_rows(const mt_compare_config *cc);
 
 /* Refuses combinations that cannot mean anything (plans and a sweep; no GPU count to compare;
  * a GPU count and a GPU sweep; a sweep without a plan), one line naming the flags. */

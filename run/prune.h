@@ -53,8 +53,8 @@
 #include "extrapolate/hostmodel.h"
 #include "extrapolate/program.h"
 
-/* The K of `compare` without --top when it lists the plans itself (--plans auto; run/compare.h
- * mt_compare_exact_rows); benchmarks and docs use it too. */
+/* The K of `compare` without --top when it lists the plans itself (--plans auto; run/compare.c
+ * exact_rows); benchmarks and docs use it too. */
 enum { MT_PRUNE_TOP_DEFAULT = 10 };
 
 typedef struct mt_prune_bound {

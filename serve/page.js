@@ -801,8 +801,8 @@ function detailWords(h) {
   return parts.length ? parts.join('; ') + '.' : '';
 }
 
-/* The skipped plans grouped by why (numbers aside): [{why, n, example}], most first. */
-function skippedGroups(skipped) {
+/* Plans not run (skipped or pruned) grouped by why (numbers aside): [{why, n, example}], most first. */
+function reasonGroups(skipped) {
   const groups = new Map();
   for (const x of skipped || []) {
     const key = (x.reason || '').replace(/[0-9]+(\.[0-9]+)?/g, 'N');
@@ -852,7 +852,7 @@ function showRanking(r) {
 /* Plans not run, grouped by why (numbers aside): one line per group with a count and an example. */
 function groupList(xs) {
   const ul = el('ul');
-  for (const g of skippedGroups(xs)) {
+  for (const g of reasonGroups(xs)) {
     const li = el('li');
     li.appendChild(el('b', g.n + ' × '));
     li.appendChild(document.createTextNode(g.example.reason + (g.n > 1 ? ' (e.g. ' + g.example.label + ')' : ' (' + g.example.label + ')')));
