@@ -268,6 +268,21 @@ def library_refusals(trace):
         check('mitosis_result_write("timeline"): --chakra-json' in e.message and "need --chakra DIR" in e.message,
               f"--chakra-json on a timeline: {e.message!r}")
     check(not os.path.exists(TMP + "/t.json") and not os.path.exists(TMP + "/x"), "a refused write left files")
+    # an output that names an input (the trace folder, its Kineto file) is refused as the binary
+    # refuses it, and the input is left as it was
+    before = {f: os.stat(os.path.join(trace, f)) for f in os.listdir(trace)}
+    for what, path in (("chakra", trace), ("timeline", os.path.join(trace, "kineto.json.gz"))):
+        rc, _, err = sim.run("simulate", trace, "--gpus", "2", "--" + what, path)
+        try:
+            sim.result(trace, "--gpus", "2")._write(what, path)
+            check(False, f"the library wrote {what} onto the input {path}")
+        except sim.m.Error as e:
+            check(rc == 2 and e.message == err.strip()[len("mitosis simulate: "):] and "input" in e.message,
+                  f"{what} onto an input: library {e.message!r}, binary exit {rc} {err.strip()!r}")
+    after = {f: os.stat(os.path.join(trace, f)) for f in os.listdir(trace)}
+    check(sorted(after) == sorted(before) and all((after[f].st_size, after[f].st_mtime_ns) ==
+                                                  (before[f].st_size, before[f].st_mtime_ns) for f in before),
+          "a refused write onto the input changed the trace folder")
 
 
 def main():
