@@ -394,7 +394,8 @@ static mt_status link_fwd_ops(emitter *em) {
         const kev *x = &k->ev[i];
         if (x->seq < 0 || x->outer < 0 || em->op_of_kev[x->outer] < 0) continue;
         int32_t oi = em->op_of_kev[x->outer];
-        if (t->ops[oi].phase != TRACE_PHASE_FORWARD || mt_u64map_get(&fwd_by_seq, x->seq, NULL)) continue;
+        int64_t prev;
+        if (t->ops[oi].phase != TRACE_PHASE_FORWARD || (mt_u64map_get(&fwd_by_seq, x->seq, &prev) && prev >= oi)) continue;
         rc = mt_u64map_put(&fwd_by_seq, x->seq, oi, NULL);
     }
     for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {

@@ -74,6 +74,26 @@ for tr in ("cpu-gpt-l8h16-b2", "cpu-gpt-tiny-b8"):
     k5, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 2, "--cp", 2))
     c.check(f"{tr} --cp 2: {k5:.0f} B within 10 % of half", rel(k5, full / 2) <= 0.10, (k5, full / 2))
 
+# Full recomputation as a framework's checkpoint around each block module runs it, on a pre-norm Llama
+# (RMSNorm, fp32): a block keeps its input alone (4 s b h); outside the blocks the final RMSNorm keeps
+# its input, its rsqrt (4 s b) and its normalised copy, the head its input (4 s b h each), the loss its
+# log-softmax (4 s b V) and two scalars. A pipeline cut between blocks moves no byte: the stages' sum is
+# one GPU's, full and op-level. (An RMSNorm's no-op cast shares its autograd sequence number with the
+# weight's multiply; when the reader linked MulBackward0 to the cast, the norms' copies were kept.)
+tr = "cpu-llama-tiny-b4"
+nodes = json.load(gzip.open(f"{traces}/{tr}/et.json.gz"))["nodes"]
+V, h = [n for n in nodes if n["name"] == "aten::embedding"][0]["input_shapes"][0]
+b, s = [n for n in nodes if n["name"] == "aten::embedding"][0]["input_shapes"][1]
+L = sum(n["name"] == "aten::softmax" for n in nodes)
+want = 4 * ((L + 3) * s * b * h + s * b + s * b * V) + 8
+k, _, _ = act(c.sim(f"{traces}/{tr}", "--gpus", 1, "--recompute", "full"))
+c.check(f"{tr} --recompute full: {k:.0f} B kept, {L} block inputs and the head's = {want} B", k == want, (k, want))
+for pol in ("full", "ops:save=mm"):
+    one = act(c.sim(f"{traces}/{tr}", "--gpus", 1, "--micro-batches", 2, "--recompute", pol))[0]
+    two = sum(st["activation_bytes_per_micro_batch"] for st in
+              c.sim(f"{traces}/{tr}", "--gpus", 2, "--pp", 2, "--micro-batches", 2, "--recompute", pol)["stages"])
+    c.check(f"{tr} --pp 2 --recompute {pol}: the stages keep one GPU's {one:.0f} B", two == one, (two, one))
+
 # --seq 2s (extrapolate/seqlen.h): Korthikanti's activations at 2s; every linear's time x 2 (its FLOPs,
 # 2 x tokens x in x out, follow the tokens), eager attention's matmuls, mask fill and softmax x 4 (the
 # s x s scores per head), the optimizer's x 1 (parameter-sized); refusals in one line
