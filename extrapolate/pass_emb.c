@@ -199,11 +199,11 @@ static void emb_memory(mt_bld *b, void *st, int32_t s, mt_stage_program *sp) {
     mt_state_bytes w = {b->w_stage_rep[s], b->w_stage_bytes[s] - b->w_stage_rep[s], 0, 0};
     if (w.owned < 0) w.owned = 0;
     if (b->total_w_bytes > 0) w.opt_per_param = t->optstate_bytes / b->total_w_bytes;
-    mt_state_mem m = mt_state_memory(b->plan, &w);
+    mt_state_mem m = mt_state_memory_scaled(b->plan, &w, &p->prec_scale); /* in the asked precision, as the stage's */
     for (int32_t r = 0; r < R; r++) {
         mt_state_bytes wr = w;
         wr.owned = w.owned - mean + own[r] > 0 ? w.owned - mean + own[r] : 0;
-        mt_state_mem mr = mt_state_memory(b->plan, &wr);
+        mt_state_mem mr = mt_state_memory_scaled(b->plan, &wr, &p->prec_scale);
         double *q = &p->emb_mem[((size_t)s * R + r) * 3];
         q[0] = sp->param_bytes + mr.params - m.params;
         q[1] = sp->grad_bytes + mr.grads - m.grads;

@@ -127,6 +127,19 @@ if d:
     gathered = mem(d)["params"] - own - rep / 4
     c.check("2: row x fsdp gathers a dense unit, never a table", 0 < gathered < rep,
             f"gathered {gathered}, dense {rep}")
+# table-wise places whole tables (largest first onto the least loaded GPU): with pure bf16 every GPU holds
+# the dense part and its own tables at 2 bytes a parameter (the fp32 trace's / 2), its gradients alike
+d = c.sim(dlrm, "--gpus", 2, "--embedding-shard", "table", "--precision", "bf16")
+if d:
+    tabs = sorted((t["bytes"] for t in ts if t["kind"] == "table"), reverse=True)
+    dense = sum(t["bytes"] for t in ts if t["kind"] != "table")
+    load = [0, 0]
+    for b in tabs:
+        load[load.index(min(load))] += b
+    for g in d["gpus"]:
+        r = g["dp"]
+        eq(f"2: table x bf16: GPU {r} params = (dense + its tables) / 2", g["mem_bytes"]["params"], (dense + load[r]) / 2)
+        eq(f"2: table x bf16: GPU {r} grads = params", g["mem_bytes"]["grads"], (dense + load[r]) / 2)
 
 # 3. tied embeddings under PP x DP: the last stage's copy is reduced over its replicas too.
 gpt = trace("cpu-gpt-tiny-b8")

@@ -332,8 +332,8 @@ def chk_table_wise(x):
     p, d, info = x["p"], x["d"], trace_info(x["fam"])
     if p.get("emb") != "table" or p["pp"] > 1 or p["dp"] * p["ep"] < 2 or info["tensors"] is None:
         return []
-    ts, T = info["tensors"], p["tp"]
-    tables = [t["bytes"] / T for t in ts if t["kind"] == "table"]
+    ts, T, xp = info["tensors"], p["tp"], PREC[p.get("prec")][0]  # a table is held in the parameters' dtype
+    tables = [t["bytes"] / T * xp for t in ts if t["kind"] == "table"]
     dense = [t for t in ts if t["kind"] != "table"]
     lo, exact, _, _ = states(p, *mp.per_gpu(dense, T), 0)
     if exact is None:
@@ -778,8 +778,15 @@ def chk_distopt(x):
         m, tb = g["mem_bytes"], g["traffic_bytes"]
         for k, held in (("reducescatter", m["grads"]), ("allgather", m["params"])):
             want = (n - 1) / n * held
+            if k == "allgather" and p["tp"] > 1:
+                continue  # TP all-gathers too where its splits do not pair (a ResNet's convolutions): below, by group kind
             if abs(tb.get(k, 0) - want) > 1e-6 * want + 8:
                 bad.append(f"gpu {g['rank']} {k} {tb.get(k, 0)} B, (n-1)/n x {held} B = {want:.0f} B")
+    # the data-parallel group's traffic (the mean over GPUs): both collectives and nothing else
+    want = sum((n - 1) / n * (g["mem_bytes"]["grads"] + g["mem_bytes"]["params"]) for g in d["gpus"]) / len(d["gpus"])
+    got = d["mesh"]["traffic_bytes"].get("dp", 0)
+    if abs(got - want) > 1e-6 * want + 8:
+        bad.append(f"dp traffic {got} B per GPU, (n-1)/n x (grads + params) = {want:.0f} B")
     return bad[:3]
 
 
