@@ -212,7 +212,8 @@ static int32_t *rerun_units(const mt_bld *b, const mt_blocks *blk) {
 }
 
 /* ops: 1 for a forward op whose output the policy saves (attention; every rc_save_mm-th matmul
- * reading a weight in its region, counted from the region's first). */
+ * reading a weight in its block, counted from the block's first: a pipeline cut inside a block splits
+ * its region, not the policy's choice of matmuls; in a trace where no block repeats, per region). */
 static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk, const int32_t *ru) {
     const mt_trace *t = b->t;
     unsigned char *sv = calloc((size_t)(t->n_ops > 0 ? t->n_ops : 1), 1);
@@ -221,6 +222,7 @@ static unsigned char *saved_ops(const mt_bld *b, const mt_blocks *blk, const int
         const trace_op *o = &t->ops[i];
         if (!is_fwd(t, i) || ru[i] < 0) continue;
         int32_t g = region_of(b, blk, ru[i]);
+        if (g >= 0 && blk->found) g = (ru[i] - blk->first) / blk->layers; /* the block */
         if (g != region) region = g, mm = 0;
         if (ru[i] != b->unit[i]) continue; /* a tail moved into the block (rerun_units): norm, residual, rotary */
         if (o->cls == MT_OPC_ATTN || weightless_matmul(o)) sv[i] = (unsigned char)(b->plan->rc_save_attn != 0);

@@ -93,6 +93,15 @@ for pol in ("full", "ops:save=mm"):
     two = sum(st["activation_bytes_per_micro_batch"] for st in
               c.sim(f"{traces}/{tr}", "--gpus", 2, "--pp", 2, "--micro-batches", 2, "--recompute", pol)["stages"])
     c.check(f"{tr} --pp 2 --recompute {pol}: the stages keep one GPU's {one:.0f} B", two == one, (two, one))
+# A time-balanced cut inside a block (gpt-tiny's 4 blocks in --pp 4 x --vpp 2 chunks) splits the block's
+# re-run region, not the policy: the matmuls saved are counted per block, so no part of a block re-runs
+# more than the whole block does (the largest region's transient bytes at most one GPU's)
+tr, pol = "cpu-gpt-tiny-b8", "ops:save=attn+mm/2"
+one = act(c.sim(f"{traces}/{tr}", "--gpus", 1, "--micro-batches", 8, "--recompute", pol))[1]
+d = c.sim(f"{traces}/{tr}", "--gpus", 4, "--pp", 4, "--vpp", 2, "--micro-batches", 8, "--recompute", pol)
+worst = max(st["activation_bytes_transient"] for st in d["stages"])
+c.check(f"{tr} --pp 4 --vpp 2 --recompute {pol} ({d['pipeline_cut']['kind']} cut): a stage's transient {worst:.0f} B "
+        f"<= one GPU's {one:.0f} B", d["pipeline_cut"]["kind"] == "time" and worst <= one, (worst, one))
 
 # --seq 2s (extrapolate/seqlen.h): Korthikanti's activations at 2s; every linear's time x 2 (its FLOPs,
 # 2 x tokens x in x out, follow the tokens), eager attention's matmuls, mask fill and softmax x 4 (the

@@ -8,7 +8,7 @@
 #    (the others' peer wait and idle are its extra compute, the peer wait credited to it);
 #  - the text table's `peer ms` column, the `waits` line naming the rank waited for, and the
 #    same numbers in gpus.csv;
-#  - 200 random plans (seeded; ATTR_PLANS, 120 under ctest) over the shipped traces and strategies: the identity on every
+#  - 200 random plans (seeded: ATTR_SEED, 30; ATTR_PLANS, 120 under ctest) over the shipped traces and strategies: the identity on every
 #    GPU to 1e-6 ms, every part >= 0, exposed <= comm, and waited_for a rank or null; plans
 #    mitosis refuses (exit 2) are counted and must stay under half. A failure prints the plan.
 # Usage: bash attribution.sh /path/to/mitosis   (env MT_ROOT = repo root, ATTR_PLANS = count)
@@ -83,7 +83,7 @@ if base and slow:
                 "GPUs 0, 2-3 wait" in out and "each for GPU 1" in out, out)
 
 # ---- random plans ----------------------------------------------------------------------------
-rng = random.Random(30)
+rng = random.Random(int(os.environ.get("ATTR_SEED", "30")))  # another seed explores other plans
 traces = ["cpu-gpt-tiny-b8", "cpu-resnet18-b8", "cpu-moe-tiny-b8", "cpu-dlrm-tiny-b8", "cpu-resmlp-b64"]
 n_plans = int(os.environ.get("ATTR_PLANS", "200"))
 
