@@ -758,9 +758,17 @@ def chk_recompute_policy(x):
             bad.append(f"{pol} keeps {mine} B, outside full's {full} .. none's {none}")
         if not 0 < rc < rc_full:
             bad.append(f"{pol} re-runs {rc} ms, outside 0 .. full's {rc_full} ms")
-    for st in d.get("stages", []):
-        K = int(pol.split(":")[1]) if pol.startswith("every:") else 1  # (a stage may hold no K-th block)
-        if st.get("recompute_ms", 0) <= 0 and L >= p["pp"] * K:
+    K = int(pol.split(":")[1]) if pol.startswith("every:") else 1
+    cut = d.get("pipeline_cut") or {}
+    per = cut.get("blocks_per_chunk") if cut.get("kind") == "blocks" else None
+    P = len(d.get("stages", []))
+    for s, st in enumerate(d.get("stages", [])):
+        if per:  # blocks cut: chunk c (on stage c mod P) holds the next per[c] blocks; every:K re-runs blocks K-1, 2K-1, ...
+            first = [sum(per[:c]) for c in range(len(per))]
+            holds = any((j + 1) % K == 0 for c in range(s, len(per), P) for j in range(first[c], first[c] + per[c]))
+        else:  # (a time cut: every chunk holds a K-th block when each holds K blocks' worth)
+            holds = L >= p["pp"] * (2 if p.get("schedule") == "interleaved" else 1) * K
+        if st.get("recompute_ms", 0) <= 0 and holds:
             bad.append(f"stage {st['layer_first']}..{st['layer_last']} re-runs nothing under {pol}")
     return bad[:3]
 
