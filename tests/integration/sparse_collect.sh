@@ -9,7 +9,9 @@
 #    stacked experts, hash-moe-tiny's hashed tokens and mixtral-tiny's top-2 give the unsplit
 #    model's loss and dense gradients on each rank's inputs (moe_split.py);
 #  - dlrm-tiny: tables of different sizes; as a 2-process job the all-reduces carry the dense
-#    part only.
+#    part only;
+#  - collect --dist refuses a recording with a file truncated, a collective lost, a rank's report
+#    missing or the ranks' steps disagreeing (planted in copies of the dlrm-tiny one).
 # Usage: bash sparse_collect.sh /path/to/mitosis   (skips, 77, without PyTorch)
 set -u
 bin=${1:?usage: sparse_collect.sh MITOSIS}
@@ -96,6 +98,48 @@ assert m2["parameters"] == m2["dense_parameters"] + 8 * (1000 + 250), m2
 PY
 }
 check "dlrm-tiny: tables of different sizes; sharded, the all-reduces carry the dense part only" t3
+# collect refuses an incomplete or inconsistent recording (collect_dist.verify_recording and verify_ranks, run
+# before it exits 0): the good one passes; planted faults in copies of it each get their one line
+t4() {
+"$PY" - "$root/tracer" "$tmp/dlrm2" "$tmp/plant" <<'PY'
+import gzip, json, os, shutil, sys
+sys.path.insert(0, sys.argv[1])
+import collect as C, collect_dist as D
+good, bad = sys.argv[2], sys.argv[3]
+D.verify_recording(good, 2, 2)
+def refused(what, fn, want):
+    try:
+        fn()
+    except C.CollectError as e:
+        assert want in str(e) and "\n" not in str(e), (what, str(e))
+        return
+    raise AssertionError("accepted: " + what)
+def plant(name, edit):
+    shutil.rmtree(bad, ignore_errors=True); shutil.copytree(good, bad)
+    edit(os.path.join(bad, name))
+def cut(path):
+    data = open(path, "rb").read(); open(path, "wb").write(data[:len(data) // 2])
+def drop_allreduce(path):
+    k = json.load(gzip.open(path, "rt"))
+    k["traceEvents"] = [e for e in k["traceEvents"] if e.get("name") != "gloo:all_reduce"]
+    json.dump(k, gzip.open(path, "wt"))
+for name in ("et.json.gz", "kineto.json.gz", "meta.json"):
+    plant(name, cut)
+    refused("truncated " + name, lambda: D.verify_recording(bad, 2, 2), name + " is missing or does not parse")
+plant("kineto.json.gz", drop_allreduce)
+refused("a collective lost", lambda: D.verify_recording(bad, 2, 2), "disagree on the step's collectives")
+refused("3 steps", lambda: D.verify_recording(good, 2, 3), "is not of this job")
+res = os.path.join(bad, "result.json")
+for r, steps in ((0, 4), (1, 4)):
+    json.dump({"rank": r, "steps": steps, "timed": 2}, open("%s.rank%d" % (res, r), "w"))
+D.verify_ranks(2, res, 2)
+json.dump({"rank": 1, "steps": 3, "timed": 2}, open(res + ".rank1", "w"))
+refused("ranks' steps differ", lambda: D.verify_ranks(2, res, 2), "ranks disagree on its steps")
+os.remove(res + ".rank1")
+refused("a rank's report missing", lambda: D.verify_ranks(2, res, 2), "rank 1 of the job exited without its report")
+PY
+}
+check "collect --dist refuses a truncated file, a lost collective, a missing or disagreeing rank (planted)" t4
 
 # bad input: one line on stderr, exit 2
 for args in "--experts 1 --top-k 2" "--capacity-factor 0" "--experts 3 --dist moe --world 2" "--top-k 3"; do
