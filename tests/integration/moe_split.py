@@ -9,9 +9,11 @@ Several models run one after another in the same 2 processes (torch and gloo sta
 each prints a line "MODEL OK|BAD loss loss OK|BAD loss loss" (rank 0, rank 1), or "MODEL missing"."""
 import copy, os, sys
 sys.path.insert(0, sys.argv[1])
-import torch, torch.distributed as dist, torch.multiprocessing as mp
+import multiprocessing, multiprocessing.connection
 
-def run(rank, models, store, out):
+def run(rank, models, store, out):  # a spawned rank: only the ranks import torch (this file's parent does not)
+    global torch, dist
+    import torch, torch.distributed as dist
     import collect as C
     real, real_ddp = C.build_workload, torch.nn.parallel.DistributedDataParallel
     for i, model_name in enumerate(models):
@@ -61,7 +63,18 @@ def check(C, rank, model_name, out, store):
 
 if __name__ == "__main__":
     models, out, ok = sys.argv[2].split(","), sys.argv[3], True
-    mp.spawn(run, args=(models, out + ".store", out), nprocs=2)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=run, args=(r, models, out + ".store", out)) for r in range(2)]
+    for p in procs:
+        p.start()
+    live = list(procs)
+    while live:  # as mp.spawn: the first rank to fail stops the other (its lines are then missing, below)
+        multiprocessing.connection.wait([p.sentinel for p in live])
+        for p in [p for p in live if p.exitcode is not None]:
+            live.remove(p)
+            if p.exitcode != 0:
+                for q in live:
+                    q.terminate()
     for m in models:
         try:
             lines = [open("%s-%s.%d" % (out, m, r)).read().strip() for r in (0, 1)]
