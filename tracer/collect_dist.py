@@ -583,7 +583,9 @@ def verify_recording(out, world, steps):
     """Refuses (CollectError, one line naming the file) a --dist recording that is incomplete or
     inconsistent: a file missing, truncated or not JSON; not exactly one profiled step; the
     Kineto trace and the ET disagreeing on the step's collectives (a gloo event closed after the
-    ET stopped) or on the op count meta.json gives; meta.json not of this job's ranks and steps."""
+    ET stopped; checked where collect.py wrote the trace itself) or with the counts meta.json
+    gives; collect.py's pairing of their ops fallen back to order; meta.json not of this job's
+    ranks and steps."""
     import collections
     meta, kin, et = _load(out, "meta.json"), _load(out, "kineto.json.gz"), _load(out, "et.json.gz")
     ev = [e for e in kin.get("traceEvents", []) if isinstance(e, dict)]
@@ -601,7 +603,9 @@ def verify_recording(out, world, steps):
                                                              meta.get("et_nodes")))
     comm = lambda names: collections.Counter(n for n in names if n.startswith("gloo:"))
     kc, ec = comm(str(e.get("name", "")) for e in ev if e.get("ph") == "X"), comm(n.get("name", "") for n in nodes)
-    if kc != ec:
+    # (the trace collect.py writes itself, PyTorch without Kineto: both files hold every gloo event;
+    # what a Kineto export and a newer ET hold of them is not checked here)
+    if str(meta.get("kineto_writer", "")).startswith("collect.py") and kc != ec:
         C.fail("rank 0's Kineto trace and ET disagree on the step's collectives (%s against %s in %s): a "
                "collective's event closed late; record again" % (dict(kc), dict(ec), out))
     if str(meta.get("link", "")).startswith("by order only"):
