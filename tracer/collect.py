@@ -699,10 +699,26 @@ def _out_of_memory(e):
     return isinstance(e, RuntimeError) and ("out of memory" in msg or "can't allocate memory" in msg)
 
 
+OUTPUTS = ("meta.json", "kineto.json.gz", "et.json.gz")
+
+
+def clear_outputs(out):
+    """Removes an earlier recording's files from out, so that a run that fails part-way never leaves
+    a folder mixing two recordings (meta.json, written last, says one is complete)."""
+    for name in OUTPUTS:
+        try:
+            os.remove(os.path.join(out, name))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            fail("cannot replace %s (%s); choose another -o" % (os.path.join(out, name), e.strerror))
+
+
 def run(args):
     """Records one step into args.out; raises CollectError (one line) on any expected failure,
     out of memory included. A --dist job's ranks import torch; this process does not (it checks the
     arguments and waits: collect_dist.run_dist)."""
+    clear_outputs(args.out)
     if args.dist:
         import importlib.util
         if importlib.util.find_spec("torch") is None:
@@ -758,12 +774,38 @@ def device_sync(device):
         torch.cuda.synchronize(device)
 
 
+SETTLE = "mitosis.settle"
+
+
+def trim_settle(et):
+    """Drops from the ET (in place) what profile_step's settle ran after the step: the nodes that
+    began at or after its SETTLE annotation (record-function ids are drawn in start order on every
+    thread); an event of the step that the settle closed stays.  Returns how many were dropped."""
+    mark = [n.get("rf_id", 0) for n in et.get("nodes", []) if n.get("name") == SETTLE]
+    if len(mark) != 1:
+        fail("the ET of the step has %d %s annotations, not 1; record again" % (len(mark), SETTLE))
+    keep = [n for n in et["nodes"] if not n.get("rf_id", 0) >= mark[0]]
+    dropped = len(et["nodes"]) - len(keep)
+    et["nodes"] = keep
+    return dropped
+
+
+def after_step_dropped(events):
+    """A Kineto trace's events without those that start after its ProfilerStep#N ends."""
+    step = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#") and e.get("ph") == "X"]
+    if len(step) != 1:
+        return events
+    end = step[0]["ts"] + step[0]["dur"]
+    return [e for e in events if e.get("ph") != "X" or e.get("ts", 0) <= end]
+
+
 def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
     """Runs step() once as ProfilerStep#step_idx under the profiler and the ET observer and
     writes out/kineto.json.gz and out/et.json.gz.  extra_top: top-level keys the Kineto JSON
     gets when it lacks them (distributedInfo of a multi-process run).  settle: called after the
-    step, outside its window and the ET but before the profiler stops (a multi-process run's
-    barrier: see collect_dist.py).  Returns what meta.json says about the recording."""
+    step, outside its window, before the profiler and the ET observer stop (a multi-process run's
+    barrier: see collect_dist.py), inside record_function(SETTLE); what it ran is then dropped from
+    both files (trim_settle, after_step_dropped).  Returns what meta.json says about the recording."""
     import torch
     from torch.profiler import profile, record_function, ProfilerActivity
     et_name, ETObserver = et_observer_class()
@@ -785,22 +827,30 @@ def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
         et_raw = os.path.join(tmp, "et.json")
         observer = ETObserver()
         observer.register_callback(et_raw)
+        # made before the profiler starts: PyTorch 1.13's record_function() allocates a tensor
+        # (aten::zeros), which would otherwise land between the step and the annotation
+        mark = record_function(SETTLE) if settle is not None else None
         t_prof = time.perf_counter()
         with profile(**prof_kw) as prof:
             observer.start()
             with record_function("ProfilerStep#%d" % step_idx):
                 step()
                 device_sync(device)
+            if settle is not None:  # inside the ET too: an event it closes is the step's (collect_dist.py)
+                with mark:
+                    settle()
             observer.stop()
-            if settle is not None:
-                settle()
         profiled_ms = (time.perf_counter() - t_prof) * 1e3
         observer.unregister_callback()
 
         with open(et_raw) as f:
             et = json.load(f)
+        trimmed = trim_settle(et) if settle is not None else 0
         et_nodes = et.get("nodes", [])
-        gzip_file(et_raw, os.path.join(out, "et.json.gz"))
+        if trimmed:
+            write_json_gz(et, os.path.join(out, "et.json.gz"))
+        else:
+            gzip_file(et_raw, os.path.join(out, "et.json.gz"))
 
         kin_path = os.path.join(out, "kineto.json.gz")
         if kineto:
@@ -808,9 +858,11 @@ def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
             prof.export_chrome_trace(raw)
             with open(raw) as f:
                 kj = json.load(f)
-            missing = {k: v for k, v in (extra_top or {}).items() if k not in kj}
-            if missing:
-                kj.update(missing)
+            changes = {k: v for k, v in (extra_top or {}).items() if k not in kj}
+            if settle is not None:  # the settle's events are not the step's (as kineto_json_from_results)
+                changes["traceEvents"] = after_step_dropped(kj.get("traceEvents", []))
+            if changes:
+                kj.update(changes)
                 write_json_gz(kj, kin_path)
             else:
                 gzip_file(raw, kin_path)
@@ -831,7 +883,7 @@ def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
                     if link_ok else "by order only (External id did not match ET rf_id)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {
+    rec = {
         "profiled_step": "ProfilerStep#%d" % step_idx,
         "profiled_step_wall_ms": round(profiled_ms, 3),
         "files": {"kineto": "kineto.json.gz", "et": "et.json.gz"},
@@ -843,6 +895,9 @@ def profile_step(step, step_idx, device, out, extra_top=None, settle=None):
         "et_nodes": len(et_nodes),
         "link": link,
     }
+    if settle is not None:
+        rec["et_settle_nodes_dropped"] = trimmed
+    return rec
 
 
 def time_steps(step, n, device, before=None):
@@ -900,9 +955,11 @@ def write_meta(args, meta, info):
         pass
     meta.update(info)
     meta["command"] = " ".join([PROG] + sys.argv[1:])
-    with open(os.path.join(args.out, "meta.json"), "w") as f:
+    path = os.path.join(args.out, "meta.json")
+    with open(path + ".part", "w") as f:  # whole or absent: its presence says the recording is complete
         json.dump(meta, f, indent=2)
         f.write("\n")
+    os.replace(path + ".part", path)
 
 
 def _record(args):

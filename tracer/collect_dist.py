@@ -36,6 +36,10 @@ rank 0's own times.  Workloads:
              meta.json's "tp" counts the all-reduces and bytes of a step by site and compares
              the first forward's loss with the unsplit model's.
 
+The parent refuses (exit 2, one line naming the rank or file) a job whose ranks did not all
+report the same steps, or whose recording is incomplete or inconsistent (verify_recording); the
+ranks meet through a file in the job's temporary folder, not a TCP port.
+
 --sibling-load (one process): the recording runs on core 0 while a sibling process runs the same
 model's step without communication on core 1, so that the recorded op times carry the contention
 each rank of a two-process run sees on a two-core machine.
@@ -44,7 +48,6 @@ each rank of a two-process run sees on a two-core machine.
 import json
 import math
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -56,12 +59,6 @@ if HERE not in sys.path:
 
 import collect as C  # noqa: E402  (the recorder's helpers: same folder)
 import sparse_dist  # noqa: E402  (the all-to-all jobs: moe, embedding)
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pin(core):
@@ -415,29 +412,38 @@ WORKLOADS = {"ddp": ddp_workload, "pipeline": pipeline_workload, "embedding": sp
 # The job
 # ---------------------------------------------------------------------------------------------
 
-def _rank_main(rank, args, port, result_path):
+def _rank_main(rank, args, store, result_path):
     import torch
     import torch.distributed as dist
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
     pinned = pin(rank)
     if args.threads is None:
         args.threads = 1
     device, dtype = C.setup_torch(args)
     if device.type != "cpu":
         C.fail("--dist runs on CPU (gloo); use --device cpu")
-    dist.init_process_group("gloo", rank=rank, world_size=args.world)
+    # The rendezvous is a file in the job's own temporary folder, not a TCP port: a port chosen
+    # free before the ranks start can be taken by then (ctest -j2 runs another job beside this
+    # one), and a rank could join another job's store.
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=args.world)
     try:
         step, n_params, info = WORKLOADS[args.dist](args, rank, device, dtype)
+        calls = [0]
+        workload_step = step
+
+        def step():
+            calls[0] += 1
+            workload_step()
+
         for _ in range(args.warmup):
             step()
         dist.barrier()
-        # The barrier after the profiled step (before the profiler stops; on every rank, as they
-        # must all call it): gloo completes a collective's future before its worker thread closes
-        # the collective's profiler event (gloo:all_reduce ...), so the step can end, and the
-        # profiler stop, with the event still open, and it is lost (the step then lacks, say, DDP's
-        # all-reduce; seen under load). A gloo barrier first waits for every earlier work of the
-        # group to finish, which closes its event.
+        # The barrier after the profiled step (before the profiler and the ET observer stop; on
+        # every rank, as they must all call it): gloo completes a collective's future before its
+        # worker thread closes the collective's profiler event (gloo:all_reduce ...), so the step
+        # can end, and the profiler stop, with the event still open, and it is lost (the step then
+        # lacks, say, DDP's all-reduce; seen under load); an ET stopped before the barrier lacked
+        # it while the trace had it. A gloo barrier first waits for every earlier work of the group
+        # to finish, which closes its event; profile_step then drops the barrier's own events.
         if rank == 0:
             os.makedirs(args.out, exist_ok=True)
             rec = C.profile_step(step, args.warmup, device, args.out, {"distributedInfo": dist_info(args.world)},
@@ -469,6 +475,8 @@ def _rank_main(rank, args, port, result_path):
             C.write_meta(args, meta, info)
             with open(result_path, "w") as f:
                 json.dump({"job_ms": meta["step_time_ms"]["median"], "ops": rec["kineto_cpu_ops"]}, f)
+        with open("%s.rank%d" % (result_path, rank), "w") as f:  # last: what the parent checks (verify_ranks)
+            json.dump({"rank": rank, "steps": calls[0], "timed": len(times)}, f)
     finally:
         dist.destroy_process_group()
     # Done and written: leave now. Left to the interpreter's teardown, a process sometimes hangs
@@ -501,13 +509,13 @@ def check_args(args):
         C.fail("--dist runs on CPU (gloo); use --device cpu")
 
 
-def _rank_entry(rank, args, port, result_path):
+def _rank_entry(rank, args, store, result_path):
     """A rank's process: _rank_main, its failure written to result_path.errRANK for the parent."""
     try:
         import torch.distributed as dist
         if not dist.is_available() or not dist.is_gloo_available():
             C.fail("--dist needs torch.distributed with gloo, which this PyTorch lacks")
-        _rank_main(rank, args, port, result_path)
+        _rank_main(rank, args, store, result_path)
     except BaseException as e:  # noqa: BLE001  (whatever stops a rank stops the job, named)
         import traceback
         with open("%s.err%d" % (result_path, rank), "w") as f:
@@ -540,20 +548,92 @@ def _wait_ranks(procs, args, result_path):
             C.fail("a rank of the --dist %s job failed: %s" % (args.dist, msg))
 
 
+def verify_ranks(world, result_path, steps):
+    """Refuses (CollectError) a job whose ranks did not all report, or disagree on the steps run
+    (warm-up, the profiled step and the timed ones): each rank's result_path.rankR."""
+    want = None
+    for r in range(world):
+        try:
+            with open("%s.rank%d" % (result_path, r)) as f:
+                got = json.load(f)
+        except (OSError, ValueError) as e:
+            C.fail("rank %d of the job exited without its report (%s); the recording is incomplete, record again"
+                   % (r, e))
+        if got.get("timed") != steps or (want is not None and got.get("steps") != want):
+            C.fail("the job's ranks disagree on its steps (rank %d ran %s, %s timed; rank 0 %s; --steps %d); "
+                   "the recording is inconsistent, record again" % (r, got.get("steps"), got.get("timed"), want, steps))
+        want = got.get("steps") if want is None else want
+
+
+def _load(out, name):
+    import gzip
+    path = os.path.join(out, name)
+    try:
+        if name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                return json.load(f)
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, EOFError, ValueError) as e:  # missing, truncated gzip, bad JSON
+        C.fail("rank 0's %s is missing or does not parse (%s: %s); the recording is incomplete, record again"
+               % (path, type(e).__name__, e))
+
+
+def verify_recording(out, world, steps):
+    """Refuses (CollectError, one line naming the file) a --dist recording that is incomplete or
+    inconsistent: a file missing, truncated or not JSON; not exactly one profiled step; the
+    Kineto trace and the ET disagreeing on the step's collectives (a gloo event closed after the
+    ET stopped; checked where collect.py wrote the trace itself) or with the counts meta.json
+    gives; collect.py's pairing of their ops fallen back to order; meta.json not of this job's
+    ranks and steps."""
+    import collections
+    meta, kin, et = _load(out, "meta.json"), _load(out, "kineto.json.gz"), _load(out, "et.json.gz")
+    ev = [e for e in kin.get("traceEvents", []) if isinstance(e, dict)]
+    where = os.path.join(out, "kineto.json.gz")
+    prof = [e for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
+    if len(prof) != 1:
+        C.fail("%s has %d profiled steps (ProfilerStep#N), not 1; record again" % (where, len(prof)))
+    ops = sum(1 for e in ev if e.get("cat") == "cpu_op")
+    if ops != meta.get("kineto_cpu_ops") or (kin.get("distributedInfo") or {}).get("world_size") != world:
+        C.fail("%s does not match meta.json (%d cpu ops, meta.json %s; distributedInfo %s, --world %d); record again"
+               % (where, ops, meta.get("kineto_cpu_ops"), kin.get("distributedInfo"), world))
+    nodes = et.get("nodes") or []
+    if not nodes or len(nodes) != meta.get("et_nodes"):
+        C.fail("%s has %d nodes, meta.json %s; record again" % (os.path.join(out, "et.json.gz"), len(nodes),
+                                                             meta.get("et_nodes")))
+    comm = lambda names: collections.Counter(n for n in names if n.startswith("gloo:"))
+    kc, ec = comm(str(e.get("name", "")) for e in ev if e.get("ph") == "X"), comm(n.get("name", "") for n in nodes)
+    # (the trace collect.py writes itself, PyTorch without Kineto: both files hold every gloo event;
+    # what a Kineto export and a newer ET hold of them is not checked here)
+    if str(meta.get("kineto_writer", "")).startswith("collect.py") and kc != ec:
+        C.fail("rank 0's Kineto trace and ET disagree on the step's collectives (%s against %s in %s): a "
+               "collective's event closed late; record again" % (dict(kc), dict(ec), out))
+    if str(meta.get("link", "")).startswith("by order only"):
+        C.fail("rank 0's Kineto trace and ET in %s do not name the same ops (%s); record again" % (out, meta["link"]))
+    d = meta.get("dist") or {}
+    if d.get("world") != world or len(d.get("rank_step_ms") or []) != world or \
+            len((meta.get("step_time_ms") or {}).get("all") or []) != steps:
+        C.fail("%s is not of this job (its world %s, %d ranks' times, %d steps; --world %d --steps %d); record again"
+               % (os.path.join(out, "meta.json"), d.get("world"), len(d.get("rank_step_ms") or []),
+                  len((meta.get("step_time_ms") or {}).get("all") or []), world, steps))
+
+
 def run_dist(args):
-    """Runs the --world ranks (spawned processes, each importing torch; this one does not) and
-    reports the job."""
+    """Runs the --world ranks (spawned processes, each importing torch; this one does not),
+    checks what they wrote (verify_ranks, verify_recording) and reports the job."""
     import multiprocessing
     check_args(args)
     args.device = "cpu"
     ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as d:
         res = os.path.join(d, "result.json")
-        port = free_port()
-        procs = [ctx.Process(target=_rank_entry, args=(r, args, port, res)) for r in range(args.world)]
+        store = os.path.join(d, "store")
+        procs = [ctx.Process(target=_rank_entry, args=(r, args, store, res)) for r in range(args.world)]
         for p in procs:
             p.start()
         _wait_ranks(procs, args, res)
+        verify_ranks(args.world, res, args.steps)
+        verify_recording(args.out, args.world, args.steps)
         with open(res) as f:
             r = json.load(f)
     print("%s: --dist %s, %d ranks: rank 0 %s batch %d: %d cpu ops; job step %.3f ms (median of %d) -> %s"

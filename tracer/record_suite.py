@@ -145,7 +145,16 @@ def pack(root, names, dest, status):
 
 
 def main(argv=None):
+    """The command line (argv: sys.argv[1:]); 0, or 2 after one line on stderr."""
     a = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(a)
+    except collect.CollectError as e:
+        print("%s: error: %s" % (PROG, e), file=sys.stderr)
+        return 2
+
+
+def _run(a):
     t0 = time.perf_counter()
     import torch  # once, for every recording
     check_models(a.models)
@@ -222,8 +231,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except collect.CollectError as e:
-        print("%s: error: %s" % (PROG, e), file=sys.stderr)
-        sys.exit(2)
+    sys.exit(main())

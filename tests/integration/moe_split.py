@@ -9,27 +9,28 @@ Several models run one after another in the same 2 processes (torch and gloo sta
 each prints a line "MODEL OK|BAD loss loss OK|BAD loss loss" (rank 0, rank 1), or "MODEL missing"."""
 import copy, os, sys
 sys.path.insert(0, sys.argv[1])
-import torch, torch.distributed as dist, torch.multiprocessing as mp
+import multiprocessing, multiprocessing.connection
 
-def run(rank, models, port, out):
+def run(rank, models, store, out):  # a spawned rank: only the ranks import torch (this file's parent does not)
+    global torch, dist
+    import torch, torch.distributed as dist
     import collect as C
-    os.environ["MASTER_ADDR"] = "127.0.0.1"; os.environ["MASTER_PORT"] = str(port)
     real, real_ddp = C.build_workload, torch.nn.parallel.DistributedDataParallel
     for i, model_name in enumerate(models):
         try:
-            check(C, rank, model_name, out + "-" + model_name, i == 0)
+            check(C, rank, model_name, out + "-" + model_name, store if i == 0 else None)
         finally:  # the next model starts from collect.py's own functions
             C.build_workload, torch.nn.parallel.DistributedDataParallel = real, real_ddp
     dist.destroy_process_group(); os._exit(0)
 
-def check(C, rank, model_name, out, first):
+def check(C, rank, model_name, out, store):
     import sparse_dist
     args = C.parse_args(["--model", model_name, "--batch", "2", "--layers", "2", "--hidden", "32", "--heads", "2",
                          "--experts", "4", "--seq-len", "8", "--vocab", "64", "--threads", "1", "--warmup", "0",
                          "--steps", "1", "--capacity-factor", "2.0", "--world", "2", "--dist", "moe", "-o", out + ".unused"])
     device, dtype = C.setup_torch(args)
-    if first:
-        dist.init_process_group("gloo", rank=rank, world_size=2)
+    if store:  # a file rendezvous (as collect_dist.py): no port for a job beside this one to take
+        dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
     ref, ids, loss_fn, _, _ = C.build_workload(args, device, dtype, seed=args.seed + rank)
     ref = copy.deepcopy(ref)
     real = C.build_workload
@@ -62,7 +63,18 @@ def check(C, rank, model_name, out, first):
 
 if __name__ == "__main__":
     models, out, ok = sys.argv[2].split(","), sys.argv[3], True
-    mp.spawn(run, args=(models, 29650 + os.getpid() % 300, out), nprocs=2)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=run, args=(r, models, out + ".store", out)) for r in range(2)]
+    for p in procs:
+        p.start()
+    live = list(procs)
+    while live:  # as mp.spawn: the first rank to fail stops the other (its lines are then missing, below)
+        multiprocessing.connection.wait([p.sentinel for p in live])
+        for p in [p for p in live if p.exitcode is not None]:
+            live.remove(p)
+            if p.exitcode != 0:
+                for q in live:
+                    q.terminate()
     for m in models:
         try:
             lines = [open("%s-%s.%d" % (out, m, r)).read().strip() for r in (0, 1)]

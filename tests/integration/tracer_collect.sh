@@ -20,15 +20,16 @@ tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/mt-collect.XXXXXX")
 trap 'rm -rf "$tmpdir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# A wrong model name is a one-line error and status 2, not a traceback.
-err=$("$PY" "$ROOT/tracer/collect.py" --model no-such-model --device cpu -o "$tmpdir/bad" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] || fail "unknown model: expected exit 2, got $rc: $err"
-[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "unknown model: expected one line, got: $err"
-case "$err" in *"unknown model 'no-such-model'"*) ;; *) fail "unknown model message: $err" ;; esac
-
-# Running out of memory is a one-line error (exit 2) that says to lower --batch. The user
-# workload below raises PyTorch's out-of-memory error at batch >= 4.
+# One Python (torch imported once) runs the command lines that need no second process: each through
+# collect.py's or record_suite.py's own main() (what `python3 collect.py ARGS` runs: exit status and
+# stderr as the shell sees them), then checks what they wrote.
+#  - a wrong model name, a job its --dist cannot split: one line on stderr, status 2, not a traceback;
+#  - running out of memory: one line (status 2) that says to lower --batch (the user workload oomwork
+#    raises PyTorch's out-of-memory error at batch >= 4);
+#  - record_suite.py: a grid in one process; an out-of-memory batch skips the larger ones; a second run
+#    records nothing new; --pack parts unpack into the same folders; an unknown model is one line;
+#  - the suite's mlp at batch 2 (collect.run of --model mlp --hidden 16 --batch 2 --warmup 1 --steps 2;
+#    the command line's own success path is the --dist and --sibling-load runs below): its three files.
 mkdir -p "$tmpdir/mod"
 cat >"$tmpdir/mod/oomwork.py" <<'PY'
 import torch
@@ -49,55 +50,69 @@ def build(batch):
     x = torch.randn(batch, 8)
     return m, x, lambda out: out.sum(), None
 PY
-err=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/collect.py" --model oomwork:build --batch 4 --device cpu \
-      --warmup 1 --steps 1 -o "$tmpdir/oom" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] || fail "out of memory: expected exit 2, got $rc: $err"
-[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "out of memory: expected one line, got: $err"
-case "$err" in *"out of host memory for oomwork:build at batch 4"*"smaller --batch"*) ;;
-  *) fail "out of memory message: $err" ;; esac
-echo "ok: out of memory is one line, exit 2"
-
-# record_suite.py: a grid in one process; an out-of-memory batch skips the larger ones; a second
-# run records nothing new; --pack parts unpack into the same folders.
 suite="$tmpdir/suite"
-out=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/record_suite.py" --models mlp,oomwork:build \
-      --batches 2,4,8 --dtypes fp32 --device cpu --warmup 1 --steps 2 --root "$suite" \
-      --pack "$tmpdir/pack" -- --hidden 16 2>&1) || fail "record_suite.py: $out"
-for f in cpu-mlp-b2-fp32 cpu-mlp-b4-fp32 cpu-mlp-b8-fp32 cpu-oomwork-build-b2-fp32; do
-  [ -s "$suite/$f/meta.json" ] || fail "record_suite.py: no $f/meta.json: $out"
-done
-[ ! -e "$suite/cpu-oomwork-build-b8-fp32" ] || fail "record_suite.py recorded past an out-of-memory batch"
-"$PY" - "$suite/suite.json" <<'PY' || fail "suite.json"
-import json, sys
-r = json.load(open(sys.argv[1]))["runs"]
+"$PY" - "$ROOT/tracer" "$tmpdir" <<'PY' || fail "collect.py and record_suite.py command lines (above)"
+import contextlib, gzip, io, json, os, subprocess, sys
+tracer, tmp = sys.argv[1], sys.argv[2]
+sys.path[:0] = [tracer, tmp + "/mod"]
+import collect, record_suite
+suite = tmp + "/suite"
+
+def cli(main, argv):
+    """(exit status, stdout, stderr) of main(argv) as the command line's sys.exit(main()) gives them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(argv)
+        except SystemExit as e:  # argparse
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+def refused(main, argv, want):
+    rc, _, err = cli(main, argv)
+    assert rc == 2 and err.count("\n") == 1 and want in err, (argv, rc, err)
+
+C = collect.main
+refused(C, ["--model", "no-such-model", "--device", "cpu", "-o", tmp + "/bad"], "unknown model 'no-such-model'")
+refused(C, ["--model", "mlp", "--dist", "pipeline", "-o", tmp + "/ppbad"], "cuts resmlp into stages")
+refused(C, ["--model", "gpt-tiny", "--vocab", "63", "--dist", "tp", "--tp-vocab", "-o", tmp + "/tpbad"],
+        "--tp-vocab needs --world to divide --vocab")
+refused(C, ["--model", "mlp", "--dist", "tp", "-o", tmp + "/tpbad"], "splits gpt-tiny's attention")
+refused(C, ["--model", "gpt-tiny", "--heads", "3", "--hidden", "24", "--dist", "tp", "-o", tmp + "/tpbad"],
+        "--world to divide --heads")
+rc, _, err = cli(C, ["--model", "oomwork:build", "--batch", "4", "--device", "cpu", "--warmup", "1", "--steps", "1",
+                     "-o", tmp + "/oom"])
+assert rc == 2 and err.count("\n") == 1 and "out of host memory for oomwork:build at batch 4" in err \
+    and "smaller --batch" in err, ("out of memory", rc, err)
+print("ok: wrong models and unsplittable jobs are one line, exit 2; out of memory too")
+
+R = record_suite.main
+grid = ["--models", "mlp,oomwork:build", "--batches", "2,4,8", "--dtypes", "fp32", "--device", "cpu", "--warmup", "1",
+        "--steps", "2", "--root", suite]
+rc, out, err = cli(R, grid + ["--pack", tmp + "/pack", "--", "--hidden", "16"])
+assert rc == 0, ("record_suite.py", rc, out, err)
+for f in ("cpu-mlp-b2-fp32", "cpu-mlp-b4-fp32", "cpu-mlp-b8-fp32", "cpu-oomwork-build-b2-fp32"):
+    assert os.path.getsize(suite + "/%s/meta.json" % f) > 0, ("record_suite.py: no meta.json", f, out, err)
+assert not os.path.exists(suite + "/cpu-oomwork-build-b8-fp32"), "recorded past an out-of-memory batch"
+r = json.load(open(suite + "/suite.json"))["runs"]
 assert r["cpu-oomwork-build-b4-fp32"]["result"] == "oom", r
 assert "cpu-oomwork-build-b8-fp32" not in r, r
 assert sum(v["result"] == "ok" for v in r.values()) == 4, r
-PY
-again=$(PYTHONPATH="$tmpdir/mod" "$PY" "$ROOT/tracer/record_suite.py" --models mlp,oomwork:build \
-        --batches 2,4,8 --dtypes fp32 --device cpu --root "$suite" -- --hidden 16 2>&1) \
-  || fail "record_suite.py again: $again"
-case "$again" in *"0 recorded in this run"*) ;; *) fail "second run recorded again: $again" ;; esac
-mkdir -p "$tmpdir/unpacked"
-cat "$tmpdir/pack"/traces.tar.part* | tar -x -C "$tmpdir/unpacked" || fail "unpacking the parts"
-cmp "$suite/cpu-mlp-b4-fp32/kineto.json.gz" "$tmpdir/unpacked/cpu-mlp-b4-fp32/kineto.json.gz" \
-  || fail "packed kineto differs"
-[ -s "$tmpdir/pack/suite.json" ] || fail "no suite.json in the pack"
-bad=$("$PY" "$ROOT/tracer/record_suite.py" --models no-such-model --device cpu --root "$suite" 2>&1)
-[ $? -eq 2 ] && [ "$(printf '%s\n' "$bad" | wc -l)" -eq 1 ] || fail "unknown suite model: $bad"
-echo "ok: record_suite.py grid, out-of-memory skip, resume, pack"
+rc, out, err = cli(R, grid + ["--", "--hidden", "16"])
+assert rc == 0 and "0 recorded in this run" in out, ("second run recorded again", rc, out, err)
+os.makedirs(tmp + "/unpacked")
+parts = sorted(p for p in os.listdir(tmp + "/pack") if p.startswith("traces.tar.part"))
+data = b"".join(open(tmp + "/pack/" + p, "rb").read() for p in parts)
+subprocess.run(["tar", "-x", "-C", tmp + "/unpacked"], input=data, check=True)
+name = "/cpu-mlp-b4-fp32/kineto.json.gz"
+assert open(suite + name, "rb").read() == open(tmp + "/unpacked" + name, "rb").read(), "packed kineto differs"
+assert os.path.getsize(tmp + "/pack/suite.json") > 0, "no suite.json in the pack"
+refused(R, ["--models", "no-such-model", "--device", "cpu", "--root", suite], "unknown model")
+print("ok: record_suite.py grid, out-of-memory skip, resume, pack")
 
-# The suite's mlp at batch 2 (collect.run of --model mlp --hidden 16 --batch 2 --warmup 1 --steps 2; the
-# command line's own success path is the --dist and --sibling-load runs below): its three files.
-rec="$suite/cpu-mlp-b2-fp32"
-for f in kineto.json.gz et.json.gz meta.json; do
-  [ -s "$rec/$f" ] || fail "missing or empty $f"
-done
-
-"$PY" - "$rec" <<'EOF' || fail "trace contents"
-import gzip, json, sys
-d = sys.argv[1]
+d = suite + "/cpu-mlp-b2-fp32"
+for f in ("kineto.json.gz", "et.json.gz", "meta.json"):
+    assert os.path.getsize(d + "/" + f) > 0, "missing or empty " + f
 k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
 assert k.get("schemaVersion") == 1, "kineto: schemaVersion"
 ev = k["traceEvents"]
@@ -116,9 +131,9 @@ m = json.load(open(d + "/meta.json"))
 st = m["step_time_ms"]
 assert st["median"] > 0 and st["min"] > 0 and len(st["all"]) == 2, "meta: step time %r" % st
 assert m["model"] == "mlp" and m["batch"] == 2 and m["parameters"] > 0, "meta: fields"
-print("ok: %d cpu ops, %d ET nodes (schema %s), step %.3f ms"
-      % (len(ops), len(nodes), et.get("schema"), st["median"]))
-EOF
+print("ok: %d cpu ops, %d ET nodes (schema %s), step %.3f ms" % (len(ops), len(nodes), et.get("schema"), st["median"]))
+PY
+rec="$suite/cpu-mlp-b2-fp32"
 
 "$MITOSIS" inspect "$rec" >"$tmpdir/inspect.out" 2>&1 \
   || { cat "$tmpdir/inspect.out" >&2; fail "mitosis inspect $rec"; }
@@ -156,10 +171,6 @@ assert k["send"]["count"] == 2 and k["send"]["bytes"] == 2 * 256, k
 assert k["recv"]["count"] == 2 and "allreduce" not in k, k
 PY
 fi
-err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist pipeline -o "$tmpdir/ppbad" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"cuts resmlp into stages"* ]] ||
-  fail "--dist pipeline of mlp: $rc: $err"
 echo "ok: --dist pipeline records rank 0 with its sends and distributedInfo"
 
 # --dist tp: gpt-tiny (2 layers, hidden 32, 4 heads, seq 8, batch 2) split Megatron-style over 2 ranks.
@@ -231,18 +242,6 @@ assert abs(l["tp"] - l["one_process"]) <= 1e-5 * abs(l["one_process"]), l
 k = json.load(gzip.open(d + "/kineto.json.gz", "rt"))
 assert sum(e.get("name") == "gloo:all_reduce" for e in k["traceEvents"]) == 13, "all-reduces in the trace"
 PY
-err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --vocab 63 --dist tp --tp-vocab -o "$tmpdir/tpbad" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"--tp-vocab needs --world to divide --vocab"* ]] ||
-  fail "--tp-vocab of 63 rows: $rc: $err"
-err=$("$PY" "$ROOT/tracer/collect.py" --model mlp --dist tp -o "$tmpdir/tpbad" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"splits gpt-tiny's attention"* ]] ||
-  fail "--dist tp of mlp: $rc: $err"
-err=$("$PY" "$ROOT/tracer/collect.py" --model gpt-tiny --heads 3 --hidden 24 --dist tp -o "$tmpdir/tpbad" 2>&1)
-rc=$?
-[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ $err == *"--world to divide --heads"* ]] ||
-  fail "--dist tp of 3 heads: $rc: $err"
 echo "ok: --dist tp records 2 forward and 2 backward all-reduces per layer"
 
 # --dist zero1: DDP of resmlp (2 blocks of width 32, batch 4) with ZeroRedundancyOptimizer (Adam):
