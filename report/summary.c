@@ -739,7 +739,7 @@ static void verdict_lines(const mt_run_summary *s, mt_html_kv *kv, int32_t *n, c
     snprintf(val[*k], 512, "%s", hb.text);
     kv[(*n)++] = (mt_html_kv){"holds back", val[(*k)++]};
     if (s->prog->warning[0]) kv[(*n)++] = (mt_html_kv){"warning", s->prog->warning};
-    for (int w = 0; w < s->n_warnings && w < 4; w++)
+    for (int w = 0; w < s->n_warnings && w < MT_SUMMARY_WARNINGS; w++)
         if (s->warnings[w] && s->warnings[w][0] && strcmp(s->warnings[w], s->prog->warning))
             kv[(*n)++] = (mt_html_kv){"warning", s->warnings[w]};
 }

@@ -27,6 +27,9 @@
 #define MT_CPU_RANKS_TEXT "CPU processes: the trace was recorded on a CPU and no GPU was named (--target-gpu, " \
     "or a topology of GPUs such as dgx-h100), so every \"GPU\" here is one CPU process like the traced one"
 
+/* The most warnings a summary carries. */
+#define MT_SUMMARY_WARNINGS 5
+
 typedef struct mt_run_summary {
     const mt_trace *t;
     const mt_program *prog;       /* the resolved plan and the stage programs */
@@ -43,9 +46,10 @@ typedef struct mt_run_summary {
     double mem_limit;             /* bytes per GPU, 0 unknown */
     const mt_calibration *cal;    /* NULL or !on: no calibration */
     const mt_sim_result *base;    /* the unperturbed baseline of a what-if, NULL */
-    const char *warnings[4];      /* what the user should know about the answer: the trace's, the
-                                     performance model's, memory over the limit (JSON "warnings";
-                                     the CLI prints them on stderr) */
+    const char *warnings[MT_SUMMARY_WARNINGS]; /* what the user should know about the answer: the
+                                     trace's, the performance model's, memory over the limit, a CPU
+                                     trace's host, the collectives' schedule an output forced (JSON
+                                     "warnings"; the CLI prints them on stderr) */
     int n_warnings;
     double peak_rss_bytes;        /* the process's peak resident memory when the run ended (0 unknown) */
     const mt_replay *replay;      /* the run against the traced step (report/replay.h), NULL none */

@@ -55,6 +55,9 @@ typedef struct mt_simrun_cfg {
     mt_pool *pool;           /* the map this run is an item of (igraph under its lock); NULL none */
     int bound_only;          /* mt_simrun_build_program only: a bound-only program (program.h), not
                               * to be simulated (and no comm_slow: a bound does not read it) */
+    const char *auto_rings;  /* optional: the output flag for which --algo auto runs rings (--chakra writes
+                              * schedules), said in mt_simrun.algo_why where auto would have run NCCL's
+                              * tuner; NULL: auto chooses */
     const mt_hostmodel *host_shared; /* optional: the host model mt_simrun_host gave for this trace, host_model
                               * and host_scale, used as is (not rebuilt, not freed): a plan search builds
                               * it once for all its plans */
@@ -87,6 +90,7 @@ typedef struct mt_simrun {
     int nccl_arch;           /* 1 + the mt_nccl_arch of the predicted GPU; 0 (none): the preset's */
     float *comm_slow;        /* per op of the program's trace, its slowdowns (mt_sim_opts.comm_slow), NULL */
     char comm_slow_why[160]; /* what the slowdown model is (or why there is none), for reports */
+    char algo_why[256];      /* "" or: the collectives run rings where --algo auto would run NCCL's tuner, and why */
 } mt_simrun;
 
 /* Builds the run of t under cfg with op times from pm (NULL: the trace's own times). On failure

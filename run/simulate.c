@@ -261,8 +261,8 @@ static mt_status run_all(const mt_run_config *c, const mt_run_input *in, outs *w
     if (w->o->chakra_dir && cfg.plan.algo == MT_ALGO_NCCL)
         return mt_fail(err, MT_EINVAL, "--chakra writes each collective with its schedule, and NCCL's tuner's "
                        "choices (protocol, efficiency) have none in Chakra: drop --algo nccl (--chakra runs rings)");
-    if (w->o->chakra_dir && cfg.plan.algo == MT_ALGO_AUTO)
-        cfg.plan.algo = MT_ALGO_RING; /* the graph's collectives as schedules its readers run (ASTRA-sim's rings) */
+    if (w->o->chakra_dir) /* the graph's collectives as schedules its readers run (ASTRA-sim's rings) */
+        cfg.auto_rings = "--chakra";
     mt_whatif_configure(&out->wi, c, in->t, &cfg);
     MT_CHECK(mt_estimate_check_plan(&cfg.plan, err));
     MT_CHECK(mt_simrun_build(in->t, in->pm, &cfg, &out->run, err));
@@ -357,8 +357,9 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
         mt_blocks_find(in->traced, &b);
         sum.blocks = c->blocks, sum.traced_blocks = b.count;
     }
-    const char *w[4] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning, s->host_warning};
-    for (int k = 0; k < 4; k++)
+    const char *w[MT_SUMMARY_WARNINGS] = {s->trace_warning, mt_perfmodel_warning(in->pm), s->mem_warning,
+                                          s->host_warning, s->run.algo_why};
+    for (int k = 0; k < MT_SUMMARY_WARNINGS; k++)
         if (w[k] && *w[k]) sum.warnings[sum.n_warnings++] = w[k];
     return sum;
 }

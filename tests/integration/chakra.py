@@ -285,6 +285,20 @@ def library_refusals(trace):
           "a refused write onto the input changed the trace folder")
 
 
+def auto_rings(trace):
+    """Where --algo auto would run NCCL's tuner (a GPU trace on a topology preset), --chakra runs rings and
+    says so, once, as a warning; --algo ring asked, or CPU processes (auto's rings), say nothing."""
+    word = "so the collectives run as rings here, not NCCL's tuner"
+    for words, warned in ((["--topology", "multinode:nodes=2,gpus=4"], True), (["--algo", "ring"], False)):
+        rc, out, err = sim.run("simulate", trace, "--gpus", "8", *words, "--chakra", TMP + "/ar", "--json")
+        ws = json.loads(out)["warnings"] if rc == 0 else []
+        check(rc == 0 and sum(word in w for w in ws) == int(warned),
+              f"--chakra {words}: exit {rc}, warnings {ws}")
+        check(json.loads(out)["plan"]["algo"] == "ring" if rc == 0 else False, f"--chakra {words}: not rings")
+    rc, out, _ = sim.run("simulate", ROOT + "/traces/cpu-resmlp-b64", "--gpus", "8", "--chakra", TMP + "/ar2", "--json")
+    check(rc == 0 and not any(word in w for w in json.loads(out)["warnings"]), "CPU processes: a rings warning")
+
+
 def main():
     open(TMP + "/etfile.proto", "w").write(
         'syntax = "proto3";\nimport "chakra.proto";\n'
@@ -301,7 +315,8 @@ def main():
     if os.path.isdir(SHARED + "/param-resnet"):  # a GPU trace: the host model's launch gaps become delay nodes
         cases.append((SHARED + "/param-resnet", "--gpus 8 --dp 2 --tp 2 --pp 2"))
     fx = SHARED + "/../chakra/astra-sim-microbenchmarks"
-    parts = [("the library's refusals", lambda: library_refusals(tr + "cpu-resmlp-b64"))]
+    parts = [("the library's refusals", lambda: library_refusals(tr + "cpu-resmlp-b64")),
+             ("--chakra's rings where auto runs NCCL's tuner", lambda: auto_rings(tr + "h100-resnet18-b8"))]
     if os.path.isdir(fx):
         parts.append(("the fixtures against `mitosis collective`", lambda: fixtures(fx)))
     for trace, plan in cases:  # each export kept in TMP/rt/NAME for chakra.sh's checks of the binary
