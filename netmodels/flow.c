@@ -1175,15 +1175,15 @@ static void on_group_drain(void *ctx, uint64_t arg) {
 /* Marks member k's route (route, nhops) as the group's; 0 when a link is taken (a flow, a live
  * group, an earlier member) or the member is unlike member 0. */
 static int group_mark(mt_flownet *net, fgroup *g, int32_t slot, int32_t k, const int32_t *route, int32_t nhops,
-                      mt_time_ps lat) {
-    double cap = INFINITY;
+                      mt_time_ps lat, int shifted) {
+    double cap = shifted ? g->rate : INFINITY; /* member 0 shifted: its links' bandwidths (group_route) */
     for (int32_t h = 0; h < nhops; h++) { /* gslot first: a member's links are mostly another's */
         if (net->gslot[route[h]] || busy_of(net, route[h])) return 0;
         if (net->fold && orig_of(net, route[h]) >= 0 && net->vcnt[orig_of(net, route[h])] > 0)
             return 0; /* a folded send's virtual copy is there: the caller sends one by one */
         /* no link is perturbed (send_group): every capacity is the topology's (mt_lmm_cnsts_lazy),
          * read there, not from the solver's constraints (untouched memory for unused links) */
-        double bw = mt_topo_link(net->topo, route[h])->bw_Bps;
+        double bw = shifted ? cap : mt_topo_link(net->topo, route[h])->bw_Bps;
         if (bw < cap) cap = bw; /* fmin, without its call (no NaN here) */
     }
     if (k == 0) g->hops = nhops, g->lat = lat, g->rate = cap;
@@ -1222,6 +1222,40 @@ static int32_t group_slot(mt_flownet *net) {
     return (int32_t)net->ngrp++;
 }
 
+/* Member 0's route shifted (network/topology.h mt_topo_route_shift_steps): a member whose ends are
+ * member 0's shifted by k units, k in [kmin, kmax], has the route r0[h] + k x step[h], member 0's
+ * latency and bandwidths (a ring's members but its wrap: no route looked up, no route cached). */
+typedef struct group_shift {
+    int32_t r0[8], step[8], buf[8], n0, kmin, kmax;
+    mt_time_ps lat0;
+} group_shift;
+
+/* Member k's route and latency, shifted from member 0's where the symmetry vouches for it (*shifted),
+ * else looked up; 0 when it has none a group can take (no route, none or over 8 hops). */
+static int group_route(mt_flownet *net, group_shift *sh, const int32_t *src, const int32_t *dst, int32_t k,
+                       const int32_t **route, int32_t *nhops, mt_time_ps *lat, int32_t *shifted) {
+    int32_t ks, kd;
+    mt_time_ps base_ps;
+    *shifted = k > 0 && sh->kmin <= sh->kmax && mt_topo_shift_units(net->topo, src[0], src[k], &ks) &&
+               mt_topo_shift_units(net->topo, dst[0], dst[k], &kd) && ks == kd && ks >= sh->kmin && ks <= sh->kmax;
+    if (*shifted) {
+        *nhops = sh->n0;
+        for (int32_t h = 0; h < sh->n0; h++) sh->buf[h] = sh->r0[h] + ks * sh->step[h];
+        *route = sh->buf;
+        *lat = sh->lat0;
+        return 1;
+    }
+    if (mt_topo_route_lat(net->topo, src[k], dst[k], route, nhops, &base_ps, NULL) != MT_OK || *nhops == 0 || *nhops > 8)
+        return 0;
+    *lat = route_latency(net, *route, *nhops, base_ps);
+    if (k == 0 && mt_topo_route_shift_steps(net->topo, src[0], dst[0], *route, *nhops, sh->step, &sh->kmin, &sh->kmax)) {
+        memcpy(sh->r0, *route, (size_t)*nhops * sizeof *sh->r0);
+        sh->n0 = *nhops;
+        sh->lat0 = *lat;
+    }
+    return 1;
+}
+
 /* send_group (netmodel.h): *taken = 0, nothing sent, when the sends cannot run as one group. */
 static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const int32_t *dst, double bytes,
                                mt_delivered_fn fn, void *ctx, uint64_t tag0, int *taken, mt_error *err) {
@@ -1235,15 +1269,15 @@ static mt_status nm_send_group(void *self, int32_t n, const int32_t *src, const 
     fgroup *g = slot < 0 ? NULL : group_new(net, n);
     if (!g) return mt_fail(err, MT_ENOMEM, "flow model: out of memory starting %d sends", (int)n);
     int32_t k = 0, ok = 1;
+    group_shift sh = {.kmin = 1, .kmax = 0};
     for (; ok && k < n; k++) {
         const int32_t *route;
-        int32_t nhops;
-        mt_time_ps base_ps;
+        int32_t nhops, shifted;
+        mt_time_ps lat;
         if (src[k] < 0 || src[k] >= nn || dst[k] < 0 || dst[k] >= nn || src[k] == dst[k] ||
-            mt_topo_route_lat(net->topo, src[k], dst[k], &route, &nhops, &base_ps, NULL) != MT_OK ||
-            nhops == 0 || nhops > 8) /* anything unusual: the caller sends one by one */
-            break;
-        ok = group_mark(net, g, slot, k, route, nhops, route_latency(net, route, nhops, base_ps));
+            !group_route(net, &sh, src, dst, k, &route, &nhops, &lat, &shifted))
+            break; /* anything unusual: the caller sends one by one */
+        ok = group_mark(net, g, slot, k, route, nhops, lat, shifted);
         g->src[k] = src[k];
         g->dst[k] = dst[k];
     }
@@ -1337,9 +1371,10 @@ static int nm_fixed_latency(void *self, int32_t src, int32_t dst, mt_time_ps *ou
     const int32_t *route;
     int32_t nhops, nn = mt_topo_nnodes(net->topo);
     mt_time_ps base_ps;
-    if (net->chg_done < net->nchg || src < 0 || src >= nn || dst < 0 || dst >= nn ||
-        mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, NULL) != MT_OK)
-        return 0;
+    if (net->chg_done < net->nchg || src < 0 || src >= nn || dst < 0 || dst >= nn) return 0;
+    if (net->n_extra_lat == 0) /* the route's latency alone (a ring's hops: O(1) each, topology.h) */
+        return mt_topo_route_latency(net->topo, src, dst, out_ps, NULL) == MT_OK;
+    if (mt_topo_route_lat(net->topo, src, dst, &route, &nhops, &base_ps, NULL) != MT_OK) return 0;
     *out_ps = route_latency(net, route, nhops, base_ps);
     return 1;
 }

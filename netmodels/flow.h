@@ -50,7 +50,9 @@
  * as that link's flow (a folded send meeting it is not virtual), and a folded send's copies make
  * the members on their links flows, in every replica, before they start (a hybrid's DP buckets
  * at 2^20 GPUs: 2 M flows -> 128 groups). Costs: O(n x hops) route look-ups and marks at the
- * start and at the drain, two int32 per link once the first group runs. (A DDP all-reduce of
+ * start and at the drain, two int32 per link once the first group runs; a member whose ends are
+ * member 0's shifted (network/topology.h mt_topo_route_shift_steps: a ring's members but its wrap)
+ * takes member 0's route shifted, latency and bandwidths, with no route looked up or cached. (A DDP all-reduce of
  * 1,048,576 GPUs as treeflow: 1,048,576 bulk flows on their own NIC rails, bench/bench_scale.sh.)
  */
 #ifndef MT_NETMODELS_FLOW_H

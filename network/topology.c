@@ -86,6 +86,11 @@ struct mt_topo {
     /* translation symmetry (mt_topo_set_shift): units of sh_period nodes, link segments */
     int32_t sh_period, sh_units, sh_nseg, sh_lper[MT_SHIFT_SEGS_MAX];
     int sh_ok; /* 0: not checked yet, 1: the links keep it, -1: they do not */
+    /* mt_topo_route_latency: the last pair whose shifts by [ls_kmin, ls_kmax] units the symmetry
+     * vouched for (ls_ok), and its route's latency */
+    int32_t ls_src, ls_dst, ls_kmin, ls_kmax;
+    mt_time_ps ls_lat;
+    int ls_ok;
 };
 
 static const char *kind_prefix[] = {"gpu", "nic", "host", "sw"};
@@ -517,6 +522,7 @@ static void failed_names(const mt_topo *t, char *buf, size_t len) {
 
 /* Empties the route cache (map, arena and the per-source ways). O(V). */
 static void forget_routes(mt_topo *t) {
+    t->ls_ok = 0;
     mt_u64map_destroy(&t->routes);
     mt_u64map_init(&t->routes);
     t->alen = 0;
@@ -834,7 +840,7 @@ mt_status mt_topo_route_once(mt_topo *t, int32_t src, int32_t dst, int32_t *buf,
 /* ---- translation symmetry ---- */
 
 void mt_topo_set_shift(mt_topo *t, int32_t period, int32_t nunits, int nseg, const int32_t *lper) {
-    t->sh_period = period, t->sh_units = nunits, t->sh_ok = 0;
+    t->sh_period = period, t->sh_units = nunits, t->sh_ok = 0, t->ls_ok = 0;
     t->sh_nseg = nseg > 0 && nseg <= MT_SHIFT_SEGS_MAX ? nseg : 0;
     for (int s = 0; s < t->sh_nseg; s++) t->sh_lper[s] = lper[s];
 }
@@ -897,9 +903,11 @@ static int32_t link_unit(const mt_topo *t, int32_t l, int32_t *lper) {
     return (int32_t)((l - start) / t->sh_lper[s]);
 }
 
-int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
-                          int32_t nk, int32_t *out, int32_t ld) {
-    int32_t m, kmin = 0, kmax = 0, umin, umax, lper;
+/* The units r0 (the route of src -> dst, n links) spans, [*umin, *umax], when the symmetry vouches
+ * for its shifts (see mt_topo_route_shifted); step[h] (when not NULL) gets hop h's links per unit. */
+static int shift_span(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, int32_t *step,
+                      int32_t *umin, int32_t *umax) {
+    int32_t m, lper;
     int hashed = 0;
     if (!t->frozen || t->sh_nseg == 0 || !router_applies(t, src, dst) || !shift_holds(t) ||
         !mt_topo_shift_units(t, src, src, &m) || !mt_topo_shift_units(t, dst, dst, &m))
@@ -907,19 +915,54 @@ int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r
     if (!structured_route(t, src, dst, mt_hash64((uint64_t)src * (uint64_t)t->nnodes + (uint64_t)dst), &m, &hashed) ||
         hashed || m != n)
         return 0; /* an ECMP choice hashes the pair: its copies may choose otherwise */
-    umin = umax = src / t->sh_period;
-    if (dst / t->sh_period < umin) umin = dst / t->sh_period;
-    if (dst / t->sh_period > umax) umax = dst / t->sh_period;
-    for (int32_t h = 0; h < n; h++) { /* out is written before the units are known to hold: 0 leaves it unused */
+    *umin = *umax = src / t->sh_period;
+    if (dst / t->sh_period < *umin) *umin = dst / t->sh_period;
+    if (dst / t->sh_period > *umax) *umax = dst / t->sh_period;
+    for (int32_t h = 0; h < n; h++) {
         if (t->scratch[n - 1 - h] != r0[h]) return 0; /* r0 is not the router's route */
         int32_t u = link_unit(t, r0[h], &lper);
-        umin = u < umin ? u : umin, umax = u > umax ? u : umax;
-        for (int32_t i = 0; i < nk; i++) out[(size_t)h * ld + i] = r0[h] + k[i] * lper;
+        *umin = u < *umin ? u : *umin, *umax = u > *umax ? u : *umax;
+        if (step) step[h] = lper;
     }
+    return 1;
+}
+
+int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
+                          int32_t nk, int32_t *out, int32_t ld) {
+    int32_t kmin = 0, kmax = 0, umin, umax, lper;
+    if (!shift_span(t, src, dst, r0, n, NULL, &umin, &umax)) return 0;
     for (int32_t i = 0; i < nk; i++) kmin = k[i] < kmin ? k[i] : kmin, kmax = k[i] > kmax ? k[i] : kmax;
     if ((int64_t)umin + kmin < 0 || (int64_t)umax + kmax >= t->sh_units) return 0;
+    for (int32_t h = 0; h < n; h++) {
+        link_unit(t, r0[h], &lper);
+        for (int32_t i = 0; i < nk; i++) out[(size_t)h * ld + i] = r0[h] + k[i] * lper;
+    }
     t->n_structured += nk;
     return 1;
+}
+
+int mt_topo_route_shift_steps(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, int32_t *step,
+                              int32_t *kmin, int32_t *kmax) {
+    int32_t umin, umax;
+    if (!shift_span(t, src, dst, r0, n, step, &umin, &umax)) return 0;
+    *kmin = -umin;
+    *kmax = t->sh_units - 1 - umax;
+    return 1;
+}
+
+mt_status mt_topo_route_latency(mt_topo *t, int32_t src, int32_t dst, mt_time_ps *lat_ps, mt_error *err) {
+    int32_t ks, kd, n, umin, umax;
+    if (t->ls_ok && router_applies(t, src, dst) && mt_topo_shift_units(t, t->ls_src, src, &ks) &&
+        mt_topo_shift_units(t, t->ls_dst, dst, &kd) && ks == kd && ks >= t->ls_kmin && ks <= t->ls_kmax) {
+        *lat_ps = t->ls_lat; /* a shift of the last pair: its links' latencies, link by link */
+        return MT_OK;
+    }
+    const int32_t *links;
+    MT_CHECK(mt_topo_route_lat(t, src, dst, &links, &n, lat_ps, err));
+    if (shift_span(t, src, dst, links, n, NULL, &umin, &umax))
+        t->ls_src = src, t->ls_dst = dst, t->ls_kmin = -umin, t->ls_kmax = t->sh_units - 1 - umax,
+        t->ls_lat = *lat_ps, t->ls_ok = 1;
+    return MT_OK;
 }
 
 mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,

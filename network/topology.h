@@ -119,6 +119,10 @@ mt_status mt_topo_route(mt_topo *t, int32_t src, int32_t dst, const int32_t **li
 mt_status mt_topo_route_lat(mt_topo *t, int32_t src, int32_t dst, const int32_t **links,
                             int32_t *nlinks, mt_time_ps *lat_ps, mt_error *err);
 
+/* The latency of mt_topo_route_lat's route for the pair, without the route: a shift of the last
+ * pair it routed (mt_topo_route_shift_steps) is answered in O(1) with no route looked up or cached
+ * (a ring's hops, one after another). */
+mt_status mt_topo_route_latency(mt_topo *t, int32_t src, int32_t dst, mt_time_ps *lat_ps, mt_error *err);
 /* mt_topo_route_lat for a pair asked once (network folding's check of each replica's copy of a
  * route): where the structured router answers, the route is computed into buf (cap links) and no
  * cache is entered (neither the source's entry nor the route store, whose pages it would touch);
@@ -147,6 +151,12 @@ int mt_topo_shift_units(const mt_topo *t, int32_t a, int32_t b, int32_t *k);
  * route each pair. */
 int mt_topo_route_shifted(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, const int32_t *k,
                           int32_t nk, int32_t *out, int32_t ld);
+/* The same vouching once for many shifts (flow groups: a ring's members): 1 when every shift k in
+ * [*kmin, *kmax] of src -> dst (r0, n links, the router's route) has the route r0[h] + k x step[h]
+ * (mt_topo_route_once's answer for that pair, with r0's bandwidths and latencies, link by link);
+ * 0 as mt_topo_route_shifted declines. O(n), not counted as routes. */
+int mt_topo_route_shift_steps(mt_topo *t, int32_t src, int32_t dst, const int32_t *r0, int32_t n, int32_t *step,
+                              int32_t *kmin, int32_t *kmax);
 
 /* Failure: marks link `link` failed (failed = 1) or repaired (0); later routes avoid failed links
  * (Dijkstra with failed links at infinite weight) and the route cache and distances are dropped,

@@ -41,9 +41,18 @@ static int64_t compare_shifted(mt_topo *s, mt_topo *g, int32_t period, int32_t a
     int32_t r0[64]; /* r may be in g's route store, which routing on g moves */
     if (n > 64) return 0;
     if (n > 0) memcpy(r0, r, (size_t)n * sizeof *r); /* an empty route's r may be NULL */
+    int32_t step[64], kmin = 1, kmax = 0; /* the same vouching at once for a range of shifts */
+    int steps = mt_topo_route_shift_steps(s, a, b, r0, n, step, &kmin, &kmax);
+    mt_time_ps lat;
+    if (mt_topo_route_latency(s, a, b, &lat, NULL) != MT_OK || lat != mt_topo_path_latency(s, r0, n))
+        fail_msg("%s: node %d -> %d: route_latency is not the route's", mt_topo_label(s), (int)a, (int)b);
     for (int32_t k = -2; k <= 3; k++) {
         int32_t out[64];
-        if (k == 0 || !mt_topo_route_shifted(s, a, b, r0, n, &k, 1, out, 1)) continue;
+        int vouched = k != 0 && mt_topo_route_shifted(s, a, b, r0, n, &k, 1, out, 1);
+        if (k != 0 && vouched != (steps && k >= kmin && k <= kmax))
+            fail_msg("%s: node %d -> %d shifted by %d units: route_shifted %d, shift_steps %d in [%d, %d]",
+                     mt_topo_label(s), (int)a, (int)b, (int)k, vouched, steps, (int)kmin, (int)kmax);
+        if (!vouched) continue;
         const int32_t *rg;
         int32_t ng;
         mt_error err = {0};
@@ -51,6 +60,13 @@ static int64_t compare_shifted(mt_topo *s, mt_topo *g, int32_t period, int32_t a
         if (ng != n || (n > 0 && memcmp(out, rg, (size_t)n * sizeof *rg) != 0))
             fail_msg("%s: node %d -> %d shifted by %d units: %d links, the search %d", mt_topo_label(s), (int)a,
                      (int)b, (int)k, (int)n, (int)ng);
+        for (int32_t h = 0; h < n; h++)
+            if (r0[h] + k * step[h] != rg[h]) fail_msg("%s: shift_steps' hop %d shifted by %d", mt_topo_label(s), (int)h, (int)k);
+        /* the shifted pair's latency without routing it (the last pair's shift), the search's */
+        if (mt_topo_route_latency(s, a + k * period, b + k * period, &lat, NULL) != MT_OK ||
+            lat != mt_topo_path_latency(g, rg, ng))
+            fail_msg("%s: node %d -> %d shifted by %d units: route_latency %lld", mt_topo_label(s), (int)a, (int)b,
+                     (int)k, (long long)lat);
         done++;
     }
     return done;
@@ -166,9 +182,21 @@ static void router_declines(void **state) {
         int32_t r0[8];
         if (n > 0) memcpy(r0, r, (size_t)n * sizeof *r); /* an empty route's r may be NULL */
         assert_int_equal(mt_topo_route_shifted(t, 0, 5, r0, n, &k, 1, out, 1), !broken);
+        int32_t step[8], kmin, kmax;
+        assert_int_equal(mt_topo_route_shift_steps(t, 0, 5, r0, n, step, &kmin, &kmax), !broken);
         if (!broken) {
+            mt_time_ps lat;
+            assert_int_equal(mt_topo_route_latency(t, 0, 5, &lat, NULL), MT_OK); /* vouches for 5 -> 10 */
             assert_int_equal(mt_topo_set_link_failed(t, 0, 1, NULL), MT_OK); /* a link of another pair */
             assert_int_equal(mt_topo_route_shifted(t, 0, 5, r0, n, &k, 1, out, 1), 0);
+            assert_int_equal(mt_topo_route_shift_steps(t, 0, 5, r0, n, step, &kmin, &kmax), 0);
+            /* with a link failed the router declines: 5 -> 10 (0 -> 5 shifted) is answered by its
+             * own route, not by the shift vouched for before the failure */
+            const int32_t *rr;
+            int32_t nr;
+            assert_int_equal(mt_topo_route_lat(t, 5, 10, &rr, &nr, NULL, NULL), MT_OK);
+            assert_int_equal(mt_topo_route_latency(t, 5, 10, &lat, NULL), MT_OK);
+            assert_true(lat == mt_topo_path_latency(t, rr, nr));
         }
         mt_topo_free(t);
     }
