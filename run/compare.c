@@ -443,9 +443,17 @@ typedef struct rows_ctx {
     const mt_prune_bound *bound; /* per row */
     const double *ub;    /* per row: the highest speed-up its step bound allows */
     int32_t *order;      /* every row (all ranks'), in the order the rule takes them */
-    double *got;         /* per item: the speed-up of its finished run, NaN none yet (under mu) */
+    double *got;         /* per item: the speed-up of its finished run within the memory limit, NaN
+                          * none (under mu) */
+    double *any;         /* per item: the speed-up of its finished run, NaN none (under mu) */
     pthread_mutex_t mu;
 } rows_ctx;
+
+/* 1 when row i is over the memory limit by its state alone (its bound): it cannot be among the rows
+ * that fit, only the fastest, and is pruned when a row before it ran faster than its bound allows. */
+static int over_by_state(const rows_ctx *x, int32_t i) {
+    return x->cmp->mem_limit > 0 && x->bound[i].ok && x->bound[i].mem_bytes > x->cmp->mem_limit;
+}
 
 /* 1 when item k cannot reach the first exact_rows(cc) rows by the items before it that have finished. */
 static int prunable_now(rows_ctx *x, int32_t k) {
@@ -453,11 +461,14 @@ static int prunable_now(rows_ctx *x, int32_t k) {
     if (!x->bound[i].ok) return 0;
     mt_prune_topk t;
     mt_prune_topk_init(&t, exact_rows(x->cc));
+    double best = -INFINITY;
     pthread_mutex_lock(&x->mu);
-    for (int32_t q = 0; q < k; q++)
+    for (int32_t q = 0; q < k; q++) {
         if (x->got[q] == x->got[q]) mt_prune_topk_add(&t, x->got[q]);
+        if (x->any[q] > best) best = x->any[q];
+    }
     pthread_mutex_unlock(&x->mu);
-    return mt_prune_topk_excludes(&t, x->ub[i]);
+    return over_by_state(x, i) ? best >= x->ub[i] : mt_prune_topk_excludes(&t, x->ub[i]);
 }
 
 /* On a worker thread (pool set) the row gets its own copy of the what-if scenario: a run binds
@@ -466,8 +477,8 @@ static mt_status row_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
     rows_ctx *x = ctx;
     int32_t i = x->mine[k];
     mt_cmp_row *w = &x->cmp->rows[i];
-    if (x->bound && (w->pruned || prunable_now(x, k))) {
-        w->pruned = w->pruned ? w->pruned : 1; /* its reason is written after the map (prune_final) */
+    if (x->bound && prunable_now(x, k)) {
+        w->pruned = over_by_state(x, i) ? 2 : 1; /* its reason is written after the map (prune_final) */
         return MT_OK;
     }
     mt_status rc;
@@ -481,6 +492,7 @@ static mt_status row_item(void *ctx, mt_pool *pool, int32_t k, mt_error *err) {
     if (x->bound && rc == MT_OK && w->ran) {
         pthread_mutex_lock(&x->mu);
         x->got[k] = w->over_mem ? NAN : w->speedup; /* run/prune.h: rows that fit count */
+        x->any[k] = w->speedup;
         pthread_mutex_unlock(&x->mu);
     }
     return rc;
@@ -712,8 +724,7 @@ static int cmp_ub(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Every row's bounds (each rank prices them all); rows over the memory limit by their state alone
- * marked pruned; x->order gets every row and x->mine this rank's, in the order the rows run (highest
+/* Every row's bounds (each rank prices them all); x->order gets every row and x->mine this rank's, in the order the rows run (highest
  * speed-up bound first: a rank's rows before row i are rows before it in x->order). */
 static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, double *ub, mt_error *err) {
     mt_comparison *cmp = x->cmp;
@@ -728,10 +739,9 @@ static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, dou
     for (int32_t k = 0; k < cmp->n; k++) {
         int32_t i = o[k].i;
         x->order[k] = i;
-        if (cmp->mem_limit > 0 && b[i].ok && b[i].mem_bytes > cmp->mem_limit) cmp->rows[i].pruned = 2;
         if (!rk || rk->size <= 1 || mt_ranks_mine(rk, i)) mine[n_mine++] = i;
     }
-    for (int32_t k = 0; k < n_mine; k++) x->got[k] = NAN;
+    for (int32_t k = 0; k < n_mine; k++) x->got[k] = x->any[k] = NAN;
     free(o);
     x->bound = b;
     x->ub = ub;
@@ -745,17 +755,23 @@ static void prune_final(rows_ctx *x) {
     int32_t top = exact_rows(x->cc), n_pruned = 0;
     mt_prune_topk t;
     mt_prune_topk_init(&t, top);
+    double best = -INFINITY; /* the fastest row kept so far, within the limit or not */
     for (int32_t k = 0; k < cmp->n; k++) {
         int32_t i = x->order[k];
         mt_cmp_row *w = &cmp->rows[i];
         const mt_prune_bound *b = &x->bound[i];
-        char why[320];
-        if (w->ran && b->ok && mt_prune_topk_excludes(&t, x->ub[i])) w->ran = 0, w->pruned = 1;
+        char why[400];
+        if (w->ran && over_by_state(x, i) && best >= x->ub[i]) w->ran = 0, w->pruned = 2;
+        else if (w->ran && b->ok && !over_by_state(x, i) && mt_prune_topk_excludes(&t, x->ub[i]))
+            w->ran = 0, w->pruned = 1;
         if (w->ran && !w->over_mem) mt_prune_topk_add(&t, w->speedup);
+        if (w->ran && w->speedup > best) best = w->speedup;
         if (w->ran || !w->pruned) continue;
         if (w->pruned == 2)
             snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %.2f GB per GPU, "
-                     "over the %.2f GB limit (--gpu-mem)", b->mem_bytes / 1e9, cmp->mem_limit / 1e9);
+                     "over the %.2f GB limit (--gpu-mem), and a step takes at least %.3f ms (a speed-up of at most "
+                     "%.2fx), under a plan that ran", b->mem_bytes / 1e9, cmp->mem_limit / 1e9, b->step_ps / 1e9,
+                     x->ub[i]);
         else
             snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's %s), a speed-up of at "
                      "most %.2fx; the first %d rows that fit in memory are above %.2fx", b->step_ps / 1e9,
@@ -785,8 +801,9 @@ static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const 
         b = calloc((size_t)cmp->n + 1, sizeof *b);
         ub = calloc((size_t)cmp->n + 1, sizeof *ub);
         x.got = calloc((size_t)cmp->n + 1, sizeof *x.got);
+        x.any = calloc((size_t)cmp->n + 1, sizeof *x.any);
         x.order = calloc((size_t)cmp->n + 1, sizeof *x.order);
-        rc = b && ub && x.got && x.order ? prune_prepare(&x, run_jobs(c, cc), b, ub, err)
+        rc = b && ub && x.got && x.any && x.order ? prune_prepare(&x, run_jobs(c, cc), b, ub, err)
                                          : mt_fail(err, MT_ENOMEM, "out of memory");
     }
     if (rc == MT_OK) rc = run_mine(&x, &fail_at, err);
@@ -796,6 +813,7 @@ static mt_status run_rows(const mt_run_config *c, const mt_run_input *in, const 
     free(b);
     free(ub);
     free(x.got);
+    free(x.any);
     free(x.order);
     free(mine);
     return rc;

@@ -25,9 +25,11 @@
  * The rule, deterministic whatever the threads: rows run in increasing order of their step bound
  * (ties: list order); the row at position k is pruned when K rows before it ran within the memory
  * limit and the K-th highest speed-up among them is above the highest speed-up its bound allows
- * (strictly). A row over the memory limit by its state alone is pruned as well (it could only rank
- * with a '!'). Rows that ran over the limit (their simulated peak) do not count among the K, so the
- * first K rows that fit, every row ranked above them, and compare's "fits" line are exact.
+ * (strictly). A row over the memory limit by its state alone (it could only rank with a '!') is
+ * pruned when a row before it ran at least as fast as its bound allows, so compare's "fastest" line
+ * is exact as well (where no plan's state fits, the fastest runs and the answer is "no plan fits").
+ * Rows that ran over the limit (their simulated peak) do not count among the K, so the first K rows
+ * that fit, every row ranked above them, and compare's "fits" line are exact.
  * Pruning while running (only finished rows are known) prunes a subset of what the rule prunes;
  * mt_prune_topk_* applied afterwards over every row in that order removes the rest, so the rows
  * kept, and their numbers, are the same on 1 thread or 16: every kept row is the exhaustive run's

@@ -87,5 +87,15 @@ assert top_m["rows"][:len(head)] == head, "the ranking down to the 10th row that
 fits = [[x for x in subprocess.run([bin_, *vgg, *m], capture_output=True, text=True).stdout.splitlines()
          if x.startswith("fits")] for m in ((), ("--exhaustive",))]
 assert fits[0] and fits[0] == fits[1], f"the fits line differs from --exhaustive: {fits}"
+# a plan over the limit by its state alone is pruned only when a plan that ran beat its bound, so the
+# "fastest" line is exact too: llama-tiny at 4 MB a GPU (its DDP plans, the fastest, over by their
+# state; pipelines fit) and at 1 MB (no plan fits: the fastest runs, exit 0, "no plan fits"), each
+# answer the --exhaustive run's
+lt = ["compare", f"{own}/cpu-llama-tiny-b4", "--gpus", "8", "--jobs", "1"]
+for mem in ("4MB", "1MB"):
+    outs = [subprocess.run([bin_, *lt, "--gpu-mem", mem, *m], capture_output=True, text=True) for m in ((), ("--exhaustive",))]
+    ans = [[x for x in o.stdout.splitlines() if x.startswith(("fastest", "fits"))] for o in outs]
+    assert outs[0].returncode == outs[1].returncode == 0 and len(ans[0]) == 2 and ans[0] == ans[1], \
+        f"--gpu-mem {mem}: the default search's answer differs from --exhaustive: {outs[0].stderr[-300:]} {ans}"
 print(f"ok: {len(full['rows'])} ranked plans; pruned runs keep the exhaustive rows")
 EOF
