@@ -1,6 +1,7 @@
 /* util/flags.c — see flags.h. */
 #include "util/flags.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -65,10 +66,23 @@ static mt_status bandwidth_unit(const mt_flag *f, const char *v, mt_error *err) 
     return mt_fail(err, MT_EINVAL, "%s %s has no unit: %s", f->name, v, mt_bandwidth_unit_hint(v, hint, sizeof hint));
 }
 
+/* A size without a unit under 1 KiB is a unit left out (--gpu-mem 80 would be 80 bytes), refused;
+ * a larger bare number is bytes (a program passing 80e9). */
+static mt_status bytes_unit(const mt_flag *f, const char *v, mt_error *err) {
+    double x;
+    size_t n = strlen(v);
+    if (mt_parse_bytes(v, &x, NULL) != MT_OK || !n || !(isdigit((unsigned char)v[n - 1]) || v[n - 1] == '.') ||
+        !(x < 1024))
+        return MT_OK;
+    return mt_fail(err, MT_EINVAL, "%s %s has no unit, so it is %s byte%s: give one, such as %sGB or %sMiB", f->name,
+                   v, v, x == 1 ? "" : "s", v, v);
+}
+
 static mt_status store_real(const mt_flag *f, void *dst, const char *v, mt_error *err) {
     double x = 0;
     mt_status rc = MT_OK;
     if (f->kind == MT_FLAG_BANDWIDTH) MT_CHECK(bandwidth_unit(f, v, err));
+    if (f->kind == MT_FLAG_BYTES) MT_CHECK(bytes_unit(f, v, err));
     if (f->kind == MT_FLAG_BYTES) rc = mt_parse_bytes(v, &x, NULL);
     else if (f->kind == MT_FLAG_BANDWIDTH) rc = mt_parse_bandwidth(v, &x, NULL);
     else if (f->kind == MT_FLAG_TIME) rc = mt_parse_time_ns(v, &x, NULL);

@@ -163,6 +163,12 @@ one_line("--link-bw 2e9 suggests bytes per second", ["topo", "ring:4", "--link-b
 one_line("--link-bw 100G: GB/s or Gb/s?", ["topo", "ring:4", "--link-bw", "100G"], ["--link-bw needs a bandwidth with its unit"])
 rc, out, err = c.run("topo", "ring:4", "--link-bw", "100B/s", "--json")
 c.check("--link-bw 100B/s is 100 bytes per second", rc == 0 and json.loads(out)["link_bw_GBps"]["max"] == 1e-7, err)
+# a size under 1 KiB without a unit is a unit left out (--gpu-mem 80 would be 80 bytes); a larger bare
+# number is bytes (80e9, as a program passes it)
+for cmd in (["simulate", small, "--gpus", 2, "--gpu-mem", 80], ["compare", small, "--gpus", 2, "--bucket", "0.5"]):
+    one_line(f"{cmd[0]} {cmd[-2]} {cmd[-1]}", cmd, [f"{cmd[-2]} {cmd[-1]} has no unit, so it is {cmd[-1]} bytes: give one"])
+rc, out, err = c.run("simulate", small, "--gpus", 2, "--gpu-mem", "80e9", "--json")
+c.check("--gpu-mem 80e9 is 80 GB", rc == 0 and json.loads(out)["gpus"] and "limit" not in err, err)
 topo = f"{tmp}/tiny.json"
 with open(topo, "w") as f:
     json.dump({"nodes": ["gpu0", "gpu1"], "links": [{"src": "gpu0", "dst": "gpu1", "bandwidth": 100}]}, f)
