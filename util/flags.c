@@ -66,13 +66,13 @@ static mt_status bandwidth_unit(const mt_flag *f, const char *v, mt_error *err) 
     return mt_fail(err, MT_EINVAL, "%s %s has no unit: %s", f->name, v, mt_bandwidth_unit_hint(v, hint, sizeof hint));
 }
 
-/* A size without a unit under 1 KiB is a unit left out (--gpu-mem 80 would be 80 bytes), refused;
- * a larger bare number is bytes (a program passing 80e9). */
+/* A size without a unit above 0 and under 1 KiB is a unit left out (--gpu-mem 80 would be 80 bytes),
+ * refused; a larger bare number is bytes (a program passing 80e9); 0 is the range's to refuse. */
 static mt_status bytes_unit(const mt_flag *f, const char *v, mt_error *err) {
     double x;
     size_t n = strlen(v);
     if (mt_parse_bytes(v, &x, NULL) != MT_OK || !n || !(isdigit((unsigned char)v[n - 1]) || v[n - 1] == '.') ||
-        !(x < 1024))
+        !(x > 0 && x < 1024))
         return MT_OK;
     return mt_fail(err, MT_EINVAL, "%s %s has no unit, so it is %s byte%s: give one, such as %sGB or %sMiB", f->name,
                    v, v, x == 1 ? "" : "s", v, v);

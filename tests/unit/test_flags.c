@@ -93,6 +93,9 @@ static void parses_every_kind(void **state) {
     assert_true(o.factor == 0.5);
     assert_true(o.size == 2 * 1024 * 1024);
     assert_true(o.bw == 50e9);
+    assert_true(parse("--size 80e9", &o, &x, &p, &seen, &e) == MT_OK && o.size == 80e9); /* a bare size from 1 KiB: bytes */
+    assert_true(parse("a --verbose --n 8 --big=5000000000 --factor 0.5 --size 2MiB --bw 400Gbps --lat 2us "
+                      "--name f.json --algo tree --tag x --tag y b --quiet", &o, &x, &p, &seen, &e) == MT_OK);
     assert_true(o.lat_ns == 2000);
     assert_string_equal(o.name, "f.json");
     assert_int_equal(o.algo, 1);
@@ -122,6 +125,7 @@ static void refuses_bad_values(void **state) {
         {"--factor 0", "--factor needs a positive number up to 1000000 (got '0')"},
         {"--factor nan", "--factor needs a positive number"},
         {"--size 0", "--size needs a size such as 25MiB or 80GB >= 1 (got '0')"},
+        {"--size 80", "--size 80 has no unit, so it is 80 bytes: give one, such as 80GB or 80MiB"},
         {"--bw fast", "--bw needs a bandwidth with its unit, such as"},
         {"--bw 100", "--bw 100 has no unit: write 100GB/s or 800Gbps (100B/s for bytes per second)"},
         {"--lat 3parsecs", "--lat needs a time such as"},
