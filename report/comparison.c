@@ -66,8 +66,10 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
     if (o->base_batch > 0) fprintf(out, " (%.1f samples/s)", (double)o->base_batch / (o->base_step_ms / 1e3));
     fprintf(out, "\n");
     mt_calibration_print(out, o->cal);
+    char lim[32];
+    mt_fmt_bytes(o->mem_limit, lim, sizeof lim); /* "80.00 GB"; a few MB of a tiny model as MB */
     if (o->mem_limit > 0)
-        fprintf(out, "memory     limit %.2f GB per GPU (%s)\n", o->mem_limit / 1e9, o->mem_source);
+        fprintf(out, "memory     limit %s per GPU (%s)\n", lim, o->mem_source);
     else fprintf(out, "memory     limit unknown (give --gpu-mem to mark plans that do not fit)\n");
     if (o->perturbed)
         fprintf(out, "what-if    every plan runs perturbed (ranked by that) and unperturbed; change = the step's change\n");
@@ -113,16 +115,16 @@ void mt_comparison_print(FILE *out, const mt_comparison *o) {
                     "and the rows down to those are exact; --exhaustive runs them):\n", (int)o->top);
         fprintf(out, "  %-*s  %s\n", wl, w->label, w->reason);
     }
-    if (marks) fprintf(out, "\n! estimated peak memory over the %.2f GB limit (--gpu-mem)\n", o->mem_limit / 1e9);
+    if (marks) fprintf(out, "\n! estimated peak memory over the %s limit (--gpu-mem)\n", lim);
     if (!o->sweep && o->best >= 0) {
         fprintf(out, "\nfastest    %s (%.3f ms, %.2fx)\n", o->rows[o->best].label, o->rows[o->best].step_ms,
                o->rows[o->best].speedup);
         if (o->mem_limit > 0 && o->best_fit != o->best) {
             if (o->best_fit >= 0)
-                fprintf(out, "fits       %s is the fastest within %.2f GB (%.3f ms, %.2fx)\n", o->rows[o->best_fit].label,
-                       o->mem_limit / 1e9, o->rows[o->best_fit].step_ms, o->rows[o->best_fit].speedup);
+                fprintf(out, "fits       %s is the fastest within %s (%.3f ms, %.2fx)\n", o->rows[o->best_fit].label,
+                       lim, o->rows[o->best_fit].step_ms, o->rows[o->best_fit].speedup);
             else
-                fprintf(out, "fits       no plan fits in %.2f GB per GPU\n", o->mem_limit / 1e9);
+                fprintf(out, "fits       no plan fits in %s per GPU\n", lim);
         }
     }
     fprintf(out, "\n%d %s in %.1f s\n", (int)o->n, o->sweep ? (o->n == 1 ? "run" : "runs") : (o->n == 1 ? "plan" : "plans"),

@@ -104,9 +104,10 @@ static void summary(FILE *f, const mt_html_report *r) {
 /* The memory column: the row's peak per GPU against the limit ("fits: 38% of 80.00 GB", "over the
  * 80.00 GB limit"), or "limit unknown" (no GPU type, no --gpu-mem). */
 static void mem_words(FILE *f, const mt_html_row *w, double limit) {
+    char lim[32];
     if (limit <= 0) fprintf(f, "limit unknown");
-    else if (w->over_mem) fprintf(f, "over the %.2f GB limit", limit / 1e9);
-    else fprintf(f, "fits: %.0f%% of %.2f GB", 100 * w->mem_bytes / limit, limit / 1e9);
+    else if (w->over_mem) fprintf(f, "over the %s limit", mt_fmt_bytes(limit, lim, sizeof lim));
+    else fprintf(f, "fits: %.0f%% of %s", 100 * w->mem_bytes / limit, mt_fmt_bytes(limit, lim, sizeof lim));
 }
 
 static void rows_table(FILE *f, const mt_html_report *r) {

@@ -768,10 +768,10 @@ static void prune_final(rows_ctx *x) {
         if (w->ran && w->speedup > best) best = w->speedup;
         if (w->ran || !w->pruned) continue;
         if (w->pruned == 2)
-            snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %.2f GB per GPU, "
-                     "over the %.2f GB limit (--gpu-mem), and a step takes at least %.3f ms (a speed-up of at most "
-                     "%.2fx), under a plan that ran", b->mem_bytes / 1e9, cmp->mem_limit / 1e9, b->step_ps / 1e9,
-                     x->ub[i]);
+            snprintf(why, sizeof why, "memory: parameters, gradients and optimizer state alone take %s per GPU, "
+                     "over the %s limit (--gpu-mem), and a step takes at least %.3f ms (a speed-up of at most "
+                     "%.2fx), under a plan that ran", mt_fmt_bytes(b->mem_bytes, (char[32]){0}, 32),
+                     mt_fmt_bytes(cmp->mem_limit, (char[32]){0}, 32), b->step_ps / 1e9, x->ub[i]);
         else
             snprintf(why, sizeof why, "bound: a step takes at least %.3f ms (stage %d's %s), a speed-up of at "
                      "most %.2fx; the first %d rows that fit in memory are above %.2fx", b->step_ps / 1e9,

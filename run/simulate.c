@@ -18,6 +18,7 @@
 #include "util/budget.h"
 #include "util/fileio.h"
 #include "util/outpath.h"
+#include "util/units.h"
 
 void mt_sim_outputs_init(mt_sim_outputs *o) {
     memset(o, 0, sizeof *o);
@@ -367,7 +368,8 @@ mt_run_summary mt_simulation_summary(const mt_simulation *s, const mt_run_config
 int mt_simulation_mem_warning(const mt_simulation *s, char *buf, size_t len) {
     const mt_gpu_stats *g = &s->run.res->gpus[s->worst_mem_gpu];
     if (!(s->mem_limit > 0) || !(g->peak_mem_bytes > s->mem_limit)) return 0;
-    snprintf(buf, len, "GPU %d needs an estimated %.2f GB, more than the %.2f GB limit (--gpu-mem)",
-             s->worst_mem_gpu, g->peak_mem_bytes / 1e9, s->mem_limit / 1e9);
+    char need[32], lim[32];
+    snprintf(buf, len, "GPU %d needs an estimated %s, more than the %s limit (--gpu-mem)",
+             s->worst_mem_gpu, mt_fmt_bytes(g->peak_mem_bytes, need, sizeof need), mt_fmt_bytes(s->mem_limit, lim, sizeof lim));
     return 1;
 }

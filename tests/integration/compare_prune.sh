@@ -97,5 +97,7 @@ for mem in ("4MB", "1MB"):
     ans = [[x for x in o.stdout.splitlines() if x.startswith(("fastest", "fits"))] for o in outs]
     assert outs[0].returncode == outs[1].returncode == 0 and len(ans[0]) == 2 and ans[0] == ans[1], \
         f"--gpu-mem {mem}: the default search's answer differs from --exhaustive: {outs[0].stderr[-300:]} {ans}"
+    # a limit of a few MB is said in MB (it read "0.00 GB")
+    assert f"{mem[:-2]}.00 MB" in ans[0][1] and "0.00 GB" not in outs[0].stdout, f"--gpu-mem {mem}: {ans[0][1]}"
 print(f"ok: {len(full['rows'])} ranked plans; pruned runs keep the exhaustive rows")
 EOF
