@@ -438,7 +438,8 @@ MITOSIS_API int mitosis_simulate(const mitosis_trace *t, const mitosis_config *c
     mt_status st = simulate(r, t, c, NULL, NULL, &e);
     if (st == MT_OK) {
         mt_run_summary sum = mt_job_summary(&r->s.job, &r->res);
-        for (int k = 0; k < sum.n_warnings && k < MT_SUMMARY_WARNINGS; k++) r->warnings[r->n_warnings++] = sum.warnings[k];
+        for (int k = 0; k < sum.n_warnings && k < MT_SUMMARY_WARNINGS; k++)
+            r->warnings[r->n_warnings++] = sum.warnings[k];
         if (!(r->json = dump_summary(&sum))) st = mt_fail(&e, MT_ENOMEM, "out of memory writing the JSON");
     }
     if (st != MT_OK) {

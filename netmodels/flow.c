@@ -1245,10 +1245,12 @@ static int group_route(mt_flownet *net, group_shift *sh, const int32_t *src, con
         *lat = sh->lat0;
         return 1;
     }
-    if (mt_topo_route_lat(net->topo, src[k], dst[k], route, nhops, &base_ps, NULL) != MT_OK || *nhops == 0 || *nhops > 8)
+    if (mt_topo_route_lat(net->topo, src[k], dst[k], route, nhops, &base_ps, NULL) != MT_OK || *nhops == 0 ||
+        *nhops > 8)
         return 0;
     *lat = route_latency(net, *route, *nhops, base_ps);
-    if (k == 0 && mt_topo_route_shift_steps(net->topo, src[0], dst[0], *route, *nhops, sh->step, &sh->kmin, &sh->kmax)) {
+    if (k == 0 &&
+        mt_topo_route_shift_steps(net->topo, src[0], dst[0], *route, *nhops, sh->step, &sh->kmin, &sh->kmax)) {
         memcpy(sh->r0, *route, (size_t)*nhops * sizeof *sh->r0);
         sh->n0 = *nhops;
         sh->lat0 = *lat;

@@ -724,8 +724,9 @@ static int cmp_ub(const void *a, const void *b) {
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Every row's bounds (each rank prices them all); x->order gets every row and x->mine this rank's, in the order the rows run (highest
- * speed-up bound first: a rank's rows before row i are rows before it in x->order). */
+/* Every row's bounds (each rank prices them all); x->order gets every row and x->mine this rank's,
+ * in the order the rows run (highest speed-up bound first: a rank's rows before row i are rows
+ * before it in x->order). */
 static mt_status prune_prepare(rows_ctx *x, int32_t jobs, mt_prune_bound *b, double *ub, mt_error *err) {
     mt_comparison *cmp = x->cmp;
     bounds_ctx bx = {x->c, x->in, x->jobs, cmp, b, ub, NULL};

@@ -269,11 +269,14 @@ static mt_status resolve_algo(const mt_trace *t, const mt_simrun_cfg *cfg, mt_pe
     int gpus = g || (t && t->recorded_on.kind == TRACE_DEV_GPU);
     int tuned = gpus && mt_netcfg_kind(&net)->uses_links &&
                 mt_run_nccl_fabric(&net, cfg->sim.ranks_per_node, out->nccl_arch, pl->gpus, &fab, &why) == MT_OK;
-    if (pl->algo == MT_ALGO_AUTO && cfg->auto_rings && tuned)
-        snprintf(out->algo_why, sizeof out->algo_why, "%s writes each collective as a schedule its readers run "
-                 "(ASTRA-sim's rings), so the collectives run as rings here, not NCCL's tuner (--algo auto's choice "
-                 "on this topology): the step can differ from the same run without %s", cfg->auto_rings, cfg->auto_rings);
-    if (pl->algo == MT_ALGO_AUTO) pl->algo = tuned && !cfg->auto_rings ? MT_ALGO_NCCL : MT_ALGO_RING;
+    if (pl->algo == MT_ALGO_AUTO) {
+        if (cfg->auto_rings && tuned) /* an output asked for rings where auto would have tuned: said */
+            snprintf(out->algo_why, sizeof out->algo_why, "%s writes each collective as a schedule its readers run "
+                     "(ASTRA-sim's rings), so the collectives run as rings here, not NCCL's tuner (--algo auto's "
+                     "choice on this topology): the step can differ from the same run without %s", cfg->auto_rings,
+                     cfg->auto_rings);
+        pl->algo = tuned && !cfg->auto_rings ? MT_ALGO_NCCL : MT_ALGO_RING;
+    }
     if (pl->nccl_force && pl->algo != MT_ALGO_NCCL)
         return mt_fail(err, MT_EINVAL, "--nccl-algo applies to NCCL's tuner (--algo nccl, or auto with GPUs on a "
                        "topology preset), not --algo %s (%s)", mt_coll_algo_name(pl->algo),

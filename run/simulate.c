@@ -369,7 +369,7 @@ int mt_simulation_mem_warning(const mt_simulation *s, char *buf, size_t len) {
     const mt_gpu_stats *g = &s->run.res->gpus[s->worst_mem_gpu];
     if (!(s->mem_limit > 0) || !(g->peak_mem_bytes > s->mem_limit)) return 0;
     char need[32], lim[32];
-    snprintf(buf, len, "GPU %d needs an estimated %s, more than the %s limit (--gpu-mem)",
-             s->worst_mem_gpu, mt_fmt_bytes(g->peak_mem_bytes, need, sizeof need), mt_fmt_bytes(s->mem_limit, lim, sizeof lim));
+    snprintf(buf, len, "GPU %d needs an estimated %s, more than the %s limit (--gpu-mem)", s->worst_mem_gpu,
+             mt_fmt_bytes(g->peak_mem_bytes, need, sizeof need), mt_fmt_bytes(s->mem_limit, lim, sizeof lim));
     return 1;
 }

@@ -383,7 +383,9 @@ static mt_status check_attached(const mt_trace *t, const char *kpath, mt_error *
 /* ---- forward ops and modules ------------------------------------------------------------ */
 
 /* Backward op -> forward op: autograd sequence numbers of every event nested in a forward op
- * (aten::linear's seq sits on its inner addmm) point at the outermost forward op. */
+ * (aten::linear's seq sits on its inner addmm) point at the outermost forward op. An op records the
+ * counter at its entry and making a node increments it, so forward ops that make none (a no-op
+ * cast, a buffer's add_) share the number of the next op that does: the last of them made it. */
 static mt_status link_fwd_ops(emitter *em) {
     const kineto_data *k = em->k;
     mt_trace *t = em->t;
@@ -395,7 +397,8 @@ static mt_status link_fwd_ops(emitter *em) {
         if (x->seq < 0 || x->outer < 0 || em->op_of_kev[x->outer] < 0) continue;
         int32_t oi = em->op_of_kev[x->outer];
         int64_t prev;
-        if (t->ops[oi].phase != TRACE_PHASE_FORWARD || (mt_u64map_get(&fwd_by_seq, x->seq, &prev) && prev >= oi)) continue;
+        if (t->ops[oi].phase != TRACE_PHASE_FORWARD || (mt_u64map_get(&fwd_by_seq, x->seq, &prev) && prev >= oi))
+            continue;
         rc = mt_u64map_put(&fwd_by_seq, x->seq, oi, NULL);
     }
     for (int32_t i = 0; i < t->n_ops && rc == MT_OK; i++) {
